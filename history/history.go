@@ -1,0 +1,127 @@
+package history
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Type is the kind of an event: an operation begins with an Invoke and
+// completes with exactly one of Ok, Fail or Info.
+type Type string
+
+const (
+	// Invoke: a client begins an operation.
+	Invoke Type = "invoke"
+	// Ok: the operation completed and took effect.
+	Ok Type = "ok"
+	// Fail: the operation completed and definitely did not take effect.
+	Fail Type = "fail"
+	// Info: the outcome is unknown (a timeout, a lost connection). An
+	// Info also stands alone for nemesis events, which are not
+	// operations of a client.
+	Info Type = "info"
+)
+
+// Func names the operation an event belongs to.
+type Func string
+
+const (
+	// Acquire: a client asks for the lock on Key. Its Ok carries Token,
+	// Fence (0 when the lock issues none) and ValidUntil.
+	Acquire Func = "acquire"
+	// Release: a client gives up the lease Token on Key.
+	Release Func = "release"
+	// Extend: a client extends the lease Token on Key; its Ok carries the
+	// new ValidUntil.
+	Extend Func = "extend"
+	// Section: one critical section on the protected resource for Key:
+	// read the value, hold, write value+1. The Invoke carries the Fence
+	// presented to the resource; the Ok carries Read and Wrote; a Fail
+	// (refused by fencing, or abandoned because the lease expired) wrote
+	// nothing.
+	Section Func = "section"
+	// FaultStart and FaultStop: the nemesis started or healed a fault,
+	// described by Value. They are Info events of Process NemesisProcess
+	// with no matching Invoke.
+	FaultStart Func = "fault-start"
+	FaultStop  Func = "fault-stop"
+)
+
+// NemesisProcess is the Process of every nemesis event.
+const NemesisProcess = -1
+
+// Event is one line of a history.
+type Event struct {
+	// Type is invoke, ok, fail or info.
+	Type Type `json:"type"`
+	// F is the operation.
+	F Func `json:"f"`
+	// Process is the client (0, 1, …) or NemesisProcess. A client has at
+	// most one operation open at a time, so an Invoke is completed by the
+	// next event of the same Process.
+	Process int `json:"process"`
+	// Time is the offset in nanoseconds from the run's monotonic base.
+	Time int64 `json:"time"`
+	// Key is the lock key (and the resource's key).
+	Key string `json:"key,omitempty"`
+	// Token identifies the lease: on an acquire's Ok, and on every
+	// release, extend and section of that lease.
+	Token string `json:"token,omitempty"`
+	// Fence is the fencing token, 0 for none.
+	Fence int64 `json:"fence,omitempty"`
+	// ValidUntil is the end of the lease's validity, as an offset from
+	// the base like Time, on an acquire's or extend's Ok.
+	ValidUntil int64 `json:"valid_until,omitempty"`
+	// Read and Wrote are the values a Section read and wrote.
+	Read  *int64 `json:"read,omitempty"`
+	Wrote *int64 `json:"wrote,omitempty"`
+	// Value describes a nemesis event.
+	Value string `json:"value,omitempty"`
+	// Error is the error text of a Fail or Info.
+	Error string `json:"error,omitempty"`
+}
+
+// Int64 returns a pointer to v, for Event.Read and Event.Wrote.
+func Int64(v int64) *int64 { return &v }
+
+// ErrInvalid is wrapped by every error that rejects an event.
+var ErrInvalid = errors.New("history: invalid event")
+
+// Validate checks one event on its own.
+func (e Event) Validate() error {
+	switch e.Type {
+	case Invoke, Ok, Fail, Info:
+	default:
+		return fmt.Errorf("%w: unknown type %q", ErrInvalid, e.Type)
+	}
+	switch e.F {
+	case Acquire, Release, Extend, Section:
+		if e.Process < 0 {
+			return fmt.Errorf("%w: %s by negative process %d", ErrInvalid, e.F, e.Process)
+		}
+		if e.Key == "" {
+			return fmt.Errorf("%w: %s %s without a key", ErrInvalid, e.F, e.Type)
+		}
+	case FaultStart, FaultStop:
+		if e.Type != Info {
+			return fmt.Errorf("%w: %s must be of type info, not %q", ErrInvalid, e.F, e.Type)
+		}
+	default:
+		return fmt.Errorf("%w: unknown f %q", ErrInvalid, e.F)
+	}
+	if e.Time < 0 {
+		return fmt.Errorf("%w: negative time %d", ErrInvalid, e.Time)
+	}
+	if e.Type == Ok && (e.F == Acquire || e.F == Extend) {
+		if e.Token == "" {
+			return fmt.Errorf("%w: %s ok without a token", ErrInvalid, e.F)
+		}
+		if e.ValidUntil == 0 {
+			return fmt.Errorf("%w: %s ok without valid_until", ErrInvalid, e.F)
+		}
+	}
+	if e.Type == Ok && e.F == Section && (e.Read == nil || e.Wrote == nil) {
+		return fmt.Errorf("%w: section ok without read and wrote", ErrInvalid)
+	}
+	return nil
+}

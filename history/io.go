@@ -1,0 +1,190 @@
+package history
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// Writer appends events to a history as JSON lines. It is safe for
+// concurrent use. Events are buffered and flushed at least every
+// FlushInterval, so a run that is killed loses at most that much of its
+// tail; a torn last line is skipped by Read.
+type Writer struct {
+	mu     sync.Mutex
+	f      *os.File
+	buf    *bufio.Writer
+	enc    *json.Encoder
+	err    error
+	n      int
+	done   chan struct{}
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// FlushInterval is how often a Writer flushes its buffer to the file.
+const FlushInterval = 100 * time.Millisecond
+
+// Create creates (or truncates) the history file at path.
+func Create(path string) (*Writer, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	w := &Writer{f: f, buf: bufio.NewWriterSize(f, 64<<10), done: make(chan struct{})}
+	w.enc = json.NewEncoder(w.buf)
+	w.wg.Add(1)
+	go w.flusher()
+	return w, nil
+}
+
+func (w *Writer) flusher() {
+	defer w.wg.Done()
+	t := time.NewTicker(FlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.done:
+			return
+		case <-t.C:
+			w.mu.Lock()
+			if w.err == nil {
+				w.err = w.buf.Flush()
+			}
+			w.mu.Unlock()
+		}
+	}
+}
+
+// Append writes one event. The first write error is kept and returned by
+// every later call and by Close.
+func (w *Writer) Append(e Event) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return errors.New("history: append after close")
+	}
+	if w.err != nil {
+		return w.err
+	}
+	if err := w.enc.Encode(e); err != nil {
+		w.err = fmt.Errorf("history: %w", err)
+		return w.err
+	}
+	w.n++
+	return nil
+}
+
+// Len returns the number of events appended so far.
+func (w *Writer) Len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.n
+}
+
+// Close flushes and closes the file. It is safe to call more than once.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return w.err
+	}
+	w.closed = true
+	close(w.done)
+	w.mu.Unlock()
+	w.wg.Wait()
+
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	err := w.err
+	if err == nil {
+		err = w.buf.Flush()
+	}
+	if cerr := w.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("history: %w", cerr)
+	}
+	w.err = err
+	return err
+}
+
+// Decoder reads a history one event at a time, so a long history is never
+// held in memory whole.
+type Decoder struct {
+	r    *bufio.Reader
+	line int
+	// Torn is set when the history ended in an unterminated line that is
+	// not valid JSON (a run killed while writing); that line is skipped.
+	Torn bool
+}
+
+// NewDecoder reads JSON lines from r.
+func NewDecoder(r io.Reader) *Decoder {
+	return &Decoder{r: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// Next returns the next event, or io.EOF at the end. Blank lines are
+// skipped. A malformed or invalid line is an error naming its line number,
+// except an unterminated last line, which is taken for a torn write.
+func (d *Decoder) Next() (Event, error) {
+	for {
+		b, err := d.r.ReadBytes('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return Event{}, fmt.Errorf("history: line %d: %w", d.line+1, err)
+		}
+		eof := err != nil
+		if len(b) == 0 && eof {
+			return Event{}, io.EOF
+		}
+		d.line++
+		if len(bytes.TrimSpace(b)) == 0 {
+			if eof {
+				return Event{}, io.EOF
+			}
+			continue
+		}
+		var e Event
+		if jerr := json.Unmarshal(b, &e); jerr != nil {
+			if eof {
+				d.Torn = true
+				return Event{}, io.EOF
+			}
+			return Event{}, fmt.Errorf("%w: line %d: %v", ErrInvalid, d.line, jerr)
+		}
+		if verr := e.Validate(); verr != nil {
+			return Event{}, fmt.Errorf("line %d: %w", d.line, verr)
+		}
+		return e, nil
+	}
+}
+
+// ReadFile reads every event of the history at path.
+func ReadFile(path string) ([]Event, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	defer f.Close()
+	return Read(f)
+}
+
+// Read reads every event from r.
+func Read(r io.Reader) ([]Event, error) {
+	d := NewDecoder(r)
+	var evs []Event
+	for {
+		e, err := d.Next()
+		if errors.Is(err, io.EOF) {
+			return evs, nil
+		}
+		if err != nil {
+			return evs, err
+		}
+		evs = append(evs, e)
+	}
+}

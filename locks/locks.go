@@ -1,0 +1,167 @@
+package locks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Errors that say the outcome of a call is known. Any other error from a
+// Lock (a timeout, a refused connection, a cancelled context) means the
+// outcome is unknown: the command may or may not have taken effect.
+var (
+	// ErrNotAcquired: the lock was not acquired and the client must not
+	// act as its holder (another client holds it, or a quorum was missed
+	// and the partial grants were released).
+	ErrNotAcquired = errors.New("locks: not acquired")
+	// ErrNotHeld: a release or extend found that the key no longer holds
+	// this lease's token (it expired, or another client holds it).
+	ErrNotHeld = errors.New("locks: lease not held")
+)
+
+// Lease is what a successful Acquire or Extend hands to the client.
+type Lease struct {
+	// Key is the locked key.
+	Key string
+	// Token is the random value that identifies this holder.
+	Token string
+	// Fencing is the fencing token issued with the lease, or 0 when the
+	// lock issues none.
+	Fencing int64
+	// Validity is the deadline until which the client may act as the
+	// holder, computed on the client's own clock. It carries a monotonic
+	// clock reading (it comes from time.Now), so comparing it with
+	// time.Now is immune to wall-clock jumps on the client.
+	Validity time.Time
+}
+
+// Valid reports whether the lease is still inside its validity at now.
+func (l Lease) Valid(now time.Time) bool { return now.Before(l.Validity) }
+
+// Lock is the interface every system under test implements. A Lock is
+// safe for concurrent use by many goroutines; each goroutine plays one
+// client.
+type Lock interface {
+	// Acquire tries to take key. On success the lease says until when the
+	// caller may act as the holder. ErrNotAcquired (wrapped) means the
+	// caller definitely does not hold the lock; any other error leaves the
+	// outcome unknown.
+	Acquire(ctx context.Context, key string) (Lease, error)
+	// Release gives the lease up. ErrNotHeld (wrapped) means the key no
+	// longer held this lease's token.
+	Release(ctx context.Context, l Lease) error
+	// Extend pushes the lease's expiry one TTL into the future and returns
+	// the lease with its new validity. ErrNotHeld (wrapped) means the
+	// lease was lost.
+	Extend(ctx context.Context, l Lease) (Lease, error)
+	// Close releases the connections of the lock.
+	Close() error
+}
+
+// Config is what every implementation is built from.
+type Config struct {
+	// Addrs are the Redis nodes. Single-instance locks use Addrs[0] only;
+	// RedLock uses every address as an independent master.
+	Addrs []string
+	// Password is sent with AUTH on every connection; empty for none.
+	Password string
+	// TTL is the lock's time to live. Default 10s.
+	TTL time.Duration
+	// Fencing asks the lock to issue a fencing token with every lease.
+	Fencing bool
+	// Timeout bounds every call to one node. Default TTL/10, at most 1s.
+	Timeout time.Duration
+	// Tries is how many attempts one Acquire makes before it gives up
+	// with ErrNotAcquired. Default 3.
+	Tries int
+	// RetryDelay is the upper bound of the random back-off between two
+	// attempts (drawn uniformly from [RetryDelay/2, RetryDelay)). Default
+	// 50ms.
+	RetryDelay time.Duration
+	// Seed seeds the lock's back-off jitter, so that one seed gives one
+	// sequence of delays. Tokens are drawn from crypto/rand regardless.
+	Seed int64
+}
+
+// withDefaults returns c with every zero field set to its default.
+func (c Config) withDefaults() (Config, error) {
+	if len(c.Addrs) == 0 {
+		return c, errors.New("locks: no Redis address")
+	}
+	if c.TTL == 0 {
+		c.TTL = 10 * time.Second
+	}
+	if c.TTL < 0 {
+		return c, fmt.Errorf("locks: negative TTL %v", c.TTL)
+	}
+	if c.Timeout == 0 {
+		c.Timeout = min(c.TTL/10, time.Second)
+	}
+	if c.Tries == 0 {
+		c.Tries = 3
+	}
+	if c.RetryDelay == 0 {
+		c.RetryDelay = 50 * time.Millisecond
+	}
+	return c, nil
+}
+
+// Spec describes one registered implementation.
+type Spec struct {
+	// Name selects the implementation, e.g. "setnx".
+	Name string
+	// Summary is a one-line description; for a mutant it names the bug.
+	Summary string
+	// Mutant marks a deliberately broken implementation.
+	Mutant bool
+	// MultiNode is true when the lock uses every address in Config.Addrs
+	// (RedLock); otherwise only the first.
+	MultiNode bool
+	// Fencing is true when the lock can issue fencing tokens.
+	Fencing bool
+	// New builds the lock.
+	New func(Config) (Lock, error)
+}
+
+// ErrUnknownLock is returned by Lookup and New for a name not in the
+// registry.
+var ErrUnknownLock = errors.New("locks: unknown lock")
+
+// Specs returns every registered implementation, in a fixed order.
+func Specs() []Spec { return append([]Spec(nil), registry...) }
+
+// Names returns the names of every registered implementation, in order.
+func Names() []string {
+	names := make([]string, len(registry))
+	for i, s := range registry {
+		names[i] = s.Name
+	}
+	return names
+}
+
+// Lookup returns the implementation called name.
+func Lookup(name string) (Spec, error) {
+	for _, s := range registry {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return Spec{}, fmt.Errorf("%w %q (known: %v)", ErrUnknownLock, name, Names())
+}
+
+// New builds the implementation called name from cfg.
+func New(name string, cfg Config) (Lock, error) {
+	s, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err = cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Fencing && !s.Fencing {
+		return nil, fmt.Errorf("locks: %s issues no fencing tokens", name)
+	}
+	return s.New(cfg)
+}
