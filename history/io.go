@@ -55,12 +55,18 @@ func (w *Writer) flusher() {
 		case <-t.C:
 			w.mu.Lock()
 			if w.err == nil {
-				w.err = w.buf.Flush()
+				if err := w.buf.Flush(); err != nil {
+					w.err = fmt.Errorf("%w: %w", ErrWrite, err)
+				}
 			}
 			w.mu.Unlock()
 		}
 	}
 }
+
+// ErrWrite is wrapped by every error of a Writer, so a caller can tell a
+// failed recording from other errors.
+var ErrWrite = errors.New("history: write")
 
 // Append writes one event. The first write error is kept and returned by
 // every later call and by Close.
@@ -68,13 +74,13 @@ func (w *Writer) Append(e Event) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
-		return errors.New("history: append after close")
+		return fmt.Errorf("%w: append after close", ErrWrite)
 	}
 	if w.err != nil {
 		return w.err
 	}
 	if err := w.enc.Encode(e); err != nil {
-		w.err = fmt.Errorf("history: %w", err)
+		w.err = fmt.Errorf("%w: %w", ErrWrite, err)
 		return w.err
 	}
 	w.n++
@@ -104,10 +110,12 @@ func (w *Writer) Close() error {
 	defer w.mu.Unlock()
 	err := w.err
 	if err == nil {
-		err = w.buf.Flush()
+		if ferr := w.buf.Flush(); ferr != nil {
+			err = fmt.Errorf("%w: %w", ErrWrite, ferr)
+		}
 	}
 	if cerr := w.f.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("history: %w", cerr)
+		err = fmt.Errorf("%w: %w", ErrWrite, cerr)
 	}
 	w.err = err
 	return err

@@ -1,0 +1,57 @@
+package cluster
+
+// Option configures Start.
+type Option func(*options)
+
+type options struct {
+	redisServer string
+	persistence bool
+	fsyncAlways bool
+	dir         string
+	keepLogs    bool
+	extraArgs   []string
+	env         []string
+}
+
+// WithRedisServer sets the redis-server binary, a path or a name looked up in
+// PATH. The default is "redis-server" looked up in PATH.
+func WithRedisServer(path string) Option {
+	return func(o *options) { o.redisServer = path }
+}
+
+// WithPersistence turns on the append-only file, kept in each node's
+// directory, so data survives Kill and Restart: appendfsync is "always" if
+// appendfsyncAlways, else "everysec" (a kill may lose the last second). RDB
+// snapshots stay off. The default is no persistence at all (save "",
+// appendonly no): a restarted node comes back empty.
+func WithPersistence(appendfsyncAlways bool) Option {
+	return func(o *options) { o.persistence, o.fsyncAlways = true, appendfsyncAlways }
+}
+
+// WithDir sets the directory holding one sub-directory per node ("n1", ...)
+// with its redis.log and data. It is created if missing and never removed;
+// data left there by an earlier run with persistence is loaded. The default
+// is a fresh os.MkdirTemp directory, removed on Close unless WithKeepLogs.
+func WithDir(dir string) Option {
+	return func(o *options) { o.dir = dir }
+}
+
+// WithKeepLogs keeps the default temporary directory, logs included, after
+// Close. The default is false. A directory given by WithDir is always kept.
+func WithKeepLogs(keep bool) Option {
+	return func(o *options) { o.keepLogs = keep }
+}
+
+// WithExtraArgs appends arguments to every node's redis-server command line,
+// after the package's own, so they win (e.g. "--maxmemory", "10mb"). The
+// default is none.
+func WithExtraArgs(args ...string) Option {
+	return func(o *options) { o.extraArgs = append(o.extraArgs, args...) }
+}
+
+// WithEnv adds "KEY=value" entries to the environment of every redis-server
+// process, on top of this process's environment (e.g. an LD_PRELOAD clock
+// shim). The default is none.
+func WithEnv(env ...string) Option {
+	return func(o *options) { o.env = append(o.env, env...) }
+}

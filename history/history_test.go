@@ -1,0 +1,114 @@
+package history_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/locktorture/locktorture/history"
+)
+
+func TestWriterRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	w, err := history.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const clients, each = 8, 100
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				_ = w.Append(history.Event{Type: history.Invoke, F: history.Acquire, Process: c, Time: int64(i + 1), Key: "k"})
+			}
+		}()
+	}
+	wg.Wait()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if err := w.Append(history.Event{}); err == nil {
+		t.Fatal("Append after Close succeeded")
+	}
+	evs, err := history.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != clients*each {
+		t.Fatalf("read %d events, want %d", len(evs), clients*each)
+	}
+}
+
+func TestReadTornLastLine(t *testing.T) {
+	in := `{"type":"invoke","f":"acquire","process":0,"time":1,"key":"k"}
+{"type":"ok","f":"acquire","process":0,"time":2,"key":"k","token":"t","valid_until":9}
+{"type":"invoke","f":"rele`
+	d := history.NewDecoder(strings.NewReader(in))
+	n := 0
+	for {
+		_, err := d.Next()
+		if err != nil {
+			break
+		}
+		n++
+	}
+	if n != 2 || !d.Torn {
+		t.Fatalf("read %d events, torn=%v; want 2, true", n, d.Torn)
+	}
+}
+
+func TestReadRejects(t *testing.T) {
+	for name, tc := range map[string]struct{ in, want string }{
+		"bad json mid-file":    {"{\"type\":\n{\"type\":\"invoke\",\"f\":\"acquire\",\"process\":0,\"time\":1,\"key\":\"k\"}\n", "line 1"},
+		"unknown type":         {`{"type":"begin","f":"acquire","process":0,"time":1,"key":"k"}` + "\n", `unknown type "begin"`},
+		"unknown f":            {`{"type":"invoke","f":"lock","process":0,"time":1,"key":"k"}` + "\n", `unknown f "lock"`},
+		"no key":               {`{"type":"invoke","f":"acquire","process":0,"time":1}` + "\n", "without a key"},
+		"ok without token":     {"\n" + `{"type":"ok","f":"acquire","process":0,"time":1,"key":"k","valid_until":5}` + "\n", "line 2"},
+		"negative time":        {`{"type":"invoke","f":"acquire","process":0,"time":-1,"key":"k"}` + "\n", "negative time"},
+		"fault not info":       {`{"type":"ok","f":"fault-start","process":-1,"time":1}` + "\n", "must be of type info"},
+		"section ok no values": {`{"type":"ok","f":"section","process":0,"time":1,"key":"k"}` + "\n", "without read and wrote"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := history.Read(strings.NewReader(tc.in))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
+			}
+			if !errors.Is(err, history.ErrInvalid) {
+				t.Fatalf("err = %v does not wrap ErrInvalid", err)
+			}
+		})
+	}
+}
+
+func TestCreateFails(t *testing.T) {
+	_, err := history.Create(filepath.Join(t.TempDir(), "missing", "history.jsonl"))
+	if err == nil || !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("err = %v, want not-exist", err)
+	}
+}
+
+func TestFlushedWhileOpen(t *testing.T) {
+	// A run that is killed must leave what it recorded on disk: the
+	// periodic flush writes events without a Close.
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	w, err := history.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	if err := w.Append(history.Event{Type: history.Invoke, F: history.Acquire, Process: 0, Time: 1, Key: "k"}); err != nil {
+		t.Fatal(err)
+	}
+	pollUntil(t, func() bool {
+		evs, err := history.ReadFile(path)
+		return err == nil && len(evs) == 1
+	})
+}
