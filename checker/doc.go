@@ -11,4 +11,50 @@
 // every history; a disagreement is a bug and is reported as such. A
 // porcupine timeout gives [Unknown], never a pass. Liveness and latency
 // statistics come from the same history.
+//
+// # Lease safety
+//
+// Per key, a client holds the lock (a [Hold]) from the Time of its
+// acquire's ok until the earlier of the Time of the invoke of its next
+// release of that token and its validity. The validity is the acquire
+// ok's ValidUntil, replaced by the ValidUntil of an extend ok of that
+// token if the extend was invoked before the current validity; an extend
+// invoked later does not count, the hold having already ended. An acquire
+// that failed, whose outcome is unknown (info) or that never completed
+// creates no hold: the client does not believe it holds the lock. Two holds
+// of one key overlap when one starts strictly before the other ends;
+// holds that touch (one ends at t, the next starts at t) do not.
+//
+// Porcupine checks a mutex model in which each hold is a "lock" at its
+// Start and an "unlock" at its End, both instantaneous; the sweep sorts
+// each key's holds and looks for one starting before the latest End so
+// far. See lease.go for why the two agree exactly, ties included.
+//
+// # Resource safety
+//
+// Per key, the protected value is a counter starting at 0. A section that
+// returned ok read r and wrote r+1; one that failed wrote nothing and is
+// legal in any state; one with an unknown outcome (info, or no completion)
+// may or may not have written: an unfinished one at any time after its
+// invoke, an info one before the Time of its info (the protected store is
+// in-process, so nothing lands after the client gave up). A history is
+// valid if the sections linearize; two ok sections that both read 5 and
+// wrote 6 do not.
+//
+// # Size
+//
+// Porcupine's memory grows with the square of a partition's size, so each
+// key is cut further, exactly, into parts of a few hundred holds or
+// sections: holds at instants no hold spans, sections at instants no
+// section spans and at which the value is pinned by the oks just before
+// (see resourceChunks). The lease check is then linear in practice; a
+// key's sections stay one part after a section that never completed.
+//
+// # Malformed histories
+//
+// [Check] returns an error wrapping [ErrMalformed] for an event that fails
+// history.Event.Validate, a completion with no open invoke of its process
+// (or of another f or key), an invoke while its process has an operation
+// open, a completion earlier than its invoke, and a section ok that did
+// not write read+1.
 package checker

@@ -1,0 +1,231 @@
+package checker
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/locktorture/locktorture/history"
+)
+
+// Verdict is the outcome of one safety check.
+type Verdict string
+
+const (
+	// Valid: the property held on every key.
+	Valid Verdict = "valid"
+	// Invalid: porcupine found a violation on at least one key.
+	Invalid Verdict = "invalid"
+	// Unknown: porcupine ran out of time on some key and found no
+	// violation elsewhere, or the lease sweep and porcupine disagree (a
+	// checker bug, see [Result.Disagreement]). Unknown is never a pass.
+	Unknown Verdict = "unknown"
+)
+
+// DefaultTimeout is the porcupine budget per model when [Options.Timeout]
+// is zero.
+const DefaultTimeout = 30 * time.Second
+
+// ErrMalformed is wrapped by every error that rejects a history.
+var ErrMalformed = errors.New("checker: malformed history")
+
+// Options tune Check and Visualize.
+type Options struct {
+	// Timeout is the wall-clock budget of porcupine for each model (lease,
+	// then resource), shared by all keys of that model. A key not checked
+	// within it is Unknown. Zero or negative means DefaultTimeout (30s).
+	Timeout time.Duration
+}
+
+func (o Options) timeout() time.Duration {
+	if o.Timeout <= 0 {
+		return DefaultTimeout
+	}
+	return o.Timeout
+}
+
+// maxReportedOverlaps caps Result.LeaseViolations; LeaseViolationCount
+// has the full count.
+const maxReportedOverlaps = 100
+
+// Result is what Check found.
+type Result struct {
+	// Lease is the lease-safety verdict: no two holds of one key overlap.
+	Lease Verdict `json:"lease"`
+	// Resource is the resource-safety verdict: the critical sections on
+	// each key's counter never lost an update.
+	Resource Verdict `json:"resource"`
+	// LeaseViolations are the overlaps the sweep found, earliest first, at
+	// most 100 (see LeaseViolationCount).
+	LeaseViolations []Overlap `json:"lease_violations,omitempty"`
+	// LeaseViolationCount is the number of holds that start inside an
+	// earlier hold of the same key.
+	LeaseViolationCount int `json:"lease_violation_count,omitempty"`
+	// FirstLeaseViolation is the time the earliest overlap began.
+	FirstLeaseViolation *int64 `json:"first_lease_violation,omitempty"`
+	// LeaseFailedKeys are the keys porcupine's lease model rejected,
+	// sorted.
+	LeaseFailedKeys []string `json:"lease_failed_keys,omitempty"`
+	// LeaseUnknownKeys are the keys the lease model could not decide in
+	// time, sorted.
+	LeaseUnknownKeys []string `json:"lease_unknown_keys,omitempty"`
+	// ResourceFailedKeys are the keys whose sections lost an update,
+	// sorted.
+	ResourceFailedKeys []string `json:"resource_failed_keys,omitempty"`
+	// ResourceUnknownKeys are the keys the resource model could not decide
+	// in time, sorted.
+	ResourceUnknownKeys []string `json:"resource_unknown_keys,omitempty"`
+	// Disagreement is set when porcupine's lease verdict and the
+	// independent sweep disagree on some key. That is a bug in the
+	// checker; Lease is then Unknown.
+	Disagreement string `json:"disagreement,omitempty"`
+	// Stats are liveness and latency figures from the same history.
+	Stats Stats `json:"stats"`
+}
+
+// Valid reports whether both verdicts are Valid.
+func (r Result) Valid() bool { return r.Lease == Valid && r.Resource == Valid }
+
+// Check checks a complete or truncated history. Operations still open at
+// the end (a killed run) are taken as unfinished: an unfinished acquire
+// creates no hold, an unfinished section may or may not have written.
+//
+// The error is non-nil only for a malformed history (it wraps
+// ErrMalformed and names the offending event's index and time); porcupine
+// running out of time is not an error but an Unknown verdict.
+func Check(events []history.Event, opts Options) (Result, error) {
+	s := newScanner()
+	for i := range events {
+		if err := s.add(&events[i]); err != nil {
+			return Result{}, err
+		}
+	}
+	d := s.finish()
+	return check(d, opts), nil
+}
+
+// check runs both models, the sweep and the statistics on scanned data.
+func check(d *scanned, opts Options) Result {
+	timeout := opts.timeout()
+	keys := d.sortedKeys()
+	var r Result
+
+	// Lease: porcupine per key (in chunks), then the independent sweep.
+	porc := checkLease(d, keys, timeout)
+	overlaps := make(map[string][]Overlap)
+	var all []Overlap
+	for _, k := range keys {
+		if ov := sweep(d.keys[k].holds); len(ov) > 0 {
+			overlaps[k] = ov
+			all = append(all, ov...)
+		}
+	}
+	lo := compareLease(keys, porc, overlaps)
+	r.Lease, r.LeaseFailedKeys, r.LeaseUnknownKeys, r.Disagreement = lo.verdict, lo.failed, lo.unknown, lo.disagreement
+	if len(all) > 0 {
+		sort.SliceStable(all, func(i, j int) bool { return all[i].Start < all[j].Start })
+		r.LeaseViolationCount = len(all)
+		first := all[0].Start
+		r.FirstLeaseViolation = &first
+		if len(all) > maxReportedOverlaps {
+			all = all[:maxReportedOverlaps]
+		}
+		r.LeaseViolations = all
+	}
+
+	// Resource: porcupine per key.
+	res := checkResource(d, keys, timeout)
+	r.Resource = Valid
+	for _, k := range keys {
+		switch res[k] {
+		case porcupine.Illegal:
+			r.ResourceFailedKeys = append(r.ResourceFailedKeys, k)
+		case porcupine.Unknown:
+			r.ResourceUnknownKeys = append(r.ResourceUnknownKeys, k)
+		}
+	}
+	switch {
+	case len(r.ResourceFailedKeys) > 0:
+		r.Resource = Invalid
+	case len(r.ResourceUnknownKeys) > 0:
+		r.Resource = Unknown
+	}
+
+	r.Stats = d.stats(keys)
+	return r
+}
+
+// job is one porcupine call: a partition of one key's operations.
+type job struct {
+	key   string
+	size  int
+	model porcupine.Model
+	ops   func() []porcupine.Operation
+}
+
+// runJobs checks every job, on GOMAXPROCS workers, within one deadline
+// shared by all jobs; a job not started before the deadline is Unknown.
+// Building a job's operations is left to the worker, so only the
+// partitions being checked are in memory at once. It returns the worst
+// result per key: Illegal over Unknown over Ok.
+func runJobs(jobs []job, timeout time.Duration) map[string]porcupine.CheckResult {
+	deadline := time.Now().Add(timeout)
+	// Smallest first: one key that porcupine cannot finish must not use
+	// up the budget of all the others.
+	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].size < jobs[j].size })
+	results := make([]porcupine.CheckResult, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	workers := min(runtime.GOMAXPROCS(0), len(jobs))
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				remaining := time.Until(deadline)
+				if remaining <= 0 {
+					results[i] = porcupine.Unknown
+					continue
+				}
+				results[i] = porcupine.CheckOperationsTimeout(jobs[i].model, jobs[i].ops(), remaining)
+			}
+		}()
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+
+	perKey := make(map[string]porcupine.CheckResult)
+	for i, j := range jobs {
+		perKey[j.key] = worse(perKey[j.key], results[i])
+	}
+	return perKey
+}
+
+// worse returns the more severe of two results ("" counts as Ok).
+func worse(a, b porcupine.CheckResult) porcupine.CheckResult {
+	rank := func(r porcupine.CheckResult) int {
+		switch r {
+		case porcupine.Illegal:
+			return 2
+		case porcupine.Unknown:
+			return 1
+		}
+		return 0
+	}
+	if rank(b) > rank(a) || a == "" {
+		return b
+	}
+	return a
+}
+
+// malformed builds the error for event idx.
+func malformed(idx int, t int64, format string, args ...any) error {
+	return fmt.Errorf("%w: event %d (time %d): %s", ErrMalformed, idx, t, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,385 @@
+package checker
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locktorture/locktorture/history"
+)
+
+// TestCheckClaims has, for every claim of the checker, one history with
+// the violation and one without.
+func TestCheckClaims(t *testing.T) {
+	const k = "k"
+	tests := []struct {
+		name     string
+		h        *hist
+		lease    Verdict
+		resource Verdict
+	}{
+		// Overlap.
+		{"overlapping holds", new(hist).
+			acquire(0, k, "a", 0, 10, 100).
+			acquire(1, k, "b", 40, 50, 200),
+			Invalid, Valid},
+		{"serial holds", new(hist).
+			acquire(0, k, "a", 0, 10, 100).release(0, k, "a", 40, 45).
+			acquire(1, k, "b", 41, 50, 200),
+			Valid, Valid},
+
+		// Ties.
+		{"touching holds, ended by release", new(hist).
+			acquire(0, k, "a", 0, 10, 100).release(0, k, "a", 50, 55).
+			acquire(1, k, "b", 20, 50, 200),
+			Valid, Valid},
+		{"touching holds, ended by validity", new(hist).
+			acquire(0, k, "a", 0, 10, 50).
+			acquire(1, k, "b", 20, 50, 200),
+			Valid, Valid},
+		{"holds overlapping by 1ns", new(hist).
+			acquire(0, k, "a", 0, 10, 50).
+			acquire(1, k, "b", 20, 49, 200),
+			Invalid, Valid},
+		{"zero-length hold inside another", new(hist).
+			acquire(0, k, "a", 0, 10, 100).
+			acquire(1, k, "b", 20, 50, 50),
+			Invalid, Valid},
+		{"zero-length hold touching another", new(hist).
+			acquire(0, k, "a", 0, 10, 50).
+			acquire(1, k, "b", 20, 50, 50).
+			acquire(2, k, "c", 20, 50, 90),
+			Valid, Valid},
+
+		// Validity ends a hold.
+		{"hold expires before the next acquire, no release", new(hist).
+			acquire(0, k, "a", 0, 10, 50).
+			acquire(1, k, "b", 20, 60, 200),
+			Valid, Valid},
+		{"next acquire before the validity ends, no release", new(hist).
+			acquire(0, k, "a", 0, 10, 50).
+			acquire(1, k, "b", 20, 40, 200),
+			Invalid, Valid},
+		{"release after validity, other acquired after validity", new(hist).
+			acquire(0, k, "a", 0, 10, 50).release(0, k, "a", 70, 75).
+			acquire(1, k, "b", 20, 60, 200),
+			Valid, Valid},
+		{"release after validity, other acquired before validity", new(hist).
+			acquire(0, k, "a", 0, 10, 50).release(0, k, "a", 70, 75).
+			acquire(1, k, "b", 20, 45, 200),
+			Invalid, Valid},
+
+		// Extend.
+		{"extend pushes validity over another acquire", new(hist).
+			acquire(0, k, "a", 0, 10, 50).extend(0, k, "a", 40, 42, 150).
+			acquire(1, k, "b", 20, 100, 300),
+			Invalid, Valid},
+		{"extended hold released before another acquire", new(hist).
+			acquire(0, k, "a", 0, 10, 50).extend(0, k, "a", 40, 42, 150).release(0, k, "a", 90, 95).
+			acquire(1, k, "b", 20, 100, 300),
+			Valid, Valid},
+		{"extend invoked after validity does not extend", new(hist).
+			acquire(0, k, "a", 0, 10, 50).extend(0, k, "a", 60, 62, 200).
+			acquire(1, k, "b", 20, 100, 300),
+			Valid, Valid},
+		{"extend invoked just before validity extends", new(hist).
+			acquire(0, k, "a", 0, 10, 50).extend(0, k, "a", 49, 62, 200).
+			acquire(1, k, "b", 20, 100, 300),
+			Invalid, Valid},
+		{"extend invoked exactly at validity does not extend", new(hist).
+			acquire(0, k, "a", 0, 10, 50).extend(0, k, "a", 50, 62, 200).
+			acquire(1, k, "b", 20, 100, 300),
+			Valid, Valid},
+		{"extend of another token does not extend", new(hist).
+			acquire(0, k, "a", 0, 10, 50).extend(0, k, "zz", 40, 42, 200).
+			acquire(1, k, "b", 20, 100, 300),
+			Valid, Valid},
+
+		// Acquires that create no hold.
+		{"info acquire creates no hold", new(hist).
+			acquireEnds(0, k, history.Info, 0, 10).
+			acquire(1, k, "b", 5, 20, 300),
+			Valid, Valid},
+		{"fail acquire creates no hold", new(hist).
+			acquireEnds(0, k, history.Fail, 0, 10).
+			acquire(1, k, "b", 5, 20, 300),
+			Valid, Valid},
+		{"unfinished acquire creates no hold", new(hist).
+			invoke(0, history.Acquire, k, "", 0).
+			acquire(1, k, "b", 5, 20, 300),
+			Valid, Valid},
+		{"ok acquire instead of info creates a hold", new(hist).
+			acquire(0, k, "a", 0, 10, 100).
+			acquire(1, k, "b", 5, 20, 300),
+			Invalid, Valid},
+		{"ok acquire after its validity creates no hold", new(hist).
+			acquire(0, k, "a", 0, 10, 5).
+			acquire(1, k, "b", 5, 20, 300),
+			Valid, Valid},
+
+		// Keys are independent.
+		{"holds of different keys may overlap", new(hist).
+			acquire(0, "x", "a", 0, 10, 100).
+			acquire(1, "y", "b", 5, 20, 300),
+			Valid, Valid},
+
+		// Sections.
+		{"lost update", new(hist).
+			section(0, k, 10, 20, 0).
+			section(1, k, 15, 25, 0),
+			Valid, Invalid},
+		{"both read 5 and wrote 6", new(hist).
+			section(0, k, 0, 1, 0).section(0, k, 2, 3, 1).section(0, k, 4, 5, 2).section(0, k, 6, 7, 3).section(0, k, 8, 9, 4).
+			section(1, k, 10, 20, 5).
+			section(2, k, 12, 22, 5),
+			Valid, Invalid},
+		{"serial sections", new(hist).
+			section(0, k, 10, 20, 0).
+			section(1, k, 21, 25, 1).
+			section(0, k, 30, 40, 2),
+			Valid, Valid},
+		{"concurrent sections without a lost update", new(hist).
+			section(0, k, 10, 20, 0).
+			section(1, k, 15, 25, 1),
+			Valid, Valid},
+		{"stale read after a completed write", new(hist).
+			section(0, k, 10, 20, 0).
+			section(1, k, 21, 25, 0),
+			Valid, Invalid},
+		{"fenced-refused section", new(hist).
+			section(0, k, 10, 20, 0).
+			sectionEnds(1, k, history.Fail, 1, 15, 25).
+			section(0, k, 30, 40, 1),
+			Valid, Valid},
+		{"stale section that was not refused", new(hist).
+			section(0, k, 10, 20, 0).
+			section(1, k, 15, 25, 0).
+			section(0, k, 30, 40, 1),
+			Valid, Invalid},
+		{"info section that wrote", new(hist).
+			sectionEnds(0, k, history.Info, 0, 10, 20).
+			section(1, k, 30, 40, 1),
+			Valid, Valid},
+		{"info section that did not write", new(hist).
+			sectionEnds(0, k, history.Info, 0, 10, 20).
+			section(1, k, 30, 40, 0),
+			Valid, Valid},
+		{"info section cannot write twice", new(hist).
+			sectionEnds(0, k, history.Info, 0, 10, 20).
+			section(1, k, 30, 40, 2),
+			Valid, Invalid},
+		{"info section cannot write after its info", new(hist).
+			sectionEnds(0, k, history.Info, 0, 10, 20).
+			section(1, k, 30, 40, 0).
+			section(2, k, 50, 60, 2),
+			Valid, Invalid},
+		{"unfinished section may write any time later", new(hist).
+			invoke(0, history.Section, k, "", 10).
+			section(1, k, 30, 40, 0).
+			section(2, k, 50, 60, 2),
+			Valid, Valid},
+		{"unfinished section writes at most once", new(hist).
+			invoke(0, history.Section, k, "", 10).
+			section(1, k, 30, 40, 0).
+			section(2, k, 50, 60, 3),
+			Valid, Invalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := mustCheck(t, tt.h.Events(), Options{})
+			wantVerdicts(t, r, tt.lease, tt.resource)
+			if got := len(r.LeaseViolations) > 0; got != (tt.lease == Invalid) {
+				t.Errorf("%d lease violations from the sweep with verdict %s", len(r.LeaseViolations), tt.lease)
+			}
+			if got := len(r.LeaseFailedKeys) > 0; got != (tt.lease == Invalid) {
+				t.Errorf("lease failed keys %v with verdict %s", r.LeaseFailedKeys, tt.lease)
+			}
+			if got := len(r.ResourceFailedKeys) > 0; got != (tt.resource == Invalid) {
+				t.Errorf("resource failed keys %v with verdict %s", r.ResourceFailedKeys, tt.resource)
+			}
+			if r.Valid() != (tt.lease == Valid && tt.resource == Valid) {
+				t.Errorf("Valid() = %v", r.Valid())
+			}
+		})
+	}
+}
+
+func TestCheckReportsViolation(t *testing.T) {
+	h := new(hist).
+		acquireFenced(0, "k", "a", 7, 0, 10, 100).
+		acquire(1, "k", "b", 40, 50, 200).
+		acquire(2, "other", "c", 0, 5, 300).
+		acquire(3, "other", "d", 0, 60, 300)
+	r := mustCheck(t, h.Events(), Options{})
+	wantVerdicts(t, r, Invalid, Valid)
+	if r.LeaseViolationCount != 2 || len(r.LeaseViolations) != 2 {
+		t.Fatalf("violations %d %v, want 2", r.LeaseViolationCount, r.LeaseViolations)
+	}
+	want := Overlap{
+		Key:   "k",
+		A:     Hold{Key: "k", Process: 0, Token: "a", Fence: 7, Start: 10, End: 100},
+		B:     Hold{Key: "k", Process: 1, Token: "b", Start: 50, End: 200},
+		Start: 50, End: 100,
+	}
+	if r.LeaseViolations[0] != want {
+		t.Errorf("first violation %+v, want %+v", r.LeaseViolations[0], want)
+	}
+	if r.FirstLeaseViolation == nil || *r.FirstLeaseViolation != 50 {
+		t.Errorf("FirstLeaseViolation = %v, want 50", r.FirstLeaseViolation)
+	}
+	if got := strings.Join(r.LeaseFailedKeys, ","); got != "k,other" {
+		t.Errorf("LeaseFailedKeys = %q", got)
+	}
+	if s := want.String(); !strings.Contains(s, `key "k"`) || !strings.Contains(s, "[50, 100]") {
+		t.Errorf("String() = %q", s)
+	}
+}
+
+func TestHolds(t *testing.T) {
+	const k = "k"
+	type span struct{ start, end int64 }
+	tests := []struct {
+		name string
+		h    *hist
+		want []span
+	}{
+		{"release ends a hold at its invoke", new(hist).acquire(0, k, "a", 0, 10, 100).release(0, k, "a", 40, 45), []span{{10, 40}}},
+		{"validity ends a hold before a late release", new(hist).acquire(0, k, "a", 0, 10, 30).release(0, k, "a", 40, 45), []span{{10, 30}}},
+		{"validity ends a hold never released", new(hist).acquire(0, k, "a", 0, 10, 30), []span{{10, 30}}},
+		{"extend moves the validity", new(hist).acquire(0, k, "a", 0, 10, 30).extend(0, k, "a", 20, 25, 80), []span{{10, 80}}},
+		{"extends chain", new(hist).acquire(0, k, "a", 0, 10, 30).extend(0, k, "a", 20, 25, 80).extend(0, k, "a", 70, 75, 120).release(0, k, "a", 100, 101), []span{{10, 100}}},
+		{"late extend does not move it", new(hist).acquire(0, k, "a", 0, 10, 30).extend(0, k, "a", 31, 35, 80).extend(0, k, "a", 40, 45, 120), []span{{10, 30}}},
+		{"extend may shorten it", new(hist).acquire(0, k, "a", 0, 10, 100).extend(0, k, "a", 20, 25, 60), []span{{10, 60}}},
+		{"release without token ends the process's hold", new(hist).acquire(0, k, "a", 0, 10, 100).release(0, k, "", 40, 45), []span{{10, 40}}},
+		{"release of another process does not end it", new(hist).acquire(0, k, "a", 0, 10, 100).release(1, k, "a", 40, 45), []span{{10, 100}}},
+		{"release of another key does not end it", new(hist).acquire(0, k, "a", 0, 10, 100).release(0, "x", "a", 40, 45), []span{{10, 100}}},
+		{"failed release still ends it", new(hist).acquire(0, k, "a", 0, 10, 100).add(
+			history.Event{Type: history.Invoke, F: history.Release, Process: 0, Key: k, Token: "a", Time: 40},
+			history.Event{Type: history.Fail, F: history.Release, Process: 0, Key: k, Token: "a", Time: 50}), []span{{10, 40}}},
+		{"unfinished release still ends it", new(hist).acquire(0, k, "a", 0, 10, 100).invoke(0, history.Release, k, "a", 40), []span{{10, 40}}},
+		{"no hold from info", new(hist).acquireEnds(0, k, history.Info, 0, 10), nil},
+		{"sorted by start", new(hist).acquire(1, k, "b", 0, 50, 60).acquire(0, k, "a", 0, 10, 20), []span{{10, 20}, {50, 60}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			holds, err := Holds(tt.h.Events())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []span
+			for _, h := range holds[k] {
+				got = append(got, span{h.Start, h.End})
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("holds %v, want %v", got, tt.want)
+			}
+			for i := range got {
+				if got[i] != tt.want[i] {
+					t.Fatalf("holds %v, want %v", got, tt.want)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckMalformed(t *testing.T) {
+	ok := func(p int, f history.Func, tm int64) history.Event {
+		return history.Event{Type: history.Ok, F: f, Process: p, Key: "k", Time: tm}
+	}
+	inv := func(p int, f history.Func, tm int64) history.Event {
+		return history.Event{Type: history.Invoke, F: f, Process: p, Key: "k", Time: tm}
+	}
+	tests := []struct {
+		name   string
+		events []history.Event
+		want   string // in the error
+	}{
+		{"completion without invoke", []history.Event{ok(0, history.Release, 5)}, "event 0 (time 5)"},
+		{"completion by another process", []history.Event{inv(0, history.Release, 1), ok(1, history.Release, 5)}, "event 1 (time 5)"},
+		{"double invoke", []history.Event{inv(0, history.Release, 1), inv(0, history.Section, 2)}, "event 1 (time 2)"},
+		{"completion of another f", []history.Event{inv(0, history.Release, 1), ok(0, history.Section, 2)}, "event 1"},
+		{"completion of another key", []history.Event{inv(0, history.Release, 1), {Type: history.Ok, F: history.Release, Process: 0, Key: "x", Time: 2}}, "event 1"},
+		{"completion before invoke", []history.Event{inv(0, history.Release, 10), ok(0, history.Release, 5)}, "event 1"},
+		{"section ok without read", []history.Event{inv(0, history.Section, 1), ok(0, history.Section, 2)}, "without read"},
+		{"section ok that did not write read+1", []history.Event{inv(0, history.Section, 1),
+			{Type: history.Ok, F: history.Section, Process: 0, Key: "k", Time: 2, Read: history.Int64(3), Wrote: history.Int64(5)}}, "wrote 5"},
+		{"acquire ok without token", []history.Event{inv(0, history.Acquire, 1), {Type: history.Ok, F: history.Acquire, Process: 0, Key: "k", Time: 2, ValidUntil: 9}}, "without a token"},
+		{"fault as invoke", []history.Event{{Type: history.Invoke, F: history.FaultStart, Process: -1, Time: 2}}, "must be of type info"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Check(tt.events, Options{})
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("Check error %v, want ErrMalformed", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q: want one line containing %q", err, tt.want)
+			}
+			if _, err := Holds(tt.events); !errors.Is(err, ErrMalformed) {
+				t.Errorf("Holds error %v, want ErrMalformed", err)
+			}
+		})
+	}
+}
+
+func TestCheckEmpty(t *testing.T) {
+	r := mustCheck(t, nil, Options{})
+	wantVerdicts(t, r, Valid, Valid)
+	if r.Stats.LongestStall != nil || r.Stats.Events != 0 {
+		t.Errorf("stats %+v", r.Stats)
+	}
+}
+
+// TestCheckTimeoutBudget: a budget spent before porcupine starts leaves
+// every key Unknown, never valid.
+func TestCheckTimeoutBudget(t *testing.T) {
+	h := new(hist).
+		acquire(0, "k", "a", 0, 10, 100).release(0, "k", "a", 40, 45).
+		section(0, "k", 11, 20, 0)
+	r := mustCheck(t, h.Events(), Options{Timeout: time.Nanosecond})
+	wantVerdicts(t, r, Unknown, Unknown)
+	if r.Valid() {
+		t.Error("Valid() with an Unknown verdict")
+	}
+	if len(r.LeaseUnknownKeys) != 1 || len(r.ResourceUnknownKeys) != 1 {
+		t.Errorf("unknown keys %v %v", r.LeaseUnknownKeys, r.ResourceUnknownKeys)
+	}
+}
+
+// TestCheckPorcupineTimeout: porcupine itself gives up. 40 sections never
+// complete, then a section reads a value they cannot reach: porcupine
+// tries every subset of the 40 before it can say Illegal.
+func TestCheckPorcupineTimeout(t *testing.T) {
+	h := new(hist)
+	for p := range 40 {
+		h.invoke(p, history.Section, "k", "", int64(p))
+	}
+	h.section(40, "k", 100, 110, 1000)
+	h.section(41, "other", 0, 10, 0) // a key that does finish
+	start := time.Now()
+	r := mustCheck(t, h.Events(), Options{Timeout: 200 * time.Millisecond})
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("Check took %v with a 200ms timeout", el)
+	}
+	wantVerdicts(t, r, Valid, Unknown)
+	if got := strings.Join(r.ResourceUnknownKeys, ","); got != "k" {
+		t.Errorf("ResourceUnknownKeys = %q, want k", got)
+	}
+	if r.Valid() {
+		t.Error("Valid() with an Unknown verdict")
+	}
+
+	// A definite violation elsewhere still makes the verdict Invalid.
+	h.section(42, "other", 20, 30, 5)
+	r = mustCheck(t, h.Events(), Options{Timeout: 200 * time.Millisecond})
+	wantVerdicts(t, r, Valid, Invalid)
+}
+
+func TestOptionsTimeout(t *testing.T) {
+	for _, tc := range []struct{ in, want time.Duration }{{0, DefaultTimeout}, {-1, DefaultTimeout}, {time.Second, time.Second}} {
+		if got := (Options{Timeout: tc.in}).timeout(); got != tc.want {
+			t.Errorf("timeout(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}

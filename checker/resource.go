@@ -1,0 +1,206 @@
+package checker
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// The resource model: each key's protected value is a counter, initially
+// 0, and each section one operation over [invoke, completion]:
+//
+//   - ok: it read r and wrote r+1; legal only in state r, which becomes r+1;
+//   - fail: it wrote nothing (refused by fencing, or abandoned); legal in
+//     any state, which it leaves alone;
+//   - info or unfinished: unknown; the state stays or becomes state+1.
+//     An unfinished section's Return is math.MaxInt64; an info's is the
+//     Time of the info.
+//
+// This is a nondeterministic model (porcupine's NondeterministicModel
+// with Step returning {s} or {s, s+1} for an unknown section). Its power
+// set construction is written here directly: starting from {0}, an unknown
+// section maps the set [lo, hi] to [lo, hi+1], an ok section reading r
+// maps it to {r+1} if lo ≤ r ≤ hi, and a fail leaves it alone, so the set
+// of possible values is always an interval. resourceNondeterministic is
+// the textbook form; the tests check that the two always agree.
+
+// sectionInput is one section as the model sees it.
+type sectionInput struct {
+	kind  sectionKind
+	read  int64
+	fence int64
+}
+
+// counterRange is the set of values the counter may hold: [lo, hi].
+type counterRange struct {
+	lo, hi int64
+}
+
+func resourceStep(state, input, _ any) (bool, any) {
+	st, in := state.(counterRange), input.(sectionInput)
+	switch in.kind {
+	case sectionOK:
+		if in.read < st.lo || in.read > st.hi {
+			return false, st
+		}
+		return true, counterRange{in.read + 1, in.read + 1}
+	case sectionFail:
+		return true, st
+	default:
+		return true, counterRange{st.lo, st.hi + 1}
+	}
+}
+
+func describeSection(input any) string {
+	in := input.(sectionInput)
+	var s string
+	switch in.kind {
+	case sectionOK:
+		s = fmt.Sprintf("read %d, wrote %d", in.read, in.read+1)
+	case sectionFail:
+		s = "wrote nothing (fail)"
+	default:
+		s = "unknown: wrote or not"
+	}
+	if in.fence != 0 {
+		s += fmt.Sprintf(" [fence %d]", in.fence)
+	}
+	return s
+}
+
+// resourceModel returns the (deterministic, interval) resource model,
+// starting from the value init.
+func resourceModel(init int64) porcupine.Model {
+	return porcupine.Model{
+		Init:  func() any { return counterRange{init, init} },
+		Step:  resourceStep,
+		Equal: func(a, b any) bool { return a.(counterRange) == b.(counterRange) },
+		Hash: func(s any) uint64 {
+			r := s.(counterRange)
+			return uint64(r.lo)*0x9e3779b97f4a7c15 ^ uint64(r.hi)
+		},
+		DescribeOperation: func(input, _ any) string { return describeSection(input) },
+		DescribeState: func(state any) string {
+			r := state.(counterRange)
+			if r.lo == r.hi {
+				return fmt.Sprintf("%d", r.lo)
+			}
+			return fmt.Sprintf("%d..%d (unknown writes)", r.lo, r.hi)
+		},
+	}
+}
+
+// resourceNondeterministic is the same model written as a
+// NondeterministicModel over single values; it is the reference the tests
+// compare resourceModel with.
+func resourceNondeterministic() porcupine.Model {
+	nm := porcupine.NondeterministicModel{
+		Init: func() []any { return []any{int64(0)} },
+		Step: func(state, input, _ any) []any {
+			s, in := state.(int64), input.(sectionInput)
+			switch in.kind {
+			case sectionOK:
+				if s != in.read {
+					return nil
+				}
+				return []any{s + 1}
+			case sectionFail:
+				return []any{s}
+			default:
+				return []any{s, s + 1}
+			}
+		},
+		DescribeOperation: func(input, _ any) string { return describeSection(input) },
+	}
+	return nm.ToModel()
+}
+
+// resourceOps turns a key's sections into porcupine operations.
+func resourceOps(secs []section) []porcupine.Operation {
+	ops := make([]porcupine.Operation, len(secs))
+	for i, s := range secs {
+		ops[i] = porcupine.Operation{
+			ClientId: s.process,
+			Input:    sectionInput{kind: s.kind, read: s.read, fence: s.fence},
+			Call:     s.call,
+			Return:   s.ret,
+		}
+	}
+	return ops
+}
+
+// resourceChunk is a range [lo, hi) of a key's sections (sorted by call)
+// to be checked as one partition starting from the value init.
+type resourceChunk struct {
+	lo, hi int
+	init   int64
+}
+
+// resourceChunks cuts a key's sections (sorted by call) into chunks of at
+// least size sections, exactly. A cut is made only at a gap (the next
+// section is invoked strictly after every earlier one returned, so the
+// chunks are ordered in real time) at which the counter's value is
+// determined by the sections before it, whatever their linearization:
+//
+//   - if the sections since the previous gap include no unknown outcome
+//     and at least one ok, their oks read s, s+1, …, s+m-1 in some order
+//     and the value is their largest read + 1;
+//   - if they are all fails, the value is what it was at the previous gap.
+//
+// Otherwise (an unknown outcome since the previous gap) the value is not
+// known at this gap and no cut is made. A key is then linearizable if and
+// only if every chunk is linearizable from its init. An unfinished section
+// (Return = ∞) leaves no gap after it, so the rest of the key is one chunk.
+func resourceChunks(secs []section, size int) []resourceChunk {
+	if len(secs) == 0 {
+		return nil
+	}
+	var chunks []resourceChunk
+	lo, init := 0, int64(0)
+	known, value := true, int64(0) // the value at the last gap
+	var maxRet int64
+	segUnknown, segOK, segMaxRead := false, false, int64(0)
+	for i, s := range secs {
+		if i > 0 && s.call > maxRet {
+			// A gap before i: the segment since the previous gap ended.
+			switch {
+			case segUnknown:
+				known = false
+			case segOK:
+				known, value = true, segMaxRead+1
+			}
+			if known && i-lo >= size {
+				chunks = append(chunks, resourceChunk{lo: lo, hi: i, init: init})
+				lo, init = i, value
+			}
+			segUnknown, segOK, segMaxRead = false, false, 0
+		}
+		maxRet = max(maxRet, s.ret)
+		switch s.kind {
+		case sectionUnknown:
+			segUnknown = true
+		case sectionOK:
+			if !segOK || s.read > segMaxRead {
+				segMaxRead = s.read
+			}
+			segOK = true
+		}
+	}
+	return append(chunks, resourceChunk{lo: lo, hi: len(secs), init: init})
+}
+
+// checkResource runs the resource model on every key with sections; keys
+// without sections are absent from the result (trivially Ok).
+func checkResource(d *scanned, keys []string, timeout time.Duration) map[string]porcupine.CheckResult {
+	var jobs []job
+	for _, k := range keys {
+		secs := d.keys[k].sections
+		for _, c := range resourceChunks(secs, chunkSize) {
+			jobs = append(jobs, job{key: k, size: c.hi - c.lo, model: resourceModel(c.init), ops: func() []porcupine.Operation {
+				return resourceOps(secs[c.lo:c.hi])
+			}})
+		}
+	}
+	return runJobs(jobs, timeout)
+}

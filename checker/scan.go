@@ -1,0 +1,371 @@
+package checker
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/locktorture/locktorture/history"
+)
+
+// Hold is one interval in which a client believed it held a key: from the
+// Time of its acquire's ok until the earlier of the invoke of its release
+// of that token and its validity (ValidUntil, as pushed by extends).
+type Hold struct {
+	// Key is the lock key.
+	Key string `json:"key"`
+	// Process is the client that held it.
+	Process int `json:"process"`
+	// Token is the lease's token.
+	Token string `json:"token"`
+	// Fence is the fencing token of the lease, 0 for none.
+	Fence int64 `json:"fence,omitempty"`
+	// Start is the Time of the acquire's ok.
+	Start int64 `json:"start"`
+	// End is the Time the hold ended (release invoke or validity). Start
+	// ≤ End.
+	End int64 `json:"end"`
+}
+
+// Holds returns every hold in the history, per key, sorted by Start then
+// End. An acquire that failed, has an unknown outcome (info) or never
+// completed creates no hold; neither does one whose validity had already
+// passed when it returned ok (End < Start). A hold still open at the end of
+// the history ends at its validity.
+func Holds(events []history.Event) (map[string][]Hold, error) {
+	s := newScanner()
+	for i := range events {
+		if err := s.add(&events[i]); err != nil {
+			return nil, err
+		}
+	}
+	d := s.finish()
+	out := make(map[string][]Hold, len(d.keys))
+	for k, kd := range d.keys {
+		if len(kd.holds) > 0 {
+			out[k] = kd.holds
+		}
+	}
+	return out, nil
+}
+
+// sectionKind is how a section ended.
+type sectionKind uint8
+
+const (
+	sectionOK      sectionKind = iota // read Read, wrote Read+1
+	sectionFail                       // wrote nothing
+	sectionUnknown                    // info or unfinished: +0 or +1
+)
+
+// section is one critical section, as small as it can be kept.
+type section struct {
+	process int
+	kind    sectionKind
+	call    int64
+	ret     int64 // math.MaxInt64 when unfinished
+	read    int64 // for sectionOK
+	fence   int64
+}
+
+// attempt is one acquire: from its invoke to its completion
+// (math.MaxInt64 when unfinished).
+type attempt struct {
+	call, ret int64
+	ok        bool
+}
+
+// keyData is what the checks need of one key.
+type keyData struct {
+	holds    []Hold
+	sections []section
+	attempts []attempt
+}
+
+// openOp is what is kept of an invoke until its completion.
+type openOp struct {
+	idx   int
+	f     history.Func
+	key   string
+	token string
+	fence int64
+	t     int64
+}
+
+// activeHold is a hold whose end is not known yet.
+type activeHold struct {
+	hold       Hold
+	validUntil int64
+}
+
+// scanner reads a history one event at a time, pairing invokes with
+// completions per process, and keeps per key only holds, sections and
+// acquire attempts. It is built for streaming: nothing refers back to the
+// events.
+type scanner struct {
+	n      int // events seen
+	open   map[int]openOp
+	active map[int][]*activeHold // per process
+	keys   map[string]*keyData
+
+	// statistics
+	first, last int64
+	ops         map[string]map[string]int
+	latencies   []int64
+	emptyHolds  int
+	faults      int
+}
+
+func newScanner() *scanner {
+	return &scanner{
+		open:   make(map[int]openOp),
+		active: make(map[int][]*activeHold),
+		keys:   make(map[string]*keyData),
+		ops:    make(map[string]map[string]int),
+		first:  math.MaxInt64,
+		last:   math.MinInt64,
+	}
+}
+
+func (s *scanner) key(k string) *keyData {
+	kd := s.keys[k]
+	if kd == nil {
+		kd = &keyData{}
+		s.keys[k] = kd
+	}
+	return kd
+}
+
+func (s *scanner) count(f history.Func, outcome string) {
+	m := s.ops[string(f)]
+	if m == nil {
+		m = make(map[string]int)
+		s.ops[string(f)] = m
+	}
+	m[outcome]++
+}
+
+// add takes the next event of the history.
+func (s *scanner) add(e *history.Event) error {
+	idx := s.n
+	s.n++
+	if err := e.Validate(); err != nil {
+		return fmt.Errorf("%w: event %d (time %d): %w", ErrMalformed, idx, e.Time, err)
+	}
+	s.first = min(s.first, e.Time)
+	s.last = max(s.last, e.Time)
+
+	if e.F == history.FaultStart || e.F == history.FaultStop {
+		s.faults++
+		s.count(e.F, string(e.Type))
+		return nil
+	}
+	p := e.Process
+	if e.Type == history.Invoke {
+		if op, busy := s.open[p]; busy {
+			return malformed(idx, e.Time, "process %d invokes %s on %q while its %s invoked at event %d is still open", p, e.F, e.Key, op.f, op.idx)
+		}
+		s.open[p] = openOp{idx: idx, f: e.F, key: e.Key, token: e.Token, fence: e.Fence, t: e.Time}
+		if e.F == history.Release {
+			s.endHold(p, e.Key, e.Token, e.Time)
+		}
+		return nil
+	}
+
+	op, ok := s.open[p]
+	if !ok {
+		return malformed(idx, e.Time, "%s %s of process %d without an open invoke", e.F, e.Type, p)
+	}
+	if op.f != e.F || op.key != e.Key {
+		return malformed(idx, e.Time, "%s %s on %q of process %d completes its %s on %q invoked at event %d", e.F, e.Type, e.Key, p, op.f, op.key, op.idx)
+	}
+	if e.Time < op.t {
+		return malformed(idx, e.Time, "%s %s of process %d is earlier than its invoke at %d (event %d)", e.F, e.Type, p, op.t, op.idx)
+	}
+	delete(s.open, p)
+	s.count(e.F, string(e.Type))
+	token := e.Token
+	if token == "" {
+		token = op.token
+	}
+
+	switch e.F {
+	case history.Acquire:
+		kd := s.key(e.Key)
+		kd.attempts = append(kd.attempts, attempt{call: op.t, ret: e.Time, ok: e.Type == history.Ok})
+		if e.Type == history.Ok {
+			s.latencies = append(s.latencies, e.Time-op.t)
+			s.active[p] = append(s.active[p], &activeHold{
+				hold:       Hold{Key: e.Key, Process: p, Token: token, Fence: e.Fence, Start: e.Time},
+				validUntil: e.ValidUntil,
+			})
+		}
+	case history.Extend:
+		if e.Type == history.Ok {
+			s.extendHold(p, e.Key, token, op.t, e.ValidUntil)
+		}
+	case history.Section:
+		sec := section{process: p, call: op.t, ret: e.Time, fence: op.fence}
+		switch e.Type {
+		case history.Ok:
+			if *e.Wrote != *e.Read+1 {
+				return malformed(idx, e.Time, "section ok of process %d read %d but wrote %d, not %d", p, *e.Read, *e.Wrote, *e.Read+1)
+			}
+			sec.kind, sec.read = sectionOK, *e.Read
+		case history.Fail:
+			sec.kind = sectionFail
+		default:
+			sec.kind = sectionUnknown
+		}
+		kd := s.key(e.Key)
+		kd.sections = append(kd.sections, sec)
+	}
+	return nil
+}
+
+// findHold returns the index of process p's active hold of token on key
+// (any token when token is empty), or -1.
+func (s *scanner) findHold(p int, key, token string) int {
+	for i, a := range s.active[p] {
+		if a.hold.Key == key && (token == "" || a.hold.Token == token) {
+			return i
+		}
+	}
+	return -1
+}
+
+// endHold ends p's hold of token on key at t, or at its validity if that
+// came first.
+func (s *scanner) endHold(p int, key, token string, t int64) {
+	i := s.findHold(p, key, token)
+	if i < 0 {
+		return
+	}
+	a := s.active[p][i]
+	s.active[p] = slices.Delete(s.active[p], i, i+1)
+	s.closeHold(a, min(t, a.validUntil))
+}
+
+// extendHold applies an extend ok invoked at invoked: it moves the
+// validity to validUntil if the extend was invoked while the hold was
+// still valid; otherwise the hold had already ended at its validity.
+func (s *scanner) extendHold(p int, key, token string, invoked, validUntil int64) {
+	i := s.findHold(p, key, token)
+	if i < 0 {
+		return
+	}
+	a := s.active[p][i]
+	if invoked < a.validUntil {
+		a.validUntil = validUntil
+		return
+	}
+	s.active[p] = slices.Delete(s.active[p], i, i+1)
+	s.closeHold(a, a.validUntil)
+}
+
+func (s *scanner) closeHold(a *activeHold, end int64) {
+	if end < a.hold.Start {
+		s.emptyHolds++
+		return
+	}
+	a.hold.End = end
+	kd := s.key(a.hold.Key)
+	kd.holds = append(kd.holds, a.hold)
+}
+
+// scanned is the outcome of a scan.
+type scanned struct {
+	keys        map[string]*keyData
+	first, last int64 // times of the first and last event; 0, 0 when empty
+	events      int
+	ops         map[string]map[string]int
+	latencies   []int64
+	emptyHolds  int
+	faults      int
+}
+
+// finish ends the scan: open operations become unfinished, open holds end
+// at their validity, every key's holds are sorted by Start then End and
+// its sections by call.
+func (s *scanner) finish() *scanned {
+	procs := make([]int, 0, len(s.open))
+	for p := range s.open {
+		procs = append(procs, p)
+	}
+	sort.Ints(procs)
+	for _, p := range procs {
+		op := s.open[p]
+		s.count(op.f, "unfinished")
+		switch op.f {
+		case history.Acquire:
+			kd := s.key(op.key)
+			kd.attempts = append(kd.attempts, attempt{call: op.t, ret: math.MaxInt64})
+		case history.Section:
+			kd := s.key(op.key)
+			kd.sections = append(kd.sections, section{process: p, kind: sectionUnknown, call: op.t, ret: math.MaxInt64, fence: op.fence})
+		}
+	}
+	s.open = nil
+
+	procs = procs[:0]
+	for p := range s.active {
+		procs = append(procs, p)
+	}
+	sort.Ints(procs)
+	for _, p := range procs {
+		for _, a := range s.active[p] {
+			s.closeHold(a, a.validUntil)
+		}
+	}
+	s.active = nil
+
+	for _, kd := range s.keys {
+		sort.Slice(kd.sections, func(i, j int) bool {
+			a, b := kd.sections[i], kd.sections[j]
+			if a.call != b.call {
+				return a.call < b.call
+			}
+			if a.ret != b.ret {
+				return a.ret < b.ret
+			}
+			return a.process < b.process
+		})
+		sort.Slice(kd.holds, func(i, j int) bool {
+			a, b := kd.holds[i], kd.holds[j]
+			if a.Start != b.Start {
+				return a.Start < b.Start
+			}
+			if a.End != b.End {
+				return a.End < b.End
+			}
+			if a.Process != b.Process {
+				return a.Process < b.Process
+			}
+			return a.Token < b.Token
+		})
+	}
+	d := &scanned{
+		keys:       s.keys,
+		first:      s.first,
+		last:       s.last,
+		events:     s.n,
+		ops:        s.ops,
+		latencies:  s.latencies,
+		emptyHolds: s.emptyHolds,
+		faults:     s.faults,
+	}
+	if s.n == 0 {
+		d.first, d.last = 0, 0
+	}
+	return d
+}
+
+func (d *scanned) sortedKeys() []string {
+	keys := make([]string, 0, len(d.keys))
+	for k := range d.keys {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,222 @@
+package checker
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"time"
+)
+
+// Stats are liveness and latency figures of a history. Times are
+// nanosecond offsets from the run's base, like history.Event.Time;
+// durations are in nanoseconds in JSON.
+type Stats struct {
+	// Events is the number of events.
+	Events int `json:"events"`
+	// Start and End are the times of the first and last event.
+	Start int64 `json:"start"`
+	End   int64 `json:"end"`
+	// Duration is End - Start.
+	Duration time.Duration `json:"duration_ns"`
+	// Ops counts operations by f and outcome: "ok", "fail", "info", or
+	// "unfinished" (invoked, never completed); nemesis events count as
+	// "info" under their f.
+	Ops map[string]map[string]int `json:"ops"`
+	// Faults is the number of nemesis events (fault-start and fault-stop).
+	Faults int `json:"faults"`
+	// Holds is the number of holds (see Holds); EmptyHolds the number of
+	// acquires that returned ok after their validity had passed, which
+	// hold nothing.
+	Holds      int `json:"holds"`
+	EmptyHolds int `json:"empty_holds,omitempty"`
+	// Sections is the number of critical sections, finished or not.
+	Sections int `json:"sections"`
+	// AcquireOK and AcquireCompleted count acquires that returned ok,
+	// and that returned at all (ok, fail or info).
+	AcquireOK        int `json:"acquire_ok"`
+	AcquireCompleted int `json:"acquire_completed"`
+	// AcquisitionsPerSecond is AcquireOK / Duration (0 when Duration is
+	// 0).
+	AcquisitionsPerSecond float64 `json:"acquisitions_per_second"`
+	// SuccessRatio is AcquireOK / AcquireCompleted (0 when none
+	// completed).
+	SuccessRatio float64 `json:"success_ratio"`
+	// AcquireLatency is the invoke-to-ok time of the ok acquires.
+	AcquireLatency Latency `json:"acquire_latency"`
+	// LongestStall is the longest stretch in which a key was free yet
+	// not acquired although acquires on it were in progress; nil when no
+	// acquire ever found a key free. See Stall.
+	LongestStall *Stall `json:"longest_stall,omitempty"`
+}
+
+// Latency summarises a set of durations. Percentiles are nearest-rank:
+// the p-th percentile of n sorted samples is sample number ⌈p·n/100⌉.
+type Latency struct {
+	// N is the number of samples; the rest are zero when N is 0.
+	N   int           `json:"n"`
+	P50 time.Duration `json:"p50_ns"`
+	P99 time.Duration `json:"p99_ns"`
+	Max time.Duration `json:"max_ns"`
+}
+
+// Stall is a stretch in which a key was free (no Hold covered it) while
+// acquires on it were being attempted, and none succeeded.
+//
+// Per key, holds are half-open intervals [Start, End). A stall opens at
+// the first instant at which the key is free and some acquire on it is in
+// progress: at the invoke of an acquire that finds the key free, or at the
+// end of a hold while an acquire invoked earlier is still open (a lock
+// that retries inside one acquire). It closes at the next acquire ok on
+// the key, or at the end of the history; acquires that fail in between do
+// not close it, and it does not close if attempts stop. An acquire with no
+// completion stays in progress to the end of the history.
+type Stall struct {
+	// Key is the lock key.
+	Key string `json:"key"`
+	// Start is when the stall began.
+	Start int64 `json:"start"`
+	// Duration is how long it lasted.
+	Duration time.Duration `json:"duration_ns"`
+	// UntilEnd is set when no acquire succeeded before the end of the
+	// history.
+	UntilEnd bool `json:"until_end,omitempty"`
+}
+
+// stats computes the statistics; keys are the sorted keys of d.
+func (d *scanned) stats(keys []string) Stats {
+	st := Stats{
+		Events:     d.events,
+		Start:      d.first,
+		End:        d.last,
+		Duration:   time.Duration(d.last - d.first),
+		Ops:        d.ops,
+		Faults:     d.faults,
+		EmptyHolds: d.emptyHolds,
+	}
+	for _, k := range keys {
+		kd := d.keys[k]
+		st.Holds += len(kd.holds)
+		st.Sections += len(kd.sections)
+		for _, a := range kd.attempts {
+			if a.ret != math.MaxInt64 {
+				st.AcquireCompleted++
+			}
+			if a.ok {
+				st.AcquireOK++
+			}
+		}
+		if s, ok := longestStall(k, kd, d.last); ok {
+			if st.LongestStall == nil || s.Duration > st.LongestStall.Duration {
+				st.LongestStall = &s
+			}
+		}
+	}
+	if st.Duration > 0 {
+		st.AcquisitionsPerSecond = float64(st.AcquireOK) / st.Duration.Seconds()
+	}
+	if st.AcquireCompleted > 0 {
+		st.SuccessRatio = float64(st.AcquireOK) / float64(st.AcquireCompleted)
+	}
+	st.AcquireLatency = latency(d.latencies)
+	return st
+}
+
+// latency summarises samples (nanoseconds); it sorts them in place.
+func latency(samples []int64) Latency {
+	n := len(samples)
+	if n == 0 {
+		return Latency{}
+	}
+	slices.Sort(samples)
+	rank := func(p int) time.Duration {
+		i := (p*n + 99) / 100 // ⌈p·n/100⌉, 1-based
+		return time.Duration(samples[max(i, 1)-1])
+	}
+	return Latency{N: n, P50: rank(50), P99: rank(99), Max: time.Duration(samples[n-1])}
+}
+
+// longestStall finds the longest stall of one key; end is the time of the
+// last event of the history.
+func longestStall(key string, kd *keyData, end int64) (Stall, bool) {
+	if len(kd.attempts) == 0 {
+		return Stall{}, false
+	}
+	// Points in time at which something changes, processed per instant:
+	// (1) an acquire ok closes an open stall; (2) holds end and start;
+	// (3) acquires are invoked; (4) a stall opens if the key is free and
+	// an acquire is in progress; (5) acquires that completed at this
+	// instant stop being in progress.
+	type point struct {
+		t    int64
+		kind int8 // see below
+	}
+	const (
+		okAt     = iota // an acquire returned ok
+		holdEnd         // held count -1
+		holdBeg         // held count +1
+		invoke          // in progress +1
+		complete        // in progress -1, after the check
+	)
+	pts := make([]point, 0, 2*len(kd.holds)+3*len(kd.attempts))
+	for _, h := range kd.holds {
+		pts = append(pts, point{h.Start, holdBeg}, point{h.End, holdEnd})
+	}
+	for _, a := range kd.attempts {
+		pts = append(pts, point{a.call, invoke})
+		if a.ret != math.MaxInt64 {
+			pts = append(pts, point{a.ret, complete})
+		}
+		if a.ok {
+			pts = append(pts, point{a.ret, okAt})
+		}
+	}
+	sort.Slice(pts, func(i, j int) bool {
+		if pts[i].t != pts[j].t {
+			return pts[i].t < pts[j].t
+		}
+		return pts[i].kind < pts[j].kind
+	})
+
+	var best Stall
+	found := false
+	record := func(s Stall) {
+		if !found || s.Duration > best.Duration {
+			best, found = s, true
+		}
+	}
+	held, inProgress := 0, 0
+	open := false
+	var openAt int64
+	for i := 0; i < len(pts); {
+		t := pts[i].t
+		j := i
+		for ; j < len(pts) && pts[j].t == t; j++ {
+			switch pts[j].kind {
+			case okAt:
+				if open {
+					record(Stall{Key: key, Start: openAt, Duration: time.Duration(t - openAt)})
+					open = false
+				}
+			case holdEnd:
+				held--
+			case holdBeg:
+				held++
+			case invoke:
+				inProgress++
+			}
+		}
+		if !open && held == 0 && inProgress > 0 {
+			open, openAt = true, t
+		}
+		for k := i; k < j; k++ {
+			if pts[k].kind == complete {
+				inProgress--
+			}
+		}
+		i = j
+	}
+	if open {
+		record(Stall{Key: key, Start: openAt, Duration: time.Duration(max(end-openAt, 0)), UntilEnd: true})
+	}
+	return best, found
+}

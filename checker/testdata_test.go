@@ -1,0 +1,65 @@
+package checker
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/locktorture/locktorture/history"
+)
+
+// testdataName is the naming convention of testdata/:
+//
+//	lease-<verdict>_resource-<verdict>_<what>.jsonl  checked, verdicts as named
+//	malformed_<what>.jsonl                          rejected by history.Read or Check
+//
+// Every history that once exposed a bug goes there.
+var testdataName = regexp.MustCompile(`^lease-(valid|invalid|unknown)_resource-(valid|invalid|unknown)_[a-z0-9-]+\.jsonl$`)
+
+func TestTestdata(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("testdata", "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) == 0 {
+		t.Fatal("no histories in testdata/")
+	}
+	entries, err := os.ReadDir("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != len(paths) {
+		t.Errorf("testdata/ has %d entries but %d .jsonl files", len(entries), len(paths))
+	}
+	for _, path := range paths {
+		name := filepath.Base(path)
+		t.Run(strings.TrimSuffix(name, ".jsonl"), func(t *testing.T) {
+			if strings.HasPrefix(name, "malformed_") {
+				evs, err := history.ReadFile(path)
+				if err == nil {
+					_, err = Check(evs, Options{})
+				}
+				if err == nil {
+					t.Fatal("a malformed history was accepted")
+				}
+				if !errors.Is(err, ErrMalformed) && !errors.Is(err, history.ErrInvalid) {
+					t.Fatalf("error %v is neither ErrMalformed nor history.ErrInvalid", err)
+				}
+				return
+			}
+			m := testdataName.FindStringSubmatch(name)
+			if m == nil {
+				t.Fatalf("%s does not follow lease-<verdict>_resource-<verdict>_<what>.jsonl", name)
+			}
+			evs, err := history.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := mustCheck(t, evs, Options{})
+			wantVerdicts(t, r, Verdict(m[1]), Verdict(m[2]))
+		})
+	}
+}

@@ -1,0 +1,212 @@
+package checker
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/locktorture/locktorture/history"
+)
+
+// Which model Visualize draws.
+const (
+	// VisualizeLease draws the lease model: lock and unlock points, with
+	// each hold as a band on its client's row.
+	VisualizeLease = "lease"
+	// VisualizeResource draws the resource model: the critical sections.
+	VisualizeResource = "resource"
+)
+
+// Colours of the annotations.
+const (
+	holdColor  = "#dbeafe"
+	faultColor = "#fde2e2"
+)
+
+// Visualize writes porcupine's HTML visualization of one key's operations
+// under one model, which is VisualizeLease or VisualizeResource. Nemesis
+// faults are drawn as bands on a "nemesis" row: a fault-start and the next
+// fault-stop with the same Value make one band; a start never stopped
+// lasts to the end of the history; a stop with no start is a point.
+//
+// A key with more than a few hundred holds or sections is cut as Check
+// cuts it, and only one part is drawn: the first that porcupine rejects,
+// else the first it cannot decide, else the first; a "checker" row says
+// which. The part drawn is checked within opts.Timeout; on a timeout the
+// partial linearizations found so far are drawn.
+func Visualize(w io.Writer, events []history.Event, key string, which string, opts Options) error {
+	if which != VisualizeLease && which != VisualizeResource {
+		return fmt.Errorf("checker: visualize: unknown model %q (want %q or %q)", which, VisualizeLease, VisualizeResource)
+	}
+	s := newScanner()
+	for i := range events {
+		if err := s.add(&events[i]); err != nil {
+			return fmt.Errorf("checker: visualize: %w", err)
+		}
+	}
+	d := s.finish()
+	kd := d.keys[key]
+	timeout := opts.timeout()
+
+	// The parts, as Check cuts them; each knows its model, operations,
+	// time window and annotations.
+	type part struct {
+		model      porcupine.Model
+		ops        func() []porcupine.Operation
+		from, to   int64
+		what       string
+		annotation func() []porcupine.Annotation
+	}
+	var parts []part
+	if which == VisualizeLease {
+		if kd == nil || len(kd.holds) == 0 {
+			return fmt.Errorf("checker: visualize: no holds on key %q", key)
+		}
+		holds := kd.holds
+		model := leaseModel(holds)
+		for _, c := range leaseChunks(holds, chunkSize) {
+			p := part{
+				model: model,
+				ops:   func() []porcupine.Operation { return leaseOps(holds, c[0], c[1]) },
+				from:  holds[c[0]].Start,
+				what:  fmt.Sprintf("holds %d to %d of %d", c[0]+1, c[1], len(holds)),
+				annotation: func() []porcupine.Annotation {
+					return holdAnnotations(holds[c[0]:c[1]])
+				},
+			}
+			for _, h := range holds[c[0]:c[1]] {
+				p.to = max(p.to, h.End)
+			}
+			parts = append(parts, p)
+		}
+	} else {
+		if kd == nil || len(kd.sections) == 0 {
+			return fmt.Errorf("checker: visualize: no sections on key %q", key)
+		}
+		secs := kd.sections
+		for _, c := range resourceChunks(secs, chunkSize) {
+			p := part{
+				model:      resourceModel(c.init),
+				ops:        func() []porcupine.Operation { return resourceOps(secs[c.lo:c.hi]) },
+				from:       secs[c.lo].call,
+				what:       fmt.Sprintf("sections %d to %d of %d, starting from value %d", c.lo+1, c.hi, len(secs), c.init),
+				annotation: func() []porcupine.Annotation { return nil },
+			}
+			for _, sec := range secs[c.lo:c.hi] {
+				p.to = max(p.to, min(sec.ret, max(d.last, sec.call)))
+			}
+			parts = append(parts, p)
+		}
+	}
+
+	pick := 0
+	var notes []porcupine.Annotation
+	if len(parts) > 1 {
+		pick = -1
+		deadline := time.Now().Add(timeout)
+		firstUnknown := -1
+		for i, p := range parts {
+			remaining := time.Until(deadline)
+			res := porcupine.Unknown
+			if remaining > 0 {
+				res = porcupine.CheckOperationsTimeout(p.model, p.ops(), remaining)
+			}
+			if res == porcupine.Illegal {
+				pick = i
+				break
+			}
+			if res == porcupine.Unknown && firstUnknown < 0 {
+				firstUnknown = i
+			}
+		}
+		switch {
+		case pick >= 0:
+		case firstUnknown >= 0:
+			pick = firstUnknown
+		default:
+			pick = 0
+		}
+		notes = append(notes, porcupine.Annotation{
+			Tag:         "checker",
+			Start:       parts[pick].from,
+			End:         parts[pick].to,
+			Description: fmt.Sprintf("part %d of %d", pick+1, len(parts)),
+			Details:     fmt.Sprintf("key %q is checked in %d parts; this is part %d: %s", key, len(parts), pick+1, parts[pick].what),
+		})
+	}
+	p := parts[pick]
+	notes = append(notes, p.annotation()...)
+	for _, a := range faultAnnotations(events, d.last) {
+		if len(parts) == 1 || (a.Start <= p.to && a.End >= p.from) {
+			notes = append(notes, a)
+		}
+	}
+
+	_, info := porcupine.CheckOperationsVerbose(p.model, p.ops(), timeout)
+	info.AddAnnotations(notes)
+	if err := porcupine.Visualize(p.model, info, w); err != nil {
+		return fmt.Errorf("checker: visualize %s of %q: %w", which, key, err)
+	}
+	return nil
+}
+
+// holdAnnotations draws each hold as a band on its client's row.
+func holdAnnotations(holds []Hold) []porcupine.Annotation {
+	out := make([]porcupine.Annotation, 0, len(holds))
+	for _, h := range holds {
+		details := fmt.Sprintf("P%d holds %q with token %s from %d to %d", h.Process, h.Key, h.Token, h.Start, h.End)
+		if h.Fence != 0 {
+			details += fmt.Sprintf(", fence %d", h.Fence)
+		}
+		out = append(out, porcupine.Annotation{
+			ClientId:        h.Process,
+			Start:           h.Start,
+			End:             h.End,
+			Description:     "hold " + h.Token,
+			Details:         details,
+			BackgroundColor: holdColor,
+		})
+	}
+	return out
+}
+
+// faultAnnotations pairs fault-start and fault-stop events by Value into
+// bands; end is the end of the history.
+func faultAnnotations(events []history.Event, end int64) []porcupine.Annotation {
+	band := func(value string, start, stop int64, details string) porcupine.Annotation {
+		return porcupine.Annotation{
+			Tag:             "nemesis",
+			Start:           start,
+			End:             stop,
+			Description:     value,
+			Details:         details,
+			BackgroundColor: faultColor,
+		}
+	}
+	var out []porcupine.Annotation
+	started := make(map[string][]int64) // value -> start times, oldest first
+	var order []string                  // values in order of first start, for a stable output
+	for _, e := range events {
+		switch e.F {
+		case history.FaultStart:
+			if _, seen := started[e.Value]; !seen {
+				order = append(order, e.Value)
+			}
+			started[e.Value] = append(started[e.Value], e.Time)
+		case history.FaultStop:
+			if q := started[e.Value]; len(q) > 0 {
+				out = append(out, band(e.Value, q[0], e.Time, fmt.Sprintf("fault %s from %d to %d", e.Value, q[0], e.Time)))
+				started[e.Value] = q[1:]
+			} else {
+				out = append(out, band(e.Value, e.Time, e.Time, fmt.Sprintf("fault %s stopped at %d, start not recorded", e.Value, e.Time)))
+			}
+		}
+	}
+	for _, v := range order {
+		for _, t := range started[v] {
+			out = append(out, band(v, t, end, fmt.Sprintf("fault %s from %d, never stopped", v, t)))
+		}
+	}
+	return out
+}
