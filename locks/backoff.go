@@ -1,0 +1,61 @@
+package locks
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	mrand "math/rand/v2"
+	"sync"
+	"time"
+)
+
+// backoff draws the random delays between two acquire attempts from one
+// generator seeded by Config.Seed, so one seed gives one sequence of
+// delays (which goroutine gets which delay still depends on scheduling).
+type backoff struct {
+	max time.Duration
+
+	mu  sync.Mutex
+	rng *mrand.Rand
+}
+
+func newBackoff(cfg Config) *backoff {
+	seed := uint64(cfg.Seed)
+	return &backoff{
+		max: cfg.RetryDelay,
+		rng: mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+	}
+}
+
+// next returns a delay drawn uniformly from [max/2, max).
+func (b *backoff) next() time.Duration {
+	lo := b.max / 2
+	span := b.max - lo
+	if span <= 0 {
+		return max(lo, 0)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return lo + time.Duration(b.rng.Int64N(int64(span)))
+}
+
+// wait sleeps for the next delay, or until ctx is done, in which case it
+// returns ctx.Err().
+func (b *backoff) wait(ctx context.Context) error {
+	t := time.NewTimer(b.next())
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// newToken returns 128 random bits from crypto/rand, hex-encoded: the
+// value that identifies one holder.
+func newToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails since Go 1.24; it crashes the program instead
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,30 @@
+package locks
+
+import (
+	"testing"
+	"time"
+)
+
+// TestBackoff: delays fall in [RetryDelay/2, RetryDelay), and one seed
+// gives one sequence of delays.
+func TestBackoff(t *testing.T) {
+	const delay = 50 * time.Millisecond
+	a := newBackoff(Config{RetryDelay: delay, Seed: 7})
+	b := newBackoff(Config{RetryDelay: delay, Seed: 7})
+	c := newBackoff(Config{RetryDelay: delay, Seed: 8})
+	same, differ := true, false
+	for range 100 {
+		da, db, dc := a.next(), b.next(), c.next()
+		if da < delay/2 || da >= delay {
+			t.Fatalf("delay %v outside [%v, %v)", da, delay/2, delay)
+		}
+		same = same && da == db
+		differ = differ || da != dc
+	}
+	if !same {
+		t.Error("two generators with one seed drew different delays")
+	}
+	if !differ {
+		t.Error("generators with seeds 7 and 8 drew the same 100 delays")
+	}
+}

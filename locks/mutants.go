@@ -1,0 +1,76 @@
+package locks
+
+import "fmt"
+
+// The mutants: the real locks with one deliberate bug each, selected by a
+// setnxBug or redlockBug field, so that a mutant differs from its lock in
+// that one place only. They prove that the checkers see what they claim
+// to see. None issues fencing tokens: a fenced resource would hide the
+// very violation a mutant is there to cause.
+
+// newSetNXPlainDel builds "setnx-plain-del". Bug: Release is a plain
+// DEL key, without comparing the token. A client whose lease expired while
+// it worked, after another client acquired the key, deletes the other
+// client's lock when it releases, and a third client can then acquire
+// while the second still believes it holds the lock.
+func newSetNXPlainDel(cfg Config) (Lock, error) {
+	return setnxMutant("setnx-plain-del", cfg, setnxBug{plainDel: true})
+}
+
+// newSetNXGetSet builds "setnx-get-set". Bug: Acquire is check-then-act,
+// GET key and, if it was empty, SET key token PX ttl without NX. Clients
+// that all GET before any of them SETs all see the key free, all SET it
+// (the last write wins the key) and all believe they hold the lock.
+func newSetNXGetSet(cfg Config) (Lock, error) {
+	return setnxMutant("setnx-get-set", cfg, setnxBug{getThenSet: true})
+}
+
+// newSetNXNoTTL builds "setnx-no-ttl". Bug: Acquire is SET key token NX
+// with no expiry. The client is still told a validity of TTL − drift (it
+// believes in a TTL that the key does not have), and Extend only checks
+// that the key holds the token. Mutual exclusion holds, liveness does
+// not: a holder that crashes or forgets to release blocks the key for
+// ever.
+func newSetNXNoTTL(cfg Config) (Lock, error) {
+	return setnxMutant("setnx-no-ttl", cfg, setnxBug{noTTL: true})
+}
+
+// newRedLockNoQuorum builds "redlock-no-quorum". Bug: one granting node
+// is enough (also for Release and Extend). Clients that hold different
+// nodes, e.g. because a partition splits them, all acquire.
+func newRedLockNoQuorum(cfg Config) (Lock, error) {
+	return redlockMutant("redlock-no-quorum", cfg, redlockBug{anyGrant: true})
+}
+
+// newRedLockNoElapsed builds "redlock-no-elapsed". Bug: the validity is
+// TTL − drift counted from the moment Acquire (or Extend) returns,
+// ignoring the time the round took (and never checked to be positive). A
+// slow round, e.g. under a latency fault, makes the client believe it
+// holds the lock after the keys, set at the start of the round, expired
+// and another client took them.
+func newRedLockNoElapsed(cfg Config) (Lock, error) {
+	return redlockMutant("redlock-no-elapsed", cfg, redlockBug{ignoreElapsed: true})
+}
+
+// refuseFencing fails if cfg asks a lock that issues no fencing tokens
+// for them; New checks this too, but a Spec's New may be called directly.
+func refuseFencing(name string, cfg Config) error {
+	if cfg.Fencing {
+		return fmt.Errorf("locks: %s issues no fencing tokens", name)
+	}
+	return nil
+}
+
+func setnxMutant(name string, cfg Config, bug setnxBug) (Lock, error) {
+	if err := refuseFencing(name, cfg); err != nil {
+		return nil, err
+	}
+	return setnxLock(name, cfg, bug)
+}
+
+func redlockMutant(name string, cfg Config, bug redlockBug) (Lock, error) {
+	if err := refuseFencing(name, cfg); err != nil {
+		return nil, err
+	}
+	return redlockLock(name, cfg, bug)
+}

@@ -1,0 +1,238 @@
+package locks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// setnx is the single-instance lock on Config.Addrs[0]:
+//
+//   - Acquire: SET key token NX PX ttl, with a fresh 128-bit random token
+//     per call. With Config.Fencing one Lua script does the SET and, only
+//     if it succeeded, INCR of key+":fence", and the counter is the lease's
+//     fencing token.
+//   - Release: a Lua compare-and-delete; ErrNotHeld if the key did not
+//     hold the token.
+//   - Extend: a Lua compare-and-pexpire; ErrNotHeld if the key did not
+//     hold the token, or at once, without asking, if the lease's validity
+//     has already passed.
+//
+// Validity. A lease is valid until start + TTL − drift, where start is
+// the time.Now taken before the command was sent: the client cannot know
+// when the server set the key, only that it was not earlier, so measuring
+// from before the send is the safe side; drift is TTL×1% + 2 ms, the same
+// allowance as RedLock's (see drift). The time spent waiting for the
+// reply therefore comes off the validity the caller sees.
+//
+// Retries and unknown outcomes. Acquire makes up to Config.Tries attempts,
+// all with the same token, sleeping a random back-off from
+// [RetryDelay/2, RetryDelay) between them. An attempt whose command failed
+// (timeout, lost connection) has an unknown outcome: its SET may have
+// landed. If the last attempt failed that way, Acquire returns its error
+// as is (wrapped): outcome unknown. If a later attempt got a definite "no"
+// after an earlier unknown one, the "no" may have been caused by this
+// call's own earlier SET; Acquire still returns ErrNotAcquired, which is
+// honest about what the caller may do: it does not know that it holds the
+// lock, so it must not act as the holder. Either way, whenever some
+// attempt's outcome was unknown, Acquire first tries a compare-and-delete
+// of its token (best effort, with its own timeout, even when ctx was
+// cancelled), so that a SET that landed unseen does not block the key
+// until its TTL ends; if that clean-up fails too, the key may hold the
+// token until then, which costs liveness, never safety. A cancelled ctx
+// ends the loop with ctx.Err(), wrapped.
+//
+// setnxBug turns the lock into one of the setnx mutants.
+type setnx struct {
+	name    string
+	cfg     Config
+	drift   time.Duration
+	client  *redis.Client
+	backoff *backoff
+	bug     setnxBug
+}
+
+// setnxBug selects the deliberate bug of a setnx mutant (mutants.go); the
+// zero value is the correct lock.
+type setnxBug struct {
+	// plainDel releases with DEL key, without comparing the token.
+	plainDel bool
+	// getThenSet acquires with GET key and, if it was empty, SET key
+	// token PX ttl (no NX): check-then-act.
+	getThenSet bool
+	// noTTL acquires with SET key token NX and no expiry; Extend only
+	// checks that the key still holds the token.
+	noTTL bool
+}
+
+var _ Lock = (*setnx)(nil)
+
+// newSetNX builds the lock called name (for error messages) from cfg.
+func newSetNX(name string, cfg Config, bug setnxBug) (*setnx, error) {
+	cfg, err := validConfig(name, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &setnx{
+		name:    name,
+		cfg:     cfg,
+		drift:   drift(cfg.TTL),
+		client:  newClient(cfg.Addrs[0], cfg),
+		backoff: newBackoff(cfg),
+		bug:     bug,
+	}, nil
+}
+
+// validConfig applies the defaults to cfg and checks what every lock of
+// this package needs.
+func validConfig(name string, cfg Config) (Config, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return cfg, err
+	}
+	if d := drift(cfg.TTL); cfg.TTL <= d {
+		return cfg, fmt.Errorf("locks: %s: TTL %v is not longer than the drift allowance %v", name, cfg.TTL, d)
+	}
+	if cfg.Timeout < 0 || cfg.RetryDelay < 0 {
+		return cfg, fmt.Errorf("locks: %s: negative Timeout %v or RetryDelay %v", name, cfg.Timeout, cfg.RetryDelay)
+	}
+	cfg.Tries = max(cfg.Tries, 1)
+	return cfg, nil
+}
+
+// Acquire implements [Lock].
+func (l *setnx) Acquire(ctx context.Context, key string) (Lease, error) {
+	token := newToken()
+	unknown := false // some attempt's SET may have landed unseen
+	var last error   // the last attempt's error; nil after a definite "no"
+	for try := range l.cfg.Tries {
+		if try > 0 {
+			if err := l.backoff.wait(ctx); err != nil {
+				last = err
+				break
+			}
+		}
+		start := time.Now()
+		granted, fence, err := l.set(ctx, key, token)
+		if err == nil && granted {
+			return Lease{Key: key, Token: token, Fencing: fence, Validity: start.Add(l.cfg.TTL - l.drift)}, nil
+		}
+		last = err
+		if err != nil {
+			unknown = true
+			if ctxErr(ctx) != nil {
+				break
+			}
+		}
+	}
+	if unknown {
+		l.cleanup(ctx, key, token)
+	}
+	switch cerr := ctxErr(ctx); {
+	case cerr != nil:
+		return Lease{}, fmt.Errorf("%s: acquire %q: %w", l.name, key, cerr)
+	case last != nil:
+		return Lease{}, fmt.Errorf("%s: acquire %q: %w", l.name, key, last)
+	default:
+		return Lease{}, fmt.Errorf("%s: acquire %q: %w", l.name, key, ErrNotAcquired)
+	}
+}
+
+// set makes one acquire attempt: granted reports whether this call set
+// the key; fence is the fencing token (0 without fencing).
+func (l *setnx) set(ctx context.Context, key, token string) (granted bool, fence int64, err error) {
+	ctx, cancel := nodeCtx(ctx, l.cfg)
+	defer cancel()
+	ttl := l.cfg.TTL.Milliseconds()
+	switch {
+	case l.bug.getThenSet:
+		err := l.client.Get(ctx, key).Err()
+		if err == nil {
+			return false, 0, nil // held by someone
+		}
+		if !errors.Is(err, redis.Nil) {
+			return false, 0, err
+		}
+		// The bug: another client may set the key between the GET and
+		// this SET, which overwrites it.
+		if err := l.client.Do(ctx, "SET", key, token, "PX", ttl).Err(); err != nil {
+			return false, 0, err
+		}
+		return true, 0, nil
+	case l.cfg.Fencing:
+		n, err := acquireFencedScript.Run(ctx, l.client, []string{key, fenceKey(key)}, token, ttl).Int64()
+		if err != nil {
+			return false, 0, err
+		}
+		return n > 0, n, nil
+	default:
+		args := []any{"SET", key, token, "NX", "PX", ttl}
+		if l.bug.noTTL {
+			args = args[:4] // the bug: no expiry
+		}
+		err := l.client.Do(ctx, args...).Err()
+		if errors.Is(err, redis.Nil) {
+			return false, 0, nil
+		}
+		return err == nil, 0, err
+	}
+}
+
+// cleanup deletes key if it holds token, best effort, even if ctx is
+// done.
+func (l *setnx) cleanup(ctx context.Context, key, token string) {
+	ctx, cancel := cleanupCtx(ctx, l.cfg)
+	defer cancel()
+	_ = releaseScript.Run(ctx, l.client, []string{key}, token).Err() // best effort: an error leaves the key to its TTL
+}
+
+// Release implements [Lock].
+func (l *setnx) Release(ctx context.Context, lease Lease) error {
+	ctx, cancel := nodeCtx(ctx, l.cfg)
+	defer cancel()
+	var (
+		n   int64
+		err error
+	)
+	if l.bug.plainDel {
+		n, err = l.client.Del(ctx, lease.Key).Result() // the bug: no token check
+	} else {
+		n, err = releaseScript.Run(ctx, l.client, []string{lease.Key}, lease.Token).Int64()
+	}
+	if err != nil {
+		return fmt.Errorf("%s: release %q: %w", l.name, lease.Key, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%s: release %q: %w", l.name, lease.Key, ErrNotHeld)
+	}
+	return nil
+}
+
+// Extend implements [Lock].
+func (l *setnx) Extend(ctx context.Context, lease Lease) (Lease, error) {
+	start := time.Now()
+	if !lease.Valid(start) {
+		return Lease{}, fmt.Errorf("%s: extend %q: validity ended %v ago: %w", l.name, lease.Key, start.Sub(lease.Validity), ErrNotHeld)
+	}
+	ctx, cancel := nodeCtx(ctx, l.cfg)
+	defer cancel()
+	script := extendScript
+	if l.bug.noTTL {
+		script = checkScript
+	}
+	n, err := script.Run(ctx, l.client, []string{lease.Key}, lease.Token, l.cfg.TTL.Milliseconds()).Int64()
+	if err != nil {
+		return Lease{}, fmt.Errorf("%s: extend %q: %w", l.name, lease.Key, err)
+	}
+	if n == 0 {
+		return Lease{}, fmt.Errorf("%s: extend %q: %w", l.name, lease.Key, ErrNotHeld)
+	}
+	lease.Validity = start.Add(l.cfg.TTL - l.drift)
+	return lease, nil
+}
+
+// Close implements [Lock].
+func (l *setnx) Close() error { return l.client.Close() }
