@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/report"
+)
+
+func checkCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	timeout := fs.Duration("check-timeout", 60*time.Second, "porcupine time limit per model (exceeded: verdict unknown)")
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("check: want one run directory or history file, got %d arguments (see torture check -h)", fs.NArg())
+	}
+	path := fs.Arg(0)
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("check: %w", err)
+	}
+	if st.IsDir() {
+		path = filepath.Join(path, "history.jsonl")
+	}
+	events, err := history.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("check %s: %w", path, err)
+	}
+	res, err := checker.Check(events, checker.Options{Timeout: *timeout})
+	if err != nil {
+		return fmt.Errorf("check %s: %w", path, err)
+	}
+	report.Summary(stdout, fmt.Sprintf("%s (%d events)", path, len(events)), res)
+	return verdictErr(res)
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/locktorture/locktorture/report"
+)
+
+func torture(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, &out, &errb)
+	code = exitCode(err, &errb)
+	return out.String(), errb.String(), code
+}
+
+func TestBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"frobnicate"},
+		{"run", "--lock", "nope"},
+		{"run", "--no-such-flag"},
+		{"run", "--clients", "many"},
+		{"run", "--lock", "setnx", "--nodes", "3"},
+		{"run", "--duration", "0s"},
+		{"run", "extra-arg"},
+		{"check"},
+		{"check", "/does/not/exist"},
+	} {
+		_, stderr, code := torture(t, args...)
+		if code != exitError {
+			t.Errorf("torture %q: exit %d, want %d", args, code, exitError)
+		}
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if last := lines[len(lines)-1]; !strings.HasPrefix(last, "torture: ") {
+			t.Errorf("torture %q: last stderr line %q is not a one-line error", args, last)
+		}
+	}
+	if _, _, code := torture(t, "run", "-h"); code != exitValid {
+		t.Errorf("run -h: exit %d", code)
+	}
+}
+
+// TestRunAndCheck: a fault-free setnx run exits 0, the check-then-act
+// mutant exits 1, and `torture check` on each run directory gives the
+// same verdict and exit status.
+func TestRunAndCheck(t *testing.T) {
+	for _, tc := range []struct {
+		lock string
+		want int
+	}{
+		{"setnx", exitValid},
+		{"setnx-get-set", exitViolation},
+	} {
+		t.Run(tc.lock, func(t *testing.T) {
+			out := t.TempDir()
+			stdout, stderr, code := torture(t, "run", "--lock", tc.lock, "--duration", "2s", "--keys", "1", "--seed", "2", "--out", out)
+			if code != tc.want {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.want, stdout, stderr)
+			}
+			dirs, err := os.ReadDir(out)
+			if err != nil || len(dirs) != 1 {
+				t.Fatalf("run directories: %v, %v", dirs, err)
+			}
+			dir := filepath.Join(out, dirs[0].Name())
+			for _, f := range []string{"history.jsonl", "results.json", "report.html"} {
+				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+					t.Fatalf("missing %s: %v", f, err)
+				}
+			}
+			r, err := report.ReadResults(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Seed != 2 || r.RedisVersion == "" || r.Versions["go"] == "" {
+				t.Fatalf("results.json lacks seed or versions: seed %d redis %q versions %v", r.Seed, r.RedisVersion, r.Versions)
+			}
+			checkOut, _, checkCode := torture(t, "check", dir)
+			if checkCode != code {
+				t.Fatalf("check exit %d, run exit %d\n%s", checkCode, code, checkOut)
+			}
+			if !strings.Contains(checkOut, "lease safety:    "+string(r.Lease)) {
+				t.Fatalf("check printed a different lease verdict than results.json (%s):\n%s", r.Lease, checkOut)
+			}
+		})
+	}
+}
+
+// TestCheckHandWritten: a history written by hand, with two holds of one
+// key overlapping, is reported invalid; the same history with the holds
+// apart is valid.
+func TestCheckHandWritten(t *testing.T) {
+	const overlap = `{"type":"invoke","f":"acquire","process":0,"time":100,"key":"k"}
+{"type":"ok","f":"acquire","process":0,"time":200,"key":"k","token":"a","valid_until":10000}
+{"type":"invoke","f":"acquire","process":1,"time":300,"key":"k"}
+{"type":"ok","f":"acquire","process":1,"time":400,"key":"k","token":"b","valid_until":10000}
+{"type":"invoke","f":"release","process":0,"time":500,"key":"k","token":"a"}
+{"type":"ok","f":"release","process":0,"time":600,"key":"k","token":"a"}
+`
+	apart := strings.Replace(strings.Replace(overlap, `"time":300,`, `"time":700,`, 1), `"time":400,`, `"time":800,`, 1)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, text string
+		want       int
+	}{{"overlap", overlap, exitViolation}, {"apart", apart, exitValid}} {
+		path := filepath.Join(dir, tc.name+".jsonl")
+		if err := os.WriteFile(path, []byte(tc.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, stderr, code := torture(t, "check", path)
+		if code != tc.want {
+			t.Errorf("%s: exit %d, want %d\n%s%s", tc.name, code, tc.want, out, stderr)
+		}
+	}
+	bad := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte("{\"type\":\"ok\",\"f\":\"release\",\"process\":0,\"time\":1,\"key\":\"k\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := torture(t, "check", bad); code != exitError || !strings.Contains(stderr, "torture: ") {
+		t.Errorf("malformed history: exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	var b bytes.Buffer
+	for err, want := range map[error]int{
+		nil:                exitValid,
+		errViolation:       exitViolation,
+		errUnknown:         exitError,
+		errors.New("boom"): exitError,
+		context.Canceled:   exitError,
+	} {
+		if got := exitCode(err, &b); got != want {
+			t.Errorf("exitCode(%v) = %d, want %d", err, got, want)
+		}
+	}
+}

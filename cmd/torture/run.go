@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/harness"
+	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/locks"
+	"github.com/locktorture/locktorture/report"
+)
+
+func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	var cfg harness.Config
+	fs.StringVar(&cfg.Lock, "lock", "setnx", "lock under test: "+strings.Join(locks.Names(), ", "))
+	fs.IntVar(&cfg.Nodes, "nodes", 0, "Redis nodes (default 5 for redlock locks, 1 otherwise)")
+	fs.IntVar(&cfg.Clients, "clients", 10, "concurrent clients")
+	fs.IntVar(&cfg.Keys, "keys", 2, "lock keys the clients contend for")
+	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long clients run")
+	fs.DurationVar(&cfg.TTL, "ttl", time.Second, "lock TTL")
+	fs.DurationVar(&cfg.Hold, "hold", 10*time.Millisecond, "time spent inside the critical section")
+	fs.Int64Var(&cfg.Seed, "seed", 1, "seed of the run's one random source")
+	fs.BoolVar(&cfg.Fencing, "fencing", false, "issue fencing tokens and have the resource check them")
+	out := fs.String("out", filepath.Join("results", "runs"), "directory under which the run directory is created")
+	timeout := fs.Duration("check-timeout", 60*time.Second, "porcupine time limit per model (exceeded: verdict unknown)")
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("run: unexpected argument %q (see torture run -h)", fs.Arg(0))
+	}
+	if cfg.Seed == 0 {
+		return errors.New("run: --seed must not be 0")
+	}
+	if cfg.Duration <= 0 || cfg.TTL <= 0 {
+		return errors.New("run: --duration and --ttl must be positive")
+	}
+	cfg.Dir = "-" // validated below with the real directory
+	if _, err := cfg.WithDefaults(); err != nil {
+		return err
+	}
+
+	started := time.Now()
+	id, dir, err := newRunDir(*out, started, cfg.Lock, cfg.Seed)
+	if err != nil {
+		return err
+	}
+	cfg.Dir = dir
+	fmt.Fprintf(stderr, "run %s: %s, %d clients, %d keys, %s, seed %d → %s\n", id, cfg.Lock, cfg.Clients, cfg.Keys, cfg.Duration, cfg.Seed, dir)
+
+	prog := newProgress(stderr)
+	sum, runErr := harness.Run(ctx, cfg, harness.WithProgress(time.Second, prog.update))
+	prog.done()
+	if runErr != nil && !sum.Interrupted {
+		return fmt.Errorf("run %s: %w", id, runErr)
+	}
+	if sum.Interrupted {
+		fmt.Fprintf(stderr, "interrupted after %s; checking what was recorded\n", sum.Elapsed.Round(time.Millisecond))
+	}
+
+	events, err := history.ReadFile(sum.HistoryPath)
+	if err != nil {
+		return err
+	}
+	opts := checker.Options{Timeout: *timeout}
+	res, err := checker.Check(events, opts)
+	if err != nil {
+		return fmt.Errorf("check %s: %w", sum.HistoryPath, err)
+	}
+	r := report.Results{
+		RunID:        id,
+		Started:      started.UTC(),
+		Command:      "torture run " + strings.Join(args, " "),
+		Config:       sum.Config,
+		Seed:         cfg.Seed,
+		RedisVersion: sum.RedisVersion,
+		Versions:     report.Versions(),
+		Elapsed:      sum.Elapsed.Seconds(),
+		Interrupted:  sum.Interrupted,
+		Lease:        res.Lease,
+		Resource:     res.Resource,
+		Check:        res,
+	}
+	if err := report.WriteResults(dir, r); err != nil {
+		return err
+	}
+	if err := report.WriteHTML(filepath.Join(dir, "report.html"), r, events, opts); err != nil {
+		return err
+	}
+	report.Summary(stdout, fmt.Sprintf("%s (%d events) → %s", id, len(events), dir), res)
+	if sum.Interrupted {
+		return fmt.Errorf("run %s: interrupted: %w", id, ctx.Err())
+	}
+	return verdictErr(res)
+}
+
+// verdictErr maps the verdicts to the error that gives the exit status.
+func verdictErr(res checker.Result) error {
+	switch {
+	case res.Lease == checker.Invalid || res.Resource == checker.Invalid:
+		return errViolation
+	case res.Lease != checker.Valid || res.Resource != checker.Valid:
+		return errUnknown
+	}
+	return nil
+}
+
+// newRunDir creates a fresh run directory under out.
+func newRunDir(out string, t time.Time, lock string, seed int64) (id, dir string, err error) {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", "", fmt.Errorf("run: %w", err)
+	}
+	base := fmt.Sprintf("%s-%s-seed%d", t.UTC().Format("20060102T150405"), lock, seed)
+	for i := 0; ; i++ {
+		id = base
+		if i > 0 {
+			id = fmt.Sprintf("%s-%d", base, i)
+		}
+		dir = filepath.Join(out, id)
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return id, dir, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", "", fmt.Errorf("run: %w", err)
+		}
+	}
+}

@@ -1,0 +1,170 @@
+package harness_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/harness"
+	"github.com/locktorture/locktorture/history"
+)
+
+func TestConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  harness.Config
+		want string
+	}{
+		{harness.Config{Lock: "nope", Dir: "x"}, "unknown lock"},
+		{harness.Config{Lock: "setnx", Nodes: 3, Dir: "x"}, "single-instance lock"},
+		{harness.Config{Lock: "redlock", Clients: -1, Dir: "x"}, "clients must be at least 1"},
+		{harness.Config{Lock: "setnx-get-set", Fencing: true, Dir: "x"}, "no fencing tokens"},
+		{harness.Config{Lock: "setnx"}, "no run directory"},
+		{harness.Config{Lock: "setnx", Hold: -time.Second, Dir: "x"}, "must not be negative"},
+	} {
+		_, err := tc.cfg.WithDefaults()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: err = %v, want it to contain %q", tc.cfg, err, tc.want)
+		}
+	}
+	cfg, err := harness.Config{Lock: "redlock", Dir: "x"}.WithDefaults()
+	if err != nil || cfg.Nodes != 5 || cfg.Clients != 10 || cfg.Seed != 1 || cfg.AcquireTimeout != cfg.TTL {
+		t.Fatalf("defaults: %+v, %v", cfg, err)
+	}
+}
+
+// run runs a short test and returns its summary and checked history.
+func run(t *testing.T, ctx context.Context, cfg harness.Config) (harness.Summary, []history.Event, checker.Result, error) {
+	t.Helper()
+	cfg.Dir = filepath.Join(t.TempDir(), "run")
+	sum, runErr := harness.Run(ctx, cfg)
+	evs, err := history.ReadFile(filepath.Join(cfg.Dir, "history.jsonl"))
+	if err != nil {
+		t.Fatalf("read history: %v", err)
+	}
+	res, err := checker.Check(evs, checker.Options{})
+	if err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	return sum, evs, res, runErr
+}
+
+func TestRunValid(t *testing.T) {
+	for _, tc := range []harness.Config{
+		{Lock: "setnx", Clients: 6, Keys: 2, Duration: time.Second, TTL: time.Second, Seed: 7},
+		{Lock: "setnx", Clients: 6, Keys: 2, Duration: time.Second, TTL: time.Second, Seed: 7, Fencing: true},
+		{Lock: "redlock", Nodes: 3, Clients: 6, Keys: 2, Duration: time.Second, TTL: time.Second, Seed: 7},
+	} {
+		t.Run(tc.Lock, func(t *testing.T) {
+			sum, evs, res, err := run(t, context.Background(), tc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Lease != checker.Valid || res.Resource != checker.Valid {
+				t.Fatalf("verdicts %s/%s on a fault-free run of %s: %+v", res.Lease, res.Resource, tc.Lock, res.LeaseViolations)
+			}
+			if res.Stats.AcquireOK == 0 || res.Stats.Sections == 0 {
+				t.Fatalf("no work done: %+v", res.Stats)
+			}
+			if sum.Events != len(evs) || sum.RedisVersion == "" {
+				t.Fatalf("summary %+v, history has %d events", sum, len(evs))
+			}
+			fenced := 0
+			for _, e := range evs {
+				if e.F == history.Acquire && e.Type == history.Ok && e.Fence > 0 {
+					fenced++
+				}
+			}
+			if tc.Fencing != (fenced > 0) {
+				t.Fatalf("fencing %v but %d acquires carried a fence", tc.Fencing, fenced)
+			}
+		})
+	}
+}
+
+// TestRunFindsRace: the check-then-act mutant is caught on a fault-free
+// run; the harness has the power to see a broken lock.
+func TestRunFindsRace(t *testing.T) {
+	_, _, res, err := run(t, context.Background(), harness.Config{Lock: "setnx-get-set", Clients: 8, Keys: 1, Duration: 3 * time.Second, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Lease != checker.Invalid {
+		t.Fatalf("lease verdict %s for setnx-get-set, want invalid", res.Lease)
+	}
+}
+
+// TestRunInterrupted: cancelling a run stops it early, leaves a history
+// that checks, and leaves no redis-server behind.
+func TestRunInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg := harness.Config{Lock: "redlock", Nodes: 3, Duration: time.Minute, Seed: 3}
+	cfg.Dir = filepath.Join(t.TempDir(), "run")
+	done := make(chan struct{})
+	var sum harness.Summary
+	var err error
+	go func() {
+		defer close(done)
+		sum, err = harness.Run(ctx, cfg)
+	}()
+	// Wait until the run has recorded something, then interrupt it.
+	hist := filepath.Join(cfg.Dir, "history.jsonl")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if evs, rerr := history.ReadFile(hist); rerr == nil && len(evs) > 20 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			<-done
+			t.Fatalf("nothing recorded within 30s (run error %v)", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if !errors.Is(err, context.Canceled) || !sum.Interrupted {
+		t.Fatalf("err = %v, interrupted = %v; want context.Canceled and true", err, sum.Interrupted)
+	}
+	if sum.Elapsed > 30*time.Second {
+		t.Fatalf("run went on for %v after the interrupt", sum.Elapsed)
+	}
+	evs, rerr := history.ReadFile(hist)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if _, cerr := checker.Check(evs, checker.Options{}); cerr != nil {
+		t.Fatalf("interrupted history does not check: %v", cerr)
+	}
+	if left := redisProcessesUnder(t, cfg.Dir); len(left) > 0 {
+		t.Fatalf("redis-server processes left behind: %v", left)
+	}
+}
+
+// redisProcessesUnder lists the pids of live processes whose command line
+// mentions dir.
+func redisProcessesUnder(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	var pids []string
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if strings.Contains(string(b), dir) {
+			if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil && strings.Contains(string(st), ") Z ") {
+				continue // a zombie is already dead
+			}
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}

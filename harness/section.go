@@ -1,0 +1,63 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/locks"
+)
+
+// Errors with which a critical section gives up without writing.
+var (
+	ErrLeaseExpired = errors.New("harness: lease expired")
+	ErrInterrupted  = errors.New("harness: interrupted")
+)
+
+// criticalSection is the lock-protected read-modify-write: check the
+// lease, read, hold, check the lease again, write read+1. It returns what
+// it read and wrote; on an error nothing was written.
+func criticalSection(ctx context.Context, st *Store, l locks.Lease, hold time.Duration) (read, wrote int64, err error) {
+	if !l.Valid(time.Now()) {
+		return 0, 0, ErrLeaseExpired
+	}
+	read, err = st.Read(l.Key, l.Fencing)
+	if err != nil {
+		return 0, 0, err
+	}
+	if hold > 0 {
+		t := time.NewTimer(hold)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return read, 0, ErrInterrupted
+		case <-t.C:
+		}
+	}
+	if !l.Valid(time.Now()) {
+		return read, 0, ErrLeaseExpired
+	}
+	if err := st.Write(l.Key, l.Fencing, read+1); err != nil {
+		return read, 0, err
+	}
+	return read, read + 1, nil
+}
+
+// section runs and records one critical section. A section that gave up
+// is a fail: it wrote nothing.
+func (c *client) section(ctx context.Context, st *Store, l locks.Lease, hold time.Duration) error {
+	inv := history.Event{Type: history.Invoke, F: history.Section, Process: c.id, Key: l.Key, Token: l.Token, Fence: l.Fencing}
+	if err := c.rec.Append(inv); err != nil {
+		return err
+	}
+	read, wrote, err := criticalSection(ctx, st, l, hold)
+	done := inv
+	done.Time = 0
+	if err != nil {
+		done.Type, done.Error = history.Fail, err.Error()
+	} else {
+		done.Type, done.Read, done.Wrote = history.Ok, history.Int64(read), history.Int64(wrote)
+	}
+	return c.rec.Append(done)
+}

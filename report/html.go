@@ -1,0 +1,134 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"os"
+	"sort"
+
+	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/history"
+)
+
+// maxVisualized bounds how many keys get a porcupine visualization, so a
+// report of a run with many failing keys stays small enough to open.
+const maxVisualized = 4
+
+type visual struct {
+	Title string
+	Doc   string // a whole HTML document, embedded with iframe srcdoc
+}
+
+type page struct {
+	R       Results
+	Config  string
+	Visuals []visual
+	Errors  []string
+}
+
+// WriteHTML writes report.html to path: the summary of r and porcupine's
+// visualization of each failing key (lease, then resource), or of one
+// sample key when everything is valid. The page has no external assets.
+func WriteHTML(path string, r Results, events []history.Event, opts checker.Options) error {
+	cfg, _ := json.MarshalIndent(r.Config, "", "  ")
+	p := page{R: r, Config: string(cfg)}
+	type target struct{ key, which string }
+	var targets []target
+	for _, k := range r.Check.LeaseFailedKeys {
+		targets = append(targets, target{k, "lease"})
+	}
+	for _, k := range r.Check.ResourceFailedKeys {
+		targets = append(targets, target{k, "resource"})
+	}
+	if len(targets) == 0 {
+		if k := sampleKey(events); k != "" {
+			targets = []target{{k, "lease"}, {k, "resource"}}
+		}
+	}
+	if len(targets) > maxVisualized {
+		p.Errors = append(p.Errors, fmt.Sprintf("%d visualizations left out; showing the first %d", len(targets)-maxVisualized, maxVisualized))
+		targets = targets[:maxVisualized]
+	}
+	for _, t := range targets {
+		var buf bytes.Buffer
+		if err := checker.Visualize(&buf, events, t.key, t.which, opts); err != nil {
+			p.Errors = append(p.Errors, fmt.Sprintf("visualize %s %s: %v", t.which, t.key, err))
+			continue
+		}
+		p.Visuals = append(p.Visuals, visual{Title: fmt.Sprintf("%s model, key %s", t.which, t.key), Doc: buf.String()})
+	}
+	var out bytes.Buffer
+	if err := pageTmpl.Execute(&out, p); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+// sampleKey returns the key with the most events, for the visualization
+// of an all-valid run.
+func sampleKey(events []history.Event) string {
+	n := map[string]int{}
+	for _, e := range events {
+		if e.Key != "" {
+			n[e.Key]++
+		}
+	}
+	keys := make([]string, 0, len(n))
+	for k := range n {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if n[keys[i]] != n[keys[j]] {
+			return n[keys[i]] > n[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	if len(keys) == 0 {
+		return ""
+	}
+	return keys[0]
+}
+
+var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
+	"dur":   dur,
+	"stall": stall,
+	"pct":   func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
+	"f1":    func(f float64) string { return fmt.Sprintf("%.1f", f) },
+}).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>locktorture {{.R.RunID}}</title>
+<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
+table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left}
+.valid{background:#d7f5d7}.invalid{background:#f8d0d0}.unknown{background:#f5ecc0}
+pre{background:#f6f6f6;padding:.6em;overflow:auto}
+iframe{width:100%;height:520px;border:1px solid #ccc}
+.bug{color:#a00;font-weight:bold}
+</style></head><body>
+<h1>locktorture run {{.R.RunID}}</h1>
+<table>
+<tr><th>lease safety</th><td class="{{.R.Lease}}">{{.R.Lease}}</td></tr>
+<tr><th>resource safety</th><td class="{{.R.Resource}}">{{.R.Resource}}</td></tr>
+<tr><th>seed</th><td>{{.R.Seed}}</td></tr>
+<tr><th>redis</th><td>{{.R.RedisVersion}}</td></tr>
+<tr><th>elapsed</th><td>{{f1 .R.Elapsed}} s{{if .R.Interrupted}} (interrupted){{end}}</td></tr>
+{{with .R.Check.Stats}}
+<tr><th>acquisitions</th><td>{{.AcquireOK}} ok of {{.AcquireCompleted}} ({{pct .SuccessRatio}}), {{f1 .AcquisitionsPerSecond}}/s</td></tr>
+<tr><th>acquire latency</th><td>p50 {{dur .AcquireLatency.P50}}, p99 {{dur .AcquireLatency.P99}}, max {{dur .AcquireLatency.Max}}</td></tr>
+<tr><th>longest stretch free but unacquired</th><td>{{with .LongestStall}}{{stall .}}{{else}}none{{end}}</td></tr>
+{{end}}
+</table>
+{{if .R.Check.Disagreement}}<p class="bug">Checker bug: porcupine and the sweep disagree: {{.R.Check.Disagreement}}</p>{{end}}
+{{with .R.Check.LeaseViolations}}<h2>Overlapping holds</h2><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{with .R.Check.ResourceFailedKeys}}<h2>Lost updates</h2><p>keys: {{range .}}{{.}} {{end}}</p>{{end}}
+{{range .Errors}}<p class="bug">{{.}}</p>{{end}}
+{{range .Visuals}}<h2>{{.Title}}</h2><iframe sandbox="allow-scripts" srcdoc="{{.Doc}}"></iframe>{{end}}
+<h2>Configuration</h2><pre>{{.Config}}</pre>
+{{with .R.Command}}<p>command: <code>{{.}}</code></p>{{end}}
+</body></html>
+`))

@@ -1,0 +1,126 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/locktorture/locktorture/checker"
+)
+
+// Results is the content of results.json.
+type Results struct {
+	// RunID names the run directory.
+	RunID string `json:"run_id"`
+	// Started is the wall-clock start of the run (for people; every
+	// figure inside the run uses the monotonic base of the history).
+	Started time.Time `json:"started"`
+	// Command is the command line that produced the run.
+	Command string `json:"command,omitempty"`
+	// Config is the whole configuration of the run, seed included.
+	Config any `json:"config"`
+	// Seed repeats the configuration's seed for quick reading.
+	Seed int64 `json:"seed"`
+	// RedisVersion is the version the nodes reported.
+	RedisVersion string `json:"redis_version,omitempty"`
+	// Versions of the tool and of the modules that matter to a verdict.
+	Versions map[string]string `json:"versions"`
+	// Elapsed is the wall time the clients ran, in seconds.
+	Elapsed float64 `json:"elapsed_seconds"`
+	// Interrupted is set when the run was stopped before its end.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Lease and Resource are the verdicts; Check holds everything else
+	// the checker found.
+	Lease    checker.Verdict `json:"lease"`
+	Resource checker.Verdict `json:"resource"`
+	Check    checker.Result  `json:"check"`
+}
+
+// Versions reports the Go version and the versions of the modules that
+// the verdicts depend on, from the binary's build information.
+func Versions() map[string]string {
+	v := map[string]string{}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	v["go"] = bi.GoVersion
+	for _, m := range bi.Deps {
+		switch {
+		case strings.HasPrefix(m.Path, "github.com/redis/go-redis"),
+			strings.HasPrefix(m.Path, "github.com/anishathalye/porcupine"),
+			strings.HasPrefix(m.Path, "github.com/Shopify/toxiproxy"),
+			strings.HasPrefix(m.Path, "github.com/go-redsync/redsync"),
+			strings.HasPrefix(m.Path, "github.com/bsm/redislock"):
+			v[m.Path] = m.Version
+		}
+	}
+	return v
+}
+
+// WriteResults writes r as dir/results.json.
+func WriteResults(dir string, r Results) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+// ReadResults reads dir/results.json.
+func ReadResults(dir string) (Results, error) {
+	var r Results
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return r, fmt.Errorf("report: %w", err)
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return r, fmt.Errorf("report: %s: %w", filepath.Join(dir, "results.json"), err)
+	}
+	return r, nil
+}
+
+// Summary writes the one-screen text summary of a checked run.
+func Summary(w io.Writer, title string, res checker.Result) {
+	fmt.Fprintf(w, "%s\n", title)
+	fmt.Fprintf(w, "  lease safety:    %s\n", res.Lease)
+	fmt.Fprintf(w, "  resource safety: %s\n", res.Resource)
+	if res.Disagreement != "" {
+		fmt.Fprintf(w, "  CHECKER BUG: porcupine and the sweep disagree: %s\n", res.Disagreement)
+	}
+	for i, ov := range res.LeaseViolations {
+		if i == 3 {
+			fmt.Fprintf(w, "  … %d more overlaps\n", len(res.LeaseViolations)-3)
+			break
+		}
+		fmt.Fprintf(w, "  overlap: %s\n", ov)
+	}
+	if len(res.ResourceFailedKeys) > 0 {
+		fmt.Fprintf(w, "  lost updates on keys: %s\n", strings.Join(res.ResourceFailedKeys, ", "))
+	}
+	s := res.Stats
+	fmt.Fprintf(w, "  acquisitions: %d ok of %d completed (%.1f%%), %.1f/s\n", s.AcquireOK, s.AcquireCompleted, 100*s.SuccessRatio, s.AcquisitionsPerSecond)
+	l := s.AcquireLatency
+	fmt.Fprintf(w, "  acquire latency: p50 %s  p99 %s  max %s\n", dur(l.P50), dur(l.P99), dur(l.Max))
+	if st := s.LongestStall; st != nil {
+		fmt.Fprintf(w, "  longest stretch free but unacquired: %s\n", stall(st))
+	}
+}
+
+func dur(d time.Duration) string { return d.Round(10 * time.Microsecond).String() }
+
+func stall(st *checker.Stall) string {
+	s := fmt.Sprintf("%s on key %s from %s", dur(st.Duration), st.Key, dur(time.Duration(st.Start)))
+	if st.UntilEnd {
+		s += " (until the end of the history)"
+	}
+	return s
+}
