@@ -1,0 +1,58 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+)
+
+// Pause SIGSTOPs nodes until Heal SIGCONTs them. Commands sent to a
+// paused node on connections opened before the pause are executed after
+// it resumes: late writes land. Keys keep expiring by the wall clock
+// while the node is stopped.
+type Pause struct {
+	Nodes []int `json:"nodes"`
+}
+
+var _ Fault = (*Pause)(nil)
+
+var pauseKind = register(Kind{
+	Name:    "pause",
+	Summary: "SIGSTOP nodes, SIGCONT them when healed",
+	Plan: func(rng *rand.Rand, s Setup) Fault {
+		k := max(1, (s.Nodes-1)/2)
+		return &Pause{Nodes: pickNodes(rng, s.Nodes, 1+rng.IntN(k))}
+	},
+	Decode: decode[Pause],
+})
+
+func (p *Pause) String() string { return fmt.Sprintf("pause %s", nodeNames(p.Nodes)) }
+
+// Start stops the nodes.
+func (p *Pause) Start(_ context.Context, t *Target) error {
+	var errs []error
+	for _, i := range p.Nodes {
+		n, err := node(t, i)
+		if err != nil {
+			return err
+		}
+		errs = append(errs, n.Pause())
+	}
+	return errors.Join(errs...)
+}
+
+// Heal resumes them.
+func (p *Pause) Heal(_ context.Context, t *Target) error {
+	var errs []error
+	for _, i := range p.Nodes {
+		n, err := node(t, i)
+		if err != nil {
+			return err
+		}
+		if n.Paused() {
+			errs = append(errs, n.Resume())
+		}
+	}
+	return errors.Join(errs...)
+}
