@@ -43,6 +43,7 @@ const (
 type Cluster struct {
 	opts      options
 	bin       string // redis-server, resolved
+	shim      string // the clock shim's .so; "" without WithClockShim
 	dir       string
 	removeDir bool
 	password  string
@@ -67,19 +68,29 @@ func Start(ctx context.Context, n int, opts ...Option) (*Cluster, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("cluster: need at least one node, got %d", n)
 	}
-	o := options{redisServer: "redis-server"}
+	o := options{redisServer: "redis-server", proxyGroups: 1}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.proxyGroups < 1 {
+		return nil, fmt.Errorf("cluster: need at least one proxy group, got %d", o.proxyGroups)
 	}
 	bin, err := exec.LookPath(o.redisServer)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: redis-server: %w", err)
+	}
+	var shim string
+	if o.clockShim {
+		if shim, err = clockShim(); err != nil {
+			return nil, err
+		}
 	}
 	pw := make([]byte, 16)
 	rand.Read(pw) // never fails; see its doc
 	c := &Cluster{
 		opts:     o,
 		bin:      bin,
+		shim:     shim,
 		dir:      o.dir,
 		password: hex.EncodeToString(pw),
 		srv:      toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop()),
@@ -161,8 +172,8 @@ func (c *Cluster) Dir() string { return c.dir }
 func (c *Cluster) Version() string { return c.version }
 
 // Toxiproxy returns the in-process toxiproxy server holding the proxies,
-// named "n1", "n2", .... Its HTTP API is not listening; call its Listen to
-// serve it.
+// named "n1", "n2", ... (and "n1-g1", ... with WithProxyGroups). Its HTTP
+// API is not listening; call its Listen to serve it.
 func (c *Cluster) Toxiproxy() *toxiproxy.ApiServer { return c.srv }
 
 // Close stops the proxies and every process: a paused process is resumed,
@@ -184,6 +195,9 @@ func (c *Cluster) close() error {
 		wg.Go(func() { errs[i] = n.stop() })
 	}
 	wg.Wait()
+	for _, n := range c.nodes {
+		errs = append(errs, n.clock.close())
+	}
 	if c.removeDir {
 		errs = append(errs, os.RemoveAll(c.dir))
 	}

@@ -31,6 +31,10 @@ type Node struct {
 	addr  string // of the proxy
 	proxy *toxiproxy.Proxy
 
+	groups []groupProxy // of client groups 1, 2, ...; see groups.go
+	clock  *clockFile   // nil without WithClockShim; see clock.go
+	args   []string     // this node's own arguments, before the extra ones; see failover.go
+
 	mu     sync.Mutex
 	proc   *process // nil when killed or stopped
 	paused bool
@@ -206,6 +210,9 @@ func (n *Node) start(ctx context.Context) error {
 	if err := os.MkdirAll(n.dir, 0o755); err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
+	if err := n.openClock(); err != nil {
+		return err
+	}
 	var (
 		p   *process
 		err error
@@ -232,7 +239,10 @@ func (n *Node) start(ctx context.Context) error {
 		return fmt.Errorf("cluster: proxy %s: %w", n.name, err)
 	}
 	n.addr = n.proxy.Listen // the bound port, set by Add; read before anyone can Stop the proxy
-	return n.waitReady(ctx, p, n.addr)
+	if err := n.waitReady(ctx, p, n.addr); err != nil {
+		return err
+	}
+	return n.startGroups(ctx, p)
 }
 
 // freePort returns a TCP port that was free on 127.0.0.1 a moment ago.
@@ -271,9 +281,10 @@ func (n *Node) spawn() (*process, error) {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	defer log.Close() // the child has its own copy
+	args = append(args, n.args...)
 	cmd := exec.Command(n.c.bin, append(args, o.extraArgs...)...)
 	cmd.Dir = n.dir
-	cmd.Env = append(os.Environ(), o.env...)
+	cmd.Env = n.withClockEnv(append(os.Environ(), o.env...))
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

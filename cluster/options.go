@@ -11,6 +11,8 @@ type options struct {
 	keepLogs    bool
 	extraArgs   []string
 	env         []string
+	proxyGroups int  // see WithProxyGroups
+	clockShim   bool // see WithClockShim
 }
 
 // WithRedisServer sets the redis-server binary, a path or a name looked up in
