@@ -8,6 +8,11 @@
 // deliberately broken variants ("mutants"), each with one documented bug,
 // which prove that the checkers see what they claim to see.
 //
+// The single-instance locks can also find their primary through Redis
+// Sentinel (Config.Sentinels), with go-redis's failover client; a lease
+// that the primary granted but did not replicate before a failover is then
+// silently lost, which the harness's failover topology shows.
+//
 // Every implementation is listed, in a fixed order, in the registry
 // ([Specs], [Lookup], [New]) and is selected by name.
 //

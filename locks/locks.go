@@ -62,8 +62,26 @@ type Lock interface {
 // Config is what every implementation is built from.
 type Config struct {
 	// Addrs are the Redis nodes. Single-instance locks use Addrs[0] only;
-	// RedLock uses every address as an independent master.
+	// RedLock uses every address as an independent master. Ignored, and
+	// may be empty, when Sentinels is set.
 	Addrs []string
+	// Sentinels, when set, are the addresses of Redis Sentinels that
+	// monitor a primary called MasterName: single-instance locks (setnx
+	// and its mutants) then use go-redis's failover client, which asks the
+	// sentinels for the current primary on every new connection and drops
+	// its connections when they announce a failover (+switch-master).
+	// RedLock refuses it. The sentinels are dialed without a password.
+	// Default none: the lock talks to Addrs.
+	Sentinels []string
+	// MasterName is the name under which the Sentinels monitor the
+	// primary; required with Sentinels.
+	MasterName string
+	// AddrMap maps a node address, as the Sentinels report it, to the
+	// address dialed instead; other addresses are dialed as reported. It is
+	// for topologies in which the sentinels and the clients reach the nodes
+	// by different paths (cluster.Failover.AddrMap). Only with Sentinels.
+	// Default none.
+	AddrMap map[string]string
 	// Password is sent with AUTH on every connection; empty for none.
 	Password string
 	// TTL is the lock's time to live. Default 10s.
@@ -86,8 +104,13 @@ type Config struct {
 
 // withDefaults returns c with every zero field set to its default.
 func (c Config) withDefaults() (Config, error) {
-	if len(c.Addrs) == 0 {
+	switch {
+	case len(c.Addrs) == 0 && len(c.Sentinels) == 0:
 		return c, errors.New("locks: no Redis address")
+	case len(c.Sentinels) > 0 && c.MasterName == "":
+		return c, errors.New("locks: Sentinels without a MasterName")
+	case len(c.AddrMap) > 0 && len(c.Sentinels) == 0:
+		return c, errors.New("locks: AddrMap is only for Sentinels")
 	}
 	if c.TTL == 0 {
 		c.TTL = 10 * time.Second

@@ -113,6 +113,9 @@ func newRedLock(name string, cfg Config, bug redlockBug) (*redlock, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(cfg.Sentinels) > 0 {
+		return nil, fmt.Errorf("locks: %s needs independent masters in Addrs, not a primary found through Sentinels", name)
+	}
 	l := &redlock{
 		name:    name,
 		cfg:     cfg,

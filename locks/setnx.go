@@ -9,7 +9,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// setnx is the single-instance lock on Config.Addrs[0]:
+// setnx is the single-instance lock on Config.Addrs[0], or on the primary
+// that Config.Sentinels name (see newSingleClient):
 //
 //   - Acquire: SET key token NX PX ttl, with a fresh 128-bit random token
 //     per call. With Config.Fencing one Lua script does the SET and, only
@@ -80,7 +81,7 @@ func newSetNX(name string, cfg Config, bug setnxBug) (*setnx, error) {
 		name:    name,
 		cfg:     cfg,
 		drift:   drift(cfg.TTL),
-		client:  newClient(cfg.Addrs[0], cfg),
+		client:  newSingleClient(cfg),
 		backoff: newBackoff(cfg),
 		bug:     bug,
 	}, nil
