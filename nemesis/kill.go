@@ -33,6 +33,9 @@ var killKind = register(Kind{
 		f := &Kill{Nodes: pickNodes(rng, s.Nodes, 1+rng.IntN(k))}
 		if rng.IntN(2) == 1 {
 			f.RestartDelay = Duration(s.TTL + s.TTL/2)
+			if s.RestartDelay > 0 {
+				f.RestartDelay = Duration(s.RestartDelay)
+			}
 		}
 		return f
 	},

@@ -33,6 +33,9 @@ type Setup struct {
 	Topology string
 	// Persistent is set when the nodes run with appendfsync always.
 	Persistent bool
+	// RestartDelay, when set, is the delay of every delayed restart the
+	// kill kind draws; otherwise it draws 1.5×TTL.
+	RestartDelay time.Duration
 	// ClockShim is set when the nodes run with the clock shim preloaded.
 	ClockShim bool
 }
@@ -41,6 +44,10 @@ type Setup struct {
 type Target struct {
 	// Cluster holds the nodes and their proxies.
 	Cluster *cluster.Cluster
+	// Failover is the failover topology (a primary, a replica and
+	// sentinels) when Setup.Topology is "failover", else nil; Cluster is
+	// then its data nodes, Failover.Cluster().
+	Failover *cluster.Failover
 	// Clients stalls lock holders; nil when the run offers no such hook.
 	Clients ClientStaller
 }

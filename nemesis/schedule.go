@@ -102,7 +102,10 @@ func (sc Schedule) Save(path string) error {
 }
 
 // Load reads a schedule written by Save (or by hand) and decodes each
-// step's fault; every kind must be known and able to act on s.
+// step's fault; every kind must be known and able to act on s, and so must
+// every fault with a Refuse(Setup) string method (an optional ability, for
+// parameters that may not fit s, such as a partition between client groups
+// in a run with one group).
 func Load(path string, s Setup) (Schedule, error) {
 	var sc Schedule
 	b, err := os.ReadFile(path)
@@ -123,6 +126,11 @@ func Load(path string, s Setup) (Schedule, error) {
 		}
 		if st.fault, err = ks[0].Decode(st.Params); err != nil {
 			return sc, fmt.Errorf("%s: step %d (%s): %w", path, i, st.Kind, err)
+		}
+		if r, ok := st.fault.(interface{ Refuse(Setup) string }); ok {
+			if why := r.Refuse(s); why != "" {
+				return sc, fmt.Errorf("nemesis: %s: step %d (%s) refused: %s", path, i, st.Kind, why)
+			}
 		}
 		if st.At < 0 || st.For < 0 || (i > 0 && st.At < sc.Steps[i-1].At+sc.Steps[i-1].For) {
 			return sc, fmt.Errorf("nemesis: %s: step %d: steps must not overlap or go back in time", path, i)

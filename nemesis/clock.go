@@ -1,0 +1,212 @@
+package nemesis
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/locktorture/locktorture/cluster"
+)
+
+// Modes of a clock fault.
+const (
+	ClockJump   = "jump"   // set the offset once
+	ClockStrobe = "strobe" // alternate between the offset and 0
+)
+
+// Clock shifts the wall clock of nodes by Offset (forward when positive,
+// back when negative) until Heal sets it right. Redis expires keys by the
+// wall clock, so a jump forward on nodes that granted a lock expires it
+// early: a RedLock holder still counts on a lease a majority no longer
+// keeps, and another client can take the lock. A jump back makes leases
+// outlive their TTL. With Mode "strobe" the offset alternates between
+// Offset and 0 every Period. The monotonic clock (event-loop timers) is not
+// touched. It needs the nodes started with the clock shim
+// (cluster.WithClockShim).
+type Clock struct {
+	Nodes  []int    `json:"nodes"`
+	Mode   string   `json:"mode"`
+	Offset Duration `json:"offset"`
+	Period Duration `json:"period,omitempty"` // strobe only
+
+	// Set by Start of a strobe, used by Heal in the same goroutine.
+	stop chan struct{} // closed by Heal
+	done chan struct{} // closed when the strobe goroutine has returned
+	err  error         // the strobe's error; read once done is closed
+}
+
+var _ Fault = (*Clock)(nil)
+
+var clockKind = register(Kind{
+	Name:    "clock",
+	Summary: "jump the wall clock of some nodes 1.5–3 TTLs forward (or back), or strobe it",
+	Refuse: func(s Setup) string {
+		switch {
+		case !s.ClockShim:
+			return "clock: nodes were not started with the clock shim"
+		case s.TTL <= 0:
+			return "clock: the TTL is unknown"
+		}
+		return ""
+	},
+	Plan: func(rng *rand.Rand, s Setup) Fault {
+		f := &Clock{Nodes: []int{0}, Mode: ClockJump}
+		if n := s.Nodes; s.MultiNode || s.Topology == "failover" {
+			if rng.IntN(2) == 0 {
+				f.Nodes = pickNodes(rng, n, 1+rng.IntN(max(1, (n-1)/2))) // a minority
+			} else {
+				f.Nodes = pickNodes(rng, n, n/2+1+rng.IntN(n-n/2)) // a majority
+			}
+		}
+		// 1.5 to 3 TTLs: every lease the nodes granted is over at once.
+		ttl := max(s.TTL, time.Millisecond)
+		off := ttl*3/2 + time.Duration(rng.Int64N(int64(ttl*3/2)+1))
+		f.Offset = Duration(off.Truncate(time.Millisecond))
+		switch rng.IntN(4) {
+		case 0: // back: leases outlive their TTL, then end at once on Heal
+			f.Offset = -f.Offset
+		case 1: // strobe: expiry comes and goes a few times within a TTL
+			f.Mode = ClockStrobe
+			p := ttl/4 + time.Duration(rng.Int64N(int64(ttl/2)+1))
+			f.Period = Duration(max(p.Truncate(time.Millisecond), 10*time.Millisecond))
+		}
+		return f
+	},
+	Decode: func(params json.RawMessage) (Fault, error) {
+		f, err := decode[Clock](params)
+		if err != nil {
+			return nil, err
+		}
+		if err := f.(*Clock).fit(-1); err != nil {
+			return nil, fmt.Errorf("nemesis: clock: %w", err)
+		}
+		return f, nil
+	},
+})
+
+// fit checks the parameters, and the nodes against the number of nodes
+// when nodes ≥ 0.
+func (c *Clock) fit(nodes int) error {
+	if len(c.Nodes) == 0 {
+		return errors.New("no nodes")
+	}
+	for i, n := range c.Nodes {
+		switch {
+		case n < 0 || (nodes >= 0 && n >= nodes):
+			return fmt.Errorf("no node n%d: the run has %d", n+1, nodes)
+		case i > 0 && n <= c.Nodes[i-1]:
+			return fmt.Errorf("nodes %v: want distinct indices in increasing order", c.Nodes)
+		}
+	}
+	switch {
+	case c.Mode == ClockJump && c.Period != 0:
+		return fmt.Errorf("mode %q takes no period", c.Mode)
+	case c.Mode == ClockStrobe && c.Period <= 0:
+		return fmt.Errorf("mode %q needs a positive period", c.Mode)
+	case c.Mode != ClockJump && c.Mode != ClockStrobe:
+		return fmt.Errorf("mode %q: want %q or %q", c.Mode, ClockJump, ClockStrobe)
+	}
+	return nil
+}
+
+// Refuse says why the fault does not fit s, or "". Load calls it on every
+// decoded step.
+func (c *Clock) Refuse(s Setup) string {
+	if why := clockKind.Refuse(s); why != "" {
+		return why
+	}
+	if err := c.fit(s.Nodes); err != nil {
+		return "clock: " + err.Error()
+	}
+	return ""
+}
+
+func (c *Clock) String() string {
+	off := time.Duration(c.Offset).String()
+	if c.Offset >= 0 {
+		off = "+" + off
+	}
+	if c.Mode == ClockStrobe {
+		return fmt.Sprintf("clock strobe %s/0 every %s on %s", off, time.Duration(c.Period), nodeNames(c.Nodes))
+	}
+	return fmt.Sprintf("clock jump %s on %s", off, nodeNames(c.Nodes))
+}
+
+// Start sets the nodes' clocks Offset off; a strobe then flips them between
+// 0 and Offset every Period until Heal or until ctx is done (Heal still
+// sets them right).
+func (c *Clock) Start(ctx context.Context, t *Target) error {
+	if t.Cluster == nil {
+		return errors.New("no cluster")
+	}
+	if err := c.fit(len(t.Cluster.Nodes())); err != nil {
+		return err
+	}
+	var ns []*cluster.Node
+	for _, i := range c.Nodes {
+		ns = append(ns, t.Cluster.Node(i))
+	}
+	if err := setClocks(ns, time.Duration(c.Offset)); err != nil {
+		return err
+	}
+	if c.Mode == ClockStrobe {
+		c.stop, c.done = make(chan struct{}), make(chan struct{})
+		go c.strobe(ctx, ns)
+	}
+	return nil
+}
+
+func (c *Clock) strobe(ctx context.Context, ns []*cluster.Node) {
+	defer close(c.done)
+	tick := time.NewTicker(time.Duration(c.Period))
+	defer tick.Stop()
+	for shifted := true; ; {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.stop:
+			return
+		case <-tick.C:
+		}
+		shifted = !shifted
+		off := time.Duration(0)
+		if shifted {
+			off = time.Duration(c.Offset)
+		}
+		if c.err = setClocks(ns, off); c.err != nil {
+			return // the cluster is closed
+		}
+	}
+}
+
+// Heal stops a strobe, waits for it to return (it never blocks) and sets
+// every node's clock right.
+func (c *Clock) Heal(_ context.Context, t *Target) error {
+	var errs []error
+	if c.stop != nil {
+		close(c.stop)
+		<-c.done
+		errs = append(errs, c.err)
+		c.stop = nil
+	}
+	for _, i := range c.Nodes {
+		n, err := node(t, i)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		errs = append(errs, n.SetClockOffset(0))
+	}
+	return errors.Join(errs...)
+}
+
+func setClocks(ns []*cluster.Node, off time.Duration) error {
+	var errs []error
+	for _, n := range ns {
+		errs = append(errs, n.SetClockOffset(off))
+	}
+	return errors.Join(errs...)
+}

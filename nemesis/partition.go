@@ -1,0 +1,270 @@
+package nemesis
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+)
+
+// Partition cuts client groups off nodes, in both directions, until Heal.
+//
+// A cut is a black hole: a toxiproxy timeout toxic with timeout 0 on the
+// upstream stream (commands) and on the downstream stream (replies) of the
+// proxy through which a client group reaches a node. Bytes sent either way
+// are dropped and no connection is closed, as in a real partition: a
+// command sent during the cut never reaches Redis, a reply never reaches
+// the client, and the client learns nothing until its own timeout fires.
+// New connections are accepted by the proxy and then hang in their first
+// command. Disabling the proxy instead would refuse connections and reset
+// open ones at once: a fast, explicit failure that a real partition does
+// not give, and that would spare the lock its timeout paths.
+//
+// Shapes:
+//   - one, minority, majority: Isolated, one node, the largest minority or
+//     the smallest majority, is cut off from every client group.
+//   - halves: Sides[0] and Sides[1] split the nodes in two; client group 0
+//     reaches only Sides[0], group 1 only Sides[1]. Needs 2 client groups.
+//   - split: Sides[0] and Sides[1] are two different majorities (so they
+//     overlap); group 0 reaches only Sides[0], group 1 only Sides[1]; e.g.
+//     with 5 nodes {n1,n2,n3} and {n3,n4,n5}. Needs 2 client groups and 3
+//     nodes.
+//
+// With more than two client groups, group g is on side g%2.
+type Partition struct {
+	Shape    string  `json:"shape"`
+	Isolated []int   `json:"isolated,omitempty"`
+	Sides    [][]int `json:"sides,omitempty"`
+}
+
+var _ Fault = (*Partition)(nil)
+
+// The shapes of a partition, in the order Plan draws from.
+const (
+	ShapeOne      = "one"
+	ShapeMinority = "minority"
+	ShapeMajority = "majority"
+	ShapeHalves   = "halves"
+	ShapeSplit    = "split"
+)
+
+var partitionShapes = []string{ShapeOne, ShapeMinority, ShapeMajority, ShapeHalves, ShapeSplit}
+
+// Names of the toxics a partition adds.
+const (
+	partitionUp   = "partition_" + upstream
+	partitionDown = "partition_" + downstream
+)
+
+var partitionKind = register(Kind{
+	Name:    "partition",
+	Summary: "cut client groups off nodes both ways (one, minority, majority, halves, split)",
+	Refuse:  refuseProxyFaults,
+	Plan: func(rng *rand.Rand, s Setup) Fault {
+		var shapes []string
+		for _, sh := range partitionShapes {
+			if refuseShape(sh, s) == "" {
+				shapes = append(shapes, sh)
+			}
+		}
+		return planPartition(rng, shapes[rng.IntN(len(shapes))], s)
+	},
+	Decode: func(params json.RawMessage) (Fault, error) {
+		f, err := decode[Partition](params)
+		if err != nil {
+			return nil, err
+		}
+		if err := f.(*Partition).fit(-1); err != nil {
+			return nil, fmt.Errorf("nemesis: partition: %w", err)
+		}
+		return f, nil
+	},
+})
+
+// refuseProxyFaults is the Refuse of the kinds that act through the
+// nodes' proxies.
+func refuseProxyFaults(s Setup) string {
+	if s.Topology == "failover" {
+		return "the failover topology has faults of its own (kind failover)"
+	}
+	return ""
+}
+
+// refuseShape says why shape cannot act on s, or "".
+func refuseShape(shape string, s Setup) string {
+	if !slices.Contains(partitionShapes, shape) {
+		return fmt.Sprintf("unknown shape %q (known: %s)", shape, strings.Join(partitionShapes, ", "))
+	}
+	if !s.MultiNode && shape != ShapeOne {
+		return fmt.Sprintf("shape %s needs a multi-node lock; %s uses one node, so only shape one applies", shape, s.Lock)
+	}
+	if (shape == ShapeHalves || shape == ShapeSplit) && s.Groups < 2 {
+		return fmt.Sprintf("shape %s needs at least 2 client groups, the run has %d", shape, s.Groups)
+	}
+	minNodes := map[string]int{ShapeOne: 1, ShapeMinority: 3, ShapeMajority: 2, ShapeHalves: 2, ShapeSplit: 3}[shape]
+	if s.Nodes < minNodes {
+		return fmt.Sprintf("shape %s needs at least %d nodes, the run has %d", shape, minNodes, s.Nodes)
+	}
+	return ""
+}
+
+// planPartition draws the nodes of a partition of the given shape.
+func planPartition(rng *rand.Rand, shape string, s Setup) *Partition {
+	n := s.Nodes
+	p := &Partition{Shape: shape}
+	switch shape {
+	case ShapeOne:
+		p.Isolated = []int{0} // the node of a single-instance lock
+		if s.MultiNode {
+			p.Isolated = pickNodes(rng, n, 1)
+		}
+	case ShapeMinority:
+		p.Isolated = pickNodes(rng, n, (n-1)/2)
+	case ShapeMajority:
+		p.Isolated = pickNodes(rng, n, n/2+1)
+	case ShapeHalves:
+		k := n / 2
+		if n%2 == 1 && rng.IntN(2) == 1 {
+			k++
+		}
+		perm := rng.Perm(n)
+		p.Sides = [][]int{slices.Sorted(slices.Values(perm[:k])), slices.Sorted(slices.Values(perm[k:]))}
+	case ShapeSplit:
+		m := n/2 + 1
+		perm := rng.Perm(n)
+		p.Sides = [][]int{slices.Sorted(slices.Values(perm[:m])), slices.Sorted(slices.Values(perm[n-m:]))}
+	}
+	return p
+}
+
+// Refuse says why the partition cannot act on s (its shape, or its nodes
+// for s.Nodes), or "". Load calls it on every decoded step.
+func (p *Partition) Refuse(s Setup) string {
+	if why := refuseShape(p.Shape, s); why != "" {
+		return why
+	}
+	if err := p.fit(s.Nodes); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// sided reports whether the shape cuts client groups from different nodes.
+func (p *Partition) sided() bool { return p.Shape == ShapeHalves || p.Shape == ShapeSplit }
+
+// fit checks the parameters against the shape, and against the number of
+// nodes when nodes ≥ 0.
+func (p *Partition) fit(nodes int) error {
+	if !slices.Contains(partitionShapes, p.Shape) {
+		return fmt.Errorf("unknown shape %q (known: %s)", p.Shape, strings.Join(partitionShapes, ", "))
+	}
+	if !p.sided() {
+		if len(p.Sides) > 0 {
+			return fmt.Errorf("shape %s takes isolated, not sides", p.Shape)
+		}
+		if err := checkNodes(p.Isolated, nodes); err != nil {
+			return fmt.Errorf("isolated: %w", err)
+		}
+		k := len(p.Isolated)
+		switch {
+		case p.Shape == ShapeOne && k != 1:
+			return fmt.Errorf("shape one isolates 1 node, not %d", k)
+		case p.Shape == ShapeMinority && nodes >= 0 && 2*k >= nodes:
+			return fmt.Errorf("shape minority: %d of %d nodes is not a minority", k, nodes)
+		case p.Shape == ShapeMajority && nodes >= 0 && 2*k <= nodes:
+			return fmt.Errorf("shape majority: %d of %d nodes is not a majority", k, nodes)
+		}
+		return nil
+	}
+	if len(p.Isolated) > 0 || len(p.Sides) != 2 {
+		return fmt.Errorf("shape %s takes sides, two lists of nodes, and no isolated", p.Shape)
+	}
+	for i, side := range p.Sides {
+		if err := checkNodes(side, nodes); err != nil {
+			return fmt.Errorf("side %d: %w", i, err)
+		}
+	}
+	a, b := p.Sides[0], p.Sides[1]
+	overlap := slices.ContainsFunc(a, func(n int) bool { return slices.Contains(b, n) })
+	switch {
+	case p.Shape == ShapeHalves && overlap:
+		return fmt.Errorf("shape halves: sides %s and %s overlap", nodeNames(a), nodeNames(b))
+	case p.Shape == ShapeHalves && nodes >= 0 && len(a)+len(b) != nodes:
+		return fmt.Errorf("shape halves: sides %s and %s do not cover the %d nodes", nodeNames(a), nodeNames(b), nodes)
+	case p.Shape == ShapeSplit && (!overlap || slices.Equal(a, b)):
+		return fmt.Errorf("shape split: sides %s and %s must overlap and differ", nodeNames(a), nodeNames(b))
+	case p.Shape == ShapeSplit && nodes >= 0 && (2*len(a) <= nodes || 2*len(b) <= nodes):
+		return fmt.Errorf("shape split: sides %s and %s must each be a majority of %d nodes", nodeNames(a), nodeNames(b), nodes)
+	}
+	return nil
+}
+
+// cut returns the nodes client group g is cut from, out of nodes.
+func (p *Partition) cut(g, nodes int) []int {
+	if !p.sided() {
+		return p.Isolated
+	}
+	var out []int
+	for i := range nodes {
+		if !slices.Contains(p.Sides[g%2], i) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func (p *Partition) String() string {
+	if !p.sided() {
+		return fmt.Sprintf("partition %s: %s cut off from every client", p.Shape, nodeNames(p.Isolated))
+	}
+	return fmt.Sprintf("partition %s: client group 0 reaches %s, group 1 %s", p.Shape, sideNames(p.Sides, 0), sideNames(p.Sides, 1))
+}
+
+func sideNames(sides [][]int, i int) string {
+	if i >= len(sides) {
+		return "?"
+	}
+	return nodeNames(sides[i])
+}
+
+// Start black-holes both streams of each cut group's proxy to each cut
+// node: commands first, so no command sent once Start has begun reaches a
+// cut node.
+func (p *Partition) Start(_ context.Context, t *Target) error {
+	if t.Cluster == nil {
+		return errors.New("no cluster")
+	}
+	nodes, groups := len(t.Cluster.Nodes()), t.Cluster.Groups()
+	if err := p.fit(nodes); err != nil {
+		return err
+	}
+	if p.sided() && groups < 2 {
+		return fmt.Errorf("shape %s needs at least 2 client groups, the cluster has %d", p.Shape, groups)
+	}
+	var errs []error
+	for g := range groups {
+		for _, i := range p.cut(g, nodes) {
+			px := t.Cluster.Node(i).GroupProxy(g)
+			for _, spec := range []toxicSpec{
+				{Name: partitionUp, Type: "timeout", Stream: upstream, Attributes: map[string]int64{"timeout": 0}},
+				{Name: partitionDown, Type: "timeout", Stream: downstream, Attributes: map[string]int64{"timeout": 0}},
+			} {
+				errs = append(errs, injectToxic(px, spec))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Heal removes the partition's toxics from every proxy. That closes the
+// connections they held (clients read EOF; a command sent during the cut
+// was dropped and never runs) and lets new ones through. A go-redis client
+// may still take up to about a second to reconnect: after PoolSize failed
+// dials in its life its dial circuit breaker fails dials at once and probes
+// only once a second.
+func (p *Partition) Heal(ctx context.Context, t *Target) error {
+	return clearToxics(ctx, t, partitionUp, partitionDown)
+}

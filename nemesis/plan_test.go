@@ -1,0 +1,270 @@
+package nemesis_test
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locktorture/locktorture/nemesis"
+)
+
+var (
+	redlock5 = nemesis.Setup{Lock: "redlock", MultiNode: true, Nodes: 5, Groups: 2, TTL: time.Second, Backend: "process", Topology: "masters"}
+	setnx    = nemesis.Setup{Lock: "setnx", MultiNode: false, Nodes: 1, Groups: 2, TTL: time.Second, Backend: "process", Topology: "masters"}
+)
+
+func with(s nemesis.Setup, f func(*nemesis.Setup)) nemesis.Setup {
+	f(&s)
+	return s
+}
+
+// planFaults draws n faults of kind from one seed.
+func planFaults(tb testing.TB, kind string, s nemesis.Setup, seed uint64, n int) []nemesis.Fault {
+	tb.Helper()
+	ks, err := nemesis.Check([]string{kind}, s)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0))
+	fs := make([]nemesis.Fault, n)
+	for i := range fs {
+		fs[i] = ks[0].Plan(rng, s)
+	}
+	return fs
+}
+
+// TestPlanDeterministic checks that one seed gives the same schedule, to
+// the byte, and another seed a different one.
+func TestPlanDeterministic(t *testing.T) {
+	kinds, err := nemesis.Check([]string{"partition", "latency", "kill", "pause"}, redlock5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := func(seed int64) string {
+		sc, err := nemesis.Plan(rand.New(rand.NewPCG(uint64(seed), 0)), seed, kinds, redlock5, time.Minute, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	a, b := plan(42), plan(42)
+	if a != b {
+		t.Errorf("seed 42 planned two schedules:\n%s\n%s", a, b)
+	}
+	if a == plan(43) {
+		t.Error("seeds 42 and 43 planned the same schedule")
+	}
+}
+
+// TestPlanRoundTrip checks, for every kind that accepts the setup, that
+// each drawn fault fits the setup and decodes from its own JSON to an
+// equal fault with the same description.
+func TestPlanRoundTrip(t *testing.T) {
+	for _, s := range []nemesis.Setup{redlock5, setnx, with(redlock5, func(s *nemesis.Setup) { s.Nodes, s.Groups = 3, 1 })} {
+		for _, k := range nemesis.Kinds() {
+			if k.Refuse != nil && k.Refuse(s) != "" {
+				continue
+			}
+			for _, f := range planFaults(t, k.Name, s, 1, 50) {
+				if r, ok := f.(interface{ Refuse(nemesis.Setup) string }); ok {
+					if why := r.Refuse(s); why != "" {
+						t.Errorf("%s on %s: planned %q, which it refuses: %s", k.Name, s.Lock, f, why)
+					}
+				}
+				b, err := json.Marshal(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				g, err := k.Decode(b)
+				if err != nil {
+					t.Errorf("%s: decode %s: %v", k.Name, b, err)
+					continue
+				}
+				if !reflect.DeepEqual(f, g) || f.String() != g.String() {
+					t.Errorf("%s: %s decoded to %#v, want %#v", k.Name, b, g, f)
+				}
+			}
+		}
+	}
+}
+
+// TestPlanPartition checks which shapes each setup draws and that the
+// drawn nodes have the shape's sizes.
+func TestPlanPartition(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		s      nemesis.Setup
+		shapes []string
+	}{
+		{"redlock 5 nodes 2 groups", redlock5, []string{"halves", "majority", "minority", "one", "split"}},
+		{"redlock 5 nodes 1 group", with(redlock5, func(s *nemesis.Setup) { s.Groups = 1 }), []string{"majority", "minority", "one"}},
+		{"redlock 2 nodes 2 groups", with(redlock5, func(s *nemesis.Setup) { s.Nodes = 2 }), []string{"halves", "majority", "one"}},
+		{"setnx 2 groups", setnx, []string{"one"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := tc.s.Nodes
+			seen := map[string]bool{}
+			for _, f := range planFaults(t, "partition", tc.s, 7, 200) {
+				p := f.(*nemesis.Partition)
+				seen[p.Shape] = true
+				var ok bool
+				switch p.Shape {
+				case "one":
+					ok = len(p.Isolated) == 1 && (tc.s.MultiNode || p.Isolated[0] == 0)
+				case "minority":
+					ok = len(p.Isolated) == (n-1)/2
+				case "majority":
+					ok = len(p.Isolated) == n/2+1
+				case "halves":
+					ok = len(p.Sides[0])+len(p.Sides[1]) == n && max(len(p.Sides[0]), len(p.Sides[1])) <= n/2+1
+				case "split":
+					all := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(p.Sides[0]), p.Sides[1]...))))
+					ok = len(p.Sides[0]) == n/2+1 && len(p.Sides[1]) == n/2+1 && len(all) == n
+				}
+				if !ok {
+					t.Errorf("planned %s: %+v", f, p)
+				}
+			}
+			var got []string
+			for sh := range seen {
+				got = append(got, sh)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tc.shapes) {
+				t.Errorf("shapes drawn %v, want %v", got, tc.shapes)
+			}
+		})
+	}
+}
+
+// TestPlanLatency checks that delays come from {TTL/10, TTL/2, 0.9 TTL}
+// with at most 10% jitter, each often, on all nodes or a minority.
+func TestPlanLatency(t *testing.T) {
+	ttl := redlock5.TTL
+	seen := map[time.Duration]int{}
+	for _, f := range planFaults(t, "latency", redlock5, 3, 300) {
+		l := f.(*nemesis.Latency)
+		d := time.Duration(l.Latency)
+		seen[d]++
+		if l.Jitter < 0 || l.Jitter > l.Latency/10 {
+			t.Errorf("%s: jitter over 10%%", l)
+		}
+		if k := len(l.Nodes); k != 5 && k > 2 {
+			t.Errorf("%s: %d nodes, neither all nor a minority", l, k)
+		}
+	}
+	for _, d := range []time.Duration{ttl / 10, ttl / 2, ttl * 9 / 10} {
+		if seen[d] < 50 {
+			t.Errorf("latency %v drawn %d times out of 300", d, seen[d])
+		}
+	}
+	if len(seen) != 3 {
+		t.Errorf("latencies drawn: %v", seen)
+	}
+	for _, f := range planFaults(t, "latency", setnx, 3, 20) {
+		if l := f.(*nemesis.Latency); !slices.Equal(l.Nodes, []int{0}) {
+			t.Errorf("setnx: %s, want n1 only", l)
+		}
+	}
+}
+
+// TestRefuse checks the one-line reasons for what cannot be done.
+func TestRefuse(t *testing.T) {
+	failover := with(redlock5, func(s *nemesis.Setup) { s.Topology = "failover" })
+	oneGroup := with(redlock5, func(s *nemesis.Setup) { s.Groups = 1 })
+	threeNodes := with(redlock5, func(s *nemesis.Setup) { s.Nodes = 3 })
+	twoNodes := with(redlock5, func(s *nemesis.Setup) { s.Nodes = 2 })
+	for _, kind := range []string{"partition", "latency"} {
+		if _, err := nemesis.Check([]string{kind}, failover); err == nil || !strings.Contains(err.Error(), "failover") {
+			t.Errorf("%s with the failover topology: %v, want a refusal naming failover", kind, err)
+		}
+		for _, s := range []nemesis.Setup{redlock5, setnx, oneGroup} {
+			if _, err := nemesis.Check([]string{kind}, s); err != nil {
+				t.Errorf("%s on %+v: %v", kind, s, err)
+			}
+		}
+	}
+	halves := &nemesis.Partition{Shape: "halves", Sides: [][]int{{0, 1}, {2, 3, 4}}}
+	for _, tc := range []struct {
+		f    interface{ Refuse(nemesis.Setup) string }
+		s    nemesis.Setup
+		want string // "" for none
+	}{
+		{&nemesis.Partition{Shape: "one", Isolated: []int{0}}, setnx, ""},
+		{&nemesis.Partition{Shape: "one", Isolated: []int{4}}, redlock5, ""},
+		{&nemesis.Partition{Shape: "one", Isolated: []int{5}}, redlock5, "no node n6"},
+		{&nemesis.Partition{Shape: "minority", Isolated: []int{0}}, setnx, "multi-node"},
+		{halves, redlock5, ""},
+		{halves, oneGroup, "needs at least 2 client groups"},
+		{halves, threeNodes, "no node n4"},
+		{&nemesis.Partition{Shape: "halves", Sides: [][]int{{0}, {1, 2}}}, redlock5, "do not cover the 5 nodes"},
+		{&nemesis.Partition{Shape: "minority", Isolated: []int{0, 1, 2}}, redlock5, "not a minority"},
+		{&nemesis.Partition{Shape: "minority", Isolated: []int{0}}, twoNodes, "needs at least 3 nodes"},
+		{&nemesis.Partition{Shape: "majority", Isolated: []int{0, 1}}, redlock5, "not a majority"},
+		{&nemesis.Partition{Shape: "split", Sides: [][]int{{0, 1}, {1}}}, twoNodes, "needs at least 3 nodes"},
+		{&nemesis.Partition{Shape: "split", Sides: [][]int{{0, 1, 2}, {2, 3}}}, redlock5, "must each be a majority"},
+		{&nemesis.Latency{Nodes: []int{4}, Latency: nemesis.Duration(time.Millisecond)}, redlock5, ""},
+		{&nemesis.Latency{Nodes: []int{1}, Latency: nemesis.Duration(time.Millisecond)}, setnx, "no node n2"},
+	} {
+		if got := tc.f.Refuse(tc.s); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s on %d nodes, %d groups, multi-node %v: Refuse = %q, want %q", tc.f, tc.s.Nodes, tc.s.Groups, tc.s.MultiNode, got, tc.want)
+		} else if strings.Contains(got, "\n") {
+			t.Errorf("%s: Refuse gave more than one line: %q", tc.f, got)
+		}
+	}
+}
+
+// TestDecodeErrors checks that parameters that cannot describe a fault are
+// rejected when read, whatever the setup.
+func TestDecodeErrors(t *testing.T) {
+	for _, tc := range []struct{ kind, params, want string }{
+		{"partition", `{"shape":"ring","isolated":[0]}`, "unknown shape"},
+		{"partition", `{"shape":"one","isolated":[0],"groups":2}`, "unknown field"},
+		{"partition", `{"shape":"one","isolated":[0,1]}`, "isolates 1 node"},
+		{"partition", `{"shape":"one","sides":[[0],[1]]}`, "takes isolated"},
+		{"partition", `{"shape":"halves","isolated":[0]}`, "takes sides"},
+		{"partition", `{"shape":"halves","sides":[[0,1],[1,2]]}`, "overlap"},
+		{"partition", `{"shape":"split","sides":[[0,1],[2,3]]}`, "must overlap"},
+		{"partition", `{"shape":"minority","isolated":[2,1]}`, "increasing order"},
+		{"latency", `{"nodes":[0],"latency":"0s","jitter":"0s"}`, "latency ≥ 1ms"},
+		{"latency", `{"nodes":[0],"latency":"10ms","jitter":"20ms"}`, "jitter ≤ latency"},
+		{"latency", `{"nodes":[],"latency":"10ms","jitter":"0s"}`, "no nodes"},
+		{"latency", `{"nodes":[0],"latency":10}`, "duration"},
+	} {
+		k, err := nemesis.Lookup(tc.kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := k.Decode(json.RawMessage(tc.params)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %s: %v, want an error with %q", tc.kind, tc.params, err, tc.want)
+		}
+	}
+}
+
+// TestLoadRefusesStep checks that Load asks each decoded fault whether it
+// fits the setup: a partition between groups needs two of them.
+func TestLoadRefusesStep(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "schedule.json")
+	sc := `{"seed": 1, "kinds": ["partition"], "interval": "1s", "steps": [
+		{"kind": "partition", "at": "1s", "for": "1s", "params": {"shape": "halves", "sides": [[0, 1], [2, 3, 4]]}}]}`
+	if err := os.WriteFile(path, []byte(sc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nemesis.Load(path, redlock5); err != nil {
+		t.Errorf("Load with 2 groups: %v", err)
+	}
+	oneGroup := with(redlock5, func(s *nemesis.Setup) { s.Groups = 1 })
+	if _, err := nemesis.Load(path, oneGroup); err == nil || !strings.Contains(err.Error(), "needs at least 2 client groups") {
+		t.Errorf("Load with 1 group: %v, want a refusal", err)
+	}
+}
