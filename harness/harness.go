@@ -14,6 +14,7 @@ import (
 	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/history"
 	"github.com/locktorture/locktorture/locks"
+	"github.com/locktorture/locktorture/nemesis"
 )
 
 // Config is one torture test: a lock × keys × clients × duration × TTL ×
@@ -41,6 +42,26 @@ type Config struct {
 	Fencing bool `json:"fencing"`
 	// AcquireTimeout bounds the wait of one acquire call. Default TTL.
 	AcquireTimeout time.Duration `json:"acquire_timeout"`
+	// Nemesis lists the fault kinds to inject (see nemesis.Kinds); none
+	// by default.
+	Nemesis []string `json:"nemesis,omitempty"`
+	// NemesisInterval is the quiet time between faults and the least time
+	// each fault stays active. Default 2s.
+	NemesisInterval time.Duration `json:"nemesis_interval,omitempty"`
+	// RestartDelay, when set, is the delay of every delayed restart a kill
+	// fault draws. Default 1.5×TTL.
+	RestartDelay time.Duration `json:"restart_delay,omitempty"`
+	// Persistence runs the nodes with appendfsync always, so a killed node
+	// keeps its locks.
+	Persistence bool `json:"persistence,omitempty"`
+	// Topology is "masters" (independent nodes; the default) or
+	// "failover": a primary, an asynchronous replica and three sentinels,
+	// for single-instance locks, which then find the primary through the
+	// sentinels.
+	Topology string `json:"topology,omitempty"`
+	// Replay is a schedule.json to replay instead of drawing faults from
+	// the seed.
+	Replay string `json:"replay,omitempty"`
 	// Dir is the run directory: history.jsonl is written there and the
 	// nodes' logs under nodes/. Required.
 	Dir string `json:"-"`
@@ -52,6 +73,22 @@ func (c Config) WithDefaults() (Config, error) {
 	spec, err := locks.Lookup(c.Lock)
 	if err != nil {
 		return c, err
+	}
+	if c.Topology == "" {
+		c.Topology = "masters"
+	}
+	switch c.Topology {
+	case "masters":
+	case "failover":
+		if spec.MultiNode {
+			return c, fmt.Errorf("harness: %s needs independent masters; topology failover is for single-instance locks", c.Lock)
+		}
+		if c.Nodes != 0 && c.Nodes != 2 {
+			return c, fmt.Errorf("harness: topology failover has 2 data nodes (a primary and a replica), not %d", c.Nodes)
+		}
+		c.Nodes = 2
+	default:
+		return c, fmt.Errorf("harness: unknown topology %q (want masters or failover)", c.Topology)
 	}
 	if c.Nodes == 0 {
 		c.Nodes = 1
@@ -80,23 +117,51 @@ func (c Config) WithDefaults() (Config, error) {
 	if c.AcquireTimeout == 0 {
 		c.AcquireTimeout = c.TTL
 	}
+	if c.NemesisInterval == 0 {
+		c.NemesisInterval = 2 * time.Second
+	}
 	switch {
 	case c.Nodes < 1:
 		return c, fmt.Errorf("harness: nodes must be at least 1, got %d", c.Nodes)
-	case !spec.MultiNode && c.Nodes != 1:
+	case !spec.MultiNode && c.Nodes != 1 && c.Topology == "masters":
 		return c, fmt.Errorf("harness: %s is a single-instance lock; it takes 1 node, not %d", c.Lock, c.Nodes)
 	case c.Clients < 1:
 		return c, fmt.Errorf("harness: clients must be at least 1, got %d", c.Clients)
 	case c.Keys < 1:
 		return c, fmt.Errorf("harness: keys must be at least 1, got %d", c.Keys)
-	case c.Duration < 0 || c.TTL < 0 || c.Hold < 0 || c.AcquireTimeout < 0:
+	case c.Duration < 0 || c.TTL < 0 || c.Hold < 0 || c.AcquireTimeout < 0 || c.NemesisInterval < 0 || c.RestartDelay < 0:
 		return c, errors.New("harness: durations must not be negative")
 	case c.Fencing && !spec.Fencing:
 		return c, fmt.Errorf("harness: %s issues no fencing tokens", c.Lock)
 	case c.Dir == "":
 		return c, errors.New("harness: no run directory")
 	}
+	if _, err := nemesis.Check(c.Nemesis, c.setup(spec)); err != nil {
+		return c, err
+	}
 	return c, nil
+}
+
+// setup describes the run to the nemesis.
+func (c Config) setup(spec locks.Spec) nemesis.Setup {
+	s := nemesis.Setup{
+		Lock: c.Lock, MultiNode: spec.MultiNode, Nodes: c.Nodes, Groups: 1,
+		TTL: c.TTL, RestartDelay: c.RestartDelay, Backend: "process", Topology: c.Topology,
+		Persistent: c.Persistence,
+	}
+	for _, k := range c.Nemesis {
+		switch k {
+		case "partition":
+			// Two client groups, each reaching the nodes through its
+			// own proxies, for the halves and split shapes.
+			if c.Topology == "masters" {
+				s.Groups = 2
+			}
+		case "clock":
+			s.ClockShim = true
+		}
+	}
+	return s
 }
 
 // Progress is a snapshot of a running test, handed to Options.Progress.
@@ -115,6 +180,7 @@ type Summary struct {
 	Events       int           `json:"events"`
 	Elapsed      time.Duration `json:"elapsed"`
 	RedisVersion string        `json:"redis_version"`
+	Faults       int           `json:"faults"`
 	Interrupted  bool          `json:"interrupted"`
 }
 
@@ -132,12 +198,13 @@ func WithProgress(interval time.Duration, fn func(Progress)) Option {
 	return func(o *runOptions) { o.progress, o.progressEvery = fn, interval }
 }
 
-// Run runs one test and writes its history to cfg.Dir/history.jsonl. The
-// history is streamed as the test goes, so it can be checked even if Run
-// is interrupted; when ctx is cancelled, Run stops the clients, closes the
-// history and stops the nodes, and returns the summary with Interrupted
-// set and ctx's error. Every process Run started is stopped before it
-// returns.
+// Run runs one test and writes its history to cfg.Dir/history.jsonl and
+// its fault schedule to cfg.Dir/schedule.json. The history is streamed as
+// the test goes, so it can be checked even if Run is interrupted; when
+// ctx is cancelled, Run stops the clients, heals the active fault, closes
+// the history and stops the nodes, and returns the summary with
+// Interrupted set and ctx's error. Every process Run started is stopped
+// before it returns.
 func Run(ctx context.Context, cfg Config, opts ...Option) (sum Summary, err error) {
 	cfg, err = cfg.WithDefaults()
 	if err != nil {
@@ -147,33 +214,69 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (sum Summary, err erro
 	for _, opt := range opts {
 		opt(&o)
 	}
+	spec, _ := locks.Lookup(cfg.Lock)
+	setup := cfg.setup(spec)
 	sum = Summary{Config: cfg, HistoryPath: filepath.Join(cfg.Dir, "history.jsonl")}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return sum, fmt.Errorf("harness: %w", err)
 	}
 
-	cl, err := cluster.Start(ctx, cfg.Nodes, cluster.WithDir(filepath.Join(cfg.Dir, "nodes")))
+	// The one random source of the run: it draws the fault schedule,
+	// then one seed per client.
+	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x6c6f636b))
+	sched, err := schedule(rng, cfg, setup)
+	if err != nil {
+		return sum, err
+	}
+	sum.Faults = len(sched.Steps)
+	if err := sched.Save(filepath.Join(cfg.Dir, "schedule.json")); err != nil {
+		return sum, err
+	}
+	clientSeeds := make([]uint64, cfg.Clients)
+	for i := range clientSeeds {
+		clientSeeds[i] = rng.Uint64()
+	}
+
+	copts := []cluster.Option{cluster.WithDir(filepath.Join(cfg.Dir, "nodes")), cluster.WithProxyGroups(setup.Groups)}
+	if cfg.Persistence {
+		copts = append(copts, cluster.WithPersistence(true))
+	}
+	if setup.ClockShim {
+		copts = append(copts, cluster.WithClockShim())
+	}
+	nodes, err := startNodes(ctx, cfg, setup, copts)
 	if err != nil {
 		return sum, fmt.Errorf("harness: start nodes: %w", err)
 	}
 	defer func() {
-		if cerr := cl.Close(); err == nil && cerr != nil {
+		if cerr := nodes.close(); err == nil && cerr != nil {
 			err = fmt.Errorf("harness: stop nodes: %w", cerr)
 		}
 	}()
+	cl := nodes.target.Cluster
 	sum.RedisVersion = cl.Version()
 
-	lk, err := locks.New(cfg.Lock, locks.Config{
-		Addrs:    cl.Addrs(),
-		Password: cl.Password(),
-		TTL:      cfg.TTL,
-		Fencing:  cfg.Fencing,
-		Seed:     cfg.Seed,
-	})
-	if err != nil {
-		return sum, fmt.Errorf("harness: %w", err)
+	// One lock per client group: a group reaches the nodes through its
+	// own proxies, so a partition can cut groups apart.
+	groupLocks := make([]locks.Lock, setup.Groups)
+	for g := range groupLocks {
+		lcfg := locks.Config{
+			Addrs:    cl.GroupAddrs(g),
+			Password: cl.Password(),
+			TTL:      cfg.TTL,
+			Fencing:  cfg.Fencing,
+			Seed:     cfg.Seed + int64(g),
+		}
+		if f := nodes.target.Failover; f != nil {
+			lcfg.Addrs, lcfg.Sentinels, lcfg.MasterName, lcfg.AddrMap = nil, f.SentinelAddrs(), f.MasterName(), f.AddrMap()
+		}
+		lk, err := locks.New(cfg.Lock, lcfg)
+		if err != nil {
+			return sum, fmt.Errorf("harness: %w", err)
+		}
+		defer lk.Close()
+		groupLocks[g] = lk
 	}
-	defer lk.Close()
 
 	w, err := history.Create(sum.HistoryPath)
 	if err != nil {
@@ -189,6 +292,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (sum Summary, err erro
 	base := time.Now()
 	rec := NewRecorder(base, w)
 	st := NewStore(cfg.Fencing)
+	stalls := &staller{}
 	var acquired, attempts atomic.Int64
 
 	runCtx, stop := context.WithTimeout(ctx, cfg.Duration)
@@ -209,6 +313,15 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (sum Summary, err erro
 		}()
 	}
 
+	var nemErr error
+	nemDone := make(chan struct{})
+	go func() {
+		defer close(nemDone)
+		t := nodes.target
+		t.Clients = stalls
+		nemErr = nemesis.Run(runCtx, sched, &t, base, rec)
+	}()
+
 	keys := make([]string, cfg.Keys)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("k%d", i)
@@ -220,27 +333,84 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (sum Summary, err erro
 		go func() {
 			defer wg.Done()
 			c := &client{id: id, rec: rec}
-			// One stream per client, all derived from the one seed.
-			rng := rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(id)))
-			errs[id] = c.loop(runCtx, lk, st, keys, rng, cfg, &acquired, &attempts)
+			crng := rand.New(rand.NewPCG(clientSeeds[id], uint64(id)))
+			lk := groupLocks[id%len(groupLocks)]
+			errs[id] = c.loop(ctx, runCtx, lk, st, keys, crng, cfg, stalls, &acquired, &attempts)
 		}()
 	}
 	wg.Wait()
+	<-nemDone
 	sum.Elapsed = time.Since(base)
 	if ctx.Err() != nil {
 		sum.Interrupted = true
 		return sum, ctx.Err()
 	}
+	if nemErr != nil && !errors.Is(nemErr, context.DeadlineExceeded) {
+		errs = append(errs, nemErr)
+	}
+	errs = append(errs, healthy(ctx, cl))
 	return sum, errors.Join(errs...)
+}
+
+// nodes are the Redis nodes of a run, in either topology.
+type nodes struct {
+	target nemesis.Target
+	close  func() error
+}
+
+// startNodes starts independent masters, or a primary, a replica and
+// sentinels for the failover topology.
+func startNodes(ctx context.Context, cfg Config, s nemesis.Setup, opts []cluster.Option) (nodes, error) {
+	if cfg.Topology == "failover" {
+		f, err := cluster.StartFailover(ctx, opts...)
+		if err != nil {
+			return nodes{}, err
+		}
+		return nodes{target: nemesis.Target{Cluster: f.Cluster(), Failover: f}, close: f.Close}, nil
+	}
+	cl, err := cluster.Start(ctx, cfg.Nodes, opts...)
+	if err != nil {
+		return nodes{}, err
+	}
+	return nodes{target: nemesis.Target{Cluster: cl}, close: cl.Close}, nil
+}
+
+// schedule draws the run's faults from rng, or loads cfg.Replay.
+func schedule(rng *rand.Rand, cfg Config, s nemesis.Setup) (nemesis.Schedule, error) {
+	if cfg.Replay != "" {
+		return nemesis.Load(cfg.Replay, s)
+	}
+	kinds, err := nemesis.Check(cfg.Nemesis, s)
+	if err != nil {
+		return nemesis.Schedule{}, err
+	}
+	return nemesis.Plan(rng, cfg.Seed, kinds, s, cfg.Duration, cfg.NemesisInterval)
+}
+
+// healthy checks, after the nemesis has healed, that every node is up and
+// answers PING.
+func healthy(ctx context.Context, cl *cluster.Cluster) error {
+	var errs []error
+	for _, n := range cl.Nodes() {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if err := n.Ping(pctx); err != nil {
+			errs = append(errs, fmt.Errorf("harness: node %s unhealthy after the run: %w", n.Name(), err))
+		}
+		cancel()
+	}
+	return errors.Join(errs...)
 }
 
 // loop is one client's life: acquire a random key (bounded wait), run
 // the critical section, release; after a failed acquire, back off a
 // little. It returns only a history write error; lock errors are recorded.
-func (c *client) loop(ctx context.Context, lk locks.Lock, st *Store, keys []string, rng *rand.Rand, cfg Config, acquired, attempts *atomic.Int64) error {
-	for ctx.Err() == nil {
+//
+// New cycles start while runCtx lasts; a cycle under way finishes unless
+// ctx (the caller's) is cancelled.
+func (c *client) loop(ctx, runCtx context.Context, lk locks.Lock, st *Store, keys []string, rng *rand.Rand, cfg Config, stalls *staller, acquired, attempts *atomic.Int64) error {
+	for runCtx.Err() == nil {
 		key := keys[rng.IntN(len(keys))]
-		actx, cancel := context.WithTimeout(ctx, cfg.AcquireTimeout)
+		actx, cancel := context.WithTimeout(runCtx, cfg.AcquireTimeout)
 		lease, err := c.acquire(actx, lk, key)
 		cancel()
 		attempts.Add(1)
@@ -248,13 +418,13 @@ func (c *client) loop(ctx context.Context, lk locks.Lock, st *Store, keys []stri
 			if errors.Is(err, history.ErrWrite) {
 				return err
 			}
-			if !sleepCtx(ctx, time.Duration(rng.Int64N(int64(cfg.TTL/20)+1))) {
+			if !sleepCtx(runCtx, time.Duration(rng.Int64N(int64(cfg.TTL/20)+1))) {
 				return nil
 			}
 			continue
 		}
 		acquired.Add(1)
-		if err := c.section(ctx, st, lease, cfg.Hold); err != nil {
+		if err := c.section(ctx, st, lease, cfg.Hold, stalls); err != nil {
 			return err
 		}
 		// Release even when the run is ending, so the last holds end

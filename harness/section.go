@@ -18,7 +18,10 @@ var (
 // criticalSection is the lock-protected read-modify-write: check the
 // lease, read, hold, check the lease again, write read+1. It returns what
 // it read and wrote; on an error nothing was written.
-func criticalSection(ctx context.Context, st *Store, l locks.Lease, hold time.Duration) (read, wrote int64, err error) {
+//
+// A client-pause fault stalls the client between the second check and the
+// write (stall > 0): the GC pause that outlives the lease.
+func criticalSection(ctx context.Context, st *Store, l locks.Lease, hold, stall time.Duration) (read, wrote int64, err error) {
 	if !l.Valid(time.Now()) {
 		return 0, 0, ErrLeaseExpired
 	}
@@ -26,17 +29,14 @@ func criticalSection(ctx context.Context, st *Store, l locks.Lease, hold time.Du
 	if err != nil {
 		return 0, 0, err
 	}
-	if hold > 0 {
-		t := time.NewTimer(hold)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return read, 0, ErrInterrupted
-		case <-t.C:
-		}
+	if !sleepCtx(ctx, hold) {
+		return read, 0, ErrInterrupted
 	}
 	if !l.Valid(time.Now()) {
 		return read, 0, ErrLeaseExpired
+	}
+	if stall > 0 && !sleepCtx(ctx, stall) {
+		return read, 0, ErrInterrupted
 	}
 	if err := st.Write(l.Key, l.Fencing, read+1); err != nil {
 		return read, 0, err
@@ -46,12 +46,12 @@ func criticalSection(ctx context.Context, st *Store, l locks.Lease, hold time.Du
 
 // section runs and records one critical section. A section that gave up
 // is a fail: it wrote nothing.
-func (c *client) section(ctx context.Context, st *Store, l locks.Lease, hold time.Duration) error {
+func (c *client) section(ctx context.Context, st *Store, l locks.Lease, hold time.Duration, stalls *staller) error {
 	inv := history.Event{Type: history.Invoke, F: history.Section, Process: c.id, Key: l.Key, Token: l.Token, Fence: l.Fencing}
 	if err := c.rec.Append(inv); err != nil {
 		return err
 	}
-	read, wrote, err := criticalSection(ctx, st, l, hold)
+	read, wrote, err := criticalSection(ctx, st, l, hold, stalls.take())
 	done := inv
 	done.Time = 0
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/locktorture/locktorture/harness"
 	"github.com/locktorture/locktorture/history"
 	"github.com/locktorture/locktorture/locks"
+	"github.com/locktorture/locktorture/nemesis"
 	"github.com/locktorture/locktorture/report"
 )
 
@@ -30,6 +31,12 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.DurationVar(&cfg.Hold, "hold", 10*time.Millisecond, "time spent inside the critical section")
 	fs.Int64Var(&cfg.Seed, "seed", 1, "seed of the run's one random source")
 	fs.BoolVar(&cfg.Fencing, "fencing", false, "issue fencing tokens and have the resource check them")
+	nem := fs.String("nemesis", "", "comma-separated fault kinds: "+strings.Join(nemesisNames(), ", "))
+	fs.DurationVar(&cfg.NemesisInterval, "nemesis-interval", 2*time.Second, "quiet time between faults, and least time each stays active")
+	fs.DurationVar(&cfg.RestartDelay, "restart-delay", 0, "delay of the kill fault's delayed restarts (default 1.5×TTL)")
+	fs.BoolVar(&cfg.Persistence, "persistence", false, "run the nodes with appendfsync always (a killed node keeps its locks)")
+	fs.StringVar(&cfg.Topology, "topology", "masters", "masters (independent nodes) or failover (primary, replica, three sentinels; single-instance locks)")
+	fs.StringVar(&cfg.Replay, "replay", "", "replay the faults of this schedule.json instead of drawing them from the seed")
 	out := fs.String("out", filepath.Join("results", "runs"), "directory under which the run directory is created")
 	timeout := fs.Duration("check-timeout", 60*time.Second, "porcupine time limit per model (exceeded: verdict unknown)")
 	if err := parseFlags(fs, args, stdout); err != nil {
@@ -44,6 +51,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if cfg.Duration <= 0 || cfg.TTL <= 0 {
 		return errors.New("run: --duration and --ttl must be positive")
 	}
+	if *nem != "" {
+		cfg.Nemesis = strings.Split(*nem, ",")
+	}
 	cfg.Dir = "-" // validated below with the real directory
 	if _, err := cfg.WithDefaults(); err != nil {
 		return err
@@ -55,7 +65,14 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	cfg.Dir = dir
-	fmt.Fprintf(stderr, "run %s: %s, %d clients, %d keys, %s, seed %d → %s\n", id, cfg.Lock, cfg.Clients, cfg.Keys, cfg.Duration, cfg.Seed, dir)
+	faults := "no faults"
+	if len(cfg.Nemesis) > 0 {
+		faults = "nemesis " + strings.Join(cfg.Nemesis, ",")
+	}
+	if cfg.Replay != "" {
+		faults = "replaying " + cfg.Replay
+	}
+	fmt.Fprintf(stderr, "run %s: %s, %d clients, %d keys, %s, seed %d, %s → %s\n", id, cfg.Lock, cfg.Clients, cfg.Keys, cfg.Duration, cfg.Seed, faults, dir)
 
 	prog := newProgress(stderr)
 	sum, runErr := harness.Run(ctx, cfg, harness.WithProgress(time.Second, prog.update))
@@ -134,4 +151,12 @@ func newRunDir(out string, t time.Time, lock string, seed int64) (id, dir string
 			return "", "", fmt.Errorf("run: %w", err)
 		}
 	}
+}
+
+func nemesisNames() []string {
+	var names []string
+	for _, k := range nemesis.Kinds() {
+		names = append(names, k.Name)
+	}
+	return names
 }
