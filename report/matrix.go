@@ -1,0 +1,81 @@
+package report
+
+import "time"
+
+// Expectation is what the literature predicts for a matrix cell.
+type Expectation string
+
+const (
+	// ExpectSafe: the lock's assumptions hold; any violation is a false
+	// alarm of the harness or a real bug.
+	ExpectSafe Expectation = "safe"
+	// ExpectViolation: the fault breaks an assumption of the lock; a run
+	// without a violation means the harness lost its power.
+	ExpectViolation Expectation = "violation"
+)
+
+// CellRun is one run (one seed) of a matrix cell.
+type CellRun struct {
+	Seed  int64  `json:"seed"`
+	RunID string `json:"run_id"`
+	// Dir is the run directory relative to the matrix directory.
+	Dir      string `json:"dir"`
+	Lease    string `json:"lease"`
+	Resource string `json:"resource"`
+	// FirstViolation is the offset of the first violation, in seconds,
+	// or nil when there was none.
+	FirstViolation *float64 `json:"first_violation_s,omitempty"`
+	// Violations is the number of overlapping holds the sweep found plus
+	// the number of keys with a lost update.
+	Violations   int     `json:"violations"`
+	AcqPerSec    float64 `json:"acquisitions_per_second"`
+	P99Acquire   float64 `json:"p99_acquire_ms"`
+	Availability float64 `json:"availability_during_faults"`
+	Error        string  `json:"error,omitempty"`
+}
+
+// Cell is one lock × fault × fencing combination of the matrix.
+type Cell struct {
+	Name     string      `json:"name"`
+	Lock     string      `json:"lock"`
+	Faults   string      `json:"faults"` // comma-separated kinds, or "none"
+	Fencing  bool        `json:"fencing"`
+	Topology string      `json:"topology"`
+	Expect   Expectation `json:"expect"`
+	// Source cites the literature behind the expectation.
+	Source string    `json:"source"`
+	Runs   []CellRun `json:"runs"`
+	// Aggregates over Runs.
+	RunsWithViolation    int      `json:"runs_with_violation"`
+	Violations           int      `json:"violations"`
+	MedianFirstViolation *float64 `json:"median_first_violation_s,omitempty"`
+	AcqPerSec            float64  `json:"acquisitions_per_second"`
+	P99Acquire           float64  `json:"p99_acquire_ms"`
+	Availability         float64  `json:"availability_during_faults"`
+	Outcome              string   `json:"outcome"` // "safe", "violation" or "unknown"
+	Matches              bool     `json:"matches"`
+	Unknown              int      `json:"unknown_runs"`
+}
+
+// Matrix is the outcome of a comparison matrix run.
+type Matrix struct {
+	Started      time.Time         `json:"started"`
+	Command      string            `json:"command"`
+	Seeds        []int64           `json:"seeds"`
+	Duration     string            `json:"duration"`
+	RedisVersion string            `json:"redis_version"`
+	Versions     map[string]string `json:"versions"`
+	Cells        []Cell            `json:"cells"`
+	Elapsed      float64           `json:"elapsed_seconds"`
+}
+
+// Failed returns the cells whose outcome contradicts their expectation.
+func (m Matrix) Failed() []Cell {
+	var out []Cell
+	for _, c := range m.Cells {
+		if !c.Matches {
+			out = append(out, c)
+		}
+	}
+	return out
+}
