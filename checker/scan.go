@@ -115,6 +115,7 @@ type scanner struct {
 	latencies   []int64
 	emptyHolds  int
 	faults      int
+	windows     faultWindows
 }
 
 func newScanner() *scanner {
@@ -158,6 +159,7 @@ func (s *scanner) add(e *history.Event) error {
 
 	if e.F == history.FaultStart || e.F == history.FaultStop {
 		s.faults++
+		s.windows.add(e)
 		s.count(e.F, string(e.Type))
 		return nil
 	}
@@ -283,6 +285,7 @@ type scanned struct {
 	latencies   []int64
 	emptyHolds  int
 	faults      int
+	windows     []Window
 }
 
 // finish ends the scan: open operations become unfinished, open holds end
@@ -354,6 +357,7 @@ func (s *scanner) finish() *scanned {
 		latencies:  s.latencies,
 		emptyHolds: s.emptyHolds,
 		faults:     s.faults,
+		windows:    s.windows.finish(s.last),
 	}
 	if s.n == 0 {
 		d.first, d.last = 0, 0

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/locktorture/locktorture/history"
 )
 
 // Stats are liveness and latency figures of a history. Times are
@@ -47,6 +49,109 @@ type Stats struct {
 	// not acquired although acquires on it were in progress; nil when no
 	// acquire ever found a key free. See Stall.
 	LongestStall *Stall `json:"longest_stall,omitempty"`
+	// FaultWindows are the stretches in which a fault was active, sorted
+	// by Start then End; see Window for how starts and stops are paired.
+	FaultWindows []Window `json:"fault_windows,omitempty"`
+	// AcquireCompletedDuringFaults and AcquireOKDuringFaults count the
+	// acquires invoked during a fault (Window.Start ≤ invoke ≤ Window.End
+	// for some window) that returned at all (ok, fail or info), and that
+	// returned ok. Where they returned does not matter; an acquire that
+	// never returned is not counted.
+	AcquireCompletedDuringFaults int `json:"acquire_completed_during_faults"`
+	AcquireOKDuringFaults        int `json:"acquire_ok_during_faults"`
+	// AvailabilityDuringFaults is AcquireOKDuringFaults /
+	// AcquireCompletedDuringFaults, in [0, 1]; it is -1, meaning "not
+	// measured", when no acquire invoked during a fault completed, which
+	// includes every history without faults. Callers that average it
+	// must skip the -1s.
+	AvailabilityDuringFaults float64 `json:"availability_during_faults"`
+}
+
+// Window is a stretch of time in which one fault was active, from its
+// fault-start to its fault-stop. Starts and stops are paired by Value,
+// first in first out: a fault-stop closes the oldest open fault-start with
+// the same Value. A fault-start never stopped lasts until the last event
+// of the history (UntilEnd); a fault-stop with no open start is a window
+// of zero length at the stop.
+type Window struct {
+	// Start and End are the times of the fault-start and the fault-stop,
+	// offsets from the run's base like history.Event.Time. Start ≤ End.
+	Start int64 `json:"start"`
+	End   int64 `json:"end"`
+	// Desc describes the fault: the Value of its events.
+	Desc string `json:"desc"`
+	// UntilEnd is set when the fault was never stopped; End is then the
+	// time of the last event of the history.
+	UntilEnd bool `json:"until_end,omitempty"`
+}
+
+// faultWindows pairs fault-starts with fault-stops as a scan goes.
+type faultWindows struct {
+	wins []Window
+	open map[string][]int // Value → indices into wins of open windows, oldest first
+}
+
+// add takes a fault-start or fault-stop event; other events are ignored.
+func (f *faultWindows) add(e *history.Event) {
+	switch e.F {
+	case history.FaultStart:
+		if f.open == nil {
+			f.open = make(map[string][]int)
+		}
+		f.open[e.Value] = append(f.open[e.Value], len(f.wins))
+		f.wins = append(f.wins, Window{Start: e.Time, End: e.Time, Desc: e.Value})
+	case history.FaultStop:
+		q := f.open[e.Value]
+		if len(q) == 0 {
+			f.wins = append(f.wins, Window{Start: e.Time, End: e.Time, Desc: e.Value})
+			return
+		}
+		w := &f.wins[q[0]]
+		w.End = max(e.Time, w.Start)
+		f.open[e.Value] = q[1:]
+	}
+}
+
+// finish closes the windows still open at end, the time of the last
+// event, and returns all of them sorted by Start then End.
+func (f *faultWindows) finish(end int64) []Window {
+	for _, q := range f.open {
+		for _, i := range q {
+			f.wins[i].End = max(end, f.wins[i].Start)
+			f.wins[i].UntilEnd = true
+		}
+	}
+	f.open = nil
+	sort.SliceStable(f.wins, func(i, j int) bool {
+		a, b := f.wins[i], f.wins[j]
+		if a.Start != b.Start {
+			return a.Start < b.Start
+		}
+		return a.End < b.End
+	})
+	return f.wins
+}
+
+// during reports whether t lies in one of the windows, which must be
+// sorted by Start and merged so that none overlaps another (see
+// mergeWindows).
+func during(merged []Window, t int64) bool {
+	i := sort.Search(len(merged), func(i int) bool { return merged[i].Start > t }) // first window starting after t
+	return i > 0 && t <= merged[i-1].End
+}
+
+// mergeWindows returns the union of windows sorted by Start as disjoint
+// windows, sorted; Desc and UntilEnd are not kept.
+func mergeWindows(wins []Window) []Window {
+	var out []Window
+	for _, w := range wins {
+		if n := len(out); n > 0 && w.Start <= out[n-1].End {
+			out[n-1].End = max(out[n-1].End, w.End)
+			continue
+		}
+		out = append(out, Window{Start: w.Start, End: w.End})
+	}
+	return out
 }
 
 // Latency summarises a set of durations. Percentiles are nearest-rank:
@@ -92,7 +197,11 @@ func (d *scanned) stats(keys []string) Stats {
 		Ops:        d.ops,
 		Faults:     d.faults,
 		EmptyHolds: d.emptyHolds,
+
+		FaultWindows:             d.windows,
+		AvailabilityDuringFaults: -1,
 	}
+	merged := mergeWindows(d.windows)
 	for _, k := range keys {
 		kd := d.keys[k]
 		st.Holds += len(kd.holds)
@@ -100,6 +209,12 @@ func (d *scanned) stats(keys []string) Stats {
 		for _, a := range kd.attempts {
 			if a.ret != math.MaxInt64 {
 				st.AcquireCompleted++
+				if during(merged, a.call) {
+					st.AcquireCompletedDuringFaults++
+					if a.ok {
+						st.AcquireOKDuringFaults++
+					}
+				}
 			}
 			if a.ok {
 				st.AcquireOK++
@@ -116,6 +231,9 @@ func (d *scanned) stats(keys []string) Stats {
 	}
 	if st.AcquireCompleted > 0 {
 		st.SuccessRatio = float64(st.AcquireOK) / float64(st.AcquireCompleted)
+	}
+	if st.AcquireCompletedDuringFaults > 0 {
+		st.AvailabilityDuringFaults = float64(st.AcquireOKDuringFaults) / float64(st.AcquireCompletedDuringFaults)
 	}
 	st.AcquireLatency = latency(d.latencies)
 	return st

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -148,5 +149,142 @@ func TestLongestStall(t *testing.T) {
 				t.Errorf("LongestStall = %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestFaultWindowsAndAvailability(t *testing.T) {
+	tests := []struct {
+		name string
+		h    *hist
+		// wantAvail is AvailabilityDuringFaults; wantOK and wantDone the
+		// counts behind it.
+		wantAvail        float64
+		wantOK, wantDone int
+		wantWindows      []Window
+	}{
+		{
+			name:      "no faults: not measured",
+			h:         new(hist).acquire(0, "k", "a", 0, 10, 100).acquireEnds(1, "k", history.Fail, 20, 30),
+			wantAvail: -1,
+		},
+		{
+			name: "only acquires invoked inside the window count, however they end",
+			h: new(hist).
+				fault(history.FaultStart, "pause n1", 100).
+				acquireEnds(0, "k", history.Fail, 50, 150). // invoked before: not counted
+				acquire(1, "k", "a", 110, 120, 130).
+				acquireEnds(2, "k", history.Fail, 140, 150).
+				acquireEnds(3, "k", history.Info, 160, 400). // returns after the stop: counted
+				fault(history.FaultStop, "pause n1", 200).
+				acquire(4, "k", "b", 250, 260, 300), // invoked after: not counted
+			wantAvail: 1.0 / 3, wantOK: 1, wantDone: 3,
+			wantWindows: []Window{{Start: 100, End: 200, Desc: "pause n1"}},
+		},
+		{
+			name: "invokes at the start and at the stop are inside",
+			h: new(hist).
+				fault(history.FaultStart, "x", 100).
+				acquire(0, "k", "a", 100, 105, 110).
+				acquireEnds(1, "k", history.Fail, 200, 210).
+				fault(history.FaultStop, "x", 200),
+			wantAvail: 0.5, wantOK: 1, wantDone: 2,
+			wantWindows: []Window{{Start: 100, End: 200, Desc: "x"}},
+		},
+		{
+			name: "an unmatched start lasts until the end",
+			h: new(hist).
+				fault(history.FaultStart, "kill n2", 100).
+				acquire(0, "k", "a", 500, 510, 600).
+				acquire(1, "k", "b", 900, 1000, 1100),
+			wantAvail: 1, wantOK: 2, wantDone: 2,
+			wantWindows: []Window{{Start: 100, End: 1000, Desc: "kill n2", UntilEnd: true}},
+		},
+		{
+			name: "an unfinished acquire is not counted",
+			h: new(hist).
+				fault(history.FaultStart, "x", 0).
+				acquireEnds(0, "k", history.Fail, 10, 20).
+				invoke(1, history.Acquire, "k", "", 30).
+				fault(history.FaultStop, "x", 100),
+			wantAvail: 0, wantOK: 0, wantDone: 1,
+			wantWindows: []Window{{Start: 0, End: 100, Desc: "x"}},
+		},
+		{
+			name: "faults but no acquire invoked during them: not measured",
+			h: new(hist).
+				acquire(0, "k", "a", 0, 10, 20).
+				fault(history.FaultStart, "x", 50).
+				fault(history.FaultStop, "x", 60).
+				acquire(0, "k", "b", 70, 80, 90),
+			wantAvail:   -1,
+			wantWindows: []Window{{Start: 50, End: 60, Desc: "x"}},
+		},
+		{
+			name: "overlapping faults count an acquire once",
+			h: new(hist).
+				fault(history.FaultStart, "a", 100).
+				fault(history.FaultStart, "b", 150).
+				acquire(0, "k", "t", 170, 180, 190).
+				fault(history.FaultStop, "a", 200).
+				acquireEnds(1, "k", history.Fail, 220, 230).
+				fault(history.FaultStop, "b", 250).
+				acquire(2, "k", "u", 300, 310, 320),
+			wantAvail: 0.5, wantOK: 1, wantDone: 2,
+			wantWindows: []Window{{Start: 100, End: 200, Desc: "a"}, {Start: 150, End: 250, Desc: "b"}},
+		},
+		{
+			name: "same value twice pairs first in first out; the gap is not a fault",
+			h: new(hist).
+				fault(history.FaultStart, "p", 100).
+				fault(history.FaultStop, "p", 200).
+				acquireEnds(0, "k", history.Fail, 250, 260).
+				fault(history.FaultStart, "p", 300).
+				acquire(1, "k", "a", 310, 320, 330).
+				fault(history.FaultStop, "p", 400),
+			wantAvail: 1, wantOK: 1, wantDone: 1,
+			wantWindows: []Window{{Start: 100, End: 200, Desc: "p"}, {Start: 300, End: 400, Desc: "p"}},
+		},
+		{
+			name: "a stop without a start is a window of zero length",
+			h: new(hist).
+				acquireEnds(0, "k", history.Fail, 0, 10).
+				fault(history.FaultStop, "ghost", 50).
+				acquire(1, "k", "a", 50, 60, 70).
+				acquire(1, "k", "b", 80, 90, 100),
+			wantAvail: 1, wantOK: 1, wantDone: 1,
+			wantWindows: []Window{{Start: 50, End: 50, Desc: "ghost"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := mustCheck(t, tt.h.Events(), Options{}).Stats
+			if s.AvailabilityDuringFaults != tt.wantAvail {
+				t.Errorf("AvailabilityDuringFaults = %v, want %v", s.AvailabilityDuringFaults, tt.wantAvail)
+			}
+			if s.AcquireOKDuringFaults != tt.wantOK || s.AcquireCompletedDuringFaults != tt.wantDone {
+				t.Errorf("during faults: %d ok of %d completed, want %d of %d", s.AcquireOKDuringFaults, s.AcquireCompletedDuringFaults, tt.wantOK, tt.wantDone)
+			}
+			if !slices.Equal(s.FaultWindows, tt.wantWindows) {
+				t.Errorf("FaultWindows = %+v, want %+v", s.FaultWindows, tt.wantWindows)
+			}
+		})
+	}
+}
+
+func TestDuring(t *testing.T) {
+	merged := mergeWindows([]Window{{Start: 10, End: 20}, {Start: 15, End: 30}, {Start: 40, End: 40}, {Start: 50, End: 60}})
+	if want := []Window{{Start: 10, End: 30}, {Start: 40, End: 40}, {Start: 50, End: 60}}; !slices.Equal(merged, want) {
+		t.Fatalf("mergeWindows = %+v, want %+v", merged, want)
+	}
+	for _, tc := range []struct {
+		t    int64
+		want bool
+	}{{0, false}, {10, true}, {25, true}, {30, true}, {31, false}, {40, true}, {45, false}, {60, true}, {61, false}} {
+		if got := during(merged, tc.t); got != tc.want {
+			t.Errorf("during(%d) = %v, want %v", tc.t, got, tc.want)
+		}
+	}
+	if during(nil, 5) {
+		t.Error("during(nil) = true")
 	}
 }
