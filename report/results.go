@@ -113,6 +113,22 @@ func Summary(w io.Writer, title string, res checker.Result) {
 	if st := s.LongestStall; st != nil {
 		fmt.Fprintf(w, "  longest stretch free but unacquired: %s\n", stall(st))
 	}
+	if len(s.FaultWindows) > 0 {
+		fmt.Fprintf(w, "  availability during faults: %s\n", availability(s))
+	}
+}
+
+// availability describes Stats.AvailabilityDuringFaults with the counts
+// behind it.
+func availability(s checker.Stats) string {
+	if len(s.FaultWindows) == 0 {
+		return "n/a (no faults)"
+	}
+	if s.AvailabilityDuringFaults < 0 {
+		return fmt.Sprintf("n/a (no acquire invoked during the %d faults completed)", len(s.FaultWindows))
+	}
+	return fmt.Sprintf("%.1f%% (%d ok of %d acquires invoked during the %d faults)",
+		100*s.AvailabilityDuringFaults, s.AcquireOKDuringFaults, s.AcquireCompletedDuringFaults, len(s.FaultWindows))
 }
 
 func dur(d time.Duration) string { return d.Round(10 * time.Microsecond).String() }

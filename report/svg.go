@@ -1,0 +1,672 @@
+package report
+
+import (
+	"fmt"
+	"html"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/history"
+)
+
+// MaxTimelineBars bounds the bars TimelineSVG draws, so the page of a long
+// run stays small enough to open. Above it, holds less than a pixel apart
+// on one row are merged into one bar; if that is not enough, every
+// overlapping hold is kept and the others are sampled evenly. The SVG says
+// when either happened.
+const MaxTimelineBars = 5000
+
+// Geometry shared by the SVGs: all are svgWidth wide, with the time axis
+// running from plotLeft to svgWidth-plotRight.
+const (
+	svgWidth  = 1200
+	plotLeft  = 64
+	plotRight = 16
+	plotWidth = svgWidth - plotLeft - plotRight
+
+	legendHeight = 20 // the line of legend text at the top
+	laneHeight   = 13 // one lane of fault labels
+	faultLanes   = 2  // fault labels alternate between lanes
+	axisHeight   = 26 // the time axis below a plot
+)
+
+// Colours. Red is kept for overlapping holds.
+var keyPalette = []string{
+	"#2563eb", "#16a34a", "#7c3aed", "#0891b2", "#a16207",
+	"#4d7c0f", "#475569", "#c026d3", "#0d9488", "#1e3a8a",
+}
+
+const (
+	overlapColor   = "#dc2626"
+	faultFill      = "#f59e0b"
+	faultEdge      = "#d97706"
+	faultLabel     = "#92400e"
+	gridColor      = "#e5e7eb"
+	axisColor      = "#6b7280"
+	p50Color       = "#2563eb"
+	maxColor       = "#ea580c"
+	failLineColor  = "#6b7280"
+	okBarColor     = "#16a34a"
+	stripeColor    = "#f8fafc"
+	svgFontFamily  = "system-ui,sans-serif"
+	charWidthGuess = 6.2 // px per character at font-size 11, to fit labels
+)
+
+// timeScale maps history times (nanosecond offsets) to x coordinates.
+type timeScale struct {
+	t0, t1 int64
+}
+
+// newTimeScale spans every event of the history and every fault window,
+// from 0 when the first of them is less than 5% of the span after 0 (a
+// run's history starts just after its base), so that ticks and buckets
+// fall on whole seconds. An empty or instantaneous history gets a span of
+// one second.
+func newTimeScale(events []history.Event, wins []checker.Window) timeScale {
+	s := timeScale{t0: math.MaxInt64, t1: math.MinInt64}
+	for i := range events {
+		s.t0 = min(s.t0, events[i].Time)
+		s.t1 = max(s.t1, events[i].Time)
+	}
+	for _, w := range wins {
+		s.t0 = min(s.t0, w.Start)
+		s.t1 = max(s.t1, w.End)
+	}
+	if s.t0 > s.t1 {
+		s.t0, s.t1 = 0, 0
+	}
+	if s.t1 == s.t0 {
+		s.t1 = s.t0 + int64(time.Second)
+	}
+	if s.t0 > 0 && s.t0 < (s.t1-s.t0)/20 {
+		s.t0 = 0
+	}
+	return s
+}
+
+func (s timeScale) x(t int64) float64 {
+	return plotLeft + float64(t-s.t0)/float64(s.t1-s.t0)*plotWidth
+}
+
+// nsPerPixel is how much time one pixel of the plot stands for.
+func (s timeScale) nsPerPixel() float64 { return float64(s.t1-s.t0) / plotWidth }
+
+// svgDoc accumulates one SVG document.
+type svgDoc struct {
+	b strings.Builder
+}
+
+func (d *svgDoc) printf(format string, args ...any) { fmt.Fprintf(&d.b, format, args...) }
+
+func (d *svgDoc) open(height float64, label string) {
+	d.printf(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %.0f" width="%d" height="%.0f" font-family="%s" font-size="11" role="img" aria-label="%s">`+"\n",
+		svgWidth, height, svgWidth, height, svgFontFamily, esc(label))
+	d.printf(`<title>%s</title>`+"\n", esc(label))
+}
+
+func (d *svgDoc) close() string {
+	d.b.WriteString("</svg>\n")
+	return d.b.String()
+}
+
+// text writes a text element; anchor is start, middle or end.
+func (d *svgDoc) text(x, y float64, anchor, fill, s string) {
+	d.printf(`<text x="%.1f" y="%.1f" text-anchor="%s" fill="%s">%s</text>`+"\n", x, y, anchor, fill, esc(s))
+}
+
+// esc escapes s for XML text and attribute values.
+func esc(s string) string { return html.EscapeString(s) }
+
+// seconds formats a time offset in seconds for tooltips.
+func seconds(t int64) string { return fmt.Sprintf("%.3f s", float64(t)/1e9) }
+
+// niceStep returns the smallest of 1, 2 and 5 times a power of ten that
+// is at least v (v > 0).
+func niceStep(v float64) float64 {
+	if v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= v*(1-1e-9) {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// timeAxis draws the time axis at y: a line, ticks and labels in seconds.
+func (d *svgDoc) timeAxis(s timeScale, y float64) {
+	d.printf(`<g class="axis" stroke="%s">`+"\n", axisColor)
+	d.printf(`<line x1="%d" y1="%.1f" x2="%d" y2="%.1f"/>`+"\n", plotLeft, y, svgWidth-plotRight, y)
+	d.b.WriteString("</g>\n")
+	step := niceStep(float64(s.t1-s.t0) / 1e9 / 12)
+	first := math.Ceil(float64(s.t0)/1e9/step-1e-9) * step
+	for v := first; v <= float64(s.t1)/1e9+1e-9; v += step {
+		x := s.x(int64(math.Round(v * 1e9)))
+		d.printf(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s"/>`+"\n", x, y, x, y+4, axisColor)
+		d.text(x, y+15, "middle", axisColor, strconvG(v)+" s")
+	}
+}
+
+// strconvG formats a tick value without float noise.
+func strconvG(v float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".")
+}
+
+// faultBands draws each fault window as a translucent band from top to
+// bottom, with its description as tooltip, and a numbered label (the
+// number is the window's index + 1, as in the page's fault table) in one
+// of the label lanes that start at labelTop.
+func (d *svgDoc) faultBands(s timeScale, wins []checker.Window, labelTop, top, bottom float64) {
+	for i, w := range wins {
+		x0, x1 := s.x(w.Start), s.x(w.End)
+		width := max(x1-x0, 2)
+		tip := fmt.Sprintf("fault %d: %s, from %s to %s", i+1, w.Desc, seconds(w.Start), seconds(w.End))
+		if w.UntilEnd {
+			tip += " (never stopped)"
+		}
+		d.printf(`<g class="fault"><title>%s</title>`+"\n", esc(tip))
+		d.printf(`<rect class="fault-band" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" fill-opacity="0.16" stroke="%s" stroke-opacity="0.45" stroke-width="0.8"/>`+"\n",
+			x0, top, width, bottom-top, faultFill, faultEdge)
+		label := fitLabel(fmt.Sprintf("%d %s", i+1, w.Desc), max(width, 14), fmt.Sprint(i+1))
+		lane := float64(i % faultLanes)
+		d.printf(`<text class="fault-label" x="%.1f" y="%.1f" fill="%s">%s</text>`+"\n",
+			x0+2, labelTop+lane*laneHeight+10, faultLabel, esc(label))
+		d.b.WriteString("</g>\n")
+	}
+}
+
+// fitLabel shortens s, with an ellipsis, to fit width pixels; if not
+// even a few characters fit it returns short.
+func fitLabel(s string, width float64, short string) string {
+	n := int(width / charWidthGuess)
+	r := []rune(s)
+	switch {
+	case len(r) <= n:
+		return s
+	case n < len(short)+3:
+		return short
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// bar is one rectangle of the timeline: one hold or several merged.
+type bar struct {
+	process    int
+	key        string
+	start, end int64
+	holds      int // holds merged into it
+	fence      int64
+	overlap    bool
+}
+
+// timelineBars returns a bar per hold, marking holds that overlap
+// another hold of their key, and the sorted keys.
+func timelineBars(holds map[string][]checker.Hold) ([]bar, []string) {
+	keys := make([]string, 0, len(holds))
+	for k := range holds {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var bars []bar
+	for _, k := range keys {
+		hs := holds[k] // sorted by Start then End
+		// Groups of holds connected by overlaps: a hold starting before
+		// the latest End so far joins the group. Every member of a group
+		// of two or more overlaps some other member.
+		lo := 0
+		var maxEnd int64
+		flush := func(hi int) {
+			for _, h := range hs[lo:hi] {
+				bars = append(bars, bar{process: h.Process, key: k, start: h.Start, end: h.End, holds: 1, fence: h.Fence, overlap: hi-lo > 1})
+			}
+			lo = hi
+		}
+		for i, h := range hs {
+			if i > 0 && h.Start >= maxEnd {
+				flush(i)
+			}
+			if i == lo {
+				maxEnd = h.End
+			}
+			maxEnd = max(maxEnd, h.End)
+		}
+		flush(len(hs))
+	}
+	return bars, keys
+}
+
+// boundBars reduces bars to at most limit: first by merging bars of one
+// process, key and overlap status that are less than gap apart, then by
+// keeping every overlapping bar and an even sample of the others. It
+// returns the bars and a sentence saying what was done ("" if nothing).
+func boundBars(bars []bar, limit int, gap float64) ([]bar, string) {
+	total := len(bars)
+	if total <= limit {
+		return bars, ""
+	}
+	sorted := slices.Clone(bars)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		a, b := sorted[i], sorted[j]
+		if a.process != b.process {
+			return a.process < b.process
+		}
+		if a.key != b.key {
+			return a.key < b.key
+		}
+		if a.overlap != b.overlap {
+			return !a.overlap
+		}
+		return a.start < b.start
+	})
+	var merged []bar
+	for _, b := range sorted {
+		if n := len(merged); n > 0 {
+			m := &merged[n-1]
+			if m.process == b.process && m.key == b.key && m.overlap == b.overlap && float64(b.start-m.end) < gap {
+				m.end = max(m.end, b.end)
+				m.holds += b.holds
+				continue
+			}
+		}
+		merged = append(merged, b)
+	}
+	note := fmt.Sprintf("%d holds drawn as %d bars: holds less than a pixel apart on one row merged", total, len(merged))
+	if len(merged) <= limit {
+		return merged, note
+	}
+	var red, rest []bar
+	for _, b := range merged {
+		if b.overlap {
+			red = append(red, b)
+		} else {
+			rest = append(rest, b)
+		}
+	}
+	if len(red) >= limit {
+		return red[:limit], fmt.Sprintf("%d holds, %d bars after merging; only the first %d bars of overlapping holds drawn", total, len(merged), limit)
+	}
+	stride := (len(rest) + (limit - len(red)) - 1) / (limit - len(red))
+	kept := red
+	for i := 0; i < len(rest); i += stride {
+		kept = append(kept, rest[i])
+	}
+	return kept, fmt.Sprintf("%d holds, %d bars after merging holds less than a pixel apart; drawn: all %d bars of overlapping holds and every %d-th of the other %d",
+		total, len(merged), len(red), stride, len(rest))
+}
+
+// TimelineSVG draws the holds of the history (see checker.Holds) as an
+// SVG: one row per client, one bar per hold coloured by key, holds that
+// overlap another hold of the same key in red, res.Stats.FaultWindows as
+// numbered translucent bands over all rows with the fault as tooltip, and
+// a time axis in seconds. At most MaxTimelineBars bars are drawn; the SVG
+// says when holds were merged or sampled. The error is that of
+// checker.Holds, for a malformed history.
+func TimelineSVG(events []history.Event, res checker.Result) (string, error) {
+	holds, err := checker.Holds(events)
+	if err != nil {
+		return "", fmt.Errorf("report: timeline: %w", err)
+	}
+	wins := res.Stats.FaultWindows
+	sc := newTimeScale(events, wins)
+	bars, keys := timelineBars(holds)
+	bars, note := boundBars(bars, MaxTimelineBars, sc.nsPerPixel())
+
+	// One row per client that appears in the history, holds or not.
+	seen := map[int]bool{}
+	var procs []int
+	for i := range events {
+		if p := events[i].Process; p >= 0 && !seen[p] {
+			seen[p] = true
+			procs = append(procs, p)
+		}
+	}
+	sort.Ints(procs)
+	row := make(map[int]int, len(procs))
+	for i, p := range procs {
+		row[p] = i
+	}
+	rowH := max(1, min(16, 480/max(len(procs), 1)))
+	labelEvery := 1
+	if rowH < 10 {
+		labelEvery = (10 + rowH - 1) / rowH
+	}
+
+	labelTop := float64(legendHeight)
+	top := labelTop + faultLanes*laneHeight
+	bottom := top + float64(rowH*max(len(procs), 1))
+	height := bottom + axisHeight
+
+	var d svgDoc
+	d.open(height, "timeline of holds per client")
+
+	// Legend: the keys' colours, red for overlaps, the note.
+	x := float64(plotLeft)
+	swatch := func(color, label string) {
+		d.printf(`<rect x="%.1f" y="4" width="10" height="10" fill="%s"/>`+"\n", x, color)
+		d.text(x+13, 13, "start", "#111", label)
+		x += 13 + float64(len([]rune(label)))*charWidthGuess + 12
+	}
+	const maxLegendKeys = 8
+	for i, k := range keys {
+		if i == maxLegendKeys {
+			d.text(x, 13, "start", "#111", fmt.Sprintf("+%d more keys", len(keys)-maxLegendKeys))
+			x += 90
+			break
+		}
+		swatch(keyPalette[i%len(keyPalette)], "key "+k)
+	}
+	swatch(overlapColor, "overlapping holds")
+	if len(wins) > 0 {
+		d.printf(`<rect x="%.1f" y="4" width="10" height="10" fill="%s" fill-opacity="0.3" stroke="%s"/>`+"\n", x, faultFill, faultEdge)
+		d.text(x+13, 13, "start", "#111", "fault")
+		x += 60
+	}
+	if len(bars) == 0 {
+		d.text(x, 13, "start", axisColor, "no holds")
+	}
+
+	// Rows: stripes and labels.
+	for i, p := range procs {
+		y := top + float64(i*rowH)
+		if i%2 == 1 {
+			d.printf(`<rect x="%d" y="%.1f" width="%d" height="%d" fill="%s"/>`+"\n", plotLeft, y, plotWidth, rowH, stripeColor)
+		}
+		if i%labelEvery == 0 {
+			d.printf(`<text x="%d" y="%.1f" text-anchor="end" font-size="%d" fill="%s">P%d</text>`+"\n",
+				plotLeft-6, y+float64(rowH)/2+3.5, min(11, max(rowH, 8)), axisColor, p)
+		}
+	}
+
+	d.faultBands(sc, wins, labelTop, top, bottom)
+
+	keyColor := make(map[string]string, len(keys))
+	for i, k := range keys {
+		keyColor[k] = keyPalette[i%len(keyPalette)]
+	}
+	barH := max(float64(rowH)-2, 1)
+	pad := (float64(rowH) - barH) / 2
+	// Overlapping holds last, so they are drawn on top.
+	sort.SliceStable(bars, func(i, j int) bool { return !bars[i].overlap && bars[j].overlap })
+	d.b.WriteString(`<g class="holds">` + "\n")
+	for _, b := range bars {
+		x0, x1 := sc.x(b.start), sc.x(b.end)
+		fill, cls := keyColor[b.key], "hold"
+		if b.overlap {
+			fill, cls = overlapColor, "hold overlap"
+		}
+		var tip string
+		if b.holds == 1 {
+			tip = fmt.Sprintf("P%d holds %s from %s to %s (%s)", b.process, b.key, seconds(b.start), seconds(b.end), dur(time.Duration(b.end-b.start)))
+			if b.fence != 0 {
+				tip += fmt.Sprintf(", fence %d", b.fence)
+			}
+		} else {
+			tip = fmt.Sprintf("P%d: %d holds of %s from %s to %s, merged", b.process, b.holds, b.key, seconds(b.start), seconds(b.end))
+		}
+		if b.overlap {
+			tip += "; overlaps another hold of " + b.key
+		}
+		d.printf(`<rect class="%s" x="%.2f" y="%.1f" width="%.2f" height="%.1f" fill="%s"><title>%s</title></rect>`+"\n",
+			cls, x0, top+float64(row[b.process]*rowH)+pad, max(x1-x0, 0.6), barH, fill, esc(tip))
+	}
+	d.b.WriteString("</g>\n")
+
+	d.timeAxis(sc, bottom)
+	if note != "" {
+		d.printf(`<text class="note" x="%d" y="%.1f" text-anchor="end" fill="%s">%s</text>`+"\n", svgWidth-plotRight, 13.0, axisColor, esc(note))
+	}
+	return d.close(), nil
+}
+
+// acquireSample is one completed acquire.
+type acquireSample struct {
+	ret     int64
+	latency int64
+	ok      bool
+}
+
+// completedAcquires pairs each acquire completion with its process's
+// open invoke; unpaired events are skipped (Check rejects such
+// histories).
+func completedAcquires(events []history.Event) []acquireSample {
+	open := map[int]int64{}
+	var out []acquireSample
+	for i := range events {
+		e := &events[i]
+		if e.F != history.Acquire {
+			if e.Type == history.Invoke {
+				delete(open, e.Process)
+			}
+			continue
+		}
+		if e.Type == history.Invoke {
+			open[e.Process] = e.Time
+			continue
+		}
+		if inv, ok := open[e.Process]; ok {
+			out = append(out, acquireSample{ret: e.Time, latency: e.Time - inv, ok: e.Type == history.Ok})
+			delete(open, e.Process)
+		}
+	}
+	return out
+}
+
+// bucketWidth picks the width of the plots' buckets: one second for runs
+// of 10 s to 2 min, the smallest of 1, 2 and 5 times a power of ten
+// seconds that gives at most 120 buckets for longer runs, and at most 20
+// buckets for shorter ones.
+func bucketWidth(span int64) int64 {
+	sec := float64(span) / 1e9
+	switch {
+	case sec >= 10 && sec <= 120:
+		return int64(time.Second)
+	case sec > 120:
+		return int64(niceStep(sec/120) * 1e9)
+	}
+	return max(int64(niceStep(sec/20)*1e9), 1)
+}
+
+// bucket is one interval of the plots.
+type bucket struct {
+	start, end int64
+	ok, notOK  int
+	latencies  []int64 // of ok acquires, sorted
+}
+
+// buckets cuts the span of sc into buckets of width w starting at sc.t0,
+// the last widened to the end when less than half a bucket would be
+// left, and assigns each completed acquire to the bucket of its return.
+func buckets(sc timeScale, w int64, samples []acquireSample) []bucket {
+	var bs []bucket
+	for t := sc.t0; t < sc.t1; t += w {
+		end := min(t+w, sc.t1)
+		if n := len(bs); n > 0 && end-t < w/2 {
+			bs[n-1].end = end
+			break
+		}
+		bs = append(bs, bucket{start: t, end: end})
+	}
+	for _, s := range samples {
+		i := sort.Search(len(bs), func(i int) bool { return bs[i].end > s.ret })
+		if i == len(bs) {
+			i = len(bs) - 1 // the last instant belongs to the last bucket
+		}
+		if s.ok {
+			bs[i].ok++
+			bs[i].latencies = append(bs[i].latencies, s.latency)
+		} else {
+			bs[i].notOK++
+		}
+	}
+	for i := range bs {
+		slices.Sort(bs[i].latencies)
+	}
+	return bs
+}
+
+// plotFrame is the layout of one plot with a y axis.
+type plotFrame struct {
+	labelTop, top, bottom, height float64
+}
+
+func newPlotFrame(plotHeight float64) plotFrame {
+	f := plotFrame{labelTop: legendHeight}
+	f.top = f.labelTop + faultLanes*laneHeight
+	f.bottom = f.top + plotHeight
+	f.height = f.bottom + axisHeight
+	return f
+}
+
+// gridLine draws a horizontal grid line at y with its label.
+func (d *svgDoc) gridLine(y float64, label string) {
+	d.printf(`<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s"/>`+"\n", plotLeft, y, svgWidth-plotRight, y, gridColor)
+	d.text(plotLeft-6, y+3.5, "end", axisColor, label)
+}
+
+// ThroughputSVG plots, per time bucket (see bucketWidth: 1 s for runs of
+// 10 s to 2 min), the acquires that returned ok per second as bars and
+// those that failed or returned info per second as a line, by the time
+// they returned, under res.Stats.FaultWindows as numbered bands.
+func ThroughputSVG(events []history.Event, res checker.Result) string {
+	wins := res.Stats.FaultWindows
+	sc := newTimeScale(events, wins)
+	w := bucketWidth(sc.t1 - sc.t0)
+	bs := buckets(sc, w, completedAcquires(events))
+	rate := func(n int, b bucket) float64 { return float64(n) / (float64(b.end-b.start) / 1e9) }
+	peak := 0.0
+	for _, b := range bs {
+		peak = max(peak, rate(b.ok, b), rate(b.notOK, b))
+	}
+	step := niceStep(max(peak, 1) / 4)
+	ymax := math.Ceil(max(peak, 1)/step) * step
+	f := newPlotFrame(160)
+	y := func(v float64) float64 { return f.bottom - v/ymax*(f.bottom-f.top) }
+
+	var d svgDoc
+	d.open(f.height, "acquires per second over time")
+	d.printf(`<rect x="%d" y="4" width="10" height="10" fill="%s"/>`+"\n", plotLeft, okBarColor)
+	d.text(plotLeft+13, 13, "start", "#111", "ok acquires/s")
+	d.printf(`<line x1="%d" y1="9" x2="%d" y2="9" stroke="%s" stroke-width="1.5" stroke-dasharray="4 2"/>`+"\n", plotLeft+120, plotLeft+140, failLineColor)
+	d.text(plotLeft+144, 13, "start", "#111", fmt.Sprintf("failed or unknown acquires/s, by return time, in %s buckets", dur(time.Duration(w))))
+	for v := 0.0; v <= ymax+step/2; v += step {
+		d.gridLine(y(v), strconvG(v))
+	}
+	d.faultBands(sc, wins, f.labelTop, f.top, f.bottom)
+	d.b.WriteString(`<g class="throughput">` + "\n")
+	for _, b := range bs {
+		x0, x1 := sc.x(b.start), sc.x(b.end)
+		r := rate(b.ok, b)
+		d.printf(`<rect class="bucket" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" fill-opacity="0.8"><title>%s to %s: %d ok (%.1f/s), %d failed or unknown</title></rect>`+"\n",
+			x0+0.5, y(r), max(x1-x0-1, 0.5), f.bottom-y(r), okBarColor, seconds(b.start), seconds(b.end), b.ok, r, b.notOK)
+	}
+	var pts []string
+	for _, b := range bs {
+		r := y(rate(b.notOK, b))
+		pts = append(pts, fmt.Sprintf("%.1f,%.1f %.1f,%.1f", sc.x(b.start), r, sc.x(b.end), r))
+	}
+	if len(pts) > 0 {
+		d.printf(`<polyline points="%s" fill="none" stroke="%s" stroke-width="1.5" stroke-dasharray="4 2"/>`+"\n", strings.Join(pts, " "), failLineColor)
+	}
+	d.b.WriteString("</g>\n")
+	d.timeAxis(sc, f.bottom)
+	return d.close()
+}
+
+// LatencySVG plots, per time bucket (as ThroughputSVG), the p50
+// (nearest rank) and the maximum of the invoke-to-ok latency of the
+// acquires that returned ok in it, on a logarithmic axis in milliseconds,
+// under res.Stats.FaultWindows as numbered bands. Buckets without an ok
+// acquire leave a gap in the lines.
+func LatencySVG(events []history.Event, res checker.Result) string {
+	wins := res.Stats.FaultWindows
+	sc := newTimeScale(events, wins)
+	w := bucketWidth(sc.t1 - sc.t0)
+	bs := buckets(sc, w, completedAcquires(events))
+	type point struct {
+		x, p50, max float64 // ms
+		b           bucket
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	var pts []*point // nil for an empty bucket
+	for _, b := range bs {
+		n := len(b.latencies)
+		if n == 0 {
+			pts = append(pts, nil)
+			continue
+		}
+		p := &point{
+			x:   (sc.x(b.start) + sc.x(b.end)) / 2,
+			p50: float64(b.latencies[(n+1)/2-1]) / 1e6,
+			max: float64(b.latencies[n-1]) / 1e6,
+			b:   b,
+		}
+		lo, hi = min(lo, p.p50), max(hi, p.max)
+		pts = append(pts, p)
+	}
+	// Decades from below the smallest p50 to above the largest max;
+	// latencies under a microsecond are drawn at the bottom.
+	dlo, dhi := -1.0, 1.0
+	if !math.IsInf(lo, 0) {
+		dlo = math.Floor(math.Log10(max(lo, 1e-3)))
+		dhi = math.Ceil(math.Log10(max(hi, 1e-3)))
+		if dhi <= dlo {
+			dhi = dlo + 1
+		}
+	}
+	f := newPlotFrame(180)
+	y := func(ms float64) float64 {
+		v := math.Log10(max(ms, math.Pow(10, dlo)))
+		return f.bottom - (v-dlo)/(dhi-dlo)*(f.bottom-f.top)
+	}
+
+	var d svgDoc
+	d.open(f.height, "acquire latency over time")
+	d.printf(`<line x1="%d" y1="9" x2="%d" y2="9" stroke="%s" stroke-width="2"/>`+"\n", plotLeft, plotLeft+20, p50Color)
+	d.text(plotLeft+24, 13, "start", "#111", "p50")
+	d.printf(`<line x1="%d" y1="9" x2="%d" y2="9" stroke="%s" stroke-width="2"/>`+"\n", plotLeft+56, plotLeft+76, maxColor)
+	d.text(plotLeft+80, 13, "start", "#111", fmt.Sprintf("max of ok acquires' latency, ms (log scale), by return time, in %s buckets", dur(time.Duration(w))))
+	for e := dlo; e <= dhi; e++ {
+		d.gridLine(y(math.Pow(10, e)), strconvG(math.Pow(10, e)))
+	}
+	d.faultBands(sc, wins, f.labelTop, f.top, f.bottom)
+	if math.IsInf(lo, 0) {
+		d.text(plotLeft+plotWidth/2, (f.top+f.bottom)/2, "middle", axisColor, "no acquire returned ok")
+	}
+	line := func(color string, v func(*point) float64) {
+		var seg []string
+		flush := func() {
+			if len(seg) > 0 {
+				d.printf(`<polyline points="%s" fill="none" stroke="%s" stroke-width="1.5"/>`+"\n", strings.Join(seg, " "), color)
+			}
+			seg = seg[:0]
+		}
+		for _, p := range pts {
+			if p == nil {
+				flush()
+				continue
+			}
+			seg = append(seg, fmt.Sprintf("%.1f,%.1f", p.x, y(v(p))))
+		}
+		flush()
+	}
+	d.b.WriteString(`<g class="latency">` + "\n")
+	line(p50Color, func(p *point) float64 { return p.p50 })
+	line(maxColor, func(p *point) float64 { return p.max })
+	for _, p := range pts {
+		if p == nil {
+			continue
+		}
+		tip := fmt.Sprintf("%s to %s: %d ok acquires, p50 %.2f ms, max %.2f ms", seconds(p.b.start), seconds(p.b.end), len(p.b.latencies), p.p50, p.max)
+		d.printf(`<g class="bucket"><title>%s</title><circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"/><circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"/></g>`+"\n",
+			esc(tip), p.x, y(p.p50), p50Color, p.x, y(p.max), maxColor)
+	}
+	d.b.WriteString("</g>\n")
+	d.timeAxis(sc, f.bottom)
+	return d.close()
+}

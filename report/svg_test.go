@@ -1,0 +1,303 @@
+package report
+
+import (
+	"encoding/xml"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/history"
+)
+
+const ms = int64(time.Millisecond)
+
+// events builds a history by hand.
+type events []history.Event
+
+func (h events) acquire(p int, key, tok string, inv, ret, validUntil int64) events {
+	return append(h,
+		history.Event{Type: history.Invoke, F: history.Acquire, Process: p, Key: key, Time: inv},
+		history.Event{Type: history.Ok, F: history.Acquire, Process: p, Key: key, Token: tok, ValidUntil: validUntil, Time: ret})
+}
+
+func (h events) acquireFails(p int, key string, inv, ret int64) events {
+	return append(h,
+		history.Event{Type: history.Invoke, F: history.Acquire, Process: p, Key: key, Time: inv},
+		history.Event{Type: history.Fail, F: history.Acquire, Process: p, Key: key, Time: ret, Error: "taken"})
+}
+
+func (h events) release(p int, key, tok string, inv, ret int64) events {
+	return append(h,
+		history.Event{Type: history.Invoke, F: history.Release, Process: p, Key: key, Token: tok, Time: inv},
+		history.Event{Type: history.Ok, F: history.Release, Process: p, Key: key, Token: tok, Time: ret})
+}
+
+func (h events) fault(f history.Func, value string, t int64) events {
+	return append(h, history.Event{Type: history.Info, F: f, Process: history.NemesisProcess, Value: value, Time: t})
+}
+
+// smallHistory: three holds on two keys, two of them overlapping on
+// "k<0>" (a key that needs escaping), one failed acquire during the one
+// fault, whose description needs escaping too.
+func smallHistory() events {
+	return events{}.
+		acquire(0, "k<0>", "a", 0, 10*ms, 600*ms).
+		acquire(1, "k<0>", "b", 5*ms, 200*ms, 700*ms). // overlaps a: P0 holds until its release at 300 ms
+		release(0, "k<0>", "a", 300*ms, 301*ms).
+		fault(history.FaultStart, `partition "a" & <b>`, 400*ms).
+		acquireFails(2, "k1", 450*ms, 460*ms).
+		fault(history.FaultStop, `partition "a" & <b>`, 800*ms).
+		release(1, "k<0>", "b", 900*ms, 901*ms).
+		acquire(2, "k1", "c", 1000*ms, 1002*ms, 2000*ms).
+		release(2, "k1", "c", 1500*ms, 1501*ms)
+}
+
+// element is one start element of a decoded SVG.
+type element struct {
+	name  string
+	attrs map[string]string
+	text  string // character data directly inside it
+}
+
+// parseSVG decodes doc strictly as XML and returns its elements in order;
+// it fails the test if doc is not well-formed or its root is not an svg.
+func parseSVG(tb testing.TB, doc string) []element {
+	tb.Helper()
+	dec := xml.NewDecoder(strings.NewReader(doc))
+	var out []element
+	var stack []int
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			tb.Fatalf("not well-formed XML: %v\n%s", err, doc)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			e := element{name: t.Name.Local, attrs: map[string]string{}}
+			for _, a := range t.Attr {
+				e.attrs[a.Name.Local] = a.Value
+			}
+			out = append(out, e)
+			stack = append(stack, len(out)-1)
+		case xml.EndElement:
+			stack = stack[:len(stack)-1]
+		case xml.CharData:
+			if len(stack) > 0 {
+				out[stack[len(stack)-1]].text += string(t)
+			}
+		}
+	}
+	if len(out) == 0 || out[0].name != "svg" || out[0].attrs["xmlns"] != "http://www.w3.org/2000/svg" {
+		tb.Fatalf("root is not an svg element: %.200s", doc)
+	}
+	return out
+}
+
+// count returns how many elements have the name and, if class is not
+// empty, exactly that class.
+func count(els []element, name, class string) int {
+	n := 0
+	for _, e := range els {
+		if e.name == name && (class == "" || e.attrs["class"] == class) {
+			n++
+		}
+	}
+	return n
+}
+
+// hasText reports whether some element's text contains s.
+func hasText(els []element, s string) bool {
+	for _, e := range els {
+		if strings.Contains(e.text, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func mustCheck(tb testing.TB, evs []history.Event) checker.Result {
+	tb.Helper()
+	r, err := checker.Check(evs, checker.Options{})
+	if err != nil {
+		tb.Fatalf("Check: %v", err)
+	}
+	return r
+}
+
+func TestTimelineSVG(t *testing.T) {
+	h := smallHistory()
+	res := mustCheck(t, h)
+	svg, err := TimelineSVG(h, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	els := parseSVG(t, svg)
+	if n := count(els, "rect", "hold"); n != 1 {
+		t.Errorf("%d plain hold bars, want 1 (k1)", n)
+	}
+	if n := count(els, "rect", "hold overlap"); n != 2 {
+		t.Errorf("%d overlap bars, want 2", n)
+	}
+	if n := count(els, "rect", "fault-band"); n != 1 {
+		t.Errorf("%d fault bands, want 1", n)
+	}
+	for _, want := range []string{
+		`fault 1: partition "a" & <b>, from 0.400 s to 0.800 s`, // tooltip, unescaped by the decoder
+		"P1 holds k<0> from 0.200 s to 0.700 s",
+		"overlaps another hold of k<0>",
+		"P2", // a row label
+		"1 s",
+	} {
+		if !hasText(els, want) {
+			t.Errorf("no text %q in\n%s", want, svg)
+		}
+	}
+	if strings.Contains(svg, "merged") {
+		t.Errorf("a small history is not merged:\n%s", svg)
+	}
+}
+
+func TestTimelineSVGMalformed(t *testing.T) {
+	h := events{{Type: history.Ok, F: history.Acquire, Process: 0, Key: "k", Token: "t", ValidUntil: 5, Time: 1}}
+	if _, err := TimelineSVG(h, checker.Result{}); !errors.Is(err, checker.ErrMalformed) {
+		t.Errorf("err = %v, want ErrMalformed", err)
+	}
+}
+
+func TestPlotsSVG(t *testing.T) {
+	h := smallHistory()
+	res := mustCheck(t, h)
+	for name, svg := range map[string]string{
+		"throughput": ThroughputSVG(h, res),
+		"latency":    LatencySVG(h, res),
+	} {
+		t.Run(name, func(t *testing.T) {
+			els := parseSVG(t, svg)
+			if n := count(els, "rect", "fault-band"); n != 1 {
+				t.Errorf("%d fault bands, want 1", n)
+			}
+			if !hasText(els, `partition "a" & <b>`) {
+				t.Error("no fault description")
+			}
+		})
+	}
+	// The span is 0 to 1.501 s: buckets of 100 ms, 15 of them, the
+	// last widened to the end.
+	els := parseSVG(t, ThroughputSVG(h, res))
+	if n := count(els, "rect", "bucket"); n != 15 {
+		t.Errorf("%d throughput buckets, want 15", n)
+	}
+	if !hasText(els, "0.200 s to 0.300 s: 1 ok (10.0/s), 0 failed or unknown") {
+		t.Error("no tooltip for the bucket of the second acquire")
+	}
+	els = parseSVG(t, LatencySVG(h, res))
+	if n := count(els, "g", "bucket"); n != 3 {
+		t.Errorf("%d latency points, want 3 (one per ok acquire's bucket)", n)
+	}
+	if !hasText(els, "0.200 s to 0.300 s: 1 ok acquires, p50 195.00 ms, max 195.00 ms") {
+		t.Error("no tooltip for the latency of the second acquire")
+	}
+}
+
+func TestSVGEmptyHistory(t *testing.T) {
+	svg, err := TimelineSVG(nil, checker.Result{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if els := parseSVG(t, svg); !hasText(els, "no holds") {
+		t.Error("empty timeline does not say so")
+	}
+	parseSVG(t, ThroughputSVG(nil, checker.Result{}))
+	if els := parseSVG(t, LatencySVG(nil, checker.Result{})); !hasText(els, "no acquire returned ok") {
+		t.Error("empty latency plot does not say so")
+	}
+}
+
+func TestTimelineSVGBounded(t *testing.T) {
+	// 20 clients, one key each, holds of 1 ms every 2 ms for 2 s: 20 000
+	// holds, less than a pixel apart, merged into one bar per row. Key
+	// "x" has two overlapping holds that must stay visible.
+	var h events
+	for p := range 20 {
+		key := "k" + string(rune('a'+p))
+		for i := range int64(1000) {
+			t0 := i * 2 * ms
+			h = h.acquire(p, key, "t", t0, t0+ms/2, t0+ms).release(p, key, "t", t0+ms, t0+ms+1)
+		}
+	}
+	h = h.acquire(20, "x", "a", 0, 1, 100*ms).acquire(21, "x", "b", 0, 50*ms, 150*ms)
+	res := mustCheck(t, h)
+	svg, err := TimelineSVG(h, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	els := parseSVG(t, svg)
+	bars := count(els, "rect", "hold") + count(els, "rect", "hold overlap")
+	if bars > MaxTimelineBars || bars == 0 {
+		t.Errorf("%d bars, want 1 to %d", bars, MaxTimelineBars)
+	}
+	if n := count(els, "rect", "hold overlap"); n != 2 {
+		t.Errorf("%d overlap bars, want 2", n)
+	}
+	if !hasText(els, "20002 holds drawn as") {
+		t.Errorf("no note on merging in %.2000s", svg)
+	}
+}
+
+func TestBoundBarsSamples(t *testing.T) {
+	// Bars a pixel apart cannot be merged: sample, keeping the overlaps.
+	var bars []bar
+	for i := range int64(100) {
+		bars = append(bars, bar{process: 0, key: "k", start: 10 * i, end: 10*i + 1, holds: 1})
+	}
+	bars = append(bars, bar{process: 1, key: "k", start: 5, end: 6, holds: 1, overlap: true})
+	got, note := boundBars(bars, 21, 1)
+	if len(got) > 21 {
+		t.Errorf("%d bars, want at most 21", len(got))
+	}
+	if !got[0].overlap {
+		t.Error("overlapping bar not kept first")
+	}
+	if !strings.Contains(note, "every 5-th of the other 100") {
+		t.Errorf("note %q", note)
+	}
+	if got, note := boundBars(bars[:10], 21, 1); len(got) != 10 || note != "" {
+		t.Errorf("under the limit: %d bars, note %q", len(got), note)
+	}
+}
+
+func TestBucketWidth(t *testing.T) {
+	sec := int64(time.Second)
+	tests := []struct {
+		span, want int64
+	}{
+		{10 * sec, sec},
+		{60 * sec, sec},
+		{120 * sec, sec},
+		{600 * sec, 5 * sec},
+		{3600 * sec, 50 * sec},
+		{2 * sec, 100 * ms},
+		{1, 1},
+	}
+	for _, tt := range tests {
+		if got := bucketWidth(tt.span); got != tt.want {
+			t.Errorf("bucketWidth(%v) = %v, want %v", time.Duration(tt.span), time.Duration(got), time.Duration(tt.want))
+		}
+	}
+}
+
+func TestNiceStep(t *testing.T) {
+	for _, tt := range []struct{ in, want float64 }{
+		{0.8, 1}, {1, 1}, {1.0005, 2}, {3, 5}, {7, 10}, {0.013, 0.02}, {0, 1}, {120, 200},
+	} {
+		if got := niceStep(tt.in); got != tt.want {
+			t.Errorf("niceStep(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
