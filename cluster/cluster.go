@@ -27,28 +27,42 @@ var (
 	// ErrNotRunning is returned by Pause and Resume when the node's process
 	// is not running.
 	ErrNotRunning = errors.New("cluster: node not running")
+	// ErrNotManaged is returned by Kill, Restart, Pause and Resume of an
+	// external node: the cluster does not run it (see Connect).
+	ErrNotManaged = errors.New("cluster: node run by someone else")
 )
 
 const (
 	readyTimeout = 10 * time.Second     // for a node to answer PING
 	pollInterval = 5 * time.Millisecond // between two PINGs while waiting
 	stopGrace    = 2 * time.Second      // between SIGTERM and SIGKILL on Close
+	closeTimeout = time.Minute          // for Close's Docker and toxiproxy calls
 	portAttempts = 5                    // free ports tried per node on Start
 	tailLines    = 10                   // log lines quoted in errors
 )
 
-// Cluster is a set of redis-server processes on 127.0.0.1, each behind its
-// own in-process toxiproxy proxy, sharing one password. Its methods are safe
-// for concurrent use.
+// The backends, as Cluster.Backend names them.
+const (
+	BackendProcess  = "process"
+	BackendDocker   = "docker"
+	BackendExternal = "external"
+)
+
+// Cluster is a set of Redis nodes sharing one password, each behind its own
+// toxiproxy proxies: redis-server processes on 127.0.0.1 (Start),
+// containers (StartDocker) or nodes someone else runs (Connect). Its
+// methods are safe for concurrent use.
 type Cluster struct {
 	opts      options
-	bin       string // redis-server, resolved
-	shim      string // the clock shim's .so; "" without WithClockShim
-	dir       string
+	backend   string
+	bin       string // redis-server, resolved; process backend only
+	shim      string // the clock shim's .so, as the nodes see it; "" without WithClockShim
+	dir       string // "" for the external backend
 	removeDir bool
 	password  string
 	version   string
-	srv       *toxiproxy.ApiServer
+	srv       *toxiproxy.ApiServer // in-process proxies; nil for the external backend
+	remote    *remoteToxiproxy     // external backend with WithToxiproxy only
 	nodes     []*Node
 
 	closing   chan struct{} // closed when Close begins
@@ -58,22 +72,17 @@ type Cluster struct {
 
 // Start starts n redis-server processes bound to 127.0.0.1 on free ports,
 // each behind its own toxiproxy proxy, with one random requirepass (32 hex
-// characters) shared by the cluster, and waits until every node answers PING
-// through its proxy. Nodes start in parallel; each gets 10 s. If ctx is
-// cancelled later, every process is stopped, as by Close.
+// characters, unless WithPassword) shared by the cluster, and waits until
+// every node answers PING through its proxy. Nodes start in parallel; each
+// gets 10 s. If ctx is cancelled later, every process is stopped, as by
+// Close.
 //
 // The processes are in their own process group, so a Ctrl-C at the terminal
 // does not reach them, and get SIGKILL when this process dies.
 func Start(ctx context.Context, n int, opts ...Option) (*Cluster, error) {
-	if n < 1 {
-		return nil, fmt.Errorf("cluster: need at least one node, got %d", n)
-	}
-	o := options{redisServer: "redis-server", proxyGroups: 1}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.proxyGroups < 1 {
-		return nil, fmt.Errorf("cluster: need at least one proxy group, got %d", o.proxyGroups)
+	o, err := newOptions(n, opts)
+	if err != nil {
+		return nil, err
 	}
 	bin, err := exec.LookPath(o.redisServer)
 	if err != nil {
@@ -85,18 +94,60 @@ func Start(ctx context.Context, n int, opts ...Option) (*Cluster, error) {
 			return nil, err
 		}
 	}
-	pw := make([]byte, 16)
-	rand.Read(pw) // never fails; see its doc
+	c, err := newCluster(BackendProcess, o, n)
+	if err != nil {
+		return nil, err
+	}
+	c.bin, c.shim = bin, shim
+	for _, nd := range c.nodes {
+		nd.rn = &processRunner{n: nd}
+	}
+	if err := c.start(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// newOptions applies opts to the defaults.
+func newOptions(n int, opts []Option) (options, error) {
+	o := options{redisServer: "redis-server", proxyGroups: 1}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if n < 1 {
+		return o, fmt.Errorf("cluster: need at least one node, got %d", n)
+	}
+	if o.proxyGroups < 1 {
+		return o, fmt.Errorf("cluster: need at least one proxy group, got %d", o.proxyGroups)
+	}
+	return o, nil
+}
+
+// newCluster returns a cluster of n nodes, not started, with its directory
+// (but for the external backend) and its in-process toxiproxy server (but
+// for the external backend).
+func newCluster(backend string, o options, n int) (*Cluster, error) {
 	c := &Cluster{
 		opts:     o,
-		bin:      bin,
-		shim:     shim,
+		backend:  backend,
 		dir:      o.dir,
-		password: hex.EncodeToString(pw),
-		srv:      toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop()),
+		password: o.password,
 		nodes:    make([]*Node, n),
 		closing:  make(chan struct{}),
 	}
+	if !o.passwordSet {
+		pw := make([]byte, 16)
+		rand.Read(pw) // never fails; see its doc
+		c.password = hex.EncodeToString(pw)
+	}
+	for i := range c.nodes {
+		c.nodes[i] = &Node{c: c, index: i, name: fmt.Sprintf("n%d", i+1)}
+	}
+	if backend == BackendExternal {
+		return c, nil
+	}
+	c.srv = toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+	var err error
 	if c.dir == "" {
 		if c.dir, err = os.MkdirTemp("", "locktorture-"); err != nil {
 			return nil, fmt.Errorf("cluster: %w", err)
@@ -105,23 +156,27 @@ func Start(ctx context.Context, n int, opts ...Option) (*Cluster, error) {
 	} else if err := os.MkdirAll(c.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	for i := range c.nodes {
-		name := fmt.Sprintf("n%d", i+1)
-		c.nodes[i] = &Node{c: c, index: i, name: name, dir: filepath.Join(c.dir, name)}
+	for _, nd := range c.nodes {
+		nd.dir = filepath.Join(c.dir, nd.name)
 	}
+	return c, nil
+}
 
-	errs := make([]error, n)
+// start starts every node in parallel and reads their versions; on error
+// it closes the cluster. Once started, a cancelled ctx closes it.
+func (c *Cluster) start(ctx context.Context) error {
+	errs := make([]error, len(c.nodes))
 	var wg sync.WaitGroup
 	for i, nd := range c.nodes {
 		wg.Go(func() { errs[i] = nd.start(ctx) })
 	}
 	wg.Wait()
-	err = errors.Join(errs...)
+	err := errors.Join(errs...)
 	if err == nil {
-		c.version, err = c.readVersion(ctx)
+		err = c.readVersions(ctx)
 	}
 	if err != nil {
-		return nil, errors.Join(err, c.Close())
+		return errors.Join(err, c.Close())
 	}
 	go func() {
 		select {
@@ -130,21 +185,27 @@ func Start(ctx context.Context, n int, opts ...Option) (*Cluster, error) {
 		case <-c.closing:
 		}
 	}()
-	return c, nil
+	return nil
 }
 
-// readVersion asks node 1 for its redis_version.
-func (c *Cluster) readVersion(ctx context.Context) (string, error) {
-	info, err := c.nodes[0].Client().Info(ctx, "server").Result()
-	if err != nil {
-		return "", fmt.Errorf("cluster: info server: %w", err)
-	}
-	for line := range strings.Lines(info) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
-			return v, nil
+// readVersions asks every node for its redis_version.
+func (c *Cluster) readVersions(ctx context.Context) error {
+	for _, n := range c.nodes {
+		info, err := n.Client().Info(ctx, "server").Result()
+		if err != nil {
+			return fmt.Errorf("cluster: %s: info server: %w", n.name, err)
+		}
+		for line := range strings.Lines(info) {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
+				n.version = v
+			}
+		}
+		if n.version == "" {
+			return fmt.Errorf("cluster: %s: info server: no redis_version", n.name)
 		}
 	}
-	return "", errors.New("cluster: info server: no redis_version")
+	c.version = c.nodes[0].version
+	return nil
 }
 
 // Nodes returns the nodes in order: n1 first.
@@ -162,25 +223,42 @@ func (c *Cluster) Addrs() []string {
 	return addrs
 }
 
+// Backend returns "process", "docker" or "external".
+func (c *Cluster) Backend() string { return c.backend }
+
 // Password returns the requirepass shared by every node.
 func (c *Cluster) Password() string { return c.password }
 
-// Dir returns the directory holding one sub-directory per node.
+// Dir returns the directory holding one sub-directory per node; "" for
+// the external backend.
 func (c *Cluster) Dir() string { return c.dir }
 
 // Version returns the redis_version that node 1 reported on Start.
 func (c *Cluster) Version() string { return c.version }
 
+// Versions returns the redis_version that each node reported on Start, in
+// node order.
+func (c *Cluster) Versions() []string {
+	v := make([]string, len(c.nodes))
+	for i, n := range c.nodes {
+		v[i] = n.version
+	}
+	return v
+}
+
 // Toxiproxy returns the in-process toxiproxy server holding the proxies,
-// named "n1", "n2", ... (and "n1-g1", ... with WithProxyGroups). Its HTTP
+// named "n1", "n2", ... (and "n1-g1", ... with WithProxyGroups); nil for
+// the external backend, whose proxies live on a remote server. Its HTTP
 // API is not listening; call its Listen to serve it.
 func (c *Cluster) Toxiproxy() *toxiproxy.ApiServer { return c.srv }
 
-// Close stops the proxies and every process: a paused process is resumed,
-// then sent SIGTERM, then SIGKILL if still alive after 2 s. It closes the
-// nodes' clients and removes the temporary directory unless WithKeepLogs or
-// WithDir. Close is idempotent, safe to call concurrently (every caller
-// waits for the first one to finish) and works with nodes already dead.
+// Close stops the proxies and every node the cluster runs: a paused
+// process is resumed, then sent SIGTERM, then SIGKILL if still alive after
+// 2 s; a container is removed. It closes the nodes' clients, deletes the
+// proxies it made on a remote toxiproxy server, and removes the temporary
+// directory unless WithKeepLogs or WithDir. Close is idempotent, safe to
+// call concurrently (every caller waits for the first one to finish) and
+// works with nodes already dead.
 func (c *Cluster) Close() error {
 	c.closeOnce.Do(func() { c.closeErr = c.close() })
 	return c.closeErr
@@ -188,13 +266,24 @@ func (c *Cluster) Close() error {
 
 func (c *Cluster) close() error {
 	close(c.closing)
-	c.srv.Collection.Clear() // always nil
-	errs := make([]error, len(c.nodes), len(c.nodes)+1)
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	var errs []error
+	if c.srv != nil {
+		c.srv.Collection.Clear() // always nil
+	}
+	if c.remote != nil {
+		errs = append(errs, c.remote.deleteAll(ctx))
+	}
+	nerrs := make([]error, len(c.nodes))
 	var wg sync.WaitGroup
 	for i, n := range c.nodes {
-		wg.Go(func() { errs[i] = n.stop() })
+		if n.rn != nil {
+			wg.Go(func() { nerrs[i] = n.stop(ctx) })
+		}
 	}
 	wg.Wait()
+	errs = append(errs, nerrs...)
 	for _, n := range c.nodes {
 		errs = append(errs, n.clock.close())
 	}
@@ -233,6 +322,17 @@ func ping(ctx context.Context, addr, password string) error {
 	c := newClient(addr, password)
 	defer c.Close()
 	return c.Ping(ctx).Err()
+}
+
+// makeDir creates the node's directory; nothing for an external node.
+func (n *Node) makeDir() error {
+	if n.dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(n.dir, 0o755); err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	return nil
 }
 
 // logTail returns the last lines of the file at path, for error messages.

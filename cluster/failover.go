@@ -277,12 +277,7 @@ func (f *Failover) spawnSentinel(s *sentinel, primaryPort string) (*process, err
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("cluster: start sentinel %s: %w", s.name, err)
 	}
-	p := &process{cmd: cmd, done: make(chan struct{})}
-	go func() {
-		cmd.Wait() // its error is the exit status, quoted from ProcessState
-		close(p.done)
-	}()
-	return p, nil
+	return newProcess(cmd), nil
 }
 
 // waitReady polls PING on the sentinel until it answers, p exits
@@ -299,7 +294,7 @@ func (s *sentinel) waitReady(ctx context.Context, p *process) error {
 			return nil
 		}
 		select {
-		case <-p.done:
+		case <-p.exit:
 			return fmt.Errorf("cluster: sentinel %s on port %d: %w (%v); log tail:\n%s",
 				s.name, s.port, errExited, p.cmd.ProcessState, logTail(logPath))
 		case <-wctx.Done():
@@ -330,10 +325,10 @@ func (s *sentinel) stop() error {
 		errs = append(errs, err)
 	}
 	select {
-	case <-p.done:
+	case <-p.exit:
 	case <-time.After(stopGrace):
 		errs = append(errs, ignoreDone(p.cmd.Process.Kill()))
-		<-p.done
+		<-p.exit
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("stop sentinel %s: %w", s.name, err)

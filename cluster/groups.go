@@ -18,8 +18,9 @@ func WithProxyGroups(g int) Option {
 
 // groupProxy is the proxy of one client group ≥ 1 to a node.
 type groupProxy struct {
-	proxy *toxiproxy.Proxy
-	addr  string // the bound port, read once when the proxy starts
+	proxy *toxiproxy.Proxy // in-process; nil for an external node
+	link  *Link            // nil for an external node without toxiproxy
+	addr  string           // the bound port, read once when the proxy starts
 }
 
 // Groups returns the number of client groups: proxies per node.
@@ -35,13 +36,24 @@ func (c *Cluster) GroupAddrs(g int) []string {
 	return addrs
 }
 
-// GroupProxy returns the proxy through which client group g reaches the
-// node; GroupProxy(0) is Proxy. It panics if g is out of range.
+// GroupProxy returns the in-process proxy through which client group g
+// reaches the node; GroupProxy(0) is Proxy; nil for an external node. It
+// panics if g is out of range.
 func (n *Node) GroupProxy(g int) *toxiproxy.Proxy {
 	if g == 0 {
 		return n.proxy
 	}
 	return n.groups[g-1].proxy
+}
+
+// GroupLink returns the proxy through which client group g reaches the
+// node, in-process or remote; GroupLink(0) is Link; nil for an external
+// node without a toxiproxy server. It panics if g is out of range.
+func (n *Node) GroupLink(g int) *Link {
+	if g == 0 {
+		return n.link
+	}
+	return n.groups[g-1].link
 }
 
 // GroupAddr returns the address of client group g's proxy to the node;
@@ -53,18 +65,38 @@ func (n *Node) GroupAddr(g int) string {
 	return n.groups[g-1].addr
 }
 
-// startGroups starts the proxies of client groups 1, 2, ... to the node's
-// process p and waits until the node answers PING through each.
-func (n *Node) startGroups(ctx context.Context, p *process) error {
-	for g := 1; g < n.c.opts.proxyGroups; g++ {
-		name := fmt.Sprintf("%s-g%d", n.name, g)
-		px := toxiproxy.NewProxy(n.c.srv, name, "127.0.0.1:0", n.DirectAddr())
-		if err := n.c.srv.Collection.Add(px, true); err != nil {
-			return fmt.Errorf("cluster: proxy %s: %w", name, err)
+// startProxies starts the node's proxies, one per client group: in
+// process, on the remote toxiproxy server, or none (an external node
+// without one: clients dial the node).
+func (n *Node) startProxies(ctx context.Context) error {
+	for g := range n.c.opts.proxyGroups {
+		name := n.name
+		if g > 0 {
+			name = fmt.Sprintf("%s-g%d", n.name, g)
 		}
-		n.groups = append(n.groups, groupProxy{proxy: px, addr: px.Listen})
-		if err := n.waitReady(ctx, p, px.Listen); err != nil {
-			return err
+		var (
+			px   *toxiproxy.Proxy
+			link *Link
+			addr = n.DirectAddr()
+		)
+		switch {
+		case n.c.srv != nil:
+			px = toxiproxy.NewProxy(n.c.srv, name, loopback+":0", n.DirectAddr())
+			if err := n.c.srv.Collection.Add(px, true); err != nil {
+				return fmt.Errorf("cluster: proxy %s: %w", name, err)
+			}
+			// The bound port, set by Add; read before anyone can Stop the proxy.
+			link, addr = &Link{name: name, local: px}, px.Listen
+		case n.c.remote != nil:
+			var err error
+			if link, addr, err = n.c.remote.create(ctx, name, n.DirectAddr()); err != nil {
+				return err
+			}
+		}
+		if g == 0 {
+			n.proxy, n.link, n.addr = px, link, addr
+		} else {
+			n.groups = append(n.groups, groupProxy{proxy: px, link: link, addr: addr})
 		}
 	}
 	return nil

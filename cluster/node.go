@@ -4,58 +4,82 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/redis/go-redis/v9"
 )
 
-// errExited marks a process that died before answering PING.
+// errExited marks a run that ended before answering PING.
 var errExited = errors.New("exited before answering PING")
 
-// Node is one redis-server process and its proxy. Its methods are safe for
-// concurrent use.
+// errPortTaken marks a start that found the port it was given taken, for
+// Node.start to try another.
+var errPortTaken = errors.New("port taken")
+
+// Node is one Redis node and its proxies: a redis-server process or
+// container that the cluster runs, or a node someone else runs (see
+// Connect). Its methods are safe for concurrent use.
 type Node struct {
 	c     *Cluster
 	index int
 	name  string
-	dir   string
-	port  int    // of redis-server; fixed once Start returns
-	addr  string // of the proxy
-	proxy *toxiproxy.Proxy
+	dir   string // "" for an external node
+	rn    runner
+	addr  string           // of the proxy (or the node itself, external without toxiproxy)
+	proxy *toxiproxy.Proxy // in-process; nil for an external node
+	link  *Link            // the proxy, in-process or remote; nil without one
 
 	groups []groupProxy // of client groups 1, 2, ...; see groups.go
 	clock  *clockFile   // nil without WithClockShim; see clock.go
 	args   []string     // this node's own arguments, before the extra ones; see failover.go
 
-	mu     sync.Mutex
-	proc   *process // nil when killed or stopped
-	paused bool
-	closed bool // by Cluster.Close
-	client *redis.Client
+	mu      sync.Mutex
+	cur     run // the current run; nil when killed or stopped
+	paused  bool
+	closed  bool // by Cluster.Close
+	client  *redis.Client
+	version string // redis_version, read on Start
 }
 
-// process is one run of redis-server.
-type process struct {
-	cmd  *exec.Cmd
-	done chan struct{} // closed once cmd.Wait returns
+// runner runs one node's redis-server: as a local process (process.go),
+// in a Docker container (docker.go), or not at all (external.go). Node
+// serialises the calls to it.
+type runner interface {
+	// start starts a new run of redis-server. With fresh, it first moves
+	// the node to a new free port (and, in Docker, a new container);
+	// otherwise it reuses those of the last run. It returns errPortTaken
+	// when it finds that port taken.
+	start(ctx context.Context, fresh bool) (run, error)
+	// addr returns the address at which this process reaches redis-server.
+	addr() string
+	// release frees what outlives the runs (a container), once the last
+	// one has ended. It is called once, by Cluster.Close.
+	release(ctx context.Context) error
 }
 
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
+// run is one life of a node's redis-server, from its start to its exit.
+type run interface {
+	// done is closed once the run has ended.
+	done() <-chan struct{}
+	// kill sends SIGKILL and returns once the run has ended.
+	kill(ctx context.Context) error
+	// pause freezes the run (SIGSTOP, docker pause); resume thaws it. Both
+	// return ErrNotRunning once the run has ended.
+	pause(ctx context.Context) error
+	resume(ctx context.Context) error
+	// stop ends the run for Close, gracefully if it can within grace,
+	// thawing it first if paused; it returns once the run has ended.
+	stop(ctx context.Context, grace time.Duration, paused bool) error
+	// status says how the run ended, for error messages.
+	status() string
 }
+
+// opTimeout bounds the Docker API calls behind Kill, Pause and Resume,
+// which take no context.
+const opTimeout = 30 * time.Second
 
 // Index returns the node's position in Cluster.Nodes, from 0.
 func (n *Node) Index() int { return n.index }
@@ -63,31 +87,50 @@ func (n *Node) Index() int { return n.index }
 // Name returns "n1", "n2", ...: 1-based, and the name of its proxy.
 func (n *Node) Name() string { return n.name }
 
-// Addr returns the address of the node's proxy, which clients dial.
+// Addr returns the address of the node's proxy, which clients dial. An
+// external node without a toxiproxy server has no proxy: Addr is then its
+// own address.
 func (n *Node) Addr() string { return n.addr }
 
 // DirectAddr returns the address of redis-server itself, bypassing the
 // proxy. It stays the same across restarts.
-func (n *Node) DirectAddr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(n.port)) }
+func (n *Node) DirectAddr() string { return n.rn.addr() }
 
-// Proxy returns the node's toxiproxy proxy, to add toxics to or to disable.
+// Proxy returns the node's in-process toxiproxy proxy, to add toxics to or
+// to disable; nil for an external node (see Link).
 func (n *Node) Proxy() *toxiproxy.Proxy { return n.proxy }
 
-// LogPath returns the node's redis.log, which also gets the process's
-// stdout and stderr and is appended to across restarts.
-func (n *Node) LogPath() string { return filepath.Join(n.dir, "redis.log") }
+// Link returns the node's proxy as a Link, in-process or on a remote
+// toxiproxy server; nil for an external node without a toxiproxy server.
+func (n *Node) Link() *Link { return n.link }
 
-// Pid returns the process id of redis-server, or 0 when it is not running.
+// LogPath returns the node's redis.log, which also gets the process's
+// stdout and stderr and is appended to across restarts; "" for an external
+// node.
+func (n *Node) LogPath() string {
+	if n.dir == "" {
+		return ""
+	}
+	return filepath.Join(n.dir, "redis.log")
+}
+
+// Version returns the redis_version that the node reported on Start.
+func (n *Node) Version() string { return n.version }
+
+// Pid returns the process id of redis-server, or 0 when it is not running
+// or is not a process of this host's that the cluster started (a container,
+// an external node).
 func (n *Node) Pid() int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if !n.running() {
-		return 0
+	if p, ok := n.cur.(interface{ pid() int }); ok && n.running() {
+		return p.pid()
 	}
-	return n.proc.cmd.Process.Pid
+	return 0
 }
 
-// Running reports whether the node's process is alive (paused or not).
+// Running reports whether the node's process is alive (paused or not). An
+// external node is always taken to be running.
 func (n *Node) Running() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -101,53 +144,76 @@ func (n *Node) Paused() bool {
 	return n.paused && n.running()
 }
 
-func (n *Node) running() bool { return n.proc != nil && !n.proc.exited() }
-
-// Kill sends SIGKILL to the node's process and waits for it to exit. It does
-// nothing if the process is not running.
-func (n *Node) Kill() error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.kill()
+func (n *Node) running() bool {
+	if _, ok := n.rn.(externalRunner); ok {
+		return !n.closed
+	}
+	return n.cur != nil && !exited(n.cur)
 }
 
-func (n *Node) kill() error {
-	if n.proc == nil {
+func exited(r run) bool {
+	select {
+	case <-r.done():
+		return true
+	default:
+		return false
+	}
+}
+
+// Kill sends SIGKILL to the node's process (docker kill for a container)
+// and waits for it to exit. It does nothing if the process is not running,
+// and returns ErrNotManaged for an external node.
+func (n *Node) Kill() error {
+	if err := n.managed("kill"); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.kill(ctx)
+}
+
+func (n *Node) kill(ctx context.Context) error {
+	if n.cur == nil {
 		return nil
 	}
-	err := n.proc.cmd.Process.Kill()
-	<-n.proc.done
-	n.proc, n.paused = nil, false
-	if err != nil && !errors.Is(err, os.ErrProcessDone) {
+	if err := n.cur.kill(ctx); err != nil {
 		return fmt.Errorf("cluster: kill %s: %w", n.name, err)
 	}
+	n.cur, n.paused = nil, false
 	return nil
 }
 
-// Restart starts the node's redis-server again on the same port, killing it
-// first if it is running, and waits until it answers PING (at most 10 s).
-// Without persistence the node comes back empty. If it does not answer, the
-// new process is killed and the error quotes the end of its log.
+// Restart starts the node's redis-server again on the same port (docker
+// start of the same container), killing it first if it is running, and
+// waits until it answers PING (at most 10 s). Without persistence the node
+// comes back empty. If it does not answer, the new run is killed and the
+// error quotes the end of its log. It returns ErrNotManaged for an
+// external node.
 func (n *Node) Restart(ctx context.Context) error {
+	if err := n.managed("restart"); err != nil {
+		return err
+	}
 	n.mu.Lock()
 	if n.closed {
 		n.mu.Unlock()
 		return fmt.Errorf("%w: restart %s", ErrClosed, n.name)
 	}
-	err := n.kill()
-	var p *process
+	err := n.kill(ctx)
+	var r run
 	if err == nil {
-		p, err = n.spawn()
-		n.proc = p
+		r, err = n.rn.start(ctx, false)
+		n.cur = r
 	}
 	n.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	if err := n.waitReady(ctx, p, n.DirectAddr()); err != nil {
+	if err := n.waitReady(ctx, r, n.DirectAddr()); err != nil {
 		n.mu.Lock()
-		if n.proc == p {
-			n.kill()
+		if n.cur == r {
+			n.kill(context.WithoutCancel(ctx))
 		}
 		n.mu.Unlock()
 		return err
@@ -155,25 +221,45 @@ func (n *Node) Restart(ctx context.Context) error {
 	return nil
 }
 
-// Pause stops the node's process with SIGSTOP: connections stay open and
-// commands queue up, to run after Resume.
-func (n *Node) Pause() error { return n.signal("pause", syscall.SIGSTOP, true) }
+// Pause stops the node's process with SIGSTOP (docker pause, the cgroup
+// freezer, for a container): connections stay open and commands queue up,
+// to run after Resume. It returns ErrNotManaged for an external node.
+func (n *Node) Pause() error { return n.freeze("pause", true) }
 
-// Resume continues a paused node's process with SIGCONT.
-func (n *Node) Resume() error { return n.signal("resume", syscall.SIGCONT, false) }
+// Resume continues a paused node's process with SIGCONT (docker unpause).
+func (n *Node) Resume() error { return n.freeze("resume", false) }
 
-func (n *Node) signal(op string, sig syscall.Signal, paused bool) error {
+func (n *Node) freeze(op string, pause bool) error {
+	if err := n.managed(op); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if !n.running() {
 		return fmt.Errorf("%w: %s %s", ErrNotRunning, op, n.name)
 	}
-	if err := n.proc.cmd.Process.Signal(sig); errors.Is(err, os.ErrProcessDone) {
+	var err error
+	if pause {
+		err = n.cur.pause(ctx)
+	} else {
+		err = n.cur.resume(ctx)
+	}
+	if errors.Is(err, ErrNotRunning) {
 		return fmt.Errorf("%w: %s %s", ErrNotRunning, op, n.name)
 	} else if err != nil {
 		return fmt.Errorf("cluster: %s %s: %w", op, n.name, err)
 	}
-	n.paused = paused
+	n.paused = pause
+	return nil
+}
+
+// managed returns ErrNotManaged, naming op, for an external node.
+func (n *Node) managed(op string) error {
+	if _, ok := n.rn.(externalRunner); ok {
+		return fmt.Errorf("%w: %s %s", ErrNotManaged, op, n.name)
+	}
 	return nil
 }
 
@@ -204,105 +290,60 @@ func (n *Node) Client() *redis.Client {
 	return n.client
 }
 
-// start starts the node's first process, trying a few free ports in case one
-// is taken between finding and binding it, then its proxy.
+// start starts the node's first run, trying a few free ports in case one
+// is taken between finding and binding it, then its proxies.
 func (n *Node) start(ctx context.Context) error {
-	if err := os.MkdirAll(n.dir, 0o755); err != nil {
-		return fmt.Errorf("cluster: %w", err)
+	if err := n.makeDir(); err != nil {
+		return err
 	}
 	if err := n.openClock(); err != nil {
 		return err
 	}
 	var (
-		p   *process
+		r   run
 		err error
 	)
-	for range portAttempts {
-		if n.port, err = freePort(); err != nil {
+	if _, ok := n.rn.(externalRunner); !ok {
+		for range portAttempts {
+			if r, err = n.rn.start(ctx, true); errors.Is(err, errPortTaken) {
+				continue
+			} else if err != nil {
+				return err
+			}
+			n.mu.Lock()
+			n.cur = r
+			n.mu.Unlock()
+			if err = n.waitReady(ctx, r, n.DirectAddr()); !errors.Is(err, errExited) {
+				break
+			}
+		}
+		if err != nil {
 			return err
 		}
-		if p, err = n.spawn(); err != nil {
+	}
+	if err := n.startProxies(ctx); err != nil {
+		return err
+	}
+	for g := range n.c.opts.proxyGroups {
+		if err := n.waitReady(ctx, r, n.GroupAddr(g)); err != nil {
 			return err
 		}
-		n.mu.Lock()
-		n.proc = p
-		n.mu.Unlock()
-		if err = n.waitReady(ctx, p, n.DirectAddr()); !errors.Is(err, errExited) {
-			break
-		}
 	}
-	if err != nil {
-		return err
-	}
-	n.proxy = toxiproxy.NewProxy(n.c.srv, n.name, "127.0.0.1:0", n.DirectAddr())
-	if err := n.c.srv.Collection.Add(n.proxy, true); err != nil {
-		return fmt.Errorf("cluster: proxy %s: %w", n.name, err)
-	}
-	n.addr = n.proxy.Listen // the bound port, set by Add; read before anyone can Stop the proxy
-	if err := n.waitReady(ctx, p, n.addr); err != nil {
-		return err
-	}
-	return n.startGroups(ctx, p)
+	return nil
 }
 
-// freePort returns a TCP port that was free on 127.0.0.1 a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("cluster: find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// spawn starts redis-server on n.port and a goroutine that reaps it.
-func (n *Node) spawn() (*process, error) {
-	o := n.c.opts
-	args := []string{
-		"--port", strconv.Itoa(n.port),
-		"--bind", "127.0.0.1",
-		"--requirepass", n.c.password,
-		"--save", "",
-		"--dir", n.dir,
-		"--logfile", n.LogPath(),
-		"--daemonize", "no",
-		"--protected-mode", "no",
-	}
-	switch {
-	case !o.persistence:
-		args = append(args, "--appendonly", "no")
-	case o.fsyncAlways:
-		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
-	default:
-		args = append(args, "--appendonly", "yes", "--appendfsync", "everysec")
-	}
-	log, err := os.OpenFile(n.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("cluster: %w", err)
-	}
-	defer log.Close() // the child has its own copy
-	args = append(args, n.args...)
-	cmd := exec.Command(n.c.bin, append(args, o.extraArgs...)...)
-	cmd.Dir = n.dir
-	cmd.Env = n.withClockEnv(append(os.Environ(), o.env...))
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("cluster: start %s: %w", n.name, err)
-	}
-	p := &process{cmd: cmd, done: make(chan struct{})}
-	go func() {
-		cmd.Wait() // its error is the exit status, quoted from ProcessState
-		close(p.done)
-	}()
-	return p, nil
-}
-
-// waitReady polls PING on addr until it answers, p exits (errExited), ctx is
-// done, or 10 s pass.
-func (n *Node) waitReady(ctx context.Context, p *process, addr string) error {
+// waitReady polls PING on addr until it answers, r exits (errExited), ctx
+// is done, or 10 s pass. r is nil for an external node, which is up or not:
+// it gets one PING.
+func (n *Node) waitReady(ctx context.Context, r run, addr string) error {
 	wctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
+	if r == nil {
+		if err := ping(wctx, addr, n.c.password); err != nil {
+			return fmt.Errorf("cluster: %s at %s: %w", n.name, addr, err)
+		}
+		return nil
+	}
 	t := time.NewTicker(pollInterval)
 	defer t.Stop()
 	for {
@@ -311,9 +352,9 @@ func (n *Node) waitReady(ctx context.Context, p *process, addr string) error {
 			return nil
 		}
 		select {
-		case <-p.done:
-			return fmt.Errorf("cluster: %s on port %d: %w (%v); log tail:\n%s",
-				n.name, n.port, errExited, p.cmd.ProcessState, logTail(n.LogPath()))
+		case <-r.done():
+			return fmt.Errorf("cluster: %s at %s: %w (%s); log tail:\n%s",
+				n.name, n.DirectAddr(), errExited, r.status(), logTail(n.LogPath()))
 		case <-wctx.Done():
 			if ctx.Err() != nil {
 				return fmt.Errorf("cluster: wait for %s: %w", n.name, ctx.Err())
@@ -325,9 +366,9 @@ func (n *Node) waitReady(ctx context.Context, p *process, addr string) error {
 	}
 }
 
-// stop ends the node for Cluster.Close: it resumes the process if paused,
-// sends SIGTERM, then SIGKILL after 2 s, and closes the client.
-func (n *Node) stop() error {
+// stop ends the node for Cluster.Close: it ends the current run (see
+// run.stop), closes the client and releases what the runner holds.
+func (n *Node) stop(ctx context.Context) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.closed = true
@@ -335,30 +376,13 @@ func (n *Node) stop() error {
 	if n.client != nil {
 		errs = append(errs, n.client.Close())
 	}
-	if !n.running() {
-		n.proc = nil
-		return errors.Join(errs...)
+	if n.cur != nil && !exited(n.cur) {
+		errs = append(errs, n.cur.stop(ctx, stopGrace, n.paused))
 	}
-	p := n.proc.cmd.Process
-	if n.paused {
-		errs = append(errs, ignoreDone(p.Signal(syscall.SIGCONT)))
-	}
-	errs = append(errs, ignoreDone(p.Signal(syscall.SIGTERM)))
-	select {
-	case <-n.proc.done:
-		n.proc, n.paused = nil, false
-	case <-time.After(stopGrace):
-		errs = append(errs, n.kill())
-	}
+	n.cur, n.paused = nil, false
+	errs = append(errs, n.rn.release(ctx))
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("stop %s: %w", n.name, err)
 	}
 	return nil
-}
-
-func ignoreDone(err error) error {
-	if errors.Is(err, os.ErrProcessDone) {
-		return nil
-	}
-	return err
 }

@@ -13,6 +13,17 @@ type options struct {
 	env         []string
 	proxyGroups int  // see WithProxyGroups
 	clockShim   bool // see WithClockShim
+	password    string
+	passwordSet bool
+	toxiproxy   string // see WithToxiproxy
+}
+
+// WithPassword sets the nodes' password: the requirepass that Start and
+// StartDocker give the nodes, the one Connect authenticates with. The
+// default is a random 32-hex-character password for the nodes the cluster
+// runs, and none for external nodes.
+func WithPassword(p string) Option {
+	return func(o *options) { o.password, o.passwordSet = p, true }
 }
 
 // WithRedisServer sets the redis-server binary, a path or a name looked up in

@@ -96,7 +96,7 @@ func (l *Latency) String() string {
 }
 
 // Start adds the latency toxics to every group's proxy of each node.
-func (l *Latency) Start(_ context.Context, t *Target) error {
+func (l *Latency) Start(ctx context.Context, t *Target) error {
 	if t.Cluster == nil {
 		return errors.New("no cluster")
 	}
@@ -115,7 +115,7 @@ func (l *Latency) Start(_ context.Context, t *Target) error {
 	for _, i := range l.Nodes {
 		for g := range t.Cluster.Groups() {
 			for _, spec := range specs {
-				errs = append(errs, injectToxic(t.Cluster.Node(i).GroupProxy(g), spec))
+				errs = append(errs, injectToxic(ctx, t.Cluster.Node(i).GroupLink(g), spec))
 			}
 		}
 	}

@@ -233,7 +233,7 @@ func sideNames(sides [][]int, i int) string {
 // Start black-holes both streams of each cut group's proxy to each cut
 // node: commands first, so no command sent once Start has begun reaches a
 // cut node.
-func (p *Partition) Start(_ context.Context, t *Target) error {
+func (p *Partition) Start(ctx context.Context, t *Target) error {
 	if t.Cluster == nil {
 		return errors.New("no cluster")
 	}
@@ -247,12 +247,12 @@ func (p *Partition) Start(_ context.Context, t *Target) error {
 	var errs []error
 	for g := range groups {
 		for _, i := range p.cut(g, nodes) {
-			px := t.Cluster.Node(i).GroupProxy(g)
+			l := t.Cluster.Node(i).GroupLink(g)
 			for _, spec := range []toxicSpec{
 				{Name: partitionUp, Type: "timeout", Stream: upstream, Attributes: map[string]int64{"timeout": 0}},
 				{Name: partitionDown, Type: "timeout", Stream: downstream, Attributes: map[string]int64{"timeout": 0}},
 			} {
-				errs = append(errs, injectToxic(px, spec))
+				errs = append(errs, injectToxic(ctx, l, spec))
 			}
 		}
 	}

@@ -1,13 +1,11 @@
 package nemesis
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
-	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/locktorture/locktorture/cluster"
 )
 
 // Toxiproxy's two streams: upstream carries the client's commands to Redis,
@@ -17,27 +15,17 @@ const (
 	downstream = "downstream"
 )
 
-// toxicSpec is the JSON that toxiproxy's AddToxicJson reads.
-type toxicSpec struct {
-	Name       string  `json:"name"`
-	Type       string  `json:"type"`
-	Stream     string  `json:"stream"`
-	Toxicity   float32 `json:"toxicity"`
-	Attributes any     `json:"attributes"`
-}
+// toxicSpec is a toxic as toxiproxy's API takes it.
+type toxicSpec = cluster.Toxic
 
-// injectToxic adds a toxic to px that acts on every connection, open or
+// injectToxic adds a toxic to l that acts on every connection, open or
 // new, in one direction.
-func injectToxic(px *toxiproxy.Proxy, spec toxicSpec) error {
+func injectToxic(ctx context.Context, l *cluster.Link, spec toxicSpec) error {
+	if l == nil {
+		return fmt.Errorf("toxic %s: the node has no proxy", spec.Name)
+	}
 	spec.Toxicity = 1
-	b, err := json.Marshal(spec)
-	if err != nil {
-		return fmt.Errorf("toxic %s on %s: %w", spec.Name, px.Name, err)
-	}
-	if _, err := px.Toxics.AddToxicJson(bytes.NewReader(b)); err != nil {
-		return fmt.Errorf("toxic %s on %s: %w", spec.Name, px.Name, err)
-	}
-	return nil
+	return l.AddToxic(ctx, spec)
 }
 
 // clearToxics removes the toxics called names from every proxy of every
@@ -50,11 +38,13 @@ func clearToxics(ctx context.Context, t *Target, names ...string) error {
 	var errs []error
 	for _, n := range t.Cluster.Nodes() {
 		for g := range t.Cluster.Groups() {
-			px := n.GroupProxy(g)
+			l := n.GroupLink(g)
+			if l == nil {
+				continue
+			}
 			for _, name := range names {
-				err := px.Toxics.RemoveToxic(ctx, name)
-				if err != nil && !errors.Is(err, toxiproxy.ErrToxicNotFound) {
-					errs = append(errs, fmt.Errorf("remove toxic %s from %s: %w", name, px.Name, err))
+				if err := l.RemoveToxic(ctx, name); err != nil && !errors.Is(err, cluster.ErrNoToxic) {
+					errs = append(errs, err)
 				}
 			}
 		}

@@ -1,0 +1,148 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+
+	toxiclient "github.com/Shopify/toxiproxy/v2/client"
+)
+
+// WithToxiproxy makes Connect reach the external nodes through a toxiproxy
+// server that someone else runs, at the URL of its HTTP API (e.g.
+// "http://10.0.0.5:8474"), so network faults can act on them: Connect
+// creates there one proxy per node and client group, listening on the
+// URL's host, and Close deletes them. The default is none: clients dial
+// the nodes directly and no network fault can act on them. Start and
+// StartDocker refuse it; they run their proxies in this process.
+func WithToxiproxy(apiURL string) Option {
+	return func(o *options) { o.toxiproxy = apiURL }
+}
+
+// Connect drives Redis nodes that someone else runs, for example on other
+// machines, at addrs ("host:port", in node order): it starts nothing,
+// checks that every node answers PING (with WithPassword's password, if
+// any) and reads its version. Only the addresses given are ever contacted:
+// addrs, and the toxiproxy server of WithToxiproxy, which dials addrs from
+// its own host.
+//
+// The nodes cannot be killed, restarted, paused or have their clocks
+// shifted: those methods return ErrNotManaged. Options that configure
+// nodes the cluster runs (WithRedisServer, WithPersistence, WithClockShim,
+// WithExtraArgs, WithEnv, WithDir, WithKeepLogs) are refused. Close closes
+// the clients and deletes the remote proxies; the nodes keep running, with
+// whatever keys the run left.
+func Connect(ctx context.Context, addrs []string, opts ...Option) (*Cluster, error) {
+	o, err := newOptions(len(addrs), opts)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case o.redisServer != "redis-server" || o.persistence || o.clockShim || len(o.extraArgs) > 0 || len(o.env) > 0 || o.dir != "" || o.keepLogs:
+		return nil, errors.New("cluster: external nodes: options for nodes the cluster runs do not apply")
+	}
+	seen := make(map[string]bool)
+	for _, a := range addrs {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return nil, fmt.Errorf("cluster: external node %q: want host:port: %w", a, err)
+		}
+		if seen[a] {
+			return nil, fmt.Errorf("cluster: external node %s given twice", a)
+		}
+		seen[a] = true
+	}
+	c, err := newCluster(BackendExternal, o, len(addrs))
+	if err != nil {
+		return nil, err
+	}
+	if o.toxiproxy != "" {
+		if c.remote, err = newRemoteToxiproxy(o.toxiproxy); err != nil {
+			return nil, err
+		}
+	}
+	for i, nd := range c.nodes {
+		nd.rn = externalRunner{address: addrs[i]}
+	}
+	if err := c.start(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// externalRunner stands for a node someone else runs.
+type externalRunner struct{ address string }
+
+var _ runner = externalRunner{}
+
+func (e externalRunner) start(context.Context, bool) (run, error) { return nil, ErrNotManaged }
+func (e externalRunner) addr() string                             { return e.address }
+func (e externalRunner) release(context.Context) error            { return nil }
+
+// remoteToxiproxy is a toxiproxy server someone else runs, holding the
+// proxies of one cluster.
+type remoteToxiproxy struct {
+	client *toxiclient.Client
+	host   string // of the API's URL: where the proxies listen
+	prefix string // of the names of this cluster's proxies
+
+	mu      sync.Mutex
+	proxies []*toxiclient.Proxy // to delete on Close
+}
+
+// newRemoteToxiproxy checks apiURL; it contacts nothing yet.
+func newRemoteToxiproxy(apiURL string) (*remoteToxiproxy, error) {
+	u, err := url.Parse(apiURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || (u.Path != "" && u.Path != "/") {
+		return nil, fmt.Errorf("cluster: toxiproxy %q: want http://host:port", apiURL)
+	}
+	id := make([]byte, 4)
+	rand.Read(id) // never fails; see its doc
+	return &remoteToxiproxy{
+		client: toxiclient.NewClient(strings.TrimSuffix(apiURL, "/")),
+		host:   u.Hostname(),
+		prefix: "locktorture-" + hex.EncodeToString(id) + "-",
+	}, nil
+}
+
+// create makes a proxy to upstream listening on a free port of the
+// server's host, and returns it as a Link with the address clients dial.
+func (r *remoteToxiproxy) create(ctx context.Context, name, upstream string) (*Link, string, error) {
+	full := r.prefix + name
+	var px *toxiclient.Proxy
+	err := callCtx(ctx, func() (err error) {
+		px, err = r.client.CreateProxy(full, net.JoinHostPort(r.host, "0"), upstream)
+		return err
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("cluster: create proxy %s on the toxiproxy server: %w", full, err)
+	}
+	r.mu.Lock()
+	r.proxies = append(r.proxies, px)
+	r.mu.Unlock()
+	_, port, err := net.SplitHostPort(px.Listen)
+	if err != nil {
+		return nil, "", fmt.Errorf("cluster: proxy %s listens on %q: %w", full, px.Listen, err)
+	}
+	return &Link{name: full, remote: px}, net.JoinHostPort(r.host, port), nil
+}
+
+// deleteAll deletes every proxy create made.
+func (r *remoteToxiproxy) deleteAll(ctx context.Context) error {
+	r.mu.Lock()
+	pxs := r.proxies
+	r.proxies = nil
+	r.mu.Unlock()
+	var errs []error
+	for _, px := range pxs {
+		if err := callCtx(ctx, px.Delete); err != nil {
+			errs = append(errs, fmt.Errorf("delete proxy %s on the toxiproxy server: %w", px.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,140 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	toxiclient "github.com/Shopify/toxiproxy/v2/client"
+	"github.com/Shopify/toxiproxy/v2/toxics"
+)
+
+// ErrNoToxic is returned by Link.RemoveToxic when the proxy has no toxic of
+// that name.
+var ErrNoToxic = errors.New("cluster: no such toxic")
+
+// Toxic is one toxiproxy toxic, as toxiproxy's API takes it: Type is
+// "latency", "timeout", ...; Stream "upstream" (commands to Redis) or
+// "downstream" (replies); Toxicity the share of connections it acts on,
+// from 0 to 1; Attributes the type's parameters, e.g. {"latency": 100}.
+type Toxic struct {
+	Name       string  `json:"name"`
+	Type       string  `json:"type"`
+	Stream     string  `json:"stream"`
+	Toxicity   float32 `json:"toxicity"`
+	Attributes any     `json:"attributes"`
+}
+
+// Link is one proxy through which a client group reaches a node: in this
+// process (Start, StartDocker) or on a remote toxiproxy server (Connect
+// with WithToxiproxy). Faults add toxics to it. Its methods are safe for
+// concurrent use; calls to a remote server are bounded by the toxiproxy
+// client's 30 s timeout, and a cancelled ctx returns at once while the
+// call finishes in the background.
+type Link struct {
+	name   string            // the proxy's name on its server
+	local  *toxiproxy.Proxy  // in-process
+	remote *toxiclient.Proxy // on a toxiproxy server
+}
+
+// Name returns the proxy's name on its toxiproxy server: "n1", "n1-g1",
+// ... in process; prefixed with "locktorture-<run>-" on a remote server.
+func (l *Link) Name() string { return l.name }
+
+// Remote reports whether the proxy lives on a remote toxiproxy server.
+func (l *Link) Remote() bool { return l.remote != nil }
+
+// AddToxic adds t to the proxy; it acts on open and new connections.
+func (l *Link) AddToxic(ctx context.Context, t Toxic) error {
+	if l.local != nil {
+		b, err := json.Marshal(t)
+		if err == nil {
+			_, err = l.local.Toxics.AddToxicJson(bytes.NewReader(b))
+		}
+		if err != nil {
+			return fmt.Errorf("cluster: toxic %s on %s: %w", t.Name, l.name, err)
+		}
+		return nil
+	}
+	var attrs toxiclient.Attributes
+	if b, err := json.Marshal(t.Attributes); err != nil {
+		return fmt.Errorf("cluster: toxic %s on %s: %w", t.Name, l.name, err)
+	} else if err := json.Unmarshal(b, &attrs); err != nil {
+		return fmt.Errorf("cluster: toxic %s on %s: attributes: %w", t.Name, l.name, err)
+	}
+	err := callCtx(ctx, func() error {
+		_, err := l.remote.AddToxic(t.Name, t.Type, t.Stream, t.Toxicity, attrs)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("cluster: toxic %s on %s: %w", t.Name, l.name, err)
+	}
+	return nil
+}
+
+// RemoveToxic removes the toxic called name from the proxy; it returns
+// ErrNoToxic (wrapped) if there is none.
+func (l *Link) RemoveToxic(ctx context.Context, name string) error {
+	var err error
+	if l.local != nil {
+		if err = l.local.Toxics.RemoveToxic(ctx, name); errors.Is(err, toxiproxy.ErrToxicNotFound) {
+			err = ErrNoToxic
+		}
+	} else {
+		err = callCtx(ctx, func() error { return l.remote.RemoveToxic(name) })
+		if ae, ok := errors.AsType[*toxiclient.ApiError](err); ok && ae.Status == http.StatusNotFound {
+			err = ErrNoToxic
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("remove toxic %s from %s: %w", name, l.name, err)
+	}
+	return nil
+}
+
+// Toxics returns the names of the proxy's toxics, sorted.
+func (l *Link) Toxics(ctx context.Context) ([]string, error) {
+	var names []string
+	if l.local != nil {
+		for _, t := range l.local.Toxics.GetToxicArray() {
+			if w, ok := t.(*toxics.ToxicWrapper); ok {
+				names = append(names, w.Name)
+			}
+		}
+	} else {
+		var ts toxiclient.Toxics
+		err := callCtx(ctx, func() (err error) {
+			ts, err = l.remote.Toxics()
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("cluster: toxics of %s: %w", l.name, err)
+		}
+		for _, t := range ts {
+			names = append(names, t.Name)
+		}
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// callCtx runs f, which takes no context, and returns its error, or ctx's
+// as soon as ctx is done (f then finishes in the background).
+func callCtx(ctx context.Context, f func() error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
