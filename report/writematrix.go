@@ -1,0 +1,549 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"html/template"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/locktorture/locktorture/checker"
+)
+
+// Outcomes of a cell, as in Cell.Outcome.
+const (
+	OutcomeSafe      = "safe"
+	OutcomeViolation = "violation"
+	OutcomeUnknown   = "unknown"
+)
+
+// WriteMatrix writes the summaries of m into dir:
+//
+//   - summary.md: the table (cell, lock, faults, fencing, expected,
+//     outcome, runs with a violation of runs, median seconds to the first
+//     violation, acquisitions per second, p99 acquire latency,
+//     availability during faults, ✓/✗), the mismatches with their runs,
+//     and the sources cited;
+//   - summary.json: m as indented JSON;
+//   - junit.xml: a testsuites root holding one testsuite with a testcase
+//     per cell, failed when the cell does not match its expectation;
+//   - index.html: one offline page with the matrix as coloured tables and
+//     a link to every run's report.html.
+//
+// Run directories (CellRun.Dir) are relative to dir. A testcase's time is
+// the sum of its runs' elapsed_seconds, read from each run's results.json
+// in dir; a run whose results.json cannot be read counts as 0. An
+// availability below 0 is shown as n/a (see
+// checker.Stats.AvailabilityDuringFaults). WriteMatrix writes every file
+// it can and returns the errors of the others, joined.
+func WriteMatrix(dir string, m Matrix) error {
+	var errs []error
+	write := func(name string, b []byte, err error) {
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, name), b, 0o644)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("report: matrix %s: %w", name, err))
+		}
+	}
+	md := matrixMarkdown(m)
+	write("summary.md", md, nil)
+	js, err := json.MarshalIndent(m, "", "  ")
+	write("summary.json", append(js, '\n'), err)
+	ju, err := matrixJUnit(m, cellTimes(dir, m))
+	write("junit.xml", ju, err)
+	page, err := matrixHTML(m)
+	write("index.html", page, err)
+	return errors.Join(errs...)
+}
+
+// cellStatus is how a cell is coloured: "match-safe", "match-violation",
+// "mismatch" or "unknown".
+func cellStatus(c Cell) string {
+	switch {
+	case c.Outcome == OutcomeUnknown || c.Outcome == "":
+		return "unknown"
+	case !c.Matches:
+		return "mismatch"
+	case c.Outcome == OutcomeViolation:
+		return "match-violation"
+	}
+	return "match-safe"
+}
+
+// Formatting shared by the outputs; "–" for no value.
+func fmtFirst(v *float64) string {
+	switch {
+	case v == nil:
+		return "–"
+	case *v < 1:
+		return fmt.Sprintf("%.3f", *v)
+	}
+	return fmt.Sprintf("%.2f", *v)
+}
+
+func fmtAvail(v float64) string {
+	if v < 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", 100*v)
+}
+
+func fmtFencing(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func fmtMatch(b bool) string {
+	if b {
+		return "✓"
+	}
+	return "✗"
+}
+
+// runVerdict is one run's outcome in a word.
+func runVerdict(r CellRun) string {
+	switch {
+	case r.Lease == string(checker.Invalid) || r.Resource == string(checker.Invalid):
+		return OutcomeViolation
+	case r.Lease == string(checker.Valid) && r.Resource == string(checker.Valid):
+		return OutcomeSafe
+	}
+	return OutcomeUnknown
+}
+
+// runReport is the relative link to a run's report.html.
+func runReport(r CellRun) string { return path.Join(filepath.ToSlash(r.Dir), "report.html") }
+
+// mismatchText explains a cell that contradicts its expectation.
+func mismatchText(c Cell) string {
+	s := fmt.Sprintf("expected %s, outcome %s: %d of %d runs found a violation", c.Expect, c.Outcome, c.RunsWithViolation, len(c.Runs))
+	if c.Unknown > 0 {
+		s += fmt.Sprintf(", %d undecided", c.Unknown)
+	}
+	switch {
+	case c.Outcome == OutcomeUnknown:
+		s += "; the checker could not decide, which is never a pass"
+	case c.Expect == ExpectSafe:
+		s += "; a violation where the lock's assumptions hold is a bug of the lock or a false alarm of the harness"
+	case c.Expect == ExpectViolation:
+		s += "; no run exposed the expected violation, so the harness lost its power here"
+	}
+	return s
+}
+
+// runLine describes one run for JUnit: "seed N: " and runDetail.
+func runLine(r CellRun) string { return fmt.Sprintf("seed %d: %s", r.Seed, runDetail(r)) }
+
+// runDetail describes one run: directory, verdicts, violations, error.
+func runDetail(r CellRun) string {
+	s := fmt.Sprintf("%s (lease %s, resource %s, %d violations", r.Dir, r.Lease, r.Resource, r.Violations)
+	if r.FirstViolation != nil {
+		s += fmt.Sprintf(", first at %s s", fmtFirst(r.FirstViolation))
+	}
+	s += ")"
+	if r.Error != "" {
+		s += ": error: " + r.Error
+	}
+	return s
+}
+
+// sources returns the distinct sources cited by the cells ("; " separates
+// several in one Cell.Source), in order of first citation, each with the
+// cells citing it.
+func sources(m Matrix) (list []string, citedBy map[string][]string) {
+	citedBy = map[string][]string{}
+	for _, c := range m.Cells {
+		for _, s := range strings.Split(c.Source, ";") {
+			s = strings.TrimSpace(s)
+			if s == "" {
+				continue
+			}
+			if _, ok := citedBy[s]; !ok {
+				list = append(list, s)
+			}
+			if by := citedBy[s]; len(by) == 0 || by[len(by)-1] != c.Name {
+				citedBy[s] = append(by, c.Name)
+			}
+		}
+	}
+	return list, citedBy
+}
+
+// versionList renders versions sorted by name.
+func versionList(v map[string]string) []string {
+	out := make([]string, 0, len(v))
+	for k, ver := range v {
+		out = append(out, k+" "+ver)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func seedList(seeds []int64) string {
+	s := make([]string, len(seeds))
+	for i, v := range seeds {
+		s[i] = fmt.Sprint(v)
+	}
+	return strings.Join(s, ", ")
+}
+
+// mdCell escapes a markdown table cell.
+func mdCell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", "").Replace(s)
+}
+
+// matrixMarkdown renders summary.md.
+func matrixMarkdown(m Matrix) []byte {
+	var b bytes.Buffer
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("# locktorture matrix\n\n")
+	p("- date: %s\n", m.Started.UTC().Format(time.RFC3339))
+	if m.Command != "" {
+		p("- command: `%s`\n", strings.ReplaceAll(m.Command, "`", "'"))
+	}
+	p("- seeds: %s\n", seedList(m.Seeds))
+	p("- duration per run: %s; whole matrix: %.1f s\n", m.Duration, m.Elapsed)
+	if m.RedisVersion != "" {
+		p("- redis: %s\n", m.RedisVersion)
+	}
+	if v := versionList(m.Versions); len(v) > 0 {
+		p("- versions: %s\n", strings.Join(v, ", "))
+	}
+	failed := m.Failed()
+	p("\n**%d cells: %d match their expectation, %d do not.**\n\n", len(m.Cells), len(m.Cells)-len(failed), len(failed))
+
+	p("| cell | lock | faults | fencing | expected | outcome | runs with violation / runs | median s to first violation | acq/s | p99 ms | availability during faults | matches |\n")
+	p("|---|---|---|---|---|---|---:|---:|---:|---:|---:|:---:|\n")
+	for _, c := range m.Cells {
+		p("| %s | %s | %s | %s | %s | %s | %d / %d | %s | %.1f | %.1f | %s | %s |\n",
+			mdCell(c.Name), mdCell(c.Lock), mdCell(c.Faults), fmtFencing(c.Fencing), mdCell(string(c.Expect)), mdCell(c.Outcome),
+			c.RunsWithViolation, len(c.Runs), fmtFirst(c.MedianFirstViolation), c.AcqPerSec, c.P99Acquire, fmtAvail(c.Availability), fmtMatch(c.Matches))
+	}
+
+	p("\n## Mismatches\n\n")
+	if len(failed) == 0 {
+		p("None: every cell matches its expectation.\n")
+	}
+	for _, c := range failed {
+		p("- **%s**: %s.\n", c.Name, mismatchText(c))
+		for _, r := range c.Runs {
+			p("  - [seed %d](%s): %s\n", r.Seed, runReport(r), runDetail(r))
+		}
+	}
+
+	p("\n## Sources\n\n")
+	list, citedBy := sources(m)
+	if len(list) == 0 {
+		p("None cited.\n")
+	}
+	for i, s := range list {
+		p("%d. %s — cited by %s\n", i+1, s, strings.Join(citedBy[s], ", "))
+	}
+	return b.Bytes()
+}
+
+// cellTimes sums, per cell, the elapsed seconds of its runs as recorded
+// in their results.json under dir.
+func cellTimes(dir string, m Matrix) []float64 {
+	out := make([]float64, len(m.Cells))
+	for i, c := range m.Cells {
+		for _, r := range c.Runs {
+			if r.Dir == "" {
+				continue
+			}
+			d := r.Dir
+			if !filepath.IsAbs(d) {
+				d = filepath.Join(dir, d)
+			}
+			if res, err := ReadResults(d); err == nil {
+				out[i] += res.Elapsed
+			}
+		}
+	}
+	return out
+}
+
+// JUnit XML, in the shape CI systems read (Jenkins, GitLab, GitHub
+// actions): testsuites > testsuite > testcase > failure.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Time       string          `xml:"time,attr"`
+	Timestamp  string          `xml:"timestamp,attr"`
+	Properties []junitProperty `xml:"properties>property"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Classname string        `xml:"classname,attr"`
+	Name      string        `xml:"name,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	SystemOut *junitText    `xml:"system-out,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",cdata"`
+}
+
+// junitText is element text kept readable, line breaks and all.
+type junitText struct {
+	Text string `xml:",cdata"`
+}
+
+// junitClass is the classname of every testcase.
+const junitClass = "locktorture.matrix"
+
+// matrixJUnit renders junit.xml; times[i] is the time of cell i.
+func matrixJUnit(m Matrix, times []float64) ([]byte, error) {
+	secs := func(f float64) string { return fmt.Sprintf("%.3f", f) }
+	suite := junitSuite{
+		Name:      junitClass,
+		Tests:     len(m.Cells),
+		Time:      secs(m.Elapsed),
+		Timestamp: m.Started.UTC().Format("2006-01-02T15:04:05"),
+	}
+	for _, p := range []junitProperty{
+		{"command", m.Command},
+		{"seeds", seedList(m.Seeds)},
+		{"duration", m.Duration},
+		{"redis_version", m.RedisVersion},
+	} {
+		if p.Value != "" {
+			suite.Properties = append(suite.Properties, p)
+		}
+	}
+	for _, v := range versionList(m.Versions) {
+		name, ver, _ := strings.Cut(v, " ")
+		suite.Properties = append(suite.Properties, junitProperty{"version " + name, ver})
+	}
+	for i, c := range m.Cells {
+		tc := junitCase{Classname: junitClass, Name: c.Name, Time: secs(times[i])}
+		var out strings.Builder
+		fmt.Fprintf(&out, "lock %s, faults %s, fencing %s", c.Lock, c.Faults, fmtFencing(c.Fencing))
+		if c.Topology != "" {
+			fmt.Fprintf(&out, ", topology %s", c.Topology)
+		}
+		fmt.Fprintf(&out, "\nexpected %s (%s), outcome %s\n", c.Expect, c.Source, c.Outcome)
+		for _, r := range c.Runs {
+			fmt.Fprintf(&out, "%s; report %s\n", runLine(r), runReport(r))
+		}
+		if c.Matches {
+			tc.SystemOut = &junitText{out.String()}
+		} else {
+			suite.Failures++
+			typ := "mismatch"
+			if c.Outcome == OutcomeUnknown {
+				typ = "unknown"
+			}
+			dirs := make([]string, len(c.Runs))
+			for j, r := range c.Runs {
+				dirs[j] = r.Dir
+			}
+			tc.Failure = &junitFailure{
+				Message: mismatchText(c) + "; runs: " + strings.Join(dirs, ", "),
+				Type:    typ,
+				Text:    out.String(),
+			}
+		}
+		suite.Cases = append(suite.Cases, tc)
+	}
+	root := junitSuites{Name: "locktorture", Tests: suite.Tests, Failures: suite.Failures, Time: suite.Time, Suites: []junitSuite{suite}}
+	b, err := xml.MarshalIndent(root, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(append([]byte(xml.Header), b...), '\n'), nil
+}
+
+// gridEntry is one cell in the lock × faults grid of index.html.
+type gridEntry struct {
+	Index  int
+	Cell   Cell
+	Status string
+	// Label tells apart cells that share a grid position: the part of
+	// the name after the first "/" when it differs from the faults.
+	Label string
+}
+
+// gridRow is one lock variant of the grid; Cols[j] holds the cells of
+// fault set j.
+type gridRow struct {
+	Label string
+	Cols  [][]gridEntry
+}
+
+type matrixPage struct {
+	M        Matrix
+	Versions []string
+	Seeds    string
+	Date     string
+	Failed   []Cell
+	Unknown  int
+	Faults   []string
+	Grid     []gridRow
+	Rows     []gridEntry
+	Sources  []string
+	CitedBy  map[string][]string
+}
+
+// variant names a grid row: the lock, with fencing and a topology other
+// than independent masters.
+func variant(c Cell) string {
+	s := c.Lock
+	if c.Fencing {
+		s += " + fencing"
+	}
+	if c.Topology != "" && c.Topology != "masters" {
+		s += " (" + c.Topology + ")"
+	}
+	return s
+}
+
+// matrixHTML renders index.html.
+func matrixHTML(m Matrix) ([]byte, error) {
+	p := matrixPage{
+		M:        m,
+		Versions: versionList(m.Versions),
+		Seeds:    seedList(m.Seeds),
+		Date:     m.Started.UTC().Format("2006-01-02 15:04:05 MST"),
+		Failed:   m.Failed(),
+	}
+	p.Sources, p.CitedBy = sources(m)
+	var variants []string
+	col := map[string]int{}
+	row := map[string]int{}
+	for i, c := range m.Cells {
+		e := gridEntry{Index: i, Cell: c, Status: cellStatus(c)}
+		if _, after, ok := strings.Cut(c.Name, "/"); ok && after != c.Faults {
+			e.Label = after
+		}
+		if e.Status == "unknown" {
+			p.Unknown++
+		}
+		p.Rows = append(p.Rows, e)
+		if _, ok := col[c.Faults]; !ok {
+			col[c.Faults] = len(p.Faults)
+			p.Faults = append(p.Faults, c.Faults)
+		}
+		v := variant(c)
+		if _, ok := row[v]; !ok {
+			row[v] = len(variants)
+			variants = append(variants, v)
+		}
+	}
+	for _, v := range variants {
+		p.Grid = append(p.Grid, gridRow{Label: v, Cols: make([][]gridEntry, len(p.Faults))})
+	}
+	for _, e := range p.Rows {
+		r, c := row[variant(e.Cell)], col[e.Cell.Faults]
+		p.Grid[r].Cols[c] = append(p.Grid[r].Cols[c], e)
+	}
+	var out bytes.Buffer
+	if err := matrixTmpl.Execute(&out, p); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+var matrixTmpl = template.Must(template.New("matrix").Funcs(template.FuncMap{
+	"first":    fmtFirst,
+	"avail":    fmtAvail,
+	"fencing":  fmtFencing,
+	"match":    fmtMatch,
+	"verdict":  runVerdict,
+	"report":   runReport,
+	"mismatch": mismatchText,
+	"runline":  runLine,
+	"detail":   runDetail,
+	"f1":       func(f float64) string { return fmt.Sprintf("%.1f", f) },
+	"join":     strings.Join,
+	"sub":      func(a, b int) int { return a - b },
+}).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>locktorture matrix {{.Date}}</title>
+<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1.2em}
+td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}
+th{background:#f3f4f6}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+.match-safe{background:#d7f5d7}
+.match-violation{background:#fde2b8}
+.mismatch{background:#f8c4c4}
+.unknown{background:#e5e7eb}
+.legend span{display:inline-block;padding:.1em .6em;margin-right:.5em;border:1px solid #ccc}
+table.grid td{min-width:8em;padding:0}
+table.grid a{color:inherit;text-decoration:none;display:block;padding:.25em .6em}
+table.grid a+a{border-top:1px solid #fff}
+table.grid a:hover{text-decoration:underline}
+.small{font-size:12px;color:#444}
+.runs a{margin-right:.6em;white-space:nowrap}
+code{background:#f6f6f6;padding:0 .2em}
+</style></head><body>
+<h1>locktorture comparison matrix</h1>
+<table>
+<tr><th>date</th><td>{{.Date}}</td></tr>
+{{with .M.Command}}<tr><th>command</th><td><code>{{.}}</code></td></tr>{{end}}
+<tr><th>seeds</th><td>{{.Seeds}}</td></tr>
+<tr><th>duration</th><td>{{.M.Duration}} per run; whole matrix {{f1 .M.Elapsed}} s</td></tr>
+{{with .M.RedisVersion}}<tr><th>redis</th><td>{{.}}</td></tr>{{end}}
+{{with .Versions}}<tr><th>versions</th><td>{{range .}}{{.}}<br>{{end}}</td></tr>{{end}}
+</table>
+<p><b>{{len .M.Cells}} cells: {{sub (len .M.Cells) (len .Failed)}} match their expectation, {{len .Failed}} do not{{if .Unknown}} ({{.Unknown}} undecided){{end}}.</b></p>
+<p class="legend"><span class="match-safe">matches: safe</span><span class="match-violation">matches: violation found, as expected</span><span class="mismatch">contradicts the expectation</span><span class="unknown">undecided</span></p>
+
+<h2>Lock × faults</h2>
+<table class="grid">
+<tr><th>lock</th>{{range .Faults}}<th>{{.}}</th>{{end}}</tr>
+{{range .Grid}}<tr><th>{{.Label}}</th>{{range .Cols}}{{if .}}<td{{if eq (len .) 1}} class="{{(index . 0).Status}}"{{end}}>{{range .}}<a class="{{.Status}}" href="#cell-{{.Index}}" title="{{.Cell.Name}}: expected {{.Cell.Expect}}, outcome {{.Cell.Outcome}}">{{with .Label}}<span class="small">{{.}}</span><br>{{end}}{{.Cell.Outcome}} {{.Cell.RunsWithViolation}}/{{len .Cell.Runs}} {{match .Cell.Matches}}</a>{{end}}</td>{{else}}<td></td>{{end}}{{end}}</tr>
+{{end}}</table>
+<p class="small">Each entry: outcome, runs with a violation / runs, ✓ when it matches the expectation. Click for the cell's row.</p>
+
+<h2>Cells</h2>
+<table>
+<tr><th>cell</th><th>lock</th><th>faults</th><th>fencing</th><th>expected</th><th>outcome</th><th>runs with violation / runs</th><th>median s to first violation</th><th>acq/s</th><th>p99 ms</th><th>availability during faults</th><th></th><th>runs</th></tr>
+{{range .Rows}}{{$c := .Cell}}<tr id="cell-{{.Index}}" class="{{.Status}}">
+<td>{{$c.Name}}</td><td>{{$c.Lock}}</td><td>{{$c.Faults}}</td><td>{{fencing $c.Fencing}}</td><td>{{$c.Expect}}</td><td>{{$c.Outcome}}</td>
+<td class="num">{{$c.RunsWithViolation}} / {{len $c.Runs}}</td><td class="num">{{first $c.MedianFirstViolation}}</td><td class="num">{{f1 $c.AcqPerSec}}</td><td class="num">{{f1 $c.P99Acquire}}</td><td class="num">{{avail $c.Availability}}</td><td>{{match $c.Matches}}</td>
+<td class="runs">{{range $c.Runs}}<a href="{{report .}}" title="{{runline .}}">seed {{.Seed}}: {{verdict .}}</a> {{end}}</td></tr>
+{{end}}</table>
+
+<h2>Mismatches</h2>
+{{with .Failed}}<ul>{{range .}}<li><b>{{.Name}}</b>: {{mismatch .}}.<ul>{{range .Runs}}<li><a href="{{report .}}">seed {{.Seed}}</a>: {{detail .}}</li>{{end}}</ul></li>{{end}}</ul>
+{{else}}<p>None: every cell matches its expectation.</p>{{end}}
+
+<h2>Sources</h2>
+{{with .Sources}}<ol>{{range .}}<li>{{.}} <span class="small">— cited by {{join (index $.CitedBy .) ", "}}</span></li>{{end}}</ol>{{else}}<p>None cited.</p>{{end}}
+</body></html>
+`))
