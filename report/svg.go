@@ -14,8 +14,9 @@ import (
 )
 
 // MaxTimelineBars bounds the bars TimelineSVG draws, so the page of a long
-// run stays small enough to open. Above it, holds less than a pixel apart
-// on one row are merged into one bar; if that is not enough, every
+// run stays small enough to open. Above it, holds of one client and key
+// less than 1, 2, 4, 8 or 16 pixels apart (the smallest gap that is
+// enough) are merged into one bar; if that is not enough, every
 // overlapping hold is kept and the others are sampled evenly. The SVG says
 // when either happened.
 const MaxTimelineBars = 5000
@@ -153,9 +154,13 @@ func (d *svgDoc) timeAxis(s timeScale, y float64) {
 	}
 }
 
-// strconvG formats a tick value without float noise.
+// strconvG formats a tick value without float noise (nor "-0").
 func strconvG(v float64) string {
-	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".")
+	s := strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".")
+	if s == "-0" {
+		return "0"
+	}
+	return s
 }
 
 // faultBands draws each fault window as a translucent band from top to
@@ -241,11 +246,35 @@ func timelineBars(holds map[string][]checker.Hold) ([]bar, []string) {
 	return bars, keys
 }
 
+// mergeGaps are the gaps, in pixels, at which boundBars tries merging.
+var mergeGaps = []float64{1, 2, 4, 8, 16}
+
+// mergeBars merges bars of one process, key and overlap status that are
+// less than gap apart; bars must be sorted by process, key, overlap and
+// start.
+func mergeBars(sorted []bar, gap float64) []bar {
+	var merged []bar
+	for _, b := range sorted {
+		if n := len(merged); n > 0 {
+			m := &merged[n-1]
+			if m.process == b.process && m.key == b.key && m.overlap == b.overlap && float64(b.start-m.end) < gap {
+				m.end = max(m.end, b.end)
+				m.holds += b.holds
+				continue
+			}
+		}
+		merged = append(merged, b)
+	}
+	return merged
+}
+
 // boundBars reduces bars to at most limit: first by merging bars of one
-// process, key and overlap status that are less than gap apart, then by
-// keeping every overlapping bar and an even sample of the others. It
-// returns the bars and a sentence saying what was done ("" if nothing).
-func boundBars(bars []bar, limit int, gap float64) ([]bar, string) {
+// process, key and overlap status less than 1, 2, 4, 8 or 16 pixels
+// apart (pixel is the time one pixel stands for), the smallest gap that
+// is enough; failing that, by keeping every overlapping bar and an even
+// sample of the others. It returns the bars and a sentence saying what
+// was done ("" if nothing).
+func boundBars(bars []bar, limit int, pixel float64) ([]bar, string) {
 	total := len(bars)
 	if total <= limit {
 		return bars, ""
@@ -265,20 +294,18 @@ func boundBars(bars []bar, limit int, gap float64) ([]bar, string) {
 		return a.start < b.start
 	})
 	var merged []bar
-	for _, b := range sorted {
-		if n := len(merged); n > 0 {
-			m := &merged[n-1]
-			if m.process == b.process && m.key == b.key && m.overlap == b.overlap && float64(b.start-m.end) < gap {
-				m.end = max(m.end, b.end)
-				m.holds += b.holds
-				continue
-			}
+	var gap float64
+	for _, px := range mergeGaps {
+		gap = px
+		merged = mergeBars(sorted, px*pixel)
+		if len(merged) <= limit {
+			break
 		}
-		merged = append(merged, b)
 	}
-	note := fmt.Sprintf("%d holds drawn as %d bars: holds less than a pixel apart on one row merged", total, len(merged))
+	what := fmt.Sprintf("%d holds shown as %d bars: holds of one client and key less than %s px (%s) apart are merged into one bar",
+		total, len(merged), strconvG(gap), dur(time.Duration(gap*pixel)))
 	if len(merged) <= limit {
-		return merged, note
+		return merged, what + "."
 	}
 	var red, rest []bar
 	for _, b := range merged {
@@ -289,15 +316,33 @@ func boundBars(bars []bar, limit int, gap float64) ([]bar, string) {
 		}
 	}
 	if len(red) >= limit {
-		return red[:limit], fmt.Sprintf("%d holds, %d bars after merging; only the first %d bars of overlapping holds drawn", total, len(merged), limit)
+		return red[:limit], fmt.Sprintf("%s; of these only the first %d bars of overlapping holds are drawn.", what, limit)
 	}
 	stride := (len(rest) + (limit - len(red)) - 1) / (limit - len(red))
 	kept := red
 	for i := 0; i < len(rest); i += stride {
 		kept = append(kept, rest[i])
 	}
-	return kept, fmt.Sprintf("%d holds, %d bars after merging holds less than a pixel apart; drawn: all %d bars of overlapping holds and every %d-th of the other %d",
-		total, len(merged), len(red), stride, len(rest))
+	note := fmt.Sprintf("%s; of these only every %s bar is drawn", what, ordinal(stride))
+	if len(red) > 0 {
+		note += fmt.Sprintf(", plus all %d bars of overlapping holds", len(red))
+	}
+	return kept, note + "."
+}
+
+// ordinal returns "2nd", "3rd", "11th" and so on.
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
 }
 
 // TimelineSVG draws the holds of the history (see checker.Holds) as an
@@ -341,6 +386,9 @@ func TimelineSVG(events []history.Event, res checker.Result) (string, error) {
 	top := labelTop + faultLanes*laneHeight
 	bottom := top + float64(rowH*max(len(procs), 1))
 	height := bottom + axisHeight
+	if note != "" {
+		height += 16
+	}
 
 	var d svgDoc
 	d.open(height, "timeline of holds per client")
@@ -419,7 +467,7 @@ func TimelineSVG(events []history.Event, res checker.Result) (string, error) {
 
 	d.timeAxis(sc, bottom)
 	if note != "" {
-		d.printf(`<text class="note" x="%d" y="%.1f" text-anchor="end" fill="%s">%s</text>`+"\n", svgWidth-plotRight, 13.0, axisColor, esc(note))
+		d.printf(`<text class="note" x="%d" y="%.1f" fill="%s">%s</text>`+"\n", plotLeft, bottom+axisHeight+10, axisColor, esc(note))
 	}
 	return d.close(), nil
 }

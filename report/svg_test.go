@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"io"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -245,30 +246,77 @@ func TestTimelineSVGBounded(t *testing.T) {
 	if n := count(els, "rect", "hold overlap"); n != 2 {
 		t.Errorf("%d overlap bars, want 2", n)
 	}
-	if !hasText(els, "20002 holds drawn as") {
-		t.Errorf("no note on merging in %.2000s", svg)
+	// 20 rows merged into a bar each, and the two overlapping holds.
+	if n := count(els, "rect", "hold"); n != 20 {
+		t.Errorf("%d plain bars, want 20", n)
+	}
+	var note string
+	for _, e := range els {
+		if e.attrs["class"] == "note" {
+			note = e.text
+		}
+	}
+	if want := "20002 holds shown as 22 bars: holds of one client and key less than 1 px (1.78ms) apart are merged into one bar."; note != want {
+		t.Errorf("note %q\nwant %q", note, want)
 	}
 }
 
 func TestBoundBarsSamples(t *testing.T) {
-	// Bars a pixel apart cannot be merged: sample, keeping the overlaps.
+	// Bars of 1 ms every 10 ms, a pixel being 0.1 ms: even 16 px
+	// (1.6 ms) do not merge them, so they are sampled, keeping the
+	// overlap.
 	var bars []bar
 	for i := range int64(100) {
-		bars = append(bars, bar{process: 0, key: "k", start: 10 * i, end: 10*i + 1, holds: 1})
+		bars = append(bars, bar{process: 0, key: "k", start: 10 * i * ms, end: (10*i + 1) * ms, holds: 1})
 	}
-	bars = append(bars, bar{process: 1, key: "k", start: 5, end: 6, holds: 1, overlap: true})
-	got, note := boundBars(bars, 21, 1)
+	bars = append(bars, bar{process: 1, key: "k", start: 5 * ms, end: 6 * ms, holds: 1, overlap: true})
+	got, note := boundBars(bars, 21, float64(ms)/10)
 	if len(got) > 21 {
 		t.Errorf("%d bars, want at most 21", len(got))
 	}
 	if !got[0].overlap {
 		t.Error("overlapping bar not kept first")
 	}
-	if !strings.Contains(note, "every 5-th of the other 100") {
-		t.Errorf("note %q", note)
+	if want := "101 holds shown as 101 bars: holds of one client and key less than 16 px (1.6ms) apart are merged into one bar; of these only every 5th bar is drawn, plus all 1 bars of overlapping holds."; note != want {
+		t.Errorf("note %q\nwant %q", note, want)
 	}
 	if got, note := boundBars(bars[:10], 21, 1); len(got) != 10 || note != "" {
 		t.Errorf("under the limit: %d bars, note %q", len(got), note)
+	}
+}
+
+func TestBoundBarsMergesWider(t *testing.T) {
+	// Bars 3 ms apart, a pixel being 1 ms: merging at 1 and 2 px is not
+	// enough, at 4 px it is.
+	var bars []bar
+	for i := range int64(40) {
+		bars = append(bars, bar{process: 0, key: "k", start: 10 * i * ms, end: (10*i + 7) * ms, holds: 1})
+	}
+	got, note := boundBars(bars, 10, float64(ms))
+	if len(got) != 1 || got[0].holds != 40 || got[0].start != 0 || got[0].end != 397*ms {
+		t.Errorf("bars %+v, want one of 40 holds", got)
+	}
+	if want := "40 holds shown as 1 bars: holds of one client and key less than 4 px (4ms) apart are merged into one bar."; note != want {
+		t.Errorf("note %q\nwant %q", note, want)
+	}
+}
+
+func TestOrdinal(t *testing.T) {
+	for n, want := range map[int]string{1: "1st", 2: "2nd", 3: "3rd", 4: "4th", 11: "11th", 12: "12th", 13: "13th", 21: "21st", 102: "102nd", 111: "111th"} {
+		if got := ordinal(n); got != want {
+			t.Errorf("ordinal(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestStrconvG(t *testing.T) {
+	for _, tt := range []struct {
+		in   float64
+		want string
+	}{{0, "0"}, {math.Copysign(0, -1), "0"}, {-1e-9, "0"}, {2.5, "2.5"}, {0.1 + 0.2, "0.3"}, {10, "10"}, {1000, "1000"}} {
+		if got := strconvG(tt.in); got != tt.want {
+			t.Errorf("strconvG(%v) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }
 
