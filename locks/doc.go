@@ -13,9 +13,18 @@
 // that the primary granted but did not replicate before a failover is then
 // silently lost, which the harness's failover topology shows.
 //
+// Beside the reference locks, two lock libraries that Go services use are
+// put through the same faults, each behind a thin adapter that maps its
+// results to [Lock] without changing a command: "redsync"
+// (github.com/go-redsync/redsync/v4, a RedLock; [NewRedsync]) and
+// "redislock" (github.com/bsm/redislock, a single-instance lock;
+// [NewRedislock]). Their docs say where each differs from the reference.
+//
 // Every implementation is listed, in a fixed order, in the registry
-// ([Specs], [Lookup], [New]) and is selected by name.
+// ([Specs], [Lookup], [New]) and is selected by name. [Register] adds a
+// lock written elsewhere, so that the harness can torture it without a
+// fork of this module.
 //
 // This package knows nothing of faults, histories or the harness: it
-// imports go-redis and nothing of this module.
+// imports go-redis, the two lock libraries, and nothing of this module.
 package locks

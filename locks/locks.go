@@ -151,28 +151,6 @@ type Spec struct {
 // registry.
 var ErrUnknownLock = errors.New("locks: unknown lock")
 
-// Specs returns every registered implementation, in a fixed order.
-func Specs() []Spec { return append([]Spec(nil), registry...) }
-
-// Names returns the names of every registered implementation, in order.
-func Names() []string {
-	names := make([]string, len(registry))
-	for i, s := range registry {
-		names[i] = s.Name
-	}
-	return names
-}
-
-// Lookup returns the implementation called name.
-func Lookup(name string) (Spec, error) {
-	for _, s := range registry {
-		if s.Name == name {
-			return s, nil
-		}
-	}
-	return Spec{}, fmt.Errorf("%w %q (known: %v)", ErrUnknownLock, name, Names())
-}
-
 // New builds the implementation called name from cfg.
 func New(name string, cfg Config) (Lock, error) {
 	s, err := Lookup(name)

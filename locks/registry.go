@@ -1,58 +1,178 @@
 package locks
 
-// registry lists every implementation in a fixed order: the two real
-// locks first, then the mutants (mutants.go), each a real lock with one
-// deliberate bug.
-var registry = []Spec{
-	{
-		Name:    "setnx",
-		Summary: "single instance: SET key token NX PX ttl, Lua compare-and-delete release",
-		Fencing: true,
-		New:     newSetNXLock,
-	},
-	{
-		Name:      "redlock",
-		Summary:   "RedLock: SET NX PX on N independent masters, quorum N/2+1, validity TTL − elapsed − drift",
-		MultiNode: true,
-		Fencing:   true,
-		New:       newRedLockLock,
-	},
-	{
-		Name:    "setnx-plain-del",
-		Summary: "mutant of setnx: release is a plain DEL, so an expired holder deletes the next holder's lock",
-		Mutant:  true,
-		New:     newSetNXPlainDel,
-	},
-	{
-		Name:    "setnx-get-set",
-		Summary: "mutant of setnx: acquire is GET then SET without NX, so concurrent clients all acquire",
-		Mutant:  true,
-		New:     newSetNXGetSet,
-	},
-	{
-		Name:    "setnx-no-ttl",
-		Summary: "mutant of setnx: SET NX without expiry, so a crashed holder blocks the key for ever",
-		Mutant:  true,
-		New:     newSetNXNoTTL,
-	},
-	{
-		Name:      "redlock-no-quorum",
-		Summary:   "mutant of redlock: one granting node is enough, so clients on different nodes all acquire",
-		Mutant:    true,
-		MultiNode: true,
-		New:       newRedLockNoQuorum,
-	},
-	{
-		Name:      "redlock-no-elapsed",
-		Summary:   "mutant of redlock: validity ignores the time spent acquiring, so a slow acquire over-claims",
-		Mutant:    true,
-		MultiNode: true,
-		New:       newRedLockNoElapsed,
-	},
+import (
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// registry lists every implementation in a fixed order: the two reference
+// locks, then the two lock libraries (redsync.go, redislock.go), then the
+// mutants (mutants.go), each a reference lock with one deliberate bug;
+// then whatever Register added, in the order it was added. registryMu
+// guards it: Register may run while the harness looks locks up.
+var (
+	registryMu sync.RWMutex
+	registry   = []Spec{
+		{
+			Name:    "setnx",
+			Summary: "single instance: SET key token NX PX ttl, Lua compare-and-delete release",
+			Fencing: true,
+			New:     newSetNXLock,
+		},
+		{
+			Name:      "redlock",
+			Summary:   "RedLock: SET NX PX on N independent masters, quorum N/2+1, validity TTL − elapsed − drift",
+			MultiNode: true,
+			Fencing:   true,
+			New:       newRedLockLock,
+		},
+		{
+			Name:      "redsync",
+			Summary:   "library github.com/go-redsync/redsync/v4: RedLock on N masters, validity = Until() (TTL − elapsed − TTL×1%)",
+			MultiNode: true,
+			New:       newRedsyncLock,
+		},
+		{
+			Name:    "redislock",
+			Summary: "library github.com/bsm/redislock: SET NX PX on one node, validity = start + TTL (no drift allowance)",
+			New:     NewRedislock,
+		},
+		{
+			Name:    "setnx-plain-del",
+			Summary: "mutant of setnx: release is a plain DEL, so an expired holder deletes the next holder's lock",
+			Mutant:  true,
+			New:     newSetNXPlainDel,
+		},
+		{
+			Name:    "setnx-get-set",
+			Summary: "mutant of setnx: acquire is GET then SET without NX, so concurrent clients all acquire",
+			Mutant:  true,
+			New:     newSetNXGetSet,
+		},
+		{
+			Name:    "setnx-no-ttl",
+			Summary: "mutant of setnx: SET NX without expiry, so a crashed holder blocks the key for ever",
+			Mutant:  true,
+			New:     newSetNXNoTTL,
+		},
+		{
+			Name:      "redlock-no-quorum",
+			Summary:   "mutant of redlock: one granting node is enough, so clients on different nodes all acquire",
+			Mutant:    true,
+			MultiNode: true,
+			New:       newRedLockNoQuorum,
+		},
+		{
+			Name:      "redlock-no-elapsed",
+			Summary:   "mutant of redlock: validity ignores the time spent acquiring, so a slow acquire over-claims",
+			Mutant:    true,
+			MultiNode: true,
+			New:       newRedLockNoElapsed,
+		},
+	}
+)
+
+// Errors of Register.
+var (
+	// ErrDuplicateLock: a lock of that name is registered already.
+	ErrDuplicateLock = errors.New("locks: duplicate lock name")
+	// ErrBadSpec: the Spec cannot be registered (no name, a name that is
+	// not a plain word, or no New).
+	ErrBadSpec = errors.New("locks: bad spec")
+)
+
+// Register adds s to the registry, after every lock already there, so
+// that New, Lookup and the harness (harness.Config.Lock) find it by
+// s.Name. It is how a lock written outside this module is tortured
+// without forking it: implement Lock, register it (from an init function
+// or at the start of main or of a test), and run the harness with its
+// name; see the README's "Torture your own lock".
+//
+// s.Name must be non-empty and made of ASCII letters, digits and "-_."
+// only (it becomes part of a run directory's name), and must not be
+// registered yet (ErrDuplicateLock: names are never replaced, so one name
+// means one lock for the life of the process); s.New must not be nil.
+// New applies Config's defaults before it calls s.New, and refuses
+// Config.Fencing unless s.Fencing is set. A Spec with MultiNode gets
+// every address of the run in Config.Addrs (5 nodes by default in the
+// harness); one without gets one address.
+//
+// Register is safe for concurrent use with itself and with every other
+// function of the registry. There is no Unregister.
+func Register(s Spec) error {
+	if err := checkName(s.Name); err != nil {
+		return err
+	}
+	if s.New == nil {
+		return fmt.Errorf("%w: %q has no New", ErrBadSpec, s.Name)
+	}
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	for _, r := range registry {
+		if r.Name == s.Name {
+			return fmt.Errorf("%w: %q", ErrDuplicateLock, s.Name)
+		}
+	}
+	registry = append(registry, s)
+	return nil
+}
+
+// checkName accepts non-empty names of ASCII letters, digits and "-_.".
+func checkName(name string) error {
+	if name == "" {
+		return fmt.Errorf("%w: empty name", ErrBadSpec)
+	}
+	for _, r := range name {
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9', r == '-', r == '_', r == '.':
+		default:
+			return fmt.Errorf("%w: name %q has %q; use ASCII letters, digits and -_. only", ErrBadSpec, name, r)
+		}
+	}
+	return nil
+}
+
+// Specs returns every registered implementation, in a fixed order.
+func Specs() []Spec {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	return append([]Spec(nil), registry...)
+}
+
+// Names returns the names of every registered implementation, in order.
+func Names() []string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	names := make([]string, len(registry))
+	for i, s := range registry {
+		names[i] = s.Name
+	}
+	return names
+}
+
+// Lookup returns the implementation called name.
+func Lookup(name string) (Spec, error) {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	for _, s := range registry {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	names := make([]string, len(registry))
+	for i, s := range registry {
+		names[i] = s.Name
+	}
+	return Spec{}, fmt.Errorf("%w %q (known: %v)", ErrUnknownLock, name, names)
 }
 
 // newSetNXLock builds "setnx" (see setnx).
 func newSetNXLock(cfg Config) (Lock, error) { return setnxLock("setnx", cfg, setnxBug{}) }
+
+// newRedsyncLock builds "redsync" with the default options (see
+// NewRedsync).
+func newRedsyncLock(cfg Config) (Lock, error) { return NewRedsync(cfg) }
 
 // newRedLockLock builds "redlock" (see redlock).
 func newRedLockLock(cfg Config) (Lock, error) { return redlockLock("redlock", cfg, redlockBug{}) }

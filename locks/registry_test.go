@@ -2,15 +2,18 @@ package locks_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/locktorture/locktorture/locks"
 )
 
-// TestRegistry pins the registry's order and flags: a seed picks locks by
-// position, so the order is part of the contract.
+// TestRegistry pins the order and flags of the built-in locks: a seed
+// picks locks by position, so the order is part of the contract. Locks
+// that Register added (TestRegister) come after them.
 func TestRegistry(t *testing.T) {
 	want := []struct {
 		name                       string
@@ -18,6 +21,8 @@ func TestRegistry(t *testing.T) {
 	}{
 		{"setnx", false, false, true},
 		{"redlock", false, true, true},
+		{"redsync", false, true, false},
+		{"redislock", false, false, false},
 		{"setnx-plain-del", true, false, false},
 		{"setnx-get-set", true, false, false},
 		{"setnx-no-ttl", true, false, false},
@@ -25,7 +30,7 @@ func TestRegistry(t *testing.T) {
 		{"redlock-no-elapsed", true, true, false},
 	}
 	specs := locks.Specs()
-	if len(specs) != len(want) {
+	if len(specs) < len(want) {
 		t.Fatalf("Specs() has %d entries, want %d: %v", len(specs), len(want), locks.Names())
 	}
 	for i, w := range want {
@@ -42,8 +47,9 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("Lookup(%q) = %q, %v", w.name, got.Name, err)
 		}
 	}
-	if names := locks.Names(); !slices.Equal(names, []string{
-		"setnx", "redlock", "setnx-plain-del", "setnx-get-set", "setnx-no-ttl", "redlock-no-quorum", "redlock-no-elapsed",
+	if names := locks.Names(); !slices.Equal(names[:len(want)], []string{
+		"setnx", "redlock", "redsync", "redislock",
+		"setnx-plain-del", "setnx-get-set", "setnx-no-ttl", "redlock-no-quorum", "redlock-no-elapsed",
 	}) {
 		t.Errorf("Names() = %v", names)
 	}
@@ -82,11 +88,94 @@ func TestNewRejects(t *testing.T) {
 		{"negative TTL", locks.Config{Addrs: addrs, TTL: -time.Second}},
 		{"TTL within the drift allowance", locks.Config{Addrs: addrs, TTL: 2 * time.Millisecond}},
 	} {
-		for _, name := range []string{"setnx", "redlock"} {
+		for _, name := range []string{"setnx", "redlock", "redsync", "redislock"} {
 			if l, err := locks.New(name, tc.cfg); err == nil {
 				l.Close()
 				t.Errorf("New(%q) with %s succeeded", name, tc.name)
 			}
 		}
+	}
+}
+
+// TestRegister: a registered Spec is found by Lookup and New, after the
+// built-in locks; a duplicate name, a bad name and a nil New are refused;
+// Register is safe for concurrent use with itself and with Lookup (run
+// with -race).
+func TestRegister(t *testing.T) {
+	built := len(locks.Names())
+	wrap := func(cfg locks.Config) (locks.Lock, error) {
+		if cfg.Fencing { // like every Spec without Fencing (TestNewRejects)
+			return nil, errors.New("test-register issues no fencing tokens")
+		}
+		return locks.New("setnx", cfg)
+	}
+	if err := locks.Register(locks.Spec{Name: "test-register", Summary: "setnx under another name", New: wrap}); err != nil {
+		t.Fatalf("Register: %v", err)
+	}
+	s, err := locks.Lookup("test-register")
+	if err != nil || s.Summary != "setnx under another name" {
+		t.Fatalf("Lookup after Register = %+v, %v", s, err)
+	}
+	if names := locks.Names(); names[len(names)-1] != "test-register" || len(names) != built+1 {
+		t.Errorf("Names() = %v, want the registered lock last", names)
+	}
+	l, err := locks.New("test-register", locks.Config{Addrs: []string{"127.0.0.1:1"}}) // never dialled
+	if err != nil {
+		t.Fatalf("New(registered): %v", err)
+	}
+	l.Close()
+	if _, err := locks.New("test-register", locks.Config{Addrs: []string{"127.0.0.1:1"}, Fencing: true}); err == nil {
+		t.Error("New with Fencing of a Spec without Fencing succeeded")
+	}
+
+	for _, tc := range []struct {
+		name string
+		spec locks.Spec
+		want error
+	}{
+		{"duplicate of a built-in lock", locks.Spec{Name: "setnx", New: wrap}, locks.ErrDuplicateLock},
+		{"duplicate of a registered lock", locks.Spec{Name: "test-register", New: wrap}, locks.ErrDuplicateLock},
+		{"empty name", locks.Spec{New: wrap}, locks.ErrBadSpec},
+		{"name with a slash", locks.Spec{Name: "a/b", New: wrap}, locks.ErrBadSpec},
+		{"name with a space", locks.Spec{Name: "a b", New: wrap}, locks.ErrBadSpec},
+		{"nil New", locks.Spec{Name: "test-register-nil"}, locks.ErrBadSpec},
+	} {
+		if err := locks.Register(tc.spec); !errors.Is(err, tc.want) {
+			t.Errorf("%s: Register error = %v, want %v", tc.name, err, tc.want)
+		}
+	}
+
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			// All race for one name and each for one of its own.
+			err := locks.Register(locks.Spec{Name: "test-register-race", New: wrap})
+			if err != nil && !errors.Is(err, locks.ErrDuplicateLock) {
+				errs[i] = err
+			}
+			if err := locks.Register(locks.Spec{Name: fmt.Sprintf("test-register-%d", i), New: wrap}); err != nil {
+				errs[i] = err
+			}
+			if _, err := locks.Lookup("test-register-race"); err != nil && !errors.Is(err, locks.ErrUnknownLock) {
+				errs[i] = err
+			}
+			_ = locks.Specs()
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	count := 0
+	for _, name := range locks.Names() {
+		if name == "test-register-race" {
+			count++
+		}
+	}
+	if count != 1 || len(locks.Names()) != built+2+n {
+		t.Errorf("after the race: %d locks named test-register-race, %d locks in all, want 1 and %d",
+			count, len(locks.Names()), built+2+n)
 	}
 }
