@@ -5,12 +5,18 @@ BIN     := bin/torture
 # The race detector needs cgo.
 export CGO_ENABLED := 1
 
-.PHONY: all build test lint torture clean
+.PHONY: all build test lint torture matrix redis-image clean
 
 all: lint test
 
 build:
 	$(GO) build -o $(BIN) ./cmd/torture
+
+## redis-image: the Docker image of --backend docker, built FROM scratch from this
+## host's redis-server, its libraries and the clock shim (no registry needed).
+REDIS_IMAGE ?= locktorture/redis:local
+redis-image:
+	$(GO) run ./cmd/redis-image -tag $(REDIS_IMAGE)
 
 ## test: unit and integration tests against real redis-server, race detector on.
 test:
@@ -21,9 +27,13 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-## torture: the release gate — a fixed set of runs, each with its expected verdict.
+## torture: the release gate — the quick matrix; fails when a cell contradicts the literature.
 torture: build
-	scripts/torture-gate.sh $(BIN)
+	$(BIN) matrix --quick --seeds 1 --duration 8s
+
+## matrix: the full comparison matrix published in results/README.md (about 20 minutes).
+matrix: build
+	$(BIN) matrix --seeds 1,2,3 --duration 15s
 
 clean:
-	rm -rf bin results/runs
+	rm -rf bin results/runs results/matrix

@@ -51,6 +51,9 @@ type Config struct {
 	// RestartDelay, when set, is the delay of every delayed restart a kill
 	// fault draws. Default 1.5×TTL.
 	RestartDelay time.Duration `json:"restart_delay,omitempty"`
+	// Restart is how kill faults restart nodes: "mixed" (drawn from the
+	// seed; the default), "immediate" or "delayed".
+	Restart string `json:"restart,omitempty"`
 	// Persistence runs the nodes with appendfsync always, so a killed node
 	// keeps its locks.
 	Persistence bool `json:"persistence,omitempty"`
@@ -117,6 +120,13 @@ func (c Config) WithDefaults() (Config, error) {
 	if c.AcquireTimeout == 0 {
 		c.AcquireTimeout = c.TTL
 	}
+	switch c.Restart {
+	case "":
+		c.Restart = nemesis.RestartMixed
+	case nemesis.RestartMixed, nemesis.RestartImmediate, nemesis.RestartDelayed:
+	default:
+		return c, fmt.Errorf("harness: unknown restart mode %q (want mixed, immediate or delayed)", c.Restart)
+	}
 	if c.NemesisInterval == 0 {
 		c.NemesisInterval = 2 * time.Second
 	}
@@ -146,7 +156,7 @@ func (c Config) WithDefaults() (Config, error) {
 func (c Config) setup(spec locks.Spec) nemesis.Setup {
 	s := nemesis.Setup{
 		Lock: c.Lock, MultiNode: spec.MultiNode, Nodes: c.Nodes, Groups: 1,
-		TTL: c.TTL, RestartDelay: c.RestartDelay, Backend: "process", Topology: c.Topology,
+		TTL: c.TTL, RestartDelay: c.RestartDelay, Restart: c.Restart, Backend: "process", Topology: c.Topology,
 		Persistent: c.Persistence,
 	}
 	for _, k := range c.Nemesis {

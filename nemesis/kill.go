@@ -31,7 +31,14 @@ var killKind = register(Kind{
 		// A minority of the nodes (one node when there is only one).
 		k := max(1, (s.Nodes-1)/2)
 		f := &Kill{Nodes: pickNodes(rng, s.Nodes, 1+rng.IntN(k))}
-		if rng.IntN(2) == 1 {
+		delayed := rng.IntN(2) == 1
+		switch s.Restart {
+		case RestartImmediate:
+			delayed = false
+		case RestartDelayed:
+			delayed = true
+		}
+		if delayed {
 			f.RestartDelay = Duration(s.TTL + s.TTL/2)
 			if s.RestartDelay > 0 {
 				f.RestartDelay = Duration(s.RestartDelay)

@@ -38,7 +38,18 @@ type Setup struct {
 	RestartDelay time.Duration
 	// ClockShim is set when the nodes run with the clock shim preloaded.
 	ClockShim bool
+	// Restart says how the kill kind restarts nodes: RestartMixed (either,
+	// drawn from the seed; the default), RestartImmediate or
+	// RestartDelayed.
+	Restart string
 }
+
+// The restart modes of the kill kind.
+const (
+	RestartMixed     = "mixed"
+	RestartImmediate = "immediate"
+	RestartDelayed   = "delayed"
+)
 
 // Target is what faults act on while the run goes.
 type Target struct {

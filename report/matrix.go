@@ -12,6 +12,11 @@ const (
 	// ExpectViolation: the fault breaks an assumption of the lock; a run
 	// without a violation means the harness lost its power.
 	ExpectViolation Expectation = "violation"
+	// ExpectPossible: the literature says the lock is unsafe under the
+	// fault, but a violation needs a narrow interleaving that a short run
+	// may or may not hit. Any verdict but unknown matches; the share of
+	// runs that found one is the finding.
+	ExpectPossible Expectation = "possible"
 )
 
 // CellRun is one run (one seed) of a matrix cell.

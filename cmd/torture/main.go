@@ -54,6 +54,7 @@ const usage = `usage: torture <command> [flags]
 commands:
   run     run one torture test and write <out>/<run-id>/
   check   re-check a stored run directory or a bare history file
+  matrix  run the comparison matrix (every lock × fault × fencing) against the literature's expectations
 
 'torture <command> -h' lists the flags of a command.
 `
@@ -68,11 +69,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runCmd(ctx, args[1:], stdout, stderr)
 	case "check":
 		return checkCmd(ctx, args[1:], stdout, stderr)
+	case "matrix":
+		return matrixCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q (want run or check)", args[0])
+		return fmt.Errorf("unknown command %q (want run, check or matrix)", args[0])
 	}
 }
 

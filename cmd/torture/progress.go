@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/harness"
+	"github.com/locktorture/locktorture/matrix"
 )
 
 // progress shows a run's progress: one line rewritten in place on a
@@ -30,11 +31,15 @@ func newProgress(w io.Writer) *progress {
 }
 
 func (p *progress) update(s harness.Progress) {
+	left := max(s.Duration-s.Elapsed, 0).Round(time.Second)
+	p.show(fmt.Sprintf("%5.1fs  %d acquired / %d attempts  %d events  %s left",
+		s.Elapsed.Seconds(), s.Acquired, s.Attempts, s.Events, left))
+}
+
+// show rewrites the line in place on a terminal, or logs it.
+func (p *progress) show(line string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	left := max(s.Duration-s.Elapsed, 0).Round(time.Second)
-	line := fmt.Sprintf("%5.1fs  %d acquired / %d attempts  %d events  %s left",
-		s.Elapsed.Seconds(), s.Acquired, s.Attempts, s.Events, left)
 	if p.tty {
 		fmt.Fprintf(p.w, "\r%-*s", p.last, line)
 		p.last = len(line)
@@ -50,3 +55,20 @@ func (p *progress) done() {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
 }
+
+// matrixProgress shows a matrix run's progress: cells done, the current
+// cell, time left.
+type matrixProgress struct{ p *progress }
+
+func newMatrixProgress(w io.Writer) *matrixProgress { return &matrixProgress{p: newProgress(w)} }
+
+func (m *matrixProgress) update(s matrix.Progress) {
+	line := fmt.Sprintf("[%d/%d] %s seed %d  elapsed %s, about %s left", s.Done, s.Total, s.Cell, s.Seed,
+		s.Elapsed.Round(time.Second), s.Left.Round(time.Second))
+	if s.Cell == "" {
+		line = fmt.Sprintf("[%d/%d] done in %s", s.Done, s.Total, s.Elapsed.Round(time.Second))
+	}
+	m.p.show(line)
+}
+
+func (m *matrixProgress) done() { m.p.done() }

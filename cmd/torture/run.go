@@ -13,8 +13,8 @@ import (
 
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/harness"
-	"github.com/locktorture/locktorture/history"
 	"github.com/locktorture/locktorture/locks"
+	"github.com/locktorture/locktorture/matrix"
 	"github.com/locktorture/locktorture/nemesis"
 	"github.com/locktorture/locktorture/report"
 )
@@ -34,6 +34,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	nem := fs.String("nemesis", "", "comma-separated fault kinds: "+strings.Join(nemesisNames(), ", "))
 	fs.DurationVar(&cfg.NemesisInterval, "nemesis-interval", 2*time.Second, "quiet time between faults, and least time each stays active")
 	fs.DurationVar(&cfg.RestartDelay, "restart-delay", 0, "delay of the kill fault's delayed restarts (default 1.5×TTL)")
+	fs.StringVar(&cfg.Restart, "restart", "mixed", "how kill faults restart nodes: mixed, immediate or delayed")
 	fs.BoolVar(&cfg.Persistence, "persistence", false, "run the nodes with appendfsync always (a killed node keeps its locks)")
 	fs.StringVar(&cfg.Topology, "topology", "masters", "masters (independent nodes) or failover (primary, replica, three sentinels; single-instance locks)")
 	fs.StringVar(&cfg.Replay, "replay", "", "replay the faults of this schedule.json instead of drawing them from the seed")
@@ -59,8 +60,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 
-	started := time.Now()
-	id, dir, err := newRunDir(*out, started, cfg.Lock, cfg.Seed)
+	id, dir, err := newRunDir(*out, time.Now(), cfg.Lock, cfg.Seed)
 	if err != nil {
 		return err
 	}
@@ -75,49 +75,19 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fmt.Fprintf(stderr, "run %s: %s, %d clients, %d keys, %s, seed %d, %s → %s\n", id, cfg.Lock, cfg.Clients, cfg.Keys, cfg.Duration, cfg.Seed, faults, dir)
 
 	prog := newProgress(stderr)
-	sum, runErr := harness.Run(ctx, cfg, harness.WithProgress(time.Second, prog.update))
+	r, err := matrix.RunOne(ctx, cfg, id, "torture run "+strings.Join(args, " "), *timeout, harness.WithProgress(time.Second, prog.update))
 	prog.done()
-	if runErr != nil && !sum.Interrupted {
-		return fmt.Errorf("run %s: %w", id, runErr)
+	if r.RunID == "" {
+		return err
 	}
-	if sum.Interrupted {
-		fmt.Fprintf(stderr, "interrupted after %s; checking what was recorded\n", sum.Elapsed.Round(time.Millisecond))
+	if r.Interrupted {
+		fmt.Fprintf(stderr, "interrupted after %.1fs; what was recorded is checked below\n", r.Elapsed)
 	}
-
-	events, err := history.ReadFile(sum.HistoryPath)
+	report.Summary(stdout, fmt.Sprintf("%s (%d events) → %s", id, r.Check.Stats.Events, dir), r.Check)
 	if err != nil {
 		return err
 	}
-	opts := checker.Options{Timeout: *timeout}
-	res, err := checker.Check(events, opts)
-	if err != nil {
-		return fmt.Errorf("check %s: %w", sum.HistoryPath, err)
-	}
-	r := report.Results{
-		RunID:        id,
-		Started:      started.UTC(),
-		Command:      "torture run " + strings.Join(args, " "),
-		Config:       sum.Config,
-		Seed:         cfg.Seed,
-		RedisVersion: sum.RedisVersion,
-		Versions:     report.Versions(),
-		Elapsed:      sum.Elapsed.Seconds(),
-		Interrupted:  sum.Interrupted,
-		Lease:        res.Lease,
-		Resource:     res.Resource,
-		Check:        res,
-	}
-	if err := report.WriteResults(dir, r); err != nil {
-		return err
-	}
-	if err := report.WriteHTML(filepath.Join(dir, "report.html"), r, events, opts); err != nil {
-		return err
-	}
-	report.Summary(stdout, fmt.Sprintf("%s (%d events) → %s", id, len(events), dir), res)
-	if sum.Interrupted {
-		return fmt.Errorf("run %s: interrupted: %w", id, ctx.Err())
-	}
-	return verdictErr(res)
+	return verdictErr(r.Check)
 }
 
 // verdictErr maps the verdicts to the error that gives the exit status.

@@ -1,0 +1,93 @@
+package matrix
+
+import (
+	"time"
+
+	"github.com/locktorture/locktorture/report"
+)
+
+// Sources cited by the expectations.
+const (
+	SrcRedis     = "Redis docs, \"Distributed Locks with Redis\" (redis.io/docs/latest/develop/use/patterns/distributed-locks/)"
+	SrcKleppmann = "M. Kleppmann, \"How to do distributed locking\", 2016"
+	SrcAntirez   = "antirez, \"Is Redlock safe?\", 2016"
+	SrcMutant    = "deliberate bug (locks/mutants.go)"
+)
+
+// Spec is one cell of the matrix: a lock under a set of faults, with
+// the literature's expectation and the workload that exposes it.
+type Spec struct {
+	Name     string
+	Lock     string
+	Nodes    int
+	Faults   []string
+	Fencing  bool
+	Topology string
+	// Restart is the kill kind's restart mode ("" = mixed).
+	Restart string
+	// Workload. Zero values take the harness defaults.
+	Clients  int
+	Keys     int
+	TTL      time.Duration
+	Hold     time.Duration
+	Interval time.Duration
+	// MinDuration is the least duration a run of this cell needs (e.g.
+	// a failover takes seconds); the profile's duration is raised to it.
+	MinDuration time.Duration
+	Expect      report.Expectation
+	Source      string
+	// Why explains the expectation in a sentence.
+	Why string
+	// Quick puts the cell in the release gate: its outcome is reliable in
+	// one short run.
+	Quick bool
+}
+
+// cells is the matrix, in the order of the published table.
+var cells = []Spec{
+	// No faults: every correct lock is safe, every mutant with a race is
+	// caught.
+	{Name: "setnx/none", Lock: "setnx", Expect: report.ExpectSafe, Source: SrcRedis, Why: "one node, no faults: SET NX PX is mutual exclusion", Quick: true},
+	{Name: "setnx+fencing/none", Lock: "setnx", Fencing: true, Expect: report.ExpectSafe, Source: SrcRedis, Why: "no faults", Quick: true},
+	{Name: "redlock/none", Lock: "redlock", Nodes: 5, Expect: report.ExpectSafe, Source: SrcRedis, Why: "no faults", Quick: true},
+	{Name: "setnx-get-set/none", Lock: "setnx-get-set", Expect: report.ExpectViolation, Source: SrcMutant, Why: "GET then SET without NX is a check-then-act race", Quick: true},
+	{Name: "redlock-no-quorum/none", Lock: "redlock-no-quorum", Nodes: 5, Expect: report.ExpectViolation, Source: SrcMutant, Why: "one grant out of five is not a majority", Quick: true},
+
+	// Network partitions: RedLock's quorum keeps it safe.
+	{Name: "redlock/partition", Lock: "redlock", Nodes: 5, Faults: []string{"partition"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "two majorities always intersect, whatever the partition", Quick: true},
+	{Name: "redlock/latency", Lock: "redlock", Nodes: 5, Faults: []string{"latency"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "validity subtracts the time spent acquiring", Quick: true},
+	{Name: "setnx/latency", Lock: "setnx", Faults: []string{"latency"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "validity is counted from before the SET was sent", Quick: true},
+
+	// Process faults.
+	{Name: "setnx/kill-immediate", Lock: "setnx", Faults: []string{"kill"}, Restart: "immediate", Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcRedis, Why: "a node restarted without persistence forgets the lock", Quick: true},
+	{Name: "setnx/kill-delayed", Lock: "setnx", Faults: []string{"kill"}, Restart: "delayed", Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "a node that stays down longer than the TTL comes back after every lock it granted expired", Quick: true},
+	{Name: "redlock/kill-delayed,pause", Lock: "redlock", Nodes: 5, Faults: []string{"kill", "pause"}, Restart: "delayed", Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "delayed restarts: a minority down or stopped cannot break the quorum", Quick: true},
+	{Name: "redlock/kill-immediate", Lock: "redlock", Nodes: 3, Keys: 1, Faults: []string{"kill"}, Restart: "immediate", Hold: 500 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectPossible, Source: SrcRedis + "; " + SrcKleppmann, Why: "a node restarted empty can hand a held lock to a second majority, if the holder had exactly a majority"},
+
+	// Client pauses (the GC pause): no lock protects the resource
+	// without fencing.
+	{Name: "setnx/client-pause", Lock: "setnx", Faults: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "a holder paused past its TTL writes after another client", Quick: true},
+	{Name: "setnx+fencing/client-pause", Lock: "setnx", Fencing: true, Faults: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcKleppmann, Why: "the resource refuses the stale fencing token", Quick: true},
+	{Name: "redlock/client-pause", Lock: "redlock", Nodes: 5, Faults: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcAntirez, Why: "RedLock cannot stop a paused holder from writing late", Quick: true},
+	{Name: "redlock+fencing/client-pause", Lock: "redlock", Nodes: 5, Fencing: true, Faults: []string{"client-pause", "kill"}, Restart: "immediate", Keys: 1, TTL: 500 * time.Millisecond, Hold: 200 * time.Millisecond, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcKleppmann, Why: "the maximum of independent per-node counters is not a fencing token: it need not grow from one holder to the next"},
+	{Name: "setnx-plain-del/client-pause", Lock: "setnx-plain-del", Faults: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcMutant + "; " + SrcRedis, Why: "a late plain DEL removes the next holder's lock", Quick: true},
+
+	// Clocks: RedLock assumes bounded clock drift.
+	{Name: "redlock/clock", Lock: "redlock", Nodes: 5, Faults: []string{"clock"}, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcAntirez, Why: "a wall-clock jump on nodes expires their keys early while the holder's validity runs on", Quick: true},
+	{Name: "setnx/clock", Lock: "setnx", Faults: []string{"clock"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcKleppmann, Why: "a forward jump expires the key early; a backward one only delays expiry"},
+
+	// Failover with asynchronous replication.
+	{Name: "setnx/failover", Lock: "setnx", Topology: "failover", Faults: []string{"failover"}, TTL: 3 * time.Second, Hold: 2500 * time.Millisecond, Interval: 3 * time.Second, MinDuration: 20 * time.Second, Expect: report.ExpectViolation, Source: SrcRedis + "; " + SrcKleppmann, Why: "the replica is promoted without the lock the old primary granted", Quick: true},
+}
+
+// Cells returns the matrix in its published order; quick restricts it
+// to the release gate's cells.
+func Cells(quick bool) []Spec {
+	var out []Spec
+	for _, c := range cells {
+		if !quick || c.Quick {
+			out = append(out, c)
+		}
+	}
+	return out
+}

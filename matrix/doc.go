@@ -1,0 +1,8 @@
+// Package matrix runs the comparison matrix: every lock × every fault it
+// can take × fencing on and off, each cell over several seeds, and
+// compares each cell's outcome with what the literature predicts (the
+// table in cells.go, each row citing its source).
+//
+// It wires harness (to run), checker (to judge) and report (to write);
+// the release gate (`make torture`) is its quick profile.
+package matrix

@@ -1,0 +1,306 @@
+package matrix
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/harness"
+	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/report"
+)
+
+// RunOne runs one test, checks its history and writes results.json and
+// report.html into cfg.Dir. An interrupted run is still checked and
+// reported; its error is returned with the results.
+func RunOne(ctx context.Context, cfg harness.Config, id, command string, checkTimeout time.Duration, opts ...harness.Option) (report.Results, error) {
+	started := time.Now()
+	sum, runErr := harness.Run(ctx, cfg, opts...)
+	if runErr != nil && !sum.Interrupted {
+		return report.Results{}, fmt.Errorf("run %s: %w", id, runErr)
+	}
+	events, err := history.ReadFile(sum.HistoryPath)
+	if err != nil {
+		return report.Results{}, err
+	}
+	copts := checker.Options{Timeout: checkTimeout}
+	res, err := checker.Check(events, copts)
+	if err != nil {
+		return report.Results{}, fmt.Errorf("check %s: %w", sum.HistoryPath, err)
+	}
+	r := report.Results{
+		RunID:        id,
+		Started:      started.UTC(),
+		Command:      command,
+		Config:       sum.Config,
+		Seed:         sum.Config.Seed,
+		RedisVersion: sum.RedisVersion,
+		Versions:     report.Versions(),
+		Elapsed:      sum.Elapsed.Seconds(),
+		Interrupted:  sum.Interrupted,
+		Lease:        res.Lease,
+		Resource:     res.Resource,
+		Check:        res,
+	}
+	if err := report.WriteResults(cfg.Dir, r); err != nil {
+		return r, err
+	}
+	if err := report.WriteHTML(filepath.Join(cfg.Dir, "report.html"), r, events, copts); err != nil {
+		return r, err
+	}
+	if sum.Interrupted {
+		return r, fmt.Errorf("run %s: interrupted: %w", id, runErr)
+	}
+	return r, nil
+}
+
+// Options configure a matrix run.
+type Options struct {
+	// Seeds run for every cell. Default 1.
+	Seeds []int64
+	// Duration of every run (raised to a cell's MinDuration). Default 8s.
+	Duration time.Duration
+	// Dir receives runs/<cell>-seed<n>/ and the summaries. Required.
+	Dir string
+	// CheckTimeout bounds porcupine per model. Default 60s.
+	CheckTimeout time.Duration
+	// Command is recorded in the summaries.
+	Command string
+	// Progress, when set, is called before each run and after the last.
+	Progress func(Progress)
+}
+
+// Progress tells where a matrix run is.
+type Progress struct {
+	Done, Total int
+	Cell        string
+	Seed        int64
+	Elapsed     time.Duration
+	// Left estimates the time to the end from the durations still to run.
+	Left time.Duration
+}
+
+// Run runs every cell over every seed, writes the summaries into o.Dir
+// and returns the matrix. A cancelled ctx stops after the current run
+// (which is still checked); the summaries then cover what ran.
+func Run(ctx context.Context, specs []Spec, o Options) (report.Matrix, error) {
+	if len(o.Seeds) == 0 {
+		o.Seeds = []int64{1}
+	}
+	if o.Duration == 0 {
+		o.Duration = 8 * time.Second
+	}
+	if o.CheckTimeout == 0 {
+		o.CheckTimeout = 60 * time.Second
+	}
+	if o.Dir == "" {
+		return report.Matrix{}, errors.New("matrix: no output directory")
+	}
+	// Validate every cell before running any.
+	for _, sp := range specs {
+		cfg := sp.config(o.Seeds[0], o.Duration, "-")
+		if _, err := cfg.WithDefaults(); err != nil {
+			return report.Matrix{}, fmt.Errorf("matrix: cell %s: %w", sp.Name, err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(o.Dir, "runs"), 0o755); err != nil {
+		return report.Matrix{}, fmt.Errorf("matrix: %w", err)
+	}
+	m := report.Matrix{Started: time.Now().UTC(), Command: o.Command, Seeds: o.Seeds, Duration: o.Duration.String(), Versions: report.Versions()}
+	start := time.Now()
+	total := len(specs) * len(o.Seeds)
+	left := time.Duration(0)
+	for _, sp := range specs {
+		left += time.Duration(len(o.Seeds)) * max(o.Duration, sp.MinDuration)
+	}
+	done := 0
+	var runErr error
+cells:
+	for _, sp := range specs {
+		cell := report.Cell{Name: sp.Name, Lock: sp.Lock, Faults: faultsName(sp.Faults), Fencing: sp.Fencing,
+			Topology: sp.config(0, 0, "").Topology, Expect: sp.Expect, Source: sp.Source}
+		if cell.Topology == "" {
+			cell.Topology = "masters"
+		}
+		for _, seed := range o.Seeds {
+			if ctx.Err() != nil {
+				runErr = ctx.Err()
+				break cells
+			}
+			if o.Progress != nil {
+				o.Progress(Progress{Done: done, Total: total, Cell: sp.Name, Seed: seed, Elapsed: time.Since(start), Left: left})
+			}
+			d := max(o.Duration, sp.MinDuration)
+			id := fmt.Sprintf("%s-seed%d", dirName(sp.Name), seed)
+			cfg := sp.config(seed, d, filepath.Join(o.Dir, "runs", id))
+			r, err := RunOne(ctx, cfg, id, fmt.Sprintf("torture run %s", sp.flags(seed, d)), o.CheckTimeout)
+			cell.Runs = append(cell.Runs, cellRun(r, id, err))
+			left -= d
+			done++
+			if err != nil && ctx.Err() != nil {
+				runErr = ctx.Err()
+				aggregate(&cell)
+				m.Cells = append(m.Cells, cell)
+				break cells
+			}
+			if m.RedisVersion == "" {
+				m.RedisVersion = r.RedisVersion
+			}
+		}
+		aggregate(&cell)
+		m.Cells = append(m.Cells, cell)
+	}
+	m.Elapsed = time.Since(start).Seconds()
+	if o.Progress != nil {
+		o.Progress(Progress{Done: done, Total: total, Elapsed: time.Since(start)})
+	}
+	if err := report.WriteMatrix(o.Dir, m); err != nil {
+		return m, errors.Join(runErr, err)
+	}
+	return m, runErr
+}
+
+// config is the harness configuration of one run of the cell.
+func (sp Spec) config(seed int64, d time.Duration, dir string) harness.Config {
+	return harness.Config{
+		Lock: sp.Lock, Nodes: sp.Nodes, Clients: sp.Clients, Keys: sp.Keys, Duration: d,
+		TTL: sp.TTL, Hold: sp.Hold, Seed: seed, Fencing: sp.Fencing, Nemesis: sp.Faults,
+		NemesisInterval: sp.Interval, Restart: sp.Restart, Topology: sp.Topology, Dir: dir,
+	}
+}
+
+// flags renders the cell as the `torture run` flags that reproduce one
+// of its runs.
+func (sp Spec) flags(seed int64, d time.Duration) string {
+	f := []string{"--lock " + sp.Lock}
+	if sp.Nodes > 0 {
+		f = append(f, fmt.Sprintf("--nodes %d", sp.Nodes))
+	}
+	if sp.Topology != "" {
+		f = append(f, "--topology "+sp.Topology)
+	}
+	if sp.Fencing {
+		f = append(f, "--fencing")
+	}
+	if sp.Clients > 0 {
+		f = append(f, fmt.Sprintf("--clients %d", sp.Clients))
+	}
+	if sp.Keys > 0 {
+		f = append(f, fmt.Sprintf("--keys %d", sp.Keys))
+	}
+	if sp.TTL > 0 {
+		f = append(f, "--ttl "+sp.TTL.String())
+	}
+	if sp.Hold > 0 {
+		f = append(f, "--hold "+sp.Hold.String())
+	}
+	if len(sp.Faults) > 0 {
+		f = append(f, "--nemesis "+strings.Join(sp.Faults, ","))
+		if sp.Interval > 0 {
+			f = append(f, "--nemesis-interval "+sp.Interval.String())
+		}
+		if sp.Restart != "" {
+			f = append(f, "--restart "+sp.Restart)
+		}
+	}
+	f = append(f, "--duration "+d.String(), fmt.Sprintf("--seed %d", seed))
+	return strings.Join(f, " ")
+}
+
+func faultsName(f []string) string {
+	if len(f) == 0 {
+		return "none"
+	}
+	return strings.Join(f, ",")
+}
+
+// dirName turns a cell name into a directory name.
+func dirName(name string) string {
+	return strings.NewReplacer("/", "_", "+", "-", ",", "-").Replace(name)
+}
+
+func cellRun(r report.Results, id string, err error) report.CellRun {
+	cr := report.CellRun{Seed: r.Seed, RunID: id, Dir: filepath.Join("runs", id), Lease: string(r.Lease), Resource: string(r.Resource)}
+	if err != nil {
+		cr.Error = err.Error()
+		if cr.Lease == "" {
+			cr.Lease, cr.Resource = string(checker.Unknown), string(checker.Unknown)
+		}
+	}
+	c := r.Check
+	if c.FirstLeaseViolation != nil {
+		s := time.Duration(*c.FirstLeaseViolation).Seconds()
+		cr.FirstViolation = &s
+	}
+	cr.Violations = c.LeaseViolationCount + len(c.ResourceFailedKeys)
+	cr.AcqPerSec = c.Stats.AcquisitionsPerSecond
+	cr.P99Acquire = float64(c.Stats.AcquireLatency.P99) / float64(time.Millisecond)
+	cr.Availability = c.Stats.AvailabilityDuringFaults
+	return cr
+}
+
+// aggregate fills the cell's figures from its runs and decides whether
+// the outcome matches the expectation.
+func aggregate(c *report.Cell) {
+	var firsts []float64
+	n, measured := 0, 0
+	c.Availability = 0
+	for _, r := range c.Runs {
+		violated := r.Lease == string(checker.Invalid) || r.Resource == string(checker.Invalid)
+		switch {
+		case violated:
+			c.RunsWithViolation++
+		case r.Lease != string(checker.Valid) || r.Resource != string(checker.Valid):
+			c.Unknown++
+		}
+		c.Violations += r.Violations
+		if r.FirstViolation != nil {
+			firsts = append(firsts, *r.FirstViolation)
+		}
+		c.AcqPerSec += r.AcqPerSec
+		c.P99Acquire = max(c.P99Acquire, r.P99Acquire)
+		if r.Availability >= 0 { // -1: no fault, not measured
+			c.Availability += r.Availability
+			measured++
+		}
+		n++
+	}
+	if n > 0 {
+		c.AcqPerSec /= float64(n)
+	}
+	if measured > 0 {
+		c.Availability /= float64(measured)
+	} else {
+		c.Availability = -1
+	}
+	if len(firsts) > 0 {
+		slices.Sort(firsts)
+		med := firsts[len(firsts)/2]
+		if len(firsts)%2 == 0 {
+			med = (firsts[len(firsts)/2-1] + firsts[len(firsts)/2]) / 2
+		}
+		c.MedianFirstViolation = &med
+	}
+	switch {
+	case c.RunsWithViolation > 0:
+		c.Outcome = "violation"
+	case c.Unknown > 0 || n == 0:
+		c.Outcome = "unknown"
+	default:
+		c.Outcome = "safe"
+	}
+	switch c.Expect {
+	case report.ExpectSafe:
+		c.Matches = c.Outcome == "safe"
+	case report.ExpectViolation:
+		c.Matches = c.Outcome == "violation"
+	case report.ExpectPossible:
+		c.Matches = c.Outcome != "unknown"
+	}
+}
