@@ -172,8 +172,9 @@ type Latency struct {
 // progress: at the invoke of an acquire that finds the key free, or at the
 // end of a hold while an acquire invoked earlier is still open (a lock
 // that retries inside one acquire). It closes at the next acquire ok on
-// the key, or at the end of the history; acquires that fail in between do
-// not close it, and it does not close if attempts stop. An acquire with no
+// the key; acquires that fail in between do not close it. When no acquire
+// succeeds any more, it ends with the last attempt on the key (a run that
+// stops trying, e.g. at its end, is not stuck); an acquire with no
 // completion stays in progress to the end of the history.
 type Stall struct {
 	// Key is the lock key.
@@ -182,8 +183,8 @@ type Stall struct {
 	Start int64 `json:"start"`
 	// Duration is how long it lasted.
 	Duration time.Duration `json:"duration_ns"`
-	// UntilEnd is set when no acquire succeeded before the end of the
-	// history.
+	// UntilEnd is set when no acquire succeeded after the stall began
+	// (it lasted until the last attempt on the key ended).
 	UntilEnd bool `json:"until_end,omitempty"`
 }
 
@@ -276,6 +277,10 @@ func longestStall(key string, kd *keyData, end int64) (Stall, bool) {
 		complete        // in progress -1, after the check
 	)
 	pts := make([]point, 0, 2*len(kd.holds)+3*len(kd.attempts))
+	lastTry := int64(0) // when the last attempt on the key ended
+	for _, a := range kd.attempts {
+		lastTry = max(lastTry, min(a.ret, end))
+	}
 	for _, h := range kd.holds {
 		pts = append(pts, point{h.Start, holdBeg}, point{h.End, holdEnd})
 	}
@@ -334,7 +339,7 @@ func longestStall(key string, kd *keyData, end int64) (Stall, bool) {
 		i = j
 	}
 	if open {
-		record(Stall{Key: key, Start: openAt, Duration: time.Duration(max(end-openAt, 0)), UntilEnd: true})
+		record(Stall{Key: key, Start: openAt, Duration: time.Duration(max(lastTry-openAt, 0)), UntilEnd: true})
 	}
 	return best, found
 }

@@ -121,11 +121,12 @@ func TestLongestStall(t *testing.T) {
 			acquire(0, "k", "a", 0, 10, 500).release(0, "k", "a", 50, 51).
 			acquire(1, "k", "b", 40, 75, 200),
 			&Stall{Key: "k", Start: 50, Duration: 25}},
-		{"no ok until the end", new(hist).
+		{"no ok until the end: the stall ends with the last attempt", new(hist).
 			acquire(0, "k", "a", 0, 1, 50).
 			acquireEnds(1, "k", history.Fail, 60, 65).
+			acquireEnds(2, "k", history.Info, 70, 90).
 			fault(history.FaultStart, "x", 160),
-			&Stall{Key: "k", Start: 60, Duration: 100, UntilEnd: true}},
+			&Stall{Key: "k", Start: 60, Duration: 30, UntilEnd: true}},
 		{"an unfinished acquire opens a stall", new(hist).
 			acquire(0, "k", "a", 0, 1, 50).
 			invoke(1, history.Acquire, "k", "", 30).
