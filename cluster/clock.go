@@ -156,13 +156,26 @@ func (n *Node) withClockEnv(env []string) []string {
 	if n.clock == nil {
 		return env
 	}
+	return n.clockEnvFile(env, n.clock.path)
+}
+
+// clockEnv is withClockEnv for a redis-server that sees the node's
+// directory as dir (a container's bind mount).
+func (n *Node) clockEnv(env []string, dir string) []string {
+	if n.clock == nil {
+		return env
+	}
+	return n.clockEnvFile(env, filepath.Join(dir, clockFileName))
+}
+
+func (n *Node) clockEnvFile(env []string, file string) []string {
 	preload := n.c.shim
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "LD_PRELOAD="); ok && v != "" {
 			preload = n.c.shim + " " + v // the last one wins, as in exec.Cmd
 		}
 	}
-	return append(env, "LD_PRELOAD="+preload, clockFileEnv+"="+n.clock.path)
+	return append(env, "LD_PRELOAD="+preload, clockFileEnv+"="+file)
 }
 
 var clockShimOnce = sync.OnceValues(buildClockShim)

@@ -62,6 +62,7 @@ type Cluster struct {
 	password  string
 	version   string
 	srv       *toxiproxy.ApiServer // in-process proxies; nil for the external backend
+	docker    *dockerBackend       // docker backend only
 	remote    *remoteToxiproxy     // external backend with WithToxiproxy only
 	nodes     []*Node
 
@@ -286,6 +287,9 @@ func (c *Cluster) close() error {
 	errs = append(errs, nerrs...)
 	for _, n := range c.nodes {
 		errs = append(errs, n.clock.close())
+	}
+	if c.docker != nil {
+		errs = append(errs, c.docker.close(ctx))
 	}
 	if c.removeDir {
 		errs = append(errs, os.RemoveAll(c.dir))

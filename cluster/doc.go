@@ -1,25 +1,47 @@
-// Package cluster starts and owns the Redis nodes a run talks to.
+// Package cluster starts and owns the Redis nodes a run talks to, or
+// connects to nodes someone else runs.
 //
-// The process backend spawns redis-server processes bound to 127.0.0.1 on
-// free ports, with no persistence unless asked, a random requirepass per
-// cluster and each node's log kept. Every node is reached through its own
-// toxiproxy proxy, run in-process, so faults can cut or slow any node; with
-// WithProxyGroups each node has one proxy per client group, so a fault can
-// cut one group of clients off a node and not another. The package can also
-// kill (SIGKILL), restart (same port), pause (SIGSTOP) and resume (SIGCONT)
-// a node. Close, a cancelled context and the death of the parent process
-// all stop every process the package started.
+// Three backends give the same *Cluster and *Node:
+//
+//   - Start, the process backend, spawns redis-server processes bound to
+//     127.0.0.1 on free ports, in their own process group and killed when
+//     this process dies.
+//   - StartDocker, the docker backend, runs one container per node with
+//     testcontainers-go (its reaper disabled: the package removes its own
+//     containers, labelled with LabelRun and LabelOwner, on Close, on a
+//     cancelled context, and in the next StartDocker after a crash). Ports
+//     are published on 127.0.0.1 and kept across restarts. BuildImage
+//     (make redis-image) builds DefaultImage FROM scratch out of this
+//     host's redis-server, its libraries and the clock shim: nothing is
+//     pulled.
+//   - Connect, the external backend, drives nodes that run elsewhere; only
+//     the addresses given are contacted. Their proxies, if any, live on a
+//     toxiproxy server someone else runs (WithToxiproxy), driven through
+//     toxiproxy's HTTP client. Kill, Restart, Pause, Resume and clock
+//     shifts return errors: the cluster does not run those nodes.
+//
+// Nodes the cluster runs have no persistence unless asked, a random
+// requirepass per cluster and each node's log kept. Every node is reached
+// through its own toxiproxy proxy, run in-process (remote for Connect), so
+// faults can cut or slow any node (see Link); with WithProxyGroups each
+// node has one proxy per client group, so a fault can cut one group of
+// clients off a node and not another. The package can also kill (SIGKILL,
+// docker kill), restart (same port), pause (SIGSTOP, docker pause) and
+// resume a node. Close and a cancelled context stop every process and
+// remove every container the package started.
 //
 // WithClockShim preloads a small C shim (clockshim.c, built with gcc on
-// first use) into every node, so Node.SetClockOffset can shift the node's
-// wall clock, which Redis expires keys by, while its monotonic clock runs on.
+// first use; carried by DefaultImage) into every node, so
+// Node.SetClockOffset can shift the node's wall clock, which Redis expires
+// keys by, while its monotonic clock runs on.
 //
 // StartFailover starts the failover topology instead: a primary, its
 // asynchronous replica and three Redis Sentinels, with two proxies per
 // node, one for clients and one for the replica and the sentinels, so a
 // fault can isolate the primary from its replica and the sentinels while
-// clients still write to it (see Failover).
+// clients still write to it (see Failover). It runs on the process backend
+// only.
 //
-// It imports go-redis (to wait for PING) and toxiproxy, nothing of this
-// module.
+// It imports go-redis (to wait for PING), toxiproxy (server and client)
+// and testcontainers-go with the Docker client, nothing of this module.
 package cluster

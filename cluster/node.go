@@ -313,7 +313,10 @@ func (n *Node) start(ctx context.Context) error {
 			n.mu.Lock()
 			n.cur = r
 			n.mu.Unlock()
-			if err = n.waitReady(ctx, r, n.DirectAddr()); !errors.Is(err, errExited) {
+			err = n.waitReady(ctx, r, n.DirectAddr())
+			// A process that exits may have found its port taken; a
+			// container finds that out on start (errPortTaken).
+			if _, proc := n.rn.(*processRunner); !proc || !errors.Is(err, errExited) {
 				break
 			}
 		}

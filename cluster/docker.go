@@ -1,0 +1,570 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
+)
+
+// Labels on every container of the docker backend, by which Close and
+// RemoveStaleContainers find them.
+const (
+	// LabelRun is the id of the cluster the container belongs to.
+	LabelRun = "io.locktorture.run"
+	// LabelOwner names the process that made the container: "host pidns
+	// pid start", its host name, PID namespace, PID and start time in
+	// clock ticks since boot.
+	LabelOwner = "io.locktorture.owner"
+	// LabelNode is the node's name: "n1", ...
+	LabelNode = "io.locktorture.node"
+)
+
+// ErrNoDocker is returned when no Docker engine answers.
+var ErrNoDocker = errors.New("cluster: no Docker engine answers")
+
+// redisPort is where redis-server listens inside a container.
+const redisPort = 6379
+
+// loopbackAddr is where containers publish their port.
+var loopbackAddr = netip.MustParseAddr(loopback)
+
+// StartDocker starts n Redis containers from image (DefaultImage if ""),
+// with one random requirepass (unless WithPassword) shared by the cluster,
+// each behind its own toxiproxy proxy in this process, and waits until
+// every node answers PING through its proxy. It never pulls: the image
+// must be in the engine (make redis-image builds DefaultImage). Every
+// container publishes Redis on a free port of 127.0.0.1 only, kept across
+// Restart, so the proxies' upstreams stay valid; runs as this process's
+// user and group; and bind-mounts its node's directory (see Dir) as /data,
+// where its redis.log, its data and its clock offset live — so the Docker
+// engine must be local. WithClockShim needs an image that carries the
+// shim (see LabelClockShim); the shim is preloaded from the image and its
+// offset file is the bind-mounted one that SetClockOffset writes.
+// WithRedisServer and WithToxiproxy do not apply.
+//
+// Kill is docker kill (SIGKILL), Restart docker start of the same
+// container, Pause docker pause (the cgroup freezer), Resume docker
+// unpause. Containers are created with testcontainers-go with its reaper
+// (ryuk) disabled, whose image is not assumed to be there: Close removes
+// them, as does a cancelled ctx, and so does any later StartDocker once
+// this process has died without closing (see RemoveStaleContainers). Every
+// container carries LabelRun, LabelOwner and LabelNode.
+func StartDocker(ctx context.Context, n int, image string, opts ...Option) (*Cluster, error) {
+	o, err := newOptions(n, opts)
+	if err != nil {
+		return nil, err
+	}
+	if o.redisServer != "redis-server" || o.toxiproxy != "" {
+		return nil, errors.New("cluster: docker: WithRedisServer and WithToxiproxy do not apply")
+	}
+	if image == "" {
+		image = DefaultImage
+	}
+	b, err := newDockerBackend(ctx, image)
+	if err != nil {
+		return nil, err
+	}
+	shim, err := b.imageClockShim(ctx)
+	if err != nil {
+		return nil, errors.Join(err, b.close(ctx))
+	}
+	if o.clockShim && shim == "" {
+		return nil, errors.Join(fmt.Errorf("%w: image %s carries none (no label %s)", ErrNoClockShim, image, LabelClockShim), b.close(ctx))
+	}
+	if _, err := RemoveStaleContainers(ctx); err != nil {
+		return nil, errors.Join(err, b.close(ctx))
+	}
+	c, err := newCluster(BackendDocker, o, n)
+	if err != nil {
+		return nil, errors.Join(err, b.close(ctx))
+	}
+	c.docker = b
+	if o.clockShim {
+		c.shim = shim
+	}
+	for _, nd := range c.nodes {
+		nd.rn = &containerRunner{n: nd, b: b}
+	}
+	if err := c.start(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+var dockerSetupOnce sync.Once
+
+// dockerSetup disables testcontainers' reaper, whose image cannot be
+// pulled everywhere (this package removes its containers itself), and
+// silences its logging. Both are global to testcontainers-go, which reads
+// its configuration once per process.
+func dockerSetup() error {
+	dockerSetupOnce.Do(func() {
+		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+		tclog.SetDefault(tclog.NewNoopLogger())
+	})
+	if !testcontainers.ReadConfig().RyukDisabled {
+		return errors.New("cluster: docker: testcontainers' reaper is enabled (ryuk.disabled=false in ~/.testcontainers.properties?); this package removes its containers itself")
+	}
+	return nil
+}
+
+// newDockerClient returns a client to the Docker engine of the
+// environment (DOCKER_HOST, the default socket, ...), once it has answered.
+func newDockerClient(ctx context.Context) (*testcontainers.DockerClient, error) {
+	if err := dockerSetup(); err != nil {
+		return nil, err
+	}
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err == nil {
+		if _, err = cli.Ping(ctx, client.PingOptions{}); err != nil {
+			cli.Close()
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("cluster: docker: %w", ctx.Err())
+		}
+		return nil, fmt.Errorf("%w: %v", ErrNoDocker, err)
+	}
+	return cli, nil
+}
+
+// DockerPing returns nil if a Docker engine answers, else ErrNoDocker
+// (wrapped, with the reason).
+func DockerPing(ctx context.Context) error {
+	cli, err := newDockerClient(ctx)
+	if err != nil {
+		return err
+	}
+	return cli.Close()
+}
+
+// ImageClockShim returns the path of the clock shim inside image, from
+// its LabelClockShim, or "" when the image carries none. It returns an
+// error if no Docker engine answers or the engine has no such image.
+func ImageClockShim(ctx context.Context, image string) (string, error) {
+	if image == "" {
+		image = DefaultImage
+	}
+	b, err := newDockerBackend(ctx, image)
+	if err != nil {
+		return "", err
+	}
+	shim, err := b.imageClockShim(ctx)
+	return shim, errors.Join(err, b.close(ctx))
+}
+
+// dockerBackend is the Docker engine of one cluster.
+type dockerBackend struct {
+	cli    *testcontainers.DockerClient
+	image  string
+	run    string            // LabelRun of this cluster's containers
+	labels map[string]string // on every container, LabelNode aside
+}
+
+func newDockerBackend(ctx context.Context, image string) (*dockerBackend, error) {
+	cli, err := newDockerClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id := make([]byte, 6)
+	rand.Read(id) // never fails; see its doc
+	run := hex.EncodeToString(id)
+	return &dockerBackend{
+		cli:    cli,
+		image:  image,
+		run:    run,
+		labels: map[string]string{LabelRun: run, LabelOwner: ownerLabel()},
+	}, nil
+}
+
+// imageClockShim returns the image's LabelClockShim, or an error if the
+// engine does not have the image.
+func (b *dockerBackend) imageClockShim(ctx context.Context) (string, error) {
+	img, err := b.cli.ImageInspect(ctx, b.image)
+	if cerrdefs.IsNotFound(err) {
+		return "", fmt.Errorf("cluster: image %s %w", b.image, errNoImage)
+	} else if err != nil {
+		return "", fmt.Errorf("cluster: inspect image %s: %w", b.image, err)
+	}
+	if img.Config == nil {
+		return "", nil
+	}
+	return img.Config.Labels[LabelClockShim], nil
+}
+
+// close removes every container of the cluster that is left (none, once
+// every node has been released) and closes the client.
+func (b *dockerBackend) close(ctx context.Context) error {
+	_, err := removeContainers(ctx, b.cli, func(s container.Summary) bool { return s.Labels[LabelRun] == b.run })
+	return errors.Join(err, b.cli.Close())
+}
+
+// containerRunner runs a node's redis-server in a container, created by
+// the first start and started again by later ones.
+type containerRunner struct {
+	n    *Node
+	b    *dockerBackend
+	port int    // on 127.0.0.1 of the host; fixed once Start returns
+	id   string // of the current container; "" before the first start
+}
+
+var _ runner = (*containerRunner)(nil)
+
+func (r *containerRunner) addr() string { return net.JoinHostPort(loopback, strconv.Itoa(r.port)) }
+
+func (r *containerRunner) containerName() string {
+	return fmt.Sprintf("locktorture-%s-%s", r.b.run, r.n.name)
+}
+
+// start creates and starts a container on a new free port (fresh), or
+// starts the node's container again.
+func (r *containerRunner) start(ctx context.Context, fresh bool) (run, error) {
+	if !fresh {
+		if _, err := r.b.cli.ContainerStart(ctx, r.id, client.ContainerStartOptions{}); err != nil {
+			return nil, fmt.Errorf("cluster: docker start %s: %w", r.n.name, err)
+		}
+		return r.watch(), nil
+	}
+	if err := r.release(ctx); err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	r.port = port
+	dir, err := filepath.Abs(r.n.dir)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	n := r.n
+	env := map[string]string{}
+	for _, kv := range n.clockEnv(n.c.opts.env, imageData) {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	labels := map[string]string{LabelNode: n.name}
+	for k, v := range r.b.labels {
+		labels[k] = v
+	}
+	rp := network.MustParsePort(fmt.Sprintf("%d/tcp", redisPort))
+	req := testcontainers.GenericContainerRequest{
+		ContainerRequest: testcontainers.ContainerRequest{
+			Image:  r.b.image,
+			Name:   r.containerName(),
+			Cmd:    n.redisArgs(redisPort, "0.0.0.0", imageData, imageData+"/redis.log"),
+			Env:    env,
+			Labels: labels,
+			ConfigModifier: func(c *container.Config) {
+				c.User = fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
+				c.ExposedPorts = network.PortSet{rp: {}}
+			},
+			HostConfigModifier: func(hc *container.HostConfig) {
+				hc.PortBindings = network.PortMap{rp: {{HostIP: loopbackAddr, HostPort: strconv.Itoa(port)}}}
+				hc.Binds = []string{dir + ":" + imageData}
+			},
+		},
+		Started: true,
+		Logger:  tclog.NewNoopLogger(),
+	}
+	ctr, err := testcontainers.GenericContainer(ctx, req)
+	if ctr != nil {
+		if dc, ok := ctr.(*testcontainers.DockerContainer); ok {
+			r.id = dc.GetContainerID()
+		}
+	}
+	if err != nil {
+		rerr := r.release(context.WithoutCancel(ctx))
+		if s := err.Error(); strings.Contains(s, "port is already allocated") || strings.Contains(s, "address already in use") {
+			return nil, errors.Join(fmt.Errorf("%w: %v", errPortTaken, err), rerr)
+		}
+		return nil, errors.Join(fmt.Errorf("cluster: docker: start %s: %w", n.name, err), rerr)
+	}
+	return r.watch(), nil
+}
+
+// watch returns the run of the container just started, with a goroutine
+// that closes its done channel once the container stops running.
+func (r *containerRunner) watch() *containerRun {
+	cr := &containerRun{cli: r.b.cli, id: r.id, exit: make(chan struct{})}
+	wctx, cancel := context.WithCancel(context.Background())
+	cr.cancel = cancel
+	go func() {
+		defer close(cr.exit)
+		defer cancel()
+		res := r.b.cli.ContainerWait(wctx, cr.id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+		select {
+		case w := <-res.Result:
+			cr.code = w.StatusCode
+		case err := <-res.Error:
+			cr.waitErr = err
+		}
+	}()
+	return cr
+}
+
+// release removes the node's container, if any.
+func (r *containerRunner) release(ctx context.Context) error {
+	if r.id == "" {
+		return nil
+	}
+	_, err := r.b.cli.ContainerRemove(ctx, r.id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	if err != nil && !cerrdefs.IsNotFound(err) {
+		return fmt.Errorf("cluster: docker rm %s: %w", r.containerName(), err)
+	}
+	r.id = ""
+	return nil
+}
+
+// containerRun is one start of a node's container.
+type containerRun struct {
+	cli    *testcontainers.DockerClient
+	id     string
+	exit   chan struct{} // closed once the container has stopped running
+	cancel context.CancelFunc
+
+	code    int64 // the exit code; read once exit is closed
+	waitErr error // set instead when the wait failed
+}
+
+var _ run = (*containerRun)(nil)
+
+func (c *containerRun) done() <-chan struct{} { return c.exit }
+
+func (c *containerRun) kill(ctx context.Context) error {
+	_, err := c.cli.ContainerKill(ctx, c.id, client.ContainerKillOptions{Signal: "KILL"})
+	if err != nil && !notRunning(err) {
+		return err
+	}
+	return c.wait(ctx)
+}
+
+func (c *containerRun) pause(ctx context.Context) error {
+	_, err := c.cli.ContainerPause(ctx, c.id, client.ContainerPauseOptions{})
+	if notRunning(err) {
+		return ErrNotRunning
+	}
+	return err
+}
+
+func (c *containerRun) resume(ctx context.Context) error {
+	_, err := c.cli.ContainerUnpause(ctx, c.id, client.ContainerUnpauseOptions{})
+	if notRunning(err) {
+		return ErrNotRunning
+	}
+	return err
+}
+
+// stop removes the container at once (forced, paused or not): its data
+// is of no use after Close.
+func (c *containerRun) stop(ctx context.Context, _ time.Duration, _ bool) error {
+	_, err := c.cli.ContainerRemove(ctx, c.id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	if err != nil && !cerrdefs.IsNotFound(err) {
+		return err
+	}
+	return c.wait(ctx)
+}
+
+// wait waits until the container has stopped running, or ctx is done.
+func (c *containerRun) wait(ctx context.Context) error {
+	select {
+	case <-c.exit:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// status returns the exit code and the end of the container's output (what
+// redis-server wrote before it opened its log file).
+func (c *containerRun) status() string {
+	if c.waitErr != nil {
+		return fmt.Sprintf("wait: %v", c.waitErr)
+	}
+	s := fmt.Sprintf("exit code %d", c.code)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	logs, err := c.cli.ContainerLogs(ctx, c.id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Tail: strconv.Itoa(tailLines)})
+	if err != nil {
+		return s
+	}
+	defer logs.Close()
+	var out bytes.Buffer
+	stdcopy.StdCopy(&out, &out, logs) // what it got is better than nothing
+	if t := strings.TrimSpace(out.String()); t != "" {
+		s += "; container output:\n" + t
+	}
+	return s
+}
+
+// notRunning reports whether err is the engine's refusal to act on a
+// container that is not running (or gone).
+func notRunning(err error) bool {
+	if err == nil {
+		return false
+	}
+	s := err.Error()
+	return cerrdefs.IsNotFound(err) || strings.Contains(s, "is not running") || strings.Contains(s, "not paused")
+}
+
+// Container is a container of the docker backend, as Containers lists it.
+type Container struct {
+	ID    string
+	Name  string
+	Run   string // its LabelRun
+	Owner string // its LabelOwner
+	State string // "running", "paused", "exited", ...
+	// Mine is set when this process made it.
+	Mine bool
+}
+
+// Containers lists every container that carries LabelRun, whoever made it.
+func Containers(ctx context.Context) ([]Container, error) {
+	cli, err := newDockerClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cli.Close()
+	items, err := listContainers(ctx, cli)
+	if err != nil {
+		return nil, err
+	}
+	me := ownerLabel()
+	var cs []Container
+	for _, s := range items {
+		name := ""
+		if len(s.Names) > 0 {
+			name = strings.TrimPrefix(s.Names[0], "/")
+		}
+		cs = append(cs, Container{ID: s.ID, Name: name, Run: s.Labels[LabelRun], Owner: s.Labels[LabelOwner],
+			State: string(s.State), Mine: s.Labels[LabelOwner] == me})
+	}
+	return cs, nil
+}
+
+// RemoveStaleContainers removes the containers of the docker backend left
+// behind by a process that died without closing its cluster, and returns
+// their names. A container is stale when its LabelOwner names this host
+// and PID namespace and a PID that is not running, or that a process
+// started at another time now has. Containers of live processes, of other
+// hosts or PID namespaces, or without the label are left alone.
+// StartDocker calls it.
+func RemoveStaleContainers(ctx context.Context) ([]string, error) {
+	cli, err := newDockerClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cli.Close()
+	return removeContainers(ctx, cli, func(s container.Summary) bool { return ownerDead(s.Labels[LabelOwner]) })
+}
+
+func listContainers(ctx context.Context, cli *testcontainers.DockerClient) ([]container.Summary, error) {
+	res, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", LabelRun)})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: docker: list containers: %w", err)
+	}
+	return res.Items, nil
+}
+
+// removeContainers force-removes the containers carrying LabelRun for
+// which match holds, and returns their names.
+func removeContainers(ctx context.Context, cli *testcontainers.DockerClient, match func(container.Summary) bool) ([]string, error) {
+	items, err := listContainers(ctx, cli)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		names []string
+		errs  []error
+	)
+	for _, s := range items {
+		if !match(s) {
+			continue
+		}
+		_, err := cli.ContainerRemove(ctx, s.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		if err != nil && !cerrdefs.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("cluster: docker rm %s: %w", s.Names, err))
+			continue
+		}
+		names = append(names, strings.TrimPrefix(strings.Join(s.Names, ","), "/"))
+	}
+	return names, errors.Join(errs...)
+}
+
+// ownerLabel returns the LabelOwner of this process.
+func ownerLabel() string { return processOwner(os.Getpid()) }
+
+// processOwner returns "host pidns pid start" for process pid, or "" if
+// it does not run (or cannot be read).
+func processOwner(pid int) string {
+	host, _ := os.Hostname()
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
+	if err != nil {
+		ns = "?"
+	}
+	start, err := processStart(pid)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s %s %d %s", host, ns, pid, start)
+}
+
+// processStart returns field 22 of /proc/pid/stat: the process's start
+// time in clock ticks since boot.
+func processStart(pid int) (string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "", err
+	}
+	// The command name, field 2, is in parentheses and may hold spaces.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return "", errors.New("bad stat")
+	}
+	f := strings.Fields(string(b[i+1:])) // from field 3
+	if len(f) < 20 {
+		return "", errors.New("bad stat")
+	}
+	return f[19], nil
+}
+
+// ownerDead reports whether the process an owner label names has surely
+// died: same host and PID namespace as this process, and its PID is not
+// running or belongs to a process started at another time.
+func ownerDead(label string) bool {
+	f := strings.Fields(label)
+	me := strings.Fields(ownerLabel())
+	if len(f) != 4 || len(me) != 4 || f[0] != me[0] || f[1] != me[1] || f[1] == "?" {
+		return false
+	}
+	pid, err := strconv.Atoi(f[2])
+	if err != nil || pid <= 0 {
+		return false
+	}
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	start, err := processStart(pid)
+	return err == nil && start != f[3]
+}

@@ -1,0 +1,340 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+)
+
+var (
+	imageOnce sync.Once
+	imageErr  error
+	imageTook time.Duration
+)
+
+// dockerImage returns DefaultImage, built from this host's files once per
+// test binary (docker build's cache makes a rebuild cheap). It skips the
+// test, saying why, only when no Docker engine answers; a failed build
+// fails it.
+func dockerImage(tb testing.TB) string {
+	tb.Helper()
+	if err := DockerPing(tb.Context()); err != nil {
+		if errors.Is(err, ErrNoDocker) {
+			tb.Skipf("docker backend not tested: %v", err)
+		}
+		tb.Fatal(err)
+	}
+	imageOnce.Do(func() {
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		imageErr = BuildImage(ctx, DefaultImage)
+		imageTook = time.Since(start)
+	})
+	if imageErr != nil {
+		tb.Fatalf("make redis-image: %v", imageErr)
+	}
+	tb.Logf("image %s built in %v", DefaultImage, imageTook.Round(time.Millisecond))
+	return DefaultImage
+}
+
+// startDockerTB starts n containers logging under a test directory and
+// closes them when the test ends.
+func startDockerTB(tb testing.TB, n int, opts ...Option) *Cluster {
+	tb.Helper()
+	image := dockerImage(tb)
+	c, err := StartDocker(context.Background(), n, image, append([]Option{WithDir(tb.TempDir())}, opts...)...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	return c
+}
+
+// runContainers returns the names of the containers of the cluster with
+// id run.
+func runContainers(tb testing.TB, run string) []string {
+	tb.Helper()
+	cs, err := Containers(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var names []string
+	for _, c := range cs {
+		if c.Run == run {
+			names = append(names, c.Name+" ("+c.State+")")
+		}
+	}
+	return names
+}
+
+func TestDockerKillRestartPause(t *testing.T) {
+	c := startDockerTB(t, 3)
+	ctx := t.Context()
+	if c.Backend() != BackendDocker || c.Version() == "" || len(c.Versions()) != 3 {
+		t.Errorf("Backend %q, Version %q, Versions %q", c.Backend(), c.Version(), c.Versions())
+	}
+	cs, err := Containers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := 0
+	for _, ct := range cs {
+		if ct.Run == c.docker.run {
+			mine++
+			if !ct.Mine || ct.State != "running" || !strings.HasPrefix(ct.Name, "locktorture-"+c.docker.run+"-n") {
+				t.Errorf("container %+v", ct)
+			}
+		}
+	}
+	if mine != 3 {
+		t.Errorf("%d containers of the run, want 3", mine)
+	}
+
+	n := c.Node(1)
+	rc := proxyClient(t, c, 1)
+	if err := rc.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	direct := n.DirectAddr()
+	if err := n.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if n.Running() {
+		t.Error("Running() after Kill")
+	}
+	if err := n.Ping(ctx); err == nil {
+		t.Error("PING answered after Kill")
+	}
+	if err := n.Pause(); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("Pause of a killed node: %v, want ErrNotRunning", err)
+	}
+	if err := n.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n.DirectAddr() != direct || !n.Running() {
+		t.Errorf("after Restart: %s (was %s), running %v", n.DirectAddr(), direct, n.Running())
+	}
+	if err := rc.Get(ctx, "k").Err(); err == nil {
+		t.Error("the key survived a restart without persistence")
+	}
+
+	if err := n.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	if !n.Paused() {
+		t.Error("Paused() false after Pause")
+	}
+	late := make(chan error, 1)
+	go func() { late <- rc.Set(context.Background(), "k", "late", 0).Err() }()
+	pctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	if err := ping(pctx, n.Addr(), c.Password()); err == nil {
+		t.Error("PING answered during the pause")
+	}
+	cancel()
+	if err := n.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-late; err != nil {
+		t.Errorf("SET sent during the pause: %v", err)
+	}
+	if v, err := rc.Get(ctx, "k").Result(); err != nil || v != "late" {
+		t.Errorf("GET after Resume: %q, %v; want the late write", v, err)
+	}
+
+	if err := c.Node(2).Pause(); err != nil { // Close removes a paused container too
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left := runContainers(t, c.docker.run); len(left) > 0 {
+		t.Errorf("containers left after Close: %v", left)
+	}
+	if _, err := os.Stat(c.Node(0).LogPath()); err != nil {
+		t.Errorf("log of n1 after Close (WithDir keeps it): %v", err)
+	}
+}
+
+func TestDockerCancelRemoves(t *testing.T) {
+	image := dockerImage(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	c, err := StartDocker(ctx, 2, image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if n := len(runContainers(t, c.docker.run)); n != 2 {
+		t.Fatalf("%d containers, want 2", n)
+	}
+	cancel()
+	deadline := time.Now().Add(20 * time.Second)
+	for left := runContainers(t, c.docker.run); len(left) > 0; left = runContainers(t, c.docker.run) {
+		if time.Now().After(deadline) {
+			t.Fatalf("containers left 20 s after cancel: %v", left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := c.Close(); err != nil {
+		t.Error(err)
+	}
+	if _, err := os.Stat(c.Dir()); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("temporary dir after Close: %v", err)
+	}
+}
+
+// mine returns the names of the containers this process made.
+func mine(tb testing.TB) []string {
+	tb.Helper()
+	cs, err := Containers(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var names []string
+	for _, c := range cs {
+		if c.Mine {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
+func TestDockerStartFailsCleanly(t *testing.T) {
+	image := dockerImage(t)
+	before := mine(t)
+	_, err := StartDocker(t.Context(), 2, image, WithDir(t.TempDir()), WithExtraArgs("--no-such-directive", "1"))
+	if err == nil || !strings.Contains(err.Error(), "Bad directive") {
+		t.Errorf("StartDocker with a bad argument: %v; want it to quote redis-server", err)
+	}
+	if after := mine(t); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("containers before a failed start: %v; after: %v", before, after)
+	}
+
+	_, err = StartDocker(t.Context(), 1, "locktorture/no-such-image:never")
+	if err == nil || !strings.Contains(err.Error(), "not found in the Docker engine") {
+		t.Errorf("StartDocker of a missing image: %v", err)
+	}
+}
+
+func TestDockerClockShim(t *testing.T) {
+	c := startDockerTB(t, 1, WithClockShim())
+	ctx := t.Context()
+	n := c.Node(0)
+	checkTime(t, n, 0)
+	rc := proxyClient(t, c, 0)
+	if err := rc.Set(ctx, "lease", "x", 10*time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.SetClockOffset(20 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	checkTime(t, n, 20*time.Second)
+	if err := rc.Get(ctx, "lease").Err(); err == nil {
+		t.Error("a PX 10000 key survived a +20 s clock jump")
+	}
+	if err := n.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkTime(t, n, 20*time.Second) // the offset outlives a restart
+}
+
+func TestDockerImageWithoutShim(t *testing.T) {
+	image := dockerImage(t)
+	tag := "locktorture/redis:test-noshim"
+	dir := t.TempDir()
+	df := fmt.Sprintf("FROM %s\nLABEL %s=\n", image, LabelClockShim)
+	if err := os.WriteFile(dir+"/Dockerfile", []byte(df), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.CommandContext(t.Context(), "docker", "build", "-q", "-t", tag, dir).CombinedOutput(); err != nil {
+		t.Fatalf("docker build: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("docker", "rmi", tag).Run() })
+	if shim, err := ImageClockShim(t.Context(), tag); err != nil || shim != "" {
+		t.Errorf("ImageClockShim(%s) = %q, %v; want none", tag, shim, err)
+	}
+	if shim, err := ImageClockShim(t.Context(), image); err != nil || shim != imageClockShim {
+		t.Errorf("ImageClockShim(%s) = %q, %v; want %s", image, shim, err, imageClockShim)
+	}
+	_, err := StartDocker(t.Context(), 1, tag, WithClockShim())
+	if !errors.Is(err, ErrNoClockShim) {
+		t.Errorf("StartDocker WithClockShim of an image without it: %v, want ErrNoClockShim", err)
+	}
+}
+
+func TestRemoveStaleContainers(t *testing.T) {
+	image := dockerImage(t)
+	ctx := t.Context()
+	cli, err := newDockerClient(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	me := strings.Fields(ownerLabel())
+	if len(me) != 4 {
+		t.Fatalf("ownerLabel() = %q", ownerLabel())
+	}
+	owner := func(host, pid, start string) string { return strings.Join([]string{host, me[1], pid, start}, " ") }
+	run := fmt.Sprintf("stale%d", os.Getpid())
+	for _, tc := range []struct {
+		name, owner string
+		stale       bool
+	}{
+		{"dead", owner(me[0], fmt.Sprint(dead.Process.Pid), "1"), true},
+		{"reused", owner(me[0], me[2], "1"), true}, // this PID, another start time
+		{"alive", ownerLabel(), false},
+		{"elsewhere", owner("another-host", fmt.Sprint(dead.Process.Pid), "1"), false},
+		{"garbled", "who knows", false},
+	} {
+		res, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+			Name:   "locktorture-" + run + "-" + tc.name,
+			Config: &container.Config{Image: image, Labels: map[string]string{LabelRun: run, LabelOwner: tc.owner}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cli.ContainerRemove(context.Background(), res.ID, client.ContainerRemoveOptions{Force: true})
+		})
+	}
+	removed, err := RemoveStaleContainers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range removed {
+		if strings.Contains(r, run) {
+			got = append(got, r)
+		}
+	}
+	slices.Sort(got)
+	want := []string{"locktorture-" + run + "-dead", "locktorture-" + run + "-reused"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("removed %v, want %v", got, want)
+	}
+	if left := runContainers(t, run); len(left) != 3 {
+		t.Errorf("left %v, want alive, elsewhere and garbled", left)
+	}
+}

@@ -1,0 +1,200 @@
+package cluster
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// DefaultImage is the image that BuildImage builds by default (make
+// redis-image) and that the docker backend runs unless told otherwise.
+const DefaultImage = "locktorture/redis:local"
+
+// Labels of the images BuildImage builds.
+const (
+	// LabelClockShim names the clock shim's path inside an image: an image
+	// with it runs WithClockShim.
+	LabelClockShim = "io.locktorture.clockshim"
+	// LabelRedisVersion is the version of the image's redis-server.
+	LabelRedisVersion = "io.locktorture.redis-version"
+)
+
+// Paths inside the images BuildImage builds.
+const (
+	imageRedisServer = "/usr/bin/redis-server"
+	imageClockShim   = "/usr/lib/locktorture/clockshim.so"
+	imageData        = "/data"
+)
+
+// BuildImage builds the Docker image tag (DefaultImage if "") from files
+// of this host, pulling nothing: FROM scratch, with this host's
+// redis-server (WithRedisServer's, else the one in PATH), the shared
+// libraries ldd lists for it, and the clock shim built with gcc, whose
+// path it records under LabelClockShim, so the image can run nodes
+// WithClockShim. The entry point is redis-server; /data is its working
+// directory. It runs "docker build" (the docker CLI must be in PATH) on a
+// context it writes to a temporary directory, and returns the build's
+// output in the error when it fails. Of the options, only WithRedisServer
+// applies.
+func BuildImage(ctx context.Context, tag string, opts ...Option) error {
+	if tag == "" {
+		tag = DefaultImage
+	}
+	o, err := newOptions(1, opts)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "locktorture-image-")
+	if err != nil {
+		return fmt.Errorf("cluster: image: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	version, err := writeImageContext(ctx, dir, o.redisServer)
+	if err != nil {
+		return err
+	}
+	docker, err := exec.LookPath("docker")
+	if err != nil {
+		return fmt.Errorf("cluster: image: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, docker, "build", "--label", LabelRedisVersion+"="+version, "-t", tag, dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("cluster: docker build %s: %w", tag, ctx.Err())
+		}
+		return fmt.Errorf("cluster: docker build %s: %w\n%s", tag, err, out)
+	}
+	return nil
+}
+
+// writeImageContext writes the build context of BuildImage into dir and
+// returns the version of redis-server.
+func writeImageContext(ctx context.Context, dir, redisServer string) (string, error) {
+	bin, err := exec.LookPath(redisServer)
+	if err != nil {
+		return "", fmt.Errorf("cluster: image: redis-server: %w", err)
+	}
+	if bin, err = filepath.Abs(bin); err != nil {
+		return "", fmt.Errorf("cluster: image: %w", err)
+	}
+	out, err := exec.CommandContext(ctx, bin, "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("cluster: image: %s --version: %w", bin, err)
+	}
+	m := regexp.MustCompile(`v=(\S+)`).FindSubmatch(out)
+	if m == nil {
+		return "", fmt.Errorf("cluster: image: %s --version: no version in %q", bin, out)
+	}
+	version := string(m[1])
+	libs, err := sharedLibraries(ctx, bin)
+	if err != nil {
+		return "", err
+	}
+	shim, err := clockShim()
+	if err != nil {
+		return "", err
+	}
+	root := filepath.Join(dir, "root")
+	files := map[string]string{imageRedisServer: bin, imageClockShim: shim} // in the image: on the host
+	for _, l := range libs {
+		files[l] = l
+	}
+	for dst, src := range files {
+		if err := copyFile(filepath.Join(root, dst), src); err != nil {
+			return "", err
+		}
+	}
+	for _, d := range []string{imageData, "/tmp"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o777); err != nil {
+			return "", fmt.Errorf("cluster: image: %w", err)
+		}
+		if err := os.Chmod(filepath.Join(root, d), 0o777|os.ModeSticky); err != nil {
+			return "", fmt.Errorf("cluster: image: %w", err)
+		}
+	}
+	dockerfile := strings.Join([]string{
+		"# Written by locktorture's cluster.BuildImage from files of the build host.",
+		"FROM scratch",
+		"COPY root/ /",
+		fmt.Sprintf("LABEL %s=%s", LabelClockShim, imageClockShim),
+		"WORKDIR " + imageData,
+		"EXPOSE 6379",
+		fmt.Sprintf("ENTRYPOINT [%q]", imageRedisServer),
+	}, "\n") + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(dockerfile), 0o644); err != nil {
+		return "", fmt.Errorf("cluster: image: %w", err)
+	}
+	return version, nil
+}
+
+// sharedLibraries returns the absolute paths that ldd lists for bin, its
+// dynamic loader included, sorted.
+func sharedLibraries(ctx context.Context, bin string) ([]string, error) {
+	cmd := exec.CommandContext(ctx, "ldd", bin)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if strings.Contains(string(out)+stderr.String(), "not a dynamic executable") {
+		return nil, nil // static: nothing to copy
+	} else if err != nil {
+		return nil, fmt.Errorf("cluster: image: ldd %s: %w: %s", bin, err, strings.TrimSpace(stderr.String()))
+	}
+	var libs []string
+	for s := bufio.NewScanner(bytes.NewReader(out)); s.Scan(); {
+		// "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)" or
+		// "/lib64/ld-linux-x86-64.so.2 (0x...)"; linux-vdso has no file.
+		line := strings.TrimSpace(s.Text())
+		if _, after, ok := strings.Cut(line, "=>"); ok {
+			line = strings.TrimSpace(after)
+		}
+		if f := strings.Fields(line); len(f) > 0 && filepath.IsAbs(f[0]) {
+			libs = append(libs, f[0])
+		} else if strings.Contains(line, "not found") {
+			return nil, fmt.Errorf("cluster: image: ldd %s: %s", bin, s.Text())
+		}
+	}
+	slices.Sort(libs)
+	return slices.Compact(libs), nil
+}
+
+// copyFile copies the file at src, symbolic links followed, to dst,
+// creating its directory, keeping its mode.
+func copyFile(dst, src string) (err error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("cluster: image: %w", err)
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return fmt.Errorf("cluster: image: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return fmt.Errorf("cluster: image: %w", err)
+	}
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, fi.Mode().Perm())
+	if err != nil {
+		return fmt.Errorf("cluster: image: %w", err)
+	}
+	defer func() {
+		if cerr := out.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("cluster: image: %w", cerr)
+		}
+	}()
+	if _, err := io.Copy(out, in); err != nil {
+		return fmt.Errorf("cluster: image: copy %s: %w", src, err)
+	}
+	return nil
+}
+
+// errNoImage marks an image missing from the Docker engine.
+var errNoImage = errors.New("not found in the Docker engine (build it with make redis-image, or docker pull it)")

@@ -1,0 +1,7 @@
+// Command redis-image builds the Docker image that the docker backend
+// runs (make redis-image): FROM scratch, from this host's redis-server,
+// the shared libraries it links and the clock shim, so it needs no
+// registry. See cluster.BuildImage.
+//
+// It is wiring only: it imports cluster and nothing else of this module.
+package main
