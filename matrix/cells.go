@@ -76,6 +76,19 @@ var cells = []Spec{
 	{Name: "redlock/clock", Lock: "redlock", Nodes: 5, Faults: []string{"clock"}, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcAntirez, Why: "a wall-clock jump on nodes expires their keys early while the holder's validity runs on", Quick: true},
 	{Name: "setnx/clock", Lock: "setnx", Faults: []string{"clock"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcKleppmann, Why: "a forward jump expires the key early; a backward one only delays expiry"},
 
+	// The libraries people use, under the same faults.
+	{Name: "redsync/none", Lock: "redsync", Nodes: 5, Expect: report.ExpectSafe, Source: SrcRedis, Why: "redsync implements RedLock", Quick: true},
+	{Name: "redislock/none", Lock: "redislock", Expect: report.ExpectSafe, Source: SrcRedis, Why: "redislock is a single-instance SET NX PX lock", Quick: true},
+	{Name: "redsync/partition", Lock: "redsync", Nodes: 5, Faults: []string{"partition"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "RedLock's quorum"},
+	{Name: "redsync/latency", Lock: "redsync", Nodes: 5, Faults: []string{"latency"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "redsync's Until subtracts the time spent acquiring and a drift"},
+	{Name: "redislock/latency", Lock: "redislock", Faults: []string{"latency"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "validity counted from before the call"},
+	{Name: "redsync/client-pause", Lock: "redsync", Nodes: 5, Faults: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "no lock stops a paused holder from writing late"},
+	{Name: "redislock/client-pause", Lock: "redislock", Faults: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "no lock stops a paused holder from writing late"},
+	{Name: "redsync/clock", Lock: "redsync", Nodes: 5, Faults: []string{"clock"}, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcAntirez, Why: "wall-clock jumps on the nodes"},
+	{Name: "redislock/clock", Lock: "redislock", Faults: []string{"clock"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcKleppmann, Why: "a forward jump expires the key early"},
+	{Name: "redislock/kill-immediate", Lock: "redislock", Faults: []string{"kill"}, Restart: "immediate", Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcRedis, Why: "a node restarted without persistence forgets the lock"},
+	{Name: "redsync/kill-immediate", Lock: "redsync", Nodes: 3, Keys: 1, Faults: []string{"kill"}, Restart: "immediate", Hold: 500 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectPossible, Source: SrcRedis, Why: "as for redlock: needs a holder with exactly a majority"},
+
 	// Failover with asynchronous replication.
 	{Name: "setnx/failover", Lock: "setnx", Topology: "failover", Faults: []string{"failover"}, TTL: 3 * time.Second, Hold: 2500 * time.Millisecond, Interval: 3 * time.Second, MinDuration: 20 * time.Second, Expect: report.ExpectViolation, Source: SrcRedis + "; " + SrcKleppmann, Why: "the replica is promoted without the lock the old primary granted", Quick: true},
 }
