@@ -31,9 +31,9 @@ lint:
 torture: build
 	$(BIN) matrix --quick --seeds 1 --duration 8s
 
-## matrix: the full comparison matrix published in results/README.md (about 20 minutes).
+## matrix: the full comparison matrix published in results/README.md (about 25 minutes).
 matrix: build
-	$(BIN) matrix --seeds 1,2,3 --duration 15s
+	$(BIN) matrix --seeds 1,2,3 --duration 12s
 
 clean:
 	rm -rf bin results/runs results/matrix
