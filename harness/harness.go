@@ -65,6 +65,26 @@ type Config struct {
 	// Replay is a schedule.json to replay instead of drawing faults from
 	// the seed.
 	Replay string `json:"replay,omitempty"`
+	// Backend runs the nodes: "process" (redis-server processes on this
+	// host; the default), "docker" (one container per node, from Image)
+	// or "external" (nodes someone else runs, at External; no kill,
+	// pause or clock faults, and network faults only through Toxiproxy).
+	Backend string `json:"backend"`
+	// Image is the docker backend's image. Default cluster.DefaultImage,
+	// which make redis-image builds.
+	Image string `json:"image,omitempty"`
+	// External lists the external backend's nodes, host:port each, in
+	// node order; Nodes defaults to their number. Only these addresses
+	// and Toxiproxy are ever contacted.
+	External []string `json:"external,omitempty"`
+	// Toxiproxy is the URL of the HTTP API of a toxiproxy server that the
+	// external backend's clients reach the nodes through (e.g.
+	// http://10.0.0.5:8474); none by default, and then no network fault.
+	Toxiproxy string `json:"toxiproxy,omitempty"`
+	// Password is the external nodes' password (requirepass); for the
+	// other backends, the one they give their nodes instead of a random
+	// one. Never written to disk.
+	Password string `json:"-"`
 	// Dir is the run directory: history.jsonl is written there and the
 	// nodes' logs under nodes/. Required.
 	Dir string `json:"-"`
@@ -79,6 +99,12 @@ func (c Config) WithDefaults() (Config, error) {
 	}
 	if c.Topology == "" {
 		c.Topology = "masters"
+	}
+	if c.Backend == "" {
+		c.Backend = cluster.BackendProcess
+	}
+	if err := c.checkBackend(); err != nil {
+		return c, err
 	}
 	switch c.Topology {
 	case "masters":
@@ -152,12 +178,43 @@ func (c Config) WithDefaults() (Config, error) {
 	return c, nil
 }
 
+// checkBackend checks the backend's own fields, sets Nodes to the number
+// of external nodes if it is 0, and Image to its default.
+func (c *Config) checkBackend() error {
+	switch c.Backend {
+	case cluster.BackendProcess, cluster.BackendDocker, cluster.BackendExternal:
+	default:
+		return fmt.Errorf("harness: unknown backend %q (want process, docker or external)", c.Backend)
+	}
+	switch {
+	case c.Image != "" && c.Backend != cluster.BackendDocker:
+		return errors.New("harness: an image is for the docker backend")
+	case (len(c.External) > 0 || c.Toxiproxy != "") && c.Backend != cluster.BackendExternal:
+		return errors.New("harness: external nodes and a toxiproxy server are for the external backend")
+	case c.Backend != cluster.BackendProcess && c.Topology == "failover":
+		return fmt.Errorf("harness: topology failover runs on the process backend only, not %s", c.Backend)
+	case c.Backend == cluster.BackendDocker && c.Image == "":
+		c.Image = cluster.DefaultImage
+	case c.Backend != cluster.BackendExternal:
+		return nil
+	case len(c.External) == 0:
+		return errors.New("harness: the external backend needs its nodes, host:port each")
+	case c.Persistence:
+		return errors.New("harness: persistence is set by whoever runs the external nodes, not by the run")
+	case c.Nodes == 0:
+		c.Nodes = len(c.External)
+	case c.Nodes != len(c.External):
+		return fmt.Errorf("harness: %d nodes, but %d external addresses", c.Nodes, len(c.External))
+	}
+	return nil
+}
+
 // setup describes the run to the nemesis.
 func (c Config) setup(spec locks.Spec) nemesis.Setup {
 	s := nemesis.Setup{
 		Lock: c.Lock, MultiNode: spec.MultiNode, Nodes: c.Nodes, Groups: 1,
-		TTL: c.TTL, RestartDelay: c.RestartDelay, Restart: c.Restart, Backend: "process", Topology: c.Topology,
-		Persistent: c.Persistence,
+		TTL: c.TTL, RestartDelay: c.RestartDelay, Restart: c.Restart, Backend: c.Backend, Topology: c.Topology,
+		Persistent: c.Persistence, Toxiproxy: c.Toxiproxy != "",
 	}
 	for _, k := range c.Nemesis {
 		switch k {
@@ -190,8 +247,10 @@ type Summary struct {
 	Events       int           `json:"events"`
 	Elapsed      time.Duration `json:"elapsed"`
 	RedisVersion string        `json:"redis_version"`
-	Faults       int           `json:"faults"`
-	Interrupted  bool          `json:"interrupted"`
+	// NodeVersions is the redis_version each node reported, in node order.
+	NodeVersions []string `json:"node_versions"`
+	Faults       int      `json:"faults"`
+	Interrupted  bool     `json:"interrupted"`
 }
 
 // Option configures Run.
@@ -227,6 +286,15 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (sum Summary, err erro
 	spec, _ := locks.Lookup(cfg.Lock)
 	setup := cfg.setup(spec)
 	sum = Summary{Config: cfg, HistoryPath: filepath.Join(cfg.Dir, "history.jsonl")}
+	if cfg.Backend == cluster.BackendDocker && setup.ClockShim {
+		// The clock kind needs the shim in the image; without it, it is
+		// refused when the schedule is drawn or loaded.
+		shim, err := cluster.ImageClockShim(ctx, cfg.Image)
+		if err != nil {
+			return sum, fmt.Errorf("harness: %w", err)
+		}
+		setup.ClockShim = shim != ""
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return sum, fmt.Errorf("harness: %w", err)
 	}
@@ -264,7 +332,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (sum Summary, err erro
 		}
 	}()
 	cl := nodes.target.Cluster
-	sum.RedisVersion = cl.Version()
+	sum.RedisVersion, sum.NodeVersions = cl.Version(), cl.Versions()
 
 	// One lock per client group: a group reaches the nodes through its
 	// own proxies, so a partition can cut groups apart.
@@ -368,17 +436,40 @@ type nodes struct {
 	close  func() error
 }
 
-// startNodes starts independent masters, or a primary, a replica and
-// sentinels for the failover topology.
+// startNodes starts independent masters on the configured backend, or a
+// primary, a replica and sentinels for the failover topology (process
+// backend only), or connects to external nodes.
 func startNodes(ctx context.Context, cfg Config, s nemesis.Setup, opts []cluster.Option) (nodes, error) {
-	if cfg.Topology == "failover" {
+	if cfg.Password != "" {
+		opts = append(opts, cluster.WithPassword(cfg.Password))
+	}
+	var (
+		cl  *cluster.Cluster
+		err error
+	)
+	switch {
+	case cfg.Topology == "failover":
 		f, err := cluster.StartFailover(ctx, opts...)
 		if err != nil {
 			return nodes{}, err
 		}
 		return nodes{target: nemesis.Target{Cluster: f.Cluster(), Failover: f}, close: f.Close}, nil
+	case cfg.Backend == cluster.BackendDocker:
+		cl, err = cluster.StartDocker(ctx, cfg.Nodes, cfg.Image, opts...)
+	case cfg.Backend == cluster.BackendExternal:
+		// Nothing of the nodes is ours to configure: only how many
+		// proxies, where, and the password.
+		eopts := []cluster.Option{cluster.WithProxyGroups(s.Groups)}
+		if cfg.Toxiproxy != "" {
+			eopts = append(eopts, cluster.WithToxiproxy(cfg.Toxiproxy))
+		}
+		if cfg.Password != "" {
+			eopts = append(eopts, cluster.WithPassword(cfg.Password))
+		}
+		cl, err = cluster.Connect(ctx, cfg.External, eopts...)
+	default:
+		cl, err = cluster.Start(ctx, cfg.Nodes, opts...)
 	}
-	cl, err := cluster.Start(ctx, cfg.Nodes, opts...)
 	if err != nil {
 		return nodes{}, err
 	}

@@ -35,18 +35,19 @@ func RunOne(ctx context.Context, cfg harness.Config, id, command string, checkTi
 		return report.Results{}, fmt.Errorf("check %s: %w", sum.HistoryPath, err)
 	}
 	r := report.Results{
-		RunID:        id,
-		Started:      started.UTC(),
-		Command:      command,
-		Config:       sum.Config,
-		Seed:         sum.Config.Seed,
-		RedisVersion: sum.RedisVersion,
-		Versions:     report.Versions(),
-		Elapsed:      sum.Elapsed.Seconds(),
-		Interrupted:  sum.Interrupted,
-		Lease:        res.Lease,
-		Resource:     res.Resource,
-		Check:        res,
+		RunID:         id,
+		Started:       started.UTC(),
+		Command:       command,
+		Config:        sum.Config,
+		Seed:          sum.Config.Seed,
+		RedisVersion:  sum.RedisVersion,
+		RedisVersions: sum.NodeVersions,
+		Versions:      report.Versions(),
+		Elapsed:       sum.Elapsed.Seconds(),
+		Interrupted:   sum.Interrupted,
+		Lease:         res.Lease,
+		Resource:      res.Resource,
+		Check:         res,
 	}
 	if err := report.WriteResults(cfg.Dir, r); err != nil {
 		return r, err

@@ -45,6 +45,8 @@ var clockKind = register(Kind{
 	Summary: "jump the wall clock of some nodes 1.5–3 TTLs forward (or back), or strobe it",
 	Refuse: func(s Setup) string {
 		switch {
+		case !s.ClockShim && s.Backend == cluster.BackendDocker:
+			return "clock: the image carries no clock shim (label " + cluster.LabelClockShim + "; make redis-image builds one that does)"
 		case !s.ClockShim:
 			return "clock: nodes were not started with the clock shim"
 		case s.TTL <= 0:

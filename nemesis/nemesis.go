@@ -26,8 +26,14 @@ type Setup struct {
 	Groups int
 	// TTL is the lock's time to live.
 	TTL time.Duration
-	// Backend is "process" (the only one so far).
+	// Backend runs the nodes: "process" (redis-server processes),
+	// "docker" (containers) or "external" (nodes someone else runs, which
+	// no process or clock fault can reach; see refuseBackend).
 	Backend string
+	// Toxiproxy is set when the external backend reaches its nodes through
+	// a toxiproxy server, so network faults can act on them. The process
+	// and docker backends always run their own proxies.
+	Toxiproxy bool
 	// Topology is "masters" (independent nodes) or "failover" (a primary,
 	// a replica and sentinels).
 	Topology string
@@ -149,10 +155,12 @@ func Check(names []string, s Setup) ([]Kind, error) {
 		if err != nil {
 			return nil, err
 		}
-		if k.Refuse != nil {
-			if why := k.Refuse(s); why != "" {
-				return nil, fmt.Errorf("nemesis: %s refused: %s", n, why)
-			}
+		why := refuseBackend(n, s)
+		if why == "" && k.Refuse != nil {
+			why = k.Refuse(s)
+		}
+		if why != "" {
+			return nil, fmt.Errorf("nemesis: %s refused: %s", n, why)
 		}
 		ks = append(ks, k)
 	}

@@ -28,6 +28,9 @@ type Results struct {
 	Seed int64 `json:"seed"`
 	// RedisVersion is the version the nodes reported.
 	RedisVersion string `json:"redis_version,omitempty"`
+	// RedisVersions is the version each node reported, in node order:
+	// they may differ on the external backend.
+	RedisVersions []string `json:"redis_versions,omitempty"`
 	// Versions of the tool and of the modules that matter to a verdict.
 	Versions map[string]string `json:"versions"`
 	// Elapsed is the wall time the clients ran, in seconds.

@@ -23,7 +23,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var cfg harness.Config
 	fs.StringVar(&cfg.Lock, "lock", "setnx", "lock under test: "+strings.Join(locks.Names(), ", "))
-	fs.IntVar(&cfg.Nodes, "nodes", 0, "Redis nodes (default 5 for redlock locks, 1 otherwise)")
+	addBackendFlags(fs, &cfg) // --backend, --image, --toxiproxy, --password, --nodes
 	fs.IntVar(&cfg.Clients, "clients", 10, "concurrent clients")
 	fs.IntVar(&cfg.Keys, "keys", 2, "lock keys the clients contend for")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long clients run")
@@ -75,7 +75,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fmt.Fprintf(stderr, "run %s: %s, %d clients, %d keys, %s, seed %d, %s → %s\n", id, cfg.Lock, cfg.Clients, cfg.Keys, cfg.Duration, cfg.Seed, faults, dir)
 
 	prog := newProgress(stderr)
-	r, err := matrix.RunOne(ctx, cfg, id, "torture run "+strings.Join(args, " "), *timeout, harness.WithProgress(time.Second, prog.update))
+	r, err := matrix.RunOne(ctx, cfg, id, "torture run "+strings.Join(redactArgs(args), " "), *timeout, harness.WithProgress(time.Second, prog.update))
 	prog.done()
 	if r.RunID == "" {
 		return err

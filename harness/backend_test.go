@@ -1,0 +1,261 @@
+package harness_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/rs/zerolog"
+
+	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/harness"
+	"github.com/locktorture/locktorture/history"
+)
+
+func TestBackendConfigErrors(t *testing.T) {
+	ext := []string{"10.0.0.1:6379", "10.0.0.2:6379", "10.0.0.3:6379"}
+	for _, tc := range []struct {
+		name string
+		cfg  harness.Config
+		want string
+	}{
+		{"unknown", harness.Config{Lock: "setnx", Backend: "vm"}, "unknown backend"},
+		{"image elsewhere", harness.Config{Lock: "setnx", Image: "redis:7"}, "for the docker backend"},
+		{"external elsewhere", harness.Config{Lock: "setnx", Backend: "docker", External: ext[:1]}, "for the external backend"},
+		{"no external nodes", harness.Config{Lock: "redlock", Backend: "external"}, "needs its nodes"},
+		{"count mismatch", harness.Config{Lock: "redlock", Backend: "external", External: ext, Nodes: 5}, "3 external addresses"},
+		{"external persistence", harness.Config{Lock: "redlock", Backend: "external", External: ext, Persistence: true}, "persistence is set by whoever"},
+		{"docker failover", harness.Config{Lock: "setnx", Backend: "docker", Topology: "failover"}, "process backend only"},
+		{"external failover", harness.Config{Lock: "setnx", Backend: "external", External: ext[:2], Topology: "failover"}, "process backend only"},
+		{"external kill", harness.Config{Lock: "redlock", Backend: "external", External: ext, Nemesis: []string{"kill"}}, "kill refused: the external backend does not run the nodes"},
+		{"external pause", harness.Config{Lock: "redlock", Backend: "external", External: ext, Nemesis: []string{"pause"}}, "pause refused"},
+		{"external clock", harness.Config{Lock: "redlock", Backend: "external", External: ext, Nemesis: []string{"clock"}}, "cannot shift their clocks"},
+		{"external partition, no toxiproxy", harness.Config{Lock: "redlock", Backend: "external", External: ext, Nemesis: []string{"partition"}}, "give --toxiproxy"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.Dir = "x"
+			_, err := tc.cfg.WithDefaults()
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("err = %v, want one line containing %q", err, tc.want)
+			}
+		})
+	}
+	cfg, err := harness.Config{Lock: "redlock", Backend: "external", External: ext, Toxiproxy: "http://10.0.0.9:8474",
+		Nemesis: []string{"partition", "latency", "client-pause"}, Dir: "x"}.WithDefaults()
+	if err != nil || cfg.Nodes != 3 {
+		t.Errorf("external with toxiproxy: nodes %d, %v; want 3 nodes and network faults accepted", cfg.Nodes, err)
+	}
+	if cfg, err := (harness.Config{Lock: "setnx", Dir: "x"}).WithDefaults(); err != nil || cfg.Backend != "process" {
+		t.Errorf("default backend %q, %v; want process", cfg.Backend, err)
+	}
+}
+
+// TestExternalRun drives Redis nodes and a toxiproxy server that the test
+// starts as if they ran on another machine: the run reaches the nodes
+// only through proxies it creates on that server, cuts and slows them
+// there, records the nodes' versions, and deletes its proxies at the end.
+func TestExternalRun(t *testing.T) {
+	remote, err := cluster.Start(t.Context(), 3, cluster.WithDir(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { remote.Close() })
+	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+	ts := httptest.NewServer(srv.Routes())
+	t.Cleanup(ts.Close)
+	var addrs []string
+	for _, n := range remote.Nodes() {
+		addrs = append(addrs, n.DirectAddr())
+	}
+
+	sum, evs, _, err := run(t, context.Background(), harness.Config{
+		Lock: "redlock", Backend: "external", External: addrs, Toxiproxy: ts.URL, Password: remote.Password(),
+		Clients: 4, Duration: 4 * time.Second, TTL: 500 * time.Millisecond, Seed: 7,
+		Nemesis: []string{"partition", "latency"}, NemesisInterval: 500 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Config.Backend != "external" || !slices.Equal(sum.NodeVersions, remote.Versions()) {
+		t.Errorf("summary: backend %q, node versions %q; want external and %q", sum.Config.Backend, sum.NodeVersions, remote.Versions())
+	}
+	starts, stops := faultEvents(evs)
+	if starts == 0 || starts != stops || sum.Faults != starts {
+		t.Errorf("%d fault starts, %d stops, %d scheduled", starts, stops, sum.Faults)
+	}
+	var acquired int
+	for _, e := range evs {
+		if e.F == history.Acquire && e.Type == history.Ok {
+			acquired++
+		}
+	}
+	if acquired == 0 {
+		t.Error("no lock acquired through the remote proxies")
+	}
+	if n := len(srv.Collection.Proxies()); n != 0 {
+		t.Errorf("%d proxies left on the toxiproxy server", n)
+	}
+	for _, n := range remote.Nodes() {
+		if err := n.Ping(t.Context()); err != nil {
+			t.Errorf("external %s after the run: %v", n.Name(), err)
+		}
+	}
+}
+
+var (
+	imageOnce sync.Once
+	imageErr  error
+)
+
+// dockerImage builds cluster.DefaultImage from this host's files once per
+// test binary. It skips the test, saying why, only when no Docker engine
+// answers; a failed build fails it.
+func dockerImage(tb testing.TB) string {
+	tb.Helper()
+	if err := cluster.DockerPing(tb.Context()); err != nil {
+		if errors.Is(err, cluster.ErrNoDocker) {
+			tb.Skipf("docker backend not tested: %v", err)
+		}
+		tb.Fatal(err)
+	}
+	imageOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		imageErr = cluster.BuildImage(ctx, cluster.DefaultImage)
+	})
+	if imageErr != nil {
+		tb.Fatalf("make redis-image: %v", imageErr)
+	}
+	return cluster.DefaultImage
+}
+
+// myContainers lists the containers this test process made that are left.
+func myContainers(tb testing.TB) []string {
+	tb.Helper()
+	cs, err := cluster.Containers(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var names []string
+	for _, c := range cs {
+		if c.Mine {
+			names = append(names, c.Name+" ("+c.State+")")
+		}
+	}
+	return names
+}
+
+// TestDockerRun: the run of the issue, torture run --backend docker --lock
+// redlock --nodes 5 --nemesis kill,pause, shortened; it leaves no
+// container behind.
+func TestDockerRun(t *testing.T) {
+	image := dockerImage(t)
+	sum, evs, _, err := run(t, context.Background(), harness.Config{
+		Lock: "redlock", Backend: "docker", Image: image, Nodes: 5, Clients: 5, Duration: 5 * time.Second,
+		TTL: 500 * time.Millisecond, Seed: 2, Nemesis: []string{"kill", "pause"}, NemesisInterval: 600 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Config.Backend != "docker" || len(sum.NodeVersions) != 5 || sum.NodeVersions[0] == "" {
+		t.Errorf("summary: backend %q, node versions %q", sum.Config.Backend, sum.NodeVersions)
+	}
+	starts, stops := faultEvents(evs)
+	if starts == 0 || starts != stops {
+		t.Errorf("%d fault starts and %d stops", starts, stops)
+	}
+	if left := myContainers(t); len(left) > 0 {
+		t.Errorf("containers left after the run: %v", left)
+	}
+}
+
+// TestDockerRunInterrupted: Ctrl-C (a cancelled context, as main's
+// signal.NotifyContext gives) in the middle of a docker run with faults
+// leaves no container behind once Run returns.
+func TestDockerRunInterrupted(t *testing.T) {
+	image := dockerImage(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg := harness.Config{
+		Lock: "redlock", Backend: "docker", Image: image, Nodes: 5, Duration: time.Minute, TTL: 500 * time.Millisecond,
+		Seed: 3, Nemesis: []string{"kill", "pause"}, NemesisInterval: 300 * time.Millisecond,
+		Dir: filepath.Join(t.TempDir(), "run"),
+	}
+	done := make(chan struct{})
+	var (
+		sum harness.Summary
+		err error
+	)
+	go func() {
+		defer close(done)
+		sum, err = harness.Run(ctx, cfg)
+	}()
+	// Interrupt once a fault has started, so one is active or healing.
+	hist := filepath.Join(cfg.Dir, "history.jsonl")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if evs, rerr := history.ReadFile(hist); rerr == nil {
+			if starts, _ := faultEvents(evs); starts > 0 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			<-done
+			t.Fatalf("no fault within 30s (run error %v)", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if !errors.Is(err, context.Canceled) || !sum.Interrupted {
+		t.Errorf("err = %v, interrupted = %v; want context.Canceled and true", err, sum.Interrupted)
+	}
+	if left := myContainers(t); len(left) > 0 {
+		t.Errorf("containers left after an interrupted run: %v", left)
+	}
+}
+
+// TestDockerClockRefusedWithoutShim: the clock kind needs the shim in the
+// image; an image without it is refused in one line before any container
+// starts.
+func TestDockerClockRefusedWithoutShim(t *testing.T) {
+	image := dockerImage(t)
+	tag := "locktorture/redis:harness-noshim"
+	dir := t.TempDir()
+	df := fmt.Sprintf("FROM %s\nLABEL %s=\n", image, cluster.LabelClockShim)
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(df), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.CommandContext(t.Context(), "docker", "build", "-q", "-t", tag, dir).CombinedOutput(); err != nil {
+		t.Fatalf("docker build: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("docker", "rmi", tag).Run() })
+	_, err := harness.Run(t.Context(), harness.Config{
+		Lock: "redlock", Backend: "docker", Image: tag, Nodes: 3,
+		Nemesis: []string{"clock"}, Dir: filepath.Join(t.TempDir(), "run"),
+	})
+	if err == nil || !strings.Contains(err.Error(), "clock refused: clock: the image carries no clock shim") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("clock on an image without the shim: %v; want a one-line refusal", err)
+	}
+	if left := myContainers(t); len(left) > 0 {
+		t.Errorf("containers left: %v", left)
+	}
+	_, err = harness.Run(t.Context(), harness.Config{
+		Lock: "redlock", Backend: "docker", Image: "locktorture/no-such-image:never", Nodes: 3,
+		Dir: filepath.Join(t.TempDir(), "run"),
+	})
+	if err == nil || !strings.Contains(err.Error(), "not found in the Docker engine") {
+		t.Errorf("a missing image: %v", err)
+	}
+}
