@@ -39,8 +39,8 @@
 // asynchronous replica and three Redis Sentinels, with two proxies per
 // node, one for clients and one for the replica and the sentinels, so a
 // fault can isolate the primary from its replica and the sentinels while
-// clients still write to it (see Failover). It runs on the process backend
-// only.
+// clients still write to it (see Failover); StartDockerFailover runs it
+// in containers on a private Docker network.
 //
 // It imports go-redis (to wait for PING), toxiproxy (server and client)
 // and testcontainers-go with the Docker client, nothing of this module.

@@ -70,6 +70,12 @@ var loopbackAddr = netip.MustParseAddr(loopback)
 // this process has died without closing (see RemoveStaleContainers). Every
 // container carries LabelRun, LabelOwner and LabelNode.
 func StartDocker(ctx context.Context, n int, image string, opts ...Option) (*Cluster, error) {
+	return startDocker(ctx, n, image, false, opts)
+}
+
+// startDocker is StartDocker; with private, every container joins a
+// Docker network of its own (see StartDockerFailover).
+func startDocker(ctx context.Context, n int, image string, private bool, opts []Option) (*Cluster, error) {
 	o, err := newOptions(n, opts)
 	if err != nil {
 		return nil, err
@@ -94,9 +100,14 @@ func StartDocker(ctx context.Context, n int, image string, opts ...Option) (*Clu
 	if _, err := RemoveStaleContainers(ctx); err != nil {
 		return nil, errors.Join(err, b.close(ctx))
 	}
+	if private {
+		if err := b.createNetwork(ctx); err != nil {
+			return nil, errors.Join(err, b.close(context.WithoutCancel(ctx)))
+		}
+	}
 	c, err := newCluster(BackendDocker, o, n)
 	if err != nil {
-		return nil, errors.Join(err, b.close(ctx))
+		return nil, errors.Join(err, b.close(context.WithoutCancel(ctx)))
 	}
 	c.docker = b
 	if o.clockShim {
@@ -179,7 +190,10 @@ type dockerBackend struct {
 	cli    *testcontainers.DockerClient
 	image  string
 	run    string            // LabelRun of this cluster's containers
-	labels map[string]string // on every container, LabelNode aside
+	labels map[string]string // on every container (LabelNode aside) and network
+
+	network string // of the cluster's own network; "" on the default one
+	gateway string // the host's address on that network
 }
 
 func newDockerBackend(ctx context.Context, image string) (*dockerBackend, error) {
@@ -213,11 +227,146 @@ func (b *dockerBackend) imageClockShim(ctx context.Context) (string, error) {
 	return img.Config.Labels[LabelClockShim], nil
 }
 
+// createNetwork creates the cluster's own bridge network, named after
+// the run and labelled as its containers are, and finds the host's
+// address on it.
+func (b *dockerBackend) createNetwork(ctx context.Context) error {
+	name := "locktorture-" + b.run
+	res, err := b.cli.NetworkCreate(ctx, name, client.NetworkCreateOptions{Driver: "bridge", Labels: b.labels})
+	if err != nil {
+		return fmt.Errorf("cluster: docker network create %s: %w", name, err)
+	}
+	b.network = name
+	nw, err := b.cli.NetworkInspect(ctx, res.ID, client.NetworkInspectOptions{})
+	if err != nil {
+		return fmt.Errorf("cluster: docker network inspect %s: %w", name, err)
+	}
+	for _, c := range nw.Network.IPAM.Config {
+		if c.Gateway.Is4() {
+			b.gateway = c.Gateway.String()
+			return nil
+		}
+	}
+	return fmt.Errorf("cluster: docker network %s has no IPv4 gateway", name)
+}
+
 // close removes every container of the cluster that is left (none, once
-// every node has been released) and closes the client.
+// every node has been released), then its network, and closes the client.
 func (b *dockerBackend) close(ctx context.Context) error {
 	_, err := removeContainers(ctx, b.cli, func(s container.Summary) bool { return s.Labels[LabelRun] == b.run })
+	if b.network != "" {
+		if _, nerr := b.cli.NetworkRemove(ctx, b.network, client.NetworkRemoveOptions{}); nerr != nil && !cerrdefs.IsNotFound(nerr) {
+			err = errors.Join(err, fmt.Errorf("cluster: docker network rm %s: %w", b.network, nerr))
+		}
+	}
 	return errors.Join(err, b.cli.Close())
+}
+
+// containerSpec is one container to start.
+type containerSpec struct {
+	name     string // LabelNode, and the end of the container's name
+	cmd      []string
+	env      []string // KEY=value
+	dir      string   // bind-mounted as /data
+	port     int      // inside, published on 127.0.0.1:hostPort
+	hostPort int
+}
+
+// containerName returns the name of the cluster's container called name.
+func (b *dockerBackend) containerName(name string) string {
+	return fmt.Sprintf("locktorture-%s-%s", b.run, name)
+}
+
+// startContainer creates and starts a container with testcontainers-go,
+// running as this process's user and group. It returns the container's
+// id, also when the start failed after the container was made (then
+// the caller removes it), and errPortTaken (wrapped) when the engine
+// found the host port taken.
+func (b *dockerBackend) startContainer(ctx context.Context, spec containerSpec) (string, error) {
+	dir, err := filepath.Abs(spec.dir)
+	if err != nil {
+		return "", fmt.Errorf("cluster: %w", err)
+	}
+	env := map[string]string{}
+	for _, kv := range spec.env {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	labels := map[string]string{LabelNode: spec.name}
+	for k, v := range b.labels {
+		labels[k] = v
+	}
+	cp := network.MustParsePort(fmt.Sprintf("%d/tcp", spec.port))
+	req := testcontainers.GenericContainerRequest{
+		ContainerRequest: testcontainers.ContainerRequest{
+			Image:  b.image,
+			Name:   b.containerName(spec.name),
+			Cmd:    spec.cmd,
+			Env:    env,
+			Labels: labels,
+			// Only this port, bound below; testcontainers would otherwise
+			// publish every port the image exposes, on every interface.
+			ExposedPorts: []string{cp.String()},
+			ConfigModifier: func(c *container.Config) {
+				c.User = fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
+			},
+			HostConfigModifier: func(hc *container.HostConfig) {
+				hc.PortBindings = network.PortMap{cp: {{HostIP: loopbackAddr, HostPort: strconv.Itoa(spec.hostPort)}}}
+				hc.Binds = []string{dir + ":" + imageData}
+				if b.network != "" {
+					hc.NetworkMode = container.NetworkMode(b.network)
+				}
+			},
+		},
+		Started: true,
+		Logger:  tclog.NewNoopLogger(),
+	}
+	if b.network != "" {
+		req.Networks = []string{b.network}
+	}
+	var id string
+	ctr, err := testcontainers.GenericContainer(ctx, req)
+	if dc, ok := ctr.(*testcontainers.DockerContainer); ok && dc != nil {
+		id = dc.GetContainerID()
+	}
+	if err != nil {
+		if s := err.Error(); strings.Contains(s, "port is already allocated") || strings.Contains(s, "address already in use") {
+			return id, fmt.Errorf("%w: %v", errPortTaken, err)
+		}
+		return id, fmt.Errorf("cluster: docker: start %s: %w", spec.name, err)
+	}
+	return id, nil
+}
+
+// remove force-removes the container id (running, paused or not); a
+// container already gone is no error.
+func (b *dockerBackend) remove(ctx context.Context, id string) error {
+	_, err := b.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	if err != nil && !cerrdefs.IsNotFound(err) {
+		return err
+	}
+	return nil
+}
+
+// watch returns the run of the container id, just started, with a
+// goroutine that closes its done channel once the container stops
+// running.
+func (b *dockerBackend) watch(id string) *containerRun {
+	cr := &containerRun{b: b, id: id, exit: make(chan struct{})}
+	wctx, cancel := context.WithCancel(context.Background())
+	cr.cancel = cancel
+	go func() {
+		defer close(cr.exit)
+		defer cancel()
+		res := b.cli.ContainerWait(wctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+		select {
+		case w := <-res.Result:
+			cr.code = w.StatusCode
+		case err := <-res.Error:
+			cr.waitErr = err
+		}
+	}()
+	return cr
 }
 
 // containerRunner runs a node's redis-server in a container, created by
@@ -233,10 +382,6 @@ var _ runner = (*containerRunner)(nil)
 
 func (r *containerRunner) addr() string { return net.JoinHostPort(loopback, strconv.Itoa(r.port)) }
 
-func (r *containerRunner) containerName() string {
-	return fmt.Sprintf("locktorture-%s-%s", r.b.run, r.n.name)
-}
-
 // start creates and starts a container on a new free port (fresh), or
 // starts the node's container again.
 func (r *containerRunner) start(ctx context.Context, fresh bool) (run, error) {
@@ -244,7 +389,7 @@ func (r *containerRunner) start(ctx context.Context, fresh bool) (run, error) {
 		if _, err := r.b.cli.ContainerStart(ctx, r.id, client.ContainerStartOptions{}); err != nil {
 			return nil, fmt.Errorf("cluster: docker start %s: %w", r.n.name, err)
 		}
-		return r.watch(), nil
+		return r.b.watch(r.id), nil
 	}
 	if err := r.release(ctx); err != nil {
 		return nil, err
@@ -254,74 +399,20 @@ func (r *containerRunner) start(ctx context.Context, fresh bool) (run, error) {
 		return nil, err
 	}
 	r.port = port
-	dir, err := filepath.Abs(r.n.dir)
-	if err != nil {
-		return nil, fmt.Errorf("cluster: %w", err)
-	}
 	n := r.n
-	env := map[string]string{}
-	for _, kv := range n.clockEnv(n.c.opts.env, imageData) {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
-	labels := map[string]string{LabelNode: n.name}
-	for k, v := range r.b.labels {
-		labels[k] = v
-	}
-	rp := network.MustParsePort(fmt.Sprintf("%d/tcp", redisPort))
-	req := testcontainers.GenericContainerRequest{
-		ContainerRequest: testcontainers.ContainerRequest{
-			Image:  r.b.image,
-			Name:   r.containerName(),
-			Cmd:    n.redisArgs(redisPort, "0.0.0.0", imageData, imageData+"/redis.log"),
-			Env:    env,
-			Labels: labels,
-			ConfigModifier: func(c *container.Config) {
-				c.User = fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
-				c.ExposedPorts = network.PortSet{rp: {}}
-			},
-			HostConfigModifier: func(hc *container.HostConfig) {
-				hc.PortBindings = network.PortMap{rp: {{HostIP: loopbackAddr, HostPort: strconv.Itoa(port)}}}
-				hc.Binds = []string{dir + ":" + imageData}
-			},
-		},
-		Started: true,
-		Logger:  tclog.NewNoopLogger(),
-	}
-	ctr, err := testcontainers.GenericContainer(ctx, req)
-	if ctr != nil {
-		if dc, ok := ctr.(*testcontainers.DockerContainer); ok {
-			r.id = dc.GetContainerID()
-		}
-	}
+	id, err := r.b.startContainer(ctx, containerSpec{
+		name:     n.name,
+		cmd:      n.redisArgs(redisPort, "0.0.0.0", imageData, imageData+"/redis.log"),
+		env:      n.clockEnv(n.c.opts.env, imageData),
+		dir:      n.dir,
+		port:     redisPort,
+		hostPort: port,
+	})
+	r.id = id
 	if err != nil {
-		rerr := r.release(context.WithoutCancel(ctx))
-		if s := err.Error(); strings.Contains(s, "port is already allocated") || strings.Contains(s, "address already in use") {
-			return nil, errors.Join(fmt.Errorf("%w: %v", errPortTaken, err), rerr)
-		}
-		return nil, errors.Join(fmt.Errorf("cluster: docker: start %s: %w", n.name, err), rerr)
+		return nil, errors.Join(err, r.release(context.WithoutCancel(ctx)))
 	}
-	return r.watch(), nil
-}
-
-// watch returns the run of the container just started, with a goroutine
-// that closes its done channel once the container stops running.
-func (r *containerRunner) watch() *containerRun {
-	cr := &containerRun{cli: r.b.cli, id: r.id, exit: make(chan struct{})}
-	wctx, cancel := context.WithCancel(context.Background())
-	cr.cancel = cancel
-	go func() {
-		defer close(cr.exit)
-		defer cancel()
-		res := r.b.cli.ContainerWait(wctx, cr.id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
-		select {
-		case w := <-res.Result:
-			cr.code = w.StatusCode
-		case err := <-res.Error:
-			cr.waitErr = err
-		}
-	}()
-	return cr
+	return r.b.watch(id), nil
 }
 
 // release removes the node's container, if any.
@@ -329,9 +420,8 @@ func (r *containerRunner) release(ctx context.Context) error {
 	if r.id == "" {
 		return nil
 	}
-	_, err := r.b.cli.ContainerRemove(ctx, r.id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-	if err != nil && !cerrdefs.IsNotFound(err) {
-		return fmt.Errorf("cluster: docker rm %s: %w", r.containerName(), err)
+	if err := r.b.remove(ctx, r.id); err != nil {
+		return fmt.Errorf("cluster: docker rm %s: %w", r.b.containerName(r.n.name), err)
 	}
 	r.id = ""
 	return nil
@@ -339,7 +429,7 @@ func (r *containerRunner) release(ctx context.Context) error {
 
 // containerRun is one start of a node's container.
 type containerRun struct {
-	cli    *testcontainers.DockerClient
+	b      *dockerBackend
 	id     string
 	exit   chan struct{} // closed once the container has stopped running
 	cancel context.CancelFunc
@@ -353,7 +443,7 @@ var _ run = (*containerRun)(nil)
 func (c *containerRun) done() <-chan struct{} { return c.exit }
 
 func (c *containerRun) kill(ctx context.Context) error {
-	_, err := c.cli.ContainerKill(ctx, c.id, client.ContainerKillOptions{Signal: "KILL"})
+	_, err := c.b.cli.ContainerKill(ctx, c.id, client.ContainerKillOptions{Signal: "KILL"})
 	if err != nil && !notRunning(err) {
 		return err
 	}
@@ -361,7 +451,7 @@ func (c *containerRun) kill(ctx context.Context) error {
 }
 
 func (c *containerRun) pause(ctx context.Context) error {
-	_, err := c.cli.ContainerPause(ctx, c.id, client.ContainerPauseOptions{})
+	_, err := c.b.cli.ContainerPause(ctx, c.id, client.ContainerPauseOptions{})
 	if notRunning(err) {
 		return ErrNotRunning
 	}
@@ -369,7 +459,7 @@ func (c *containerRun) pause(ctx context.Context) error {
 }
 
 func (c *containerRun) resume(ctx context.Context) error {
-	_, err := c.cli.ContainerUnpause(ctx, c.id, client.ContainerUnpauseOptions{})
+	_, err := c.b.cli.ContainerUnpause(ctx, c.id, client.ContainerUnpauseOptions{})
 	if notRunning(err) {
 		return ErrNotRunning
 	}
@@ -379,8 +469,7 @@ func (c *containerRun) resume(ctx context.Context) error {
 // stop removes the container at once (forced, paused or not): its data
 // is of no use after Close.
 func (c *containerRun) stop(ctx context.Context, _ time.Duration, _ bool) error {
-	_, err := c.cli.ContainerRemove(ctx, c.id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-	if err != nil && !cerrdefs.IsNotFound(err) {
+	if err := c.b.remove(ctx, c.id); err != nil {
 		return err
 	}
 	return c.wait(ctx)
@@ -405,7 +494,7 @@ func (c *containerRun) status() string {
 	s := fmt.Sprintf("exit code %d", c.code)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	logs, err := c.cli.ContainerLogs(ctx, c.id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Tail: strconv.Itoa(tailLines)})
+	logs, err := c.b.cli.ContainerLogs(ctx, c.id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Tail: strconv.Itoa(tailLines)})
 	if err != nil {
 		return s
 	}
@@ -463,9 +552,9 @@ func Containers(ctx context.Context) ([]Container, error) {
 	return cs, nil
 }
 
-// RemoveStaleContainers removes the containers of the docker backend left
-// behind by a process that died without closing its cluster, and returns
-// their names. A container is stale when its LabelOwner names this host
+// RemoveStaleContainers removes the containers (and then the networks) of
+// the docker backend left behind by a process that died without closing
+// its cluster, and returns their names. A container is stale when its LabelOwner names this host
 // and PID namespace and a PID that is not running, or that a process
 // started at another time now has. Containers of live processes, of other
 // hosts or PID namespaces, or without the label are left alone.
@@ -476,7 +565,27 @@ func RemoveStaleContainers(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	defer cli.Close()
-	return removeContainers(ctx, cli, func(s container.Summary) bool { return ownerDead(s.Labels[LabelOwner]) })
+	names, err := removeContainers(ctx, cli, func(s container.Summary) bool { return ownerDead(s.Labels[LabelOwner]) })
+	if err != nil {
+		return names, err
+	}
+	// Then the networks of those runs, which nothing uses any more.
+	res, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: make(client.Filters).Add("label", LabelRun)})
+	if err != nil {
+		return names, fmt.Errorf("cluster: docker: list networks: %w", err)
+	}
+	var errs []error
+	for _, nw := range res.Items {
+		if !ownerDead(nw.Labels[LabelOwner]) {
+			continue
+		}
+		if _, err := cli.NetworkRemove(ctx, nw.ID, client.NetworkRemoveOptions{}); err != nil && !cerrdefs.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("cluster: docker network rm %s: %w", nw.Name, err))
+			continue
+		}
+		names = append(names, nw.Name)
+	}
+	return names, errors.Join(errs...)
 }
 
 func listContainers(ctx context.Context, cli *testcontainers.DockerClient) ([]container.Summary, error) {

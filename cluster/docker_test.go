@@ -319,6 +319,16 @@ func TestRemoveStaleContainers(t *testing.T) {
 			cli.ContainerRemove(context.Background(), res.ID, client.ContainerRemoveOptions{Force: true})
 		})
 	}
+	for _, nw := range []struct{ name, owner string }{
+		{"locktorture-" + run + "-net-dead", owner(me[0], fmt.Sprint(dead.Process.Pid), "1")},
+		{"locktorture-" + run + "-net-alive", ownerLabel()},
+	} {
+		if _, err := cli.NetworkCreate(ctx, nw.name, client.NetworkCreateOptions{Driver: "bridge",
+			Labels: map[string]string{LabelRun: run, LabelOwner: nw.owner}}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cli.NetworkRemove(context.Background(), nw.name, client.NetworkRemoveOptions{}) })
+	}
 	removed, err := RemoveStaleContainers(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -330,11 +340,81 @@ func TestRemoveStaleContainers(t *testing.T) {
 		}
 	}
 	slices.Sort(got)
-	want := []string{"locktorture-" + run + "-dead", "locktorture-" + run + "-reused"}
+	want := []string{"locktorture-" + run + "-dead", "locktorture-" + run + "-net-dead", "locktorture-" + run + "-reused"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("removed %v, want %v", got, want)
 	}
 	if left := runContainers(t, run); len(left) != 3 {
 		t.Errorf("left %v, want alive, elsewhere and garbled", left)
+	}
+}
+
+// TestDockerFailover: the failover topology in containers on a private
+// network, the sentinels in containers too: healthy, a write replicates,
+// cutting the primary's internal path promotes the replica, the heal
+// brings the old primary back as a replica; Close leaves no container
+// and no network.
+func TestDockerFailover(t *testing.T) {
+	image := dockerImage(t)
+	start := time.Now()
+	f, err := StartDockerFailover(context.Background(), image, WithDir(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	t.Logf("healthy after %v", time.Since(start))
+	ctx := t.Context()
+	b := f.Cluster().docker
+	if b == nil || b.network == "" || b.gateway == "" {
+		t.Fatalf("no private network: %+v", b)
+	}
+	if n := len(runContainers(t, b.run)); n != 5 {
+		t.Errorf("%d containers, want 2 nodes and 3 sentinels", n)
+	}
+	n1, n2 := f.Nodes()[0], f.Nodes()[1]
+	for _, n := range f.Nodes() {
+		if host, _, _ := strings.Cut(f.InternalAddr(n), ":"); host != b.gateway {
+			t.Errorf("%s: internal address %s, want one on the network's gateway %s", n.Name(), f.InternalAddr(n), b.gateway)
+		}
+	}
+	rc := newClient(n1.Addr(), f.Password())
+	t.Cleanup(func() { rc.Close() })
+	if err := rc.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the write to reach the replica", func() bool {
+		v, err := n2.Client().Get(ctx, "k").Result()
+		return err == nil && v == "v"
+	})
+
+	px := f.InternalProxy(n1)
+	px.Stop()
+	start = time.Now()
+	eventuallyWithin(t, 20*time.Second, "the sentinels to promote n2", func() bool {
+		p, err := f.Primary(ctx)
+		return err == nil && p == n2
+	})
+	t.Logf("n2 promoted %v after the cut", time.Since(start))
+	if err := px.Start(); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	p, err := f.WaitHealthy(waitCtx(t, 25*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("healthy %v after the heal", time.Since(start))
+	if p != n2 {
+		t.Errorf("primary after the heal: %s, want n2", p.Name())
+	}
+
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left := runContainers(t, b.run); len(left) > 0 {
+		t.Errorf("containers left after Close: %v", left)
+	}
+	if out, err := exec.Command("docker", "network", "ls", "-q", "--filter", "name="+b.network).Output(); err != nil || len(out) > 0 {
+		t.Errorf("network %s after Close: %q, %v", b.network, out, err)
 	}
 }

@@ -82,8 +82,9 @@ var sentinelTimings = []any{"info-period", 1000, "publish-period", 500, "ask-per
 // promote the replica, and clients keep writing to the old primary until
 // they learn of the switch; those writes are never replicated. That is the
 // failover scenario of the literature, driven by nemesis kind "failover".
-// The sentinels listen on 127.0.0.1 directly, with no proxy: faults do not
-// cut them, and clients always reach them.
+// The sentinels listen on 127.0.0.1 directly (published there, in
+// Docker), with no proxy: faults do not cut them, and clients always
+// reach them.
 //
 // # Timings and restarts
 //
@@ -111,15 +112,15 @@ type Failover struct {
 	closeErr  error
 }
 
-// sentinel is one Redis Sentinel process.
+// sentinel is one Redis Sentinel, a process or a container.
 type sentinel struct {
 	name   string // "s1", ...
 	dir    string
-	port   int // fixed once StartFailover returns
+	port   int // on 127.0.0.1; fixed once StartFailover returns
 	client *redis.SentinelClient
 
-	mu   sync.Mutex
-	proc *process // nil once stopped
+	mu  sync.Mutex
+	cur run // nil once stopped
 }
 
 func (s *sentinel) addr() string { return net.JoinHostPort(loopback, strconv.Itoa(s.port)) }
@@ -136,6 +137,29 @@ func StartFailover(ctx context.Context, opts ...Option) (*Failover, error) {
 	if err != nil {
 		return nil, err
 	}
+	return startFailover(ctx, c)
+}
+
+// StartDockerFailover is StartFailover on the docker backend, on a private
+// Docker network of the cluster's own: the data nodes are containers as by
+// StartDocker(ctx, 2, image, opts...), and so are the three sentinels,
+// each publishing its port on 127.0.0.1. The internal proxies, in this
+// process, listen on the host's address on that network, which the
+// replica and the sentinels dial (and which every node announces as
+// replica-announce-ip); the sentinels reach each other directly on the
+// network. Close removes the containers and the network. The Docker
+// engine must run on this host (Linux), so that its containers can reach
+// the host's address on the network.
+func StartDockerFailover(ctx context.Context, image string, opts ...Option) (*Failover, error) {
+	c, err := startDocker(ctx, 2, image, true, opts)
+	if err != nil {
+		return nil, err
+	}
+	return startFailover(ctx, c)
+}
+
+// startFailover makes the two nodes of c a failover topology.
+func startFailover(ctx context.Context, c *Cluster) (*Failover, error) {
 	f := &Failover{c: c, closing: make(chan struct{})}
 	if err := f.start(ctx); err != nil {
 		return nil, errors.Join(err, f.Close())
@@ -150,10 +174,19 @@ func StartFailover(ctx context.Context, opts ...Option) (*Failover, error) {
 	return f, nil
 }
 
+// host returns where the internal proxies listen: 127.0.0.1, or the
+// host's address on the private Docker network.
+func (f *Failover) host() string {
+	if f.c.docker != nil {
+		return f.c.docker.gateway
+	}
+	return loopback
+}
+
 func (f *Failover) start(ctx context.Context) error {
 	for _, n := range f.c.nodes {
 		name := n.name + internalSuffix
-		px := toxiproxy.NewProxy(f.c.srv, name, loopback+":0", n.DirectAddr())
+		px := toxiproxy.NewProxy(f.c.srv, name, net.JoinHostPort(f.host(), "0"), n.DirectAddr())
 		if err := f.c.srv.Collection.Add(px, true); err != nil {
 			return fmt.Errorf("cluster: proxy %s: %w", name, err)
 		}
@@ -166,6 +199,11 @@ func (f *Failover) start(ctx context.Context) error {
 			"masterauth", f.c.password,
 			"replica-announce-port", port,
 			"repl-diskless-sync-delay", "0", // the default waits 5 s for more replicas before a full sync
+		}
+		if f.c.docker != nil {
+			// The primary would list its replica by the address its
+			// connection came from, not the internal proxy's.
+			set = append(set, "replica-announce-ip", f.host())
 		}
 		var args []string
 		for i := 0; i < len(set); i += 2 {
@@ -191,7 +229,7 @@ func (f *Failover) start(ctx context.Context) error {
 	errs := make([]error, numSentinels)
 	var wg sync.WaitGroup
 	for i, s := range f.sentinels {
-		wg.Go(func() { errs[i] = f.startSentinel(ctx, s, port) })
+		wg.Go(func() { errs[i] = f.startSentinel(ctx, s, host, port) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -211,10 +249,10 @@ func (f *Failover) start(ctx context.Context) error {
 	return nil
 }
 
-// startSentinel starts s monitoring the primary at primaryPort (of its
-// internal proxy), trying a few free ports in case one is taken between
-// finding and binding it, and waits until it answers PING.
-func (f *Failover) startSentinel(ctx context.Context, s *sentinel, primaryPort string) error {
+// startSentinel starts s monitoring the primary at primaryHost:primaryPort
+// (of its internal proxy), trying a few free ports in case one is taken
+// between finding and binding it, and waits until it answers PING.
+func (f *Failover) startSentinel(ctx context.Context, s *sentinel, primaryHost, primaryPort string) error {
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
@@ -223,14 +261,23 @@ func (f *Failover) startSentinel(ctx context.Context, s *sentinel, primaryPort s
 		if s.port, err = freePort(); err != nil {
 			return err
 		}
-		var p *process
-		if p, err = f.spawnSentinel(s, primaryPort); err != nil {
+		var r run
+		if f.c.docker != nil {
+			r, err = f.startSentinelContainer(ctx, s, primaryHost, primaryPort)
+		} else {
+			r, err = f.spawnSentinel(s, primaryHost, primaryPort)
+		}
+		if errors.Is(err, errPortTaken) {
+			continue
+		} else if err != nil {
 			return err
 		}
 		s.mu.Lock()
-		s.proc = p
+		s.cur = r
 		s.mu.Unlock()
-		if err = s.waitReady(ctx, p); !errors.Is(err, errExited) {
+		// A process that exits may have found its port taken; a
+		// container finds that out on start.
+		if err = s.waitReady(ctx, r); f.c.docker != nil || !errors.Is(err, errExited) {
 			break
 		}
 	}
@@ -243,29 +290,33 @@ func (f *Failover) startSentinel(ctx context.Context, s *sentinel, primaryPort s
 	return nil
 }
 
-// spawnSentinel writes s's configuration and starts the sentinel with a
-// goroutine that reaps it.
-func (f *Failover) spawnSentinel(s *sentinel, primaryPort string) (*process, error) {
-	logPath := filepath.Join(s.dir, sentinelLog)
+// sentinelConf returns the configuration of a sentinel listening on
+// bind:port, with its files in dir, monitoring the primary at
+// primaryHost:primaryPort.
+func (f *Failover) sentinelConf(bind string, port int, dir, primaryHost, primaryPort string) string {
 	m := masterName
-	conf := strings.Join([]string{
-		fmt.Sprintf("port %d", s.port),
-		"bind " + loopback,
+	return strings.Join([]string{
+		fmt.Sprintf("port %d", port),
+		"bind " + bind,
 		"protected-mode no",
 		"daemonize no",
-		fmt.Sprintf("dir %q", s.dir),
-		fmt.Sprintf("logfile %q", logPath),
-		fmt.Sprintf("sentinel monitor %s %s %s %d", m, loopback, primaryPort, sentinelQuorum),
+		fmt.Sprintf("dir %q", dir),
+		fmt.Sprintf("logfile %q", dir+"/"+sentinelLog),
+		fmt.Sprintf("sentinel monitor %s %s %s %d", m, primaryHost, primaryPort, sentinelQuorum),
 		fmt.Sprintf("sentinel auth-pass %s %s", m, f.c.password),
 		fmt.Sprintf("sentinel down-after-milliseconds %s %d", m, downAfter),
 		fmt.Sprintf("sentinel failover-timeout %s %d", m, failoverTimeout),
 		fmt.Sprintf("sentinel parallel-syncs %s 1", m),
 	}, "\n") + "\n"
+}
+
+// spawnSentinel writes s's configuration and starts the sentinel process.
+func (f *Failover) spawnSentinel(s *sentinel, primaryHost, primaryPort string) (run, error) {
 	confPath := filepath.Join(s.dir, sentinelConf)
-	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
+	if err := os.WriteFile(confPath, []byte(f.sentinelConf(loopback, s.port, s.dir, primaryHost, primaryPort)), 0o600); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	log, err := os.OpenFile(filepath.Join(s.dir, sentinelLog), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
@@ -280,9 +331,35 @@ func (f *Failover) spawnSentinel(s *sentinel, primaryPort string) (*process, err
 	return newProcess(cmd), nil
 }
 
-// waitReady polls PING on the sentinel until it answers, p exits
+// startSentinelContainer writes s's configuration into its directory,
+// the container's /data, and starts the sentinel container, its port
+// published on 127.0.0.1:s.port.
+func (f *Failover) startSentinelContainer(ctx context.Context, s *sentinel, primaryHost, primaryPort string) (run, error) {
+	const port = 26379
+	conf := f.sentinelConf("0.0.0.0", port, imageData, primaryHost, primaryPort)
+	if err := os.WriteFile(filepath.Join(s.dir, sentinelConf), []byte(conf), 0o600); err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	b := f.c.docker
+	id, err := b.startContainer(ctx, containerSpec{
+		name:     s.name,
+		cmd:      []string{imageData + "/" + sentinelConf, "--sentinel"},
+		dir:      s.dir,
+		port:     port,
+		hostPort: s.port,
+	})
+	if err != nil {
+		if id != "" {
+			err = errors.Join(err, b.remove(context.WithoutCancel(ctx), id))
+		}
+		return nil, err
+	}
+	return b.watch(id), nil
+}
+
+// waitReady polls PING on the sentinel until it answers, r exits
 // (errExited), ctx is done, or 10 s pass.
-func (s *sentinel) waitReady(ctx context.Context, p *process) error {
+func (s *sentinel) waitReady(ctx context.Context, r run) error {
 	wctx, cancel := context.WithTimeout(ctx, sentinelReady)
 	defer cancel()
 	t := time.NewTicker(pollInterval)
@@ -294,9 +371,9 @@ func (s *sentinel) waitReady(ctx context.Context, p *process) error {
 			return nil
 		}
 		select {
-		case <-p.exit:
-			return fmt.Errorf("cluster: sentinel %s on port %d: %w (%v); log tail:\n%s",
-				s.name, s.port, errExited, p.cmd.ProcessState, logTail(logPath))
+		case <-r.done():
+			return fmt.Errorf("cluster: sentinel %s on port %d: %w (%s); log tail:\n%s",
+				s.name, s.port, errExited, r.status(), logTail(logPath))
 		case <-wctx.Done():
 			if ctx.Err() != nil {
 				return fmt.Errorf("cluster: wait for sentinel %s: %w", s.name, ctx.Err())
@@ -308,28 +385,19 @@ func (s *sentinel) waitReady(ctx context.Context, p *process) error {
 	}
 }
 
-// stop sends SIGTERM, then SIGKILL after 2 s, and closes the client.
-func (s *sentinel) stop() error {
+// stop ends the sentinel (SIGTERM, then SIGKILL after 2 s; a container is
+// removed) and closes the client.
+func (s *sentinel) stop(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var errs []error
 	if s.client != nil {
 		errs = append(errs, s.client.Close())
 	}
-	if s.proc == nil {
-		return errors.Join(errs...)
+	if s.cur != nil && !exited(s.cur) {
+		errs = append(errs, s.cur.stop(ctx, stopGrace, false))
 	}
-	p := s.proc
-	s.proc = nil
-	if err := ignoreDone(p.cmd.Process.Signal(syscall.SIGTERM)); err != nil {
-		errs = append(errs, err)
-	}
-	select {
-	case <-p.exit:
-	case <-time.After(stopGrace):
-		errs = append(errs, ignoreDone(p.cmd.Process.Kill()))
-		<-p.exit
-	}
+	s.cur = nil
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("stop sentinel %s: %w", s.name, err)
 	}
@@ -632,10 +700,12 @@ func hasOnlineReplica(info map[string]string, port string) bool {
 func (f *Failover) Close() error {
 	f.closeOnce.Do(func() {
 		close(f.closing)
+		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+		defer cancel()
 		serrs := make([]error, len(f.sentinels))
 		var wg sync.WaitGroup
 		for i, s := range f.sentinels {
-			wg.Go(func() { serrs[i] = s.stop() })
+			wg.Go(func() { serrs[i] = s.stop(ctx) })
 		}
 		wg.Wait()
 		var err error

@@ -64,8 +64,8 @@ func (f *Failover) pids() []int {
 	}
 	for _, s := range f.sentinels {
 		s.mu.Lock()
-		if s.proc != nil {
-			pids = append(pids, s.proc.cmd.Process.Pid)
+		if p, ok := s.cur.(interface{ pid() int }); ok {
+			pids = append(pids, p.pid())
 		}
 		s.mu.Unlock()
 	}

@@ -35,8 +35,7 @@ func TestBackendConfigErrors(t *testing.T) {
 		{"no external nodes", harness.Config{Lock: "redlock", Backend: "external"}, "needs its nodes"},
 		{"count mismatch", harness.Config{Lock: "redlock", Backend: "external", External: ext, Nodes: 5}, "3 external addresses"},
 		{"external persistence", harness.Config{Lock: "redlock", Backend: "external", External: ext, Persistence: true}, "persistence is set by whoever"},
-		{"docker failover", harness.Config{Lock: "setnx", Backend: "docker", Topology: "failover"}, "process backend only"},
-		{"external failover", harness.Config{Lock: "setnx", Backend: "external", External: ext[:2], Topology: "failover"}, "process backend only"},
+		{"external failover", harness.Config{Lock: "setnx", Backend: "external", External: ext[:2], Topology: "failover"}, "not the external backend's"},
 		{"external kill", harness.Config{Lock: "redlock", Backend: "external", External: ext, Nemesis: []string{"kill"}}, "kill refused: the external backend does not run the nodes"},
 		{"external pause", harness.Config{Lock: "redlock", Backend: "external", External: ext, Nemesis: []string{"pause"}}, "pause refused"},
 		{"external clock", harness.Config{Lock: "redlock", Backend: "external", External: ext, Nemesis: []string{"clock"}}, "cannot shift their clocks"},
@@ -223,6 +222,29 @@ func TestDockerRunInterrupted(t *testing.T) {
 	}
 	if left := myContainers(t); len(left) > 0 {
 		t.Errorf("containers left after an interrupted run: %v", left)
+	}
+}
+
+// TestDockerFailoverRun: the failover scenario on the docker backend
+// (primary, replica and sentinels in containers on a private network):
+// the fault promotes the replica and heals, and no container is left.
+func TestDockerFailoverRun(t *testing.T) {
+	image := dockerImage(t)
+	sum, evs, _, err := run(t, context.Background(), harness.Config{
+		Lock: "setnx", Backend: "docker", Image: image, Topology: "failover", Clients: 4, Duration: 12 * time.Second,
+		TTL: 2 * time.Second, Seed: 1, Nemesis: []string{"failover"}, NemesisInterval: 3 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Config.Backend != "docker" || len(sum.NodeVersions) != 2 {
+		t.Errorf("summary: backend %q, node versions %q", sum.Config.Backend, sum.NodeVersions)
+	}
+	if starts, stops := faultEvents(evs); starts == 0 || starts != stops {
+		t.Errorf("%d fault starts and %d stops", starts, stops)
+	}
+	if left := myContainers(t); len(left) > 0 {
+		t.Errorf("containers left after the run: %v", left)
 	}
 }
 

@@ -60,7 +60,7 @@ type Config struct {
 	// Topology is "masters" (independent nodes; the default) or
 	// "failover": a primary, an asynchronous replica and three sentinels,
 	// for single-instance locks, which then find the primary through the
-	// sentinels.
+	// sentinels (process or docker backend).
 	Topology string `json:"topology,omitempty"`
 	// Replay is a schedule.json to replay instead of drawing faults from
 	// the seed.
@@ -191,8 +191,8 @@ func (c *Config) checkBackend() error {
 		return errors.New("harness: an image is for the docker backend")
 	case (len(c.External) > 0 || c.Toxiproxy != "") && c.Backend != cluster.BackendExternal:
 		return errors.New("harness: external nodes and a toxiproxy server are for the external backend")
-	case c.Backend != cluster.BackendProcess && c.Topology == "failover":
-		return fmt.Errorf("harness: topology failover runs on the process backend only, not %s", c.Backend)
+	case c.Backend == cluster.BackendExternal && c.Topology == "failover":
+		return errors.New("harness: topology failover needs nodes and sentinels the run starts, not the external backend's")
 	case c.Backend == cluster.BackendDocker && c.Image == "":
 		c.Image = cluster.DefaultImage
 	case c.Backend != cluster.BackendExternal:
@@ -437,8 +437,8 @@ type nodes struct {
 }
 
 // startNodes starts independent masters on the configured backend, or a
-// primary, a replica and sentinels for the failover topology (process
-// backend only), or connects to external nodes.
+// primary, a replica and sentinels for the failover topology, or
+// connects to external nodes.
 func startNodes(ctx context.Context, cfg Config, s nemesis.Setup, opts []cluster.Option) (nodes, error) {
 	if cfg.Password != "" {
 		opts = append(opts, cluster.WithPassword(cfg.Password))
@@ -449,7 +449,13 @@ func startNodes(ctx context.Context, cfg Config, s nemesis.Setup, opts []cluster
 	)
 	switch {
 	case cfg.Topology == "failover":
-		f, err := cluster.StartFailover(ctx, opts...)
+		start := cluster.StartFailover
+		if cfg.Backend == cluster.BackendDocker {
+			start = func(ctx context.Context, opts ...cluster.Option) (*cluster.Failover, error) {
+				return cluster.StartDockerFailover(ctx, cfg.Image, opts...)
+			}
+		}
+		f, err := start(ctx, opts...)
 		if err != nil {
 			return nodes{}, err
 		}
