@@ -41,9 +41,10 @@ const (
 // libraries ldd lists for it, and the clock shim built with gcc, whose
 // path it records under LabelClockShim, so the image can run nodes
 // WithClockShim. The entry point is redis-server; /data is its working
-// directory. It runs "docker build" (the docker CLI must be in PATH) on a
-// context it writes to a temporary directory, and returns the build's
-// output in the error when it fails. Of the options, only WithRedisServer
+// directory. It runs "docker build" (the docker CLI must be in PATH),
+// against the engine StartDocker uses, on a context it writes to a
+// temporary directory, and returns the build's output in the error when
+// it fails; ErrNoDocker when no engine answers. Of the options, only WithRedisServer
 // applies.
 func BuildImage(ctx context.Context, tag string, opts ...Option) error {
 	if tag == "" {
@@ -66,7 +67,19 @@ func BuildImage(ctx context.Context, tag string, opts ...Option) error {
 	if err != nil {
 		return fmt.Errorf("cluster: image: %w", err)
 	}
+	// Build on the engine that StartDocker will use: testcontainers may
+	// settle on another one than the docker CLI's (it falls back to the
+	// default socket when DOCKER_HOST does not answer).
+	cli, err := newDockerClient(ctx)
+	if err != nil {
+		return err
+	}
+	host := cli.DaemonHost()
+	if err := cli.Close(); err != nil {
+		return fmt.Errorf("cluster: image: %w", err)
+	}
 	cmd := exec.CommandContext(ctx, docker, "build", "--label", LabelRedisVersion+"="+version, "-t", tag, dir)
+	cmd.Env = append(os.Environ(), "DOCKER_HOST="+host, "DOCKER_CONTEXT=")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("cluster: docker build %s: %w", tag, ctx.Err())
