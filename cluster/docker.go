@@ -431,8 +431,8 @@ func (r *containerRunner) release(ctx context.Context) error {
 type containerRun struct {
 	b      *dockerBackend
 	id     string
-	exit   chan struct{} // closed once the container has stopped running
-	cancel context.CancelFunc
+	exit   chan struct{}      // closed once the container has stopped running
+	cancel context.CancelFunc // ends the watch
 
 	code    int64 // the exit code; read once exit is closed
 	waitErr error // set instead when the wait failed
@@ -469,6 +469,7 @@ func (c *containerRun) resume(ctx context.Context) error {
 // stop removes the container at once (forced, paused or not): its data
 // is of no use after Close.
 func (c *containerRun) stop(ctx context.Context, _ time.Duration, _ bool) error {
+	defer c.cancel() // ends the watch, also when the container outlives ctx
 	if err := c.b.remove(ctx, c.id); err != nil {
 		return err
 	}
