@@ -2,7 +2,6 @@ package nemesis
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -77,16 +76,7 @@ var clockKind = register(Kind{
 		}
 		return f
 	},
-	Decode: func(params json.RawMessage) (Fault, error) {
-		f, err := decode[Clock](params)
-		if err != nil {
-			return nil, err
-		}
-		if err := f.(*Clock).fit(-1); err != nil {
-			return nil, fmt.Errorf("nemesis: clock: %w", err)
-		}
-		return f, nil
-	},
+	Decode: decodeChecked[Clock]("clock"),
 })
 
 // fit checks the parameters, and the nodes against the number of nodes

@@ -2,7 +2,6 @@ package nemesis
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -53,16 +52,7 @@ var latencyKind = register(Kind{
 		f.Upstream = rng.IntN(2) == 1
 		return f
 	},
-	Decode: func(params json.RawMessage) (Fault, error) {
-		f, err := decode[Latency](params)
-		if err != nil {
-			return nil, err
-		}
-		if err := f.(*Latency).fit(-1); err != nil {
-			return nil, fmt.Errorf("nemesis: latency: %w", err)
-		}
-		return f, nil
-	},
+	Decode: decodeChecked[Latency]("latency"),
 })
 
 // fit checks the parameters, and the nodes against the number of nodes

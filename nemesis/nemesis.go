@@ -183,6 +183,25 @@ func decode[T any, P interface {
 	return P(&f), nil
 }
 
+// decodeChecked is the Decode of a kind whose fault checks its own
+// parameters with fit (the number of nodes unknown: -1).
+func decodeChecked[T any, P interface {
+	*T
+	Fault
+	fit(nodes int) error
+}](kind string) func(json.RawMessage) (Fault, error) {
+	return func(params json.RawMessage) (Fault, error) {
+		f, err := decode[T, P](params)
+		if err != nil {
+			return nil, err
+		}
+		if err := f.(P).fit(-1); err != nil {
+			return nil, fmt.Errorf("nemesis: %s: %w", kind, err)
+		}
+		return f, nil
+	}
+}
+
 // sleep waits d or until ctx is done; it returns ctx's error in the
 // second case.
 func sleep(ctx context.Context, d time.Duration) error {

@@ -2,7 +2,6 @@ package nemesis
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -72,16 +71,7 @@ var partitionKind = register(Kind{
 		}
 		return planPartition(rng, shapes[rng.IntN(len(shapes))], s)
 	},
-	Decode: func(params json.RawMessage) (Fault, error) {
-		f, err := decode[Partition](params)
-		if err != nil {
-			return nil, err
-		}
-		if err := f.(*Partition).fit(-1); err != nil {
-			return nil, fmt.Errorf("nemesis: partition: %w", err)
-		}
-		return f, nil
-	},
+	Decode: decodeChecked[Partition]("partition"),
 })
 
 // refuseProxyFaults is the Refuse of the kinds that act through the
