@@ -8,5 +8,11 @@
 // format is documented in the README and kept stable: a history written by
 // hand or by another tool is read the same way.
 //
+// The JSON of an event is written and read by hand (codec.go): the
+// Writer's lines are byte for byte encoding/json's, and the Decoder reads
+// the lines it can with a fast path that gives exactly what encoding/json
+// gives, and any other line with encoding/json. Both were most of the cost
+// of recording and of re-reading a long history.
+//
 // This package imports the standard library only.
 package history

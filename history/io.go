@@ -3,7 +3,6 @@ package history
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +19,7 @@ type Writer struct {
 	mu     sync.Mutex
 	f      *os.File
 	buf    *bufio.Writer
-	enc    *json.Encoder
+	line   []byte // the event being encoded; see appendEvent
 	err    error
 	n      int
 	done   chan struct{}
@@ -38,7 +37,6 @@ func Create(path string) (*Writer, error) {
 		return nil, fmt.Errorf("history: %w", err)
 	}
 	w := &Writer{f: f, buf: bufio.NewWriterSize(f, 64<<10), done: make(chan struct{})}
-	w.enc = json.NewEncoder(w.buf)
 	w.wg.Add(1)
 	go w.flusher()
 	return w, nil
@@ -79,7 +77,8 @@ func (w *Writer) Append(e Event) error {
 	if w.err != nil {
 		return w.err
 	}
-	if err := w.enc.Encode(e); err != nil {
+	w.line = appendEvent(w.line[:0], &e)
+	if _, err := w.buf.Write(w.line); err != nil {
 		w.err = fmt.Errorf("%w: %w", ErrWrite, err)
 		return w.err
 	}
@@ -126,6 +125,9 @@ func (w *Writer) Close() error {
 type Decoder struct {
 	r    *bufio.Reader
 	line int
+	strs map[string]string // see intern
+	long []byte            // a line longer than the buffer; see readLine
+	unq  []byte            // an unescaped string; see fastString
 	// Torn is set when the history ended in an unterminated line that is
 	// not valid JSON (a run killed while writing); that line is skipped.
 	Torn bool
@@ -141,7 +143,7 @@ func NewDecoder(r io.Reader) *Decoder {
 // except an unterminated last line, which is taken for a torn write.
 func (d *Decoder) Next() (Event, error) {
 	for {
-		b, err := d.r.ReadBytes('\n')
+		b, err := d.readLine()
 		if err != nil && !errors.Is(err, io.EOF) {
 			return Event{}, fmt.Errorf("history: line %d: %w", d.line+1, err)
 		}
@@ -157,7 +159,7 @@ func (d *Decoder) Next() (Event, error) {
 			continue
 		}
 		var e Event
-		if jerr := json.Unmarshal(b, &e); jerr != nil {
+		if jerr := d.unmarshal(b, &e); jerr != nil {
 			if eof {
 				d.Torn = true
 				return Event{}, io.EOF
@@ -168,6 +170,23 @@ func (d *Decoder) Next() (Event, error) {
 			return Event{}, fmt.Errorf("line %d: %w", d.line, verr)
 		}
 		return e, nil
+	}
+}
+
+// readLine returns the next line, with its '\n' if it has one; it is
+// valid until the next call.
+func (d *Decoder) readLine() ([]byte, error) {
+	b, err := d.r.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return b, err
+	}
+	d.long = append(d.long[:0], b...)
+	for {
+		b, err = d.r.ReadSlice('\n')
+		d.long = append(d.long, b...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return d.long, err
+		}
 	}
 }
 

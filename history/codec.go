@@ -1,0 +1,366 @@
+package history
+
+import (
+	"encoding/json"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// The JSON of one event, by hand: the Writer's encoding and the
+// Decoder's fast path. Both exist because encoding/json's reflection was
+// most of the cost of recording and of reading a long history back; the
+// tests hold them to encoding/json's exact output and reading.
+
+// appendEvent appends e as one JSON line, byte for byte what
+// json.Encoder.Encode writes for it (fields in declaration order, the
+// omitempty ones left out when zero, HTML-safe escaping, a final newline).
+func appendEvent(b []byte, e *Event) []byte {
+	b = append(b, `{"type":`...)
+	b = appendString(b, string(e.Type))
+	b = append(b, `,"f":`...)
+	b = appendString(b, string(e.F))
+	b = append(b, `,"process":`...)
+	b = strconv.AppendInt(b, int64(e.Process), 10)
+	b = append(b, `,"time":`...)
+	b = strconv.AppendInt(b, e.Time, 10)
+	if e.Key != "" {
+		b = append(b, `,"key":`...)
+		b = appendString(b, e.Key)
+	}
+	if e.Token != "" {
+		b = append(b, `,"token":`...)
+		b = appendString(b, e.Token)
+	}
+	if e.Fence != 0 {
+		b = append(b, `,"fence":`...)
+		b = strconv.AppendInt(b, e.Fence, 10)
+	}
+	if e.ValidUntil != 0 {
+		b = append(b, `,"valid_until":`...)
+		b = strconv.AppendInt(b, e.ValidUntil, 10)
+	}
+	if e.Read != nil {
+		b = append(b, `,"read":`...)
+		b = strconv.AppendInt(b, *e.Read, 10)
+	}
+	if e.Wrote != nil {
+		b = append(b, `,"wrote":`...)
+		b = strconv.AppendInt(b, *e.Wrote, 10)
+	}
+	if e.Value != "" {
+		b = append(b, `,"value":`...)
+		b = appendString(b, e.Value)
+	}
+	if e.Error != "" {
+		b = append(b, `,"error":`...)
+		b = appendString(b, e.Error)
+	}
+	return append(b, '}', '\n')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s quoted as encoding/json does by default:
+// control characters, '"', '\\', '<', '>' and '&' escaped, invalid UTF-8
+// replaced by \ufffd, U+2028 and U+2029 escaped.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// unmarshal decodes one line into e, which must be zero: by the fast path
+// when the line is in the form the Writer writes, else by encoding/json.
+// Both give the same event for any line the fast path takes.
+func (d *Decoder) unmarshal(b []byte, e *Event) error {
+	if d.parseFast(b, e) {
+		return nil
+	}
+	*e = Event{}
+	return json.Unmarshal(b, e)
+}
+
+// Field bits for parseFast's duplicate check.
+const (
+	fType = 1 << iota
+	fF
+	fProcess
+	fTime
+	fKey
+	fToken
+	fFence
+	fValidUntil
+	fRead
+	fWrote
+	fValue
+	fError
+)
+
+// parseFast parses a line of one flat JSON object whose members are
+// fields of Event, each at most once, named exactly (encoding/json would
+// also match other cases), strings without escapes in valid UTF-8, and
+// integers without fraction or exponent that fit; nothing but the object
+// and trailing white space. It reports false, leaving e in any state, for
+// anything else, which encoding/json then reads (or rejects).
+func (d *Decoder) parseFast(b []byte, e *Event) bool {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return skipSpace(b, i+1) == len(b)
+	}
+	seen := 0
+	for {
+		name, j, ok := d.fastString(b, i)
+		if !ok {
+			return false
+		}
+		i = skipSpace(b, j)
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		i = skipSpace(b, i+1)
+		var bit int
+		switch string(name) {
+		case "type", "f", "key", "token", "value", "error":
+			s, j, ok := d.fastString(b, i)
+			if !ok {
+				return false
+			}
+			i = j
+			switch string(name) {
+			case "type":
+				bit, e.Type = fType, Type(d.intern(s))
+			case "f":
+				bit, e.F = fF, Func(d.intern(s))
+			case "key":
+				bit, e.Key = fKey, d.intern(s)
+			case "token":
+				bit, e.Token = fToken, string(s)
+			case "value":
+				bit, e.Value = fValue, d.intern(s)
+			case "error":
+				bit, e.Error = fError, d.intern(s)
+			}
+		case "process", "time", "fence", "valid_until", "read", "wrote":
+			n, j, ok := fastInt(b, i)
+			if !ok {
+				return false
+			}
+			i = j
+			switch string(name) {
+			case "process":
+				bit, e.Process = fProcess, int(n)
+				if int64(e.Process) != n {
+					return false
+				}
+			case "time":
+				bit, e.Time = fTime, n
+			case "fence":
+				bit, e.Fence = fFence, n
+			case "valid_until":
+				bit, e.ValidUntil = fValidUntil, n
+			case "read":
+				bit, e.Read = fRead, Int64(n)
+			case "wrote":
+				bit, e.Wrote = fWrote, Int64(n)
+			}
+		default:
+			return false
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return false
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case '}':
+			return skipSpace(b, i+1) == len(b)
+		default:
+			return false
+		}
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// fastString reads a string at b[i] in valid UTF-8, without control
+// characters, whose escapes are the two-character ones or \u of a code
+// point that is not a surrogate; it returns its contents, unescaped into
+// d.unq if need be (valid until the next call), and the index after its
+// closing quote.
+func (d *Decoder) fastString(b []byte, i int) ([]byte, int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return nil, 0, false
+	}
+	ascii, escaped := true, false
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			s := b[i+1 : j]
+			if !ascii && !utf8.Valid(s) {
+				return nil, 0, false
+			}
+			if escaped {
+				var ok bool
+				if d.unq, ok = unescape(d.unq[:0], s); !ok {
+					return nil, 0, false
+				}
+				s = d.unq
+			}
+			return s, j + 1, true
+		case c == '\\':
+			escaped = true
+			j++ // the escaped character cannot end the string
+		case c < 0x20:
+			return nil, 0, false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return nil, 0, false
+}
+
+// unescape appends s, the inside of a JSON string, unescaped to dst; it
+// reports false for an escape it does not take (see fastString).
+func unescape(dst, s []byte) ([]byte, bool) {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c != '\\' {
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		if i+1 >= len(s) {
+			return nil, false
+		}
+		switch e := s[i+1]; e {
+		case '"', '\\', '/':
+			dst = append(dst, e)
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			if i+6 > len(s) {
+				return nil, false
+			}
+			n, err := strconv.ParseUint(string(s[i+2:i+6]), 16, 32)
+			if err != nil || utf16.IsSurrogate(rune(n)) {
+				return nil, false
+			}
+			dst = utf8.AppendRune(dst, rune(n))
+			i += 6
+			continue
+		default:
+			return nil, false
+		}
+		i += 2
+	}
+	return dst, true
+}
+
+// fastInt reads a JSON integer at b[i] (no fraction, no exponent) that
+// fits an int64, followed by a delimiter.
+func fastInt(b []byte, i int) (int64, int, bool) {
+	j := i
+	if j < len(b) && b[j] == '-' {
+		j++
+	}
+	digits := j
+	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+		j++
+	}
+	switch {
+	case j == digits, j-digits > 1 && b[digits] == '0':
+		return 0, 0, false
+	case j < len(b) && (b[j] == '.' || b[j] == 'e' || b[j] == 'E'):
+		return 0, 0, false
+	}
+	n, err := strconv.ParseInt(string(b[i:j]), 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	return n, j, true
+}
+
+// maxInterned bounds the strings a Decoder keeps to share between events.
+const maxInterned = 4096
+
+// intern returns s as a string, shared with earlier events that had the
+// same one: keys, types and error texts repeat on almost every line.
+func (d *Decoder) intern(s []byte) string {
+	if v, ok := d.strs[string(s)]; ok {
+		return v
+	}
+	v := string(s)
+	if d.strs == nil {
+		d.strs = make(map[string]string)
+	}
+	if len(d.strs) < maxInterned {
+		d.strs[v] = v
+	}
+	return v
+}
