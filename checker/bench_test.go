@@ -1,6 +1,8 @@
 package checker
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"testing"
@@ -80,6 +82,35 @@ func BenchmarkCheck(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				r, err := Check(evs, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !r.Valid() {
+					b.Fatalf("generated history not valid: %+v", r)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+		})
+	}
+}
+
+// BenchmarkCheckStream: the streaming path of `torture check`, from the
+// encoded history (decoding included) to the verdicts.
+func BenchmarkCheckStream(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		for _, e := range genValid(b, n, 64, 4) {
+			if err := enc.Encode(e); err != nil {
+				b.Fatal(err)
+			}
+		}
+		data := buf.Bytes()
+		b.Run(fmt.Sprintf("ops=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				r, _, err := CheckDecoder(history.NewDecoder(bytes.NewReader(data)), Options{})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -39,6 +39,9 @@ type Options struct {
 	// then resource), shared by all keys of that model. A key not checked
 	// within it is Unknown. Zero or negative means DefaultTimeout (30s).
 	Timeout time.Duration
+	// Timings, when not nil, receives how long each phase of the check
+	// took. Default nil.
+	Timings *Timings
 }
 
 func (o Options) timeout() time.Duration {
@@ -67,6 +70,15 @@ type Result struct {
 	LeaseViolationCount int `json:"lease_violation_count,omitempty"`
 	// FirstLeaseViolation is the time the earliest overlap began.
 	FirstLeaseViolation *int64 `json:"first_lease_violation,omitempty"`
+	// FirstResourceViolation is, over the keys whose sections lost an
+	// update (ResourceFailedKeys), the earliest time at which two ok
+	// sections of one key had both read the same value: the Time of the ok
+	// of the one that completed second. Both wrote that value + 1, so one
+	// update was lost by then. It is nil when Resource is not Invalid, and
+	// when porcupine rejected a key on which no two ok sections read the
+	// same value (only a hand-written history can: the harness's store
+	// hands out only values that were written).
+	FirstResourceViolation *int64 `json:"first_resource_violation,omitempty"`
 	// LeaseFailedKeys are the keys porcupine's lease model rejected,
 	// sorted.
 	LeaseFailedKeys []string `json:"lease_failed_keys,omitempty"`
@@ -97,15 +109,17 @@ func (r Result) Valid() bool { return r.Lease == Valid && r.Resource == Valid }
 // The error is non-nil only for a malformed history (it wraps
 // ErrMalformed and names the offending event's index and time); porcupine
 // running out of time is not an error but an Unknown verdict.
+//
+// Check holds the whole history; Stream and CheckDecoder check one as it is
+// read.
 func Check(events []history.Event, opts Options) (Result, error) {
-	s := newScanner()
+	st := NewStream()
 	for i := range events {
-		if err := s.add(&events[i]); err != nil {
+		if err := st.Add(&events[i]); err != nil {
 			return Result{}, err
 		}
 	}
-	d := s.finish()
-	return check(d, opts), nil
+	return st.Finish(opts)
 }
 
 // check runs both models, the sweep and the statistics on scanned data.
@@ -113,9 +127,19 @@ func check(d *scanned, opts Options) Result {
 	timeout := opts.timeout()
 	keys := d.sortedKeys()
 	var r Result
+	tm := opts.Timings
+	if tm == nil {
+		tm = new(Timings)
+	}
+	lap := time.Now()
+	since := func(into *time.Duration) {
+		now := time.Now()
+		*into, lap = now.Sub(lap), now
+	}
 
 	// Lease: porcupine per key (in chunks), then the independent sweep.
 	porc := checkLease(d, keys, timeout)
+	since(&tm.LeasePorcupine)
 	overlaps := make(map[string][]Overlap)
 	var all []Overlap
 	for _, k := range keys {
@@ -136,9 +160,11 @@ func check(d *scanned, opts Options) Result {
 		}
 		r.LeaseViolations = all
 	}
+	since(&tm.Sweep)
 
 	// Resource: porcupine per key.
 	res := checkResource(d, keys, timeout)
+	since(&tm.ResourcePorcupine)
 	r.Resource = Valid
 	for _, k := range keys {
 		switch res[k] {
@@ -151,11 +177,20 @@ func check(d *scanned, opts Options) Result {
 	switch {
 	case len(r.ResourceFailedKeys) > 0:
 		r.Resource = Invalid
+		lap := time.Now()
+		for _, k := range r.ResourceFailedKeys {
+			if t, ok := firstLostUpdate(d.keys[k].sections); ok && (r.FirstResourceViolation == nil || t < *r.FirstResourceViolation) {
+				r.FirstResourceViolation = &t
+			}
+		}
+		tm.Sweep += time.Since(lap)
 	case len(r.ResourceUnknownKeys) > 0:
 		r.Resource = Unknown
 	}
 
+	lap = time.Now()
 	r.Stats = d.stats(keys)
+	since(&tm.Stats)
 	return r
 }
 

@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sort"
@@ -293,11 +294,11 @@ func longestStall(key string, kd *keyData, end int64) (Stall, bool) {
 			pts = append(pts, point{a.ret, okAt})
 		}
 	}
-	sort.Slice(pts, func(i, j int) bool {
-		if pts[i].t != pts[j].t {
-			return pts[i].t < pts[j].t
+	slices.SortFunc(pts, func(a, b point) int {
+		if c := cmp.Compare(a.t, b.t); c != 0 {
+			return c
 		}
-		return pts[i].kind < pts[j].kind
+		return cmp.Compare(a.kind, b.kind)
 	})
 
 	var best Stall

@@ -1,0 +1,109 @@
+package checker
+
+import (
+	"errors"
+	"io"
+	"time"
+
+	"github.com/locktorture/locktorture/history"
+)
+
+// Stream checks a history fed to it one event at a time, as it is
+// decoded, so a long history is never held in memory whole: it keeps per
+// key only the holds, sections and acquire attempts the checks need (see
+// scan.go), about a tenth of the decoded events' size.
+//
+// A Stream is not safe for concurrent use.
+type Stream struct {
+	s   *scanner
+	err error
+}
+
+// NewStream returns a Stream at the start of a history.
+func NewStream() *Stream { return &Stream{s: newScanner()} }
+
+// Add takes the next event. It returns an error wrapping ErrMalformed,
+// naming the event's index and time, when the history is malformed (see
+// Check); that error is kept and returned by every later Add and by
+// Finish. e is not retained.
+func (st *Stream) Add(e *history.Event) error {
+	if st.err != nil {
+		return st.err
+	}
+	if st.s == nil {
+		return errFinished
+	}
+	st.err = st.s.add(e)
+	return st.err
+}
+
+// Events returns the number of events added so far.
+func (st *Stream) Events() int {
+	if st.s == nil {
+		return 0
+	}
+	return st.s.n
+}
+
+var errFinished = errors.New("checker: stream already finished")
+
+// Finish ends the history and checks it, exactly as Check would the same
+// events: operations still open are unfinished. It returns the first
+// error of Add, if any. A Stream can be finished once.
+func (st *Stream) Finish(opts Options) (Result, error) {
+	if st.err != nil {
+		return Result{}, st.err
+	}
+	if st.s == nil {
+		return Result{}, errFinished
+	}
+	start := time.Now()
+	d := st.s.finish()
+	st.s = nil
+	if opts.Timings != nil {
+		opts.Timings.Finish = time.Since(start)
+	}
+	return check(d, opts), nil
+}
+
+// CheckDecoder checks the history that d reads, streaming it (see Stream).
+// It returns the decoder's error if the history cannot be read, wrapped by
+// nothing (it already wraps history.ErrInvalid for a bad line), or an
+// error wrapping ErrMalformed. A torn last line is skipped, as by
+// history.Read; d.Torn tells.
+func CheckDecoder(d *history.Decoder, opts Options) (Result, int, error) {
+	st := NewStream()
+	for {
+		e, err := d.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return Result{}, st.Events(), err
+		}
+		if err := st.Add(&e); err != nil {
+			return Result{}, st.Events(), err
+		}
+	}
+	n := st.Events()
+	r, err := st.Finish(opts)
+	return r, n, err
+}
+
+// Timings are how long each phase of a check took, wall clock. Porcupine
+// runs on GOMAXPROCS workers, so its phases can take less wall time than
+// CPU time.
+type Timings struct {
+	// Finish closes open operations and holds and sorts every key's holds
+	// and sections (the scan itself runs in Add, with the decoding).
+	Finish time.Duration
+	// LeasePorcupine and ResourcePorcupine are the two porcupine models,
+	// all keys and chunks.
+	LeasePorcupine    time.Duration
+	ResourcePorcupine time.Duration
+	// Sweep is the independent lease sweep (and the first lost update
+	// search).
+	Sweep time.Duration
+	// Stats computes Result.Stats.
+	Stats time.Duration
+}
