@@ -34,8 +34,17 @@ type Config struct {
 	// TTL is the lock's time to live. Default 1s.
 	TTL time.Duration `json:"ttl"`
 	// Hold is how long a client stays inside its critical section.
-	// Default 10ms.
+	// Default 10ms; see NoHold for none.
 	Hold time.Duration `json:"hold"`
+	// NoHold makes Hold 0: a client leaves its critical section as soon
+	// as it has read and written. For throughput measurements; the
+	// default is false.
+	NoHold bool `json:"no_hold,omitempty"`
+	// KeyPerClient gives client i the key "k<i>" for all its cycles, so
+	// no two clients contend (Keys is then Clients). For throughput
+	// measurements; the default is false: each cycle draws one of Keys
+	// keys from the seed.
+	KeyPerClient bool `json:"key_per_client,omitempty"`
 	// Seed feeds the one random source of the run. Default 1.
 	Seed int64 `json:"seed"`
 	// Fencing makes the lock issue fencing tokens and the store check them.
@@ -128,6 +137,9 @@ func (c Config) WithDefaults() (Config, error) {
 	if c.Clients == 0 {
 		c.Clients = 10
 	}
+	if c.KeyPerClient {
+		c.Keys = c.Clients
+	}
 	if c.Keys == 0 {
 		c.Keys = 2
 	}
@@ -137,7 +149,9 @@ func (c Config) WithDefaults() (Config, error) {
 	if c.TTL == 0 {
 		c.TTL = time.Second
 	}
-	if c.Hold == 0 {
+	if c.NoHold {
+		c.Hold = 0
+	} else if c.Hold == 0 {
 		c.Hold = 10 * time.Millisecond
 	}
 	if c.Seed == 0 {
@@ -251,6 +265,8 @@ type Summary struct {
 	NodeVersions []string `json:"node_versions"`
 	Faults       int      `json:"faults"`
 	Interrupted  bool     `json:"interrupted"`
+	// Stopped is set when a WithStop watcher ended the run early.
+	Stopped bool `json:"stopped,omitempty"`
 }
 
 // Option configures Run.
@@ -259,6 +275,7 @@ type Option func(*runOptions)
 type runOptions struct {
 	progress      func(Progress)
 	progressEvery time.Duration
+	stop          func(history.Event) bool // see WithStop
 }
 
 // WithProgress calls fn every interval while the test runs. By default
@@ -375,6 +392,14 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (sum Summary, err erro
 
 	runCtx, stop := context.WithTimeout(ctx, cfg.Duration)
 	defer stop()
+	var stopped atomic.Bool
+	if o.stop != nil {
+		rec.observe = func(e history.Event) {
+			if !stopped.Load() && o.stop(e) && stopped.CompareAndSwap(false, true) {
+				stop()
+			}
+		}
+	}
 	if o.progress != nil && o.progressEvery > 0 {
 		go func() {
 			t := time.NewTicker(o.progressEvery)
@@ -423,7 +448,8 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (sum Summary, err erro
 		sum.Interrupted = true
 		return sum, ctx.Err()
 	}
-	if nemErr != nil && !errors.Is(nemErr, context.DeadlineExceeded) {
+	sum.Stopped = stopped.Load()
+	if nemErr != nil && !errors.Is(nemErr, context.DeadlineExceeded) && !(sum.Stopped && errors.Is(nemErr, context.Canceled)) {
 		errs = append(errs, nemErr)
 	}
 	errs = append(errs, healthy(ctx, cl))
@@ -516,7 +542,12 @@ func healthy(ctx context.Context, cl *cluster.Cluster) error {
 // ctx (the caller's) is cancelled.
 func (c *client) loop(ctx, runCtx context.Context, lk locks.Lock, st *Store, keys []string, rng *rand.Rand, cfg Config, stalls *staller, acquired, attempts *atomic.Int64) error {
 	for runCtx.Err() == nil {
-		key := keys[rng.IntN(len(keys))]
+		var key string
+		if cfg.KeyPerClient {
+			key = keys[c.id]
+		} else {
+			key = keys[rng.IntN(len(keys))]
+		}
 		actx, cancel := context.WithTimeout(runCtx, cfg.AcquireTimeout)
 		lease, err := c.acquire(actx, lk, key)
 		cancel()
@@ -547,7 +578,11 @@ func (c *client) loop(ctx, runCtx context.Context, lk locks.Lock, st *Store, key
 }
 
 // sleepCtx waits d or until ctx is done; it reports whether d elapsed.
+// A d ≤ 0 does not wait (nor arm a timer).
 func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -12,8 +12,9 @@ import (
 // Recorder stamps events with one monotonic base shared by every client
 // and the nemesis, and appends them to a history.
 type Recorder struct {
-	base time.Time
-	w    *history.Writer
+	base    time.Time
+	w       *history.Writer
+	observe func(history.Event) // see WithStop; nil for none
 }
 
 // NewRecorder records to w with offsets from base (which must carry a
@@ -34,7 +35,13 @@ func (r *Recorder) Append(e history.Event) error {
 	if e.Time == 0 {
 		e.Time = r.Now()
 	}
-	return r.w.Append(e)
+	if err := r.w.Append(e); err != nil {
+		return err
+	}
+	if r.observe != nil {
+		r.observe(e)
+	}
+	return nil
 }
 
 // completion maps the error of a lock call to the type of its completion
