@@ -235,9 +235,14 @@ func cellRun(r report.Results, id string, err error) report.CellRun {
 		}
 	}
 	c := r.Check
-	if c.FirstLeaseViolation != nil {
-		s := time.Duration(*c.FirstLeaseViolation).Seconds()
-		cr.FirstViolation = &s
+	// The first violation of either kind: a lost update is all a
+	// client-pause cell shows.
+	for _, t := range []*int64{c.FirstLeaseViolation, c.FirstResourceViolation} {
+		if t != nil {
+			if s := time.Duration(*t).Seconds(); cr.FirstViolation == nil || s < *cr.FirstViolation {
+				cr.FirstViolation = &s
+			}
+		}
 	}
 	cr.Violations = c.LeaseViolationCount + len(c.ResourceFailedKeys)
 	cr.AcqPerSec = c.Stats.AcquisitionsPerSecond

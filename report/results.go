@@ -107,7 +107,11 @@ func Summary(w io.Writer, title string, res checker.Result) {
 		fmt.Fprintf(w, "  overlap: %s\n", ov)
 	}
 	if len(res.ResourceFailedKeys) > 0 {
-		fmt.Fprintf(w, "  lost updates on keys: %s\n", strings.Join(res.ResourceFailedKeys, ", "))
+		first := ""
+		if t := res.FirstResourceViolation; t != nil {
+			first = fmt.Sprintf(" (first by %.3f s)", time.Duration(*t).Seconds())
+		}
+		fmt.Fprintf(w, "  lost updates on keys: %s%s\n", strings.Join(res.ResourceFailedKeys, ", "), first)
 	}
 	s := res.Stats
 	fmt.Fprintf(w, "  acquisitions: %d ok of %d completed (%.1f%%), %.1f/s\n", s.AcquireOK, s.AcquireCompleted, 100*s.SuccessRatio, s.AcquisitionsPerSecond)

@@ -31,14 +31,16 @@ func checkCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if st.IsDir() {
 		path = filepath.Join(path, "history.jsonl")
 	}
-	events, err := history.ReadFile(path)
+	// Streamed: the history is checked as it is read, never held whole.
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("check: %w", err)
+	}
+	defer f.Close()
+	res, n, err := checker.CheckDecoder(history.NewDecoder(f), checker.Options{Timeout: *timeout})
 	if err != nil {
 		return fmt.Errorf("check %s: %w", path, err)
 	}
-	res, err := checker.Check(events, checker.Options{Timeout: *timeout})
-	if err != nil {
-		return fmt.Errorf("check %s: %w", path, err)
-	}
-	report.Summary(stdout, fmt.Sprintf("%s (%d events)", path, len(events)), res)
+	report.Summary(stdout, fmt.Sprintf("%s (%d events)", path, n), res)
 	return verdictErr(res)
 }
