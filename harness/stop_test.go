@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -70,7 +71,10 @@ func TestKeyPerClientNoHold(t *testing.T) {
 		if e.Key != fmt.Sprintf("k%d", e.Process) {
 			t.Fatalf("process %d used key %q", e.Process, e.Key)
 		}
-		if e.F == history.Acquire && e.Type != history.Invoke && e.Type != history.Ok {
+		// An acquire under way when the duration ends is cancelled: its
+		// outcome is unknown, which is no contention.
+		ended := e.Time >= cfg.Duration.Nanoseconds() && strings.Contains(e.Error, "context")
+		if e.F == history.Acquire && e.Type != history.Invoke && e.Type != history.Ok && !ended {
 			t.Fatalf("an acquire on an uncontended key ended %s: %+v", e.Type, e)
 		}
 	}
