@@ -37,3 +37,10 @@ matrix: build
 
 clean:
 	rm -rf bin results/runs results/matrix
+
+## bench: the benchmarks of issue 8 — workload, checker, detection power, start-up
+## and the Go benchmarks — printed and written to BENCHMARKS.md (at most ~15 minutes).
+.PHONY: bench
+bench:
+	$(GO) build -o bin/bench ./cmd/bench
+	bin/bench -out BENCHMARKS.md

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/history"
+)
+
+// checkRow is one line of part 2.
+type checkRow struct {
+	Ops       int    `json:"ops"`
+	Events    int    `json:"events"`
+	Violation bool   `json:"violation"`
+	Mode      string `json:"mode"` // "stream" or "in-memory"
+	FileBytes int64  `json:"file_bytes"`
+	// Decode is one pass of history.Decoder over the file, nothing else.
+	Decode time.Duration `json:"decode"`
+	// Total is decode + check (stream), or read + check (in-memory).
+	Total   time.Duration   `json:"total"`
+	Timings checker.Timings `json:"timings"`
+	// PeakRSS is the child process's maximum resident set (VmHWM), bytes.
+	PeakRSS int64 `json:"peak_rss"`
+	// PeakHeap is the largest HeapInuse sampled every 10 ms, bytes.
+	PeakHeap uint64          `json:"peak_heap"`
+	Lease    checker.Verdict `json:"lease"`
+	Resource checker.Verdict `json:"resource"`
+	// FirstLease and FirstResource are the violation times the checker
+	// reported; Injected the time the generator put the overlap at.
+	FirstLease    *int64 `json:"first_lease,omitempty"`
+	FirstResource *int64 `json:"first_resource,omitempty"`
+	Injected      int64  `json:"injected"`
+	Err           string `json:"err,omitempty"`
+}
+
+// checkChild is the "check-one" mode: check one history in this process
+// and print a checkRow as JSON, so that the parent reads this process's
+// peak RSS alone.
+func checkChild(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("check-one", flag.ContinueOnError)
+	path := fs.String("hist", "", "history file")
+	mode := fs.String("mode", "stream", "stream or in-memory")
+	profile := fs.String("cpuprofile", "", "write a CPU profile of the check here")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	row := checkRow{Mode: *mode}
+	if st, err := os.Stat(*path); err == nil {
+		row.FileBytes = st.Size()
+	}
+	// Decode only.
+	start := time.Now()
+	f, err := os.Open(*path)
+	if err != nil {
+		return err
+	}
+	d := history.NewDecoder(f)
+	for {
+		_, err := d.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		row.Events++
+	}
+	f.Close()
+	row.Decode = time.Since(start)
+	runtime.GC()
+
+	var peak uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapInuse)
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	opts := checker.Options{Timings: &row.Timings, Timeout: time.Minute}
+	if *profile != "" {
+		pf, err := os.Create(*profile)
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	start = time.Now()
+	var res checker.Result
+	switch *mode {
+	case "stream":
+		f, err := os.Open(*path)
+		if err != nil {
+			return err
+		}
+		res, _, err = checker.CheckDecoder(history.NewDecoder(f), opts)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	case "in-memory":
+		evs, err := history.ReadFile(*path)
+		if err != nil {
+			return err
+		}
+		if res, err = checker.Check(evs, opts); err != nil {
+			return err
+		}
+		runtime.KeepAlive(evs)
+	default:
+		return fmt.Errorf("check-one: unknown mode %q", *mode)
+	}
+	row.Total = time.Since(start)
+	close(stop)
+	<-sampled
+	row.PeakHeap = peak
+	row.PeakRSS = vmHWM()
+	row.Lease, row.Resource = res.Lease, res.Resource
+	row.FirstLease, row.FirstResource = res.FirstLeaseViolation, res.FirstResourceViolation
+	return json.NewEncoder(stdout).Encode(row)
+}
+
+// checkOne runs a check-one child on path and adds its peak RSS.
+func checkOne(ctx context.Context, path, mode string) (checkRow, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return checkRow{}, err
+	}
+	cmd := exec.CommandContext(ctx, exe, "check-one", "-hist", path, "-mode", mode)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return checkRow{}, fmt.Errorf("check-one %s: %w", path, err)
+	}
+	var row checkRow
+	if err := json.Unmarshal(out, &row); err != nil {
+		return checkRow{}, fmt.Errorf("check-one %s: %w (%q)", path, err, out)
+	}
+	return row, nil
+}
+
+// vmHWM returns this process's peak resident set size (VmHWM in
+// /proc/self/status), or 0. Unlike the rusage a parent reads, it does not
+// count the parent's pages, which a child started with vfork shares until
+// it execs.
+func vmHWM() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			f := strings.Fields(v)
+			if len(f) == 2 && f[1] == "kB" {
+				n, _ := strconv.ParseInt(f[0], 10, 64)
+				return n << 10
+			}
+		}
+	}
+	return 0
+}
+
+// checkerBench is part 2: generate and check histories of each size,
+// valid and with a late violation.
+func checkerBench(ctx context.Context, tmp string, sizes []int, inMemory map[int]bool, logf func(string, ...any)) ([]checkRow, error) {
+	var rows []checkRow
+	for _, n := range sizes {
+		for _, violation := range []bool{false, true} {
+			path := filepath.Join(tmp, fmt.Sprintf("gen-%d-%v.jsonl", n, violation))
+			start := time.Now()
+			_, at, err := genHistory(path, n, 10, 5, violation)
+			if err != nil {
+				return rows, err
+			}
+			logf("generated %d ops (violation %v) in %v", n, violation, time.Since(start).Round(time.Millisecond))
+			modes := []string{"stream"}
+			if inMemory[n] && !violation {
+				modes = append(modes, "in-memory")
+			}
+			for _, mode := range modes {
+				row, err := checkOne(ctx, path, mode)
+				if err != nil {
+					return rows, err
+				}
+				row.Ops, row.Violation, row.Injected = n, violation, at
+				want := checker.Valid
+				if violation {
+					want = checker.Invalid
+				}
+				if row.Lease != want || row.Resource != want {
+					row.Err = fmt.Sprintf("verdicts %s/%s, want %s", row.Lease, row.Resource, want)
+				}
+				logf("checked %d ops (violation %v, %s): %v, peak RSS %d MiB, %s/%s", n, violation, mode,
+					row.Total.Round(time.Millisecond), row.PeakRSS>>20, row.Lease, row.Resource)
+				rows = append(rows, row)
+			}
+			os.Remove(path)
+		}
+	}
+	return rows, nil
+}

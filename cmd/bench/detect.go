@@ -1,0 +1,258 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/harness"
+	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/matrix"
+	"github.com/locktorture/locktorture/report"
+)
+
+// maxRun is the bound on one run: a violation must be found in a
+// run of at most 30 s.
+const maxRun = 30 * time.Second
+
+// detectRun is one run of part 3.
+type detectRun struct {
+	Seed     int64
+	Lease    checker.Verdict
+	Resource checker.Verdict
+	// First is the time of the first violation the checker reported
+	// (lease or resource, whichever came first), seconds from the start of
+	// the clients; nil when none.
+	First *float64
+	// AfterFault is First minus the start of the first fault, seconds;
+	// nil without a fault or a violation.
+	AfterFault *float64
+	Duration   time.Duration // the run's configured length
+	Elapsed    time.Duration // clients' time, as the harness measured it
+	Stopped    bool          // the watcher ended it early
+	Skipped    bool          // not run: the budget ran out
+	Err        string
+}
+
+func (r detectRun) found() bool { return r.Lease == checker.Invalid || r.Resource == checker.Invalid }
+
+// detectRow is one cell of part 3.
+type detectRow struct {
+	Spec  matrix.Spec
+	Extra bool // a mutant with no cell in the matrix
+	Runs  []detectRun
+}
+
+// summary: runs that found a violation, unknown verdicts, errors, the
+// median first violation over the runs that found one.
+func (r detectRow) summary() (found, unknown, errs, stoppedValid int, med, medAfter *float64) {
+	var firsts, afters []float64
+	for _, run := range r.Runs {
+		switch {
+		case run.Skipped:
+		case run.Err != "":
+			errs++
+		case run.found():
+			found++
+			if run.First != nil {
+				firsts = append(firsts, *run.First)
+			}
+			if run.AfterFault != nil {
+				afters = append(afters, *run.AfterFault)
+			}
+		case run.Lease != checker.Valid || run.Resource != checker.Valid:
+			unknown++
+		case run.Stopped:
+			stoppedValid++ // the watcher fired but the checker found nothing
+		}
+	}
+	if len(firsts) > 0 {
+		m := median(firsts)
+		med = &m
+	}
+	if len(afters) > 0 {
+		m := median(afters)
+		medAfter = &m
+	}
+	return
+}
+
+// extraCells are a mutant the matrix has no cell for, and its control:
+// the correct lock under the same workload. The hold of 950 ms under a
+// 1 s TTL makes the mutant's error matter: a round slowed by a latency
+// fault (a node's 100 ms timeout) leaves the holder of redlock-no-elapsed
+// believing in its lease after its keys expired.
+var extraCells = []matrix.Spec{
+	{Name: "redlock-no-elapsed/latency", Lock: "redlock-no-elapsed", Nodes: 5, Faults: []string{"latency"}, Keys: 1, Hold: 950 * time.Millisecond, Interval: time.Second,
+		Expect: report.ExpectViolation, Source: matrix.SrcMutant, Why: "validity counted from the reply, not from before the request"},
+	{Name: "redlock/latency, hold 950ms", Lock: "redlock", Nodes: 5, Faults: []string{"latency"}, Keys: 1, Hold: 950 * time.Millisecond, Interval: time.Second,
+		Expect: report.ExpectSafe, Source: matrix.SrcRedis, Why: "the control: validity subtracts the round's time"},
+}
+
+// detectPlan picks the cells: every expected-violation cell of the full
+// matrix and the extra mutants with seeds each, every expected-safe cell
+// with safeSeeds each.
+func detectPlan(seeds, safeSeeds int) []detectRow {
+	var rows []detectRow
+	for _, sp := range matrix.Cells(false) {
+		if sp.Expect == report.ExpectViolation || sp.Expect == report.ExpectSafe {
+			rows = append(rows, detectRow{Spec: sp})
+		}
+	}
+	for _, sp := range extraCells {
+		rows = append(rows, detectRow{Spec: sp, Extra: true})
+	}
+	for i := range rows {
+		n := seeds
+		if rows[i].Spec.Expect == report.ExpectSafe {
+			n = safeSeeds
+		}
+		for s := range n {
+			rows[i].Runs = append(rows[i].Runs, detectRun{Seed: int64(s + 1)})
+		}
+	}
+	return rows
+}
+
+// runLengths are how long runs last: expected-violation cells stop at
+// their first violation, so they can be given longer.
+type runLengths struct{ safe, violation time.Duration }
+
+// of is how long a run of sp lasts: the length for its expectation, raised
+// to the cell's MinDuration, at most 30 s.
+func (d runLengths) of(sp matrix.Spec) time.Duration {
+	l := d.safe
+	if sp.Expect == report.ExpectViolation {
+		l = d.violation
+	}
+	return min(max(l, sp.MinDuration), maxRun)
+}
+
+// detect runs part 3 on parallel workers. Runs of expected-violation
+// cells stop at the first violation the watcher sees; the others run
+// their whole duration.
+//
+// Runs go seed by seed (every cell's first seed, then every cell's second,
+// …), longest first within a seed, so that a budget that runs out cuts
+// seeds evenly; a run that would start less than its duration before
+// deadline is skipped and marked so.
+func detect(ctx context.Context, tmp string, rows []detectRow, d runLengths, parallel int, deadline time.Time, logf func(string, ...any)) {
+	type job struct{ row, run int }
+	var jobs []job
+	for i, r := range rows {
+		for j := range r.Runs {
+			jobs = append(jobs, job{i, j})
+		}
+	}
+	slices.SortStableFunc(jobs, func(a, b job) int {
+		if a.run != b.run {
+			return a.run - b.run
+		}
+		return int(d.of(rows[b.row].Spec) - d.of(rows[a.row].Spec))
+	})
+	next := make(chan job)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	done := 0
+	start := time.Now()
+	for range parallel {
+		wg.Go(func() {
+			for j := range next {
+				sp := rows[j.row].Spec
+				var run detectRun
+				if time.Until(deadline) < d.of(sp)+5*time.Second {
+					run = detectRun{Seed: rows[j.row].Runs[j.run].Seed, Skipped: true}
+					mu.Lock()
+					rows[j.row].Runs[j.run] = run
+					done++
+					mu.Unlock()
+					continue
+				}
+				run = detectOne(ctx, tmp, sp, rows[j.row].Runs[j.run].Seed, d.of(sp))
+				mu.Lock()
+				rows[j.row].Runs[j.run] = run
+				done++
+				first := "-"
+				if run.First != nil {
+					first = fmt.Sprintf("%.2fs", *run.First)
+				}
+				logf("detect %d/%d (%v): %s seed %d: %s/%s, first %s, ran %v%s %s", done, len(jobs), time.Since(start).Round(time.Second),
+					sp.Name, run.Seed, run.Lease, run.Resource, first, run.Elapsed.Round(10*time.Millisecond), map[bool]string{true: " (stopped)"}[run.Stopped], run.Err)
+				mu.Unlock()
+			}
+		})
+	}
+	for _, j := range jobs {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+}
+
+// detectOne runs one cell with one seed for at most d and checks it.
+func detectOne(ctx context.Context, tmp string, sp matrix.Spec, seed int64, d time.Duration) detectRun {
+	run := detectRun{Seed: seed, Duration: d}
+	dir := filepath.Join(tmp, "detect", fmt.Sprintf("%s-seed%d", dirName(sp.Name), seed))
+	defer os.RemoveAll(dir)
+	cfg := sp.Config(seed, d, dir)
+	var opts []harness.Option
+	if sp.Expect == report.ExpectViolation {
+		w := newWatcher()
+		opts = append(opts, harness.WithStop(w.observe))
+	}
+	sum, err := harness.Run(ctx, cfg, opts...)
+	run.Elapsed, run.Stopped = sum.Elapsed, sum.Stopped
+	if err != nil {
+		run.Err = err.Error()
+		if sum.HistoryPath == "" {
+			return run
+		}
+	}
+	f, ferr := os.Open(sum.HistoryPath)
+	if ferr != nil {
+		run.Err = ferr.Error()
+		return run
+	}
+	defer f.Close()
+	res, _, cerr := checker.CheckDecoder(history.NewDecoder(f), checker.Options{Timeout: time.Minute})
+	if cerr != nil {
+		run.Err = cerr.Error()
+		return run
+	}
+	run.Lease, run.Resource = res.Lease, res.Resource
+	var first *int64
+	for _, t := range []*int64{res.FirstLeaseViolation, res.FirstResourceViolation} {
+		if t != nil && (first == nil || *t < *first) {
+			first = t
+		}
+	}
+	if first != nil {
+		s := time.Duration(*first).Seconds()
+		run.First = &s
+		if w := res.Stats.FaultWindows; len(w) > 0 {
+			a := time.Duration(*first - w[0].Start).Seconds()
+			run.AfterFault = &a
+		}
+	}
+	return run
+}
+
+// dirName turns a cell name into a directory name.
+func dirName(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		switch c {
+		case '/', '+', ',':
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,26 @@
+// Command bench measures the harness, as issue 8 asks, and writes
+// BENCHMARKS.md (`make bench`):
+//
+//  1. workload: lock cycles per second of harness.Run (setnx, 50 clients
+//     on their own keys, hold 0, recording on) through the node's proxy
+//     and straight to it, next to a raw go-redis loop of the same two
+//     commands both ways, against one redis-server, and redis-benchmark's
+//     SET figure; with CPU per cycle and a CPU profile of the harness;
+//  2. checker: time and peak memory (of a child process, `bench
+//     check-one`) to check generated histories of 10⁴, 10⁵ and 10⁶
+//     operations, valid and with a late violation, streamed
+//     (checker.CheckDecoder) and, for reference, whole in memory;
+//  3. detection: for every expected-violation cell of the matrix, the
+//     share of seeds whose run finds the violation and the median time to
+//     the first one; for every expected-safe cell, the false alarms;
+//  4. start-up: how long cluster.Start takes for 5 nodes and proxies;
+//
+// and runs the Go benchmarks of the hot paths (go test -bench in history,
+// harness and checker). A -budget (default 14 minutes) bounds the whole
+// run: detection runs that would end after it are skipped and counted.
+//
+// `bench gen <path> <ops> valid|violation` writes one generated history.
+//
+// It imports harness, checker, history, cluster and matrix, and go-redis
+// for the raw loop; nothing imports it.
+package main

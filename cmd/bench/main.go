@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+	default:
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(2)
+	}
+}
+
+// options are the flags of a benchmark run.
+type options struct {
+	out           string
+	budget        time.Duration
+	clients       int
+	workloadDur   time.Duration
+	rounds        int
+	sizes         []int
+	inMemory      string // sizes also checked in memory, as the reference
+	seeds         int
+	safeSeeds     int
+	detectDur     time.Duration
+	detectMax     time.Duration
+	parallel      int
+	cells         string
+	startupRounds int
+	goBench       bool
+	benchTime     string
+	only          string
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	switch {
+	case len(args) > 0 && args[0] == "check-one":
+		return checkChild(args[1:], stdout)
+	case len(args) > 0 && args[0] == "gen":
+		if len(args) != 4 {
+			return errors.New("usage: bench gen <path> <ops> valid|violation")
+		}
+		n, err := strconv.Atoi(args[2])
+		if err != nil {
+			return err
+		}
+		_, _, err = genHistory(args[1], n, 10, 5, args[3] == "violation")
+		return err
+	}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	fs.StringVar(&o.out, "out", "BENCHMARKS.md", "write the report here too (empty: stdout only)")
+	fs.DurationVar(&o.budget, "budget", 14*time.Minute, "wall-clock budget of the whole run; detection runs not started by then are skipped and reported")
+	fs.IntVar(&o.clients, "clients", 50, "workload: clients, each on its own key")
+	fs.DurationVar(&o.workloadDur, "workload-duration", 5*time.Second, "workload: length of each measurement")
+	fs.IntVar(&o.rounds, "rounds", 3, "workload: rounds of the four measurements, interleaved")
+	sizes := fs.String("sizes", "10000,100000,1000000", "checker: history sizes, in operations")
+	fs.StringVar(&o.inMemory, "in-memory", "100000,1000000", "checker: sizes also checked the old way (whole history in memory), valid histories only")
+	fs.IntVar(&o.seeds, "seeds", 10, "detection: seeds per expected-violation cell")
+	fs.IntVar(&o.safeSeeds, "safe-seeds", 3, "detection: seeds per expected-safe cell")
+	fs.DurationVar(&o.detectDur, "detect-duration", 8*time.Second, "detection: length of a run of an expected-safe cell (raised to the cell's MinDuration, at most 30s)")
+	fs.DurationVar(&o.detectMax, "detect-max", 30*time.Second, "detection: longest run of an expected-violation cell, which stops at its first violation (raised to the cell's MinDuration, at most 30s)")
+	fs.IntVar(&o.parallel, "parallel", 2, "detection: runs at once")
+	fs.StringVar(&o.cells, "cells", "", "detection: only cells whose name contains this")
+	fs.IntVar(&o.startupRounds, "startup-rounds", 5, "start-up: cluster starts measured")
+	fs.BoolVar(&o.goBench, "gobench", true, "run the Go benchmarks (go test -bench) and include their output")
+	fs.StringVar(&o.benchTime, "benchtime", "300ms", "Go benchmarks: -benchtime")
+	fs.StringVar(&o.only, "only", "", "run one part only: workload, checker, detect, startup or gobench")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return fmt.Errorf("-sizes: %w", err)
+		}
+		o.sizes = append(o.sizes, n)
+	}
+	return bench(ctx, o, stdout, stderr)
+}
+
+// bench runs every part and writes the report.
+func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
+	start := time.Now()
+	deadline := start.Add(o.budget)
+	tmp, err := os.MkdirTemp("", "locktorture-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	logf := func(format string, a ...any) {
+		fmt.Fprintf(stderr, "[%6.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, a...))
+	}
+	part := func(name string) bool { return o.only == "" || o.only == name }
+
+	r := &results{Opts: o, Started: start, Machine: machine()}
+	logf("machine: %s, %d CPUs, load average %s", r.Machine.CPU, r.Machine.NumCPU, r.Machine.LoadStart)
+
+	if part("startup") {
+		if r.Startup, err = startup(ctx, 5, o.startupRounds, logf); err != nil {
+			return fmt.Errorf("start-up: %w", err)
+		}
+	}
+	if part("workload") {
+		r.ProfilePath = filepath.Join(tmp, "harness.prof")
+		w, err := workload(ctx, tmp, o.clients, o.workloadDur, o.rounds, r.ProfilePath, logf)
+		if err != nil {
+			return fmt.Errorf("workload: %w", err)
+		}
+		r.Workload = &w
+		r.ProfileTop = profileTop(ctx, r.ProfilePath)
+	}
+	if part("checker") {
+		inMem := map[int]bool{}
+		for _, s := range strings.Split(o.inMemory, ",") {
+			if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil {
+				inMem[n] = true
+			}
+		}
+		if r.Checker, err = checkerBench(ctx, tmp, o.sizes, inMem, logf); err != nil {
+			return fmt.Errorf("checker: %w", err)
+		}
+	}
+	if part("gobench") && o.goBench {
+		if r.GoBench, err = goBench(ctx, o.benchTime, logf); err != nil {
+			return fmt.Errorf("go benchmarks: %w", err)
+		}
+	}
+	if part("detect") {
+		rows := detectPlan(o.seeds, o.safeSeeds)
+		if o.cells != "" {
+			var keep []detectRow
+			for _, row := range rows {
+				if strings.Contains(row.Spec.Name, o.cells) {
+					keep = append(keep, row)
+				}
+			}
+			rows = keep
+		}
+		dstart := time.Now()
+		detect(ctx, tmp, rows, runLengths{safe: o.detectDur, violation: o.detectMax}, o.parallel, deadline, logf)
+		r.Detect, r.DetectWall = rows, time.Since(dstart)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r.Wall = time.Since(start)
+	r.Machine.LoadEnd = loadAvg()
+	md := r.markdown()
+	fmt.Fprint(stdout, md)
+	if o.out != "" && o.only == "" {
+		if err := os.WriteFile(o.out, []byte(md), 0o644); err != nil {
+			return err
+		}
+		logf("wrote %s", o.out)
+	}
+	return nil
+}

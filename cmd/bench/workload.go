@@ -1,0 +1,318 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/harness"
+	"github.com/locktorture/locktorture/history"
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
+
+// workloadResult is part 1: lock cycles per second.
+type workloadResult struct {
+	Clients  int
+	Duration time.Duration
+	Rounds   int
+	// Per round, cycles per second.
+	RawDirect     []float64 // go-redis loop straight to redis-server
+	RawProxy      []float64 // the same loop through the node's toxiproxy proxy
+	Harness       []float64 // harness.Run, setnx, recording, through the proxy
+	HarnessDirect []float64 // the same, straight to redis-server
+	// Per round, CPU time of this process (clients, proxy, recording;
+	// not redis-server) per cycle.
+	RawDirectCPU     []time.Duration
+	RawProxyCPU      []time.Duration
+	HarnessCPU       []time.Duration
+	HarnessDirectCPU []time.Duration
+	// Harness rounds: events recorded and history bytes per cycle.
+	EventsPerCycle float64
+	BytesPerCycle  float64
+	// RedisBenchmark is redis-benchmark's SET requests per second, straight
+	// to redis-server.
+	RedisBenchmark float64
+	// HarnessValid: every harness run's history checked valid.
+	HarnessValid bool
+	HarnessNote  string
+	Profile      string // path of the CPU profile of the last harness round, if taken
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// releaseScript is the compare-and-delete of locks/scripts.go, verbatim.
+var releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0`)
+
+// rawClient has the options of the locks package's clients (locks/client.go):
+// no retries, one round trip on connect, a pool of 64.
+func rawClient(addr, password string) *redis.Client {
+	return redis.NewClient(&redis.Options{
+		Addr:                     addr,
+		Password:                 password,
+		Protocol:                 2,
+		DisableIdentity:          true,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+		MaxRetries:               -1,
+		DialerRetries:            1,
+		PoolSize:                 64,
+	})
+}
+
+// rawLoop runs clients goroutines, each on its own key, each looping SET
+// key token NX PX 1000 then the Lua compare-and-delete, for d, and
+// returns completed cycles per second.
+func rawLoop(ctx context.Context, addr, password string, clients int, d time.Duration) (rate float64, cpu time.Duration, err error) {
+	c := rawClient(addr, password)
+	defer c.Close()
+	if err := releaseScript.Load(ctx, c).Err(); err != nil {
+		return 0, 0, fmt.Errorf("raw loop: load script: %w", err)
+	}
+	cpu0 := selfCPU()
+	var cycles atomic.Int64
+	errs := make([]error, clients)
+	var wg sync.WaitGroup
+	start := time.Now()
+	deadline := start.Add(d)
+	for i := range clients {
+		wg.Go(func() {
+			key := fmt.Sprintf("raw-k%d", i)
+			token := fmt.Sprintf("raw-token-%d", i)
+			for time.Now().Before(deadline) {
+				ok, err := c.SetNX(ctx, key, token, time.Second).Result()
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				if !ok {
+					errs[i] = fmt.Errorf("raw loop: %s was taken", key)
+					return
+				}
+				n, err := releaseScript.EvalSha(ctx, c, []string{key}, token).Int64()
+				if err != nil || n != 1 {
+					errs[i] = fmt.Errorf("raw loop: release %s: %d, %v", key, n, err)
+					return
+				}
+				cycles.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	el := time.Since(start)
+	cpu = selfCPU() - cpu0
+	if err := errors.Join(errs...); err != nil {
+		return 0, 0, err
+	}
+	n := cycles.Load()
+	if n == 0 {
+		return 0, 0, errors.New("raw loop: no cycle completed")
+	}
+	return float64(n) / el.Seconds(), cpu / time.Duration(n), nil
+}
+
+// selfCPU returns the user and system CPU time this process has used.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// harnessCycles runs the setnx lock through harness.Run — the code path of
+// every torture run: its clients, the lock, the recorder, history.Writer
+// and the store — with one key per client and no hold, against the node
+// at addr (the external backend, so that it is the raw loops' server), and
+// returns completed cycles (acquire ok … release ok) per second of the
+// clients' time, read back from the history, which must check valid.
+func harnessCycles(ctx context.Context, dir, addr, password string, clients int, d time.Duration, profile string) (h harnessRound, err error) {
+	cfg := harness.Config{Lock: "setnx", Clients: clients, KeyPerClient: true, NoHold: true, Duration: d, Seed: 1, Dir: dir,
+		Backend: cluster.BackendExternal, External: []string{addr}, Password: password}
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return h, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return h, err
+		}
+	}
+	cpu0 := selfCPU()
+	sum, err := harness.Run(ctx, cfg)
+	cpu := selfCPU() - cpu0
+	if profile != "" {
+		pprof.StopCPUProfile()
+	}
+	if err != nil {
+		return h, fmt.Errorf("harness run: %w", err)
+	}
+	f, err := os.Open(sum.HistoryPath)
+	if err != nil {
+		return h, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil {
+		h.bytes = st.Size()
+	}
+	// Count release oks and the span of the clients' operations.
+	var cycles int64
+	first, last := int64(-1), int64(0)
+	s := checker.NewStream()
+	dec := history.NewDecoder(f)
+	for {
+		e, err := dec.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return h, err
+		}
+		if err := s.Add(&e); err != nil {
+			return h, err
+		}
+		h.events++
+		if e.Process < 0 {
+			continue
+		}
+		if first < 0 {
+			first = e.Time
+		}
+		last = e.Time
+		if e.F == history.Release && e.Type == history.Ok {
+			cycles++
+		}
+	}
+	res, err := s.Finish(checker.Options{})
+	if err != nil {
+		return h, err
+	}
+	if !res.Valid() {
+		return h, fmt.Errorf("harness run: history of a fault-free run is %s/%s", res.Lease, res.Resource)
+	}
+	if last <= first || cycles == 0 {
+		return h, errors.New("harness run: nothing recorded")
+	}
+	h.cycles = cycles
+	h.rate = float64(cycles) / (time.Duration(last - first)).Seconds()
+	h.cpu = cpu / time.Duration(cycles)
+	return h, nil
+}
+
+// harnessRound is what one harness round measured.
+type harnessRound struct {
+	rate          float64
+	cpu           time.Duration // per cycle
+	cycles        int64
+	events, bytes int64
+}
+
+var benchRE = regexp.MustCompile(`SET: ([0-9.]+) requests per second`)
+
+// redisBenchmark runs redis-benchmark -q -t set -n 200000 -c 50 against
+// addr and returns its requests per second.
+func redisBenchmark(ctx context.Context, addr, password string) (float64, error) {
+	host, port, _ := strings.Cut(addr, ":")
+	cmd := exec.CommandContext(ctx, "redis-benchmark", "-h", host, "-p", port, "-a", password, "-q", "-t", "set", "-n", "200000", "-c", "50")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("redis-benchmark: %w: %s", err, out)
+	}
+	var rps float64
+	sc := bufio.NewScanner(strings.NewReader(strings.ReplaceAll(string(out), "\r", "\n")))
+	for sc.Scan() {
+		if m := benchRE.FindStringSubmatch(sc.Text()); m != nil {
+			rps, _ = strconv.ParseFloat(m[1], 64)
+		}
+	}
+	if rps == 0 {
+		return 0, fmt.Errorf("redis-benchmark: no SET figure in %q", out)
+	}
+	return rps, nil
+}
+
+// workload measures part 1: rounds of raw-direct, raw-through-proxy and
+// harness, interleaved so that load from other processes falls on all
+// three alike, then redis-benchmark.
+func workload(ctx context.Context, tmp string, clients int, d time.Duration, rounds int, profile string, logf func(string, ...any)) (workloadResult, error) {
+	w := workloadResult{Clients: clients, Duration: d, Rounds: rounds, HarnessValid: true}
+	cl, err := cluster.Start(ctx, 1, cluster.WithDir(filepath.Join(tmp, "workload-node")))
+	if err != nil {
+		return w, err
+	}
+	defer cl.Close()
+	n := cl.Node(0)
+	var events, bytes, cycles int64
+	for r := range rounds {
+		v, cpu, err := rawLoop(ctx, n.DirectAddr(), cl.Password(), clients, d)
+		if err != nil {
+			return w, err
+		}
+		w.RawDirect, w.RawDirectCPU = append(w.RawDirect, v), append(w.RawDirectCPU, cpu)
+		logf("workload round %d: raw direct %.0f cycles/s, %v CPU/cycle", r+1, v, cpu)
+		v, cpu, err = rawLoop(ctx, n.Addr(), cl.Password(), clients, d)
+		if err != nil {
+			return w, err
+		}
+		w.RawProxy, w.RawProxyCPU = append(w.RawProxy, v), append(w.RawProxyCPU, cpu)
+		logf("workload round %d: raw through proxy %.0f cycles/s, %v CPU/cycle", r+1, v, cpu)
+		prof := ""
+		if r == rounds-1 {
+			prof = profile
+		}
+		dir := filepath.Join(tmp, fmt.Sprintf("workload-harness-%d", r))
+		h, err := harnessCycles(ctx, dir, n.Addr(), cl.Password(), clients, d, prof)
+		if err != nil {
+			return w, err
+		}
+		os.RemoveAll(dir)
+		w.Harness, w.HarnessCPU = append(w.Harness, h.rate), append(w.HarnessCPU, h.cpu)
+		events, bytes, cycles = events+h.events, bytes+h.bytes, cycles+h.cycles
+		logf("workload round %d: harness through proxy %.0f cycles/s, %v CPU/cycle", r+1, h.rate, h.cpu)
+		h, err = harnessCycles(ctx, dir, n.DirectAddr(), cl.Password(), clients, d, "")
+		if err != nil {
+			return w, err
+		}
+		os.RemoveAll(dir)
+		w.HarnessDirect, w.HarnessDirectCPU = append(w.HarnessDirect, h.rate), append(w.HarnessDirectCPU, h.cpu)
+		logf("workload round %d: harness direct %.0f cycles/s, %v CPU/cycle", r+1, h.rate, h.cpu)
+	}
+	w.EventsPerCycle, w.BytesPerCycle = float64(events)/float64(cycles), float64(bytes)/float64(cycles)
+	w.Profile = profile
+	w.RedisBenchmark, err = redisBenchmark(ctx, n.DirectAddr(), cl.Password())
+	if err != nil {
+		return w, err
+	}
+	logf("redis-benchmark SET: %.0f req/s", w.RedisBenchmark)
+	return w, nil
+}
