@@ -21,6 +21,6 @@
 //
 // `bench gen <path> <ops> valid|violation` writes one generated history.
 //
-// It imports harness, checker, history, cluster and matrix, and go-redis
-// for the raw loop; nothing imports it.
+// It imports harness, checker, history, cluster, matrix and report, and
+// go-redis for the raw loop; nothing imports it.
 package main

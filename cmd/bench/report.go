@@ -88,6 +88,14 @@ func machine() machineInfo {
 			}
 		}
 	}
+	if m.Revision == "" { // built with -buildvcs=false: ask git
+		if out, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
+			m.Revision = strings.TrimSpace(string(out))
+			if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
+				m.Revision += " (the work tree had uncommitted changes)"
+			}
+		}
+	}
 	return m
 }
 
@@ -194,7 +202,7 @@ func (r *results) markdown() string {
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	m := r.Machine
 	p("# Benchmarks\n\n")
-	p("Written by `make bench` (`go run ./cmd/bench`, see `cmd/bench/doc.go`) on %s; the whole run took %s. Do not edit by hand: run it again.\n\n",
+	p("Written by `make bench` (`bin/bench`, built from `cmd/bench`; see its `doc.go`) on %s; the whole run took %s. Do not edit by hand: run it again.\n\n",
 		r.Started.UTC().Format("2006-01-02 15:04 MST"), r.Wall.Round(time.Second))
 	p("## Machine\n\n")
 	p("- CPU: %s, %d CPUs (`nproc`), GOMAXPROCS %d\n", m.CPU, m.NumCPU, m.GOMAXPROCS)
@@ -206,8 +214,8 @@ func (r *results) markdown() string {
 	if m.Revision != "" {
 		p("- Commit: %s\n", m.Revision)
 	}
-	p("\nThe machine is shared: other engineers' tests and a long matrix run were using the same 2 cores, ")
-	p("so throughput figures are noisy (the load averages above say how much); CPU time per cycle, also given, ")
+	p("\nThe machine is shared with other engineers' tests and a long matrix run, ")
+	p("so throughput figures are noisy (the load averages above say how busy it was); CPU time per cycle, also given, ")
 	p("is steadier than cycles per second when the cores are contended. The FACTS.md baselines (redis-benchmark ≈ 100k SET/s, ")
 	p("raw go-redis loop ≈ 37.7k cycles/s) were taken on an idle machine of the same kind.\n\n")
 
