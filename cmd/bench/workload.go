@@ -261,9 +261,10 @@ func redisBenchmark(ctx context.Context, addr, password string) (float64, error)
 	return rps, nil
 }
 
-// workload measures part 1: rounds of raw-direct, raw-through-proxy and
-// harness, interleaved so that load from other processes falls on all
-// three alike, then redis-benchmark.
+// workload measures part 1: rounds of raw direct, raw through the proxy,
+// harness through the proxy and harness direct, back to back, the order
+// rotated every round, so that load from other processes falls on all
+// four alike; then redis-benchmark.
 func workload(ctx context.Context, tmp string, clients int, d time.Duration, rounds int, profile string, logf func(string, ...any)) (workloadResult, error) {
 	w := workloadResult{Clients: clients, Duration: d, Rounds: rounds, HarnessValid: true}
 	cl, err := cluster.Start(ctx, 1, cluster.WithDir(filepath.Join(tmp, "workload-node")))
@@ -273,39 +274,44 @@ func workload(ctx context.Context, tmp string, clients int, d time.Duration, rou
 	defer cl.Close()
 	n := cl.Node(0)
 	var events, bytes, cycles int64
+	type measurement struct {
+		name string
+		run  func(r int) (float64, time.Duration, error)
+		rate *[]float64
+		cpu  *[]time.Duration
+	}
+	raw := func(addr string) func(int) (float64, time.Duration, error) {
+		return func(int) (float64, time.Duration, error) { return rawLoop(ctx, addr, cl.Password(), clients, d) }
+	}
+	hrn := func(addr string, profiled bool) func(int) (float64, time.Duration, error) {
+		return func(r int) (float64, time.Duration, error) {
+			prof := ""
+			if profiled && r == rounds-1 {
+				prof = profile
+			}
+			dir := filepath.Join(tmp, fmt.Sprintf("workload-harness-%d", r))
+			defer os.RemoveAll(dir)
+			h, err := harnessCycles(ctx, dir, addr, cl.Password(), clients, d, prof)
+			events, bytes, cycles = events+h.events, bytes+h.bytes, cycles+h.cycles
+			return h.rate, h.cpu, err
+		}
+	}
+	ms := []measurement{
+		{"raw direct", raw(n.DirectAddr()), &w.RawDirect, &w.RawDirectCPU},
+		{"raw through proxy", raw(n.Addr()), &w.RawProxy, &w.RawProxyCPU},
+		{"harness through proxy", hrn(n.Addr(), true), &w.Harness, &w.HarnessCPU},
+		{"harness direct", hrn(n.DirectAddr(), false), &w.HarnessDirect, &w.HarnessDirectCPU},
+	}
 	for r := range rounds {
-		v, cpu, err := rawLoop(ctx, n.DirectAddr(), cl.Password(), clients, d)
-		if err != nil {
-			return w, err
+		for k := range ms {
+			m := ms[(k+r)%len(ms)]
+			v, cpu, err := m.run(r)
+			if err != nil {
+				return w, fmt.Errorf("%s: %w", m.name, err)
+			}
+			*m.rate, *m.cpu = append(*m.rate, v), append(*m.cpu, cpu)
+			logf("workload round %d: %s %.0f cycles/s, %v CPU/cycle", r+1, m.name, v, cpu)
 		}
-		w.RawDirect, w.RawDirectCPU = append(w.RawDirect, v), append(w.RawDirectCPU, cpu)
-		logf("workload round %d: raw direct %.0f cycles/s, %v CPU/cycle", r+1, v, cpu)
-		v, cpu, err = rawLoop(ctx, n.Addr(), cl.Password(), clients, d)
-		if err != nil {
-			return w, err
-		}
-		w.RawProxy, w.RawProxyCPU = append(w.RawProxy, v), append(w.RawProxyCPU, cpu)
-		logf("workload round %d: raw through proxy %.0f cycles/s, %v CPU/cycle", r+1, v, cpu)
-		prof := ""
-		if r == rounds-1 {
-			prof = profile
-		}
-		dir := filepath.Join(tmp, fmt.Sprintf("workload-harness-%d", r))
-		h, err := harnessCycles(ctx, dir, n.Addr(), cl.Password(), clients, d, prof)
-		if err != nil {
-			return w, err
-		}
-		os.RemoveAll(dir)
-		w.Harness, w.HarnessCPU = append(w.Harness, h.rate), append(w.HarnessCPU, h.cpu)
-		events, bytes, cycles = events+h.events, bytes+h.bytes, cycles+h.cycles
-		logf("workload round %d: harness through proxy %.0f cycles/s, %v CPU/cycle", r+1, h.rate, h.cpu)
-		h, err = harnessCycles(ctx, dir, n.DirectAddr(), cl.Password(), clients, d, "")
-		if err != nil {
-			return w, err
-		}
-		os.RemoveAll(dir)
-		w.HarnessDirect, w.HarnessDirectCPU = append(w.HarnessDirect, h.rate), append(w.HarnessDirectCPU, h.cpu)
-		logf("workload round %d: harness direct %.0f cycles/s, %v CPU/cycle", r+1, h.rate, h.cpu)
 	}
 	w.EventsPerCycle, w.BytesPerCycle = float64(events)/float64(cycles), float64(bytes)/float64(cycles)
 	w.Profile = profile
