@@ -415,7 +415,7 @@ func (r *results) checkerSection(p func(string, ...any)) {
 func (r *results) detectSection(p func(string, ...any)) {
 	o := r.Opts
 	p("## 3. Detection power\n\n")
-	p("Every expected-violation cell of `matrix.Cells(false)` with %d seeds, every expected-safe cell with %d, plus mutants that have no matrix cell (marked †). ", o.seeds, o.safeSeeds)
+	p("Every expected-violation cell of `matrix.Cells(false)` with %d seeds, every expected-safe cell with %d, plus cells that are not in the matrix (marked †, below the table). ", o.seeds, o.safeSeeds)
 	p("A run of an expected-violation cell lasts at most %v but stops at the first violation a watcher sees in the recorded events (`harness.WithStop`; the verdict and the time are still the checker's, on the whole history); ", o.detectMax)
 	p("a run of an expected-safe cell lasts %v, the matrix's default (both raised to the cell's `MinDuration`, at most 30 s); %d runs at a time. ", o.detectDur, o.parallel)
 	p("Time to first violation is from the start of the clients (after the nodes are up) to the earliest of `FirstLeaseViolation` and `FirstResourceViolation`; ")
@@ -472,7 +472,7 @@ func (r *results) detectSection(p func(string, ...any)) {
 	p("\n")
 	for _, row := range r.Detect {
 		if row.Extra {
-			p("† %s: not a matrix cell (keys 1, hold %v, TTL 1 s, fault interval %v): %s.\n", row.Spec.Name, row.Spec.Hold, row.Spec.Interval, row.Spec.Why)
+			p("† %s: not a matrix cell (%d nodes, keys 1, hold %v, TTL 1 s, fault interval %v): %s.\n", row.Spec.Name, row.Spec.Nodes, row.Spec.Hold, row.Spec.Interval, row.Spec.Why)
 		}
 	}
 	p("\n")
