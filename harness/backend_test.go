@@ -89,7 +89,10 @@ func TestExternalRun(t *testing.T) {
 		t.Errorf("summary: backend %q, node versions %q; want external and %q", sum.Config.Backend, sum.NodeVersions, remote.Versions())
 	}
 	starts, stops := faultEvents(evs)
-	if starts == 0 || starts != stops || sum.Faults != starts {
+	// A step scheduled at the very end may not begin when the heals
+	// before it ran late (remote toxiproxy calls on a loaded machine);
+	// every step that began was healed.
+	if starts == 0 || starts != stops || starts > sum.Faults || starts < sum.Faults-1 {
 		t.Errorf("%d fault starts, %d stops, %d scheduled", starts, stops, sum.Faults)
 	}
 	var acquired int
