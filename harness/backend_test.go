@@ -186,40 +186,16 @@ func TestDockerRun(t *testing.T) {
 // leaves no container behind once Run returns.
 func TestDockerRunInterrupted(t *testing.T) {
 	image := dockerImage(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	cfg := harness.Config{
 		Lock: "redlock", Backend: "docker", Image: image, Nodes: 5, Duration: time.Minute, TTL: 500 * time.Millisecond,
 		Seed: 3, Nemesis: []string{"kill", "pause"}, NemesisInterval: 300 * time.Millisecond,
 		Dir: filepath.Join(t.TempDir(), "run"),
 	}
-	done := make(chan struct{})
-	var (
-		sum harness.Summary
-		err error
-	)
-	go func() {
-		defer close(done)
-		sum, err = harness.Run(ctx, cfg)
-	}()
 	// Interrupt once a fault has started, so one is active or healing.
-	hist := filepath.Join(cfg.Dir, "history.jsonl")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if evs, rerr := history.ReadFile(hist); rerr == nil {
-			if starts, _ := faultEvents(evs); starts > 0 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			cancel()
-			<-done
-			t.Fatalf("no fault within 30s (run error %v)", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	cancel()
-	<-done
+	sum, err := interruptWhen(t, cfg, func(evs []history.Event) bool {
+		starts, _ := faultEvents(evs)
+		return starts > 0
+	})
 	if !errors.Is(err, context.Canceled) || !sum.Interrupted {
 		t.Errorf("err = %v, interrupted = %v; want context.Canceled and true", err, sum.Interrupted)
 	}

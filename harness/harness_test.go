@@ -101,32 +101,11 @@ func TestRunFindsRace(t *testing.T) {
 // TestRunInterrupted: cancelling a run stops it early, leaves a history
 // that checks, and leaves no redis-server behind.
 func TestRunInterrupted(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
 	cfg := harness.Config{Lock: "redlock", Nodes: 3, Duration: time.Minute, Seed: 3}
 	cfg.Dir = filepath.Join(t.TempDir(), "run")
-	done := make(chan struct{})
-	var sum harness.Summary
-	var err error
-	go func() {
-		defer close(done)
-		sum, err = harness.Run(ctx, cfg)
-	}()
-	// Wait until the run has recorded something, then interrupt it.
+	// Interrupt once the run has recorded something.
+	sum, err := interruptWhen(t, cfg, func(evs []history.Event) bool { return len(evs) > 20 })
 	hist := filepath.Join(cfg.Dir, "history.jsonl")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if evs, rerr := history.ReadFile(hist); rerr == nil && len(evs) > 20 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cancel()
-			<-done
-			t.Fatalf("nothing recorded within 30s (run error %v)", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	cancel()
-	<-done
 	if !errors.Is(err, context.Canceled) || !sum.Interrupted {
 		t.Fatalf("err = %v, interrupted = %v; want context.Canceled and true", err, sum.Interrupted)
 	}
@@ -167,4 +146,38 @@ func redisProcessesUnder(t *testing.T, dir string) []string {
 		}
 	}
 	return pids
+}
+
+// interruptWhen runs cfg and cancels it as soon as the history it has
+// streamed so far satisfies cond (polled, 30 s deadline); it returns what
+// Run returned.
+func interruptWhen(t *testing.T, cfg harness.Config, cond func([]history.Event) bool) (harness.Summary, error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	var (
+		sum harness.Summary
+		err error
+	)
+	go func() {
+		defer close(done)
+		sum, err = harness.Run(ctx, cfg)
+	}()
+	hist := filepath.Join(cfg.Dir, "history.jsonl")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if evs, rerr := history.ReadFile(hist); rerr == nil && cond(evs) {
+			break
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			<-done
+			t.Fatalf("condition not met within 30s (run error %v)", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	return sum, err
 }
