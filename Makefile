@@ -5,9 +5,15 @@ BIN     := bin/torture
 # The race detector needs cgo.
 export CGO_ENABLED := 1
 
-.PHONY: all build test lint torture matrix redis-image clean
+.PHONY: all deps build test lint torture matrix redis-image clean
 
 all: lint test
+
+## deps: install redis-server, redis-sentinel, redis-tools, gcc and python3-redis
+## when missing (Debian/Ubuntu, apt-get; sudo only when not root). test and
+## torture run it first, so each is the whole set-up of its job.
+deps:
+	@scripts/deps
 
 build:
 	$(GO) build -o $(BIN) ./cmd/torture
@@ -15,11 +21,11 @@ build:
 ## redis-image: the Docker image of --backend docker, built FROM scratch from this
 ## host's redis-server, its libraries and the clock shim (no registry needed).
 REDIS_IMAGE ?= locktorture/redis:local
-redis-image:
+redis-image: deps
 	$(GO) run ./cmd/redis-image -tag $(REDIS_IMAGE)
 
 ## test: unit and integration tests against real redis-server, race detector on.
-test:
+test: deps
 	$(GO) test -race -count=1 -timeout 9m ./...
 
 ## lint: gofmt and go vet must be clean.
@@ -28,11 +34,11 @@ lint:
 	$(GO) vet ./...
 
 ## torture: the release gate — the quick matrix; fails when a cell contradicts the literature.
-torture: build
+torture: deps build
 	$(BIN) matrix --quick --seeds 1 --duration 8s
 
 ## matrix: the full comparison matrix published in results/README.md (about 25 minutes).
-matrix: build
+matrix: deps build
 	$(BIN) matrix --seeds 1,2,3 --duration 12s
 
 clean:

@@ -185,10 +185,10 @@ var clockShimOnce = sync.OnceValues(buildClockShim)
 func clockShim() (path string, err error) { return clockShimOnce() }
 
 func buildClockShim() (string, error) {
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		return "", fmt.Errorf("cluster: clock shim needs gcc: %w", err)
+	if err := lookProgram("gcc", "the clock shim is built with gcc"); err != nil {
+		return "", err
 	}
+	gcc, _ := exec.LookPath("gcc")
 	dir, err := shimCacheDir()
 	if err != nil {
 		return "", err

@@ -87,7 +87,7 @@ func Start(ctx context.Context, n int, opts ...Option) (*Cluster, error) {
 	}
 	bin, err := exec.LookPath(o.redisServer)
 	if err != nil {
-		return nil, fmt.Errorf("cluster: redis-server: %w", err)
+		return nil, fmt.Errorf("cluster: redis-server %q: %v; %w", o.redisServer, err, ErrMissingProgram)
 	}
 	var shim string
 	if o.clockShim {
@@ -149,6 +149,16 @@ func newCluster(backend string, o options, n int) (*Cluster, error) {
 	}
 	c.srv = toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
 	var err error
+	if c.dir != "" {
+		// Every path handed to another process (redis-server's dir and
+		// logfile, a sentinel's conf, the clock shim's file, a container's
+		// bind mount) derives from this one, and redis-server resolves a
+		// relative dir against its own working directory, the node's: make
+		// it absolute once, here.
+		if c.dir, err = filepath.Abs(c.dir); err != nil {
+			return nil, fmt.Errorf("cluster: %w", err)
+		}
+	}
 	if c.dir == "" {
 		if c.dir, err = os.MkdirTemp("", "locktorture-"); err != nil {
 			return nil, fmt.Errorf("cluster: %w", err)

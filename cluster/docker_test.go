@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 )
@@ -416,5 +417,44 @@ func TestDockerFailover(t *testing.T) {
 	}
 	if out, err := exec.Command("docker", "network", "ls", "-q", "--filter", "name="+b.network).Output(); err != nil || len(out) > 0 {
 		t.Errorf("network %s after Close: %q, %v", b.network, out, err)
+	}
+}
+
+// TestEnsureImage: a missing image that EnsureImage may build is built,
+// with a line before and after; one it may not build is an error naming
+// it. A tag of the test's own stands for DefaultImage, so that the image
+// other tests run is never removed under them.
+func TestEnsureImage(t *testing.T) {
+	dockerImage(t) // skips without an engine
+	tag := fmt.Sprintf("locktorture/redis:ensure-test-%d", os.Getpid())
+	rmi := func() {
+		cli, err := newDockerClient(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cli.Close()
+		if _, err := cli.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
+			t.Fatal(err)
+		}
+	}
+	rmi()
+	t.Cleanup(rmi)
+	var log strings.Builder
+	if err := ensureImage(t.Context(), tag, tag, &log, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "building the docker image "+tag) || !strings.Contains(log.String(), "built "+tag) {
+		t.Errorf("log %q: want a line before and after the build", log.String())
+	}
+	if _, err := ImageClockShim(t.Context(), tag); err != nil {
+		t.Fatalf("the built image: %v", err)
+	}
+	log.Reset()
+	if err := ensureImage(t.Context(), tag, tag, &log, nil); err != nil || log.Len() > 0 {
+		t.Errorf("image present: err %v, log %q; want nothing done", err, log.String())
+	}
+	err := EnsureImage(t.Context(), "locktorture/no-such-image:x", nil)
+	if err == nil || !strings.Contains(err.Error(), "locktorture/no-such-image:x") {
+		t.Errorf("a missing image of another name: err %v", err)
 	}
 }

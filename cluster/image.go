@@ -13,6 +13,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
 )
 
 // DefaultImage is the image that BuildImage builds by default (make
@@ -210,4 +213,46 @@ func copyFile(dst, src string) (err error) {
 }
 
 // errNoImage marks an image missing from the Docker engine.
-var errNoImage = errors.New("not found in the Docker engine (build it with make redis-image, or docker pull it)")
+var errNoImage = errors.New("not found in the Docker engine (make redis-image builds the default one; another must be built or pulled by whoever named it)")
+
+// EnsureImage makes sure the Docker engine has image (DefaultImage if
+// ""). When it lacks DefaultImage, EnsureImage builds it with BuildImage
+// (opts as there), which takes seconds and pulls nothing, and writes one
+// line to log (if not nil) before and after; a missing image of any other
+// name is an error: someone chose it, and building it would be a guess.
+// It returns ErrNoDocker (wrapped) when no engine answers.
+func EnsureImage(ctx context.Context, image string, log io.Writer, opts ...Option) error {
+	if image == "" {
+		image = DefaultImage
+	}
+	return ensureImage(ctx, image, DefaultImage, log, opts)
+}
+
+// ensureImage is EnsureImage with the name of the image it may build.
+func ensureImage(ctx context.Context, image, buildable string, log io.Writer, opts []Option) error {
+	cli, err := newDockerClient(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = cli.ImageInspect(ctx, image)
+	cli.Close()
+	switch {
+	case err == nil:
+		return nil
+	case !cerrdefs.IsNotFound(err):
+		return fmt.Errorf("cluster: inspect image %s: %w", image, err)
+	case image != buildable:
+		return fmt.Errorf("cluster: image %s %w", image, errNoImage)
+	}
+	if log != nil {
+		fmt.Fprintf(log, "building the docker image %s from this host's redis-server (once; make redis-image does the same)\n", image)
+	}
+	start := time.Now()
+	if err := BuildImage(ctx, image, opts...); err != nil {
+		return err
+	}
+	if log != nil {
+		fmt.Fprintf(log, "built %s in %.1f s\n", image, time.Since(start).Seconds())
+	}
+	return nil
+}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -276,6 +278,27 @@ type runOptions struct {
 	progress      func(Progress)
 	progressEvery time.Duration
 	stop          func(history.Event) bool // see WithStop
+	log           io.Writer                // see WithLog
+}
+
+// WithLog writes to w, one line each, what the run does besides the
+// test itself and that takes long enough to be worth saying (building
+// the docker backend's default image). By default nothing is written.
+func WithLog(w io.Writer) Option {
+	return func(o *runOptions) { o.log = w }
+}
+
+// CheckPrograms returns a one-line error naming the first program the run
+// needs that is not on the PATH (redis-server for the process backend, gcc
+// for the clock shim) and how to install it; see cluster.CheckPrograms. Run
+// calls it first; a caller that prepares a run directory or a whole
+// matrix can call it before that.
+func (c Config) CheckPrograms() error {
+	backend := c.Backend
+	if backend == "" {
+		backend = cluster.BackendProcess
+	}
+	return cluster.CheckPrograms(backend, slices.Contains(c.Nemesis, "clock"))
 }
 
 // WithProgress calls fn every interval while the test runs. By default
@@ -296,13 +319,29 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (sum Summary, err erro
 	if err != nil {
 		return Summary{}, err
 	}
+	if err := cfg.CheckPrograms(); err != nil {
+		return Summary{}, err
+	}
 	var o runOptions
 	for _, opt := range opts {
 		opt(&o)
 	}
+	// The run directory is made absolute once, here: every path that
+	// crosses into another process (the nodes' dir and logs, a sentinel's
+	// conf, the clock shim's file, a container's bind mount) derives
+	// from it, and such a process resolves a relative path against its
+	// own working directory, not ours.
+	if cfg.Dir, err = filepath.Abs(cfg.Dir); err != nil {
+		return Summary{}, fmt.Errorf("harness: run directory: %w", err)
+	}
 	spec, _ := locks.Lookup(cfg.Lock)
 	setup := cfg.setup(spec)
 	sum = Summary{Config: cfg, HistoryPath: filepath.Join(cfg.Dir, "history.jsonl")}
+	if cfg.Backend == cluster.BackendDocker {
+		if err := cluster.EnsureImage(ctx, cfg.Image, o.log); err != nil {
+			return sum, fmt.Errorf("harness: %w", err)
+		}
+	}
 	if cfg.Backend == cluster.BackendDocker && setup.ClockShim {
 		// The clock kind needs the shim in the image; without it, it is
 		// refused when the schedule is drawn or loaded.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -75,6 +76,8 @@ type Options struct {
 	Command string
 	// Progress, when set, is called before each run and after the last.
 	Progress func(Progress)
+	// Log, when set, receives the runs' log lines (see harness.WithLog).
+	Log io.Writer
 }
 
 // Progress tells where a matrix run is.
@@ -103,12 +106,8 @@ func Run(ctx context.Context, specs []Spec, o Options) (report.Matrix, error) {
 	if o.Dir == "" {
 		return report.Matrix{}, errors.New("matrix: no output directory")
 	}
-	// Validate every cell before running any.
-	for _, sp := range specs {
-		cfg := sp.config(o.Seeds[0], o.Duration, "-")
-		if _, err := cfg.WithDefaults(); err != nil {
-			return report.Matrix{}, fmt.Errorf("matrix: cell %s: %w", sp.Name, err)
-		}
+	if err := Validate(specs); err != nil {
+		return report.Matrix{}, err
 	}
 	if err := os.MkdirAll(filepath.Join(o.Dir, "runs"), 0o755); err != nil {
 		return report.Matrix{}, fmt.Errorf("matrix: %w", err)
@@ -140,7 +139,11 @@ cells:
 			d := max(o.Duration, sp.MinDuration)
 			id := fmt.Sprintf("%s-seed%d", dirName(sp.Name), seed)
 			cfg := sp.config(seed, d, filepath.Join(o.Dir, "runs", id))
-			r, err := RunOne(ctx, cfg, id, fmt.Sprintf("torture run %s", sp.flags(seed, d)), o.CheckTimeout)
+			var hopts []harness.Option
+			if o.Log != nil {
+				hopts = append(hopts, harness.WithLog(o.Log))
+			}
+			r, err := RunOne(ctx, cfg, id, fmt.Sprintf("torture run %s", sp.flags(seed, d)), o.CheckTimeout, hopts...)
 			cell.Runs = append(cell.Runs, cellRun(r, id, err))
 			left -= d
 			done++
@@ -165,6 +168,23 @@ cells:
 		return m, errors.Join(runErr, err)
 	}
 	return m, runErr
+}
+
+// Validate checks every cell's configuration, and that the programs the
+// cells need are installed (see harness.Config.CheckPrograms), before
+// anything runs: Run calls it, and so can a caller before it prints or
+// creates anything.
+func Validate(specs []Spec) error {
+	for _, sp := range specs {
+		cfg := sp.config(1, 8*time.Second, "-")
+		if _, err := cfg.WithDefaults(); err != nil {
+			return fmt.Errorf("matrix: cell %s: %w", sp.Name, err)
+		}
+		if err := cfg.CheckPrograms(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // config is the harness configuration of one run of the cell.

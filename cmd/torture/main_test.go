@@ -6,9 +6,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/report"
 )
 
@@ -139,5 +141,65 @@ func TestExitCode(t *testing.T) {
 		if got := exitCode(err, &b); got != want {
 			t.Errorf("exitCode(%v) = %d, want %d", err, got, want)
 		}
+	}
+}
+
+// TestRelativeOut: runs started from another working directory, with a
+// relative --out and with the default one, on every backend that runs
+// its own nodes: every path that reaches redis-server, a sentinel or the
+// Docker engine must still name the run's folder (a relative dir once
+// killed every node at start-up).
+func TestRelativeOut(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"process default out", []string{"--lock", "redlock", "--nodes", "3", "--nemesis", "clock", "--nemesis-interval", "500ms"}},
+		{"process relative out", []string{"--lock", "setnx", "--out", "rel/out"}},
+		{"failover relative out", []string{"--lock", "setnx", "--topology", "failover", "--out", "rel"}},
+		{"docker relative out", []string{"--lock", "redlock", "--nodes", "3", "--backend", "docker", "--out", "rel"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if slices.Contains(tc.args, "docker") {
+				if err := cluster.DockerPing(t.Context()); errors.Is(err, cluster.ErrNoDocker) {
+					t.Skipf("docker backend not tested: %v", err)
+				}
+			}
+			t.Chdir(t.TempDir())
+			args := append([]string{"run", "--duration", "2s", "--clients", "4"}, tc.args...)
+			stdout, stderr, code := torture(t, args...)
+			if code != exitValid {
+				t.Fatalf("torture %q: exit %d\nstdout:\n%s\nstderr:\n%s", args, code, stdout, stderr)
+			}
+			out := "results/runs"
+			if i := slices.Index(tc.args, "--out"); i >= 0 {
+				out = tc.args[i+1]
+			}
+			hist, err := filepath.Glob(filepath.Join(out, "*", "history.jsonl"))
+			if err != nil || len(hist) != 1 {
+				t.Fatalf("histories under %s: %v, %v", out, hist, err)
+			}
+		})
+	}
+}
+
+// TestMissingRedisServer: without redis-server on the PATH, run and
+// matrix say so in one line and exit 2, before they create anything.
+func TestMissingRedisServer(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv("PATH", t.TempDir())
+	for _, args := range [][]string{
+		{"run", "--lock", "redlock"},
+		{"run", "--lock", "setnx", "--topology", "failover", "--nemesis", "failover"},
+		{"matrix", "--quick"},
+	} {
+		stdout, stderr, code := torture(t, args...)
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if code != exitError || len(lines) != 1 || !strings.Contains(lines[0], "redis-server is not on the PATH") || !strings.Contains(lines[0], "scripts/deps") {
+			t.Errorf("torture %q: exit %d, stderr %q, stdout %q; want one line naming redis-server and how to install it", args, code, stderr, stdout)
+		}
+	}
+	if entries, err := os.ReadDir("."); err != nil || len(entries) != 0 {
+		t.Errorf("the working directory holds %v (%v); want nothing created", entries, err)
 	}
 }

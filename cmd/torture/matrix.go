@@ -65,6 +65,9 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *duration <= 0 {
 		return errors.New("matrix: --duration must be positive")
 	}
+	if err := matrix.Validate(specs); err != nil {
+		return err
+	}
 	started := time.Now()
 	id := started.UTC().Format("20060102T150405")
 	if *quick {
@@ -77,6 +80,7 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		Seeds: seedList, Duration: *duration, Dir: dir, CheckTimeout: *timeout,
 		Command:  "torture matrix " + strings.Join(args, " "),
 		Progress: prog.update,
+		Log:      logLines{prog.p},
 	})
 	prog.done()
 	if len(m.Cells) > 0 {
@@ -100,6 +104,14 @@ func printMatrix(w io.Writer, m report.Matrix, dir string) {
 			mark = "CONTRADICTS EXPECTATION"
 		}
 		fmt.Fprintf(w, "%-32s %-9s %-9s %5d/%-2d %8.1f  %s\n", c.Name, c.Expect, c.Outcome, c.RunsWithViolation, len(c.Runs), c.AcqPerSec, mark)
+		for _, r := range c.Runs {
+			if r.Error != "" {
+				// The first line of the error: enough to say why, the rest is in the run's directory.
+				first, _, _ := strings.Cut(r.Error, "\n")
+				fmt.Fprintf(w, "    seed %d: %s\n", r.Seed, first)
+			}
+		}
 	}
+	fmt.Fprintf(w, "whole matrix: %s\n", time.Duration(m.Elapsed*float64(time.Second)).Round(time.Second))
 	fmt.Fprintf(w, "summary: %s, %s, %s\n", filepath.Join(dir, "summary.md"), filepath.Join(dir, "junit.xml"), filepath.Join(dir, "index.html"))
 }

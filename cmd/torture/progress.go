@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -72,3 +73,26 @@ func (m *matrixProgress) update(s matrix.Progress) {
 }
 
 func (m *matrixProgress) done() { m.p.done() }
+
+// logLines is an io.Writer that shows each line written to it through a
+// progress, so log lines and the progress line do not garble each other.
+type logLines struct{ p *progress }
+
+func (l logLines) Write(b []byte) (int, error) {
+	for line := range strings.Lines(string(b)) {
+		l.p.log(strings.TrimRight(line, "\n"))
+	}
+	return len(b), nil
+}
+
+// log prints line on a line of its own, above the progress line on a
+// terminal.
+func (p *progress) log(line string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && p.last > 0 {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.last = 0
+	}
+	fmt.Fprintln(p.w, line)
+}

@@ -59,6 +59,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if _, err := cfg.WithDefaults(); err != nil {
 		return err
 	}
+	if err := cfg.CheckPrograms(); err != nil {
+		return err
+	}
 
 	id, dir, err := newRunDir(*out, time.Now(), cfg.Lock, cfg.Seed)
 	if err != nil {
@@ -75,7 +78,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fmt.Fprintf(stderr, "run %s: %s, %d clients, %d keys, %s, seed %d, %s → %s\n", id, cfg.Lock, cfg.Clients, cfg.Keys, cfg.Duration, cfg.Seed, faults, dir)
 
 	prog := newProgress(stderr)
-	r, err := matrix.RunOne(ctx, cfg, id, "torture run "+strings.Join(redactArgs(args), " "), *timeout, harness.WithProgress(time.Second, prog.update))
+	r, err := matrix.RunOne(ctx, cfg, id, "torture run "+strings.Join(redactArgs(args), " "), *timeout, harness.WithProgress(time.Second, prog.update), harness.WithLog(logLines{prog}))
 	prog.done()
 	if r.RunID == "" {
 		return err
