@@ -7,6 +7,7 @@ require (
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/bsm/redislock v0.9.4
 	github.com/containerd/errdefs v1.0.0
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/go-redsync/redsync/v4 v4.18.1
 	github.com/moby/moby/api v1.56.1
 	github.com/moby/moby/client v0.6.2

@@ -351,7 +351,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (sum Summary, err erro
 		}
 		setup.ClockShim = shim != ""
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return sum, fmt.Errorf("harness: %w", err)
 	}
 
@@ -403,6 +403,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (sum Summary, err erro
 		}
 		if f := nodes.target.Failover; f != nil {
 			lcfg.Addrs, lcfg.Sentinels, lcfg.MasterName, lcfg.AddrMap = nil, f.SentinelAddrs(), f.MasterName(), f.AddrMap()
+			lcfg.SentinelPassword = f.SentinelPassword()
 		}
 		lk, err := locks.New(cfg.Lock, lcfg)
 		if err != nil {

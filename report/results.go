@@ -72,7 +72,7 @@ func WriteResults(dir string, r Results) error {
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil
