@@ -76,7 +76,7 @@ var sentinelTimings = []any{"info-period", 1000, "publish-period", 500, "ask-per
 // Every address that Redis itself hands out is an internal one. The
 // sentinels are told to monitor the primary at its internal address; each
 // node announces its internal port to its primary (replica-announce-port,
-// also on the command line, so it survives Restart), so the primary lists
+// also in its configuration file, so it survives Restart), so the primary lists
 // its replica at the replica's internal address and the sentinels find it
 // there; and the sentinels report the current primary by internal address
 // (SENTINEL GET-MASTER-ADDR-BY-NAME, the +switch-master event). A client
@@ -104,8 +104,9 @@ var sentinelTimings = []any{"info-period", 1000, "publish-period", 500, "ask-per
 // A data node that is killed and restarted comes back as a primary, empty
 // without persistence; if the sentinels consider another node the
 // primary, they reconfigure the restarted one as its replica a few seconds
-// later. The sentinels' CONFIG REWRITE after a reconfiguration fails (the
-// nodes run without a configuration file) and they ignore that.
+// later. The sentinels' CONFIG REWRITE after a reconfiguration rewrites
+// the node's redis.conf; the cluster writes that file anew before every
+// start, so a restarted node starts from the cluster's settings.
 //
 // Its methods are safe for concurrent use.
 type Failover struct {

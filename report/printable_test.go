@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode"
@@ -68,6 +70,36 @@ func TestSummaryEscapes(t *testing.T) {
 	for _, want := range []string{`\x1b[2J`, `\x1b]0;evil title\a`, `\r\u202e`, "lease safety:    invalid"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestWrittenFilesPrivate: results.json, report.html and the matrix
+// summaries are written with mode 0600.
+func TestWrittenFilesPrivate(t *testing.T) {
+	dir := t.TempDir()
+	events, err := history.ReadFile("testdata/hostile.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := checker.Check(events, checker.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Results{RunID: "x", Lease: res.Lease, Resource: res.Resource, Check: res}
+	if err := WriteResults(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(filepath.Join(dir, "report.html"), r, events, checker.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMatrix(dir, Matrix{Cells: []Cell{{Name: "c", Outcome: OutcomeSafe, Expect: ExpectSafe, Matches: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"results.json", "report.html", "summary.md", "summary.json", "junit.xml", "index.html"} {
+		fi, err := os.Stat(filepath.Join(dir, f))
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, %v; want mode 0600", f, fi, err)
 		}
 	}
 }
