@@ -94,7 +94,9 @@ type Config struct {
 	Toxiproxy string `json:"toxiproxy,omitempty"`
 	// Password is the external nodes' password (requirepass); for the
 	// other backends, the one they give their nodes instead of a random
-	// one. Never written to disk.
+	// one. Never on a command line; written only to the nodes' own
+	// redis.conf (mode 0600, in a folder of mode 0700), and for the
+	// external backend not at all.
 	Password string `json:"-"`
 	// Dir is the run directory: history.jsonl is written there and the
 	// nodes' logs under nodes/. Required.
