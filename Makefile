@@ -9,8 +9,8 @@ export CGO_ENABLED := 1
 
 all: lint test
 
-## deps: install redis-server, redis-sentinel, redis-tools, gcc and python3-redis
-## when missing (Debian/Ubuntu, apt-get; sudo only when not root). test and
+## deps: install redis-server, redis-sentinel, redis-tools, gcc, python3-redis and
+## chromium when missing (Debian/Ubuntu, apt-get; sudo only when not root). test and
 ## torture run it first, so each is the whole set-up of its job.
 deps:
 	@scripts/deps

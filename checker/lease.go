@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"html"
 	"strings"
 	"time"
 
@@ -76,12 +77,17 @@ func leaseModel(holds []Hold) porcupine.Model {
 			}
 			return "lock " + describeHold(in.hold)
 		},
+		// porcupine's visualization (v1.3.1) sets a tooltip's innerHTML
+		// to the states around the hovered operation, and textContent to
+		// an operation's description: the state, which quotes a token
+		// from the history, is escaped, so that no token can become
+		// markup (a token `"><img src=x onerror=…>` ran its script).
 		DescribeState: func(state any) string {
 			st := state.(leaseState)
 			if st.hold == -1 {
 				return "free"
 			}
-			return "held by " + describeHold(st.hold)
+			return html.EscapeString("held by " + describeHold(st.hold))
 		},
 	}
 }

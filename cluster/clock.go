@@ -93,7 +93,7 @@ func (n *Node) openClock() error {
 		return nil
 	}
 	path := filepath.Join(n.dir, clockFileName)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, fileMode)
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}

@@ -181,8 +181,8 @@ func TestClockShimBuild(t *testing.T) {
 	}
 
 	t.Setenv("PATH", t.TempDir())
-	if _, err := buildClockShim(); err == nil || !strings.Contains(err.Error(), "cluster: clock shim needs gcc") {
-		t.Errorf("build without gcc: %v, want \"cluster: clock shim needs gcc: ...\"", err)
+	if _, err := buildClockShim(); !errors.Is(err, ErrMissingProgram) || !strings.Contains(err.Error(), "gcc is not on the PATH") {
+		t.Errorf("build without gcc: %v, want ErrMissingProgram naming gcc", err)
 	}
 }
 

@@ -63,6 +63,7 @@ type Cluster struct {
 	version   string
 	srv       *toxiproxy.ApiServer // in-process proxies; nil for the external backend
 	docker    *dockerBackend       // docker backend only
+	keeper    *keeper              // docker backend only: keeps what containers write private
 	remote    *remoteToxiproxy     // external backend with WithToxiproxy only
 	nodes     []*Node
 
@@ -137,9 +138,7 @@ func newCluster(backend string, o options, n int) (*Cluster, error) {
 		closing:  make(chan struct{}),
 	}
 	if !o.passwordSet {
-		pw := make([]byte, 16)
-		rand.Read(pw) // never fails; see its doc
-		c.password = hex.EncodeToString(pw)
+		c.password = randomPassword()
 	}
 	for i := range c.nodes {
 		c.nodes[i] = &Node{c: c, index: i, name: fmt.Sprintf("n%d", i+1)}
@@ -164,7 +163,7 @@ func newCluster(backend string, o options, n int) (*Cluster, error) {
 			return nil, fmt.Errorf("cluster: %w", err)
 		}
 		c.removeDir = !o.keepLogs
-	} else if err := os.MkdirAll(c.dir, 0o755); err != nil {
+	} else if err := os.MkdirAll(c.dir, dirMode); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	for _, nd := range c.nodes {
@@ -301,6 +300,9 @@ func (c *Cluster) close() error {
 	if c.docker != nil {
 		errs = append(errs, c.docker.close(ctx))
 	}
+	if c.keeper != nil {
+		errs = append(errs, c.keeper.close())
+	}
 	if c.removeDir {
 		errs = append(errs, os.RemoveAll(c.dir))
 	}
@@ -308,6 +310,13 @@ func (c *Cluster) close() error {
 		return fmt.Errorf("cluster: close: %w", err)
 	}
 	return nil
+}
+
+// randomPassword returns 32 random hex characters.
+func randomPassword() string {
+	pw := make([]byte, 16)
+	rand.Read(pw) // never fails; see its doc
+	return hex.EncodeToString(pw)
 }
 
 var silenceOnce sync.Once
@@ -338,13 +347,18 @@ func ping(ctx context.Context, addr, password string) error {
 	return c.Ping(ctx).Err()
 }
 
-// makeDir creates the node's directory; nothing for an external node.
+// makeDir creates the node's directory, mode 0700 (it holds the node's
+// configuration, password included), and has the keeper watch it in
+// Docker; nothing for an external node.
 func (n *Node) makeDir() error {
 	if n.dir == "" {
 		return nil
 	}
-	if err := os.MkdirAll(n.dir, 0o755); err != nil {
-		return fmt.Errorf("cluster: %w", err)
+	if err := privateDir(n.dir); err != nil {
+		return err
+	}
+	if n.c.keeper != nil {
+		return n.c.keeper.watch(n.dir)
 	}
 	return nil
 }

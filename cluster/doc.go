@@ -21,7 +21,13 @@
 //     shifts return errors: the cluster does not run those nodes.
 //
 // Nodes the cluster runs have no persistence unless asked, a random
-// requirepass per cluster and each node's log kept. Every node is reached
+// requirepass per cluster and each node's log kept. The password is never
+// on a command line (every local user can read /proc/PID/cmdline): each
+// node reads it from the redis.conf in its folder. Node and sentinel
+// folders are 0700 and every file in them 0600, also those Redis writes
+// itself: processes run under umask 077, and in Docker, whose containers
+// have umask 022, a watcher narrows what the containers create (see
+// keeper in private.go). Every node is reached
 // through its own toxiproxy proxy, run in-process (remote for Connect), so
 // faults can cut or slow any node (see Link); with WithProxyGroups each
 // node has one proxy per client group, so a fault can cut one group of

@@ -110,6 +110,9 @@ func startDocker(ctx context.Context, n int, image string, private bool, opts []
 		return nil, errors.Join(err, b.close(context.WithoutCancel(ctx)))
 	}
 	c.docker = b
+	if c.keeper, err = newKeeper(); err != nil {
+		return nil, errors.Join(err, c.Close())
+	}
 	if o.clockShim {
 		c.shim = shim
 	}
@@ -385,7 +388,14 @@ func (r *containerRunner) addr() string { return net.JoinHostPort(loopback, strc
 // start creates and starts a container on a new free port (fresh), or
 // starts the node's container again.
 func (r *containerRunner) start(ctx context.Context, fresh bool) (run, error) {
+	n := r.n
+	writeConf := func() error {
+		return n.writeConf(filepath.Join(n.dir, nodeConf), redisPort, "0.0.0.0", imageData, imageData+"/redis.log")
+	}
 	if !fresh {
+		if err := writeConf(); err != nil {
+			return nil, err
+		}
 		if _, err := r.b.cli.ContainerStart(ctx, r.id, client.ContainerStartOptions{}); err != nil {
 			return nil, fmt.Errorf("cluster: docker start %s: %w", r.n.name, err)
 		}
@@ -399,10 +409,12 @@ func (r *containerRunner) start(ctx context.Context, fresh bool) (run, error) {
 		return nil, err
 	}
 	r.port = port
-	n := r.n
+	if err := writeConf(); err != nil {
+		return nil, err
+	}
 	id, err := r.b.startContainer(ctx, containerSpec{
 		name:     n.name,
-		cmd:      n.redisArgs(redisPort, "0.0.0.0", imageData, imageData+"/redis.log"),
+		cmd:      append([]string{imageData + "/" + nodeConf}, n.c.opts.extraArgs...),
 		env:      n.clockEnv(n.c.opts.env, imageData),
 		dir:      n.dir,
 		port:     redisPort,

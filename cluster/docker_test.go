@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -409,9 +410,44 @@ func TestDockerFailover(t *testing.T) {
 		t.Errorf("primary after the heal: %s, want n2", p.Name())
 	}
 
+	// The passwords are in no container's command, and what the
+	// containers wrote under Docker's umask 022 (the sentinels'
+	// rewritten sentinel.conf, the nodes' CONFIG REWRITE after the
+	// failover, logs, RDB files) is made private by the keeper.
+	out, err := exec.Command("docker", "ps", "-q", "--filter", "label="+LabelRun+"="+b.run).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := strings.Fields(string(out))
+	out, err = exec.Command("docker", append([]string{"inspect", "--format", "{{json .Path}} {{json .Args}} {{json .Config.Cmd}} {{json .Config.Env}}"}, ids...)...).Output()
+	if err != nil || len(ids) != 5 {
+		t.Fatalf("docker inspect %v: %v", ids, err)
+	}
+	for _, pw := range []string{f.Password(), f.SentinelPassword()} {
+		if strings.Contains(string(out), pw) {
+			t.Errorf("a password in a container's command or environment:\n%s", out)
+		}
+		if found := cmdlinesWith(t, pw); len(found) > 0 {
+			t.Errorf("a password on a command line: %q", found)
+		}
+	}
+	eventuallyWithin(t, 10*time.Second, "the keeper to make every file private", func() bool {
+		ents, err := os.ReadDir(f.c.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			if len(notPrivate(t, filepath.Join(f.c.dir, e.Name()))) > 0 {
+				return false
+			}
+		}
+		return true
+	})
+
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
+	checkPrivate(t, f.c.dir, f.Password(), f.SentinelPassword())
 	if left := runContainers(t, b.run); len(left) > 0 {
 		t.Errorf("containers left after Close: %v", left)
 	}

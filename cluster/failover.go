@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -53,8 +52,16 @@ var sentinelTimings = []any{"info-period", 1000, "publish-period", 500, "ask-per
 // a quorum of 2, call a node down after 1 s without a PING reply
 // (down-after-milliseconds 1000) and have a failover-timeout of 3 s. Every
 // data node has the cluster's requirepass and uses it as masterauth; the
-// sentinels know it (sentinel auth-pass) and have no password of their
-// own.
+// sentinels know it (sentinel auth-pass) and have a password of their own
+// (SentinelPassword), which they also use with each other.
+//
+// Passwords are never on a command line: each data node reads its own
+// from its redis.conf, each sentinel from its sentinel.conf, both mode
+// 0600 in a folder of mode 0700. A sentinel rewrites its sentinel.conf
+// (at start-up and after every change) with mode 0644 & ~umask, and a
+// CONFIG REWRITE does the same to a node's redis.conf: the processes run
+// with umask 077, and in Docker (umask 022) a watcher takes group's and
+// others' access away again (see keeper).
 //
 // # Two paths to every data node
 //
@@ -69,7 +76,7 @@ var sentinelTimings = []any{"info-period", 1000, "publish-period", 500, "ask-per
 // Every address that Redis itself hands out is an internal one. The
 // sentinels are told to monitor the primary at its internal address; each
 // node announces its internal port to its primary (replica-announce-port,
-// also on the command line, so it survives Restart), so the primary lists
+// also in its configuration file, so it survives Restart), so the primary lists
 // its replica at the replica's internal address and the sentinels find it
 // there; and the sentinels report the current primary by internal address
 // (SENTINEL GET-MASTER-ADDR-BY-NAME, the +switch-master event). A client
@@ -97,12 +104,14 @@ var sentinelTimings = []any{"info-period", 1000, "publish-period", 500, "ask-per
 // A data node that is killed and restarted comes back as a primary, empty
 // without persistence; if the sentinels consider another node the
 // primary, they reconfigure the restarted one as its replica a few seconds
-// later. The sentinels' CONFIG REWRITE after a reconfiguration fails (the
-// nodes run without a configuration file) and they ignore that.
+// later. The sentinels' CONFIG REWRITE after a reconfiguration rewrites
+// the node's redis.conf; the cluster writes that file anew before every
+// start, so a restarted node starts from the cluster's settings.
 //
 // Its methods are safe for concurrent use.
 type Failover struct {
 	c         *Cluster
+	password  string             // the sentinels' requirepass
 	internal  []*toxiproxy.Proxy // by node index
 	intAddrs  []string           // internal addresses, by node index
 	sentinels []*sentinel
@@ -160,7 +169,7 @@ func StartDockerFailover(ctx context.Context, image string, opts ...Option) (*Fa
 
 // startFailover makes the two nodes of c a failover topology.
 func startFailover(ctx context.Context, c *Cluster) (*Failover, error) {
-	f := &Failover{c: c, closing: make(chan struct{})}
+	f := &Failover{c: c, password: randomPassword(), closing: make(chan struct{})}
 	if err := f.start(ctx); err != nil {
 		return nil, errors.Join(err, f.Close())
 	}
@@ -205,16 +214,17 @@ func (f *Failover) start(ctx context.Context) error {
 			// connection came from, not the internal proxy's.
 			set = append(set, "replica-announce-ip", f.host())
 		}
-		var args []string
+		var settings [][2]string
 		for i := 0; i < len(set); i += 2 {
-			args = append(args, "--"+set[i], set[i+1])
-			// The running process gets them at once, later runs on the command line.
+			settings = append(settings, [2]string{set[i], set[i+1]})
+			// The running process gets them at once, later runs in their
+			// configuration file.
 			if err := n.Client().ConfigSet(ctx, set[i], set[i+1]).Err(); err != nil {
 				return fmt.Errorf("cluster: %s: config set %s: %w", n.name, set[i], err)
 			}
 		}
 		n.mu.Lock()
-		n.args = args
+		n.settings = settings
 		n.mu.Unlock()
 	}
 	host, port, _ := net.SplitHostPort(f.intAddrs[0])
@@ -253,8 +263,13 @@ func (f *Failover) start(ctx context.Context) error {
 // (of its internal proxy), trying a few free ports in case one is taken
 // between finding and binding it, and waits until it answers PING.
 func (f *Failover) startSentinel(ctx context.Context, s *sentinel, primaryHost, primaryPort string) error {
-	if err := os.MkdirAll(s.dir, 0o755); err != nil {
-		return fmt.Errorf("cluster: %w", err)
+	if err := privateDir(s.dir); err != nil {
+		return err
+	}
+	if f.c.keeper != nil {
+		if err := f.c.keeper.watch(s.dir); err != nil {
+			return err
+		}
 	}
 	var err error
 	for range portAttempts {
@@ -277,7 +292,7 @@ func (f *Failover) startSentinel(ctx context.Context, s *sentinel, primaryHost, 
 		s.mu.Unlock()
 		// A process that exits may have found its port taken; a
 		// container finds that out on start.
-		if err = s.waitReady(ctx, r); f.c.docker != nil || !errors.Is(err, errExited) {
+		if err = s.waitReady(ctx, r, f.password); f.c.docker != nil || !errors.Is(err, errExited) {
 			break
 		}
 	}
@@ -285,7 +300,7 @@ func (f *Failover) startSentinel(ctx context.Context, s *sentinel, primaryHost, 
 		return err
 	}
 	s.mu.Lock()
-	s.client = newSentinelClient(s.addr())
+	s.client = newSentinelClient(s.addr(), f.password)
 	s.mu.Unlock()
 	return nil
 }
@@ -300,10 +315,15 @@ func (f *Failover) sentinelConf(bind string, port int, dir, primaryHost, primary
 		"bind " + bind,
 		"protected-mode no",
 		"daemonize no",
-		fmt.Sprintf("dir %q", dir),
-		fmt.Sprintf("logfile %q", dir+"/"+sentinelLog),
+		"dir " + redisQuote(dir),
+		"logfile " + redisQuote(dir+"/"+sentinelLog),
+		// The sentinels' own password: without it any local user could
+		// reconfigure them (SENTINEL SET, SENTINEL FAILOVER, ...). A
+		// sentinel with requirepass authenticates to the other sentinels
+		// with the same password.
+		"requirepass " + redisQuote(f.password),
 		fmt.Sprintf("sentinel monitor %s %s %s %d", m, primaryHost, primaryPort, sentinelQuorum),
-		fmt.Sprintf("sentinel auth-pass %s %s", m, f.c.password),
+		fmt.Sprintf("sentinel auth-pass %s %s", m, redisQuote(f.c.password)),
 		fmt.Sprintf("sentinel down-after-milliseconds %s %d", m, downAfter),
 		fmt.Sprintf("sentinel failover-timeout %s %d", m, failoverTimeout),
 		fmt.Sprintf("sentinel parallel-syncs %s 1", m),
@@ -313,15 +333,15 @@ func (f *Failover) sentinelConf(bind string, port int, dir, primaryHost, primary
 // spawnSentinel writes s's configuration and starts the sentinel process.
 func (f *Failover) spawnSentinel(s *sentinel, primaryHost, primaryPort string) (run, error) {
 	confPath := filepath.Join(s.dir, sentinelConf)
-	if err := os.WriteFile(confPath, []byte(f.sentinelConf(loopback, s.port, s.dir, primaryHost, primaryPort)), 0o600); err != nil {
-		return nil, fmt.Errorf("cluster: %w", err)
+	if err := writePrivate(confPath, []byte(f.sentinelConf(loopback, s.port, s.dir, primaryHost, primaryPort))); err != nil {
+		return nil, err
 	}
-	log, err := os.OpenFile(filepath.Join(s.dir, sentinelLog), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	log, err := os.OpenFile(filepath.Join(s.dir, sentinelLog), os.O_CREATE|os.O_WRONLY|os.O_APPEND, fileMode)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	defer log.Close() // the child has its own copy
-	cmd := exec.Command(f.c.bin, confPath, "--sentinel")
+	cmd := privateCommand(f.c.bin, confPath, "--sentinel")
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -337,8 +357,8 @@ func (f *Failover) spawnSentinel(s *sentinel, primaryHost, primaryPort string) (
 func (f *Failover) startSentinelContainer(ctx context.Context, s *sentinel, primaryHost, primaryPort string) (run, error) {
 	const port = 26379
 	conf := f.sentinelConf("0.0.0.0", port, imageData, primaryHost, primaryPort)
-	if err := os.WriteFile(filepath.Join(s.dir, sentinelConf), []byte(conf), 0o600); err != nil {
-		return nil, fmt.Errorf("cluster: %w", err)
+	if err := writePrivate(filepath.Join(s.dir, sentinelConf), []byte(conf)); err != nil {
+		return nil, err
 	}
 	b := f.c.docker
 	id, err := b.startContainer(ctx, containerSpec{
@@ -359,14 +379,14 @@ func (f *Failover) startSentinelContainer(ctx context.Context, s *sentinel, prim
 
 // waitReady polls PING on the sentinel until it answers, r exits
 // (errExited), ctx is done, or 10 s pass.
-func (s *sentinel) waitReady(ctx context.Context, r run) error {
+func (s *sentinel) waitReady(ctx context.Context, r run, password string) error {
 	wctx, cancel := context.WithTimeout(ctx, sentinelReady)
 	defer cancel()
 	t := time.NewTicker(pollInterval)
 	defer t.Stop()
 	logPath := filepath.Join(s.dir, sentinelLog)
 	for {
-		err := ping(wctx, s.addr(), "")
+		err := ping(wctx, s.addr(), password)
 		if err == nil {
 			return nil
 		}
@@ -406,11 +426,12 @@ func (s *sentinel) stop(ctx context.Context) error {
 
 // newSentinelClient returns a client to the sentinel at addr with the
 // options of newClient (no retries, one dial, context deadlines obeyed,
-// HELLO 2 only) and no password.
-func newSentinelClient(addr string) *redis.SentinelClient {
+// HELLO 2 only) and the sentinels' password.
+func newSentinelClient(addr, password string) *redis.SentinelClient {
 	silenceOnce.Do(func() { redis.SetLogger(&logging.VoidLogger{}) })
 	return redis.NewSentinelClient(&redis.Options{
 		Addr:                     addr,
+		Password:                 password,
 		Protocol:                 2,
 		DisableIdentity:          true,
 		MaxRetries:               -1,
@@ -430,11 +451,18 @@ func (f *Failover) Nodes() []*Node { return f.c.Nodes() }
 // Password returns the requirepass (and masterauth) of the data nodes.
 func (f *Failover) Password() string { return f.c.password }
 
+// SentinelPassword returns the sentinels' own requirepass: random, 32 hex
+// characters, another than the data nodes'. A client of the sentinels
+// (locks.Config.SentinelPassword) needs it; without it a sentinel answers
+// NOAUTH to everything, so no other local user can reconfigure them.
+func (f *Failover) SentinelPassword() string { return f.password }
+
 // MasterName returns the name under which the sentinels monitor the
 // primary: "locktorture".
 func (f *Failover) MasterName() string { return masterName }
 
-// SentinelAddrs returns the sentinels' addresses (no password, no proxy).
+// SentinelAddrs returns the sentinels' addresses (no proxy; they require
+// SentinelPassword).
 func (f *Failover) SentinelAddrs() []string {
 	addrs := make([]string, len(f.sentinels))
 	for i, s := range f.sentinels {

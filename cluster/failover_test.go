@@ -99,7 +99,7 @@ func TestStartFailover(t *testing.T) {
 	}
 	// Every sentinel names n1 by its internal address.
 	for _, a := range f.SentinelAddrs() {
-		sc := newSentinelClient(a)
+		sc := newSentinelClient(a, f.SentinelPassword())
 		got, err := sc.GetMasterAddrByName(ctx, f.MasterName()).Result()
 		sc.Close()
 		if err != nil || strings.Join(got, ":") != f.InternalAddr(n1) {

@@ -32,9 +32,9 @@ type Node struct {
 	proxy *toxiproxy.Proxy // in-process; nil for an external node
 	link  *Link            // the proxy, in-process or remote; nil without one
 
-	groups []groupProxy // of client groups 1, 2, ...; see groups.go
-	clock  *clockFile   // nil without WithClockShim; see clock.go
-	args   []string     // this node's own arguments, before the extra ones; see failover.go
+	groups   []groupProxy // of client groups 1, 2, ...; see groups.go
+	clock    *clockFile   // nil without WithClockShim; see clock.go
+	settings [][2]string  // this node's own configuration directives (name, value), after the cluster's; see failover.go
 
 	mu      sync.Mutex
 	cur     run // the current run; nil when killed or stopped

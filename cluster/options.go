@@ -42,7 +42,8 @@ func WithPersistence(appendfsyncAlways bool) Option {
 }
 
 // WithDir sets the directory holding one sub-directory per node ("n1", ...)
-// with its redis.log and data. It is created if missing and never removed;
+// with its redis.log and data. It is created if missing (mode 0700) and
+// never removed;
 // data left there by an earlier run with persistence is loaded. The default
 // is a fresh os.MkdirTemp directory, removed on Close unless WithKeepLogs.
 func WithDir(dir string) Option {
@@ -56,7 +57,8 @@ func WithKeepLogs(keep bool) Option {
 }
 
 // WithExtraArgs appends arguments to every node's redis-server command line,
-// after the package's own, so they win (e.g. "--maxmemory", "10mb"). The
+// after its configuration file, so they win (e.g. "--maxmemory", "10mb").
+// Every local user can read a command line: put no secret there. The
 // default is none.
 func WithExtraArgs(args ...string) Option {
 	return func(o *options) { o.extraArgs = append(o.extraArgs, args...) }

@@ -7,7 +7,9 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -36,13 +38,16 @@ func (p *processRunner) start(_ context.Context, fresh bool) (run, error) {
 		p.port = port
 	}
 	n := p.n
-	args := n.redisArgs(p.port, loopback, n.dir, n.LogPath())
-	log, err := os.OpenFile(n.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	conf := filepath.Join(n.dir, nodeConf)
+	if err := n.writeConf(conf, p.port, loopback, n.dir, n.LogPath()); err != nil {
+		return nil, err
+	}
+	log, err := os.OpenFile(n.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, fileMode)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	defer log.Close() // the child has its own copy
-	cmd := exec.Command(n.c.bin, args...)
+	cmd := privateCommand(n.c.bin, append([]string{conf}, n.c.opts.extraArgs...)...)
 	cmd.Dir = n.dir
 	cmd.Env = n.withClockEnv(append(os.Environ(), n.c.opts.env...))
 	cmd.Stdout, cmd.Stderr = log, log
@@ -53,30 +58,44 @@ func (p *processRunner) start(_ context.Context, fresh bool) (run, error) {
 	return newProcess(cmd), nil
 }
 
-// redisArgs returns the command line of a data node's redis-server
-// listening on bind:port, with its data in dir and its log at logfile.
-func (n *Node) redisArgs(port int, bind, dir, logfile string) []string {
+// nodeConf is the name of a data node's configuration file, in its
+// folder. It holds the password (requirepass, and masterauth in the
+// failover topology), so it is never on a command line: /proc/PID/cmdline
+// is readable by every local user, and a container's command by anyone
+// who can inspect it.
+const nodeConf = "redis.conf"
+
+// writeConf writes, to path, the configuration of a data node's
+// redis-server listening on bind:port, with its data in dir and its log at
+// logfile (dir and logfile as redis-server sees them), mode 0600. It is
+// written anew before every start: a CONFIG REWRITE (which the sentinels
+// send after reconfiguring a node) changes it, and a restarted node must
+// start from the cluster's settings, not from what a sentinel made of it.
+// WithExtraArgs' arguments go on the command line, after it, and win.
+func (n *Node) writeConf(path string, port int, bind, dir, logfile string) error {
 	o := n.c.opts
-	args := []string{
-		"--port", strconv.Itoa(port),
-		"--bind", bind,
-		"--requirepass", n.c.password,
-		"--save", "",
-		"--dir", dir,
-		"--logfile", logfile,
-		"--daemonize", "no",
-		"--protected-mode", "no",
+	lines := []string{
+		fmt.Sprintf("port %d", port),
+		"bind " + bind,
+		"requirepass " + redisQuote(n.c.password),
+		`save ""`,
+		"dir " + redisQuote(dir),
+		"logfile " + redisQuote(logfile),
+		"daemonize no",
+		"protected-mode no",
 	}
 	switch {
 	case !o.persistence:
-		args = append(args, "--appendonly", "no")
+		lines = append(lines, "appendonly no")
 	case o.fsyncAlways:
-		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
+		lines = append(lines, "appendonly yes", "appendfsync always")
 	default:
-		args = append(args, "--appendonly", "yes", "--appendfsync", "everysec")
+		lines = append(lines, "appendonly yes", "appendfsync everysec")
 	}
-	args = append(args, n.args...)
-	return append(args, o.extraArgs...)
+	for _, kv := range n.settings {
+		lines = append(lines, kv[0]+" "+redisQuote(kv[1]))
+	}
+	return writePrivate(path, []byte(strings.Join(lines, "\n")+"\n"))
 }
 
 // freePort returns a TCP port that was free on 127.0.0.1 a moment ago.

@@ -94,7 +94,9 @@ type Config struct {
 	Toxiproxy string `json:"toxiproxy,omitempty"`
 	// Password is the external nodes' password (requirepass); for the
 	// other backends, the one they give their nodes instead of a random
-	// one. Never written to disk.
+	// one. Never on a command line; written only to the nodes' own
+	// redis.conf (mode 0600, in a folder of mode 0700), and for the
+	// external backend not at all.
 	Password string `json:"-"`
 	// Dir is the run directory: history.jsonl is written there and the
 	// nodes' logs under nodes/. Required.
@@ -351,7 +353,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (sum Summary, err erro
 		}
 		setup.ClockShim = shim != ""
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return sum, fmt.Errorf("harness: %w", err)
 	}
 
@@ -403,6 +405,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (sum Summary, err erro
 		}
 		if f := nodes.target.Failover; f != nil {
 			lcfg.Addrs, lcfg.Sentinels, lcfg.MasterName, lcfg.AddrMap = nil, f.SentinelAddrs(), f.MasterName(), f.AddrMap()
+			lcfg.SentinelPassword = f.SentinelPassword()
 		}
 		lk, err := locks.New(cfg.Lock, lcfg)
 		if err != nil {

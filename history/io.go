@@ -30,9 +30,11 @@ type Writer struct {
 // FlushInterval is how often a Writer flushes its buffer to the file.
 const FlushInterval = 100 * time.Millisecond
 
-// Create creates (or truncates) the history file at path.
+// Create creates (or truncates) the history file at path, mode 0600 when
+// it creates it: a history holds the run's tokens and keys, no business of
+// other local users.
 func Create(path string) (*Writer, error) {
-	f, err := os.Create(path)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}

@@ -20,7 +20,8 @@ func newSingleClient(cfg Config) *redis.Client {
 }
 
 // newFailoverClient builds a go-redis failover client: before every new
-// connection it asks the sentinels (cfg.Sentinels, without a password) for
+// connection it asks the sentinels (cfg.Sentinels, with
+// cfg.SentinelPassword) for
 // the address of the primary cfg.MasterName, and when a sentinel announces
 // a failover (+switch-master) it closes its connections to other
 // addresses. Its options are newClient's, for the same measured reasons
@@ -42,6 +43,7 @@ func newFailoverClient(cfg Config) *redis.Client {
 	opts := &redis.FailoverOptions{
 		MasterName:            cfg.MasterName,
 		SentinelAddrs:         cfg.Sentinels,
+		SentinelPassword:      cfg.SentinelPassword,
 		Password:              cfg.Password,
 		Protocol:              2,
 		DisableIdentity:       true,

@@ -32,15 +32,16 @@ func startFailover(tb testing.TB) *cluster.Failover {
 // sentinels.
 func sentinelConfig(f *cluster.Failover, ttl time.Duration) locks.Config {
 	return locks.Config{
-		Sentinels:  f.SentinelAddrs(),
-		MasterName: f.MasterName(),
-		AddrMap:    f.AddrMap(),
-		Password:   f.Password(),
-		TTL:        ttl,
-		Timeout:    time.Second,
-		Tries:      1,
-		RetryDelay: 10 * time.Millisecond,
-		Seed:       1,
+		Sentinels:        f.SentinelAddrs(),
+		SentinelPassword: f.SentinelPassword(),
+		MasterName:       f.MasterName(),
+		AddrMap:          f.AddrMap(),
+		Password:         f.Password(),
+		TTL:              ttl,
+		Timeout:          time.Second,
+		Tries:            1,
+		RetryDelay:       10 * time.Millisecond,
+		Seed:             1,
 	}
 }
 
@@ -134,7 +135,7 @@ func TestSetNXOverSentinels(t *testing.T) {
 	l := newLock(t, "setnx", sentinelConfig(f, 10*time.Second))
 	mustAcquire(t, l, testKey(t, "warm")) // a pooled connection to the old primary
 
-	sc := redis.NewSentinelClient(&redis.Options{Addr: f.SentinelAddrs()[0], Protocol: 2, DisableIdentity: true})
+	sc := redis.NewSentinelClient(&redis.Options{Addr: f.SentinelAddrs()[0], Password: f.SentinelPassword(), Protocol: 2, DisableIdentity: true})
 	t.Cleanup(func() { sc.Close() })
 	if err := sc.Failover(ctx, f.MasterName()).Err(); err != nil {
 		t.Fatalf("SENTINEL FAILOVER: %v", err)
@@ -158,6 +159,44 @@ func TestSetNXOverSentinels(t *testing.T) {
 	}
 }
 
+// TestSentinelPassword: the sentinels refuse a client without their
+// password (NOAUTH), for reading as for reconfiguring, and a lock that
+// has it finds the primary through them; a lock without it gets no lease.
+func TestSentinelPassword(t *testing.T) {
+	f := startFailover(t)
+	ctx := t.Context()
+	for _, a := range f.SentinelAddrs() {
+		sc := redis.NewSentinelClient(&redis.Options{Addr: a, Protocol: 2, DisableIdentity: true})
+		t.Cleanup(func() { sc.Close() })
+		if err := sc.Ping(ctx).Err(); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
+			t.Errorf("sentinel %s: PING without the password: %v, want NOAUTH", a, err)
+		}
+		if err := sc.Set(ctx, f.MasterName(), "quorum", "1").Err(); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
+			t.Errorf("sentinel %s: SENTINEL SET without the password: %v, want NOAUTH", a, err)
+		}
+		wrong := redis.NewSentinelClient(&redis.Options{Addr: a, Password: f.Password(), Protocol: 2, DisableIdentity: true})
+		t.Cleanup(func() { wrong.Close() })
+		if err := wrong.Ping(ctx).Err(); err == nil {
+			t.Errorf("sentinel %s: the data nodes' password was accepted", a)
+		}
+	}
+	if f.SentinelPassword() == "" || f.SentinelPassword() == f.Password() {
+		t.Errorf("sentinel password %q: want one of their own", f.SentinelPassword())
+	}
+
+	l := newLock(t, "setnx", sentinelConfig(f, 10*time.Second))
+	lease := mustAcquire(t, l, testKey(t, "with"))
+	if err := l.Release(ctx, lease); err != nil {
+		t.Errorf("release: %v", err)
+	}
+	cfg := sentinelConfig(f, 10*time.Second)
+	cfg.SentinelPassword = ""
+	l = newLock(t, "setnx", cfg)
+	if lease, err := l.Acquire(ctx, testKey(t, "without")); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
+		t.Errorf("acquire without the sentinel password: %+v, %v; want a NOAUTH error", lease, err)
+	}
+}
+
 // TestSentinelConfig checks the configurations around Sentinels that need
 // no Redis.
 func TestSentinelConfig(t *testing.T) {
@@ -177,6 +216,7 @@ func TestSentinelConfig(t *testing.T) {
 		{"mutant of redlock too", "redlock-no-quorum", locks.Config{Addrs: sentinels, Sentinels: sentinels, MasterName: "m"}, "independent masters"},
 		{"no MasterName", "setnx", locks.Config{Sentinels: sentinels}, "MasterName"},
 		{"AddrMap without Sentinels", "setnx", locks.Config{Addrs: sentinels, AddrMap: map[string]string{"a:1": "b:2"}}, "AddrMap"},
+		{"SentinelPassword without Sentinels", "setnx", locks.Config{Addrs: sentinels, SentinelPassword: "x"}, "SentinelPassword"},
 	} {
 		l, err := locks.New(tc.lock, tc.cfg)
 		if err == nil {

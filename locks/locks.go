@@ -70,9 +70,14 @@ type Config struct {
 	// and its mutants) then use go-redis's failover client, which asks the
 	// sentinels for the current primary on every new connection and drops
 	// its connections when they announce a failover (+switch-master).
-	// RedLock refuses it. The sentinels are dialed without a password.
+	// RedLock refuses it. The sentinels are dialed with SentinelPassword.
 	// Default none: the lock talks to Addrs.
 	Sentinels []string
+	// SentinelPassword is the Sentinels' own password (their
+	// requirepass), sent with AUTH on every connection to a sentinel; it
+	// is not the nodes' Password. Empty for none, the default. Only with
+	// Sentinels.
+	SentinelPassword string
 	// MasterName is the name under which the Sentinels monitor the
 	// primary; required with Sentinels.
 	MasterName string
@@ -111,6 +116,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, errors.New("locks: Sentinels without a MasterName")
 	case len(c.AddrMap) > 0 && len(c.Sentinels) == 0:
 		return c, errors.New("locks: AddrMap is only for Sentinels")
+	case c.SentinelPassword != "" && len(c.Sentinels) == 0:
+		return c, errors.New("locks: SentinelPassword is only for Sentinels")
 	}
 	if c.TTL == 0 {
 		c.TTL = 10 * time.Second

@@ -109,7 +109,7 @@ func Run(ctx context.Context, specs []Spec, o Options) (report.Matrix, error) {
 	if err := Validate(specs); err != nil {
 		return report.Matrix{}, err
 	}
-	if err := os.MkdirAll(filepath.Join(o.Dir, "runs"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(o.Dir, "runs"), 0o700); err != nil {
 		return report.Matrix{}, fmt.Errorf("matrix: %w", err)
 	}
 	m := report.Matrix{Started: time.Now().UTC(), Command: o.Command, Seeds: o.Seeds, Duration: o.Duration.String(), Versions: report.Versions()}

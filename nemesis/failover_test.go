@@ -200,13 +200,14 @@ func TestFailoverLosesSetNXLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := locks.Config{
-		Sentinels:  f.SentinelAddrs(),
-		MasterName: f.MasterName(),
-		AddrMap:    f.AddrMap(),
-		Password:   f.Password(),
-		TTL:        30 * time.Second, // far longer than a failover: the overlap cannot be a timing accident
-		Timeout:    time.Second,
-		Tries:      1,
+		Sentinels:        f.SentinelAddrs(),
+		SentinelPassword: f.SentinelPassword(),
+		MasterName:       f.MasterName(),
+		AddrMap:          f.AddrMap(),
+		Password:         f.Password(),
+		TTL:              30 * time.Second, // far longer than a failover: the overlap cannot be a timing accident
+		Timeout:          time.Second,
+		Tries:            1,
 	}
 	newSetNX := func() locks.Lock {
 		l, err := locks.New("setnx", cfg)

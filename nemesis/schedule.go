@@ -95,7 +95,7 @@ func (sc Schedule) Save(path string) error {
 	if err != nil {
 		return fmt.Errorf("nemesis: %w", err)
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("nemesis: %w", err)
 	}
 	return nil

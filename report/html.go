@@ -79,7 +79,7 @@ func WriteHTML(path string, r Results, events []history.Event, opts checker.Opti
 	if err := pageTmpl.Execute(&out, p); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(path, out.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil

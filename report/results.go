@@ -7,8 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/locktorture/locktorture/checker"
 )
@@ -72,7 +75,7 @@ func WriteResults(dir string, r Results) error {
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil
@@ -91,34 +94,56 @@ func ReadResults(dir string) (Results, error) {
 	return r, nil
 }
 
-// Summary writes the one-screen text summary of a checked run.
+// Printable returns s unchanged when every character of it is printable
+// (letters, marks, numbers, punctuation, symbols, ASCII space), and else
+// s quoted and escaped as strconv.Quote does it. Keys, tokens, error texts
+// and fault values come from a history, which anyone may have written:
+// printed raw, an escape sequence in one would act on the reader's
+// terminal (move the cursor, rewrite what was printed, set the window
+// title), and a carriage return or a bidirectional override could make a
+// line say what it does not.
+func Printable(s string) string {
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+// Summary writes the one-screen text summary of a checked run. Every text
+// that comes from the history is Printable.
 func Summary(w io.Writer, title string, res checker.Result) {
-	fmt.Fprintf(w, "%s\n", title)
+	fmt.Fprintf(w, "%s\n", Printable(title))
 	fmt.Fprintf(w, "  lease safety:    %s\n", res.Lease)
 	fmt.Fprintf(w, "  resource safety: %s\n", res.Resource)
 	if res.Disagreement != "" {
-		fmt.Fprintf(w, "  CHECKER BUG: porcupine and the sweep disagree: %s\n", res.Disagreement)
+		fmt.Fprintf(w, "  CHECKER BUG: porcupine and the sweep disagree: %s\n", Printable(res.Disagreement))
 	}
 	for i, ov := range res.LeaseViolations {
 		if i == 3 {
 			fmt.Fprintf(w, "  … %d more overlaps\n", len(res.LeaseViolations)-3)
 			break
 		}
-		fmt.Fprintf(w, "  overlap: %s\n", ov)
+		fmt.Fprintf(w, "  overlap: %s\n", Printable(ov.String()))
 	}
 	if len(res.ResourceFailedKeys) > 0 {
 		first := ""
 		if t := res.FirstResourceViolation; t != nil {
 			first = fmt.Sprintf(" (first by %.3f s)", time.Duration(*t).Seconds())
 		}
-		fmt.Fprintf(w, "  lost updates on keys: %s%s\n", strings.Join(res.ResourceFailedKeys, ", "), first)
+		keys := make([]string, len(res.ResourceFailedKeys))
+		for i, k := range res.ResourceFailedKeys {
+			keys[i] = Printable(k)
+		}
+		fmt.Fprintf(w, "  lost updates on keys: %s%s\n", strings.Join(keys, ", "), first)
 	}
 	s := res.Stats
 	fmt.Fprintf(w, "  acquisitions: %d ok of %d completed (%.1f%%), %.1f/s\n", s.AcquireOK, s.AcquireCompleted, 100*s.SuccessRatio, s.AcquisitionsPerSecond)
 	l := s.AcquireLatency
 	fmt.Fprintf(w, "  acquire latency: p50 %s  p99 %s  max %s\n", dur(l.P50), dur(l.P99), dur(l.Max))
 	if st := s.LongestStall; st != nil {
-		fmt.Fprintf(w, "  longest stretch free but unacquired: %s\n", stall(st))
+		fmt.Fprintf(w, "  longest stretch free but unacquired: %s\n", Printable(stall(st)))
 	}
 	if len(s.FaultWindows) > 0 {
 		fmt.Fprintf(w, "  availability during faults: %s\n", availability(s))

@@ -47,7 +47,7 @@ func WriteMatrix(dir string, m Matrix) error {
 	var errs []error
 	write := func(name string, b []byte, err error) {
 		if err == nil {
-			err = os.WriteFile(filepath.Join(dir, name), b, 0o644)
+			err = os.WriteFile(filepath.Join(dir, name), b, 0o600)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("report: matrix %s: %w", name, err))

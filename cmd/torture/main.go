@@ -8,7 +8,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/locktorture/locktorture/report"
 )
 
 // Exit statuses.
@@ -44,9 +47,20 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.Is(err, errUnknown):
 		return exitError
 	default:
-		fmt.Fprintf(stderr, "torture: %v\n", err)
+		fmt.Fprintf(stderr, "torture: %s\n", printableLines(err.Error()))
 		return exitError
 	}
+}
+
+// printableLines is report.Printable line by line: an error may quote a
+// history (a key, a token, a line that does not parse) and may span
+// several lines (a node's log tail).
+func printableLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = report.Printable(l)
+	}
+	return strings.Join(lines, "\n")
 }
 
 const usage = `usage: torture <command> [flags]

@@ -108,7 +108,7 @@ func printMatrix(w io.Writer, m report.Matrix, dir string) {
 			if r.Error != "" {
 				// The first line of the error: enough to say why, the rest is in the run's directory.
 				first, _, _ := strings.Cut(r.Error, "\n")
-				fmt.Fprintf(w, "    seed %d: %s\n", r.Seed, first)
+				fmt.Fprintf(w, "    seed %d: %s\n", r.Seed, report.Printable(first))
 			}
 		}
 	}

@@ -106,7 +106,7 @@ func verdictErr(res checker.Result) error {
 
 // newRunDir creates a fresh run directory under out.
 func newRunDir(out string, t time.Time, lock string, seed int64) (id, dir string, err error) {
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	if err := os.MkdirAll(out, 0o700); err != nil {
 		return "", "", fmt.Errorf("run: %w", err)
 	}
 	base := fmt.Sprintf("%s-%s-seed%d", t.UTC().Format("20060102T150405"), lock, seed)
@@ -116,7 +116,7 @@ func newRunDir(out string, t time.Time, lock string, seed int64) (id, dir string
 			id = fmt.Sprintf("%s-%d", base, i)
 		}
 		dir = filepath.Join(out, id)
-		err := os.Mkdir(dir, 0o755)
+		err := os.Mkdir(dir, 0o700)
 		if err == nil {
 			return id, dir, nil
 		}
