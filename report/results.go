@@ -94,8 +94,8 @@ func ReadResults(dir string) (Results, error) {
 // Summary writes the one-screen text summary of a checked run.
 func Summary(w io.Writer, title string, res checker.Result) {
 	fmt.Fprintf(w, "%s\n", title)
-	fmt.Fprintf(w, "  lease safety:    %s\n", res.Lease)
-	fmt.Fprintf(w, "  resource safety: %s\n", res.Resource)
+	fmt.Fprintf(w, "  lease safety:    %s\n", verdictLine(res.Lease, res.LeaseReason))
+	fmt.Fprintf(w, "  resource safety: %s\n", verdictLine(res.Resource, res.ResourceReason))
 	if res.Disagreement != "" {
 		fmt.Fprintf(w, "  CHECKER BUG: porcupine and the sweep disagree: %s\n", res.Disagreement)
 	}
@@ -123,6 +123,14 @@ func Summary(w io.Writer, title string, res checker.Result) {
 	if len(s.FaultWindows) > 0 {
 		fmt.Fprintf(w, "  availability during faults: %s\n", availability(s))
 	}
+}
+
+// verdictLine is a verdict with the reason it is unknown, if any.
+func verdictLine(v checker.Verdict, why string) string {
+	if why == "" {
+		return string(v)
+	}
+	return string(v) + " — " + why
 }
 
 // availability describes Stats.AvailabilityDuringFaults with the counts
