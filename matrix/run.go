@@ -28,7 +28,10 @@ func RunOne(ctx context.Context, cfg harness.Config, id, command string, checkTi
 	}
 	events, err := history.ReadFile(sum.HistoryPath)
 	if err != nil {
-		return report.Results{}, err
+		if sum.Interrupted && errors.Is(err, history.ErrEmpty) {
+			return report.Results{}, fmt.Errorf("run %s: interrupted before it recorded an event: %w", id, runErr)
+		}
+		return report.Results{}, fmt.Errorf("run %s: %w", id, err)
 	}
 	copts := checker.Options{Timeout: checkTimeout}
 	res, err := checker.Check(events, copts)
