@@ -26,9 +26,11 @@ type Config struct {
 	// Lock is the registry name of the lock under test (see locks.Names).
 	Lock string `json:"lock"`
 	// Nodes is the number of Redis nodes. Default: 5 for a multi-node
-	// lock, 1 otherwise; a single-node lock refuses more than one.
+	// lock, 1 otherwise; a single-node lock refuses more than one. At
+	// most MaxNodes on the backends that start their nodes.
 	Nodes int `json:"nodes"`
-	// Clients is the number of concurrent clients. Default 10.
+	// Clients is the number of concurrent clients. Default 10; at most
+	// MaxClients.
 	Clients int `json:"clients"`
 	// Keys is the number of lock keys the clients contend for. Default 2.
 	Keys int `json:"keys"`
@@ -37,7 +39,10 @@ type Config struct {
 	// TTL is the lock's time to live. Default 1s.
 	TTL time.Duration `json:"ttl"`
 	// Hold is how long a client stays inside its critical section.
-	// Default 10ms; see NoHold for none.
+	// Default 10ms; see NoHold for none. A Hold longer than the TTL is
+	// allowed: a correct lock then lets no section write (the resource
+	// verdict is unknown), and a lock that over-reports its validity is
+	// caught at once.
 	Hold time.Duration `json:"hold"`
 	// NoHold makes Hold 0: a client leaves its critical section as soon
 	// as it has read and written. For throughput measurements; the

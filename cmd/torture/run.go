@@ -28,7 +28,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&cfg.Keys, "keys", 2, "lock keys the clients contend for")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long clients run")
 	fs.DurationVar(&cfg.TTL, "ttl", time.Second, "lock TTL")
-	fs.DurationVar(&cfg.Hold, "hold", 10*time.Millisecond, "time spent inside the critical section")
+	fs.DurationVar(&cfg.Hold, "hold", 10*time.Millisecond, "time spent inside the critical section (0: none)")
 	fs.Int64Var(&cfg.Seed, "seed", 1, "seed of the run's one random source")
 	fs.BoolVar(&cfg.Fencing, "fencing", false, "issue fencing tokens and have the resource check them")
 	nem := fs.String("nemesis", "", "comma-separated fault kinds: "+strings.Join(nemesisNames(), ", "))
