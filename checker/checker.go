@@ -20,9 +20,11 @@ const (
 	Valid Verdict = "valid"
 	// Invalid: porcupine found a violation on at least one key.
 	Invalid Verdict = "invalid"
-	// Unknown: porcupine ran out of time on some key and found no
-	// violation elsewhere, or the lease sweep and porcupine disagree (a
-	// checker bug, see [Result.Disagreement]). Unknown is never a pass.
+	// Unknown: the history tests nothing of the property (no hold, or no
+	// section that completed), porcupine ran out of time on some key and
+	// found no violation elsewhere, or the lease sweep and porcupine
+	// disagree (a checker bug, see [Result.Disagreement]). The Result
+	// says which (LeaseReason, ResourceReason). Unknown is never a pass.
 	Unknown Verdict = "unknown"
 )
 
@@ -62,6 +64,14 @@ type Result struct {
 	// Resource is the resource-safety verdict: the critical sections on
 	// each key's counter never lost an update.
 	Resource Verdict `json:"resource"`
+	// LeaseReason and ResourceReason say, in one line, why a verdict is
+	// Unknown; they are empty otherwise. A verdict about nothing begins
+	// with ReasonNoAcquire, ReasonNoHold or ReasonNoSection, followed by
+	// a colon and what the history shows (e.g. "no section completed: 57
+	// sections, none ok (57 fail; most often \"harness: lease expired\"
+	// (57 times))").
+	LeaseReason    string `json:"lease_reason,omitempty"`
+	ResourceReason string `json:"resource_reason,omitempty"`
 	// LeaseViolations are the overlaps the sweep found, earliest first, at
 	// most 100 (see LeaseViolationCount).
 	LeaseViolations []Overlap `json:"lease_violations,omitempty"`
@@ -107,8 +117,10 @@ func (r Result) Valid() bool { return r.Lease == Valid && r.Resource == Valid }
 // creates no hold, an unfinished section may or may not have written.
 //
 // The error is non-nil only for a malformed history (it wraps
-// ErrMalformed and names the offending event's index and time); porcupine
-// running out of time is not an error but an Unknown verdict.
+// ErrMalformed and names the offending event's index and time), and a
+// history without events is malformed; porcupine running out of time, or
+// a history in which no acquire or no section succeeded, is not an error
+// but an Unknown verdict with its reason.
 //
 // Check holds the whole history; Stream and CheckDecoder check one as it is
 // read.
@@ -191,6 +203,25 @@ func check(d *scanned, opts Options) Result {
 	lap = time.Now()
 	r.Stats = d.stats(keys)
 	since(&tm.Stats)
+
+	// Say why a verdict is unknown. A verdict about nothing is never
+	// valid; it can never be invalid either (no hold cannot overlap, no
+	// ok section cannot lose an update).
+	switch why := d.untestedLease(r.Stats); {
+	case why != "" && r.Lease == Valid:
+		r.Lease, r.LeaseReason = Unknown, why
+	case r.Lease != Unknown:
+	case r.Disagreement != "":
+		r.LeaseReason = r.Disagreement
+	default:
+		r.LeaseReason = timeoutReason(r.LeaseUnknownKeys, timeout)
+	}
+	switch why := d.untestedResource(r.Stats); {
+	case why != "" && r.Resource == Valid:
+		r.Resource, r.ResourceReason = Unknown, why
+	case r.Resource == Unknown:
+		r.ResourceReason = timeoutReason(r.ResourceUnknownKeys, timeout)
+	}
 	return r
 }
 

@@ -10,7 +10,9 @@ import (
 )
 
 // TestCheckClaims has, for every claim of the checker, one history with
-// the violation and one without.
+// the violation and one without. Each history tests one property: the
+// lease histories have no section (resource Unknown), the section
+// histories no acquire (lease Unknown); see TestCheckNothingTested.
 func TestCheckClaims(t *testing.T) {
 	const k = "k"
 	tests := []struct {
@@ -23,167 +25,167 @@ func TestCheckClaims(t *testing.T) {
 		{"overlapping holds", new(hist).
 			acquire(0, k, "a", 0, 10, 100).
 			acquire(1, k, "b", 40, 50, 200),
-			Invalid, Valid},
+			Invalid, Unknown},
 		{"serial holds", new(hist).
 			acquire(0, k, "a", 0, 10, 100).release(0, k, "a", 40, 45).
 			acquire(1, k, "b", 41, 50, 200),
-			Valid, Valid},
+			Valid, Unknown},
 
 		// Ties.
 		{"touching holds, ended by release", new(hist).
 			acquire(0, k, "a", 0, 10, 100).release(0, k, "a", 50, 55).
 			acquire(1, k, "b", 20, 50, 200),
-			Valid, Valid},
+			Valid, Unknown},
 		{"touching holds, ended by validity", new(hist).
 			acquire(0, k, "a", 0, 10, 50).
 			acquire(1, k, "b", 20, 50, 200),
-			Valid, Valid},
+			Valid, Unknown},
 		{"holds overlapping by 1ns", new(hist).
 			acquire(0, k, "a", 0, 10, 50).
 			acquire(1, k, "b", 20, 49, 200),
-			Invalid, Valid},
+			Invalid, Unknown},
 		{"zero-length hold inside another", new(hist).
 			acquire(0, k, "a", 0, 10, 100).
 			acquire(1, k, "b", 20, 50, 50),
-			Invalid, Valid},
+			Invalid, Unknown},
 		{"zero-length hold touching another", new(hist).
 			acquire(0, k, "a", 0, 10, 50).
 			acquire(1, k, "b", 20, 50, 50).
 			acquire(2, k, "c", 20, 50, 90),
-			Valid, Valid},
+			Valid, Unknown},
 
 		// Validity ends a hold.
 		{"hold expires before the next acquire, no release", new(hist).
 			acquire(0, k, "a", 0, 10, 50).
 			acquire(1, k, "b", 20, 60, 200),
-			Valid, Valid},
+			Valid, Unknown},
 		{"next acquire before the validity ends, no release", new(hist).
 			acquire(0, k, "a", 0, 10, 50).
 			acquire(1, k, "b", 20, 40, 200),
-			Invalid, Valid},
+			Invalid, Unknown},
 		{"release after validity, other acquired after validity", new(hist).
 			acquire(0, k, "a", 0, 10, 50).release(0, k, "a", 70, 75).
 			acquire(1, k, "b", 20, 60, 200),
-			Valid, Valid},
+			Valid, Unknown},
 		{"release after validity, other acquired before validity", new(hist).
 			acquire(0, k, "a", 0, 10, 50).release(0, k, "a", 70, 75).
 			acquire(1, k, "b", 20, 45, 200),
-			Invalid, Valid},
+			Invalid, Unknown},
 
 		// Extend.
 		{"extend pushes validity over another acquire", new(hist).
 			acquire(0, k, "a", 0, 10, 50).extend(0, k, "a", 40, 42, 150).
 			acquire(1, k, "b", 20, 100, 300),
-			Invalid, Valid},
+			Invalid, Unknown},
 		{"extended hold released before another acquire", new(hist).
 			acquire(0, k, "a", 0, 10, 50).extend(0, k, "a", 40, 42, 150).release(0, k, "a", 90, 95).
 			acquire(1, k, "b", 20, 100, 300),
-			Valid, Valid},
+			Valid, Unknown},
 		{"extend invoked after validity does not extend", new(hist).
 			acquire(0, k, "a", 0, 10, 50).extend(0, k, "a", 60, 62, 200).
 			acquire(1, k, "b", 20, 100, 300),
-			Valid, Valid},
+			Valid, Unknown},
 		{"extend invoked just before validity extends", new(hist).
 			acquire(0, k, "a", 0, 10, 50).extend(0, k, "a", 49, 62, 200).
 			acquire(1, k, "b", 20, 100, 300),
-			Invalid, Valid},
+			Invalid, Unknown},
 		{"extend invoked exactly at validity does not extend", new(hist).
 			acquire(0, k, "a", 0, 10, 50).extend(0, k, "a", 50, 62, 200).
 			acquire(1, k, "b", 20, 100, 300),
-			Valid, Valid},
+			Valid, Unknown},
 		{"extend of another token does not extend", new(hist).
 			acquire(0, k, "a", 0, 10, 50).extend(0, k, "zz", 40, 42, 200).
 			acquire(1, k, "b", 20, 100, 300),
-			Valid, Valid},
+			Valid, Unknown},
 
 		// Acquires that create no hold.
 		{"info acquire creates no hold", new(hist).
 			acquireEnds(0, k, history.Info, 0, 10).
 			acquire(1, k, "b", 5, 20, 300),
-			Valid, Valid},
+			Valid, Unknown},
 		{"fail acquire creates no hold", new(hist).
 			acquireEnds(0, k, history.Fail, 0, 10).
 			acquire(1, k, "b", 5, 20, 300),
-			Valid, Valid},
+			Valid, Unknown},
 		{"unfinished acquire creates no hold", new(hist).
 			invoke(0, history.Acquire, k, "", 0).
 			acquire(1, k, "b", 5, 20, 300),
-			Valid, Valid},
+			Valid, Unknown},
 		{"ok acquire instead of info creates a hold", new(hist).
 			acquire(0, k, "a", 0, 10, 100).
 			acquire(1, k, "b", 5, 20, 300),
-			Invalid, Valid},
+			Invalid, Unknown},
 		{"ok acquire after its validity creates no hold", new(hist).
 			acquire(0, k, "a", 0, 10, 5).
 			acquire(1, k, "b", 5, 20, 300),
-			Valid, Valid},
+			Valid, Unknown},
 
 		// Keys are independent.
 		{"holds of different keys may overlap", new(hist).
 			acquire(0, "x", "a", 0, 10, 100).
 			acquire(1, "y", "b", 5, 20, 300),
-			Valid, Valid},
+			Valid, Unknown},
 
 		// Sections.
 		{"lost update", new(hist).
 			section(0, k, 10, 20, 0).
 			section(1, k, 15, 25, 0),
-			Valid, Invalid},
+			Unknown, Invalid},
 		{"both read 5 and wrote 6", new(hist).
 			section(0, k, 0, 1, 0).section(0, k, 2, 3, 1).section(0, k, 4, 5, 2).section(0, k, 6, 7, 3).section(0, k, 8, 9, 4).
 			section(1, k, 10, 20, 5).
 			section(2, k, 12, 22, 5),
-			Valid, Invalid},
+			Unknown, Invalid},
 		{"serial sections", new(hist).
 			section(0, k, 10, 20, 0).
 			section(1, k, 21, 25, 1).
 			section(0, k, 30, 40, 2),
-			Valid, Valid},
+			Unknown, Valid},
 		{"concurrent sections without a lost update", new(hist).
 			section(0, k, 10, 20, 0).
 			section(1, k, 15, 25, 1),
-			Valid, Valid},
+			Unknown, Valid},
 		{"stale read after a completed write", new(hist).
 			section(0, k, 10, 20, 0).
 			section(1, k, 21, 25, 0),
-			Valid, Invalid},
+			Unknown, Invalid},
 		{"fenced-refused section", new(hist).
 			section(0, k, 10, 20, 0).
 			sectionEnds(1, k, history.Fail, 1, 15, 25).
 			section(0, k, 30, 40, 1),
-			Valid, Valid},
+			Unknown, Valid},
 		{"stale section that was not refused", new(hist).
 			section(0, k, 10, 20, 0).
 			section(1, k, 15, 25, 0).
 			section(0, k, 30, 40, 1),
-			Valid, Invalid},
+			Unknown, Invalid},
 		{"info section that wrote", new(hist).
 			sectionEnds(0, k, history.Info, 0, 10, 20).
 			section(1, k, 30, 40, 1),
-			Valid, Valid},
+			Unknown, Valid},
 		{"info section that did not write", new(hist).
 			sectionEnds(0, k, history.Info, 0, 10, 20).
 			section(1, k, 30, 40, 0),
-			Valid, Valid},
+			Unknown, Valid},
 		{"info section cannot write twice", new(hist).
 			sectionEnds(0, k, history.Info, 0, 10, 20).
 			section(1, k, 30, 40, 2),
-			Valid, Invalid},
+			Unknown, Invalid},
 		{"info section cannot write after its info", new(hist).
 			sectionEnds(0, k, history.Info, 0, 10, 20).
 			section(1, k, 30, 40, 0).
 			section(2, k, 50, 60, 2),
-			Valid, Invalid},
+			Unknown, Invalid},
 		{"unfinished section may write any time later", new(hist).
 			invoke(0, history.Section, k, "", 10).
 			section(1, k, 30, 40, 0).
 			section(2, k, 50, 60, 2),
-			Valid, Valid},
+			Unknown, Valid},
 		{"unfinished section writes at most once", new(hist).
 			invoke(0, history.Section, k, "", 10).
 			section(1, k, 30, 40, 0).
 			section(2, k, 50, 60, 3),
-			Valid, Invalid},
+			Unknown, Invalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -212,7 +214,7 @@ func TestCheckReportsViolation(t *testing.T) {
 		acquire(2, "other", "c", 0, 5, 300).
 		acquire(3, "other", "d", 0, 60, 300)
 	r := mustCheck(t, h.Events(), Options{})
-	wantVerdicts(t, r, Invalid, Valid)
+	wantVerdicts(t, r, Invalid, Unknown)
 	if r.LeaseViolationCount != 2 || len(r.LeaseViolations) != 2 {
 		t.Fatalf("violations %d %v, want 2", r.LeaseViolationCount, r.LeaseViolations)
 	}
@@ -306,6 +308,9 @@ func TestCheckMalformed(t *testing.T) {
 			{Type: history.Ok, F: history.Section, Process: 0, Key: "k", Time: 2, Read: history.Int64(3), Wrote: history.Int64(5)}}, "wrote 5"},
 		{"acquire ok without token", []history.Event{inv(0, history.Acquire, 1), {Type: history.Ok, F: history.Acquire, Process: 0, Key: "k", Time: 2, ValidUntil: 9}}, "without a token"},
 		{"fault as invoke", []history.Event{{Type: history.Invoke, F: history.FaultStart, Process: -1, Time: 2}}, "must be of type info"},
+		{"release invoked before its acquire's ok", []history.Event{inv(0, history.Acquire, 1),
+			{Type: history.Ok, F: history.Acquire, Process: 0, Key: "k", Time: 20, Token: "a", ValidUntil: 90}, inv(0, history.Release, 10)},
+			"event 2 (time 10): process 0 invokes release at 10, earlier than its acquire ok at 20 (event 1): a process does one thing at a time"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -323,11 +328,68 @@ func TestCheckMalformed(t *testing.T) {
 	}
 }
 
-func TestCheckEmpty(t *testing.T) {
-	r := mustCheck(t, nil, Options{})
-	wantVerdicts(t, r, Valid, Valid)
-	if r.Stats.LongestStall != nil || r.Stats.Events != 0 {
-		t.Errorf("stats %+v", r.Stats)
+// TestCheckNothingTested: a verdict about nothing is Unknown with its
+// reason, never Valid; an empty history is an error.
+func TestCheckNothingTested(t *testing.T) {
+	if _, err := Check(nil, Options{}); !errors.Is(err, ErrMalformed) || err.Error() != "checker: malformed history: no event: a history without events tests nothing" {
+		t.Errorf("Check(no events) = %v, want ErrMalformed naming the empty history", err)
+	}
+	const k = "k"
+	failed := func(p int, f history.Func, text string, inv, ret int64) []history.Event {
+		return []history.Event{
+			{Type: history.Invoke, F: f, Process: p, Key: k, Time: inv},
+			{Type: history.Fail, F: f, Process: p, Key: k, Time: ret, Error: text},
+		}
+	}
+	for _, tc := range []struct {
+		name                  string
+		h                     *hist
+		lease, resource       Verdict
+		leaseWhy, resourceWhy string
+	}{
+		{"faults only", new(hist).fault(history.FaultStart, "kill n1", 5).fault(history.FaultStop, "kill n1", 9),
+			Unknown, Unknown,
+			"no acquire succeeded: the history has no acquire",
+			"no section completed: no acquire succeeded, so no section ran"},
+		{"no acquire succeeded", new(hist).
+			acquireEnds(0, k, history.Fail, 0, 10).acquireEnds(1, k, history.Fail, 1, 11).acquireEnds(2, k, history.Info, 2, 12).
+			add(failed(0, history.Acquire, "node n1: i/o timeout\nnode n2: i/o timeout", 20, 30)...).
+			invoke(3, history.Acquire, k, "", 3),
+			Unknown, Unknown,
+			`no acquire succeeded: 5 acquires, none ok (3 fail, 1 info, 1 unfinished; most often "refused" (3 times))`,
+			"no section completed: no acquire succeeded, so no section ran"},
+		{"multi-line error with control characters", new(hist).
+			add(failed(0, history.Acquire, "node n1: \x1b[31mi/o timeout\nnode n2", 0, 10)...),
+			Unknown, Unknown,
+			`no acquire succeeded: 1 acquire, none ok (1 fail; most often "node n1: \x1b[31mi/o timeout"… (1 time))`,
+			"no section completed: no acquire succeeded, so no section ran"},
+		{"the only acquire ok returned after its validity", new(hist).acquire(0, k, "a", 0, 10, 5),
+			Unknown, Unknown,
+			"no hold: the only acquire that succeeded returned after its validity had passed",
+			"no section completed: the history has no section"},
+		{"no section completed", new(hist).
+			acquire(0, k, "a", 0, 10, 100).
+			sectionEnds(0, k, history.Fail, 0, 11, 20).
+			sectionEnds(0, k, history.Info, 0, 21, 30).
+			add(failed(0, history.Section, "harness: lease expired", 31, 40)...).
+			add(failed(0, history.Section, "harness: lease expired", 41, 50)...).
+			add(failed(0, history.Section, "harness: lease expired", 51, 60)...),
+			Valid, Unknown, "",
+			`no section completed: 5 sections, none ok (4 fail, 1 info; most often "harness: lease expired" (3 times))`},
+		{"sections without acquires", new(hist).section(0, k, 10, 20, 0),
+			Unknown, Valid, "no acquire succeeded: the history has no acquire", ""},
+		{"a lease violation and no section", new(hist).acquire(0, k, "a", 0, 10, 100).acquire(1, k, "b", 40, 50, 200),
+			Invalid, Unknown, "", "no section completed: the history has no section"},
+		{"both tested", new(hist).acquire(0, k, "a", 0, 10, 100).section(0, k, 11, 20, 0),
+			Valid, Valid, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := mustCheck(t, tc.h.Events(), Options{})
+			wantVerdicts(t, r, tc.lease, tc.resource)
+			if r.LeaseReason != tc.leaseWhy || r.ResourceReason != tc.resourceWhy {
+				t.Errorf("reasons:\n lease    %q\n resource %q\nwant\n lease    %q\n resource %q", r.LeaseReason, r.ResourceReason, tc.leaseWhy, tc.resourceWhy)
+			}
+		})
 	}
 }
 
@@ -344,6 +406,9 @@ func TestCheckTimeoutBudget(t *testing.T) {
 	}
 	if len(r.LeaseUnknownKeys) != 1 || len(r.ResourceUnknownKeys) != 1 {
 		t.Errorf("unknown keys %v %v", r.LeaseUnknownKeys, r.ResourceUnknownKeys)
+	}
+	if want := `porcupine ran out of its 1ns on 1 key ("k")`; r.LeaseReason != want || r.ResourceReason != want {
+		t.Errorf("reasons %q, %q; want %q", r.LeaseReason, r.ResourceReason, want)
 	}
 }
 
@@ -362,7 +427,7 @@ func TestCheckPorcupineTimeout(t *testing.T) {
 	if el := time.Since(start); el > 10*time.Second {
 		t.Errorf("Check took %v with a 200ms timeout", el)
 	}
-	wantVerdicts(t, r, Valid, Unknown)
+	wantVerdicts(t, r, Unknown, Unknown)
 	if got := strings.Join(r.ResourceUnknownKeys, ","); got != "k" {
 		t.Errorf("ResourceUnknownKeys = %q, want k", got)
 	}
@@ -373,7 +438,7 @@ func TestCheckPorcupineTimeout(t *testing.T) {
 	// A definite violation elsewhere still makes the verdict Invalid.
 	h.section(42, "other", 20, 30, 5)
 	r = mustCheck(t, h.Events(), Options{Timeout: 200 * time.Millisecond})
-	wantVerdicts(t, r, Valid, Invalid)
+	wantVerdicts(t, r, Unknown, Invalid)
 }
 
 func TestOptionsTimeout(t *testing.T) {

@@ -41,6 +41,20 @@
 // valid if the sections linearize; two ok sections that both read 5 and
 // wrote 6 do not.
 //
+// # Verdicts about nothing
+//
+// A verdict speaks only of what the history tested. Lease is [Unknown] when
+// the history has no hold: no acquire returned ok ([ReasonNoAcquire]), or
+// every one returned after its validity had passed ([ReasonNoHold]).
+// Resource is Unknown when no section returned ok ([ReasonNoSection]):
+// sections that failed or whose outcome is unknown cannot lose an update.
+// [Result.LeaseReason] and [Result.ResourceReason] say why in one line,
+// with the counts of the operations and their most frequent error; they
+// also name the keys porcupine could not decide in time. The checker reads
+// histories only: why a run produced such a history (a hold longer than
+// the TTL, an interrupted run) is for the layer that knows the run's
+// configuration to add. A history with no event at all is malformed.
+//
 // # Size
 //
 // Porcupine's memory grows with the square of a partition's size, so each
@@ -71,6 +85,9 @@
 // [Check] returns an error wrapping [ErrMalformed] for an event that fails
 // history.Event.Validate, a completion with no open invoke of its process
 // (or of another f or key), an invoke while its process has an operation
-// open, a completion earlier than its invoke, and a section ok that did
-// not write read+1.
+// open, a completion earlier than its invoke, an invoke earlier than the
+// previous completion of its process (a process does one thing at a time:
+// a release invoked before its own acquire's ok would otherwise end the
+// hold before it began and hide it), a section ok that did not write
+// read+1, and a history without events.
 package checker

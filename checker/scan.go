@@ -99,6 +99,15 @@ type activeHold struct {
 	validUntil int64
 }
 
+// lastOp is the latest completion of a process: a process does one thing
+// at a time, so its next invoke cannot be earlier.
+type lastOp struct {
+	idx int
+	f   history.Func
+	typ history.Type
+	t   int64
+}
+
 // scanner reads a history one event at a time, pairing invokes with
 // completions per process, and keeps per key only holds, sections and
 // acquire attempts. It is built for streaming: nothing refers back to the
@@ -106,8 +115,10 @@ type activeHold struct {
 type scanner struct {
 	n      int // events seen
 	open   map[int]openOp
+	prev   map[int]lastOp        // per process
 	active map[int][]*activeHold // per process
 	keys   map[string]*keyData
+	errs   map[history.Func]*errorCounts // of failed and unknown acquires and sections
 
 	// statistics
 	first, last int64
@@ -121,7 +132,9 @@ type scanner struct {
 func newScanner() *scanner {
 	return &scanner{
 		open:   make(map[int]openOp),
+		prev:   make(map[int]lastOp),
 		active: make(map[int][]*activeHold),
+		errs:   make(map[history.Func]*errorCounts),
 		keys:   make(map[string]*keyData),
 		ops:    make(map[string]map[string]int),
 		first:  math.MaxInt64,
@@ -168,6 +181,13 @@ func (s *scanner) add(e *history.Event) error {
 		if op, busy := s.open[p]; busy {
 			return malformed(idx, e.Time, "process %d invokes %s on %q while its %s invoked at event %d is still open", p, e.F, e.Key, op.f, op.idx)
 		}
+		if l, ok := s.prev[p]; ok && e.Time < l.t {
+			// A release invoked before its own acquire's ok would
+			// otherwise end the hold before it began: no hold at all,
+			// which could hide an overlap with another client.
+			return malformed(idx, e.Time, "process %d invokes %s at %d, earlier than its %s %s at %d (event %d): a process does one thing at a time",
+				p, e.F, e.Time, l.f, l.typ, l.t, l.idx)
+		}
 		s.open[p] = openOp{idx: idx, f: e.F, key: e.Key, token: e.Token, fence: e.Fence, t: e.Time}
 		if e.F == history.Release {
 			s.endHold(p, e.Key, e.Token, e.Time)
@@ -186,7 +206,16 @@ func (s *scanner) add(e *history.Event) error {
 		return malformed(idx, e.Time, "%s %s of process %d is earlier than its invoke at %d (event %d)", e.F, e.Type, p, op.t, op.idx)
 	}
 	delete(s.open, p)
+	s.prev[p] = lastOp{idx: idx, f: e.F, typ: e.Type, t: e.Time}
 	s.count(e.F, string(e.Type))
+	if e.Type != history.Ok && (e.F == history.Acquire || e.F == history.Section) {
+		ec := s.errs[e.F]
+		if ec == nil {
+			ec = &errorCounts{}
+			s.errs[e.F] = ec
+		}
+		ec.add(e.Error)
+	}
 	token := e.Token
 	if token == "" {
 		token = op.token
@@ -286,6 +315,7 @@ type scanned struct {
 	emptyHolds  int
 	faults      int
 	windows     []Window
+	errs        map[history.Func]*errorCounts
 }
 
 // finish ends the scan: open operations become unfinished, open holds end
@@ -310,6 +340,7 @@ func (s *scanner) finish() *scanned {
 		}
 	}
 	s.open = nil
+	s.prev = nil
 
 	procs = procs[:0]
 	for p := range s.active {
@@ -358,6 +389,7 @@ func (s *scanner) finish() *scanned {
 		emptyHolds: s.emptyHolds,
 		faults:     s.faults,
 		windows:    s.windows.finish(s.last),
+		errs:       s.errs,
 	}
 	if s.n == 0 {
 		d.first, d.last = 0, 0

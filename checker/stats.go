@@ -32,8 +32,10 @@ type Stats struct {
 	// hold nothing.
 	Holds      int `json:"holds"`
 	EmptyHolds int `json:"empty_holds,omitempty"`
-	// Sections is the number of critical sections, finished or not.
-	Sections int `json:"sections"`
+	// Sections is the number of critical sections, finished or not;
+	// SectionsOK the number that returned ok (read and wrote).
+	Sections   int `json:"sections"`
+	SectionsOK int `json:"sections_ok"`
 	// AcquireOK and AcquireCompleted count acquires that returned ok,
 	// and that returned at all (ok, fail or info).
 	AcquireOK        int `json:"acquire_ok"`
@@ -208,6 +210,11 @@ func (d *scanned) stats(keys []string) Stats {
 		kd := d.keys[k]
 		st.Holds += len(kd.holds)
 		st.Sections += len(kd.sections)
+		for _, sec := range kd.sections {
+			if sec.kind == sectionOK {
+				st.SectionsOK++
+			}
+		}
 		for _, a := range kd.attempts {
 			if a.ret != math.MaxInt64 {
 				st.AcquireCompleted++

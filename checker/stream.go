@@ -2,6 +2,7 @@ package checker
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -49,13 +50,18 @@ var errFinished = errors.New("checker: stream already finished")
 
 // Finish ends the history and checks it, exactly as Check would the same
 // events: operations still open are unfinished. It returns the first
-// error of Add, if any. A Stream can be finished once.
+// error of Add, if any, and an error wrapping ErrMalformed when no event
+// was added. A Stream can be finished once.
 func (st *Stream) Finish(opts Options) (Result, error) {
 	if st.err != nil {
 		return Result{}, st.err
 	}
 	if st.s == nil {
 		return Result{}, errFinished
+	}
+	if st.s.n == 0 {
+		st.s = nil
+		return Result{}, fmt.Errorf("%w: no event: a history without events tests nothing", ErrMalformed)
 	}
 	start := time.Now()
 	d := st.s.finish()
@@ -70,7 +76,8 @@ func (st *Stream) Finish(opts Options) (Result, error) {
 // It returns the decoder's error if the history cannot be read, wrapped by
 // nothing (it already wraps history.ErrInvalid for a bad line), or an
 // error wrapping ErrMalformed. A torn last line is skipped, as by
-// history.Read; d.Torn tells.
+// history.Read; d.Torn tells. A history without one complete event is
+// the decoder's error wrapping history.ErrEmpty.
 func CheckDecoder(d *history.Decoder, opts Options) (Result, int, error) {
 	st := NewStream()
 	for {

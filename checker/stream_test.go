@@ -72,14 +72,28 @@ func TestStreamErrorsStick(t *testing.T) {
 	}
 	var tm Timings
 	r, err := st.Finish(Options{Timings: &tm})
-	if err != nil || !r.Valid() || r.Stats.Events != 1 {
-		t.Fatalf("Finish: %+v, %v", r, err)
+	if err != nil || r.Lease != Unknown || r.Resource != Unknown || r.Stats.Events != 1 {
+		t.Fatalf("Finish: %+v, %v; want both verdicts unknown (no acquire succeeded)", r, err)
 	}
 	if _, err := st.Finish(Options{}); err == nil {
 		t.Error("a second Finish succeeded")
 	}
 	if err := st.Add(&good); err == nil {
 		t.Error("Add after Finish succeeded")
+	}
+}
+
+// TestStreamEmpty: a stream finished without events is an error, and so
+// is a decoder's history without a complete event.
+func TestStreamEmpty(t *testing.T) {
+	if _, err := NewStream().Finish(Options{}); !errors.Is(err, ErrMalformed) {
+		t.Errorf("Finish without events: %v, want ErrMalformed", err)
+	}
+	for _, in := range []string{"", "\n\n", "{\"type\":\"inv"} {
+		_, n, err := CheckDecoder(history.NewDecoder(strings.NewReader(in)), Options{})
+		if !errors.Is(err, history.ErrEmpty) || n != 0 {
+			t.Errorf("CheckDecoder(%q): %d events, %v; want history.ErrEmpty", in, n, err)
+		}
 	}
 }
 

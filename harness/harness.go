@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,9 +26,11 @@ type Config struct {
 	// Lock is the registry name of the lock under test (see locks.Names).
 	Lock string `json:"lock"`
 	// Nodes is the number of Redis nodes. Default: 5 for a multi-node
-	// lock, 1 otherwise; a single-node lock refuses more than one.
+	// lock, 1 otherwise; a single-node lock refuses more than one. At
+	// most MaxNodes on the backends that start their nodes.
 	Nodes int `json:"nodes"`
-	// Clients is the number of concurrent clients. Default 10.
+	// Clients is the number of concurrent clients. Default 10; at most
+	// MaxClients.
 	Clients int `json:"clients"`
 	// Keys is the number of lock keys the clients contend for. Default 2.
 	Keys int `json:"keys"`
@@ -36,7 +39,10 @@ type Config struct {
 	// TTL is the lock's time to live. Default 1s.
 	TTL time.Duration `json:"ttl"`
 	// Hold is how long a client stays inside its critical section.
-	// Default 10ms; see NoHold for none.
+	// Default 10ms; see NoHold for none. A Hold longer than the TTL is
+	// allowed: a correct lock then lets no section write (the resource
+	// verdict is unknown), and a lock that over-reports its validity is
+	// caught at once.
 	Hold time.Duration `json:"hold"`
 	// NoHold makes Hold 0: a client leaves its critical section as soon
 	// as it has read and written. For throughput measurements; the
@@ -54,7 +60,8 @@ type Config struct {
 	// AcquireTimeout bounds the wait of one acquire call. Default TTL.
 	AcquireTimeout time.Duration `json:"acquire_timeout"`
 	// Nemesis lists the fault kinds to inject (see nemesis.Kinds); none
-	// by default.
+	// by default. A run with faults whose schedule holds no fault (a
+	// duration too short for one) is refused: it would test nothing.
 	Nemesis []string `json:"nemesis,omitempty"`
 	// NemesisInterval is the quiet time between faults and the least time
 	// each fault stays active. Default 2s.
@@ -74,7 +81,11 @@ type Config struct {
 	// sentinels (process or docker backend).
 	Topology string `json:"topology,omitempty"`
 	// Replay is a schedule.json to replay instead of drawing faults from
-	// the seed.
+	// the seed. The schedule says which kinds it holds: WithDefaults sets
+	// Nemesis to them (a Nemesis given must name the same kinds) and
+	// refuses a schedule with no step, with a step the run does not have
+	// the nodes, client groups or parameters for, or with a step that
+	// ends after Duration.
 	Replay string `json:"replay,omitempty"`
 	// Backend runs the nodes: "process" (redis-server processes on this
 	// host; the default), "docker" (one container per node, from Image)
@@ -104,7 +115,10 @@ type Config struct {
 }
 
 // WithDefaults returns c with every zero field set to its default, or an
-// error naming the first invalid field.
+// error naming the first invalid field. It also refuses what this machine
+// cannot run (see MaxNodes, MaxClients; the file descriptors the run
+// needs) and a run with faults whose schedule would inject none (see
+// Nemesis, Replay); the schedule is drawn, or loaded, as Run will.
 func (c Config) WithDefaults() (Config, error) {
 	spec, err := locks.Lookup(c.Lock)
 	if err != nil {
@@ -190,11 +204,77 @@ func (c Config) WithDefaults() (Config, error) {
 	case c.Dir == "":
 		return c, errors.New("harness: no run directory")
 	}
-	if _, err := nemesis.Check(c.Nemesis, c.setup(spec)); err != nil {
+	if c.Replay != "" {
+		// The schedule says which kinds it holds; the run is set up for
+		// them (client groups, the clock shim) before its steps are
+		// checked against that setup.
+		kinds, err := nemesis.ScheduleKinds(c.Replay)
+		if err != nil {
+			return c, fmt.Errorf("harness: replay: %w", err)
+		}
+		if len(c.Nemesis) > 0 && !sameKinds(c.Nemesis, kinds) {
+			return c, fmt.Errorf("harness: nemesis %s differs from the kinds of the replayed schedule (%s); the schedule says which kinds it holds", strings.Join(c.Nemesis, ","), strings.Join(kinds, ","))
+		}
+		c.Nemesis = kinds
+	}
+	setup := c.setup(spec)
+	if err := c.checkLimits(setup.Groups); err != nil {
 		return c, err
+	}
+	if _, err := nemesis.Check(c.Nemesis, setup); err != nil {
+		return c, err
+	}
+	if len(c.Nemesis) > 0 {
+		// Drawn (or loaded) as Run will, so that a schedule without a
+		// fault is refused before anything starts.
+		sc, err := schedule(newRand(c.Seed), c, setup)
+		if err != nil {
+			return c, err
+		}
+		if err := c.checkSchedule(sc); err != nil {
+			return c, err
+		}
 	}
 	return c, nil
 }
+
+// sameKinds reports whether a and b name the same kinds, in any order.
+func sameKinds(a, b []string) bool {
+	for _, k := range a {
+		if !slices.Contains(b, k) {
+			return false
+		}
+	}
+	for _, k := range b {
+		if !slices.Contains(a, k) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkSchedule refuses a schedule of a run with faults that injects none,
+// or that has a step the run would end before: a fault that does nothing
+// is not a fault test.
+func (c Config) checkSchedule(sc nemesis.Schedule) error {
+	if len(sc.Steps) == 0 {
+		if c.Replay != "" {
+			return fmt.Errorf("harness: replay %s: the schedule has no step; a run without a fault is not a fault test (leave out the replay for a fault-free run)", c.Replay)
+		}
+		return fmt.Errorf("harness: nemesis %s: no fault fits in the %s run (each comes after %s of quiet and stays at least as long, some kinds longer); a run without a fault is not a fault test: lengthen the duration or shorten the nemesis interval",
+			strings.Join(c.Nemesis, ","), c.Duration, c.NemesisInterval)
+	}
+	for i, st := range sc.Steps {
+		if end := time.Duration(st.At + st.For); end > c.Duration {
+			return fmt.Errorf("harness: replay %s: step %d (%s) ends at %s, after the %s run: lengthen the duration", c.Replay, i, st.Kind, end, c.Duration)
+		}
+	}
+	return nil
+}
+
+// newRand returns the one random source of a run: it draws the fault
+// schedule, then one seed per client.
+func newRand(seed int64) *rand.Rand { return rand.New(rand.NewPCG(uint64(seed), 0x6c6f636b)) }
 
 // checkBackend checks the backend's own fields, sets Nodes to the number
 // of external nodes if it is 0, and Image to its default.
@@ -359,10 +439,15 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (sum Summary, err erro
 
 	// The one random source of the run: it draws the fault schedule,
 	// then one seed per client.
-	rng := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x6c6f636b))
+	rng := newRand(cfg.Seed)
 	sched, err := schedule(rng, cfg, setup)
 	if err != nil {
 		return sum, err
+	}
+	if len(cfg.Nemesis) > 0 {
+		if err := cfg.checkSchedule(sched); err != nil {
+			return sum, err
+		}
 	}
 	sum.Faults = len(sched.Steps)
 	if err := sched.Save(filepath.Join(cfg.Dir, "schedule.json")); err != nil {
@@ -472,15 +557,23 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (sum Summary, err erro
 		keys[i] = fmt.Sprintf("k%d", i)
 	}
 	errs := make([]error, cfg.Clients)
+	var failed atomic.Bool // a client stopped the run with an error
 	var wg sync.WaitGroup
 	for id := range cfg.Clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := &client{id: id, rec: rec}
+			c := &client{id: id, rec: rec, lock: cfg.Lock}
 			crng := rand.New(rand.NewPCG(clientSeeds[id], uint64(id)))
 			lk := groupLocks[id%len(groupLocks)]
 			errs[id] = c.loop(ctx, runCtx, lk, st, keys, crng, cfg, stalls, &acquired, &attempts)
+			if errs[id] != nil {
+				// A history that cannot be written, or a lock that
+				// breaks its contract: the rest of the run would
+				// test nothing.
+				failed.Store(true)
+				stop()
+			}
 		}()
 	}
 	wg.Wait()
@@ -491,7 +584,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (sum Summary, err erro
 		return sum, ctx.Err()
 	}
 	sum.Stopped = stopped.Load()
-	if nemErr != nil && !errors.Is(nemErr, context.DeadlineExceeded) && !(sum.Stopped && errors.Is(nemErr, context.Canceled)) {
+	if nemErr != nil && !errors.Is(nemErr, context.DeadlineExceeded) && !((sum.Stopped || failed.Load()) && errors.Is(nemErr, context.Canceled)) {
 		errs = append(errs, nemErr)
 	}
 	errs = append(errs, healthy(ctx, cl))
@@ -596,6 +689,9 @@ func (c *client) loop(ctx, runCtx context.Context, lk locks.Lock, st *Store, key
 		attempts.Add(1)
 		if err != nil {
 			if errors.Is(err, history.ErrWrite) {
+				return err
+			}
+			if errors.Is(err, ErrBadLease) {
 				return err
 			}
 			if !sleepCtx(runCtx, time.Duration(rng.Int64N(int64(cfg.TTL/20)+1))) {

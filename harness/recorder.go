@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/locktorture/locktorture/history"
@@ -62,8 +63,35 @@ func completion(err error) history.Type {
 // client is one simulated client: a process number and the recorder. One
 // client never has two operations open at once.
 type client struct {
-	id  int
-	rec *Recorder
+	id   int
+	rec  *Recorder
+	lock string // the lock's registry name, for errors
+}
+
+// ErrBadLease is wrapped by the error with which a run stops at the first
+// acquire whose lock returned a lease that breaks the contract of
+// locks.Lock: an empty token, another key, a validity not read from
+// time.Now. No verdict about such a lock would mean anything, so the run
+// does not go on to the end.
+var ErrBadLease = errors.New("harness: bad lease")
+
+// checkLease checks what a lease returned by a successful acquire of key
+// must carry (see locks.Lock).
+func checkLease(lock string, client int, l locks.Lease, key string) error {
+	var why string
+	switch {
+	case l.Token == "":
+		why = "an empty token; a lease must carry a non-empty token unique to it"
+	case l.Key != key:
+		why = fmt.Sprintf("a lease of key %q; a lease must carry the key it locks", l.Key)
+	case l.Validity.IsZero():
+		why = "no validity; a lease must carry the end of its validity"
+	case l.Validity == l.Validity.Round(0): // Round(0) strips only a monotonic reading
+		why = "a validity without a monotonic clock reading; a lease's validity must come from time.Now"
+	default:
+		return nil
+	}
+	return fmt.Errorf("%w: lock %s, client %d: acquire %q returned ok with %s (see locks.Lock)", ErrBadLease, lock, client, key, why)
 }
 
 func (c *client) acquire(ctx context.Context, lk locks.Lock, key string) (locks.Lease, error) {
@@ -71,6 +99,13 @@ func (c *client) acquire(ctx context.Context, lk locks.Lock, key string) (locks.
 		return locks.Lease{}, err
 	}
 	lease, err := lk.Acquire(ctx, key)
+	if err == nil {
+		if err = checkLease(c.lock, c.id, lease, key); err != nil {
+			// Recorded as an unknown outcome: the lock says it
+			// acquired, but with nothing the client could hold.
+			lease = locks.Lease{}
+		}
+	}
 	done := history.Event{Type: completion(err), F: history.Acquire, Process: c.id, Key: key}
 	if err != nil {
 		done.Error = err.Error()

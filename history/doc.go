@@ -4,7 +4,10 @@
 // by every client and the nemesis.
 //
 // Events are streamed to disk as they happen ([Writer]), so a run that is
-// killed leaves a prefix that can still be read ([Read]) and checked. The
+// killed leaves a prefix that can still be read ([Read]) and checked: a
+// torn last line is skipped after at least one complete event. A history
+// without one complete event (an empty file, binary data, text without a
+// newline) is an error wrapping [ErrEmpty], never zero events. The
 // format is documented in the README and kept stable: a history written by
 // hand or by another tool is read the same way.
 //

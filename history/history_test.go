@@ -65,6 +65,47 @@ func TestReadTornLastLine(t *testing.T) {
 	}
 }
 
+// TestReadNoEvent: a history without one complete event is an error
+// wrapping ErrEmpty, never zero events and a torn line; a torn last line
+// is skipped only after an event.
+func TestReadNoEvent(t *testing.T) {
+	event := `{"type":"invoke","f":"acquire","process":0,"time":1,"key":"k"}`
+	garbage := make([]byte, 4096)
+	for i := range garbage {
+		garbage[i] = byte(i*7+3) | 0x80 // no '\n', not JSON
+	}
+	for _, tc := range []struct {
+		name, in string
+		events   int
+		want     string // "" for no error
+	}{
+		{"empty", "", 0, "history: no complete event: the history is empty"},
+		{"blank lines", "\n \n\t\n", 0, "history: no complete event: the history holds 3 blank lines and nothing else"},
+		{"text without a newline", strings.Repeat("a", 4096), 0, "history: no complete event: one unterminated line of 4096 bytes that is not a JSON event (invalid character 'a' looking for beginning of value)"},
+		{"binary without a newline", string(garbage), 0, "history: no complete event: one unterminated line of 4096 bytes"},
+		{"torn first line", event[:20], 0, "history: no complete event: one unterminated line of 20 bytes"},
+		{"blank lines, then a torn line", "\n\n" + event[:20], 0, "history: no complete event: one unterminated line of 20 bytes"},
+		{"one event without a newline", event, 1, ""},
+		{"one event, then a torn line", event + "\n" + event[:20], 1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			evs, err := history.Read(strings.NewReader(tc.in))
+			if tc.want == "" {
+				if err != nil || len(evs) != tc.events {
+					t.Fatalf("read %d events, err %v; want %d, nil", len(evs), err, tc.events)
+				}
+				return
+			}
+			if !errors.Is(err, history.ErrEmpty) || !strings.HasPrefix(err.Error(), tc.want) || len(evs) != 0 {
+				t.Fatalf("read %d events, err %v; want none and an error starting %q", len(evs), err, tc.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q is not one line", err)
+			}
+		})
+	}
+}
+
 func TestReadRejects(t *testing.T) {
 	for name, tc := range map[string]struct{ in, want string }{
 		"bad json mid-file":    {"{\"type\":\n{\"type\":\"invoke\",\"f\":\"acquire\",\"process\":0,\"time\":1,\"key\":\"k\"}\n", "line 1"},

@@ -133,7 +133,16 @@ type Decoder struct {
 	// Torn is set when the history ended in an unterminated line that is
 	// not valid JSON (a run killed while writing); that line is skipped.
 	Torn bool
+	// events is the number of events Next has returned.
+	events int
 }
+
+// ErrEmpty is wrapped by the error that Next returns, instead of io.EOF,
+// for a history without one complete event: an empty file, blank lines
+// only, or a single unterminated line that is not an event (binary data,
+// text without a newline). Such a history records no operation, and a
+// verdict about it would be a verdict about nothing.
+var ErrEmpty = errors.New("history: no complete event")
 
 // NewDecoder reads JSON lines from r.
 func NewDecoder(r io.Reader) *Decoder {
@@ -142,7 +151,9 @@ func NewDecoder(r io.Reader) *Decoder {
 
 // Next returns the next event, or io.EOF at the end. Blank lines are
 // skipped. A malformed or invalid line is an error naming its line number,
-// except an unterminated last line, which is taken for a torn write.
+// except an unterminated last line after at least one event, which is
+// taken for a torn write. A history without one event ends in an error
+// wrapping ErrEmpty, not io.EOF.
 func (d *Decoder) Next() (Event, error) {
 	for {
 		b, err := d.readLine()
@@ -151,28 +162,44 @@ func (d *Decoder) Next() (Event, error) {
 		}
 		eof := err != nil
 		if len(b) == 0 && eof {
-			return Event{}, io.EOF
+			return Event{}, d.end()
 		}
 		d.line++
 		if len(bytes.TrimSpace(b)) == 0 {
 			if eof {
-				return Event{}, io.EOF
+				return Event{}, d.end()
 			}
 			continue
 		}
 		var e Event
 		if jerr := d.unmarshal(b, &e); jerr != nil {
-			if eof {
+			if eof && d.events > 0 {
 				d.Torn = true
 				return Event{}, io.EOF
+			}
+			if eof {
+				return Event{}, fmt.Errorf("%w: one unterminated line of %d bytes that is not a JSON event (%v)", ErrEmpty, len(b), jerr)
 			}
 			return Event{}, fmt.Errorf("%w: line %d: %v", ErrInvalid, d.line, jerr)
 		}
 		if verr := e.Validate(); verr != nil {
 			return Event{}, fmt.Errorf("line %d: %w", d.line, verr)
 		}
+		d.events++
 		return e, nil
 	}
+}
+
+// end is what Next returns at the end of the input: io.EOF after at least
+// one event, else an error wrapping ErrEmpty.
+func (d *Decoder) end() error {
+	if d.events > 0 {
+		return io.EOF
+	}
+	if d.line == 0 {
+		return fmt.Errorf("%w: the history is empty", ErrEmpty)
+	}
+	return fmt.Errorf("%w: the history holds %d blank lines and nothing else", ErrEmpty, d.line)
 }
 
 // readLine returns the next line, with its '\n' if it has one; it is
@@ -202,7 +229,8 @@ func ReadFile(path string) ([]Event, error) {
 	return Read(f)
 }
 
-// Read reads every event from r.
+// Read reads every event from r. A history without one complete event
+// is an error wrapping ErrEmpty (see Decoder.Next).
 func Read(r io.Reader) ([]Event, error) {
 	d := NewDecoder(r)
 	var evs []Event

@@ -10,10 +10,11 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
-// poolSize is the number of connections each lock keeps per node: enough
-// for the harness's many concurrent clients sharing one Lock without
-// queueing for a connection.
-const poolSize = 64
+// PoolSize is the most connections each lock of this package keeps per
+// node: enough for the harness's many concurrent clients sharing one Lock
+// without queueing for a connection, and the bound by which the harness
+// reckons the file descriptors of a run.
+const PoolSize = 64
 
 // silenceLogs makes go-redis quiet, once per process.
 var silenceLogs sync.Once
@@ -41,7 +42,7 @@ var silenceLogs sync.Once
 //   - Dial, read and write timeouts and the pool wait are cfg.Timeout, the
 //     per-node bound, so that no call hangs longer than the lock expects
 //     even when a caller's ctx has no deadline.
-//   - PoolSize 64 (see poolSize).
+//   - PoolSize 64 (see PoolSize).
 //
 // Callers still wrap every per-node call in context.WithTimeout(ctx,
 // cfg.Timeout) (see [nodeCtx]).
@@ -72,7 +73,7 @@ func newClient(addr string, cfg Config) *redis.Client {
 		ReadTimeout:           cfg.Timeout,
 		WriteTimeout:          cfg.Timeout,
 		PoolTimeout:           cfg.Timeout,
-		PoolSize:              poolSize,
+		PoolSize:              PoolSize,
 	})
 }
 

@@ -54,7 +54,7 @@ func newFailoverClient(cfg Config) *redis.Client {
 		ReadTimeout:           cfg.Timeout,
 		WriteTimeout:          cfg.Timeout,
 		PoolTimeout:           cfg.Timeout,
-		PoolSize:              poolSize,
+		PoolSize:              PoolSize,
 	}
 	if len(cfg.AddrMap) > 0 {
 		m := maps.Clone(cfg.AddrMap)

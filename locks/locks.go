@@ -24,7 +24,8 @@ var (
 type Lease struct {
 	// Key is the locked key.
 	Key string
-	// Token is the random value that identifies this holder.
+	// Token is the random value that identifies this holder: non-empty
+	// and unique to the lease.
 	Token string
 	// Fencing is the fencing token issued with the lease, or 0 when the
 	// lock issues none.
@@ -42,11 +43,24 @@ func (l Lease) Valid(now time.Time) bool { return now.Before(l.Validity) }
 // Lock is the interface every system under test implements. A Lock is
 // safe for concurrent use by many goroutines; each goroutine plays one
 // client.
+//
+// The lease of a successful Acquire (and of an Extend) must carry:
+//   - Key: the key it locks, as given to Acquire;
+//   - Token: a non-empty token unique to this lease, by which Release and
+//     Extend find it and the checkers tell holders apart;
+//   - Validity: the end of the validity, taken from time.Now (plus or
+//     minus durations), so that it carries a monotonic clock reading, and
+//     no later than the keys that grant the lock expire.
+//
+// The harness stops a run with an error at the first acquire whose lease
+// lacks a token, names another key, or has a validity that is zero or
+// carries no monotonic reading: nothing checked about such a lock would
+// mean anything.
 type Lock interface {
 	// Acquire tries to take key. On success the lease says until when the
-	// caller may act as the holder. ErrNotAcquired (wrapped) means the
-	// caller definitely does not hold the lock; any other error leaves the
-	// outcome unknown.
+	// caller may act as the holder; see Lock for what it must carry.
+	// ErrNotAcquired (wrapped) means the caller definitely does not hold
+	// the lock; any other error leaves the outcome unknown.
 	Acquire(ctx context.Context, key string) (Lease, error)
 	// Release gives the lease up. ErrNotHeld (wrapped) means the key no
 	// longer held this lease's token.

@@ -3,6 +3,7 @@ package matrix
 import (
 	"context"
 	"encoding/xml"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,25 +15,41 @@ import (
 
 func f(v float64) *float64 { return &v }
 
+// run is a run of a cell, or a seed that never ran.
+type run struct {
+	report.CellRun
+	NotRun bool
+}
+
 func TestAggregate(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		expect  report.Expectation
-		runs    []report.CellRun
+		runs    []run
 		outcome string
 		matches bool
 	}{
-		{"safe as expected", report.ExpectSafe, []report.CellRun{{Lease: "valid", Resource: "valid", Availability: -1}}, "safe", true},
-		{"false alarm", report.ExpectSafe, []report.CellRun{{Lease: "valid", Resource: "valid"}, {Lease: "invalid", Resource: "valid", FirstViolation: f(2)}}, "violation", false},
-		{"violation found", report.ExpectViolation, []report.CellRun{{Lease: "valid", Resource: "invalid"}}, "violation", true},
-		{"power lost", report.ExpectViolation, []report.CellRun{{Lease: "valid", Resource: "valid"}}, "safe", false},
-		{"unknown is never a pass", report.ExpectSafe, []report.CellRun{{Lease: "unknown", Resource: "valid"}}, "unknown", false},
-		{"possible, not hit", report.ExpectPossible, []report.CellRun{{Lease: "valid", Resource: "valid"}}, "safe", true},
-		{"possible, hit", report.ExpectPossible, []report.CellRun{{Lease: "invalid", Resource: "valid"}}, "violation", true},
-		{"possible, unknown", report.ExpectPossible, []report.CellRun{{Lease: "unknown", Resource: "unknown"}}, "unknown", false},
+		{"safe as expected", report.ExpectSafe, []run{{CellRun: report.CellRun{Lease: "valid", Resource: "valid", Availability: -1}}}, "safe", true},
+		{"false alarm", report.ExpectSafe, []run{{CellRun: report.CellRun{Lease: "valid", Resource: "valid"}}, {CellRun: report.CellRun{Lease: "invalid", Resource: "valid", FirstViolation: f(2)}}}, "violation", false},
+		{"violation found", report.ExpectViolation, []run{{CellRun: report.CellRun{Lease: "valid", Resource: "invalid"}}}, "violation", true},
+		{"power lost", report.ExpectViolation, []run{{CellRun: report.CellRun{Lease: "valid", Resource: "valid"}}}, "safe", false},
+		{"unknown is never a pass", report.ExpectSafe, []run{{CellRun: report.CellRun{Lease: "unknown", Resource: "valid"}}}, "unknown", false},
+		{"possible, not hit", report.ExpectPossible, []run{{CellRun: report.CellRun{Lease: "valid", Resource: "valid"}}}, "safe", true},
+		{"possible, hit", report.ExpectPossible, []run{{CellRun: report.CellRun{Lease: "invalid", Resource: "valid"}}}, "violation", true},
+		{"possible, unknown", report.ExpectPossible, []run{{CellRun: report.CellRun{Lease: "unknown", Resource: "unknown"}}}, "unknown", false},
+		{"safe, but interrupted", report.ExpectSafe, []run{{CellRun: report.CellRun{Lease: "valid", Resource: "valid", Interrupted: true}}}, "safe", false},
+		{"safe, but a seed never ran", report.ExpectSafe, []run{{CellRun: report.CellRun{Seed: 1, Lease: "valid", Resource: "valid"}}, {CellRun: report.CellRun{Seed: 2}, NotRun: true}}, "safe", false},
+		{"never ran", report.ExpectSafe, []run{{CellRun: report.CellRun{Seed: 1}, NotRun: true}}, "not run", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := report.Cell{Expect: tc.expect, Runs: tc.runs}
+			c := report.Cell{Expect: tc.expect}
+			for _, r := range tc.runs {
+				if r.NotRun {
+					c.NotRun = append(c.NotRun, r.Seed)
+				} else {
+					c.Runs = append(c.Runs, r.CellRun)
+				}
+			}
 			aggregate(&c)
 			if c.Outcome != tc.outcome || c.Matches != tc.matches {
 				t.Fatalf("outcome %s matches %v, want %s %v", c.Outcome, c.Matches, tc.outcome, tc.matches)
@@ -65,7 +82,7 @@ func TestCellsValid(t *testing.T) {
 		if sp.Source == "" || sp.Why == "" || sp.Expect == "" {
 			t.Errorf("cell %s lacks source, reason or expectation", sp.Name)
 		}
-		if _, err := sp.config(1, time.Second, "x").WithDefaults(); err != nil {
+		if _, err := sp.config(1, max(8*time.Second, sp.MinDuration), "x").WithDefaults(); err != nil {
 			t.Errorf("cell %s: %v", sp.Name, err)
 		}
 		if !strings.Contains(sp.flags(1, time.Second), "--lock "+sp.Lock) {
@@ -120,6 +137,82 @@ func TestRunSmall(t *testing.T) {
 	}
 	if err := xml.Unmarshal(b, &suites); err != nil || len(suites.Suites) != 1 || suites.Suites[0].Tests != 2 || suites.Suites[0].Failures != 0 {
 		t.Fatalf("junit.xml: %+v, %v", suites, err)
+	}
+}
+
+// TestRunInterrupted: a matrix cancelled after its first run says which
+// cells never ran, matches none of them, and returns ctx's error; its
+// summaries say so too.
+func TestRunInterrupted(t *testing.T) {
+	var specs []Spec
+	for _, sp := range Cells(true) {
+		switch sp.Name {
+		case "setnx/none", "setnx-get-set/none", "redlock/none":
+			sp.Keys = 1
+			specs = append(specs, sp)
+		}
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	m, err := Run(ctx, specs, Options{Seeds: []int64{1, 2}, Duration: time.Second, Dir: dir, Progress: func(p Progress) {
+		if p.Done == 1 {
+			cancel() // after the first run, before the second starts
+		}
+	}})
+	if !errors.Is(err, context.Canceled) || !m.Interrupted {
+		t.Fatalf("Run: interrupted %v, %v; want context.Canceled", m.Interrupted, err)
+	}
+	if len(m.Cells) != 3 {
+		t.Fatalf("%d cells, want all 3 listed", len(m.Cells))
+	}
+	first := m.Cells[0]
+	if len(first.Runs) == 0 || first.Runs[0].Seed != 1 || first.Runs[0].Interrupted || first.Matches || !first.Incomplete() {
+		t.Errorf("first cell %+v: want seed 1 run to its end, and no match since seed 2 did not", first)
+	}
+	if never := m.NeverRan(); len(never) != 2 || never[0].Name != m.Cells[1].Name || never[1].Name != m.Cells[2].Name {
+		t.Errorf("never ran: %+v, want the last two cells", never)
+	}
+	for _, c := range m.Cells[1:] {
+		if c.Outcome != report.OutcomeNotRun || c.Matches || len(c.NotRun) != 2 {
+			t.Errorf("cell %s: outcome %q, matches %v, not run %v; want not run, seeds 1 and 2", c.Name, c.Outcome, c.Matches, c.NotRun)
+		}
+	}
+	if len(m.Failed()) != 3 {
+		t.Errorf("%d cells fail, want every one", len(m.Failed()))
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "summary.md"))
+	for _, want := range []string{"3 cells: 0 match their expectation, 3 do not; the matrix was interrupted and 2 cells never ran.",
+		"## Never ran", "- **" + m.Cells[2].Name + "** (seeds 1, 2)", "the matrix was interrupted"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("summary.md lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(string(md), "every cell matches") {
+		t.Errorf("summary.md says every cell matches:\n%s", md)
+	}
+	js, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if !strings.Contains(string(js), `"interrupted": true`) || !strings.Contains(string(js), `"not_run_seeds"`) {
+		t.Errorf("summary.json does not say it was interrupted:\n%s", js)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "junit.xml"))
+	var suites struct {
+		Suites []struct {
+			Failures int `xml:"failures,attr"`
+			Errors   int `xml:"errors,attr"`
+			Cases    []struct {
+				Name  string `xml:"name,attr"`
+				Error *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"error"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(b, &suites); err != nil || len(suites.Suites) != 1 || suites.Suites[0].Errors != 2 || suites.Suites[0].Failures != 1 {
+		t.Fatalf("junit.xml: %+v, %v; want 2 errors (never ran) and 1 failure", suites, err)
+	}
+	if e := suites.Suites[0].Cases[2].Error; e == nil || e.Message != "never ran: the matrix was interrupted before seeds 1, 2" {
+		t.Errorf("junit.xml: %s: error %+v", m.Cells[2].Name, e)
 	}
 }
 

@@ -28,13 +28,17 @@ func RunOne(ctx context.Context, cfg harness.Config, id, command string, checkTi
 	}
 	events, err := history.ReadFile(sum.HistoryPath)
 	if err != nil {
-		return report.Results{}, err
+		if sum.Interrupted && errors.Is(err, history.ErrEmpty) {
+			return report.Results{}, fmt.Errorf("run %s: interrupted before it recorded an event: %w", id, runErr)
+		}
+		return report.Results{}, fmt.Errorf("run %s: %w", id, err)
 	}
 	copts := checker.Options{Timeout: checkTimeout}
 	res, err := checker.Check(events, copts)
 	if err != nil {
 		return report.Results{}, fmt.Errorf("check %s: %w", sum.HistoryPath, err)
 	}
+	explainUntested(&res, sum)
 	r := report.Results{
 		RunID:         id,
 		Started:       started.UTC(),
@@ -60,6 +64,44 @@ func RunOne(ctx context.Context, cfg harness.Config, id, command string, checkTi
 		return r, fmt.Errorf("run %s: interrupted: %w", id, runErr)
 	}
 	return r, nil
+}
+
+// explainUntested adds to the reason of a verdict about nothing what the
+// checker, which reads the history alone, cannot know: the part of the
+// run's configuration that made every section fail, and an interruption.
+func explainUntested(res *checker.Result, sum harness.Summary) {
+	cfg := sum.Config
+	explain := func(reason *string, prefix, why string) {
+		rest, ok := strings.CutPrefix(*reason, prefix+": ")
+		if !ok {
+			return
+		}
+		if why != "" {
+			rest = why + "; " + rest
+		}
+		if sum.Interrupted {
+			rest += fmt.Sprintf("; the run was interrupted after %s", sum.Elapsed.Round(time.Millisecond))
+		}
+		*reason = prefix + ": " + rest
+	}
+	if res.Resource == checker.Unknown {
+		why := ""
+		switch {
+		case res.Stats.Sections == 0: // no acquire succeeded: the hold is not why
+		case cfg.Hold > cfg.TTL:
+			// Each section checks its lease after the hold: a correct
+			// lock never lets it write. A lock that over-reports its
+			// validity is caught at once.
+			why = fmt.Sprintf("the hold of %s is longer than the TTL of %s", cfg.Hold, cfg.TTL)
+		case cfg.Hold == cfg.TTL:
+			why = fmt.Sprintf("the hold of %s is as long as the TTL", cfg.Hold)
+		}
+		explain(&res.ResourceReason, checker.ReasonNoSection, why)
+	}
+	if res.Lease == checker.Unknown {
+		explain(&res.LeaseReason, checker.ReasonNoAcquire, "")
+		explain(&res.LeaseReason, checker.ReasonNoHold, "")
+	}
 }
 
 // Options configure a matrix run.
@@ -91,22 +133,17 @@ type Progress struct {
 }
 
 // Run runs every cell over every seed, writes the summaries into o.Dir
-// and returns the matrix. A cancelled ctx stops after the current run
-// (which is still checked); the summaries then cover what ran.
+// and returns the matrix. A cancelled ctx stops the current run (what it
+// recorded is still checked, and the run is marked interrupted) and
+// starts no other: the matrix is then marked interrupted, every cell
+// lists the seeds that never ran (Cell.NotRun), no cell with a seed not
+// run to its end matches its expectation, and Run returns ctx's error.
 func Run(ctx context.Context, specs []Spec, o Options) (report.Matrix, error) {
-	if len(o.Seeds) == 0 {
-		o.Seeds = []int64{1}
-	}
-	if o.Duration == 0 {
-		o.Duration = 8 * time.Second
-	}
-	if o.CheckTimeout == 0 {
-		o.CheckTimeout = 60 * time.Second
-	}
+	o = o.withDefaults()
 	if o.Dir == "" {
 		return report.Matrix{}, errors.New("matrix: no output directory")
 	}
-	if err := Validate(specs); err != nil {
+	if err := Validate(specs, o); err != nil {
 		return report.Matrix{}, err
 	}
 	if err := os.MkdirAll(filepath.Join(o.Dir, "runs"), 0o700); err != nil {
@@ -120,8 +157,6 @@ func Run(ctx context.Context, specs []Spec, o Options) (report.Matrix, error) {
 		left += time.Duration(len(o.Seeds)) * max(o.Duration, sp.MinDuration)
 	}
 	done := 0
-	var runErr error
-cells:
 	for _, sp := range specs {
 		cell := report.Cell{Name: sp.Name, Lock: sp.Lock, Faults: faultsName(sp.Faults), Fencing: sp.Fencing,
 			Topology: sp.config(0, 0, "").Topology, Expect: sp.Expect, Source: sp.Source}
@@ -129,14 +164,16 @@ cells:
 			cell.Topology = "masters"
 		}
 		for _, seed := range o.Seeds {
+			d := max(o.Duration, sp.MinDuration)
 			if ctx.Err() != nil {
-				runErr = ctx.Err()
-				break cells
+				// Interrupted: the seeds left are listed as never
+				// run, so no summary can read as a full matrix.
+				cell.NotRun = append(cell.NotRun, seed)
+				continue
 			}
 			if o.Progress != nil {
 				o.Progress(Progress{Done: done, Total: total, Cell: sp.Name, Seed: seed, Elapsed: time.Since(start), Left: left})
 			}
-			d := max(o.Duration, sp.MinDuration)
 			id := fmt.Sprintf("%s-seed%d", dirName(sp.Name), seed)
 			cfg := sp.config(seed, d, filepath.Join(o.Dir, "runs", id))
 			var hopts []harness.Option
@@ -144,21 +181,25 @@ cells:
 				hopts = append(hopts, harness.WithLog(o.Log))
 			}
 			r, err := RunOne(ctx, cfg, id, fmt.Sprintf("torture run %s", sp.flags(seed, d)), o.CheckTimeout, hopts...)
-			cell.Runs = append(cell.Runs, cellRun(r, id, err))
 			left -= d
 			done++
-			if err != nil && ctx.Err() != nil {
-				runErr = ctx.Err()
-				aggregate(&cell)
-				m.Cells = append(m.Cells, cell)
-				break cells
+			if err != nil && ctx.Err() != nil && r.RunID == "" {
+				// Cancelled before it recorded anything to check.
+				cell.NotRun = append(cell.NotRun, seed)
+				continue
 			}
+			cell.Runs = append(cell.Runs, cellRun(r, id, err))
 			if m.RedisVersion == "" {
 				m.RedisVersion = r.RedisVersion
 			}
 		}
 		aggregate(&cell)
 		m.Cells = append(m.Cells, cell)
+	}
+	var runErr error
+	if err := ctx.Err(); err != nil {
+		m.Interrupted = true
+		runErr = err
 	}
 	m.Elapsed = time.Since(start).Seconds()
 	if o.Progress != nil {
@@ -170,21 +211,42 @@ cells:
 	return m, runErr
 }
 
-// Validate checks every cell's configuration, and that the programs the
-// cells need are installed (see harness.Config.CheckPrograms), before
-// anything runs: Run calls it, and so can a caller before it prints or
-// creates anything.
-func Validate(specs []Spec) error {
+// Validate checks the configuration of every run of every cell (each
+// seed of o.Seeds, o.Duration raised to the cell's MinDuration; their
+// defaults when unset), and that the programs the cells need are
+// installed (see harness.Config.CheckPrograms), before anything runs: a
+// run whose faults would not fit in its duration is refused here, not
+// found out cell by cell. Run calls it, and so can a caller before it
+// prints or creates anything.
+func Validate(specs []Spec, o Options) error {
+	o = o.withDefaults()
 	for _, sp := range specs {
-		cfg := sp.config(1, 8*time.Second, "-")
-		if _, err := cfg.WithDefaults(); err != nil {
-			return fmt.Errorf("matrix: cell %s: %w", sp.Name, err)
+		for _, seed := range o.Seeds {
+			cfg := sp.config(seed, max(o.Duration, sp.MinDuration), "-")
+			if _, err := cfg.WithDefaults(); err != nil {
+				return fmt.Errorf("matrix: cell %s, seed %d: %w", sp.Name, seed, err)
+			}
 		}
-		if err := cfg.CheckPrograms(); err != nil {
+		if err := sp.config(1, o.Duration, "-").CheckPrograms(); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// withDefaults returns o with Seeds, Duration and CheckTimeout set to
+// their defaults when unset.
+func (o Options) withDefaults() Options {
+	if len(o.Seeds) == 0 {
+		o.Seeds = []int64{1}
+	}
+	if o.Duration == 0 {
+		o.Duration = 8 * time.Second
+	}
+	if o.CheckTimeout == 0 {
+		o.CheckTimeout = 60 * time.Second
+	}
+	return o
 }
 
 // config is the harness configuration of one run of the cell.
@@ -247,7 +309,8 @@ func dirName(name string) string {
 }
 
 func cellRun(r report.Results, id string, err error) report.CellRun {
-	cr := report.CellRun{Seed: r.Seed, RunID: id, Dir: filepath.Join("runs", id), Lease: string(r.Lease), Resource: string(r.Resource)}
+	cr := report.CellRun{Seed: r.Seed, RunID: id, Dir: filepath.Join("runs", id), Lease: string(r.Lease), Resource: string(r.Resource),
+		LeaseReason: r.Check.LeaseReason, ResourceReason: r.Check.ResourceReason, Interrupted: r.Interrupted}
 	if err != nil {
 		cr.Error = err.Error()
 		if cr.Lease == "" {
@@ -328,5 +391,18 @@ func aggregate(c *report.Cell) {
 		c.Matches = c.Outcome == "violation"
 	case report.ExpectPossible:
 		c.Matches = c.Outcome != "unknown"
+	}
+	// A cell not run to its end matches nothing, whatever its runs so far
+	// found.
+	for _, r := range c.Runs {
+		if r.Interrupted {
+			c.Matches = false
+		}
+	}
+	if len(c.NotRun) > 0 {
+		c.Matches = false
+		if n == 0 {
+			c.Outcome = report.OutcomeNotRun
+		}
 	}
 }

@@ -37,8 +37,28 @@ var clientPauseKind = register(Kind{
 		// another client to acquire and write meanwhile.
 		return &ClientPause{Stall: Duration(s.TTL + s.TTL/2 + time.Duration(rng.Int64N(int64(s.TTL))))}
 	},
-	Decode: decode[ClientPause],
+	Decode: decodeChecked[ClientPause]("client-pause"),
 })
+
+// fit checks the stall: a stall of nothing is a fault that does nothing.
+func (c *ClientPause) fit(int) error {
+	if c.Stall <= 0 {
+		return fmt.Errorf("stall %v: want a positive stall", time.Duration(c.Stall))
+	}
+	return nil
+}
+
+// Refuse says why the fault does not fit s, or "". Load calls it on every
+// decoded step.
+func (c *ClientPause) Refuse(s Setup) string {
+	if why := clientPauseKind.Refuse(s); why != "" {
+		return why
+	}
+	if err := c.fit(s.Nodes); err != nil {
+		return "client-pause: " + err.Error()
+	}
+	return ""
+}
 
 // MinActive keeps the fault active while the stall lasts, plus a TTL for
 // the stalled write to land before the heal is recorded.

@@ -79,8 +79,28 @@ var failoverKind = register(Kind{
 		// Half the time the old primary stays reachable for half a TTL.
 		return &Failover{HoldOldPrimary: Duration(time.Duration(rng.IntN(2)) * s.TTL / 2)}
 	},
-	Decode: decode[Failover],
+	Decode: decodeChecked[Failover]("failover"),
 })
+
+// fit checks the parameters.
+func (f *Failover) fit(int) error {
+	if f.HoldOldPrimary < 0 {
+		return fmt.Errorf("negative hold_old_primary %v", time.Duration(f.HoldOldPrimary))
+	}
+	return nil
+}
+
+// Refuse says why the fault does not fit s, or "". Load calls it on every
+// decoded step.
+func (f *Failover) Refuse(s Setup) string {
+	if why := failoverKind.Refuse(s); why != "" {
+		return why
+	}
+	if err := f.fit(s.Nodes); err != nil {
+		return "failover: " + err.Error()
+	}
+	return ""
+}
 
 func (f *Failover) String() string {
 	if f.HoldOldPrimary == 0 {

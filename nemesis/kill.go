@@ -46,8 +46,29 @@ var killKind = register(Kind{
 		}
 		return f
 	},
-	Decode: decode[Kill],
+	Decode: decodeChecked[Kill]("kill"),
 })
+
+// fit checks the parameters, and the nodes against the number of nodes
+// when nodes ≥ 0.
+func (k *Kill) fit(nodes int) error {
+	if err := checkNodes(k.Nodes, nodes); err != nil {
+		return err
+	}
+	if k.RestartDelay < 0 {
+		return fmt.Errorf("negative restart delay %v", time.Duration(k.RestartDelay))
+	}
+	return nil
+}
+
+// Refuse says why the fault's nodes do not fit s, or "". Load calls it on
+// every decoded step.
+func (k *Kill) Refuse(s Setup) string {
+	if err := k.fit(s.Nodes); err != nil {
+		return "kill: " + err.Error()
+	}
+	return ""
+}
 
 // MinActive keeps a delayed restart down for its whole delay.
 func (k *Kill) MinActive() time.Duration { return time.Duration(k.RestartDelay) }

@@ -87,6 +87,11 @@ type Fault interface {
 	Heal(ctx context.Context, t *Target) error
 	// String describes the occurrence for the history, e.g. "kill n2".
 	String() string
+	// Refuse returns a one-line reason why this occurrence cannot act on
+	// s (a node, a client group or a parameter the run does not have),
+	// or "" when it can. Load calls it on every step, so a schedule is
+	// refused before any node starts.
+	Refuse(s Setup) string
 }
 
 // Kind is one kind of fault.

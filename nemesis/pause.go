@@ -24,8 +24,20 @@ var pauseKind = register(Kind{
 		k := max(1, (s.Nodes-1)/2)
 		return &Pause{Nodes: pickNodes(rng, s.Nodes, 1+rng.IntN(k))}
 	},
-	Decode: decode[Pause],
+	Decode: decodeChecked[Pause]("pause"),
 })
+
+// fit checks the nodes, against the number of nodes when nodes ≥ 0.
+func (p *Pause) fit(nodes int) error { return checkNodes(p.Nodes, nodes) }
+
+// Refuse says why the fault's nodes do not fit s, or "". Load calls it on
+// every decoded step.
+func (p *Pause) Refuse(s Setup) string {
+	if err := p.fit(s.Nodes); err != nil {
+		return "pause: " + err.Error()
+	}
+	return ""
+}
 
 func (p *Pause) String() string { return fmt.Sprintf("pause %s", nodeNames(p.Nodes)) }
 

@@ -2,6 +2,7 @@ package nemesis_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -251,20 +252,67 @@ func TestDecodeErrors(t *testing.T) {
 	}
 }
 
-// TestLoadRefusesStep checks that Load asks each decoded fault whether it
-// fits the setup: a partition between groups needs two of them.
+// TestLoadRefusesStep checks that Load refuses, for every kind, a step
+// that names a node, a client group or a parameter the run does not
+// have, with a one-line reason naming the step.
 func TestLoadRefusesStep(t *testing.T) {
+	oneGroup := with(redlock5, func(s *nemesis.Setup) { s.Groups = 1 })
+	shim := with(redlock5, func(s *nemesis.Setup) { s.ClockShim = true })
+	failover := with(setnx, func(s *nemesis.Setup) { s.Topology, s.Nodes = "failover", 2 })
+	for _, tc := range []struct {
+		name, kind, params string
+		s                  nemesis.Setup
+		want               string // "" for accepted
+	}{
+		{"partition fits", "partition", `{"shape": "halves", "sides": [[0, 1], [2, 3, 4]]}`, redlock5, ""},
+		{"partition between groups, one group", "partition", `{"shape": "halves", "sides": [[0, 1], [2, 3, 4]]}`, oneGroup, "step 0 (partition) refused: shape halves needs at least 2 client groups, the run has 1"},
+		{"partition of node 99", "partition", `{"shape": "one", "isolated": [99]}`, redlock5, "step 0 (partition) refused: isolated: no node n100: the run has 5"},
+		{"latency of node 99", "latency", `{"nodes": [99], "latency": "10ms", "jitter": "0s"}`, redlock5, "step 0 (latency) refused: no node n100: the run has 5"},
+		{"kill fits", "kill", `{"nodes": [4], "restart_delay": "0s"}`, redlock5, ""},
+		{"kill of node 99", "kill", `{"nodes": [99], "restart_delay": "0s"}`, redlock5, "step 0 (kill) refused: kill: no node n100: the run has 5"},
+		{"kill of no node", "kill", `{"nodes": []}`, redlock5, "step 0 (kill): nemesis: kill: no nodes"},
+		{"kill with a negative delay", "kill", `{"nodes": [0], "restart_delay": "-1s"}`, redlock5, "step 0 (kill): nemesis: kill: negative restart delay -1s"},
+		{"pause of node 99", "pause", `{"nodes": [99]}`, redlock5, "step 0 (pause) refused: pause: no node n100: the run has 5"},
+		{"pause of a negative node", "pause", `{"nodes": [-1]}`, redlock5, "step 0 (pause): nemesis: pause: negative node index -1"},
+		{"clock of node 99", "clock", `{"nodes": [99], "mode": "jump", "offset": "2s"}`, shim, "step 0 (clock) refused: clock: no node n100: the run has 5"},
+		{"client-pause of nothing", "client-pause", `{"stall": "0s"}`, redlock5, "step 0 (client-pause): nemesis: client-pause: stall 0s: want a positive stall"},
+		{"client-pause with an unknown parameter", "client-pause", `{"stall": "1s", "client": 3}`, redlock5, `unknown field "client"`},
+		{"failover with a negative hold", "failover", `{"hold_old_primary": "-1s"}`, failover, "step 0 (failover): nemesis: failover: negative hold_old_primary -1s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "schedule.json")
+			sc := fmt.Sprintf(`{"seed": 1, "kinds": [%q], "interval": "1s", "steps": [{"kind": %q, "at": "1s", "for": "1s", "params": %s}]}`, tc.kind, tc.kind, tc.params)
+			if err := os.WriteFile(path, []byte(sc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := nemesis.Load(path, tc.s)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("Load: %v", err)
+			case tc.want == "":
+			case err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n"):
+				t.Fatalf("Load: %v; want one line containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestScheduleKinds: a schedule's kinds are those it lists, then those of
+// its steps that the list lacks.
+func TestScheduleKinds(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "schedule.json")
-	sc := `{"seed": 1, "kinds": ["partition"], "interval": "1s", "steps": [
-		{"kind": "partition", "at": "1s", "for": "1s", "params": {"shape": "halves", "sides": [[0, 1], [2, 3, 4]]}}]}`
+	sc := `{"seed": 1, "kinds": ["pause"], "interval": "1s", "steps": [
+		{"kind": "clock", "at": "1s", "for": "1s", "params": {}},
+		{"kind": "pause", "at": "3s", "for": "1s", "params": {}},
+		{"kind": "partition", "at": "5s", "for": "1s", "params": {}}]}`
 	if err := os.WriteFile(path, []byte(sc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := nemesis.Load(path, redlock5); err != nil {
-		t.Errorf("Load with 2 groups: %v", err)
+	kinds, err := nemesis.ScheduleKinds(path)
+	if err != nil || !slices.Equal(kinds, []string{"pause", "clock", "partition"}) {
+		t.Fatalf("ScheduleKinds = %v, %v; want [pause clock partition]", kinds, err)
 	}
-	oneGroup := with(redlock5, func(s *nemesis.Setup) { s.Groups = 1 })
-	if _, err := nemesis.Load(path, oneGroup); err == nil || !strings.Contains(err.Error(), "needs at least 2 client groups") {
-		t.Errorf("Load with 1 group: %v, want a refusal", err)
+	if _, err := nemesis.ScheduleKinds(filepath.Join(t.TempDir(), "none.json")); err == nil {
+		t.Error("ScheduleKinds of a missing file succeeded")
 	}
 }

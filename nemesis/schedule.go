@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/locktorture/locktorture/history"
@@ -101,12 +102,8 @@ func (sc Schedule) Save(path string) error {
 	return nil
 }
 
-// Load reads a schedule written by Save (or by hand) and decodes each
-// step's fault; every kind must be known and able to act on s, and so must
-// every fault with a Refuse(Setup) string method (an optional ability, for
-// parameters that may not fit s, such as a partition between client groups
-// in a run with one group).
-func Load(path string, s Setup) (Schedule, error) {
+// read reads a schedule file without decoding its steps' faults.
+func read(path string) (Schedule, error) {
 	var sc Schedule
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -114,6 +111,38 @@ func Load(path string, s Setup) (Schedule, error) {
 	}
 	if err := json.Unmarshal(b, &sc); err != nil {
 		return sc, fmt.Errorf("nemesis: %s: %w", path, err)
+	}
+	return sc, nil
+}
+
+// ScheduleKinds returns the fault kinds of the schedule at path: those it
+// lists under "kinds", then those of its steps that the list lacks. A
+// replay takes them from here, so the run is set up for them (client
+// groups, the clock shim) before Load checks every step against that
+// setup.
+func ScheduleKinds(path string) ([]string, error) {
+	sc, err := read(path)
+	if err != nil {
+		return nil, err
+	}
+	kinds := slices.Clone(sc.Kinds)
+	for _, st := range sc.Steps {
+		if !slices.Contains(kinds, st.Kind) {
+			kinds = append(kinds, st.Kind)
+		}
+	}
+	return kinds, nil
+}
+
+// Load reads a schedule written by Save (or by hand) and decodes each
+// step's fault; every kind must be known and able to act on s, and every
+// fault must fit s (Fault.Refuse: its nodes, client groups and
+// parameters), so that a schedule the run cannot play is refused before
+// anything starts.
+func Load(path string, s Setup) (Schedule, error) {
+	sc, err := read(path)
+	if err != nil {
+		return sc, err
 	}
 	if _, err := Check(sc.Kinds, s); err != nil {
 		return sc, err
@@ -127,10 +156,8 @@ func Load(path string, s Setup) (Schedule, error) {
 		if st.fault, err = ks[0].Decode(st.Params); err != nil {
 			return sc, fmt.Errorf("%s: step %d (%s): %w", path, i, st.Kind, err)
 		}
-		if r, ok := st.fault.(interface{ Refuse(Setup) string }); ok {
-			if why := r.Refuse(s); why != "" {
-				return sc, fmt.Errorf("nemesis: %s: step %d (%s) refused: %s", path, i, st.Kind, why)
-			}
+		if why := st.fault.Refuse(s); why != "" {
+			return sc, fmt.Errorf("nemesis: %s: step %d (%s) refused: %s", path, i, st.Kind, why)
 		}
 		if st.At < 0 || st.For < 0 || (i > 0 && st.At < sc.Steps[i-1].At+sc.Steps[i-1].For) {
 			return sc, fmt.Errorf("nemesis: %s: step %d: steps must not overlap or go back in time", path, i)

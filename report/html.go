@@ -134,8 +134,8 @@ iframe{width:100%;height:520px;border:1px solid #ccc}
 </style></head><body>
 <h1>locktorture run {{.R.RunID}}</h1>
 <table>
-<tr><th>lease safety</th><td class="{{.R.Lease}}">{{.R.Lease}}</td></tr>
-<tr><th>resource safety</th><td class="{{.R.Resource}}">{{.R.Resource}}</td></tr>
+<tr><th>lease safety</th><td class="{{.R.Lease}}">{{.R.Lease}}{{with .R.Check.LeaseReason}} — {{.}}{{end}}</td></tr>
+<tr><th>resource safety</th><td class="{{.R.Resource}}">{{.R.Resource}}{{with .R.Check.ResourceReason}} — {{.}}{{end}}</td></tr>
 <tr><th>seed</th><td>{{.R.Seed}}</td></tr>
 <tr><th>redis</th><td>{{.R.RedisVersion}}</td></tr>
 <tr><th>elapsed</th><td>{{f1 .R.Elapsed}} s{{if .R.Interrupted}} (interrupted){{end}}</td></tr>

@@ -27,6 +27,13 @@ type CellRun struct {
 	Dir      string `json:"dir"`
 	Lease    string `json:"lease"`
 	Resource string `json:"resource"`
+	// LeaseReason and ResourceReason say why a verdict is unknown (see
+	// checker.Result.LeaseReason).
+	LeaseReason    string `json:"lease_reason,omitempty"`
+	ResourceReason string `json:"resource_reason,omitempty"`
+	// Interrupted is set when the matrix was interrupted during this
+	// run: its verdicts are about what it recorded until then.
+	Interrupted bool `json:"interrupted,omitempty"`
 	// FirstViolation is the offset of the first violation, in seconds,
 	// or nil when there was none.
 	FirstViolation *float64 `json:"first_violation_s,omitempty"`
@@ -57,9 +64,28 @@ type Cell struct {
 	AcqPerSec            float64  `json:"acquisitions_per_second"`
 	P99Acquire           float64  `json:"p99_acquire_ms"`
 	Availability         float64  `json:"availability_during_faults"`
-	Outcome              string   `json:"outcome"` // "safe", "violation" or "unknown"
+	Outcome              string   `json:"outcome"` // "safe", "violation", "unknown" or "not run"
 	Matches              bool     `json:"matches"`
 	Unknown              int      `json:"unknown_runs"`
+	// NotRun lists the seeds whose run never started because the matrix
+	// was interrupted. A cell with one, or with an interrupted run, does
+	// not match its expectation; with no run at all its Outcome is "not
+	// run".
+	NotRun []int64 `json:"not_run_seeds,omitempty"`
+}
+
+// Incomplete reports whether some run of the cell never started or was
+// interrupted.
+func (c Cell) Incomplete() bool {
+	if len(c.NotRun) > 0 {
+		return true
+	}
+	for _, r := range c.Runs {
+		if r.Interrupted {
+			return true
+		}
+	}
+	return false
 }
 
 // Matrix is the outcome of a comparison matrix run.
@@ -72,6 +98,20 @@ type Matrix struct {
 	Versions     map[string]string `json:"versions"`
 	Cells        []Cell            `json:"cells"`
 	Elapsed      float64           `json:"elapsed_seconds"`
+	// Interrupted is set when the matrix was stopped before its end;
+	// Cells still lists every cell, with the seeds that never ran.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// NeverRan returns the cells none of whose runs started.
+func (m Matrix) NeverRan() []Cell {
+	var out []Cell
+	for _, c := range m.Cells {
+		if len(c.Runs) == 0 && len(c.NotRun) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Failed returns the cells whose outcome contradicts their expectation.

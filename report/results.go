@@ -115,8 +115,8 @@ func Printable(s string) string {
 // that comes from the history is Printable.
 func Summary(w io.Writer, title string, res checker.Result) {
 	fmt.Fprintf(w, "%s\n", Printable(title))
-	fmt.Fprintf(w, "  lease safety:    %s\n", res.Lease)
-	fmt.Fprintf(w, "  resource safety: %s\n", res.Resource)
+	fmt.Fprintf(w, "  lease safety:    %s\n", verdictLine(res.Lease, res.LeaseReason))
+	fmt.Fprintf(w, "  resource safety: %s\n", verdictLine(res.Resource, res.ResourceReason))
 	if res.Disagreement != "" {
 		fmt.Fprintf(w, "  CHECKER BUG: porcupine and the sweep disagree: %s\n", Printable(res.Disagreement))
 	}
@@ -148,6 +148,14 @@ func Summary(w io.Writer, title string, res checker.Result) {
 	if len(s.FaultWindows) > 0 {
 		fmt.Fprintf(w, "  availability during faults: %s\n", availability(s))
 	}
+}
+
+// verdictLine is a verdict with the reason it is unknown, if any.
+func verdictLine(v checker.Verdict, why string) string {
+	if why == "" {
+		return string(v)
+	}
+	return string(v) + " — " + Printable(why)
 }
 
 // availability describes Stats.AvailabilityDuringFaults with the counts

@@ -22,6 +22,9 @@ const (
 	OutcomeSafe      = "safe"
 	OutcomeViolation = "violation"
 	OutcomeUnknown   = "unknown"
+	// OutcomeNotRun: the matrix was interrupted before any run of the
+	// cell started.
+	OutcomeNotRun = "not run"
 )
 
 // WriteMatrix writes the summaries of m into dir:
@@ -68,7 +71,7 @@ func WriteMatrix(dir string, m Matrix) error {
 // "mismatch" or "unknown".
 func cellStatus(c Cell) string {
 	switch {
-	case c.Outcome == OutcomeUnknown || c.Outcome == "":
+	case c.Outcome == OutcomeUnknown || c.Outcome == OutcomeNotRun || c.Outcome == "":
 		return "unknown"
 	case !c.Matches:
 		return "mismatch"
@@ -126,7 +129,26 @@ func runReport(r CellRun) string { return path.Join(filepath.ToSlash(r.Dir), "re
 
 // mismatchText explains a cell that contradicts its expectation.
 func mismatchText(c Cell) string {
+	if c.Outcome == OutcomeNotRun {
+		return fmt.Sprintf("never ran: the matrix was interrupted before %s", seedsNamed(c.NotRun))
+	}
 	s := fmt.Sprintf("expected %s, outcome %s: %d of %d runs found a violation", c.Expect, c.Outcome, c.RunsWithViolation, len(c.Runs))
+	if c.Incomplete() {
+		var cut []int64
+		for _, r := range c.Runs {
+			if r.Interrupted {
+				cut = append(cut, r.Seed)
+			}
+		}
+		s += "; the matrix was interrupted"
+		if len(cut) > 0 {
+			s += " during " + seedsNamed(cut)
+		}
+		if len(c.NotRun) > 0 {
+			s += fmt.Sprintf(", %s never ran", seedsNamed(c.NotRun))
+		}
+		return s
+	}
 	if c.Unknown > 0 {
 		s += fmt.Sprintf(", %d undecided", c.Unknown)
 	}
@@ -151,6 +173,15 @@ func runDetail(r CellRun) string {
 		s += fmt.Sprintf(", first at %s s", fmtFirst(r.FirstViolation))
 	}
 	s += ")"
+	if r.LeaseReason != "" {
+		s += "; lease unknown: " + r.LeaseReason
+	}
+	if r.ResourceReason != "" {
+		s += "; resource unknown: " + r.ResourceReason
+	}
+	if r.Interrupted {
+		s += "; interrupted"
+	}
 	if r.Error != "" {
 		s += ": error: " + r.Error
 	}
@@ -189,6 +220,22 @@ func versionList(v map[string]string) []string {
 	return out
 }
 
+// seedsNamed is "seed 1" or "seeds 1, 2".
+func seedsNamed(seeds []int64) string {
+	if len(seeds) == 1 {
+		return "seed " + seedList(seeds)
+	}
+	return "seeds " + seedList(seeds)
+}
+
+// cellsNamed is "1 cell" or "2 cells".
+func cellsNamed(n int) string {
+	if n == 1 {
+		return "1 cell"
+	}
+	return fmt.Sprintf("%d cells", n)
+}
+
 func seedList(seeds []int64) string {
 	s := make([]string, len(seeds))
 	for i, v := range seeds {
@@ -220,7 +267,12 @@ func matrixMarkdown(m Matrix) []byte {
 		p("- versions: %s\n", strings.Join(v, ", "))
 	}
 	failed := m.Failed()
-	p("\n**%d cells: %d match their expectation, %d do not.**\n\n", len(m.Cells), len(m.Cells)-len(failed), len(failed))
+	never := m.NeverRan()
+	p("\n**%d cells: %d match their expectation, %d do not", len(m.Cells), len(m.Cells)-len(failed), len(failed))
+	if m.Interrupted {
+		p("; the matrix was interrupted and %s never ran", cellsNamed(len(never)))
+	}
+	p(".**\n\n")
 
 	p("| cell | lock | faults | fencing | expected | outcome | runs with violation / runs | median s to first violation | acq/s | p99 ms | availability during faults | matches |\n")
 	p("|---|---|---|---|---|---|---:|---:|---:|---:|---:|:---:|\n")
@@ -235,9 +287,18 @@ func matrixMarkdown(m Matrix) []byte {
 		p("None: every cell matches its expectation.\n")
 	}
 	for _, c := range failed {
+		if c.Outcome == OutcomeNotRun {
+			continue // listed below
+		}
 		p("- **%s**: %s.\n", c.Name, mismatchText(c))
 		for _, r := range c.Runs {
 			p("  - [seed %d](%s): %s\n", r.Seed, runReport(r), runDetail(r))
+		}
+	}
+	if len(never) > 0 {
+		p("\n## Never ran\n\nThe matrix was interrupted before these cells ran; they prove nothing either way.\n\n")
+		for _, c := range never {
+			p("- **%s** (%s)\n", c.Name, seedsNamed(c.NotRun))
 		}
 	}
 
@@ -307,6 +368,7 @@ type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Time      string        `xml:"time,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
+	Error     *junitFailure `xml:"error,omitempty"` // a cell that never ran
 	SystemOut *junitText    `xml:"system-out,omitempty"`
 }
 
@@ -358,9 +420,13 @@ func matrixJUnit(m Matrix, times []float64) ([]byte, error) {
 		for _, r := range c.Runs {
 			fmt.Fprintf(&out, "%s; report %s\n", runLine(r), runReport(r))
 		}
-		if c.Matches {
+		switch {
+		case c.Matches:
 			tc.SystemOut = &junitText{out.String()}
-		} else {
+		case c.Outcome == OutcomeNotRun:
+			suite.Errors++
+			tc.Error = &junitFailure{Message: mismatchText(c), Type: "not-run", Text: out.String()}
+		default:
 			suite.Failures++
 			typ := "mismatch"
 			if c.Outcome == OutcomeUnknown {
@@ -378,7 +444,7 @@ func matrixJUnit(m Matrix, times []float64) ([]byte, error) {
 		}
 		suite.Cases = append(suite.Cases, tc)
 	}
-	root := junitSuites{Name: "locktorture", Tests: suite.Tests, Failures: suite.Failures, Time: suite.Time, Suites: []junitSuite{suite}}
+	root := junitSuites{Name: "locktorture", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Time: suite.Time, Suites: []junitSuite{suite}}
 	b, err := xml.MarshalIndent(root, "", "  ")
 	if err != nil {
 		return nil, err
@@ -409,6 +475,7 @@ type matrixPage struct {
 	Seeds    string
 	Date     string
 	Failed   []Cell
+	Never    []Cell
 	Unknown  int
 	Faults   []string
 	Grid     []gridRow
@@ -438,6 +505,7 @@ func matrixHTML(m Matrix) ([]byte, error) {
 		Seeds:    seedList(m.Seeds),
 		Date:     m.Started.UTC().Format("2006-01-02 15:04:05 MST"),
 		Failed:   m.Failed(),
+		Never:    m.NeverRan(),
 	}
 	p.Sources, p.CitedBy = sources(m)
 	var variants []string
@@ -489,6 +557,8 @@ var matrixTmpl = template.Must(template.New("matrix").Funcs(template.FuncMap{
 	"f1":       func(f float64) string { return fmt.Sprintf("%.1f", f) },
 	"join":     strings.Join,
 	"sub":      func(a, b int) int { return a - b },
+	"seeds":    seedsNamed,
+	"cells":    cellsNamed,
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>locktorture matrix {{.Date}}</title>
@@ -520,7 +590,7 @@ code{background:#f6f6f6;padding:0 .2em}
 {{with .M.RedisVersion}}<tr><th>redis</th><td>{{.}}</td></tr>{{end}}
 {{with .Versions}}<tr><th>versions</th><td>{{range .}}{{.}}<br>{{end}}</td></tr>{{end}}
 </table>
-<p><b>{{len .M.Cells}} cells: {{sub (len .M.Cells) (len .Failed)}} match their expectation, {{len .Failed}} do not{{if .Unknown}} ({{.Unknown}} undecided){{end}}.</b></p>
+<p><b>{{len .M.Cells}} cells: {{sub (len .M.Cells) (len .Failed)}} match their expectation, {{len .Failed}} do not{{if .Unknown}} ({{.Unknown}} undecided){{end}}{{if .M.Interrupted}}; the matrix was interrupted and {{cells (len .Never)}} never ran{{end}}.</b></p>
 <p class="legend"><span class="match-safe">matches: safe</span><span class="match-violation">matches: violation found, as expected</span><span class="mismatch">contradicts the expectation</span><span class="unknown">undecided</span></p>
 
 <h2>Lock × faults</h2>
@@ -536,7 +606,7 @@ code{background:#f6f6f6;padding:0 .2em}
 {{range .Rows}}{{$c := .Cell}}<tr id="cell-{{.Index}}" class="{{.Status}}">
 <td>{{$c.Name}}</td><td>{{$c.Lock}}</td><td>{{$c.Faults}}</td><td>{{fencing $c.Fencing}}</td><td>{{$c.Expect}}</td><td>{{$c.Outcome}}</td>
 <td class="num">{{$c.RunsWithViolation}} / {{len $c.Runs}}</td><td class="num">{{first $c.MedianFirstViolation}}</td><td class="num">{{f1 $c.AcqPerSec}}</td><td class="num">{{f1 $c.P99Acquire}}</td><td class="num">{{avail $c.Availability}}</td><td>{{match $c.Matches}}</td>
-<td class="runs">{{range $c.Runs}}<a href="{{report .}}" title="{{runline .}}">seed {{.Seed}}: {{verdict .}}</a> {{end}}</td></tr>
+<td class="runs">{{range $c.Runs}}<a href="{{report .}}" title="{{runline .}}">seed {{.Seed}}: {{verdict .}}{{if .Interrupted}} (interrupted){{end}}</a> {{end}}{{with $c.NotRun}}<span class="small">never ran: {{seeds .}}</span>{{end}}</td></tr>
 {{end}}</table>
 
 <h2>Mismatches</h2>

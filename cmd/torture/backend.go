@@ -50,6 +50,10 @@ func (f nodesFlag) String() string {
 
 func (f nodesFlag) Set(s string) error {
 	if n, err := strconv.Atoi(s); err == nil {
+		if n < 1 {
+			// Config.Nodes 0 would be "the default".
+			return fmt.Errorf("want at least 1 node, got %d", n)
+		}
 		f.cfg.Nodes, f.cfg.External = n, nil
 		return nil
 	}

@@ -20,6 +20,9 @@ func checkCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
+	if *timeout <= 0 {
+		return fmt.Errorf("check: --check-timeout must be positive, got %s", *timeout)
+	}
 	if fs.NArg() != 1 {
 		return fmt.Errorf("check: want one run directory or history file, got %d arguments (see torture check -h)", fs.NArg())
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -98,14 +99,21 @@ func TestRunAndCheck(t *testing.T) {
 // key overlapping, is reported invalid; the same history with the holds
 // apart is valid.
 func TestCheckHandWritten(t *testing.T) {
-	const overlap = `{"type":"invoke","f":"acquire","process":0,"time":100,"key":"k"}
+	// Client 1 acquires at t1 and runs its section 10 later.
+	history := func(t1 int) string {
+		return fmt.Sprintf(`{"type":"invoke","f":"acquire","process":0,"time":100,"key":"k"}
 {"type":"ok","f":"acquire","process":0,"time":200,"key":"k","token":"a","valid_until":10000}
-{"type":"invoke","f":"acquire","process":1,"time":300,"key":"k"}
-{"type":"ok","f":"acquire","process":1,"time":400,"key":"k","token":"b","valid_until":10000}
+{"type":"invoke","f":"section","process":0,"time":210,"key":"k","token":"a"}
+{"type":"ok","f":"section","process":0,"time":250,"key":"k","token":"a","read":0,"wrote":1}
+{"type":"invoke","f":"acquire","process":1,"time":%d,"key":"k"}
+{"type":"ok","f":"acquire","process":1,"time":%d,"key":"k","token":"b","valid_until":10000}
+{"type":"invoke","f":"section","process":1,"time":%d,"key":"k","token":"b"}
+{"type":"ok","f":"section","process":1,"time":%d,"key":"k","token":"b","read":1,"wrote":2}
 {"type":"invoke","f":"release","process":0,"time":500,"key":"k","token":"a"}
 {"type":"ok","f":"release","process":0,"time":600,"key":"k","token":"a"}
-`
-	apart := strings.Replace(strings.Replace(overlap, `"time":300,`, `"time":700,`, 1), `"time":400,`, `"time":800,`, 1)
+`, t1-100, t1, t1+10, t1+20)
+	}
+	overlap, apart := history(400), history(800)
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		name, text string

@@ -65,7 +65,10 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *duration <= 0 {
 		return errors.New("matrix: --duration must be positive")
 	}
-	if err := matrix.Validate(specs); err != nil {
+	if *timeout <= 0 {
+		return fmt.Errorf("matrix: --check-timeout must be positive, got %s", *timeout)
+	}
+	if err := matrix.Validate(specs, matrix.Options{Seeds: seedList, Duration: *duration}); err != nil {
 		return err
 	}
 	started := time.Now()
@@ -86,6 +89,11 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(m.Cells) > 0 {
 		printMatrix(stdout, m, dir)
 	}
+	if m.Interrupted {
+		// Never "every cell matches": what did not run proves nothing.
+		return fmt.Errorf("matrix: interrupted: %d of %d cells never ran, %d more did not run every seed to its end (see %s): %w",
+			len(m.NeverRan()), len(m.Cells), incomplete(m)-len(m.NeverRan()), filepath.Join(dir, "summary.md"), err)
+	}
 	if err != nil {
 		return fmt.Errorf("matrix: %w", err)
 	}
@@ -95,12 +103,28 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
+// incomplete counts the cells with a seed that never ran or was cut short.
+func incomplete(m report.Matrix) int {
+	n := 0
+	for _, c := range m.Cells {
+		if c.Incomplete() {
+			n++
+		}
+	}
+	return n
+}
+
 // printMatrix writes the one-screen summary of a matrix run.
 func printMatrix(w io.Writer, m report.Matrix, dir string) {
 	fmt.Fprintf(w, "%-32s %-9s %-9s %8s %8s\n", "cell", "expect", "outcome", "violated", "acq/s")
 	for _, c := range m.Cells {
 		mark := "ok"
-		if !c.Matches {
+		switch {
+		case c.Outcome == report.OutcomeNotRun:
+			mark = "NEVER RAN"
+		case c.Incomplete():
+			mark = "INTERRUPTED"
+		case !c.Matches:
 			mark = "CONTRADICTS EXPECTATION"
 		}
 		fmt.Fprintf(w, "%-32s %-9s %-9s %5d/%-2d %8.1f  %s\n", c.Name, c.Expect, c.Outcome, c.RunsWithViolation, len(c.Runs), c.AcqPerSec, mark)
@@ -111,6 +135,13 @@ func printMatrix(w io.Writer, m report.Matrix, dir string) {
 				fmt.Fprintf(w, "    seed %d: %s\n", r.Seed, report.Printable(first))
 			}
 		}
+	}
+	if never := m.NeverRan(); len(never) > 0 {
+		names := make([]string, len(never))
+		for i, c := range never {
+			names[i] = c.Name
+		}
+		fmt.Fprintf(w, "never ran (the matrix was interrupted): %s\n", strings.Join(names, ", "))
 	}
 	fmt.Fprintf(w, "whole matrix: %s\n", time.Duration(m.Elapsed*float64(time.Second)).Round(time.Second))
 	fmt.Fprintf(w, "summary: %s, %s, %s\n", filepath.Join(dir, "summary.md"), filepath.Join(dir, "junit.xml"), filepath.Join(dir, "index.html"))

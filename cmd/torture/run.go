@@ -28,7 +28,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&cfg.Keys, "keys", 2, "lock keys the clients contend for")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long clients run")
 	fs.DurationVar(&cfg.TTL, "ttl", time.Second, "lock TTL")
-	fs.DurationVar(&cfg.Hold, "hold", 10*time.Millisecond, "time spent inside the critical section")
+	fs.DurationVar(&cfg.Hold, "hold", 10*time.Millisecond, "time spent inside the critical section (0: none)")
 	fs.Int64Var(&cfg.Seed, "seed", 1, "seed of the run's one random source")
 	fs.BoolVar(&cfg.Fencing, "fencing", false, "issue fencing tokens and have the resource check them")
 	nem := fs.String("nemesis", "", "comma-separated fault kinds: "+strings.Join(nemesisNames(), ", "))
@@ -52,14 +52,22 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if cfg.Duration <= 0 || cfg.TTL <= 0 {
 		return errors.New("run: --duration and --ttl must be positive")
 	}
+	// harness.Config takes 0 for "the default"; a 0 given on the command
+	// line is not a request for the default, and is refused like any
+	// value out of range (the banner would print it, the run would not
+	// use it).
+	if err := checkGiven(fs, &cfg, *timeout); err != nil {
+		return err
+	}
 	if *nem != "" {
 		cfg.Nemesis = strings.Split(*nem, ",")
 	}
 	cfg.Dir = "-" // validated below with the real directory
-	if _, err := cfg.WithDefaults(); err != nil {
+	full, err := cfg.WithDefaults()
+	if err != nil {
 		return err
 	}
-	if err := cfg.CheckPrograms(); err != nil {
+	if err := full.CheckPrograms(); err != nil { // the kinds of a replayed schedule included
 		return err
 	}
 
@@ -73,7 +81,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		faults = "nemesis " + strings.Join(cfg.Nemesis, ",")
 	}
 	if cfg.Replay != "" {
-		faults = "replaying " + cfg.Replay
+		faults = fmt.Sprintf("replaying %s (%s)", cfg.Replay, strings.Join(full.Nemesis, ","))
 	}
 	fmt.Fprintf(stderr, "run %s: %s, %d clients, %d keys, %s, seed %d, %s → %s\n", id, cfg.Lock, cfg.Clients, cfg.Keys, cfg.Duration, cfg.Seed, faults, dir)
 
@@ -91,6 +99,50 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	return verdictErr(r.Check)
+}
+
+// checkGiven refuses the flags given a value out of their range, 0
+// included where harness.Config would read 0 as "the default": --clients,
+// --keys, --nemesis-interval, --restart-delay and --check-timeout must be
+// positive (--nodes is checked as it is parsed). --hold 0 is a hold of
+// nothing (Config.NoHold).
+func checkGiven(fs *flag.FlagSet, cfg *harness.Config, timeout time.Duration) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err != nil {
+			return
+		}
+		switch f.Name {
+		case "clients":
+			if cfg.Clients < 1 {
+				err = fmt.Errorf("run: --clients must be at least 1, got %d", cfg.Clients)
+			}
+		case "keys":
+			if cfg.Keys < 1 {
+				err = fmt.Errorf("run: --keys must be at least 1, got %d", cfg.Keys)
+			}
+		case "hold":
+			switch {
+			case cfg.Hold < 0:
+				err = fmt.Errorf("run: --hold must not be negative, got %s", cfg.Hold)
+			case cfg.Hold == 0:
+				cfg.NoHold = true
+			}
+		case "nemesis-interval":
+			if cfg.NemesisInterval <= 0 {
+				err = fmt.Errorf("run: --nemesis-interval must be positive, got %s", cfg.NemesisInterval)
+			}
+		case "restart-delay":
+			if cfg.RestartDelay <= 0 {
+				err = fmt.Errorf("run: --restart-delay must be positive, got %s (for restarts at once: --restart immediate)", cfg.RestartDelay)
+			}
+		case "check-timeout":
+			if timeout <= 0 {
+				err = fmt.Errorf("run: --check-timeout must be positive, got %s", timeout)
+			}
+		}
+	})
+	return err
 }
 
 // verdictErr maps the verdicts to the error that gives the exit status.
