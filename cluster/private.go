@@ -146,7 +146,7 @@ func (k *keeper) sweep(dir string, watch bool) error {
 		} else if err != nil {
 			return err
 		}
-		if watch && d.IsDir() && path != dir {
+		if watch && d.IsDir() { // the root too: a folder just created in a watched one
 			if err := k.w.Add(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
