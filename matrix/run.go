@@ -50,6 +50,9 @@ func RunOne(ctx context.Context, cfg harness.Config, id, command string, checkTi
 		Resource:      res.Resource,
 		Check:         res,
 	}
+	for k, v := range sum.LockVersions {
+		r.Versions[k] = v // a client process's language and libraries
+	}
 	if err := report.WriteResults(cfg.Dir, r); err != nil {
 		return r, err
 	}
