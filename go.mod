@@ -8,6 +8,7 @@ require (
 	github.com/bsm/redislock v0.9.4
 	github.com/containerd/errdefs v1.0.0
 	github.com/go-redsync/redsync/v4 v4.18.1
+	github.com/google/shlex v0.0.0-20191202100458-e7afc7fbc510
 	github.com/moby/moby/api v1.56.1
 	github.com/moby/moby/client v0.6.2
 	github.com/redis/go-redis/v9 v9.23.0
@@ -34,7 +35,6 @@ require (
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-ole/go-ole v1.3.0 // indirect
-	github.com/google/shlex v0.0.0-20191202100458-e7afc7fbc510 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/gorilla/mux v1.8.1 // indirect
 	github.com/klauspost/compress v1.18.7 // indirect

@@ -288,14 +288,14 @@ func (l *ProcessLock) Acquire(ctx context.Context, key string) (Lease, error) {
 	}
 }
 
-// Release implements [Lock].
+// Release implements [Lock]. It goes to the process that acquired the
+// lease; when that process is gone (or the lease was released already,
+// or is not this lock's), to any process, which answers from the key and
+// the token alone, or says it cannot.
 func (l *ProcessLock) Release(ctx context.Context, lease Lease) error {
-	l.mu.Lock()
-	p := l.leases[lease.Token]
-	delete(l.leases, lease.Token)
-	l.mu.Unlock()
-	if p == nil {
-		return fmt.Errorf("%s: release %q: %w: no client process holds this lease", l.name, lease.Key, ErrClientGone)
+	p, err := l.owner(ctx, lease.Token, true)
+	if err != nil {
+		return fmt.Errorf("%s: release %q: %w", l.name, lease.Key, err)
 	}
 	r, _, err := p.exchange(ctx, clientRequest{Op: "release", Key: lease.Key, Token: lease.Token}, l.bound)
 	if err != nil {
@@ -312,19 +312,23 @@ func (l *ProcessLock) Release(ctx context.Context, lease Lease) error {
 	}
 }
 
-// Extend implements [Lock]. It asks the process that acquired the lease;
-// whether a lease past its validity may still be extended is the client's
-// business, as it is its library's.
+// Extend implements [Lock]. It goes where Release would. Whether a lease
+// past its validity may still be extended is the client's business, as
+// it is its library's.
 func (l *ProcessLock) Extend(ctx context.Context, lease Lease) (Lease, error) {
-	l.mu.Lock()
-	p := l.leases[lease.Token]
-	l.mu.Unlock()
-	if p == nil {
-		return Lease{}, fmt.Errorf("%s: extend %q: %w: no client process holds this lease", l.name, lease.Key, ErrClientGone)
+	p, err := l.owner(ctx, lease.Token, false)
+	if err != nil {
+		return Lease{}, fmt.Errorf("%s: extend %q: %w", l.name, lease.Key, err)
 	}
 	r, sent, err := p.exchange(ctx, clientRequest{Op: "extend", Key: lease.Key, Token: lease.Token}, l.bound)
 	if err != nil {
 		return Lease{}, fmt.Errorf("%s: extend %q: %w", l.name, lease.Key, err)
+	}
+	l.mu.Lock()
+	owned := l.leases[lease.Token] == p
+	l.mu.Unlock()
+	if !owned {
+		l.put(p)
 	}
 	switch r.Result {
 	case resultOK:
@@ -338,6 +342,27 @@ func (l *ProcessLock) Extend(ctx context.Context, lease Lease) (Lease, error) {
 	default:
 		return Lease{}, fmt.Errorf("%s: extend %q: %w", l.name, lease.Key, r.unknown())
 	}
+}
+
+// owner returns the live process that acquired token, or else an idle
+// (or new) one; release also forgets the token. The caller puts the
+// process back unless it still owns a lease.
+func (l *ProcessLock) owner(ctx context.Context, token string, release bool) (*proc, error) {
+	l.mu.Lock()
+	p := l.leases[token]
+	if release {
+		delete(l.leases, token)
+	}
+	l.mu.Unlock()
+	if p != nil && !p.gone.Load() {
+		return p, nil
+	}
+	if p != nil && !release {
+		l.mu.Lock()
+		delete(l.leases, token) // its process is gone
+		l.mu.Unlock()
+	}
+	return l.get(ctx)
 }
 
 // lease builds the lease of an ok reply to a request written at sent:
@@ -540,7 +565,7 @@ func (l *ProcessLock) start() (*proc, error) {
 		return nil, fmt.Errorf("hello: %w", err)
 	case r.Result != resultOK:
 		p.kill()
-		return nil, fmt.Errorf("the client refused the hello: %s", r.Error)
+		return nil, fmt.Errorf("the client refused the hello: %s%s", r.Error, p.why())
 	case l.cfg.Fencing && !r.Fencing:
 		p.kill()
 		return nil, fmt.Errorf("client %q issues no fencing tokens", r.Name)

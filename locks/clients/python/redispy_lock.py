@@ -69,10 +69,13 @@ def main():
 
     def release(req):
         lock = held.pop(req["token"], None)
-        if lock is None:
-            return {"result": "unknown", "error": "this process acquired no lease with that token"}
         try:
-            lock.release()
+            if lock is not None:
+                lock.release()
+            else:
+                # A lease this process did not acquire (its own process
+                # died): the library's compare-and-delete with the token.
+                r.lock(req["key"], timeout=ttl).do_release(req["token"].encode())
         except LockNotOwnedError as e:
             return {"result": "not_held", "error": str(e)}
         return {"result": "ok"}
@@ -80,7 +83,9 @@ def main():
     def extend(req):
         lock = held.get(req["token"])
         if lock is None:
-            return {"result": "unknown", "error": "this process acquired no lease with that token"}
+            # What redis-py says of a Lock it does not hold: "Cannot
+            # extend an unlocked lock".
+            return {"result": "not_held", "error": "no Lock object of this process holds that token"}
         try:
             lock.extend(ttl, replace_ttl=True)
         except LockNotOwnedError as e:
