@@ -207,6 +207,17 @@ func (l *ProcessLock) Versions() map[string]string {
 	return v
 }
 
+// Pids returns the process ids of the client processes running now.
+func (l *ProcessLock) Pids() []int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	pids := make([]int, 0, len(l.all))
+	for p := range l.all {
+		pids = append(pids, p.cmd.Process.Pid)
+	}
+	return pids
+}
+
 // Warm starts client processes until n are running, in parallel, so that
 // n concurrent callers find one each without waiting for a start.
 func (l *ProcessLock) Warm(ctx context.Context, n int) error {
@@ -509,6 +520,7 @@ func (l *ProcessLock) start() (*proc, error) {
 	p := &proc{
 		cmd:    cmd,
 		stdin:  stdin,
+		stdout: stdout,
 		lines:  make(chan []byte, 1),
 		killed: make(chan struct{}),
 		exited: make(chan struct{}),
@@ -676,6 +688,7 @@ const maxLine = 1 << 20
 type proc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
+	stdout io.Closer
 	lines  chan []byte   // reply lines; closed when its stdout ends
 	killed chan struct{} // closed by kill
 	exited chan struct{} // closed once reaped
@@ -722,10 +735,13 @@ func (p *proc) kill() {
 	p.gone.Store(true)
 	p.killOnce.Do(func() { close(p.killed) })
 	p.reapMu.Lock()
-	defer p.reapMu.Unlock()
 	if !p.reaped {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) // ESRCH: gone already
 	}
+	p.reapMu.Unlock()
+	// A child that left the process group may still hold the pipe open:
+	// closing our end ends read's loop all the same.
+	p.stdout.Close()
 }
 
 // exchange writes req with the next id and the time left as timeout_ms,
@@ -742,7 +758,10 @@ func (p *proc) exchange(ctx context.Context, req clientRequest, bound time.Durat
 	if d, ok := ctx.Deadline(); ok {
 		wait = time.Until(d)
 	}
-	if err := ctx.Err(); err != nil || wait <= 0 {
+	if err := ctx.Err(); err != nil {
+		return clientReply{}, time.Now(), err
+	}
+	if wait <= 0 {
 		return clientReply{}, time.Now(), fmt.Errorf("no time left: %w", context.DeadlineExceeded)
 	}
 	p.nextID++

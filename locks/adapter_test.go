@@ -141,7 +141,7 @@ func TestProcessLockMisbehavingClient(t *testing.T) {
 		t.Run(tc.mode, func(t *testing.T) {
 			t.Parallel()
 			l := newFake(t, tc.mode)
-			pids := locks.ProcessPids(l)
+			pids := l.Pids()
 			ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
 			defer cancel()
 			_, err := l.Acquire(ctx, "k")
@@ -212,7 +212,7 @@ func TestProcessLockSecrets(t *testing.T) {
 	if got := l.Info().Name; got != "password-in-env=false" {
 		t.Errorf("client reports %q, want password-in-env=false", got)
 	}
-	for _, pid := range locks.ProcessPids(l) {
+	for _, pid := range l.Pids() {
 		for _, f := range []string{"cmdline", "environ"} {
 			path := fmt.Sprintf("/proc/%d/%s", pid, f)
 			b, err := os.ReadFile(path)
@@ -249,7 +249,7 @@ func TestProcessLockClose(t *testing.T) {
 	if _, err := l.Acquire(t.Context(), "k"); err != nil {
 		t.Fatalf("acquire: %v", err)
 	}
-	pids := locks.ProcessPids(l)
+	pids := l.Pids()
 	if len(pids) != 4 {
 		t.Fatalf("%d processes after Warm(4) and one acquire, want 4", len(pids))
 	}
@@ -278,7 +278,7 @@ func harnessChild() {
 		fmt.Println("error", err)
 		os.Exit(1)
 	}
-	fmt.Println("pids", strings.Trim(fmt.Sprint(locks.ProcessPids(l)), "[]"))
+	fmt.Println("pids", strings.Trim(fmt.Sprint(l.Pids()), "[]"))
 	select {}
 }
 
