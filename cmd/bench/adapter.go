@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/locktorture/locktorture/cluster"
@@ -35,6 +36,12 @@ type adapterResult struct {
 	Locks      []string
 	Rates      map[string][]float64
 	RatesOne   map[string][]float64
+	// StartCPU is the CPU time one redis-py-lock process spends to start
+	// (interpreter, import redis, hello); CycleCPU, per round, the CPU time
+	// its client processes spent per cycle with Clients clients, their
+	// start-up taken out.
+	StartCPU time.Duration
+	CycleCPU []time.Duration
 	ValidRuns  int
 	TotalRuns  int
 	ExampleCmd string
@@ -99,7 +106,12 @@ func adapterBench(ctx context.Context, tmp, examplePath string, clients int, d t
 	l.Close()
 	logf("adapter: pipe round trip p50 %v p99 %v alone, p50 %v p99 %v with %d processes", pct(a.PingOne, 50), pct(a.PingOne, 99), pct(a.PingAll, 50), pct(a.PingAll, 99), clients)
 
-	// What a redis-py-lock process costs.
+	// What a redis-py-lock process costs (the interpreter is looked for
+	// first: the probes are children too).
+	if _, err := locks.PythonWithRedis(); err != nil {
+		return a, err
+	}
+	cpu0 := childCPU()
 	t0 := time.Now()
 	l, err = locks.New("redis-py-lock", cfg)
 	if err != nil {
@@ -115,6 +127,7 @@ func adapterBench(ctx context.Context, tmp, examplePath string, clients int, d t
 	if err != nil {
 		return a, err
 	}
+	a.StartCPU = (childCPU() - cpu0) / time.Duration(clients+1)
 	logf("adapter: one redis-py-lock process starts in %v, %d more in %v, %d KiB resident each", a.Start, clients, a.Warm, a.RSS)
 
 	// Cycles per second: the locks back to back each round, the order
@@ -125,7 +138,12 @@ func adapterBench(ctx context.Context, tmp, examplePath string, clients int, d t
 			lock := a.Locks[(k+r)%len(a.Locks)]
 			for _, c := range []int{clients, 1} {
 				dir := filepath.Join(tmp, fmt.Sprintf("adapter-%d-%d-%d", r, k, c))
+				cpu0 := childCPU()
 				h, err := harnessCycles(ctx, lock, dir, n.Addr(), cl.Password(), c, d, "")
+				if lock == "redis-py-lock" && c == clients && err == nil && h.cycles > 0 {
+					// The client processes are reaped when the run ends.
+					a.CycleCPU = append(a.CycleCPU, (childCPU()-cpu0-time.Duration(c)*a.StartCPU)/time.Duration(h.cycles))
+				}
 				os.RemoveAll(dir)
 				a.TotalRuns++
 				if err != nil {
@@ -142,6 +160,16 @@ func adapterBench(ctx context.Context, tmp, examplePath string, clients int, d t
 		}
 	}
 	return a, nil
+}
+
+// childCPU is the user and system CPU time of this process's children
+// that have been reaped.
+func childCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // pythonOnPath is the python3 the example client runs with: any, as it
@@ -200,8 +228,8 @@ func (r *results) adapterSection(p func(string, ...any)) {
 	p("one process alone, %d pings: p50 %s, p99 %s; %d processes pinging at once, %d pings: p50 %s, p99 %s. ",
 		len(a.PingOne), fmtDur(pct(a.PingOne, 50)), fmtDur(pct(a.PingOne, 99)), a.Clients, len(a.PingAll), fmtDur(pct(a.PingAll, 50)), fmtDur(pct(a.PingAll, 99)))
 	p("The adapter counts a client's validity from the moment it wrote the request, before the client could read it, so a recorded lease ends earlier than the client believes by the pipe's one-way delay, at most the round trip: the harness can miss an overlap shorter than that, never report one the client did not claim.\n\n")
-	p("**A client process.** One redis-py-lock process (Python, `import redis`) starts and answers its hello in %s; %d more, started in parallel (`Warm`), in %s; each holds %d KiB resident.\n\n",
-		fmtDur(a.Start), a.Clients, fmtDur(a.Warm), a.RSS)
+	p("**A client process.** One redis-py-lock process (Python, `import redis`) starts and answers its hello in %s (%s of CPU); %d more, started in parallel (`Warm`), in %s; each holds %d KiB resident.\n\n",
+		fmtDur(a.Start), fmtDur(a.StartCPU), a.Clients, fmtDur(a.Warm), a.RSS)
 	p("**Throughput.** The run shape of part 1 — `harness.Run` with `KeyPerClient` and `NoHold`, each cycle acquire + critical section + release, recording on — with %d clients and with 1, %d rounds of %v per lock, the locks back to back in each round (in a different order each round); medians, rounds in brackets; the ratios are medians of each round's ratio to setnx.\n\n", a.Clients, a.Rounds, a.Duration)
 	p("| lock | language | cycles/s, %d clients | ÷ setnx | cycles/s, 1 client | ÷ setnx | %d clients ÷ 1 |\n|---|---|---|---|---|---|---|\n", a.Clients, a.Clients)
 	for _, lock := range a.Locks {
@@ -213,6 +241,12 @@ func (r *results) adapterSection(p func(string, ...any)) {
 			median(a.Rates[lock]), join(a.Rates[lock]), ratio(a.Rates[lock], a.Rates["setnx"]),
 			median(a.RatesOne[lock]), join(a.RatesOne[lock]), ratio(a.RatesOne[lock], a.RatesOne["setnx"]),
 			ratio(a.Rates[lock], a.RatesOne[lock]))
+	}
+	if len(a.CycleCPU) > 0 {
+		cpu := medianDur(a.CycleCPU)
+		p("\n**One process per client, or one for all?** The redis-py-lock client processes spent %s of CPU per cycle (median of the rounds with %d clients; the CPU of their start taken out). ", fmtDur(cpu), a.Clients)
+		p("A single process serving every client would have to be concurrent itself (threads or an event loop in every client's language), and a Python one runs its bytecode on one core at a time (the interpreter lock): it could not pass about %.0f cycles/s, where %d processes measured %.0f. ", float64(time.Second)/float64(cpu), a.Clients, median(a.Rates["redis-py-lock"]))
+		p("A process per client costs its start, paid before the run, and its memory; it keeps each client as simple as a read-answer loop, and a client that hangs or dies takes one torture client's call with it, not every client's. The adapter therefore runs one process per client.\n")
 	}
 	p("\nEvery history of these %d runs checked valid. redis-py-lock keeps redis-py's defaults but for the socket timeouts; its acquire is one `SET NX PX` when the key is free, its release redis-py's Lua compare-and-delete.\n\n", a.ValidRuns)
 }
