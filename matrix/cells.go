@@ -95,7 +95,7 @@ var cells = []Spec{
 	// (locks/clients): redis-py's Lock, whose users hold until they
 	// release (it keeps no validity), and RedLock written in Python from
 	// the Redis page, under redlock's cells.
-	{Name: "redis-py-lock/none", Lock: "redis-py-lock", Expect: report.ExpectSafe, Source: SrcRedisPy + "; " + SrcRedis, Why: "one node, no faults: SET NX PX is mutual exclusion"},
+	{Name: "redis-py-lock/none", Lock: "redis-py-lock", Expect: report.ExpectSafe, Source: SrcRedisPy + "; " + SrcRedis, Why: "one node, no faults: SET NX PX is mutual exclusion", Quick: true},
 	{Name: "redis-py-lock/client-pause", Lock: "redis-py-lock", Faults: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcRedisPy, Why: "a paused holder writes late; with no validity its lease outlives the key too, where setnx's ends at its validity"},
 	{Name: "redis-py-lock/latency", Lock: "redis-py-lock", Faults: []string{"latency"}, Keys: 1, Hold: 950 * time.Millisecond, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcRedisPy + "; " + SrcRedis, Why: "no validity: a hold that began with a slow reply runs past the key's expiry; the next holder overlaps it if its own reply is faster (the fault healed)"},
 	{Name: "setnx/latency-hold950", Lock: "setnx", Faults: []string{"latency"}, Keys: 1, Hold: 950 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "control of redis-py-lock/latency, same schedule: a validity counted from before the SET ends the hold before the key expires"},

@@ -54,13 +54,13 @@ func adapterLocks(example string) []string {
 }
 
 // adapterBench measures part 5 against one redis-server.
-func adapterBench(ctx context.Context, tmp, examplePath string, clients int, d time.Duration, rounds int, logf func(string, ...any)) (adapterResult, error) {
+func adapterBench(ctx context.Context, tmp, examplePath, exampleShown string, clients int, d time.Duration, rounds int, logf func(string, ...any)) (adapterResult, error) {
 	py, err := pythonOnPath()
 	if err != nil {
 		return adapterResult{}, err
 	}
 	example := fmt.Sprintf("exec:'%s' '%s'", py, examplePath)
-	a := adapterResult{Clients: clients, Duration: d, Rounds: rounds, Example: example, ExampleCmd: "exec:python3 " + examplePath,
+	a := adapterResult{Clients: clients, Duration: d, Rounds: rounds, Example: example, ExampleCmd: "exec:python3 " + exampleShown,
 		Locks: adapterLocks(example), Rates: map[string][]float64{}, RatesOne: map[string][]float64{}}
 	cl, err := cluster.Start(ctx, 1, cluster.WithDir(filepath.Join(tmp, "adapter-node")))
 	if err != nil {
@@ -245,8 +245,9 @@ func (r *results) adapterSection(p func(string, ...any)) {
 	if len(a.CycleCPU) > 0 {
 		cpu := medianDur(a.CycleCPU)
 		p("\n**One process per client, or one for all?** The redis-py-lock client processes spent %s of CPU per cycle (median of the rounds with %d clients; the CPU of their start taken out). ", fmtDur(cpu), a.Clients)
-		p("A single process serving every client would have to be concurrent itself (threads or an event loop in every client's language), and a Python one runs its bytecode on one core at a time (the interpreter lock): it could not pass about %.0f cycles/s, where %d processes measured %.0f. ", float64(time.Second)/float64(cpu), a.Clients, median(a.Rates["redis-py-lock"]))
-		p("A process per client costs its start, paid before the run, and its memory; it keeps each client as simple as a read-answer loop, and a client that hangs or dies takes one torture client's call with it, not every client's. The adapter therefore runs one process per client.\n")
+		p("A single process serving every client would have to be concurrent itself (threads or an event loop, in every client's language), and a Python one runs its bytecode on one core at a time (the interpreter lock): it could not pass about %.0f cycles/s (one second of CPU ÷ %s), where %d processes measured %.0f, %.1f× one process. ",
+			float64(time.Second)/float64(cpu), fmtDur(cpu), a.Clients, median(a.Rates["redis-py-lock"]), ratio(a.Rates["redis-py-lock"], a.RatesOne["redis-py-lock"]))
+		p("On these 2 cores, shared with redis-server, the proxy and the harness, the throughput is not what decides: a process per client keeps every client a plain read-answer loop, and a client that hangs or dies loses one torture client's call, not every client's; it costs a start, paid before the run, and its memory. The adapter therefore runs one process per client.\n")
 	}
 	p("\nEvery history of these %d runs checked valid. redis-py-lock keeps redis-py's defaults but for the socket timeouts; its acquire is one `SET NX PX` when the key is free, its release redis-py's Lua compare-and-delete.\n\n", a.ValidRuns)
 }

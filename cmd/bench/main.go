@@ -140,7 +140,7 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		a, err := adapterBench(ctx, tmp, example, o.adapterCl, o.adapterDur, o.adapterRounds, logf)
+		a, err := adapterBench(ctx, tmp, example, filepath.ToSlash(o.example), o.adapterCl, o.adapterDur, o.adapterRounds, logf)
 		if err != nil {
 			return fmt.Errorf("adapter: %w", err)
 		}
