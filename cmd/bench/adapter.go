@@ -33,15 +33,15 @@ type adapterResult struct {
 	RSS int64
 	// Per lock (Locks order), per round, cycles/s with Clients clients
 	// and with one.
-	Locks      []string
-	Rates      map[string][]float64
-	RatesOne   map[string][]float64
+	Locks    []string
+	Rates    map[string][]float64
+	RatesOne map[string][]float64
 	// StartCPU is the CPU time one redis-py-lock process spends to start
 	// (interpreter, import redis, hello); CycleCPU, per round, the CPU time
 	// its client processes spent per cycle with Clients clients, their
 	// start-up taken out.
-	StartCPU time.Duration
-	CycleCPU []time.Duration
+	StartCPU   time.Duration
+	CycleCPU   []time.Duration
 	ValidRuns  int
 	TotalRuns  int
 	ExampleCmd string
