@@ -118,4 +118,3 @@ func TestHarnessSIGKILL(t *testing.T) {
 		time.Sleep(pollEvery)
 	}
 }
-
