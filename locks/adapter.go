@@ -598,6 +598,7 @@ func (l *ProcessLock) hello(n int) clientRequest {
 		Fencing:      c.Fencing,
 		Seed:         c.Seed,
 		Sentinels:    c.Sentinels,
+		SentinelPass: c.SentinelPassword,
 		MasterName:   c.MasterName,
 		AddrMap:      c.AddrMap,
 	}

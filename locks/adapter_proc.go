@@ -59,6 +59,7 @@ type clientRequest struct {
 	Fencing      bool              `json:"fencing,omitempty"`
 	Seed         int64             `json:"seed,omitempty"`
 	Sentinels    []string          `json:"sentinels,omitempty"`
+	SentinelPass string            `json:"sentinel_password,omitempty"`
 	MasterName   string            `json:"master_name,omitempty"`
 	AddrMap      map[string]string `json:"addr_map,omitempty"`
 }

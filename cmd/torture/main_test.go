@@ -179,7 +179,10 @@ func TestRelativeOut(t *testing.T) {
 			t.Chdir(t.TempDir())
 			args := append([]string{"run", "--duration", "2s", "--clients", "4"}, tc.args...)
 			stdout, stderr, code := torture(t, args...)
-			if code != exitValid {
+			// A run that could not start its nodes exits 2; redlock under
+			// clock faults may well find a violation (exit 1), which is a
+			// run that worked.
+			if code == exitError || (code != exitValid && !slices.Contains(tc.args, "clock")) {
 				t.Fatalf("torture %q: exit %d\nstdout:\n%s\nstderr:\n%s", args, code, stdout, stderr)
 			}
 			out := "results/runs"
