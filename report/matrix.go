@@ -48,8 +48,11 @@ type CellRun struct {
 
 // Cell is one lock × fault × fencing combination of the matrix.
 type Cell struct {
-	Name     string      `json:"name"`
-	Lock     string      `json:"lock"`
+	Name string `json:"name"`
+	Lock string `json:"lock"`
+	// Language is what the lock is written in ("Go", "Python"; see
+	// locks.Spec.Lang); empty in summaries written before it existed.
+	Language string      `json:"language,omitempty"`
 	Faults   string      `json:"faults"` // comma-separated kinds, or "none"
 	Fencing  bool        `json:"fencing"`
 	Topology string      `json:"topology"`
