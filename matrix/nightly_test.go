@@ -96,9 +96,9 @@ func TestNightlyWorkflow(t *testing.T) {
 	}
 	for _, want := range []string{
 		fmt.Sprintf("%d cells × %d seeds = %d runs of --duration %s", len(specs), len(seeds), len(specs)*len(seeds), d),
-		fmt.Sprintf("= %d s ≈ %d min", int(total.Seconds()), int(total.Round(time.Minute).Minutes())),
+		fmt.Sprintf("= %d s ≈ %d min", int(total.Round(time.Second).Seconds()), int(total.Round(time.Minute).Minutes())),
 		fmt.Sprintf("%d shards", n),
-		fmt.Sprintf("the longest\n#                gets %d s", int(longest.Seconds())),
+		fmt.Sprintf("the longest\n#                gets %d s", int(longest.Round(time.Second).Seconds())),
 		fmt.Sprintf("--shard 1/%d --list", n),
 	} {
 		if !strings.Contains(wf, want) {
