@@ -53,8 +53,8 @@ func (s Shard) check() error {
 // starting the nodes (and a lock's client processes), checking the
 // history, writing the reports. Measured on a loaded 2-core machine: 0.8
 // s a run for the published matrix (results/README.md: 93 runs of 12 s,
-// failover 20 s, in 1216 s), 0.6 s for the quick matrix (20 runs of 8 s,
-// failover 20 s, in 181 s), 1.4 s for the matrix of locks in other
+// failover 20 s, in 1216 s), 0.5 s for the quick matrix (21 runs of 8 s,
+// failover 20 s, in 190 s), 1.4 s for the matrix of locks in other
 // languages (results/2026-12-01-languages: 69 runs of 12 s in 930 s,
 // Python client processes included); this rounds the largest up.
 const RunOverhead = 1500 * time.Millisecond
