@@ -124,6 +124,14 @@ type Options struct {
 	Progress func(Progress)
 	// Log, when set, receives the runs' log lines (see harness.WithLog).
 	Log io.Writer
+	// Shard, when set, runs only that shard's part of the runs (see
+	// Plan) and records in the summaries what Merge needs to join it
+	// with the others. The default is the whole matrix.
+	Shard Shard
+	// Commit and Dirty are recorded in the summaries as the code that
+	// ran the matrix. The default is what Commit returns.
+	Commit string
+	Dirty  bool
 }
 
 // Progress tells where a matrix run is.
@@ -153,21 +161,44 @@ func Run(ctx context.Context, specs []Spec, o Options) (report.Matrix, error) {
 	if err := os.MkdirAll(filepath.Join(o.Dir, "runs"), 0o700); err != nil {
 		return report.Matrix{}, fmt.Errorf("matrix: %w", err)
 	}
-	m := report.Matrix{Started: time.Now().UTC(), Command: o.Command, Seeds: o.Seeds, Duration: o.Duration.String(), Versions: report.Versions()}
+	if o.Commit == "" {
+		o.Commit, o.Dirty = Commit()
+	}
+	m := report.Matrix{Started: time.Now().UTC(), Command: o.Command, Seeds: o.Seeds, Duration: o.Duration.String(), Versions: report.Versions(),
+		Commit: o.Commit, Dirty: o.Dirty, Shard: shardInfo(specs, o, o.Shard)}
+	// The seeds each cell runs: every seed, or the shard's.
+	seedsOf := make([][]int64, len(specs))
+	for i := range specs {
+		seedsOf[i] = o.Seeds
+	}
+	if m.Shard != nil {
+		index := make(map[string]int, len(specs))
+		for i, sp := range specs {
+			index[sp.Name] = i
+			seedsOf[i] = nil
+		}
+		for _, r := range m.Shard.Runs {
+			seedsOf[index[r.Cell]] = append(seedsOf[index[r.Cell]], r.Seed)
+		}
+	}
 	start := time.Now()
-	total := len(specs) * len(o.Seeds)
+	total := 0
 	left := time.Duration(0)
-	for _, sp := range specs {
-		left += time.Duration(len(o.Seeds)) * max(o.Duration, sp.MinDuration)
+	for i, sp := range specs {
+		total += len(seedsOf[i])
+		left += time.Duration(len(seedsOf[i])) * max(o.Duration, sp.MinDuration)
 	}
 	done := 0
-	for _, sp := range specs {
+	for i, sp := range specs {
+		if len(seedsOf[i]) == 0 {
+			continue // every run of the cell is another shard's
+		}
 		cell := report.Cell{Name: sp.Name, Lock: sp.Lock, Language: language(sp.Lock), Faults: faultsName(sp.Faults), Fencing: sp.Fencing,
 			Topology: sp.config(0, 0, "").Topology, Expect: sp.Expect, Source: sp.Source}
 		if cell.Topology == "" {
 			cell.Topology = "masters"
 		}
-		for _, seed := range o.Seeds {
+		for _, seed := range seedsOf[i] {
 			d := max(o.Duration, sp.MinDuration)
 			if ctx.Err() != nil {
 				// Interrupted: the seeds left are listed as never
@@ -224,6 +255,24 @@ func Run(ctx context.Context, specs []Spec, o Options) (report.Matrix, error) {
 // prints or creates anything.
 func Validate(specs []Spec, o Options) error {
 	o = o.withDefaults()
+	if err := o.Shard.check(); err != nil {
+		return err
+	}
+	seen := make(map[string]bool, len(specs))
+	for _, sp := range specs {
+		if seen[sp.Name] {
+			// Run directories and shards are named by cell.
+			return fmt.Errorf("matrix: cell %s given twice", sp.Name)
+		}
+		seen[sp.Name] = true
+	}
+	seeds := make(map[int64]bool, len(o.Seeds))
+	for _, s := range o.Seeds {
+		if seeds[s] {
+			return fmt.Errorf("matrix: seed %d given twice", s)
+		}
+		seeds[s] = true
+	}
 	for _, sp := range specs {
 		for _, seed := range o.Seeds {
 			cfg := sp.config(seed, max(o.Duration, sp.MinDuration), "-")
@@ -349,11 +398,17 @@ func cellRun(r report.Results, id string, err error) report.CellRun {
 }
 
 // aggregate fills the cell's figures from its runs and decides whether
-// the outcome matches the expectation.
+// the outcome matches the expectation. It is the one place a cell is
+// judged, for a whole matrix and for one merged from shards (Merge
+// calls it on cells copied from the shards' summaries): it sets every
+// aggregate anew from Runs and NotRun, whatever the cell held before.
 func aggregate(c *report.Cell) {
 	var firsts []float64
 	n, measured := 0, 0
-	c.Availability = 0
+	c.RunsWithViolation, c.Violations, c.Unknown = 0, 0, 0
+	c.MedianFirstViolation = nil
+	c.AcqPerSec, c.P99Acquire, c.Availability = 0, 0, 0
+	c.Outcome, c.Matches = "", false
 	for _, r := range c.Runs {
 		violated := r.Lease == string(checker.Invalid) || r.Resource == string(checker.Invalid)
 		switch {
