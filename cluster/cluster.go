@@ -15,9 +15,8 @@ import (
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/locktorture/locktorture/internal/redisopt"
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/logging"
-	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/rs/zerolog"
 )
 
@@ -319,23 +318,12 @@ func randomPassword() string {
 	return hex.EncodeToString(pw)
 }
 
-var silenceOnce sync.Once
-
-// newClient returns a go-redis client that sends one command once: no
-// retries, one dial attempt, context deadlines obeyed, and a single round
-// trip (HELLO 2) on connect. It silences go-redis's logging, which is global.
+// newClient returns a go-redis client of the server at addr with the
+// module's options (internal/redisopt): it sends one command once (no
+// retries, one dial attempt), obeys context deadlines, and makes a single
+// round trip (HELLO 2) on connect.
 func newClient(addr, password string) *redis.Client {
-	silenceOnce.Do(func() { redis.SetLogger(&logging.VoidLogger{}) })
-	return redis.NewClient(&redis.Options{
-		Addr:                     addr,
-		Password:                 password,
-		Protocol:                 2,
-		DisableIdentity:          true,
-		MaxRetries:               -1,
-		DialerRetries:            1,
-		ContextTimeoutEnabled:    true,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
+	return redis.NewClient(redisopt.Options(addr, password))
 }
 
 // ping sends one PING on a fresh connection. A fresh client each time keeps

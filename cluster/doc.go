@@ -49,5 +49,6 @@
 // in containers on a private Docker network.
 //
 // It imports go-redis (to wait for PING), toxiproxy (server and client)
-// and testcontainers-go with the Docker client, nothing of this module.
+// and testcontainers-go with the Docker client, and of this module only
+// internal/redisopt (the go-redis options, a leaf shared with locks).
 package cluster

@@ -14,9 +14,8 @@ import (
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/locktorture/locktorture/internal/redisopt"
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/logging"
-	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // The sentinels of the failover topology and their settings.
@@ -425,20 +424,9 @@ func (s *sentinel) stop(ctx context.Context) error {
 }
 
 // newSentinelClient returns a client to the sentinel at addr with the
-// options of newClient (no retries, one dial, context deadlines obeyed,
-// HELLO 2 only) and the sentinels' password.
+// options of newClient (internal/redisopt) and the sentinels' password.
 func newSentinelClient(addr, password string) *redis.SentinelClient {
-	silenceOnce.Do(func() { redis.SetLogger(&logging.VoidLogger{}) })
-	return redis.NewSentinelClient(&redis.Options{
-		Addr:                     addr,
-		Password:                 password,
-		Protocol:                 2,
-		DisableIdentity:          true,
-		MaxRetries:               -1,
-		DialerRetries:            1,
-		ContextTimeoutEnabled:    true,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
+	return redis.NewSentinelClient(redisopt.Options(addr, password))
 }
 
 // Cluster returns the data nodes as a Cluster, n1 and n2, for the faults

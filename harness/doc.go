@@ -7,5 +7,6 @@
 // ([Store]) holding one integer per key; with fencing it refuses any access
 // carrying a fencing token older than the newest it has seen.
 //
-// It imports locks, nemesis, history and cluster; never checker.
+// It imports locks, nemesis, history, cluster and internal/wait; never
+// checker.
 package harness

@@ -16,6 +16,7 @@ import (
 
 	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/internal/wait"
 	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/nemesis"
 )
@@ -694,7 +695,7 @@ func (c *client) loop(ctx, runCtx context.Context, lk locks.Lock, st *Store, key
 			if errors.Is(err, ErrBadLease) {
 				return err
 			}
-			if !sleepCtx(runCtx, time.Duration(rng.Int64N(int64(cfg.TTL/20)+1))) {
+			if wait.Sleep(runCtx, time.Duration(rng.Int64N(int64(cfg.TTL/20)+1))) != nil {
 				return nil
 			}
 			continue
@@ -713,20 +714,4 @@ func (c *client) loop(ctx, runCtx context.Context, lk locks.Lock, st *Store, key
 		}
 	}
 	return nil
-}
-
-// sleepCtx waits d or until ctx is done; it reports whether d elapsed.
-// A d ≤ 0 does not wait (nor arm a timer).
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/internal/wait"
 	"github.com/locktorture/locktorture/locks"
 )
 
@@ -29,13 +30,13 @@ func criticalSection(ctx context.Context, st *Store, l locks.Lease, hold, stall 
 	if err != nil {
 		return 0, 0, err
 	}
-	if !sleepCtx(ctx, hold) {
+	if wait.Sleep(ctx, hold) != nil {
 		return read, 0, ErrInterrupted
 	}
 	if !l.Valid(time.Now()) {
 		return read, 0, ErrLeaseExpired
 	}
-	if stall > 0 && !sleepCtx(ctx, stall) {
+	if stall > 0 && wait.Sleep(ctx, stall) != nil {
 		return read, 0, ErrInterrupted
 	}
 	if err := st.Write(l.Key, l.Fencing, read+1); err != nil {

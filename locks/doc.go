@@ -26,5 +26,8 @@
 // fork of this module.
 //
 // This package knows nothing of faults, histories or the harness: it
-// imports go-redis, the two lock libraries, and nothing of this module.
+// imports go-redis, the two lock libraries, and of this module only two
+// leaves under internal/ that import nothing of it: wait (the
+// interruptible sleep) and redisopt (the go-redis options; see
+// ClientOptions).
 package locks

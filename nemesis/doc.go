@@ -4,5 +4,6 @@
 // fault kind has a start and a heal; every start and heal is an event in
 // the history, on the same clock as the operations.
 //
-// It imports history and cluster; never locks, checker or harness.
+// It imports history, cluster and internal/wait; never locks, checker or
+// harness.
 package nemesis

@@ -10,6 +10,7 @@ import (
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/internal/wait"
 )
 
 // Failover isolates the primary of the failover topology (see
@@ -128,7 +129,7 @@ func (f *Failover) Start(ctx context.Context, t *Target) error {
 	if _, err := waitPromotion(wctx, fo, old); err != nil {
 		return err
 	}
-	if err := sleep(ctx, time.Duration(f.HoldOldPrimary)); err != nil {
+	if err := wait.Sleep(ctx, time.Duration(f.HoldOldPrimary)); err != nil {
 		return err
 	}
 	return f.blackHole(old.Proxy())
@@ -145,7 +146,7 @@ func waitPromotion(ctx context.Context, fo *cluster.Failover, old *cluster.Node)
 		if err == nil {
 			err = fmt.Errorf("the sentinels still name %s", old.Name())
 		}
-		if serr := sleep(ctx, failoverPoll); serr != nil {
+		if serr := wait.Sleep(ctx, failoverPoll); serr != nil {
 			return nil, fmt.Errorf("wait for the sentinels to promote a replica: %w (last: %v)", serr, err)
 		}
 	}

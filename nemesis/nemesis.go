@@ -207,19 +207,6 @@ func decodeChecked[T any, P interface {
 	}
 }
 
-// sleep waits d or until ctx is done; it returns ctx's error in the
-// second case.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // pickNodes draws k distinct node indices out of n, sorted.
 func pickNodes(rng *rand.Rand, n, k int) []int {
 	perm := rng.Perm(n)[:k]

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/internal/wait"
 )
 
 // Duration is a time.Duration written as "1.5s" in schedule.json.
@@ -183,7 +184,7 @@ func Run(ctx context.Context, sc Schedule, t *Target, base time.Time, rec Record
 	var errs []error
 	for i := range sc.Steps {
 		st := &sc.Steps[i]
-		if err := sleep(ctx, time.Until(base.Add(time.Duration(st.At)))); err != nil {
+		if err := wait.Sleep(ctx, time.Until(base.Add(time.Duration(st.At)))); err != nil {
 			return errors.Join(append(errs, err)...)
 		}
 		if err := runStep(ctx, st, t, rec); err != nil {
@@ -221,5 +222,5 @@ func runStep(ctx context.Context, st *Step, t *Target, rec Recorder) (err error)
 	if err := f.Start(ctx, t); err != nil {
 		return fmt.Errorf("nemesis: start %s: %w", st.Desc, err)
 	}
-	return sleep(ctx, time.Duration(st.For))
+	return wait.Sleep(ctx, time.Duration(st.For))
 }

@@ -23,8 +23,8 @@ import (
 	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/harness"
 	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/locks"
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // workloadResult is part 1: lock cycles per second.
@@ -74,19 +74,11 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0`)
 
-// rawClient has the options of the locks package's clients (locks/client.go):
-// no retries, one round trip on connect, a pool of 64.
+// rawClient has the options of the locks package's clients
+// (locks.ClientOptions): no retries, one round trip on connect, a pool of
+// 64; no timeouts but go-redis's.
 func rawClient(addr, password string) *redis.Client {
-	return redis.NewClient(&redis.Options{
-		Addr:                     addr,
-		Password:                 password,
-		Protocol:                 2,
-		DisableIdentity:          true,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-		MaxRetries:               -1,
-		DialerRetries:            1,
-		PoolSize:                 64,
-	})
+	return locks.NewClient(addr, locks.Config{Password: password})
 }
 
 // rawLoop runs clients goroutines, each on its own key, each looping SET
