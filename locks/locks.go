@@ -27,9 +27,9 @@ type Lease struct {
 	// Token is the random value that identifies this holder: non-empty
 	// and unique to the lease.
 	Token string
-	// Fencing is the fencing token issued with the lease, or 0 when the
-	// lock issues none.
-	Fencing int64
+	// Fence is the fencing token issued with the lease, or 0 when the lock
+	// issues none (history.Event.Fence records it).
+	Fence int64
 	// Validity is the deadline until which the client may act as the
 	// holder, computed on the client's own clock. It carries a monotonic
 	// clock reading (it comes from time.Now), so comparing it with

@@ -217,7 +217,7 @@ func (l *redlock) Acquire(ctx context.Context, key string) (Lease, error) {
 		}
 		v, deadline := l.validity(start, end)
 		if granted >= l.quorum && v > 0 {
-			return Lease{Key: key, Token: token, Fencing: fence, Validity: deadline}, nil
+			return Lease{Key: key, Token: token, Fence: fence, Validity: deadline}, nil
 		}
 		l.unlock(ctx, key, token)
 		if err := ctxErr(ctx); err != nil {

@@ -120,7 +120,7 @@ func (l *setnx) Acquire(ctx context.Context, key string) (Lease, error) {
 		start := time.Now()
 		granted, fence, err := l.set(ctx, key, token)
 		if err == nil && granted {
-			return Lease{Key: key, Token: token, Fencing: fence, Validity: start.Add(l.cfg.TTL - l.drift)}, nil
+			return Lease{Key: key, Token: token, Fence: fence, Validity: start.Add(l.cfg.TTL - l.drift)}, nil
 		}
 		last = err
 		if err != nil {
