@@ -109,8 +109,39 @@ type Result struct {
 	Stats Stats `json:"stats"`
 }
 
-// Valid reports whether both verdicts are Valid.
-func (r Result) Valid() bool { return r.Lease == Valid && r.Resource == Valid }
+// Valid reports whether both verdicts are Valid: r.Outcome() is
+// OutcomeSafe.
+func (r Result) Valid() bool { return r.Outcome() == OutcomeSafe }
+
+// Outcome is the two safety verdicts of a run folded into one word: what
+// an exit status, a matrix cell and a benchmark's detection count go by.
+type Outcome string
+
+const (
+	// OutcomeSafe: both verdicts are Valid.
+	OutcomeSafe Outcome = "safe"
+	// OutcomeViolation: a verdict is Invalid, whatever the other.
+	OutcomeViolation Outcome = "violation"
+	// OutcomeUnknown: no verdict is Invalid and one is not Valid (Unknown,
+	// or missing: a run that never reached the checker). Never a pass.
+	OutcomeUnknown Outcome = "unknown"
+)
+
+// Outcome folds the lease and resource verdicts (see Fold).
+func (r Result) Outcome() Outcome { return Fold(r.Lease, r.Resource) }
+
+// Fold folds a lease and a resource verdict into an Outcome: a violation
+// of either is a violation; safe needs both Valid; anything else is
+// unknown.
+func Fold(lease, resource Verdict) Outcome {
+	switch {
+	case lease == Invalid || resource == Invalid:
+		return OutcomeViolation
+	case lease == Valid && resource == Valid:
+		return OutcomeSafe
+	}
+	return OutcomeUnknown
+}
 
 // Check checks a complete or truncated history. Operations still open at
 // the end (a killed run) are taken as unfinished: an unfinished acquire

@@ -68,8 +68,8 @@ func TestStats(t *testing.T) {
 	if want := (Latency{N: 4, P50: 20, P99: 40, Max: 40}); s.AcquireLatency != want {
 		t.Errorf("latency %+v, want %+v", s.AcquireLatency, want)
 	}
-	if s.Holds != 4 || s.Sections != 1 || s.Faults != 2 {
-		t.Errorf("holds %d sections %d faults %d", s.Holds, s.Sections, s.Faults)
+	if s.Holds != 4 || s.Sections != 1 || s.FaultEvents != 2 {
+		t.Errorf("holds %d sections %d faults %d", s.Holds, s.Sections, s.FaultEvents)
 	}
 	wantOps := map[string]map[string]int{
 		"acquire":     {"ok": 4, "fail": 1, "info": 1, "unfinished": 1},
@@ -98,13 +98,13 @@ func TestStatsZeroDuration(t *testing.T) {
 	}
 }
 
-func TestLongestStall(t *testing.T) {
+func TestLongestGap(t *testing.T) {
 	tests := []struct {
 		name string
 		h    *hist
-		want *Stall
+		want *Gap
 	}{
-		{"a lone acquire stalls for its latency", new(hist).acquire(0, "k", "a", 0, 10, 50), &Stall{Key: "k", Start: 0, Duration: 10}},
+		{"a lone acquire waits a gap of its latency", new(hist).acquire(0, "k", "a", 0, 10, 50), &Gap{Key: "k", Start: 0, Duration: 10}},
 		{"no acquires at all", new(hist).section(0, "k", 0, 10, 0), nil},
 		{"attempts while held do not count, attempts while free do", new(hist).
 			acquire(0, "k", "a", 0, 10, 50). // held [10, 50]
@@ -112,42 +112,42 @@ func TestLongestStall(t *testing.T) {
 			acquireEnds(1, "k", history.Fail, 60, 65).
 			acquireEnds(1, "k", history.Fail, 70, 75).
 			acquire(1, "k", "b", 76, 90, 200),
-			&Stall{Key: "k", Start: 60, Duration: 30}},
+			&Gap{Key: "k", Start: 60, Duration: 30}},
 		{"an acquire in progress when the hold ends", new(hist).
 			acquire(0, "k", "a", 0, 10, 50).
 			acquire(1, "k", "b", 40, 75, 200),
-			&Stall{Key: "k", Start: 50, Duration: 25}},
+			&Gap{Key: "k", Start: 50, Duration: 25}},
 		{"an acquire in progress when a released hold ends", new(hist).
 			acquire(0, "k", "a", 0, 10, 500).release(0, "k", "a", 50, 51).
 			acquire(1, "k", "b", 40, 75, 200),
-			&Stall{Key: "k", Start: 50, Duration: 25}},
+			&Gap{Key: "k", Start: 50, Duration: 25}},
 		{"no ok until the end: the stall ends with the last attempt", new(hist).
 			acquire(0, "k", "a", 0, 1, 50).
 			acquireEnds(1, "k", history.Fail, 60, 65).
 			acquireEnds(2, "k", history.Info, 70, 90).
 			fault(history.FaultStart, "x", 160),
-			&Stall{Key: "k", Start: 60, Duration: 30, UntilEnd: true}},
+			&Gap{Key: "k", Start: 60, Duration: 30, UntilEnd: true}},
 		{"an unfinished acquire opens a stall", new(hist).
 			acquire(0, "k", "a", 0, 1, 50).
 			invoke(1, history.Acquire, "k", "", 30).
 			fault(history.FaultStart, "x", 130),
-			&Stall{Key: "k", Start: 50, Duration: 80, UntilEnd: true}},
+			&Gap{Key: "k", Start: 50, Duration: 80, UntilEnd: true}},
 		{"touching holds: an ok at the hold's end closes at once", new(hist).
 			acquire(0, "k", "a", 0, 1, 50).
 			acquire(1, "k", "b", 40, 50, 100),
-			&Stall{Key: "k", Start: 0, Duration: 1}},
+			&Gap{Key: "k", Start: 0, Duration: 1}},
 		{"longest over keys", new(hist).
 			acquireEnds(0, "x", history.Fail, 0, 5).acquire(0, "x", "a", 10, 30, 100).
 			acquireEnds(1, "y", history.Fail, 0, 5).acquire(1, "y", "b", 10, 20, 100),
-			&Stall{Key: "x", Start: 0, Duration: 30}},
+			&Gap{Key: "x", Start: 0, Duration: 30}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := mustCheck(t, tt.h.Events(), Options{}).Stats.LongestStall
+			got := mustCheck(t, tt.h.Events(), Options{}).Stats.LongestGap
 			switch {
 			case got == nil && tt.want == nil:
 			case got == nil || tt.want == nil || *got != *tt.want:
-				t.Errorf("LongestStall = %+v, want %+v", got, tt.want)
+				t.Errorf("LongestGap = %+v, want %+v", got, tt.want)
 			}
 		})
 	}

@@ -124,3 +124,57 @@ func TestFirstResourceViolation(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamWatch: a watching stream sees the first lease or resource
+// violation as the events come, at the event that shows it, and nothing in
+// a history without one; its verdicts are Finish's as ever.
+func TestStreamWatch(t *testing.T) {
+	const k = "k"
+	tests := []struct {
+		name     string
+		h        *hist
+		property string // "" for none
+		at       int64
+	}{
+		{"serial", new(hist).acquire(0, k, "a", 0, 1, 100).section(0, k, 2, 3, 0).release(0, k, "a", 4, 5).
+			acquire(1, k, "b", 6, 7, 100).section(1, k, 8, 9, 1).release(1, k, "b", 10, 11), "", 0},
+		{"the first expired before the second", new(hist).acquire(0, k, "a", 0, 1, 10).acquire(1, k, "b", 5, 10, 100), "", 0},
+		{"overlap", new(hist).acquire(0, k, "a", 0, 1, 100).acquire(1, k, "b", 40, 50, 200), "lease", 50},
+		{"lost update", new(hist).section(0, k, 0, 1, 4).section(1, k, 0, 2, 4), "resource", 2},
+		{"overlap, then lost update", new(hist).acquire(0, k, "a", 0, 1, 100).acquire(1, k, "b", 40, 50, 200).
+			section(0, k, 51, 60, 0).section(1, k, 52, 61, 0), "lease", 50},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := NewStream()
+			st.Watch()
+			evs := tt.h.Events()
+			for i := range evs {
+				if err := st.Add(&evs[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			v, seen := st.FirstViolation()
+			if seen != (tt.property != "") || v.Property != tt.property || v.Time != tt.at || (seen && evs[v.Event].Time != tt.at) {
+				t.Fatalf("first violation %+v (seen %v), want %q at %d", v, seen, tt.property, tt.at)
+			}
+			r, err := st.Finish(Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if seen && r.Outcome() != OutcomeViolation {
+				t.Errorf("watch saw %s, Finish says %s/%s", v.Property, r.Lease, r.Resource)
+			}
+		})
+	}
+	// Without Watch, nothing is seen.
+	st := NewStream()
+	for _, e := range new(hist).section(0, k, 0, 1, 4).section(1, k, 0, 2, 4).Events() {
+		if err := st.Add(&e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, seen := st.FirstViolation(); seen {
+		t.Error("a stream that does not watch saw a violation")
+	}
+}

@@ -75,12 +75,18 @@ func TestFaultAnnotations(t *testing.T) {
 		fault(history.FaultStop, "b", 4).
 		fault(history.FaultStop, "a", 5).
 		fault(history.FaultStart, "c", 6).Events()
-	got := faultAnnotations(evs, 10)
+	s := newScanner()
+	for i := range evs {
+		if err := s.add(&evs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := faultAnnotations(s.finish().windows)
 	type band struct {
 		desc       string
 		start, end int64
 	}
-	want := []band{{"a", 1, 3}, {"b", 4, 4}, {"a", 2, 5}, {"c", 6, 10}}
+	want := []band{{"a", 1, 3}, {"a", 2, 5}, {"b", 4, 4}, {"c", 6, 6}}
 	if len(got) != len(want) {
 		t.Fatalf("%d annotations, want %d: %+v", len(got), len(want), got)
 	}

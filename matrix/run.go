@@ -158,7 +158,7 @@ func Run(ctx context.Context, specs []Spec, o Options) (report.Matrix, error) {
 	}
 	done := 0
 	for _, sp := range specs {
-		cell := report.Cell{Name: sp.Name, Lock: sp.Lock, Faults: faultsName(sp.Faults), Fencing: sp.Fencing,
+		cell := report.Cell{Name: sp.Name, Lock: sp.Lock, Nemesis: nemesisName(sp.Nemesis), Fencing: sp.Fencing,
 			Topology: sp.config(0, 0, "").Topology, Expect: sp.Expect, Source: sp.Source}
 		if cell.Topology == "" {
 			cell.Topology = "masters"
@@ -253,7 +253,7 @@ func (o Options) withDefaults() Options {
 func (sp Spec) config(seed int64, d time.Duration, dir string) harness.Config {
 	return harness.Config{
 		Lock: sp.Lock, Nodes: sp.Nodes, Clients: sp.Clients, Keys: sp.Keys, Duration: d,
-		TTL: sp.TTL, Hold: sp.Hold, Seed: seed, Fencing: sp.Fencing, Nemesis: sp.Faults,
+		TTL: sp.TTL, Hold: sp.Hold, Seed: seed, Fencing: sp.Fencing, Nemesis: sp.Nemesis,
 		NemesisInterval: sp.Interval, Restart: sp.Restart, Topology: sp.Topology, Dir: dir,
 	}
 }
@@ -283,8 +283,8 @@ func (sp Spec) flags(seed int64, d time.Duration) string {
 	if sp.Hold > 0 {
 		f = append(f, "--hold "+sp.Hold.String())
 	}
-	if len(sp.Faults) > 0 {
-		f = append(f, "--nemesis "+strings.Join(sp.Faults, ","))
+	if len(sp.Nemesis) > 0 {
+		f = append(f, "--nemesis "+strings.Join(sp.Nemesis, ","))
 		if sp.Interval > 0 {
 			f = append(f, "--nemesis-interval "+sp.Interval.String())
 		}
@@ -296,7 +296,7 @@ func (sp Spec) flags(seed int64, d time.Duration) string {
 	return strings.Join(f, " ")
 }
 
-func faultsName(f []string) string {
+func nemesisName(f []string) string {
 	if len(f) == 0 {
 		return "none"
 	}
@@ -309,12 +309,12 @@ func dirName(name string) string {
 }
 
 func cellRun(r report.Results, id string, err error) report.CellRun {
-	cr := report.CellRun{Seed: r.Seed, RunID: id, Dir: filepath.Join("runs", id), Lease: string(r.Lease), Resource: string(r.Resource),
+	cr := report.CellRun{Seed: r.Seed, RunID: id, Dir: filepath.Join("runs", id), Lease: r.Lease, Resource: r.Resource,
 		LeaseReason: r.Check.LeaseReason, ResourceReason: r.Check.ResourceReason, Interrupted: r.Interrupted}
 	if err != nil {
 		cr.Error = err.Error()
 		if cr.Lease == "" {
-			cr.Lease, cr.Resource = string(checker.Unknown), string(checker.Unknown)
+			cr.Lease, cr.Resource = checker.Unknown, checker.Unknown
 		}
 	}
 	c := r.Check
@@ -341,11 +341,10 @@ func aggregate(c *report.Cell) {
 	n, measured := 0, 0
 	c.Availability = 0
 	for _, r := range c.Runs {
-		violated := r.Lease == string(checker.Invalid) || r.Resource == string(checker.Invalid)
-		switch {
-		case violated:
+		switch r.Outcome() {
+		case checker.OutcomeViolation:
 			c.RunsWithViolation++
-		case r.Lease != string(checker.Valid) || r.Resource != string(checker.Valid):
+		case checker.OutcomeUnknown:
 			c.Unknown++
 		}
 		c.Violations += r.Violations
@@ -378,19 +377,19 @@ func aggregate(c *report.Cell) {
 	}
 	switch {
 	case c.RunsWithViolation > 0:
-		c.Outcome = "violation"
+		c.Outcome = checker.OutcomeViolation
 	case c.Unknown > 0 || n == 0:
-		c.Outcome = "unknown"
+		c.Outcome = checker.OutcomeUnknown
 	default:
-		c.Outcome = "safe"
+		c.Outcome = checker.OutcomeSafe
 	}
 	switch c.Expect {
 	case report.ExpectSafe:
-		c.Matches = c.Outcome == "safe"
+		c.Matches = c.Outcome == checker.OutcomeSafe
 	case report.ExpectViolation:
-		c.Matches = c.Outcome == "violation"
+		c.Matches = c.Outcome == checker.OutcomeViolation
 	case report.ExpectPossible:
-		c.Matches = c.Outcome != "unknown"
+		c.Matches = c.Outcome != checker.OutcomeUnknown
 	}
 	// A cell not run to its end matches nothing, whatever its runs so far
 	// found.

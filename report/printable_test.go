@@ -93,7 +93,7 @@ func TestWrittenFilesPrivate(t *testing.T) {
 	if err := WriteHTML(filepath.Join(dir, "report.html"), r, events, checker.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteMatrix(dir, Matrix{Cells: []Cell{{Name: "c", Outcome: OutcomeSafe, Expect: ExpectSafe, Matches: true}}}); err != nil {
+	if err := WriteMatrix(dir, Matrix{Cells: []Cell{{Name: "c", Outcome: checker.OutcomeSafe, Expect: ExpectSafe, Matches: true}}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"results.json", "report.html", "summary.md", "summary.json", "junit.xml", "index.html"} {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -41,7 +43,7 @@ type options struct {
 	detectDur     time.Duration
 	detectMax     time.Duration
 	parallel      int
-	cells         string
+	cells         *regexp.Regexp // nil: every cell
 	startupRounds int
 	goBench       bool
 	benchTime     string
@@ -78,13 +80,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.detectDur, "detect-duration", 8*time.Second, "detection: length of a run of an expected-safe cell (raised to the cell's MinDuration, at most 30s)")
 	fs.DurationVar(&o.detectMax, "detect-max", 30*time.Second, "detection: longest run of an expected-violation cell, which stops at its first violation (raised to the cell's MinDuration, at most 30s)")
 	fs.IntVar(&o.parallel, "parallel", 2, "detection: runs at once")
-	fs.StringVar(&o.cells, "cells", "", "detection: only cells whose name contains this")
+	cells := fs.String("cells", "", "detection: only the cells whose name matches this regular expression (as torture matrix --cells)")
 	fs.IntVar(&o.startupRounds, "startup-rounds", 5, "start-up: cluster starts measured")
 	fs.BoolVar(&o.goBench, "gobench", true, "run the Go benchmarks (go test -bench) and include their output")
 	fs.StringVar(&o.benchTime, "benchtime", "300ms", "Go benchmarks: -benchtime")
 	fs.StringVar(&o.only, "only", "", "run one part only: workload, checker, detect, startup or gobench")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cells != "" {
+		re, err := regexp.Compile(*cells)
+		if err != nil {
+			return fmt.Errorf("-cells: %v", err)
+		}
+		o.cells = re
 	}
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -145,14 +154,8 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	if part("detect") {
 		rows := detectPlan(o.seeds, o.safeSeeds)
-		if o.cells != "" {
-			var keep []detectRow
-			for _, row := range rows {
-				if strings.Contains(row.Spec.Name, o.cells) {
-					keep = append(keep, row)
-				}
-			}
-			rows = keep
+		if o.cells != nil {
+			rows = slices.DeleteFunc(rows, func(row detectRow) bool { return !o.cells.MatchString(row.Spec.Name) })
 		}
 		dstart := time.Now()
 		detect(ctx, tmp, rows, runLengths{safe: o.detectDur, violation: o.detectMax}, o.parallel, deadline, logf)

@@ -176,7 +176,10 @@ func TestRelativeOut(t *testing.T) {
 			t.Chdir(t.TempDir())
 			args := append([]string{"run", "--duration", "2s", "--clients", "4"}, tc.args...)
 			stdout, stderr, code := torture(t, args...)
-			if code != exitValid {
+			// A violation is a run that went: RedLock under clock jumps
+			// may well show one (the matrix expects it). Only an error
+			// says a path went wrong.
+			if code != exitValid && code != exitViolation {
 				t.Fatalf("torture %q: exit %d\nstdout:\n%s\nstderr:\n%s", args, code, stdout, stderr)
 			}
 			out := "results/runs"

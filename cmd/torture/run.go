@@ -147,10 +147,10 @@ func checkGiven(fs *flag.FlagSet, cfg *harness.Config, timeout time.Duration) er
 
 // verdictErr maps the verdicts to the error that gives the exit status.
 func verdictErr(res checker.Result) error {
-	switch {
-	case res.Lease == checker.Invalid || res.Resource == checker.Invalid:
+	switch res.Outcome() {
+	case checker.OutcomeViolation:
 		return errViolation
-	case res.Lease != checker.Valid || res.Resource != checker.Valid:
+	case checker.OutcomeUnknown:
 		return errUnknown
 	}
 	return nil
