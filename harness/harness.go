@@ -148,10 +148,7 @@ func (c Config) WithDefaults() (Config, error) {
 		return c, fmt.Errorf("harness: unknown topology %q (want masters or failover)", c.Topology)
 	}
 	if c.Nodes == 0 {
-		c.Nodes = 1
-		if spec.MultiNode {
-			c.Nodes = 5
-		}
+		c.Nodes = spec.DefaultNodes()
 	}
 	if c.Clients == 0 {
 		c.Clients = 10
@@ -352,6 +349,22 @@ type Summary struct {
 	Interrupted  bool     `json:"interrupted"`
 	// Stopped is set when a WithStop watcher ended the run early.
 	Stopped bool `json:"stopped,omitempty"`
+	// LockVersions is what a lock served by client processes says it
+	// runs on (the client, its language, its libraries); nil for a Go
+	// lock, whose modules report.Versions lists.
+	LockVersions map[string]string `json:"lock_versions,omitempty"`
+}
+
+// warmer is a lock that starts something per concurrent caller (the
+// process adapter: one client process each) and can start it ahead.
+type warmer interface {
+	Warm(ctx context.Context, callers int) error
+}
+
+// versioner is a lock that can say what it runs on beyond this binary's
+// modules (the process adapter: its client's self-description).
+type versioner interface {
+	Versions() map[string]string
 }
 
 // Option configures Run.
@@ -381,7 +394,15 @@ func (c Config) CheckPrograms() error {
 	if backend == "" {
 		backend = cluster.BackendProcess
 	}
-	return cluster.CheckPrograms(backend, slices.Contains(c.Nemesis, "clock"))
+	if err := cluster.CheckPrograms(backend, slices.Contains(c.Nemesis, "clock")); err != nil {
+		return err
+	}
+	// What the lock itself needs (the Python locks: an interpreter that
+	// imports redis).
+	if spec, err := locks.Lookup(c.Lock); err == nil && spec.Check != nil {
+		return spec.Check()
+	}
+	return nil
 }
 
 // WithProgress calls fn every interval while the test runs. By default
@@ -499,6 +520,16 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (sum Summary, err erro
 		}
 		defer lk.Close()
 		groupLocks[g] = lk
+		if w, ok := lk.(warmer); ok {
+			// One client process per client of the group, started now
+			// rather than in the clients' first acquires.
+			if err := w.Warm(ctx, (cfg.Clients-g+setup.Groups-1)/setup.Groups); err != nil {
+				return sum, fmt.Errorf("harness: %w", err)
+			}
+		}
+		if d, ok := lk.(versioner); ok && sum.LockVersions == nil {
+			sum.LockVersions = d.Versions()
+		}
 	}
 
 	w, err := history.Create(sum.HistoryPath)

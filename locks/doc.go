@@ -20,14 +20,23 @@
 // "redislock" (github.com/bsm/redislock, a single-instance lock;
 // [NewRedislock]). Their docs say where each differs from the reference.
 //
+// Locks in any language run behind [ProcessLock], the process adapter: it
+// starts client processes that speak a JSON-lines protocol on their
+// standard input and output (clients/PROTOCOL.md), one per concurrent
+// caller, kills every one of them on every exit path, and maps the
+// validity each client reports onto this process's clock. Two Python
+// clients are built in, embedded from clients/python/: "redis-py-lock"
+// (redis-py's Lock) and "redlock-py" (RedLock from the Redis page's
+// description); a name "exec:COMMAND" runs any other ([ExecSpec]).
+//
 // Every implementation is listed, in a fixed order, in the registry
 // ([Specs], [Lookup], [New]) and is selected by name. [Register] adds a
 // lock written elsewhere, so that the harness can torture it without a
 // fork of this module.
 //
 // This package knows nothing of faults, histories or the harness: it
-// imports go-redis, the two lock libraries, and of this module only two
-// leaves under internal/ that import nothing of it: wait (the
-// interruptible sleep) and redisopt (the go-redis options; see
-// ClientOptions).
+// imports go-redis, the two lock libraries, google/shlex (to split an
+// exec: command line), and of this module only two leaves under internal/
+// that import nothing of it: wait (the interruptible sleep) and redisopt
+// (the go-redis options; see ClientOptions).
 package locks

@@ -164,8 +164,37 @@ type Spec struct {
 	MultiNode bool
 	// Fencing is true when the lock can issue fencing tokens.
 	Fencing bool
+	// Nodes is the number of nodes a run starts for the lock when none
+	// is asked for. Default: 5 with MultiNode, else 1.
+	Nodes int
+	// Language is what the lock is written in, for the results table.
+	// Default "Go".
+	Language string
+	// Check, when set, says what the lock needs that is missing (an
+	// interpreter, a library), in one line, before a run starts
+	// anything. Default none.
+	Check func() error
 	// New builds the lock.
 	New func(Config) (Lock, error)
+}
+
+// DefaultNodes returns s.Nodes, or its default.
+func (s Spec) DefaultNodes() int {
+	switch {
+	case s.Nodes > 0:
+		return s.Nodes
+	case s.MultiNode:
+		return 5
+	}
+	return 1
+}
+
+// Lang returns s.Language, or "Go".
+func (s Spec) Lang() string {
+	if s.Language == "" {
+		return "Go"
+	}
+	return s.Language
 }
 
 // ErrUnknownLock is returned by Lookup and New for a name not in the

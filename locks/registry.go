@@ -3,13 +3,15 @@ package locks
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 )
 
 // registry lists every implementation in a fixed order: the two reference
 // locks, then the two lock libraries (redsync.go, redislock.go), then the
-// mutants (mutants.go), each a reference lock with one deliberate bug;
-// then whatever Register added, in the order it was added. registryMu
+// mutants (mutants.go), each a reference lock with one deliberate bug,
+// then the Python clients behind the process adapter (python.go); then
+// whatever Register added, in the order it was added. registryMu
 // guards it: Register may run while the harness looks locks up.
 var (
 	registryMu sync.RWMutex
@@ -69,6 +71,21 @@ var (
 			Mutant:    true,
 			MultiNode: true,
 			New:       newRedLockNoElapsed,
+		},
+		{
+			Name:     "redis-py-lock",
+			Summary:  "library redis-py (Python), Redis.lock through the process adapter: SET NX PX on one node; its users hold until they release (no validity)",
+			Language: "Python",
+			Check:    pythonCheck,
+			New:      newRedisPyLock,
+		},
+		{
+			Name:      "redlock-py",
+			Summary:   "RedLock written in Python over redis-py from the Redis description, through the process adapter: SET NX PX on N masters in turn, quorum N/2+1, validity TTL − elapsed − drift",
+			MultiNode: true,
+			Language:  "Python",
+			Check:     pythonCheck,
+			New:       newRedLockPy,
 		},
 	}
 )
@@ -151,8 +168,13 @@ func Names() []string {
 	return names
 }
 
-// Lookup returns the implementation called name.
+// Lookup returns the implementation called name: a registered one, or
+// for a name that starts with ExecPrefix, the ProcessLock running the
+// command that follows (see ExecSpec).
 func Lookup(name string) (Spec, error) {
+	if strings.HasPrefix(name, ExecPrefix) {
+		return ExecSpec(name)
+	}
 	registryMu.RLock()
 	defer registryMu.RUnlock()
 	for _, s := range registry {

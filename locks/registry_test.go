@@ -3,6 +3,7 @@ package locks_test
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -28,6 +29,8 @@ func TestRegistry(t *testing.T) {
 		{"setnx-no-ttl", true, false, false},
 		{"redlock-no-quorum", true, true, false},
 		{"redlock-no-elapsed", true, true, false},
+		{"redis-py-lock", false, false, false},
+		{"redlock-py", false, true, false},
 	}
 	specs := locks.Specs()
 	if len(specs) < len(want) {
@@ -50,8 +53,64 @@ func TestRegistry(t *testing.T) {
 	if names := locks.Names(); !slices.Equal(names[:len(want)], []string{
 		"setnx", "redlock", "redsync", "redislock",
 		"setnx-plain-del", "setnx-get-set", "setnx-no-ttl", "redlock-no-quorum", "redlock-no-elapsed",
+		"redis-py-lock", "redlock-py",
 	}) {
 		t.Errorf("Names() = %v", names)
+	}
+}
+
+// TestLanguages: the Go locks say Go, the Python clients Python, and the
+// node counts a run starts by default follow MultiNode unless a Spec says.
+func TestLanguages(t *testing.T) {
+	for _, tc := range []struct {
+		name, lang string
+		nodes      int
+	}{
+		{"setnx", "Go", 1},
+		{"redlock", "Go", 5},
+		{"redis-py-lock", "Python", 1},
+		{"redlock-py", "Python", 5},
+	} {
+		s, err := locks.Lookup(tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Lang() != tc.lang || s.DefaultNodes() != tc.nodes {
+			t.Errorf("%s: language %q, %d nodes; want %q, %d", tc.name, s.Lang(), s.DefaultNodes(), tc.lang, tc.nodes)
+		}
+	}
+}
+
+// TestExecLock: a name "exec:COMMAND" is a ProcessLock running COMMAND,
+// split like a shell's words, without Register: one node unless asked
+// for more, any node count accepted. A command that cannot be split, or
+// none, is refused with ErrBadSpec.
+func TestExecLock(t *testing.T) {
+	t.Setenv(fakeClientEnv, "ok") // the command below is the fake client
+	name := "exec:'" + os.Args[0] + "' -test.run=^$"
+	s, err := locks.Lookup(name)
+	if err != nil {
+		t.Fatalf("Lookup(%q): %v", name, err)
+	}
+	if s.Name != name || !s.MultiNode || s.DefaultNodes() != 1 || !s.Fencing || s.Lang() == "Go" {
+		t.Errorf("Lookup(%q) = %+v", name, s)
+	}
+	l, err := locks.New(name, fakeConfig())
+	if err != nil {
+		t.Fatalf("New(%q): %v", name, err)
+	}
+	defer l.Close()
+	lease, err := l.Acquire(t.Context(), "k")
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	if err := l.Release(t.Context(), lease); err != nil {
+		t.Errorf("release: %v", err)
+	}
+	for _, bad := range []string{"exec:", "exec:   ", "exec:python3 'unterminated"} {
+		if _, err := locks.Lookup(bad); !errors.Is(err, locks.ErrBadSpec) {
+			t.Errorf("Lookup(%q): %v, want ErrBadSpec", bad, err)
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ const (
 	SrcKleppmann = "M. Kleppmann, \"How to do distributed locking\", 2016"
 	SrcAntirez   = "antirez, \"Is Redlock safe?\", 2016"
 	SrcMutant    = "deliberate bug (locks/mutants.go)"
+	SrcRedisPy   = "redis-py docs, Redis.lock and redis.lock.Lock (timeout is the key's TTL; the lock offers no validity and holds until release())"
 )
 
 // Spec is one cell of the matrix: a lock under a set of faults, with
@@ -90,6 +91,24 @@ var cells = []Spec{
 	{Name: "redislock/clock", Lock: "redislock", Nemesis: []string{"clock"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcKleppmann, Why: "a forward jump expires the key early"},
 	{Name: "redislock/kill-immediate", Lock: "redislock", Nemesis: []string{"kill"}, Restart: "immediate", Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcRedis, Why: "a node restarted without persistence forgets the lock"},
 	{Name: "redsync/kill-immediate", Lock: "redsync", Nodes: 3, Keys: 1, Nemesis: []string{"kill"}, Restart: "immediate", Hold: 500 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectPossible, Source: SrcRedis, Why: "as for redlock: needs a holder with exactly a majority"},
+
+	// Locks in other languages, through the process adapter
+	// (locks/clients): redis-py's Lock, whose users hold until they
+	// release (it keeps no validity), and RedLock written in Python from
+	// the Redis page, under redlock's cells.
+	{Name: "redis-py-lock/none", Lock: "redis-py-lock", Expect: report.ExpectSafe, Source: SrcRedisPy + "; " + SrcRedis, Why: "one node, no faults: SET NX PX is mutual exclusion", Quick: true},
+	{Name: "redis-py-lock/client-pause", Lock: "redis-py-lock", Nemesis: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcRedisPy, Why: "a paused holder writes late; with no validity its lease outlives the key too, where setnx's ends at its validity"},
+	{Name: "redis-py-lock/latency", Lock: "redis-py-lock", Nemesis: []string{"latency"}, Keys: 1, Hold: 950 * time.Millisecond, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcRedisPy + "; " + SrcRedis, Why: "no validity: a hold that began with a slow reply runs past the key's expiry; the next holder overlaps it if its own reply is faster (the fault healed)"},
+	{Name: "setnx/latency-hold950", Lock: "setnx", Nemesis: []string{"latency"}, Keys: 1, Hold: 950 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "control of redis-py-lock/latency, same schedule: a validity counted from before the SET ends the hold before the key expires"},
+	{Name: "redis-py-lock/kill-immediate", Lock: "redis-py-lock", Nemesis: []string{"kill"}, Restart: "immediate", Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcRedis, Why: "a node restarted without persistence forgets the lock"},
+	{Name: "redis-py-lock/clock", Lock: "redis-py-lock", Nemesis: []string{"clock"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcKleppmann, Why: "a forward jump expires the key early"},
+	{Name: "redlock-py/none", Lock: "redlock-py", Nodes: 5, Expect: report.ExpectSafe, Source: SrcRedis, Why: "no faults"},
+	{Name: "redlock-py/partition", Lock: "redlock-py", Nodes: 5, Nemesis: []string{"partition"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "two majorities always intersect, whatever the partition"},
+	{Name: "redlock-py/latency", Lock: "redlock-py", Nodes: 5, Nemesis: []string{"latency"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "validity subtracts the time spent acquiring"},
+	{Name: "redlock-py/kill-delayed,pause", Lock: "redlock-py", Nodes: 5, Nemesis: []string{"kill", "pause"}, Restart: "delayed", Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "delayed restarts: a minority down or stopped cannot break the quorum"},
+	{Name: "redlock-py/kill-immediate", Lock: "redlock-py", Nodes: 3, Keys: 1, Nemesis: []string{"kill"}, Restart: "immediate", Hold: 500 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectPossible, Source: SrcRedis + "; " + SrcKleppmann, Why: "a node restarted empty can hand a held lock to a second majority, if the holder had exactly a majority"},
+	{Name: "redlock-py/client-pause", Lock: "redlock-py", Nodes: 5, Nemesis: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcAntirez, Why: "RedLock cannot stop a paused holder from writing late"},
+	{Name: "redlock-py/clock", Lock: "redlock-py", Nodes: 5, Nemesis: []string{"clock"}, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcAntirez, Why: "a wall-clock jump on nodes expires their keys early while the holder's validity runs on"},
 
 	// Failover with asynchronous replication.
 	{Name: "setnx/failover", Lock: "setnx", Topology: "failover", Nemesis: []string{"failover"}, TTL: 3 * time.Second, Hold: 2500 * time.Millisecond, Interval: 3 * time.Second, MinDuration: 20 * time.Second, Expect: report.ExpectViolation, Source: SrcRedis + "; " + SrcKleppmann, Why: "the replica is promoted without the lock the old primary granted", Quick: true},

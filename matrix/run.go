@@ -14,6 +14,7 @@ import (
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/harness"
 	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/report"
 )
 
@@ -53,6 +54,9 @@ func RunOne(ctx context.Context, cfg harness.Config, id, command string, checkTi
 		Lease:         res.Lease,
 		Resource:      res.Resource,
 		Check:         res,
+	}
+	for k, v := range sum.LockVersions {
+		r.Versions[k] = v // a client process's language and libraries
 	}
 	if err := report.WriteResults(cfg.Dir, r); err != nil {
 		return r, err
@@ -158,7 +162,7 @@ func Run(ctx context.Context, specs []Spec, o Options) (report.Matrix, error) {
 	}
 	done := 0
 	for _, sp := range specs {
-		cell := report.Cell{Name: sp.Name, Lock: sp.Lock, Nemesis: nemesisName(sp.Nemesis), Fencing: sp.Fencing,
+		cell := report.Cell{Name: sp.Name, Lock: sp.Lock, Language: language(sp.Lock), Nemesis: nemesisName(sp.Nemesis), Fencing: sp.Fencing,
 			Topology: sp.config(0, 0, "").Topology, Expect: sp.Expect, Source: sp.Source}
 		if cell.Topology == "" {
 			cell.Topology = "masters"
@@ -294,6 +298,16 @@ func (sp Spec) flags(seed int64, d time.Duration) string {
 	}
 	f = append(f, "--duration "+d.String(), fmt.Sprintf("--seed %d", seed))
 	return strings.Join(f, " ")
+}
+
+// language is what the lock called name is written in, "" for a name
+// the registry does not know (Validate refuses it before any run).
+func language(name string) string {
+	s, err := locks.Lookup(name)
+	if err != nil {
+		return ""
+	}
+	return s.Lang()
 }
 
 func nemesisName(f []string) string {

@@ -62,6 +62,9 @@ const OutcomeNotRun checker.Outcome = "not run"
 type Cell struct {
 	Name string `json:"name"`
 	Lock string `json:"lock"`
+	// Language is what the lock is written in ("Go", "Python"; see
+	// locks.Spec.Lang); empty in summaries written before it existed.
+	Language string `json:"language,omitempty"`
 	// Nemesis is the cell's fault kinds, comma-separated, or "none".
 	Nemesis  string      `json:"nemesis"`
 	Fencing  bool        `json:"fencing"`

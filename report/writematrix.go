@@ -19,7 +19,7 @@ import (
 
 // WriteMatrix writes the summaries of m into dir:
 //
-//   - summary.md: the table (cell, lock, faults, fencing, expected,
+//   - summary.md: the table (cell, lock, language, faults, fencing, expected,
 //     outcome, runs with a violation of runs, median seconds to the first
 //     violation, acquisitions per second, p99 acquire latency,
 //     availability during faults, ✓/✗), the mismatches with their runs,
@@ -253,11 +253,11 @@ func matrixMarkdown(m Matrix) []byte {
 	}
 	p(".**\n\n")
 
-	p("| cell | lock | faults | fencing | expected | outcome | runs with violation / runs | median s to first violation | acq/s | p99 ms | availability during faults | matches |\n")
-	p("|---|---|---|---|---|---|---:|---:|---:|---:|---:|:---:|\n")
+	p("| cell | lock | language | faults | fencing | expected | outcome | runs with violation / runs | median s to first violation | acq/s | p99 ms | availability during faults | matches |\n")
+	p("|---|---|---|---|---|---|---|---:|---:|---:|---:|---:|:---:|\n")
 	for _, c := range m.Cells {
-		p("| %s | %s | %s | %s | %s | %s | %d / %d | %s | %.1f | %.1f | %s | %s |\n",
-			mdCell(c.Name), mdCell(c.Lock), mdCell(c.Nemesis), fmtFencing(c.Fencing), mdCell(string(c.Expect)), mdCell(string(c.Outcome)),
+		p("| %s | %s | %s | %s | %s | %s | %s | %d / %d | %s | %.1f | %.1f | %s | %s |\n",
+			mdCell(c.Name), mdCell(c.Lock), mdCell(c.Language), mdCell(c.Nemesis), fmtFencing(c.Fencing), mdCell(string(c.Expect)), mdCell(string(c.Outcome)),
 			c.RunsWithViolation, len(c.Runs), fmtFirst(c.MedianFirstViolation), c.AcqPerSec, c.P99Acquire, fmtAvail(c.Availability), fmtMatch(c.Matches))
 	}
 
@@ -580,9 +580,9 @@ code{background:#f6f6f6;padding:0 .2em}
 
 <h2>Cells</h2>
 <table>
-<tr><th>cell</th><th>lock</th><th>faults</th><th>fencing</th><th>expected</th><th>outcome</th><th>runs with violation / runs</th><th>median s to first violation</th><th>acq/s</th><th>p99 ms</th><th>availability during faults</th><th></th><th>runs</th></tr>
+<tr><th>cell</th><th>lock</th><th>language</th><th>faults</th><th>fencing</th><th>expected</th><th>outcome</th><th>runs with violation / runs</th><th>median s to first violation</th><th>acq/s</th><th>p99 ms</th><th>availability during faults</th><th></th><th>runs</th></tr>
 {{range .Rows}}{{$c := .Cell}}<tr id="cell-{{.Index}}" class="{{.Status}}">
-<td>{{$c.Name}}</td><td>{{$c.Lock}}</td><td>{{$c.Nemesis}}</td><td>{{fencing $c.Fencing}}</td><td>{{$c.Expect}}</td><td>{{$c.Outcome}}</td>
+<td>{{$c.Name}}</td><td>{{$c.Lock}}</td><td>{{$c.Language}}</td><td>{{$c.Nemesis}}</td><td>{{fencing $c.Fencing}}</td><td>{{$c.Expect}}</td><td>{{$c.Outcome}}</td>
 <td class="num">{{$c.RunsWithViolation}} / {{len $c.Runs}}</td><td class="num">{{first $c.MedianFirstViolation}}</td><td class="num">{{f1 $c.AcqPerSec}}</td><td class="num">{{f1 $c.P99Acquire}}</td><td class="num">{{avail $c.Availability}}</td><td>{{match $c.Matches}}</td>
 <td class="runs">{{range $c.Runs}}<a href="{{report .}}" title="{{runline .}}">seed {{.Seed}}: {{.Outcome}}{{if .Interrupted}} (interrupted){{end}}</a> {{end}}{{with $c.NotRun}}<span class="small">never ran: {{seeds .}}</span>{{end}}</td></tr>
 {{end}}</table>

@@ -14,6 +14,10 @@
 //     share of seeds whose run finds the violation and the median time to
 //     the first one; for every expected-safe cell, the false alarms;
 //  4. start-up: how long cluster.Start takes for 5 nodes and proxies;
+//  5. adapter: the process adapter's pipe round trip (p50, p99), what a
+//     Python client process costs (start, memory), and lock cycles per
+//     second of the example client and redis-py-lock next to setnx on
+//     part 1's run shape, with 10 clients and with 1;
 //
 // and runs the Go benchmarks of the hot paths (go test -bench in history,
 // harness and checker). A -budget (default 14 minutes) bounds the whole
@@ -21,6 +25,6 @@
 //
 // `bench gen <path> <ops> valid|violation` writes one generated history.
 //
-// It imports harness, checker, history, cluster, matrix and report, and
+// It imports harness, checker, history, cluster, locks, matrix and report, and
 // go-redis for the raw loop; nothing imports it.
 package main

@@ -48,6 +48,10 @@ type options struct {
 	goBench       bool
 	benchTime     string
 	only          string
+	adapterCl     int
+	adapterDur    time.Duration
+	adapterRounds int
+	example       string
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -84,7 +88,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.startupRounds, "startup-rounds", 5, "start-up: cluster starts measured")
 	fs.BoolVar(&o.goBench, "gobench", true, "run the Go benchmarks (go test -bench) and include their output")
 	fs.StringVar(&o.benchTime, "benchtime", "300ms", "Go benchmarks: -benchtime")
-	fs.StringVar(&o.only, "only", "", "run one part only: workload, checker, detect, startup or gobench")
+	fs.StringVar(&o.only, "only", "", "run one part only: workload, checker, detect, startup, adapter or gobench")
+	fs.IntVar(&o.adapterCl, "adapter-clients", 10, "adapter: clients (one client process each)")
+	fs.DurationVar(&o.adapterDur, "adapter-duration", 4*time.Second, "adapter: length of each measurement")
+	fs.IntVar(&o.adapterRounds, "adapter-rounds", 3, "adapter: rounds of the measurements, back to back, the order rotated each round")
+	fs.StringVar(&o.example, "example", filepath.Join("locks", "clients", "example", "example_client.py"), "adapter: the example client")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -135,6 +143,17 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		}
 		r.Workload = &w
 		r.ProfileTop = profileTop(ctx, r.ProfilePath)
+	}
+	if part("adapter") {
+		example, err := filepath.Abs(o.example)
+		if err != nil {
+			return err
+		}
+		a, err := adapterBench(ctx, tmp, example, filepath.ToSlash(o.example), o.adapterCl, o.adapterDur, o.adapterRounds, logf)
+		if err != nil {
+			return fmt.Errorf("adapter: %w", err)
+		}
+		r.Adapter = &a
 	}
 	if part("checker") {
 		inMem := map[int]bool{}

@@ -41,6 +41,7 @@ type results struct {
 	GoBench     string
 	Detect      []detectRow
 	DetectWall  time.Duration
+	Adapter     *adapterResult
 }
 
 type machineInfo struct {
@@ -233,6 +234,9 @@ func (r *results) markdown() string {
 	}
 	if len(r.Startup.Times) > 0 {
 		r.startupSection(p)
+	}
+	if r.Adapter != nil {
+		r.adapterSection(p)
 	}
 	if r.GoBench != "" {
 		p("## Go benchmarks\n\n")

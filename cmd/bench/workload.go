@@ -141,14 +141,14 @@ func selfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// harnessCycles runs the setnx lock through harness.Run — the code path of
+// harnessCycles runs the lock (setnx in part 1) through harness.Run — the code path of
 // every torture run: its clients, the lock, the recorder, history.Writer
 // and the store — with one key per client and no hold, against the node
 // at addr (the external backend, so that it is the raw loops' server), and
 // returns completed cycles (acquire ok … release ok) per second of the
 // clients' time, read back from the history, which must check valid.
-func harnessCycles(ctx context.Context, dir, addr, password string, clients int, d time.Duration, profile string) (h harnessRound, err error) {
-	cfg := harness.Config{Lock: "setnx", Clients: clients, KeyPerClient: true, NoHold: true, Duration: d, Seed: 1, Dir: dir,
+func harnessCycles(ctx context.Context, lock, dir, addr, password string, clients int, d time.Duration, profile string) (h harnessRound, err error) {
+	cfg := harness.Config{Lock: lock, Clients: clients, KeyPerClient: true, NoHold: true, Duration: d, Seed: 1, Dir: dir,
 		Backend: cluster.BackendExternal, External: []string{addr}, Password: password}
 	if profile != "" {
 		f, err := os.Create(profile)
@@ -283,7 +283,7 @@ func workload(ctx context.Context, tmp string, clients int, d time.Duration, rou
 			}
 			dir := filepath.Join(tmp, fmt.Sprintf("workload-harness-%d", r))
 			defer os.RemoveAll(dir)
-			h, err := harnessCycles(ctx, dir, addr, cl.Password(), clients, d, prof)
+			h, err := harnessCycles(ctx, "setnx", dir, addr, cl.Password(), clients, d, prof)
 			events, bytes, cycles = events+h.events, bytes+h.bytes, cycles+h.cycles
 			return h.rate, h.cpu, err
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -22,7 +23,7 @@ import (
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var cfg harness.Config
-	fs.StringVar(&cfg.Lock, "lock", "setnx", "lock under test: "+strings.Join(locks.Names(), ", "))
+	fs.StringVar(&cfg.Lock, "lock", "setnx", "lock under test: "+strings.Join(locks.Names(), ", ")+", or exec:'COMMAND' (a client process speaking locks/clients/PROTOCOL.md)")
 	addBackendFlags(fs, &cfg) // --backend, --image, --toxiproxy, --password, --nodes
 	fs.IntVar(&cfg.Clients, "clients", 10, "concurrent clients")
 	fs.IntVar(&cfg.Keys, "keys", 2, "lock keys the clients contend for")
@@ -161,7 +162,7 @@ func newRunDir(out string, t time.Time, lock string, seed int64) (id, dir string
 	if err := os.MkdirAll(out, 0o700); err != nil {
 		return "", "", fmt.Errorf("run: %w", err)
 	}
-	base := fmt.Sprintf("%s-%s-seed%d", t.UTC().Format("20060102T150405"), lock, seed)
+	base := fmt.Sprintf("%s-%s-seed%d", t.UTC().Format("20060102T150405"), pathName(lock), seed)
 	for i := 0; ; i++ {
 		id = base
 		if i > 0 {
@@ -176,6 +177,33 @@ func newRunDir(out string, t time.Time, lock string, seed int64) (id, dir string
 			return "", "", fmt.Errorf("run: %w", err)
 		}
 	}
+}
+
+// pathName is lock as one safe path element: a registered name as it is
+// (letters, digits and -_.), anything else — an exec: lock's command line,
+// with its slashes, spaces and quotes — as its safe characters, the rest
+// turned to '-', at most 48 of them, and a hash of the whole name so that
+// two commands never share a name.
+func pathName(lock string) string {
+	safe := func(r rune) bool {
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-' || r == '_' || r == '.'
+	}
+	if lock != "" && strings.IndexFunc(lock, func(r rune) bool { return !safe(r) }) < 0 && strings.Trim(lock, ".") != "" {
+		return lock
+	}
+	var b strings.Builder
+	for _, r := range lock {
+		switch {
+		case b.Len() >= 48:
+		case safe(r) && r != '.':
+			b.WriteRune(r)
+		case !strings.HasSuffix(b.String(), "-"):
+			b.WriteByte('-')
+		}
+	}
+	h := fnv.New32a()
+	h.Write([]byte(lock))
+	return fmt.Sprintf("%s-%08x", strings.Trim(b.String(), "-"), h.Sum32())
 }
 
 func nemesisNames() []string {

@@ -1,0 +1,263 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/locks"
+)
+
+// adapterResult is part 5: the process adapter (locks.ProcessLock) —
+// the pipe's round trip, what a client process costs, and lock cycles per
+// second of the adapter's clients next to the Go setnx on one run shape.
+type adapterResult struct {
+	Clients  int
+	Duration time.Duration
+	Rounds   int
+	Example  string // the example client's lock name
+	// Pipe round trips (ping) of the example client: one process alone,
+	// and Clients processes pinging at once.
+	PingOne, PingAll []time.Duration
+	// Warm is how long starting Clients redis-py-lock processes took, in
+	// parallel, hello included; Start is one process's start.
+	Warm, Start time.Duration
+	// RSS is one redis-py-lock process's resident memory, in KiB.
+	RSS int64
+	// Per lock (Locks order), per round, cycles/s with Clients clients
+	// and with one.
+	Locks    []string
+	Rates    map[string][]float64
+	RatesOne map[string][]float64
+	// StartCPU is the CPU time one redis-py-lock process spends to start
+	// (interpreter, import redis, hello); CycleCPU, per round, the CPU time
+	// its client processes spent per cycle with Clients clients, their
+	// start-up taken out.
+	StartCPU   time.Duration
+	CycleCPU   []time.Duration
+	ValidRuns  int
+	TotalRuns  int
+	ExampleCmd string
+}
+
+// adapterLocks are the locks part 5 compares, setnx first (the
+// reference of the ratios).
+func adapterLocks(example string) []string {
+	return []string{"setnx", example, "redis-py-lock"}
+}
+
+// adapterBench measures part 5 against one redis-server.
+func adapterBench(ctx context.Context, tmp, examplePath, exampleShown string, clients int, d time.Duration, rounds int, logf func(string, ...any)) (adapterResult, error) {
+	py, err := pythonOnPath()
+	if err != nil {
+		return adapterResult{}, err
+	}
+	example := fmt.Sprintf("exec:'%s' '%s'", py, examplePath)
+	a := adapterResult{Clients: clients, Duration: d, Rounds: rounds, Example: example, ExampleCmd: "exec:python3 " + exampleShown,
+		Locks: adapterLocks(example), Rates: map[string][]float64{}, RatesOne: map[string][]float64{}}
+	cl, err := cluster.Start(ctx, 1, cluster.WithDir(filepath.Join(tmp, "adapter-node")))
+	if err != nil {
+		return a, err
+	}
+	defer cl.Close()
+	cfg := locks.Config{Addrs: cl.Addrs(), Password: cl.Password(), TTL: time.Second}
+
+	// The pipe: 2000 pings of one process, then of every process at once.
+	l, err := locks.New(example, cfg)
+	if err != nil {
+		return a, err
+	}
+	pl := l.(*locks.ProcessLock)
+	for range 2000 {
+		rtt, err := pl.Ping(ctx)
+		if err != nil {
+			l.Close()
+			return a, err
+		}
+		a.PingOne = append(a.PingOne, rtt)
+	}
+	if err := pl.Warm(ctx, clients); err != nil {
+		l.Close()
+		return a, err
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			for range 500 {
+				rtt, err := pl.Ping(ctx)
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				a.PingAll = append(a.PingAll, rtt)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	l.Close()
+	logf("adapter: pipe round trip p50 %v p99 %v alone, p50 %v p99 %v with %d processes", pct(a.PingOne, 50), pct(a.PingOne, 99), pct(a.PingAll, 50), pct(a.PingAll, 99), clients)
+
+	// What a redis-py-lock process costs (the interpreter is looked for
+	// first: the probes are children too).
+	if _, err := locks.PythonWithRedis(); err != nil {
+		return a, err
+	}
+	cpu0 := childCPU()
+	t0 := time.Now()
+	l, err = locks.New("redis-py-lock", cfg)
+	if err != nil {
+		return a, err
+	}
+	a.Start = time.Since(t0)
+	pl = l.(*locks.ProcessLock)
+	t0 = time.Now()
+	err = pl.Warm(ctx, clients+1)
+	a.Warm = time.Since(t0)
+	a.RSS = rssOf(pl)
+	l.Close()
+	if err != nil {
+		return a, err
+	}
+	a.StartCPU = (childCPU() - cpu0) / time.Duration(clients+1)
+	logf("adapter: one redis-py-lock process starts in %v, %d more in %v, %d KiB resident each", a.Start, clients, a.Warm, a.RSS)
+
+	// Cycles per second: the locks back to back each round, the order
+	// rotated every round; with clients clients, then with one.
+	n := cl.Node(0)
+	for r := range rounds {
+		for k := range a.Locks {
+			lock := a.Locks[(k+r)%len(a.Locks)]
+			for _, c := range []int{clients, 1} {
+				dir := filepath.Join(tmp, fmt.Sprintf("adapter-%d-%d-%d", r, k, c))
+				cpu0 := childCPU()
+				h, err := harnessCycles(ctx, lock, dir, n.Addr(), cl.Password(), c, d, "")
+				if lock == "redis-py-lock" && c == clients && err == nil && h.cycles > 0 {
+					// The client processes are reaped when the run ends.
+					a.CycleCPU = append(a.CycleCPU, (childCPU()-cpu0-time.Duration(c)*a.StartCPU)/time.Duration(h.cycles))
+				}
+				os.RemoveAll(dir)
+				a.TotalRuns++
+				if err != nil {
+					return a, fmt.Errorf("%s, %d clients: %w", lock, c, err)
+				}
+				a.ValidRuns++
+				if c == clients {
+					a.Rates[lock] = append(a.Rates[lock], h.rate)
+				} else {
+					a.RatesOne[lock] = append(a.RatesOne[lock], h.rate)
+				}
+				logf("adapter round %d: %s, %d clients: %.0f cycles/s", r+1, lockLabel(lock, a), c, h.rate)
+			}
+		}
+	}
+	return a, nil
+}
+
+// childCPU is the user and system CPU time of this process's children
+// that have been reaped.
+func childCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// pythonOnPath is the python3 the example client runs with: any, as it
+// needs only the standard library.
+func pythonOnPath() (string, error) {
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		p := filepath.Join(dir, "python3")
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && filepath.IsAbs(p) {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("adapter: no python3 on the PATH")
+}
+
+// rssOf is the resident memory of one of l's client processes, in KiB
+// (0 when it cannot be read).
+func rssOf(l *locks.ProcessLock) int64 {
+	for _, pid := range l.Pids() {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			var kib int64
+			if _, err := fmt.Sscanf(line, "VmRSS: %d kB", &kib); err == nil {
+				return kib
+			}
+		}
+	}
+	return 0
+}
+
+// pct is the p-th percentile of ds (nearest rank).
+func pct(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := (p*len(s) + 99) / 100
+	return s[max(i, 1)-1]
+}
+
+func lockLabel(lock string, a adapterResult) string {
+	if lock == a.Example {
+		return "example client (exec)"
+	}
+	return lock
+}
+
+func (r *results) adapterSection(p func(string, ...any)) {
+	a := r.Adapter
+	p("## 5. Locks in other languages: the process adapter\n\n")
+	p("`locks.ProcessLock` (locks/clients/PROTOCOL.md) against one redis-server (`cluster.Start`, 1 node, through its proxy).\n\n")
+	p("**The pipe.** Round trip of a `ping` (request written → reply read: the pipe both ways, the client's JSON decode and encode, a Python `readline` loop) with the example client (`%s`): ", a.ExampleCmd)
+	p("one process alone, %d pings: p50 %s, p99 %s; %d processes pinging at once, %d pings: p50 %s, p99 %s. ",
+		len(a.PingOne), fmtDur(pct(a.PingOne, 50)), fmtDur(pct(a.PingOne, 99)), a.Clients, len(a.PingAll), fmtDur(pct(a.PingAll, 50)), fmtDur(pct(a.PingAll, 99)))
+	p("The adapter counts a client's validity from the moment it wrote the request, before the client could read it, so a recorded lease ends earlier than the client believes by the pipe's one-way delay, at most the round trip: the harness can miss an overlap shorter than that, never report one the client did not claim.\n\n")
+	p("**A client process.** One redis-py-lock process (Python, `import redis`) starts and answers its hello in %s (%s of CPU); %d more, started in parallel (`Warm`), in %s; each holds %d KiB resident.\n\n",
+		fmtDur(a.Start), fmtDur(a.StartCPU), a.Clients, fmtDur(a.Warm), a.RSS)
+	p("**Throughput.** The run shape of part 1 — `harness.Run` with `KeyPerClient` and `NoHold`, each cycle acquire + critical section + release, recording on — with %d clients and with 1, %d rounds of %v per lock, the locks back to back in each round (in a different order each round); medians, rounds in brackets; the ratios are medians of each round's ratio to setnx.\n\n", a.Clients, a.Rounds, a.Duration)
+	p("| lock | language | cycles/s, %d clients | ÷ setnx | cycles/s, 1 client | ÷ setnx | %d clients ÷ 1 |\n|---|---|---|---|---|---|---|\n", a.Clients, a.Clients)
+	for _, lock := range a.Locks {
+		lang := "Go"
+		if lock != "setnx" {
+			lang = "Python"
+		}
+		p("| %s | %s | %.0f [%s] | %.2f | %.0f [%s] | %.2f | %.1f |\n", lockLabel(lock, *a), lang,
+			median(a.Rates[lock]), join(a.Rates[lock]), ratio(a.Rates[lock], a.Rates["setnx"]),
+			median(a.RatesOne[lock]), join(a.RatesOne[lock]), ratio(a.RatesOne[lock], a.RatesOne["setnx"]),
+			ratio(a.Rates[lock], a.RatesOne[lock]))
+	}
+	if len(a.CycleCPU) > 0 {
+		cpu := medianDur(a.CycleCPU)
+		p("\n**One process per client, or one for all?** The redis-py-lock client processes spent %s of CPU per cycle (median of the rounds with %d clients; the CPU of their start taken out). ", fmtDur(cpu), a.Clients)
+		p("A single process serving every client would have to be concurrent itself (threads or an event loop, in every client's language), and a Python one runs its bytecode on one core at a time (the interpreter lock): it could not pass about %.0f cycles/s (one second of CPU ÷ %s), where %d processes measured %.0f, %.1f× one process. ",
+			float64(time.Second)/float64(cpu), fmtDur(cpu), a.Clients, median(a.Rates["redis-py-lock"]), ratio(a.Rates["redis-py-lock"], a.RatesOne["redis-py-lock"]))
+		p("On these 2 cores, shared with redis-server, the proxy and the harness, the throughput is not what decides: a process per client keeps every client a plain read-answer loop, and a client that hangs or dies loses one torture client's call, not every client's; it costs a start, paid before the run, and its memory. The adapter therefore runs one process per client.\n")
+	}
+	p("\nEvery history of these %d runs checked valid. redis-py-lock keeps redis-py's defaults but for the socket timeouts; its acquire is one `SET NX PX` when the key is free, its release redis-py's Lua compare-and-delete.\n\n", a.ValidRuns)
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.2f s", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+	}
+	return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
+}

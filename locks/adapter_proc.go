@@ -1,0 +1,269 @@
+package locks
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// The wire side of ProcessLock: the lines exchanged with one client
+// process, and the process itself.
+
+// clientEnv is this process's environment without LOCKTORTURE_PASSWORD,
+// plus extra.
+func clientEnv(extra []string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "LOCKTORTURE_PASSWORD=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Results of a reply.
+const (
+	resultOK          = "ok"
+	resultNotAcquired = "not_acquired"
+	resultNotHeld     = "not_held"
+)
+
+// request is one line to a client; fields unused by its Op are omitted.
+type clientRequest struct {
+	ID int64  `json:"id"`
+	Op string `json:"op"`
+	// acquire, release, extend, ping
+	Key       string  `json:"key,omitempty"`
+	Token     string  `json:"token,omitempty"`
+	TimeoutMS float64 `json:"timeout_ms,omitempty"`
+	// hello
+	Protocol     int               `json:"protocol,omitempty"`
+	Client       int               `json:"client,omitempty"`
+	Addrs        []string          `json:"addrs,omitempty"`
+	Password     string            `json:"password,omitempty"`
+	TTLMS        float64           `json:"ttl_ms,omitempty"`
+	NodeTimeout  float64           `json:"node_timeout_ms,omitempty"`
+	Tries        int               `json:"tries,omitempty"`
+	RetryDelayMS float64           `json:"retry_delay_ms,omitempty"`
+	Fencing      bool              `json:"fencing,omitempty"`
+	Seed         int64             `json:"seed,omitempty"`
+	Sentinels    []string          `json:"sentinels,omitempty"`
+	SentinelPass string            `json:"sentinel_password,omitempty"`
+	MasterName   string            `json:"master_name,omitempty"`
+	AddrMap      map[string]string `json:"addr_map,omitempty"`
+}
+
+// reply is one line from a client.
+type clientReply struct {
+	ID           int64    `json:"id"`
+	Result       string   `json:"result"`
+	Error        string   `json:"error"`
+	Token        string   `json:"token"`
+	Fence        int64    `json:"fence"`
+	ValidityMS   *float64 `json:"validity_ms"`
+	UntilRelease bool     `json:"until_release"`
+	ClientInfo            // the hello's reply
+}
+
+// because is ": " and the client's error text, or "".
+func (r clientReply) because() string {
+	if r.Error == "" {
+		return ""
+	}
+	return ": " + r.Error
+}
+
+// unknown is the error of a reply whose outcome is unknown: the
+// client's "unknown", or a result the request cannot have.
+func (r clientReply) unknown() error {
+	if r.Result == "unknown" {
+		return fmt.Errorf("outcome unknown: %s", r.Error)
+	}
+	return fmt.Errorf("%w: result %q%s", ErrProtocol, r.Result, r.because())
+}
+
+// maxLine bounds a reply line.
+const maxLine = 1 << 20
+
+// proc is one client process.
+type proc struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout io.Closer
+	lines  chan []byte   // reply lines; closed when its stdout ends
+	killed chan struct{} // closed by kill
+	exited chan struct{} // closed once reaped
+	stderr *tail
+	info   ClientInfo
+
+	mu     sync.Mutex // one exchange at a time
+	nextID int64
+
+	gone     atomic.Bool // killed, or its stdout ended: never used again
+	killOnce sync.Once
+	reapMu   sync.Mutex // orders kill against the reaping of the process
+	reaped   bool
+	waitErr  error
+}
+
+// read forwards p's reply lines until its stdout ends, then kills its
+// process group (a client's children go with it), reaps it and calls
+// done.
+func (p *proc) read(stdout io.Reader, done func()) {
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 0, 4096), maxLine)
+	for sc.Scan() {
+		line := append([]byte(nil), sc.Bytes()...)
+		select {
+		case p.lines <- line:
+		case <-p.killed:
+		}
+	}
+	p.gone.Store(true)
+	close(p.lines)
+	p.kill()
+	err := p.cmd.Wait()
+	p.reapMu.Lock()
+	p.reaped, p.waitErr = true, err
+	p.reapMu.Unlock()
+	close(p.exited)
+	done()
+}
+
+// kill sends SIGKILL to p's process group, once, unless it has been
+// reaped (its pid could then belong to another process).
+func (p *proc) kill() {
+	p.gone.Store(true)
+	p.killOnce.Do(func() { close(p.killed) })
+	p.reapMu.Lock()
+	if !p.reaped {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) // ESRCH: gone already
+	}
+	p.reapMu.Unlock()
+	// A child that left the process group may still hold the pipe open:
+	// closing our end ends read's loop all the same.
+	p.stdout.Close()
+}
+
+// exchange writes req with the next id and the time left as timeout_ms,
+// and waits for the reply with that id until ctx's deadline, or bound
+// when it has none. It returns the reply and when req was written. On
+// any error the process is killed: its state is unknown.
+func (p *proc) exchange(ctx context.Context, req clientRequest, bound time.Duration) (clientReply, time.Time, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.gone.Load() {
+		return clientReply{}, time.Now(), fmt.Errorf("%w%s", ErrClientGone, p.why())
+	}
+	wait := bound
+	if d, ok := ctx.Deadline(); ok {
+		wait = time.Until(d)
+	}
+	if err := ctx.Err(); err != nil {
+		return clientReply{}, time.Now(), err
+	}
+	if wait <= 0 {
+		return clientReply{}, time.Now(), fmt.Errorf("no time left: %w", context.DeadlineExceeded)
+	}
+	p.nextID++
+	req.ID = p.nextID
+	if req.Op != "hello" {
+		req.TimeoutMS = ms(wait)
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		return clientReply{}, time.Now(), err
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	sent := time.Now()
+	if _, err := p.stdin.Write(append(b, '\n')); err != nil {
+		p.kill()
+		return clientReply{}, sent, fmt.Errorf("%w: write: %v%s", ErrClientGone, err, p.why())
+	}
+	select {
+	case line, ok := <-p.lines:
+		if !ok {
+			return clientReply{}, sent, fmt.Errorf("%w%s", ErrClientGone, p.why())
+		}
+		var r clientReply
+		if err := json.Unmarshal(line, &r); err != nil {
+			p.kill()
+			return clientReply{}, sent, fmt.Errorf("%w: %v in %q (client killed)", ErrProtocol, err, truncate(line))
+		}
+		if r.ID != req.ID {
+			p.kill()
+			return clientReply{}, sent, fmt.Errorf("%w: reply id %d to request %d (client killed)", ErrProtocol, r.ID, req.ID)
+		}
+		return r, sent, nil
+	case <-ctx.Done():
+		p.kill()
+		return clientReply{}, sent, fmt.Errorf("client killed while it worked: %w", ctx.Err())
+	case <-timer.C:
+		p.kill()
+		return clientReply{}, sent, fmt.Errorf("no reply within %v, client killed: %w", wait.Round(time.Millisecond), context.DeadlineExceeded)
+	}
+}
+
+// why describes how p ended, waiting briefly for it to be reaped: its
+// exit status and the last of its stderr.
+func (p *proc) why() string {
+	select {
+	case <-p.exited:
+	case <-time.After(2 * time.Second):
+		return " (still running)"
+	}
+	p.reapMu.Lock()
+	status := "exited"
+	if p.waitErr != nil {
+		status = p.waitErr.Error()
+	}
+	p.reapMu.Unlock()
+	if s := p.stderr.String(); s != "" {
+		return fmt.Sprintf(" (%s; stderr: %s)", status, s)
+	}
+	return fmt.Sprintf(" (%s)", status)
+}
+
+func truncate(b []byte) string {
+	if len(b) > 200 {
+		return string(b[:200]) + "…"
+	}
+	return string(b)
+}
+
+// tail keeps the last max bytes written to it, for the errors that
+// quote a client's stderr.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, b...)
+	if len(t.b) > t.max {
+		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
+	}
+	return len(b), nil
+}
+
+// String returns the kept bytes on one line.
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.Join(strings.Fields(string(t.b)), " ")
+}

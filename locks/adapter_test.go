@@ -1,0 +1,326 @@
+package locks_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/locktorture/locktorture/locks"
+)
+
+// fakeConfig is a Config for the fake client, which talks to no Redis.
+func fakeConfig() locks.Config {
+	return locks.Config{Addrs: []string{"127.0.0.1:1"}, Password: "s3cret-fake-password", TTL: time.Second}
+}
+
+// newFake starts a ProcessLock over the fake client in mode, closed when
+// the test ends.
+func newFake(tb testing.TB, mode string, opts ...locks.ProcessOption) *locks.ProcessLock {
+	tb.Helper()
+	opts = append([]locks.ProcessOption{locks.WithProcessEnv(fakeClientEnv + "=" + mode)}, opts...)
+	l, err := locks.NewProcessLock("fake", []string{os.Args[0]}, fakeConfig(), opts...)
+	if err != nil {
+		tb.Fatalf("NewProcessLock(fake %s): %v", mode, err)
+	}
+	tb.Cleanup(func() {
+		if err := l.Close(); err != nil {
+			tb.Errorf("close: %v", err)
+		}
+	})
+	return l
+}
+
+// alive reports whether pid names a running process: not gone, and not
+// a zombie (a dead process whose parent, init in a container, has not
+// reaped it yet).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// waitGone polls until none of pids is alive, or fails the test after
+// a deadline.
+func waitGone(tb testing.TB, pids []int) {
+	tb.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var left []int
+		for _, pid := range pids {
+			if alive(pid) {
+				left = append(left, pid)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("client processes %v still alive", left)
+		}
+		time.Sleep(pollEvery)
+	}
+}
+
+// TestProcessLockProtocol drives a well-behaved client: the lease's
+// validity is counted from the moment the request was written (so it
+// lies between the call's start and end plus the client's 500 ms), a
+// claim with no deadline becomes UntilRelease, a second release is
+// answered by another process from key and token alone (ErrNotHeld), and
+// a ping round-trips.
+func TestProcessLockProtocol(t *testing.T) {
+	t.Parallel()
+	l := newFake(t, "ok")
+	if info := l.Info(); info.Name != "fake" || info.Language != "Go" {
+		t.Errorf("Info() = %+v", info)
+	}
+	before := time.Now()
+	lease, err := l.Acquire(t.Context(), "k")
+	after := time.Now()
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	const v = 500 * time.Millisecond
+	if lease.Key != "k" || lease.Token == "" || lease.Validity.Before(before.Add(v)) || lease.Validity.After(after.Add(v)) {
+		t.Errorf("lease %+v: want key k, a token, validity in [%v, %v]", lease, before.Add(v), after.Add(v))
+	}
+	ext, err := l.Extend(t.Context(), lease)
+	if err != nil || ext.Token != lease.Token || ext.Validity.Before(lease.Validity) {
+		t.Errorf("extend: %+v, %v", ext, err)
+	}
+	if err := l.Release(t.Context(), ext); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	if err := l.Release(t.Context(), ext); !errors.Is(err, locks.ErrNotHeld) {
+		t.Errorf("second release: %v, want ErrNotHeld", err)
+	}
+	if _, err := l.Extend(t.Context(), ext); !errors.Is(err, locks.ErrNotHeld) {
+		t.Errorf("extend after release: %v, want ErrNotHeld", err)
+	}
+	if rtt, err := l.Ping(t.Context()); err != nil || rtt <= 0 {
+		t.Errorf("ping: %v, %v", rtt, err)
+	}
+
+	u := newFake(t, "until-release")
+	lease, err = u.Acquire(t.Context(), "k")
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	if left := time.Until(lease.Validity); left < locks.UntilRelease-time.Hour {
+		t.Errorf("until_release lease valid for %v, want about %v", left, locks.UntilRelease)
+	}
+}
+
+// TestProcessLockMisbehavingClient: a client that hangs, dies, writes a
+// line that is not JSON or answers with another id gives an error that is
+// neither ErrNotAcquired nor ErrNotHeld (the harness records it as an
+// unknown outcome), its process is killed and reaped, and the lock goes
+// on serving with a fresh process.
+func TestProcessLockMisbehavingClient(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mode string
+		want error // wrapped by the acquire's error; nil: any unknown
+	}{
+		{"hang-acquire", context.DeadlineExceeded},
+		{"die-acquire", locks.ErrClientGone},
+		{"garbage-acquire", locks.ErrProtocol},
+		{"wrong-id-acquire", locks.ErrProtocol},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
+			l := newFake(t, tc.mode)
+			pids := l.Pids()
+			ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+			defer cancel()
+			_, err := l.Acquire(ctx, "k")
+			switch {
+			case err == nil:
+				t.Fatal("acquire succeeded")
+			case errors.Is(err, locks.ErrNotAcquired), errors.Is(err, locks.ErrNotHeld):
+				t.Errorf("acquire: %v: a definite outcome, want an unknown one", err)
+			case !errors.Is(err, tc.want):
+				t.Errorf("acquire: %v, want it to wrap %v", err, tc.want)
+			}
+			if tc.mode == "die-acquire" && !strings.Contains(err.Error(), "dying in acquire") {
+				t.Errorf("acquire: %v, want the client's last words on stderr", err)
+			}
+			waitGone(t, pids)
+			if _, err := l.Ping(t.Context()); err != nil {
+				t.Errorf("ping after the client was lost: %v", err)
+			}
+		})
+	}
+}
+
+// TestProcessLockHello: a client that refuses the hello, exits before
+// answering it, or cannot start, or one asked for fencing tokens it does
+// not issue, fails NewProcessLock with a one-line reason.
+func TestProcessLockHello(t *testing.T) {
+	t.Parallel()
+	fencing := fakeConfig()
+	fencing.Fencing = true
+	for _, tc := range []struct {
+		name string
+		argv []string
+		mode string
+		cfg  locks.Config
+		want []string
+	}{
+		{"refuse", []string{os.Args[0]}, "refuse", fakeConfig(), []string{"refused the hello", "I refuse this configuration"}},
+		{"exit", []string{os.Args[0]}, "exit-at-hello", fakeConfig(), []string{"exit status 3", "exiting at hello"}},
+		{"no such command", []string{"/nonexistent/locktorture-client"}, "ok", fakeConfig(), []string{"no such file"}},
+		{"fencing", []string{os.Args[0]}, "ok", fencing, []string{"issues no fencing tokens"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			l, err := locks.NewProcessLock("fake", tc.argv, tc.cfg, locks.WithProcessEnv(fakeClientEnv+"="+tc.mode))
+			if err == nil {
+				l.Close()
+				t.Fatal("NewProcessLock succeeded")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q has more than one line", err)
+			}
+		})
+	}
+}
+
+// TestProcessLockSecrets: the password reaches the client in the hello
+// only: not on its command line, not in its environment (where
+// LOCKTORTURE_PASSWORD, set here, is removed), and /proc/<pid>/environ is
+// readable by its owner alone anyway.
+func TestProcessLockSecrets(t *testing.T) {
+	t.Setenv("LOCKTORTURE_PASSWORD", "s3cret-env-password")
+	l := newFake(t, "env")
+	if got := l.Info().Name; got != "password-in-env=false" {
+		t.Errorf("client reports %q, want password-in-env=false", got)
+	}
+	for _, pid := range l.Pids() {
+		for _, f := range []string{"cmdline", "environ"} {
+			path := fmt.Sprintf("/proc/%d/%s", pid, f)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, pw := range []string{fakeConfig().Password, "s3cret-env-password"} {
+				if strings.Contains(string(b), pw) {
+					t.Errorf("%s holds a password", path)
+				}
+			}
+		}
+		st, err := os.Stat(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if perm := st.Mode().Perm(); perm&0o077 != 0 {
+			t.Errorf("/proc/%d/environ has mode %v: others can read it", pid, perm)
+		}
+	}
+}
+
+// TestProcessLockClose: Close kills and reaps every client process, idle
+// or holding a lease, and the lock then refuses calls.
+func TestProcessLockClose(t *testing.T) {
+	t.Parallel()
+	l, err := locks.NewProcessLock("fake", []string{os.Args[0]}, fakeConfig(), locks.WithProcessEnv(fakeClientEnv+"=ok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Warm(t.Context(), 4); err != nil {
+		t.Fatalf("warm: %v", err)
+	}
+	if _, err := l.Acquire(t.Context(), "k"); err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	pids := l.Pids()
+	if len(pids) != 4 {
+		t.Fatalf("%d processes after Warm(4) and one acquire, want 4", len(pids))
+	}
+	if err := l.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("process %d alive after Close", pid)
+		}
+	}
+	if _, err := l.Acquire(t.Context(), "k"); !errors.Is(err, locks.ErrClosed) {
+		t.Errorf("acquire after Close: %v, want ErrClosed", err)
+	}
+}
+
+// harnessChild is the test binary as a stand-in for the harness: it
+// starts three client processes (the fake client), prints their pids on
+// one line and waits to be killed.
+func harnessChild() {
+	l, err := locks.NewProcessLock("fake", []string{os.Args[0]}, fakeConfig(), locks.WithProcessEnv(fakeClientEnv+"=ok"))
+	if err == nil {
+		err = l.Warm(context.Background(), 3)
+	}
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Println("pids", strings.Trim(fmt.Sprint(l.Pids()), "[]"))
+	select {}
+}
+
+// TestAdapterSIGKILL: when the process that started the clients is killed
+// with SIGKILL (no deferred Close runs), no client process is left: the
+// kernel kills them (Pdeathsig).
+func TestAdapterSIGKILL(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), harnessChildEnv+"=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("child: %v", err)
+	}
+	fields := strings.Fields(line)
+	if len(fields) != 4 || fields[0] != "pids" {
+		t.Fatalf("child said %q, want pids and three numbers", line)
+	}
+	var pids []int
+	for _, f := range fields[1:] {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !alive(pid) {
+			t.Fatalf("client %d not running before the kill", pid)
+		}
+		pids = append(pids, pid)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	// The clients were the child's children: once it is gone they are
+	// reparented to init (or a subreaper), which reaps them.
+	waitGone(t, pids)
+}

@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""RedLock in Python, behind locktorture's process adapter.
+
+Written from the algorithm as the Redis page "Distributed Locks with Redis"
+describes it (the redlock-py pattern the seed article shows), over redis-py,
+with one redis.Redis client per independent master:
+
+1. Note the current time (a monotonic clock).
+2. Try to SET key token NX PX ttl on all N instances in turn, each call
+   bounded by a timeout small compared with the TTL (the run's per-node
+   timeout: socket timeouts of the client).
+3. The lock is acquired if at least N/2+1 instances granted it and the time
+   elapsed is less than the TTL: the validity left is
+   TTL - elapsed - drift, with drift = TTL * 0.01 + 2 ms.
+4. Otherwise unlock every instance (a compare-and-delete, also on those
+   that seemed not to grant: their SET may have landed), wait a random
+   delay and try again, up to `tries` attempts.
+
+Release unlocks every instance and succeeds if a quorum deleted the token.
+Extend (from the page's "Making the algorithm more reliable: extending the
+lock") runs a compare-and-pexpire on every instance and succeeds if a quorum
+extended within the validity.
+
+The deadline of a lease is start + TTL - drift, start being taken before the
+first SET of the attempt that succeeded; the reply's validity_ms counts it
+from when this client began the call (protocol, locks/clients/PROTOCOL.md).
+
+Run with an interpreter that can `import redis` (Debian: python3-redis).
+"""
+
+import json
+import random
+import secrets
+import sys
+import time
+
+import redis
+from redis.exceptions import RedisError
+
+UNLOCK = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0"""
+
+EXTEND = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0"""
+
+
+class RedLock:
+    def __init__(self, hello):
+        timeout = hello["node_timeout_ms"] / 1000
+        self.nodes = []
+        for addr in hello["addrs"]:
+            host, port = addr.rsplit(":", 1)
+            self.nodes.append(redis.Redis(host=host, port=int(port), password=hello.get("password") or None,
+                                          socket_timeout=timeout, socket_connect_timeout=timeout))
+        self.quorum = len(self.nodes) // 2 + 1
+        self.ttl_ms = hello["ttl_ms"]
+        self.drift_ms = self.ttl_ms * 0.01 + 2
+        self.tries = max(1, hello.get("tries", 3))
+        self.retry_delay = hello.get("retry_delay_ms", 50) / 1000
+        # One seed per process: the run's seed and this process's number.
+        self.rng = random.Random(hello.get("seed", 1) * 1000003 + hello.get("client", 0))
+        self.unlock_scripts = [n.register_script(UNLOCK) for n in self.nodes]
+        self.extend_scripts = [n.register_script(EXTEND) for n in self.nodes]
+        self.deadlines = {}  # token -> deadline of the lease (monotonic seconds)
+
+    def each(self, call):
+        """Call call(i) for every node in turn; return (yes, errors)."""
+        yes, errors = 0, []
+        for i in range(len(self.nodes)):
+            try:
+                if call(i):
+                    yes += 1
+            except RedisError as e:
+                errors.append("node %d: %s: %s" % (i, type(e).__name__, e))
+        return yes, errors
+
+    def unlock(self, key, token):
+        return self.each(lambda i: self.unlock_scripts[i](keys=[key], args=[token]))
+
+    def acquire(self, key, began, wait_until):
+        token = secrets.token_hex(16)
+        why = ""
+        for attempt in range(self.tries):
+            if attempt > 0:
+                delay = self.rng.uniform(self.retry_delay / 2, self.retry_delay)
+                if time.monotonic() + delay >= wait_until:
+                    break
+                time.sleep(delay)
+            start = time.monotonic()
+            granted, errors = self.each(lambda i: self.nodes[i].set(key, token, nx=True, px=int(self.ttl_ms)))
+            elapsed_ms = (time.monotonic() - start) * 1000
+            validity_ms = self.ttl_ms - elapsed_ms - self.drift_ms
+            if granted >= self.quorum and validity_ms > 0:
+                deadline = start + (self.ttl_ms - self.drift_ms) / 1000
+                self.deadlines[token] = deadline
+                return {"result": "ok", "token": token, "validity_ms": (deadline - began) * 1000}
+            self.unlock(key, token)
+            why = "%d of %d nodes granted in %.1f ms, %d needed" % (granted, len(self.nodes), elapsed_ms, self.quorum)
+            if errors:
+                why += "; " + "; ".join(errors)
+        return {"result": "not_acquired", "error": why or "no time for an attempt"}
+
+    def release(self, key, token):
+        self.deadlines.pop(token, None)
+        deleted, errors = self.unlock(key, token)
+        if deleted >= self.quorum:
+            return {"result": "ok"}
+        if deleted + len(errors) >= self.quorum:
+            return {"result": "unknown", "error": "%d nodes deleted the token; %s" % (deleted, "; ".join(errors))}
+        return {"result": "not_held", "error": "%d of %d nodes held the token" % (deleted, len(self.nodes))}
+
+    def extend(self, key, token, began):
+        deadline = self.deadlines.get(token)
+        if deadline is None or time.monotonic() >= deadline:
+            return {"result": "not_held", "error": "the lease's validity has passed"}
+        start = time.monotonic()
+        extended, errors = self.each(lambda i: self.extend_scripts[i](keys=[key], args=[token, int(self.ttl_ms)]))
+        elapsed_ms = (time.monotonic() - start) * 1000
+        if self.ttl_ms - elapsed_ms - self.drift_ms <= 0:
+            return {"result": "not_held", "error": "the round took %.1f ms" % elapsed_ms}
+        if extended >= self.quorum:
+            deadline = start + (self.ttl_ms - self.drift_ms) / 1000
+            self.deadlines[token] = deadline
+            return {"result": "ok", "validity_ms": (deadline - began) * 1000}
+        if extended + len(errors) >= self.quorum:
+            return {"result": "unknown", "error": "%d nodes extended; %s" % (extended, "; ".join(errors))}
+        return {"result": "not_held", "error": "%d of %d nodes held the token" % (extended, len(self.nodes))}
+
+
+def main():
+    proto = sys.stdout
+    sys.stdout = sys.stderr  # a stray print must not break the protocol
+
+    def send(reply):
+        proto.write(json.dumps(reply) + "\n")
+        proto.flush()
+
+    hello = json.loads(sys.stdin.readline())
+    if hello.get("sentinels") or hello.get("fencing"):
+        send({"id": hello["id"], "result": "error",
+              "error": "redlock-py needs independent masters and issues no fencing tokens"})
+        return
+    lock = RedLock(hello)
+    send({"id": hello["id"], "result": "ok", "name": "RedLock (Python, from the Redis description)",
+          "language": "Python " + sys.version.split()[0],
+          "versions": {"redis-py": redis.__version__}, "fencing": False})
+
+    for line in iter(sys.stdin.readline, ""):
+        began = time.monotonic()
+        req = json.loads(line)
+        op = req["op"]
+        if op == "acquire":
+            # Leave the last round its per-node timeouts within the wait.
+            wait_until = began + req["timeout_ms"] / 1000 - len(lock.nodes) * hello["node_timeout_ms"] / 1000
+            reply = lock.acquire(req["key"], began, wait_until)
+        elif op == "release":
+            reply = lock.release(req["key"], req["token"])
+        elif op == "extend":
+            reply = lock.extend(req["key"], req["token"], began)
+        elif op == "ping":
+            reply = {"result": "ok"}
+        else:
+            reply = {"result": "unknown", "error": "unknown op %r" % op}
+        reply["id"] = req["id"]
+        send(reply)
+
+
+if __name__ == "__main__":
+    main()
