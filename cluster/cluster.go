@@ -66,6 +66,9 @@ type Cluster struct {
 	remote    *remoteToxiproxy     // external backend with WithToxiproxy only
 	nodes     []*Node
 
+	mu       sync.Mutex // guards failover
+	failover *Failover  // the failover topology of these nodes, once started; see Failover
+
 	closing   chan struct{} // closed when Close begins
 	closeOnce sync.Once
 	closeErr  error
@@ -143,6 +146,7 @@ func newCluster(backend string, o options, n int) (*Cluster, error) {
 		c.nodes[i] = &Node{c: c, index: i, name: fmt.Sprintf("n%d", i+1)}
 	}
 	if backend == BackendExternal {
+		c.dir = "" // no files of nodes someone else runs
 		return c, nil
 	}
 	c.srv = toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
@@ -261,9 +265,10 @@ func (c *Cluster) Versions() []string {
 // API is not listening; call its Listen to serve it.
 func (c *Cluster) Toxiproxy() *toxiproxy.ApiServer { return c.srv }
 
-// Close stops the proxies and every node the cluster runs: a paused
-// process is resumed, then sent SIGTERM, then SIGKILL if still alive after
-// 2 s; a container is removed. It closes the nodes' clients, deletes the
+// Close stops the sentinels of its failover topology, if any, then the
+// proxies and every node the cluster runs: a paused process is resumed,
+// then sent SIGTERM, then SIGKILL if still alive after 2 s; a container is
+// removed. It closes the nodes' clients, deletes the
 // proxies it made on a remote toxiproxy server, and removes the temporary
 // directory unless WithKeepLogs or WithDir. Close is idempotent, safe to
 // call concurrently (every caller waits for the first one to finish) and
@@ -278,6 +283,12 @@ func (c *Cluster) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	var errs []error
+	c.mu.Lock()
+	f := c.failover
+	c.mu.Unlock()
+	if f != nil {
+		errs = append(errs, f.stopSentinels(ctx))
+	}
 	if c.srv != nil {
 		c.srv.Collection.Clear() // always nil
 	}

@@ -270,11 +270,11 @@ func TestDockerImageWithoutShim(t *testing.T) {
 		t.Fatalf("docker build: %v\n%s", err, out)
 	}
 	t.Cleanup(func() { exec.Command("docker", "rmi", tag).Run() })
-	if shim, err := ImageClockShim(t.Context(), tag); err != nil || shim != "" {
-		t.Errorf("ImageClockShim(%s) = %q, %v; want none", tag, shim, err)
+	if shim, err := imageShim(t.Context(), tag); err != nil || shim != "" {
+		t.Errorf("imageShim(%s) = %q, %v; want none", tag, shim, err)
 	}
-	if shim, err := ImageClockShim(t.Context(), image); err != nil || shim != imageClockShim {
-		t.Errorf("ImageClockShim(%s) = %q, %v; want %s", image, shim, err, imageClockShim)
+	if shim, err := imageShim(t.Context(), image); err != nil || shim != imageClockShim {
+		t.Errorf("imageShim(%s) = %q, %v; want %s", image, shim, err, imageClockShim)
 	}
 	_, err := StartDocker(t.Context(), 1, tag, WithClockShim())
 	if !errors.Is(err, ErrNoClockShim) {
@@ -456,7 +456,7 @@ func TestDockerFailover(t *testing.T) {
 	}
 }
 
-// TestEnsureImage: a missing image that EnsureImage may build is built,
+// TestEnsureImage: a missing image that ensureImage may build is built,
 // with a line before and after; one it may not build is an error naming
 // it. A tag of the test's own stands for DefaultImage, so that the image
 // other tests run is never removed under them.
@@ -482,14 +482,16 @@ func TestEnsureImage(t *testing.T) {
 	if !strings.Contains(log.String(), "building the docker image "+tag) || !strings.Contains(log.String(), "built "+tag) {
 		t.Errorf("log %q: want a line before and after the build", log.String())
 	}
-	if _, err := ImageClockShim(t.Context(), tag); err != nil {
+	if _, err := imageShim(t.Context(), tag); err != nil {
 		t.Fatalf("the built image: %v", err)
 	}
 	log.Reset()
 	if err := ensureImage(t.Context(), tag, tag, &log, nil); err != nil || log.Len() > 0 {
 		t.Errorf("image present: err %v, log %q; want nothing done", err, log.String())
 	}
-	err := EnsureImage(t.Context(), "locktorture/no-such-image:x", nil)
+	// Open refuses a missing image of another name before it starts
+	// anything.
+	_, err := Open(t.Context(), Spec{Backend: BackendDocker, Image: "locktorture/no-such-image:x"})
 	if err == nil || !strings.Contains(err.Error(), "locktorture/no-such-image:x") {
 		t.Errorf("a missing image of another name: err %v", err)
 	}

@@ -39,7 +39,7 @@ func TestBackendConfigErrors(t *testing.T) {
 		{"external kill", harness.Config{Lock: "redlock", Backend: "external", External: ext, Nemesis: []string{"kill"}}, "kill refused: the external backend does not run the nodes"},
 		{"external pause", harness.Config{Lock: "redlock", Backend: "external", External: ext, Nemesis: []string{"pause"}}, "pause refused"},
 		{"external clock", harness.Config{Lock: "redlock", Backend: "external", External: ext, Nemesis: []string{"clock"}}, "cannot shift their clocks"},
-		{"external partition, no toxiproxy", harness.Config{Lock: "redlock", Backend: "external", External: ext, Nemesis: []string{"partition"}}, "give --toxiproxy"},
+		{"external partition, no toxiproxy", harness.Config{Lock: "redlock", Backend: "external", External: ext, Nemesis: []string{"partition"}}, "give it a toxiproxy server"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.Dir = "x"
@@ -229,7 +229,7 @@ func TestDockerFailoverRun(t *testing.T) {
 
 // TestDockerClockRefusedWithoutShim: the clock kind needs the shim in the
 // image; an image without it is refused in one line before any container
-// starts.
+// starts (cluster.Open reads the image's label first).
 func TestDockerClockRefusedWithoutShim(t *testing.T) {
 	image := dockerImage(t)
 	tag := "locktorture/redis:harness-noshim"
@@ -246,7 +246,7 @@ func TestDockerClockRefusedWithoutShim(t *testing.T) {
 		Lock: "redlock", Backend: "docker", Image: tag, Nodes: 3,
 		Nemesis: []string{"clock"}, Dir: filepath.Join(t.TempDir(), "run"),
 	})
-	if err == nil || !strings.Contains(err.Error(), "clock refused: clock: the image carries no clock shim") || strings.Contains(err.Error(), "\n") {
+	if !errors.Is(err, cluster.ErrNoClockShim) || !strings.Contains(err.Error(), "image "+tag+" carries none") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("clock on an image without the shim: %v; want a one-line refusal", err)
 	}
 	if left := myContainers(t); len(left) > 0 {

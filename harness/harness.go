@@ -215,7 +215,7 @@ func (c Config) WithDefaults() (Config, error) {
 		}
 		c.Nemesis = kinds
 	}
-	setup := c.setup(spec)
+	setup, _ := c.setup(spec)
 	if err := c.checkLimits(setup.Groups); err != nil {
 		return c, err
 	}
@@ -305,26 +305,28 @@ func (c *Config) checkBackend() error {
 	return nil
 }
 
-// setup describes the run to the nemesis.
-func (c Config) setup(spec locks.Spec) nemesis.Setup {
-	s := nemesis.Setup{
-		Lock: c.Lock, MultiNode: spec.MultiNode, Nodes: c.Nodes, Groups: 1,
-		TTL: c.TTL, RestartDelay: c.RestartDelay, Restart: c.Restart, Backend: c.Backend, Topology: c.Topology,
-		Persistent: c.Persistence, Toxiproxy: c.Toxiproxy != "",
-	}
-	for _, k := range c.Nemesis {
-		switch k {
-		case "partition":
-			// Two client groups, each reaching the nodes through its
-			// own proxies, for the halves and split shapes.
-			if c.Topology == "masters" {
-				s.Groups = 2
-			}
-		case "clock":
-			s.ClockShim = true
+// setup describes the run to the nemesis, and needs what its kinds need
+// of the cluster (see nemesis.NeedsOf): client groups, the clock shim.
+func (c Config) setup(spec locks.Spec) (nemesis.Setup, nemesis.Needs) {
+	var ks []nemesis.Kind
+	for _, name := range c.Nemesis {
+		if k, err := nemesis.Lookup(name); err == nil { // an unknown name is refused by nemesis.Check
+			ks = append(ks, k)
 		}
 	}
-	return s
+	needs := nemesis.NeedsOf(ks)
+	s := nemesis.Setup{
+		Lock: c.Lock, MultiNode: spec.MultiNode, Nodes: c.Nodes, Groups: max(1, needs.Groups),
+		TTL: c.TTL, RestartDelay: c.RestartDelay, Restart: c.Restart, Topology: c.Topology,
+		Persistent: c.Persistence, Abilities: c.clusterSpec().Abilities(),
+	}
+	return s, needs
+}
+
+// clusterSpec is the cluster of the run.
+func (c Config) clusterSpec() cluster.Spec {
+	return cluster.Spec{Nodes: c.Nodes, Backend: c.Backend, Image: c.Image, External: c.External,
+		Toxiproxy: c.Toxiproxy, Topology: c.Topology, Persistence: c.Persistence, Password: c.Password}
 }
 
 // Progress is a snapshot of a running test, handed to Options.Progress.
@@ -394,7 +396,8 @@ func (c Config) CheckPrograms() error {
 	if backend == "" {
 		backend = cluster.BackendProcess
 	}
-	if err := cluster.CheckPrograms(backend, slices.Contains(c.Nemesis, "clock")); err != nil {
+	_, needs := c.setup(locks.Spec{})
+	if err := (cluster.Spec{Backend: backend}).CheckPrograms(needs.Cluster.Clock); err != nil {
 		return err
 	}
 	// What the lock itself needs (the Python locks: an interpreter that
@@ -439,22 +442,8 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (sum Summary, err erro
 		return Summary{}, fmt.Errorf("harness: run directory: %w", err)
 	}
 	spec, _ := locks.Lookup(cfg.Lock)
-	setup := cfg.setup(spec)
+	setup, needs := cfg.setup(spec)
 	sum = Summary{Config: cfg, HistoryPath: filepath.Join(cfg.Dir, "history.jsonl")}
-	if cfg.Backend == cluster.BackendDocker {
-		if err := cluster.EnsureImage(ctx, cfg.Image, o.log); err != nil {
-			return sum, fmt.Errorf("harness: %w", err)
-		}
-	}
-	if cfg.Backend == cluster.BackendDocker && setup.ClockShim {
-		// The clock kind needs the shim in the image; without it, it is
-		// refused when the schedule is drawn or loaded.
-		shim, err := cluster.ImageClockShim(ctx, cfg.Image)
-		if err != nil {
-			return sum, fmt.Errorf("harness: %w", err)
-		}
-		setup.ClockShim = shim != ""
-	}
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return sum, fmt.Errorf("harness: %w", err)
 	}
@@ -480,23 +469,19 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (sum Summary, err erro
 		clientSeeds[i] = rng.Uint64()
 	}
 
-	copts := []cluster.Option{cluster.WithDir(filepath.Join(cfg.Dir, "nodes")), cluster.WithProxyGroups(setup.Groups)}
-	if cfg.Persistence {
-		copts = append(copts, cluster.WithPersistence(true))
-	}
-	if setup.ClockShim {
+	copts := []cluster.Option{cluster.WithDir(filepath.Join(cfg.Dir, "nodes")), cluster.WithProxyGroups(setup.Groups), cluster.WithLog(o.log)}
+	if needs.Cluster.Clock {
 		copts = append(copts, cluster.WithClockShim())
 	}
-	nodes, err := startNodes(ctx, cfg, setup, copts)
+	cl, err := cluster.Open(ctx, cfg.clusterSpec(), copts...)
 	if err != nil {
 		return sum, fmt.Errorf("harness: start nodes: %w", err)
 	}
 	defer func() {
-		if cerr := nodes.close(); err == nil && cerr != nil {
+		if cerr := cl.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("harness: stop nodes: %w", cerr)
 		}
 	}()
-	cl := nodes.target.Cluster
 	sum.RedisVersion, sum.NodeVersions = cl.Version(), cl.Versions()
 
 	// One lock per client group: a group reaches the nodes through its
@@ -510,7 +495,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (sum Summary, err erro
 			Fencing:  cfg.Fencing,
 			Seed:     cfg.Seed + int64(g),
 		}
-		if f := nodes.target.Failover; f != nil {
+		if f := cl.Failover(); f != nil {
 			lcfg.Addrs, lcfg.Sentinels, lcfg.MasterName, lcfg.AddrMap = nil, f.SentinelAddrs(), f.MasterName(), f.AddrMap()
 			lcfg.SentinelPassword = f.SentinelPassword()
 		}
@@ -579,8 +564,7 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (sum Summary, err erro
 	nemDone := make(chan struct{})
 	go func() {
 		defer close(nemDone)
-		t := nodes.target
-		t.Clients = stalls
+		t := nemesis.Target{Cluster: cl, Clients: stalls}
 		nemErr = nemesis.Run(runCtx, sched, &t, base, rec)
 	}()
 
@@ -621,58 +605,6 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (sum Summary, err erro
 	}
 	errs = append(errs, healthy(ctx, cl))
 	return sum, errors.Join(errs...)
-}
-
-// nodes are the Redis nodes of a run, in either topology.
-type nodes struct {
-	target nemesis.Target
-	close  func() error
-}
-
-// startNodes starts independent masters on the configured backend, or a
-// primary, a replica and sentinels for the failover topology, or
-// connects to external nodes.
-func startNodes(ctx context.Context, cfg Config, s nemesis.Setup, opts []cluster.Option) (nodes, error) {
-	if cfg.Password != "" {
-		opts = append(opts, cluster.WithPassword(cfg.Password))
-	}
-	var (
-		cl  *cluster.Cluster
-		err error
-	)
-	switch {
-	case cfg.Topology == "failover":
-		start := cluster.StartFailover
-		if cfg.Backend == cluster.BackendDocker {
-			start = func(ctx context.Context, opts ...cluster.Option) (*cluster.Failover, error) {
-				return cluster.StartDockerFailover(ctx, cfg.Image, opts...)
-			}
-		}
-		f, err := start(ctx, opts...)
-		if err != nil {
-			return nodes{}, err
-		}
-		return nodes{target: nemesis.Target{Cluster: f.Cluster(), Failover: f}, close: f.Close}, nil
-	case cfg.Backend == cluster.BackendDocker:
-		cl, err = cluster.StartDocker(ctx, cfg.Nodes, cfg.Image, opts...)
-	case cfg.Backend == cluster.BackendExternal:
-		// Nothing of the nodes is ours to configure: only how many
-		// proxies, where, and the password.
-		eopts := []cluster.Option{cluster.WithProxyGroups(s.Groups)}
-		if cfg.Toxiproxy != "" {
-			eopts = append(eopts, cluster.WithToxiproxy(cfg.Toxiproxy))
-		}
-		if cfg.Password != "" {
-			eopts = append(eopts, cluster.WithPassword(cfg.Password))
-		}
-		cl, err = cluster.Connect(ctx, cfg.External, eopts...)
-	default:
-		cl, err = cluster.Start(ctx, cfg.Nodes, opts...)
-	}
-	if err != nil {
-		return nodes{}, err
-	}
-	return nodes{target: nemesis.Target{Cluster: cl}, close: cl.Close}, nil
 }
 
 // schedule draws the run's faults from rng, or loads cfg.Replay.

@@ -44,7 +44,7 @@ func clockWithin(tb testing.TB, what string, cond func() bool) {
 }
 
 func clockSetup() Setup {
-	return Setup{Lock: "redlock", MultiNode: true, Nodes: 5, TTL: time.Second, Backend: "process", Topology: "masters", ClockShim: true}
+	return Setup{Lock: "redlock", MultiNode: true, Nodes: 5, TTL: time.Second, Topology: "masters", Abilities: cluster.Abilities{Process: true, Clock: true, Network: true}}
 }
 
 func TestClockRefuse(t *testing.T) {
@@ -52,9 +52,9 @@ func TestClockRefuse(t *testing.T) {
 	if _, err := Check([]string{"clock"}, s); err != nil {
 		t.Errorf("Check with the shim: %v", err)
 	}
-	s.ClockShim = false
+	s.Abilities.Clock = false
 	_, err := Check([]string{"clock"}, s)
-	if err == nil || !strings.Contains(err.Error(), "clock: nodes were not started with the clock shim") || strings.Contains(err.Error(), "\n") {
+	if err == nil || !strings.Contains(err.Error(), "clock refused: the nodes run without the clock shim") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("Check without the shim: %v, want a one-line refusal", err)
 	}
 	f := &Clock{Nodes: []int{4}, Mode: ClockJump, Offset: Duration(time.Second)}
@@ -92,13 +92,19 @@ func TestClockDecode(t *testing.T) {
 		`{"nodes":[0],"mode":"jump","offset":"1s","period":"1s"}`:     "takes no period",
 		`{"nodes":[],"mode":"jump","offset":"1s"}`:                    "no nodes",
 		`{"nodes":[2,1],"mode":"jump","offset":"1s"}`:                 "increasing order",
-		`{"nodes":[-1],"mode":"jump","offset":"1s"}`:                  "no node n0",
+		`{"nodes":[-1],"mode":"jump","offset":"1s"}`:                  "negative node index -1",
 		`{"nodes":[0],"mode":"jump","offset":"soon"}`:                 "soon",
 		`{"nodes":[0],"mode":"jump","offset":"1s","skew":"1s"}`:       "skew",
 		`{"nodes":[0],"mode":"strobe","offset":"1s","period":"-1ms"}`: "needs a positive period",
 	} {
-		if _, err := k.Decode(json.RawMessage(in)); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("Decode(%s) = %v, want an error with %q", in, err, want)
+		f, err := k.Decode(json.RawMessage(in))
+		if err == nil {
+			if why := f.(RefusingFault).Refuse(clockSetup()); why != "" {
+				err = errors.New(why)
+			}
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Decode(%s) then Refuse = %v, want an error with %q", in, err, want)
 		}
 	}
 }

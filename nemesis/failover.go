@@ -52,7 +52,7 @@ type Failover struct {
 	cut []*toxiproxy.Proxy // proxies that may hold this fault's toxics
 }
 
-var _ Fault = (*Failover)(nil)
+var _ RefusingFault = (*Failover)(nil)
 
 // Bounds of the failover fault's waits.
 const (
@@ -67,38 +67,21 @@ const (
 	failoverDown = "failover_downstream"
 )
 
-var failoverKind = register(Kind{
+var failoverKind = Kind{
 	Name:    "failover",
 	Summary: "isolate the primary from its replica and the sentinels until they promote the replica, then from clients; rejoin it as a replica",
-	Refuse: func(s Setup) string {
-		if s.Topology != "failover" {
-			return "needs --topology failover (a primary, a replica and sentinels)"
-		}
-		return ""
-	},
+	Needs:   Needs{Topology: cluster.TopologyFailover},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
 		// Half the time the old primary stays reachable for half a TTL.
 		return &Failover{HoldOldPrimary: Duration(time.Duration(rng.IntN(2)) * s.TTL / 2)}
 	},
-	Decode: decodeChecked[Failover]("failover"),
-})
-
-// fit checks the parameters.
-func (f *Failover) fit(int) error {
-	if f.HoldOldPrimary < 0 {
-		return fmt.Errorf("negative hold_old_primary %v", time.Duration(f.HoldOldPrimary))
-	}
-	return nil
+	Decode: decode[Failover],
 }
 
-// Refuse says why the fault does not fit s, or "". Load calls it on every
-// decoded step.
-func (f *Failover) Refuse(s Setup) string {
-	if why := failoverKind.Refuse(s); why != "" {
-		return why
-	}
-	if err := f.fit(s.Nodes); err != nil {
-		return "failover: " + err.Error()
+// Refuse says why the fault does not fit s, or "".
+func (f *Failover) Refuse(Setup) string {
+	if f.HoldOldPrimary < 0 {
+		return fmt.Sprintf("failover: negative hold_old_primary %v", time.Duration(f.HoldOldPrimary))
 	}
 	return ""
 }
@@ -113,7 +96,7 @@ func (f *Failover) String() string {
 
 // Start isolates the primary and waits for the promotion (see Failover).
 func (f *Failover) Start(ctx context.Context, t *Target) error {
-	fo := t.Failover
+	fo := failoverOf(t)
 	if fo == nil {
 		return errors.New("no failover topology")
 	}
@@ -180,11 +163,20 @@ func (f *Failover) Heal(ctx context.Context, t *Target) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	if t.Failover == nil {
+	fo := failoverOf(t)
+	if fo == nil {
 		return errors.New("no failover topology")
 	}
 	wctx, cancel := context.WithTimeout(ctx, rejoinTimeout)
 	defer cancel()
-	_, err := t.Failover.WaitHealthy(wctx)
+	_, err := fo.WaitHealthy(wctx)
 	return err
+}
+
+// failoverOf returns the failover topology of t's cluster, or nil.
+func failoverOf(t *Target) *cluster.Failover {
+	if t.Cluster == nil {
+		return nil
+	}
+	return t.Cluster.Failover()
 }

@@ -31,7 +31,7 @@ func startFailoverTopology(tb testing.TB) (*cluster.Failover, *nemesis.Target) {
 			tb.Error(err)
 		}
 	})
-	return f, &nemesis.Target{Cluster: f.Cluster(), Failover: f}
+	return f, &nemesis.Target{Cluster: f.Cluster()}
 }
 
 // replicationInfo returns the fields of n's INFO replication, read
@@ -85,10 +85,10 @@ func boundedCtx(tb testing.TB, d time.Duration) context.Context {
 }
 
 func TestFailoverKind(t *testing.T) {
-	masters := nemesis.Setup{Lock: "setnx", Nodes: 1, Groups: 1, TTL: 4 * time.Second, Backend: "process", Topology: "masters"}
+	masters := nemesis.Setup{Lock: "setnx", Nodes: 1, Groups: 1, TTL: 4 * time.Second, Topology: "masters", Abilities: noShim}
 	fo := masters
 	fo.Topology, fo.Nodes = "failover", 2
-	if _, err := nemesis.Check([]string{"failover"}, masters); err == nil || !strings.Contains(err.Error(), "needs --topology failover") {
+	if _, err := nemesis.Check([]string{"failover"}, masters); err == nil || !strings.Contains(err.Error(), "needs topology failover") {
 		t.Errorf("failover on independent masters: %v, want a refusal", err)
 	}
 	ks, err := nemesis.Check([]string{"failover"}, fo)

@@ -22,11 +22,15 @@ type Kill struct {
 	RestartDelay Duration `json:"restart_delay"`
 }
 
-var _ Fault = (*Kill)(nil)
+var (
+	_ RefusingFault = (*Kill)(nil)
+	_ LastingFault  = (*Kill)(nil)
+)
 
-var killKind = register(Kind{
+var killKind = Kind{
 	Name:    "kill",
 	Summary: "SIGKILL nodes; restart at once, or after a delay of at least the TTL",
+	Needs:   Needs{Cluster: cluster.Abilities{Process: true}},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
 		// A minority of the nodes (one node when there is only one).
 		k := max(1, (s.Nodes-1)/2)
@@ -46,26 +50,16 @@ var killKind = register(Kind{
 		}
 		return f
 	},
-	Decode: decodeChecked[Kill]("kill"),
-})
-
-// fit checks the parameters, and the nodes against the number of nodes
-// when nodes ≥ 0.
-func (k *Kill) fit(nodes int) error {
-	if err := checkNodes(k.Nodes, nodes); err != nil {
-		return err
-	}
-	if k.RestartDelay < 0 {
-		return fmt.Errorf("negative restart delay %v", time.Duration(k.RestartDelay))
-	}
-	return nil
+	Decode: decode[Kill],
 }
 
-// Refuse says why the fault's nodes do not fit s, or "". Load calls it on
-// every decoded step.
+// Refuse says why the fault's nodes or delay do not fit s, or "".
 func (k *Kill) Refuse(s Setup) string {
-	if err := k.fit(s.Nodes); err != nil {
+	if err := checkNodes(k.Nodes, s.Nodes); err != nil {
 		return "kill: " + err.Error()
+	}
+	if k.RestartDelay < 0 {
+		return fmt.Sprintf("kill: negative restart delay %v", time.Duration(k.RestartDelay))
 	}
 	return ""
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/locktorture/locktorture/cluster"
 )
 
 // Pause SIGSTOPs nodes until Heal SIGCONTs them. Commands sent to a
@@ -15,25 +17,22 @@ type Pause struct {
 	Nodes []int `json:"nodes"`
 }
 
-var _ Fault = (*Pause)(nil)
+var _ RefusingFault = (*Pause)(nil)
 
-var pauseKind = register(Kind{
+var pauseKind = Kind{
 	Name:    "pause",
 	Summary: "SIGSTOP nodes, SIGCONT them when healed",
+	Needs:   Needs{Cluster: cluster.Abilities{Process: true}},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
 		k := max(1, (s.Nodes-1)/2)
 		return &Pause{Nodes: pickNodes(rng, s.Nodes, 1+rng.IntN(k))}
 	},
-	Decode: decodeChecked[Pause]("pause"),
-})
+	Decode: decode[Pause],
+}
 
-// fit checks the nodes, against the number of nodes when nodes ≥ 0.
-func (p *Pause) fit(nodes int) error { return checkNodes(p.Nodes, nodes) }
-
-// Refuse says why the fault's nodes do not fit s, or "". Load calls it on
-// every decoded step.
+// Refuse says why the fault's nodes do not fit s, or "".
 func (p *Pause) Refuse(s Setup) string {
-	if err := p.fit(s.Nodes); err != nil {
+	if err := checkNodes(p.Nodes, s.Nodes); err != nil {
 		return "pause: " + err.Error()
 	}
 	return ""

@@ -19,7 +19,7 @@ import (
 
 // redlock3 is the setup of the clusters these tests start: 3 nodes, 2
 // client groups.
-var redlock3 = nemesis.Setup{Lock: "redlock", MultiNode: true, Nodes: 3, Groups: 2, TTL: 200 * time.Millisecond, Backend: "process", Topology: "masters"}
+var redlock3 = nemesis.Setup{Lock: "redlock", MultiNode: true, Nodes: 3, Groups: 2, TTL: 200 * time.Millisecond, Topology: "masters", Abilities: noShim}
 
 // TestScheduleSaveLoad checks that a planned schedule of every proxy and
 // process kind survives Save and Load: same steps, same faults.
