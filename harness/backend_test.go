@@ -29,17 +29,17 @@ func TestBackendConfigErrors(t *testing.T) {
 		cfg  harness.Config
 		want string
 	}{
-		{"unknown", harness.Config{Lock: "setnx", Backend: "vm"}, "unknown backend"},
-		{"image elsewhere", harness.Config{Lock: "setnx", Image: "redis:7"}, "for the docker backend"},
-		{"external elsewhere", harness.Config{Lock: "setnx", Backend: "docker", External: ext[:1]}, "for the external backend"},
-		{"no external nodes", harness.Config{Lock: "redlock", Backend: "external"}, "needs its nodes"},
-		{"count mismatch", harness.Config{Lock: "redlock", Backend: "external", External: ext, Nodes: 5}, "3 external addresses"},
-		{"external persistence", harness.Config{Lock: "redlock", Backend: "external", External: ext, Persistence: true}, "persistence is set by whoever"},
-		{"external failover", harness.Config{Lock: "setnx", Backend: "external", External: ext[:2], Topology: "failover"}, "not the external backend's"},
-		{"external kill", harness.Config{Lock: "redlock", Backend: "external", External: ext, Nemesis: []string{"kill"}}, "kill refused: the external backend does not run the nodes"},
-		{"external pause", harness.Config{Lock: "redlock", Backend: "external", External: ext, Nemesis: []string{"pause"}}, "pause refused"},
-		{"external clock", harness.Config{Lock: "redlock", Backend: "external", External: ext, Nemesis: []string{"clock"}}, "cannot shift their clocks"},
-		{"external partition, no toxiproxy", harness.Config{Lock: "redlock", Backend: "external", External: ext, Nemesis: []string{"partition"}}, "give it a toxiproxy server"},
+		{"unknown", harness.Config{Workload: harness.Workload{Lock: "setnx"}, Cluster: harness.Cluster{Backend: "vm"}}, "unknown backend"},
+		{"image elsewhere", harness.Config{Workload: harness.Workload{Lock: "setnx"}, Cluster: harness.Cluster{Image: "redis:7"}}, "for the docker backend"},
+		{"external elsewhere", harness.Config{Workload: harness.Workload{Lock: "setnx"}, Cluster: harness.Cluster{Backend: "docker", External: ext[:1]}}, "for the external backend"},
+		{"no external nodes", harness.Config{Workload: harness.Workload{Lock: "redlock"}, Cluster: harness.Cluster{Backend: "external"}}, "needs its nodes"},
+		{"count mismatch", harness.Config{Workload: harness.Workload{Lock: "redlock"}, Cluster: harness.Cluster{Backend: "external", External: ext, Nodes: 5}}, "3 external addresses"},
+		{"external persistence", harness.Config{Workload: harness.Workload{Lock: "redlock"}, Cluster: harness.Cluster{Backend: "external", External: ext, Persistence: true}}, "persistence is set by whoever"},
+		{"external failover", harness.Config{Workload: harness.Workload{Lock: "setnx"}, Cluster: harness.Cluster{Backend: "external", External: ext[:2], Topology: "failover"}}, "not the external backend's"},
+		{"external kill", harness.Config{Workload: harness.Workload{Lock: "redlock"}, Cluster: harness.Cluster{Backend: "external", External: ext}, Faults: harness.Faults{Nemesis: []string{"kill"}}}, "kill refused: the external backend does not run the nodes"},
+		{"external pause", harness.Config{Workload: harness.Workload{Lock: "redlock"}, Cluster: harness.Cluster{Backend: "external", External: ext}, Faults: harness.Faults{Nemesis: []string{"pause"}}}, "pause refused"},
+		{"external clock", harness.Config{Workload: harness.Workload{Lock: "redlock"}, Cluster: harness.Cluster{Backend: "external", External: ext}, Faults: harness.Faults{Nemesis: []string{"clock"}}}, "cannot shift their clocks"},
+		{"external partition, no toxiproxy", harness.Config{Workload: harness.Workload{Lock: "redlock"}, Cluster: harness.Cluster{Backend: "external", External: ext}, Faults: harness.Faults{Nemesis: []string{"partition"}}}, "give it a toxiproxy server"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.Dir = "x"
@@ -49,12 +49,16 @@ func TestBackendConfigErrors(t *testing.T) {
 			}
 		})
 	}
-	cfg, err := harness.Config{Lock: "redlock", Backend: "external", External: ext, Toxiproxy: "http://10.0.0.9:8474",
-		Nemesis: []string{"partition", "latency", "client-pause"}, Dir: "x"}.WithDefaults()
+	cfg, err := harness.Config{
+		Workload: harness.Workload{Lock: "redlock"},
+		Cluster:  harness.Cluster{Backend: "external", External: ext, Toxiproxy: "http://10.0.0.9:8474"},
+		Faults:   harness.Faults{Nemesis: []string{"partition", "latency", "client-pause"}},
+		Output:   harness.Output{Dir: "x"},
+	}.WithDefaults()
 	if err != nil || cfg.Nodes != 3 {
 		t.Errorf("external with toxiproxy: nodes %d, %v; want 3 nodes and network faults accepted", cfg.Nodes, err)
 	}
-	if cfg, err := (harness.Config{Lock: "setnx", Dir: "x"}).WithDefaults(); err != nil || cfg.Backend != "process" {
+	if cfg, err := (harness.Config{Workload: harness.Workload{Lock: "setnx"}, Output: harness.Output{Dir: "x"}}).WithDefaults(); err != nil || cfg.Backend != "process" {
 		t.Errorf("default backend %q, %v; want process", cfg.Backend, err)
 	}
 }
@@ -78,9 +82,9 @@ func TestExternalRun(t *testing.T) {
 	}
 
 	sum, evs, _, err := run(t, context.Background(), harness.Config{
-		Lock: "redlock", Backend: "external", External: addrs, Toxiproxy: ts.URL, Password: remote.Password(),
-		Clients: 4, Duration: 4 * time.Second, TTL: 500 * time.Millisecond, Seed: 7,
-		Nemesis: []string{"partition", "latency"}, NemesisInterval: 500 * time.Millisecond,
+		Workload: harness.Workload{Lock: "redlock", Clients: 4, Duration: 4 * time.Second, TTL: 500 * time.Millisecond, Seed: 7},
+		Cluster:  harness.Cluster{Backend: "external", External: addrs, Toxiproxy: ts.URL, Password: remote.Password()},
+		Faults:   harness.Faults{Nemesis: []string{"partition", "latency"}, NemesisInterval: 500 * time.Millisecond},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -163,8 +167,9 @@ func myContainers(tb testing.TB) []string {
 func TestDockerRun(t *testing.T) {
 	image := dockerImage(t)
 	sum, evs, _, err := run(t, context.Background(), harness.Config{
-		Lock: "redlock", Backend: "docker", Image: image, Nodes: 5, Clients: 5, Duration: 5 * time.Second,
-		TTL: 500 * time.Millisecond, Seed: 2, Nemesis: []string{"kill", "pause"}, NemesisInterval: 600 * time.Millisecond,
+		Workload: harness.Workload{Lock: "redlock", Clients: 5, Duration: 5 * time.Second, TTL: 500 * time.Millisecond, Seed: 2},
+		Cluster:  harness.Cluster{Backend: "docker", Image: image, Nodes: 5},
+		Faults:   harness.Faults{Nemesis: []string{"kill", "pause"}, NemesisInterval: 600 * time.Millisecond},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -187,9 +192,10 @@ func TestDockerRun(t *testing.T) {
 func TestDockerRunInterrupted(t *testing.T) {
 	image := dockerImage(t)
 	cfg := harness.Config{
-		Lock: "redlock", Backend: "docker", Image: image, Nodes: 5, Duration: time.Minute, TTL: 500 * time.Millisecond,
-		Seed: 3, Nemesis: []string{"kill", "pause"}, NemesisInterval: 300 * time.Millisecond,
-		Dir: filepath.Join(t.TempDir(), "run"),
+		Workload: harness.Workload{Lock: "redlock", Duration: time.Minute, TTL: 500 * time.Millisecond, Seed: 3},
+		Cluster:  harness.Cluster{Backend: "docker", Image: image, Nodes: 5},
+		Faults:   harness.Faults{Nemesis: []string{"kill", "pause"}, NemesisInterval: 300 * time.Millisecond},
+		Output:   harness.Output{Dir: filepath.Join(t.TempDir(), "run")},
 	}
 	// Interrupt once a fault has started, so one is active or healing.
 	sum, err := interruptWhen(t, cfg, func(evs []history.Event) bool {
@@ -210,8 +216,9 @@ func TestDockerRunInterrupted(t *testing.T) {
 func TestDockerFailoverRun(t *testing.T) {
 	image := dockerImage(t)
 	sum, evs, _, err := run(t, context.Background(), harness.Config{
-		Lock: "setnx", Backend: "docker", Image: image, Topology: "failover", Clients: 4, Duration: 12 * time.Second,
-		TTL: 2 * time.Second, Seed: 1, Nemesis: []string{"failover"}, NemesisInterval: 3 * time.Second,
+		Workload: harness.Workload{Lock: "setnx", Clients: 4, Duration: 12 * time.Second, TTL: 2 * time.Second, Seed: 1},
+		Cluster:  harness.Cluster{Backend: "docker", Image: image, Topology: "failover"},
+		Faults:   harness.Faults{Nemesis: []string{"failover"}, NemesisInterval: 3 * time.Second},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -243,8 +250,10 @@ func TestDockerClockRefusedWithoutShim(t *testing.T) {
 	}
 	t.Cleanup(func() { exec.Command("docker", "rmi", tag).Run() })
 	_, err := harness.Run(t.Context(), harness.Config{
-		Lock: "redlock", Backend: "docker", Image: tag, Nodes: 3,
-		Nemesis: []string{"clock"}, Dir: filepath.Join(t.TempDir(), "run"),
+		Workload: harness.Workload{Lock: "redlock"},
+		Cluster:  harness.Cluster{Backend: "docker", Image: tag, Nodes: 3},
+		Faults:   harness.Faults{Nemesis: []string{"clock"}},
+		Output:   harness.Output{Dir: filepath.Join(t.TempDir(), "run")},
 	})
 	if !errors.Is(err, cluster.ErrNoClockShim) || !strings.Contains(err.Error(), "image "+tag+" carries none") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("clock on an image without the shim: %v; want a one-line refusal", err)
@@ -253,8 +262,9 @@ func TestDockerClockRefusedWithoutShim(t *testing.T) {
 		t.Errorf("containers left: %v", left)
 	}
 	_, err = harness.Run(t.Context(), harness.Config{
-		Lock: "redlock", Backend: "docker", Image: "locktorture/no-such-image:never", Nodes: 3,
-		Dir: filepath.Join(t.TempDir(), "run"),
+		Workload: harness.Workload{Lock: "redlock"},
+		Cluster:  harness.Cluster{Backend: "docker", Image: "locktorture/no-such-image:never", Nodes: 3},
+		Output:   harness.Output{Dir: filepath.Join(t.TempDir(), "run")},
 	})
 	if err == nil || !strings.Contains(err.Error(), "not found in the Docker engine") {
 		t.Errorf("a missing image: %v", err)

@@ -142,8 +142,8 @@ func TestRunKeepsSecrets(t *testing.T) {
 		name string
 		cfg  harness.Config
 	}{
-		{"process", harness.Config{Lock: "setnx", Clients: 4, Keys: 2, Duration: 2 * time.Second, TTL: time.Second, Seed: 3, Persistence: true}},
-		{"failover", harness.Config{Lock: "setnx", Topology: "failover", Clients: 4, Keys: 2, Duration: 3 * time.Second, TTL: time.Second, Seed: 3}},
+		{"process", harness.Config{Workload: harness.Workload{Lock: "setnx", Clients: 4, Keys: 2, Duration: 2 * time.Second, TTL: time.Second, Seed: 3}, Cluster: harness.Cluster{Persistence: true}}},
+		{"failover", harness.Config{Workload: harness.Workload{Lock: "setnx", Clients: 4, Keys: 2, Duration: 3 * time.Second, TTL: time.Second, Seed: 3}, Cluster: harness.Cluster{Topology: "failover"}}},
 	} {
 		cfg := tc.cfg
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,18 +12,19 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/harness"
 	"github.com/locktorture/locktorture/history"
 	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/report"
 )
 
-// RunOne runs one test, checks its history and writes results.json and
-// report.html into cfg.Dir. An interrupted run is still checked and
-// reported; its error is returned with the results.
-func RunOne(ctx context.Context, cfg harness.Config, id, command string, checkTimeout time.Duration, opts ...harness.Option) (report.Results, error) {
+// RunOne runs one test of plan in dir, checks its history and writes
+// results.json and report.html into dir. An interrupted run is still
+// checked and reported; its error is returned with the results.
+func RunOne(ctx context.Context, plan *harness.Plan, dir, id, command string, checkTimeout time.Duration, opts ...harness.Option) (report.Results, error) {
 	started := time.Now()
-	sum, runErr := harness.Run(ctx, cfg, opts...)
+	sum, runErr := plan.Run(ctx, dir, opts...)
 	if runErr != nil && !sum.Interrupted {
 		return report.Results{}, fmt.Errorf("run %s: %w", id, runErr)
 	}
@@ -58,10 +59,10 @@ func RunOne(ctx context.Context, cfg harness.Config, id, command string, checkTi
 	for k, v := range sum.LockVersions {
 		r.Versions[k] = v // a client process's language and libraries
 	}
-	if err := report.WriteResults(cfg.Dir, r); err != nil {
+	if err := report.WriteResults(dir, r); err != nil {
 		return r, err
 	}
-	if err := report.WriteHTML(filepath.Join(cfg.Dir, "report.html"), r, events, copts); err != nil {
+	if err := report.WriteHTML(filepath.Join(dir, "report.html"), r, events, copts); err != nil {
 		return r, err
 	}
 	if sum.Interrupted {
@@ -108,15 +109,22 @@ func explainUntested(res *checker.Result, sum harness.Summary) {
 	}
 }
 
+// DefaultDuration is the duration of every run of a matrix when
+// Options.Duration is zero (raised to a cell's MinDuration).
+const DefaultDuration = 8 * time.Second
+
 // Options configure a matrix run.
 type Options struct {
 	// Seeds run for every cell. Default 1.
 	Seeds []int64
-	// Duration of every run (raised to a cell's MinDuration). Default 8s.
+	// Duration of every run (raised to a cell's MinDuration). Default
+	// DefaultDuration.
 	Duration time.Duration
-	// Dir receives runs/<cell>-seed<n>/ and the summaries. Required.
+	// Dir receives runs/<cell>-seed<n>/ and the summaries. Required by
+	// Plan.Run.
 	Dir string
-	// CheckTimeout bounds porcupine per model. Default 60s.
+	// CheckTimeout bounds porcupine per model. Default
+	// checker.DefaultTimeout.
 	CheckTimeout time.Duration
 	// Command is recorded in the summaries.
 	Command string
@@ -136,39 +144,74 @@ type Progress struct {
 	Left time.Duration
 }
 
-// Run runs every cell over every seed, writes the summaries into o.Dir
-// and returns the matrix. A cancelled ctx stops the current run (what it
-// recorded is still checked, and the run is marked interrupted) and
-// starts no other: the matrix is then marked interrupted, every cell
-// lists the seeds that never ran (Cell.NotRun), no cell with a seed not
-// run to its end matches its expectation, and Run returns ctx's error.
-func Run(ctx context.Context, specs []Spec, o Options) (report.Matrix, error) {
+// Plan is a matrix validated once: the harness.Plan of every run of every
+// cell (each seed of Options.Seeds, Options.Duration raised to the cell's
+// MinDuration), each checked, the programs the cells need found, and its
+// faults drawn, before anything runs. Run runs it.
+type Plan struct {
+	specs []Spec
+	o     Options
+	runs  [][]*harness.Plan // by cell, then seed
+}
+
+// NewPlan validates every run of every cell (see Plan): a run whose
+// faults would not fit in its duration, a cell whose lock is not
+// installed, is refused here in one line naming the cell, not found out
+// cell by cell.
+func NewPlan(specs []Spec, o Options) (*Plan, error) {
 	o = o.withDefaults()
+	p := &Plan{specs: specs, o: o, runs: make([][]*harness.Plan, len(specs))}
+	for i, sp := range specs {
+		for _, seed := range o.Seeds {
+			hp, err := harness.NewPlan(sp.config(seed, sp.duration(o), ""))
+			if err != nil {
+				return nil, fmt.Errorf("matrix: cell %s, seed %d: %w", sp.Name, seed, err)
+			}
+			p.runs[i] = append(p.runs[i], hp)
+		}
+	}
+	return p, nil
+}
+
+// Run plans the matrix (NewPlan) and runs it (Plan.Run).
+func Run(ctx context.Context, specs []Spec, o Options) (report.Matrix, error) {
+	p, err := NewPlan(specs, o)
+	if err != nil {
+		return report.Matrix{}, err
+	}
+	return p.Run(ctx)
+}
+
+// Run runs every cell over every seed, writes the summaries into the
+// Options' Dir and returns the matrix. A cancelled ctx stops the current
+// run (what it recorded is still checked, and the run is marked
+// interrupted) and starts no other: the matrix is then marked
+// interrupted, every cell lists the seeds that never ran (Cell.NotRun),
+// no cell with a seed not run to its end matches its expectation, and Run
+// returns ctx's error.
+func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
+	o := p.o
 	if o.Dir == "" {
 		return report.Matrix{}, errors.New("matrix: no output directory")
-	}
-	if err := Validate(specs, o); err != nil {
-		return report.Matrix{}, err
 	}
 	if err := os.MkdirAll(filepath.Join(o.Dir, "runs"), 0o700); err != nil {
 		return report.Matrix{}, fmt.Errorf("matrix: %w", err)
 	}
 	m := report.Matrix{Started: time.Now().UTC(), Command: o.Command, Seeds: o.Seeds, Duration: o.Duration.String(), Versions: report.Versions()}
 	start := time.Now()
-	total := len(specs) * len(o.Seeds)
+	total := len(p.specs) * len(o.Seeds)
 	left := time.Duration(0)
-	for _, sp := range specs {
-		left += time.Duration(len(o.Seeds)) * max(o.Duration, sp.MinDuration)
+	for _, sp := range p.specs {
+		left += time.Duration(len(o.Seeds)) * sp.duration(o)
+	}
+	var hopts []harness.Option
+	if o.Log != nil {
+		hopts = append(hopts, harness.WithLog(o.Log))
 	}
 	done := 0
-	for _, sp := range specs {
-		cell := report.Cell{Name: sp.Name, Lock: sp.Lock, Language: language(sp.Lock), Nemesis: nemesisName(sp.Nemesis), Fencing: sp.Fencing,
-			Topology: sp.config(0, 0, "").Topology, Expect: sp.Expect, Source: sp.Source}
-		if cell.Topology == "" {
-			cell.Topology = "masters"
-		}
-		for _, seed := range o.Seeds {
-			d := max(o.Duration, sp.MinDuration)
+	for i, sp := range p.specs {
+		cell := sp.cell()
+		for j, seed := range o.Seeds {
 			if ctx.Err() != nil {
 				// Interrupted: the seeds left are listed as never
 				// run, so no summary can read as a full matrix.
@@ -179,12 +222,8 @@ func Run(ctx context.Context, specs []Spec, o Options) (report.Matrix, error) {
 				o.Progress(Progress{Done: done, Total: total, Cell: sp.Name, Seed: seed, Elapsed: time.Since(start), Left: left})
 			}
 			id := fmt.Sprintf("%s-seed%d", dirName(sp.Name), seed)
-			cfg := sp.config(seed, d, filepath.Join(o.Dir, "runs", id))
-			var hopts []harness.Option
-			if o.Log != nil {
-				hopts = append(hopts, harness.WithLog(o.Log))
-			}
-			r, err := RunOne(ctx, cfg, id, fmt.Sprintf("torture run %s", sp.flags(seed, d)), o.CheckTimeout, hopts...)
+			d := sp.duration(o)
+			r, err := RunOne(ctx, p.runs[i][j], filepath.Join(o.Dir, "runs", id), id, fmt.Sprintf("torture run %s", sp.flags(seed, d)), o.CheckTimeout, hopts...)
 			left -= d
 			done++
 			if err != nil && ctx.Err() != nil && r.RunID == "" {
@@ -215,29 +254,6 @@ func Run(ctx context.Context, specs []Spec, o Options) (report.Matrix, error) {
 	return m, runErr
 }
 
-// Validate checks the configuration of every run of every cell (each
-// seed of o.Seeds, o.Duration raised to the cell's MinDuration; their
-// defaults when unset), and that the programs the cells need are
-// installed (see harness.Config.CheckPrograms), before anything runs: a
-// run whose faults would not fit in its duration is refused here, not
-// found out cell by cell. Run calls it, and so can a caller before it
-// prints or creates anything.
-func Validate(specs []Spec, o Options) error {
-	o = o.withDefaults()
-	for _, sp := range specs {
-		for _, seed := range o.Seeds {
-			cfg := sp.config(seed, max(o.Duration, sp.MinDuration), "-")
-			if _, err := cfg.WithDefaults(); err != nil {
-				return fmt.Errorf("matrix: cell %s, seed %d: %w", sp.Name, seed, err)
-			}
-		}
-		if err := sp.config(1, o.Duration, "-").CheckPrograms(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // withDefaults returns o with Seeds, Duration and CheckTimeout set to
 // their defaults when unset.
 func (o Options) withDefaults() Options {
@@ -245,20 +261,35 @@ func (o Options) withDefaults() Options {
 		o.Seeds = []int64{1}
 	}
 	if o.Duration == 0 {
-		o.Duration = 8 * time.Second
+		o.Duration = DefaultDuration
 	}
 	if o.CheckTimeout == 0 {
-		o.CheckTimeout = 60 * time.Second
+		o.CheckTimeout = checker.DefaultTimeout
 	}
 	return o
+}
+
+// duration is how long each run of the cell lasts under o: o.Duration
+// raised to the cell's MinDuration.
+func (sp Spec) duration(o Options) time.Duration { return max(o.Duration, sp.MinDuration) }
+
+// cell is the matrix cell of sp, without runs.
+func (sp Spec) cell() report.Cell {
+	topology := sp.Topology
+	if topology == "" {
+		topology = cluster.TopologyMasters
+	}
+	return report.Cell{Name: sp.Name, Lock: sp.Lock, Language: language(sp.Lock), Nemesis: nemesisName(sp.Nemesis), Fencing: sp.Fencing,
+		Topology: topology, Expect: sp.Expect, Source: sp.Source}
 }
 
 // config is the harness configuration of one run of the cell.
 func (sp Spec) config(seed int64, d time.Duration, dir string) harness.Config {
 	return harness.Config{
-		Lock: sp.Lock, Nodes: sp.Nodes, Clients: sp.Clients, Keys: sp.Keys, Duration: d,
-		TTL: sp.TTL, Hold: sp.Hold, Seed: seed, Fencing: sp.Fencing, Nemesis: sp.Nemesis,
-		NemesisInterval: sp.Interval, Restart: sp.Restart, Topology: sp.Topology, Dir: dir,
+		Workload: harness.Workload{Lock: sp.Lock, Clients: sp.Clients, Keys: sp.Keys, Duration: d, TTL: sp.TTL, Hold: sp.Hold, Seed: seed, Fencing: sp.Fencing},
+		Cluster:  harness.Cluster{Nodes: sp.Nodes, Topology: sp.Topology},
+		Faults:   harness.Faults{Nemesis: sp.Nemesis, NemesisInterval: sp.Interval, Restart: sp.Restart},
+		Output:   harness.Output{Dir: dir},
 	}
 }
 

@@ -100,7 +100,7 @@ func checkChild(args []string, stdout io.Writer) error {
 			}
 		}
 	}()
-	opts := checker.Options{Timings: &row.Timings, Timeout: time.Minute}
+	opts := checker.Options{Timings: &row.Timings}
 	if *profile != "" {
 		pf, err := os.Create(*profile)
 		if err != nil {

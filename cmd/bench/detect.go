@@ -229,7 +229,7 @@ func detectOne(ctx context.Context, tmp string, sp matrix.Spec, seed int64, d ti
 		return run
 	}
 	defer f.Close()
-	res, _, cerr := checker.CheckDecoder(history.NewDecoder(f), checker.Options{Timeout: time.Minute})
+	res, _, cerr := checker.CheckDecoder(history.NewDecoder(f), checker.Options{})
 	if cerr != nil {
 		run.Err = cerr.Error()
 		return run

@@ -148,8 +148,11 @@ func selfCPU() time.Duration {
 // returns completed cycles (acquire ok … release ok) per second of the
 // clients' time, read back from the history, which must check valid.
 func harnessCycles(ctx context.Context, lock, dir, addr, password string, clients int, d time.Duration, profile string) (h harnessRound, err error) {
-	cfg := harness.Config{Lock: lock, Clients: clients, KeyPerClient: true, NoHold: true, Duration: d, Seed: 1, Dir: dir,
-		Backend: cluster.BackendExternal, External: []string{addr}, Password: password}
+	cfg := harness.Config{
+		Workload: harness.Workload{Lock: lock, Clients: clients, KeyPerClient: true, NoHold: true, Duration: d, Seed: 1},
+		Cluster:  harness.Cluster{Backend: cluster.BackendExternal, External: []string{addr}, Password: password},
+		Output:   harness.Output{Dir: dir},
+	}
 	if profile != "" {
 		f, err := os.Create(profile)
 		if err != nil {

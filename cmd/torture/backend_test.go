@@ -31,7 +31,7 @@ func TestBackendFlags(t *testing.T) {
 		{[]string{"--nodes", "redis.example"}, 0, nil, true},
 		{[]string{"--nodes", "10.0.0.1:6379,"}, 0, nil, true},
 	} {
-		var cfg harness.Config
+		cfg := harness.Defaults() // as runCmd's flags start
 		fs := flag.NewFlagSet("run", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
 		addBackendFlags(fs, &cfg)
@@ -45,7 +45,7 @@ func TestBackendFlags(t *testing.T) {
 		}
 	}
 	t.Setenv(passwordEnv, "from-env")
-	var cfg harness.Config
+	cfg := harness.Defaults()
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	addBackendFlags(fs, &cfg)
 	if err := fs.Parse(nil); err != nil || cfg.Password != "from-env" {

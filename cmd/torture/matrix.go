@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/matrix"
 	"github.com/locktorture/locktorture/report"
 )
@@ -20,11 +21,11 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
 	quick := fs.Bool("quick", false, "only the release gate's cells (the reliable ones)")
 	seeds := fs.String("seeds", "1", "comma-separated seeds; every cell runs once per seed")
-	duration := fs.Duration("duration", 8*time.Second, "duration of every run (raised where a cell needs more)")
+	duration := fs.Duration("duration", matrix.DefaultDuration, "duration of every run (raised where a cell needs more)")
 	out := fs.String("out", filepath.Join("results", "matrix"), "directory under which the matrix directory is created")
 	only := fs.String("cells", "", "run only the cells whose name matches this regular expression")
 	list := fs.Bool("list", false, "list the cells with their expectations and exit")
-	timeout := fs.Duration("check-timeout", 60*time.Second, "porcupine time limit per model (exceeded: verdict unknown)")
+	timeout := fs.Duration("check-timeout", checker.DefaultTimeout, "porcupine time limit per model (exceeded: verdict unknown)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -68,23 +69,26 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *timeout <= 0 {
 		return fmt.Errorf("matrix: --check-timeout must be positive, got %s", *timeout)
 	}
-	if err := matrix.Validate(specs, matrix.Options{Seeds: seedList, Duration: *duration}); err != nil {
-		return err
-	}
 	started := time.Now()
 	id := started.UTC().Format("20060102T150405")
 	if *quick {
 		id += "-quick"
 	}
 	dir := filepath.Join(*out, id)
-	fmt.Fprintf(stderr, "matrix %s: %d cells × %d seeds, %s per run → %s\n", id, len(specs), len(seedList), *duration, dir)
 	prog := newMatrixProgress(stderr)
-	m, err := matrix.Run(ctx, specs, matrix.Options{
+	// Every run of every cell is validated here, once, before anything
+	// is printed or created.
+	plan, err := matrix.NewPlan(specs, matrix.Options{
 		Seeds: seedList, Duration: *duration, Dir: dir, CheckTimeout: *timeout,
 		Command:  "torture matrix " + strings.Join(args, " "),
 		Progress: prog.update,
 		Log:      logLines{prog.p},
 	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "matrix %s: %d cells × %d seeds, %s per run → %s\n", id, len(specs), len(seedList), *duration, dir)
+	m, err := plan.Run(ctx)
 	prog.done()
 	if len(m.Cells) > 0 {
 		printMatrix(stdout, m, dir)

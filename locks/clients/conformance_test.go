@@ -319,7 +319,7 @@ func TestHarnessRun(t *testing.T) {
 	for _, cl := range clientsUnderTest(t) {
 		t.Run(cl.short(), func(t *testing.T) {
 			t.Parallel()
-			res, _ := runAndCheck(t, harness.Config{Lock: cl.name, Nodes: cl.nodes, Clients: 6, Keys: 2, Duration: 3 * time.Second})
+			res, _ := runAndCheck(t, harness.Config{Workload: harness.Workload{Lock: cl.name, Clients: 6, Keys: 2, Duration: 3 * time.Second}, Cluster: harness.Cluster{Nodes: cl.nodes}})
 			if res.Lease != checker.Valid || res.Resource != checker.Valid {
 				t.Errorf("lease %s, resource %s", res.Lease, res.Resource)
 			}
@@ -335,7 +335,7 @@ func TestHarnessRun(t *testing.T) {
 // checker.
 func TestLiarCaught(t *testing.T) {
 	t.Parallel()
-	res, _ := runAndCheck(t, harness.Config{Lock: execName(t, "testdata/liar_client.py"), Clients: 6, Keys: 1, Duration: 3 * time.Second})
+	res, _ := runAndCheck(t, harness.Config{Workload: harness.Workload{Lock: execName(t, "testdata/liar_client.py"), Clients: 6, Keys: 1, Duration: 3 * time.Second}})
 	if res.Lease != checker.Invalid {
 		t.Errorf("lease %s with a lying client, want invalid", res.Lease)
 	}
@@ -346,7 +346,7 @@ func TestLiarCaught(t *testing.T) {
 // on with fresh processes, and the history checks valid.
 func TestFlakyClient(t *testing.T) {
 	t.Parallel()
-	res, events := runAndCheck(t, harness.Config{Lock: execName(t, "testdata/flaky_client.py"), Clients: 4, Keys: 2, Duration: 4 * time.Second})
+	res, events := runAndCheck(t, harness.Config{Workload: harness.Workload{Lock: execName(t, "testdata/flaky_client.py"), Clients: 4, Keys: 2, Duration: 4 * time.Second}})
 	if res.Lease != checker.Valid || res.Resource != checker.Valid {
 		t.Errorf("lease %s, resource %s", res.Lease, res.Resource)
 	}

@@ -24,7 +24,7 @@ const harnessChildEnv = "LOCKS_CLIENTS_TEST_HARNESS_CHILD"
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(harnessChildEnv); dir != "" {
 		lock := os.Getenv(harnessChildEnv + "_LOCK")
-		_, err := harness.Run(context.Background(), harness.Config{Lock: lock, Clients: 3, Duration: 2 * time.Minute, Seed: 1, Dir: dir})
+		_, err := harness.Run(context.Background(), harness.Config{Workload: harness.Workload{Lock: lock, Clients: 3, Duration: 2 * time.Minute, Seed: 1}, Output: harness.Output{Dir: dir}})
 		fmt.Fprintln(os.Stderr, "harness child: run ended:", err)
 		os.Exit(1)
 	}
