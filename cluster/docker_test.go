@@ -51,21 +51,10 @@ func dockerImage(tb testing.TB) string {
 	return DefaultImage
 }
 
-// startDockerTB starts n containers logging under a test directory and
-// closes them when the test ends.
+// startDockerTB starts n containers and closes them when the test ends.
 func startDockerTB(tb testing.TB, n int, opts ...Option) *Cluster {
 	tb.Helper()
-	image := dockerImage(tb)
-	c, err := StartDocker(context.Background(), n, image, append([]Option{WithDir(tb.TempDir())}, opts...)...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := c.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return c
+	return openTB(tb, Spec{Backend: BackendDocker, Nodes: n, Image: dockerImage(tb)}, opts...)
 }
 
 // runContainers returns the names of the containers of the cluster with
@@ -384,7 +373,7 @@ func TestDockerFailover(t *testing.T) {
 	if err := rc.Set(ctx, "k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the write to reach the replica", func() bool {
+	eventually(t, 5*time.Second, "the write to reach the replica", func() bool {
 		v, err := n2.Client().Get(ctx, "k").Result()
 		return err == nil && v == "v"
 	})
@@ -392,7 +381,7 @@ func TestDockerFailover(t *testing.T) {
 	px := f.InternalProxy(n1)
 	px.Stop()
 	start = time.Now()
-	eventuallyWithin(t, 20*time.Second, "the sentinels to promote n2", func() bool {
+	eventually(t, 20*time.Second, "the sentinels to promote n2", func() bool {
 		p, err := f.Primary(ctx)
 		return err == nil && p == n2
 	})
@@ -431,7 +420,7 @@ func TestDockerFailover(t *testing.T) {
 			t.Errorf("a password on a command line: %q", found)
 		}
 	}
-	eventuallyWithin(t, 10*time.Second, "the keeper to make every file private", func() bool {
+	eventually(t, 10*time.Second, "the keeper to make every file private", func() bool {
 		ents, err := os.ReadDir(f.c.dir)
 		if err != nil {
 			t.Fatal(err)

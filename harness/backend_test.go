@@ -4,22 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	toxiproxy "github.com/Shopify/toxiproxy/v2"
-	"github.com/rs/zerolog"
 
 	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/harness"
 	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/internal/testutil"
 )
 
 func TestBackendConfigErrors(t *testing.T) {
@@ -68,22 +64,12 @@ func TestBackendConfigErrors(t *testing.T) {
 // only through proxies it creates on that server, cuts and slows them
 // there, records the nodes' versions, and deletes its proxies at the end.
 func TestExternalRun(t *testing.T) {
-	remote, err := cluster.Start(t.Context(), 3, cluster.WithDir(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { remote.Close() })
-	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
-	ts := httptest.NewServer(srv.Routes())
-	t.Cleanup(ts.Close)
-	var addrs []string
-	for _, n := range remote.Nodes() {
-		addrs = append(addrs, n.DirectAddr())
-	}
+	r := testutil.External(t, 3)
+	remote, addrs := r.Cluster, r.Addrs
 
 	sum, evs, _, err := run(t, context.Background(), harness.Config{
 		Workload: harness.Workload{Lock: "redlock", Clients: 4, Duration: 4 * time.Second, TTL: 500 * time.Millisecond, Seed: 7},
-		Cluster:  harness.Cluster{Backend: "external", External: addrs, Toxiproxy: ts.URL, Password: remote.Password()},
+		Cluster:  harness.Cluster{Backend: "external", External: addrs, Toxiproxy: r.URL, Password: remote.Password()},
 		Faults:   harness.Faults{Nemesis: []string{"partition", "latency"}, NemesisInterval: 500 * time.Millisecond},
 	})
 	if err != nil {
@@ -108,7 +94,7 @@ func TestExternalRun(t *testing.T) {
 	if acquired == 0 {
 		t.Error("no lock acquired through the remote proxies")
 	}
-	if n := len(srv.Collection.Proxies()); n != 0 {
+	if n := len(r.Toxiproxy.Collection.Proxies()); n != 0 {
 		t.Errorf("%d proxies left on the toxiproxy server", n)
 	}
 	for _, n := range remote.Nodes() {
@@ -118,54 +104,11 @@ func TestExternalRun(t *testing.T) {
 	}
 }
 
-var (
-	imageOnce sync.Once
-	imageErr  error
-)
-
-// dockerImage builds cluster.DefaultImage from this host's files once per
-// test binary. It skips the test, saying why, only when no Docker engine
-// answers; a failed build fails it.
-func dockerImage(tb testing.TB) string {
-	tb.Helper()
-	if err := cluster.DockerPing(tb.Context()); err != nil {
-		if errors.Is(err, cluster.ErrNoDocker) {
-			tb.Skipf("docker backend not tested: %v", err)
-		}
-		tb.Fatal(err)
-	}
-	imageOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		imageErr = cluster.BuildImage(ctx, cluster.DefaultImage)
-	})
-	if imageErr != nil {
-		tb.Fatalf("make redis-image: %v", imageErr)
-	}
-	return cluster.DefaultImage
-}
-
-// myContainers lists the containers this test process made that are left.
-func myContainers(tb testing.TB) []string {
-	tb.Helper()
-	cs, err := cluster.Containers(context.Background())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var names []string
-	for _, c := range cs {
-		if c.Mine {
-			names = append(names, c.Name+" ("+c.State+")")
-		}
-	}
-	return names
-}
-
 // TestDockerRun: the run of the issue, torture run --backend docker --lock
 // redlock --nodes 5 --nemesis kill,pause, shortened; it leaves no
 // container behind.
 func TestDockerRun(t *testing.T) {
-	image := dockerImage(t)
+	image := testutil.DockerImage(t)
 	sum, evs, _, err := run(t, context.Background(), harness.Config{
 		Workload: harness.Workload{Lock: "redlock", Clients: 5, Duration: 5 * time.Second, TTL: 500 * time.Millisecond, Seed: 2},
 		Cluster:  harness.Cluster{Backend: "docker", Image: image, Nodes: 5},
@@ -181,7 +124,7 @@ func TestDockerRun(t *testing.T) {
 	if starts == 0 || starts != stops {
 		t.Errorf("%d fault starts and %d stops", starts, stops)
 	}
-	if left := myContainers(t); len(left) > 0 {
+	if left := testutil.MyContainers(t); len(left) > 0 {
 		t.Errorf("containers left after the run: %v", left)
 	}
 }
@@ -190,7 +133,7 @@ func TestDockerRun(t *testing.T) {
 // signal.NotifyContext gives) in the middle of a docker run with faults
 // leaves no container behind once Run returns.
 func TestDockerRunInterrupted(t *testing.T) {
-	image := dockerImage(t)
+	image := testutil.DockerImage(t)
 	cfg := harness.Config{
 		Workload: harness.Workload{Lock: "redlock", Duration: time.Minute, TTL: 500 * time.Millisecond, Seed: 3},
 		Cluster:  harness.Cluster{Backend: "docker", Image: image, Nodes: 5},
@@ -205,7 +148,7 @@ func TestDockerRunInterrupted(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || !sum.Interrupted {
 		t.Errorf("err = %v, interrupted = %v; want context.Canceled and true", err, sum.Interrupted)
 	}
-	if left := myContainers(t); len(left) > 0 {
+	if left := testutil.MyContainers(t); len(left) > 0 {
 		t.Errorf("containers left after an interrupted run: %v", left)
 	}
 }
@@ -214,7 +157,7 @@ func TestDockerRunInterrupted(t *testing.T) {
 // (primary, replica and sentinels in containers on a private network):
 // the fault promotes the replica and heals, and no container is left.
 func TestDockerFailoverRun(t *testing.T) {
-	image := dockerImage(t)
+	image := testutil.DockerImage(t)
 	sum, evs, _, err := run(t, context.Background(), harness.Config{
 		Workload: harness.Workload{Lock: "setnx", Clients: 4, Duration: 12 * time.Second, TTL: 2 * time.Second, Seed: 1},
 		Cluster:  harness.Cluster{Backend: "docker", Image: image, Topology: "failover"},
@@ -229,7 +172,7 @@ func TestDockerFailoverRun(t *testing.T) {
 	if starts, stops := faultEvents(evs); starts == 0 || starts != stops {
 		t.Errorf("%d fault starts and %d stops", starts, stops)
 	}
-	if left := myContainers(t); len(left) > 0 {
+	if left := testutil.MyContainers(t); len(left) > 0 {
 		t.Errorf("containers left after the run: %v", left)
 	}
 }
@@ -238,7 +181,7 @@ func TestDockerFailoverRun(t *testing.T) {
 // image; an image without it is refused in one line before any container
 // starts (cluster.Open reads the image's label first).
 func TestDockerClockRefusedWithoutShim(t *testing.T) {
-	image := dockerImage(t)
+	image := testutil.DockerImage(t)
 	tag := "locktorture/redis:harness-noshim"
 	dir := t.TempDir()
 	df := fmt.Sprintf("FROM %s\nLABEL %s=\n", image, cluster.LabelClockShim)
@@ -258,7 +201,7 @@ func TestDockerClockRefusedWithoutShim(t *testing.T) {
 	if !errors.Is(err, cluster.ErrNoClockShim) || !strings.Contains(err.Error(), "image "+tag+" carries none") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("clock on an image without the shim: %v; want a one-line refusal", err)
 	}
-	if left := myContainers(t); len(left) > 0 {
+	if left := testutil.MyContainers(t); len(left) > 0 {
 		t.Errorf("containers left: %v", left)
 	}
 	_, err = harness.Run(t.Context(), harness.Config{

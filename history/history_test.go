@@ -7,8 +7,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/internal/testutil"
 )
 
 func TestWriterRoundTrip(t *testing.T) {
@@ -148,7 +150,7 @@ func TestFlushedWhileOpen(t *testing.T) {
 	if err := w.Append(history.Event{Type: history.Invoke, F: history.Acquire, Process: 0, Time: 1, Key: "k"}); err != nil {
 		t.Fatal(err)
 	}
-	pollUntil(t, func() bool {
+	testutil.Until(t, 10*time.Second, "the periodic flush", func() bool {
 		evs, err := history.ReadFile(path)
 		return err == nil && len(evs) == 1
 	})

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/internal/testutil"
+	"github.com/locktorture/locktorture/internal/wait"
 	"github.com/locktorture/locktorture/locks"
 	"github.com/redis/go-redis/v9"
 )
@@ -16,16 +18,7 @@ import (
 // when the test ends.
 func startFailover(tb testing.TB) *cluster.Failover {
 	tb.Helper()
-	f, err := cluster.StartFailover(tb.Context(), cluster.WithDir(tb.TempDir()))
-	if err != nil {
-		tb.Fatalf("start the failover topology: %v", err)
-	}
-	tb.Cleanup(func() {
-		if err := f.Close(); err != nil {
-			tb.Errorf("close the failover topology: %v", err)
-		}
-	})
-	return f
+	return testutil.Cluster(tb, cluster.Spec{Topology: cluster.TopologyFailover}).Failover()
 }
 
 // sentinelConfig is a Config that finds the primary of f through its
@@ -77,12 +70,8 @@ func acquireEventually(tb testing.TB, l locks.Lock, key string, within time.Dura
 		if time.Now().After(deadline) {
 			tb.Fatalf("acquire %q: not within %v: %v", key, within, err)
 		}
-		t := time.NewTimer(pollEvery)
-		select {
-		case <-tb.Context().Done():
-			t.Stop()
-			tb.Fatalf("acquire %q: %v", key, tb.Context().Err())
-		case <-t.C:
+		if err := wait.Sleep(tb.Context(), pollEvery); err != nil {
+			tb.Fatalf("acquire %q: %v", key, err)
 		}
 	}
 }

@@ -13,34 +13,14 @@ import (
 
 	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/internal/testutil"
 	"github.com/redis/go-redis/v9"
 )
 
 // clockCluster starts n nodes with the clock shim, closed when the test ends.
 func clockCluster(tb testing.TB, n int) *cluster.Cluster {
 	tb.Helper()
-	c, err := cluster.Start(context.Background(), n, cluster.WithClockShim(), cluster.WithDir(tb.TempDir()))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := c.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return c
-}
-
-// clockWithin polls cond until it holds, failing the test after 5 s.
-func clockWithin(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("gave up waiting: %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	return testutil.Cluster(tb, cluster.Spec{Nodes: n}, cluster.WithClockShim())
 }
 
 func clockSetup() Setup {
@@ -221,7 +201,7 @@ func TestClockStrobe(t *testing.T) {
 	}
 	n := c.Node(1)
 	for _, want := range []time.Duration{0, -time.Hour, 0, -time.Hour} {
-		clockWithin(t, "strobe to "+want.String(), func() bool { return n.ClockOffset() == want })
+		testutil.Until(t, 5*time.Second, "strobe to "+want.String(), func() bool { return n.ClockOffset() == want })
 	}
 	if got := c.Node(0).ClockOffset(); got != 0 {
 		t.Errorf("n1 not in the fault has offset %v", got)
@@ -274,7 +254,7 @@ func TestClockRun(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- Run(t.Context(), sc, &Target{Cluster: c}, time.Now(), rec) }()
 	<-rec.started // recorded just before Start is called
-	clockWithin(t, "offset 1h while the fault is on", func() bool { return c.Node(0).ClockOffset() == time.Hour })
+	testutil.Until(t, 5*time.Second, "offset 1h while the fault is on", func() bool { return c.Node(0).ClockOffset() == time.Hour })
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}

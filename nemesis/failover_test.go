@@ -14,24 +14,17 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/internal/testutil"
 	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/nemesis"
 )
 
 // startFailoverTopology starts a primary, a replica and three sentinels,
-// logging under a test directory, and closes them when the test ends.
+// closed when the test ends.
 func startFailoverTopology(tb testing.TB) (*cluster.Failover, *nemesis.Target) {
 	tb.Helper()
-	f, err := cluster.StartFailover(context.Background(), cluster.WithDir(tb.TempDir()))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := f.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return f, &nemesis.Target{Cluster: f.Cluster()}
+	c := testutil.Cluster(tb, cluster.Spec{Topology: cluster.TopologyFailover})
+	return c.Failover(), &nemesis.Target{Cluster: c}
 }
 
 // replicationInfo returns the fields of n's INFO replication, read
@@ -74,14 +67,6 @@ func pingThrough(addr, password string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	return rc.Ping(ctx).Err()
-}
-
-// boundedCtx is the test's context with a deadline: a bound on one wait,
-// never an assertion on timing.
-func boundedCtx(tb testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(tb.Context(), d)
-	tb.Cleanup(cancel)
-	return ctx
 }
 
 func TestFailoverKind(t *testing.T) {
@@ -130,13 +115,13 @@ func TestFailoverKind(t *testing.T) {
 // Heal leaves one primary with the old one as its replica.
 func TestFailoverFault(t *testing.T) {
 	f, target := startFailoverTopology(t)
-	old, err := f.WaitPrimary(boundedCtx(t, 10*time.Second))
+	old, err := f.WaitPrimary(testutil.Context(t, 10*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
 	fault := &nemesis.Failover{}
 	start := time.Now()
-	if err := fault.Start(boundedCtx(t, 40*time.Second), target); err != nil {
+	if err := fault.Start(testutil.Context(t, 40*time.Second), target); err != nil {
 		t.Fatalf("start %s: %v", fault, err)
 	}
 	t.Logf("promoted %v after Start began", time.Since(start))
@@ -155,7 +140,7 @@ func TestFailoverFault(t *testing.T) {
 	}
 
 	start = time.Now()
-	if err := fault.Heal(boundedCtx(t, 30*time.Second), target); err != nil {
+	if err := fault.Heal(testutil.Context(t, 30*time.Second), target); err != nil {
 		t.Fatalf("heal: %v", err)
 	}
 	t.Logf("healthy %v after Heal began", time.Since(start))
@@ -195,7 +180,7 @@ func TestFailoverFault(t *testing.T) {
 func TestFailoverLosesSetNXLock(t *testing.T) {
 	f, target := startFailoverTopology(t)
 	ctx := t.Context()
-	old, err := f.WaitPrimary(boundedCtx(t, 10*time.Second))
+	old, err := f.WaitPrimary(testutil.Context(t, 10*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +217,7 @@ func TestFailoverLosesSetNXLock(t *testing.T) {
 	started := make(chan struct{})
 	go func() {
 		defer close(started)
-		startErr = fault.Start(boundedCtx(t, 40*time.Second), target)
+		startErr = fault.Start(testutil.Context(t, 40*time.Second), target)
 	}()
 	t.Cleanup(func() { <-started }) // Start ends with the test's context at the latest
 	deadline := time.Now().Add(10 * time.Second)
@@ -290,7 +275,7 @@ func TestFailoverLosesSetNXLock(t *testing.T) {
 	}
 
 	// Heal: the old primary rejoins as a replica and A's grant is gone.
-	if err := fault.Heal(boundedCtx(t, 30*time.Second), target); err != nil {
+	if err := fault.Heal(testutil.Context(t, 30*time.Second), target); err != nil {
 		t.Fatalf("heal: %v", err)
 	}
 	if got := valueOn(t, old, key); got != leaseB.Token {

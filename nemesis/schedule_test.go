@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/internal/testutil"
 	"github.com/locktorture/locktorture/nemesis"
 )
 
@@ -144,7 +145,7 @@ func TestRunCancelled(t *testing.T) {
 			rec := newRecorder()
 			done := make(chan error, 1)
 			go func() { done <- nemesis.Run(ctx, sc, &nemesis.Target{Cluster: c}, time.Now(), rec) }()
-			eventually(t, "the fault to be in effect", func() error {
+			testutil.Eventually(t, 5*time.Second, "the fault to be in effect", func() error {
 				if !tc.active() {
 					return errors.New("not yet")
 				}

@@ -13,6 +13,7 @@ import (
 	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/harness"
 	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/internal/testutil"
 	"github.com/locktorture/locktorture/locks"
 )
 
@@ -66,16 +67,7 @@ func (c client) short() string {
 // ends.
 func startCluster(tb testing.TB, n int) *cluster.Cluster {
 	tb.Helper()
-	c, err := cluster.Start(tb.Context(), n)
-	if err != nil {
-		tb.Fatalf("start %d Redis nodes: %v", n, err)
-	}
-	tb.Cleanup(func() {
-		if err := c.Close(); err != nil {
-			tb.Errorf("close cluster: %v", err)
-		}
-	})
-	return c
+	return testutil.Cluster(tb, cluster.Spec{Nodes: n})
 }
 
 // newLock builds the client's lock on the first nodes of c, closed when
