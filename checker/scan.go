@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -357,28 +358,11 @@ func (s *scanner) finish() *scanned {
 	s.active = nil
 
 	for _, kd := range s.keys {
-		sort.Slice(kd.sections, func(i, j int) bool {
-			a, b := kd.sections[i], kd.sections[j]
-			if a.call != b.call {
-				return a.call < b.call
-			}
-			if a.ret != b.ret {
-				return a.ret < b.ret
-			}
-			return a.process < b.process
+		slices.SortFunc(kd.sections, func(a, b section) int {
+			return cmp.Or(cmp.Compare(a.call, b.call), cmp.Compare(a.ret, b.ret), cmp.Compare(a.process, b.process))
 		})
-		sort.Slice(kd.holds, func(i, j int) bool {
-			a, b := kd.holds[i], kd.holds[j]
-			if a.Start != b.Start {
-				return a.Start < b.Start
-			}
-			if a.End != b.End {
-				return a.End < b.End
-			}
-			if a.Process != b.Process {
-				return a.Process < b.Process
-			}
-			return a.Token < b.Token
+		slices.SortFunc(kd.holds, func(a, b Hold) int {
+			return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.End, b.End), cmp.Compare(a.Process, b.Process), cmp.Compare(a.Token, b.Token))
 		})
 	}
 	d := &scanned{

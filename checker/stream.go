@@ -3,7 +3,6 @@ package checker
 import (
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/locktorture/locktorture/history"
@@ -158,15 +157,11 @@ func (st *Stream) Finish(opts Options) (Result, error) {
 // the decoder's error wrapping history.ErrEmpty.
 func CheckDecoder(d *history.Decoder, opts Options) (Result, int, error) {
 	st := NewStream()
-	for {
-		e, err := d.Next()
-		if errors.Is(err, io.EOF) {
-			break
+	for e, err := range d.All() {
+		if err == nil {
+			err = st.Add(&e)
 		}
 		if err != nil {
-			return Result{}, st.Events(), err
-		}
-		if err := st.Add(&e); err != nil {
 			return Result{}, st.Events(), err
 		}
 	}

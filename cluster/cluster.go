@@ -178,13 +178,7 @@ func newCluster(backend string, o options, n int) (*Cluster, error) {
 // start starts every node in parallel and reads their versions; on error
 // it closes the cluster. Once started, a cancelled ctx closes it.
 func (c *Cluster) start(ctx context.Context) error {
-	errs := make([]error, len(c.nodes))
-	var wg sync.WaitGroup
-	for i, nd := range c.nodes {
-		wg.Go(func() { errs[i] = nd.start(ctx) })
-	}
-	wg.Wait()
-	err := errors.Join(errs...)
+	err := inParallel(c.nodes, func(nd *Node) error { return nd.start(ctx) })
 	if err == nil {
 		err = c.readVersions(ctx)
 	}
@@ -295,15 +289,12 @@ func (c *Cluster) close() error {
 	if c.remote != nil {
 		errs = append(errs, c.remote.deleteAll(ctx))
 	}
-	nerrs := make([]error, len(c.nodes))
-	var wg sync.WaitGroup
-	for i, n := range c.nodes {
-		if n.rn != nil {
-			wg.Go(func() { nerrs[i] = n.stop(ctx) })
+	errs = append(errs, inParallel(c.nodes, func(n *Node) error {
+		if n.rn == nil {
+			return nil
 		}
-	}
-	wg.Wait()
-	errs = append(errs, nerrs...)
+		return n.stop(ctx)
+	}))
 	for _, n := range c.nodes {
 		errs = append(errs, n.clock.close())
 	}
@@ -320,6 +311,18 @@ func (c *Cluster) close() error {
 		return fmt.Errorf("cluster: close: %w", err)
 	}
 	return nil
+}
+
+// inParallel calls f on every item at once, waits for them all and joins
+// their errors: nodes start and stop in parallel, and so do sentinels.
+func inParallel[T any](items []T, f func(T) error) error {
+	errs := make([]error, len(items))
+	var wg sync.WaitGroup
+	for i, it := range items {
+		wg.Go(func() { errs[i] = f(it) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // randomPassword returns 32 random hex characters.

@@ -239,13 +239,7 @@ func (f *Failover) start(ctx context.Context) error {
 		name := fmt.Sprintf("s%d", i+1)
 		f.sentinels = append(f.sentinels, &sentinel{name: name, dir: filepath.Join(f.c.dir, name)})
 	}
-	errs := make([]error, numSentinels)
-	var wg sync.WaitGroup
-	for i, s := range f.sentinels {
-		wg.Go(func() { errs[i] = f.startSentinel(ctx, s, host, port) })
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := inParallel(f.sentinels, func(s *sentinel) error { return f.startSentinel(ctx, s, host, port) }); err != nil {
 		return err
 	}
 	for _, s := range f.sentinels {
@@ -696,13 +690,7 @@ func (f *Failover) Close() error { return f.c.Close() }
 // stopSentinels stops every sentinel still running; it can be called
 // again.
 func (f *Failover) stopSentinels(ctx context.Context) error {
-	errs := make([]error, len(f.sentinels))
-	var wg sync.WaitGroup
-	for i, s := range f.sentinels {
-		wg.Go(func() { errs[i] = s.stop(ctx) })
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := inParallel(f.sentinels, func(s *sentinel) error { return s.stop(ctx) }); err != nil {
 		return fmt.Errorf("cluster: close: %w", err)
 	}
 	return nil

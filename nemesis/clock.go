@@ -47,7 +47,7 @@ var clockKind = Kind{
 		f := &Clock{Nodes: []int{0}, Mode: ClockJump}
 		if n := s.Nodes; s.MultiNode || s.Topology == cluster.TopologyFailover {
 			if rng.IntN(2) == 0 {
-				f.Nodes = pickNodes(rng, n, 1+rng.IntN(max(1, (n-1)/2))) // a minority
+				f.Nodes = pickMinority(rng, n)
 			} else {
 				f.Nodes = pickNodes(rng, n, n/2+1+rng.IntN(n-n/2)) // a majority
 			}
@@ -154,22 +154,14 @@ func (c *Clock) strobe(ctx context.Context, ns []*cluster.Node) {
 // Heal stops a strobe, waits for it to return (it never blocks) and sets
 // every node's clock right.
 func (c *Clock) Heal(_ context.Context, t *Target) error {
-	var errs []error
+	var err error
 	if c.stop != nil {
 		close(c.stop)
 		<-c.done
-		errs = append(errs, c.err)
+		err = c.err
 		c.stop = nil
 	}
-	for _, i := range c.Nodes {
-		n, err := node(t, i)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		errs = append(errs, n.SetClockOffset(0))
-	}
-	return errors.Join(errs...)
+	return errors.Join(err, eachNode(t, c.Nodes, func(n *cluster.Node) error { return n.SetClockOffset(0) }))
 }
 
 func setClocks(ns []*cluster.Node, off time.Duration) error {

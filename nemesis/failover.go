@@ -96,9 +96,9 @@ func (f *Failover) String() string {
 
 // Start isolates the primary and waits for the promotion (see Failover).
 func (f *Failover) Start(ctx context.Context, t *Target) error {
-	fo := failoverOf(t)
-	if fo == nil {
-		return errors.New("no failover topology")
+	fo, err := failoverOf(t)
+	if err != nil {
+		return err
 	}
 	wctx, cancel := context.WithTimeout(ctx, promoteTimeout)
 	defer cancel()
@@ -163,20 +163,20 @@ func (f *Failover) Heal(ctx context.Context, t *Target) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	fo := failoverOf(t)
-	if fo == nil {
-		return errors.New("no failover topology")
+	fo, err := failoverOf(t)
+	if err != nil {
+		return err
 	}
 	wctx, cancel := context.WithTimeout(ctx, rejoinTimeout)
 	defer cancel()
-	_, err := fo.WaitHealthy(wctx)
+	_, err = fo.WaitHealthy(wctx)
 	return err
 }
 
-// failoverOf returns the failover topology of t's cluster, or nil.
-func failoverOf(t *Target) *cluster.Failover {
-	if t.Cluster == nil {
-		return nil
+// failoverOf returns the failover topology of t's cluster.
+func failoverOf(t *Target) (*cluster.Failover, error) {
+	if t.Cluster == nil || t.Cluster.Failover() == nil {
+		return nil, errors.New("no failover topology")
 	}
-	return t.Cluster.Failover()
+	return t.Cluster.Failover(), nil
 }

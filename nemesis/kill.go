@@ -32,9 +32,7 @@ var killKind = Kind{
 	Summary: "SIGKILL nodes; restart at once, or after a delay of at least the TTL",
 	Needs:   Needs{Cluster: cluster.Abilities{Process: true}},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
-		// A minority of the nodes (one node when there is only one).
-		k := max(1, (s.Nodes-1)/2)
-		f := &Kill{Nodes: pickNodes(rng, s.Nodes, 1+rng.IntN(k))}
+		f := &Kill{Nodes: pickMinority(rng, s.Nodes)}
 		delayed := rng.IntN(2) == 1
 		switch s.Restart {
 		case RestartImmediate:
@@ -76,46 +74,19 @@ func (k *Kill) String() string {
 
 // Start kills the nodes (and, without a delay, restarts them).
 func (k *Kill) Start(ctx context.Context, t *Target) error {
-	var errs []error
-	for _, i := range k.Nodes {
-		n, err := node(t, i)
-		if err != nil {
-			return err
-		}
-		if err := n.Kill(); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	err := eachNode(t, k.Nodes, func(n *cluster.Node) error { return n.Kill() })
 	if k.RestartDelay == 0 {
-		errs = append(errs, restart(ctx, t, k.Nodes))
+		err = errors.Join(err, k.Heal(ctx, t))
 	}
-	return errors.Join(errs...)
+	return err
 }
 
 // Heal restarts every node of the fault that is not running.
-func (k *Kill) Heal(ctx context.Context, t *Target) error { return restart(ctx, t, k.Nodes) }
-
-func restart(ctx context.Context, t *Target, idx []int) error {
-	var errs []error
-	for _, i := range idx {
-		n, err := node(t, i)
-		if err != nil {
-			return err
-		}
+func (k *Kill) Heal(ctx context.Context, t *Target) error {
+	return eachNode(t, k.Nodes, func(n *cluster.Node) error {
 		if n.Running() {
-			continue
+			return nil
 		}
-		if err := n.Restart(ctx); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// node returns node i of the target's cluster, or an error naming it.
-func node(t *Target, i int) (*cluster.Node, error) {
-	if t.Cluster == nil || i < 0 || i >= len(t.Cluster.Nodes()) {
-		return nil, fmt.Errorf("no node n%d", i+1)
-	}
-	return t.Cluster.Node(i), nil
+		return n.Restart(ctx)
+	})
 }

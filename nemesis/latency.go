@@ -45,7 +45,7 @@ var latencyKind = Kind{
 					f.Nodes[i] = i
 				}
 			} else {
-				f.Nodes = pickNodes(rng, s.Nodes, 1+rng.IntN(max(1, (s.Nodes-1)/2)))
+				f.Nodes = pickMinority(rng, s.Nodes)
 			}
 		}
 		d := [...]time.Duration{s.TTL / 10, s.TTL / 2, s.TTL * 9 / 10}[rng.IntN(3)]

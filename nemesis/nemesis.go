@@ -246,6 +246,34 @@ func decode[T any, P interface {
 	return P(&f), nil
 }
 
+// pickMinority draws between one node and the largest minority of n (one
+// node when there are fewer than three), sorted.
+func pickMinority(rng *rand.Rand, n int) []int {
+	return pickNodes(rng, n, 1+rng.IntN(max(1, (n-1)/2)))
+}
+
+// eachNode calls f on the node of t at each index of idx, in order, and
+// joins the errors; an index the cluster lacks ends it at once.
+func eachNode(t *Target, idx []int, f func(n *cluster.Node) error) error {
+	var errs []error
+	for _, i := range idx {
+		n, err := node(t, i)
+		if err != nil {
+			return errors.Join(append(errs, err)...)
+		}
+		errs = append(errs, f(n))
+	}
+	return errors.Join(errs...)
+}
+
+// node returns node i of the target's cluster, or an error naming it.
+func node(t *Target, i int) (*cluster.Node, error) {
+	if t.Cluster == nil || i < 0 || i >= len(t.Cluster.Nodes()) {
+		return nil, fmt.Errorf("no node n%d", i+1)
+	}
+	return t.Cluster.Node(i), nil
+}
+
 // pickNodes draws k distinct node indices out of n, sorted.
 func pickNodes(rng *rand.Rand, n, k int) []int {
 	perm := rng.Perm(n)[:k]

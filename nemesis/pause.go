@@ -2,7 +2,6 @@ package nemesis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 
@@ -24,8 +23,7 @@ var pauseKind = Kind{
 	Summary: "SIGSTOP nodes, SIGCONT them when healed",
 	Needs:   Needs{Cluster: cluster.Abilities{Process: true}},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
-		k := max(1, (s.Nodes-1)/2)
-		return &Pause{Nodes: pickNodes(rng, s.Nodes, 1+rng.IntN(k))}
+		return &Pause{Nodes: pickMinority(rng, s.Nodes)}
 	},
 	Decode: decode[Pause],
 }
@@ -42,28 +40,15 @@ func (p *Pause) String() string { return fmt.Sprintf("pause %s", nodeNames(p.Nod
 
 // Start stops the nodes.
 func (p *Pause) Start(_ context.Context, t *Target) error {
-	var errs []error
-	for _, i := range p.Nodes {
-		n, err := node(t, i)
-		if err != nil {
-			return err
-		}
-		errs = append(errs, n.Pause())
-	}
-	return errors.Join(errs...)
+	return eachNode(t, p.Nodes, func(n *cluster.Node) error { return n.Pause() })
 }
 
 // Heal resumes them.
 func (p *Pause) Heal(_ context.Context, t *Target) error {
-	var errs []error
-	for _, i := range p.Nodes {
-		n, err := node(t, i)
-		if err != nil {
-			return err
+	return eachNode(t, p.Nodes, func(n *cluster.Node) error {
+		if !n.Paused() {
+			return nil
 		}
-		if n.Paused() {
-			errs = append(errs, n.Resume())
-		}
-	}
-	return errors.Join(errs...)
+		return n.Resume()
+	})
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -184,16 +183,11 @@ func harnessCycles(ctx context.Context, lock, dir, addr, password string, client
 	var cycles int64
 	first, last := int64(-1), int64(0)
 	s := checker.NewStream()
-	dec := history.NewDecoder(f)
-	for {
-		e, err := dec.Next()
-		if errors.Is(err, io.EOF) {
-			break
+	for e, err := range history.NewDecoder(f).All() {
+		if err == nil {
+			err = s.Add(&e)
 		}
 		if err != nil {
-			return h, err
-		}
-		if err := s.Add(&e); err != nil {
 			return h, err
 		}
 		h.events++
