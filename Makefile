@@ -5,7 +5,7 @@ BIN     := bin/torture
 # The race detector needs cgo.
 export CGO_ENABLED := 1
 
-.PHONY: all deps build test lint torture matrix redis-image clean
+.PHONY: all deps build test lint torture matrix redis-image toxiproxy-image compose-up compose-down clean
 
 all: lint test
 
@@ -24,14 +24,31 @@ REDIS_IMAGE ?= locktorture/redis:local
 redis-image: deps
 	$(GO) run ./cmd/redis-image -tag $(REDIS_IMAGE)
 
+## toxiproxy-image: the toxiproxy server of the compose cluster, built from the version
+## in go.mod (static, FROM scratch; nothing is pulled).
+TOXIPROXY_IMAGE ?= locktorture/toxiproxy:local
+toxiproxy-image:
+	$(GO) run ./cmd/compose-cluster toxiproxy-image -tag $(TOXIPROXY_IMAGE)
+
+## compose-up: five Redis nodes and a toxiproxy server, each a host of its own on a
+## private network (deploy/compose/docker-compose.yml), for --backend external;
+## compose-down removes them. LOCKTORTURE_NET moves the /24 (default 172.30.117).
+compose-up: redis-image toxiproxy-image
+	$(GO) run ./cmd/compose-cluster up
+
+compose-down:
+	$(GO) run ./cmd/compose-cluster down
+
 ## test: unit and integration tests against real redis-server, race detector on.
 test: deps
 	$(GO) test -race -count=1 -timeout 9m ./...
 
-## lint: gofmt and go vet must be clean.
+## lint: gofmt and go vet must be clean, and actionlint on the workflows when it is
+## installed (go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12).
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	@if command -v actionlint >/dev/null; then actionlint; else echo "lint: actionlint not installed: .github/workflows not checked"; fi
 
 ## torture: the release gate — the quick matrix; fails when a cell contradicts the literature.
 torture: deps build

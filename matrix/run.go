@@ -132,6 +132,14 @@ type Options struct {
 	Progress func(Progress)
 	// Log, when set, receives the runs' log lines (see harness.WithLog).
 	Log io.Writer
+	// Shard, when set, runs only that shard's part of the runs (see
+	// Plan) and records in the summaries what Merge needs to join it
+	// with the others. The default is the whole matrix.
+	Shard Shard
+	// Commit and Dirty are recorded in the summaries as the code that
+	// ran the matrix. The default is what Commit returns.
+	Commit string
+	Dirty  bool
 }
 
 // Progress tells where a matrix run is.
@@ -144,30 +152,46 @@ type Progress struct {
 	Left time.Duration
 }
 
-// Plan is a matrix validated once: the harness.Plan of every run of every
+// Plan is a matrix validated once: the cells (no name twice) and seeds
+// (none twice), the shard, and the harness.Plan of every run of every
 // cell (each seed of Options.Seeds, Options.Duration raised to the cell's
 // MinDuration), each checked, the programs the cells need found, and its
-// faults drawn, before anything runs. Run runs it.
+// faults drawn, before anything runs. Run runs it, or the part of it that
+// is its Shard's.
 type Plan struct {
 	specs []Spec
 	o     Options
-	runs  [][]*harness.Plan // by cell, then seed
+	runs  map[report.ShardRun]*harness.Plan
 }
 
-// NewPlan validates every run of every cell (see Plan): a run whose
-// faults would not fit in its duration, a cell whose lock is not
-// installed, is refused here in one line naming the cell, not found out
-// cell by cell.
+// NewPlan validates the matrix (see Plan): a run whose faults would not
+// fit in its duration, a cell whose lock is not installed, is refused
+// here in one line naming the cell, not found out cell by cell.
 func NewPlan(specs []Spec, o Options) (*Plan, error) {
 	o = o.withDefaults()
-	p := &Plan{specs: specs, o: o, runs: make([][]*harness.Plan, len(specs))}
-	for i, sp := range specs {
+	if err := o.Shard.check(); err != nil {
+		return nil, err
+	}
+	seeds := make(map[int64]bool, len(o.Seeds))
+	for _, s := range o.Seeds {
+		if seeds[s] {
+			return nil, fmt.Errorf("matrix: seed %d given twice", s)
+		}
+		seeds[s] = true
+	}
+	p := &Plan{specs: specs, o: o, runs: make(map[report.ShardRun]*harness.Plan)}
+	for _, sp := range specs {
 		for _, seed := range o.Seeds {
+			run := report.ShardRun{Cell: sp.Name, Seed: seed}
+			if p.runs[run] != nil {
+				// Run directories and shards are named by cell.
+				return nil, fmt.Errorf("matrix: cell %s given twice", sp.Name)
+			}
 			hp, err := harness.NewPlan(sp.config(seed, sp.duration(o), ""))
 			if err != nil {
 				return nil, fmt.Errorf("matrix: cell %s, seed %d: %w", sp.Name, seed, err)
 			}
-			p.runs[i] = append(p.runs[i], hp)
+			p.runs[run] = hp
 		}
 	}
 	return p, nil
@@ -182,36 +206,45 @@ func Run(ctx context.Context, specs []Spec, o Options) (report.Matrix, error) {
 	return p.Run(ctx)
 }
 
-// Run runs every cell over every seed, writes the summaries into the
-// Options' Dir and returns the matrix. A cancelled ctx stops the current
-// run (what it recorded is still checked, and the run is marked
-// interrupted) and starts no other: the matrix is then marked
-// interrupted, every cell lists the seeds that never ran (Cell.NotRun),
-// no cell with a seed not run to its end matches its expectation, and Run
-// returns ctx's error.
+// Run runs every cell over every seed (or the runs of the Options'
+// Shard), writes the summaries into the Options' Dir and returns the
+// matrix. A cancelled ctx stops the current run (what it recorded is
+// still checked, and the run is marked interrupted) and starts no other:
+// the matrix is then marked interrupted, every cell lists the seeds that
+// never ran (Cell.NotRun), no cell with a seed not run to its end matches
+// its expectation, and Run returns ctx's error.
 func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
-	o := p.o
+	o, specs := p.o, p.specs
 	if o.Dir == "" {
 		return report.Matrix{}, errors.New("matrix: no output directory")
 	}
 	if err := os.MkdirAll(filepath.Join(o.Dir, "runs"), 0o700); err != nil {
 		return report.Matrix{}, fmt.Errorf("matrix: %w", err)
 	}
-	m := report.Matrix{Started: time.Now().UTC(), Command: o.Command, Seeds: o.Seeds, Duration: o.Duration.String(), Versions: report.Versions()}
+	if o.Commit == "" {
+		o.Commit, o.Dirty = Commit()
+	}
+	m := report.Matrix{Started: time.Now().UTC(), Command: o.Command, Seeds: o.Seeds, Duration: o.Duration.String(), Versions: report.Versions(),
+		Commit: o.Commit, Dirty: o.Dirty, Shard: shardInfo(specs, o, o.Shard)}
+	seedsOf := p.seedsOf(m.Shard)
 	start := time.Now()
-	total := len(p.specs) * len(o.Seeds)
+	total := 0
 	left := time.Duration(0)
-	for _, sp := range p.specs {
-		left += time.Duration(len(o.Seeds)) * sp.duration(o)
+	for i, sp := range specs {
+		total += len(seedsOf[i])
+		left += time.Duration(len(seedsOf[i])) * sp.duration(o)
 	}
 	var hopts []harness.Option
 	if o.Log != nil {
 		hopts = append(hopts, harness.WithLog(o.Log))
 	}
 	done := 0
-	for i, sp := range p.specs {
+	for i, sp := range specs {
+		if len(seedsOf[i]) == 0 {
+			continue // every run of the cell is another shard's
+		}
 		cell := sp.cell()
-		for j, seed := range o.Seeds {
+		for _, seed := range seedsOf[i] {
 			if ctx.Err() != nil {
 				// Interrupted: the seeds left are listed as never
 				// run, so no summary can read as a full matrix.
@@ -223,7 +256,8 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 			}
 			id := fmt.Sprintf("%s-seed%d", dirName(sp.Name), seed)
 			d := sp.duration(o)
-			r, err := RunOne(ctx, p.runs[i][j], filepath.Join(o.Dir, "runs", id), id, fmt.Sprintf("torture run %s", sp.flags(seed, d)), o.CheckTimeout, hopts...)
+			hp := p.runs[report.ShardRun{Cell: sp.Name, Seed: seed}]
+			r, err := RunOne(ctx, hp, filepath.Join(o.Dir, "runs", id), id, fmt.Sprintf("torture run %s", sp.flags(seed, d)), o.CheckTimeout, hopts...)
 			left -= d
 			done++
 			if err != nil && ctx.Err() != nil && r.RunID == "" {
@@ -252,6 +286,25 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 		return m, errors.Join(runErr, err)
 	}
 	return m, runErr
+}
+
+// seedsOf returns the seeds each cell runs, by cell: every seed, or the
+// shard's when shard is not nil.
+func (p *Plan) seedsOf(shard *report.ShardInfo) [][]int64 {
+	seedsOf := make([][]int64, len(p.specs))
+	index := make(map[string]int, len(p.specs))
+	for i, sp := range p.specs {
+		index[sp.Name] = i
+		if shard == nil {
+			seedsOf[i] = p.o.Seeds
+		}
+	}
+	if shard != nil {
+		for _, r := range shard.Runs {
+			seedsOf[index[r.Cell]] = append(seedsOf[index[r.Cell]], r.Seed)
+		}
+	}
+	return seedsOf
 }
 
 // withDefaults returns o with Seeds, Duration and CheckTimeout set to
@@ -380,11 +433,17 @@ func cellRun(r report.Results, id string, err error) report.CellRun {
 }
 
 // aggregate fills the cell's figures from its runs and decides whether
-// the outcome matches the expectation.
+// the outcome matches the expectation. It is the one place a cell is
+// judged, for a whole matrix and for one merged from shards (Merge
+// calls it on cells copied from the shards' summaries): it sets every
+// aggregate anew from Runs and NotRun, whatever the cell held before.
 func aggregate(c *report.Cell) {
 	var firsts []float64
 	n, measured := 0, 0
-	c.Availability = 0
+	c.RunsWithViolation, c.Violations, c.Unknown = 0, 0, 0
+	c.MedianFirstViolation = nil
+	c.AcqPerSec, c.P99Acquire, c.Availability = 0, 0, 0
+	c.Outcome, c.Matches = "", false
 	for _, r := range c.Runs {
 		switch r.Outcome() {
 		case checker.OutcomeViolation:

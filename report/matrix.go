@@ -119,6 +119,42 @@ type Matrix struct {
 	// Interrupted is set when the matrix was stopped before its end;
 	// Cells still lists every cell, with the seeds that never ran.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Commit is the commit of the code that ran the matrix ("" when
+	// unknown); Dirty is set when its work tree had uncommitted changes.
+	Commit string `json:"commit,omitempty"`
+	Dirty  bool   `json:"dirty,omitempty"`
+	// Shard is set in the output of one shard of a matrix: Cells then
+	// holds only the cells with a run in this shard, each aggregated over
+	// those runs alone. It is nil in a whole matrix, merged or not.
+	Shard *ShardInfo `json:"shard,omitempty"`
+}
+
+// ShardInfo says which part of a matrix a shard ran, and what the merge
+// needs to check that shards belong together (with Matrix.Commit, Dirty,
+// Seeds and Duration).
+type ShardInfo struct {
+	// Index is the shard's number, from 1 to Count.
+	Index int `json:"index"`
+	Count int `json:"count"`
+	// Cells lists every cell of the whole matrix, in its order.
+	Cells []ShardCell `json:"cells"`
+	// Runs are the runs given to this shard, in the matrix's order.
+	Runs []ShardRun `json:"runs"`
+	// Expected is the time the shard's runs were expected to take, in
+	// seconds.
+	Expected float64 `json:"expected_seconds"`
+}
+
+// ShardCell is a cell of the whole matrix, as a shard records it.
+type ShardCell struct {
+	Name   string      `json:"name"`
+	Expect Expectation `json:"expect"`
+}
+
+// ShardRun names one run of a matrix: a cell and a seed.
+type ShardRun struct {
+	Cell string `json:"cell"`
+	Seed int64  `json:"seed"`
 }
 
 // NeverRan returns the cells none of whose runs started.

@@ -30,7 +30,10 @@ import (
 //   - index.html: one offline page with the matrix as coloured tables and
 //     a link to every run's report.html.
 //
-// Run directories (CellRun.Dir) are relative to dir. A testcase's time is
+// The header of summary.md and index.html, and junit.xml's properties,
+// give the commit that ran the matrix and, in a shard's output
+// (Matrix.Shard), which part of the matrix it holds. Run directories
+// (CellRun.Dir) are relative to dir. A testcase's time is
 // the sum of its runs' elapsed_seconds, read from each run's results.json
 // in dir; a run whose results.json cannot be read counts as 0. An
 // availability below 0 is shown as n/a (see
@@ -55,6 +58,42 @@ func WriteMatrix(dir string, m Matrix) error {
 	page, err := matrixHTML(m)
 	write("index.html", page, err)
 	return errors.Join(errs...)
+}
+
+// ReadMatrix reads dir/summary.json, as WriteMatrix wrote it.
+func ReadMatrix(dir string) (Matrix, error) {
+	var m Matrix
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		return m, fmt.Errorf("report: %w", err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("report: %s: %w", filepath.Join(dir, "summary.json"), err)
+	}
+	return m, nil
+}
+
+// commitText is the commit line of the summaries: the commit, and
+// whether its work tree had uncommitted changes.
+func commitText(m Matrix) string {
+	if m.Commit == "" {
+		return ""
+	}
+	if m.Dirty {
+		return m.Commit + " (with uncommitted changes)"
+	}
+	return m.Commit
+}
+
+// shardText says what part of a matrix a shard's summaries hold; "" in
+// a whole matrix.
+func shardText(m Matrix) string {
+	s := m.Shard
+	if s == nil {
+		return ""
+	}
+	return fmt.Sprintf("shard %d/%d: %d of the %d runs (%s × %s); each cell counts this shard's runs only, and the matrix is judged once `torture matrix merge` has joined the shards",
+		s.Index, s.Count, len(s.Runs), len(s.Cells)*len(m.Seeds), cellsNamed(len(s.Cells)), seedsNamed(m.Seeds))
 }
 
 // cellStatus is how a cell is coloured: "match-safe", "match-violation",
@@ -239,6 +278,12 @@ func matrixMarkdown(m Matrix) []byte {
 	}
 	p("- seeds: %s\n", seedList(m.Seeds))
 	p("- duration per run: %s; whole matrix: %.1f s\n", m.Duration, m.Elapsed)
+	if c := commitText(m); c != "" {
+		p("- commit: %s\n", c)
+	}
+	if s := shardText(m); s != "" {
+		p("- %s\n", s)
+	}
 	if m.RedisVersion != "" {
 		p("- redis: %s\n", m.RedisVersion)
 	}
@@ -379,6 +424,8 @@ func matrixJUnit(m Matrix, times []float64) ([]byte, error) {
 		{"seeds", seedList(m.Seeds)},
 		{"duration", m.Duration},
 		{"redis_version", m.RedisVersion},
+		{"commit", commitText(m)},
+		{"shard", shardText(m)},
 	} {
 		if p.Value != "" {
 			suite.Properties = append(suite.Properties, p)
@@ -461,6 +508,8 @@ type matrixPage struct {
 	Rows     []gridEntry
 	Sources  []string
 	CitedBy  map[string][]string
+	Commit   string
+	Shard    string
 }
 
 // variant names a grid row: the lock, with fencing and a topology other
@@ -485,6 +534,8 @@ func matrixHTML(m Matrix) ([]byte, error) {
 		Date:     m.Started.UTC().Format("2006-01-02 15:04:05 MST"),
 		Failed:   m.Failed(),
 		Never:    m.NeverRan(),
+		Commit:   commitText(m),
+		Shard:    shardText(m),
 	}
 	p.Sources, p.CitedBy = sources(m)
 	var variants []string
@@ -566,6 +617,8 @@ code{background:#f6f6f6;padding:0 .2em}
 <tr><th>seeds</th><td>{{.Seeds}}</td></tr>
 <tr><th>duration</th><td>{{.M.Duration}} per run; whole matrix {{f1 .M.Elapsed}} s</td></tr>
 {{with .M.RedisVersion}}<tr><th>redis</th><td>{{.}}</td></tr>{{end}}
+{{with .Commit}}<tr><th>commit</th><td><code>{{.}}</code></td></tr>{{end}}
+{{with .Shard}}<tr><th>shard</th><td>{{.}}</td></tr>{{end}}
 {{with .Versions}}<tr><th>versions</th><td>{{range .}}{{.}}<br>{{end}}</td></tr>{{end}}
 </table>
 <p><b>{{len .M.Cells}} cells: {{sub (len .M.Cells) (len .Failed)}} match their expectation, {{len .Failed}} do not{{if .Unknown}} ({{.Unknown}} undecided){{end}}{{if .M.Interrupted}}; the matrix was interrupted and {{cells (len .Never)}} never ran{{end}}.</b></p>

@@ -297,3 +297,43 @@ func TestWriteMatrixNoDir(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteMatrixShard: the summaries give the commit and, for a shard,
+// which part of the matrix they hold; ReadMatrix reads back what was
+// written.
+func TestWriteMatrixShard(t *testing.T) {
+	dir := t.TempDir()
+	m := sampleMatrix()
+	m.Commit, m.Dirty = "0123abcd", true
+	m.Shard = &ShardInfo{Index: 2, Count: 4, Cells: []ShardCell{{"setnx/none", ExpectSafe}, {"setnx-get-set/none", ExpectViolation}},
+		Runs: []ShardRun{{"setnx/none", 2}}, Expected: 9}
+	if err := WriteMatrix(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	const shard = "shard 2/4: 1 of the 4 runs (2 cells × seeds 1, 2); each cell counts this shard's runs only"
+	wantContains(t, "summary.md", readFile(t, dir, "summary.md"), "- commit: 0123abcd (with uncommitted changes)\n", "- "+shard)
+	wantContains(t, "index.html", readFile(t, dir, "index.html"), "<tr><th>commit</th><td><code>0123abcd (with uncommitted changes)</code></td></tr>",
+		"<tr><th>shard</th><td>"+shard[:strings.Index(shard, "'")])
+	wantContains(t, "junit.xml", readFile(t, dir, "junit.xml"), `<property name="commit" value="0123abcd (with uncommitted changes)">`,
+		`<property name="shard" value="`+shard[:strings.Index(shard, "'")])
+	got, err := ReadMatrix(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, m) {
+		t.Errorf("ReadMatrix:\ngot  %+v\nwant %+v", got, m)
+	}
+	if _, err := ReadMatrix(t.TempDir()); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadMatrix of an empty folder: %v", err)
+	}
+	// A whole matrix says nothing of shards.
+	m.Shard = nil
+	if err := WriteMatrix(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"summary.md", "index.html", "junit.xml", "summary.json"} {
+		if strings.Contains(readFile(t, dir, name), "shard") {
+			t.Errorf("%s of a whole matrix speaks of shards", name)
+		}
+	}
+}

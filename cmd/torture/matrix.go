@@ -18,16 +18,27 @@ import (
 )
 
 func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "merge" {
+		return mergeCmd(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
 	quick := fs.Bool("quick", false, "only the release gate's cells (the reliable ones)")
-	seeds := fs.String("seeds", "1", "comma-separated seeds; every cell runs once per seed")
+	seeds := fs.String("seeds", "1", "seeds, comma-separated, each a number or a range a..b (e.g. 1..10); every cell runs once per seed")
 	duration := fs.Duration("duration", matrix.DefaultDuration, "duration of every run (raised where a cell needs more)")
 	out := fs.String("out", filepath.Join("results", "matrix"), "directory under which the matrix directory is created")
 	only := fs.String("cells", "", "run only the cells whose name matches this regular expression")
 	list := fs.Bool("list", false, "list the cells with their expectations and exit")
 	timeout := fs.Duration("check-timeout", checker.DefaultTimeout, "porcupine time limit per model (exceeded: verdict unknown)")
+	shardFlag := fs.String("shard", "", "run only shard i of n (i/n, e.g. 2/4), a share of the runs balanced by expected time; 'torture matrix merge' joins the shards' outputs")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
+	}
+	var shard matrix.Shard
+	if *shardFlag != "" {
+		var err error
+		if shard, err = matrix.ParseShard(*shardFlag); err != nil {
+			return fmt.Errorf("matrix: --shard %q: want i/n with 1 ≤ i ≤ n, e.g. 2/4", *shardFlag)
+		}
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("matrix: unexpected argument %q (see torture matrix -h)", fs.Arg(0))
@@ -49,22 +60,22 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		specs = keep
 	}
+	seedList, err := parseSeeds(*seeds)
+	if err != nil {
+		return err
+	}
+	if *duration <= 0 {
+		return errors.New("matrix: --duration must be positive")
+	}
 	if *list {
+		if !shard.Whole() {
+			listShard(stdout, specs, matrix.Options{Seeds: seedList, Duration: *duration}, shard)
+			return nil
+		}
 		for _, s := range specs {
 			fmt.Fprintf(stdout, "%-32s expect %-9s %s\n", s.Name, s.Expect, s.Why)
 		}
 		return nil
-	}
-	var seedList []int64
-	for _, f := range strings.Split(*seeds, ",") {
-		n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
-		if err != nil || n == 0 {
-			return fmt.Errorf("matrix: --seeds: %q is not a non-zero integer", f)
-		}
-		seedList = append(seedList, n)
-	}
-	if *duration <= 0 {
-		return errors.New("matrix: --duration must be positive")
 	}
 	if *timeout <= 0 {
 		return fmt.Errorf("matrix: --check-timeout must be positive, got %s", *timeout)
@@ -74,20 +85,31 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *quick {
 		id += "-quick"
 	}
+	if !shard.Whole() {
+		id += fmt.Sprintf("-shard%dof%d", shard.Index, shard.Count)
+	}
 	dir := filepath.Join(*out, id)
 	prog := newMatrixProgress(stderr)
 	// Every run of every cell is validated here, once, before anything
-	// is printed or created.
-	plan, err := matrix.NewPlan(specs, matrix.Options{
-		Seeds: seedList, Duration: *duration, Dir: dir, CheckTimeout: *timeout,
-		Command:  "torture matrix " + strings.Join(args, " "),
+	// is printed or created; the plan is what runs.
+	opts := matrix.Options{
+		Seeds: seedList, Duration: *duration, CheckTimeout: *timeout, Shard: shard, Dir: dir,
+		// The command of the whole matrix: every shard records the same one.
+		Command:  "torture matrix " + strings.Join(withoutFlag(args, "shard"), " "),
 		Progress: prog.update,
 		Log:      logLines{prog.p},
-	})
+	}
+	plan, err := matrix.NewPlan(specs, opts)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "matrix %s: %d cells × %d seeds, %s per run → %s\n", id, len(specs), len(seedList), *duration, dir)
+	if shard.Whole() {
+		fmt.Fprintf(stderr, "matrix %s: %d cells × %d seeds, %s per run → %s\n", id, len(specs), len(seedList), *duration, dir)
+	} else {
+		runs := matrix.Shards(specs, opts, shard.Count)[shard.Index-1]
+		fmt.Fprintf(stderr, "matrix %s: shard %s, %d of the %d runs (%d cells × %d seeds), %s per run, about %s → %s\n", id, shard, len(runs),
+			len(specs)*len(seedList), len(specs), len(seedList), *duration, matrix.ExpectedTime(specs, opts, runs).Round(time.Second), dir)
+	}
 	m, err := plan.Run(ctx)
 	prog.done()
 	if len(m.Cells) > 0 {
@@ -101,10 +123,96 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("matrix: %w", err)
 	}
+	if !shard.Whole() {
+		// A shard judges nothing: a cell's expected violation may be
+		// another shard's to find. The merge decides.
+		fmt.Fprintf(stdout, "shard %s ran every run it was given; 'torture matrix merge OUT DIR...' judges the cells once every shard is done\n", shard)
+		return nil
+	}
 	if bad := m.Failed(); len(bad) > 0 {
 		return fmt.Errorf("%w: %d cells contradict their expectation", errViolation, len(bad))
 	}
 	return nil
+}
+
+// parseSeeds parses --seeds: comma-separated seeds, each a non-zero
+// integer or a range a..b (a ≤ b, 0 not in it), no seed twice.
+func parseSeeds(s string) ([]int64, error) {
+	var seeds []int64
+	seen := map[int64]bool{}
+	add := func(n int64) error {
+		if seen[n] {
+			return fmt.Errorf("matrix: --seeds: seed %d given twice", n)
+		}
+		seen[n] = true
+		seeds = append(seeds, n)
+		return nil
+	}
+	for f := range strings.SplitSeq(s, ",") {
+		f = strings.TrimSpace(f)
+		if lo, hi, ok := strings.Cut(f, ".."); ok {
+			a, err1 := strconv.ParseInt(lo, 10, 64)
+			b, err2 := strconv.ParseInt(hi, 10, 64)
+			switch {
+			case err1 != nil || err2 != nil || a > b:
+				return nil, fmt.Errorf("matrix: --seeds: %q is not a range a..b of integers with a ≤ b", f)
+			case a <= 0 && b >= 0:
+				return nil, fmt.Errorf("matrix: --seeds: %q holds 0, which is not a seed", f)
+			case b-a >= 10000:
+				return nil, fmt.Errorf("matrix: --seeds: %q holds more than 10000 seeds", f)
+			}
+			for n := a; n <= b; n++ {
+				if err := add(n); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || n == 0 {
+			return nil, fmt.Errorf("matrix: --seeds: %q is not a non-zero integer", f)
+		}
+		if err := add(n); err != nil {
+			return nil, err
+		}
+	}
+	return seeds, nil
+}
+
+// withoutFlag returns args without the flag name and its value (as
+// "--name v", "--name=v", or with one dash).
+func withoutFlag(args []string, name string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		n, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && n == name {
+			if !hasValue {
+				i++
+			}
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// listShard prints the runs of one shard and their expected time.
+func listShard(w io.Writer, specs []matrix.Spec, o matrix.Options, shard matrix.Shard) {
+	plan := matrix.Shards(specs, o, shard.Count)
+	runs := plan[shard.Index-1]
+	for _, r := range runs {
+		fmt.Fprintf(w, "%-32s seed %d\n", r.Cell, r.Seed)
+	}
+	var longest time.Duration
+	for _, p := range plan {
+		longest = max(longest, matrix.ExpectedTime(specs, o, p))
+	}
+	fmt.Fprintf(w, "shard %s: %d of %d runs, about %s (the longest of the %d shards: %s)\n", shard, len(runs), len(specs)*len(o.Seeds),
+		matrix.ExpectedTime(specs, o, runs).Round(time.Second), shard.Count, longest.Round(time.Second))
 }
 
 // incomplete counts the cells with a seed that never ran or was cut short.

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/locktorture/locktorture/matrix"
+)
+
+// mergeCmd is 'torture matrix merge OUT DIR...': it joins the outputs of
+// the shards of one matrix into OUT and judges the cells, with the exit
+// status of a whole matrix.
+func mergeCmd(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("matrix merge", flag.ContinueOnError)
+	fs.Usage = func() {}
+	if err := parseFlags(fs, args, stdout); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, "torture matrix merge OUT DIR...: join the output directories of every shard of one matrix ('torture matrix --shard i/n', same commit, cells, seeds and duration) into OUT, which must not exist or be empty, and judge the cells as a whole matrix\n")
+		}
+		return err
+	}
+	if fs.NArg() < 2 {
+		return errors.New("matrix merge: want OUT and at least one shard directory: torture matrix merge OUT DIR...")
+	}
+	out, dirs := fs.Arg(0), fs.Args()[1:]
+	m, err := matrix.Merge(out, dirs)
+	if err != nil {
+		return err
+	}
+	if m.Dirty {
+		fmt.Fprintf(stderr, "warning: the shards ran commit %s with uncommitted changes: the merge cannot tell whether they ran the same code\n", m.Commit)
+	}
+	fmt.Fprintf(stderr, "merged %d shards → %s\n", len(dirs), out)
+	printMatrix(stdout, m, out)
+	if m.Interrupted {
+		return fmt.Errorf("matrix merge: a shard was interrupted: %d of %d cells never ran, %d more did not run every seed to its end (see %s)",
+			len(m.NeverRan()), len(m.Cells), incomplete(m)-len(m.NeverRan()), filepath.Join(out, "summary.md"))
+	}
+	if bad := m.Failed(); len(bad) > 0 {
+		return fmt.Errorf("%w: %d cells contradict their expectation", errViolation, len(bad))
+	}
+	return nil
+}

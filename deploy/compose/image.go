@@ -1,0 +1,91 @@
+package compose
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/locktorture/locktorture/cluster"
+)
+
+// ToxiproxyImage is the image BuildToxiproxyImage builds by default and
+// the compose file runs.
+const ToxiproxyImage = "locktorture/toxiproxy:local"
+
+// toxiproxyModule is the module whose server the image runs, at the
+// version go.mod requires.
+const toxiproxyModule = "github.com/Shopify/toxiproxy/v2"
+
+// BuildImages builds the two images of the compose file from this
+// machine, pulling nothing: redisTag (cluster.DefaultImage if "") with
+// cluster.BuildImage, and toxiproxyTag (ToxiproxyImage if "") with
+// BuildToxiproxyImage.
+func BuildImages(ctx context.Context, redisTag, toxiproxyTag string) error {
+	if err := cluster.BuildImage(ctx, redisTag); err != nil {
+		return err
+	}
+	return BuildToxiproxyImage(ctx, toxiproxyTag)
+}
+
+// BuildToxiproxyImage builds the Docker image tag (ToxiproxyImage if "")
+// of toxiproxy's server at the version this module requires (go.mod):
+// "go build" of its cmd/server, static (CGO_ENABLED=0), its version
+// stamped, into an image FROM scratch whose entry point is the server.
+// It needs the go command and the docker CLI in PATH, and runs in the
+// module of the working directory, which must be this one (or one that
+// requires the toxiproxy module).
+func BuildToxiproxyImage(ctx context.Context, tag string) error {
+	if tag == "" {
+		tag = ToxiproxyImage
+	}
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		return fmt.Errorf("compose: toxiproxy image: the go command builds toxiproxy's server: %w", err)
+	}
+	version, err := exec.CommandContext(ctx, goCmd, "list", "-m", "-f", "{{.Version}}", toxiproxyModule).Output()
+	if err != nil {
+		return fmt.Errorf("compose: toxiproxy image: go list -m %s: %w%s", toxiproxyModule, err, stderrOf(err))
+	}
+	dir, err := os.MkdirTemp("", "locktorture-toxiproxy-image-")
+	if err != nil {
+		return fmt.Errorf("compose: toxiproxy image: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	v := strings.TrimSpace(string(version))
+	build := exec.CommandContext(ctx, goCmd, "build", "-trimpath", "-ldflags", "-s -w -X "+toxiproxyModule+".Version="+v,
+		"-o", filepath.Join(dir, "toxiproxy-server"), toxiproxyModule+"/cmd/server")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("compose: toxiproxy image: go build %s/cmd/server: %w\n%s", toxiproxyModule, err, out)
+	}
+	dockerfile := strings.Join([]string{
+		"# Written by locktorture's compose.BuildToxiproxyImage: toxiproxy's server " + v + ", static.",
+		"FROM scratch",
+		"COPY toxiproxy-server /toxiproxy-server",
+		"EXPOSE 8474",
+		`ENTRYPOINT ["/toxiproxy-server"]`,
+		`CMD ["-host", "0.0.0.0", "-port", "8474"]`,
+	}, "\n") + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(dockerfile), 0o644); err != nil {
+		return fmt.Errorf("compose: toxiproxy image: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, "docker", "build", "--label", "io.locktorture.toxiproxy-version="+v, "-t", tag, dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("compose: docker build %s: %w", tag, ctx.Err())
+		}
+		return fmt.Errorf("compose: docker build %s: %w\n%s", tag, err, out)
+	}
+	return nil
+}
+
+// stderrOf is ": " and the standard error of a failed command, if any.
+func stderrOf(err error) string {
+	if ee, ok := err.(*exec.ExitError); ok && len(ee.Stderr) > 0 {
+		return ": " + strings.TrimSpace(string(ee.Stderr))
+	}
+	return ""
+}
