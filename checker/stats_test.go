@@ -121,13 +121,13 @@ func TestLongestGap(t *testing.T) {
 			Acquire(0, "k", "a", 0, 10, 500).Release(0, "k", "a", 50, 51).
 			Acquire(1, "k", "b", 40, 75, 200),
 			&Gap{Key: "k", Start: 50, Duration: 25}},
-		{"no ok until the end: the stall ends with the last attempt", new(hist).
+		{"no ok until the end: the gap ends with the last attempt", new(hist).
 			Acquire(0, "k", "a", 0, 1, 50).
 			AcquireEnds(1, "k", history.Fail, 60, 65).
 			AcquireEnds(2, "k", history.Info, 70, 90).
 			Fault(history.FaultStart, "x", 160),
 			&Gap{Key: "k", Start: 60, Duration: 30, UntilEnd: true}},
-		{"an unfinished acquire opens a stall", new(hist).
+		{"an unfinished acquire opens a gap", new(hist).
 			Acquire(0, "k", "a", 0, 1, 50).
 			Invoke(1, history.Acquire, "k", "", 30).
 			Fault(history.FaultStart, "x", 130),
