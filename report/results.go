@@ -82,16 +82,20 @@ func WriteResults(dir string, r Results) error {
 }
 
 // ReadResults reads dir/results.json.
-func ReadResults(dir string) (Results, error) {
-	var r Results
-	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+func ReadResults(dir string) (Results, error) { return readJSON[Results](dir, "results.json") }
+
+// readJSON reads the JSON file dir/name into a T.
+func readJSON[T any](dir, name string) (T, error) {
+	var v T
+	path := filepath.Join(dir, name)
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return r, fmt.Errorf("report: %w", err)
+		return v, fmt.Errorf("report: %w", err)
 	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		return r, fmt.Errorf("report: %s: %w", filepath.Join(dir, "results.json"), err)
+	if err := json.Unmarshal(b, &v); err != nil {
+		return v, fmt.Errorf("report: %s: %w", path, err)
 	}
-	return r, nil
+	return v, nil
 }
 
 // Printable returns s unchanged when every character of it is printable

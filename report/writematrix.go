@@ -61,17 +61,7 @@ func WriteMatrix(dir string, m Matrix) error {
 }
 
 // ReadMatrix reads dir/summary.json, as WriteMatrix wrote it.
-func ReadMatrix(dir string) (Matrix, error) {
-	var m Matrix
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		return m, fmt.Errorf("report: %w", err)
-	}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return m, fmt.Errorf("report: %s: %w", filepath.Join(dir, "summary.json"), err)
-	}
-	return m, nil
-}
+func ReadMatrix(dir string) (Matrix, error) { return readJSON[Matrix](dir, "summary.json") }
 
 // commitText is the commit line of the summaries: the commit, and
 // whether its work tree had uncommitted changes.
