@@ -42,15 +42,23 @@ func run(t *testing.T, ctx context.Context, cfg harness.Config) (harness.Summary
 	t.Helper()
 	cfg.Dir = filepath.Join(t.TempDir(), "run")
 	sum, runErr := harness.Run(ctx, cfg)
-	evs, err := history.ReadFile(filepath.Join(cfg.Dir, "history.jsonl"))
+	evs, res := checked(t, filepath.Join(cfg.Dir, "history.jsonl"))
+	return sum, evs, res, runErr
+}
+
+// checked reads the history at path and checks it, failing the test if
+// either fails.
+func checked(tb testing.TB, path string) ([]history.Event, checker.Result) {
+	tb.Helper()
+	evs, err := history.ReadFile(path)
 	if err != nil {
-		t.Fatalf("read history: %v", err)
+		tb.Fatalf("read history: %v", err)
 	}
 	res, err := checker.Check(evs, checker.Options{})
 	if err != nil {
-		t.Fatalf("check: %v", err)
+		tb.Fatalf("check: %v", err)
 	}
-	return sum, evs, res, runErr
+	return evs, res
 }
 
 func TestRunValid(t *testing.T) {

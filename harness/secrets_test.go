@@ -17,7 +17,6 @@ import (
 
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/harness"
-	"github.com/locktorture/locktorture/history"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -119,14 +118,7 @@ func watchSecrets(t *testing.T, cfg harness.Config, during func(dir string) erro
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	evs, err := history.ReadFile(sum.HistoryPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := checker.Check(evs, checker.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := checked(t, sum.HistoryPath)
 	mu.Lock()
 	defer mu.Unlock()
 	return sum, res, found, looks

@@ -35,14 +35,7 @@ func TestWithStop(t *testing.T) {
 	if sum.Elapsed > 30*time.Second {
 		t.Fatalf("the run went on for %v after the stop", sum.Elapsed)
 	}
-	evs, err := history.ReadFile(sum.HistoryPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := checker.Check(evs, checker.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := checked(t, sum.HistoryPath)
 	if res.Stats.Ops["release"]["ok"] < 20 {
 		t.Fatalf("%d releases recorded, the watcher saw 20", res.Stats.Ops["release"]["ok"])
 	}

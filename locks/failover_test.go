@@ -38,19 +38,6 @@ func sentinelConfig(f *cluster.Failover, ttl time.Duration) locks.Config {
 	}
 }
 
-// getOn returns key's value on n, read directly, or "" if absent.
-func getOn(tb testing.TB, n *cluster.Node, key string) string {
-	tb.Helper()
-	v, err := n.Client().Get(tb.Context(), key).Result()
-	if errors.Is(err, redis.Nil) {
-		return ""
-	}
-	if err != nil {
-		tb.Fatalf("GET %q on %s: %v", key, n.Name(), err)
-	}
-	return v
-}
-
 // acquireEventually retries Acquire until it succeeds or within has
 // passed, tolerating every error: around a failover a call may meet the
 // old primary (READONLY, a timeout, a closed connection).
@@ -114,7 +101,7 @@ func TestSetNXOverSentinels(t *testing.T) {
 		l := newLock(t, name, sentinelConfig(f, 10*time.Second))
 		key := testKey(t, name)
 		lease := mustAcquire(t, l, key)
-		if got := getOn(t, old, key); got != lease.Token {
+		if got := testutil.Value(t, old, key); got != lease.Token {
 			t.Errorf("%s: key on the primary %s = %q, want the token", name, old.Name(), got)
 		}
 		if err := l.Release(ctx, lease); err != nil {
@@ -140,7 +127,7 @@ func TestSetNXOverSentinels(t *testing.T) {
 
 	key := testKey(t, "after")
 	lease := acquireEventually(t, l, key, 10*time.Second)
-	if got := getOn(t, primary, key); got != lease.Token {
+	if got := testutil.Value(t, primary, key); got != lease.Token {
 		t.Errorf("key on the new primary %s = %q, want the token", primary.Name(), got)
 	}
 	if err := l.Release(ctx, lease); err != nil {

@@ -13,7 +13,6 @@ import (
 	"github.com/locktorture/locktorture/internal/testutil"
 	"github.com/locktorture/locktorture/internal/wait"
 	"github.com/locktorture/locktorture/locks"
-	"github.com/redis/go-redis/v9"
 )
 
 // pollEvery is the interval between two looks while a test waits for a
@@ -123,14 +122,7 @@ func acquireWithin(tb testing.TB, l locks.Lock, key string, within time.Duration
 // the proxy), or "" if the key is absent.
 func get(tb testing.TB, c *cluster.Cluster, i int, key string) string {
 	tb.Helper()
-	v, err := c.Node(i).Client().Get(tb.Context(), key).Result()
-	if errors.Is(err, redis.Nil) {
-		return ""
-	}
-	if err != nil {
-		tb.Fatalf("GET %q on node %d: %v", key, i, err)
-	}
-	return v
+	return testutil.Value(tb, c.Node(i), key)
 }
 
 // setOther sets key to token with a PX ttl on node i, directly: another

@@ -44,19 +44,6 @@ func replicationInfo(tb testing.TB, n *cluster.Node) map[string]string {
 	return m
 }
 
-// valueOn returns key's value on n, read directly, or "" if absent.
-func valueOn(tb testing.TB, n *cluster.Node, key string) string {
-	tb.Helper()
-	v, err := n.Client().Get(tb.Context(), key).Result()
-	if errors.Is(err, redis.Nil) {
-		return ""
-	}
-	if err != nil {
-		tb.Fatalf("GET %q on %s: %v", key, n.Name(), err)
-	}
-	return v
-}
-
 // pingThrough sends one PING through addr on a fresh client, bounded by
 // 300 ms.
 func pingThrough(addr, password string) error {
@@ -232,7 +219,7 @@ func TestFailoverLosesSetNXLock(t *testing.T) {
 	if err != nil {
 		t.Fatalf("A: acquire on the isolated primary: %v", err)
 	}
-	if got := valueOn(t, old, key); got != leaseA.Token {
+	if got := testutil.Value(t, old, key); got != leaseA.Token {
 		t.Fatalf("A's SET did not land on the old primary %s (%q): it came too late, after the promotion", old.Name(), got)
 	}
 	<-started
@@ -243,7 +230,7 @@ func TestFailoverLosesSetNXLock(t *testing.T) {
 	if err != nil || promoted == old {
 		t.Fatalf("after Start: the sentinels name %v, %v; want the replica", promoted, err)
 	}
-	if got := valueOn(t, promoted, key); got != "" {
+	if got := testutil.Value(t, promoted, key); got != "" {
 		t.Fatalf("A's SET reached the replica %s (%q) despite the cut", promoted.Name(), got)
 	}
 
@@ -267,10 +254,10 @@ func TestFailoverLosesSetNXLock(t *testing.T) {
 	if leaseA.Token == leaseB.Token {
 		t.Fatal("A and B got the same token")
 	}
-	if got := valueOn(t, promoted, key); got != leaseB.Token {
+	if got := testutil.Value(t, promoted, key); got != leaseB.Token {
 		t.Errorf("key on the new primary %s = %q, want B's token", promoted.Name(), got)
 	}
-	if got := valueOn(t, old, key); got != leaseA.Token {
+	if got := testutil.Value(t, old, key); got != leaseA.Token {
 		t.Errorf("key on the old primary %s = %q, want A's token", old.Name(), got)
 	}
 
@@ -278,7 +265,7 @@ func TestFailoverLosesSetNXLock(t *testing.T) {
 	if err := fault.Heal(testutil.Context(t, 30*time.Second), target); err != nil {
 		t.Fatalf("heal: %v", err)
 	}
-	if got := valueOn(t, old, key); got != leaseB.Token {
+	if got := testutil.Value(t, old, key); got != leaseB.Token {
 		t.Errorf("key on the old primary after it rejoined = %q, want B's token (A's write lost)", got)
 	}
 	if err := a.Release(ctx, leaseA); !errors.Is(err, locks.ErrNotHeld) {

@@ -225,3 +225,17 @@ func External(tb testing.TB, n int) Remote {
 	}
 	return r
 }
+
+// Value returns key's value on node n, read directly (not through a
+// proxy), or "" when the key is absent; an error fails the test.
+func Value(tb testing.TB, n *cluster.Node, key string) string {
+	tb.Helper()
+	v, err := n.Client().Get(tb.Context(), key).Result()
+	if errors.Is(err, redis.Nil) {
+		return ""
+	}
+	if err != nil {
+		tb.Fatalf("GET %q on %s: %v", key, n.Name(), err)
+	}
+	return v
+}
