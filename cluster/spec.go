@@ -136,13 +136,23 @@ type Abilities struct {
 	backend string // for Missing's reasons; "" for Abilities made by hand
 }
 
+// RunsNodes reports whether a cluster of s starts and runs its nodes, each
+// behind proxies in this process (the process and docker backends), rather
+// than reaching nodes someone else runs (the external backend).
+func (s Spec) RunsNodes() bool { return s.backend() != BackendExternal }
+
+// NodesFixed reports whether s's topology or backend fixes its number of
+// nodes (the failover topology's two, the external backend's addresses),
+// so that a zero Nodes takes that number rather than a caller's default.
+func (s Spec) NodesFixed() bool { return s.Topology == TopologyFailover || len(s.External) > 0 }
+
 // Abilities returns what a cluster of s can be opened to do: Clock when it
 // is opened WithClockShim (on the docker backend, the image must also carry
 // the shim, which Open checks), Network unless its nodes are external ones
 // reached without a toxiproxy server, Process unless they are external.
 func (s Spec) Abilities() Abilities {
-	ext := s.Backend == BackendExternal
-	return Abilities{Process: !ext, Clock: !ext, Network: !ext || s.Toxiproxy != "", backend: s.backend()}
+	runs := s.RunsNodes()
+	return Abilities{Process: runs, Clock: runs, Network: runs || s.Toxiproxy != "", backend: s.backend()}
 }
 
 // Abilities returns what the cluster can do: see Spec.Abilities; Clock only

@@ -130,3 +130,22 @@ func TestOpen(t *testing.T) {
 		t.Errorf("Open of a bad spec: %v", err)
 	}
 }
+
+// TestSpecNodes: which backends run their nodes, and which topologies and
+// backends fix how many there are.
+func TestSpecNodes(t *testing.T) {
+	ext := Spec{Backend: BackendExternal, External: []string{"h:1", "h:2"}}
+	for _, tc := range []struct {
+		s           Spec
+		runs, fixed bool
+	}{
+		{Spec{}, true, false},
+		{Spec{Backend: BackendDocker}, true, false},
+		{Spec{Topology: TopologyFailover}, true, true},
+		{ext, false, true},
+	} {
+		if tc.s.RunsNodes() != tc.runs || tc.s.NodesFixed() != tc.fixed {
+			t.Errorf("%+v: runs its nodes %v, fixes their number %v; want %v, %v", tc.s, tc.s.RunsNodes(), tc.s.NodesFixed(), tc.runs, tc.fixed)
+		}
+	}
+}

@@ -157,7 +157,7 @@ func (c Config) withDefaults(lock locks.Spec) (Config, error) {
 	if c.Faults, err = c.Faults.withDefaults(d.Faults); err != nil {
 		return c, err
 	}
-	if c.Nodes == 0 && c.Topology != cluster.TopologyFailover && len(c.External) == 0 {
+	if c.Nodes == 0 && !cluster.Spec(c.Cluster).NodesFixed() {
 		c.Nodes = lock.DefaultNodes()
 	}
 	spec, err := cluster.Spec(c.Cluster).WithDefaults()

@@ -115,7 +115,7 @@ const DefaultDuration = 8 * time.Second
 
 // Options configure a matrix run.
 type Options struct {
-	// Seeds run for every cell. Default 1.
+	// Seeds run for every cell. Default the harness's default seed, 1.
 	Seeds []int64
 	// Duration of every run (raised to a cell's MinDuration). Default
 	// DefaultDuration.
@@ -311,7 +311,7 @@ func (p *Plan) seedsOf(shard *report.ShardInfo) [][]int64 {
 // their defaults when unset.
 func (o Options) withDefaults() Options {
 	if len(o.Seeds) == 0 {
-		o.Seeds = []int64{1}
+		o.Seeds = []int64{harness.Defaults().Seed}
 	}
 	if o.Duration == 0 {
 		o.Duration = DefaultDuration

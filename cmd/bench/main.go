@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/internal/cli"
+	"github.com/locktorture/locktorture/matrix"
 )
 
 func main() {
@@ -73,7 +74,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.inMemory, "in-memory", "100000,1000000", "checker: sizes also checked the old way (whole history in memory), valid histories only")
 	fs.IntVar(&o.seeds, "seeds", 10, "detection: seeds per expected-violation cell")
 	fs.IntVar(&o.safeSeeds, "safe-seeds", 3, "detection: seeds per expected-safe cell")
-	fs.DurationVar(&o.detectDur, "detect-duration", 8*time.Second, "detection: length of a run of an expected-safe cell (raised to the cell's MinDuration, at most 30s)")
+	fs.DurationVar(&o.detectDur, "detect-duration", matrix.DefaultDuration, "detection: length of a run of an expected-safe cell (raised to the cell's MinDuration, at most 30s)")
 	fs.DurationVar(&o.detectMax, "detect-max", 30*time.Second, "detection: longest run of an expected-violation cell, which stops at its first violation (raised to the cell's MinDuration, at most 30s)")
 	fs.IntVar(&o.parallel, "parallel", 2, "detection: runs at once")
 	cells := fs.String("cells", "", "detection: only the cells whose name matches this regular expression (as torture matrix --cells)")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/harness"
 	"github.com/locktorture/locktorture/matrix"
 	"github.com/locktorture/locktorture/report"
 )
@@ -23,7 +24,7 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
 	quick := fs.Bool("quick", false, "only the release gate's cells (the reliable ones)")
-	seeds := fs.String("seeds", "1", "seeds, comma-separated, each a number or a range a..b (e.g. 1..10); every cell runs once per seed")
+	seeds := fs.String("seeds", strconv.FormatInt(harness.Defaults().Seed, 10), "seeds, comma-separated, each a number or a range a..b (e.g. 1..10); every cell runs once per seed")
 	duration := fs.Duration("duration", matrix.DefaultDuration, "duration of every run (raised where a cell needs more)")
 	out := fs.String("out", filepath.Join("results", "matrix"), "directory under which the matrix directory is created")
 	only := fs.String("cells", "", "run only the cells whose name matches this regular expression")
