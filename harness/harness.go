@@ -172,7 +172,7 @@ func (p *Plan) openLocks(ctx context.Context, cl *cluster.Cluster, sum *Summary)
 			lcfg.Addrs, lcfg.Sentinels, lcfg.MasterName, lcfg.AddrMap = nil, f.SentinelAddrs(), f.MasterName(), f.AddrMap()
 			lcfg.SentinelPassword = f.SentinelPassword()
 		}
-		lk, err := locks.New(cfg.Lock, lcfg)
+		lk, err := p.lock.Build(lcfg)
 		if err != nil {
 			return lks, fmt.Errorf("harness: %w", err)
 		}

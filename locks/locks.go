@@ -207,12 +207,19 @@ func New(name string, cfg Config) (Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err = cfg.withDefaults()
+	return s.Build(cfg)
+}
+
+// Build builds the implementation s describes from cfg, as New does once
+// it has looked s up: it applies Config's defaults, refuses Fencing unless
+// s.Fencing, and calls s.New.
+func (s Spec) Build(cfg Config) (Lock, error) {
+	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	if cfg.Fencing && !s.Fencing {
-		return nil, fmt.Errorf("locks: %s issues no fencing tokens", name)
+		return nil, fmt.Errorf("locks: %s issues no fencing tokens", s.Name)
 	}
 	return s.New(cfg)
 }
