@@ -19,7 +19,7 @@ import (
 	"github.com/locktorture/locktorture/nemesis"
 )
 
-// Progress is a snapshot of a running test, handed to Options.Progress.
+// Progress is a snapshot of a running test, handed to WithProgress's fn.
 type Progress struct {
 	Elapsed  time.Duration
 	Duration time.Duration
@@ -37,8 +37,10 @@ type Summary struct {
 	RedisVersion string        `json:"redis_version"`
 	// NodeVersions is the redis_version each node reported, in node order.
 	NodeVersions []string `json:"node_versions"`
-	Faults       int      `json:"faults"`
-	Interrupted  bool     `json:"interrupted"`
+	// Faults is the number of faults the run's schedule holds: steps,
+	// each started and healed once (see nemesis.Schedule).
+	Faults      int  `json:"faults"`
+	Interrupted bool `json:"interrupted"`
 	// Stopped is set when a WithStop watcher ended the run early.
 	Stopped bool `json:"stopped,omitempty"`
 	// LockVersions is what a lock served by client processes says it
@@ -59,7 +61,7 @@ type versioner interface {
 	Versions() map[string]string
 }
 
-// Option configures Run.
+// Option configures Run and Plan.Run.
 type Option func(*runOptions)
 
 type runOptions struct {
