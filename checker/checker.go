@@ -29,8 +29,9 @@ const (
 )
 
 // DefaultTimeout is the porcupine budget per model when [Options.Timeout]
-// is zero.
-const DefaultTimeout = 30 * time.Second
+// is zero, and the default of every --check-timeout: a minute, which the
+// largest key of a full matrix run needs a small share of (BENCHMARKS.md).
+const DefaultTimeout = time.Minute
 
 // ErrMalformed is wrapped by every error that rejects a history.
 var ErrMalformed = errors.New("checker: malformed history")
@@ -39,7 +40,7 @@ var ErrMalformed = errors.New("checker: malformed history")
 type Options struct {
 	// Timeout is the wall-clock budget of porcupine for each model (lease,
 	// then resource), shared by all keys of that model. A key not checked
-	// within it is Unknown. Zero or negative means DefaultTimeout (30s).
+	// within it is Unknown. Zero or negative means DefaultTimeout (60s).
 	Timeout time.Duration
 	// Timings, when not nil, receives how long each phase of the check
 	// took. Default nil.
@@ -109,8 +110,39 @@ type Result struct {
 	Stats Stats `json:"stats"`
 }
 
-// Valid reports whether both verdicts are Valid.
-func (r Result) Valid() bool { return r.Lease == Valid && r.Resource == Valid }
+// Valid reports whether both verdicts are Valid: r.Outcome() is
+// OutcomeSafe.
+func (r Result) Valid() bool { return r.Outcome() == OutcomeSafe }
+
+// Outcome is the two safety verdicts of a run folded into one word: what
+// an exit status, a matrix cell and a benchmark's detection count go by.
+type Outcome string
+
+const (
+	// OutcomeSafe: both verdicts are Valid.
+	OutcomeSafe Outcome = "safe"
+	// OutcomeViolation: a verdict is Invalid, whatever the other.
+	OutcomeViolation Outcome = "violation"
+	// OutcomeUnknown: no verdict is Invalid and one is not Valid (Unknown,
+	// or missing: a run that never reached the checker). Never a pass.
+	OutcomeUnknown Outcome = "unknown"
+)
+
+// Outcome folds the lease and resource verdicts (see Fold).
+func (r Result) Outcome() Outcome { return Fold(r.Lease, r.Resource) }
+
+// Fold folds a lease and a resource verdict into an Outcome: a violation
+// of either is a violation; safe needs both Valid; anything else is
+// unknown.
+func Fold(lease, resource Verdict) Outcome {
+	switch {
+	case lease == Invalid || resource == Invalid:
+		return OutcomeViolation
+	case lease == Valid && resource == Valid:
+		return OutcomeSafe
+	}
+	return OutcomeUnknown
+}
 
 // Check checks a complete or truncated history. Operations still open at
 // the end (a killed run) are taken as unfinished: an unfinished acquire

@@ -23,168 +23,168 @@ func TestCheckClaims(t *testing.T) {
 	}{
 		// Overlap.
 		{"overlapping holds", new(hist).
-			acquire(0, k, "a", 0, 10, 100).
-			acquire(1, k, "b", 40, 50, 200),
+			Acquire(0, k, "a", 0, 10, 100).
+			Acquire(1, k, "b", 40, 50, 200),
 			Invalid, Unknown},
 		{"serial holds", new(hist).
-			acquire(0, k, "a", 0, 10, 100).release(0, k, "a", 40, 45).
-			acquire(1, k, "b", 41, 50, 200),
+			Acquire(0, k, "a", 0, 10, 100).Release(0, k, "a", 40, 45).
+			Acquire(1, k, "b", 41, 50, 200),
 			Valid, Unknown},
 
 		// Ties.
 		{"touching holds, ended by release", new(hist).
-			acquire(0, k, "a", 0, 10, 100).release(0, k, "a", 50, 55).
-			acquire(1, k, "b", 20, 50, 200),
+			Acquire(0, k, "a", 0, 10, 100).Release(0, k, "a", 50, 55).
+			Acquire(1, k, "b", 20, 50, 200),
 			Valid, Unknown},
 		{"touching holds, ended by validity", new(hist).
-			acquire(0, k, "a", 0, 10, 50).
-			acquire(1, k, "b", 20, 50, 200),
+			Acquire(0, k, "a", 0, 10, 50).
+			Acquire(1, k, "b", 20, 50, 200),
 			Valid, Unknown},
 		{"holds overlapping by 1ns", new(hist).
-			acquire(0, k, "a", 0, 10, 50).
-			acquire(1, k, "b", 20, 49, 200),
+			Acquire(0, k, "a", 0, 10, 50).
+			Acquire(1, k, "b", 20, 49, 200),
 			Invalid, Unknown},
 		{"zero-length hold inside another", new(hist).
-			acquire(0, k, "a", 0, 10, 100).
-			acquire(1, k, "b", 20, 50, 50),
+			Acquire(0, k, "a", 0, 10, 100).
+			Acquire(1, k, "b", 20, 50, 50),
 			Invalid, Unknown},
 		{"zero-length hold touching another", new(hist).
-			acquire(0, k, "a", 0, 10, 50).
-			acquire(1, k, "b", 20, 50, 50).
-			acquire(2, k, "c", 20, 50, 90),
+			Acquire(0, k, "a", 0, 10, 50).
+			Acquire(1, k, "b", 20, 50, 50).
+			Acquire(2, k, "c", 20, 50, 90),
 			Valid, Unknown},
 
 		// Validity ends a hold.
 		{"hold expires before the next acquire, no release", new(hist).
-			acquire(0, k, "a", 0, 10, 50).
-			acquire(1, k, "b", 20, 60, 200),
+			Acquire(0, k, "a", 0, 10, 50).
+			Acquire(1, k, "b", 20, 60, 200),
 			Valid, Unknown},
 		{"next acquire before the validity ends, no release", new(hist).
-			acquire(0, k, "a", 0, 10, 50).
-			acquire(1, k, "b", 20, 40, 200),
+			Acquire(0, k, "a", 0, 10, 50).
+			Acquire(1, k, "b", 20, 40, 200),
 			Invalid, Unknown},
 		{"release after validity, other acquired after validity", new(hist).
-			acquire(0, k, "a", 0, 10, 50).release(0, k, "a", 70, 75).
-			acquire(1, k, "b", 20, 60, 200),
+			Acquire(0, k, "a", 0, 10, 50).Release(0, k, "a", 70, 75).
+			Acquire(1, k, "b", 20, 60, 200),
 			Valid, Unknown},
 		{"release after validity, other acquired before validity", new(hist).
-			acquire(0, k, "a", 0, 10, 50).release(0, k, "a", 70, 75).
-			acquire(1, k, "b", 20, 45, 200),
+			Acquire(0, k, "a", 0, 10, 50).Release(0, k, "a", 70, 75).
+			Acquire(1, k, "b", 20, 45, 200),
 			Invalid, Unknown},
 
 		// Extend.
 		{"extend pushes validity over another acquire", new(hist).
-			acquire(0, k, "a", 0, 10, 50).extend(0, k, "a", 40, 42, 150).
-			acquire(1, k, "b", 20, 100, 300),
+			Acquire(0, k, "a", 0, 10, 50).Extend(0, k, "a", 40, 42, 150).
+			Acquire(1, k, "b", 20, 100, 300),
 			Invalid, Unknown},
 		{"extended hold released before another acquire", new(hist).
-			acquire(0, k, "a", 0, 10, 50).extend(0, k, "a", 40, 42, 150).release(0, k, "a", 90, 95).
-			acquire(1, k, "b", 20, 100, 300),
+			Acquire(0, k, "a", 0, 10, 50).Extend(0, k, "a", 40, 42, 150).Release(0, k, "a", 90, 95).
+			Acquire(1, k, "b", 20, 100, 300),
 			Valid, Unknown},
 		{"extend invoked after validity does not extend", new(hist).
-			acquire(0, k, "a", 0, 10, 50).extend(0, k, "a", 60, 62, 200).
-			acquire(1, k, "b", 20, 100, 300),
+			Acquire(0, k, "a", 0, 10, 50).Extend(0, k, "a", 60, 62, 200).
+			Acquire(1, k, "b", 20, 100, 300),
 			Valid, Unknown},
 		{"extend invoked just before validity extends", new(hist).
-			acquire(0, k, "a", 0, 10, 50).extend(0, k, "a", 49, 62, 200).
-			acquire(1, k, "b", 20, 100, 300),
+			Acquire(0, k, "a", 0, 10, 50).Extend(0, k, "a", 49, 62, 200).
+			Acquire(1, k, "b", 20, 100, 300),
 			Invalid, Unknown},
 		{"extend invoked exactly at validity does not extend", new(hist).
-			acquire(0, k, "a", 0, 10, 50).extend(0, k, "a", 50, 62, 200).
-			acquire(1, k, "b", 20, 100, 300),
+			Acquire(0, k, "a", 0, 10, 50).Extend(0, k, "a", 50, 62, 200).
+			Acquire(1, k, "b", 20, 100, 300),
 			Valid, Unknown},
 		{"extend of another token does not extend", new(hist).
-			acquire(0, k, "a", 0, 10, 50).extend(0, k, "zz", 40, 42, 200).
-			acquire(1, k, "b", 20, 100, 300),
+			Acquire(0, k, "a", 0, 10, 50).Extend(0, k, "zz", 40, 42, 200).
+			Acquire(1, k, "b", 20, 100, 300),
 			Valid, Unknown},
 
 		// Acquires that create no hold.
 		{"info acquire creates no hold", new(hist).
-			acquireEnds(0, k, history.Info, 0, 10).
-			acquire(1, k, "b", 5, 20, 300),
+			AcquireEnds(0, k, history.Info, 0, 10).
+			Acquire(1, k, "b", 5, 20, 300),
 			Valid, Unknown},
 		{"fail acquire creates no hold", new(hist).
-			acquireEnds(0, k, history.Fail, 0, 10).
-			acquire(1, k, "b", 5, 20, 300),
+			AcquireEnds(0, k, history.Fail, 0, 10).
+			Acquire(1, k, "b", 5, 20, 300),
 			Valid, Unknown},
 		{"unfinished acquire creates no hold", new(hist).
-			invoke(0, history.Acquire, k, "", 0).
-			acquire(1, k, "b", 5, 20, 300),
+			Invoke(0, history.Acquire, k, "", 0).
+			Acquire(1, k, "b", 5, 20, 300),
 			Valid, Unknown},
 		{"ok acquire instead of info creates a hold", new(hist).
-			acquire(0, k, "a", 0, 10, 100).
-			acquire(1, k, "b", 5, 20, 300),
+			Acquire(0, k, "a", 0, 10, 100).
+			Acquire(1, k, "b", 5, 20, 300),
 			Invalid, Unknown},
 		{"ok acquire after its validity creates no hold", new(hist).
-			acquire(0, k, "a", 0, 10, 5).
-			acquire(1, k, "b", 5, 20, 300),
+			Acquire(0, k, "a", 0, 10, 5).
+			Acquire(1, k, "b", 5, 20, 300),
 			Valid, Unknown},
 
 		// Keys are independent.
 		{"holds of different keys may overlap", new(hist).
-			acquire(0, "x", "a", 0, 10, 100).
-			acquire(1, "y", "b", 5, 20, 300),
+			Acquire(0, "x", "a", 0, 10, 100).
+			Acquire(1, "y", "b", 5, 20, 300),
 			Valid, Unknown},
 
 		// Sections.
 		{"lost update", new(hist).
-			section(0, k, 10, 20, 0).
-			section(1, k, 15, 25, 0),
+			Section(0, k, 10, 20, 0).
+			Section(1, k, 15, 25, 0),
 			Unknown, Invalid},
 		{"both read 5 and wrote 6", new(hist).
-			section(0, k, 0, 1, 0).section(0, k, 2, 3, 1).section(0, k, 4, 5, 2).section(0, k, 6, 7, 3).section(0, k, 8, 9, 4).
-			section(1, k, 10, 20, 5).
-			section(2, k, 12, 22, 5),
+			Section(0, k, 0, 1, 0).Section(0, k, 2, 3, 1).Section(0, k, 4, 5, 2).Section(0, k, 6, 7, 3).Section(0, k, 8, 9, 4).
+			Section(1, k, 10, 20, 5).
+			Section(2, k, 12, 22, 5),
 			Unknown, Invalid},
 		{"serial sections", new(hist).
-			section(0, k, 10, 20, 0).
-			section(1, k, 21, 25, 1).
-			section(0, k, 30, 40, 2),
+			Section(0, k, 10, 20, 0).
+			Section(1, k, 21, 25, 1).
+			Section(0, k, 30, 40, 2),
 			Unknown, Valid},
 		{"concurrent sections without a lost update", new(hist).
-			section(0, k, 10, 20, 0).
-			section(1, k, 15, 25, 1),
+			Section(0, k, 10, 20, 0).
+			Section(1, k, 15, 25, 1),
 			Unknown, Valid},
 		{"stale read after a completed write", new(hist).
-			section(0, k, 10, 20, 0).
-			section(1, k, 21, 25, 0),
+			Section(0, k, 10, 20, 0).
+			Section(1, k, 21, 25, 0),
 			Unknown, Invalid},
 		{"fenced-refused section", new(hist).
-			section(0, k, 10, 20, 0).
-			sectionEnds(1, k, history.Fail, 1, 15, 25).
-			section(0, k, 30, 40, 1),
+			Section(0, k, 10, 20, 0).
+			SectionEnds(1, k, history.Fail, 1, 15, 25).
+			Section(0, k, 30, 40, 1),
 			Unknown, Valid},
 		{"stale section that was not refused", new(hist).
-			section(0, k, 10, 20, 0).
-			section(1, k, 15, 25, 0).
-			section(0, k, 30, 40, 1),
+			Section(0, k, 10, 20, 0).
+			Section(1, k, 15, 25, 0).
+			Section(0, k, 30, 40, 1),
 			Unknown, Invalid},
 		{"info section that wrote", new(hist).
-			sectionEnds(0, k, history.Info, 0, 10, 20).
-			section(1, k, 30, 40, 1),
+			SectionEnds(0, k, history.Info, 0, 10, 20).
+			Section(1, k, 30, 40, 1),
 			Unknown, Valid},
 		{"info section that did not write", new(hist).
-			sectionEnds(0, k, history.Info, 0, 10, 20).
-			section(1, k, 30, 40, 0),
+			SectionEnds(0, k, history.Info, 0, 10, 20).
+			Section(1, k, 30, 40, 0),
 			Unknown, Valid},
 		{"info section cannot write twice", new(hist).
-			sectionEnds(0, k, history.Info, 0, 10, 20).
-			section(1, k, 30, 40, 2),
+			SectionEnds(0, k, history.Info, 0, 10, 20).
+			Section(1, k, 30, 40, 2),
 			Unknown, Invalid},
 		{"info section cannot write after its info", new(hist).
-			sectionEnds(0, k, history.Info, 0, 10, 20).
-			section(1, k, 30, 40, 0).
-			section(2, k, 50, 60, 2),
+			SectionEnds(0, k, history.Info, 0, 10, 20).
+			Section(1, k, 30, 40, 0).
+			Section(2, k, 50, 60, 2),
 			Unknown, Invalid},
 		{"unfinished section may write any time later", new(hist).
-			invoke(0, history.Section, k, "", 10).
-			section(1, k, 30, 40, 0).
-			section(2, k, 50, 60, 2),
+			Invoke(0, history.Section, k, "", 10).
+			Section(1, k, 30, 40, 0).
+			Section(2, k, 50, 60, 2),
 			Unknown, Valid},
 		{"unfinished section writes at most once", new(hist).
-			invoke(0, history.Section, k, "", 10).
-			section(1, k, 30, 40, 0).
-			section(2, k, 50, 60, 3),
+			Invoke(0, history.Section, k, "", 10).
+			Section(1, k, 30, 40, 0).
+			Section(2, k, 50, 60, 3),
 			Unknown, Invalid},
 	}
 	for _, tt := range tests {
@@ -209,10 +209,10 @@ func TestCheckClaims(t *testing.T) {
 
 func TestCheckReportsViolation(t *testing.T) {
 	h := new(hist).
-		acquireFenced(0, "k", "a", 7, 0, 10, 100).
-		acquire(1, "k", "b", 40, 50, 200).
-		acquire(2, "other", "c", 0, 5, 300).
-		acquire(3, "other", "d", 0, 60, 300)
+		AcquireFenced(0, "k", "a", 7, 0, 10, 100).
+		Acquire(1, "k", "b", 40, 50, 200).
+		Acquire(2, "other", "c", 0, 5, 300).
+		Acquire(3, "other", "d", 0, 60, 300)
 	r := mustCheck(t, h.Events(), Options{})
 	wantVerdicts(t, r, Invalid, Unknown)
 	if r.LeaseViolationCount != 2 || len(r.LeaseViolations) != 2 {
@@ -246,22 +246,22 @@ func TestHolds(t *testing.T) {
 		h    *hist
 		want []span
 	}{
-		{"release ends a hold at its invoke", new(hist).acquire(0, k, "a", 0, 10, 100).release(0, k, "a", 40, 45), []span{{10, 40}}},
-		{"validity ends a hold before a late release", new(hist).acquire(0, k, "a", 0, 10, 30).release(0, k, "a", 40, 45), []span{{10, 30}}},
-		{"validity ends a hold never released", new(hist).acquire(0, k, "a", 0, 10, 30), []span{{10, 30}}},
-		{"extend moves the validity", new(hist).acquire(0, k, "a", 0, 10, 30).extend(0, k, "a", 20, 25, 80), []span{{10, 80}}},
-		{"extends chain", new(hist).acquire(0, k, "a", 0, 10, 30).extend(0, k, "a", 20, 25, 80).extend(0, k, "a", 70, 75, 120).release(0, k, "a", 100, 101), []span{{10, 100}}},
-		{"late extend does not move it", new(hist).acquire(0, k, "a", 0, 10, 30).extend(0, k, "a", 31, 35, 80).extend(0, k, "a", 40, 45, 120), []span{{10, 30}}},
-		{"extend may shorten it", new(hist).acquire(0, k, "a", 0, 10, 100).extend(0, k, "a", 20, 25, 60), []span{{10, 60}}},
-		{"release without token ends the process's hold", new(hist).acquire(0, k, "a", 0, 10, 100).release(0, k, "", 40, 45), []span{{10, 40}}},
-		{"release of another process does not end it", new(hist).acquire(0, k, "a", 0, 10, 100).release(1, k, "a", 40, 45), []span{{10, 100}}},
-		{"release of another key does not end it", new(hist).acquire(0, k, "a", 0, 10, 100).release(0, "x", "a", 40, 45), []span{{10, 100}}},
-		{"failed release still ends it", new(hist).acquire(0, k, "a", 0, 10, 100).add(
+		{"release ends a hold at its invoke", new(hist).Acquire(0, k, "a", 0, 10, 100).Release(0, k, "a", 40, 45), []span{{10, 40}}},
+		{"validity ends a hold before a late release", new(hist).Acquire(0, k, "a", 0, 10, 30).Release(0, k, "a", 40, 45), []span{{10, 30}}},
+		{"validity ends a hold never released", new(hist).Acquire(0, k, "a", 0, 10, 30), []span{{10, 30}}},
+		{"extend moves the validity", new(hist).Acquire(0, k, "a", 0, 10, 30).Extend(0, k, "a", 20, 25, 80), []span{{10, 80}}},
+		{"extends chain", new(hist).Acquire(0, k, "a", 0, 10, 30).Extend(0, k, "a", 20, 25, 80).Extend(0, k, "a", 70, 75, 120).Release(0, k, "a", 100, 101), []span{{10, 100}}},
+		{"late extend does not move it", new(hist).Acquire(0, k, "a", 0, 10, 30).Extend(0, k, "a", 31, 35, 80).Extend(0, k, "a", 40, 45, 120), []span{{10, 30}}},
+		{"extend may shorten it", new(hist).Acquire(0, k, "a", 0, 10, 100).Extend(0, k, "a", 20, 25, 60), []span{{10, 60}}},
+		{"release without token ends the process's hold", new(hist).Acquire(0, k, "a", 0, 10, 100).Release(0, k, "", 40, 45), []span{{10, 40}}},
+		{"release of another process does not end it", new(hist).Acquire(0, k, "a", 0, 10, 100).Release(1, k, "a", 40, 45), []span{{10, 100}}},
+		{"release of another key does not end it", new(hist).Acquire(0, k, "a", 0, 10, 100).Release(0, "x", "a", 40, 45), []span{{10, 100}}},
+		{"failed release still ends it", new(hist).Acquire(0, k, "a", 0, 10, 100).Add(
 			history.Event{Type: history.Invoke, F: history.Release, Process: 0, Key: k, Token: "a", Time: 40},
 			history.Event{Type: history.Fail, F: history.Release, Process: 0, Key: k, Token: "a", Time: 50}), []span{{10, 40}}},
-		{"unfinished release still ends it", new(hist).acquire(0, k, "a", 0, 10, 100).invoke(0, history.Release, k, "a", 40), []span{{10, 40}}},
-		{"no hold from info", new(hist).acquireEnds(0, k, history.Info, 0, 10), nil},
-		{"sorted by start", new(hist).acquire(1, k, "b", 0, 50, 60).acquire(0, k, "a", 0, 10, 20), []span{{10, 20}, {50, 60}}},
+		{"unfinished release still ends it", new(hist).Acquire(0, k, "a", 0, 10, 100).Invoke(0, history.Release, k, "a", 40), []span{{10, 40}}},
+		{"no hold from info", new(hist).AcquireEnds(0, k, history.Info, 0, 10), nil},
+		{"sorted by start", new(hist).Acquire(1, k, "b", 0, 50, 60).Acquire(0, k, "a", 0, 10, 20), []span{{10, 20}, {50, 60}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -347,40 +347,40 @@ func TestCheckNothingTested(t *testing.T) {
 		lease, resource       Verdict
 		leaseWhy, resourceWhy string
 	}{
-		{"faults only", new(hist).fault(history.FaultStart, "kill n1", 5).fault(history.FaultStop, "kill n1", 9),
+		{"faults only", new(hist).Fault(history.FaultStart, "kill n1", 5).Fault(history.FaultStop, "kill n1", 9),
 			Unknown, Unknown,
 			"no acquire succeeded: the history has no acquire",
 			"no section completed: no acquire succeeded, so no section ran"},
 		{"no acquire succeeded", new(hist).
-			acquireEnds(0, k, history.Fail, 0, 10).acquireEnds(1, k, history.Fail, 1, 11).acquireEnds(2, k, history.Info, 2, 12).
-			add(failed(0, history.Acquire, "node n1: i/o timeout\nnode n2: i/o timeout", 20, 30)...).
-			invoke(3, history.Acquire, k, "", 3),
+			AcquireEnds(0, k, history.Fail, 0, 10).AcquireEnds(1, k, history.Fail, 1, 11).AcquireEnds(2, k, history.Info, 2, 12).
+			Add(failed(0, history.Acquire, "node n1: i/o timeout\nnode n2: i/o timeout", 20, 30)...).
+			Invoke(3, history.Acquire, k, "", 3),
 			Unknown, Unknown,
 			`no acquire succeeded: 5 acquires, none ok (3 fail, 1 info, 1 unfinished; most often "refused" (3 times))`,
 			"no section completed: no acquire succeeded, so no section ran"},
 		{"multi-line error with control characters", new(hist).
-			add(failed(0, history.Acquire, "node n1: \x1b[31mi/o timeout\nnode n2", 0, 10)...),
+			Add(failed(0, history.Acquire, "node n1: \x1b[31mi/o timeout\nnode n2", 0, 10)...),
 			Unknown, Unknown,
 			`no acquire succeeded: 1 acquire, none ok (1 fail; most often "node n1: \x1b[31mi/o timeout"… (1 time))`,
 			"no section completed: no acquire succeeded, so no section ran"},
-		{"the only acquire ok returned after its validity", new(hist).acquire(0, k, "a", 0, 10, 5),
+		{"the only acquire ok returned after its validity", new(hist).Acquire(0, k, "a", 0, 10, 5),
 			Unknown, Unknown,
 			"no hold: the only acquire that succeeded returned after its validity had passed",
 			"no section completed: the history has no section"},
 		{"no section completed", new(hist).
-			acquire(0, k, "a", 0, 10, 100).
-			sectionEnds(0, k, history.Fail, 0, 11, 20).
-			sectionEnds(0, k, history.Info, 0, 21, 30).
-			add(failed(0, history.Section, "harness: lease expired", 31, 40)...).
-			add(failed(0, history.Section, "harness: lease expired", 41, 50)...).
-			add(failed(0, history.Section, "harness: lease expired", 51, 60)...),
+			Acquire(0, k, "a", 0, 10, 100).
+			SectionEnds(0, k, history.Fail, 0, 11, 20).
+			SectionEnds(0, k, history.Info, 0, 21, 30).
+			Add(failed(0, history.Section, "harness: lease expired", 31, 40)...).
+			Add(failed(0, history.Section, "harness: lease expired", 41, 50)...).
+			Add(failed(0, history.Section, "harness: lease expired", 51, 60)...),
 			Valid, Unknown, "",
 			`no section completed: 5 sections, none ok (4 fail, 1 info; most often "harness: lease expired" (3 times))`},
-		{"sections without acquires", new(hist).section(0, k, 10, 20, 0),
+		{"sections without acquires", new(hist).Section(0, k, 10, 20, 0),
 			Unknown, Valid, "no acquire succeeded: the history has no acquire", ""},
-		{"a lease violation and no section", new(hist).acquire(0, k, "a", 0, 10, 100).acquire(1, k, "b", 40, 50, 200),
+		{"a lease violation and no section", new(hist).Acquire(0, k, "a", 0, 10, 100).Acquire(1, k, "b", 40, 50, 200),
 			Invalid, Unknown, "", "no section completed: the history has no section"},
-		{"both tested", new(hist).acquire(0, k, "a", 0, 10, 100).section(0, k, 11, 20, 0),
+		{"both tested", new(hist).Acquire(0, k, "a", 0, 10, 100).Section(0, k, 11, 20, 0),
 			Valid, Valid, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -397,8 +397,8 @@ func TestCheckNothingTested(t *testing.T) {
 // every key Unknown, never valid.
 func TestCheckTimeoutBudget(t *testing.T) {
 	h := new(hist).
-		acquire(0, "k", "a", 0, 10, 100).release(0, "k", "a", 40, 45).
-		section(0, "k", 11, 20, 0)
+		Acquire(0, "k", "a", 0, 10, 100).Release(0, "k", "a", 40, 45).
+		Section(0, "k", 11, 20, 0)
 	r := mustCheck(t, h.Events(), Options{Timeout: time.Nanosecond})
 	wantVerdicts(t, r, Unknown, Unknown)
 	if r.Valid() {
@@ -418,10 +418,10 @@ func TestCheckTimeoutBudget(t *testing.T) {
 func TestCheckPorcupineTimeout(t *testing.T) {
 	h := new(hist)
 	for p := range 40 {
-		h.invoke(p, history.Section, "k", "", int64(p))
+		h.Invoke(p, history.Section, "k", "", int64(p))
 	}
-	h.section(40, "k", 100, 110, 1000)
-	h.section(41, "other", 0, 10, 0) // a key that does finish
+	h.Section(40, "k", 100, 110, 1000)
+	h.Section(41, "other", 0, 10, 0) // a key that does finish
 	start := time.Now()
 	r := mustCheck(t, h.Events(), Options{Timeout: 200 * time.Millisecond})
 	if el := time.Since(start); el > 10*time.Second {
@@ -436,7 +436,7 @@ func TestCheckPorcupineTimeout(t *testing.T) {
 	}
 
 	// A definite violation elsewhere still makes the verdict Invalid.
-	h.section(42, "other", 20, 30, 5)
+	h.Section(42, "other", 20, 30, 5)
 	r = mustCheck(t, h.Events(), Options{Timeout: 200 * time.Millisecond})
 	wantVerdicts(t, r, Unknown, Invalid)
 }

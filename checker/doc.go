@@ -71,7 +71,15 @@
 // per key the holds, the sections and the acquire attempts. `torture
 // check` uses it; [Check] is the same on a slice. Memory then grows with
 // the number of holds and sections, not with the history's text: 10⁶
-// operations check in about 150 MiB (BENCHMARKS.md).
+// operations check in about 150 MiB (BENCHMARKS.md). A Stream that
+// [Stream.Watch]es also notices, as events come, the first violation they
+// already show, so that a run can stop there (cmd/bench's detection runs).
+//
+// # Outcome
+//
+// [Result.Outcome] folds the two verdicts into one word (see [Fold]):
+// safe, violation or unknown. Exit statuses, matrix cells and benchmarks
+// go by it.
 //
 // # When
 //

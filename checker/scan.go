@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -115,8 +116,9 @@ type lastOp struct {
 type scanner struct {
 	n      int // events seen
 	open   map[int]openOp
-	prev   map[int]lastOp        // per process
-	active map[int][]*activeHold // per process
+	prev   map[int]lastOp           // per process
+	active map[string][]*activeHold // per key
+	watch  *watch                   // nil unless Stream.Watch
 	keys   map[string]*keyData
 	errs   map[history.Func]*errorCounts // of failed and unknown acquires and sections
 
@@ -125,7 +127,7 @@ type scanner struct {
 	ops         map[string]map[string]int
 	latencies   []int64
 	emptyHolds  int
-	faults      int
+	faultEvents int
 	windows     faultWindows
 }
 
@@ -133,7 +135,7 @@ func newScanner() *scanner {
 	return &scanner{
 		open:   make(map[int]openOp),
 		prev:   make(map[int]lastOp),
-		active: make(map[int][]*activeHold),
+		active: make(map[string][]*activeHold),
 		errs:   make(map[history.Func]*errorCounts),
 		keys:   make(map[string]*keyData),
 		ops:    make(map[string]map[string]int),
@@ -171,7 +173,7 @@ func (s *scanner) add(e *history.Event) error {
 	s.last = max(s.last, e.Time)
 
 	if e.F == history.FaultStart || e.F == history.FaultStop {
-		s.faults++
+		s.faultEvents++
 		s.windows.add(e)
 		s.count(e.F, string(e.Type))
 		return nil
@@ -227,7 +229,10 @@ func (s *scanner) add(e *history.Event) error {
 		kd.attempts = append(kd.attempts, attempt{call: op.t, ret: e.Time, ok: e.Type == history.Ok})
 		if e.Type == history.Ok {
 			s.latencies = append(s.latencies, e.Time-op.t)
-			s.active[p] = append(s.active[p], &activeHold{
+			if s.watch != nil {
+				s.watch.acquired(idx, e, s.active[e.Key])
+			}
+			s.active[e.Key] = append(s.active[e.Key], &activeHold{
 				hold:       Hold{Key: e.Key, Process: p, Token: token, Fence: e.Fence, Start: e.Time},
 				validUntil: e.ValidUntil,
 			})
@@ -244,6 +249,9 @@ func (s *scanner) add(e *history.Event) error {
 				return malformed(idx, e.Time, "section ok of process %d read %d but wrote %d, not %d", p, *e.Read, *e.Wrote, *e.Read+1)
 			}
 			sec.kind, sec.read = sectionOK, *e.Read
+			if s.watch != nil {
+				s.watch.read(idx, e)
+			}
 		case history.Fail:
 			sec.kind = sectionFail
 		default:
@@ -255,11 +263,11 @@ func (s *scanner) add(e *history.Event) error {
 	return nil
 }
 
-// findHold returns the index of process p's active hold of token on key
-// (any token when token is empty), or -1.
+// findHold returns the index in s.active[key] of process p's active hold
+// of token (any token when token is empty), or -1.
 func (s *scanner) findHold(p int, key, token string) int {
-	for i, a := range s.active[p] {
-		if a.hold.Key == key && (token == "" || a.hold.Token == token) {
+	for i, a := range s.active[key] {
+		if a.hold.Process == p && (token == "" || a.hold.Token == token) {
 			return i
 		}
 	}
@@ -273,8 +281,8 @@ func (s *scanner) endHold(p int, key, token string, t int64) {
 	if i < 0 {
 		return
 	}
-	a := s.active[p][i]
-	s.active[p] = slices.Delete(s.active[p], i, i+1)
+	a := s.active[key][i]
+	s.active[key] = slices.Delete(s.active[key], i, i+1)
 	s.closeHold(a, min(t, a.validUntil))
 }
 
@@ -286,12 +294,12 @@ func (s *scanner) extendHold(p int, key, token string, invoked, validUntil int64
 	if i < 0 {
 		return
 	}
-	a := s.active[p][i]
+	a := s.active[key][i]
 	if invoked < a.validUntil {
 		a.validUntil = validUntil
 		return
 	}
-	s.active[p] = slices.Delete(s.active[p], i, i+1)
+	s.active[key] = slices.Delete(s.active[key], i, i+1)
 	s.closeHold(a, a.validUntil)
 }
 
@@ -313,7 +321,7 @@ type scanned struct {
 	ops         map[string]map[string]int
 	latencies   []int64
 	emptyHolds  int
-	faults      int
+	faultEvents int
 	windows     []Window
 	errs        map[history.Func]*errorCounts
 }
@@ -342,54 +350,32 @@ func (s *scanner) finish() *scanned {
 	s.open = nil
 	s.prev = nil
 
-	procs = procs[:0]
-	for p := range s.active {
-		procs = append(procs, p)
-	}
-	sort.Ints(procs)
-	for _, p := range procs {
-		for _, a := range s.active[p] {
+	for _, as := range s.active {
+		for _, a := range as {
 			s.closeHold(a, a.validUntil)
 		}
 	}
 	s.active = nil
 
 	for _, kd := range s.keys {
-		sort.Slice(kd.sections, func(i, j int) bool {
-			a, b := kd.sections[i], kd.sections[j]
-			if a.call != b.call {
-				return a.call < b.call
-			}
-			if a.ret != b.ret {
-				return a.ret < b.ret
-			}
-			return a.process < b.process
+		slices.SortFunc(kd.sections, func(a, b section) int {
+			return cmp.Or(cmp.Compare(a.call, b.call), cmp.Compare(a.ret, b.ret), cmp.Compare(a.process, b.process))
 		})
-		sort.Slice(kd.holds, func(i, j int) bool {
-			a, b := kd.holds[i], kd.holds[j]
-			if a.Start != b.Start {
-				return a.Start < b.Start
-			}
-			if a.End != b.End {
-				return a.End < b.End
-			}
-			if a.Process != b.Process {
-				return a.Process < b.Process
-			}
-			return a.Token < b.Token
+		slices.SortFunc(kd.holds, func(a, b Hold) int {
+			return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.End, b.End), cmp.Compare(a.Process, b.Process), cmp.Compare(a.Token, b.Token))
 		})
 	}
 	d := &scanned{
-		keys:       s.keys,
-		first:      s.first,
-		last:       s.last,
-		events:     s.n,
-		ops:        s.ops,
-		latencies:  s.latencies,
-		emptyHolds: s.emptyHolds,
-		faults:     s.faults,
-		windows:    s.windows.finish(s.last),
-		errs:       s.errs,
+		keys:        s.keys,
+		first:       s.first,
+		last:        s.last,
+		events:      s.n,
+		ops:         s.ops,
+		latencies:   s.latencies,
+		emptyHolds:  s.emptyHolds,
+		faultEvents: s.faultEvents,
+		windows:     s.windows.finish(s.last),
+		errs:        s.errs,
 	}
 	if s.n == 0 {
 		d.first, d.last = 0, 0

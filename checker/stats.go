@@ -25,8 +25,9 @@ type Stats struct {
 	// "unfinished" (invoked, never completed); nemesis events count as
 	// "info" under their f.
 	Ops map[string]map[string]int `json:"ops"`
-	// Faults is the number of nemesis events (fault-start and fault-stop).
-	Faults int `json:"faults"`
+	// FaultEvents is the number of nemesis events (fault-start and
+	// fault-stop): two per fault that was started and healed.
+	FaultEvents int `json:"fault_events"`
 	// Holds is the number of holds (see Holds); EmptyHolds the number of
 	// acquires that returned ok after their validity had passed, which
 	// hold nothing.
@@ -48,10 +49,10 @@ type Stats struct {
 	SuccessRatio float64 `json:"success_ratio"`
 	// AcquireLatency is the invoke-to-ok time of the ok acquires.
 	AcquireLatency Latency `json:"acquire_latency"`
-	// LongestStall is the longest stretch in which a key was free yet
-	// not acquired although acquires on it were in progress; nil when no
-	// acquire ever found a key free. See Stall.
-	LongestStall *Stall `json:"longest_stall,omitempty"`
+	// LongestGap is the longest liveness gap: the longest stretch in which
+	// a key was free yet not acquired although acquires on it were in
+	// progress; nil when no acquire ever found a key free. See Gap.
+	LongestGap *Gap `json:"longest_gap,omitempty"`
 	// FaultWindows are the stretches in which a fault was active, sorted
 	// by Start then End; see Window for how starts and stops are paired.
 	FaultWindows []Window `json:"fault_windows,omitempty"`
@@ -167,10 +168,11 @@ type Latency struct {
 	Max time.Duration `json:"max_ns"`
 }
 
-// Stall is a stretch in which a key was free (no Hold covered it) while
-// acquires on it were being attempted, and none succeeded.
+// Gap is a liveness gap: a stretch in which a key was free (no Hold
+// covered it) while acquires on it were being attempted, and none
+// succeeded.
 //
-// Per key, holds are half-open intervals [Start, End). A stall opens at
+// Per key, holds are half-open intervals [Start, End). A gap opens at
 // the first instant at which the key is free and some acquire on it is in
 // progress: at the invoke of an acquire that finds the key free, or at the
 // end of a hold while an acquire invoked earlier is still open (a lock
@@ -179,14 +181,14 @@ type Latency struct {
 // succeeds any more, it ends with the last attempt on the key (a run that
 // stops trying, e.g. at its end, is not stuck); an acquire with no
 // completion stays in progress to the end of the history.
-type Stall struct {
+type Gap struct {
 	// Key is the lock key.
 	Key string `json:"key"`
-	// Start is when the stall began.
+	// Start is when the gap began.
 	Start int64 `json:"start"`
 	// Duration is how long it lasted.
 	Duration time.Duration `json:"duration_ns"`
-	// UntilEnd is set when no acquire succeeded after the stall began
+	// UntilEnd is set when no acquire succeeded after the gap began
 	// (it lasted until the last attempt on the key ended).
 	UntilEnd bool `json:"until_end,omitempty"`
 }
@@ -194,13 +196,13 @@ type Stall struct {
 // stats computes the statistics; keys are the sorted keys of d.
 func (d *scanned) stats(keys []string) Stats {
 	st := Stats{
-		Events:     d.events,
-		Start:      d.first,
-		End:        d.last,
-		Duration:   time.Duration(d.last - d.first),
-		Ops:        d.ops,
-		Faults:     d.faults,
-		EmptyHolds: d.emptyHolds,
+		Events:      d.events,
+		Start:       d.first,
+		End:         d.last,
+		Duration:    time.Duration(d.last - d.first),
+		Ops:         d.ops,
+		FaultEvents: d.faultEvents,
+		EmptyHolds:  d.emptyHolds,
 
 		FaultWindows:             d.windows,
 		AvailabilityDuringFaults: -1,
@@ -229,9 +231,9 @@ func (d *scanned) stats(keys []string) Stats {
 				st.AcquireOK++
 			}
 		}
-		if s, ok := longestStall(k, kd, d.last); ok {
-			if st.LongestStall == nil || s.Duration > st.LongestStall.Duration {
-				st.LongestStall = &s
+		if g, ok := longestGap(k, kd, d.last); ok {
+			if st.LongestGap == nil || g.Duration > st.LongestGap.Duration {
+				st.LongestGap = &g
 			}
 		}
 	}
@@ -262,15 +264,15 @@ func latency(samples []int64) Latency {
 	return Latency{N: n, P50: rank(50), P99: rank(99), Max: time.Duration(samples[n-1])}
 }
 
-// longestStall finds the longest stall of one key; end is the time of the
-// last event of the history.
-func longestStall(key string, kd *keyData, end int64) (Stall, bool) {
+// longestGap finds the longest liveness gap of one key; end is the time of
+// the last event of the history.
+func longestGap(key string, kd *keyData, end int64) (Gap, bool) {
 	if len(kd.attempts) == 0 {
-		return Stall{}, false
+		return Gap{}, false
 	}
 	// Points in time at which something changes, processed per instant:
-	// (1) an acquire ok closes an open stall; (2) holds end and start;
-	// (3) acquires are invoked; (4) a stall opens if the key is free and
+	// (1) an acquire ok closes an open gap; (2) holds end and start;
+	// (3) acquires are invoked; (4) a gap opens if the key is free and
 	// an acquire is in progress; (5) acquires that completed at this
 	// instant stop being in progress.
 	type point struct {
@@ -308,11 +310,11 @@ func longestStall(key string, kd *keyData, end int64) (Stall, bool) {
 		return cmp.Compare(a.kind, b.kind)
 	})
 
-	var best Stall
+	var best Gap
 	found := false
-	record := func(s Stall) {
-		if !found || s.Duration > best.Duration {
-			best, found = s, true
+	record := func(g Gap) {
+		if !found || g.Duration > best.Duration {
+			best, found = g, true
 		}
 	}
 	held, inProgress := 0, 0
@@ -325,7 +327,7 @@ func longestStall(key string, kd *keyData, end int64) (Stall, bool) {
 			switch pts[j].kind {
 			case okAt:
 				if open {
-					record(Stall{Key: key, Start: openAt, Duration: time.Duration(t - openAt)})
+					record(Gap{Key: key, Start: openAt, Duration: time.Duration(t - openAt)})
 					open = false
 				}
 			case holdEnd:
@@ -347,7 +349,7 @@ func longestStall(key string, kd *keyData, end int64) (Stall, bool) {
 		i = j
 	}
 	if open {
-		record(Stall{Key: key, Start: openAt, Duration: time.Duration(max(lastTry-openAt, 0)), UntilEnd: true})
+		record(Gap{Key: key, Start: openAt, Duration: time.Duration(max(lastTry-openAt, 0)), UntilEnd: true})
 	}
 	return best, found
 }

@@ -3,7 +3,6 @@ package checker
 import (
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/locktorture/locktorture/history"
@@ -36,6 +35,84 @@ func (st *Stream) Add(e *history.Event) error {
 	}
 	st.err = st.s.add(e)
 	return st.err
+}
+
+// Watch makes the stream look, as each event is added, for a violation
+// that the events added so far already show (see Violation);
+// FirstViolation returns the first it saw. Call it before the first Add.
+//
+// It is for ending a run at its first violation (harness.WithStop, in
+// cmd/bench): events then arrive in the order they were recorded, which
+// may differ by microseconds from the order of their times, so what it
+// sees is a reason to stop, not a verdict; the verdicts are Finish's, on
+// the whole history. It keeps, besides what the checks keep, the values
+// the ok sections of each key read.
+func (st *Stream) Watch() {
+	if st.s != nil && st.s.watch == nil {
+		st.s.watch = &watch{reads: make(map[string]map[int64]bool)}
+	}
+}
+
+// FirstViolation returns the first violation a watching stream (see
+// Watch) saw, and whether it saw one.
+func (st *Stream) FirstViolation() (Violation, bool) {
+	if st.s == nil || st.s.watch == nil || st.s.watch.first == nil {
+		return Violation{}, false
+	}
+	return *st.s.watch.first, true
+}
+
+// Violation is a violation a watching Stream saw as the events were
+// added: a lease violation is an acquire ok on a key while another hold of
+// the key is open (its release not yet invoked, its validity not over at
+// the ok's time); a resource violation is a section ok that read a value
+// another ok section of the key read (both wrote that value + 1: an update
+// was lost).
+type Violation struct {
+	// Property is "lease" or "resource".
+	Property string
+	// Key is the lock key.
+	Key string
+	// Event and Time are the index and the time of the event that showed
+	// it.
+	Event int
+	Time  int64
+}
+
+// watch is the scanner's part of Stream.Watch.
+type watch struct {
+	reads map[string]map[int64]bool // key → values ok sections read
+	first *Violation
+}
+
+// acquired takes an acquire ok, the idx-th event, given the holds of its
+// key still open.
+func (w *watch) acquired(idx int, e *history.Event, open []*activeHold) {
+	for _, a := range open {
+		if a.validUntil > e.Time {
+			w.saw(Violation{Property: "lease", Key: e.Key, Event: idx, Time: e.Time})
+			return
+		}
+	}
+}
+
+// read takes a section ok, the idx-th event.
+func (w *watch) read(idx int, e *history.Event) {
+	seen := w.reads[e.Key]
+	if seen == nil {
+		seen = make(map[int64]bool)
+		w.reads[e.Key] = seen
+	}
+	if seen[*e.Read] {
+		w.saw(Violation{Property: "resource", Key: e.Key, Event: idx, Time: e.Time})
+	}
+	seen[*e.Read] = true
+}
+
+func (w *watch) saw(v Violation) {
+	if w.first == nil {
+		w.first = &v
+	}
 }
 
 // Events returns the number of events added so far.
@@ -80,15 +157,11 @@ func (st *Stream) Finish(opts Options) (Result, error) {
 // the decoder's error wrapping history.ErrEmpty.
 func CheckDecoder(d *history.Decoder, opts Options) (Result, int, error) {
 	st := NewStream()
-	for {
-		e, err := d.Next()
-		if errors.Is(err, io.EOF) {
-			break
+	for e, err := range d.All() {
+		if err == nil {
+			err = st.Add(&e)
 		}
 		if err != nil {
-			return Result{}, st.Events(), err
-		}
-		if err := st.Add(&e); err != nil {
 			return Result{}, st.Events(), err
 		}
 	}

@@ -103,13 +103,13 @@ func TestFirstResourceViolation(t *testing.T) {
 		h    *hist
 		want int64 // -1: nil
 	}{
-		{"valid", new(hist).section(0, "k", 10, 20, 0).section(1, "k", 30, 40, 1), -1},
-		{"two read 0", new(hist).section(0, "k", 10, 30, 0).section(1, "k", 20, 40, 0), 40},
-		{"later pair", new(hist).section(0, "k", 10, 20, 0).section(1, "k", 30, 60, 1).section(2, "k", 35, 50, 1), 60},
+		{"valid", new(hist).Section(0, "k", 10, 20, 0).Section(1, "k", 30, 40, 1), -1},
+		{"two read 0", new(hist).Section(0, "k", 10, 30, 0).Section(1, "k", 20, 40, 0), 40},
+		{"later pair", new(hist).Section(0, "k", 10, 20, 0).Section(1, "k", 30, 60, 1).Section(2, "k", 35, 50, 1), 60},
 		{"earliest key", new(hist).
-			section(0, "a", 10, 20, 0).section(1, "a", 15, 90, 0).
-			section(2, "b", 10, 20, 0).section(3, "b", 30, 40, 1).section(4, "b", 45, 70, 1), 70},
-		{"a fail reads nothing", new(hist).section(0, "k", 10, 20, 0).sectionEnds(1, "k", history.Fail, 0, 15, 25).section(2, "k", 30, 40, 1), -1},
+			Section(0, "a", 10, 20, 0).Section(1, "a", 15, 90, 0).
+			Section(2, "b", 10, 20, 0).Section(3, "b", 30, 40, 1).Section(4, "b", 45, 70, 1), 70},
+		{"a fail reads nothing", new(hist).Section(0, "k", 10, 20, 0).SectionEnds(1, "k", history.Fail, 0, 15, 25).Section(2, "k", 30, 40, 1), -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := mustCheck(t, tc.h.Events(), Options{})
@@ -122,5 +122,59 @@ func TestFirstResourceViolation(t *testing.T) {
 				t.Fatalf("resource %s with a lost update", r.Resource)
 			}
 		})
+	}
+}
+
+// TestStreamWatch: a watching stream sees the first lease or resource
+// violation as the events come, at the event that shows it, and nothing in
+// a history without one; its verdicts are Finish's as ever.
+func TestStreamWatch(t *testing.T) {
+	const k = "k"
+	tests := []struct {
+		name     string
+		h        *hist
+		property string // "" for none
+		at       int64
+	}{
+		{"serial", new(hist).Acquire(0, k, "a", 0, 1, 100).Section(0, k, 2, 3, 0).Release(0, k, "a", 4, 5).
+			Acquire(1, k, "b", 6, 7, 100).Section(1, k, 8, 9, 1).Release(1, k, "b", 10, 11), "", 0},
+		{"the first expired before the second", new(hist).Acquire(0, k, "a", 0, 1, 10).Acquire(1, k, "b", 5, 10, 100), "", 0},
+		{"overlap", new(hist).Acquire(0, k, "a", 0, 1, 100).Acquire(1, k, "b", 40, 50, 200), "lease", 50},
+		{"lost update", new(hist).Section(0, k, 0, 1, 4).Section(1, k, 0, 2, 4), "resource", 2},
+		{"overlap, then lost update", new(hist).Acquire(0, k, "a", 0, 1, 100).Acquire(1, k, "b", 40, 50, 200).
+			Section(0, k, 51, 60, 0).Section(1, k, 52, 61, 0), "lease", 50},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := NewStream()
+			st.Watch()
+			evs := tt.h.Events()
+			for i := range evs {
+				if err := st.Add(&evs[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			v, seen := st.FirstViolation()
+			if seen != (tt.property != "") || v.Property != tt.property || v.Time != tt.at || (seen && evs[v.Event].Time != tt.at) {
+				t.Fatalf("first violation %+v (seen %v), want %q at %d", v, seen, tt.property, tt.at)
+			}
+			r, err := st.Finish(Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if seen && r.Outcome() != OutcomeViolation {
+				t.Errorf("watch saw %s, Finish says %s/%s", v.Property, r.Lease, r.Resource)
+			}
+		})
+	}
+	// Without Watch, nothing is seen.
+	st := NewStream()
+	for _, e := range new(hist).Section(0, k, 0, 1, 4).Section(1, k, 0, 2, 4).Events() {
+		if err := st.Add(&e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, seen := st.FirstViolation(); seen {
+		t.Error("a stream that does not watch saw a violation")
 	}
 }

@@ -26,9 +26,8 @@ const (
 
 // Visualize writes porcupine's HTML visualization of one key's operations
 // under one model, which is VisualizeLease or VisualizeResource. Nemesis
-// faults are drawn as bands on a "nemesis" row: a fault-start and the next
-// fault-stop with the same Value make one band; a start never stopped
-// lasts to the end of the history; a stop with no start is a point.
+// faults are drawn as bands on a "nemesis" row, one per Window (see
+// Stats.FaultWindows).
 //
 // A key with more than a few hundred holds or sections is cut as Check
 // cuts it, and only one part is drawn: the first that porcupine rejects,
@@ -137,7 +136,7 @@ func Visualize(w io.Writer, events []history.Event, key string, which string, op
 	}
 	p := parts[pick]
 	notes = append(notes, p.annotation()...)
-	for _, a := range faultAnnotations(events, d.last) {
+	for _, a := range faultAnnotations(d.windows) {
 		if len(parts) == 1 || (a.Start <= p.to && a.End >= p.from) {
 			notes = append(notes, a)
 		}
@@ -171,41 +170,22 @@ func holdAnnotations(holds []Hold) []porcupine.Annotation {
 	return out
 }
 
-// faultAnnotations pairs fault-start and fault-stop events by Value into
-// bands; end is the end of the history.
-func faultAnnotations(events []history.Event, end int64) []porcupine.Annotation {
-	band := func(value string, start, stop int64, details string) porcupine.Annotation {
-		return porcupine.Annotation{
+// faultAnnotations draws the fault windows (Stats.FaultWindows: starts and
+// stops paired as Window says) as bands on a "nemesis" row.
+func faultAnnotations(wins []Window) []porcupine.Annotation {
+	out := make([]porcupine.Annotation, len(wins))
+	for i, w := range wins {
+		details := fmt.Sprintf("fault %s from %d to %d", w.Desc, w.Start, w.End)
+		if w.UntilEnd {
+			details = fmt.Sprintf("fault %s from %d, never stopped", w.Desc, w.Start)
+		}
+		out[i] = porcupine.Annotation{
 			Tag:             "nemesis",
-			Start:           start,
-			End:             stop,
-			Description:     value,
+			Start:           w.Start,
+			End:             w.End,
+			Description:     w.Desc,
 			Details:         details,
 			BackgroundColor: faultColor,
-		}
-	}
-	var out []porcupine.Annotation
-	started := make(map[string][]int64) // value -> start times, oldest first
-	var order []string                  // values in order of first start, for a stable output
-	for _, e := range events {
-		switch e.F {
-		case history.FaultStart:
-			if _, seen := started[e.Value]; !seen {
-				order = append(order, e.Value)
-			}
-			started[e.Value] = append(started[e.Value], e.Time)
-		case history.FaultStop:
-			if q := started[e.Value]; len(q) > 0 {
-				out = append(out, band(e.Value, q[0], e.Time, fmt.Sprintf("fault %s from %d to %d", e.Value, q[0], e.Time)))
-				started[e.Value] = q[1:]
-			} else {
-				out = append(out, band(e.Value, e.Time, e.Time, fmt.Sprintf("fault %s stopped at %d, start not recorded", e.Value, e.Time)))
-			}
-		}
-	}
-	for _, v := range order {
-		for _, t := range started[v] {
-			out = append(out, band(v, t, end, fmt.Sprintf("fault %s from %d, never stopped", v, t)))
 		}
 	}
 	return out

@@ -11,14 +11,14 @@ import (
 
 func TestVisualize(t *testing.T) {
 	h := new(hist).
-		fault(history.FaultStart, "partition n1", 5).
-		acquireFenced(0, "k", "tokA", 3, 0, 10, 100).
-		section(0, "k", 11, 20, 0).
-		acquire(1, "k", "tokB", 40, 50, 200).
-		section(1, "k", 51, 60, 0).
-		fault(history.FaultStop, "partition n1", 70).
-		fault(history.FaultStop, "orphan stop", 75).
-		fault(history.FaultStart, "pause P0", 80)
+		Fault(history.FaultStart, "partition n1", 5).
+		AcquireFenced(0, "k", "tokA", 3, 0, 10, 100).
+		Section(0, "k", 11, 20, 0).
+		Acquire(1, "k", "tokB", 40, 50, 200).
+		Section(1, "k", 51, 60, 0).
+		Fault(history.FaultStop, "partition n1", 70).
+		Fault(history.FaultStop, "orphan stop", 75).
+		Fault(history.FaultStart, "pause P0", 80)
 	evs := h.Events()
 	tests := []struct {
 		which string
@@ -47,7 +47,7 @@ func TestVisualize(t *testing.T) {
 }
 
 func TestVisualizeErrors(t *testing.T) {
-	evs := new(hist).acquire(0, "k", "a", 0, 10, 100).Events()
+	evs := new(hist).Acquire(0, "k", "a", 0, 10, 100).Events()
 	tests := []struct {
 		name, key, which string
 		events           []history.Event
@@ -69,18 +69,24 @@ func TestVisualizeErrors(t *testing.T) {
 
 func TestFaultAnnotations(t *testing.T) {
 	evs := new(hist).
-		fault(history.FaultStart, "a", 1).
-		fault(history.FaultStart, "a", 2).
-		fault(history.FaultStop, "a", 3).
-		fault(history.FaultStop, "b", 4).
-		fault(history.FaultStop, "a", 5).
-		fault(history.FaultStart, "c", 6).Events()
-	got := faultAnnotations(evs, 10)
+		Fault(history.FaultStart, "a", 1).
+		Fault(history.FaultStart, "a", 2).
+		Fault(history.FaultStop, "a", 3).
+		Fault(history.FaultStop, "b", 4).
+		Fault(history.FaultStop, "a", 5).
+		Fault(history.FaultStart, "c", 6).Events()
+	s := newScanner()
+	for i := range evs {
+		if err := s.add(&evs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := faultAnnotations(s.finish().windows)
 	type band struct {
 		desc       string
 		start, end int64
 	}
-	want := []band{{"a", 1, 3}, {"b", 4, 4}, {"a", 2, 5}, {"c", 6, 10}}
+	want := []band{{"a", 1, 3}, {"a", 2, 5}, {"b", 4, 4}, {"c", 6, 6}}
 	if len(got) != len(want) {
 		t.Fatalf("%d annotations, want %d: %+v", len(got), len(want), got)
 	}
@@ -101,15 +107,15 @@ func TestVisualizeBigKey(t *testing.T) {
 	for i := range int64(2000) {
 		p := int(i % 3)
 		if i == 1500 {
-			h.acquire(5, "k", "late", tm, tm+1, tm+5)
-			h.section(5, "k", tm+2, tm+4, i)
+			h.Acquire(5, "k", "late", tm, tm+1, tm+5)
+			h.Section(5, "k", tm+2, tm+4, i)
 		}
-		h.acquire(p, "k", fmt.Sprintf("tok%d", i), tm, tm+1, tm+5)
+		h.Acquire(p, "k", fmt.Sprintf("tok%d", i), tm, tm+1, tm+5)
 		read := i
 		if i > 1500 {
 			read = i - 1 // the lost update shifts every later read
 		}
-		h.section(p, "k", tm+2, tm+3, read)
+		h.Section(p, "k", tm+2, tm+3, read)
 		tm += 10
 	}
 	evs := h.Events()

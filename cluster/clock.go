@@ -19,8 +19,9 @@ import (
 )
 
 // ErrNoClockShim is returned by SetClockOffset when the cluster was not
-// started WithClockShim.
-var ErrNoClockShim = errors.New("cluster: nodes were not started with the clock shim")
+// started WithClockShim, and by StartDocker (and Open) WithClockShim when
+// the image carries no shim.
+var ErrNoClockShim = errors.New("cluster: no clock shim")
 
 const (
 	clockFileEnv   = "LOCKTORTURE_CLOCK_FILE" // read by clockshim.c
@@ -57,7 +58,7 @@ func WithClockShim() Option {
 // after Close.
 func (n *Node) SetClockOffset(d time.Duration) error {
 	if n.clock == nil {
-		return fmt.Errorf("%w: set clock offset of %s", ErrNoClockShim, n.name)
+		return fmt.Errorf("%w: set clock offset of %s (the nodes were not started WithClockShim)", ErrNoClockShim, n.name)
 	}
 	if !n.clock.store(int64(d)) {
 		return fmt.Errorf("%w: set clock offset of %s", ErrClosed, n.name)

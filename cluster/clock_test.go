@@ -255,7 +255,7 @@ func TestClockJumpForward(t *testing.T) {
 	if err := rc.Get(ctx, "k").Err(); !errors.Is(err, redis.Nil) {
 		t.Errorf("GET k after +20s: %v, want nil (expired)", err)
 	}
-	eventually(t, "active expiry of the untouched key", func() bool {
+	eventually(t, 5*time.Second, "active expiry of the untouched key", func() bool {
 		size, err := rc.DBSize(ctx).Result()
 		return err == nil && size == 0
 	})

@@ -15,9 +15,8 @@ import (
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/locktorture/locktorture/internal/redisopt"
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/logging"
-	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/rs/zerolog"
 )
 
@@ -66,6 +65,9 @@ type Cluster struct {
 	keeper    *keeper              // docker backend only: keeps what containers write private
 	remote    *remoteToxiproxy     // external backend with WithToxiproxy only
 	nodes     []*Node
+
+	mu       sync.Mutex // guards failover
+	failover *Failover  // the failover topology of these nodes, once started; see Failover
 
 	closing   chan struct{} // closed when Close begins
 	closeOnce sync.Once
@@ -144,6 +146,7 @@ func newCluster(backend string, o options, n int) (*Cluster, error) {
 		c.nodes[i] = &Node{c: c, index: i, name: fmt.Sprintf("n%d", i+1)}
 	}
 	if backend == BackendExternal {
+		c.dir = "" // no files of nodes someone else runs
 		return c, nil
 	}
 	c.srv = toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
@@ -175,13 +178,7 @@ func newCluster(backend string, o options, n int) (*Cluster, error) {
 // start starts every node in parallel and reads their versions; on error
 // it closes the cluster. Once started, a cancelled ctx closes it.
 func (c *Cluster) start(ctx context.Context) error {
-	errs := make([]error, len(c.nodes))
-	var wg sync.WaitGroup
-	for i, nd := range c.nodes {
-		wg.Go(func() { errs[i] = nd.start(ctx) })
-	}
-	wg.Wait()
-	err := errors.Join(errs...)
+	err := inParallel(c.nodes, func(nd *Node) error { return nd.start(ctx) })
 	if err == nil {
 		err = c.readVersions(ctx)
 	}
@@ -262,9 +259,10 @@ func (c *Cluster) Versions() []string {
 // API is not listening; call its Listen to serve it.
 func (c *Cluster) Toxiproxy() *toxiproxy.ApiServer { return c.srv }
 
-// Close stops the proxies and every node the cluster runs: a paused
-// process is resumed, then sent SIGTERM, then SIGKILL if still alive after
-// 2 s; a container is removed. It closes the nodes' clients, deletes the
+// Close stops the sentinels of its failover topology, if any, then the
+// proxies and every node the cluster runs: a paused process is resumed,
+// then sent SIGTERM, then SIGKILL if still alive after 2 s; a container is
+// removed. It closes the nodes' clients, deletes the
 // proxies it made on a remote toxiproxy server, and removes the temporary
 // directory unless WithKeepLogs or WithDir. Close is idempotent, safe to
 // call concurrently (every caller waits for the first one to finish) and
@@ -279,21 +277,24 @@ func (c *Cluster) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	var errs []error
+	c.mu.Lock()
+	f := c.failover
+	c.mu.Unlock()
+	if f != nil {
+		errs = append(errs, f.stopSentinels(ctx))
+	}
 	if c.srv != nil {
 		c.srv.Collection.Clear() // always nil
 	}
 	if c.remote != nil {
 		errs = append(errs, c.remote.deleteAll(ctx))
 	}
-	nerrs := make([]error, len(c.nodes))
-	var wg sync.WaitGroup
-	for i, n := range c.nodes {
-		if n.rn != nil {
-			wg.Go(func() { nerrs[i] = n.stop(ctx) })
+	errs = append(errs, inParallel(c.nodes, func(n *Node) error {
+		if n.rn == nil {
+			return nil
 		}
-	}
-	wg.Wait()
-	errs = append(errs, nerrs...)
+		return n.stop(ctx)
+	}))
 	for _, n := range c.nodes {
 		errs = append(errs, n.clock.close())
 	}
@@ -312,6 +313,18 @@ func (c *Cluster) close() error {
 	return nil
 }
 
+// inParallel calls f on every item at once, waits for them all and joins
+// their errors: nodes start and stop in parallel, and so do sentinels.
+func inParallel[T any](items []T, f func(T) error) error {
+	errs := make([]error, len(items))
+	var wg sync.WaitGroup
+	for i, it := range items {
+		wg.Go(func() { errs[i] = f(it) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
 // randomPassword returns 32 random hex characters.
 func randomPassword() string {
 	pw := make([]byte, 16)
@@ -319,23 +332,12 @@ func randomPassword() string {
 	return hex.EncodeToString(pw)
 }
 
-var silenceOnce sync.Once
-
-// newClient returns a go-redis client that sends one command once: no
-// retries, one dial attempt, context deadlines obeyed, and a single round
-// trip (HELLO 2) on connect. It silences go-redis's logging, which is global.
+// newClient returns a go-redis client of the server at addr with the
+// module's options (internal/redisopt): it sends one command once (no
+// retries, one dial attempt), obeys context deadlines, and makes a single
+// round trip (HELLO 2) on connect.
 func newClient(addr, password string) *redis.Client {
-	silenceOnce.Do(func() { redis.SetLogger(&logging.VoidLogger{}) })
-	return redis.NewClient(&redis.Options{
-		Addr:                     addr,
-		Password:                 password,
-		Protocol:                 2,
-		DisableIdentity:          true,
-		MaxRetries:               -1,
-		DialerRetries:            1,
-		ContextTimeoutEnabled:    true,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
+	return redis.NewClient(redisopt.Options(addr, password))
 }
 
 // ping sends one PING on a fresh connection. A fresh client each time keeps

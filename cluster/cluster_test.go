@@ -14,11 +14,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// startCluster starts n nodes logging under a test directory and closes them
-// when the test ends.
-func startCluster(tb testing.TB, n int, opts ...Option) *Cluster {
+// openTB opens the cluster of spec with opts, its folders under a test
+// directory, and closes it when the test ends. It is testutil.Cluster,
+// which these tests cannot import (testutil imports this package).
+func openTB(tb testing.TB, spec Spec, opts ...Option) *Cluster {
 	tb.Helper()
-	c, err := Start(context.Background(), n, append([]Option{WithDir(tb.TempDir())}, opts...)...)
+	c, err := Open(context.Background(), spec, append([]Option{WithDir(tb.TempDir())}, opts...)...)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -30,6 +31,12 @@ func startCluster(tb testing.TB, n int, opts ...Option) *Cluster {
 	return c
 }
 
+// startCluster starts n nodes and closes them when the test ends.
+func startCluster(tb testing.TB, n int, opts ...Option) *Cluster {
+	tb.Helper()
+	return openTB(tb, Spec{Nodes: n}, opts...)
+}
+
 // proxyClient returns a client to the node's proxy, closed when the test ends.
 func proxyClient(tb testing.TB, c *Cluster, i int) *redis.Client {
 	tb.Helper()
@@ -38,13 +45,14 @@ func proxyClient(tb testing.TB, c *Cluster, i int) *redis.Client {
 	return rc
 }
 
-// eventually polls cond until it holds, failing the test after 5 s.
-func eventually(tb testing.TB, what string, cond func() bool) {
+// eventually polls cond every few milliseconds until it holds, failing
+// the test after within (testutil.Until, which these tests cannot import).
+func eventually(tb testing.TB, within time.Duration, what string, cond func() bool) {
 	tb.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(within)
 	for !cond() {
 		if time.Now().After(deadline) {
-			tb.Fatalf("gave up waiting: %s", what)
+			tb.Fatalf("gave up waiting %v: %s", within, what)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -199,7 +207,7 @@ func TestPauseResume(t *testing.T) {
 	if n.Paused() {
 		t.Error("Paused() after Resume")
 	}
-	eventually(t, "the SET sent during the pause to land", func() bool {
+	eventually(t, 5*time.Second, "the SET sent during the pause to land", func() bool {
 		v, err := rc.Get(ctx, "k").Result()
 		return err == nil && v == "late"
 	})
@@ -275,7 +283,7 @@ func TestCancelStops(t *testing.T) {
 	pids := []int{c.Node(0).Pid(), c.Node(1).Pid()}
 	cancel()
 	for _, pid := range pids {
-		eventually(t, "the process to go after cancel", func() bool { return gone(pid) })
+		eventually(t, 5*time.Second, "the process to go after cancel", func() bool { return gone(pid) })
 	}
 }
 

@@ -1,6 +1,14 @@
 // Package cluster starts and owns the Redis nodes a run talks to, or
 // connects to nodes someone else runs.
 //
+// Open opens the cluster a Spec describes (a backend, a topology, the
+// nodes) with Options saying how (its folder, its proxy groups, the clock
+// shim); it is the one place that switches on the backend and the
+// topology, and what the harness calls. Spec.WithDefaults checks a Spec,
+// Spec.CheckPrograms the programs it needs, and Spec.Abilities (then
+// Cluster.Abilities) says what fault kinds can do to its nodes: kill and
+// pause them, shift their clocks, fault their network.
+//
 // Three backends give the same *Cluster and *Node:
 //
 //   - Start, the process backend, spawns redis-server processes bound to
@@ -41,7 +49,8 @@
 // Node.SetClockOffset can shift the node's wall clock, which Redis expires
 // keys by, while its monotonic clock runs on.
 //
-// StartFailover starts the failover topology instead: a primary, its
+// StartFailover starts the failover topology instead (Cluster.Failover):
+// a primary, its
 // asynchronous replica and three Redis Sentinels, with two proxies per
 // node, one for clients and one for the replica and the sentinels, so a
 // fault can isolate the primary from its replica and the sentinels while
@@ -49,5 +58,6 @@
 // in containers on a private Docker network.
 //
 // It imports go-redis (to wait for PING), toxiproxy (server and client)
-// and testcontainers-go with the Docker client, nothing of this module.
+// and testcontainers-go with the Docker client, and of this module only
+// internal/redisopt (the go-redis options, a leaf shared with locks).
 package cluster

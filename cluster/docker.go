@@ -95,7 +95,7 @@ func startDocker(ctx context.Context, n int, image string, private bool, opts []
 		return nil, errors.Join(err, b.close(ctx))
 	}
 	if o.clockShim && shim == "" {
-		return nil, errors.Join(fmt.Errorf("%w: image %s carries none (no label %s)", ErrNoClockShim, image, LabelClockShim), b.close(ctx))
+		return nil, errors.Join(fmt.Errorf("%w: image %s carries none (no label %s; make redis-image builds one that does)", ErrNoClockShim, image, LabelClockShim), b.close(ctx))
 	}
 	if _, err := RemoveStaleContainers(ctx); err != nil {
 		return nil, errors.Join(err, b.close(ctx))
@@ -173,10 +173,10 @@ func DockerPing(ctx context.Context) error {
 	return cli.Close()
 }
 
-// ImageClockShim returns the path of the clock shim inside image, from
-// its LabelClockShim, or "" when the image carries none. It returns an
-// error if no Docker engine answers or the engine has no such image.
-func ImageClockShim(ctx context.Context, image string) (string, error) {
+// imageShim returns the path of the clock shim inside image, from its
+// LabelClockShim, or "" when the image carries none. It returns an error
+// if no Docker engine answers or the engine has no such image.
+func imageShim(ctx context.Context, image string) (string, error) {
 	if image == "" {
 		image = DefaultImage
 	}

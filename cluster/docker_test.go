@@ -51,21 +51,10 @@ func dockerImage(tb testing.TB) string {
 	return DefaultImage
 }
 
-// startDockerTB starts n containers logging under a test directory and
-// closes them when the test ends.
+// startDockerTB starts n containers and closes them when the test ends.
 func startDockerTB(tb testing.TB, n int, opts ...Option) *Cluster {
 	tb.Helper()
-	image := dockerImage(tb)
-	c, err := StartDocker(context.Background(), n, image, append([]Option{WithDir(tb.TempDir())}, opts...)...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := c.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return c
+	return openTB(tb, Spec{Backend: BackendDocker, Nodes: n, Image: dockerImage(tb)}, opts...)
 }
 
 // runContainers returns the names of the containers of the cluster with
@@ -270,11 +259,11 @@ func TestDockerImageWithoutShim(t *testing.T) {
 		t.Fatalf("docker build: %v\n%s", err, out)
 	}
 	t.Cleanup(func() { exec.Command("docker", "rmi", tag).Run() })
-	if shim, err := ImageClockShim(t.Context(), tag); err != nil || shim != "" {
-		t.Errorf("ImageClockShim(%s) = %q, %v; want none", tag, shim, err)
+	if shim, err := imageShim(t.Context(), tag); err != nil || shim != "" {
+		t.Errorf("imageShim(%s) = %q, %v; want none", tag, shim, err)
 	}
-	if shim, err := ImageClockShim(t.Context(), image); err != nil || shim != imageClockShim {
-		t.Errorf("ImageClockShim(%s) = %q, %v; want %s", image, shim, err, imageClockShim)
+	if shim, err := imageShim(t.Context(), image); err != nil || shim != imageClockShim {
+		t.Errorf("imageShim(%s) = %q, %v; want %s", image, shim, err, imageClockShim)
 	}
 	_, err := StartDocker(t.Context(), 1, tag, WithClockShim())
 	if !errors.Is(err, ErrNoClockShim) {
@@ -384,7 +373,7 @@ func TestDockerFailover(t *testing.T) {
 	if err := rc.Set(ctx, "k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the write to reach the replica", func() bool {
+	eventually(t, 5*time.Second, "the write to reach the replica", func() bool {
 		v, err := n2.Client().Get(ctx, "k").Result()
 		return err == nil && v == "v"
 	})
@@ -392,7 +381,7 @@ func TestDockerFailover(t *testing.T) {
 	px := f.InternalProxy(n1)
 	px.Stop()
 	start = time.Now()
-	eventuallyWithin(t, 20*time.Second, "the sentinels to promote n2", func() bool {
+	eventually(t, 20*time.Second, "the sentinels to promote n2", func() bool {
 		p, err := f.Primary(ctx)
 		return err == nil && p == n2
 	})
@@ -431,7 +420,7 @@ func TestDockerFailover(t *testing.T) {
 			t.Errorf("a password on a command line: %q", found)
 		}
 	}
-	eventuallyWithin(t, 10*time.Second, "the keeper to make every file private", func() bool {
+	eventually(t, 10*time.Second, "the keeper to make every file private", func() bool {
 		ents, err := os.ReadDir(f.c.dir)
 		if err != nil {
 			t.Fatal(err)
@@ -456,7 +445,7 @@ func TestDockerFailover(t *testing.T) {
 	}
 }
 
-// TestEnsureImage: a missing image that EnsureImage may build is built,
+// TestEnsureImage: a missing image that ensureImage may build is built,
 // with a line before and after; one it may not build is an error naming
 // it. A tag of the test's own stands for DefaultImage, so that the image
 // other tests run is never removed under them.
@@ -482,14 +471,16 @@ func TestEnsureImage(t *testing.T) {
 	if !strings.Contains(log.String(), "building the docker image "+tag) || !strings.Contains(log.String(), "built "+tag) {
 		t.Errorf("log %q: want a line before and after the build", log.String())
 	}
-	if _, err := ImageClockShim(t.Context(), tag); err != nil {
+	if _, err := imageShim(t.Context(), tag); err != nil {
 		t.Fatalf("the built image: %v", err)
 	}
 	log.Reset()
 	if err := ensureImage(t.Context(), tag, tag, &log, nil); err != nil || log.Len() > 0 {
 		t.Errorf("image present: err %v, log %q; want nothing done", err, log.String())
 	}
-	err := EnsureImage(t.Context(), "locktorture/no-such-image:x", nil)
+	// Open refuses a missing image of another name before it starts
+	// anything.
+	_, err := Open(t.Context(), Spec{Backend: BackendDocker, Image: "locktorture/no-such-image:x"})
 	if err == nil || !strings.Contains(err.Error(), "locktorture/no-such-image:x") {
 		t.Errorf("a missing image of another name: err %v", err)
 	}

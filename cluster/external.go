@@ -35,8 +35,9 @@ func WithToxiproxy(apiURL string) Option {
 // The nodes cannot be killed, restarted, paused or have their clocks
 // shifted: those methods return ErrNotManaged. Options that configure
 // nodes the cluster runs (WithRedisServer, WithPersistence, WithClockShim,
-// WithExtraArgs, WithEnv, WithDir, WithKeepLogs) are refused. Close closes
-// the clients and deletes the remote proxies; the nodes keep running, with
+// WithExtraArgs, WithEnv) are refused; WithDir and WithKeepLogs do nothing,
+// as the cluster keeps no files of nodes it does not run. Close closes the
+// clients and deletes the remote proxies; the nodes keep running, with
 // whatever keys the run left.
 func Connect(ctx context.Context, addrs []string, opts ...Option) (*Cluster, error) {
 	o, err := newOptions(len(addrs), opts)
@@ -44,7 +45,7 @@ func Connect(ctx context.Context, addrs []string, opts ...Option) (*Cluster, err
 		return nil, err
 	}
 	switch {
-	case o.redisServer != "redis-server" || o.persistence || o.clockShim || len(o.extraArgs) > 0 || len(o.env) > 0 || o.dir != "" || o.keepLogs:
+	case o.redisServer != "redis-server" || o.persistence || o.clockShim || len(o.extraArgs) > 0 || len(o.env) > 0:
 		return nil, errors.New("cluster: external nodes: options for nodes the cluster runs do not apply")
 	}
 	seen := make(map[string]bool)

@@ -29,16 +29,7 @@ func remoteToxiproxyServer(tb testing.TB) (*toxiproxy.ApiServer, string) {
 // when the test ends.
 func connectTB(tb testing.TB, addrs []string, opts ...Option) *Cluster {
 	tb.Helper()
-	c, err := Connect(tb.Context(), addrs, opts...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := c.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return c
+	return openTB(tb, Spec{Backend: BackendExternal, External: addrs}, opts...)
 }
 
 func directAddrs(c *Cluster) []string {

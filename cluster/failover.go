@@ -14,9 +14,8 @@ import (
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/locktorture/locktorture/internal/redisopt"
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/logging"
-	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // The sentinels of the failover topology and their settings.
@@ -115,10 +114,6 @@ type Failover struct {
 	internal  []*toxiproxy.Proxy // by node index
 	intAddrs  []string           // internal addresses, by node index
 	sentinels []*sentinel
-
-	closing   chan struct{} // closed when Close begins
-	closeOnce sync.Once
-	closeErr  error
 }
 
 // sentinel is one Redis Sentinel, a process or a container.
@@ -128,8 +123,9 @@ type sentinel struct {
 	port   int // on 127.0.0.1; fixed once StartFailover returns
 	client *redis.SentinelClient
 
-	mu  sync.Mutex
-	cur run // nil once stopped
+	mu      sync.Mutex
+	cur     run  // nil once stopped
+	stopped bool // by stop, which does it once
 }
 
 func (s *sentinel) addr() string { return net.JoinHostPort(loopback, strconv.Itoa(s.port)) }
@@ -167,19 +163,26 @@ func StartDockerFailover(ctx context.Context, image string, opts ...Option) (*Fa
 	return startFailover(ctx, c)
 }
 
-// startFailover makes the two nodes of c a failover topology.
+// startFailover makes the two nodes of c a failover topology, and c's
+// Close (which a cancelled ctx calls) its Close.
 func startFailover(ctx context.Context, c *Cluster) (*Failover, error) {
-	f := &Failover{c: c, password: randomPassword(), closing: make(chan struct{})}
-	if err := f.start(ctx); err != nil {
-		return nil, errors.Join(err, f.Close())
-	}
-	go func() {
+	f := &Failover{c: c, password: randomPassword()}
+	err := f.start(ctx)
+	if err == nil {
+		c.mu.Lock()
 		select {
-		case <-ctx.Done():
-			f.Close()
-		case <-f.closing:
+		case <-c.closing: // closed while the sentinels started
+			err = fmt.Errorf("%w: start the failover topology", ErrClosed)
+		default:
+			c.failover = f
 		}
-	}()
+		c.mu.Unlock()
+	}
+	if err != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+		defer cancel()
+		return nil, errors.Join(err, f.stopSentinels(cctx), c.Close())
+	}
 	return f, nil
 }
 
@@ -236,13 +239,7 @@ func (f *Failover) start(ctx context.Context) error {
 		name := fmt.Sprintf("s%d", i+1)
 		f.sentinels = append(f.sentinels, &sentinel{name: name, dir: filepath.Join(f.c.dir, name)})
 	}
-	errs := make([]error, numSentinels)
-	var wg sync.WaitGroup
-	for i, s := range f.sentinels {
-		wg.Go(func() { errs[i] = f.startSentinel(ctx, s, host, port) })
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := inParallel(f.sentinels, func(s *sentinel) error { return f.startSentinel(ctx, s, host, port) }); err != nil {
 		return err
 	}
 	for _, s := range f.sentinels {
@@ -260,8 +257,8 @@ func (f *Failover) start(ctx context.Context) error {
 }
 
 // startSentinel starts s monitoring the primary at primaryHost:primaryPort
-// (of its internal proxy), trying a few free ports in case one is taken
-// between finding and binding it, and waits until it answers PING.
+// (of its internal proxy) on a free port (see onFreePort), and waits until
+// it answers PING.
 func (f *Failover) startSentinel(ctx context.Context, s *sentinel, primaryHost, primaryPort string) error {
 	if err := privateDir(s.dir); err != nil {
 		return err
@@ -271,31 +268,28 @@ func (f *Failover) startSentinel(ctx context.Context, s *sentinel, primaryHost, 
 			return err
 		}
 	}
-	var err error
-	for range portAttempts {
+	err := onFreePort(func() (run, error) {
+		var (
+			r   run
+			err error
+		)
 		if s.port, err = freePort(); err != nil {
-			return err
+			return nil, err
 		}
-		var r run
 		if f.c.docker != nil {
 			r, err = f.startSentinelContainer(ctx, s, primaryHost, primaryPort)
 		} else {
 			r, err = f.spawnSentinel(s, primaryHost, primaryPort)
 		}
-		if errors.Is(err, errPortTaken) {
-			continue
-		} else if err != nil {
-			return err
+		if err == nil {
+			s.mu.Lock()
+			s.cur = r
+			s.mu.Unlock()
 		}
-		s.mu.Lock()
-		s.cur = r
-		s.mu.Unlock()
-		// A process that exits may have found its port taken; a
-		// container finds that out on start.
-		if err = s.waitReady(ctx, r, f.password); f.c.docker != nil || !errors.Is(err, errExited) {
-			break
-		}
-	}
+		return r, err
+	}, func(r run) error {
+		return waitAnswer(ctx, r, s.addr(), f.password, sentinelReady, "sentinel "+s.name, filepath.Join(s.dir, sentinelLog))
+	})
 	if err != nil {
 		return err
 	}
@@ -377,39 +371,15 @@ func (f *Failover) startSentinelContainer(ctx context.Context, s *sentinel, prim
 	return b.watch(id), nil
 }
 
-// waitReady polls PING on the sentinel until it answers, r exits
-// (errExited), ctx is done, or 10 s pass.
-func (s *sentinel) waitReady(ctx context.Context, r run, password string) error {
-	wctx, cancel := context.WithTimeout(ctx, sentinelReady)
-	defer cancel()
-	t := time.NewTicker(pollInterval)
-	defer t.Stop()
-	logPath := filepath.Join(s.dir, sentinelLog)
-	for {
-		err := ping(wctx, s.addr(), password)
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-r.done():
-			return fmt.Errorf("cluster: sentinel %s on port %d: %w (%s); log tail:\n%s",
-				s.name, s.port, errExited, r.status(), logTail(logPath))
-		case <-wctx.Done():
-			if ctx.Err() != nil {
-				return fmt.Errorf("cluster: wait for sentinel %s: %w", s.name, ctx.Err())
-			}
-			return fmt.Errorf("cluster: sentinel %s gave no PONG within %v (last error: %v); log tail:\n%s",
-				s.name, sentinelReady, err, logTail(logPath))
-		case <-t.C:
-		}
-	}
-}
-
 // stop ends the sentinel (SIGTERM, then SIGKILL after 2 s; a container is
 // removed) and closes the client.
 func (s *sentinel) stop(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.stopped {
+		return nil
+	}
+	s.stopped = true
 	var errs []error
 	if s.client != nil {
 		errs = append(errs, s.client.Close())
@@ -425,20 +395,9 @@ func (s *sentinel) stop(ctx context.Context) error {
 }
 
 // newSentinelClient returns a client to the sentinel at addr with the
-// options of newClient (no retries, one dial, context deadlines obeyed,
-// HELLO 2 only) and the sentinels' password.
+// options of newClient (internal/redisopt) and the sentinels' password.
 func newSentinelClient(addr, password string) *redis.SentinelClient {
-	silenceOnce.Do(func() { redis.SetLogger(&logging.VoidLogger{}) })
-	return redis.NewSentinelClient(&redis.Options{
-		Addr:                     addr,
-		Password:                 password,
-		Protocol:                 2,
-		DisableIdentity:          true,
-		MaxRetries:               -1,
-		DialerRetries:            1,
-		ContextTimeoutEnabled:    true,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
+	return redis.NewSentinelClient(redisopt.Options(addr, password))
 }
 
 // Cluster returns the data nodes as a Cluster, n1 and n2, for the faults
@@ -602,7 +561,7 @@ func (f *Failover) poll(ctx context.Context, what string, check func(context.Con
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("cluster: wait for a %s: %w (last: %v)", what, ctx.Err(), err)
-		case <-f.closing:
+		case <-f.c.closing:
 			return nil, fmt.Errorf("%w: wait for a %s", ErrClosed, what)
 		case <-t.C:
 		}
@@ -723,24 +682,16 @@ func hasOnlineReplica(info map[string]string, port string) bool {
 	return false
 }
 
-// Close stops the sentinels, then the data nodes and proxies as
-// Cluster.Close does. It is idempotent and safe to call concurrently.
-func (f *Failover) Close() error {
-	f.closeOnce.Do(func() {
-		close(f.closing)
-		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-		defer cancel()
-		serrs := make([]error, len(f.sentinels))
-		var wg sync.WaitGroup
-		for i, s := range f.sentinels {
-			wg.Go(func() { serrs[i] = s.stop(ctx) })
-		}
-		wg.Wait()
-		var err error
-		if serr := errors.Join(serrs...); serr != nil {
-			err = fmt.Errorf("cluster: close: %w", serr)
-		}
-		f.closeErr = errors.Join(err, f.c.Close())
-	})
-	return f.closeErr
+// Close stops the sentinels, then the data nodes and proxies: it is
+// Cluster.Close of f.Cluster(). It is idempotent and safe to call
+// concurrently.
+func (f *Failover) Close() error { return f.c.Close() }
+
+// stopSentinels stops every sentinel still running; it can be called
+// again.
+func (f *Failover) stopSentinels(ctx context.Context) error {
+	if err := inParallel(f.sentinels, func(s *sentinel) error { return s.stop(ctx) }); err != nil {
+		return fmt.Errorf("cluster: close: %w", err)
+	}
+	return nil
 }

@@ -8,20 +8,11 @@ import (
 	"time"
 )
 
-// startFailoverTB starts the failover topology logging under a test
-// directory and closes it when the test ends.
+// startFailoverTB starts the failover topology and closes it when the
+// test ends.
 func startFailoverTB(tb testing.TB, opts ...Option) *Failover {
 	tb.Helper()
-	f, err := StartFailover(context.Background(), append([]Option{WithDir(tb.TempDir())}, opts...)...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := f.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return f
+	return openTB(tb, Spec{Topology: TopologyFailover}, opts...).Failover()
 }
 
 // waitCtx bounds one wait of a test; the bounds are generous, never
@@ -41,19 +32,6 @@ func role(tb testing.TB, n *Node) map[string]string {
 		tb.Fatal(err)
 	}
 	return info
-}
-
-// eventuallyWithin polls cond every 20 ms until it holds, failing the test
-// after within.
-func eventuallyWithin(tb testing.TB, within time.Duration, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("gave up waiting %v: %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // pids returns the process ids of the running nodes and sentinels.
@@ -116,7 +94,7 @@ func TestStartFailover(t *testing.T) {
 	if err := rc.Set(ctx, "k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the write to reach the replica", func() bool {
+	eventually(t, 5*time.Second, "the write to reach the replica", func() bool {
 		v, err := n2.Client().Get(ctx, "k").Result()
 		return err == nil && v == "v"
 	})
@@ -141,7 +119,7 @@ func TestFailoverIsolatedPrimary(t *testing.T) {
 		t.Fatalf("write to the isolated primary through the client path: %v", err)
 	}
 	start := time.Now()
-	eventuallyWithin(t, 20*time.Second, "the sentinels to promote n2", func() bool {
+	eventually(t, 20*time.Second, "the sentinels to promote n2", func() bool {
 		p, err := f.Primary(ctx)
 		return err == nil && p == n2
 	})
@@ -209,7 +187,7 @@ func TestFailoverCloseAndCancel(t *testing.T) {
 	}
 	cancel()
 	for _, pid := range pids {
-		eventually(t, "the process to go after cancel", func() bool { return gone(pid) })
+		eventually(t, 5*time.Second, "the process to go after cancel", func() bool { return gone(pid) })
 	}
 	if err := f.Close(); err != nil {
 		t.Errorf("Close after cancel: %v", err)

@@ -215,20 +215,13 @@ func copyFile(dst, src string) (err error) {
 // errNoImage marks an image missing from the Docker engine.
 var errNoImage = errors.New("not found in the Docker engine (make redis-image builds the default one; another must be built or pulled by whoever named it)")
 
-// EnsureImage makes sure the Docker engine has image (DefaultImage if
-// ""). When it lacks DefaultImage, EnsureImage builds it with BuildImage
-// (opts as there), which takes seconds and pulls nothing, and writes one
-// line to log (if not nil) before and after; a missing image of any other
-// name is an error: someone chose it, and building it would be a guess.
-// It returns ErrNoDocker (wrapped) when no engine answers.
-func EnsureImage(ctx context.Context, image string, log io.Writer, opts ...Option) error {
-	if image == "" {
-		image = DefaultImage
-	}
-	return ensureImage(ctx, image, DefaultImage, log, opts)
-}
-
-// ensureImage is EnsureImage with the name of the image it may build.
+// ensureImage makes sure the Docker engine has image. When it lacks
+// buildable (DefaultImage), ensureImage builds it with BuildImage (opts as
+// there), which takes seconds and pulls nothing, and writes one line to log
+// (if not nil) before and after; a missing image of any other name is an
+// error: someone chose it, and building it would be a guess. It returns
+// ErrNoDocker (wrapped) when no engine answers. Open calls it for the
+// docker backend.
 func ensureImage(ctx context.Context, image, buildable string, log io.Writer, opts []Option) error {
 	cli, err := newDockerClient(ctx)
 	if err != nil {

@@ -290,8 +290,8 @@ func (n *Node) Client() *redis.Client {
 	return n.client
 }
 
-// start starts the node's first run, trying a few free ports in case one
-// is taken between finding and binding it, then its proxies.
+// start starts the node's first run on a free port (see onFreePort), then
+// its proxies.
 func (n *Node) start(ctx context.Context) error {
 	if err := n.makeDir(); err != nil {
 		return err
@@ -299,27 +299,17 @@ func (n *Node) start(ctx context.Context) error {
 	if err := n.openClock(); err != nil {
 		return err
 	}
-	var (
-		r   run
-		err error
-	)
-	if _, ok := n.rn.(externalRunner); !ok {
-		for range portAttempts {
-			if r, err = n.rn.start(ctx, true); errors.Is(err, errPortTaken) {
-				continue
-			} else if err != nil {
-				return err
+	var r run // nil for an external node
+	if _, ext := n.rn.(externalRunner); !ext {
+		err := onFreePort(func() (run, error) {
+			var err error
+			if r, err = n.rn.start(ctx, true); err == nil {
+				n.mu.Lock()
+				n.cur = r
+				n.mu.Unlock()
 			}
-			n.mu.Lock()
-			n.cur = r
-			n.mu.Unlock()
-			err = n.waitReady(ctx, r, n.DirectAddr())
-			// A process that exits may have found its port taken; a
-			// container finds that out on start (errPortTaken).
-			if _, proc := n.rn.(*processRunner); !proc || !errors.Is(err, errExited) {
-				break
-			}
-		}
+			return r, err
+		}, func(r run) error { return n.waitReady(ctx, r, n.DirectAddr()) })
 		if err != nil {
 			return err
 		}
@@ -335,35 +325,65 @@ func (n *Node) start(ctx context.Context) error {
 	return nil
 }
 
+// onFreePort starts something on a free port, trying up to portAttempts
+// ports, as a port can be taken between finding it and binding it: start
+// starts a run on a new free port, ready waits until it answers. A start
+// that finds its port taken (errPortTaken: a container learns it from the
+// engine) or a process that exits before it answers (errExited: it may
+// have found its port taken) is tried again on another port.
+func onFreePort(start func() (run, error), ready func(run) error) error {
+	var err error
+	for range portAttempts {
+		var r run
+		if r, err = start(); errors.Is(err, errPortTaken) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		err = ready(r)
+		if _, proc := r.(*process); !proc || !errors.Is(err, errExited) {
+			return err
+		}
+	}
+	return err
+}
+
 // waitReady polls PING on addr until it answers, r exits (errExited), ctx
 // is done, or 10 s pass. r is nil for an external node, which is up or not:
 // it gets one PING.
 func (n *Node) waitReady(ctx context.Context, r run, addr string) error {
-	wctx, cancel := context.WithTimeout(ctx, readyTimeout)
-	defer cancel()
 	if r == nil {
+		wctx, cancel := context.WithTimeout(ctx, readyTimeout)
+		defer cancel()
 		if err := ping(wctx, addr, n.c.password); err != nil {
 			return fmt.Errorf("cluster: %s at %s: %w", n.name, addr, err)
 		}
 		return nil
 	}
+	return waitAnswer(ctx, r, addr, n.c.password, readyTimeout, n.name, n.LogPath())
+}
+
+// waitAnswer polls PING, with password, on addr until it answers, r
+// exits (errExited), ctx is done, or limit passes; what (a node's or a
+// sentinel's name) and the tail of the log at logPath go into the errors.
+func waitAnswer(ctx context.Context, r run, addr, password string, limit time.Duration, what, logPath string) error {
+	wctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
 	t := time.NewTicker(pollInterval)
 	defer t.Stop()
 	for {
-		err := ping(wctx, addr, n.c.password)
+		err := ping(wctx, addr, password)
 		if err == nil {
 			return nil
 		}
 		select {
 		case <-r.done():
-			return fmt.Errorf("cluster: %s at %s: %w (%s); log tail:\n%s",
-				n.name, n.DirectAddr(), errExited, r.status(), logTail(n.LogPath()))
+			return fmt.Errorf("cluster: %s at %s: %w (%s); log tail:\n%s", what, addr, errExited, r.status(), logTail(logPath))
 		case <-wctx.Done():
 			if ctx.Err() != nil {
-				return fmt.Errorf("cluster: wait for %s: %w", n.name, ctx.Err())
+				return fmt.Errorf("cluster: wait for %s: %w", what, ctx.Err())
 			}
-			return fmt.Errorf("cluster: %s at %s gave no PONG within %v (last error: %v); log tail:\n%s",
-				n.name, addr, readyTimeout, err, logTail(n.LogPath()))
+			return fmt.Errorf("cluster: %s at %s gave no PONG within %v (last error: %v); log tail:\n%s", what, addr, limit, err, logTail(logPath))
 		case <-t.C:
 		}
 	}

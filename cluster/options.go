@@ -1,6 +1,9 @@
 package cluster
 
-// Option configures Start.
+import "io"
+
+// Option configures Open and the constructors of each backend (Start,
+// StartDocker, Connect, StartFailover, StartDockerFailover).
 type Option func(*options)
 
 type options struct {
@@ -15,7 +18,8 @@ type options struct {
 	clockShim   bool // see WithClockShim
 	password    string
 	passwordSet bool
-	toxiproxy   string // see WithToxiproxy
+	toxiproxy   string    // see WithToxiproxy
+	log         io.Writer // see WithLog
 }
 
 // WithPassword sets the nodes' password: the requirepass that Start and

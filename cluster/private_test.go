@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // cmdlinesWith returns "pid: command line" of every process of this host
@@ -180,7 +181,7 @@ func TestKeeper(t *testing.T) {
 	}
 	os.Chmod(sub, 0o755)
 	// Wait until the keeper watches sub, then write into it.
-	eventually(t, "sub to be made private", func() bool { return len(notPrivate(t, dir)) == 0 })
+	eventually(t, 5*time.Second, "sub to be made private", func() bool { return len(notPrivate(t, dir)) == 0 })
 	for _, p := range []string{filepath.Join(dir, "after"), filepath.Join(sub, "deep")} {
 		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
@@ -196,7 +197,7 @@ func TestKeeper(t *testing.T) {
 	if err := os.Rename(tmp, filepath.Join(dir, "conf")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "new files to be made private", func() bool { return len(notPrivate(t, dir)) == 0 })
+	eventually(t, 5*time.Second, "new files to be made private", func() bool { return len(notPrivate(t, dir)) == 0 })
 	if err := k.close(); err != nil {
 		t.Fatal(err)
 	}

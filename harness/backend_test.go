@@ -4,22 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	toxiproxy "github.com/Shopify/toxiproxy/v2"
-	"github.com/rs/zerolog"
 
 	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/harness"
 	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/internal/testutil"
 )
 
 func TestBackendConfigErrors(t *testing.T) {
@@ -29,17 +25,17 @@ func TestBackendConfigErrors(t *testing.T) {
 		cfg  harness.Config
 		want string
 	}{
-		{"unknown", harness.Config{Lock: "setnx", Backend: "vm"}, "unknown backend"},
-		{"image elsewhere", harness.Config{Lock: "setnx", Image: "redis:7"}, "for the docker backend"},
-		{"external elsewhere", harness.Config{Lock: "setnx", Backend: "docker", External: ext[:1]}, "for the external backend"},
-		{"no external nodes", harness.Config{Lock: "redlock", Backend: "external"}, "needs its nodes"},
-		{"count mismatch", harness.Config{Lock: "redlock", Backend: "external", External: ext, Nodes: 5}, "3 external addresses"},
-		{"external persistence", harness.Config{Lock: "redlock", Backend: "external", External: ext, Persistence: true}, "persistence is set by whoever"},
-		{"external failover", harness.Config{Lock: "setnx", Backend: "external", External: ext[:2], Topology: "failover"}, "not the external backend's"},
-		{"external kill", harness.Config{Lock: "redlock", Backend: "external", External: ext, Nemesis: []string{"kill"}}, "kill refused: the external backend does not run the nodes"},
-		{"external pause", harness.Config{Lock: "redlock", Backend: "external", External: ext, Nemesis: []string{"pause"}}, "pause refused"},
-		{"external clock", harness.Config{Lock: "redlock", Backend: "external", External: ext, Nemesis: []string{"clock"}}, "cannot shift their clocks"},
-		{"external partition, no toxiproxy", harness.Config{Lock: "redlock", Backend: "external", External: ext, Nemesis: []string{"partition"}}, "give --toxiproxy"},
+		{"unknown", harness.Config{Workload: harness.Workload{Lock: "setnx"}, Cluster: harness.Cluster{Backend: "vm"}}, "unknown backend"},
+		{"image elsewhere", harness.Config{Workload: harness.Workload{Lock: "setnx"}, Cluster: harness.Cluster{Image: "redis:7"}}, "for the docker backend"},
+		{"external elsewhere", harness.Config{Workload: harness.Workload{Lock: "setnx"}, Cluster: harness.Cluster{Backend: "docker", External: ext[:1]}}, "for the external backend"},
+		{"no external nodes", harness.Config{Workload: harness.Workload{Lock: "redlock"}, Cluster: harness.Cluster{Backend: "external"}}, "needs its nodes"},
+		{"count mismatch", harness.Config{Workload: harness.Workload{Lock: "redlock"}, Cluster: harness.Cluster{Backend: "external", External: ext, Nodes: 5}}, "3 external addresses"},
+		{"external persistence", harness.Config{Workload: harness.Workload{Lock: "redlock"}, Cluster: harness.Cluster{Backend: "external", External: ext, Persistence: true}}, "persistence is set by whoever"},
+		{"external failover", harness.Config{Workload: harness.Workload{Lock: "setnx"}, Cluster: harness.Cluster{Backend: "external", External: ext[:2], Topology: "failover"}}, "not the external backend's"},
+		{"external kill", harness.Config{Workload: harness.Workload{Lock: "redlock"}, Cluster: harness.Cluster{Backend: "external", External: ext}, Faults: harness.Faults{Nemesis: []string{"kill"}}}, "kill refused: the external backend does not run the nodes"},
+		{"external pause", harness.Config{Workload: harness.Workload{Lock: "redlock"}, Cluster: harness.Cluster{Backend: "external", External: ext}, Faults: harness.Faults{Nemesis: []string{"pause"}}}, "pause refused"},
+		{"external clock", harness.Config{Workload: harness.Workload{Lock: "redlock"}, Cluster: harness.Cluster{Backend: "external", External: ext}, Faults: harness.Faults{Nemesis: []string{"clock"}}}, "cannot shift their clocks"},
+		{"external partition, no toxiproxy", harness.Config{Workload: harness.Workload{Lock: "redlock"}, Cluster: harness.Cluster{Backend: "external", External: ext}, Faults: harness.Faults{Nemesis: []string{"partition"}}}, "give it a toxiproxy server"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.Dir = "x"
@@ -49,12 +45,16 @@ func TestBackendConfigErrors(t *testing.T) {
 			}
 		})
 	}
-	cfg, err := harness.Config{Lock: "redlock", Backend: "external", External: ext, Toxiproxy: "http://10.0.0.9:8474",
-		Nemesis: []string{"partition", "latency", "client-pause"}, Dir: "x"}.WithDefaults()
+	cfg, err := harness.Config{
+		Workload: harness.Workload{Lock: "redlock"},
+		Cluster:  harness.Cluster{Backend: "external", External: ext, Toxiproxy: "http://10.0.0.9:8474"},
+		Faults:   harness.Faults{Nemesis: []string{"partition", "latency", "client-pause"}},
+		Output:   harness.Output{Dir: "x"},
+	}.WithDefaults()
 	if err != nil || cfg.Nodes != 3 {
 		t.Errorf("external with toxiproxy: nodes %d, %v; want 3 nodes and network faults accepted", cfg.Nodes, err)
 	}
-	if cfg, err := (harness.Config{Lock: "setnx", Dir: "x"}).WithDefaults(); err != nil || cfg.Backend != "process" {
+	if cfg, err := (harness.Config{Workload: harness.Workload{Lock: "setnx"}, Output: harness.Output{Dir: "x"}}).WithDefaults(); err != nil || cfg.Backend != "process" {
 		t.Errorf("default backend %q, %v; want process", cfg.Backend, err)
 	}
 }
@@ -64,23 +64,13 @@ func TestBackendConfigErrors(t *testing.T) {
 // only through proxies it creates on that server, cuts and slows them
 // there, records the nodes' versions, and deletes its proxies at the end.
 func TestExternalRun(t *testing.T) {
-	remote, err := cluster.Start(t.Context(), 3, cluster.WithDir(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { remote.Close() })
-	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
-	ts := httptest.NewServer(srv.Routes())
-	t.Cleanup(ts.Close)
-	var addrs []string
-	for _, n := range remote.Nodes() {
-		addrs = append(addrs, n.DirectAddr())
-	}
+	r := testutil.External(t, 3)
+	remote, addrs := r.Cluster, r.Addrs
 
 	sum, evs, _, err := run(t, context.Background(), harness.Config{
-		Lock: "redlock", Backend: "external", External: addrs, Toxiproxy: ts.URL, Password: remote.Password(),
-		Clients: 4, Duration: 4 * time.Second, TTL: 500 * time.Millisecond, Seed: 7,
-		Nemesis: []string{"partition", "latency"}, NemesisInterval: 500 * time.Millisecond,
+		Workload: harness.Workload{Lock: "redlock", Clients: 4, Duration: 4 * time.Second, TTL: 500 * time.Millisecond, Seed: 7},
+		Cluster:  harness.Cluster{Backend: "external", External: addrs, Toxiproxy: r.URL, Password: remote.Password()},
+		Faults:   harness.Faults{Nemesis: []string{"partition", "latency"}, NemesisInterval: 500 * time.Millisecond},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +94,7 @@ func TestExternalRun(t *testing.T) {
 	if acquired == 0 {
 		t.Error("no lock acquired through the remote proxies")
 	}
-	if n := len(srv.Collection.Proxies()); n != 0 {
+	if n := len(r.Toxiproxy.Collection.Proxies()); n != 0 {
 		t.Errorf("%d proxies left on the toxiproxy server", n)
 	}
 	for _, n := range remote.Nodes() {
@@ -114,57 +104,15 @@ func TestExternalRun(t *testing.T) {
 	}
 }
 
-var (
-	imageOnce sync.Once
-	imageErr  error
-)
-
-// dockerImage builds cluster.DefaultImage from this host's files once per
-// test binary. It skips the test, saying why, only when no Docker engine
-// answers; a failed build fails it.
-func dockerImage(tb testing.TB) string {
-	tb.Helper()
-	if err := cluster.DockerPing(tb.Context()); err != nil {
-		if errors.Is(err, cluster.ErrNoDocker) {
-			tb.Skipf("docker backend not tested: %v", err)
-		}
-		tb.Fatal(err)
-	}
-	imageOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		imageErr = cluster.BuildImage(ctx, cluster.DefaultImage)
-	})
-	if imageErr != nil {
-		tb.Fatalf("make redis-image: %v", imageErr)
-	}
-	return cluster.DefaultImage
-}
-
-// myContainers lists the containers this test process made that are left.
-func myContainers(tb testing.TB) []string {
-	tb.Helper()
-	cs, err := cluster.Containers(context.Background())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var names []string
-	for _, c := range cs {
-		if c.Mine {
-			names = append(names, c.Name+" ("+c.State+")")
-		}
-	}
-	return names
-}
-
 // TestDockerRun: the run of the issue, torture run --backend docker --lock
 // redlock --nodes 5 --nemesis kill,pause, shortened; it leaves no
 // container behind.
 func TestDockerRun(t *testing.T) {
-	image := dockerImage(t)
+	image := testutil.DockerImage(t)
 	sum, evs, _, err := run(t, context.Background(), harness.Config{
-		Lock: "redlock", Backend: "docker", Image: image, Nodes: 5, Clients: 5, Duration: 5 * time.Second,
-		TTL: 500 * time.Millisecond, Seed: 2, Nemesis: []string{"kill", "pause"}, NemesisInterval: 600 * time.Millisecond,
+		Workload: harness.Workload{Lock: "redlock", Clients: 5, Duration: 5 * time.Second, TTL: 500 * time.Millisecond, Seed: 2},
+		Cluster:  harness.Cluster{Backend: "docker", Image: image, Nodes: 5},
+		Faults:   harness.Faults{Nemesis: []string{"kill", "pause"}, NemesisInterval: 600 * time.Millisecond},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +124,7 @@ func TestDockerRun(t *testing.T) {
 	if starts == 0 || starts != stops {
 		t.Errorf("%d fault starts and %d stops", starts, stops)
 	}
-	if left := myContainers(t); len(left) > 0 {
+	if left := testutil.MyContainers(t); len(left) > 0 {
 		t.Errorf("containers left after the run: %v", left)
 	}
 }
@@ -185,11 +133,12 @@ func TestDockerRun(t *testing.T) {
 // signal.NotifyContext gives) in the middle of a docker run with faults
 // leaves no container behind once Run returns.
 func TestDockerRunInterrupted(t *testing.T) {
-	image := dockerImage(t)
+	image := testutil.DockerImage(t)
 	cfg := harness.Config{
-		Lock: "redlock", Backend: "docker", Image: image, Nodes: 5, Duration: time.Minute, TTL: 500 * time.Millisecond,
-		Seed: 3, Nemesis: []string{"kill", "pause"}, NemesisInterval: 300 * time.Millisecond,
-		Dir: filepath.Join(t.TempDir(), "run"),
+		Workload: harness.Workload{Lock: "redlock", Duration: time.Minute, TTL: 500 * time.Millisecond, Seed: 3},
+		Cluster:  harness.Cluster{Backend: "docker", Image: image, Nodes: 5},
+		Faults:   harness.Faults{Nemesis: []string{"kill", "pause"}, NemesisInterval: 300 * time.Millisecond},
+		Output:   harness.Output{Dir: filepath.Join(t.TempDir(), "run")},
 	}
 	// Interrupt once a fault has started, so one is active or healing.
 	sum, err := interruptWhen(t, cfg, func(evs []history.Event) bool {
@@ -199,7 +148,7 @@ func TestDockerRunInterrupted(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || !sum.Interrupted {
 		t.Errorf("err = %v, interrupted = %v; want context.Canceled and true", err, sum.Interrupted)
 	}
-	if left := myContainers(t); len(left) > 0 {
+	if left := testutil.MyContainers(t); len(left) > 0 {
 		t.Errorf("containers left after an interrupted run: %v", left)
 	}
 }
@@ -208,10 +157,11 @@ func TestDockerRunInterrupted(t *testing.T) {
 // (primary, replica and sentinels in containers on a private network):
 // the fault promotes the replica and heals, and no container is left.
 func TestDockerFailoverRun(t *testing.T) {
-	image := dockerImage(t)
+	image := testutil.DockerImage(t)
 	sum, evs, _, err := run(t, context.Background(), harness.Config{
-		Lock: "setnx", Backend: "docker", Image: image, Topology: "failover", Clients: 4, Duration: 12 * time.Second,
-		TTL: 2 * time.Second, Seed: 1, Nemesis: []string{"failover"}, NemesisInterval: 3 * time.Second,
+		Workload: harness.Workload{Lock: "setnx", Clients: 4, Duration: 12 * time.Second, TTL: 2 * time.Second, Seed: 1},
+		Cluster:  harness.Cluster{Backend: "docker", Image: image, Topology: "failover"},
+		Faults:   harness.Faults{Nemesis: []string{"failover"}, NemesisInterval: 3 * time.Second},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -222,16 +172,16 @@ func TestDockerFailoverRun(t *testing.T) {
 	if starts, stops := faultEvents(evs); starts == 0 || starts != stops {
 		t.Errorf("%d fault starts and %d stops", starts, stops)
 	}
-	if left := myContainers(t); len(left) > 0 {
+	if left := testutil.MyContainers(t); len(left) > 0 {
 		t.Errorf("containers left after the run: %v", left)
 	}
 }
 
 // TestDockerClockRefusedWithoutShim: the clock kind needs the shim in the
 // image; an image without it is refused in one line before any container
-// starts.
+// starts (cluster.Open reads the image's label first).
 func TestDockerClockRefusedWithoutShim(t *testing.T) {
-	image := dockerImage(t)
+	image := testutil.DockerImage(t)
 	tag := "locktorture/redis:harness-noshim"
 	dir := t.TempDir()
 	df := fmt.Sprintf("FROM %s\nLABEL %s=\n", image, cluster.LabelClockShim)
@@ -243,18 +193,21 @@ func TestDockerClockRefusedWithoutShim(t *testing.T) {
 	}
 	t.Cleanup(func() { exec.Command("docker", "rmi", tag).Run() })
 	_, err := harness.Run(t.Context(), harness.Config{
-		Lock: "redlock", Backend: "docker", Image: tag, Nodes: 3,
-		Nemesis: []string{"clock"}, Dir: filepath.Join(t.TempDir(), "run"),
+		Workload: harness.Workload{Lock: "redlock"},
+		Cluster:  harness.Cluster{Backend: "docker", Image: tag, Nodes: 3},
+		Faults:   harness.Faults{Nemesis: []string{"clock"}},
+		Output:   harness.Output{Dir: filepath.Join(t.TempDir(), "run")},
 	})
-	if err == nil || !strings.Contains(err.Error(), "clock refused: clock: the image carries no clock shim") || strings.Contains(err.Error(), "\n") {
+	if !errors.Is(err, cluster.ErrNoClockShim) || !strings.Contains(err.Error(), "image "+tag+" carries none") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("clock on an image without the shim: %v; want a one-line refusal", err)
 	}
-	if left := myContainers(t); len(left) > 0 {
+	if left := testutil.MyContainers(t); len(left) > 0 {
 		t.Errorf("containers left: %v", left)
 	}
 	_, err = harness.Run(t.Context(), harness.Config{
-		Lock: "redlock", Backend: "docker", Image: "locktorture/no-such-image:never", Nodes: 3,
-		Dir: filepath.Join(t.TempDir(), "run"),
+		Workload: harness.Workload{Lock: "redlock"},
+		Cluster:  harness.Cluster{Backend: "docker", Image: "locktorture/no-such-image:never", Nodes: 3},
+		Output:   harness.Output{Dir: filepath.Join(t.TempDir(), "run")},
 	})
 	if err == nil || !strings.Contains(err.Error(), "not found in the Docker engine") {
 		t.Errorf("a missing image: %v", err)

@@ -3,9 +3,19 @@
 // release against a lock from package locks, records every operation in a
 // history, stops everything and always cleans up.
 //
+// A test is a [Config], its fields grouped by concern (Workload, Cluster,
+// Faults, Output), every zero field taking its default ([Defaults]).
+// [NewPlan] validates it once (the lock, the cluster, the fault kinds
+// against what the cluster can do, the machine's limits, the programs it
+// starts) and draws what the seed draws (the fault schedule, one seed per
+// client); [Plan.Run] runs it. [Run] does both. The harness asks package
+// cluster for its nodes (cluster.Open) and package nemesis what its kinds
+// need (nemesis.NeedsOf), so it never switches on a backend or a kind.
+//
 // The protected resource is a fault-free, linearizable in-process store
 // ([Store]) holding one integer per key; with fencing it refuses any access
 // carrying a fencing token older than the newest it has seen.
 //
-// It imports locks, nemesis, history and cluster; never checker.
+// It imports locks, nemesis, history, cluster and internal/wait; never
+// checker.
 package harness

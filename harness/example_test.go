@@ -74,10 +74,9 @@ func Example() {
 	defer os.RemoveAll(dir)
 
 	sum, err := harness.Run(context.Background(), harness.Config{
-		Lock:     "my-lock",
-		Duration: time.Second,
-		Dir:      dir,
-		// Nemesis: []string{"client-pause"}, to add faults.
+		Workload: harness.Workload{Lock: "my-lock", Duration: time.Second},
+		Output:   harness.Output{Dir: dir},
+		// Faults: harness.Faults{Nemesis: []string{"client-pause"}}, to add faults.
 	})
 	if err != nil {
 		fmt.Println(err)

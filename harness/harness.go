@@ -8,325 +8,18 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/internal/wait"
 	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/nemesis"
 )
 
-// Config is one torture test: a lock × keys × clients × duration × TTL ×
-// hold time × seed.
-type Config struct {
-	// Lock is the registry name of the lock under test (see locks.Names).
-	Lock string `json:"lock"`
-	// Nodes is the number of Redis nodes. Default: 5 for a multi-node
-	// lock, 1 otherwise; a single-node lock refuses more than one. At
-	// most MaxNodes on the backends that start their nodes.
-	Nodes int `json:"nodes"`
-	// Clients is the number of concurrent clients. Default 10; at most
-	// MaxClients.
-	Clients int `json:"clients"`
-	// Keys is the number of lock keys the clients contend for. Default 2.
-	Keys int `json:"keys"`
-	// Duration is how long clients keep starting new cycles. Default 10s.
-	Duration time.Duration `json:"duration"`
-	// TTL is the lock's time to live. Default 1s.
-	TTL time.Duration `json:"ttl"`
-	// Hold is how long a client stays inside its critical section.
-	// Default 10ms; see NoHold for none. A Hold longer than the TTL is
-	// allowed: a correct lock then lets no section write (the resource
-	// verdict is unknown), and a lock that over-reports its validity is
-	// caught at once.
-	Hold time.Duration `json:"hold"`
-	// NoHold makes Hold 0: a client leaves its critical section as soon
-	// as it has read and written. For throughput measurements; the
-	// default is false.
-	NoHold bool `json:"no_hold,omitempty"`
-	// KeyPerClient gives client i the key "k<i>" for all its cycles, so
-	// no two clients contend (Keys is then Clients). For throughput
-	// measurements; the default is false: each cycle draws one of Keys
-	// keys from the seed.
-	KeyPerClient bool `json:"key_per_client,omitempty"`
-	// Seed feeds the one random source of the run. Default 1.
-	Seed int64 `json:"seed"`
-	// Fencing makes the lock issue fencing tokens and the store check them.
-	Fencing bool `json:"fencing"`
-	// AcquireTimeout bounds the wait of one acquire call. Default TTL.
-	AcquireTimeout time.Duration `json:"acquire_timeout"`
-	// Nemesis lists the fault kinds to inject (see nemesis.Kinds); none
-	// by default. A run with faults whose schedule holds no fault (a
-	// duration too short for one) is refused: it would test nothing.
-	Nemesis []string `json:"nemesis,omitempty"`
-	// NemesisInterval is the quiet time between faults and the least time
-	// each fault stays active. Default 2s.
-	NemesisInterval time.Duration `json:"nemesis_interval,omitempty"`
-	// RestartDelay, when set, is the delay of every delayed restart a kill
-	// fault draws. Default 1.5×TTL.
-	RestartDelay time.Duration `json:"restart_delay,omitempty"`
-	// Restart is how kill faults restart nodes: "mixed" (drawn from the
-	// seed; the default), "immediate" or "delayed".
-	Restart string `json:"restart,omitempty"`
-	// Persistence runs the nodes with appendfsync always, so a killed node
-	// keeps its locks.
-	Persistence bool `json:"persistence,omitempty"`
-	// Topology is "masters" (independent nodes; the default) or
-	// "failover": a primary, an asynchronous replica and three sentinels,
-	// for single-instance locks, which then find the primary through the
-	// sentinels (process or docker backend).
-	Topology string `json:"topology,omitempty"`
-	// Replay is a schedule.json to replay instead of drawing faults from
-	// the seed. The schedule says which kinds it holds: WithDefaults sets
-	// Nemesis to them (a Nemesis given must name the same kinds) and
-	// refuses a schedule with no step, with a step the run does not have
-	// the nodes, client groups or parameters for, or with a step that
-	// ends after Duration.
-	Replay string `json:"replay,omitempty"`
-	// Backend runs the nodes: "process" (redis-server processes on this
-	// host; the default), "docker" (one container per node, from Image)
-	// or "external" (nodes someone else runs, at External; no kill,
-	// pause or clock faults, and network faults only through Toxiproxy).
-	Backend string `json:"backend"`
-	// Image is the docker backend's image. Default cluster.DefaultImage,
-	// which make redis-image builds.
-	Image string `json:"image,omitempty"`
-	// External lists the external backend's nodes, host:port each, in
-	// node order; Nodes defaults to their number. Only these addresses
-	// and Toxiproxy are ever contacted.
-	External []string `json:"external,omitempty"`
-	// Toxiproxy is the URL of the HTTP API of a toxiproxy server that the
-	// external backend's clients reach the nodes through (e.g.
-	// http://10.0.0.5:8474); none by default, and then no network fault.
-	Toxiproxy string `json:"toxiproxy,omitempty"`
-	// Password is the external nodes' password (requirepass); for the
-	// other backends, the one they give their nodes instead of a random
-	// one. Never on a command line; written only to the nodes' own
-	// redis.conf (mode 0600, in a folder of mode 0700), and for the
-	// external backend not at all.
-	Password string `json:"-"`
-	// Dir is the run directory: history.jsonl is written there and the
-	// nodes' logs under nodes/. Required.
-	Dir string `json:"-"`
-}
-
-// WithDefaults returns c with every zero field set to its default, or an
-// error naming the first invalid field. It also refuses what this machine
-// cannot run (see MaxNodes, MaxClients; the file descriptors the run
-// needs) and a run with faults whose schedule would inject none (see
-// Nemesis, Replay); the schedule is drawn, or loaded, as Run will.
-func (c Config) WithDefaults() (Config, error) {
-	spec, err := locks.Lookup(c.Lock)
-	if err != nil {
-		return c, err
-	}
-	if c.Topology == "" {
-		c.Topology = "masters"
-	}
-	if c.Backend == "" {
-		c.Backend = cluster.BackendProcess
-	}
-	if err := c.checkBackend(); err != nil {
-		return c, err
-	}
-	switch c.Topology {
-	case "masters":
-	case "failover":
-		if spec.MultiNode {
-			return c, fmt.Errorf("harness: %s needs independent masters; topology failover is for single-instance locks", c.Lock)
-		}
-		if c.Nodes != 0 && c.Nodes != 2 {
-			return c, fmt.Errorf("harness: topology failover has 2 data nodes (a primary and a replica), not %d", c.Nodes)
-		}
-		c.Nodes = 2
-	default:
-		return c, fmt.Errorf("harness: unknown topology %q (want masters or failover)", c.Topology)
-	}
-	if c.Nodes == 0 {
-		c.Nodes = spec.DefaultNodes()
-	}
-	if c.Clients == 0 {
-		c.Clients = 10
-	}
-	if c.KeyPerClient {
-		c.Keys = c.Clients
-	}
-	if c.Keys == 0 {
-		c.Keys = 2
-	}
-	if c.Duration == 0 {
-		c.Duration = 10 * time.Second
-	}
-	if c.TTL == 0 {
-		c.TTL = time.Second
-	}
-	if c.NoHold {
-		c.Hold = 0
-	} else if c.Hold == 0 {
-		c.Hold = 10 * time.Millisecond
-	}
-	if c.Seed == 0 {
-		c.Seed = 1
-	}
-	if c.AcquireTimeout == 0 {
-		c.AcquireTimeout = c.TTL
-	}
-	switch c.Restart {
-	case "":
-		c.Restart = nemesis.RestartMixed
-	case nemesis.RestartMixed, nemesis.RestartImmediate, nemesis.RestartDelayed:
-	default:
-		return c, fmt.Errorf("harness: unknown restart mode %q (want mixed, immediate or delayed)", c.Restart)
-	}
-	if c.NemesisInterval == 0 {
-		c.NemesisInterval = 2 * time.Second
-	}
-	switch {
-	case c.Nodes < 1:
-		return c, fmt.Errorf("harness: nodes must be at least 1, got %d", c.Nodes)
-	case !spec.MultiNode && c.Nodes != 1 && c.Topology == "masters":
-		return c, fmt.Errorf("harness: %s is a single-instance lock; it takes 1 node, not %d", c.Lock, c.Nodes)
-	case c.Clients < 1:
-		return c, fmt.Errorf("harness: clients must be at least 1, got %d", c.Clients)
-	case c.Keys < 1:
-		return c, fmt.Errorf("harness: keys must be at least 1, got %d", c.Keys)
-	case c.Duration < 0 || c.TTL < 0 || c.Hold < 0 || c.AcquireTimeout < 0 || c.NemesisInterval < 0 || c.RestartDelay < 0:
-		return c, errors.New("harness: durations must not be negative")
-	case c.Fencing && !spec.Fencing:
-		return c, fmt.Errorf("harness: %s issues no fencing tokens", c.Lock)
-	case c.Dir == "":
-		return c, errors.New("harness: no run directory")
-	}
-	if c.Replay != "" {
-		// The schedule says which kinds it holds; the run is set up for
-		// them (client groups, the clock shim) before its steps are
-		// checked against that setup.
-		kinds, err := nemesis.ScheduleKinds(c.Replay)
-		if err != nil {
-			return c, fmt.Errorf("harness: replay: %w", err)
-		}
-		if len(c.Nemesis) > 0 && !sameKinds(c.Nemesis, kinds) {
-			return c, fmt.Errorf("harness: nemesis %s differs from the kinds of the replayed schedule (%s); the schedule says which kinds it holds", strings.Join(c.Nemesis, ","), strings.Join(kinds, ","))
-		}
-		c.Nemesis = kinds
-	}
-	setup := c.setup(spec)
-	if err := c.checkLimits(setup.Groups); err != nil {
-		return c, err
-	}
-	if _, err := nemesis.Check(c.Nemesis, setup); err != nil {
-		return c, err
-	}
-	if len(c.Nemesis) > 0 {
-		// Drawn (or loaded) as Run will, so that a schedule without a
-		// fault is refused before anything starts.
-		sc, err := schedule(newRand(c.Seed), c, setup)
-		if err != nil {
-			return c, err
-		}
-		if err := c.checkSchedule(sc); err != nil {
-			return c, err
-		}
-	}
-	return c, nil
-}
-
-// sameKinds reports whether a and b name the same kinds, in any order.
-func sameKinds(a, b []string) bool {
-	for _, k := range a {
-		if !slices.Contains(b, k) {
-			return false
-		}
-	}
-	for _, k := range b {
-		if !slices.Contains(a, k) {
-			return false
-		}
-	}
-	return true
-}
-
-// checkSchedule refuses a schedule of a run with faults that injects none,
-// or that has a step the run would end before: a fault that does nothing
-// is not a fault test.
-func (c Config) checkSchedule(sc nemesis.Schedule) error {
-	if len(sc.Steps) == 0 {
-		if c.Replay != "" {
-			return fmt.Errorf("harness: replay %s: the schedule has no step; a run without a fault is not a fault test (leave out the replay for a fault-free run)", c.Replay)
-		}
-		return fmt.Errorf("harness: nemesis %s: no fault fits in the %s run (each comes after %s of quiet and stays at least as long, some kinds longer); a run without a fault is not a fault test: lengthen the duration or shorten the nemesis interval",
-			strings.Join(c.Nemesis, ","), c.Duration, c.NemesisInterval)
-	}
-	for i, st := range sc.Steps {
-		if end := time.Duration(st.At + st.For); end > c.Duration {
-			return fmt.Errorf("harness: replay %s: step %d (%s) ends at %s, after the %s run: lengthen the duration", c.Replay, i, st.Kind, end, c.Duration)
-		}
-	}
-	return nil
-}
-
-// newRand returns the one random source of a run: it draws the fault
-// schedule, then one seed per client.
-func newRand(seed int64) *rand.Rand { return rand.New(rand.NewPCG(uint64(seed), 0x6c6f636b)) }
-
-// checkBackend checks the backend's own fields, sets Nodes to the number
-// of external nodes if it is 0, and Image to its default.
-func (c *Config) checkBackend() error {
-	switch c.Backend {
-	case cluster.BackendProcess, cluster.BackendDocker, cluster.BackendExternal:
-	default:
-		return fmt.Errorf("harness: unknown backend %q (want process, docker or external)", c.Backend)
-	}
-	switch {
-	case c.Image != "" && c.Backend != cluster.BackendDocker:
-		return errors.New("harness: an image is for the docker backend")
-	case (len(c.External) > 0 || c.Toxiproxy != "") && c.Backend != cluster.BackendExternal:
-		return errors.New("harness: external nodes and a toxiproxy server are for the external backend")
-	case c.Backend == cluster.BackendExternal && c.Topology == "failover":
-		return errors.New("harness: topology failover needs nodes and sentinels the run starts, not the external backend's")
-	case c.Backend == cluster.BackendDocker && c.Image == "":
-		c.Image = cluster.DefaultImage
-	case c.Backend != cluster.BackendExternal:
-		return nil
-	case len(c.External) == 0:
-		return errors.New("harness: the external backend needs its nodes, host:port each")
-	case c.Persistence:
-		return errors.New("harness: persistence is set by whoever runs the external nodes, not by the run")
-	case c.Nodes == 0:
-		c.Nodes = len(c.External)
-	case c.Nodes != len(c.External):
-		return fmt.Errorf("harness: %d nodes, but %d external addresses", c.Nodes, len(c.External))
-	}
-	return nil
-}
-
-// setup describes the run to the nemesis.
-func (c Config) setup(spec locks.Spec) nemesis.Setup {
-	s := nemesis.Setup{
-		Lock: c.Lock, MultiNode: spec.MultiNode, Nodes: c.Nodes, Groups: 1,
-		TTL: c.TTL, RestartDelay: c.RestartDelay, Restart: c.Restart, Backend: c.Backend, Topology: c.Topology,
-		Persistent: c.Persistence, Toxiproxy: c.Toxiproxy != "",
-	}
-	for _, k := range c.Nemesis {
-		switch k {
-		case "partition":
-			// Two client groups, each reaching the nodes through its
-			// own proxies, for the halves and split shapes.
-			if c.Topology == "masters" {
-				s.Groups = 2
-			}
-		case "clock":
-			s.ClockShim = true
-		}
-	}
-	return s
-}
-
-// Progress is a snapshot of a running test, handed to Options.Progress.
+// Progress is a snapshot of a running test, handed to WithProgress's fn.
 type Progress struct {
 	Elapsed  time.Duration
 	Duration time.Duration
@@ -344,8 +37,10 @@ type Summary struct {
 	RedisVersion string        `json:"redis_version"`
 	// NodeVersions is the redis_version each node reported, in node order.
 	NodeVersions []string `json:"node_versions"`
-	Faults       int      `json:"faults"`
-	Interrupted  bool     `json:"interrupted"`
+	// Faults is the number of faults the run's schedule holds: steps,
+	// each started and healed once (see nemesis.Schedule).
+	Faults      int  `json:"faults"`
+	Interrupted bool `json:"interrupted"`
 	// Stopped is set when a WithStop watcher ended the run early.
 	Stopped bool `json:"stopped,omitempty"`
 	// LockVersions is what a lock served by client processes says it
@@ -366,7 +61,7 @@ type versioner interface {
 	Versions() map[string]string
 }
 
-// Option configures Run.
+// Option configures Run and Plan.Run.
 type Option func(*runOptions)
 
 type runOptions struct {
@@ -383,27 +78,6 @@ func WithLog(w io.Writer) Option {
 	return func(o *runOptions) { o.log = w }
 }
 
-// CheckPrograms returns a one-line error naming the first program the run
-// needs that is not on the PATH (redis-server for the process backend, gcc
-// for the clock shim) and how to install it; see cluster.CheckPrograms. Run
-// calls it first; a caller that prepares a run directory or a whole
-// matrix can call it before that.
-func (c Config) CheckPrograms() error {
-	backend := c.Backend
-	if backend == "" {
-		backend = cluster.BackendProcess
-	}
-	if err := cluster.CheckPrograms(backend, slices.Contains(c.Nemesis, "clock")); err != nil {
-		return err
-	}
-	// What the lock itself needs (the Python locks: an interpreter that
-	// imports redis).
-	if spec, err := locks.Lookup(c.Lock); err == nil && spec.Check != nil {
-		return spec.Check()
-	}
-	return nil
-}
-
 // WithProgress calls fn every interval while the test runs. By default
 // nothing is reported.
 func WithProgress(interval time.Duration, fn func(Progress)) Option {
@@ -411,126 +85,67 @@ func WithProgress(interval time.Duration, fn func(Progress)) Option {
 }
 
 // Run runs one test and writes its history to cfg.Dir/history.jsonl and
-// its fault schedule to cfg.Dir/schedule.json. The history is streamed as
-// the test goes, so it can be checked even if Run is interrupted; when
-// ctx is cancelled, Run stops the clients, heals the active fault, closes
-// the history and stops the nodes, and returns the summary with
-// Interrupted set and ctx's error. Every process Run started is stopped
-// before it returns.
-func Run(ctx context.Context, cfg Config, opts ...Option) (sum Summary, err error) {
-	cfg, err = cfg.WithDefaults()
+// its fault schedule to cfg.Dir/schedule.json: it is NewPlan(cfg), then
+// the plan's Run in cfg.Dir.
+func Run(ctx context.Context, cfg Config, opts ...Option) (Summary, error) {
+	p, err := NewPlan(cfg)
 	if err != nil {
 		return Summary{}, err
 	}
-	if err := cfg.CheckPrograms(); err != nil {
-		return Summary{}, err
+	return p.Run(ctx, cfg.Dir, opts...)
+}
+
+// Run runs the plan in the run directory dir (created if missing): it
+// opens the cluster, one lock per client group, the history, and drives
+// the clients and the nemesis for the plan's Duration. The history is
+// streamed as the test goes, so it can be checked even if Run is
+// interrupted; when ctx is cancelled, Run stops the clients, heals the
+// active fault, closes the history and stops the nodes, and returns the
+// summary with Interrupted set and ctx's error. Every process Run started
+// is stopped before it returns.
+func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary, err error) {
+	if dir == "" {
+		return Summary{}, errors.New("harness: no run directory")
 	}
 	var o runOptions
 	for _, opt := range opts {
 		opt(&o)
 	}
+	cfg := p.cfg
 	// The run directory is made absolute once, here: every path that
 	// crosses into another process (the nodes' dir and logs, a sentinel's
 	// conf, the clock shim's file, a container's bind mount) derives
 	// from it, and such a process resolves a relative path against its
 	// own working directory, not ours.
-	if cfg.Dir, err = filepath.Abs(cfg.Dir); err != nil {
+	if cfg.Dir, err = filepath.Abs(dir); err != nil {
 		return Summary{}, fmt.Errorf("harness: run directory: %w", err)
 	}
-	spec, _ := locks.Lookup(cfg.Lock)
-	setup := cfg.setup(spec)
-	sum = Summary{Config: cfg, HistoryPath: filepath.Join(cfg.Dir, "history.jsonl")}
-	if cfg.Backend == cluster.BackendDocker {
-		if err := cluster.EnsureImage(ctx, cfg.Image, o.log); err != nil {
-			return sum, fmt.Errorf("harness: %w", err)
-		}
-	}
-	if cfg.Backend == cluster.BackendDocker && setup.ClockShim {
-		// The clock kind needs the shim in the image; without it, it is
-		// refused when the schedule is drawn or loaded.
-		shim, err := cluster.ImageClockShim(ctx, cfg.Image)
-		if err != nil {
-			return sum, fmt.Errorf("harness: %w", err)
-		}
-		setup.ClockShim = shim != ""
-	}
+	sum = Summary{Config: cfg, HistoryPath: filepath.Join(cfg.Dir, "history.jsonl"), Faults: len(p.schedule.Steps)}
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return sum, fmt.Errorf("harness: %w", err)
 	}
-
-	// The one random source of the run: it draws the fault schedule,
-	// then one seed per client.
-	rng := newRand(cfg.Seed)
-	sched, err := schedule(rng, cfg, setup)
-	if err != nil {
+	if err := p.schedule.Save(filepath.Join(cfg.Dir, "schedule.json")); err != nil {
 		return sum, err
 	}
-	if len(cfg.Nemesis) > 0 {
-		if err := cfg.checkSchedule(sched); err != nil {
-			return sum, err
-		}
-	}
-	sum.Faults = len(sched.Steps)
-	if err := sched.Save(filepath.Join(cfg.Dir, "schedule.json")); err != nil {
-		return sum, err
-	}
-	clientSeeds := make([]uint64, cfg.Clients)
-	for i := range clientSeeds {
-		clientSeeds[i] = rng.Uint64()
-	}
-
-	copts := []cluster.Option{cluster.WithDir(filepath.Join(cfg.Dir, "nodes")), cluster.WithProxyGroups(setup.Groups)}
-	if cfg.Persistence {
-		copts = append(copts, cluster.WithPersistence(true))
-	}
-	if setup.ClockShim {
-		copts = append(copts, cluster.WithClockShim())
-	}
-	nodes, err := startNodes(ctx, cfg, setup, copts)
+	cl, err := cluster.Open(ctx, cluster.Spec(cfg.Cluster), p.clusterOptions(cfg.Dir, o)...)
 	if err != nil {
 		return sum, fmt.Errorf("harness: start nodes: %w", err)
 	}
 	defer func() {
-		if cerr := nodes.close(); err == nil && cerr != nil {
+		if cerr := cl.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("harness: stop nodes: %w", cerr)
 		}
 	}()
-	cl := nodes.target.Cluster
 	sum.RedisVersion, sum.NodeVersions = cl.Version(), cl.Versions()
-
-	// One lock per client group: a group reaches the nodes through its
-	// own proxies, so a partition can cut groups apart.
-	groupLocks := make([]locks.Lock, setup.Groups)
-	for g := range groupLocks {
-		lcfg := locks.Config{
-			Addrs:    cl.GroupAddrs(g),
-			Password: cl.Password(),
-			TTL:      cfg.TTL,
-			Fencing:  cfg.Fencing,
-			Seed:     cfg.Seed + int64(g),
+	lks, err := p.openLocks(ctx, cl, &sum)
+	defer func() {
+		for _, lk := range lks {
+			lk.Close()
 		}
-		if f := nodes.target.Failover; f != nil {
-			lcfg.Addrs, lcfg.Sentinels, lcfg.MasterName, lcfg.AddrMap = nil, f.SentinelAddrs(), f.MasterName(), f.AddrMap()
-			lcfg.SentinelPassword = f.SentinelPassword()
-		}
-		lk, err := locks.New(cfg.Lock, lcfg)
-		if err != nil {
-			return sum, fmt.Errorf("harness: %w", err)
-		}
-		defer lk.Close()
-		groupLocks[g] = lk
-		if w, ok := lk.(warmer); ok {
-			// One client process per client of the group, started now
-			// rather than in the clients' first acquires.
-			if err := w.Warm(ctx, (cfg.Clients-g+setup.Groups-1)/setup.Groups); err != nil {
-				return sum, fmt.Errorf("harness: %w", err)
-			}
-		}
-		if d, ok := lk.(versioner); ok && sum.LockVersions == nil {
-			sum.LockVersions = d.Versions()
-		}
+	}()
+	if err != nil {
+		return sum, err
 	}
-
 	w, err := history.Create(sum.HistoryPath)
 	if err != nil {
 		return sum, err
@@ -541,149 +156,134 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (sum Summary, err erro
 			err = cerr
 		}
 	}()
+	r := &run{cfg: cfg, rec: NewRecorder(time.Now(), w), store: NewStore(cfg.Fencing), stalls: &staller{}, locks: lks}
+	return r.drive(ctx, p, cl, o, sum)
+}
 
-	base := time.Now()
-	rec := NewRecorder(base, w)
-	st := NewStore(cfg.Fencing)
-	stalls := &staller{}
-	var acquired, attempts atomic.Int64
+// openLocks builds one lock per client group, each reaching the nodes
+// through the group's proxies (or, in the failover topology, the primary
+// through the sentinels), so that a partition can cut groups apart. It
+// returns the locks built so far also on an error, for the caller to
+// close.
+func (p *Plan) openLocks(ctx context.Context, cl *cluster.Cluster, sum *Summary) ([]locks.Lock, error) {
+	cfg, groups := p.cfg, p.setup.Groups
+	var lks []locks.Lock
+	for g := range groups {
+		lcfg := locks.Config{Addrs: cl.GroupAddrs(g), Password: cl.Password(), TTL: cfg.TTL, Fencing: cfg.Fencing, Seed: cfg.Seed + int64(g)}
+		if f := cl.Failover(); f != nil {
+			lcfg.Addrs, lcfg.Sentinels, lcfg.MasterName, lcfg.AddrMap = nil, f.SentinelAddrs(), f.MasterName(), f.AddrMap()
+			lcfg.SentinelPassword = f.SentinelPassword()
+		}
+		lk, err := p.lock.Build(lcfg)
+		if err != nil {
+			return lks, fmt.Errorf("harness: %w", err)
+		}
+		lks = append(lks, lk)
+		if w, ok := lk.(warmer); ok {
+			// One client process per client of the group, started now
+			// rather than in the clients' first acquires.
+			if err := w.Warm(ctx, (cfg.Clients-g+groups-1)/groups); err != nil {
+				return lks, fmt.Errorf("harness: %w", err)
+			}
+		}
+		if d, ok := lk.(versioner); ok && sum.LockVersions == nil {
+			sum.LockVersions = d.Versions()
+		}
+	}
+	return lks, nil
+}
 
-	runCtx, stop := context.WithTimeout(ctx, cfg.Duration)
+// run is one run under way: what its clients share.
+type run struct {
+	cfg    Config
+	rec    *Recorder
+	store  *Store
+	stalls *staller
+	locks  []locks.Lock // one per client group; client i uses locks[i%len]
+
+	acquired, attempts atomic.Int64
+}
+
+// drive runs the clients and the nemesis for the run's Duration (or until
+// a WithStop watcher or a client's error stops it, or ctx ends), and
+// completes the summary: elapsed time, interruption, errors, the nodes'
+// health.
+func (r *run) drive(ctx context.Context, p *Plan, cl *cluster.Cluster, o runOptions, sum Summary) (Summary, error) {
+	runCtx, stop := context.WithTimeout(ctx, r.cfg.Duration)
 	defer stop()
 	var stopped atomic.Bool
 	if o.stop != nil {
-		rec.observe = func(e history.Event) {
+		r.rec.observe = func(e history.Event) {
 			if !stopped.Load() && o.stop(e) && stopped.CompareAndSwap(false, true) {
 				stop()
 			}
 		}
 	}
 	if o.progress != nil && o.progressEvery > 0 {
-		go func() {
-			t := time.NewTicker(o.progressEvery)
-			defer t.Stop()
-			for {
-				select {
-				case <-runCtx.Done():
-					return
-				case <-t.C:
-					o.progress(Progress{Elapsed: time.Since(base), Duration: cfg.Duration,
-						Acquired: acquired.Load(), Attempts: attempts.Load(), Events: w.Len()})
-				}
-			}
-		}()
+		go r.report(runCtx, o)
 	}
-
 	var nemErr error
 	nemDone := make(chan struct{})
 	go func() {
 		defer close(nemDone)
-		t := nodes.target
-		t.Clients = stalls
-		nemErr = nemesis.Run(runCtx, sched, &t, base, rec)
+		nemErr = nemesis.Run(runCtx, p.schedule, &nemesis.Target{Cluster: cl, Clients: r.stalls}, r.rec.base, r.rec)
 	}()
-
-	keys := make([]string, cfg.Keys)
-	for i := range keys {
-		keys[i] = fmt.Sprintf("k%d", i)
-	}
-	errs := make([]error, cfg.Clients)
-	var failed atomic.Bool // a client stopped the run with an error
-	var wg sync.WaitGroup
-	for id := range cfg.Clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c := &client{id: id, rec: rec, lock: cfg.Lock}
-			crng := rand.New(rand.NewPCG(clientSeeds[id], uint64(id)))
-			lk := groupLocks[id%len(groupLocks)]
-			errs[id] = c.loop(ctx, runCtx, lk, st, keys, crng, cfg, stalls, &acquired, &attempts)
-			if errs[id] != nil {
-				// A history that cannot be written, or a lock that
-				// breaks its contract: the rest of the run would
-				// test nothing.
-				failed.Store(true)
-				stop()
-			}
-		}()
-	}
-	wg.Wait()
+	errs, failed := r.clients(ctx, runCtx, stop, p.seeds)
 	<-nemDone
-	sum.Elapsed = time.Since(base)
+	sum.Elapsed = time.Since(r.rec.base)
 	if ctx.Err() != nil {
 		sum.Interrupted = true
 		return sum, ctx.Err()
 	}
 	sum.Stopped = stopped.Load()
-	if nemErr != nil && !errors.Is(nemErr, context.DeadlineExceeded) && !((sum.Stopped || failed.Load()) && errors.Is(nemErr, context.Canceled)) {
+	if nemErr != nil && !errors.Is(nemErr, context.DeadlineExceeded) && !((sum.Stopped || failed) && errors.Is(nemErr, context.Canceled)) {
 		errs = append(errs, nemErr)
 	}
 	errs = append(errs, healthy(ctx, cl))
 	return sum, errors.Join(errs...)
 }
 
-// nodes are the Redis nodes of a run, in either topology.
-type nodes struct {
-	target nemesis.Target
-	close  func() error
-}
-
-// startNodes starts independent masters on the configured backend, or a
-// primary, a replica and sentinels for the failover topology, or
-// connects to external nodes.
-func startNodes(ctx context.Context, cfg Config, s nemesis.Setup, opts []cluster.Option) (nodes, error) {
-	if cfg.Password != "" {
-		opts = append(opts, cluster.WithPassword(cfg.Password))
+// clients runs one goroutine per client, each with its own random source
+// seeded from seeds, until they are all done; a client that fails (a
+// history that cannot be written, a lock that breaks its contract) stops
+// the run, as the rest would test nothing. It returns each client's error
+// and whether one failed.
+func (r *run) clients(ctx, runCtx context.Context, stop context.CancelFunc, seeds []uint64) ([]error, bool) {
+	keys := make([]string, r.cfg.Keys)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("k%d", i)
 	}
-	var (
-		cl  *cluster.Cluster
-		err error
-	)
-	switch {
-	case cfg.Topology == "failover":
-		start := cluster.StartFailover
-		if cfg.Backend == cluster.BackendDocker {
-			start = func(ctx context.Context, opts ...cluster.Option) (*cluster.Failover, error) {
-				return cluster.StartDockerFailover(ctx, cfg.Image, opts...)
+	errs := make([]error, r.cfg.Clients)
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for id := range r.cfg.Clients {
+		wg.Go(func() {
+			c := &client{id: id, rec: r.rec, lock: r.cfg.Lock}
+			rng := rand.New(rand.NewPCG(seeds[id], uint64(id)))
+			if errs[id] = c.loop(ctx, runCtx, r, keys, rng); errs[id] != nil {
+				failed.Store(true)
+				stop()
 			}
-		}
-		f, err := start(ctx, opts...)
-		if err != nil {
-			return nodes{}, err
-		}
-		return nodes{target: nemesis.Target{Cluster: f.Cluster(), Failover: f}, close: f.Close}, nil
-	case cfg.Backend == cluster.BackendDocker:
-		cl, err = cluster.StartDocker(ctx, cfg.Nodes, cfg.Image, opts...)
-	case cfg.Backend == cluster.BackendExternal:
-		// Nothing of the nodes is ours to configure: only how many
-		// proxies, where, and the password.
-		eopts := []cluster.Option{cluster.WithProxyGroups(s.Groups)}
-		if cfg.Toxiproxy != "" {
-			eopts = append(eopts, cluster.WithToxiproxy(cfg.Toxiproxy))
-		}
-		if cfg.Password != "" {
-			eopts = append(eopts, cluster.WithPassword(cfg.Password))
-		}
-		cl, err = cluster.Connect(ctx, cfg.External, eopts...)
-	default:
-		cl, err = cluster.Start(ctx, cfg.Nodes, opts...)
+		})
 	}
-	if err != nil {
-		return nodes{}, err
-	}
-	return nodes{target: nemesis.Target{Cluster: cl}, close: cl.Close}, nil
+	wg.Wait()
+	return errs, failed.Load()
 }
 
-// schedule draws the run's faults from rng, or loads cfg.Replay.
-func schedule(rng *rand.Rand, cfg Config, s nemesis.Setup) (nemesis.Schedule, error) {
-	if cfg.Replay != "" {
-		return nemesis.Load(cfg.Replay, s)
+// report hands o.progress a snapshot every o.progressEvery until runCtx
+// ends.
+func (r *run) report(runCtx context.Context, o runOptions) {
+	t := time.NewTicker(o.progressEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-runCtx.Done():
+			return
+		case <-t.C:
+			o.progress(Progress{Elapsed: time.Since(r.rec.base), Duration: r.cfg.Duration,
+				Acquired: r.acquired.Load(), Attempts: r.attempts.Load(), Events: r.rec.w.Len()})
+		}
 	}
-	kinds, err := nemesis.Check(cfg.Nemesis, s)
-	if err != nil {
-		return nemesis.Schedule{}, err
-	}
-	return nemesis.Plan(rng, cfg.Seed, kinds, s, cfg.Duration, cfg.NemesisInterval)
 }
 
 // healthy checks, after the nemesis has healed, that every node is up and
@@ -702,36 +302,34 @@ func healthy(ctx context.Context, cl *cluster.Cluster) error {
 
 // loop is one client's life: acquire a random key (bounded wait), run
 // the critical section, release; after a failed acquire, back off a
-// little. It returns only a history write error; lock errors are recorded.
+// little. It returns only a history write error or a bad lease; lock
+// errors are recorded.
 //
 // New cycles start while runCtx lasts; a cycle under way finishes unless
 // ctx (the caller's) is cancelled.
-func (c *client) loop(ctx, runCtx context.Context, lk locks.Lock, st *Store, keys []string, rng *rand.Rand, cfg Config, stalls *staller, acquired, attempts *atomic.Int64) error {
+func (c *client) loop(ctx, runCtx context.Context, r *run, keys []string, rng *rand.Rand) error {
+	cfg := r.cfg
+	lk := r.locks[c.id%len(r.locks)]
 	for runCtx.Err() == nil {
-		var key string
-		if cfg.KeyPerClient {
-			key = keys[c.id]
-		} else {
+		key := keys[c.id%len(keys)]
+		if !cfg.KeyPerClient {
 			key = keys[rng.IntN(len(keys))]
 		}
 		actx, cancel := context.WithTimeout(runCtx, cfg.AcquireTimeout)
 		lease, err := c.acquire(actx, lk, key)
 		cancel()
-		attempts.Add(1)
+		r.attempts.Add(1)
 		if err != nil {
-			if errors.Is(err, history.ErrWrite) {
+			if errors.Is(err, history.ErrWrite) || errors.Is(err, ErrBadLease) {
 				return err
 			}
-			if errors.Is(err, ErrBadLease) {
-				return err
-			}
-			if !sleepCtx(runCtx, time.Duration(rng.Int64N(int64(cfg.TTL/20)+1))) {
+			if wait.Sleep(runCtx, time.Duration(rng.Int64N(int64(cfg.TTL/20)+1))) != nil {
 				return nil
 			}
 			continue
 		}
-		acquired.Add(1)
-		if err := c.section(ctx, st, lease, cfg.Hold, stalls); err != nil {
+		r.acquired.Add(1)
+		if err := c.section(ctx, r.store, lease, cfg.Hold, r.stalls); err != nil {
 			return err
 		}
 		// Release even when the run is ending, so the last holds end
@@ -744,20 +342,4 @@ func (c *client) loop(ctx, runCtx context.Context, lk locks.Lock, st *Store, key
 		}
 	}
 	return nil
-}
-
-// sleepCtx waits d or until ctx is done; it reports whether d elapsed.
-// A d ≤ 0 does not wait (nor arm a timer).
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

@@ -19,19 +19,19 @@ func TestConfigErrors(t *testing.T) {
 		cfg  harness.Config
 		want string
 	}{
-		{harness.Config{Lock: "nope", Dir: "x"}, "unknown lock"},
-		{harness.Config{Lock: "setnx", Nodes: 3, Dir: "x"}, "single-instance lock"},
-		{harness.Config{Lock: "redlock", Clients: -1, Dir: "x"}, "clients must be at least 1"},
-		{harness.Config{Lock: "setnx-get-set", Fencing: true, Dir: "x"}, "no fencing tokens"},
-		{harness.Config{Lock: "setnx"}, "no run directory"},
-		{harness.Config{Lock: "setnx", Hold: -time.Second, Dir: "x"}, "must not be negative"},
+		{harness.Config{Workload: harness.Workload{Lock: "nope"}, Output: harness.Output{Dir: "x"}}, "unknown lock"},
+		{harness.Config{Workload: harness.Workload{Lock: "setnx"}, Cluster: harness.Cluster{Nodes: 3}, Output: harness.Output{Dir: "x"}}, "single-instance lock"},
+		{harness.Config{Workload: harness.Workload{Lock: "redlock", Clients: -1}, Output: harness.Output{Dir: "x"}}, "clients must be at least 1"},
+		{harness.Config{Workload: harness.Workload{Lock: "setnx-get-set", Fencing: true}, Output: harness.Output{Dir: "x"}}, "no fencing tokens"},
+		{harness.Config{Workload: harness.Workload{Lock: "setnx"}}, "no run directory"},
+		{harness.Config{Workload: harness.Workload{Lock: "setnx", Hold: -time.Second}, Output: harness.Output{Dir: "x"}}, "must not be negative"},
 	} {
 		_, err := tc.cfg.WithDefaults()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: err = %v, want it to contain %q", tc.cfg, err, tc.want)
 		}
 	}
-	cfg, err := harness.Config{Lock: "redlock", Dir: "x"}.WithDefaults()
+	cfg, err := harness.Config{Workload: harness.Workload{Lock: "redlock"}, Output: harness.Output{Dir: "x"}}.WithDefaults()
 	if err != nil || cfg.Nodes != 5 || cfg.Clients != 10 || cfg.Seed != 1 || cfg.AcquireTimeout != cfg.TTL {
 		t.Fatalf("defaults: %+v, %v", cfg, err)
 	}
@@ -42,22 +42,30 @@ func run(t *testing.T, ctx context.Context, cfg harness.Config) (harness.Summary
 	t.Helper()
 	cfg.Dir = filepath.Join(t.TempDir(), "run")
 	sum, runErr := harness.Run(ctx, cfg)
-	evs, err := history.ReadFile(filepath.Join(cfg.Dir, "history.jsonl"))
+	evs, res := checked(t, filepath.Join(cfg.Dir, "history.jsonl"))
+	return sum, evs, res, runErr
+}
+
+// checked reads the history at path and checks it, failing the test if
+// either fails.
+func checked(tb testing.TB, path string) ([]history.Event, checker.Result) {
+	tb.Helper()
+	evs, err := history.ReadFile(path)
 	if err != nil {
-		t.Fatalf("read history: %v", err)
+		tb.Fatalf("read history: %v", err)
 	}
 	res, err := checker.Check(evs, checker.Options{})
 	if err != nil {
-		t.Fatalf("check: %v", err)
+		tb.Fatalf("check: %v", err)
 	}
-	return sum, evs, res, runErr
+	return evs, res
 }
 
 func TestRunValid(t *testing.T) {
 	for _, tc := range []harness.Config{
-		{Lock: "setnx", Clients: 6, Keys: 2, Duration: time.Second, TTL: time.Second, Seed: 7},
-		{Lock: "setnx", Clients: 6, Keys: 2, Duration: time.Second, TTL: time.Second, Seed: 7, Fencing: true},
-		{Lock: "redlock", Nodes: 3, Clients: 6, Keys: 2, Duration: time.Second, TTL: time.Second, Seed: 7},
+		{Workload: harness.Workload{Lock: "setnx", Clients: 6, Keys: 2, Duration: time.Second, TTL: time.Second, Seed: 7}},
+		{Workload: harness.Workload{Lock: "setnx", Clients: 6, Keys: 2, Duration: time.Second, TTL: time.Second, Seed: 7, Fencing: true}},
+		{Workload: harness.Workload{Lock: "redlock", Clients: 6, Keys: 2, Duration: time.Second, TTL: time.Second, Seed: 7}, Cluster: harness.Cluster{Nodes: 3}},
 	} {
 		t.Run(tc.Lock, func(t *testing.T) {
 			sum, evs, res, err := run(t, context.Background(), tc)
@@ -89,7 +97,7 @@ func TestRunValid(t *testing.T) {
 // TestRunFindsRace: the check-then-act mutant is caught on a fault-free
 // run; the harness has the power to see a broken lock.
 func TestRunFindsRace(t *testing.T) {
-	_, _, res, err := run(t, context.Background(), harness.Config{Lock: "setnx-get-set", Clients: 8, Keys: 1, Duration: 3 * time.Second, Seed: 1})
+	_, _, res, err := run(t, context.Background(), harness.Config{Workload: harness.Workload{Lock: "setnx-get-set", Clients: 8, Keys: 1, Duration: 3 * time.Second, Seed: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +109,7 @@ func TestRunFindsRace(t *testing.T) {
 // TestRunInterrupted: cancelling a run stops it early, leaves a history
 // that checks, and leaves no redis-server behind.
 func TestRunInterrupted(t *testing.T) {
-	cfg := harness.Config{Lock: "redlock", Nodes: 3, Duration: time.Minute, Seed: 3}
+	cfg := harness.Config{Workload: harness.Workload{Lock: "redlock", Duration: time.Minute, Seed: 3}, Cluster: harness.Cluster{Nodes: 3}}
 	cfg.Dir = filepath.Join(t.TempDir(), "run")
 	// Interrupt once the run has recorded something.
 	sum, err := interruptWhen(t, cfg, func(evs []history.Event) bool { return len(evs) > 20 })

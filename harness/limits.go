@@ -55,7 +55,7 @@ var openFileLimit = func() int {
 // per node (proxy listeners, logs) and a base for the process.
 func (c Config) openFiles(groups int) int {
 	perConn := 3
-	if c.Backend == cluster.BackendExternal {
+	if !cluster.Spec(c.Cluster).RunsNodes() {
 		perConn = 1 // no in-process proxy; a remote toxiproxy holds the rest
 	}
 	perGroup := min((c.Clients+groups-1)/groups, locks.PoolSize)
@@ -66,7 +66,7 @@ func (c Config) openFiles(groups int) int {
 // MaxClients and openFiles.
 func (c Config) checkLimits(groups int) error {
 	switch {
-	case c.Nodes > MaxNodes && c.Backend != cluster.BackendExternal:
+	case c.Nodes > MaxNodes && cluster.Spec(c.Cluster).RunsNodes():
 		return fmt.Errorf("harness: %d nodes: a run starts at most %d (on a 2-core machine, of 1000 redis-server processes some did not answer within the 10 s start-up time; 100 start in about 2 s)", c.Nodes, MaxNodes)
 	case c.Clients > MaxClients:
 		return fmt.Errorf("harness: %d clients: a run drives at most %d (100,000 took 460 MB and twice the run's time to drive on a 2-core machine)", c.Clients, MaxClients)

@@ -40,27 +40,27 @@ func TestRefusedAtStart(t *testing.T) {
 		cfg  harness.Config
 		want string // "" for accepted
 	}{
-		{"100 nodes", harness.Config{Lock: "redlock", Nodes: 100}, ""},
-		{"1000 nodes", harness.Config{Lock: "redlock", Nodes: 1000},
+		{"100 nodes", harness.Config{Workload: harness.Workload{Lock: "redlock"}, Cluster: harness.Cluster{Nodes: 100}}, ""},
+		{"1000 nodes", harness.Config{Workload: harness.Workload{Lock: "redlock"}, Cluster: harness.Cluster{Nodes: 1000}},
 			"harness: 1000 nodes: a run starts at most 100 (on a 2-core machine, of 1000 redis-server processes some did not answer within the 10 s start-up time; 100 start in about 2 s)"},
-		{"100000 clients", harness.Config{Lock: "setnx", Clients: 100_000}, ""},
-		{"100001 clients", harness.Config{Lock: "setnx", Clients: 100_001},
+		{"100000 clients", harness.Config{Workload: harness.Workload{Lock: "setnx", Clients: 100_000}}, ""},
+		{"100001 clients", harness.Config{Workload: harness.Workload{Lock: "setnx", Clients: 100_001}},
 			"harness: 100001 clients: a run drives at most 100000 (100,000 took 460 MB and twice the run's time to drive on a 2-core machine)"},
-		{"more files than the process may open", harness.Config{Lock: "redlock", Nodes: 100, Clients: 64},
+		{"more files than the process may open", harness.Config{Workload: harness.Workload{Lock: "redlock", Clients: 64}, Cluster: harness.Cluster{Nodes: 100}},
 			"harness: 100 nodes with 64 clients need about 19864 open files, more than this process may open (10000, ulimit -n): use fewer nodes or clients, or raise the limit"},
-		{"no fault fits", harness.Config{Lock: "setnx", Nemesis: []string{"kill"}, Duration: 3 * time.Second},
+		{"no fault fits", harness.Config{Workload: harness.Workload{Lock: "setnx", Duration: 3 * time.Second}, Faults: harness.Faults{Nemesis: []string{"kill"}}},
 			"harness: nemesis kill: no fault fits in the 3s run (each comes after 2s of quiet and stays at least as long, some kinds longer); a run without a fault is not a fault test: lengthen the duration or shorten the nemesis interval"},
-		{"a fault fits", harness.Config{Lock: "setnx", Nemesis: []string{"kill"}, Duration: 4 * time.Second}, ""},
-		{"replay of node 99", harness.Config{Lock: "redlock", Replay: node99},
+		{"a fault fits", harness.Config{Workload: harness.Workload{Lock: "setnx", Duration: 4 * time.Second}, Faults: harness.Faults{Nemesis: []string{"kill"}}}, ""},
+		{"replay of node 99", harness.Config{Workload: harness.Workload{Lock: "redlock"}, Faults: harness.Faults{Replay: node99}},
 			"step 0 (kill) refused: kill: no node n100: the run has 5"},
-		{"replay of no step", harness.Config{Lock: "redlock", Replay: empty},
+		{"replay of no step", harness.Config{Workload: harness.Workload{Lock: "redlock"}, Faults: harness.Faults{Replay: empty}},
 			"the schedule has no step; a run without a fault is not a fault test (leave out the replay for a fault-free run)"},
-		{"replay of a step after the end", harness.Config{Lock: "redlock", Replay: late},
+		{"replay of a step after the end", harness.Config{Workload: harness.Workload{Lock: "redlock"}, Faults: harness.Faults{Replay: late}},
 			"step 0 (kill) ends at 11s, after the 10s run: lengthen the duration"},
-		{"replay with other kinds", harness.Config{Lock: "redlock", Replay: fits, Nemesis: []string{"pause"}},
+		{"replay with other kinds", harness.Config{Workload: harness.Workload{Lock: "redlock"}, Faults: harness.Faults{Replay: fits, Nemesis: []string{"pause"}}},
 			"harness: nemesis pause differs from the kinds of the replayed schedule (kill); the schedule says which kinds it holds"},
-		{"replay with the same kinds", harness.Config{Lock: "redlock", Replay: fits, Nemesis: []string{"kill"}}, ""},
-		{"replay", harness.Config{Lock: "redlock", Replay: fits}, ""},
+		{"replay with the same kinds", harness.Config{Workload: harness.Workload{Lock: "redlock"}, Faults: harness.Faults{Replay: fits, Nemesis: []string{"kill"}}}, ""},
+		{"replay", harness.Config{Workload: harness.Workload{Lock: "redlock"}, Faults: harness.Faults{Replay: fits}}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.Dir = "x"
@@ -86,7 +86,7 @@ func TestReplaySetsUp(t *testing.T) {
 	if err := os.WriteFile(path, []byte(js), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := harness.Config{Lock: "redlock", Nodes: 3, Replay: path, Dir: "x"}.WithDefaults()
+	cfg, err := harness.Config{Workload: harness.Workload{Lock: "redlock"}, Cluster: harness.Cluster{Nodes: 3}, Faults: harness.Faults{Replay: path}, Output: harness.Output{Dir: "x"}}.WithDefaults()
 	if err != nil || !slices.Equal(cfg.Nemesis, []string{"partition"}) {
 		t.Fatalf("WithDefaults: nemesis %v, %v; want [partition] from the schedule", cfg.Nemesis, err)
 	}
@@ -150,7 +150,7 @@ func TestBadLeaseStopsRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := harness.Config{Lock: "test-harness-empty-token", Clients: 3, Duration: 10 * time.Minute, Dir: filepath.Join(t.TempDir(), "run")}
+	cfg := harness.Config{Workload: harness.Workload{Lock: "test-harness-empty-token", Clients: 3, Duration: 10 * time.Minute}, Output: harness.Output{Dir: filepath.Join(t.TempDir(), "run")}}
 	_, err = harness.Run(t.Context(), cfg)
 	if !errors.Is(err, harness.ErrBadLease) || !strings.Contains(err.Error(), "returned ok with an empty token") {
 		t.Fatalf("Run: %v, want ErrBadLease naming the empty token", err)

@@ -34,9 +34,9 @@ func TestClientPause(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			_, evs, res, err := run(t, context.Background(), harness.Config{
-				Lock: tc.lock, Nodes: nodesFor(tc.lock), Clients: 6, Keys: 1, Duration: 5 * time.Second,
-				TTL: 500 * time.Millisecond, Seed: 4, Fencing: tc.fencing,
-				Nemesis: []string{"client-pause"}, NemesisInterval: time.Second,
+				Workload: harness.Workload{Lock: tc.lock, Clients: 6, Keys: 1, Duration: 5 * time.Second, TTL: 500 * time.Millisecond, Seed: 4, Fencing: tc.fencing},
+				Cluster:  harness.Cluster{Nodes: nodesFor(tc.lock)},
+				Faults:   harness.Faults{Nemesis: []string{"client-pause"}, NemesisInterval: time.Second},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -74,8 +74,11 @@ func faultEvents(evs []history.Event) (starts, stops int) {
 // TestScheduleReplay: one seed expands into schedule.json; the same seed
 // gives the same schedule, and --replay runs exactly that schedule.
 func TestScheduleReplay(t *testing.T) {
-	cfg := harness.Config{Lock: "redlock", Nodes: 3, Clients: 2, Duration: 3 * time.Second, Seed: 11,
-		Nemesis: []string{"kill", "pause", "client-pause"}, NemesisInterval: 500 * time.Millisecond}
+	cfg := harness.Config{
+		Workload: harness.Workload{Lock: "redlock", Clients: 2, Duration: 3 * time.Second, Seed: 11},
+		Cluster:  harness.Cluster{Nodes: 3},
+		Faults:   harness.Faults{Nemesis: []string{"kill", "pause", "client-pause"}, NemesisInterval: 500 * time.Millisecond},
+	}
 	a := runDir(t, cfg)
 	b := runDir(t, cfg)
 	sa, sb := readFile(t, filepath.Join(a, "schedule.json")), readFile(t, filepath.Join(b, "schedule.json"))
@@ -142,7 +145,7 @@ func TestNemesisRefused(t *testing.T) {
 		cfg  harness.Config
 		want string
 	}{
-		{harness.Config{Lock: "setnx", Nemesis: []string{"earthquake"}, Dir: "x"}, "unknown fault kind"},
+		{harness.Config{Workload: harness.Workload{Lock: "setnx"}, Faults: harness.Faults{Nemesis: []string{"earthquake"}}, Output: harness.Output{Dir: "x"}}, "unknown fault kind"},
 	} {
 		_, err := tc.cfg.WithDefaults()
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {

@@ -110,7 +110,7 @@ func (c *client) acquire(ctx context.Context, lk locks.Lock, key string) (locks.
 	if err != nil {
 		done.Error = err.Error()
 	} else {
-		done.Token, done.Fence, done.ValidUntil = lease.Token, lease.Fencing, c.rec.Offset(lease.Validity)
+		done.Token, done.Fence, done.ValidUntil = lease.Token, lease.Fence, c.rec.Offset(lease.Validity)
 	}
 	if werr := c.rec.Append(done); werr != nil {
 		return locks.Lease{}, werr
@@ -119,11 +119,11 @@ func (c *client) acquire(ctx context.Context, lk locks.Lock, key string) (locks.
 }
 
 func (c *client) release(ctx context.Context, lk locks.Lock, l locks.Lease) error {
-	if err := c.rec.Append(history.Event{Type: history.Invoke, F: history.Release, Process: c.id, Key: l.Key, Token: l.Token, Fence: l.Fencing}); err != nil {
+	if err := c.rec.Append(history.Event{Type: history.Invoke, F: history.Release, Process: c.id, Key: l.Key, Token: l.Token, Fence: l.Fence}); err != nil {
 		return err
 	}
 	err := lk.Release(ctx, l)
-	done := history.Event{Type: completion(err), F: history.Release, Process: c.id, Key: l.Key, Token: l.Token, Fence: l.Fencing}
+	done := history.Event{Type: completion(err), F: history.Release, Process: c.id, Key: l.Key, Token: l.Token, Fence: l.Fence}
 	if err != nil {
 		done.Error = err.Error()
 	}

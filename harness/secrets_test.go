@@ -17,7 +17,6 @@ import (
 
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/harness"
-	"github.com/locktorture/locktorture/history"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -119,14 +118,7 @@ func watchSecrets(t *testing.T, cfg harness.Config, during func(dir string) erro
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	evs, err := history.ReadFile(sum.HistoryPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := checker.Check(evs, checker.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := checked(t, sum.HistoryPath)
 	mu.Lock()
 	defer mu.Unlock()
 	return sum, res, found, looks
@@ -142,8 +134,8 @@ func TestRunKeepsSecrets(t *testing.T) {
 		name string
 		cfg  harness.Config
 	}{
-		{"process", harness.Config{Lock: "setnx", Clients: 4, Keys: 2, Duration: 2 * time.Second, TTL: time.Second, Seed: 3, Persistence: true}},
-		{"failover", harness.Config{Lock: "setnx", Topology: "failover", Clients: 4, Keys: 2, Duration: 3 * time.Second, TTL: time.Second, Seed: 3}},
+		{"process", harness.Config{Workload: harness.Workload{Lock: "setnx", Clients: 4, Keys: 2, Duration: 2 * time.Second, TTL: time.Second, Seed: 3}, Cluster: harness.Cluster{Persistence: true}}},
+		{"failover", harness.Config{Workload: harness.Workload{Lock: "setnx", Clients: 4, Keys: 2, Duration: 3 * time.Second, TTL: time.Second, Seed: 3}, Cluster: harness.Cluster{Topology: "failover"}}},
 	} {
 		cfg := tc.cfg
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/internal/wait"
 	"github.com/locktorture/locktorture/locks"
 )
 
@@ -25,20 +26,20 @@ func criticalSection(ctx context.Context, st *Store, l locks.Lease, hold, stall 
 	if !l.Valid(time.Now()) {
 		return 0, 0, ErrLeaseExpired
 	}
-	read, err = st.Read(l.Key, l.Fencing)
+	read, err = st.Read(l.Key, l.Fence)
 	if err != nil {
 		return 0, 0, err
 	}
-	if !sleepCtx(ctx, hold) {
+	if wait.Sleep(ctx, hold) != nil {
 		return read, 0, ErrInterrupted
 	}
 	if !l.Valid(time.Now()) {
 		return read, 0, ErrLeaseExpired
 	}
-	if stall > 0 && !sleepCtx(ctx, stall) {
+	if stall > 0 && wait.Sleep(ctx, stall) != nil {
 		return read, 0, ErrInterrupted
 	}
-	if err := st.Write(l.Key, l.Fencing, read+1); err != nil {
+	if err := st.Write(l.Key, l.Fence, read+1); err != nil {
 		return read, 0, err
 	}
 	return read, read + 1, nil
@@ -47,7 +48,7 @@ func criticalSection(ctx context.Context, st *Store, l locks.Lease, hold, stall 
 // section runs and records one critical section. A section that gave up
 // is a fail: it wrote nothing.
 func (c *client) section(ctx context.Context, st *Store, l locks.Lease, hold time.Duration, stalls *staller) error {
-	inv := history.Event{Type: history.Invoke, F: history.Section, Process: c.id, Key: l.Key, Token: l.Token, Fence: l.Fencing}
+	inv := history.Event{Type: history.Invoke, F: history.Section, Process: c.id, Key: l.Key, Token: l.Token, Fence: l.Fence}
 	if err := c.rec.Append(inv); err != nil {
 		return err
 	}

@@ -16,8 +16,11 @@ import (
 // TestWithStop: a watcher that says stop ends the run long before its
 // Duration, like the Duration would: the history is complete and checks.
 func TestWithStop(t *testing.T) {
-	cfg := harness.Config{Lock: "setnx", Clients: 4, Keys: 1, Duration: time.Minute, Seed: 2, Nemesis: []string{"kill"},
-		NemesisInterval: 500 * time.Millisecond, Dir: filepath.Join(t.TempDir(), "run")}
+	cfg := harness.Config{
+		Workload: harness.Workload{Lock: "setnx", Clients: 4, Keys: 1, Duration: time.Minute, Seed: 2},
+		Faults:   harness.Faults{Nemesis: []string{"kill"}, NemesisInterval: 500 * time.Millisecond},
+		Output:   harness.Output{Dir: filepath.Join(t.TempDir(), "run")},
+	}
 	var seen atomic.Int64
 	sum, err := harness.Run(context.Background(), cfg, harness.WithStop(func(e history.Event) bool {
 		// Stop after some releases, with a fault under way or not.
@@ -32,14 +35,7 @@ func TestWithStop(t *testing.T) {
 	if sum.Elapsed > 30*time.Second {
 		t.Fatalf("the run went on for %v after the stop", sum.Elapsed)
 	}
-	evs, err := history.ReadFile(sum.HistoryPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := checker.Check(evs, checker.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := checked(t, sum.HistoryPath)
 	if res.Stats.Ops["release"]["ok"] < 20 {
 		t.Fatalf("%d releases recorded, the watcher saw 20", res.Stats.Ops["release"]["ok"])
 	}
@@ -53,8 +49,10 @@ func TestWithStop(t *testing.T) {
 // TestKeyPerClientNoHold: the throughput workload — each client on its own
 // key, no hold — never contends and checks valid.
 func TestKeyPerClientNoHold(t *testing.T) {
-	cfg := harness.Config{Lock: "setnx", Clients: 5, KeyPerClient: true, NoHold: true, Duration: time.Second, Seed: 3,
-		Dir: filepath.Join(t.TempDir(), "run")}
+	cfg := harness.Config{
+		Workload: harness.Workload{Lock: "setnx", Clients: 5, KeyPerClient: true, NoHold: true, Duration: time.Second, Seed: 3},
+		Output:   harness.Output{Dir: filepath.Join(t.TempDir(), "run")},
+	}
 	sum, err := harness.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

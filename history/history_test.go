@@ -9,8 +9,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/internal/testutil"
 )
 
 func TestWriterRoundTrip(t *testing.T) {
@@ -158,7 +160,7 @@ func TestFlushedWhileOpen(t *testing.T) {
 	if err := w.Append(history.Event{Type: history.Invoke, F: history.Acquire, Process: 0, Time: 1, Key: "k"}); err != nil {
 		t.Fatal(err)
 	}
-	pollUntil(t, func() bool {
+	testutil.Until(t, 10*time.Second, "the periodic flush", func() bool {
 		evs, err := history.ReadFile(path)
 		return err == nil && len(evs) == 1
 	})
@@ -205,5 +207,39 @@ func TestNodes(t *testing.T) {
 	}
 	if b.String() != in {
 		t.Errorf("re-encoded:\n%s\nwant:\n%s", b.String(), in)
+	}
+}
+
+// TestDecoderAll: All yields every event, then stops at the end without
+// io.EOF; an error is yielded once, last, and ends it; a consumer that
+// stops early stops it.
+func TestDecoderAll(t *testing.T) {
+	good := "{\"type\":\"invoke\",\"f\":\"acquire\",\"process\":0,\"time\":1,\"key\":\"k\"}\n"
+	var n int
+	for e, err := range history.NewDecoder(strings.NewReader(good + good)).All() {
+		if err != nil || e.F != history.Acquire {
+			t.Fatalf("event %d: %+v, %v", n, e, err)
+		}
+		n++
+	}
+	if n != 2 {
+		t.Errorf("%d events, want 2", n)
+	}
+	var errs []error
+	for _, err := range history.NewDecoder(strings.NewReader(good + "not json\n" + good)).All() {
+		errs = append(errs, err)
+	}
+	if len(errs) != 2 || errs[0] != nil || !errors.Is(errs[1], history.ErrInvalid) {
+		t.Errorf("a bad second line: %v, want nil then ErrInvalid", errs)
+	}
+	errs = nil
+	for _, err := range history.NewDecoder(strings.NewReader("")).All() {
+		errs = append(errs, err)
+	}
+	if len(errs) != 1 || !errors.Is(errs[0], history.ErrEmpty) {
+		t.Errorf("an empty history: %v, want one ErrEmpty", errs)
+	}
+	for range history.NewDecoder(strings.NewReader(good + good)).All() {
+		break // must not panic
 	}
 }

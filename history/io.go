@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"sync"
 	"time"
@@ -191,6 +192,23 @@ func (d *Decoder) Next() (Event, error) {
 	}
 }
 
+// All returns an iterator over the events Next returns: each event with a
+// nil error, until the end of the history (io.EOF is not yielded), or an
+// error, yielded once, last.
+func (d *Decoder) All() iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		for {
+			e, err := d.Next()
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if !yield(e, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
 // end is what Next returns at the end of the input: io.EOF after at least
 // one event, else an error wrapping ErrEmpty.
 func (d *Decoder) end() error {
@@ -233,16 +251,12 @@ func ReadFile(path string) ([]Event, error) {
 // Read reads every event from r. A history without one complete event
 // is an error wrapping ErrEmpty (see Decoder.Next).
 func Read(r io.Reader) ([]Event, error) {
-	d := NewDecoder(r)
 	var evs []Event
-	for {
-		e, err := d.Next()
-		if errors.Is(err, io.EOF) {
-			return evs, nil
-		}
+	for e, err := range NewDecoder(r).All() {
 		if err != nil {
 			return evs, err
 		}
 		evs = append(evs, e)
 	}
+	return evs, nil
 }

@@ -432,7 +432,7 @@ func (l *ProcessLock) lease(lease Lease, r clientReply, sent time.Time, acquire 
 			if r.Fence <= 0 {
 				return Lease{}, fmt.Errorf("%w: ok without a fencing token (fence %d)", ErrProtocol, r.Fence)
 			}
-			lease.Fencing = r.Fence
+			lease.Fence = r.Fence
 		}
 	}
 	switch {

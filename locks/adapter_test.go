@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locktorture/locktorture/internal/testutil"
 	"github.com/locktorture/locktorture/locks"
 )
 
@@ -38,19 +39,6 @@ func newFake(tb testing.TB, mode string, opts ...locks.ProcessOption) *locks.Pro
 	return l
 }
 
-// alive reports whether pid names a running process: not gone, and not
-// a zombie (a dead process whose parent, init in a container, has not
-// reaped it yet).
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
-}
-
 // waitGone polls until none of pids is alive, or fails the test after
 // a deadline.
 func waitGone(tb testing.TB, pids []int) {
@@ -59,7 +47,7 @@ func waitGone(tb testing.TB, pids []int) {
 	for {
 		var left []int
 		for _, pid := range pids {
-			if alive(pid) {
+			if testutil.Running(pid) {
 				left = append(left, pid)
 			}
 		}
@@ -257,7 +245,7 @@ func TestProcessLockClose(t *testing.T) {
 		t.Fatalf("close: %v", err)
 	}
 	for _, pid := range pids {
-		if alive(pid) {
+		if testutil.Running(pid) {
 			t.Errorf("process %d alive after Close", pid)
 		}
 	}
@@ -311,7 +299,7 @@ func TestAdapterSIGKILL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !alive(pid) {
+		if !testutil.Running(pid) {
 			t.Fatalf("client %d not running before the kill", pid)
 		}
 		pids = append(pids, pid)

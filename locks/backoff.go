@@ -1,7 +1,6 @@
 package locks
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	mrand "math/rand/v2"
@@ -37,19 +36,6 @@ func (b *backoff) next() time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return lo + time.Duration(b.rng.Int64N(int64(span)))
-}
-
-// wait sleeps for the next delay, or until ctx is done, in which case it
-// returns ctx.Err().
-func (b *backoff) wait(ctx context.Context) error {
-	t := time.NewTimer(b.next())
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // newToken returns 128 random bits from crypto/rand, hex-encoded: the

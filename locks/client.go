@@ -2,12 +2,10 @@ package locks
 
 import (
 	"context"
-	"sync"
 	"time"
 
+	"github.com/locktorture/locktorture/internal/redisopt"
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/logging"
-	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // PoolSize is the most connections each lock of this package keeps per
@@ -16,65 +14,48 @@ import (
 // reckons the file descriptors of a run.
 const PoolSize = 64
 
-// silenceLogs makes go-redis quiet, once per process.
-var silenceLogs sync.Once
-
-// newClient builds the go-redis client this package uses for the node at
-// addr. Every option below departs from a go-redis v9.23.0 default for a
-// reason measured under faults (see FACTS.md):
+// ClientOptions returns the go-redis options with which every lock of this
+// package reaches the node at addr, for cfg as New hands it to Spec.New
+// (its defaults set). A lock written elsewhere and registered with
+// Register should build its clients the same way (NewClient,
+// NewSingleClient), or its verdicts measure go-redis's defaults rather
+// than the lock:
 //
-//   - MaxRetries -1: no retries. With the default (3) go-redis re-sends a
-//     command after a read timeout or EOF: a SET NX retried that way came
-//     back false while the key held this client's own token (the client
-//     believed it lost a lock it held), and an INCR was applied twice.
-//     Without retries an error means "unknown outcome" and a command is
-//     applied at most once.
-//   - ContextTimeoutEnabled: otherwise go-redis ignores the context's
-//     deadline and a call waits for the 5 s read timeout.
-//   - DialerRetries 1: one dial attempt (the field counts attempts; 0
-//     means the default 5, 100 ms apart, which made a dead port cost
-//     403 ms, longer than the per-node timeout).
-//   - Protocol 2, DisableIdentity, maintenance notifications disabled:
-//     by default each new connection sends HELLO 3, CLIENT
-//     MAINT_NOTIFICATIONS and two CLIENT SETINFO before the first command,
-//     four round trips under a latency toxic; these leave one (HELLO 2,
-//     which also authenticates).
-//   - Dial, read and write timeouts and the pool wait are cfg.Timeout, the
+//   - MaxRetries -1 (no retries: with go-redis's 3, a SET NX retried after
+//     a read timeout came back false while the key held the client's own
+//     token, and an INCR was applied twice), ContextTimeoutEnabled (else a
+//     deadline is ignored until the 5 s read timeout), one dial attempt,
+//     RESP2 without CLIENT SETINFO and without maintenance notifications
+//     (one round trip on connect instead of four), go-redis's logger
+//     silenced: see internal/redisopt, their one definition, for the
+//     measurements;
+//   - dial, read and write timeouts and the pool wait are cfg.Timeout, the
 //     per-node bound, so that no call hangs longer than the lock expects
-//     even when a caller's ctx has no deadline.
+//     even when a caller's ctx has no deadline (go-redis's defaults when
+//     cfg.Timeout is 0);
 //   - PoolSize 64 (see PoolSize).
 //
 // Callers still wrap every per-node call in context.WithTimeout(ctx,
-// cfg.Timeout) (see [nodeCtx]).
+// cfg.Timeout) (see nodeCtx).
 //
-// go-redis logs to stderr (dial failures, pool events), which would
-// interleave with the harness's output under faults; the first call to
-// newClient installs a silent logger for the whole process.
-//
-// Beware a go-redis circuit breaker this package cannot turn off: after
+// Beware a go-redis circuit breaker these options cannot turn off: after
 // PoolSize failed dials (counted over the client's life, not in a row)
 // the pool fails every dial at once with the last dial error and probes
 // the node once a second in the background until a dial succeeds. A node
 // that comes back may therefore look down for up to about a second.
-func newClient(addr string, cfg Config) *redis.Client {
-	silenceLogs.Do(func() { redis.SetLogger(&logging.VoidLogger{}) })
-	return redis.NewClient(&redis.Options{
-		Addr:            addr,
-		Password:        cfg.Password,
-		Protocol:        2,
-		DisableIdentity: true,
-		MaintNotificationsConfig: &maintnotifications.Config{
-			Mode: maintnotifications.ModeDisabled,
-		},
-		MaxRetries:            -1,
-		ContextTimeoutEnabled: true,
-		DialerRetries:         1,
-		DialTimeout:           cfg.Timeout,
-		ReadTimeout:           cfg.Timeout,
-		WriteTimeout:          cfg.Timeout,
-		PoolTimeout:           cfg.Timeout,
-		PoolSize:              PoolSize,
-	})
+func ClientOptions(addr string, cfg Config) *redis.Options {
+	o := redisopt.Options(addr, cfg.Password)
+	if cfg.Timeout > 0 {
+		o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = cfg.Timeout, cfg.Timeout, cfg.Timeout, cfg.Timeout
+	}
+	o.PoolSize = PoolSize
+	return o
+}
+
+// NewClient returns a go-redis client of the node at addr with
+// ClientOptions(addr, cfg).
+func NewClient(addr string, cfg Config) *redis.Client {
+	return redis.NewClient(ClientOptions(addr, cfg))
 }
 
 // nodeCtx bounds one call to one node by cfg.Timeout.

@@ -45,5 +45,7 @@
 //
 // This package knows nothing of faults, histories or the harness: it
 // imports go-redis, the two lock libraries, google/shlex (to split an
-// exec: command line), and nothing of this module.
+// exec: command line), and of this module only two leaves under internal/
+// that import nothing of it: wait (the interruptible sleep) and redisopt
+// (the go-redis options; see ClientOptions).
 package locks

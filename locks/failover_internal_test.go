@@ -6,14 +6,14 @@ import (
 )
 
 // TestFailoverClientOptions pins that the failover client keeps every
-// safety option of newClient: the two must not drift apart.
+// safety option of NewClient: the two must not drift apart.
 func TestFailoverClientOptions(t *testing.T) {
 	cfg := Config{Addrs: []string{"127.0.0.1:1"}, Password: "pw", Timeout: 300 * time.Millisecond}
-	plain := newClient(cfg.Addrs[0], cfg)
+	plain := NewClient(cfg.Addrs[0], cfg)
 	defer plain.Close()
 	cfg.Sentinels, cfg.MasterName = []string{"127.0.0.1:2"}, "m"
 	cfg.AddrMap = map[string]string{"127.0.0.1:3": "127.0.0.1:4"}
-	fo := newSingleClient(cfg) // never dialed: construction does not connect
+	fo := NewSingleClient(cfg) // never dialed: construction does not connect
 	defer fo.Close()
 	p, f := plain.Options(), fo.Options()
 	for _, c := range []struct {
@@ -34,10 +34,10 @@ func TestFailoverClientOptions(t *testing.T) {
 		{"MaintNotificationsConfig.Mode", f.MaintNotificationsConfig.Mode, p.MaintNotificationsConfig.Mode},
 	} {
 		if c.got != c.want {
-			t.Errorf("failover client %s = %v, newClient's = %v", c.name, c.got, c.want)
+			t.Errorf("failover client %s = %v, NewClient's = %v", c.name, c.got, c.want)
 		}
 	}
 	if f.Addr != "FailoverClient" {
-		t.Errorf("newSingleClient with Sentinels built a client to %q, want go-redis's failover client", f.Addr)
+		t.Errorf("NewSingleClient with Sentinels built a client to %q, want go-redis's failover client", f.Addr)
 	}
 }

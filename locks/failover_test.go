@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/internal/testutil"
+	"github.com/locktorture/locktorture/internal/wait"
 	"github.com/locktorture/locktorture/locks"
 	"github.com/redis/go-redis/v9"
 )
@@ -16,16 +18,7 @@ import (
 // when the test ends.
 func startFailover(tb testing.TB) *cluster.Failover {
 	tb.Helper()
-	f, err := cluster.StartFailover(tb.Context(), cluster.WithDir(tb.TempDir()))
-	if err != nil {
-		tb.Fatalf("start the failover topology: %v", err)
-	}
-	tb.Cleanup(func() {
-		if err := f.Close(); err != nil {
-			tb.Errorf("close the failover topology: %v", err)
-		}
-	})
-	return f
+	return testutil.Cluster(tb, cluster.Spec{Topology: cluster.TopologyFailover}).Failover()
 }
 
 // sentinelConfig is a Config that finds the primary of f through its
@@ -43,19 +36,6 @@ func sentinelConfig(f *cluster.Failover, ttl time.Duration) locks.Config {
 		RetryDelay:       10 * time.Millisecond,
 		Seed:             1,
 	}
-}
-
-// getOn returns key's value on n, read directly, or "" if absent.
-func getOn(tb testing.TB, n *cluster.Node, key string) string {
-	tb.Helper()
-	v, err := n.Client().Get(tb.Context(), key).Result()
-	if errors.Is(err, redis.Nil) {
-		return ""
-	}
-	if err != nil {
-		tb.Fatalf("GET %q on %s: %v", key, n.Name(), err)
-	}
-	return v
 }
 
 // acquireEventually retries Acquire until it succeeds or within has
@@ -77,12 +57,8 @@ func acquireEventually(tb testing.TB, l locks.Lock, key string, within time.Dura
 		if time.Now().After(deadline) {
 			tb.Fatalf("acquire %q: not within %v: %v", key, within, err)
 		}
-		t := time.NewTimer(pollEvery)
-		select {
-		case <-tb.Context().Done():
-			t.Stop()
-			tb.Fatalf("acquire %q: %v", key, tb.Context().Err())
-		case <-t.C:
+		if err := wait.Sleep(tb.Context(), pollEvery); err != nil {
+			tb.Fatalf("acquire %q: %v", key, err)
 		}
 	}
 }
@@ -125,7 +101,7 @@ func TestSetNXOverSentinels(t *testing.T) {
 		l := newLock(t, name, sentinelConfig(f, 10*time.Second))
 		key := testKey(t, name)
 		lease := mustAcquire(t, l, key)
-		if got := getOn(t, old, key); got != lease.Token {
+		if got := testutil.Value(t, old, key); got != lease.Token {
 			t.Errorf("%s: key on the primary %s = %q, want the token", name, old.Name(), got)
 		}
 		if err := l.Release(ctx, lease); err != nil {
@@ -151,7 +127,7 @@ func TestSetNXOverSentinels(t *testing.T) {
 
 	key := testKey(t, "after")
 	lease := acquireEventually(t, l, key, 10*time.Second)
-	if got := getOn(t, primary, key); got != lease.Token {
+	if got := testutil.Value(t, primary, key); got != lease.Token {
 		t.Errorf("key on the new primary %s = %q, want the token", primary.Name(), got)
 	}
 	if err := l.Release(ctx, lease); err != nil {

@@ -10,8 +10,9 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/internal/testutil"
+	"github.com/locktorture/locktorture/internal/wait"
 	"github.com/locktorture/locktorture/locks"
-	"github.com/redis/go-redis/v9"
 )
 
 // pollEvery is the interval between two looks while a test waits for a
@@ -22,16 +23,7 @@ const pollEvery = 10 * time.Millisecond
 // stopped when the test ends.
 func startCluster(tb testing.TB, n int) *cluster.Cluster {
 	tb.Helper()
-	c, err := cluster.Start(tb.Context(), n)
-	if err != nil {
-		tb.Fatalf("start %d Redis nodes: %v", n, err)
-	}
-	tb.Cleanup(func() {
-		if err := c.Close(); err != nil {
-			tb.Errorf("close cluster: %v", err)
-		}
-	})
-	return c
+	return testutil.Cluster(tb, cluster.Spec{Nodes: n})
 }
 
 // config is a Config for the first n nodes of c with the given TTL, one
@@ -120,12 +112,8 @@ func acquireWithin(tb testing.TB, l locks.Lock, key string, within time.Duration
 		if time.Now().After(deadline) {
 			return locks.Lease{}, fmt.Errorf("not acquired within %v: %w", within, err)
 		}
-		t := time.NewTimer(pollEvery)
-		select {
-		case <-tb.Context().Done():
-			t.Stop()
-			tb.Fatalf("acquire %q: %v", key, tb.Context().Err())
-		case <-t.C:
+		if err := wait.Sleep(tb.Context(), pollEvery); err != nil {
+			tb.Fatalf("acquire %q: %v", key, err)
 		}
 	}
 }
@@ -134,14 +122,7 @@ func acquireWithin(tb testing.TB, l locks.Lock, key string, within time.Duration
 // the proxy), or "" if the key is absent.
 func get(tb testing.TB, c *cluster.Cluster, i int, key string) string {
 	tb.Helper()
-	v, err := c.Node(i).Client().Get(tb.Context(), key).Result()
-	if errors.Is(err, redis.Nil) {
-		return ""
-	}
-	if err != nil {
-		tb.Fatalf("GET %q on node %d: %v", key, i, err)
-	}
-	return v
+	return testutil.Value(tb, c.Node(i), key)
 }
 
 // setOther sets key to token with a PX ttl on node i, directly: another

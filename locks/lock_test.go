@@ -84,7 +84,7 @@ func testLifecycle(t *testing.T, c *cluster.Cluster, nodes int, name string, cfg
 	if err != nil {
 		t.Fatalf("extend: %v", err)
 	}
-	if ext.Key != lease.Key || ext.Token != lease.Token || ext.Fencing != lease.Fencing {
+	if ext.Key != lease.Key || ext.Token != lease.Token || ext.Fence != lease.Fence {
 		t.Errorf("extend changed the lease: %+v -> %+v", lease, ext)
 	}
 	if ext.Validity.Before(lease.Validity) {
@@ -176,12 +176,12 @@ func testFencing(t *testing.T, name string, cfg locks.Config) {
 	for i := range 4 {
 		lease := mustAcquire(t, l, key)
 		switch {
-		case !cfg.Fencing && lease.Fencing != 0:
-			t.Errorf("acquisition %d: fencing token %d without Fencing", i, lease.Fencing)
-		case cfg.Fencing && lease.Fencing <= prev:
-			t.Errorf("acquisition %d: fencing token %d after %d, want increasing", i, lease.Fencing, prev)
+		case !cfg.Fencing && lease.Fence != 0:
+			t.Errorf("acquisition %d: fencing token %d without Fencing", i, lease.Fence)
+		case cfg.Fencing && lease.Fence <= prev:
+			t.Errorf("acquisition %d: fencing token %d after %d, want increasing", i, lease.Fence, prev)
 		}
-		prev = lease.Fencing
+		prev = lease.Fence
 		if err := l.Release(t.Context(), lease); err != nil {
 			t.Fatalf("release: %v", err)
 		}

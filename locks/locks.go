@@ -27,9 +27,9 @@ type Lease struct {
 	// Token is the random value that identifies this holder: non-empty
 	// and unique to the lease.
 	Token string
-	// Fencing is the fencing token issued with the lease, or 0 when the
-	// lock issues none.
-	Fencing int64
+	// Fence is the fencing token issued with the lease, or 0 when the lock
+	// issues none (history.Event.Fence records it).
+	Fence int64
 	// Validity is the deadline until which the client may act as the
 	// holder, computed on the client's own clock. It carries a monotonic
 	// clock reading (it comes from time.Now), so comparing it with
@@ -207,12 +207,19 @@ func New(name string, cfg Config) (Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err = cfg.withDefaults()
+	return s.Build(cfg)
+}
+
+// Build builds the implementation s describes from cfg, as New does once
+// it has looked s up: it applies Config's defaults, refuses Fencing unless
+// s.Fencing, and calls s.New.
+func (s Spec) Build(cfg Config) (Lock, error) {
+	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	if cfg.Fencing && !s.Fencing {
-		return nil, fmt.Errorf("locks: %s issues no fencing tokens", name)
+		return nil, fmt.Errorf("locks: %s issues no fencing tokens", s.Name)
 	}
 	return s.New(cfg)
 }

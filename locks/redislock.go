@@ -14,7 +14,7 @@ import (
 // redislockLock is github.com/bsm/redislock (the version go.mod pins;
 // results.json records it), a single-instance lock on Config.Addrs[0], or
 // on the primary that Config.Sentinels name, through one go-redis client
-// built with this package's safe options (newSingleClient). Every Redis
+// built with this package's safe options (NewSingleClient). Every Redis
 // command is the library's:
 //
 //   - Acquire: Client.Obtain(ctx, key, TTL) with a retry strategy of
@@ -115,7 +115,7 @@ func newRedislock(name string, cfg Config) (*redislockLock, error) {
 	if err := refuseFencing(name, cfg); err != nil {
 		return nil, err
 	}
-	c := newSingleClient(cfg)
+	c := NewSingleClient(cfg)
 	c.AddHook(libHook{node: 0, scripts: redislockScripts})
 	return &redislockLock{
 		name:    name,

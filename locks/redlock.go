@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locktorture/locktorture/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -138,7 +139,7 @@ func newRedLock(name string, cfg Config, bug redlockBug) (*redlock, error) {
 		l.quorum = 1
 	}
 	for _, addr := range cfg.Addrs {
-		l.clients = append(l.clients, newClient(addr, cfg))
+		l.clients = append(l.clients, NewClient(addr, cfg))
 	}
 	return l, nil
 }
@@ -221,7 +222,7 @@ func (l *redlock) Acquire(ctx context.Context, key string) (Lease, error) {
 	var why error
 	for try := range l.cfg.Tries {
 		if try > 0 {
-			if err := l.backoff.wait(ctx); err != nil {
+			if err := wait.Sleep(ctx, l.backoff.next()); err != nil {
 				return Lease{}, fmt.Errorf("%s: acquire %q: %w", l.name, key, err)
 			}
 		}
@@ -234,7 +235,7 @@ func (l *redlock) Acquire(ctx context.Context, key string) (Lease, error) {
 		}
 		v, deadline := l.validity(start, end)
 		if granted >= l.quorum && v > 0 {
-			return Lease{Key: key, Token: token, Fencing: fence, Validity: deadline}, nil
+			return Lease{Key: key, Token: token, Fence: fence, Validity: deadline}, nil
 		}
 		l.unlock(ctx, try+1, key, token)
 		if err := ctxErr(ctx); err != nil {

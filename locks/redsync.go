@@ -15,7 +15,7 @@ import (
 // redsyncLock is github.com/go-redsync/redsync/v4 (the version go.mod
 // pins; results.json records it) over go-redis v9, through redsync's own
 // goredis/v9 pool, one go-redis client per node of Config.Addrs, built
-// with this package's safe options (newClient). It is a RedLock: N
+// with this package's safe options (NewClient). It is a RedLock: N
 // independent masters, quorum ⌊N/2⌋+1. What the adapter adds is only the
 // mapping to [Lock]; every Redis command is the library's.
 //
@@ -192,7 +192,7 @@ func newRedsync(name string, cfg Config, opts ...RedsyncOption) (*redsyncLock, e
 	l := &redsyncLock{name: name, cfg: cfg, opts: o, backoff: newBackoff(cfg)}
 	pools := make([]redsyncredis.Pool, len(cfg.Addrs))
 	for i, addr := range cfg.Addrs {
-		c := newClient(addr, cfg)
+		c := NewClient(addr, cfg)
 		c.AddHook(libHook{node: i, scripts: redsyncScripts})
 		l.clients = append(l.clients, c)
 		pools[i] = goredis.NewPool(c)

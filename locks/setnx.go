@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/locktorture/locktorture/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
 
 // setnx is the single-instance lock on Config.Addrs[0], or on the primary
-// that Config.Sentinels name (see newSingleClient):
+// that Config.Sentinels name (see NewSingleClient):
 //
 //   - Acquire: SET key token NX PX ttl, with a fresh 128-bit random token
 //     per call. With Config.Fencing one Lua script does the SET and, only
@@ -91,7 +92,7 @@ func newSetNX(name string, cfg Config, bug setnxBug) (*setnx, error) {
 		name:    name,
 		cfg:     cfg,
 		drift:   drift(cfg.TTL),
-		client:  newSingleClient(cfg),
+		client:  NewSingleClient(cfg),
 		backoff: newBackoff(cfg),
 		bug:     bug,
 	}, nil
@@ -123,7 +124,7 @@ func (l *setnx) Acquire(ctx context.Context, key string) (Lease, error) {
 	attempts := 0
 	for try := range l.cfg.Tries {
 		if try > 0 {
-			if err := l.backoff.wait(ctx); err != nil {
+			if err := wait.Sleep(ctx, l.backoff.next()); err != nil {
 				last = err
 				break
 			}
@@ -133,7 +134,7 @@ func (l *setnx) Acquire(ctx context.Context, key string) (Lease, error) {
 		attempts = try + 1
 		ev.add(NodeAnswer{Attempt: attempts, Answer: answerOf(granted, err), Err: err})
 		if err == nil && granted {
-			return Lease{Key: key, Token: token, Fencing: fence, Validity: start.Add(l.cfg.TTL - l.drift)}, nil
+			return Lease{Key: key, Token: token, Fence: fence, Validity: start.Add(l.cfg.TTL - l.drift)}, nil
 		}
 		last = err
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/report"
 )
 
@@ -26,7 +27,7 @@ func TestAggregate(t *testing.T) {
 		name    string
 		expect  report.Expectation
 		runs    []run
-		outcome string
+		outcome checker.Outcome
 		matches bool
 	}{
 		{"safe as expected", report.ExpectSafe, []run{{CellRun: report.CellRun{Lease: "valid", Resource: "valid", Availability: -1}}}, "safe", true},

@@ -66,7 +66,7 @@ func TestNightlyWorkflow(t *testing.T) {
 	specs := Cells(false)
 	o := Options{Seeds: seeds, Duration: d}
 	var longest, total time.Duration
-	for _, runs := range Plan(specs, o, n) {
+	for _, runs := range Shards(specs, o, n) {
 		t := ExpectedTime(specs, o, runs)
 		longest = max(longest, t)
 		total += t

@@ -12,18 +12,19 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/harness"
 	"github.com/locktorture/locktorture/history"
 	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/report"
 )
 
-// RunOne runs one test, checks its history and writes results.json and
-// report.html into cfg.Dir. An interrupted run is still checked and
-// reported; its error is returned with the results.
-func RunOne(ctx context.Context, cfg harness.Config, id, command string, checkTimeout time.Duration, opts ...harness.Option) (report.Results, error) {
+// RunOne runs one test of plan in dir, checks its history and writes
+// results.json and report.html into dir. An interrupted run is still
+// checked and reported; its error is returned with the results.
+func RunOne(ctx context.Context, plan *harness.Plan, dir, id, command string, checkTimeout time.Duration, opts ...harness.Option) (report.Results, error) {
 	started := time.Now()
-	sum, runErr := harness.Run(ctx, cfg, opts...)
+	sum, runErr := plan.Run(ctx, dir, opts...)
 	if runErr != nil && !sum.Interrupted {
 		return report.Results{}, fmt.Errorf("run %s: %w", id, runErr)
 	}
@@ -58,10 +59,10 @@ func RunOne(ctx context.Context, cfg harness.Config, id, command string, checkTi
 	for k, v := range sum.LockVersions {
 		r.Versions[k] = v // a client process's language and libraries
 	}
-	if err := report.WriteResults(cfg.Dir, r); err != nil {
+	if err := report.WriteResults(dir, r); err != nil {
 		return r, err
 	}
-	if err := report.WriteHTML(filepath.Join(cfg.Dir, "report.html"), r, events, copts); err != nil {
+	if err := report.WriteHTML(filepath.Join(dir, "report.html"), r, events, copts); err != nil {
 		return r, err
 	}
 	if sum.Interrupted {
@@ -108,15 +109,22 @@ func explainUntested(res *checker.Result, sum harness.Summary) {
 	}
 }
 
+// DefaultDuration is the duration of every run of a matrix when
+// Options.Duration is zero (raised to a cell's MinDuration).
+const DefaultDuration = 8 * time.Second
+
 // Options configure a matrix run.
 type Options struct {
-	// Seeds run for every cell. Default 1.
+	// Seeds run for every cell. Default the harness's default seed, 1.
 	Seeds []int64
-	// Duration of every run (raised to a cell's MinDuration). Default 8s.
+	// Duration of every run (raised to a cell's MinDuration). Default
+	// DefaultDuration.
 	Duration time.Duration
-	// Dir receives runs/<cell>-seed<n>/ and the summaries. Required.
+	// Dir receives runs/<cell>-seed<n>/ and the summaries. Required by
+	// Plan.Run.
 	Dir string
-	// CheckTimeout bounds porcupine per model. Default 60s.
+	// CheckTimeout bounds porcupine per model. Default
+	// checker.DefaultTimeout.
 	CheckTimeout time.Duration
 	// Command is recorded in the summaries.
 	Command string
@@ -144,19 +152,71 @@ type Progress struct {
 	Left time.Duration
 }
 
-// Run runs every cell over every seed, writes the summaries into o.Dir
-// and returns the matrix. A cancelled ctx stops the current run (what it
-// recorded is still checked, and the run is marked interrupted) and
-// starts no other: the matrix is then marked interrupted, every cell
-// lists the seeds that never ran (Cell.NotRun), no cell with a seed not
-// run to its end matches its expectation, and Run returns ctx's error.
-func Run(ctx context.Context, specs []Spec, o Options) (report.Matrix, error) {
+// Plan is a matrix validated once: the cells (no name twice) and seeds
+// (none twice), the shard, and the harness.Plan of every run of every
+// cell (each seed of Options.Seeds, Options.Duration raised to the cell's
+// MinDuration), each checked, the programs the cells need found, and its
+// faults drawn, before anything runs. Run runs it, or the part of it that
+// is its Shard's.
+type Plan struct {
+	specs []Spec
+	o     Options
+	runs  map[report.ShardRun]*harness.Plan
+}
+
+// NewPlan validates the matrix (see Plan): a run whose faults would not
+// fit in its duration, a cell whose lock is not installed, is refused
+// here in one line naming the cell, not found out cell by cell.
+func NewPlan(specs []Spec, o Options) (*Plan, error) {
 	o = o.withDefaults()
+	if err := o.Shard.check(); err != nil {
+		return nil, err
+	}
+	seeds := make(map[int64]bool, len(o.Seeds))
+	for _, s := range o.Seeds {
+		if seeds[s] {
+			return nil, fmt.Errorf("matrix: seed %d given twice", s)
+		}
+		seeds[s] = true
+	}
+	p := &Plan{specs: specs, o: o, runs: make(map[report.ShardRun]*harness.Plan)}
+	for _, sp := range specs {
+		for _, seed := range o.Seeds {
+			run := report.ShardRun{Cell: sp.Name, Seed: seed}
+			if p.runs[run] != nil {
+				// Run directories and shards are named by cell.
+				return nil, fmt.Errorf("matrix: cell %s given twice", sp.Name)
+			}
+			hp, err := harness.NewPlan(sp.config(seed, sp.duration(o), ""))
+			if err != nil {
+				return nil, fmt.Errorf("matrix: cell %s, seed %d: %w", sp.Name, seed, err)
+			}
+			p.runs[run] = hp
+		}
+	}
+	return p, nil
+}
+
+// Run plans the matrix (NewPlan) and runs it (Plan.Run).
+func Run(ctx context.Context, specs []Spec, o Options) (report.Matrix, error) {
+	p, err := NewPlan(specs, o)
+	if err != nil {
+		return report.Matrix{}, err
+	}
+	return p.Run(ctx)
+}
+
+// Run runs every cell over every seed (or the runs of the Options'
+// Shard), writes the summaries into the Options' Dir and returns the
+// matrix. A cancelled ctx stops the current run (what it recorded is
+// still checked, and the run is marked interrupted) and starts no other:
+// the matrix is then marked interrupted, every cell lists the seeds that
+// never ran (Cell.NotRun), no cell with a seed not run to its end matches
+// its expectation, and Run returns ctx's error.
+func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
+	o, specs := p.o, p.specs
 	if o.Dir == "" {
 		return report.Matrix{}, errors.New("matrix: no output directory")
-	}
-	if err := Validate(specs, o); err != nil {
-		return report.Matrix{}, err
 	}
 	if err := os.MkdirAll(filepath.Join(o.Dir, "runs"), 0o700); err != nil {
 		return report.Matrix{}, fmt.Errorf("matrix: %w", err)
@@ -166,40 +226,25 @@ func Run(ctx context.Context, specs []Spec, o Options) (report.Matrix, error) {
 	}
 	m := report.Matrix{Started: time.Now().UTC(), Command: o.Command, Seeds: o.Seeds, Duration: o.Duration.String(), Versions: report.Versions(),
 		Commit: o.Commit, Dirty: o.Dirty, Shard: shardInfo(specs, o, o.Shard)}
-	// The seeds each cell runs: every seed, or the shard's.
-	seedsOf := make([][]int64, len(specs))
-	for i := range specs {
-		seedsOf[i] = o.Seeds
-	}
-	if m.Shard != nil {
-		index := make(map[string]int, len(specs))
-		for i, sp := range specs {
-			index[sp.Name] = i
-			seedsOf[i] = nil
-		}
-		for _, r := range m.Shard.Runs {
-			seedsOf[index[r.Cell]] = append(seedsOf[index[r.Cell]], r.Seed)
-		}
-	}
+	seedsOf := p.seedsOf(m.Shard)
 	start := time.Now()
 	total := 0
 	left := time.Duration(0)
 	for i, sp := range specs {
 		total += len(seedsOf[i])
-		left += time.Duration(len(seedsOf[i])) * max(o.Duration, sp.MinDuration)
+		left += time.Duration(len(seedsOf[i])) * sp.duration(o)
+	}
+	var hopts []harness.Option
+	if o.Log != nil {
+		hopts = append(hopts, harness.WithLog(o.Log))
 	}
 	done := 0
 	for i, sp := range specs {
 		if len(seedsOf[i]) == 0 {
 			continue // every run of the cell is another shard's
 		}
-		cell := report.Cell{Name: sp.Name, Lock: sp.Lock, Language: language(sp.Lock), Faults: faultsName(sp.Faults), Fencing: sp.Fencing,
-			Topology: sp.config(0, 0, "").Topology, Expect: sp.Expect, Source: sp.Source}
-		if cell.Topology == "" {
-			cell.Topology = "masters"
-		}
+		cell := sp.cell()
 		for _, seed := range seedsOf[i] {
-			d := max(o.Duration, sp.MinDuration)
 			if ctx.Err() != nil {
 				// Interrupted: the seeds left are listed as never
 				// run, so no summary can read as a full matrix.
@@ -210,12 +255,9 @@ func Run(ctx context.Context, specs []Spec, o Options) (report.Matrix, error) {
 				o.Progress(Progress{Done: done, Total: total, Cell: sp.Name, Seed: seed, Elapsed: time.Since(start), Left: left})
 			}
 			id := fmt.Sprintf("%s-seed%d", dirName(sp.Name), seed)
-			cfg := sp.config(seed, d, filepath.Join(o.Dir, "runs", id))
-			var hopts []harness.Option
-			if o.Log != nil {
-				hopts = append(hopts, harness.WithLog(o.Log))
-			}
-			r, err := RunOne(ctx, cfg, id, fmt.Sprintf("torture run %s", sp.flags(seed, d)), o.CheckTimeout, hopts...)
+			d := sp.duration(o)
+			hp := p.runs[report.ShardRun{Cell: sp.Name, Seed: seed}]
+			r, err := RunOne(ctx, hp, filepath.Join(o.Dir, "runs", id), id, fmt.Sprintf("torture run %s", sp.flags(seed, d)), o.CheckTimeout, hopts...)
 			left -= d
 			done++
 			if err != nil && ctx.Err() != nil && r.RunID == "" {
@@ -246,68 +288,61 @@ func Run(ctx context.Context, specs []Spec, o Options) (report.Matrix, error) {
 	return m, runErr
 }
 
-// Validate checks the configuration of every run of every cell (each
-// seed of o.Seeds, o.Duration raised to the cell's MinDuration; their
-// defaults when unset), and that the programs the cells need are
-// installed (see harness.Config.CheckPrograms), before anything runs: a
-// run whose faults would not fit in its duration is refused here, not
-// found out cell by cell. Run calls it, and so can a caller before it
-// prints or creates anything.
-func Validate(specs []Spec, o Options) error {
-	o = o.withDefaults()
-	if err := o.Shard.check(); err != nil {
-		return err
-	}
-	seen := make(map[string]bool, len(specs))
-	for _, sp := range specs {
-		if seen[sp.Name] {
-			// Run directories and shards are named by cell.
-			return fmt.Errorf("matrix: cell %s given twice", sp.Name)
-		}
-		seen[sp.Name] = true
-	}
-	seeds := make(map[int64]bool, len(o.Seeds))
-	for _, s := range o.Seeds {
-		if seeds[s] {
-			return fmt.Errorf("matrix: seed %d given twice", s)
-		}
-		seeds[s] = true
-	}
-	for _, sp := range specs {
-		for _, seed := range o.Seeds {
-			cfg := sp.config(seed, max(o.Duration, sp.MinDuration), "-")
-			if _, err := cfg.WithDefaults(); err != nil {
-				return fmt.Errorf("matrix: cell %s, seed %d: %w", sp.Name, seed, err)
-			}
-		}
-		if err := sp.config(1, o.Duration, "-").CheckPrograms(); err != nil {
-			return err
+// seedsOf returns the seeds each cell runs, by cell: every seed, or the
+// shard's when shard is not nil.
+func (p *Plan) seedsOf(shard *report.ShardInfo) [][]int64 {
+	seedsOf := make([][]int64, len(p.specs))
+	index := make(map[string]int, len(p.specs))
+	for i, sp := range p.specs {
+		index[sp.Name] = i
+		if shard == nil {
+			seedsOf[i] = p.o.Seeds
 		}
 	}
-	return nil
+	if shard != nil {
+		for _, r := range shard.Runs {
+			seedsOf[index[r.Cell]] = append(seedsOf[index[r.Cell]], r.Seed)
+		}
+	}
+	return seedsOf
 }
 
 // withDefaults returns o with Seeds, Duration and CheckTimeout set to
 // their defaults when unset.
 func (o Options) withDefaults() Options {
 	if len(o.Seeds) == 0 {
-		o.Seeds = []int64{1}
+		o.Seeds = []int64{harness.Defaults().Seed}
 	}
 	if o.Duration == 0 {
-		o.Duration = 8 * time.Second
+		o.Duration = DefaultDuration
 	}
 	if o.CheckTimeout == 0 {
-		o.CheckTimeout = 60 * time.Second
+		o.CheckTimeout = checker.DefaultTimeout
 	}
 	return o
+}
+
+// duration is how long each run of the cell lasts under o: o.Duration
+// raised to the cell's MinDuration.
+func (sp Spec) duration(o Options) time.Duration { return max(o.Duration, sp.MinDuration) }
+
+// cell is the matrix cell of sp, without runs.
+func (sp Spec) cell() report.Cell {
+	topology := sp.Topology
+	if topology == "" {
+		topology = cluster.TopologyMasters
+	}
+	return report.Cell{Name: sp.Name, Lock: sp.Lock, Language: language(sp.Lock), Nemesis: nemesisName(sp.Nemesis), Fencing: sp.Fencing,
+		Topology: topology, Expect: sp.Expect, Source: sp.Source}
 }
 
 // config is the harness configuration of one run of the cell.
 func (sp Spec) config(seed int64, d time.Duration, dir string) harness.Config {
 	return harness.Config{
-		Lock: sp.Lock, Nodes: sp.Nodes, Clients: sp.Clients, Keys: sp.Keys, Duration: d,
-		TTL: sp.TTL, Hold: sp.Hold, Seed: seed, Fencing: sp.Fencing, Nemesis: sp.Faults,
-		NemesisInterval: sp.Interval, Restart: sp.Restart, Topology: sp.Topology, Dir: dir,
+		Workload: harness.Workload{Lock: sp.Lock, Clients: sp.Clients, Keys: sp.Keys, Duration: d, TTL: sp.TTL, Hold: sp.Hold, Seed: seed, Fencing: sp.Fencing},
+		Cluster:  harness.Cluster{Nodes: sp.Nodes, Topology: sp.Topology},
+		Faults:   harness.Faults{Nemesis: sp.Nemesis, NemesisInterval: sp.Interval, Restart: sp.Restart},
+		Output:   harness.Output{Dir: dir},
 	}
 }
 
@@ -336,8 +371,8 @@ func (sp Spec) flags(seed int64, d time.Duration) string {
 	if sp.Hold > 0 {
 		f = append(f, "--hold "+sp.Hold.String())
 	}
-	if len(sp.Faults) > 0 {
-		f = append(f, "--nemesis "+strings.Join(sp.Faults, ","))
+	if len(sp.Nemesis) > 0 {
+		f = append(f, "--nemesis "+strings.Join(sp.Nemesis, ","))
 		if sp.Interval > 0 {
 			f = append(f, "--nemesis-interval "+sp.Interval.String())
 		}
@@ -359,7 +394,7 @@ func language(name string) string {
 	return s.Lang()
 }
 
-func faultsName(f []string) string {
+func nemesisName(f []string) string {
 	if len(f) == 0 {
 		return "none"
 	}
@@ -372,12 +407,12 @@ func dirName(name string) string {
 }
 
 func cellRun(r report.Results, id string, err error) report.CellRun {
-	cr := report.CellRun{Seed: r.Seed, RunID: id, Dir: filepath.Join("runs", id), Lease: string(r.Lease), Resource: string(r.Resource),
+	cr := report.CellRun{Seed: r.Seed, RunID: id, Dir: filepath.Join("runs", id), Lease: r.Lease, Resource: r.Resource,
 		LeaseReason: r.Check.LeaseReason, ResourceReason: r.Check.ResourceReason, Interrupted: r.Interrupted}
 	if err != nil {
 		cr.Error = err.Error()
 		if cr.Lease == "" {
-			cr.Lease, cr.Resource = string(checker.Unknown), string(checker.Unknown)
+			cr.Lease, cr.Resource = checker.Unknown, checker.Unknown
 		}
 	}
 	c := r.Check
@@ -410,11 +445,10 @@ func aggregate(c *report.Cell) {
 	c.AcqPerSec, c.P99Acquire, c.Availability = 0, 0, 0
 	c.Outcome, c.Matches = "", false
 	for _, r := range c.Runs {
-		violated := r.Lease == string(checker.Invalid) || r.Resource == string(checker.Invalid)
-		switch {
-		case violated:
+		switch r.Outcome() {
+		case checker.OutcomeViolation:
 			c.RunsWithViolation++
-		case r.Lease != string(checker.Valid) || r.Resource != string(checker.Valid):
+		case checker.OutcomeUnknown:
 			c.Unknown++
 		}
 		c.Violations += r.Violations
@@ -447,19 +481,19 @@ func aggregate(c *report.Cell) {
 	}
 	switch {
 	case c.RunsWithViolation > 0:
-		c.Outcome = "violation"
+		c.Outcome = checker.OutcomeViolation
 	case c.Unknown > 0 || n == 0:
-		c.Outcome = "unknown"
+		c.Outcome = checker.OutcomeUnknown
 	default:
-		c.Outcome = "safe"
+		c.Outcome = checker.OutcomeSafe
 	}
 	switch c.Expect {
 	case report.ExpectSafe:
-		c.Matches = c.Outcome == "safe"
+		c.Matches = c.Outcome == checker.OutcomeSafe
 	case report.ExpectViolation:
-		c.Matches = c.Outcome == "violation"
+		c.Matches = c.Outcome == checker.OutcomeViolation
 	case report.ExpectPossible:
-		c.Matches = c.Outcome != "unknown"
+		c.Matches = c.Outcome != checker.OutcomeUnknown
 	}
 	// A cell not run to its end matches nothing, whatever its runs so far
 	// found.

@@ -66,7 +66,7 @@ func ExpectedRun(sp Spec, d time.Duration) time.Duration {
 	return max(d, sp.MinDuration) + RunOverhead
 }
 
-// Plan splits the runs of specs × o.Seeds (o.Duration, and their
+// Shards splits the runs of specs × o.Seeds (o.Duration, and their
 // defaults, as Run takes them) into count shards balanced by ExpectedRun,
 // and returns the runs of each, in the matrix's order (cells in the
 // order of specs, then seeds in the order of o.Seeds). It depends on
@@ -76,7 +76,7 @@ func ExpectedRun(sp Spec, d time.Duration) time.Duration {
 // the shard with the least expected time so far, ties to the lowest
 // numbered one (the LPT rule, within 4/3 of the best balance). A shard
 // may get no run when count exceeds the runs.
-func Plan(specs []Spec, o Options, count int) [][]report.ShardRun {
+func Shards(specs []Spec, o Options, count int) [][]report.ShardRun {
 	o = o.withDefaults()
 	type job struct {
 		pos  int // in the matrix's order
@@ -119,7 +119,7 @@ func shardInfo(specs []Spec, o Options, s Shard) *report.ShardInfo {
 	if s.Whole() {
 		return nil
 	}
-	info := &report.ShardInfo{Index: s.Index, Count: s.Count, Runs: Plan(specs, o, s.Count)[s.Index-1]}
+	info := &report.ShardInfo{Index: s.Index, Count: s.Count, Runs: Shards(specs, o, s.Count)[s.Index-1]}
 	for _, sp := range specs {
 		info.Cells = append(info.Cells, report.ShardCell{Name: sp.Name, Expect: sp.Expect})
 	}

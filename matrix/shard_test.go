@@ -46,11 +46,11 @@ func TestPlan(t *testing.T) {
 	specs := Cells(false)
 	o := Options{Seeds: []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, Duration: 12 * time.Second}
 	for _, n := range []int{1, 2, 3, 4, 8, 16} {
-		plan := Plan(specs, o, n)
+		plan := Shards(specs, o, n)
 		if len(plan) != n {
 			t.Fatalf("%d shards: plan has %d", n, len(plan))
 		}
-		if again := Plan(specs, o, n); !reflect.DeepEqual(plan, again) {
+		if again := Shards(specs, o, n); !reflect.DeepEqual(plan, again) {
 			t.Fatalf("%d shards: two plans differ", n)
 		}
 		var all []report.ShardRun
@@ -90,7 +90,7 @@ func TestPlan(t *testing.T) {
 	}
 	// More shards than runs: the runs go one to a shard, the rest are
 	// empty.
-	plan := Plan(specs[:2], Options{Seeds: []int64{1}}, 4)
+	plan := Shards(specs[:2], Options{Seeds: []int64{1}}, 4)
 	if len(plan[0]) != 1 || len(plan[1]) != 1 || len(plan[2]) != 0 || len(plan[3]) != 0 {
 		t.Errorf("2 runs over 4 shards: %v", plan)
 	}
@@ -267,7 +267,7 @@ func fakeShards(tb testing.TB, specs []Spec, seeds []int64, n int, violating map
 			Commit: "0123abcd", Shard: info, RedisVersion: "7.0.15", Elapsed: 10}
 		dir := filepath.Join(tb.TempDir(), fmt.Sprintf("shard%d", i))
 		for _, sp := range specs {
-			cell := report.Cell{Name: sp.Name, Lock: sp.Lock, Faults: faultsName(sp.Faults), Expect: sp.Expect, Source: sp.Source, Topology: "masters"}
+			cell := report.Cell{Name: sp.Name, Lock: sp.Lock, Nemesis: nemesisName(sp.Nemesis), Expect: sp.Expect, Source: sp.Source, Topology: "masters"}
 			for _, r := range info.Runs {
 				if r.Cell != sp.Name {
 					continue

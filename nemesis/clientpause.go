@@ -21,41 +21,28 @@ type ClientPause struct {
 	withdraw func()
 }
 
-var _ Fault = (*ClientPause)(nil)
+var (
+	_ RefusingFault = (*ClientPause)(nil)
+	_ LastingFault  = (*ClientPause)(nil)
+)
 
-var clientPauseKind = register(Kind{
+var clientPauseKind = Kind{
 	Name:    "client-pause",
 	Summary: "stall a lock holder past its TTL between its validity check and its write",
-	Refuse: func(s Setup) string {
-		if s.TTL <= 0 {
-			return "client-pause: the TTL is unknown"
-		}
-		return ""
-	},
+	Needs:   Needs{TTL: true},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
 		// Between 1.5 and 2.5 TTLs: well past the lease, short enough for
 		// another client to acquire and write meanwhile.
 		return &ClientPause{Stall: Duration(s.TTL + s.TTL/2 + time.Duration(rng.Int64N(int64(s.TTL))))}
 	},
-	Decode: decodeChecked[ClientPause]("client-pause"),
-})
-
-// fit checks the stall: a stall of nothing is a fault that does nothing.
-func (c *ClientPause) fit(int) error {
-	if c.Stall <= 0 {
-		return fmt.Errorf("stall %v: want a positive stall", time.Duration(c.Stall))
-	}
-	return nil
+	Decode: decode[ClientPause],
 }
 
-// Refuse says why the fault does not fit s, or "". Load calls it on every
-// decoded step.
-func (c *ClientPause) Refuse(s Setup) string {
-	if why := clientPauseKind.Refuse(s); why != "" {
-		return why
-	}
-	if err := c.fit(s.Nodes); err != nil {
-		return "client-pause: " + err.Error()
+// Refuse says why the fault does not fit s, or "": a stall of nothing is
+// a fault that does nothing.
+func (c *ClientPause) Refuse(Setup) string {
+	if c.Stall <= 0 {
+		return fmt.Sprintf("client-pause: stall %v: want a positive stall", time.Duration(c.Stall))
 	}
 	return ""
 }

@@ -37,27 +37,17 @@ type Clock struct {
 	err  error         // the strobe's error; read once done is closed
 }
 
-var _ Fault = (*Clock)(nil)
+var _ RefusingFault = (*Clock)(nil)
 
-var clockKind = register(Kind{
+var clockKind = Kind{
 	Name:    "clock",
 	Summary: "jump the wall clock of some nodes 1.5–3 TTLs forward (or back), or strobe it",
-	Refuse: func(s Setup) string {
-		switch {
-		case !s.ClockShim && s.Backend == cluster.BackendDocker:
-			return "clock: the image carries no clock shim (label " + cluster.LabelClockShim + "; make redis-image builds one that does)"
-		case !s.ClockShim:
-			return "clock: nodes were not started with the clock shim"
-		case s.TTL <= 0:
-			return "clock: the TTL is unknown"
-		}
-		return ""
-	},
+	Needs:   Needs{Cluster: cluster.Abilities{Clock: true}, TTL: true},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
 		f := &Clock{Nodes: []int{0}, Mode: ClockJump}
-		if n := s.Nodes; s.MultiNode || s.Topology == "failover" {
+		if n := s.Nodes; s.MultiNode || s.Topology == cluster.TopologyFailover {
 			if rng.IntN(2) == 0 {
-				f.Nodes = pickNodes(rng, n, 1+rng.IntN(max(1, (n-1)/2))) // a minority
+				f.Nodes = pickMinority(rng, n)
 			} else {
 				f.Nodes = pickNodes(rng, n, n/2+1+rng.IntN(n-n/2)) // a majority
 			}
@@ -76,22 +66,13 @@ var clockKind = register(Kind{
 		}
 		return f
 	},
-	Decode: decodeChecked[Clock]("clock"),
-})
+	Decode: decode[Clock],
+}
 
-// fit checks the parameters, and the nodes against the number of nodes
-// when nodes ≥ 0.
+// fit checks the parameters, and the nodes against the number of nodes.
 func (c *Clock) fit(nodes int) error {
-	if len(c.Nodes) == 0 {
-		return errors.New("no nodes")
-	}
-	for i, n := range c.Nodes {
-		switch {
-		case n < 0 || (nodes >= 0 && n >= nodes):
-			return fmt.Errorf("no node n%d: the run has %d", n+1, nodes)
-		case i > 0 && n <= c.Nodes[i-1]:
-			return fmt.Errorf("nodes %v: want distinct indices in increasing order", c.Nodes)
-		}
+	if err := checkNodes(c.Nodes, nodes); err != nil {
+		return err
 	}
 	switch {
 	case c.Mode == ClockJump && c.Period != 0:
@@ -104,12 +85,8 @@ func (c *Clock) fit(nodes int) error {
 	return nil
 }
 
-// Refuse says why the fault does not fit s, or "". Load calls it on every
-// decoded step.
+// Refuse says why the fault does not fit s, or "".
 func (c *Clock) Refuse(s Setup) string {
-	if why := clockKind.Refuse(s); why != "" {
-		return why
-	}
 	if err := c.fit(s.Nodes); err != nil {
 		return "clock: " + err.Error()
 	}
@@ -177,22 +154,14 @@ func (c *Clock) strobe(ctx context.Context, ns []*cluster.Node) {
 // Heal stops a strobe, waits for it to return (it never blocks) and sets
 // every node's clock right.
 func (c *Clock) Heal(_ context.Context, t *Target) error {
-	var errs []error
+	var err error
 	if c.stop != nil {
 		close(c.stop)
 		<-c.done
-		errs = append(errs, c.err)
+		err = c.err
 		c.stop = nil
 	}
-	for _, i := range c.Nodes {
-		n, err := node(t, i)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		errs = append(errs, n.SetClockOffset(0))
-	}
-	return errors.Join(errs...)
+	return errors.Join(err, eachNode(t, c.Nodes, func(n *cluster.Node) error { return n.SetClockOffset(0) }))
 }
 
 func setClocks(ns []*cluster.Node, off time.Duration) error {

@@ -13,38 +13,18 @@ import (
 
 	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/internal/testutil"
 	"github.com/redis/go-redis/v9"
 )
 
 // clockCluster starts n nodes with the clock shim, closed when the test ends.
 func clockCluster(tb testing.TB, n int) *cluster.Cluster {
 	tb.Helper()
-	c, err := cluster.Start(context.Background(), n, cluster.WithClockShim(), cluster.WithDir(tb.TempDir()))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := c.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return c
-}
-
-// clockWithin polls cond until it holds, failing the test after 5 s.
-func clockWithin(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("gave up waiting: %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	return testutil.Cluster(tb, cluster.Spec{Nodes: n}, cluster.WithClockShim())
 }
 
 func clockSetup() Setup {
-	return Setup{Lock: "redlock", MultiNode: true, Nodes: 5, TTL: time.Second, Backend: "process", Topology: "masters", ClockShim: true}
+	return Setup{Lock: "redlock", MultiNode: true, Nodes: 5, TTL: time.Second, Topology: "masters", Abilities: cluster.Abilities{Process: true, Clock: true, Network: true}}
 }
 
 func TestClockRefuse(t *testing.T) {
@@ -52,9 +32,9 @@ func TestClockRefuse(t *testing.T) {
 	if _, err := Check([]string{"clock"}, s); err != nil {
 		t.Errorf("Check with the shim: %v", err)
 	}
-	s.ClockShim = false
+	s.Abilities.Clock = false
 	_, err := Check([]string{"clock"}, s)
-	if err == nil || !strings.Contains(err.Error(), "clock: nodes were not started with the clock shim") || strings.Contains(err.Error(), "\n") {
+	if err == nil || !strings.Contains(err.Error(), "clock refused: the nodes run without the clock shim") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("Check without the shim: %v, want a one-line refusal", err)
 	}
 	f := &Clock{Nodes: []int{4}, Mode: ClockJump, Offset: Duration(time.Second)}
@@ -92,13 +72,19 @@ func TestClockDecode(t *testing.T) {
 		`{"nodes":[0],"mode":"jump","offset":"1s","period":"1s"}`:     "takes no period",
 		`{"nodes":[],"mode":"jump","offset":"1s"}`:                    "no nodes",
 		`{"nodes":[2,1],"mode":"jump","offset":"1s"}`:                 "increasing order",
-		`{"nodes":[-1],"mode":"jump","offset":"1s"}`:                  "no node n0",
+		`{"nodes":[-1],"mode":"jump","offset":"1s"}`:                  "negative node index -1",
 		`{"nodes":[0],"mode":"jump","offset":"soon"}`:                 "soon",
 		`{"nodes":[0],"mode":"jump","offset":"1s","skew":"1s"}`:       "skew",
 		`{"nodes":[0],"mode":"strobe","offset":"1s","period":"-1ms"}`: "needs a positive period",
 	} {
-		if _, err := k.Decode(json.RawMessage(in)); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("Decode(%s) = %v, want an error with %q", in, err, want)
+		f, err := k.Decode(json.RawMessage(in))
+		if err == nil {
+			if why := f.(RefusingFault).Refuse(clockSetup()); why != "" {
+				err = errors.New(why)
+			}
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Decode(%s) then Refuse = %v, want an error with %q", in, err, want)
 		}
 	}
 }
@@ -215,7 +201,7 @@ func TestClockStrobe(t *testing.T) {
 	}
 	n := c.Node(1)
 	for _, want := range []time.Duration{0, -time.Hour, 0, -time.Hour} {
-		clockWithin(t, "strobe to "+want.String(), func() bool { return n.ClockOffset() == want })
+		testutil.Until(t, 5*time.Second, "strobe to "+want.String(), func() bool { return n.ClockOffset() == want })
 	}
 	if got := c.Node(0).ClockOffset(); got != 0 {
 		t.Errorf("n1 not in the fault has offset %v", got)
@@ -268,7 +254,7 @@ func TestClockRun(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- Run(t.Context(), sc, &Target{Cluster: c}, time.Now(), rec) }()
 	<-rec.started // recorded just before Start is called
-	clockWithin(t, "offset 1h while the fault is on", func() bool { return c.Node(0).ClockOffset() == time.Hour })
+	testutil.Until(t, 5*time.Second, "offset 1h while the fault is on", func() bool { return c.Node(0).ClockOffset() == time.Hour })
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}

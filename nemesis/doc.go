@@ -1,8 +1,24 @@
 // Package nemesis injects faults into a running test: partitions and
 // latency through toxiproxy, kill/restart and pause/resume of Redis nodes,
 // wall-clock jumps, stalls of lock-holding clients and failovers. Each
-// fault kind has a start and a heal; every start and heal is an event in
-// the history, on the same clock as the operations.
+// fault has a start and a heal; every start and heal is an event in the
+// history, on the same clock as the operations.
 //
-// It imports history and cluster; never locks, checker or harness.
+// # Kinds
+//
+// A Kind lives in a file of its own and has one line in kinds, the one
+// ordered list (nemesis.go), so that one seed always draws the same
+// faults. It declares what it needs of a run (Needs: a multi-node lock, a
+// topology, what the cluster must be able to do to its nodes, client
+// groups, a TTL), and Check refuses it in one line on a run that lacks it;
+// a run is set up for what its kinds need together (NeedsOf). Adding a
+// kind is one file and one line: nothing else switches on kind names.
+//
+// Each occurrence of a kind is a Fault (Start, Heal, String) with its
+// parameters as JSON, and may have optional abilities, named interfaces
+// declared beside Fault: RefusingFault checks its parameters against a
+// run, LastingFault stays active longer than a schedule's interval.
+//
+// It imports history, cluster and internal/wait; never locks, checker or
+// harness.
 package nemesis

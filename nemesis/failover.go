@@ -10,6 +10,7 @@ import (
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/internal/wait"
 )
 
 // Failover isolates the primary of the failover topology (see
@@ -51,7 +52,7 @@ type Failover struct {
 	cut []*toxiproxy.Proxy // proxies that may hold this fault's toxics
 }
 
-var _ Fault = (*Failover)(nil)
+var _ RefusingFault = (*Failover)(nil)
 
 // Bounds of the failover fault's waits.
 const (
@@ -66,38 +67,21 @@ const (
 	failoverDown = "failover_downstream"
 )
 
-var failoverKind = register(Kind{
+var failoverKind = Kind{
 	Name:    "failover",
 	Summary: "isolate the primary from its replica and the sentinels until they promote the replica, then from clients; rejoin it as a replica",
-	Refuse: func(s Setup) string {
-		if s.Topology != "failover" {
-			return "needs --topology failover (a primary, a replica and sentinels)"
-		}
-		return ""
-	},
+	Needs:   Needs{Topology: cluster.TopologyFailover},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
 		// Half the time the old primary stays reachable for half a TTL.
 		return &Failover{HoldOldPrimary: Duration(time.Duration(rng.IntN(2)) * s.TTL / 2)}
 	},
-	Decode: decodeChecked[Failover]("failover"),
-})
-
-// fit checks the parameters.
-func (f *Failover) fit(int) error {
-	if f.HoldOldPrimary < 0 {
-		return fmt.Errorf("negative hold_old_primary %v", time.Duration(f.HoldOldPrimary))
-	}
-	return nil
+	Decode: decode[Failover],
 }
 
-// Refuse says why the fault does not fit s, or "". Load calls it on every
-// decoded step.
-func (f *Failover) Refuse(s Setup) string {
-	if why := failoverKind.Refuse(s); why != "" {
-		return why
-	}
-	if err := f.fit(s.Nodes); err != nil {
-		return "failover: " + err.Error()
+// Refuse says why the fault does not fit s, or "".
+func (f *Failover) Refuse(Setup) string {
+	if f.HoldOldPrimary < 0 {
+		return fmt.Sprintf("failover: negative hold_old_primary %v", time.Duration(f.HoldOldPrimary))
 	}
 	return ""
 }
@@ -112,9 +96,9 @@ func (f *Failover) String() string {
 
 // Start isolates the primary and waits for the promotion (see Failover).
 func (f *Failover) Start(ctx context.Context, t *Target) error {
-	fo := t.Failover
-	if fo == nil {
-		return errors.New("no failover topology")
+	fo, err := failoverOf(t)
+	if err != nil {
+		return err
 	}
 	wctx, cancel := context.WithTimeout(ctx, promoteTimeout)
 	defer cancel()
@@ -128,7 +112,7 @@ func (f *Failover) Start(ctx context.Context, t *Target) error {
 	if _, err := waitPromotion(wctx, fo, old); err != nil {
 		return err
 	}
-	if err := sleep(ctx, time.Duration(f.HoldOldPrimary)); err != nil {
+	if err := wait.Sleep(ctx, time.Duration(f.HoldOldPrimary)); err != nil {
 		return err
 	}
 	return f.blackHole(old.Proxy())
@@ -145,7 +129,7 @@ func waitPromotion(ctx context.Context, fo *cluster.Failover, old *cluster.Node)
 		if err == nil {
 			err = fmt.Errorf("the sentinels still name %s", old.Name())
 		}
-		if serr := sleep(ctx, failoverPoll); serr != nil {
+		if serr := wait.Sleep(ctx, failoverPoll); serr != nil {
 			return nil, fmt.Errorf("wait for the sentinels to promote a replica: %w (last: %v)", serr, err)
 		}
 	}
@@ -179,11 +163,20 @@ func (f *Failover) Heal(ctx context.Context, t *Target) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	if t.Failover == nil {
-		return errors.New("no failover topology")
+	fo, err := failoverOf(t)
+	if err != nil {
+		return err
 	}
 	wctx, cancel := context.WithTimeout(ctx, rejoinTimeout)
 	defer cancel()
-	_, err := t.Failover.WaitHealthy(wctx)
+	_, err = fo.WaitHealthy(wctx)
 	return err
+}
+
+// failoverOf returns the failover topology of t's cluster.
+func failoverOf(t *Target) (*cluster.Failover, error) {
+	if t.Cluster == nil || t.Cluster.Failover() == nil {
+		return nil, errors.New("no failover topology")
+	}
+	return t.Cluster.Failover(), nil
 }

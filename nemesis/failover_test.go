@@ -14,24 +14,17 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/internal/testutil"
 	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/nemesis"
 )
 
 // startFailoverTopology starts a primary, a replica and three sentinels,
-// logging under a test directory, and closes them when the test ends.
+// closed when the test ends.
 func startFailoverTopology(tb testing.TB) (*cluster.Failover, *nemesis.Target) {
 	tb.Helper()
-	f, err := cluster.StartFailover(context.Background(), cluster.WithDir(tb.TempDir()))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := f.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return f, &nemesis.Target{Cluster: f.Cluster(), Failover: f}
+	c := testutil.Cluster(tb, cluster.Spec{Topology: cluster.TopologyFailover})
+	return c.Failover(), &nemesis.Target{Cluster: c}
 }
 
 // replicationInfo returns the fields of n's INFO replication, read
@@ -51,19 +44,6 @@ func replicationInfo(tb testing.TB, n *cluster.Node) map[string]string {
 	return m
 }
 
-// valueOn returns key's value on n, read directly, or "" if absent.
-func valueOn(tb testing.TB, n *cluster.Node, key string) string {
-	tb.Helper()
-	v, err := n.Client().Get(tb.Context(), key).Result()
-	if errors.Is(err, redis.Nil) {
-		return ""
-	}
-	if err != nil {
-		tb.Fatalf("GET %q on %s: %v", key, n.Name(), err)
-	}
-	return v
-}
-
 // pingThrough sends one PING through addr on a fresh client, bounded by
 // 300 ms.
 func pingThrough(addr, password string) error {
@@ -76,19 +56,11 @@ func pingThrough(addr, password string) error {
 	return rc.Ping(ctx).Err()
 }
 
-// boundedCtx is the test's context with a deadline: a bound on one wait,
-// never an assertion on timing.
-func boundedCtx(tb testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(tb.Context(), d)
-	tb.Cleanup(cancel)
-	return ctx
-}
-
 func TestFailoverKind(t *testing.T) {
-	masters := nemesis.Setup{Lock: "setnx", Nodes: 1, Groups: 1, TTL: 4 * time.Second, Backend: "process", Topology: "masters"}
+	masters := nemesis.Setup{Lock: "setnx", Nodes: 1, Groups: 1, TTL: 4 * time.Second, Topology: "masters", Abilities: noShim}
 	fo := masters
 	fo.Topology, fo.Nodes = "failover", 2
-	if _, err := nemesis.Check([]string{"failover"}, masters); err == nil || !strings.Contains(err.Error(), "needs --topology failover") {
+	if _, err := nemesis.Check([]string{"failover"}, masters); err == nil || !strings.Contains(err.Error(), "needs topology failover") {
 		t.Errorf("failover on independent masters: %v, want a refusal", err)
 	}
 	ks, err := nemesis.Check([]string{"failover"}, fo)
@@ -130,13 +102,13 @@ func TestFailoverKind(t *testing.T) {
 // Heal leaves one primary with the old one as its replica.
 func TestFailoverFault(t *testing.T) {
 	f, target := startFailoverTopology(t)
-	old, err := f.WaitPrimary(boundedCtx(t, 10*time.Second))
+	old, err := f.WaitPrimary(testutil.Context(t, 10*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
 	fault := &nemesis.Failover{}
 	start := time.Now()
-	if err := fault.Start(boundedCtx(t, 40*time.Second), target); err != nil {
+	if err := fault.Start(testutil.Context(t, 40*time.Second), target); err != nil {
 		t.Fatalf("start %s: %v", fault, err)
 	}
 	t.Logf("promoted %v after Start began", time.Since(start))
@@ -155,7 +127,7 @@ func TestFailoverFault(t *testing.T) {
 	}
 
 	start = time.Now()
-	if err := fault.Heal(boundedCtx(t, 30*time.Second), target); err != nil {
+	if err := fault.Heal(testutil.Context(t, 30*time.Second), target); err != nil {
 		t.Fatalf("heal: %v", err)
 	}
 	t.Logf("healthy %v after Heal began", time.Since(start))
@@ -195,7 +167,7 @@ func TestFailoverFault(t *testing.T) {
 func TestFailoverLosesSetNXLock(t *testing.T) {
 	f, target := startFailoverTopology(t)
 	ctx := t.Context()
-	old, err := f.WaitPrimary(boundedCtx(t, 10*time.Second))
+	old, err := f.WaitPrimary(testutil.Context(t, 10*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +204,7 @@ func TestFailoverLosesSetNXLock(t *testing.T) {
 	started := make(chan struct{})
 	go func() {
 		defer close(started)
-		startErr = fault.Start(boundedCtx(t, 40*time.Second), target)
+		startErr = fault.Start(testutil.Context(t, 40*time.Second), target)
 	}()
 	t.Cleanup(func() { <-started }) // Start ends with the test's context at the latest
 	deadline := time.Now().Add(10 * time.Second)
@@ -247,7 +219,7 @@ func TestFailoverLosesSetNXLock(t *testing.T) {
 	if err != nil {
 		t.Fatalf("A: acquire on the isolated primary: %v", err)
 	}
-	if got := valueOn(t, old, key); got != leaseA.Token {
+	if got := testutil.Value(t, old, key); got != leaseA.Token {
 		t.Fatalf("A's SET did not land on the old primary %s (%q): it came too late, after the promotion", old.Name(), got)
 	}
 	<-started
@@ -258,7 +230,7 @@ func TestFailoverLosesSetNXLock(t *testing.T) {
 	if err != nil || promoted == old {
 		t.Fatalf("after Start: the sentinels name %v, %v; want the replica", promoted, err)
 	}
-	if got := valueOn(t, promoted, key); got != "" {
+	if got := testutil.Value(t, promoted, key); got != "" {
 		t.Fatalf("A's SET reached the replica %s (%q) despite the cut", promoted.Name(), got)
 	}
 
@@ -282,18 +254,18 @@ func TestFailoverLosesSetNXLock(t *testing.T) {
 	if leaseA.Token == leaseB.Token {
 		t.Fatal("A and B got the same token")
 	}
-	if got := valueOn(t, promoted, key); got != leaseB.Token {
+	if got := testutil.Value(t, promoted, key); got != leaseB.Token {
 		t.Errorf("key on the new primary %s = %q, want B's token", promoted.Name(), got)
 	}
-	if got := valueOn(t, old, key); got != leaseA.Token {
+	if got := testutil.Value(t, old, key); got != leaseA.Token {
 		t.Errorf("key on the old primary %s = %q, want A's token", old.Name(), got)
 	}
 
 	// Heal: the old primary rejoins as a replica and A's grant is gone.
-	if err := fault.Heal(boundedCtx(t, 30*time.Second), target); err != nil {
+	if err := fault.Heal(testutil.Context(t, 30*time.Second), target); err != nil {
 		t.Fatalf("heal: %v", err)
 	}
-	if got := valueOn(t, old, key); got != leaseB.Token {
+	if got := testutil.Value(t, old, key); got != leaseB.Token {
 		t.Errorf("key on the old primary after it rejoined = %q, want B's token (A's write lost)", got)
 	}
 	if err := a.Release(ctx, leaseA); !errors.Is(err, locks.ErrNotHeld) {

@@ -22,15 +22,17 @@ type Kill struct {
 	RestartDelay Duration `json:"restart_delay"`
 }
 
-var _ Fault = (*Kill)(nil)
+var (
+	_ RefusingFault = (*Kill)(nil)
+	_ LastingFault  = (*Kill)(nil)
+)
 
-var killKind = register(Kind{
+var killKind = Kind{
 	Name:    "kill",
 	Summary: "SIGKILL nodes; restart at once, or after a delay of at least the TTL",
+	Needs:   Needs{Cluster: cluster.Abilities{Process: true}},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
-		// A minority of the nodes (one node when there is only one).
-		k := max(1, (s.Nodes-1)/2)
-		f := &Kill{Nodes: pickNodes(rng, s.Nodes, 1+rng.IntN(k))}
+		f := &Kill{Nodes: pickMinority(rng, s.Nodes)}
 		delayed := rng.IntN(2) == 1
 		switch s.Restart {
 		case RestartImmediate:
@@ -46,26 +48,16 @@ var killKind = register(Kind{
 		}
 		return f
 	},
-	Decode: decodeChecked[Kill]("kill"),
-})
-
-// fit checks the parameters, and the nodes against the number of nodes
-// when nodes ≥ 0.
-func (k *Kill) fit(nodes int) error {
-	if err := checkNodes(k.Nodes, nodes); err != nil {
-		return err
-	}
-	if k.RestartDelay < 0 {
-		return fmt.Errorf("negative restart delay %v", time.Duration(k.RestartDelay))
-	}
-	return nil
+	Decode: decode[Kill],
 }
 
-// Refuse says why the fault's nodes do not fit s, or "". Load calls it on
-// every decoded step.
+// Refuse says why the fault's nodes or delay do not fit s, or "".
 func (k *Kill) Refuse(s Setup) string {
-	if err := k.fit(s.Nodes); err != nil {
+	if err := checkNodes(k.Nodes, s.Nodes); err != nil {
 		return "kill: " + err.Error()
+	}
+	if k.RestartDelay < 0 {
+		return fmt.Sprintf("kill: negative restart delay %v", time.Duration(k.RestartDelay))
 	}
 	return ""
 }
@@ -82,46 +74,19 @@ func (k *Kill) String() string {
 
 // Start kills the nodes (and, without a delay, restarts them).
 func (k *Kill) Start(ctx context.Context, t *Target) error {
-	var errs []error
-	for _, i := range k.Nodes {
-		n, err := node(t, i)
-		if err != nil {
-			return err
-		}
-		if err := n.Kill(); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	err := eachNode(t, k.Nodes, func(n *cluster.Node) error { return n.Kill() })
 	if k.RestartDelay == 0 {
-		errs = append(errs, restart(ctx, t, k.Nodes))
+		err = errors.Join(err, k.Heal(ctx, t))
 	}
-	return errors.Join(errs...)
+	return err
 }
 
 // Heal restarts every node of the fault that is not running.
-func (k *Kill) Heal(ctx context.Context, t *Target) error { return restart(ctx, t, k.Nodes) }
-
-func restart(ctx context.Context, t *Target, idx []int) error {
-	var errs []error
-	for _, i := range idx {
-		n, err := node(t, i)
-		if err != nil {
-			return err
-		}
+func (k *Kill) Heal(ctx context.Context, t *Target) error {
+	return eachNode(t, k.Nodes, func(n *cluster.Node) error {
 		if n.Running() {
-			continue
+			return nil
 		}
-		if err := n.Restart(ctx); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// node returns node i of the target's cluster, or an error naming it.
-func node(t *Target, i int) (*cluster.Node, error) {
-	if t.Cluster == nil || i < 0 || i >= len(t.Cluster.Nodes()) {
-		return nil, fmt.Errorf("no node n%d", i+1)
-	}
-	return t.Cluster.Node(i), nil
+		return n.Restart(ctx)
+	})
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/locktorture/locktorture/cluster"
 )
 
 // Latency slows nodes down until Heal: every chunk of their replies (and of
@@ -21,7 +23,7 @@ type Latency struct {
 	Upstream bool     `json:"upstream,omitempty"`
 }
 
-var _ Fault = (*Latency)(nil)
+var _ RefusingFault = (*Latency)(nil)
 
 // Names of the toxics a latency fault adds.
 const (
@@ -29,10 +31,11 @@ const (
 	latencyDown = "latency_" + downstream
 )
 
-var latencyKind = register(Kind{
+var latencyKind = Kind{
 	Name:    "latency",
 	Summary: "delay replies (and maybe commands) of some or all nodes by up to 0.9 × TTL",
-	Refuse:  refuseProxyFaults,
+	// The failover topology has faults of its own (kind failover).
+	Needs: Needs{Topology: cluster.TopologyMasters, Cluster: cluster.Abilities{Network: true}},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
 		f := &Latency{Nodes: []int{0}}
 		if s.MultiNode {
@@ -42,7 +45,7 @@ var latencyKind = register(Kind{
 					f.Nodes[i] = i
 				}
 			} else {
-				f.Nodes = pickNodes(rng, s.Nodes, 1+rng.IntN(max(1, (s.Nodes-1)/2)))
+				f.Nodes = pickMinority(rng, s.Nodes)
 			}
 		}
 		d := [...]time.Duration{s.TTL / 10, s.TTL / 2, s.TTL * 9 / 10}[rng.IntN(3)]
@@ -52,8 +55,8 @@ var latencyKind = register(Kind{
 		f.Upstream = rng.IntN(2) == 1
 		return f
 	},
-	Decode: decodeChecked[Latency]("latency"),
-})
+	Decode: decode[Latency],
+}
 
 // fit checks the parameters, and the nodes against the number of nodes
 // when nodes ≥ 0.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locktorture/locktorture/internal/testutil"
 	"github.com/locktorture/locktorture/nemesis"
 )
 
@@ -22,7 +23,7 @@ func TestLatency(t *testing.T) {
 	clients := make([][]*redis.Client, c.Groups())
 	for g := range clients {
 		for _, n := range c.Nodes() {
-			rc := newClient(t, n.GroupAddr(g), c.Password())
+			rc := testutil.Client(t, n.GroupAddr(g), c.Password())
 			if err := rc.Ping(ctx).Err(); err != nil { // connect before the toxics
 				t.Fatal(err)
 			}
@@ -70,7 +71,7 @@ func TestLatency(t *testing.T) {
 			assertHealthy(t, c)
 			for g := range clients {
 				for i, rc := range clients[g] {
-					eventually(t, fmt.Sprintf("a PING under %v from group %d to n%d", time.Duration(l.Latency)/2, g, i+1), func() error {
+					testutil.Eventually(t, 5*time.Second, fmt.Sprintf("a PING under %v from group %d to n%d", time.Duration(l.Latency)/2, g, i+1), func() error {
 						start := time.Now()
 						if err := rc.Ping(ctx).Err(); err != nil {
 							return err

@@ -1,6 +1,7 @@
 package nemesis
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,24 +27,19 @@ type Setup struct {
 	Groups int
 	// TTL is the lock's time to live.
 	TTL time.Duration
-	// Backend runs the nodes: "process" (redis-server processes),
-	// "docker" (containers) or "external" (nodes someone else runs, which
-	// no process or clock fault can reach; see refuseBackend).
-	Backend string
-	// Toxiproxy is set when the external backend reaches its nodes through
-	// a toxiproxy server, so network faults can act on them. The process
-	// and docker backends always run their own proxies.
-	Toxiproxy bool
-	// Topology is "masters" (independent nodes) or "failover" (a primary,
-	// a replica and sentinels).
+	// Topology is cluster.TopologyMasters (independent nodes) or
+	// cluster.TopologyFailover (a primary, a replica and sentinels).
 	Topology string
+	// Abilities are what the cluster can do to its nodes (see
+	// cluster.Spec.Abilities and Cluster.Abilities): a kind that needs one
+	// it lacks is refused. A Setup made by hand without them can do
+	// nothing to its nodes.
+	Abilities cluster.Abilities
 	// Persistent is set when the nodes run with appendfsync always.
 	Persistent bool
 	// RestartDelay, when set, is the delay of every delayed restart the
 	// kill kind draws; otherwise it draws 1.5×TTL.
 	RestartDelay time.Duration
-	// ClockShim is set when the nodes run with the clock shim preloaded.
-	ClockShim bool
 	// Restart says how the kill kind restarts nodes: RestartMixed (either,
 	// drawn from the seed; the default), RestartImmediate or
 	// RestartDelayed.
@@ -59,12 +55,10 @@ const (
 
 // Target is what faults act on while the run goes.
 type Target struct {
-	// Cluster holds the nodes and their proxies.
+	// Cluster holds the nodes and their proxies; in the failover topology,
+	// the data nodes, and Cluster.Failover() the primary, the replica and
+	// the sentinels.
 	Cluster *cluster.Cluster
-	// Failover is the failover topology (a primary, a replica and
-	// sentinels) when Setup.Topology is "failover", else nil; Cluster is
-	// then its data nodes, Failover.Cluster().
-	Failover *cluster.Failover
 	// Clients stalls lock holders; nil when the run offers no such hook.
 	Clients ClientStaller
 }
@@ -78,7 +72,9 @@ type ClientStaller interface {
 }
 
 // Fault is one occurrence of a fault kind, with its parameters. Its
-// exported fields are its JSON parameters in schedule.json.
+// exported fields are its JSON parameters in schedule.json. Beside these
+// methods a fault may have the optional abilities below (RefusingFault,
+// LastingFault), as a toxiproxy toxic may be buffered or stateful.
 type Fault interface {
 	// Start injects the fault.
 	Start(ctx context.Context, t *Target) error
@@ -87,53 +83,118 @@ type Fault interface {
 	Heal(ctx context.Context, t *Target) error
 	// String describes the occurrence for the history, e.g. "kill n2".
 	String() string
+}
+
+// RefusingFault is a Fault that checks its parameters against a run: its
+// nodes, client groups and durations. Load calls Refuse on every step it
+// decodes, so a schedule is refused before any node starts.
+type RefusingFault interface {
+	Fault
 	// Refuse returns a one-line reason why this occurrence cannot act on
-	// s (a node, a client group or a parameter the run does not have),
-	// or "" when it can. Load calls it on every step, so a schedule is
-	// refused before any node starts.
+	// s, or "" when it can.
 	Refuse(s Setup) string
 }
 
-// Kind is one kind of fault.
+// LastingFault is a Fault that must stay active longer than a schedule's
+// interval: Plan stretches its step to MinActive (a delayed restart, a
+// stalled holder).
+type LastingFault interface {
+	Fault
+	// MinActive is the least time the fault stays active.
+	MinActive() time.Duration
+}
+
+// Kind is one kind of fault: what it needs of a run, and how it draws and
+// reads its faults. Each kind lives in its own file and has one line in
+// kinds.
 type Kind struct {
 	// Name selects the kind in --nemesis.
 	Name string
 	// Summary is a one-line description.
 	Summary string
-	// Refuse returns a one-line reason why the kind cannot act on s, or
-	// "" when it can.
-	Refuse func(s Setup) string
-	// Plan draws one occurrence from rng.
+	// Needs is what the kind needs of the run; Check refuses it, saying
+	// why, on a run without (see Needs).
+	Needs Needs
+	// Plan draws one occurrence from rng, for a run that meets Needs.
 	Plan func(rng *rand.Rand, s Setup) Fault
-	// Decode reads an occurrence from its JSON parameters.
+	// Decode reads an occurrence from its JSON parameters (an unknown
+	// field is an error); Load then asks it to Refuse what the run lacks.
 	Decode func(params json.RawMessage) (Fault, error)
 }
 
-// kinds lists every kind in a fixed order, so one seed always draws the
-// same faults. Each kind lives in its own file.
-var kinds []Kind
-
-// register appends k to kinds; called from a package-level var in each
-// kind's file and ordered by kindOrder, never by init order.
-func register(k Kind) Kind {
-	kinds = append(kinds, k)
-	return k
+// kinds is every kind, in the order one seed draws from: a new kind is one
+// new file and one line here.
+var kinds = []Kind{
+	partitionKind,
+	latencyKind,
+	killKind,
+	pauseKind,
+	clockKind,
+	clientPauseKind,
+	failoverKind,
 }
 
-// kindOrder is the fixed order of the kinds.
-var kindOrder = []string{"partition", "latency", "kill", "pause", "clock", "client-pause", "failover"}
-
 // Kinds returns every known kind in a fixed order.
-func Kinds() []Kind {
-	var out []Kind
-	for _, name := range kindOrder {
-		for _, k := range kinds {
-			if k.Name == name {
-				out = append(out, k)
-			}
+func Kinds() []Kind { return slices.Clone(kinds) }
+
+// Needs is what a kind needs of a run. Check refuses a kind whose needs
+// the run's Setup does not meet, with a one-line reason; a run is set up
+// for the needs of its kinds (NeedsOf): as many client groups as they
+// draw faults for, and the clock shim when one needs the clock.
+type Needs struct {
+	// MultiNode: a lock that talks to every node (RedLock).
+	MultiNode bool
+	// Topology: the one topology the kind acts on,
+	// cluster.TopologyMasters or cluster.TopologyFailover; "" for any.
+	Topology string
+	// Cluster: what the cluster must be able to do to its nodes: kill and
+	// pause them (Process), shift their clocks (Clock), fault their
+	// network (Network).
+	Cluster cluster.Abilities
+	// Groups: the client groups the kind draws its faults for, each
+	// reaching the nodes through its own proxies; 0 is one.
+	Groups int
+	// TTL: a known TTL, which the kind draws its durations from.
+	TTL bool
+}
+
+// topologies describes each topology in a few words, for refusals.
+var topologies = map[string]string{
+	cluster.TopologyMasters:  "independent masters",
+	cluster.TopologyFailover: "a primary, a replica and sentinels",
+}
+
+// refuse returns a one-line reason why s does not meet n, or "".
+func (n Needs) refuse(s Setup) string {
+	switch {
+	case n.MultiNode && !s.MultiNode:
+		return fmt.Sprintf("needs a multi-node lock; %s uses one node", s.Lock)
+	case n.Topology != "" && s.Topology != n.Topology:
+		return fmt.Sprintf("needs topology %s (%s), the run's is %s", n.Topology, topologies[n.Topology], s.Topology)
+	case n.TTL && s.TTL <= 0:
+		return "needs the TTL, which is unknown"
+	}
+	return s.Abilities.Missing(n.Cluster)
+}
+
+// NeedsOf returns what the kinds need together: every ability, property
+// and topology any of them needs (kinds needing two topologies are
+// refused by Check anyway), and the most client groups.
+func NeedsOf(ks []Kind) Needs {
+	var all Needs
+	for _, k := range ks {
+		n := k.Needs
+		all.MultiNode = all.MultiNode || n.MultiNode
+		all.TTL = all.TTL || n.TTL
+		all.Cluster.Process = all.Cluster.Process || n.Cluster.Process
+		all.Cluster.Clock = all.Cluster.Clock || n.Cluster.Clock
+		all.Cluster.Network = all.Cluster.Network || n.Cluster.Network
+		all.Groups = max(all.Groups, n.Groups)
+		if all.Topology == "" {
+			all.Topology = n.Topology
 		}
 	}
-	return out
+	return all
 }
 
 // ErrUnknownKind is returned for a kind name that is not known.
@@ -142,7 +203,7 @@ var ErrUnknownKind = errors.New("nemesis: unknown fault kind")
 // Lookup returns the kind called name.
 func Lookup(name string) (Kind, error) {
 	var names []string
-	for _, k := range Kinds() {
+	for _, k := range kinds {
 		if k.Name == name {
 			return k, nil
 		}
@@ -151,8 +212,8 @@ func Lookup(name string) (Kind, error) {
 	return Kind{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownKind, name, strings.Join(names, ", "))
 }
 
-// Check looks every name up and asks each kind whether it can act on s;
-// the error is one line naming the first kind refused and why.
+// Check looks every name up and refuses the first kind whose needs s does
+// not meet, in one line naming the kind and why.
 func Check(names []string, s Setup) ([]Kind, error) {
 	var ks []Kind
 	for _, n := range names {
@@ -160,11 +221,7 @@ func Check(names []string, s Setup) ([]Kind, error) {
 		if err != nil {
 			return nil, err
 		}
-		why := refuseBackend(n, s)
-		if why == "" && k.Refuse != nil {
-			why = k.Refuse(s)
-		}
-		if why != "" {
+		if why := k.Needs.refuse(s); why != "" {
 			return nil, fmt.Errorf("nemesis: %s refused: %s", n, why)
 		}
 		ks = append(ks, k)
@@ -172,14 +229,15 @@ func Check(names []string, s Setup) ([]Kind, error) {
 	return ks, nil
 }
 
-// decode is the Decode of a kind whose fault is the struct *T.
+// decode is the Decode of a kind whose fault is the struct *T: strict
+// JSON, an unknown field is an error.
 func decode[T any, P interface {
 	*T
 	Fault
 }](params json.RawMessage) (Fault, error) {
 	var f T
 	if len(params) > 0 {
-		dec := json.NewDecoder(strings.NewReader(string(params)))
+		dec := json.NewDecoder(bytes.NewReader(params))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&f); err != nil {
 			return nil, fmt.Errorf("nemesis: %w", err)
@@ -188,36 +246,32 @@ func decode[T any, P interface {
 	return P(&f), nil
 }
 
-// decodeChecked is the Decode of a kind whose fault checks its own
-// parameters with fit (the number of nodes unknown: -1).
-func decodeChecked[T any, P interface {
-	*T
-	Fault
-	fit(nodes int) error
-}](kind string) func(json.RawMessage) (Fault, error) {
-	return func(params json.RawMessage) (Fault, error) {
-		f, err := decode[T, P](params)
-		if err != nil {
-			return nil, err
-		}
-		if err := f.(P).fit(-1); err != nil {
-			return nil, fmt.Errorf("nemesis: %s: %w", kind, err)
-		}
-		return f, nil
-	}
+// pickMinority draws between one node and the largest minority of n (one
+// node when there are fewer than three), sorted.
+func pickMinority(rng *rand.Rand, n int) []int {
+	return pickNodes(rng, n, 1+rng.IntN(max(1, (n-1)/2)))
 }
 
-// sleep waits d or until ctx is done; it returns ctx's error in the
-// second case.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
+// eachNode calls f on the node of t at each index of idx, in order, and
+// joins the errors; an index the cluster lacks ends it at once.
+func eachNode(t *Target, idx []int, f func(n *cluster.Node) error) error {
+	var errs []error
+	for _, i := range idx {
+		n, err := node(t, i)
+		if err != nil {
+			return errors.Join(append(errs, err)...)
+		}
+		errs = append(errs, f(n))
 	}
+	return errors.Join(errs...)
+}
+
+// node returns node i of the target's cluster, or an error naming it.
+func node(t *Target, i int) (*cluster.Node, error) {
+	if t.Cluster == nil || i < 0 || i >= len(t.Cluster.Nodes()) {
+		return nil, fmt.Errorf("no node n%d", i+1)
+	}
+	return t.Cluster.Node(i), nil
 }
 
 // pickNodes draws k distinct node indices out of n, sorted.

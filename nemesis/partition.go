@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+
+	"github.com/locktorture/locktorture/cluster"
 )
 
 // Partition cuts client groups off nodes, in both directions, until Heal.
@@ -39,7 +41,7 @@ type Partition struct {
 	Sides    [][]int `json:"sides,omitempty"`
 }
 
-var _ Fault = (*Partition)(nil)
+var _ RefusingFault = (*Partition)(nil)
 
 // The shapes of a partition, in the order Plan draws from.
 const (
@@ -58,10 +60,12 @@ const (
 	partitionDown = "partition_" + downstream
 )
 
-var partitionKind = register(Kind{
+var partitionKind = Kind{
 	Name:    "partition",
 	Summary: "cut client groups off nodes both ways (one, minority, majority, halves, split)",
-	Refuse:  refuseProxyFaults,
+	// The failover topology has faults of its own (kind failover); halves
+	// and split cut two client groups apart.
+	Needs: Needs{Topology: cluster.TopologyMasters, Cluster: cluster.Abilities{Network: true}, Groups: 2},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
 		var shapes []string
 		for _, sh := range partitionShapes {
@@ -71,16 +75,7 @@ var partitionKind = register(Kind{
 		}
 		return planPartition(rng, shapes[rng.IntN(len(shapes))], s)
 	},
-	Decode: decodeChecked[Partition]("partition"),
-})
-
-// refuseProxyFaults is the Refuse of the kinds that act through the
-// nodes' proxies.
-func refuseProxyFaults(s Setup) string {
-	if s.Topology == "failover" {
-		return "the failover topology has faults of its own (kind failover)"
-	}
-	return ""
+	Decode: decode[Partition],
 }
 
 // refuseShape says why shape cannot act on s, or "".

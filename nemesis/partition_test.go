@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/internal/testutil"
 	"github.com/locktorture/locktorture/nemesis"
 )
 
@@ -62,7 +63,7 @@ func checkPartition(t *testing.T, c *cluster.Cluster, p *nemesis.Partition, cut 
 	for g := range c.Groups() {
 		for i, n := range c.Nodes() {
 			pr := &probe{g: g, i: i, key: fmt.Sprintf("%s-g%d", p.Shape, g)}
-			rc := newClient(t, n.GroupAddr(g), c.Password())
+			rc := testutil.Client(t, n.GroupAddr(g), c.Password())
 			if err := rc.Ping(ctx).Err(); err != nil {
 				t.Fatalf("before the partition, group %d to %s: %v", g, n.Name(), err)
 			}
@@ -117,7 +118,7 @@ func checkPartition(t *testing.T, c *cluster.Cluster, p *nemesis.Partition, cut 
 	heal()
 	assertHealthy(t, c)
 	for _, pr := range probes {
-		eventually(t, fmt.Sprintf("the open client of group %d to reconnect to n%d", pr.g, pr.i+1), func() error {
+		testutil.Eventually(t, 5*time.Second, fmt.Sprintf("the open client of group %d to reconnect to n%d", pr.g, pr.i+1), func() error {
 			return open[pr].Ping(ctx).Err()
 		})
 		got, err := c.Node(pr.i).Client().Get(ctx, pr.key).Result()

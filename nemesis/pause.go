@@ -2,9 +2,10 @@ package nemesis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/locktorture/locktorture/cluster"
 )
 
 // Pause SIGSTOPs nodes until Heal SIGCONTs them. Commands sent to a
@@ -15,25 +16,21 @@ type Pause struct {
 	Nodes []int `json:"nodes"`
 }
 
-var _ Fault = (*Pause)(nil)
+var _ RefusingFault = (*Pause)(nil)
 
-var pauseKind = register(Kind{
+var pauseKind = Kind{
 	Name:    "pause",
 	Summary: "SIGSTOP nodes, SIGCONT them when healed",
+	Needs:   Needs{Cluster: cluster.Abilities{Process: true}},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
-		k := max(1, (s.Nodes-1)/2)
-		return &Pause{Nodes: pickNodes(rng, s.Nodes, 1+rng.IntN(k))}
+		return &Pause{Nodes: pickMinority(rng, s.Nodes)}
 	},
-	Decode: decodeChecked[Pause]("pause"),
-})
+	Decode: decode[Pause],
+}
 
-// fit checks the nodes, against the number of nodes when nodes ≥ 0.
-func (p *Pause) fit(nodes int) error { return checkNodes(p.Nodes, nodes) }
-
-// Refuse says why the fault's nodes do not fit s, or "". Load calls it on
-// every decoded step.
+// Refuse says why the fault's nodes do not fit s, or "".
 func (p *Pause) Refuse(s Setup) string {
-	if err := p.fit(s.Nodes); err != nil {
+	if err := checkNodes(p.Nodes, s.Nodes); err != nil {
 		return "pause: " + err.Error()
 	}
 	return ""
@@ -43,28 +40,15 @@ func (p *Pause) String() string { return fmt.Sprintf("pause %s", nodeNames(p.Nod
 
 // Start stops the nodes.
 func (p *Pause) Start(_ context.Context, t *Target) error {
-	var errs []error
-	for _, i := range p.Nodes {
-		n, err := node(t, i)
-		if err != nil {
-			return err
-		}
-		errs = append(errs, n.Pause())
-	}
-	return errors.Join(errs...)
+	return eachNode(t, p.Nodes, func(n *cluster.Node) error { return n.Pause() })
 }
 
 // Heal resumes them.
 func (p *Pause) Heal(_ context.Context, t *Target) error {
-	var errs []error
-	for _, i := range p.Nodes {
-		n, err := node(t, i)
-		if err != nil {
-			return err
+	return eachNode(t, p.Nodes, func(n *cluster.Node) error {
+		if !n.Paused() {
+			return nil
 		}
-		if n.Paused() {
-			errs = append(errs, n.Resume())
-		}
-	}
-	return errors.Join(errs...)
+		return n.Resume()
+	})
 }

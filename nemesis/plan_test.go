@@ -12,12 +12,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/nemesis"
 )
 
+// noShim is what a process cluster without the clock shim can do.
+var noShim = cluster.Abilities{Process: true, Network: true}
+
 var (
-	redlock5 = nemesis.Setup{Lock: "redlock", MultiNode: true, Nodes: 5, Groups: 2, TTL: time.Second, Backend: "process", Topology: "masters"}
-	setnx    = nemesis.Setup{Lock: "setnx", MultiNode: false, Nodes: 1, Groups: 2, TTL: time.Second, Backend: "process", Topology: "masters"}
+	redlock5 = nemesis.Setup{Lock: "redlock", MultiNode: true, Nodes: 5, Groups: 2, TTL: time.Second, Topology: "masters", Abilities: noShim}
+	setnx    = nemesis.Setup{Lock: "setnx", MultiNode: false, Nodes: 1, Groups: 2, TTL: time.Second, Topology: "masters", Abilities: noShim}
 )
 
 func with(s nemesis.Setup, f func(*nemesis.Setup)) nemesis.Setup {
@@ -73,11 +77,11 @@ func TestPlanDeterministic(t *testing.T) {
 func TestPlanRoundTrip(t *testing.T) {
 	for _, s := range []nemesis.Setup{redlock5, setnx, with(redlock5, func(s *nemesis.Setup) { s.Nodes, s.Groups = 3, 1 })} {
 		for _, k := range nemesis.Kinds() {
-			if k.Refuse != nil && k.Refuse(s) != "" {
+			if _, err := nemesis.Check([]string{k.Name}, s); err != nil {
 				continue
 			}
 			for _, f := range planFaults(t, k.Name, s, 1, 50) {
-				if r, ok := f.(interface{ Refuse(nemesis.Setup) string }); ok {
+				if r, ok := f.(nemesis.RefusingFault); ok {
 					if why := r.Refuse(s); why != "" {
 						t.Errorf("%s on %s: planned %q, which it refuses: %s", k.Name, s.Lock, f, why)
 					}
@@ -197,7 +201,7 @@ func TestRefuse(t *testing.T) {
 	}
 	halves := &nemesis.Partition{Shape: "halves", Sides: [][]int{{0, 1}, {2, 3, 4}}}
 	for _, tc := range []struct {
-		f    interface{ Refuse(nemesis.Setup) string }
+		f    nemesis.RefusingFault
 		s    nemesis.Setup
 		want string // "" for none
 	}{
@@ -225,9 +229,11 @@ func TestRefuse(t *testing.T) {
 	}
 }
 
-// TestDecodeErrors checks that parameters that cannot describe a fault are
-// rejected when read, whatever the setup.
-func TestDecodeErrors(t *testing.T) {
+// TestParamErrors checks that parameters that cannot describe a fault are
+// rejected, whatever the setup's nodes: by Decode (an unknown field, a
+// wrong type) or by the fault's Refuse.
+func TestParamErrors(t *testing.T) {
+	many := with(redlock5, func(s *nemesis.Setup) { s.Nodes = 9 })
 	for _, tc := range []struct{ kind, params, want string }{
 		{"partition", `{"shape":"ring","isolated":[0]}`, "unknown shape"},
 		{"partition", `{"shape":"one","isolated":[0],"groups":2}`, "unknown field"},
@@ -246,10 +252,23 @@ func TestDecodeErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := k.Decode(json.RawMessage(tc.params)); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s %s: %v, want an error with %q", tc.kind, tc.params, err, tc.want)
+		if why := decodeRefuse(k, tc.params, many); !strings.Contains(why, tc.want) {
+			t.Errorf("%s %s: %q, want an error with %q", tc.kind, tc.params, why, tc.want)
 		}
 	}
+}
+
+// decodeRefuse decodes params with k and returns the error, or else what
+// the fault refuses of s ("" for nothing).
+func decodeRefuse(k nemesis.Kind, params string, s nemesis.Setup) string {
+	f, err := k.Decode(json.RawMessage(params))
+	if err != nil {
+		return err.Error()
+	}
+	if r, ok := f.(nemesis.RefusingFault); ok {
+		return r.Refuse(s)
+	}
+	return ""
 }
 
 // TestLoadRefusesStep checks that Load refuses, for every kind, a step
@@ -257,7 +276,7 @@ func TestDecodeErrors(t *testing.T) {
 // have, with a one-line reason naming the step.
 func TestLoadRefusesStep(t *testing.T) {
 	oneGroup := with(redlock5, func(s *nemesis.Setup) { s.Groups = 1 })
-	shim := with(redlock5, func(s *nemesis.Setup) { s.ClockShim = true })
+	shim := with(redlock5, func(s *nemesis.Setup) { s.Abilities.Clock = true })
 	failover := with(setnx, func(s *nemesis.Setup) { s.Topology, s.Nodes = "failover", 2 })
 	for _, tc := range []struct {
 		name, kind, params string
@@ -270,14 +289,14 @@ func TestLoadRefusesStep(t *testing.T) {
 		{"latency of node 99", "latency", `{"nodes": [99], "latency": "10ms", "jitter": "0s"}`, redlock5, "step 0 (latency) refused: no node n100: the run has 5"},
 		{"kill fits", "kill", `{"nodes": [4], "restart_delay": "0s"}`, redlock5, ""},
 		{"kill of node 99", "kill", `{"nodes": [99], "restart_delay": "0s"}`, redlock5, "step 0 (kill) refused: kill: no node n100: the run has 5"},
-		{"kill of no node", "kill", `{"nodes": []}`, redlock5, "step 0 (kill): nemesis: kill: no nodes"},
-		{"kill with a negative delay", "kill", `{"nodes": [0], "restart_delay": "-1s"}`, redlock5, "step 0 (kill): nemesis: kill: negative restart delay -1s"},
+		{"kill of no node", "kill", `{"nodes": []}`, redlock5, "step 0 (kill) refused: kill: no nodes"},
+		{"kill with a negative delay", "kill", `{"nodes": [0], "restart_delay": "-1s"}`, redlock5, "step 0 (kill) refused: kill: negative restart delay -1s"},
 		{"pause of node 99", "pause", `{"nodes": [99]}`, redlock5, "step 0 (pause) refused: pause: no node n100: the run has 5"},
-		{"pause of a negative node", "pause", `{"nodes": [-1]}`, redlock5, "step 0 (pause): nemesis: pause: negative node index -1"},
+		{"pause of a negative node", "pause", `{"nodes": [-1]}`, redlock5, "step 0 (pause) refused: pause: negative node index -1"},
 		{"clock of node 99", "clock", `{"nodes": [99], "mode": "jump", "offset": "2s"}`, shim, "step 0 (clock) refused: clock: no node n100: the run has 5"},
-		{"client-pause of nothing", "client-pause", `{"stall": "0s"}`, redlock5, "step 0 (client-pause): nemesis: client-pause: stall 0s: want a positive stall"},
+		{"client-pause of nothing", "client-pause", `{"stall": "0s"}`, redlock5, "step 0 (client-pause) refused: client-pause: stall 0s: want a positive stall"},
 		{"client-pause with an unknown parameter", "client-pause", `{"stall": "1s", "client": 3}`, redlock5, `unknown field "client"`},
-		{"failover with a negative hold", "failover", `{"hold_old_primary": "-1s"}`, failover, "step 0 (failover): nemesis: failover: negative hold_old_primary -1s"},
+		{"failover with a negative hold", "failover", `{"hold_old_primary": "-1s"}`, failover, "step 0 (failover) refused: failover: negative hold_old_primary -1s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "schedule.json")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/internal/wait"
 )
 
 // Duration is a time.Duration written as "1.5s" in schedule.json.
@@ -74,7 +75,7 @@ func Plan(rng *rand.Rand, seed int64, kinds []Kind, s Setup, duration, interval 
 		k := kinds[rng.IntN(len(kinds))]
 		f := k.Plan(rng, s)
 		active := interval
-		if l, ok := f.(interface{ MinActive() time.Duration }); ok {
+		if l, ok := f.(LastingFault); ok {
 			active = max(active, l.MinActive())
 		}
 		if at+active > duration {
@@ -136,7 +137,7 @@ func ScheduleKinds(path string) ([]string, error) {
 
 // Load reads a schedule written by Save (or by hand) and decodes each
 // step's fault; every kind must be known and able to act on s, and every
-// fault must fit s (Fault.Refuse: its nodes, client groups and
+// fault must fit s (RefusingFault: its nodes, client groups and
 // parameters), so that a schedule the run cannot play is refused before
 // anything starts.
 func Load(path string, s Setup) (Schedule, error) {
@@ -156,8 +157,10 @@ func Load(path string, s Setup) (Schedule, error) {
 		if st.fault, err = ks[0].Decode(st.Params); err != nil {
 			return sc, fmt.Errorf("%s: step %d (%s): %w", path, i, st.Kind, err)
 		}
-		if why := st.fault.Refuse(s); why != "" {
-			return sc, fmt.Errorf("nemesis: %s: step %d (%s) refused: %s", path, i, st.Kind, why)
+		if r, ok := st.fault.(RefusingFault); ok {
+			if why := r.Refuse(s); why != "" {
+				return sc, fmt.Errorf("nemesis: %s: step %d (%s) refused: %s", path, i, st.Kind, why)
+			}
 		}
 		if st.At < 0 || st.For < 0 || (i > 0 && st.At < sc.Steps[i-1].At+sc.Steps[i-1].For) {
 			return sc, fmt.Errorf("nemesis: %s: step %d: steps must not overlap or go back in time", path, i)
@@ -183,7 +186,7 @@ func Run(ctx context.Context, sc Schedule, t *Target, base time.Time, rec Record
 	var errs []error
 	for i := range sc.Steps {
 		st := &sc.Steps[i]
-		if err := sleep(ctx, time.Until(base.Add(time.Duration(st.At)))); err != nil {
+		if err := wait.Sleep(ctx, time.Until(base.Add(time.Duration(st.At)))); err != nil {
 			return errors.Join(append(errs, err)...)
 		}
 		if err := runStep(ctx, st, t, rec); err != nil {
@@ -221,5 +224,5 @@ func runStep(ctx context.Context, st *Step, t *Target, rec Recorder) (err error)
 	if err := f.Start(ctx, t); err != nil {
 		return fmt.Errorf("nemesis: start %s: %w", st.Desc, err)
 	}
-	return sleep(ctx, time.Duration(st.For))
+	return wait.Sleep(ctx, time.Duration(st.For))
 }

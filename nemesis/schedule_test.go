@@ -14,12 +14,13 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/internal/testutil"
 	"github.com/locktorture/locktorture/nemesis"
 )
 
 // redlock3 is the setup of the clusters these tests start: 3 nodes, 2
 // client groups.
-var redlock3 = nemesis.Setup{Lock: "redlock", MultiNode: true, Nodes: 3, Groups: 2, TTL: 200 * time.Millisecond, Backend: "process", Topology: "masters"}
+var redlock3 = nemesis.Setup{Lock: "redlock", MultiNode: true, Nodes: 3, Groups: 2, TTL: 200 * time.Millisecond, Topology: "masters", Abilities: noShim}
 
 // TestScheduleSaveLoad checks that a planned schedule of every proxy and
 // process kind survives Save and Load: same steps, same faults.
@@ -144,7 +145,7 @@ func TestRunCancelled(t *testing.T) {
 			rec := newRecorder()
 			done := make(chan error, 1)
 			go func() { done <- nemesis.Run(ctx, sc, &nemesis.Target{Cluster: c}, time.Now(), rec) }()
-			eventually(t, "the fault to be in effect", func() error {
+			testutil.Eventually(t, 5*time.Second, "the fault to be in effect", func() error {
 				if !tc.active() {
 					return errors.New("not yet")
 				}

@@ -253,8 +253,8 @@ func TestReportRunsNoPayload(t *testing.T) {
 	m := Matrix{
 		Command: `torture matrix <img src=/beacon?matrix-command onerror="document.title='pwned'">`,
 		Cells: []Cell{{
-			Name: `cell"><script>new Image().src='/beacon?cell'</script>`, Lock: "setnx", Faults: "<b>none</b>",
-			Outcome: OutcomeViolation, Expect: ExpectSafe,
+			Name: `cell"><script>new Image().src='/beacon?cell'</script>`, Lock: "setnx", Nemesis: "<b>none</b>",
+			Outcome: checker.OutcomeViolation, Expect: ExpectSafe,
 			Runs: []CellRun{{Seed: 1, Dir: `runs/"><img src=/beacon?dir>`, Error: `<img src=/beacon?error onerror="document.title='pwned'">`}},
 		}},
 	}

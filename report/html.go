@@ -112,7 +112,7 @@ func sampleKey(events []history.Event) string {
 
 var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"dur":   dur,
-	"stall": stall,
+	"gap":   gap,
 	"avail": availability,
 	"secs":  func(t int64) string { return fmt.Sprintf("%.3f", float64(t)/1e9) },
 	"inc":   func(i int) int { return i + 1 },
@@ -142,7 +142,7 @@ iframe{width:100%;height:520px;border:1px solid #ccc}
 {{with .R.Check.Stats}}
 <tr><th>acquisitions</th><td>{{.AcquireOK}} ok of {{.AcquireCompleted}} ({{pct .SuccessRatio}}), {{f1 .AcquisitionsPerSecond}}/s</td></tr>
 <tr><th>acquire latency</th><td>p50 {{dur .AcquireLatency.P50}}, p99 {{dur .AcquireLatency.P99}}, max {{dur .AcquireLatency.Max}}</td></tr>
-<tr><th>longest stretch free but unacquired</th><td>{{with .LongestStall}}{{stall .}}{{else}}none{{end}}</td></tr>
+<tr><th>longest stretch free but unacquired</th><td>{{with .LongestGap}}{{gap .}}{{else}}none{{end}}</td></tr>
 <tr><th>availability during faults</th><td>{{avail .}}</td></tr>
 {{end}}
 </table>

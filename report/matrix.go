@@ -1,6 +1,10 @@
 package report
 
-import "time"
+import (
+	"time"
+
+	"github.com/locktorture/locktorture/checker"
+)
 
 // Expectation is what the literature predicts for a matrix cell.
 type Expectation string
@@ -24,9 +28,9 @@ type CellRun struct {
 	Seed  int64  `json:"seed"`
 	RunID string `json:"run_id"`
 	// Dir is the run directory relative to the matrix directory.
-	Dir      string `json:"dir"`
-	Lease    string `json:"lease"`
-	Resource string `json:"resource"`
+	Dir      string          `json:"dir"`
+	Lease    checker.Verdict `json:"lease"`
+	Resource checker.Verdict `json:"resource"`
 	// LeaseReason and ResourceReason say why a verdict is unknown (see
 	// checker.Result.LeaseReason).
 	LeaseReason    string `json:"lease_reason,omitempty"`
@@ -46,14 +50,23 @@ type CellRun struct {
 	Error        string  `json:"error,omitempty"`
 }
 
+// Outcome folds the run's verdicts (checker.Fold); a run that never
+// reached the checker is unknown.
+func (r CellRun) Outcome() checker.Outcome { return checker.Fold(r.Lease, r.Resource) }
+
+// OutcomeNotRun is the Outcome of a cell none of whose runs started: the
+// matrix was interrupted before.
+const OutcomeNotRun checker.Outcome = "not run"
+
 // Cell is one lock × fault × fencing combination of the matrix.
 type Cell struct {
 	Name string `json:"name"`
 	Lock string `json:"lock"`
 	// Language is what the lock is written in ("Go", "Python"; see
 	// locks.Spec.Lang); empty in summaries written before it existed.
-	Language string      `json:"language,omitempty"`
-	Faults   string      `json:"faults"` // comma-separated kinds, or "none"
+	Language string `json:"language,omitempty"`
+	// Nemesis is the cell's fault kinds, comma-separated, or "none".
+	Nemesis  string      `json:"nemesis"`
 	Fencing  bool        `json:"fencing"`
 	Topology string      `json:"topology"`
 	Expect   Expectation `json:"expect"`
@@ -67,9 +80,11 @@ type Cell struct {
 	AcqPerSec            float64  `json:"acquisitions_per_second"`
 	P99Acquire           float64  `json:"p99_acquire_ms"`
 	Availability         float64  `json:"availability_during_faults"`
-	Outcome              string   `json:"outcome"` // "safe", "violation", "unknown" or "not run"
-	Matches              bool     `json:"matches"`
-	Unknown              int      `json:"unknown_runs"`
+	// Outcome aggregates the runs': a violation in any run, else unknown
+	// if any run's is unknown, else safe; OutcomeNotRun when none ran.
+	Outcome checker.Outcome `json:"outcome"`
+	Matches bool            `json:"matches"`
+	Unknown int             `json:"unknown_runs"`
 	// NotRun lists the seeds whose run never started because the matrix
 	// was interrupted. A cell with one, or with an interrupted run, does
 	// not match its expectation; with no run at all its Outcome is "not

@@ -6,11 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/internal/testutil"
 )
 
 func TestPrintable(t *testing.T) {
@@ -35,17 +34,6 @@ func TestPrintable(t *testing.T) {
 	}
 }
 
-// terminalSafe reports the first character of s, other than a newline,
-// that a terminal would act on, if any.
-func terminalSafe(s string) (rune, bool) {
-	for _, r := range s {
-		if r != '\n' && (r == utf8.RuneError || !unicode.IsPrint(r)) {
-			return r, false
-		}
-	}
-	return 0, true
-}
-
 // TestSummaryEscapes: the summary of a history whose keys, tokens, error
 // texts and fault values carry escape sequences, carriage returns and
 // bidirectional overrides prints none of them raw.
@@ -64,7 +52,7 @@ func TestSummaryEscapes(t *testing.T) {
 	var b bytes.Buffer
 	Summary(&b, "hostile \x1b]0;title\x07", res)
 	out := b.String()
-	if r, ok := terminalSafe(out); !ok {
+	if r, ok := testutil.RawControl(out); ok {
 		t.Errorf("summary prints %U raw:\n%s", r, out)
 	}
 	for _, want := range []string{`\x1b[2J`, `\x1b]0;evil title\a`, `\r\u202e`, "lease safety:    invalid"} {
@@ -93,7 +81,7 @@ func TestWrittenFilesPrivate(t *testing.T) {
 	if err := WriteHTML(filepath.Join(dir, "report.html"), r, events, checker.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteMatrix(dir, Matrix{Cells: []Cell{{Name: "c", Outcome: OutcomeSafe, Expect: ExpectSafe, Matches: true}}}); err != nil {
+	if err := WriteMatrix(dir, Matrix{Cells: []Cell{{Name: "c", Outcome: checker.OutcomeSafe, Expect: ExpectSafe, Matches: true}}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"results.json", "report.html", "summary.md", "summary.json", "junit.xml", "index.html"} {

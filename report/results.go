@@ -82,16 +82,20 @@ func WriteResults(dir string, r Results) error {
 }
 
 // ReadResults reads dir/results.json.
-func ReadResults(dir string) (Results, error) {
-	var r Results
-	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+func ReadResults(dir string) (Results, error) { return readJSON[Results](dir, "results.json") }
+
+// readJSON reads the JSON file dir/name into a T.
+func readJSON[T any](dir, name string) (T, error) {
+	var v T
+	path := filepath.Join(dir, name)
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return r, fmt.Errorf("report: %w", err)
+		return v, fmt.Errorf("report: %w", err)
 	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		return r, fmt.Errorf("report: %s: %w", filepath.Join(dir, "results.json"), err)
+	if err := json.Unmarshal(b, &v); err != nil {
+		return v, fmt.Errorf("report: %s: %w", path, err)
 	}
-	return r, nil
+	return v, nil
 }
 
 // Printable returns s unchanged when every character of it is printable
@@ -142,8 +146,8 @@ func Summary(w io.Writer, title string, res checker.Result) {
 	fmt.Fprintf(w, "  acquisitions: %d ok of %d completed (%.1f%%), %.1f/s\n", s.AcquireOK, s.AcquireCompleted, 100*s.SuccessRatio, s.AcquisitionsPerSecond)
 	l := s.AcquireLatency
 	fmt.Fprintf(w, "  acquire latency: p50 %s  p99 %s  max %s\n", dur(l.P50), dur(l.P99), dur(l.Max))
-	if st := s.LongestStall; st != nil {
-		fmt.Fprintf(w, "  longest stretch free but unacquired: %s\n", Printable(stall(st)))
+	if g := s.LongestGap; g != nil {
+		fmt.Fprintf(w, "  longest stretch free but unacquired: %s\n", Printable(gap(g)))
 	}
 	if len(s.FaultWindows) > 0 {
 		fmt.Fprintf(w, "  availability during faults: %s\n", availability(s))
@@ -173,9 +177,9 @@ func availability(s checker.Stats) string {
 
 func dur(d time.Duration) string { return d.Round(10 * time.Microsecond).String() }
 
-func stall(st *checker.Stall) string {
-	s := fmt.Sprintf("%s on key %s from %s", dur(st.Duration), st.Key, dur(time.Duration(st.Start)))
-	if st.UntilEnd {
+func gap(g *checker.Gap) string {
+	s := fmt.Sprintf("%s on key %s from %s", dur(g.Duration), g.Key, dur(time.Duration(g.Start)))
+	if g.UntilEnd {
 		s += " (until the end of the history)"
 	}
 	return s

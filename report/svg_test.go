@@ -11,49 +11,26 @@ import (
 
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/internal/testutil"
 )
 
 const ms = int64(time.Millisecond)
 
-// events builds a history by hand.
-type events []history.Event
-
-func (h events) acquire(p int, key, tok string, inv, ret, validUntil int64) events {
-	return append(h,
-		history.Event{Type: history.Invoke, F: history.Acquire, Process: p, Key: key, Time: inv},
-		history.Event{Type: history.Ok, F: history.Acquire, Process: p, Key: key, Token: tok, ValidUntil: validUntil, Time: ret})
-}
-
-func (h events) acquireFails(p int, key string, inv, ret int64) events {
-	return append(h,
-		history.Event{Type: history.Invoke, F: history.Acquire, Process: p, Key: key, Time: inv},
-		history.Event{Type: history.Fail, F: history.Acquire, Process: p, Key: key, Time: ret, Error: "taken"})
-}
-
-func (h events) release(p int, key, tok string, inv, ret int64) events {
-	return append(h,
-		history.Event{Type: history.Invoke, F: history.Release, Process: p, Key: key, Token: tok, Time: inv},
-		history.Event{Type: history.Ok, F: history.Release, Process: p, Key: key, Token: tok, Time: ret})
-}
-
-func (h events) fault(f history.Func, value string, t int64) events {
-	return append(h, history.Event{Type: history.Info, F: f, Process: history.NemesisProcess, Value: value, Time: t})
-}
-
 // smallHistory: three holds on two keys, two of them overlapping on
 // "k<0>" (a key that needs escaping), one failed acquire during the one
 // fault, whose description needs escaping too.
-func smallHistory() events {
-	return events{}.
-		acquire(0, "k<0>", "a", 0, 10*ms, 600*ms).
-		acquire(1, "k<0>", "b", 5*ms, 200*ms, 700*ms). // overlaps a: P0 holds until its release at 300 ms
-		release(0, "k<0>", "a", 300*ms, 301*ms).
-		fault(history.FaultStart, `partition "a" & <b>`, 400*ms).
-		acquireFails(2, "k1", 450*ms, 460*ms).
-		fault(history.FaultStop, `partition "a" & <b>`, 800*ms).
-		release(1, "k<0>", "b", 900*ms, 901*ms).
-		acquire(2, "k1", "c", 1000*ms, 1002*ms, 2000*ms).
-		release(2, "k1", "c", 1500*ms, 1501*ms)
+func smallHistory() []history.Event {
+	return new(testutil.History).
+		Acquire(0, "k<0>", "a", 0, 10*ms, 600*ms).
+		Acquire(1, "k<0>", "b", 5*ms, 200*ms, 700*ms). // overlaps a: P0 holds until its release at 300 ms
+		Release(0, "k<0>", "a", 300*ms, 301*ms).
+		Fault(history.FaultStart, `partition "a" & <b>`, 400*ms).
+		AcquireEnds(2, "k1", history.Fail, 450*ms, 460*ms).
+		Fault(history.FaultStop, `partition "a" & <b>`, 800*ms).
+		Release(1, "k<0>", "b", 900*ms, 901*ms).
+		Acquire(2, "k1", "c", 1000*ms, 1002*ms, 2000*ms).
+		Release(2, "k1", "c", 1500*ms, 1501*ms).
+		Events()
 }
 
 // element is one start element of a decoded SVG.
@@ -165,7 +142,7 @@ func TestTimelineSVG(t *testing.T) {
 }
 
 func TestTimelineSVGMalformed(t *testing.T) {
-	h := events{{Type: history.Ok, F: history.Acquire, Process: 0, Key: "k", Token: "t", ValidUntil: 5, Time: 1}}
+	h := []history.Event{{Type: history.Ok, F: history.Acquire, Process: 0, Key: "k", Token: "t", ValidUntil: 5, Time: 1}}
 	if _, err := TimelineSVG(h, checker.Result{}); !errors.Is(err, checker.ErrMalformed) {
 		t.Errorf("err = %v, want ErrMalformed", err)
 	}
@@ -224,15 +201,15 @@ func TestTimelineSVGBounded(t *testing.T) {
 	// 20 clients, one key each, holds of 1 ms every 2 ms for 2 s: 20 000
 	// holds, less than a pixel apart, merged into one bar per row. Key
 	// "x" has two overlapping holds that must stay visible.
-	var h events
+	hist := new(testutil.History)
 	for p := range 20 {
 		key := "k" + string(rune('a'+p))
 		for i := range int64(1000) {
 			t0 := i * 2 * ms
-			h = h.acquire(p, key, "t", t0, t0+ms/2, t0+ms).release(p, key, "t", t0+ms, t0+ms+1)
+			hist.Acquire(p, key, "t", t0, t0+ms/2, t0+ms).Release(p, key, "t", t0+ms, t0+ms+1)
 		}
 	}
-	h = h.acquire(20, "x", "a", 0, 1, 100*ms).acquire(21, "x", "b", 0, 50*ms, 150*ms)
+	h := hist.Acquire(20, "x", "a", 0, 1, 100*ms).Acquire(21, "x", "b", 0, 50*ms, 150*ms).Events()
 	res := mustCheck(t, h)
 	svg, err := TimelineSVG(h, res)
 	if err != nil {

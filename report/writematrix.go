@@ -17,16 +17,6 @@ import (
 	"github.com/locktorture/locktorture/checker"
 )
 
-// Outcomes of a cell, as in Cell.Outcome.
-const (
-	OutcomeSafe      = "safe"
-	OutcomeViolation = "violation"
-	OutcomeUnknown   = "unknown"
-	// OutcomeNotRun: the matrix was interrupted before any run of the
-	// cell started.
-	OutcomeNotRun = "not run"
-)
-
 // WriteMatrix writes the summaries of m into dir:
 //
 //   - summary.md: the table (cell, lock, language, faults, fencing, expected,
@@ -71,17 +61,7 @@ func WriteMatrix(dir string, m Matrix) error {
 }
 
 // ReadMatrix reads dir/summary.json, as WriteMatrix wrote it.
-func ReadMatrix(dir string) (Matrix, error) {
-	var m Matrix
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		return m, fmt.Errorf("report: %w", err)
-	}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return m, fmt.Errorf("report: %s: %w", filepath.Join(dir, "summary.json"), err)
-	}
-	return m, nil
-}
+func ReadMatrix(dir string) (Matrix, error) { return readJSON[Matrix](dir, "summary.json") }
 
 // commitText is the commit line of the summaries: the commit, and
 // whether its work tree had uncommitted changes.
@@ -110,11 +90,11 @@ func shardText(m Matrix) string {
 // "mismatch" or "unknown".
 func cellStatus(c Cell) string {
 	switch {
-	case c.Outcome == OutcomeUnknown || c.Outcome == OutcomeNotRun || c.Outcome == "":
+	case c.Outcome == checker.OutcomeUnknown || c.Outcome == OutcomeNotRun || c.Outcome == "":
 		return "unknown"
 	case !c.Matches:
 		return "mismatch"
-	case c.Outcome == OutcomeViolation:
+	case c.Outcome == checker.OutcomeViolation:
 		return "match-violation"
 	}
 	return "match-safe"
@@ -152,17 +132,6 @@ func fmtMatch(b bool) string {
 	return "✗"
 }
 
-// runVerdict is one run's outcome in a word.
-func runVerdict(r CellRun) string {
-	switch {
-	case r.Lease == string(checker.Invalid) || r.Resource == string(checker.Invalid):
-		return OutcomeViolation
-	case r.Lease == string(checker.Valid) && r.Resource == string(checker.Valid):
-		return OutcomeSafe
-	}
-	return OutcomeUnknown
-}
-
 // runReport is the relative link to a run's report.html.
 func runReport(r CellRun) string { return path.Join(filepath.ToSlash(r.Dir), "report.html") }
 
@@ -192,7 +161,7 @@ func mismatchText(c Cell) string {
 		s += fmt.Sprintf(", %d undecided", c.Unknown)
 	}
 	switch {
-	case c.Outcome == OutcomeUnknown:
+	case c.Outcome == checker.OutcomeUnknown:
 		s += "; the checker could not decide, which is never a pass"
 	case c.Expect == ExpectSafe:
 		s += "; a violation where the lock's assumptions hold is a bug of the lock or a false alarm of the harness"
@@ -323,7 +292,7 @@ func matrixMarkdown(m Matrix) []byte {
 	p("|---|---|---|---|---|---|---|---:|---:|---:|---:|---:|:---:|\n")
 	for _, c := range m.Cells {
 		p("| %s | %s | %s | %s | %s | %s | %s | %d / %d | %s | %.1f | %.1f | %s | %s |\n",
-			mdCell(c.Name), mdCell(c.Lock), mdCell(c.Language), mdCell(c.Faults), fmtFencing(c.Fencing), mdCell(string(c.Expect)), mdCell(c.Outcome),
+			mdCell(c.Name), mdCell(c.Lock), mdCell(c.Language), mdCell(c.Nemesis), fmtFencing(c.Fencing), mdCell(string(c.Expect)), mdCell(string(c.Outcome)),
 			c.RunsWithViolation, len(c.Runs), fmtFirst(c.MedianFirstViolation), c.AcqPerSec, c.P99Acquire, fmtAvail(c.Availability), fmtMatch(c.Matches))
 	}
 
@@ -459,7 +428,7 @@ func matrixJUnit(m Matrix, times []float64) ([]byte, error) {
 	for i, c := range m.Cells {
 		tc := junitCase{Classname: junitClass, Name: c.Name, Time: secs(times[i])}
 		var out strings.Builder
-		fmt.Fprintf(&out, "lock %s, faults %s, fencing %s", c.Lock, c.Faults, fmtFencing(c.Fencing))
+		fmt.Fprintf(&out, "lock %s, faults %s, fencing %s", c.Lock, c.Nemesis, fmtFencing(c.Fencing))
 		if c.Topology != "" {
 			fmt.Fprintf(&out, ", topology %s", c.Topology)
 		}
@@ -476,7 +445,7 @@ func matrixJUnit(m Matrix, times []float64) ([]byte, error) {
 		default:
 			suite.Failures++
 			typ := "mismatch"
-			if c.Outcome == OutcomeUnknown {
+			if c.Outcome == checker.OutcomeUnknown {
 				typ = "unknown"
 			}
 			dirs := make([]string, len(c.Runs))
@@ -524,7 +493,7 @@ type matrixPage struct {
 	Failed   []Cell
 	Never    []Cell
 	Unknown  int
-	Faults   []string
+	Nemesis  []string
 	Grid     []gridRow
 	Rows     []gridEntry
 	Sources  []string
@@ -564,16 +533,16 @@ func matrixHTML(m Matrix) ([]byte, error) {
 	row := map[string]int{}
 	for i, c := range m.Cells {
 		e := gridEntry{Index: i, Cell: c, Status: cellStatus(c)}
-		if _, after, ok := strings.Cut(c.Name, "/"); ok && after != c.Faults {
+		if _, after, ok := strings.Cut(c.Name, "/"); ok && after != c.Nemesis {
 			e.Label = after
 		}
 		if e.Status == "unknown" {
 			p.Unknown++
 		}
 		p.Rows = append(p.Rows, e)
-		if _, ok := col[c.Faults]; !ok {
-			col[c.Faults] = len(p.Faults)
-			p.Faults = append(p.Faults, c.Faults)
+		if _, ok := col[c.Nemesis]; !ok {
+			col[c.Nemesis] = len(p.Nemesis)
+			p.Nemesis = append(p.Nemesis, c.Nemesis)
 		}
 		v := variant(c)
 		if _, ok := row[v]; !ok {
@@ -582,10 +551,10 @@ func matrixHTML(m Matrix) ([]byte, error) {
 		}
 	}
 	for _, v := range variants {
-		p.Grid = append(p.Grid, gridRow{Label: v, Cols: make([][]gridEntry, len(p.Faults))})
+		p.Grid = append(p.Grid, gridRow{Label: v, Cols: make([][]gridEntry, len(p.Nemesis))})
 	}
 	for _, e := range p.Rows {
-		r, c := row[variant(e.Cell)], col[e.Cell.Faults]
+		r, c := row[variant(e.Cell)], col[e.Cell.Nemesis]
 		p.Grid[r].Cols[c] = append(p.Grid[r].Cols[c], e)
 	}
 	var out bytes.Buffer
@@ -600,7 +569,6 @@ var matrixTmpl = template.Must(template.New("matrix").Funcs(template.FuncMap{
 	"avail":    fmtAvail,
 	"fencing":  fmtFencing,
 	"match":    fmtMatch,
-	"verdict":  runVerdict,
 	"report":   runReport,
 	"mismatch": mismatchText,
 	"runline":  runLine,
@@ -648,7 +616,7 @@ code{background:#f6f6f6;padding:0 .2em}
 
 <h2>Lock × faults</h2>
 <table class="grid">
-<tr><th>lock</th>{{range .Faults}}<th>{{.}}</th>{{end}}</tr>
+<tr><th>lock</th>{{range .Nemesis}}<th>{{.}}</th>{{end}}</tr>
 {{range .Grid}}<tr><th>{{.Label}}</th>{{range .Cols}}{{if .}}<td{{if eq (len .) 1}} class="{{(index . 0).Status}}"{{end}}>{{range .}}<a class="{{.Status}}" href="#cell-{{.Index}}" title="{{.Cell.Name}}: expected {{.Cell.Expect}}, outcome {{.Cell.Outcome}}">{{with .Label}}<span class="small">{{.}}</span><br>{{end}}{{.Cell.Outcome}} {{.Cell.RunsWithViolation}}/{{len .Cell.Runs}} {{match .Cell.Matches}}</a>{{end}}</td>{{else}}<td></td>{{end}}{{end}}</tr>
 {{end}}</table>
 <p class="small">Each entry: outcome, runs with a violation / runs, ✓ when it matches the expectation. Click for the cell's row.</p>
@@ -657,9 +625,9 @@ code{background:#f6f6f6;padding:0 .2em}
 <table>
 <tr><th>cell</th><th>lock</th><th>language</th><th>faults</th><th>fencing</th><th>expected</th><th>outcome</th><th>runs with violation / runs</th><th>median s to first violation</th><th>acq/s</th><th>p99 ms</th><th>availability during faults</th><th></th><th>runs</th></tr>
 {{range .Rows}}{{$c := .Cell}}<tr id="cell-{{.Index}}" class="{{.Status}}">
-<td>{{$c.Name}}</td><td>{{$c.Lock}}</td><td>{{$c.Language}}</td><td>{{$c.Faults}}</td><td>{{fencing $c.Fencing}}</td><td>{{$c.Expect}}</td><td>{{$c.Outcome}}</td>
+<td>{{$c.Name}}</td><td>{{$c.Lock}}</td><td>{{$c.Language}}</td><td>{{$c.Nemesis}}</td><td>{{fencing $c.Fencing}}</td><td>{{$c.Expect}}</td><td>{{$c.Outcome}}</td>
 <td class="num">{{$c.RunsWithViolation}} / {{len $c.Runs}}</td><td class="num">{{first $c.MedianFirstViolation}}</td><td class="num">{{f1 $c.AcqPerSec}}</td><td class="num">{{f1 $c.P99Acquire}}</td><td class="num">{{avail $c.Availability}}</td><td>{{match $c.Matches}}</td>
-<td class="runs">{{range $c.Runs}}<a href="{{report .}}" title="{{runline .}}">seed {{.Seed}}: {{verdict .}}{{if .Interrupted}} (interrupted){{end}}</a> {{end}}{{with $c.NotRun}}<span class="small">never ran: {{seeds .}}</span>{{end}}</td></tr>
+<td class="runs">{{range $c.Runs}}<a href="{{report .}}" title="{{runline .}}">seed {{.Seed}}: {{.Outcome}}{{if .Interrupted}} (interrupted){{end}}</a> {{end}}{{with $c.NotRun}}<span class="small">never ran: {{seeds .}}</span>{{end}}</td></tr>
 {{end}}</table>
 
 <h2>Mismatches</h2>

@@ -20,8 +20,8 @@ func ptr(f float64) *float64 { return &f }
 // sampleMatrix has one cell of each colour, two cells in one grid
 // position (setnx × kill) and texts that need escaping.
 func sampleMatrix() Matrix {
-	valid, invalid, unknown := string(checker.Valid), string(checker.Invalid), string(checker.Unknown)
-	run := func(seed int64, dir, lease, resource string) CellRun {
+	valid, invalid, unknown := checker.Valid, checker.Invalid, checker.Unknown
+	run := func(seed int64, dir string, lease, resource checker.Verdict) CellRun {
 		return CellRun{Seed: seed, RunID: filepath.Base(dir), Dir: dir, Lease: lease, Resource: resource, AcqPerSec: 100, P99Acquire: 3, Availability: -1}
 	}
 	return Matrix{
@@ -34,29 +34,29 @@ func sampleMatrix() Matrix {
 		Elapsed:      123.4,
 		Cells: []Cell{
 			{
-				Name: "setnx/none", Lock: "setnx", Language: "Go", Faults: "none", Topology: "masters", Expect: ExpectSafe, Source: `Redis docs, "Distributed Locks"`,
+				Name: "setnx/none", Lock: "setnx", Language: "Go", Nemesis: "none", Topology: "masters", Expect: ExpectSafe, Source: `Redis docs, "Distributed Locks"`,
 				Runs:    []CellRun{run(1, "runs/setnx_none-seed1", valid, valid), run(2, "runs/setnx_none-seed2", valid, valid)},
-				Outcome: OutcomeSafe, Matches: true, AcqPerSec: 812.34, P99Acquire: 4.25, Availability: -1,
+				Outcome: checker.OutcomeSafe, Matches: true, AcqPerSec: 812.34, P99Acquire: 4.25, Availability: -1,
 			},
 			{
-				Name: "setnx-get-set/none", Lock: "setnx-get-set", Faults: "none", Expect: ExpectViolation, Source: "deliberate bug (locks/mutants.go)",
+				Name: "setnx-get-set/none", Lock: "setnx-get-set", Nemesis: "none", Expect: ExpectViolation, Source: "deliberate bug (locks/mutants.go)",
 				Runs:              []CellRun{run(1, "runs/setnx-get-set_none-seed1", invalid, invalid), run(2, "runs/setnx-get-set_none-seed2", invalid, valid)},
-				RunsWithViolation: 2, Violations: 240, MedianFirstViolation: ptr(1.5), Outcome: OutcomeViolation, Matches: true, AcqPerSec: 179.6, P99Acquire: 92.9, Availability: -1,
+				RunsWithViolation: 2, Violations: 240, MedianFirstViolation: ptr(1.5), Outcome: checker.OutcomeViolation, Matches: true, AcqPerSec: 179.6, P99Acquire: 92.9, Availability: -1,
 			},
 			{
-				Name: "redlock/partition", Lock: "redlock", Faults: "partition", Expect: ExpectSafe, Source: `Redis docs, "Distributed Locks"; antirez <script>alert(1)</script> & co ]]>`,
+				Name: "redlock/partition", Lock: "redlock", Nemesis: "partition", Expect: ExpectSafe, Source: `Redis docs, "Distributed Locks"; antirez <script>alert(1)</script> & co ]]>`,
 				Runs:              []CellRun{run(1, "runs/redlock_partition-seed1", invalid, valid), run(2, "runs/redlock_partition-seed2", valid, valid)},
-				RunsWithViolation: 1, Violations: 3, MedianFirstViolation: ptr(4.25), Outcome: OutcomeViolation, Matches: false, AcqPerSec: 79.7, P99Acquire: 334.8, Availability: 0.654,
+				RunsWithViolation: 1, Violations: 3, MedianFirstViolation: ptr(4.25), Outcome: checker.OutcomeViolation, Matches: false, AcqPerSec: 79.7, P99Acquire: 334.8, Availability: 0.654,
 			},
 			{
-				Name: "setnx/kill-immediate", Lock: "setnx", Faults: "kill", Expect: ExpectPossible, Source: `M. Kleppmann, "How to do distributed locking", 2016`,
+				Name: "setnx/kill-immediate", Lock: "setnx", Nemesis: "kill", Expect: ExpectPossible, Source: `M. Kleppmann, "How to do distributed locking", 2016`,
 				Runs:    []CellRun{run(1, "runs/setnx_kill-immediate-seed1", unknown, valid)},
-				Unknown: 1, Outcome: OutcomeUnknown, Matches: false, AcqPerSec: 50, P99Acquire: 10, Availability: 0.25,
+				Unknown: 1, Outcome: checker.OutcomeUnknown, Matches: false, AcqPerSec: 50, P99Acquire: 10, Availability: 0.25,
 			},
 			{
-				Name: "setnx/kill-delayed", Lock: "setnx", Faults: "kill", Expect: ExpectSafe, Source: `Redis docs, "Distributed Locks"`,
+				Name: "setnx/kill-delayed", Lock: "setnx", Nemesis: "kill", Expect: ExpectSafe, Source: `Redis docs, "Distributed Locks"`,
 				Runs:    []CellRun{run(1, "runs/setnx_kill-delayed-seed1", valid, valid)},
-				Outcome: OutcomeSafe, Matches: true, AcqPerSec: 60, P99Acquire: 11, Availability: 0.5,
+				Outcome: checker.OutcomeSafe, Matches: true, AcqPerSec: 60, P99Acquire: 11, Availability: 0.5,
 			},
 		},
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -67,12 +66,7 @@ func checkChild(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	d := history.NewDecoder(f)
-	for {
-		_, err := d.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	for _, err := range history.NewDecoder(f).All() {
 		if err != nil {
 			return err
 		}
@@ -100,7 +94,7 @@ func checkChild(args []string, stdout io.Writer) error {
 			}
 		}
 	}()
-	opts := checker.Options{Timings: &row.Timings, Timeout: time.Minute}
+	opts := checker.Options{Timings: &row.Timings}
 	if *profile != "" {
 		pf, err := os.Create(*profile)
 		if err != nil {

@@ -39,7 +39,7 @@ type detectRun struct {
 	Err        string
 }
 
-func (r detectRun) found() bool { return r.Lease == checker.Invalid || r.Resource == checker.Invalid }
+func (r detectRun) outcome() checker.Outcome { return checker.Fold(r.Lease, r.Resource) }
 
 // detectRow is one cell of part 3.
 type detectRow struct {
@@ -57,7 +57,7 @@ func (r detectRow) summary() (found, unknown, errs, stoppedValid int, med, medAf
 		case run.Skipped:
 		case run.Err != "":
 			errs++
-		case run.found():
+		case run.outcome() == checker.OutcomeViolation:
 			found++
 			if run.First != nil {
 				firsts = append(firsts, *run.First)
@@ -65,7 +65,7 @@ func (r detectRow) summary() (found, unknown, errs, stoppedValid int, med, medAf
 			if run.AfterFault != nil {
 				afters = append(afters, *run.AfterFault)
 			}
-		case run.Lease != checker.Valid || run.Resource != checker.Valid:
+		case run.outcome() == checker.OutcomeUnknown:
 			unknown++
 		case run.Stopped:
 			stoppedValid++ // the watcher fired but the checker found nothing
@@ -89,7 +89,7 @@ func (r detectRow) summary() (found, unknown, errs, stoppedValid int, med, medAf
 // mutant's doing. Cells here are skipped once the matrix has one of the
 // same name.
 var extraCells = []matrix.Spec{
-	{Name: "redlock/latency, hold 950ms", Lock: "redlock", Nodes: 5, Faults: []string{"latency"}, Keys: 1, Hold: 950 * time.Millisecond, Interval: time.Second,
+	{Name: "redlock/latency, hold 950ms", Lock: "redlock", Nodes: 5, Nemesis: []string{"latency"}, Keys: 1, Hold: 950 * time.Millisecond, Interval: time.Second,
 		Expect: report.ExpectSafe, Source: matrix.SrcRedis, Why: "the control of redlock-no-elapsed/latency: RedLock's validity subtracts the round's time"},
 }
 
@@ -213,8 +213,7 @@ func detectOne(ctx context.Context, tmp string, sp matrix.Spec, seed int64, d ti
 	cfg := sp.Config(seed, d, dir)
 	var opts []harness.Option
 	if sp.Expect == report.ExpectViolation {
-		w := newWatcher()
-		opts = append(opts, harness.WithStop(w.observe))
+		opts = append(opts, harness.WithStop(firstViolation()))
 	}
 	sum, err := harness.Run(ctx, cfg, opts...)
 	run.Elapsed, run.Stopped = sum.Elapsed, sum.Stopped
@@ -230,7 +229,7 @@ func detectOne(ctx context.Context, tmp string, sp matrix.Spec, seed int64, d ti
 		return run
 	}
 	defer f.Close()
-	res, _, cerr := checker.CheckDecoder(history.NewDecoder(f), checker.Options{Timeout: time.Minute})
+	res, _, cerr := checker.CheckDecoder(history.NewDecoder(f), checker.Options{})
 	if cerr != nil {
 		run.Err = cerr.Error()
 		return run
@@ -251,6 +250,26 @@ func detectOne(ctx context.Context, tmp string, sp matrix.Spec, seed int64, d ti
 		}
 	}
 	return run
+}
+
+// firstViolation returns a watcher for harness.WithStop that ends a run
+// at the first violation a watching checker.Stream sees (see
+// checker.Stream.Watch); the verdicts are the checker's, on the whole
+// history, afterwards. An event the stream refuses ends the watch, not the
+// run: the check afterwards says what was wrong with the history.
+func firstViolation() func(history.Event) bool {
+	var mu sync.Mutex // harness.WithStop calls it from every client
+	st := checker.NewStream()
+	st.Watch()
+	return func(e history.Event) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if err := st.Add(&e); err != nil {
+			return false
+		}
+		_, seen := st.FirstViolation()
+		return seen
+	}
 }
 
 // dirName turns a cell name into a directory name.

@@ -25,6 +25,7 @@
 //
 // `bench gen <path> <ops> valid|violation` writes one generated history.
 //
-// It imports harness, checker, history, cluster, locks, matrix and report, and
-// go-redis for the raw loop; nothing imports it.
+// It imports harness, checker, history, cluster, locks, matrix, report and
+// internal/cli (its main), and go-redis for the raw loop; nothing imports
+// it.
 package main

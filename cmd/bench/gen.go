@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -53,34 +54,27 @@ func genHistory(path string, ops, keys, perKey int, violation bool) (events int,
 			ev := func(typ history.Type, f history.Func, p int, at int64) history.Event {
 				return history.Event{Type: typ, F: f, Process: p, Key: key, Time: t + at*us + int64(k)}
 			}
-			acqOK := ev(history.Ok, history.Acquire, holder, 100)
-			acqOK.Token, acqOK.ValidUntil = tok, t+10_000*us
-			secInv := ev(history.Invoke, history.Section, holder, 110)
-			secInv.Token = tok
-			secOK := secInv
-			secOK.Type, secOK.Time, secOK.Read, secOK.Wrote = history.Ok, t+200*us+int64(k), history.Int64(v), history.Int64(v+1)
-			relInv := ev(history.Invoke, history.Release, holder, 300)
-			relInv.Token = tok
-			relOK := relInv
-			relOK.Type, relOK.Time = history.Ok, t+310*us+int64(k)
-			round = append(round, ev(history.Invoke, history.Acquire, holder, 0), acqOK, secInv, secOK, relInv, relOK,
-				ev(history.Invoke, history.Acquire, other, 150))
+			// held: p's acquire ok of tok at at[0], its section invoked
+			// at at[1] and ok at at[2] (it read v), its release invoked at
+			// at[3] and ok at at[4], in microseconds into the round.
+			held := func(p int, tok string, at [5]int64) []history.Event {
+				acq := ev(history.Ok, history.Acquire, p, at[0])
+				acq.Token, acq.ValidUntil = tok, t+10_000*us
+				secInv, secOK := ev(history.Invoke, history.Section, p, at[1]), ev(history.Ok, history.Section, p, at[2])
+				secInv.Token, secOK.Token, secOK.Read, secOK.Wrote = tok, tok, history.Int64(v), history.Int64(v+1)
+				relInv, relOK := ev(history.Invoke, history.Release, p, at[3]), ev(history.Ok, history.Release, p, at[4])
+				relInv.Token, relOK.Token = tok, tok
+				return []history.Event{acq, secInv, secOK, relInv, relOK}
+			}
+			round = append(round, ev(history.Invoke, history.Acquire, holder, 0))
+			round = append(round, held(holder, tok, [5]int64{100, 110, 200, 300, 310})...)
+			round = append(round, ev(history.Invoke, history.Acquire, other, 150))
 			if r == vRound && k == 0 {
 				// The violation: other acquires while holder holds the
 				// key, and its section reads what holder's read.
-				otok := tok + "-x"
-				ok := ev(history.Ok, history.Acquire, other, 160)
-				ok.Token, ok.ValidUntil = otok, t+10_000*us
-				violationAt = ok.Time
-				sInv := ev(history.Invoke, history.Section, other, 170)
-				sInv.Token = otok
-				sOK := sInv
-				sOK.Type, sOK.Time, sOK.Read, sOK.Wrote = history.Ok, t+250*us+int64(k), history.Int64(v), history.Int64(v+1)
-				rInv := ev(history.Invoke, history.Release, other, 260)
-				rInv.Token = otok
-				rOK := rInv
-				rOK.Type, rOK.Time = history.Ok, t+270*us+int64(k)
-				round = append(round, ok, sInv, sOK, rInv, rOK)
+				overlap := held(other, tok+"-x", [5]int64{160, 170, 250, 260, 270})
+				violationAt = overlap[0].Time
+				round = append(round, overlap...)
 			} else {
 				fail := ev(history.Fail, history.Acquire, other, 160)
 				fail.Error = "setnx: acquire \"" + key + "\": locks: not acquired"
@@ -88,15 +82,7 @@ func genHistory(path string, ops, keys, perKey int, violation bool) (events int,
 			}
 			value[k] = v + 1
 		}
-		slices.SortStableFunc(round, func(a, b history.Event) int {
-			switch {
-			case a.Time < b.Time:
-				return -1
-			case a.Time > b.Time:
-				return 1
-			}
-			return 0
-		})
+		slices.SortStableFunc(round, func(a, b history.Event) int { return cmp.Compare(a.Time, b.Time) })
 		for i := range round {
 			if err := w.Append(round[i]); err != nil {
 				return events, violationAt, err

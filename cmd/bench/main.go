@@ -7,24 +7,19 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/locktorture/locktorture/internal/cli"
+	"github.com/locktorture/locktorture/matrix"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
-	default:
-		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
-		os.Exit(2)
-	}
+	cli.Main("bench", func(ctx context.Context, args []string) error { return run(ctx, args, os.Stdout, os.Stderr) })
 }
 
 // options are the flags of a benchmark run.
@@ -41,7 +36,7 @@ type options struct {
 	detectDur     time.Duration
 	detectMax     time.Duration
 	parallel      int
-	cells         string
+	cells         *regexp.Regexp // nil: every cell
 	startupRounds int
 	goBench       bool
 	benchTime     string
@@ -79,10 +74,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.inMemory, "in-memory", "100000,1000000", "checker: sizes also checked the old way (whole history in memory), valid histories only")
 	fs.IntVar(&o.seeds, "seeds", 10, "detection: seeds per expected-violation cell")
 	fs.IntVar(&o.safeSeeds, "safe-seeds", 3, "detection: seeds per expected-safe cell")
-	fs.DurationVar(&o.detectDur, "detect-duration", 8*time.Second, "detection: length of a run of an expected-safe cell (raised to the cell's MinDuration, at most 30s)")
+	fs.DurationVar(&o.detectDur, "detect-duration", matrix.DefaultDuration, "detection: length of a run of an expected-safe cell (raised to the cell's MinDuration, at most 30s)")
 	fs.DurationVar(&o.detectMax, "detect-max", 30*time.Second, "detection: longest run of an expected-violation cell, which stops at its first violation (raised to the cell's MinDuration, at most 30s)")
 	fs.IntVar(&o.parallel, "parallel", 2, "detection: runs at once")
-	fs.StringVar(&o.cells, "cells", "", "detection: only cells whose name contains this")
+	cells := fs.String("cells", "", "detection: only the cells whose name matches this regular expression (as torture matrix --cells)")
 	fs.IntVar(&o.startupRounds, "startup-rounds", 5, "start-up: cluster starts measured")
 	fs.BoolVar(&o.goBench, "gobench", true, "run the Go benchmarks (go test -bench) and include their output")
 	fs.StringVar(&o.benchTime, "benchtime", "300ms", "Go benchmarks: -benchtime")
@@ -93,6 +88,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.example, "example", filepath.Join("locks", "clients", "example", "example_client.py"), "adapter: the example client")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cells != "" {
+		re, err := regexp.Compile(*cells)
+		if err != nil {
+			return fmt.Errorf("-cells: %v", err)
+		}
+		o.cells = re
 	}
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -164,14 +166,8 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	if part("detect") {
 		rows := detectPlan(o.seeds, o.safeSeeds)
-		if o.cells != "" {
-			var keep []detectRow
-			for _, row := range rows {
-				if strings.Contains(row.Spec.Name, o.cells) {
-					keep = append(keep, row)
-				}
-			}
-			rows = keep
+		if o.cells != nil {
+			rows = slices.DeleteFunc(rows, func(row detectRow) bool { return !o.cells.MatchString(row.Spec.Name) })
 		}
 		dstart := time.Now()
 		detect(ctx, tmp, rows, runLengths{safe: o.detectDur, violation: o.detectMax}, o.parallel, deadline, logf)

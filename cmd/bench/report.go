@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/report"
 )
 
@@ -451,8 +452,8 @@ func (r *results) detectSection(p func(string, ...any)) {
 			notes = append(notes, fmt.Sprintf("%d skipped (budget)", sk))
 		}
 		faults := "none"
-		if len(row.Spec.Faults) > 0 {
-			faults = strings.Join(row.Spec.Faults, ",")
+		if len(row.Spec.Nemesis) > 0 {
+			faults = strings.Join(row.Spec.Nemesis, ",")
 		}
 		share, medS, slow, after := "–", "–", "–", "–"
 		if medAfter != nil {
@@ -485,7 +486,7 @@ func (r *results) detectSection(p func(string, ...any)) {
 func (row detectRow) slowest() float64 {
 	s := 0.0
 	for _, r := range row.Runs {
-		if r.found() && r.First != nil {
+		if r.outcome() == checker.OutcomeViolation && r.First != nil {
 			s = max(s, *r.First)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,8 +22,8 @@ import (
 	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/harness"
 	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/locks"
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // workloadResult is part 1: lock cycles per second.
@@ -74,19 +73,11 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0`)
 
-// rawClient has the options of the locks package's clients (locks/client.go):
-// no retries, one round trip on connect, a pool of 64.
+// rawClient has the options of the locks package's clients
+// (locks.ClientOptions): no retries, one round trip on connect, a pool of
+// 64; no timeouts but go-redis's.
 func rawClient(addr, password string) *redis.Client {
-	return redis.NewClient(&redis.Options{
-		Addr:                     addr,
-		Password:                 password,
-		Protocol:                 2,
-		DisableIdentity:          true,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-		MaxRetries:               -1,
-		DialerRetries:            1,
-		PoolSize:                 64,
-	})
+	return locks.NewClient(addr, locks.Config{Password: password})
 }
 
 // rawLoop runs clients goroutines, each on its own key, each looping SET
@@ -156,8 +147,11 @@ func selfCPU() time.Duration {
 // returns completed cycles (acquire ok … release ok) per second of the
 // clients' time, read back from the history, which must check valid.
 func harnessCycles(ctx context.Context, lock, dir, addr, password string, clients int, d time.Duration, profile string) (h harnessRound, err error) {
-	cfg := harness.Config{Lock: lock, Clients: clients, KeyPerClient: true, NoHold: true, Duration: d, Seed: 1, Dir: dir,
-		Backend: cluster.BackendExternal, External: []string{addr}, Password: password}
+	cfg := harness.Config{
+		Workload: harness.Workload{Lock: lock, Clients: clients, KeyPerClient: true, NoHold: true, Duration: d, Seed: 1},
+		Cluster:  harness.Cluster{Backend: cluster.BackendExternal, External: []string{addr}, Password: password},
+		Output:   harness.Output{Dir: dir},
+	}
 	if profile != "" {
 		f, err := os.Create(profile)
 		if err != nil {
@@ -189,16 +183,11 @@ func harnessCycles(ctx context.Context, lock, dir, addr, password string, client
 	var cycles int64
 	first, last := int64(-1), int64(0)
 	s := checker.NewStream()
-	dec := history.NewDecoder(f)
-	for {
-		e, err := dec.Next()
-		if errors.Is(err, io.EOF) {
-			break
+	for e, err := range history.NewDecoder(f).All() {
+		if err == nil {
+			err = s.Add(&e)
 		}
 		if err != nil {
-			return h, err
-		}
-		if err := s.Add(&e); err != nil {
 			return h, err
 		}
 		h.events++

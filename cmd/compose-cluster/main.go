@@ -8,12 +8,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/locktorture/locktorture/deploy/compose"
+	"github.com/locktorture/locktorture/internal/cli"
 )
 
 const usage = `usage: compose-cluster <command> [flags]   (from the repository's root)
@@ -27,15 +26,7 @@ commands:
 `
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout)
-	stop()
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
-	default:
-		fmt.Fprintf(os.Stderr, "compose-cluster: %v\n", err)
-		os.Exit(2)
-	}
+	cli.Main("compose-cluster", func(ctx context.Context, args []string) error { return run(ctx, args, os.Stdout) })
 }
 
 func run(ctx context.Context, args []string, stdout io.Writer) error {

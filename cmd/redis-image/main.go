@@ -2,29 +2,19 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/internal/cli"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout)
-	stop()
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
-	default:
-		fmt.Fprintf(os.Stderr, "redis-image: %v\n", err)
-		os.Exit(2)
-	}
+	cli.Main("redis-image", func(ctx context.Context, args []string) error { return run(ctx, args, os.Stdout) })
 }
 
 func run(ctx context.Context, args []string, stdout io.Writer) error {

@@ -21,7 +21,7 @@ const passwordEnv = "LOCKTORTURE_PASSWORD"
 // --nodes, which takes a number or, for the external backend, the nodes'
 // addresses.
 func addBackendFlags(fs *flag.FlagSet, cfg *harness.Config) {
-	fs.StringVar(&cfg.Backend, "backend", cluster.BackendProcess,
+	fs.StringVar(&cfg.Backend, "backend", cfg.Backend,
 		"where the nodes run: process (redis-server on this host), docker (containers of --image) or external (--nodes host:port,... run by someone else; no kill, pause or clock faults)")
 	fs.StringVar(&cfg.Image, "image", "", "docker backend: the image (default "+cluster.DefaultImage+", which make redis-image builds; nothing is pulled)")
 	fs.StringVar(&cfg.Toxiproxy, "toxiproxy", "",

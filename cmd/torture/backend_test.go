@@ -3,18 +3,14 @@ package main
 import (
 	"flag"
 	"io"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	toxiproxy "github.com/Shopify/toxiproxy/v2"
-	"github.com/rs/zerolog"
-
-	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/harness"
+	"github.com/locktorture/locktorture/internal/testutil"
 	"github.com/locktorture/locktorture/report"
 )
 
@@ -31,7 +27,7 @@ func TestBackendFlags(t *testing.T) {
 		{[]string{"--nodes", "redis.example"}, 0, nil, true},
 		{[]string{"--nodes", "10.0.0.1:6379,"}, 0, nil, true},
 	} {
-		var cfg harness.Config
+		cfg := harness.Defaults() // as runCmd's flags start
 		fs := flag.NewFlagSet("run", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
 		addBackendFlags(fs, &cfg)
@@ -45,7 +41,7 @@ func TestBackendFlags(t *testing.T) {
 		}
 	}
 	t.Setenv(passwordEnv, "from-env")
-	var cfg harness.Config
+	cfg := harness.Defaults()
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	addBackendFlags(fs, &cfg)
 	if err := fs.Parse(nil); err != nil || cfg.Password != "from-env" {
@@ -65,21 +61,11 @@ func TestRedactArgs(t *testing.T) {
 // the test starts as if on another machine; results.json records the
 // backend and every node's version, and not the password.
 func TestRunExternal(t *testing.T) {
-	remote, err := cluster.Start(t.Context(), 3, cluster.WithDir(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { remote.Close() })
-	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
-	ts := httptest.NewServer(srv.Routes())
-	t.Cleanup(ts.Close)
-	var addrs []string
-	for _, n := range remote.Nodes() {
-		addrs = append(addrs, n.DirectAddr())
-	}
+	ext := testutil.External(t, 3)
+	remote := ext.Cluster
 	out := t.TempDir()
-	_, stderr, code := torture(t, "run", "--backend", "external", "--nodes", strings.Join(addrs, ","),
-		"--toxiproxy", ts.URL, "--password", remote.Password(), "--lock", "redlock", "--clients", "4",
+	_, stderr, code := torture(t, "run", "--backend", "external", "--nodes", strings.Join(ext.Addrs, ","),
+		"--toxiproxy", ext.URL, "--password", remote.Password(), "--lock", "redlock", "--clients", "4",
 		"--duration", "3s", "--ttl", "500ms", "--nemesis", "partition,latency", "--nemesis-interval", "500ms", "--out", out)
 	if code == exitError {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/history"
@@ -16,7 +15,7 @@ import (
 
 func checkCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	timeout := fs.Duration("check-timeout", 60*time.Second, "porcupine time limit per model (exceeded: verdict unknown)")
+	timeout := fs.Duration("check-timeout", checker.DefaultTimeout, "porcupine time limit per model (exceeded: verdict unknown)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}

@@ -5,20 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode"
-	"unicode/utf8"
-)
 
-// rawControl returns the first character of s, other than a newline, that
-// a terminal would act on, if any.
-func rawControl(s string) (rune, bool) {
-	for _, r := range s {
-		if r != '\n' && (r == utf8.RuneError || !unicode.IsPrint(r)) {
-			return r, true
-		}
-	}
-	return 0, false
-}
+	"github.com/locktorture/locktorture/internal/testutil"
+)
 
 // TestCheckEscapesHistory: `torture check` of a hand-written history whose
 // keys, tokens, error texts and fault values carry escape sequences,
@@ -43,7 +32,7 @@ func TestCheckEscapesHistory(t *testing.T) {
 			t.Errorf("check %q: exit %d, want %d\n%s%s", tc.path, code, tc.code, stdout, stderr)
 		}
 		for name, out := range map[string]string{"stdout": stdout, "stderr": stderr} {
-			if r, ok := rawControl(out); ok {
+			if r, ok := testutil.RawControl(out); ok {
 				t.Errorf("check %q: %s prints %U raw:\n%s", tc.path, name, r, out)
 			}
 		}

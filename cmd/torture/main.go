@@ -69,6 +69,7 @@ commands:
   run     run one torture test and write <out>/<run-id>/
   check   re-check a stored run directory or a bare history file
   matrix  run the comparison matrix (every lock × fault × fencing) against the literature's expectations
+          ('torture matrix merge OUT DIR...' joins the outputs of its shards)
 
 'torture <command> -h' lists the flags of a command.
 `

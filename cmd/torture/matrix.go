@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/harness"
 	"github.com/locktorture/locktorture/matrix"
 	"github.com/locktorture/locktorture/report"
 )
@@ -22,12 +24,12 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
 	quick := fs.Bool("quick", false, "only the release gate's cells (the reliable ones)")
-	seeds := fs.String("seeds", "1", "seeds, comma-separated, each a number or a range a..b (e.g. 1..10); every cell runs once per seed")
-	duration := fs.Duration("duration", 8*time.Second, "duration of every run (raised where a cell needs more)")
+	seeds := fs.String("seeds", strconv.FormatInt(harness.Defaults().Seed, 10), "seeds, comma-separated, each a number or a range a..b (e.g. 1..10); every cell runs once per seed")
+	duration := fs.Duration("duration", matrix.DefaultDuration, "duration of every run (raised where a cell needs more)")
 	out := fs.String("out", filepath.Join("results", "matrix"), "directory under which the matrix directory is created")
 	only := fs.String("cells", "", "run only the cells whose name matches this regular expression")
 	list := fs.Bool("list", false, "list the cells with their expectations and exit")
-	timeout := fs.Duration("check-timeout", 60*time.Second, "porcupine time limit per model (exceeded: verdict unknown)")
+	timeout := fs.Duration("check-timeout", checker.DefaultTimeout, "porcupine time limit per model (exceeded: verdict unknown)")
 	shardFlag := fs.String("shard", "", "run only shard i of n (i/n, e.g. 2/4), a share of the runs balanced by expected time; 'torture matrix merge' joins the shards' outputs")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
@@ -79,10 +81,6 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *timeout <= 0 {
 		return fmt.Errorf("matrix: --check-timeout must be positive, got %s", *timeout)
 	}
-	opts := matrix.Options{Seeds: seedList, Duration: *duration, CheckTimeout: *timeout, Shard: shard}
-	if err := matrix.Validate(specs, opts); err != nil {
-		return err
-	}
 	started := time.Now()
 	id := started.UTC().Format("20060102T150405")
 	if *quick {
@@ -92,20 +90,28 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		id += fmt.Sprintf("-shard%dof%d", shard.Index, shard.Count)
 	}
 	dir := filepath.Join(*out, id)
+	prog := newMatrixProgress(stderr)
+	// Every run of every cell is validated here, once, before anything
+	// is printed or created; the plan is what runs.
+	opts := matrix.Options{
+		Seeds: seedList, Duration: *duration, CheckTimeout: *timeout, Shard: shard, Dir: dir,
+		// The command of the whole matrix: every shard records the same one.
+		Command:  "torture matrix " + strings.Join(withoutFlag(args, "shard"), " "),
+		Progress: prog.update,
+		Log:      logLines{prog.p},
+	}
+	plan, err := matrix.NewPlan(specs, opts)
+	if err != nil {
+		return err
+	}
 	if shard.Whole() {
 		fmt.Fprintf(stderr, "matrix %s: %d cells × %d seeds, %s per run → %s\n", id, len(specs), len(seedList), *duration, dir)
 	} else {
-		runs := matrix.Plan(specs, opts, shard.Count)[shard.Index-1]
+		runs := matrix.Shards(specs, opts, shard.Count)[shard.Index-1]
 		fmt.Fprintf(stderr, "matrix %s: shard %s, %d of the %d runs (%d cells × %d seeds), %s per run, about %s → %s\n", id, shard, len(runs),
 			len(specs)*len(seedList), len(specs), len(seedList), *duration, matrix.ExpectedTime(specs, opts, runs).Round(time.Second), dir)
 	}
-	prog := newMatrixProgress(stderr)
-	opts.Dir = dir
-	// The command of the whole matrix: every shard records the same one.
-	opts.Command = "torture matrix " + strings.Join(withoutFlag(args, "shard"), " ")
-	opts.Progress = prog.update
-	opts.Log = logLines{prog.p}
-	m, err := matrix.Run(ctx, specs, opts)
+	m, err := plan.Run(ctx)
 	prog.done()
 	if len(m.Cells) > 0 {
 		printMatrix(stdout, m, dir)
@@ -197,7 +203,7 @@ func withoutFlag(args []string, name string) []string {
 
 // listShard prints the runs of one shard and their expected time.
 func listShard(w io.Writer, specs []matrix.Spec, o matrix.Options, shard matrix.Shard) {
-	plan := matrix.Plan(specs, o, shard.Count)
+	plan := matrix.Shards(specs, o, shard.Count)
 	runs := plan[shard.Index-1]
 	for _, r := range runs {
 		fmt.Fprintf(w, "%-32s seed %d\n", r.Cell, r.Seed)

@@ -22,25 +22,26 @@ import (
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	var cfg harness.Config
+	// Every default is harness's (harness.Defaults), stated once there.
+	cfg := harness.Defaults()
 	fs.StringVar(&cfg.Lock, "lock", "setnx", "lock under test: "+strings.Join(locks.Names(), ", ")+", or exec:'COMMAND' (a client process speaking locks/clients/PROTOCOL.md)")
 	addBackendFlags(fs, &cfg) // --backend, --image, --toxiproxy, --password, --nodes
-	fs.IntVar(&cfg.Clients, "clients", 10, "concurrent clients")
-	fs.IntVar(&cfg.Keys, "keys", 2, "lock keys the clients contend for")
-	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long clients run")
-	fs.DurationVar(&cfg.TTL, "ttl", time.Second, "lock TTL")
-	fs.DurationVar(&cfg.Hold, "hold", 10*time.Millisecond, "time spent inside the critical section (0: none)")
-	fs.Int64Var(&cfg.Seed, "seed", 1, "seed of the run's one random source")
+	fs.IntVar(&cfg.Clients, "clients", cfg.Clients, "concurrent clients")
+	fs.IntVar(&cfg.Keys, "keys", cfg.Keys, "lock keys the clients contend for")
+	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "how long clients run")
+	fs.DurationVar(&cfg.TTL, "ttl", cfg.TTL, "lock TTL")
+	fs.DurationVar(&cfg.Hold, "hold", cfg.Hold, "time spent inside the critical section (0: none)")
+	fs.Int64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the run's one random source")
 	fs.BoolVar(&cfg.Fencing, "fencing", false, "issue fencing tokens and have the resource check them")
 	nem := fs.String("nemesis", "", "comma-separated fault kinds: "+strings.Join(nemesisNames(), ", "))
-	fs.DurationVar(&cfg.NemesisInterval, "nemesis-interval", 2*time.Second, "quiet time between faults, and least time each stays active")
+	fs.DurationVar(&cfg.NemesisInterval, "nemesis-interval", cfg.NemesisInterval, "quiet time between faults, and least time each stays active")
 	fs.DurationVar(&cfg.RestartDelay, "restart-delay", 0, "delay of the kill fault's delayed restarts (default 1.5×TTL)")
-	fs.StringVar(&cfg.Restart, "restart", "mixed", "how kill faults restart nodes: mixed, immediate or delayed")
+	fs.StringVar(&cfg.Restart, "restart", cfg.Restart, "how kill faults restart nodes: mixed, immediate or delayed")
 	fs.BoolVar(&cfg.Persistence, "persistence", false, "run the nodes with appendfsync always (a killed node keeps its locks)")
-	fs.StringVar(&cfg.Topology, "topology", "masters", "masters (independent nodes) or failover (primary, replica, three sentinels; single-instance locks)")
+	fs.StringVar(&cfg.Topology, "topology", cfg.Topology, "masters (independent nodes) or failover (primary, replica, three sentinels; single-instance locks)")
 	fs.StringVar(&cfg.Replay, "replay", "", "replay the faults of this schedule.json instead of drawing them from the seed")
 	out := fs.String("out", filepath.Join("results", "runs"), "directory under which the run directory is created")
-	timeout := fs.Duration("check-timeout", 60*time.Second, "porcupine time limit per model (exceeded: verdict unknown)")
+	timeout := fs.Duration("check-timeout", checker.DefaultTimeout, "porcupine time limit per model (exceeded: verdict unknown)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -63,20 +64,17 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *nem != "" {
 		cfg.Nemesis = strings.Split(*nem, ",")
 	}
-	cfg.Dir = "-" // validated below with the real directory
-	full, err := cfg.WithDefaults()
+	// Validated once, before the run directory is made: the plan is what
+	// runs (the kinds of a replayed schedule included).
+	plan, err := harness.NewPlan(cfg)
 	if err != nil {
 		return err
 	}
-	if err := full.CheckPrograms(); err != nil { // the kinds of a replayed schedule included
-		return err
-	}
-
+	full := plan.Config()
 	id, dir, err := newRunDir(*out, time.Now(), cfg.Lock, cfg.Seed)
 	if err != nil {
 		return err
 	}
-	cfg.Dir = dir
 	faults := "no faults"
 	if len(cfg.Nemesis) > 0 {
 		faults = "nemesis " + strings.Join(cfg.Nemesis, ",")
@@ -87,7 +85,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fmt.Fprintf(stderr, "run %s: %s, %d clients, %d keys, %s, seed %d, %s → %s\n", id, cfg.Lock, cfg.Clients, cfg.Keys, cfg.Duration, cfg.Seed, faults, dir)
 
 	prog := newProgress(stderr)
-	r, err := matrix.RunOne(ctx, cfg, id, "torture run "+strings.Join(redactArgs(args), " "), *timeout, harness.WithProgress(time.Second, prog.update), harness.WithLog(logLines{prog}))
+	r, err := matrix.RunOne(ctx, plan, dir, id, "torture run "+strings.Join(redactArgs(args), " "), *timeout, harness.WithProgress(time.Second, prog.update), harness.WithLog(logLines{prog}))
 	prog.done()
 	if r.RunID == "" {
 		return err
@@ -148,10 +146,10 @@ func checkGiven(fs *flag.FlagSet, cfg *harness.Config, timeout time.Duration) er
 
 // verdictErr maps the verdicts to the error that gives the exit status.
 func verdictErr(res checker.Result) error {
-	switch {
-	case res.Lease == checker.Invalid || res.Resource == checker.Invalid:
+	switch res.Outcome() {
+	case checker.OutcomeViolation:
 		return errViolation
-	case res.Lease != checker.Valid || res.Resource != checker.Valid:
+	case checker.OutcomeUnknown:
 		return errUnknown
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/internal/testutil"
 	"github.com/locktorture/locktorture/report"
 )
 
@@ -60,9 +61,7 @@ func TestComposeCluster(t *testing.T) {
 	}
 	t.Logf("compose CLI: %s", strings.Join(cli, " "))
 	start := time.Now()
-	if err := cluster.EnsureImage(ctx, "", nil); err != nil {
-		t.Fatal(err)
-	}
+	testutil.DockerImage(t)
 	if err := BuildToxiproxyImage(ctx, ""); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/harness"
 	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/internal/testutil"
 	"github.com/locktorture/locktorture/locks"
 )
 
@@ -66,16 +67,7 @@ func (c client) short() string {
 // ends.
 func startCluster(tb testing.TB, n int) *cluster.Cluster {
 	tb.Helper()
-	c, err := cluster.Start(tb.Context(), n)
-	if err != nil {
-		tb.Fatalf("start %d Redis nodes: %v", n, err)
-	}
-	tb.Cleanup(func() {
-		if err := c.Close(); err != nil {
-			tb.Errorf("close cluster: %v", err)
-		}
-	})
-	return c
+	return testutil.Cluster(tb, cluster.Spec{Nodes: n})
 }
 
 // newLock builds the client's lock on the first nodes of c, closed when
@@ -319,7 +311,7 @@ func TestHarnessRun(t *testing.T) {
 	for _, cl := range clientsUnderTest(t) {
 		t.Run(cl.short(), func(t *testing.T) {
 			t.Parallel()
-			res, _ := runAndCheck(t, harness.Config{Lock: cl.name, Nodes: cl.nodes, Clients: 6, Keys: 2, Duration: 3 * time.Second})
+			res, _ := runAndCheck(t, harness.Config{Workload: harness.Workload{Lock: cl.name, Clients: 6, Keys: 2, Duration: 3 * time.Second}, Cluster: harness.Cluster{Nodes: cl.nodes}})
 			if res.Lease != checker.Valid || res.Resource != checker.Valid {
 				t.Errorf("lease %s, resource %s", res.Lease, res.Resource)
 			}
@@ -335,7 +327,7 @@ func TestHarnessRun(t *testing.T) {
 // checker.
 func TestLiarCaught(t *testing.T) {
 	t.Parallel()
-	res, _ := runAndCheck(t, harness.Config{Lock: execName(t, "testdata/liar_client.py"), Clients: 6, Keys: 1, Duration: 3 * time.Second})
+	res, _ := runAndCheck(t, harness.Config{Workload: harness.Workload{Lock: execName(t, "testdata/liar_client.py"), Clients: 6, Keys: 1, Duration: 3 * time.Second}})
 	if res.Lease != checker.Invalid {
 		t.Errorf("lease %s with a lying client, want invalid", res.Lease)
 	}
@@ -346,7 +338,7 @@ func TestLiarCaught(t *testing.T) {
 // on with fresh processes, and the history checks valid.
 func TestFlakyClient(t *testing.T) {
 	t.Parallel()
-	res, events := runAndCheck(t, harness.Config{Lock: execName(t, "testdata/flaky_client.py"), Clients: 4, Keys: 2, Duration: 4 * time.Second})
+	res, events := runAndCheck(t, harness.Config{Workload: harness.Workload{Lock: execName(t, "testdata/flaky_client.py"), Clients: 4, Keys: 2, Duration: 4 * time.Second}})
 	if res.Lease != checker.Valid || res.Resource != checker.Valid {
 		t.Errorf("lease %s, resource %s", res.Lease, res.Resource)
 	}

@@ -8,39 +8,6 @@ import (
 	"github.com/locktorture/locktorture/history"
 )
 
-func TestWatcher(t *testing.T) {
-	acq := func(p int, tok string, at, until int64) history.Event {
-		return history.Event{Type: history.Ok, F: history.Acquire, Process: p, Key: "k", Token: tok, Time: at, ValidUntil: until}
-	}
-	rel := func(p int, tok string, at int64) history.Event {
-		return history.Event{Type: history.Invoke, F: history.Release, Process: p, Key: "k", Token: tok, Time: at}
-	}
-	sec := func(p int, read, at int64) history.Event {
-		return history.Event{Type: history.Ok, F: history.Section, Process: p, Key: "k", Time: at, Read: history.Int64(read), Wrote: history.Int64(read + 1)}
-	}
-	for _, tc := range []struct {
-		name string
-		evs  []history.Event
-		want string
-	}{
-		{"serial", []history.Event{acq(0, "a", 1, 100), sec(0, 0, 2), rel(0, "a", 3), acq(1, "b", 4, 100), sec(1, 1, 5)}, ""},
-		{"expired", []history.Event{acq(0, "a", 1, 10), acq(1, "b", 10, 100)}, ""},
-		{"overlap", []history.Event{acq(0, "a", 1, 100), acq(1, "b", 50, 200)}, "lease"},
-		{"lost update", []history.Event{sec(0, 4, 1), sec(1, 4, 2)}, "resource"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			w := newWatcher()
-			stop := false
-			for _, e := range tc.evs {
-				stop = w.observe(e)
-			}
-			if stop != (tc.want != "") || w.what != tc.want {
-				t.Fatalf("stop %v, what %q; want %q", stop, w.what, tc.want)
-			}
-		})
-	}
-}
-
 // TestGenHistory: the generated histories check as they claim, and the
 // first violation is the injected one.
 func TestGenHistory(t *testing.T) {

@@ -1,0 +1,256 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+)
+
+// The topologies, as Spec.Topology names them.
+const (
+	// TopologyMasters: independent nodes.
+	TopologyMasters = "masters"
+	// TopologyFailover: a primary, its asynchronous replica and three
+	// sentinels (see Failover).
+	TopologyFailover = "failover"
+)
+
+// Spec says which cluster Open opens: on which backend its nodes run, in
+// which topology, how many, and the few settings a user chooses. How Open
+// runs it (the folder, the proxy groups, the clock shim, where a docker
+// image build is logged) is given as Options. A run's configuration
+// embeds it (harness.Config), so its JSON names are those of results.json.
+type Spec struct {
+	// Nodes is the number of data nodes: of independent masters (default
+	// 1), 2 in the failover topology (a primary and its replica), or the
+	// number of External addresses (its default).
+	Nodes int `json:"nodes"`
+	// Backend runs the nodes: BackendProcess (redis-server processes on
+	// this host; the default), BackendDocker (one container per node, from
+	// Image) or BackendExternal (nodes someone else runs, at External).
+	Backend string `json:"backend"`
+	// Image is the docker backend's image. Default DefaultImage, which Open
+	// builds when the engine lacks it (make redis-image does the same);
+	// any other image must be there.
+	Image string `json:"image,omitempty"`
+	// External lists the external backend's nodes, host:port each, in node
+	// order. Only these addresses and Toxiproxy are ever contacted.
+	External []string `json:"external,omitempty"`
+	// Toxiproxy is the URL of the HTTP API of a toxiproxy server through
+	// which the external backend's clients reach the nodes (e.g.
+	// http://10.0.0.5:8474; see WithToxiproxy); none by default, and then
+	// no network fault can act on them.
+	Toxiproxy string `json:"toxiproxy,omitempty"`
+	// Topology is TopologyMasters (the default) or TopologyFailover
+	// (process or docker backend).
+	Topology string `json:"topology,omitempty"`
+	// Persistence runs the nodes with appendfsync always, so a killed node
+	// keeps its data (WithPersistence(true)); not for external nodes.
+	Persistence bool `json:"persistence,omitempty"`
+	// Password is the nodes' password (requirepass): the external nodes'
+	// own, or the one the other backends give their nodes instead of a
+	// random one (see WithPassword). It is never on a command line, and
+	// never in JSON.
+	Password string `json:"-"`
+}
+
+// WithDefaults returns s with its zero fields set to their defaults, or an
+// error naming the first field that does not fit s's backend or topology.
+func (s Spec) WithDefaults() (Spec, error) {
+	if s.Backend == "" {
+		s.Backend = BackendProcess
+	}
+	if s.Topology == "" {
+		s.Topology = TopologyMasters
+	}
+	switch s.Backend {
+	case BackendProcess, BackendDocker, BackendExternal:
+	default:
+		return s, fmt.Errorf("cluster: unknown backend %q (want process, docker or external)", s.Backend)
+	}
+	switch {
+	case s.Image != "" && s.Backend != BackendDocker:
+		return s, errors.New("cluster: an image is for the docker backend")
+	case (len(s.External) > 0 || s.Toxiproxy != "") && s.Backend != BackendExternal:
+		return s, errors.New("cluster: external nodes and a toxiproxy server are for the external backend")
+	}
+	switch s.Topology {
+	case TopologyMasters:
+	case TopologyFailover:
+		if s.Backend == BackendExternal {
+			return s, errors.New("cluster: topology failover needs nodes and sentinels the cluster starts, not the external backend's")
+		}
+		if s.Nodes != 0 && s.Nodes != 2 {
+			return s, fmt.Errorf("cluster: topology failover has 2 data nodes (a primary and a replica), not %d", s.Nodes)
+		}
+		s.Nodes = 2
+	default:
+		return s, fmt.Errorf("cluster: unknown topology %q (want %s or %s)", s.Topology, TopologyMasters, TopologyFailover)
+	}
+	switch s.Backend {
+	case BackendDocker:
+		if s.Image == "" {
+			s.Image = DefaultImage
+		}
+	case BackendExternal:
+		switch {
+		case len(s.External) == 0:
+			return s, errors.New("cluster: the external backend needs its nodes, host:port each")
+		case s.Persistence:
+			return s, errors.New("cluster: persistence is set by whoever runs the external nodes")
+		case s.Nodes == 0:
+			s.Nodes = len(s.External)
+		case s.Nodes != len(s.External):
+			return s, fmt.Errorf("cluster: %d nodes, but %d external addresses", s.Nodes, len(s.External))
+		}
+		for _, a := range s.External {
+			if _, _, err := net.SplitHostPort(a); err != nil {
+				return s, fmt.Errorf("cluster: external node %q: want host:port: %w", a, err)
+			}
+		}
+	}
+	if s.Nodes == 0 {
+		s.Nodes = 1
+	}
+	if s.Nodes < 1 {
+		return s, fmt.Errorf("cluster: nodes must be at least 1, got %d", s.Nodes)
+	}
+	return s, nil
+}
+
+// Abilities are what a cluster can do to its nodes besides serving them:
+// what fault kinds act through (nemesis.Needs).
+type Abilities struct {
+	// Process: kill, restart, pause and resume nodes (Node.Kill, Restart,
+	// Pause, Resume): the cluster runs them.
+	Process bool
+	// Clock: shift a node's wall clock (Node.SetClockOffset): the nodes run
+	// with the clock shim (WithClockShim).
+	Clock bool
+	// Network: cut and slow the clients' links to the nodes (Node.GroupLink):
+	// every node is behind proxies.
+	Network bool
+
+	backend string // for Missing's reasons; "" for Abilities made by hand
+}
+
+// RunsNodes reports whether a cluster of s starts and runs its nodes, each
+// behind proxies in this process (the process and docker backends), rather
+// than reaching nodes someone else runs (the external backend).
+func (s Spec) RunsNodes() bool { return s.backend() != BackendExternal }
+
+// NodesFixed reports whether s's topology or backend fixes its number of
+// nodes (the failover topology's two, the external backend's addresses),
+// so that a zero Nodes takes that number rather than a caller's default.
+func (s Spec) NodesFixed() bool { return s.Topology == TopologyFailover || len(s.External) > 0 }
+
+// Abilities returns what a cluster of s can be opened to do: Clock when it
+// is opened WithClockShim (on the docker backend, the image must also carry
+// the shim, which Open checks), Network unless its nodes are external ones
+// reached without a toxiproxy server, Process unless they are external.
+func (s Spec) Abilities() Abilities {
+	runs := s.RunsNodes()
+	return Abilities{Process: runs, Clock: runs, Network: runs || s.Toxiproxy != "", backend: s.backend()}
+}
+
+// Abilities returns what the cluster can do: see Spec.Abilities; Clock only
+// when it was started WithClockShim.
+func (c *Cluster) Abilities() Abilities {
+	ext := c.backend == BackendExternal
+	return Abilities{Process: !ext, Clock: c.opts.clockShim && !ext, Network: !ext || c.remote != nil, backend: c.backend}
+}
+
+func (s Spec) backend() string {
+	if s.Backend == "" {
+		return BackendProcess
+	}
+	return s.Backend
+}
+
+// Missing returns, in one line, why a cluster with a cannot do everything
+// need asks (the first ability missing), or "" when it can.
+func (a Abilities) Missing(need Abilities) string {
+	ext := a.backend == BackendExternal
+	switch {
+	case need.Process && !a.Process && ext:
+		return "the external backend does not run the nodes, so it cannot kill, restart or pause them (the process and docker backends do)"
+	case need.Process && !a.Process:
+		return "the cluster cannot kill, restart or pause its nodes"
+	case need.Clock && !a.Clock && ext:
+		return "the external backend does not run the nodes, so it cannot shift their clocks (the process and docker backends do)"
+	case need.Clock && !a.Clock:
+		return "the nodes run without the clock shim, so their clocks cannot be shifted"
+	case need.Network && !a.Network && ext:
+		return "the external backend reaches the nodes through no proxy; give it a toxiproxy server to fault the network"
+	case need.Network && !a.Network:
+		return "the nodes are reached through no proxy, so their network cannot be faulted"
+	}
+	return ""
+}
+
+// Open opens the cluster s describes, its defaults set (see WithDefaults),
+// with opts as for Start (WithDir, WithProxyGroups, WithClockShim,
+// WithLog, ...; s's Password and Persistence are options too): it starts
+// independent masters (Start, StartDocker) or the failover topology
+// (StartFailover, StartDockerFailover, whose Cluster.Failover it returns
+// the data nodes of), or connects to external nodes (Connect). For the
+// docker backend it first makes sure the engine has the image, building
+// DefaultImage when it lacks it (see WithLog). Close stops everything it
+// started, sentinels included.
+func Open(ctx context.Context, s Spec, opts ...Option) (*Cluster, error) {
+	s, err := s.WithDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if s.Password != "" {
+		opts = append(opts, WithPassword(s.Password))
+	}
+	if s.Persistence {
+		opts = append(opts, WithPersistence(true))
+	}
+	if s.Backend == BackendDocker {
+		o, err := newOptions(s.Nodes, opts)
+		if err != nil {
+			return nil, err
+		}
+		if err := ensureImage(ctx, s.Image, DefaultImage, o.log, opts); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case s.Topology == TopologyFailover && s.Backend == BackendDocker:
+		f, err := StartDockerFailover(ctx, s.Image, opts...)
+		return failoverCluster(f, err)
+	case s.Topology == TopologyFailover:
+		f, err := StartFailover(ctx, opts...)
+		return failoverCluster(f, err)
+	case s.Backend == BackendDocker:
+		return StartDocker(ctx, s.Nodes, s.Image, opts...)
+	case s.Backend == BackendExternal:
+		if s.Toxiproxy != "" {
+			opts = append(opts, WithToxiproxy(s.Toxiproxy))
+		}
+		return Connect(ctx, s.External, opts...)
+	}
+	return Start(ctx, s.Nodes, opts...)
+}
+
+func failoverCluster(f *Failover, err error) (*Cluster, error) {
+	if err != nil {
+		return nil, err
+	}
+	return f.Cluster(), nil
+}
+
+// Failover returns the failover topology whose data nodes the cluster
+// holds, when it was opened in it; nil otherwise.
+func (c *Cluster) Failover() *Failover { return c.failover }
+
+// WithLog has Open write to w, one line each, what it does besides
+// starting the nodes that takes long enough to be worth saying (building
+// the docker backend's default image). The default is nothing.
+func WithLog(w io.Writer) Option {
+	return func(o *options) { o.log = w }
+}

@@ -1,0 +1,258 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/locks"
+	"github.com/locktorture/locktorture/nemesis"
+)
+
+// Config is one torture test. Its fields are grouped by concern in
+// embedded structs: what the clients do (Workload), where the nodes run
+// (Cluster, which is cluster.Spec), which faults the nemesis injects
+// (Faults) and where the run is written (Output). Embedding keeps every
+// field one selector away (cfg.Lock, cfg.Nodes, cfg.Nemesis, cfg.Dir) and
+// the configuration in results.json one flat object; a literal names the
+// groups:
+//
+//	harness.Config{
+//		Workload: harness.Workload{Lock: "redlock", Duration: 10 * time.Second},
+//		Faults:   harness.Faults{Nemesis: []string{"kill"}},
+//		Output:   harness.Output{Dir: dir},
+//	}
+//
+// A zero field takes its default: Defaults, or, for the few that depend
+// on the lock or the backend, the value WithDefaults documents.
+type Config struct {
+	Workload
+	Cluster
+	Faults
+	Output
+}
+
+// Workload is what the clients do: a lock × keys × clients × duration ×
+// TTL × hold time × seed.
+type Workload struct {
+	// Lock is the registry name of the lock under test (see locks.Names).
+	// Required.
+	Lock string `json:"lock"`
+	// Clients is the number of concurrent clients. At most MaxClients.
+	Clients int `json:"clients"`
+	// Keys is the number of lock keys the clients contend for.
+	Keys int `json:"keys"`
+	// Duration is how long clients keep starting new cycles.
+	Duration time.Duration `json:"duration"`
+	// TTL is the lock's time to live.
+	TTL time.Duration `json:"ttl"`
+	// Hold is how long a client stays inside its critical section; see
+	// NoHold for none. A Hold longer than the TTL is allowed: a correct
+	// lock then lets no section write (the resource verdict is unknown),
+	// and a lock that over-reports its validity is caught at once.
+	Hold time.Duration `json:"hold"`
+	// NoHold makes Hold 0: a client leaves its critical section as soon
+	// as it has read and written. For throughput measurements; the
+	// default is false.
+	NoHold bool `json:"no_hold,omitempty"`
+	// KeyPerClient gives client i the key "k<i>" for all its cycles, so
+	// no two clients contend (Keys is then Clients). For throughput
+	// measurements; the default is false: each cycle draws one of Keys
+	// keys from the seed.
+	KeyPerClient bool `json:"key_per_client,omitempty"`
+	// Seed feeds the one random source of the run.
+	Seed int64 `json:"seed"`
+	// Fencing makes the lock issue fencing tokens and the store check them.
+	Fencing bool `json:"fencing"`
+	// AcquireTimeout bounds the wait of one acquire call. Default TTL.
+	AcquireTimeout time.Duration `json:"acquire_timeout"`
+}
+
+// Cluster is where the nodes run: the backend, the topology, the nodes.
+// It is cluster.Spec (see it for each field; cluster.Spec(c) converts),
+// a type of its own so that Config does not take on cluster.Spec's
+// methods. Nodes defaults to the lock's
+// (locks.Spec.DefaultNodes: 5 for a multi-node lock, 1 otherwise; a
+// single-instance lock takes one node, or the failover topology's two,
+// primary and replica, which it finds through the sentinels); at most
+// MaxNodes on the backends that start their nodes. Password is never on
+// a command line; written only to the nodes' own redis.conf (mode 0600,
+// in a folder of mode 0700), and for the external backend not at all.
+type Cluster cluster.Spec
+
+// Faults is what the nemesis injects.
+type Faults struct {
+	// Nemesis lists the fault kinds to inject (see nemesis.Kinds); none by
+	// default. A run with faults whose schedule holds no fault (a
+	// duration too short for one) is refused: it would test nothing.
+	Nemesis []string `json:"nemesis,omitempty"`
+	// NemesisInterval is the quiet time between faults and the least time
+	// each fault stays active.
+	NemesisInterval time.Duration `json:"nemesis_interval,omitempty"`
+	// RestartDelay, when set, is the delay of every delayed restart a kill
+	// fault draws. Default 1.5×TTL.
+	RestartDelay time.Duration `json:"restart_delay,omitempty"`
+	// Restart is how kill faults restart nodes: nemesis.RestartMixed
+	// (drawn from the seed), RestartImmediate or RestartDelayed.
+	Restart string `json:"restart,omitempty"`
+	// Replay is a schedule.json to replay instead of drawing faults from
+	// the seed. The schedule says which kinds it holds: Nemesis is set to
+	// them (a Nemesis given must name the same kinds), and a schedule with
+	// no step, with a step the run does not have the nodes, client groups
+	// or parameters for, or with a step that ends after Duration, is
+	// refused.
+	Replay string `json:"replay,omitempty"`
+}
+
+// Output is where the run is written.
+type Output struct {
+	// Dir is the run directory: Run writes history.jsonl, schedule.json
+	// and the nodes' folders (nodes/) there. Required by Run and
+	// WithDefaults; NewPlan does not look at it (Plan.Run takes the
+	// directory of each run).
+	Dir string `json:"-"`
+}
+
+// Defaults returns the value each field of a Config takes when it is
+// zero, for the fields whose default depends on nothing else; cmd/torture's
+// flags take their defaults from here. The lock has none, and Nodes,
+// Image, AcquireTimeout and RestartDelay depend on the lock, the backend
+// or the TTL (see their docs).
+func Defaults() Config {
+	return Config{
+		Workload: Workload{Clients: 10, Keys: 2, Duration: 10 * time.Second, TTL: time.Second, Hold: 10 * time.Millisecond, Seed: 1},
+		Cluster:  Cluster{Backend: cluster.BackendProcess, Topology: cluster.TopologyMasters},
+		Faults:   Faults{NemesisInterval: 2 * time.Second, Restart: nemesis.RestartMixed},
+	}
+}
+
+// WithDefaults returns c with every zero field set to its default, or an
+// error naming the first invalid field. It also refuses what this machine
+// cannot run (see MaxNodes, MaxClients; the file descriptors the run
+// needs, the programs it starts) and a run with faults whose schedule
+// would inject none (see Faults); the schedule is drawn, or loaded, as
+// Run will. It is NewPlan(c).Config(), with c.Dir required.
+func (c Config) WithDefaults() (Config, error) {
+	if c.Dir == "" {
+		return c, errors.New("harness: no run directory")
+	}
+	p, err := NewPlan(c)
+	if err != nil {
+		return c, err
+	}
+	return p.Config(), nil
+}
+
+// withDefaults sets the defaults of every group and checks each, then
+// what the lock asks of them together.
+func (c Config) withDefaults(lock locks.Spec) (Config, error) {
+	d := Defaults()
+	var err error
+	if c.Workload, err = c.Workload.withDefaults(d.Workload, lock); err != nil {
+		return c, err
+	}
+	if c.Faults, err = c.Faults.withDefaults(d.Faults); err != nil {
+		return c, err
+	}
+	if c.Nodes == 0 && !cluster.Spec(c.Cluster).NodesFixed() {
+		c.Nodes = lock.DefaultNodes()
+	}
+	spec, err := cluster.Spec(c.Cluster).WithDefaults()
+	if err != nil {
+		return c, fmt.Errorf("harness: %w", err)
+	}
+	c.Cluster = Cluster(spec)
+	switch {
+	case c.Topology == cluster.TopologyFailover && lock.MultiNode:
+		return c, fmt.Errorf("harness: %s needs independent masters; topology failover is for single-instance locks", c.Lock)
+	case !lock.MultiNode && c.Nodes != 1 && c.Topology == cluster.TopologyMasters:
+		return c, fmt.Errorf("harness: %s is a single-instance lock; it takes 1 node, not %d", c.Lock, c.Nodes)
+	}
+	return c, nil
+}
+
+// withDefaults sets w's zero fields from d (the TTL for AcquireTimeout)
+// and checks them against the lock.
+func (w Workload) withDefaults(d Workload, lock locks.Spec) (Workload, error) {
+	zero := func(v *int, def int) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	zeroDur := func(v *time.Duration, def time.Duration) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	zero(&w.Clients, d.Clients)
+	if w.KeyPerClient {
+		w.Keys = w.Clients
+	}
+	zero(&w.Keys, d.Keys)
+	zeroDur(&w.Duration, d.Duration)
+	zeroDur(&w.TTL, d.TTL)
+	if w.NoHold {
+		w.Hold = 0
+	} else {
+		zeroDur(&w.Hold, d.Hold)
+	}
+	if w.Seed == 0 {
+		w.Seed = d.Seed
+	}
+	zeroDur(&w.AcquireTimeout, w.TTL)
+	switch {
+	case w.Clients < 1:
+		return w, fmt.Errorf("harness: clients must be at least 1, got %d", w.Clients)
+	case w.Keys < 1:
+		return w, fmt.Errorf("harness: keys must be at least 1, got %d", w.Keys)
+	case w.Duration < 0 || w.TTL < 0 || w.Hold < 0 || w.AcquireTimeout < 0:
+		return w, errors.New("harness: durations must not be negative")
+	case w.Fencing && !lock.Fencing:
+		return w, fmt.Errorf("harness: %s issues no fencing tokens", w.Lock)
+	}
+	return w, nil
+}
+
+// withDefaults sets f's zero fields from d, checks them, and takes the
+// kinds of a replayed schedule from it.
+func (f Faults) withDefaults(d Faults) (Faults, error) {
+	switch f.Restart {
+	case "":
+		f.Restart = d.Restart
+	case nemesis.RestartMixed, nemesis.RestartImmediate, nemesis.RestartDelayed:
+	default:
+		return f, fmt.Errorf("harness: unknown restart mode %q (want mixed, immediate or delayed)", f.Restart)
+	}
+	if f.NemesisInterval == 0 {
+		f.NemesisInterval = d.NemesisInterval
+	}
+	if f.NemesisInterval < 0 || f.RestartDelay < 0 {
+		return f, errors.New("harness: durations must not be negative")
+	}
+	if f.Replay == "" {
+		return f, nil
+	}
+	// The schedule says which kinds it holds; the run is set up for them
+	// (client groups, the clock shim) before its steps are checked
+	// against that setup.
+	kinds, err := nemesis.ScheduleKinds(f.Replay)
+	if err != nil {
+		return f, fmt.Errorf("harness: replay: %w", err)
+	}
+	if len(f.Nemesis) > 0 && !sameKinds(f.Nemesis, kinds) {
+		return f, fmt.Errorf("harness: nemesis %s differs from the kinds of the replayed schedule (%s); the schedule says which kinds it holds", strings.Join(f.Nemesis, ","), strings.Join(kinds, ","))
+	}
+	f.Nemesis = kinds
+	return f, nil
+}
+
+// sameKinds reports whether a and b name the same kinds, in any order.
+func sameKinds(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}

@@ -1,0 +1,138 @@
+package harness
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/locks"
+	"github.com/locktorture/locktorture/nemesis"
+)
+
+// Plan is a Config validated once and ready to run: its defaults set, its
+// lock looked up, the programs it starts found, its fault kinds checked
+// against the cluster and the lock, its limits checked, its fault
+// schedule drawn from the seed (or loaded from Faults.Replay) and refused
+// when it would inject nothing, and one seed drawn per client. Run runs
+// it; a caller that checks a whole matrix, or prints what it will run,
+// makes its Plans first and runs each once (its faults keep state while
+// they are active).
+type Plan struct {
+	cfg      Config
+	lock     locks.Spec
+	setup    nemesis.Setup
+	needs    nemesis.Needs
+	schedule nemesis.Schedule
+	seeds    []uint64 // one per client
+}
+
+// NewPlan validates c (everything but its Output, which Plan.Run takes)
+// and draws what the run draws from its seed; see Plan and WithDefaults
+// for what it refuses, each in one line.
+func NewPlan(c Config) (*Plan, error) {
+	lock, err := locks.Lookup(c.Lock)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{lock: lock}
+	if p.cfg, err = c.withDefaults(lock); err != nil {
+		return nil, err
+	}
+	kinds, err := p.setUp()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.cfg.checkLimits(p.setup.Groups); err != nil {
+		return nil, err
+	}
+	if err := cluster.Spec(p.cfg.Cluster).CheckPrograms(p.needs.Cluster.Clock); err != nil {
+		return nil, err
+	}
+	if lock.Check != nil {
+		// What the lock itself needs (the Python locks: an interpreter
+		// that imports redis).
+		if err := lock.Check(); err != nil {
+			return nil, err
+		}
+	}
+	// The one random source of the run: it draws the fault schedule, then
+	// one seed per client.
+	rng := rand.New(rand.NewPCG(uint64(p.cfg.Seed), 0x6c6f636b))
+	if p.cfg.Replay != "" {
+		p.schedule, err = nemesis.Load(p.cfg.Replay, p.setup)
+	} else {
+		p.schedule, err = nemesis.Plan(rng, p.cfg.Seed, kinds, p.setup, p.cfg.Duration, p.cfg.NemesisInterval)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := p.cfg.checkSchedule(p.schedule); err != nil {
+		return nil, err
+	}
+	p.seeds = make([]uint64, p.cfg.Clients)
+	for i := range p.seeds {
+		p.seeds[i] = rng.Uint64()
+	}
+	return p, nil
+}
+
+// Config returns the configuration the plan runs, its defaults set.
+func (p *Plan) Config() Config { return p.cfg }
+
+// setUp looks the fault kinds up, describes the run to them (nemesis.Setup:
+// the cluster's abilities, as many client groups as they draw faults for)
+// and checks each against it.
+func (p *Plan) setUp() ([]nemesis.Kind, error) {
+	c := p.cfg
+	var kinds []nemesis.Kind
+	for _, name := range c.Nemesis {
+		k, err := nemesis.Lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		kinds = append(kinds, k)
+	}
+	p.needs = nemesis.NeedsOf(kinds)
+	p.setup = nemesis.Setup{
+		Lock: c.Lock, MultiNode: p.lock.MultiNode, Nodes: c.Nodes, Groups: max(1, p.needs.Groups), TTL: c.TTL,
+		Topology: c.Topology, Abilities: cluster.Spec(c.Cluster).Abilities(), Persistent: c.Persistence,
+		RestartDelay: c.RestartDelay, Restart: c.Restart,
+	}
+	return nemesis.Check(c.Nemesis, p.setup)
+}
+
+// clusterOptions are how the run opens its cluster, in the run directory
+// dir: as many proxy groups as the fault kinds need, the clock shim when
+// one needs the clock.
+func (p *Plan) clusterOptions(dir string, o runOptions) []cluster.Option {
+	opts := []cluster.Option{cluster.WithDir(filepath.Join(dir, "nodes")), cluster.WithProxyGroups(p.setup.Groups), cluster.WithLog(o.log)}
+	if p.needs.Cluster.Clock {
+		opts = append(opts, cluster.WithClockShim())
+	}
+	return opts
+}
+
+// checkSchedule refuses a schedule of a run with faults that injects none,
+// or that has a step the run would end before: a fault that does nothing
+// is not a fault test.
+func (c Config) checkSchedule(sc nemesis.Schedule) error {
+	if len(c.Nemesis) == 0 {
+		return nil
+	}
+	if len(sc.Steps) == 0 {
+		if c.Replay != "" {
+			return fmt.Errorf("harness: replay %s: the schedule has no step; a run without a fault is not a fault test (leave out the replay for a fault-free run)", c.Replay)
+		}
+		return fmt.Errorf("harness: nemesis %s: no fault fits in the %s run (each comes after %s of quiet and stays at least as long, some kinds longer); a run without a fault is not a fault test: lengthen the duration or shorten the nemesis interval",
+			strings.Join(c.Nemesis, ","), c.Duration, c.NemesisInterval)
+	}
+	for i, st := range sc.Steps {
+		if end := time.Duration(st.At + st.For); end > c.Duration {
+			return fmt.Errorf("harness: replay %s: step %d (%s) ends at %s, after the %s run: lengthen the duration", c.Replay, i, st.Kind, end, c.Duration)
+		}
+	}
+	return nil
+}

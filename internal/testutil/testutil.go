@@ -1,0 +1,241 @@
+package testutil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/Shopify/toxiproxy/v2"
+	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/internal/redisopt"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+)
+
+// Cluster opens the cluster of spec (cluster.Open) with opts, its nodes'
+// folders under a temporary directory of the test unless opts name one
+// (cluster.WithDir), and closes it when the test ends, failing the test if
+// either fails. On the docker backend it first makes sure of the image
+// (DockerImage), skipping the test when no Docker engine answers.
+func Cluster(tb testing.TB, spec cluster.Spec, opts ...cluster.Option) *cluster.Cluster {
+	tb.Helper()
+	if spec.Backend == cluster.BackendDocker && spec.Image == "" {
+		spec.Image = DockerImage(tb)
+	}
+	c, err := cluster.Open(context.Background(), spec, append([]cluster.Option{cluster.WithDir(tb.TempDir())}, opts...)...)
+	if err != nil {
+		tb.Fatalf("open the cluster: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			tb.Errorf("close the cluster: %v", err)
+		}
+	})
+	return c
+}
+
+var (
+	imageOnce sync.Once
+	imageErr  error
+)
+
+// DockerImage returns cluster.DefaultImage, built from this host's files
+// once per test binary (docker build's cache makes a rebuild cheap). It
+// skips the test, saying why, only when no Docker engine answers; a failed
+// build fails it.
+func DockerImage(tb testing.TB) string {
+	tb.Helper()
+	if err := cluster.DockerPing(tb.Context()); err != nil {
+		if errors.Is(err, cluster.ErrNoDocker) {
+			tb.Skipf("docker backend not tested: %v", err)
+		}
+		tb.Fatal(err)
+	}
+	imageOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		imageErr = cluster.BuildImage(ctx, cluster.DefaultImage)
+	})
+	if imageErr != nil {
+		tb.Fatalf("make redis-image: %v", imageErr)
+	}
+	return cluster.DefaultImage
+}
+
+// MyContainers lists the containers of the docker backend that this test
+// process made and that are left, with their state.
+func MyContainers(tb testing.TB) []string {
+	tb.Helper()
+	cs, err := cluster.Containers(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var names []string
+	for _, c := range cs {
+		if c.Mine {
+			names = append(names, c.Name+" ("+c.State+")")
+		}
+	}
+	return names
+}
+
+// Eventually polls cond every few milliseconds until it returns nil,
+// failing the test with what and cond's last error once within has
+// passed. within is a deadline for a loaded machine, never a timing the
+// test asserts.
+func Eventually(tb testing.TB, within time.Duration, what string, cond func() error) {
+	tb.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("gave up waiting for %s within %v: %v", what, within, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Until is Eventually for a condition that holds or not.
+func Until(tb testing.TB, within time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	Eventually(tb, within, what, func() error {
+		if cond() {
+			return nil
+		}
+		return errors.New("not yet")
+	})
+}
+
+// Context returns a context that ends after d or with the test: a bound on
+// one wait of a test, generous for a loaded machine.
+func Context(tb testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(tb.Context(), d)
+	tb.Cleanup(cancel)
+	return ctx
+}
+
+// Client returns a go-redis client of the server at addr with the
+// module's options (internal/redisopt) and 2 s timeouts, closed when the
+// test ends.
+func Client(tb testing.TB, addr, password string) *redis.Client {
+	tb.Helper()
+	rc := NewClient(addr, password)
+	tb.Cleanup(func() { rc.Close() })
+	return rc
+}
+
+// NewClient is Client without the clean-up, for a client of one command.
+func NewClient(addr, password string) *redis.Client {
+	o := redisopt.Options(addr, password)
+	o.DialTimeout, o.ReadTimeout, o.WriteTimeout = 2*time.Second, 2*time.Second, 2*time.Second
+	return redis.NewClient(o)
+}
+
+// Running reports whether pid is a process that is neither gone nor a
+// zombie (a dead process its parent has not reaped yet).
+func Running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// Children returns the pids of the processes whose parent is ppid and
+// whose command line contains match.
+func Children(ppid int, match string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:]) // state, ppid, …
+		if len(f) < 2 || f[1] != strconv.Itoa(ppid) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if strings.Contains(string(cmdline), match) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// RawControl returns the first character of s, other than a newline, that
+// a terminal would act on (a control character, an invalid byte), if
+// any: what text from a history must never be printed as.
+func RawControl(s string) (rune, bool) {
+	for _, r := range s {
+		if r != '\n' && (r == utf8.RuneError || !unicode.IsPrint(r)) {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// Remote is nodes and a toxiproxy server that a test runs as if someone
+// else ran them on another machine, for the external backend.
+type Remote struct {
+	// Cluster is the nodes; Addrs their own addresses (DirectAddr: no
+	// proxy of the cluster's), in order.
+	Cluster *cluster.Cluster
+	Addrs   []string
+	// Toxiproxy is the server; URL its HTTP API's.
+	Toxiproxy *toxiproxy.ApiServer
+	URL       string
+}
+
+// External starts n nodes and a toxiproxy server with its HTTP API (see
+// Remote). Everything stops when the test ends.
+func External(tb testing.TB, n int) Remote {
+	tb.Helper()
+	r := Remote{Cluster: Cluster(tb, cluster.Spec{Nodes: n})}
+	r.Toxiproxy = toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+	ts := httptest.NewServer(r.Toxiproxy.Routes())
+	tb.Cleanup(ts.Close)
+	r.URL = ts.URL
+	for _, nd := range r.Cluster.Nodes() {
+		r.Addrs = append(r.Addrs, nd.DirectAddr())
+	}
+	return r
+}
+
+// Value returns key's value on node n, read directly (not through a
+// proxy), or "" when the key is absent; an error fails the test.
+func Value(tb testing.TB, n *cluster.Node, key string) string {
+	tb.Helper()
+	v, err := n.Client().Get(tb.Context(), key).Result()
+	if errors.Is(err, redis.Nil) {
+		return ""
+	}
+	if err != nil {
+		tb.Fatalf("GET %q on %s: %v", key, n.Name(), err)
+	}
+	return v
+}
