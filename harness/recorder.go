@@ -98,6 +98,7 @@ func (c *client) acquire(ctx context.Context, lk locks.Lock, key string) (locks.
 	if err := c.rec.Append(history.Event{Type: history.Invoke, F: history.Acquire, Process: c.id, Key: key}); err != nil {
 		return locks.Lease{}, err
 	}
+	ctx, ev := traced(ctx, lk)
 	lease, err := lk.Acquire(ctx, key)
 	if err == nil {
 		if err = checkLease(c.lock, c.id, lease, key); err != nil {
@@ -106,7 +107,7 @@ func (c *client) acquire(ctx context.Context, lk locks.Lock, key string) (locks.
 			lease = locks.Lease{}
 		}
 	}
-	done := history.Event{Type: completion(err), F: history.Acquire, Process: c.id, Key: key}
+	done := history.Event{Type: completion(err), F: history.Acquire, Process: c.id, Key: key, Nodes: nodesOf(ev)}
 	if err != nil {
 		done.Error = err.Error()
 	} else {
@@ -122,8 +123,9 @@ func (c *client) release(ctx context.Context, lk locks.Lock, l locks.Lease) erro
 	if err := c.rec.Append(history.Event{Type: history.Invoke, F: history.Release, Process: c.id, Key: l.Key, Token: l.Token, Fence: l.Fence}); err != nil {
 		return err
 	}
+	ctx, ev := traced(ctx, lk)
 	err := lk.Release(ctx, l)
-	done := history.Event{Type: completion(err), F: history.Release, Process: c.id, Key: l.Key, Token: l.Token, Fence: l.Fence}
+	done := history.Event{Type: completion(err), F: history.Release, Process: c.id, Key: l.Key, Token: l.Token, Fence: l.Fence, Nodes: nodesOf(ev)}
 	if err != nil {
 		done.Error = err.Error()
 	}
@@ -131,4 +133,29 @@ func (c *client) release(ctx context.Context, lk locks.Lock, l locks.Lease) erro
 		return werr
 	}
 	return err
+}
+
+// traced returns ctx carrying a fresh locks.Evidence, and it, when lk
+// reports per-node evidence (locks.NodeReporter); else ctx and nil. Every
+// acquire, release and extend goes through it, so that its completion
+// event carries what the nodes answered (nodesOf).
+func traced(ctx context.Context, lk locks.Lock) (context.Context, *locks.Evidence) {
+	if r, ok := lk.(locks.NodeReporter); ok && r.ReportsNodes() {
+		ev := new(locks.Evidence)
+		return locks.WithEvidence(ctx, ev), ev
+	}
+	return ctx, nil
+}
+
+// nodesOf is the history's form of what ev collected: nil when the lock
+// reported nothing (not reported, never "no node granted").
+func nodesOf(ev *locks.Evidence) *history.Nodes {
+	if ev == nil {
+		return nil
+	}
+	n := ev.Nodes()
+	if !n.Reported() {
+		return nil
+	}
+	return &history.Nodes{Attempt: n.Attempt, Granted: n.Granted, Refused: n.Refused, Silent: n.Silent, Unlocked: n.Unlocked}
 }
