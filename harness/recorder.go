@@ -66,6 +66,7 @@ type client struct {
 	id   int
 	rec  *Recorder
 	lock string // the lock's registry name, for errors
+	view *view  // the live holds; nil records none
 }
 
 // ErrBadLease is wrapped by the error with which a run stops at the first
@@ -107,7 +108,7 @@ func (c *client) acquire(ctx context.Context, lk locks.Lock, key string) (locks.
 			lease = locks.Lease{}
 		}
 	}
-	done := history.Event{Type: completion(err), F: history.Acquire, Process: c.id, Key: key, Nodes: nodesOf(ev)}
+	done := history.Event{Type: completion(err), F: history.Acquire, Process: c.id, Time: c.rec.Now(), Key: key, Nodes: nodesOf(ev)}
 	if err != nil {
 		done.Error = err.Error()
 	} else {
@@ -116,13 +117,18 @@ func (c *client) acquire(ctx context.Context, lk locks.Lock, key string) (locks.
 	if werr := c.rec.Append(done); werr != nil {
 		return locks.Lease{}, werr
 	}
+	if err == nil {
+		c.view.granted(c.id, lease, done.Time, done.Nodes)
+	}
 	return lease, err
 }
 
 func (c *client) release(ctx context.Context, lk locks.Lock, l locks.Lease) error {
-	if err := c.rec.Append(history.Event{Type: history.Invoke, F: history.Release, Process: c.id, Key: l.Key, Token: l.Token, Fence: l.Fence}); err != nil {
+	inv := history.Event{Type: history.Invoke, F: history.Release, Process: c.id, Time: c.rec.Now(), Key: l.Key, Token: l.Token, Fence: l.Fence}
+	if err := c.rec.Append(inv); err != nil {
 		return err
 	}
+	c.view.ended(c.id, inv.Time) // the client stops acting as the holder
 	ctx, ev := traced(ctx, lk)
 	err := lk.Release(ctx, l)
 	done := history.Event{Type: completion(err), F: history.Release, Process: c.id, Key: l.Key, Token: l.Token, Fence: l.Fence, Nodes: nodesOf(ev)}
