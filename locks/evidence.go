@@ -100,10 +100,12 @@ type NodeReporter interface {
 // Evidence collects the node answers of one call. Put it in the call's
 // context with [WithEvidence]; a lock that reports adds to it with
 // [Report]. It is safe for concurrent use (RedLock asks its nodes in
-// parallel). The zero value is ready to use; use one per call.
+// parallel). The zero value is ready to use; use one per call, or Reset
+// it between calls.
 type Evidence struct {
 	mu      sync.Mutex
 	answers []NodeAnswer
+	first   [5]NodeAnswer // the first answers (a RedLock of 5 nodes), without an allocation
 }
 
 // evidenceKey is the context key of an *Evidence.
@@ -132,7 +134,20 @@ func (e *Evidence) add(a NodeAnswer) {
 		return
 	}
 	e.mu.Lock()
+	if e.answers == nil {
+		e.answers = e.first[:0]
+	}
 	e.answers = append(e.answers, a)
+	e.mu.Unlock()
+}
+
+// Reset forgets every answer, for a caller that makes one call after
+// another with the same Evidence (the harness: one per client). A lock
+// must then have reported every answer of a call before it returned.
+func (e *Evidence) Reset() {
+	e.mu.Lock()
+	clear(e.first[:])
+	e.answers = nil
 	e.mu.Unlock()
 }
 
@@ -172,44 +187,81 @@ type Nodes struct {
 // Reported reports whether n holds any evidence.
 func (n Nodes) Reported() bool { return n.Attempt > 0 }
 
-// summarize folds answers into Nodes (see Evidence.Nodes).
+// summarize folds answers into Nodes (see Evidence.Nodes). An answer of
+// a negative node is ignored. The four lists share one allocation.
 func summarize(answers []NodeAnswer) Nodes {
 	last := 0
 	for _, a := range answers {
-		if !a.Cleanup {
+		if !a.Cleanup && a.Node >= 0 {
 			last = max(last, a.Attempt, 1)
 		}
 	}
 	if last == 0 {
 		return Nodes{}
 	}
-	final := map[int]Answer{}
-	var unlocked []int
+	type final struct {
+		node   int
+		answer Answer
+	}
+	var finalBuf [16]final
+	finals := finalBuf[:0] // each node's last answer in the last attempt
+	var unlockedBuf [16]int
+	unlocked := unlockedBuf[:0]
 	for _, a := range answers {
 		switch {
+		case a.Node < 0:
 		case a.Cleanup && a.Answer == Granted:
 			if !slices.Contains(unlocked, a.Node) {
 				unlocked = append(unlocked, a.Node)
 			}
 		case !a.Cleanup && max(a.Attempt, 1) == last:
-			final[a.Node] = a.Answer
+			if i := slices.IndexFunc(finals, func(f final) bool { return f.node == a.Node }); i >= 0 {
+				finals[i].answer = a.Answer
+			} else {
+				finals = append(finals, final{a.Node, a.Answer})
+			}
 		}
 	}
-	n := Nodes{Attempt: last, Unlocked: unlocked}
-	for node, ans := range final {
-		switch ans {
-		case Granted:
-			n.Granted = append(n.Granted, node)
-		case Refused:
-			n.Refused = append(n.Refused, node)
-		default:
-			n.Silent = append(n.Silent, node)
+	var count [3]int // granted, refused, silent
+	for _, f := range finals {
+		count[listOf(f.answer)]++
+	}
+	all := make([]int, 0, len(finals)+len(unlocked))
+	lists := [3][]int{}
+	for k := range lists {
+		lists[k] = all[len(all) : len(all) : len(all)+count[k]]
+		for _, f := range finals {
+			if listOf(f.answer) == k {
+				lists[k] = append(lists[k], f.node)
+			}
+		}
+		all = all[:len(all)+count[k]]
+	}
+	n := Nodes{Attempt: last}
+	if len(unlocked) > 0 {
+		n.Unlocked = append(all[len(all):len(all):cap(all)], unlocked...)
+	}
+	for k, dst := range [...]*[]int{&n.Granted, &n.Refused, &n.Silent} {
+		if len(lists[k]) > 0 {
+			*dst = lists[k]
 		}
 	}
-	for _, s := range [][]int{n.Granted, n.Refused, n.Silent, n.Unlocked} {
-		slices.Sort(s)
+	for _, l := range [][]int{n.Granted, n.Refused, n.Silent, n.Unlocked} {
+		slices.Sort(l)
 	}
 	return n
+}
+
+// listOf is the list of Nodes an answer goes to: 0 Granted, 1 Refused, 2
+// Silent (and anything else).
+func listOf(a Answer) int {
+	switch a {
+	case Granted:
+		return 0
+	case Refused:
+		return 1
+	}
+	return 2
 }
 
 // answerOf is the answer of a node whose command replied yes (it did
