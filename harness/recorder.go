@@ -65,8 +65,9 @@ func completion(err error) history.Type {
 type client struct {
 	id   int
 	rec  *Recorder
-	lock string // the lock's registry name, for errors
-	view *view  // the live holds; nil records none
+	lock string         // the lock's registry name, for errors
+	view *view          // the live holds; nil records none
+	ev   locks.Evidence // the per-node evidence of the open call (see traced)
 }
 
 // ErrBadLease is wrapped by the error with which a run stops at the first
@@ -99,7 +100,7 @@ func (c *client) acquire(ctx context.Context, lk locks.Lock, key string) (locks.
 	if err := c.rec.Append(history.Event{Type: history.Invoke, F: history.Acquire, Process: c.id, Key: key}); err != nil {
 		return locks.Lease{}, err
 	}
-	ctx, ev := traced(ctx, lk)
+	ctx, ev := c.traced(ctx, lk)
 	lease, err := lk.Acquire(ctx, key)
 	if err == nil {
 		if err = checkLease(c.lock, c.id, lease, key); err != nil {
@@ -129,7 +130,7 @@ func (c *client) release(ctx context.Context, lk locks.Lock, l locks.Lease) erro
 		return err
 	}
 	c.view.ended(c.id, inv.Time) // the client stops acting as the holder
-	ctx, ev := traced(ctx, lk)
+	ctx, ev := c.traced(ctx, lk)
 	err := lk.Release(ctx, l)
 	done := history.Event{Type: completion(err), F: history.Release, Process: c.id, Key: l.Key, Token: l.Token, Fence: l.Fence, Nodes: nodesOf(ev)}
 	if err != nil {
@@ -141,14 +142,15 @@ func (c *client) release(ctx context.Context, lk locks.Lock, l locks.Lease) erro
 	return err
 }
 
-// traced returns ctx carrying a fresh locks.Evidence, and it, when lk
-// reports per-node evidence (locks.NodeReporter); else ctx and nil. Every
-// acquire, release and extend goes through it, so that its completion
-// event carries what the nodes answered (nodesOf).
-func traced(ctx context.Context, lk locks.Lock) (context.Context, *locks.Evidence) {
+// traced returns ctx carrying the client's locks.Evidence, reset, and it,
+// when lk reports per-node evidence (locks.NodeReporter); else ctx and
+// nil. Every acquire, release and extend goes through it, so that its
+// completion event carries what the nodes answered (nodesOf). One
+// Evidence serves the client's calls, one at a time.
+func (c *client) traced(ctx context.Context, lk locks.Lock) (context.Context, *locks.Evidence) {
 	if r, ok := lk.(locks.NodeReporter); ok && r.ReportsNodes() {
-		ev := new(locks.Evidence)
-		return locks.WithEvidence(ctx, ev), ev
+		c.ev.Reset()
+		return locks.WithEvidence(ctx, &c.ev), &c.ev
 	}
 	return ctx, nil
 }
