@@ -34,6 +34,9 @@ func TestSummarize(t *testing.T) {
 		{"the last answer of a node counts", []NodeAnswer{
 			{Node: 0, Attempt: 1, Answer: r}, {Node: 0, Attempt: 1, Answer: g},
 		}, Nodes{Attempt: 1, Granted: []int{0}}},
+		{"a negative node is ignored", []NodeAnswer{
+			{Node: -1, Attempt: 3, Answer: g}, {Node: 0, Attempt: 1, Answer: g}, {Node: -2, Attempt: 1, Cleanup: true, Answer: g},
+		}, Nodes{Attempt: 1, Granted: []int{0}}},
 		{"unlocked twice", []NodeAnswer{
 			{Node: 3, Attempt: 1, Answer: g}, {Node: 3, Attempt: 1, Cleanup: true, Answer: g},
 			{Node: 3, Attempt: 2, Answer: g}, {Node: 3, Attempt: 2, Cleanup: true, Answer: g},
@@ -48,7 +51,8 @@ func TestSummarize(t *testing.T) {
 }
 
 // TestReportConcurrent: Report is safe from many goroutines, and a context
-// without an Evidence makes it a no-op.
+// without an Evidence makes it a no-op; Reset empties an Evidence for the
+// next call.
 func TestReportConcurrent(t *testing.T) {
 	Report(context.Background(), NodeAnswer{Node: 0, Attempt: 1, Answer: Granted}) // must not panic
 	var ev Evidence
@@ -60,6 +64,14 @@ func TestReportConcurrent(t *testing.T) {
 	wg.Wait()
 	if n := ev.Nodes(); len(n.Granted) != 50 || len(ev.Answers()) != 50 {
 		t.Errorf("%d granted, %d answers; want 50", len(n.Granted), len(ev.Answers()))
+	}
+	ev.Reset()
+	if n := ev.Nodes(); n.Reported() || len(ev.Answers()) != 0 {
+		t.Errorf("after Reset: %+v, %d answers", n, len(ev.Answers()))
+	}
+	Report(ctx, NodeAnswer{Node: 1, Attempt: 1, Answer: Silent})
+	if n := ev.Nodes(); !reflect.DeepEqual(n, Nodes{Attempt: 1, Silent: []int{1}}) {
+		t.Errorf("reused after Reset: %+v", n)
 	}
 }
 
