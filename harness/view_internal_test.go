@@ -45,15 +45,27 @@ func TestViewNext(t *testing.T) {
 		t.Fatalf("Next with nothing new and a done ctx: %v", err)
 	}
 
+	// An extend of the hold: a new validity and the nodes that extended
+	// it; one of another token changes nothing.
+	ext := lease
+	ext.Validity = base.Add(3 * time.Second)
+	v.extended(3, ext, 15, &history.Nodes{Attempt: 1, Granted: []int{0, 1, 2}})
+	v.extended(3, locks.Lease{Key: "k", Token: "other", Validity: base.Add(time.Hour)}, 16, nil)
+	cs, err = v.Next(t.Context(), 2)
+	if err != nil || len(cs) != 1 || cs[0].Kind != nemesis.HoldExtended || cs[0].Hold.ValidUntil != (3*time.Second).Nanoseconds() ||
+		!cs[0].Hold.Deadline.Equal(ext.Validity) || len(cs[0].Hold.Granted) != 3 || !cs[0].Hold.InSection {
+		t.Fatalf("after an extend: %+v, %v", cs, err)
+	}
+
 	for i := range viewLog + 10 {
 		v.section(3, nemesis.HoldChecked, base.Add(time.Duration(20+i)))
 	}
-	cs, err = v.Next(t.Context(), 2)
-	if err != nil || len(cs) != viewLog || cs[0].Seq != 2+10+1 || cs[len(cs)-1].Seq != 2+viewLog+10 {
+	cs, err = v.Next(t.Context(), 3)
+	if err != nil || len(cs) != viewLog || cs[0].Seq != 3+10+1 || cs[len(cs)-1].Seq != 3+viewLog+10 {
 		t.Fatalf("a follower %d behind got %d changes, seq %d…%d", viewLog+10, len(cs), cs[0].Seq, cs[len(cs)-1].Seq)
 	}
 	v.ended(3, 99)
-	if holds, seq := v.Holds(); len(holds) != 0 || seq != 2+viewLog+10+1 {
+	if holds, seq := v.Holds(); len(holds) != 0 || seq != 3+viewLog+10+1 {
 		t.Fatalf("after the end: %+v, seq %d", holds, seq)
 	}
 	var nilView *view
