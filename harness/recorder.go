@@ -144,9 +144,10 @@ func (c *client) release(ctx context.Context, lk locks.Lock, l locks.Lease) erro
 
 // traced returns ctx carrying the client's locks.Evidence, reset, and it,
 // when lk reports per-node evidence (locks.NodeReporter); else ctx and
-// nil. Every acquire, release and extend goes through it, so that its
-// completion event carries what the nodes answered (nodesOf). One
-// Evidence serves the client's calls, one at a time.
+// nil. Every acquire and release goes through it, so that its completion
+// event carries what the nodes answered (nodesOf); an extend recorded by
+// the harness must too, and give its ok to view.extended. One Evidence
+// serves the client's calls, one at a time.
 func (c *client) traced(ctx context.Context, lk locks.Lock) (context.Context, *locks.Evidence) {
 	if r, ok := lk.(locks.NodeReporter); ok && r.ReportsNodes() {
 		c.ev.Reset()

@@ -38,6 +38,15 @@
 // from its client's replies when the client offers them. A lock that
 // reports nothing still works; its evidence is "not reported".
 //
+// Why the context, as net/http/httptrace does, and not a second set of
+// methods on an optional interface (toxiproxy's style): the library
+// adapters cannot change their library, but the library sends every
+// go-redis command with the caller's context, so a hook on each node's
+// client sees the command, its reply and the call's Evidence without the
+// library's help; a wrapper around a Lock passes the evidence on for
+// free; and Lock stays as it is. The one named interface, NodeReporter,
+// only declares that a lock reports.
+//
 // Every implementation is listed, in a fixed order, in the registry
 // ([Specs], [Lookup], [New]) and is selected by name. [Register] adds a
 // lock written elsewhere, so that the harness can torture it without a
