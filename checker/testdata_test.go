@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -60,6 +61,46 @@ func TestTestdata(t *testing.T) {
 			}
 			r := mustCheck(t, evs, Options{})
 			wantVerdicts(t, r, Verdict(m[1]), Verdict(m[2]))
+		})
+	}
+}
+
+// TestVerdictsIgnoreNodes: the verdicts never depend on the per-node
+// evidence. Every checkable history of testdata/ is checked as it is and
+// again with evidence on every completion of an acquire, release and
+// extend, evidence chosen to mislead (an ok granted by no node, a fail
+// granted by all); the results are the same.
+func TestVerdictsIgnoreNodes(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("testdata", "lease-*.jsonl"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no histories in testdata/: %v", err)
+	}
+	for _, path := range paths {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".jsonl"), func(t *testing.T) {
+			evs, err := history.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plain := mustCheck(t, evs, Options{})
+			with := append([]history.Event(nil), evs...)
+			n := 0
+			for i, e := range with {
+				if e.Type == history.Invoke || (e.F != history.Acquire && e.F != history.Release && e.F != history.Extend) {
+					continue
+				}
+				if e.Type == history.Ok {
+					with[i].Nodes = &history.Nodes{Attempt: 3, Refused: []int{0, 1}, Silent: []int{2}}
+				} else {
+					with[i].Nodes = &history.Nodes{Attempt: 1, Granted: []int{0, 1, 2}, Unlocked: []int{0}}
+				}
+				n++
+			}
+			if n == 0 {
+				t.Skip("no acquire, release or extend completes here")
+			}
+			if got := mustCheck(t, with, Options{}); !reflect.DeepEqual(got, plain) {
+				t.Errorf("with evidence on %d events:\n%+v\nwithout:\n%+v", n, got, plain)
+			}
 		})
 	}
 }

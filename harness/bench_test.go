@@ -1,11 +1,14 @@
 package harness
 
 import (
+	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/locks"
 )
 
 // BenchmarkRecorder: one cycle of a client as the recorder sees it — six
@@ -60,6 +63,62 @@ func BenchmarkRecorder(b *testing.B) {
 			}
 			if err := w.Close(); err != nil {
 				b.Fatal(err)
+			}
+		})
+	}
+}
+
+// fakeLock grants every acquire and release at once, without Redis, and
+// reports nodes answers per call when nodes > 0: the harness's own cost
+// of a lock's per-node evidence, alone.
+type fakeLock struct{ nodes int }
+
+func (l fakeLock) ReportsNodes() bool { return l.nodes > 0 }
+
+func (l fakeLock) report(ctx context.Context) {
+	for i := range l.nodes {
+		locks.Report(ctx, locks.NodeAnswer{Node: i, Attempt: 1, Answer: locks.Granted})
+	}
+}
+
+func (l fakeLock) Acquire(ctx context.Context, key string) (locks.Lease, error) {
+	l.report(ctx)
+	return locks.Lease{Key: key, Token: "5f2b8c1e9d0a4b7c8e3f6a1d2c9b0e4f", Validity: time.Now().Add(time.Second)}, nil
+}
+
+func (l fakeLock) Release(ctx context.Context, _ locks.Lease) error { l.report(ctx); return nil }
+
+func (l fakeLock) Extend(ctx context.Context, lease locks.Lease) (locks.Lease, error) {
+	l.report(ctx)
+	return lease, nil
+}
+
+func (fakeLock) Close() error { return nil }
+
+// BenchmarkEvidence: one acquire and one release as a client records
+// them (four events, the view), with a lock that reports no per-node
+// evidence, and with one that reports 1 node (setnx) or 5 (RedLock).
+func BenchmarkEvidence(b *testing.B) {
+	for _, nodes := range []int{0, 1, 5} {
+		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
+			w, err := history.Create(filepath.Join(b.TempDir(), "history.jsonl"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer w.Close()
+			base := time.Now()
+			c := &client{id: 1, rec: NewRecorder(base, w), lock: "fake", view: newView(base)}
+			lk := fakeLock{nodes}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				lease, err := c.acquire(ctx, lk, "k3")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := c.release(ctx, lk, lease); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

@@ -12,6 +12,13 @@
 // cluster for its nodes (cluster.Open) and package nemesis what its kinds
 // need (nemesis.NeedsOf), so it never switches on a backend or a kind.
 //
+// Every acquire, release and extend of a lock that reports per-node
+// evidence (locks.NodeReporter) carries it in its completion event
+// (history.Event.Nodes). While the run goes, the harness keeps a live
+// view of the holds (who holds which key, granted by which nodes, valid
+// until when, in its section or not) and hands it to the nemesis as
+// nemesis.Target.View.
+//
 // The protected resource is a fault-free, linearizable in-process store
 // ([Store]) holding one integer per key; with fencing it refuses any access
 // carrying a fencing token older than the newest it has seen.

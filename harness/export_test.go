@@ -1,5 +1,7 @@
 package harness
 
+import "github.com/locktorture/locktorture/nemesis"
+
 // SetOpenFileLimit makes the run's limit of open files n until restore is
 // called, for tests of the limits.
 func SetOpenFileLimit(n int) (restore func()) {
@@ -10,3 +12,9 @@ func SetOpenFileLimit(n int) (restore func()) {
 
 // CheckLease is checkLease, for tests.
 var CheckLease = checkLease
+
+// WithView hands fn the run's view (nemesis.Target.View) before its
+// clients start, for tests that follow it.
+func WithView(fn func(nemesis.View)) Option {
+	return func(o *runOptions) { o.view = fn }
+}

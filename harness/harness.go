@@ -69,6 +69,7 @@ type runOptions struct {
 	progressEvery time.Duration
 	stop          func(history.Event) bool // see WithStop
 	log           io.Writer                // see WithLog
+	view          func(nemesis.View)       // the tests' look at the view (export_test.go)
 }
 
 // WithLog writes to w, one line each, what the run does besides the
@@ -156,7 +157,11 @@ func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary
 			err = cerr
 		}
 	}()
-	r := &run{cfg: cfg, rec: NewRecorder(time.Now(), w), store: NewStore(cfg.Fencing), stalls: &staller{}, locks: lks}
+	base := time.Now()
+	r := &run{cfg: cfg, rec: NewRecorder(base, w), store: NewStore(cfg.Fencing), stalls: &staller{}, view: newView(base), locks: lks}
+	if o.view != nil {
+		o.view(r.view)
+	}
 	return r.drive(ctx, p, cl, o, sum)
 }
 
@@ -199,6 +204,7 @@ type run struct {
 	rec    *Recorder
 	store  *Store
 	stalls *staller
+	view   *view        // the live holds, for the nemesis
 	locks  []locks.Lock // one per client group; client i uses locks[i%len]
 
 	acquired, attempts atomic.Int64
@@ -226,7 +232,7 @@ func (r *run) drive(ctx context.Context, p *Plan, cl *cluster.Cluster, o runOpti
 	nemDone := make(chan struct{})
 	go func() {
 		defer close(nemDone)
-		nemErr = nemesis.Run(runCtx, p.schedule, &nemesis.Target{Cluster: cl, Clients: r.stalls}, r.rec.base, r.rec)
+		nemErr = nemesis.Run(runCtx, p.schedule, &nemesis.Target{Cluster: cl, Clients: r.stalls, View: r.view}, r.rec.base, r.rec)
 	}()
 	errs, failed := r.clients(ctx, runCtx, stop, p.seeds)
 	<-nemDone
@@ -258,7 +264,7 @@ func (r *run) clients(ctx, runCtx context.Context, stop context.CancelFunc, seed
 	var wg sync.WaitGroup
 	for id := range r.cfg.Clients {
 		wg.Go(func() {
-			c := &client{id: id, rec: r.rec, lock: r.cfg.Lock}
+			c := &client{id: id, rec: r.rec, lock: r.cfg.Lock, view: r.view}
 			rng := rand.New(rand.NewPCG(seeds[id], uint64(id)))
 			if errs[id] = c.loop(ctx, runCtx, r, keys, rng); errs[id] != nil {
 				failed.Store(true)

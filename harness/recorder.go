@@ -65,7 +65,9 @@ func completion(err error) history.Type {
 type client struct {
 	id   int
 	rec  *Recorder
-	lock string // the lock's registry name, for errors
+	lock string         // the lock's registry name, for errors
+	view *view          // the live holds; nil records none
+	ev   locks.Evidence // the per-node evidence of the open call (see traced)
 }
 
 // ErrBadLease is wrapped by the error with which a run stops at the first
@@ -98,6 +100,7 @@ func (c *client) acquire(ctx context.Context, lk locks.Lock, key string) (locks.
 	if err := c.rec.Append(history.Event{Type: history.Invoke, F: history.Acquire, Process: c.id, Key: key}); err != nil {
 		return locks.Lease{}, err
 	}
+	ctx, ev := c.traced(ctx, lk)
 	lease, err := lk.Acquire(ctx, key)
 	if err == nil {
 		if err = checkLease(c.lock, c.id, lease, key); err != nil {
@@ -106,7 +109,7 @@ func (c *client) acquire(ctx context.Context, lk locks.Lock, key string) (locks.
 			lease = locks.Lease{}
 		}
 	}
-	done := history.Event{Type: completion(err), F: history.Acquire, Process: c.id, Key: key}
+	done := history.Event{Type: completion(err), F: history.Acquire, Process: c.id, Time: c.rec.Now(), Key: key, Nodes: nodesOf(ev)}
 	if err != nil {
 		done.Error = err.Error()
 	} else {
@@ -115,15 +118,21 @@ func (c *client) acquire(ctx context.Context, lk locks.Lock, key string) (locks.
 	if werr := c.rec.Append(done); werr != nil {
 		return locks.Lease{}, werr
 	}
+	if err == nil {
+		c.view.granted(c.id, lease, done.Time, done.Nodes)
+	}
 	return lease, err
 }
 
 func (c *client) release(ctx context.Context, lk locks.Lock, l locks.Lease) error {
-	if err := c.rec.Append(history.Event{Type: history.Invoke, F: history.Release, Process: c.id, Key: l.Key, Token: l.Token, Fence: l.Fence}); err != nil {
+	inv := history.Event{Type: history.Invoke, F: history.Release, Process: c.id, Time: c.rec.Now(), Key: l.Key, Token: l.Token, Fence: l.Fence}
+	if err := c.rec.Append(inv); err != nil {
 		return err
 	}
+	c.view.ended(c.id, inv.Time) // the client stops acting as the holder
+	ctx, ev := c.traced(ctx, lk)
 	err := lk.Release(ctx, l)
-	done := history.Event{Type: completion(err), F: history.Release, Process: c.id, Key: l.Key, Token: l.Token, Fence: l.Fence}
+	done := history.Event{Type: completion(err), F: history.Release, Process: c.id, Key: l.Key, Token: l.Token, Fence: l.Fence, Nodes: nodesOf(ev)}
 	if err != nil {
 		done.Error = err.Error()
 	}
@@ -131,4 +140,31 @@ func (c *client) release(ctx context.Context, lk locks.Lock, l locks.Lease) erro
 		return werr
 	}
 	return err
+}
+
+// traced returns ctx carrying the client's locks.Evidence, reset, and it,
+// when lk reports per-node evidence (locks.NodeReporter); else ctx and
+// nil. Every acquire and release goes through it, so that its completion
+// event carries what the nodes answered (nodesOf); an extend recorded by
+// the harness must too, and give its ok to view.extended. One Evidence
+// serves the client's calls, one at a time.
+func (c *client) traced(ctx context.Context, lk locks.Lock) (context.Context, *locks.Evidence) {
+	if r, ok := lk.(locks.NodeReporter); ok && r.ReportsNodes() {
+		c.ev.Reset()
+		return locks.WithEvidence(ctx, &c.ev), &c.ev
+	}
+	return ctx, nil
+}
+
+// nodesOf is the history's form of what ev collected: nil when the lock
+// reported nothing (not reported, never "no node granted").
+func nodesOf(ev *locks.Evidence) *history.Nodes {
+	if ev == nil {
+		return nil
+	}
+	n := ev.Nodes()
+	if !n.Reported() {
+		return nil
+	}
+	return &history.Nodes{Attempt: n.Attempt, Granted: n.Granted, Refused: n.Refused, Silent: n.Silent, Unlocked: n.Unlocked}
 }

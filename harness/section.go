@@ -8,6 +8,7 @@ import (
 	"github.com/locktorture/locktorture/history"
 	"github.com/locktorture/locktorture/internal/wait"
 	"github.com/locktorture/locktorture/locks"
+	"github.com/locktorture/locktorture/nemesis"
 )
 
 // Errors with which a critical section gives up without writing.
@@ -22,10 +23,17 @@ var (
 //
 // A client-pause fault stalls the client between the second check and the
 // write (stall > 0): the GC pause that outlives the lease.
-func criticalSection(ctx context.Context, st *Store, l locks.Lease, hold, stall time.Duration) (read, wrote int64, err error) {
-	if !l.Valid(time.Now()) {
+//
+// mark tells the view each check that passed (nemesis.HoldEntered, then
+// nemesis.HoldChecked, the last before the write) and the end of the
+// section (nemesis.HoldLeft), with the time of each.
+func criticalSection(ctx context.Context, st *Store, l locks.Lease, hold, stall time.Duration, mark func(nemesis.ChangeKind, time.Time)) (read, wrote int64, err error) {
+	now := time.Now()
+	if !l.Valid(now) {
 		return 0, 0, ErrLeaseExpired
 	}
+	mark(nemesis.HoldEntered, now)
+	defer func() { mark(nemesis.HoldLeft, time.Now()) }()
 	read, err = st.Read(l.Key, l.Fence)
 	if err != nil {
 		return 0, 0, err
@@ -33,9 +41,10 @@ func criticalSection(ctx context.Context, st *Store, l locks.Lease, hold, stall 
 	if wait.Sleep(ctx, hold) != nil {
 		return read, 0, ErrInterrupted
 	}
-	if !l.Valid(time.Now()) {
+	if now = time.Now(); !l.Valid(now) {
 		return read, 0, ErrLeaseExpired
 	}
+	mark(nemesis.HoldChecked, now)
 	if stall > 0 && wait.Sleep(ctx, stall) != nil {
 		return read, 0, ErrInterrupted
 	}
@@ -52,7 +61,8 @@ func (c *client) section(ctx context.Context, st *Store, l locks.Lease, hold tim
 	if err := c.rec.Append(inv); err != nil {
 		return err
 	}
-	read, wrote, err := criticalSection(ctx, st, l, hold, stalls.take())
+	mark := func(k nemesis.ChangeKind, now time.Time) { c.view.section(c.id, k, now) }
+	read, wrote, err := criticalSection(ctx, st, l, hold, stalls.take(), mark)
 	done := inv
 	done.Time = 0
 	if err != nil {

@@ -20,6 +20,53 @@ func benchEvents() []Event {
 	}
 }
 
+// benchEventsNodes is benchEvents with a RedLock's per-node evidence on
+// the completions of the acquire and the release (5 nodes, one silent).
+func benchEventsNodes() []Event {
+	evs := benchEvents()
+	evs[1].Nodes = &Nodes{Attempt: 1, Granted: []int{0, 1, 2, 3}, Silent: []int{4}}
+	evs[5].Nodes = &Nodes{Attempt: 1, Refused: []int{0, 1, 2, 3}, Silent: []int{4}}
+	return evs
+}
+
+// BenchmarkNodes: encoding and decoding one event of a cycle with
+// per-node evidence (benchEventsNodes), beside BenchmarkEncode's and
+// BenchmarkDecode's cycle without; the bytes per cycle of each.
+func BenchmarkNodes(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		evs  []Event
+	}{{"without", benchEvents()}, {"with", benchEventsNodes()}} {
+		var cycle []byte
+		for _, e := range tc.evs {
+			cycle = appendEvent(cycle, &e)
+		}
+		b.Run("encode/"+tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var buf []byte
+			for i := 0; b.Loop(); i++ {
+				buf = appendEvent(buf[:0], &tc.evs[i%len(tc.evs)])
+			}
+			b.ReportMetric(float64(len(cycle)), "B/cycle")
+		})
+		data := bytes.Repeat(cycle, 1000)
+		b.Run("decode/"+tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var d *Decoder
+			for b.Loop() {
+				if d == nil {
+					d = NewDecoder(bytes.NewReader(data))
+				}
+				if _, err := d.Next(); err == io.EOF {
+					d = nil
+				} else if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkWriterAppend: one event appended to a history file (buffered,
 // flushed every FlushInterval), from one goroutine and from many.
 func BenchmarkWriterAppend(b *testing.B) {

@@ -40,6 +40,10 @@ func appendEvent(b []byte, e *Event) []byte {
 		b = append(b, `,"valid_until":`...)
 		b = strconv.AppendInt(b, e.ValidUntil, 10)
 	}
+	if e.Nodes != nil {
+		b = append(b, `,"nodes":`...)
+		b = appendNodes(b, e.Nodes)
+	}
 	if e.Read != nil {
 		b = append(b, `,"read":`...)
 		b = strconv.AppendInt(b, *e.Read, 10)
@@ -57,6 +61,39 @@ func appendEvent(b []byte, e *Event) []byte {
 		b = appendString(b, e.Error)
 	}
 	return append(b, '}', '\n')
+}
+
+// appendNodes appends n as encoding/json writes it: an object of the
+// members that are not empty, in declaration order.
+func appendNodes(b []byte, n *Nodes) []byte {
+	b = append(b, '{')
+	sep := false
+	if n.Attempt != 0 {
+		b = append(b, `"attempt":`...)
+		b = strconv.AppendInt(b, int64(n.Attempt), 10)
+		sep = true
+	}
+	for _, l := range [...]struct {
+		name  string
+		nodes []int
+	}{{`"granted":[`, n.Granted}, {`"refused":[`, n.Refused}, {`"silent":[`, n.Silent}, {`"unlocked":[`, n.Unlocked}} {
+		if len(l.nodes) == 0 {
+			continue
+		}
+		if sep {
+			b = append(b, ',')
+		}
+		b = append(b, l.name...)
+		for i, node := range l.nodes {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(node), 10)
+		}
+		b = append(b, ']')
+		sep = true
+	}
+	return append(b, '}')
 }
 
 const hexDigits = "0123456789abcdef"
@@ -138,6 +175,7 @@ const (
 	fWrote
 	fValue
 	fError
+	fNodes
 )
 
 // parseFast parses a line of one flat JSON object whose members are
@@ -211,6 +249,13 @@ func (d *Decoder) parseFast(b []byte, e *Event) bool {
 			case "wrote":
 				bit, e.Wrote = fWrote, Int64(n)
 			}
+		case "nodes":
+			n, j, ok := d.parseNodes(b, i)
+			if !ok {
+				return false
+			}
+			i = j
+			bit, e.Nodes = fNodes, n
 		default:
 			return false
 		}
@@ -229,6 +274,108 @@ func (d *Decoder) parseFast(b []byte, e *Event) bool {
 			return skipSpace(b, i+1) == len(b)
 		default:
 			return false
+		}
+	}
+}
+
+// parseNodes parses the object of "nodes" at b[i] in parseFast's form:
+// members of Nodes, each at most once, named exactly, an integer attempt
+// and arrays of integers that fit an int (no null). The four lists share
+// one backing array, each capped at its length, as encoding/json gives
+// them (an empty array is an empty list, not nil).
+func (d *Decoder) parseNodes(b []byte, i int) (*Nodes, int, bool) {
+	if i >= len(b) || b[i] != '{' {
+		return nil, 0, false
+	}
+	n := &Nodes{}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return n, i + 1, true
+	}
+	d.ints = d.ints[:0]
+	var bounds [4][2]int // each list's [start, end) in d.ints, start -1 when absent
+	for k := range bounds {
+		bounds[k][0] = -1
+	}
+	seenAttempt := false
+	for {
+		name, j, ok := d.fastString(b, i)
+		if !ok {
+			return nil, 0, false
+		}
+		i = skipSpace(b, j)
+		if i >= len(b) || b[i] != ':' {
+			return nil, 0, false
+		}
+		i = skipSpace(b, i+1)
+		list := -1
+		switch string(name) {
+		case "attempt":
+			v, j, ok := fastInt(b, i)
+			if !ok || seenAttempt || int64(int(v)) != v {
+				return nil, 0, false
+			}
+			n.Attempt, seenAttempt, i = int(v), true, j
+		case "granted":
+			list = 0
+		case "refused":
+			list = 1
+		case "silent":
+			list = 2
+		case "unlocked":
+			list = 3
+		default:
+			return nil, 0, false
+		}
+		if list >= 0 {
+			if bounds[list][0] >= 0 || i >= len(b) || b[i] != '[' {
+				return nil, 0, false
+			}
+			bounds[list][0] = len(d.ints)
+			i = skipSpace(b, i+1)
+			if i < len(b) && b[i] == ']' {
+				i++
+			} else {
+				for {
+					v, j, ok := fastInt(b, i)
+					if !ok || int64(int(v)) != v {
+						return nil, 0, false
+					}
+					d.ints = append(d.ints, int(v))
+					i = skipSpace(b, j)
+					if i >= len(b) {
+						return nil, 0, false
+					}
+					if b[i] == ']' {
+						i++
+						break
+					}
+					if b[i] != ',' {
+						return nil, 0, false
+					}
+					i = skipSpace(b, i+1)
+				}
+			}
+			bounds[list][1] = len(d.ints)
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return nil, 0, false
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case '}':
+			all := make([]int, len(d.ints))
+			copy(all, d.ints)
+			for k, dst := range [...]*[]int{&n.Granted, &n.Refused, &n.Silent, &n.Unlocked} {
+				if lo, hi := bounds[k][0], bounds[k][1]; lo >= 0 {
+					*dst = all[lo:hi:hi]
+				}
+			}
+			return n, i + 1, true
+		default:
+			return nil, 0, false
 		}
 	}
 }

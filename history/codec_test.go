@@ -27,6 +27,14 @@ func sampleEvents() []Event {
 	for _, s := range oddStrings {
 		evs = append(evs, Event{Type: Type(s), F: Func(s), Key: s, Token: s, Value: s, Error: s})
 	}
+	evs = append(evs,
+		Event{Type: Ok, F: Acquire, Process: 1, Time: 5, Key: "k", Token: "t", ValidUntil: 9,
+			Nodes: &Nodes{Attempt: 2, Granted: []int{0, 1, 3}, Refused: []int{2}, Silent: []int{4}, Unlocked: []int{0, 1}}},
+		Event{Type: Fail, F: Release, Process: 1, Time: 5, Key: "k", Nodes: &Nodes{}},
+		Event{Type: Info, F: Extend, Process: 1, Time: 5, Key: "k", Nodes: &Nodes{Silent: []int{math.MaxInt, math.MinInt}}},
+		Event{Type: Ok, F: Release, Process: 1, Time: 5, Key: "k", Nodes: &Nodes{Attempt: -1, Unlocked: []int{7}}},
+		Event{Type: Ok, F: Release, Process: 1, Time: 5, Key: "k", Nodes: &Nodes{Granted: []int{}, Refused: []int{0}}},
+	)
 	rng := rand.New(rand.NewPCG(1, 2))
 	pick := func() string { return oddStrings[rng.IntN(len(oddStrings))] }
 	num := func() int64 {
@@ -40,11 +48,21 @@ func sampleEvents() []Event {
 		}
 		return rng.Int64N(1000)
 	}
+	nodes := func() []int {
+		var l []int
+		for range rng.IntN(4) {
+			l = append(l, int(num()))
+		}
+		return l
+	}
 	for range 500 {
 		e := Event{Type: Type(pick()), F: Func(pick()), Process: int(num()), Time: num(), Key: pick(), Token: pick(),
 			Fence: num(), ValidUntil: num(), Value: pick(), Error: pick()}
 		if rng.IntN(2) == 0 {
 			e.Read, e.Wrote = Int64(num()), Int64(num())
+		}
+		if rng.IntN(2) == 0 {
+			e.Nodes = &Nodes{Attempt: int(num()), Granted: nodes(), Refused: nodes(), Silent: nodes(), Unlocked: nodes()}
 		}
 		evs = append(evs, e)
 	}
@@ -100,6 +118,13 @@ func parseSeeds() [][]byte {
 		`{"type":"ok",}`, `{,}`, `[]`, `"x"`, `{"process":4294967296}`, `{"time":"1"}`, `{"key":1}`, "{\"key\":\"a\tb\"}",
 		`{"key":"a\u0041\n\"\/\\\b\f\r\t"}`, `{"error":"x \"k1\": y"}`, `{"key":"\ud83d\ude00"}`, `{"key":"\u12"}`,
 		`{"key":"\u00zz"}`, `{"key":"\x"}`, `{"key":"a\"}`, `{"key":"\u00E9\u2028"}`, `{"key":"\u0000"}`,
+		`{"nodes":{}}`, `{"nodes":null}`, `{"nodes":{"attempt":1,"granted":[0,1]}}`, `{"nodes":{ "granted" : [ 0 , 1 ] , "attempt" : 2 }}`,
+		`{"nodes":{"granted":[]}}`, `{"nodes":{"granted":[ ]}}`, `{"nodes":{"granted":null}}`, `{"nodes":{"Granted":[1]}}`,
+		`{"nodes":{"granted":[1],"granted":[2]}}`, `{"nodes":{"attempt":1,"attempt":2}}`, `{"nodes":{"granted":[1,]}}`,
+		`{"nodes":{"granted":[1.5]}}`, `{"nodes":{"granted":["1"]}}`, `{"nodes":{"granted":[9223372036854775808]}}`,
+		`{"nodes":{"other":1}}`, `{"nodes":{"granted":[1]},"nodes":{}}`, `{"nodes":[]}`, `{"nodes":{"granted":[1]}`,
+		`{"nodes":{"granted":[1]`, `{"nodes":{"granted":1}}`, `{"nodes":{,}}`, `{"nodes":{"silent":[-1,0,-0]}}`,
+		`{"nodes":{"unlocked":[3],"refused":[2],"silent":[1],"granted":[0],"attempt":4}}`,
 	} {
 		seeds = append(seeds, []byte(s))
 	}
@@ -121,6 +146,9 @@ func TestParseFastIsEncodingJSON(t *testing.T) {
 		{Type: Ok, F: Acquire, Process: 2, Time: 99, Key: "k1", Token: "tok", Fence: 3, ValidUntil: 1000},
 		{Type: Fail, F: Acquire, Process: 2, Time: 99, Key: "k1", Error: `setnx: acquire "k1": locks: not acquired`},
 		{Type: Ok, F: Section, Process: 2, Time: 99, Key: "k1", Read: Int64(4), Wrote: Int64(5)},
+		{Type: Ok, F: Acquire, Process: 2, Time: 99, Key: "k1", Token: "tok", ValidUntil: 1000,
+			Nodes: &Nodes{Attempt: 2, Granted: []int{0, 1, 3}, Refused: []int{2}, Silent: []int{4}, Unlocked: []int{0, 1}}},
+		{Type: Fail, F: Acquire, Process: 2, Time: 99, Key: "k1", Nodes: &Nodes{Attempt: 1, Refused: []int{0}}},
 	} {
 		got = Event{}
 		if !d.parseFast(appendEvent(nil, &plain), &got) || !reflect.DeepEqual(got, plain) {
@@ -142,6 +170,9 @@ func FuzzAppendEvent(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, a, b string, n int64) {
 		e := Event{Type: Type(a), F: Func(b), Process: int(n), Time: n, Key: a, Token: b, Fence: -n, Value: b, Error: a, Read: &n}
+		if n%2 == 0 {
+			e.Nodes = &Nodes{Attempt: int(n), Granted: []int{int(n)}, Silent: []int{len(a), len(b)}}
+		}
 		var want bytes.Buffer
 		if err := json.NewEncoder(&want).Encode(e); err != nil {
 			t.Fatal(err)

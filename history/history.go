@@ -27,7 +27,8 @@ type Func string
 
 const (
 	// Acquire: a client asks for the lock on Key. Its Ok carries Token,
-	// Fence (0 when the lock issues none) and ValidUntil.
+	// Fence (0 when the lock issues none) and ValidUntil; its completion,
+	// like a release's and an extend's, may carry Nodes.
 	Acquire Func = "acquire"
 	// Release: a client gives up the lease Token on Key.
 	Release Func = "release"
@@ -72,6 +73,11 @@ type Event struct {
 	// ValidUntil is the end of the lease's validity, as an offset from
 	// the base like Time, on an acquire's or extend's Ok.
 	ValidUntil int64 `json:"valid_until,omitempty"`
+	// Nodes is the per-node evidence of an acquire, release or extend, on
+	// its completion (Ok, Fail or Info): which nodes granted, refused or
+	// did not answer. Nil when the lock reported none: "not reported",
+	// never "no node granted". The checkers' verdicts never depend on it.
+	Nodes *Nodes `json:"nodes,omitempty"`
 	// Read and Wrote are the values a Section read and wrote.
 	Read  *int64 `json:"read,omitempty"`
 	Wrote *int64 `json:"wrote,omitempty"`
@@ -79,6 +85,67 @@ type Event struct {
 	Value string `json:"value,omitempty"`
 	// Error is the error text of a Fail or Info.
 	Error string `json:"error,omitempty"`
+}
+
+// Nodes is what the nodes answered to one acquire, release or extend
+// (locks.Nodes, as the lock reported it). Nodes are numbered from 0 in
+// the run's order, as schedule.json numbers them (node 0 is n1); a
+// single-instance lock's node is 0.
+type Nodes struct {
+	// Attempt is the attempt of the call (1, 2, …) whose answers Granted,
+	// Refused and Silent hold: its last one. Always written by the
+	// harness; 0 only in a history written by hand that leaves it out.
+	Attempt int `json:"attempt,omitempty"`
+	// Granted are the nodes that did it in that attempt: set the key, or
+	// deleted or extended the token. On a RedLock acquire's Ok, the
+	// quorum that granted the lease.
+	Granted []int `json:"granted,omitempty"`
+	// Refused are the nodes that answered and did not: another token held
+	// the key, the token was gone, or the node replied with an error.
+	Refused []int `json:"refused,omitempty"`
+	// Silent are the nodes that did not answer (a timeout, a lost
+	// connection): the command may or may not have taken effect there.
+	Silent []int `json:"silent,omitempty"`
+	// Unlocked are the nodes on which the clean-up after a failed attempt
+	// (of any attempt) deleted this call's token: partial grants undone.
+	Unlocked []int `json:"unlocked,omitempty"`
+}
+
+// validate checks n on its own: no negative node, no node in two of
+// Granted, Refused and Silent (or twice in one), no negative attempt.
+func (n *Nodes) validate() error {
+	if n.Attempt < 0 {
+		return fmt.Errorf("%w: nodes: negative attempt %d", ErrInvalid, n.Attempt)
+	}
+	var low uint64        // nodes 0–63 seen
+	var high map[int]bool // the others, in the rare history that has them
+	for _, l := range [][]int{n.Granted, n.Refused, n.Silent} {
+		for _, i := range l {
+			dup := false
+			switch {
+			case i < 0:
+				return fmt.Errorf("%w: nodes: negative node %d", ErrInvalid, i)
+			case i < 64:
+				dup = low&(1<<i) != 0
+				low |= 1 << i
+			default:
+				if high == nil {
+					high = map[int]bool{}
+				}
+				dup = high[i]
+				high[i] = true
+			}
+			if dup {
+				return fmt.Errorf("%w: nodes: node %d listed twice among granted, refused and silent", ErrInvalid, i)
+			}
+		}
+	}
+	for _, i := range n.Unlocked {
+		if i < 0 {
+			return fmt.Errorf("%w: nodes: negative unlocked node %d", ErrInvalid, i)
+		}
+	}
+	return nil
 }
 
 // Int64 returns a pointer to v, for Event.Read and Event.Wrote.
@@ -122,6 +189,14 @@ func (e Event) Validate() error {
 	}
 	if e.Type == Ok && e.F == Section && (e.Read == nil || e.Wrote == nil) {
 		return fmt.Errorf("%w: section ok without read and wrote", ErrInvalid)
+	}
+	if e.Nodes != nil {
+		if e.Type == Invoke || (e.F != Acquire && e.F != Release && e.F != Extend) {
+			return fmt.Errorf("%w: nodes on %s %s; only the completion of an acquire, release or extend has them", ErrInvalid, e.F, e.Type)
+		}
+		if err := e.Nodes.validate(); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -1,9 +1,11 @@
 package history_test
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -118,6 +120,14 @@ func TestReadRejects(t *testing.T) {
 		"negative time":        {`{"type":"invoke","f":"acquire","process":0,"time":-1,"key":"k"}` + "\n", "negative time"},
 		"fault not info":       {`{"type":"ok","f":"fault-start","process":-1,"time":1}` + "\n", "must be of type info"},
 		"section ok no values": {`{"type":"ok","f":"section","process":0,"time":1,"key":"k"}` + "\n", "without read and wrote"},
+		"nodes on an invoke":   {`{"type":"invoke","f":"acquire","process":0,"time":1,"key":"k","nodes":{"attempt":1,"granted":[0]}}` + "\n", "only the completion"},
+		"nodes on a section":   {`{"type":"fail","f":"section","process":0,"time":1,"key":"k","nodes":{"attempt":1}}` + "\n", "only the completion"},
+		"nodes on a fault":     {`{"type":"info","f":"fault-start","process":-1,"time":1,"nodes":{}}` + "\n", "only the completion"},
+		"negative node":        {`{"type":"fail","f":"acquire","process":0,"time":1,"key":"k","nodes":{"attempt":1,"refused":[-1]}}` + "\n", "negative node"},
+		"node twice":           {`{"type":"fail","f":"acquire","process":0,"time":1,"key":"k","nodes":{"attempt":1,"granted":[1],"silent":[2,1]}}` + "\n", "node 1 listed twice"},
+		"node 70 twice":        {`{"type":"fail","f":"release","process":0,"time":1,"key":"k","nodes":{"attempt":1,"refused":[70,70]}}` + "\n", "node 70 listed twice"},
+		"negative attempt":     {`{"type":"info","f":"extend","process":0,"time":1,"key":"k","nodes":{"attempt":-2}}` + "\n", "negative attempt"},
+		"negative unlocked":    {`{"type":"fail","f":"acquire","process":0,"time":1,"key":"k","nodes":{"attempt":1,"unlocked":[-3]}}` + "\n", "negative unlocked"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := history.Read(strings.NewReader(tc.in))
@@ -154,6 +164,50 @@ func TestFlushedWhileOpen(t *testing.T) {
 		evs, err := history.ReadFile(path)
 		return err == nil && len(evs) == 1
 	})
+}
+
+// TestNodes: the per-node evidence of a completion reads back as written,
+// with or without the attempt, and an event without it (every history
+// written before it existed) reads as before, Nodes nil: not reported.
+func TestNodes(t *testing.T) {
+	in := `{"type":"invoke","f":"acquire","process":0,"time":1,"key":"k"}
+{"type":"ok","f":"acquire","process":0,"time":2,"key":"k","token":"t","valid_until":9,"nodes":{"attempt":2,"granted":[0,1,3],"refused":[2],"silent":[4],"unlocked":[0,1]}}
+{"type":"invoke","f":"release","process":0,"time":3,"key":"k","token":"t"}
+{"type":"ok","f":"release","process":0,"time":4,"key":"k","token":"t","nodes":{"granted":[0]}}
+{"type":"invoke","f":"extend","process":0,"time":5,"key":"k","token":"t"}
+{"type":"info","f":"extend","process":0,"time":6,"key":"k","token":"t","error":"timeout"}
+{"type":"invoke","f":"acquire","process":1,"time":7,"key":"k"}
+{"type":"fail","f":"acquire","process":1,"time":8,"key":"k","nodes":{"attempt":1,"refused":[70]}}
+`
+	evs, err := history.Read(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []*history.Nodes{
+		nil,
+		{Attempt: 2, Granted: []int{0, 1, 3}, Refused: []int{2}, Silent: []int{4}, Unlocked: []int{0, 1}},
+		nil,
+		{Granted: []int{0}},
+		nil, nil, nil,
+		{Attempt: 1, Refused: []int{70}},
+	}
+	for i, e := range evs {
+		if !reflect.DeepEqual(e.Nodes, want[i]) {
+			t.Errorf("event %d: nodes %+v, want %+v", i, e.Nodes, want[i])
+		}
+	}
+	var b strings.Builder
+	for _, e := range evs {
+		j, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	if b.String() != in {
+		t.Errorf("re-encoded:\n%s\nwant:\n%s", b.String(), in)
+	}
 }
 
 // TestDecoderAll: All yields every event, then stops at the end without

@@ -131,6 +131,7 @@ type Decoder struct {
 	strs map[string]string // see intern
 	long []byte            // a line longer than the buffer; see readLine
 	unq  []byte            // an unescaped string; see fastString
+	ints []int             // the node lists of an event; see parseNodes
 	// Torn is set when the history ended in an unterminated line that is
 	// not valid JSON (a run killed while writing); that line is skipped.
 	Torn bool

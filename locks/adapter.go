@@ -59,6 +59,9 @@ type ClientInfo struct {
 	Versions map[string]string `json:"versions,omitempty"`
 	// Fencing is true when the client issues fencing tokens.
 	Fencing bool `json:"fencing"`
+	// ReportsNodes is true when the client's replies carry per-node
+	// evidence ("nodes"; see [NodeReporter]).
+	ReportsNodes bool `json:"reports_nodes,omitempty"`
 }
 
 // ProcessLock is a Lock served by client processes that speak the line
@@ -95,6 +98,12 @@ type ClientInfo struct {
 // reports is one the client's own claim implies; one shorter than the
 // pipe's delay can be missed. A client that claims no deadline
 // (until_release) gets [UntilRelease].
+//
+// Evidence. A client that says "reports_nodes" in its hello carries in
+// each reply which nodes granted, refused or did not answer ("nodes",
+// already summed up as [Nodes]); the lock reports them to the call's
+// [Evidence], the unlocked nodes as clean-ups of an attempt it cannot
+// tell (0). redlock-py does; redis-py-lock does not.
 type ProcessLock struct {
 	name  string
 	argv  []string
@@ -112,7 +121,33 @@ type ProcessLock struct {
 	spawns  sync.WaitGroup
 }
 
-var _ Lock = (*ProcessLock)(nil)
+var (
+	_ Lock         = (*ProcessLock)(nil)
+	_ NodeReporter = (*ProcessLock)(nil)
+)
+
+// ReportsNodes implements [NodeReporter]: true when the client said in
+// its hello that its replies carry per-node evidence (reports_nodes). A
+// reply without "nodes" then reports nothing for its call; evidence that
+// names a node outside the run, or one node twice, is a protocol error.
+func (l *ProcessLock) ReportsNodes() bool { return l.info.ReportsNodes }
+
+// report reports the evidence of r, if the client reports any, to the
+// Evidence in ctx.
+func (l *ProcessLock) report(ctx context.Context, r clientReply) error {
+	ev := ContextEvidence(ctx)
+	if ev == nil || r.Nodes == nil || !l.info.ReportsNodes {
+		return nil
+	}
+	answers, err := r.Nodes.answers(max(len(l.cfg.Addrs), 1))
+	if err != nil {
+		return err
+	}
+	for _, a := range answers {
+		ev.add(a)
+	}
+	return nil
+}
 
 // ProcessOption configures NewProcessLock.
 type ProcessOption func(*processOptions)
@@ -266,6 +301,12 @@ func (l *ProcessLock) Acquire(ctx context.Context, key string) (Lease, error) {
 		return Lease{}, fmt.Errorf("%s: acquire %q: %w", l.name, key, err)
 	}
 	r, sent, err := p.exchange(ctx, clientRequest{Op: "acquire", Key: key}, l.bound)
+	if err == nil {
+		err = l.report(ctx, r)
+		if err != nil {
+			l.put(p)
+		}
+	}
 	if err != nil {
 		return Lease{}, fmt.Errorf("%s: acquire %q: %w", l.name, key, err)
 	}
@@ -309,6 +350,9 @@ func (l *ProcessLock) Release(ctx context.Context, lease Lease) error {
 		return fmt.Errorf("%s: release %q: %w", l.name, lease.Key, err)
 	}
 	l.put(p)
+	if err := l.report(ctx, r); err != nil {
+		return fmt.Errorf("%s: release %q: %w", l.name, lease.Key, err)
+	}
 	switch r.Result {
 	case resultOK:
 		return nil
@@ -336,6 +380,9 @@ func (l *ProcessLock) Extend(ctx context.Context, lease Lease) (Lease, error) {
 	l.mu.Unlock()
 	if !owned {
 		l.put(p)
+	}
+	if err := l.report(ctx, r); err != nil {
+		return Lease{}, fmt.Errorf("%s: extend %q: %w", l.name, lease.Key, err)
 	}
 	switch r.Result {
 	case resultOK:

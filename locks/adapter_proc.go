@@ -66,14 +66,55 @@ type clientRequest struct {
 
 // reply is one line from a client.
 type clientReply struct {
-	ID           int64    `json:"id"`
-	Result       string   `json:"result"`
-	Error        string   `json:"error"`
-	Token        string   `json:"token"`
-	Fence        int64    `json:"fence"`
-	ValidityMS   *float64 `json:"validity_ms"`
-	UntilRelease bool     `json:"until_release"`
-	ClientInfo            // the hello's reply
+	ID           int64        `json:"id"`
+	Result       string       `json:"result"`
+	Error        string       `json:"error"`
+	Token        string       `json:"token"`
+	Fence        int64        `json:"fence"`
+	ValidityMS   *float64     `json:"validity_ms"`
+	UntilRelease bool         `json:"until_release"`
+	Nodes        *clientNodes `json:"nodes"` // with reports_nodes
+	ClientInfo                // the hello's reply
+}
+
+// clientNodes is the per-node evidence of a reply (PROTOCOL.md), in the
+// shape of Nodes.
+type clientNodes struct {
+	Attempt  int   `json:"attempt"`
+	Granted  []int `json:"granted"`
+	Refused  []int `json:"refused"`
+	Silent   []int `json:"silent"`
+	Unlocked []int `json:"unlocked"`
+}
+
+// answers checks the evidence against the run's n nodes and returns it as
+// node answers: each node of the three lists an answer of attempt; each
+// unlocked node a clean-up that deleted a grant, of an attempt not told.
+func (c *clientNodes) answers(n int) ([]NodeAnswer, error) {
+	var out []NodeAnswer
+	seen := map[int]bool{}
+	for _, l := range []struct {
+		nodes  []int
+		answer Answer
+	}{{c.Granted, Granted}, {c.Refused, Refused}, {c.Silent, Silent}} {
+		for _, node := range l.nodes {
+			if node < 0 || node >= n || seen[node] {
+				return nil, fmt.Errorf("%w: nodes: node %d is not one of the %d nodes, or is listed twice", ErrProtocol, node, n)
+			}
+			seen[node] = true
+			out = append(out, NodeAnswer{Node: node, Attempt: c.Attempt, Answer: l.answer})
+		}
+	}
+	if len(out) > 0 && c.Attempt < 1 {
+		return nil, fmt.Errorf("%w: nodes: attempt %d, want 1 or more", ErrProtocol, c.Attempt)
+	}
+	for _, node := range c.Unlocked {
+		if node < 0 || node >= n {
+			return nil, fmt.Errorf("%w: nodes: unlocked node %d is not one of the %d nodes", ErrProtocol, node, n)
+		}
+		out = append(out, NodeAnswer{Node: node, Cleanup: true, Answer: Granted})
+	}
+	return out, nil
 }
 
 // because is ": " and the client's error text, or "".

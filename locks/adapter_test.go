@@ -312,3 +312,46 @@ func TestAdapterSIGKILL(t *testing.T) {
 	// reparented to init (or a subreaper), which reaps them.
 	waitGone(t, pids)
 }
+
+// TestProcessLockEvidence: a client that says reports_nodes has its
+// replies' per-node evidence reported to the call's Evidence, and one that
+// does not reports nothing; evidence naming a node outside the run is a
+// protocol error, the outcome unknown.
+func TestProcessLockEvidence(t *testing.T) {
+	t.Parallel()
+	l := newFake(t, "nodes")
+	if !l.ReportsNodes() {
+		t.Fatal("a client that says reports_nodes: ReportsNodes false")
+	}
+	var lease locks.Lease
+	got, err := traced(t.Context(), func(ctx context.Context) (err error) { lease, err = l.Acquire(ctx, "k"); return err })
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNodes(t, "acquire", got, locks.Nodes{Attempt: 1, Granted: []int{0}})
+	got, err = traced(t.Context(), func(ctx context.Context) error { return l.Release(ctx, lease) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNodes(t, "release", got, locks.Nodes{Attempt: 1, Granted: []int{0}})
+	got, err = traced(t.Context(), func(ctx context.Context) error { return l.Release(ctx, lease) })
+	if !errors.Is(err, locks.ErrNotHeld) {
+		t.Fatalf("second release: %v", err)
+	}
+	wantNodes(t, "second release", got, locks.Nodes{Attempt: 1, Refused: []int{0}})
+
+	quiet := newFake(t, "ok")
+	if quiet.ReportsNodes() {
+		t.Error("a client that does not say reports_nodes: ReportsNodes true")
+	}
+	got, err = traced(t.Context(), func(ctx context.Context) error { _, err := quiet.Acquire(ctx, "k"); return err })
+	if err != nil || got.Reported() {
+		t.Errorf("quiet client: evidence %+v, %v", got, err)
+	}
+
+	bad := newFake(t, "bad-nodes")
+	got, err = traced(t.Context(), func(ctx context.Context) error { _, err := bad.Acquire(ctx, "k"); return err })
+	if !errors.Is(err, locks.ErrProtocol) || got.Reported() {
+		t.Errorf("evidence of node 7 of 1: %v, evidence %+v; want ErrProtocol and none", err, got)
+	}
+}

@@ -29,6 +29,24 @@
 // (redis-py's Lock) and "redlock-py" (RedLock from the Redis page's
 // description); a name "exec:COMMAND" runs any other ([ExecSpec]).
 //
+// Per-node evidence: a caller that wants to know which nodes granted,
+// refused or did not answer each call puts an [Evidence] in the call's
+// context ([WithEvidence]); every lock of this package reports into it
+// ([NodeReporter], [Report]): the reference locks and the mutants from
+// their own code, the library adapters through a go-redis hook on each
+// node's client (they cannot change the library), the process adapter
+// from its client's replies when the client offers them. A lock that
+// reports nothing still works; its evidence is "not reported".
+//
+// Why the context, as net/http/httptrace does, and not a second set of
+// methods on an optional interface (toxiproxy's style): the library
+// adapters cannot change their library, but the library sends every
+// go-redis command with the caller's context, so a hook on each node's
+// client sees the command, its reply and the call's Evidence without the
+// library's help; a wrapper around a Lock passes the evidence on for
+// free; and Lock stays as it is. The one named interface, NodeReporter,
+// only declares that a lock reports.
+//
 // Every implementation is listed, in a fixed order, in the registry
 // ([Specs], [Lookup], [New]) and is selected by name. [Register] adds a
 // lock written elsewhere, so that the harness can torture it without a

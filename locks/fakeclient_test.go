@@ -44,7 +44,11 @@ func TestMain(m *testing.M) {
 //     that is not JSON / with another id;
 //   - until-release: acquires claim no deadline;
 //   - env: the hello's reply names, in "name", whether
-//     LOCKTORTURE_PASSWORD is in its environment.
+//     LOCKTORTURE_PASSWORD is in its environment;
+//   - nodes: the hello says reports_nodes, and every reply to an acquire,
+//     release or extend carries node 0's answer (attempt 1; an acquire
+//     that finds the key held, attempt 2);
+//   - bad-nodes: like nodes, but an acquire names node 7 of 1.
 func fakeClient(mode string) {
 	has := func(m string) bool {
 		for _, x := range strings.Split(mode, ",") {
@@ -81,6 +85,7 @@ func fakeClient(mode string) {
 				os.Exit(3)
 			}
 			reply["name"], reply["language"] = "fake", "Go"
+			reply["reports_nodes"] = has("nodes") || has("bad-nodes")
 			if has("env") {
 				_, found := os.LookupEnv("LOCKTORTURE_PASSWORD")
 				reply["name"] = fmt.Sprintf("password-in-env=%v", found)
@@ -126,6 +131,19 @@ func fakeClient(mode string) {
 		case "ping":
 		default:
 			reply["result"] = "unknown"
+		}
+		if op == "acquire" || op == "release" || op == "extend" {
+			switch {
+			case has("bad-nodes") && op == "acquire":
+				reply["nodes"] = map[string]any{"attempt": 1, "granted": []int{7}}
+			case !has("nodes"):
+			case reply["result"] == "ok":
+				reply["nodes"] = map[string]any{"attempt": 1, "granted": []int{0}}
+			case op == "acquire":
+				reply["nodes"] = map[string]any{"attempt": 2, "refused": []int{0}}
+			default:
+				reply["nodes"] = map[string]any{"attempt": 1, "refused": []int{0}}
+			}
 		}
 		if err := out.Encode(reply); err != nil {
 			os.Exit(6)

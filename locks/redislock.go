@@ -69,6 +69,12 @@ import (
 //     adapter does not use it.
 //
 // Fencing: none; v0.9.4 issues no fencing tokens.
+//
+// Evidence ([NodeReporter]): a go-redis hook on the client reports node
+// 0's answer to each run of the obtain script (the k-th in one Acquire is
+// attempt k), of the release script and of the refresh script
+// (libhook.go). A Release or Extend of a token without an entry asks no
+// node and reports nothing.
 type redislockLock struct {
 	name    string
 	cfg     Config
@@ -80,7 +86,14 @@ type redislockLock struct {
 	held map[string]*redislock.Lock // token → the library's lock
 }
 
-var _ Lock = (*redislockLock)(nil)
+var (
+	_ Lock         = (*redislockLock)(nil)
+	_ NodeReporter = (*redislockLock)(nil)
+)
+
+// ReportsNodes implements [NodeReporter], through the hook on the node's
+// client (libhook.go).
+func (l *redislockLock) ReportsNodes() bool { return true }
 
 // NewRedislock builds a lock on github.com/bsm/redislock (see the
 // registry's "redislock"): the TTL of the keys is cfg.TTL; cfg.Tries and
@@ -103,6 +116,7 @@ func newRedislock(name string, cfg Config) (*redislockLock, error) {
 		return nil, err
 	}
 	c := NewSingleClient(cfg)
+	c.AddHook(libHook{node: 0, scripts: redislockScripts})
 	return &redislockLock{
 		name:    name,
 		cfg:     cfg,
@@ -125,7 +139,7 @@ func (j jitter) NextBackoff() time.Duration { return max(j.b.next(), 1) }
 func (l *redislockLock) Acquire(ctx context.Context, key string) (Lease, error) {
 	retry := redislock.LimitRetry(jitter{l.backoff}, l.cfg.Tries-1) // per call: it counts
 	start := time.Now()
-	lk, err := l.locker.Obtain(ctx, key, l.cfg.TTL, &redislock.Options{RetryStrategy: retry})
+	lk, err := l.locker.Obtain(libTrace(ctx, opAcquire), key, l.cfg.TTL, &redislock.Options{RetryStrategy: retry})
 	switch {
 	case err == nil:
 		l.mu.Lock()
@@ -161,7 +175,7 @@ func (l *redislockLock) Release(ctx context.Context, lease Lease) error {
 	}
 	ctx, cancel := nodeCtx(ctx, l.cfg)
 	defer cancel()
-	err = lk.Release(ctx)
+	err = lk.Release(libTrace(ctx, opRelease))
 	if err == nil || errors.Is(err, redislock.ErrLockNotHeld) {
 		l.mu.Lock()
 		delete(l.held, lease.Token)
@@ -187,7 +201,7 @@ func (l *redislockLock) Extend(ctx context.Context, lease Lease) (Lease, error) 
 	ctx, cancel := nodeCtx(ctx, l.cfg)
 	defer cancel()
 	start := time.Now()
-	err = lk.Refresh(ctx, l.cfg.TTL, nil)
+	err = lk.Refresh(libTrace(ctx, opExtend), l.cfg.TTL, nil)
 	switch {
 	case err == nil:
 		lease.Validity = start.Add(l.cfg.TTL)

@@ -85,6 +85,10 @@ func (e *NodeError) Unwrap() error { return e.Err }
 // restarted without persistence starts its counter again from zero.
 // RedLock offers no counter that a quorum agrees on.
 //
+// Evidence ([NodeReporter]): every node's answer to every command, with
+// its attempt; the unlock after a failed attempt is that attempt's
+// clean-up, so the partial grants it undid are Nodes.Unlocked.
+//
 // redlockBug turns the lock into one of the RedLock mutants.
 type redlock struct {
 	name    string
@@ -106,7 +110,13 @@ type redlockBug struct {
 	ignoreElapsed bool
 }
 
-var _ Lock = (*redlock)(nil)
+var (
+	_ Lock         = (*redlock)(nil)
+	_ NodeReporter = (*redlock)(nil)
+)
+
+// ReportsNodes implements [NodeReporter]: every node's answer, exactly.
+func (l *redlock) ReportsNodes() bool { return true }
 
 // newRedLock builds the lock called name (for error messages) from cfg.
 func newRedLock(name string, cfg Config, bug redlockBug) (*redlock, error) {
@@ -142,9 +152,12 @@ type reply struct {
 }
 
 // each runs call on every node in parallel, each bounded by Timeout
-// within ctx, and returns the replies in node order.
-func (l *redlock) each(ctx context.Context, call func(context.Context, *redis.Client) (int64, error)) []reply {
+// within ctx, and returns the replies in node order. It reports each
+// node's answer to the Evidence in ctx, if any, as step (its Attempt and
+// Cleanup) of the call.
+func (l *redlock) each(ctx context.Context, step NodeAnswer, call func(context.Context, *redis.Client) (int64, error)) []reply {
 	replies := make([]reply, len(l.clients))
+	ev := ContextEvidence(ctx)
 	var wg sync.WaitGroup
 	for i, c := range l.clients {
 		wg.Go(func() {
@@ -152,6 +165,11 @@ func (l *redlock) each(ctx context.Context, call func(context.Context, *redis.Cl
 			defer cancel()
 			n, err := call(ctx, c)
 			replies[i] = reply{n: n, err: err}
+			if ev != nil {
+				a := step
+				a.Node, a.Answer, a.Err = i, answerOf(n > 0, err), errOf(err)
+				ev.add(a)
+			}
 		})
 	}
 	wg.Wait()
@@ -209,7 +227,7 @@ func (l *redlock) Acquire(ctx context.Context, key string) (Lease, error) {
 			}
 		}
 		start := time.Now()
-		replies := l.each(ctx, lock)
+		replies := l.each(ctx, NodeAnswer{Attempt: try + 1}, lock)
 		end := time.Now()
 		granted, fence, errs := l.tally(replies)
 		if !l.cfg.Fencing {
@@ -219,7 +237,7 @@ func (l *redlock) Acquire(ctx context.Context, key string) (Lease, error) {
 		if granted >= l.quorum && v > 0 {
 			return Lease{Key: key, Token: token, Fence: fence, Validity: deadline}, nil
 		}
-		l.unlock(ctx, key, token)
+		l.unlock(ctx, try+1, key, token)
 		if err := ctxErr(ctx); err != nil {
 			return Lease{}, fmt.Errorf("%s: acquire %q: %w", l.name, key, err)
 		}
@@ -234,16 +252,17 @@ func (l *redlock) Acquire(ctx context.Context, key string) (Lease, error) {
 }
 
 // unlock deletes key on every node where it holds token: best effort, in
-// parallel, with a timeout of its own even if ctx is done.
-func (l *redlock) unlock(ctx context.Context, key, token string) {
-	l.each(context.WithoutCancel(ctx), func(ctx context.Context, c *redis.Client) (int64, error) {
+// parallel, with a timeout of its own even if ctx is done. It is the
+// clean-up of attempt.
+func (l *redlock) unlock(ctx context.Context, attempt int, key, token string) {
+	l.each(context.WithoutCancel(ctx), NodeAnswer{Attempt: attempt, Cleanup: true}, func(ctx context.Context, c *redis.Client) (int64, error) {
 		return releaseScript.Run(ctx, c, []string{key}, token).Int64()
 	}) // best effort: a failed unlock leaves the key to its TTL
 }
 
 // Release implements [Lock].
 func (l *redlock) Release(ctx context.Context, lease Lease) error {
-	replies := l.each(ctx, func(ctx context.Context, c *redis.Client) (int64, error) {
+	replies := l.each(ctx, NodeAnswer{Attempt: 1}, func(ctx context.Context, c *redis.Client) (int64, error) {
 		return releaseScript.Run(ctx, c, []string{lease.Key}, lease.Token).Int64()
 	})
 	deleted, _, errs := l.tally(replies)
@@ -266,7 +285,7 @@ func (l *redlock) Extend(ctx context.Context, lease Lease) (Lease, error) {
 		return Lease{}, fmt.Errorf("%s: extend %q: validity ended %v ago: %w", l.name, lease.Key, start.Sub(lease.Validity), ErrNotHeld)
 	}
 	ttl := l.cfg.TTL.Milliseconds()
-	replies := l.each(ctx, func(ctx context.Context, c *redis.Client) (int64, error) {
+	replies := l.each(ctx, NodeAnswer{Attempt: 1}, func(ctx context.Context, c *redis.Client) (int64, error) {
 		return extendScript.Run(ctx, c, []string{lease.Key}, lease.Token, ttl).Int64()
 	})
 	end := time.Now()

@@ -85,6 +85,12 @@ import (
 //     of the TTL) rather than a per-node timeout.
 //
 // Fencing: none (redsync issues no fencing tokens).
+//
+// Evidence ([NodeReporter]): a go-redis hook on every node's client
+// reports the answer to each SET NX (an attempt of Acquire: the k-th SET a
+// node answers in one call is attempt k), each run of the delete script
+// (Release; in Acquire, the clean-up of the node's last attempt) and of
+// the touch script (Extend), as the library sends them (libhook.go).
 type redsyncLock struct {
 	name    string
 	cfg     Config
@@ -94,7 +100,14 @@ type redsyncLock struct {
 	backoff *backoff
 }
 
-var _ Lock = (*redsyncLock)(nil)
+var (
+	_ Lock         = (*redsyncLock)(nil)
+	_ NodeReporter = (*redsyncLock)(nil)
+)
+
+// ReportsNodes implements [NodeReporter], through the hook on every
+// node's client (libhook.go).
+func (l *redsyncLock) ReportsNodes() bool { return true }
 
 // RedsyncOption configures a lock built by NewRedsync.
 type RedsyncOption func(*redsyncOptions)
@@ -180,6 +193,7 @@ func newRedsync(name string, cfg Config, opts ...RedsyncOption) (*redsyncLock, e
 	pools := make([]redsyncredis.Pool, len(cfg.Addrs))
 	for i, addr := range cfg.Addrs {
 		c := NewClient(addr, cfg)
+		c.AddHook(libHook{node: i, scripts: redsyncScripts})
 		l.clients = append(l.clients, c)
 		pools[i] = goredis.NewPool(c)
 	}
@@ -210,7 +224,7 @@ func (l *redsyncLock) mutex(key, value string) *redsync.Mutex {
 // Acquire implements [Lock].
 func (l *redsyncLock) Acquire(ctx context.Context, key string) (Lease, error) {
 	m := l.mutex(key, "")
-	err := m.LockContext(ctx)
+	err := m.LockContext(libTrace(ctx, opAcquire))
 	if err == nil {
 		return Lease{Key: key, Token: m.Value(), Validity: monotonic(m.Until())}, nil
 	}
@@ -229,7 +243,7 @@ func (l *redsyncLock) Acquire(ctx context.Context, key string) (Lease, error) {
 func (l *redsyncLock) Release(ctx context.Context, lease Lease) error {
 	ctx, cancel := nodeCtx(ctx, l.cfg)
 	defer cancel()
-	ok, err := l.mutex(lease.Key, lease.Token).UnlockContext(ctx)
+	ok, err := l.mutex(lease.Key, lease.Token).UnlockContext(libTrace(ctx, opRelease))
 	if ok {
 		return nil
 	}
@@ -245,7 +259,7 @@ func (l *redsyncLock) Extend(ctx context.Context, lease Lease) (Lease, error) {
 	ctx, cancel := nodeCtx(ctx, l.cfg)
 	defer cancel()
 	m := l.mutex(lease.Key, lease.Token)
-	ok, err := m.ExtendContext(ctx)
+	ok, err := m.ExtendContext(libTrace(ctx, opExtend))
 	switch {
 	case ok:
 		lease.Validity = monotonic(m.Until())

@@ -47,6 +47,10 @@ import (
 // token until then, which costs liveness, never safety. A cancelled ctx
 // ends the loop with ctx.Err(), wrapped.
 //
+// Evidence ([NodeReporter]): node 0's answer to each attempt's command
+// (the GET of setnx-get-set counts as a refusal when the key is held) and
+// to the clean-up, whose attempt is the last one made.
+//
 // setnxBug turns the lock into one of the setnx mutants.
 type setnx struct {
 	name    string
@@ -70,7 +74,13 @@ type setnxBug struct {
 	noTTL bool
 }
 
-var _ Lock = (*setnx)(nil)
+var (
+	_ Lock         = (*setnx)(nil)
+	_ NodeReporter = (*setnx)(nil)
+)
+
+// ReportsNodes implements [NodeReporter]: node 0's every answer.
+func (l *setnx) ReportsNodes() bool { return true }
 
 // newSetNX builds the lock called name (for error messages) from cfg.
 func newSetNX(name string, cfg Config, bug setnxBug) (*setnx, error) {
@@ -108,8 +118,10 @@ func validConfig(name string, cfg Config) (Config, error) {
 // Acquire implements [Lock].
 func (l *setnx) Acquire(ctx context.Context, key string) (Lease, error) {
 	token := newToken()
+	ev := ContextEvidence(ctx)
 	unknown := false // some attempt's SET may have landed unseen
 	var last error   // the last attempt's error; nil after a definite "no"
+	attempts := 0
 	for try := range l.cfg.Tries {
 		if try > 0 {
 			if err := wait.Sleep(ctx, l.backoff.next()); err != nil {
@@ -119,6 +131,8 @@ func (l *setnx) Acquire(ctx context.Context, key string) (Lease, error) {
 		}
 		start := time.Now()
 		granted, fence, err := l.set(ctx, key, token)
+		attempts = try + 1
+		ev.add(NodeAnswer{Attempt: attempts, Answer: answerOf(granted, err), Err: err})
 		if err == nil && granted {
 			return Lease{Key: key, Token: token, Fence: fence, Validity: start.Add(l.cfg.TTL - l.drift)}, nil
 		}
@@ -131,7 +145,7 @@ func (l *setnx) Acquire(ctx context.Context, key string) (Lease, error) {
 		}
 	}
 	if unknown {
-		l.cleanup(ctx, key, token)
+		l.cleanup(ctx, attempts, key, token)
 	}
 	switch cerr := ctxErr(ctx); {
 	case cerr != nil:
@@ -184,11 +198,13 @@ func (l *setnx) set(ctx context.Context, key, token string) (granted bool, fence
 }
 
 // cleanup deletes key if it holds token, best effort, even if ctx is
-// done.
-func (l *setnx) cleanup(ctx context.Context, key, token string) {
+// done; it is the clean-up after attempt.
+func (l *setnx) cleanup(ctx context.Context, attempt int, key, token string) {
+	ev := ContextEvidence(ctx)
 	ctx, cancel := cleanupCtx(ctx, l.cfg)
 	defer cancel()
-	_ = releaseScript.Run(ctx, l.client, []string{key}, token).Err() // best effort: an error leaves the key to its TTL
+	n, err := releaseScript.Run(ctx, l.client, []string{key}, token).Int64() // best effort: an error leaves the key to its TTL
+	ev.add(NodeAnswer{Attempt: attempt, Cleanup: true, Answer: answerOf(n > 0, err), Err: err})
 }
 
 // Release implements [Lock].
@@ -204,6 +220,7 @@ func (l *setnx) Release(ctx context.Context, lease Lease) error {
 	} else {
 		n, err = releaseScript.Run(ctx, l.client, []string{lease.Key}, lease.Token).Int64()
 	}
+	Report(ctx, NodeAnswer{Attempt: 1, Answer: answerOf(n > 0, err), Err: err})
 	if err != nil {
 		return fmt.Errorf("%s: release %q: %w", l.name, lease.Key, err)
 	}
@@ -226,6 +243,7 @@ func (l *setnx) Extend(ctx context.Context, lease Lease) (Lease, error) {
 		script = checkScript
 	}
 	n, err := script.Run(ctx, l.client, []string{lease.Key}, lease.Token, l.cfg.TTL.Milliseconds()).Int64()
+	Report(ctx, NodeAnswer{Attempt: 1, Answer: answerOf(n > 0, err), Err: err})
 	if err != nil {
 		return Lease{}, fmt.Errorf("%s: extend %q: %w", l.name, lease.Key, err)
 	}

@@ -19,6 +19,17 @@
 // declared beside Fault: RefusingFault checks its parameters against a
 // run, LastingFault stays active longer than a schedule's interval.
 //
+// # The run's live state
+//
+// A fault acts on a Target: the cluster, the clients' stall hook and the
+// View, the run's live holds (who holds which key, with which token,
+// granted by which nodes, valid until when, inside its critical section
+// or not, when it last checked its validity, when each hold ended). The
+// View is declared here and implemented by the harness, so that a fault
+// can strike at a moment of a hold (right after a grant by a bare
+// majority, right after the holder's last validity check) by following
+// its changes (View.Next, WaitFor) without polling. No kind uses it yet.
+//
 // It imports history, cluster and internal/wait; never locks, checker or
 // harness.
 package nemesis

@@ -61,6 +61,9 @@ type Target struct {
 	Cluster *cluster.Cluster
 	// Clients stalls lock holders; nil when the run offers no such hook.
 	Clients ClientStaller
+	// View is the run's live holds, for faults that strike at a moment of
+	// a hold (see View); nil when the run offers none.
+	View View
 }
 
 // ClientStaller stalls lock-holding clients: the GC-pause scenario.

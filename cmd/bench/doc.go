@@ -18,6 +18,10 @@
 //     Python client process costs (start, memory), and lock cycles per
 //     second of the example client and redis-py-lock next to setnx on
 //     part 1's run shape, with 10 clients and with 1;
+//  6. evidence: harness.Run of setnx (1 node) and redlock (5 nodes) with
+//     and without recording the per-node evidence, on part 1's run shape
+//     straight to redis-server: cycles per second, CPU and history bytes
+//     per cycle;
 //
 // and runs the Go benchmarks of the hot paths (go test -bench in history,
 // harness and checker). A -budget (default 14 minutes) bounds the whole

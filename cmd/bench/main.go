@@ -81,7 +81,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.startupRounds, "startup-rounds", 5, "start-up: cluster starts measured")
 	fs.BoolVar(&o.goBench, "gobench", true, "run the Go benchmarks (go test -bench) and include their output")
 	fs.StringVar(&o.benchTime, "benchtime", "300ms", "Go benchmarks: -benchtime")
-	fs.StringVar(&o.only, "only", "", "run one part only: workload, checker, detect, startup, adapter or gobench")
+	fs.StringVar(&o.only, "only", "", "run one part only: workload, checker, detect, startup, adapter, evidence or gobench")
 	fs.IntVar(&o.adapterCl, "adapter-clients", 10, "adapter: clients (one client process each)")
 	fs.DurationVar(&o.adapterDur, "adapter-duration", 4*time.Second, "adapter: length of each measurement")
 	fs.IntVar(&o.adapterRounds, "adapter-rounds", 3, "adapter: rounds of the measurements, back to back, the order rotated each round")
@@ -147,6 +147,13 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			return fmt.Errorf("adapter: %w", err)
 		}
 		r.Adapter = &a
+	}
+	if part("evidence") {
+		e, err := evidenceBench(ctx, tmp, o.clients, o.workloadDur, o.rounds, logf)
+		if err != nil {
+			return fmt.Errorf("evidence: %w", err)
+		}
+		r.Evidence = &e
 	}
 	if part("checker") {
 		inMem := map[int]bool{}

@@ -42,6 +42,7 @@ type results struct {
 	Detect      []detectRow
 	DetectWall  time.Duration
 	Adapter     *adapterResult
+	Evidence    *evidenceResult
 }
 
 type machineInfo struct {
@@ -237,6 +238,9 @@ func (r *results) markdown() string {
 	}
 	if r.Adapter != nil {
 		r.adapterSection(p)
+	}
+	if r.Evidence != nil {
+		r.evidenceSection(p)
 	}
 	if r.GoBench != "" {
 		p("## Go benchmarks\n\n")

@@ -147,9 +147,14 @@ func selfCPU() time.Duration {
 // returns completed cycles (acquire ok … release ok) per second of the
 // clients' time, read back from the history, which must check valid.
 func harnessCycles(ctx context.Context, lock, dir, addr, password string, clients int, d time.Duration, profile string) (h harnessRound, err error) {
+	return harnessCyclesOn(ctx, lock, dir, []string{addr}, password, clients, d, profile)
+}
+
+// harnessCyclesOn is harnessCycles against the nodes at addrs.
+func harnessCyclesOn(ctx context.Context, lock, dir string, addrs []string, password string, clients int, d time.Duration, profile string) (h harnessRound, err error) {
 	cfg := harness.Config{
 		Workload: harness.Workload{Lock: lock, Clients: clients, KeyPerClient: true, NoHold: true, Duration: d, Seed: 1},
-		Cluster:  harness.Cluster{Backend: cluster.BackendExternal, External: []string{addr}, Password: password},
+		Cluster:  harness.Cluster{Backend: cluster.BackendExternal, External: addrs, Password: password},
 		Output:   harness.Output{Dir: dir},
 	}
 	if profile != "" {

@@ -21,6 +21,9 @@ Extend (from the page's "Making the algorithm more reliable: extending the
 lock") runs a compare-and-pexpire on every instance and succeeds if a quorum
 extended within the validity.
 
+Every reply to an acquire, release or extend that asked the nodes carries the
+per-node evidence of its last round ("nodes", locks/clients/PROTOCOL.md).
+
 The deadline of a lease is start + TTL - drift, start being taken before the
 first SET of the attempt that succeeded; the reply's validity_ms counts it
 from when this client began the call (protocol, locks/clients/PROTOCOL.md).
@@ -35,7 +38,7 @@ import sys
 import time
 
 import redis
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, ResponseError
 
 UNLOCK = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -70,15 +73,24 @@ class RedLock:
         self.deadlines = {}  # token -> deadline of the lease (monotonic seconds)
 
     def each(self, call):
-        """Call call(i) for every node in turn; return (yes, errors)."""
+        """Call call(i) for every node in turn; return (yes, errors, nodes):
+        nodes is the per-node evidence of the round (protocol: "nodes")."""
         yes, errors = 0, []
+        nodes = {"granted": [], "refused": [], "silent": []}
         for i in range(len(self.nodes)):
             try:
                 if call(i):
                     yes += 1
-            except RedisError as e:
+                    nodes["granted"].append(i)
+                else:
+                    nodes["refused"].append(i)
+            except ResponseError as e:  # the node answered with an error: it did not do it
+                nodes["refused"].append(i)
                 errors.append("node %d: %s: %s" % (i, type(e).__name__, e))
-        return yes, errors
+            except RedisError as e:  # no answer: it may have
+                nodes["silent"].append(i)
+                errors.append("node %d: %s: %s" % (i, type(e).__name__, e))
+        return yes, errors, nodes
 
     def unlock(self, key, token):
         return self.each(lambda i: self.unlock_scripts[i](keys=[key], args=[token]))
@@ -86,6 +98,7 @@ class RedLock:
     def acquire(self, key, began, wait_until):
         token = secrets.token_hex(16)
         why = ""
+        nodes, unlocked = {}, []
         for attempt in range(self.tries):
             if attempt > 0:
                 delay = self.rng.uniform(self.retry_delay / 2, self.retry_delay)
@@ -93,44 +106,49 @@ class RedLock:
                     break
                 time.sleep(delay)
             start = time.monotonic()
-            granted, errors = self.each(lambda i: self.nodes[i].set(key, token, nx=True, px=int(self.ttl_ms)))
+            granted, errors, nodes = self.each(lambda i: self.nodes[i].set(key, token, nx=True, px=int(self.ttl_ms)))
+            nodes["attempt"] = attempt + 1
             elapsed_ms = (time.monotonic() - start) * 1000
             validity_ms = self.ttl_ms - elapsed_ms - self.drift_ms
             if granted >= self.quorum and validity_ms > 0:
                 deadline = start + (self.ttl_ms - self.drift_ms) / 1000
                 self.deadlines[token] = deadline
-                return {"result": "ok", "token": token, "validity_ms": (deadline - began) * 1000}
-            self.unlock(key, token)
+                nodes["unlocked"] = unlocked
+                return {"result": "ok", "token": token, "validity_ms": (deadline - began) * 1000, "nodes": nodes}
+            unlocked = sorted(set(unlocked) | set(self.unlock(key, token)[2]["granted"]))
             why = "%d of %d nodes granted in %.1f ms, %d needed" % (granted, len(self.nodes), elapsed_ms, self.quorum)
             if errors:
                 why += "; " + "; ".join(errors)
-        return {"result": "not_acquired", "error": why or "no time for an attempt"}
+        nodes["unlocked"] = unlocked
+        return {"result": "not_acquired", "error": why or "no time for an attempt", "nodes": nodes}
 
     def release(self, key, token):
         self.deadlines.pop(token, None)
-        deleted, errors = self.unlock(key, token)
+        deleted, errors, nodes = self.unlock(key, token)
+        nodes["attempt"] = 1
         if deleted >= self.quorum:
-            return {"result": "ok"}
+            return {"result": "ok", "nodes": nodes}
         if deleted + len(errors) >= self.quorum:
-            return {"result": "unknown", "error": "%d nodes deleted the token; %s" % (deleted, "; ".join(errors))}
-        return {"result": "not_held", "error": "%d of %d nodes held the token" % (deleted, len(self.nodes))}
+            return {"result": "unknown", "error": "%d nodes deleted the token; %s" % (deleted, "; ".join(errors)), "nodes": nodes}
+        return {"result": "not_held", "error": "%d of %d nodes held the token" % (deleted, len(self.nodes)), "nodes": nodes}
 
     def extend(self, key, token, began):
         deadline = self.deadlines.get(token)
         if deadline is None or time.monotonic() >= deadline:
-            return {"result": "not_held", "error": "the lease's validity has passed"}
+            return {"result": "not_held", "error": "the lease's validity has passed"}  # no node asked: no "nodes"
         start = time.monotonic()
-        extended, errors = self.each(lambda i: self.extend_scripts[i](keys=[key], args=[token, int(self.ttl_ms)]))
+        extended, errors, nodes = self.each(lambda i: self.extend_scripts[i](keys=[key], args=[token, int(self.ttl_ms)]))
+        nodes["attempt"] = 1
         elapsed_ms = (time.monotonic() - start) * 1000
         if self.ttl_ms - elapsed_ms - self.drift_ms <= 0:
-            return {"result": "not_held", "error": "the round took %.1f ms" % elapsed_ms}
+            return {"result": "not_held", "error": "the round took %.1f ms" % elapsed_ms, "nodes": nodes}
         if extended >= self.quorum:
             deadline = start + (self.ttl_ms - self.drift_ms) / 1000
             self.deadlines[token] = deadline
-            return {"result": "ok", "validity_ms": (deadline - began) * 1000}
+            return {"result": "ok", "validity_ms": (deadline - began) * 1000, "nodes": nodes}
         if extended + len(errors) >= self.quorum:
-            return {"result": "unknown", "error": "%d nodes extended; %s" % (extended, "; ".join(errors))}
-        return {"result": "not_held", "error": "%d of %d nodes held the token" % (extended, len(self.nodes))}
+            return {"result": "unknown", "error": "%d nodes extended; %s" % (extended, "; ".join(errors)), "nodes": nodes}
+        return {"result": "not_held", "error": "%d of %d nodes held the token" % (extended, len(self.nodes)), "nodes": nodes}
 
 
 def main():
@@ -149,7 +167,7 @@ def main():
     lock = RedLock(hello)
     send({"id": hello["id"], "result": "ok", "name": "RedLock (Python, from the Redis description)",
           "language": "Python " + sys.version.split()[0],
-          "versions": {"redis-py": redis.__version__}, "fencing": False})
+          "versions": {"redis-py": redis.__version__}, "fencing": False, "reports_nodes": True})
 
     for line in iter(sys.stdin.readline, ""):
         began = time.monotonic()

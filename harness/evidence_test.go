@@ -1,0 +1,86 @@
+package harness_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/harness"
+	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/locks"
+)
+
+// quietLock is a lock that reports no per-node evidence: setnx behind a
+// type with the four methods of locks.Lock only.
+type quietLock struct{ locks.Lock }
+
+func init() {
+	if err := locks.Register(locks.Spec{Name: "quiet-setnx", Summary: "setnx that reports no per-node evidence",
+		New: func(cfg locks.Config) (locks.Lock, error) {
+			l, err := locks.New("setnx", cfg)
+			if err != nil {
+				return nil, err
+			}
+			return quietLock{l}, nil
+		}}); err != nil {
+		panic(err)
+	}
+}
+
+// TestRecordsEvidence: the completion of every acquire and release of a
+// lock that reports per-node evidence carries it: every node of the run
+// accounted for once, an ok acquire granted by a quorum; a lock that
+// reports none leaves every event without it, and checks the same.
+func TestRecordsEvidence(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		lock    string
+		nodes   int
+		reports bool
+	}{
+		{"redlock", 5, true},
+		{"setnx", 1, true},
+		{"quiet-setnx", 1, false},
+	} {
+		t.Run(tc.lock, func(t *testing.T) {
+			t.Parallel()
+			_, evs, res, err := run(t, context.Background(), harness.Config{
+				Workload: harness.Workload{Lock: tc.lock, Clients: 6, Keys: 2, Duration: time.Second, TTL: time.Second, Seed: 3},
+				Cluster:  harness.Cluster{Nodes: tc.nodes},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Lease != checker.Valid || res.Resource != checker.Valid {
+				t.Fatalf("a fault-free run of %s: %s/%s", tc.lock, res.Lease, res.Resource)
+			}
+			completions, okAcquires := 0, 0
+			for _, e := range evs {
+				lockOp := e.F == history.Acquire || e.F == history.Release || e.F == history.Extend
+				switch {
+				case e.Nodes != nil && (!tc.reports || !lockOp || e.Type == history.Invoke):
+					t.Fatalf("evidence on %+v", e)
+				case !lockOp || e.Type == history.Invoke || !tc.reports:
+					continue
+				case e.Nodes == nil:
+					t.Fatalf("no evidence on %+v", e)
+				}
+				completions++
+				n := e.Nodes
+				if all := len(n.Granted) + len(n.Refused) + len(n.Silent); all != tc.nodes || n.Attempt < 1 {
+					t.Errorf("%+v: %d nodes answered in attempt %d, want all %d", e, all, n.Attempt, tc.nodes)
+				}
+				if e.F == history.Acquire && e.Type == history.Ok {
+					okAcquires++
+					if len(n.Granted) < tc.nodes/2+1 {
+						t.Errorf("%+v: an ok acquire granted by %v", e, n.Granted)
+					}
+				}
+			}
+			if tc.reports && (completions == 0 || okAcquires == 0) {
+				t.Fatalf("%d completions with evidence, %d ok acquires", completions, okAcquires)
+			}
+		})
+	}
+}
