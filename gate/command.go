@@ -63,6 +63,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	budget := fs.Duration("budget", DefaultBudget, "the time the runs should take; the duration, then the seeds, are scaled down to fit, and the runs are cut short at 1.5 × it")
 	duration := fs.Duration("duration", matrix.DefaultDuration, "duration of every run (raised where a cell needs more; the budget may shorten it)")
 	out := fs.String("out", filepath.Join("results", "gate"), "directory under which the gate's directory is created")
+	cells := fs.String("cells", "", "run only the cells whose name matches this regular expression (a quick look, not a release: the kinds left out are listed as not run)")
 	list := fs.Bool("list", false, "list the cells with their expectations and the fault kinds not run, and exit")
 	timeout := fs.Duration("check-timeout", checker.DefaultTimeout, "porcupine time limit per model (exceeded: verdict unknown)")
 	fs.SetOutput(io.Discard)
@@ -90,7 +91,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	id := dirName(*lock) + "-" + time.Now().UTC().Format("20060102T150405")
 	dir := filepath.Join(*out, id)
-	o := Options{Lock: *lock, Seeds: seedList, Duration: *duration, Budget: *budget, CheckTimeout: *timeout,
+	o := Options{Lock: *lock, Seeds: seedList, Duration: *duration, Budget: *budget, CheckTimeout: *timeout, Cells: *cells,
 		Command: "torture gate " + strings.Join(args, " "), Dir: dir}
 	if !*list {
 		o.Progress = func(p matrix.Progress) {
