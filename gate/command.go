@@ -49,7 +49,7 @@ func ExitCode(err error, stderr io.Writer) int {
 	case errors.Is(err, ErrBroken):
 		return ExitBroken
 	}
-	fmt.Fprintf(stderr, "torture: %s\n", report.Printable(err.Error()))
+	fmt.Fprintln(stderr, report.Printable(err.Error()))
 	return ExitError
 }
 
