@@ -122,6 +122,9 @@ type Cell struct {
 	Name    string             `json:"name"`
 	Expect  report.Expectation `json:"expect"`
 	Outcome checker.Outcome    `json:"outcome"`
+	// Violated and Runs: how many runs of the cell showed a violation.
+	Violated int `json:"runs_with_violation"`
+	Runs     int `json:"runs"`
 	// Matches is the matrix's judgement (the outcome against the
 	// expectation), and false when a promise broke.
 	Matches bool `json:"matches"`
@@ -313,7 +316,7 @@ func judge(res *Result, specs []matrix.Spec, dir string) {
 	for i := range res.Matrix.Cells {
 		mc := &res.Matrix.Cells[i]
 		sp := byName[mc.Name]
-		c := Cell{Name: mc.Name, Expect: mc.Expect, Outcome: mc.Outcome, Matches: mc.Matches, Promise: sp.Promise, LeasePromise: sp.LeasePromise,
+		c := Cell{Name: mc.Name, Expect: mc.Expect, Outcome: mc.Outcome, Violated: mc.RunsWithViolation, Runs: len(mc.Runs), Matches: mc.Matches, Promise: sp.Promise, LeasePromise: sp.LeasePromise,
 			Source: sp.Source, Reason: sp.Why}
 		for _, r := range mc.Runs {
 			broken := ""
@@ -500,11 +503,11 @@ func Markdown(res Result) string {
 	for _, c := range res.Cells {
 		switch {
 		case c.Broken != "":
-			p("- **%s broke a promise**: %s. Expected %s, outcome %s. First violation: %s.\n", c.Name, c.Broken, c.Expect, c.Outcome, c.First)
+			p("- **%s broke a promise**: %s. Expected %s, outcome %s (%d of %d runs). First violation: %s.\n", c.Name, c.Broken, c.Expect, c.Outcome, c.Violated, c.Runs, c.First)
 		case !c.Matches:
-			p("- **%s does not match**: expected %s, outcome %s: %s.\n", c.Name, c.Expect, c.Outcome, c.Why)
+			p("- **%s does not match**: expected %s, outcome %s (%d of %d runs): %s.\n", c.Name, c.Expect, c.Outcome, c.Violated, c.Runs, c.Why)
 		default:
-			p("- %s: expected %s, outcome %s.\n", c.Name, c.Expect, c.Outcome)
+			p("- %s: expected %s, outcome %s (violation in %d of %d runs).\n", c.Name, c.Expect, c.Outcome, c.Violated, c.Runs)
 		}
 	}
 	p("\nFault kinds:\n\n")

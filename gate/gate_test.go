@@ -157,3 +157,16 @@ func TestLiarFailsItsGate(t *testing.T) {
 		t.Fatalf("junit.xml does not name the broken promise:\n%s", junit)
 	}
 }
+
+// TestMutantFailsItsGate: a mutant declares what the lock it mutates
+// claims, so its bug breaks a promise in its gate: setnx-get-set, whose
+// acquire is GET then SET, breaks mutual exclusion without any fault.
+func TestMutantFailsItsGate(t *testing.T) {
+	res, err := Run(t.Context(), Options{Lock: "setnx-get-set", Cells: "/none$", Seeds: []int64{1}, Duration: 3 * time.Second, Dir: t.TempDir()})
+	if !errors.Is(err, ErrBroken) || res.Status != StatusBroken {
+		t.Fatalf("status %s, error %v; want a broken promise", res.Status, err)
+	}
+	if c := res.Cells[0]; c.Broken != "mutual exclusion without faults" || !strings.Contains(c.First, "first overlap: key ") {
+		t.Fatalf("cell %+v", c)
+	}
+}
