@@ -153,6 +153,10 @@ func TestLiarFailsItsGate(t *testing.T) {
 	if err := json.Unmarshal(b, &res); err != nil || res.Status != StatusBroken {
 		t.Fatalf("gate.json: %v, status %q", err, res.Status)
 	}
+	page, _ := os.ReadFile(filepath.Join(dirs[0], "index.html"))
+	if !strings.Contains(string(page), "<strong>gate-test-liar/client-pause broke a promise: safe under client-pause (declared)</strong>") {
+		t.Fatalf("index.html does not show the broken promise")
+	}
 	junit, _ := os.ReadFile(filepath.Join(dirs[0], "junit.xml"))
 	if !strings.Contains(string(junit), "broke its declared promise (safe under client-pause (declared))") {
 		t.Fatalf("junit.xml does not name the broken promise:\n%s", junit)
