@@ -18,10 +18,14 @@ import (
 // case of the Redis distributed-locks page, and why it asks for a
 // delayed restart). Pick chooses which granting node, counted from the
 // lowest, wrapping. MinLeft is the least validity the hold must have
-// left: a restart takes about 100 ms.
+// left: a restart takes about 100 ms. With RestartDelay the node stays
+// down that long instead (the delayed restart, drawn when the run's
+// kill faults restart delayed): the control, where every lease the node
+// granted is over before it is back.
 type KillQuorum struct {
-	Pick    int      `json:"pick"`
-	MinLeft Duration `json:"min_left"`
+	Pick         int      `json:"pick"`
+	MinLeft      Duration `json:"min_left"`
+	RestartDelay Duration `json:"restart_delay,omitempty"`
 	Aim
 }
 
@@ -33,26 +37,41 @@ var (
 
 var killQuorumKind = Kind{
 	Name:    "kill-quorum",
-	Summary: "restart at once, without waiting, one node of a hold that a bare majority granted, while it is valid",
+	Summary: "kill one node of a hold that a bare majority granted, while it is valid; restart it at once (or, with delayed restarts, after the delay)",
 	Needs:   Needs{MultiNode: true, Cluster: cluster.Abilities{Process: true}, TTL: true},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
-		return &KillQuorum{Pick: rng.IntN(max(1, s.Nodes)), MinLeft: Duration(s.TTL / 4), Aim: newAim(s)}
+		k := &KillQuorum{Pick: rng.IntN(max(1, s.Nodes)), MinLeft: Duration(s.TTL / 4), Aim: newAim(s)}
+		if s.Restart == RestartDelayed {
+			k.RestartDelay = Duration(s.TTL + s.TTL/2)
+			if s.RestartDelay > 0 {
+				k.RestartDelay = Duration(s.RestartDelay)
+			}
+			k.Active = max(k.Active, k.RestartDelay)
+		}
+		return k
 	},
 	Decode: decode[KillQuorum],
 }
 
 // Refuse says why the fault does not fit s, or "".
 func (k *KillQuorum) Refuse(s Setup) string {
-	if k.Pick < 0 || k.MinLeft < 0 {
-		return "kill-quorum: negative pick or min_left"
+	if k.Pick < 0 || k.MinLeft < 0 || k.RestartDelay < 0 {
+		return "kill-quorum: negative pick, min_left or restart_delay"
+	}
+	if k.Active < k.RestartDelay {
+		return fmt.Sprintf("kill-quorum: active %v is shorter than the restart delay %v", time.Duration(k.Active), time.Duration(k.RestartDelay))
 	}
 	return k.refuse("kill-quorum", s.Nodes)
 }
 
 func (k *KillQuorum) String() string {
-	s := "kill-quorum: restart at once one node of a hold a bare majority granted"
+	restart := "restart at once"
+	if k.RestartDelay > 0 {
+		restart = "restart after " + time.Duration(k.RestartDelay).String()
+	}
+	s := "kill-quorum: kill one node of a hold a bare majority granted, " + restart
 	if k.struck() {
-		return s + decided(k.Decision, "kill "+nodeNames(k.Decision.Targets)+", restart at once")
+		return s + decided(k.Decision, "kill "+nodeNames(k.Decision.Targets)+", "+restart)
 	}
 	return s + decided(k.Decision, "")
 }
@@ -73,12 +92,13 @@ func (k *KillQuorum) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 	})
 }
 
-// Start kills the chosen node and restarts it at once.
+// Start kills the chosen node and restarts it at once, or leaves it down
+// for Heal to restart after the delay.
 func (k *KillQuorum) Start(ctx context.Context, t *Target) error {
 	if !k.struck() {
 		return nil
 	}
-	return (&Kill{Nodes: k.Decision.Targets}).Start(ctx, t)
+	return (&Kill{Nodes: k.Decision.Targets, RestartDelay: k.RestartDelay}).Start(ctx, t)
 }
 
 // Heal restarts the node if it is still down.

@@ -141,6 +141,7 @@ var kinds = []Kind{
 	clockMinorityKind,
 	clockMajorityKind,
 	pauseHolderKind,
+	clockPartitionKind,
 }
 
 // Kinds returns every known kind in a fixed order.

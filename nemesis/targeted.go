@@ -35,7 +35,7 @@ type ArmedFault interface {
 }
 
 // Aim is what every targeted fault has: how long it looks for its moment
-// (Window), how long it stays active once struck (Active), and what it
+// (Window: two TTLs, a few grants under contention), how long it stays active once struck (Active), and what it
 // decided. Its fields are part of the fault's JSON parameters.
 type Aim struct {
 	Window   Duration  `json:"window"`
@@ -43,11 +43,11 @@ type Aim struct {
 	Decision *Decision `json:"decision,omitempty"`
 }
 
-// newAim looks for a TTL and stays active for a TTL: long enough for a
-// second client to acquire what the strike took from the holder.
+// newAim looks for two TTLs and stays active for a TTL: long enough for
+// a second client to acquire what the strike took from the holder.
 func newAim(s Setup) Aim {
 	ttl := max(s.TTL, time.Millisecond)
-	return Aim{Window: Duration(ttl), Active: Duration(ttl)}
+	return Aim{Window: Duration(2 * ttl), Active: Duration(ttl)}
 }
 
 // MinActive is the window and the active time: Plan gives the step both.

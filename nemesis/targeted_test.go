@@ -298,3 +298,36 @@ func TestTargetedReplay(t *testing.T) {
 		})
 	}
 }
+
+// TestClockPartition: against real nodes, the split is in place from
+// Arm on (group 0 cut off n1, group 1 off n3), the strike jumps the one
+// node both sides reach of a bare majority's hold, and Heal lifts both.
+func TestClockPartition(t *testing.T) {
+	c := testutil.Cluster(t, cluster.Spec{Nodes: 3}, cluster.WithClockShim(), cluster.WithProxyGroups(2))
+	setAll(t, c, "k0", time.Second)
+	base := time.Now()
+	tg := &nemesis.Target{Cluster: c, View: grants(base, 950*time.Millisecond, []int{0, 1, 2}, []int{1, 2})}
+	f := decodeKind(t, "clock-partition", `{"sides": [[1, 2], [0, 1]], "pick": 0, "margin": "100ms", "window": "1s", "active": "1s"}`)
+	struck, err := f.Arm(t.Context(), tg, base)
+	if err != nil || !struck {
+		t.Fatalf("Arm: %v, %v; want a strike", struck, err)
+	}
+	for _, cut := range []struct{ node, group int }{{0, 0}, {2, 1}} {
+		if px := c.Node(cut.node).GroupProxy(cut.group); len(px.Toxics.GetToxicArray()) != 2 {
+			t.Errorf("group %d to n%d: %d toxics, want the cut's 2", cut.group, cut.node+1, len(px.Toxics.GetToxicArray()))
+		}
+	}
+	if err := f.Start(t.Context(), tg); err != nil {
+		t.Fatal(err)
+	}
+	if got := holding(t, c, "k0"); !slices.Equal(got, []int{0, 2}) {
+		t.Errorf("k0 held on %v after the jump, want n1,n3 (n2 jumped)", got)
+	}
+	if err := f.Heal(t.Context(), tg); err != nil {
+		t.Fatal(err)
+	}
+	if off := c.Node(1).ClockOffset(); off != 0 {
+		t.Errorf("n2: offset %v after Heal", off)
+	}
+	assertHealthy(t, c)
+}
