@@ -33,12 +33,14 @@ const (
 // Margin, so that their copies of the lease expire while the holder
 // still counts on it. Margin covers the part of a node's TTL the lock's
 // validity does not count (the drift allowance and the acquire's round
-// trip). The clocks are set right by Heal. It needs the nodes started
-// with the clock shim.
+// trip). With Jump set, the jump is Jump whatever the validity left (the
+// safety envelope sweeps it). The clocks are set right by Heal. It needs
+// the nodes started with the clock shim.
 type ClockHold struct {
 	Scope  string   `json:"scope"`
 	Pick   int      `json:"pick"`
 	Margin Duration `json:"margin"`
+	Jump   Duration `json:"jump,omitempty"`
 	Aim
 }
 
@@ -80,8 +82,8 @@ var (
 func (c *ClockHold) Refuse(s Setup) string {
 	kind := "clock-" + c.Scope
 	switch {
-	case c.Pick < 0 || c.Margin < 0:
-		return kind + ": negative pick or margin"
+	case c.Pick < 0 || c.Margin < 0 || c.Jump < 0:
+		return kind + ": negative pick, margin or jump"
 	case c.Scope == ScopeMinority && (s.Nodes-1)/2 < 1:
 		return fmt.Sprintf("%s: %d nodes have no minority to jump", kind, s.Nodes)
 	}
@@ -123,7 +125,11 @@ func (c *ClockHold) Arm(ctx context.Context, t *Target, base time.Time) (bool, e
 		if k == 0 || len(granted) < k {
 			return aim{}, false
 		}
-		return aim{targets: nth(granted, c.Pick, k), amount: left + time.Duration(c.Margin)}, true
+		amount := left + time.Duration(c.Margin)
+		if c.Jump > 0 {
+			amount = time.Duration(c.Jump)
+		}
+		return aim{targets: nth(granted, c.Pick, k), amount: amount}, true
 	})
 }
 

@@ -24,10 +24,12 @@ type HoldStaller interface {
 // PauseHolder stalls the next holder right after its last validity check
 // for the validity it has left plus Margin: the GC pause that outlives
 // the lease by just enough for another client to take the lock and
-// write, the shortest stall that breaks a lock without fencing. The
-// decision's target is the stalled client.
+// write, the shortest stall that breaks a lock without fencing. With
+// Stall set, the stall is Stall whatever the validity left (the safety
+// envelope sweeps it). The decision's target is the stalled client.
 type PauseHolder struct {
 	Margin Duration `json:"margin"`
+	Stall  Duration `json:"stall,omitempty"`
 	Aim
 
 	withdraw func()
@@ -54,8 +56,8 @@ var pauseHolderKind = Kind{
 
 // Refuse says why the fault does not fit s, or "".
 func (p *PauseHolder) Refuse(Setup) string {
-	if p.Margin <= 0 {
-		return fmt.Sprintf("pause-holder: margin %v: want a positive margin", time.Duration(p.Margin))
+	if p.Margin <= 0 && p.Stall <= 0 {
+		return fmt.Sprintf("pause-holder: margin %v, stall %v: want a positive margin or stall", time.Duration(p.Margin), time.Duration(p.Stall))
 	}
 	return p.refuse("pause-holder", -1)
 }
@@ -95,9 +97,12 @@ func (p *PauseHolder) Arm(ctx context.Context, t *Target, base time.Time) (bool,
 		at          int64
 	}
 	ch := make(chan taken, 1)
-	margin := time.Duration(p.Margin)
+	margin, fixed := time.Duration(p.Margin), time.Duration(p.Stall)
 	withdraw := hs.StallHold(func(client int, left time.Duration) time.Duration {
 		st := max(left, 0) + margin
+		if fixed > 0 {
+			st = fixed
+		}
 		ch <- taken{client, left, st, runNow(base)}
 		return st
 	})

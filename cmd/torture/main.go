@@ -70,6 +70,7 @@ commands:
   check   re-check a stored run directory or a bare history file
   matrix  run the comparison matrix (every lock × fault × fencing) against the literature's expectations
           ('torture matrix merge OUT DIR...' joins the outputs of its shards)
+  envelope  sweep and bisect one fault's size (÷ TTL) to find where each lock's safety ends
 
 'torture <command> -h' lists the flags of a command.
 `
@@ -86,11 +87,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return checkCmd(ctx, args[1:], stdout, stderr)
 	case "matrix":
 		return matrixCmd(ctx, args[1:], stdout, stderr)
+	case "envelope":
+		return envelopeCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q (want run, check or matrix)", args[0])
+		return fmt.Errorf("unknown command %q (want run, check, matrix or envelope)", args[0])
 	}
 }
 
