@@ -134,17 +134,7 @@ func (c *ClockHold) Arm(ctx context.Context, t *Target, base time.Time) (bool, e
 }
 
 // Start jumps the chosen nodes' clocks.
-func (c *ClockHold) Start(_ context.Context, t *Target) error {
-	if !c.struck() {
-		return nil
-	}
-	return eachNode(t, c.Decision.Targets, func(n *cluster.Node) error { return n.SetClockOffset(time.Duration(c.Decision.Amount)) })
-}
+func (c *ClockHold) Start(_ context.Context, t *Target) error { return c.setClocks(t, true) }
 
 // Heal sets their clocks right.
-func (c *ClockHold) Heal(_ context.Context, t *Target) error {
-	if !c.struck() {
-		return nil
-	}
-	return eachNode(t, c.Decision.Targets, func(n *cluster.Node) error { return n.SetClockOffset(0) })
-}
+func (c *ClockHold) Heal(_ context.Context, t *Target) error { return c.setClocks(t, false) }

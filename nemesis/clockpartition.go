@@ -102,18 +102,12 @@ func (c *ClockPartition) Arm(ctx context.Context, t *Target, base time.Time) (bo
 }
 
 // Start jumps the chosen node's clock (the split is in place since Arm).
-func (c *ClockPartition) Start(_ context.Context, t *Target) error {
-	if !c.struck() {
-		return nil
-	}
-	return eachNode(t, c.Decision.Targets, func(n *cluster.Node) error { return n.SetClockOffset(time.Duration(c.Decision.Amount)) })
-}
+func (c *ClockPartition) Start(_ context.Context, t *Target) error { return c.setClocks(t, true) }
 
 // Heal lifts the split and sets the clock right.
 func (c *ClockPartition) Heal(ctx context.Context, t *Target) error {
 	if !c.struck() {
 		return nil
 	}
-	return errors.Join(clearToxics(ctx, t, partitionUp, partitionDown),
-		eachNode(t, c.Decision.Targets, func(n *cluster.Node) error { return n.SetClockOffset(0) }))
+	return errors.Join(clearToxics(ctx, t, partitionUp, partitionDown), c.setClocks(t, false))
 }

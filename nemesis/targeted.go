@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/internal/wait"
 )
 
@@ -61,6 +62,19 @@ func (a *Aim) aimed() *Aim { return a }
 // struck reports whether the fault has a decision with a strike.
 func (a *Aim) struck() bool {
 	return a.Decision != nil && a.Decision.Missed == "" && a.Decision.Trigger != nil
+}
+
+// setClocks sets the clocks of the decision's target nodes to the
+// decision's amount (jumped) or to 0; nothing when it did not strike.
+func (a *Aim) setClocks(t *Target, jumped bool) error {
+	if !a.struck() {
+		return nil
+	}
+	off := time.Duration(0)
+	if jumped {
+		off = time.Duration(a.Decision.Amount)
+	}
+	return eachNode(t, a.Decision.Targets, func(n *cluster.Node) error { return n.SetClockOffset(off) })
 }
 
 // decide runs watch and keeps its decision.
