@@ -18,8 +18,21 @@
 // acquire's ok until the earlier of the Time of the invoke of its next
 // release of that token and its validity. The validity is the acquire
 // ok's ValidUntil, replaced by the ValidUntil of an extend ok of that
-// token if the extend was invoked before the current validity; an extend
-// invoked later does not count, the hold having already ended. An acquire
+// token if the extend was invoked before the current validity.
+//
+// Late extends. An extend invoked at or after the current validity finds
+// the hold already ended there. If it returns ok all the same, the client
+// goes on as the holder on the strength of it (it may write), so its ok
+// starts a new hold of the same token and fence, from the Time of the ok
+// until the extend's ValidUntil. A correct lock may grant such an extend
+// only while its own key is still set (the drift allowance keeps the key
+// a little longer than the validity), and then no one else held the key
+// in between and the new hold overlaps nothing. A lock that renews a
+// lapsed lease without checking the token (a bare PEXPIRE), or that
+// renews or revives another client's key, gives a hold that overlaps
+// that client's: a lease violation. A late extend that fails or whose
+// outcome is unknown starts nothing. [Stats.LateExtends] counts the late
+// extends that returned ok. An
 // that failed, whose outcome is unknown (info) or that never completed
 // creates no hold: the client does not believe it holds the lock. Two holds
 // of one key overlap when one starts strictly before the other ends;

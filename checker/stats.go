@@ -33,6 +33,10 @@ type Stats struct {
 	// hold nothing.
 	Holds      int `json:"holds"`
 	EmptyHolds int `json:"empty_holds,omitempty"`
+	// LateExtends is the number of extends that returned ok although
+	// they were invoked after their hold's validity had passed; each
+	// started a new hold from its ok (see the package doc, Lease safety).
+	LateExtends int `json:"late_extends,omitempty"`
 	// Sections is the number of critical sections, finished or not;
 	// SectionsOK the number that returned ok (read and wrote).
 	Sections   int `json:"sections"`
@@ -203,6 +207,7 @@ func (d *scanned) stats(keys []string) Stats {
 		Ops:         d.ops,
 		FaultEvents: d.faultEvents,
 		EmptyHolds:  d.emptyHolds,
+		LateExtends: d.lateExtends,
 
 		FaultWindows:             d.windows,
 		AvailabilityDuringFaults: -1,
