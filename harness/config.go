@@ -67,8 +67,21 @@ type Workload struct {
 	Seed int64 `json:"seed"`
 	// Fencing makes the lock issue fencing tokens and the store check them.
 	Fencing bool `json:"fencing"`
-	// AcquireTimeout bounds the wait of one acquire call. Default TTL.
+	// AcquireTimeout bounds the wait of one acquire call (and of one
+	// extend). Default TTL.
 	AcquireTimeout time.Duration `json:"acquire_timeout"`
+	// Extend makes each client renew its lease while it works, as
+	// redsync's Extend, redislock's Refresh and Redisson's watchdog do:
+	// the Hold of a cycle (which may then be several TTLs) is worked in
+	// sections of at most ExtendEvery, each a read-modify-write that
+	// checks the validity before its write, and the lease is extended
+	// (locks.Lock.Extend) between two sections. A client stops working
+	// at the first extend that does not return ok, and releases. The
+	// default is false: one section of Hold, no extend.
+	Extend bool `json:"extend,omitempty"`
+	// ExtendEvery is the work done between two extends. Only with
+	// Extend; shorter than the TTL. Default TTL/3.
+	ExtendEvery time.Duration `json:"extend_every,omitempty"`
 }
 
 // Cluster is where the nodes run: the backend, the topology, the nodes.
@@ -203,13 +216,20 @@ func (w Workload) withDefaults(d Workload, lock locks.Spec) (Workload, error) {
 		w.Seed = d.Seed
 	}
 	zeroDur(&w.AcquireTimeout, w.TTL)
+	if w.Extend {
+		zeroDur(&w.ExtendEvery, w.TTL/3)
+	}
 	switch {
 	case w.Clients < 1:
 		return w, fmt.Errorf("harness: clients must be at least 1, got %d", w.Clients)
 	case w.Keys < 1:
 		return w, fmt.Errorf("harness: keys must be at least 1, got %d", w.Keys)
-	case w.Duration < 0 || w.TTL < 0 || w.Hold < 0 || w.AcquireTimeout < 0:
+	case w.Duration < 0 || w.TTL < 0 || w.Hold < 0 || w.AcquireTimeout < 0 || w.ExtendEvery < 0:
 		return w, errors.New("harness: durations must not be negative")
+	case w.ExtendEvery != 0 && !w.Extend:
+		return w, errors.New("harness: extend every is only for extended leases (Extend)")
+	case w.Extend && w.ExtendEvery >= w.TTL:
+		return w, fmt.Errorf("harness: extend every %s must be shorter than the TTL of %s: every lease would lapse before its renewal", w.ExtendEvery, w.TTL)
 	case w.Fencing && !lock.Fencing:
 		return w, fmt.Errorf("harness: %s issues no fencing tokens", w.Lock)
 	}

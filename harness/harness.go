@@ -307,7 +307,8 @@ func healthy(ctx context.Context, cl *cluster.Cluster) error {
 }
 
 // loop is one client's life: acquire a random key (bounded wait), run
-// the critical section, release; after a failed acquire, back off a
+// the critical section (with Extend, sections and extends: see work),
+// release; after a failed acquire, back off a
 // little. It returns only a history write error or a bad lease; lock
 // errors are recorded.
 //
@@ -335,7 +336,7 @@ func (c *client) loop(ctx, runCtx context.Context, r *run, keys []string, rng *r
 			continue
 		}
 		r.acquired.Add(1)
-		if err := c.section(ctx, r.store, lease, cfg.Hold, r.stalls); err != nil {
+		if lease, err = c.work(ctx, runCtx, r, lk, lease); err != nil {
 			return err
 		}
 		// Release even when the run is ending, so the last holds end

@@ -30,7 +30,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&cfg.Keys, "keys", cfg.Keys, "lock keys the clients contend for")
 	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "how long clients run")
 	fs.DurationVar(&cfg.TTL, "ttl", cfg.TTL, "lock TTL")
-	fs.DurationVar(&cfg.Hold, "hold", cfg.Hold, "time spent inside the critical section (0: none)")
+	fs.DurationVar(&cfg.Hold, "hold", cfg.Hold, "time spent inside the critical section (0: none); with --extend, the work of a cycle, which may be several TTLs")
+	fs.BoolVar(&cfg.Extend, "extend", false, "renew the lease while working: sections of at most --extend-every, an extend between two")
+	fs.DurationVar(&cfg.ExtendEvery, "extend-every", 0, "with --extend, the work between two extends (default TTL/3)")
 	fs.Int64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the run's one random source")
 	fs.BoolVar(&cfg.Fencing, "fencing", false, "issue fencing tokens and have the resource check them")
 	nem := fs.String("nemesis", "", "comma-separated fault kinds: "+strings.Join(nemesisNames(), ", "))
@@ -102,7 +104,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 // checkGiven refuses the flags given a value out of their range, 0
 // included where harness.Config would read 0 as "the default": --clients,
-// --keys, --nemesis-interval, --restart-delay and --check-timeout must be
+// --keys, --extend-every, --nemesis-interval, --restart-delay and --check-timeout must be
 // positive (--nodes is checked as it is parsed). --hold 0 is a hold of
 // nothing (Config.NoHold).
 func checkGiven(fs *flag.FlagSet, cfg *harness.Config, timeout time.Duration) error {
@@ -126,6 +128,10 @@ func checkGiven(fs *flag.FlagSet, cfg *harness.Config, timeout time.Duration) er
 				err = fmt.Errorf("run: --hold must not be negative, got %s", cfg.Hold)
 			case cfg.Hold == 0:
 				cfg.NoHold = true
+			}
+		case "extend-every":
+			if cfg.ExtendEvery <= 0 {
+				err = fmt.Errorf("run: --extend-every must be positive, got %s", cfg.ExtendEvery)
 			}
 		case "nemesis-interval":
 			if cfg.NemesisInterval <= 0 {
