@@ -60,7 +60,8 @@ const maxReportedOverlaps = 100
 
 // Result is what Check found.
 type Result struct {
-	// Lease is the lease-safety verdict: no two holds of one key overlap.
+	// Lease is the lease-safety verdict: no two holds of one key overlap,
+	// and the fencing tokens of a key's holds increase in grant order.
 	Lease Verdict `json:"lease"`
 	// Resource is the resource-safety verdict: the critical sections on
 	// each key's counter never lost an update.
@@ -90,6 +91,11 @@ type Result struct {
 	// same value (only a hand-written history can: the harness's store
 	// hands out only values that were written).
 	FirstResourceViolation *int64 `json:"first_resource_violation,omitempty"`
+	// FenceViolations are the holds whose fencing token did not increase
+	// in grant order (see FenceViolation), earliest first, at most 100;
+	// FenceViolationCount has the full count. Any makes Lease Invalid.
+	FenceViolations     []FenceViolation `json:"fence_violations,omitempty"`
+	FenceViolationCount int              `json:"fence_violation_count,omitempty"`
 	// LeaseFailedKeys are the keys porcupine's lease model rejected,
 	// sorted.
 	LeaseFailedKeys []string `json:"lease_failed_keys,omitempty"`
@@ -203,6 +209,24 @@ func check(d *scanned, opts Options) Result {
 			all = all[:maxReportedOverlaps]
 		}
 		r.LeaseViolations = all
+	}
+	// Fence order: a lease's fencing token is part of what the lock
+	// promises, so a token that does not increase is a lease violation
+	// (unless the checker disagrees with itself: that stays Unknown).
+	var fences []FenceViolation
+	for _, k := range keys {
+		fences = append(fences, fenceOrder(d.keys[k].holds)...)
+	}
+	if len(fences) > 0 {
+		sort.SliceStable(fences, func(i, j int) bool { return fences[i].B.Start < fences[j].B.Start })
+		r.FenceViolationCount = len(fences)
+		if first := fences[0].B.Start; r.FirstLeaseViolation == nil || first < *r.FirstLeaseViolation {
+			r.FirstLeaseViolation = &first
+		}
+		r.FenceViolations = fences[:min(len(fences), maxReportedOverlaps)]
+		if r.Disagreement == "" {
+			r.Lease = Invalid
+		}
 	}
 	since(&tm.Sweep)
 

@@ -38,6 +38,15 @@
 // of one key overlap when one starts strictly before the other ends;
 // holds that touch (one ends at t, the next starts at t) do not.
 //
+// Fence order (Jepsen's fenced-mutex check). Where holds carry fencing
+// tokens, the tokens of a key's holds, taken in grant order (by Start:
+// holds that do not overlap were granted in that order), must strictly
+// increase; a hold whose token is not greater than the highest granted
+// before it is a [FenceViolation], reported with both holds, and makes
+// the lease verdict Invalid: the token is part of what the lock hands
+// out. A late extend's new hold of the same lease is the same grant.
+// Holds without a token are not judged.
+//
 // Porcupine checks a mutex model in which each hold is a "lock" at its
 // Start and an "unlock" at its End, both instantaneous; the sweep sorts
 // each key's holds and looks for one starting before the latest End so

@@ -425,7 +425,7 @@ func cellRun(r report.Results, id string, err error) report.CellRun {
 			}
 		}
 	}
-	cr.Violations = c.LeaseViolationCount + len(c.ResourceFailedKeys)
+	cr.Violations = c.LeaseViolationCount + c.FenceViolationCount + len(c.ResourceFailedKeys)
 	cr.AcqPerSec = c.Stats.AcquisitionsPerSecond
 	cr.P99Acquire = float64(c.Stats.AcquireLatency.P99) / float64(time.Millisecond)
 	cr.Availability = c.Stats.AvailabilityDuringFaults

@@ -42,7 +42,8 @@ type CellRun struct {
 	// or nil when there was none.
 	FirstViolation *float64 `json:"first_violation_s,omitempty"`
 	// Violations is the number of overlapping holds the sweep found plus
-	// the number of keys with a lost update.
+	// the holds whose fencing token did not increase plus the number of
+	// keys with a lost update.
 	Violations   int     `json:"violations"`
 	AcqPerSec    float64 `json:"acquisitions_per_second"`
 	P99Acquire   float64 `json:"p99_acquire_ms"`

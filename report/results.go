@@ -131,6 +131,13 @@ func Summary(w io.Writer, title string, res checker.Result) {
 		}
 		fmt.Fprintf(w, "  overlap: %s\n", Printable(ov.String()))
 	}
+	for i, v := range res.FenceViolations {
+		if i == 3 {
+			fmt.Fprintf(w, "  … %d more fence-order violations\n", res.FenceViolationCount-3)
+			break
+		}
+		fmt.Fprintf(w, "  fence order: %s\n", Printable(v.String()))
+	}
 	if len(res.ResourceFailedKeys) > 0 {
 		first := ""
 		if t := res.FirstResourceViolation; t != nil {
