@@ -67,6 +67,11 @@ type Workload struct {
 	Seed int64 `json:"seed"`
 	// Fencing makes the lock issue fencing tokens and the store check them.
 	Fencing bool `json:"fencing"`
+	// Store is where the store checks fencing tokens: StoreAll (every
+	// access; also when empty, the default) or StoreWriteOnly (writes
+	// only, the storage service of Kleppmann's example). StoreWriteOnly
+	// needs Fencing.
+	Store string `json:"store,omitempty"`
 	// AcquireTimeout bounds the wait of one acquire call (and of one
 	// extend). Default TTL.
 	AcquireTimeout time.Duration `json:"acquire_timeout"`
@@ -230,6 +235,10 @@ func (w Workload) withDefaults(d Workload, lock locks.Spec) (Workload, error) {
 		return w, errors.New("harness: extend every is only for extended leases (Extend)")
 	case w.Extend && w.ExtendEvery >= w.TTL:
 		return w, fmt.Errorf("harness: extend every %s must be shorter than the TTL of %s: every lease would lapse before its renewal", w.ExtendEvery, w.TTL)
+	case w.Store != "" && w.Store != StoreAll && w.Store != StoreWriteOnly:
+		return w, fmt.Errorf("harness: unknown store %q (want %s or %s)", w.Store, StoreAll, StoreWriteOnly)
+	case w.Store == StoreWriteOnly && !w.Fencing:
+		return w, errors.New("harness: store write-only checks fencing tokens on writes; it needs fencing")
 	case w.Fencing && !lock.Fencing:
 		return w, fmt.Errorf("harness: %s issues no fencing tokens", w.Lock)
 	}

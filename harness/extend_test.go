@@ -131,6 +131,8 @@ func TestExtendConfigErrors(t *testing.T) {
 		{harness.Workload{Lock: "setnx", ExtendEvery: time.Millisecond}, "only for extended leases"},
 		{harness.Workload{Lock: "setnx", Extend: true, TTL: time.Second, ExtendEvery: time.Second}, "shorter than the TTL"},
 		{harness.Workload{Lock: "setnx", Extend: true, ExtendEvery: -time.Second}, "must not be negative"},
+		{harness.Workload{Lock: "setnx", Store: harness.StoreWriteOnly}, "needs fencing"},
+		{harness.Workload{Lock: "setnx", Fencing: true, Store: "reads"}, "unknown store"},
 	} {
 		_, err := harness.Config{Workload: tc.w, Output: harness.Output{Dir: "x"}}.WithDefaults()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

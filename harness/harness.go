@@ -158,7 +158,11 @@ func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary
 		}
 	}()
 	base := time.Now()
-	r := &run{cfg: cfg, rec: NewRecorder(base, w), store: NewStore(cfg.Fencing), stalls: &staller{}, view: newView(base), locks: lks}
+	store := NewStore(cfg.Fencing)
+	if cfg.Store == StoreWriteOnly {
+		store = NewWriteOnlyStore()
+	}
+	r := &run{cfg: cfg, rec: NewRecorder(base, w), store: store, stalls: &staller{}, view: newView(base), locks: lks}
 	if o.view != nil {
 		o.view(r.view)
 	}

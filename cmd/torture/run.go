@@ -35,6 +35,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.DurationVar(&cfg.ExtendEvery, "extend-every", 0, "with --extend, the work between two extends (default TTL/3)")
 	fs.Int64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the run's one random source")
 	fs.BoolVar(&cfg.Fencing, "fencing", false, "issue fencing tokens and have the resource check them")
+	fs.StringVar(&cfg.Store, "store", harness.StoreAll, "with --fencing, where the resource checks the token: all (every access) or write-only (writes only, Kleppmann's storage service)")
 	nem := fs.String("nemesis", "", "comma-separated fault kinds: "+strings.Join(nemesisNames(), ", "))
 	fs.DurationVar(&cfg.NemesisInterval, "nemesis-interval", cfg.NemesisInterval, "quiet time between faults, and least time each stays active")
 	fs.DurationVar(&cfg.RestartDelay, "restart-delay", 0, "delay of the kill fault's delayed restarts (default 1.5×TTL)")
