@@ -42,6 +42,11 @@ type Options struct {
 	// then resource), shared by all keys of that model. A key not checked
 	// within it is Unknown. Zero or negative means DefaultTimeout (60s).
 	Timeout time.Duration
+	// LivenessBound is how long a key may stay free yet unacquired, once
+	// the faults around it healed, before liveness is stuck. Zero or
+	// negative means DefaultLivenessFactor (3) × the longest validity an
+	// acquire was granted in the history (about the TTL).
+	LivenessBound time.Duration
 	// Timings, when not nil, receives how long each phase of the check
 	// took. Default nil.
 	Timings *Timings
@@ -112,6 +117,13 @@ type Result struct {
 	// independent sweep disagree on some key. That is a bug in the
 	// checker; Lease is then Unknown.
 	Disagreement string `json:"disagreement,omitempty"`
+	// Liveness is the liveness verdict (see Liveness), LivenessReason why
+	// it is unknown or what was stuck, Stuck the longest stuck stretch,
+	// LivenessBound the bound it was judged against.
+	Liveness       Liveness      `json:"liveness"`
+	LivenessReason string        `json:"liveness_reason,omitempty"`
+	Stuck          *Stuck        `json:"stuck,omitempty"`
+	LivenessBound  time.Duration `json:"liveness_bound_ns,omitempty"`
 	// Stats are liveness and latency figures from the same history.
 	Stats Stats `json:"stats"`
 }
@@ -134,8 +146,15 @@ const (
 	OutcomeUnknown Outcome = "unknown"
 )
 
-// Outcome folds the lease and resource verdicts (see Fold).
-func (r Result) Outcome() Outcome { return Fold(r.Lease, r.Resource) }
+// Outcome folds the lease and resource verdicts (see Fold); a stuck
+// liveness counts as a violation, an unknown one does not count. (A
+// matrix cell judges liveness by its own expectation instead.)
+func (r Result) Outcome() Outcome {
+	if o := Fold(r.Lease, r.Resource); o == OutcomeViolation || r.Liveness != LivenessStuck {
+		return o
+	}
+	return OutcomeViolation
+}
 
 // Fold folds a lease and a resource verdict into an Outcome: a violation
 // of either is a violation; safe needs both Valid; anything else is
@@ -258,6 +277,7 @@ func check(d *scanned, opts Options) Result {
 
 	lap = time.Now()
 	r.Stats = d.stats(keys)
+	r.Liveness, r.LivenessReason, r.Stuck, r.LivenessBound = d.liveness(keys, opts.LivenessBound)
 	since(&tm.Stats)
 
 	// Say why a verdict is unknown. A verdict about nothing is never

@@ -127,7 +127,8 @@ type scanner struct {
 	ops         map[string]map[string]int
 	latencies   []int64
 	emptyHolds  int
-	lateExtends int // extend oks invoked after the hold's validity
+	lateExtends int   // extend oks invoked after the hold's validity
+	maxValidity int64 // the longest validity an acquire ok granted, from its invoke
 	faultEvents int
 	windows     faultWindows
 }
@@ -230,6 +231,7 @@ func (s *scanner) add(e *history.Event) error {
 		kd.attempts = append(kd.attempts, attempt{call: op.t, ret: e.Time, ok: e.Type == history.Ok})
 		if e.Type == history.Ok {
 			s.latencies = append(s.latencies, e.Time-op.t)
+			s.maxValidity = max(s.maxValidity, e.ValidUntil-op.t)
 			if s.watch != nil {
 				s.watch.acquired(idx, e, s.active[e.Key])
 			}
@@ -339,6 +341,7 @@ type scanned struct {
 	latencies   []int64
 	emptyHolds  int
 	lateExtends int
+	maxValidity int64
 	faultEvents int
 	windows     []Window
 	errs        map[history.Func]*errorCounts
@@ -392,6 +395,7 @@ func (s *scanner) finish() *scanned {
 		latencies:   s.latencies,
 		emptyHolds:  s.emptyHolds,
 		lateExtends: s.lateExtends,
+		maxValidity: s.maxValidity,
 		faultEvents: s.faultEvents,
 		windows:     s.windows.finish(s.last),
 		errs:        s.errs,

@@ -116,6 +116,11 @@ type Faults struct {
 	// Restart is how kill faults restart nodes: nemesis.RestartMixed
 	// (drawn from the seed), RestartImmediate or RestartDelayed.
 	Restart string `json:"restart,omitempty"`
+	// LivenessBound is how long a key may stay free yet unacquired, once
+	// the faults around it healed, before the liveness verdict is stuck
+	// (checker.Options.LivenessBound). The run does not use it; the check
+	// that follows does. Default 3×TTL.
+	LivenessBound time.Duration `json:"liveness_bound,omitempty"`
 	// Replay is a schedule.json to replay instead of drawing faults from
 	// the seed. The schedule says which kinds it holds: Nemesis is set to
 	// them (a Nemesis given must name the same kinds), and a schedule with
@@ -174,6 +179,9 @@ func (c Config) withDefaults(lock locks.Spec) (Config, error) {
 	}
 	if c.Faults, err = c.Faults.withDefaults(d.Faults); err != nil {
 		return c, err
+	}
+	if c.LivenessBound == 0 {
+		c.LivenessBound = 3 * c.TTL
 	}
 	if c.Nodes == 0 && !cluster.Spec(c.Cluster).NodesFixed() {
 		c.Nodes = lock.DefaultNodes()
@@ -258,7 +266,7 @@ func (f Faults) withDefaults(d Faults) (Faults, error) {
 	if f.NemesisInterval == 0 {
 		f.NemesisInterval = d.NemesisInterval
 	}
-	if f.NemesisInterval < 0 || f.RestartDelay < 0 {
+	if f.NemesisInterval < 0 || f.RestartDelay < 0 || f.LivenessBound < 0 {
 		return f, errors.New("harness: durations must not be negative")
 	}
 	if f.Replay == "" {

@@ -340,6 +340,12 @@ func (c *client) loop(ctx, runCtx context.Context, r *run, keys []string, rng *r
 			continue
 		}
 		r.acquired.Add(1)
+		if r.stalls.crash() {
+			// client-crash: this client stops here, holding the lease
+			// it never releases; a fresh one takes its place.
+			c.crashed(r.cfg.Clients)
+			continue
+		}
 		if lease, err = c.work(ctx, runCtx, r, lk, lease); err != nil {
 			return err
 		}

@@ -135,6 +135,7 @@ var kinds = []Kind{
 	clockKind,
 	clientPauseKind,
 	failoverKind,
+	clientCrashKind, // #13
 }
 
 // Kinds returns every known kind in a fixed order.

@@ -42,6 +42,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&cfg.Restart, "restart", cfg.Restart, "how kill faults restart nodes: mixed, immediate or delayed")
 	fs.BoolVar(&cfg.Persistence, "persistence", false, "run the nodes with appendfsync always (a killed node keeps its locks)")
 	fs.StringVar(&cfg.Topology, "topology", cfg.Topology, "masters (independent nodes) or failover (primary, replica, three sentinels; single-instance locks)")
+	fs.DurationVar(&cfg.LivenessBound, "liveness-bound", 0, "how long a key may stay free yet unacquired after the faults healed before liveness is stuck (default 3×TTL)")
 	fs.StringVar(&cfg.Replay, "replay", "", "replay the faults of this schedule.json instead of drawing them from the seed")
 	out := fs.String("out", filepath.Join("results", "runs"), "directory under which the run directory is created")
 	timeout := fs.Duration("check-timeout", checker.DefaultTimeout, "porcupine time limit per model (exceeded: verdict unknown)")
@@ -133,6 +134,10 @@ func checkGiven(fs *flag.FlagSet, cfg *harness.Config, timeout time.Duration) er
 		case "extend-every":
 			if cfg.ExtendEvery <= 0 {
 				err = fmt.Errorf("run: --extend-every must be positive, got %s", cfg.ExtendEvery)
+			}
+		case "liveness-bound":
+			if cfg.LivenessBound <= 0 {
+				err = fmt.Errorf("run: --liveness-bound must be positive, got %s", cfg.LivenessBound)
 			}
 		case "nemesis-interval":
 			if cfg.NemesisInterval <= 0 {
