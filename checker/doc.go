@@ -97,11 +97,25 @@
 // [Stream.Watch]es also notices, as events come, the first violation they
 // already show, so that a run can stop there (cmd/bench's detection runs).
 //
+// # Liveness
+//
+// [Result.Liveness] is [LivenessOK], [LivenessStuck] or [LivenessUnknown].
+// A key is stuck when it stayed free (no hold, as the history shows it)
+// yet unacquired, while acquires on it were in progress, for longer than
+// a bound ([Options.LivenessBound]; by default [DefaultLivenessFactor] ×
+// the longest validity an acquire was granted, about 3 × TTL), counted
+// from the end of the faults active when the stretch began (a later fault
+// does not excuse it). [Result.Stuck] gives the key, the interval and the
+// last holder. Unknown means nothing to judge: no acquire, no bound, or a
+// history shorter than the bound. [Stats.FaultAvailability] gives the
+// availability before, during and after each stretch of faults.
+//
 // # Outcome
 //
-// [Result.Outcome] folds the two verdicts into one word (see [Fold]):
-// safe, violation or unknown. Exit statuses, matrix cells and benchmarks
-// go by it.
+// [Result.Outcome] folds the two safety verdicts into one word (see
+// [Fold]): safe, violation or unknown; a stuck liveness counts as a
+// violation, an unknown one not at all. Exit statuses and benchmarks go
+// by it; a matrix cell judges liveness by its own expectation.
 //
 // # When
 //

@@ -17,7 +17,10 @@
 // Each occurrence of a kind is a Fault (Start, Heal, String) with its
 // parameters as JSON, and may have optional abilities, named interfaces
 // declared beside Fault: RefusingFault checks its parameters against a
-// run, LastingFault stays active longer than a schedule's interval.
+// run, LastingFault stays active longer than a schedule's interval. A
+// Target's Clients may likewise offer more than stalls: ClientCrasher, for
+// the client-crash kind (a holder abandons its lease unreleased and a
+// fresh client takes its place).
 //
 // # The run's live state
 //
