@@ -42,8 +42,8 @@ type Options struct {
 	// then resource), shared by all keys of that model. A key not checked
 	// within it is Unknown. Zero or negative means DefaultTimeout (60s).
 	Timeout time.Duration
-	// LivenessBound is how long a key may stay free yet unacquired, once
-	// the faults around it healed, before liveness is stuck. Zero or
+	// LivenessBound is how long a key may stay free yet unacquired, under
+	// no fault, before liveness is stuck. Zero or
 	// negative means DefaultLivenessFactor (3) × the longest validity an
 	// acquire was granted in the history (about the TTL).
 	LivenessBound time.Duration
@@ -146,15 +146,10 @@ const (
 	OutcomeUnknown Outcome = "unknown"
 )
 
-// Outcome folds the lease and resource verdicts (see Fold); a stuck
-// liveness counts as a violation, an unknown one does not count. (A
-// matrix cell judges liveness by its own expectation instead.)
-func (r Result) Outcome() Outcome {
-	if o := Fold(r.Lease, r.Resource); o == OutcomeViolation || r.Liveness != LivenessStuck {
-		return o
-	}
-	return OutcomeViolation
-}
+// Outcome folds the lease and resource verdicts (see Fold). Liveness
+// does not count: a run states no liveness expectation, and a matrix cell
+// that does judges it by its own.
+func (r Result) Outcome() Outcome { return Fold(r.Lease, r.Resource) }
 
 // Fold folds a lease and a resource verdict into an Outcome: a violation
 // of either is a violation; safe needs both Valid; anything else is

@@ -103,19 +103,21 @@
 // A key is stuck when it stayed free (no hold, as the history shows it)
 // yet unacquired, while acquires on it were in progress, for longer than
 // a bound ([Options.LivenessBound]; by default [DefaultLivenessFactor] ×
-// the longest validity an acquire was granted, about 3 × TTL), counted
-// from the end of the faults active when the stretch began (a later fault
-// does not excuse it). [Result.Stuck] gives the key, the interval and the
-// last holder. Unknown means nothing to judge: no acquire, no bound, or a
+// the longest validity an acquire was granted, about 3 × TTL), counting
+// only the time under no fault: a fault may keep a key unacquirable, and
+// the lock must recover in the quiet time after it. A key that many
+// clients contend for can also be unacquirable for a while without any
+// fault (RedLock's split votes): that is reported too. [Result.Stuck]
+// gives the key, the interval and the last holder. Unknown means nothing to judge: no acquire, no bound, or a
 // history shorter than the bound. [Stats.FaultAvailability] gives the
 // availability before, during and after each stretch of faults.
 //
 // # Outcome
 //
 // [Result.Outcome] folds the two safety verdicts into one word (see
-// [Fold]): safe, violation or unknown; a stuck liveness counts as a
-// violation, an unknown one not at all. Exit statuses and benchmarks go
-// by it; a matrix cell judges liveness by its own expectation.
+// [Fold]): safe, violation or unknown; liveness does not count. Exit
+// statuses and benchmarks go by it; a matrix cell that states a liveness
+// expectation judges liveness by it.
 //
 // # When
 //

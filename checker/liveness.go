@@ -12,8 +12,8 @@ type Liveness string
 
 const (
 	// LivenessOK: no key stayed free yet unacquired, while acquires on it
-	// were being attempted, for longer than the bound once the faults
-	// around it had healed.
+	// were being attempted, for longer than the bound, counting only the
+	// time under no fault.
 	LivenessOK Liveness = "ok"
 	// LivenessStuck: some key did (see Result.Stuck).
 	LivenessStuck Liveness = "stuck"
@@ -29,17 +29,20 @@ const DefaultLivenessFactor = 3
 
 // Stuck is the longest stretch in which a key was stuck: free (no hold,
 // as the history shows it) yet not acquired although acquires on it were
-// in progress, counted from the heal of the faults active when it began.
+// in progress, counting only the time under no fault (a fault may keep a
+// key unacquirable; the lock must recover once it healed).
 type Stuck struct {
 	// Key is the lock key.
 	Key string `json:"key"`
 	// Start is when the key became free and unacquired; From is when the
 	// stretch began to count (Start, or the end of the faults active at
 	// Start); End is when an acquire succeeded again, or when the last
-	// attempt on the key ended (UntilEnd).
-	Start int64 `json:"start"`
-	From  int64 `json:"from"`
-	End   int64 `json:"end"`
+	// attempt on the key ended (UntilEnd). Quiet is the time of [Start,
+	// End] under no fault: what is judged against the bound.
+	Start int64         `json:"start"`
+	From  int64         `json:"from"`
+	End   int64         `json:"end"`
+	Quiet time.Duration `json:"quiet_ns"`
 	// UntilEnd is set when no acquire of the key succeeded after Start.
 	UntilEnd bool `json:"until_end,omitempty"`
 	// LastHolder is the hold of the key that ended last before Start: the
@@ -58,8 +61,8 @@ func (s Stuck) String() string {
 	if h := s.LastHolder; h != nil {
 		holder = fmt.Sprintf("last held by P%d token %s [%d, %d]", h.Process, h.Token, h.Start, h.End)
 	}
-	return fmt.Sprintf("key %q free yet unacquired over [%d, %d], %s after the faults healed at %d, %s; %s",
-		s.Key, s.Start, s.End, time.Duration(s.End-s.From), s.From, until, holder)
+	return fmt.Sprintf("key %q free yet unacquired over [%d, %d], %s of it under no fault, %s; %s",
+		s.Key, s.Start, s.End, s.Quiet, until, holder)
 }
 
 // liveness judges the gaps of every key against bound (0: the default,
@@ -88,10 +91,11 @@ func (d *scanned) liveness(keys []string, bound time.Duration) (Liveness, string
 			if i := windowAt(merged, g.Start); i >= 0 {
 				from = merged[i].End
 			}
-			if end-from <= int64(bound) || (worst != nil && end-from <= worst.End-worst.From) {
+			quiet := quietTime(merged, g.Start, end)
+			if quiet <= int64(bound) || (worst != nil && quiet <= worst.Quiet.Nanoseconds()) {
 				continue
 			}
-			worst = &Stuck{Key: k, Start: g.Start, From: from, End: end, UntilEnd: g.UntilEnd, LastHolder: lastHolder(kd.holds, g.Start)}
+			worst = &Stuck{Key: k, Start: g.Start, From: from, End: end, Quiet: time.Duration(quiet), UntilEnd: g.UntilEnd, LastHolder: lastHolder(kd.holds, g.Start)}
 		}
 	}
 	if worst != nil {
@@ -101,6 +105,18 @@ func (d *scanned) liveness(keys []string, bound time.Duration) (Liveness, string
 		return LivenessUnknown, fmt.Sprintf("nothing to judge: the history lasts %s, less than the liveness bound of %s", span, bound), nil, bound
 	}
 	return LivenessOK, "", nil, bound
+}
+
+// quietTime is how much of [from, to] no merged fault window covers.
+func quietTime(merged []Window, from, to int64) int64 {
+	q := to - from
+	for _, w := range merged {
+		if w.Start >= to {
+			break
+		}
+		q -= max(min(w.End, to)-max(w.Start, from), 0)
+	}
+	return max(q, 0)
 }
 
 // windowAt returns the index of the merged window that contains t, or -1.
