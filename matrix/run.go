@@ -108,6 +108,25 @@ func explainUntested(res *checker.Result, sum harness.Summary) {
 		explain(&res.LeaseReason, checker.ReasonNoAcquire, "")
 		explain(&res.LeaseReason, checker.ReasonNoHold, "")
 	}
+	noFault(res, sum)
+}
+
+// noFault turns a valid verdict of a run that was to inject faults but
+// injected none (a targeted step waits for a hold it fits and may never
+// find one; an interrupted run may end first) into unknown: a fault test
+// without a fault says nothing of the fault. A violation stands.
+func noFault(res *checker.Result, sum harness.Summary) {
+	if sum.Faults == 0 || res.Stats.FaultEvents > 0 {
+		return
+	}
+	why := fmt.Sprintf("%s: the schedule's %d step(s) of %s left no fault event in the history (schedule.json says why each missed)",
+		checker.ReasonNoFault, sum.Faults, strings.Join(sum.Config.Nemesis, ","))
+	if res.Lease == checker.Valid {
+		res.Lease, res.LeaseReason = checker.Unknown, why
+	}
+	if res.Resource == checker.Valid {
+		res.Resource, res.ResourceReason = checker.Unknown, why
+	}
 }
 
 // DefaultDuration is the duration of every run of a matrix when
