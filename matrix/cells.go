@@ -13,6 +13,10 @@ const (
 	SrcAntirez   = "antirez, \"Is Redlock safe?\", 2016"
 	SrcMutant    = "deliberate bug (locks/mutants.go)"
 	SrcRedisPy   = "redis-py docs, Redis.lock and redis.lock.Lock (timeout is the key's TTL; the lock offers no validity and holds until release())"
+	// #16: the rule the latency cells rely on, and the argument the
+	// single-instance clock cells rest on.
+	SrcLeaseRule = "the lease rule: a client counts its lease from before it sent the request (C. Gray, D. Cheriton, \"Leases\", SOSP 1989)"
+	SrcSingle    = "the single-instance argument: one node's key expires by that node's wall clock alone, so a forward jump ends every lock it holds at once (Redis 7 keyIsExpired; " + "M. Kleppmann, \"How to do distributed locking\", 2016)"
 )
 
 // Spec is one cell of the matrix: a lock under a set of faults, with
@@ -37,7 +41,11 @@ type Spec struct {
 	// a failover takes seconds); the profile's duration is raised to it.
 	MinDuration time.Duration
 	Expect      report.Expectation
-	Source      string
+	// Band is the expectation as a band of rates (#16), when the cell
+	// states one; else the cell's entry in bands (bands.go), else
+	// report.DefaultBand of Expect.
+	Band   *report.Band
+	Source string
 	// Why explains the expectation in a sentence.
 	Why string
 	// Quick puts the cell in the release gate: its outcome is reliable in
@@ -59,7 +67,7 @@ var cells = []Spec{
 	{Name: "redlock/partition", Lock: "redlock", Nodes: 5, Nemesis: []string{"partition"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "two majorities always intersect, whatever the partition", Quick: true},
 	{Name: "redlock/latency", Lock: "redlock", Nodes: 5, Nemesis: []string{"latency"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "validity subtracts the time spent acquiring", Quick: true},
 	{Name: "redlock-no-elapsed/latency", Lock: "redlock-no-elapsed", Nodes: 5, Nemesis: []string{"latency"}, Keys: 1, Hold: 950 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcMutant + "; " + SrcRedis, Why: "counting validity from the reply, not from before the request, overstates it by the round's time"},
-	{Name: "setnx/latency", Lock: "setnx", Nemesis: []string{"latency"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "validity is counted from before the SET was sent", Quick: true},
+	{Name: "setnx/latency", Lock: "setnx", Nemesis: []string{"latency"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcLeaseRule, Why: "validity is counted from before the SET was sent", Quick: true},
 
 	// Process faults.
 	{Name: "setnx/kill-immediate", Lock: "setnx", Nemesis: []string{"kill"}, Restart: "immediate", Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcRedis, Why: "a node restarted without persistence forgets the lock", Quick: true},
@@ -77,18 +85,18 @@ var cells = []Spec{
 
 	// Clocks: RedLock assumes bounded clock drift.
 	{Name: "redlock/clock", Lock: "redlock", Nodes: 5, Nemesis: []string{"clock"}, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcAntirez, Why: "a wall-clock jump on nodes expires their keys early while the holder's validity runs on"},
-	{Name: "setnx/clock", Lock: "setnx", Nemesis: []string{"clock"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcKleppmann, Why: "a forward jump expires the key early; a backward one only delays expiry"},
+	{Name: "setnx/clock", Lock: "setnx", Nemesis: []string{"clock"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcSingle, Why: "a forward jump on the one node expires the held key at once, while the holder's validity runs on its own clock (#16: was possible)"},
 
 	// The libraries people use, under the same faults.
 	{Name: "redsync/none", Lock: "redsync", Nodes: 5, Expect: report.ExpectSafe, Source: SrcRedis, Why: "redsync implements RedLock", Quick: true},
 	{Name: "redislock/none", Lock: "redislock", Expect: report.ExpectSafe, Source: SrcRedis, Why: "redislock is a single-instance SET NX PX lock", Quick: true},
 	{Name: "redsync/partition", Lock: "redsync", Nodes: 5, Nemesis: []string{"partition"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "RedLock's quorum"},
 	{Name: "redsync/latency", Lock: "redsync", Nodes: 5, Nemesis: []string{"latency"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "redsync's Until subtracts the time spent acquiring and a drift"},
-	{Name: "redislock/latency", Lock: "redislock", Nemesis: []string{"latency"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "validity counted from before the call"},
+	{Name: "redislock/latency", Lock: "redislock", Nemesis: []string{"latency"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcLeaseRule, Why: "validity counted from before the call (the adapter's; redislock keeps none)"},
 	{Name: "redsync/client-pause", Lock: "redsync", Nodes: 5, Nemesis: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "no lock stops a paused holder from writing late"},
 	{Name: "redislock/client-pause", Lock: "redislock", Nemesis: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "no lock stops a paused holder from writing late"},
 	{Name: "redsync/clock", Lock: "redsync", Nodes: 5, Nemesis: []string{"clock"}, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcAntirez, Why: "wall-clock jumps on the nodes"},
-	{Name: "redislock/clock", Lock: "redislock", Nemesis: []string{"clock"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcKleppmann, Why: "a forward jump expires the key early"},
+	{Name: "redislock/clock", Lock: "redislock", Nemesis: []string{"clock"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcSingle, Why: "a forward jump on the one node expires the held key at once (#16: was possible)"},
 	{Name: "redislock/kill-immediate", Lock: "redislock", Nemesis: []string{"kill"}, Restart: "immediate", Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcRedis, Why: "a node restarted without persistence forgets the lock"},
 	{Name: "redsync/kill-immediate", Lock: "redsync", Nodes: 3, Keys: 1, Nemesis: []string{"kill"}, Restart: "immediate", Hold: 500 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectPossible, Source: SrcRedis, Why: "as for redlock: needs a holder with exactly a majority"},
 
@@ -101,7 +109,7 @@ var cells = []Spec{
 	{Name: "redis-py-lock/latency", Lock: "redis-py-lock", Nemesis: []string{"latency"}, Keys: 1, Hold: 950 * time.Millisecond, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcRedisPy + "; " + SrcRedis, Why: "no validity: a hold that began with a slow reply runs past the key's expiry; the next holder overlaps it if its own reply is faster (the fault healed)"},
 	{Name: "setnx/latency-hold950", Lock: "setnx", Nemesis: []string{"latency"}, Keys: 1, Hold: 950 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "control of redis-py-lock/latency, same schedule: a validity counted from before the SET ends the hold before the key expires"},
 	{Name: "redis-py-lock/kill-immediate", Lock: "redis-py-lock", Nemesis: []string{"kill"}, Restart: "immediate", Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcRedis, Why: "a node restarted without persistence forgets the lock"},
-	{Name: "redis-py-lock/clock", Lock: "redis-py-lock", Nemesis: []string{"clock"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcKleppmann, Why: "a forward jump expires the key early"},
+	{Name: "redis-py-lock/clock", Lock: "redis-py-lock", Nemesis: []string{"clock"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcSingle + "; " + SrcRedisPy, Why: "a forward jump on the one node expires the held key at once (#16: was possible, as setnx/clock)"},
 	{Name: "redlock-py/none", Lock: "redlock-py", Nodes: 5, Expect: report.ExpectSafe, Source: SrcRedis, Why: "no faults"},
 	{Name: "redlock-py/partition", Lock: "redlock-py", Nodes: 5, Nemesis: []string{"partition"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "two majorities always intersect, whatever the partition"},
 	{Name: "redlock-py/latency", Lock: "redlock-py", Nodes: 5, Nemesis: []string{"latency"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "validity subtracts the time spent acquiring"},

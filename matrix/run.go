@@ -333,7 +333,7 @@ func (sp Spec) cell() report.Cell {
 		topology = cluster.TopologyMasters
 	}
 	return report.Cell{Name: sp.Name, Lock: sp.Lock, Language: language(sp.Lock), Nemesis: nemesisName(sp.Nemesis), Fencing: sp.Fencing,
-		Topology: topology, Expect: sp.Expect, Source: sp.Source}
+		Topology: topology, Expect: sp.Expect, Source: sp.Source, Band: new(sp.band())}
 }
 
 // config is the harness configuration of one run of the cell.
@@ -487,14 +487,21 @@ func aggregate(c *report.Cell) {
 	default:
 		c.Outcome = checker.OutcomeSafe
 	}
-	switch c.Expect {
-	case report.ExpectSafe:
-		c.Matches = c.Outcome == checker.OutcomeSafe
-	case report.ExpectViolation:
-		c.Matches = c.Outcome == checker.OutcomeViolation
-	case report.ExpectPossible:
-		c.Matches = c.Outcome != checker.OutcomeUnknown
+	// The rate over the decided runs, judged against the band (#16): a
+	// cell contradicts its expectation when the 95% interval of its rate
+	// lies wholly outside the band, or when it expects a violation and
+	// no run showed one (report.Band.Contradicts). An undecided outcome
+	// (no violation, some run unknown) matches nothing: unknown is never
+	// a pass.
+	band := report.DefaultBand(c.Expect)
+	if c.Band != nil {
+		band = *c.Band
 	}
+	c.Band = &band
+	decided := n - c.Unknown
+	c.Rate = new(report.NewRate(c.RunsWithViolation, decided))
+	c.ContradictedBy = band.ContradictingText(n)
+	c.Matches = decided > 0 && c.Outcome != checker.OutcomeUnknown && !band.Contradicts(c.RunsWithViolation, decided)
 	// A cell not run to its end matches nothing, whatever its runs so far
 	// found.
 	for _, r := range c.Runs {

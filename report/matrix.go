@@ -85,6 +85,17 @@ type Cell struct {
 	Outcome checker.Outcome `json:"outcome"`
 	Matches bool            `json:"matches"`
 	Unknown int             `json:"unknown_runs"`
+	// Band is the expectation as a range of the rate of runs with a
+	// violation (nil in summaries written before it existed: the
+	// expectation's DefaultBand); Rate is the measured rate over the
+	// decided runs with its 95% interval; ContradictedBy says which
+	// counts of violations, out of the runs the cell had, would have
+	// contradicted the band ("0 of 3 would"). A cell contradicts its
+	// band when Band.Contradicts its Rate (see there; the judging is
+	// matrix's aggregate).
+	Band           *Band  `json:"band,omitempty"`
+	Rate           *Rate  `json:"rate,omitempty"`
+	ContradictedBy string `json:"contradicted_by,omitempty"`
 	// NotRun lists the seeds whose run never started because the matrix
 	// was interrupted. A cell with one, or with an interrupted run, does
 	// not match its expectation; with no run at all its Outcome is "not

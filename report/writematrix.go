@@ -296,6 +296,8 @@ func matrixMarkdown(m Matrix) []byte {
 			c.RunsWithViolation, len(c.Runs), fmtFirst(c.MedianFirstViolation), c.AcqPerSec, c.P99Acquire, fmtAvail(c.Availability), fmtMatch(c.Matches))
 	}
 
+	b.Write(ratesMarkdown(m)) // #16
+
 	p("\n## Mismatches\n\n")
 	if len(failed) == 0 {
 		p("None: every cell matches its expectation.\n")
@@ -578,6 +580,7 @@ var matrixTmpl = template.Must(template.New("matrix").Funcs(template.FuncMap{
 	"sub":      func(a, b int) int { return a - b },
 	"seeds":    seedsNamed,
 	"cells":    cellsNamed,
+	"rates":    ratesHTML, // #16
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>locktorture matrix {{.Date}}</title>
@@ -630,6 +633,7 @@ code{background:#f6f6f6;padding:0 .2em}
 <td class="runs">{{range $c.Runs}}<a href="{{report .}}" title="{{runline .}}">seed {{.Seed}}: {{.Outcome}}{{if .Interrupted}} (interrupted){{end}}</a> {{end}}{{with $c.NotRun}}<span class="small">never ran: {{seeds .}}</span>{{end}}</td></tr>
 {{end}}</table>
 
+{{rates .M}}
 <h2>Mismatches</h2>
 {{with .Failed}}<ul>{{range .}}<li><b>{{.Name}}</b>: {{mismatch .}}.<ul>{{range .Runs}}<li><a href="{{report .}}">seed {{.Seed}}</a>: {{detail .}}</li>{{end}}</ul></li>{{end}}</ul>
 {{else}}<p>None: every cell matches its expectation.</p>{{end}}
