@@ -69,6 +69,9 @@ type Workload struct {
 	Fencing bool `json:"fencing"`
 	// AcquireTimeout bounds the wait of one acquire call. Default TTL.
 	AcquireTimeout time.Duration `json:"acquire_timeout"`
+	// Quorum is how many nodes must grant a RedLock (locks.Config.Quorum):
+	// more than half of Nodes, at most all. Default 0: ⌊N/2⌋+1.
+	Quorum int `json:"quorum,omitempty"`
 }
 
 // Cluster is where the nodes run: the backend, the topology, the nodes.
@@ -170,6 +173,10 @@ func (c Config) withDefaults(lock locks.Spec) (Config, error) {
 		return c, fmt.Errorf("harness: %s needs independent masters; topology failover is for single-instance locks", c.Lock)
 	case !lock.MultiNode && c.Nodes != 1 && c.Topology == cluster.TopologyMasters:
 		return c, fmt.Errorf("harness: %s is a single-instance lock; it takes 1 node, not %d", c.Lock, c.Nodes)
+	case c.Quorum != 0 && !lock.Quorum:
+		return c, fmt.Errorf("harness: %s takes no quorum (only redlock does)", c.Lock)
+	case c.Quorum != 0 && (c.Quorum <= c.Nodes/2 || c.Quorum > c.Nodes):
+		return c, fmt.Errorf("harness: quorum %d of %d nodes: want more than half of them, at most all", c.Quorum, c.Nodes)
 	}
 	return c, nil
 }

@@ -119,6 +119,13 @@ type Config struct {
 	// Seed seeds the lock's back-off jitter, so that one seed gives one
 	// sequence of delays. Tokens are drawn from crypto/rand regardless.
 	Seed int64
+	// Quorum is how many of Addrs must grant a RedLock (redlock): more
+	// than half of them, at most all. Default 0: ⌊N/2⌋+1, the majority of
+	// the Redis page. The seed article writes ⌈N/2⌉+1, one more for an
+	// odd N (4 of 5, 3 of 3: every node), the same for an even N; a
+	// larger quorum costs availability, never safety (#16). Other locks
+	// refuse it.
+	Quorum int
 }
 
 // withDefaults returns c with every zero field set to its default.
@@ -164,6 +171,8 @@ type Spec struct {
 	MultiNode bool
 	// Fencing is true when the lock can issue fencing tokens.
 	Fencing bool
+	// Quorum is true when the lock takes Config.Quorum (RedLock).
+	Quorum bool
 	// Nodes is the number of nodes a run starts for the lock when none
 	// is asked for. Default: 5 with MultiNode, else 1.
 	Nodes int
@@ -220,6 +229,9 @@ func (s Spec) Build(cfg Config) (Lock, error) {
 	}
 	if cfg.Fencing && !s.Fencing {
 		return nil, fmt.Errorf("locks: %s issues no fencing tokens", s.Name)
+	}
+	if cfg.Quorum != 0 && !s.Quorum {
+		return nil, fmt.Errorf("locks: %s takes no quorum", s.Name)
 	}
 	return s.New(cfg)
 }

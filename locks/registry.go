@@ -10,7 +10,8 @@ import (
 // registry lists every implementation in a fixed order: the two reference
 // locks, then the two lock libraries (redsync.go, redislock.go), then the
 // mutants (mutants.go), each a reference lock with one deliberate bug,
-// then the Python clients behind the process adapter (python.go); then
+// then the Python clients behind the process adapter (python.go), then
+// the seed article's lock as written (setnxseed.go, #16); then
 // whatever Register added, in the order it was added. registryMu
 // guards it: Register may run while the harness looks locks up.
 var (
@@ -27,6 +28,7 @@ var (
 			Summary:   "RedLock: SET NX PX on N independent masters, quorum N/2+1, validity TTL − elapsed − drift",
 			MultiNode: true,
 			Fencing:   true,
+			Quorum:    true, // #16
 			New:       newRedLockLock,
 		},
 		{
@@ -86,6 +88,17 @@ var (
 			Language:  "Python",
 			Check:     pythonCheck,
 			New:       newRedLockPy,
+		},
+		// #16: the seed article's own pattern.
+		{
+			Name:    "setnx-seed",
+			Summary: "the seed article's single-instance lock as written: SET NX PX, Lua compare-and-delete release, no client-side validity (held from acquire until release)",
+			New:     newSetNXSeed,
+		},
+		{
+			Name:    "setnx-wait",
+			Summary: "setnx on the primary of a failover topology, with WAIT 1 after the SET: holds only once the replica acknowledged the key (narrows the failover window, does not close it)",
+			New:     newSetNXWait,
 		},
 	}
 )

@@ -31,6 +31,11 @@ type Spec struct {
 	Topology string
 	// Restart is the kill kind's restart mode ("" = mixed).
 	Restart string
+	// Appendfsync runs the nodes persistent, with this fsync policy
+	// (cluster.Spec.Appendfsync; "" = no persistence). Quorum is
+	// redlock's (harness.Workload.Quorum; 0 = ⌊N/2⌋+1). #16.
+	Appendfsync string
+	Quorum      int
 	// Workload. Zero values take the harness defaults.
 	Clients  int
 	Keys     int

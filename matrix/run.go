@@ -339,8 +339,8 @@ func (sp Spec) cell() report.Cell {
 // config is the harness configuration of one run of the cell.
 func (sp Spec) config(seed int64, d time.Duration, dir string) harness.Config {
 	return harness.Config{
-		Workload: harness.Workload{Lock: sp.Lock, Clients: sp.Clients, Keys: sp.Keys, Duration: d, TTL: sp.TTL, Hold: sp.Hold, Seed: seed, Fencing: sp.Fencing},
-		Cluster:  harness.Cluster{Nodes: sp.Nodes, Topology: sp.Topology},
+		Workload: harness.Workload{Lock: sp.Lock, Clients: sp.Clients, Keys: sp.Keys, Duration: d, TTL: sp.TTL, Hold: sp.Hold, Seed: seed, Fencing: sp.Fencing, Quorum: sp.Quorum},
+		Cluster:  harness.Cluster{Nodes: sp.Nodes, Topology: sp.Topology, Appendfsync: sp.Appendfsync},
 		Faults:   harness.Faults{Nemesis: sp.Nemesis, NemesisInterval: sp.Interval, Restart: sp.Restart},
 		Output:   harness.Output{Dir: dir},
 	}
@@ -358,6 +358,12 @@ func (sp Spec) flags(seed int64, d time.Duration) string {
 	}
 	if sp.Fencing {
 		f = append(f, "--fencing")
+	}
+	if sp.Quorum > 0 {
+		f = append(f, fmt.Sprintf("--quorum %d", sp.Quorum))
+	}
+	if sp.Appendfsync != "" {
+		f = append(f, "--appendfsync "+sp.Appendfsync)
 	}
 	if sp.Clients > 0 {
 		f = append(f, fmt.Sprintf("--clients %d", sp.Clients))
