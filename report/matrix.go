@@ -84,7 +84,11 @@ type Cell struct {
 	// if any run's is unknown, else safe; OutcomeNotRun when none ran.
 	Outcome checker.Outcome `json:"outcome"`
 	Matches bool            `json:"matches"`
-	Unknown int             `json:"unknown_runs"`
+	// Broken is set by the release gate (package gate) on a cell that
+	// shows its lock breaking a promise it declared: the promise, and
+	// the cell then does not match.
+	Broken  string `json:"broken_promise,omitempty"`
+	Unknown int    `json:"unknown_runs"`
 	// Band is the expectation as a range of the rate of runs with a
 	// violation (nil in summaries written before it existed: the
 	// expectation's DefaultBand); Rate is the measured rate over the
