@@ -72,6 +72,10 @@ type Workload struct {
 	// Quorum is how many nodes must grant a RedLock (locks.Config.Quorum):
 	// more than half of Nodes, at most all. Default 0: ⌊N/2⌋+1.
 	Quorum int `json:"quorum,omitempty"`
+	// WaitReplicas makes setnx send WAIT WaitReplicas after every granted
+	// SET and hold only once that many replicas acknowledged it
+	// (locks.Config.WaitReplicas); topology failover only. Default 0.
+	WaitReplicas int `json:"wait_replicas,omitempty"`
 }
 
 // Cluster is where the nodes run: the backend, the topology, the nodes.
@@ -177,6 +181,12 @@ func (c Config) withDefaults(lock locks.Spec) (Config, error) {
 		return c, fmt.Errorf("harness: %s takes no quorum (only redlock does)", c.Lock)
 	case c.Quorum != 0 && (c.Quorum <= c.Nodes/2 || c.Quorum > c.Nodes):
 		return c, fmt.Errorf("harness: quorum %d of %d nodes: want more than half of them, at most all", c.Quorum, c.Nodes)
+	case c.WaitReplicas != 0 && !lock.Wait:
+		return c, fmt.Errorf("harness: %s takes no WAIT (only setnx does)", c.Lock)
+	case c.WaitReplicas < 0 || c.WaitReplicas > 1:
+		return c, fmt.Errorf("harness: wait-replicas %d: the failover topology has one replica", c.WaitReplicas)
+	case c.WaitReplicas != 0 && c.Topology != cluster.TopologyFailover:
+		return c, errors.New("harness: WAIT needs a replica: topology failover")
 	}
 	return c, nil
 }

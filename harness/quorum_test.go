@@ -35,3 +35,27 @@ func TestQuorumConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitReplicasConfig: WAIT after the SET is for setnx on the failover
+// topology, with its one replica (#16).
+func TestWaitReplicasConfig(t *testing.T) {
+	for _, tc := range []struct {
+		lock, topology string
+		wait           int
+		want           string // "" = accepted
+	}{
+		{"setnx", "failover", 1, ""},
+		{"setnx", "", 1, "topology failover"},
+		{"setnx", "failover", 2, "one replica"},
+		{"redislock", "failover", 1, "redislock takes no WAIT"},
+	} {
+		cfg := harness.Config{Workload: harness.Workload{Lock: tc.lock, WaitReplicas: tc.wait}, Cluster: harness.Cluster{Topology: tc.topology}}
+		_, err := harness.NewPlan(cfg)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s on %q, wait %d: %v", tc.lock, tc.topology, tc.wait, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s on %q, wait %d: %v, want %q", tc.lock, tc.topology, tc.wait, err, tc.want)
+		}
+	}
+}

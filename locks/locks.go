@@ -126,6 +126,14 @@ type Config struct {
 	// larger quorum costs availability, never safety (#16). Other locks
 	// refuse it.
 	Quorum int
+	// WaitReplicas, for setnx on a primary found through Sentinels, sends
+	// WAIT WaitReplicas after every granted SET (bounded by Timeout/2) and
+	// holds only if that many replicas acknowledged the key; else it
+	// deletes the key (best effort) and reports ErrNotAcquired. The Redis
+	// page names WAIT as narrowing the failover window of the single-
+	// instance lock, not closing it. Default 0: no WAIT. Other locks, and
+	// setnx without Sentinels, refuse it (#16).
+	WaitReplicas int
 }
 
 // withDefaults returns c with every zero field set to its default.
@@ -173,6 +181,8 @@ type Spec struct {
 	Fencing bool
 	// Quorum is true when the lock takes Config.Quorum (RedLock).
 	Quorum bool
+	// Wait is true when the lock takes Config.WaitReplicas (setnx).
+	Wait bool
 	// Nodes is the number of nodes a run starts for the lock when none
 	// is asked for. Default: 5 with MultiNode, else 1.
 	Nodes int
@@ -236,6 +246,9 @@ func (s Spec) Build(cfg Config) (Lock, error) {
 	}
 	if cfg.Quorum != 0 && !s.Quorum {
 		return nil, fmt.Errorf("locks: %s takes no quorum", s.Name)
+	}
+	if cfg.WaitReplicas != 0 && !s.Wait {
+		return nil, fmt.Errorf("locks: %s takes no WAIT", s.Name)
 	}
 	return s.New(cfg)
 }

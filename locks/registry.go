@@ -21,6 +21,7 @@ var (
 			Name:     "setnx",
 			Summary:  "single instance: SET key token NX PX ttl, Lua compare-and-delete release",
 			Fencing:  true,
+			Wait:     true, // #16
 			Promises: &Promises{ElapsedFromRequest: true, Fences: true, FenceSound: true, Extends: true, Persistence: PersistDelayedRestart, Topologies: []string{"failover"}},
 			New:      newSetNXLock,
 		},
@@ -108,12 +109,6 @@ var (
 			// expects of redis-py's Lock.
 			Promises: &Promises{Extends: true, Persistence: PersistDelayedRestart},
 			New:      newSetNXSeed,
-		},
-		{
-			Name:     "setnx-wait",
-			Summary:  "setnx on the primary of a failover topology, with WAIT 1 after the SET: holds only once the replica acknowledged the key (narrows the failover window, does not close it)",
-			Promises: &Promises{ElapsedFromRequest: true, Extends: true, Persistence: PersistDelayedRestart, Topologies: []string{"failover"}},
-			New:      newSetNXWait,
 		},
 	}
 )

@@ -32,7 +32,6 @@ func TestRegistry(t *testing.T) {
 		{"redis-py-lock", false, false, false},
 		{"redlock-py", false, true, false},
 		{"setnx-seed", false, false, false}, // #16
-		{"setnx-wait", false, false, false},
 	}
 	specs := locks.Specs()
 	if len(specs) < len(want) {
@@ -55,7 +54,7 @@ func TestRegistry(t *testing.T) {
 	if names := locks.Names(); !slices.Equal(names[:len(want)], []string{
 		"setnx", "redlock", "redsync", "redislock",
 		"setnx-plain-del", "setnx-get-set", "setnx-no-ttl", "redlock-no-quorum", "redlock-no-elapsed",
-		"redis-py-lock", "redlock-py", "setnx-seed", "setnx-wait",
+		"redis-py-lock", "redlock-py", "setnx-seed",
 	}) {
 		t.Errorf("Names() = %v", names)
 	}

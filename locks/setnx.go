@@ -76,10 +76,6 @@ type setnxBug struct {
 	// as the seed article writes it (setnxseed.go), which tells the
 	// client no validity, so that it holds from acquire until release.
 	untilRelease bool
-	// waitReplica is not a bug either: setnx-wait (setnxseed.go) sends
-	// WAIT 1 after a granted SET and holds only if a replica
-	// acknowledged it.
-	waitReplica bool
 }
 
 var (
@@ -95,6 +91,12 @@ func newSetNX(name string, cfg Config, bug setnxBug) (*setnx, error) {
 	cfg, err := validConfig(name, cfg)
 	if err != nil {
 		return nil, err
+	}
+	switch {
+	case cfg.WaitReplicas < 0:
+		return nil, fmt.Errorf("locks: %s: WaitReplicas %d is negative", name, cfg.WaitReplicas)
+	case cfg.WaitReplicas > 0 && len(cfg.Sentinels) == 0:
+		return nil, fmt.Errorf("locks: %s: WAIT needs a primary with replicas, found through Sentinels (topology failover)", name)
 	}
 	return &setnx{
 		name:    name,
@@ -141,7 +143,7 @@ func (l *setnx) Acquire(ctx context.Context, key string) (Lease, error) {
 		granted, fence, err := l.set(ctx, key, token)
 		attempts = try + 1
 		ev.add(NodeAnswer{Attempt: attempts, Answer: answerOf(granted, err), Err: err})
-		if err == nil && granted && l.bug.waitReplica {
+		if err == nil && granted && l.cfg.WaitReplicas > 0 {
 			err = l.waitReplica(ctx, attempts, key, token)
 			if err != nil {
 				return Lease{}, fmt.Errorf("%s: acquire %q: %w", l.name, key, err)

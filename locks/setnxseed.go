@@ -2,7 +2,6 @@ package locks
 
 import (
 	"context"
-	"errors"
 	"fmt"
 )
 
@@ -23,37 +22,23 @@ func newSetNXSeed(cfg Config) (Lock, error) {
 	return setnxMutant("setnx-seed", cfg, setnxBug{untilRelease: true})
 }
 
-// newSetNXWait builds "setnx-wait" (#16): setnx on the primary of a
-// failover topology, which after a granted SET sends WAIT 1 (bounded by
-// half of Config.Timeout) and holds only if the replica acknowledged the
-// key. If none did in time, it deletes its key (compare-and-delete, best
-// effort) and reports ErrNotAcquired; a failed WAIT leaves the outcome
-// unknown. The Redis page names WAIT as what narrows the failover window
-// of the single-instance lock without closing it: the replica's copy
-// expires by the replica's clock, a replica restarted empty forgets it,
-// and the sentinels may promote a replica that has not yet acknowledged
-// a later grant. It needs the replica: Config.Sentinels, refused without.
-// No fencing tokens.
-func newSetNXWait(cfg Config) (Lock, error) {
-	if len(cfg.Sentinels) == 0 {
-		return nil, errors.New("locks: setnx-wait needs a primary with a replica, found through Sentinels (topology failover)")
-	}
-	return setnxMutant("setnx-wait", cfg, setnxBug{waitReplica: true})
-}
-
-// waitReplica sends WAIT 1 after attempt's granted SET of key: nil if a
-// replica acknowledged it; else, having deleted the key (best effort),
-// ErrNotAcquired, or the WAIT's error (outcome unknown).
+// waitReplica sends WAIT Config.WaitReplicas after attempt's granted SET
+// of key (#16): nil if enough replicas acknowledged it; else, having
+// deleted the key (best effort), ErrNotAcquired, or the WAIT's error
+// (outcome unknown). The promoted replica of a later failover then has
+// every key a client held; what is left of the failover window is a
+// replica's own clock, and a replica restarted empty.
 func (l *setnx) waitReplica(ctx context.Context, attempt int, key, token string) error {
+	want := l.cfg.WaitReplicas
 	wctx, cancel := nodeCtx(ctx, l.cfg)
-	n, err := l.client.Wait(wctx, 1, l.cfg.Timeout/2).Result()
+	n, err := l.client.Wait(wctx, want, l.cfg.Timeout/2).Result()
 	cancel()
-	if err == nil && n >= 1 {
+	if err == nil && n >= int64(want) {
 		return nil
 	}
 	l.cleanup(ctx, attempt, key, token)
 	if err != nil {
-		return fmt.Errorf("WAIT 1: %w", err)
+		return fmt.Errorf("WAIT %d: %w", want, err)
 	}
-	return fmt.Errorf("WAIT 1: no replica acknowledged the SET within %v: %w", l.cfg.Timeout/2, ErrNotAcquired)
+	return fmt.Errorf("WAIT %d: %d replicas acknowledged the SET within %v: %w", want, n, l.cfg.Timeout/2, ErrNotAcquired)
 }

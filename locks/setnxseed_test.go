@@ -56,14 +56,18 @@ func TestSetNXSeed(t *testing.T) {
 	}
 }
 
-// TestSetNXWait: setnx-wait holds only once the replica has the key;
-// with the replica stopped, WAIT 1 times out and the lock, having
-// deleted its key from the primary, reports ErrNotAcquired. Without a
-// replica (no sentinels) it is refused.
+// TestSetNXWait: setnx with WaitReplicas 1 holds only once the replica
+// has the key; with the replica stopped, WAIT 1 times out and the lock,
+// having deleted its key from the primary, reports ErrNotAcquired.
+// Without a replica (no sentinels) it is refused, and so is any other
+// lock.
 func TestSetNXWait(t *testing.T) {
 	t.Parallel()
-	if _, err := locks.New("setnx-wait", locks.Config{Addrs: []string{"127.0.0.1:1"}}); err == nil || !strings.Contains(err.Error(), "topology failover") {
-		t.Errorf("setnx-wait on a lone node: %v, want a refusal naming topology failover", err)
+	if _, err := locks.New("setnx", locks.Config{Addrs: []string{"127.0.0.1:1"}, WaitReplicas: 1}); err == nil || !strings.Contains(err.Error(), "topology failover") {
+		t.Errorf("setnx with WAIT on a lone node: %v, want a refusal naming topology failover", err)
+	}
+	if _, err := locks.New("redislock", locks.Config{Addrs: []string{"127.0.0.1:1"}, WaitReplicas: 1}); err == nil || !strings.Contains(err.Error(), "takes no WAIT") {
+		t.Errorf("redislock with WAIT: %v, want a refusal", err)
 	}
 	f := startFailover(t)
 	ctx := t.Context()
@@ -77,7 +81,9 @@ func TestSetNXWait(t *testing.T) {
 			replica = n
 		}
 	}
-	l := newLock(t, "setnx-wait", sentinelConfig(f, 10*time.Second))
+	cfg := sentinelConfig(f, 10*time.Second)
+	cfg.WaitReplicas = 1
+	l := newLock(t, "setnx", cfg)
 	key := testKey(t, "acked")
 	lease := mustAcquire(t, l, key)
 	if got := testutil.Value(t, replica, key); got != lease.Token {

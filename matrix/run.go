@@ -339,7 +339,7 @@ func (sp Spec) cell() report.Cell {
 // config is the harness configuration of one run of the cell.
 func (sp Spec) config(seed int64, d time.Duration, dir string) harness.Config {
 	return harness.Config{
-		Workload: harness.Workload{Lock: sp.Lock, Clients: sp.Clients, Keys: sp.Keys, Duration: d, TTL: sp.TTL, Hold: sp.Hold, Seed: seed, Fencing: sp.Fencing, Quorum: sp.Quorum},
+		Workload: harness.Workload{Lock: sp.Lock, Clients: sp.Clients, Keys: sp.Keys, Duration: d, TTL: sp.TTL, Hold: sp.Hold, Seed: seed, Fencing: sp.Fencing, Quorum: sp.Quorum, WaitReplicas: sp.WaitReplicas},
 		Cluster:  harness.Cluster{Nodes: sp.Nodes, Topology: sp.Topology, Appendfsync: sp.Appendfsync},
 		Faults:   harness.Faults{Nemesis: sp.Nemesis, NemesisInterval: sp.Interval, Restart: sp.Restart},
 		Output:   harness.Output{Dir: dir},
@@ -361,6 +361,9 @@ func (sp Spec) flags(seed int64, d time.Duration) string {
 	}
 	if sp.Quorum > 0 {
 		f = append(f, fmt.Sprintf("--quorum %d", sp.Quorum))
+	}
+	if sp.WaitReplicas > 0 {
+		f = append(f, fmt.Sprintf("--wait-replicas %d", sp.WaitReplicas))
 	}
 	if sp.Appendfsync != "" {
 		f = append(f, "--appendfsync "+sp.Appendfsync)
