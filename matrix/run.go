@@ -225,7 +225,7 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 		o.Commit, o.Dirty = Commit()
 	}
 	m := report.Matrix{Started: time.Now().UTC(), Command: o.Command, Seeds: o.Seeds, Duration: o.Duration.String(), Versions: report.Versions(),
-		Commit: o.Commit, Dirty: o.Dirty, Shard: shardInfo(specs, o, o.Shard)}
+		Commit: o.Commit, Dirty: o.Dirty, Shard: shardInfo(specs, o, o.Shard), Machine: report.ThisMachine(), Scenarios: ScenariosOf(specs)}
 	seedsOf := p.seedsOf(m.Shard)
 	start := time.Now()
 	total := 0
@@ -279,6 +279,7 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 		runErr = err
 	}
 	m.Elapsed = time.Since(start).Seconds()
+	m.Machine.LoadEnd = report.LoadAverage()
 	if o.Progress != nil {
 		o.Progress(Progress{Done: done, Total: total, Elapsed: time.Since(start)})
 	}

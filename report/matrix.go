@@ -138,6 +138,12 @@ type Matrix struct {
 	// unknown); Dirty is set when its work tree had uncommitted changes.
 	Commit string `json:"commit,omitempty"`
 	Dirty  bool   `json:"dirty,omitempty"`
+	// Machine is what the matrix ran on, and its load (#16); nil in
+	// summaries written before it existed.
+	Machine *Machine `json:"machine,omitempty"`
+	// Scenarios map the literature's scenarios to the matrix's cells
+	// (#16); WriteMatrix renders them with the cells' rates.
+	Scenarios []Scenario `json:"scenarios,omitempty"`
 	// Shard is set in the output of one shard of a matrix: Cells then
 	// holds only the cells with a run in this shard, each aggregated over
 	// those runs alone. It is nil in a whole matrix, merged or not.
