@@ -157,7 +157,7 @@ func comparable(tb testing.TB, dir string) map[string]any {
 	if err := json.Unmarshal(b, &m); err != nil {
 		tb.Fatal(err)
 	}
-	measured := []string{"started", "elapsed_seconds", "violations", "first_violation_s", "median_first_violation_s",
+	measured := []string{"started", "elapsed_seconds", "machine", "violations", "first_violation_s", "median_first_violation_s",
 		"acquisitions_per_second", "p99_acquire_ms", "availability_during_faults"}
 	var strip func(v any)
 	strip = func(v any) {
