@@ -40,6 +40,10 @@ var bands = map[string]report.Band{
 	"redsync/clock":                {Min: 0.3, Max: 1, Why: whyClock5},
 	"redlock-py/clock":             {Min: 0.3, Max: 1, Why: whyClock5},
 	"setnx/failover":               {Min: 0.6, Max: 1, Why: whyFailove},
+	// #16 cells.
+	"setnx-seed/kill-immediate": {Min: 0.6, Max: 1, Why: whyKill},
+	"setnx-seed/client-pause":   {Min: 0.9, Max: 1, Why: whyForced},
+	"setnx-seed/clock":          {Min: 0.5, Max: 1, Why: whyClock},
 }
 
 // band is the cell's expectation as a band of rates.
