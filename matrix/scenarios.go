@@ -34,7 +34,7 @@ var scenarios = []report.Scenario{
 		Cells: []string{"setnx/clock", "redislock/clock", "redis-py-lock/clock", "setnx-seed/clock"}},
 	{Name: "A wall-clock jump on the client", Source: SrcAntirez,
 		Claim:   "a lock that counts validity on a monotonic clock is unmoved by the client's wall clock; one that counts wall time over- or under-claims by the jump",
-		Missing: "not measured: Go's time.Now reads the clock through the vDSO, so the shim cannot move a Go client's clock; a Python client under the shim could be moved, but no fault kind reaches the clock of the client processes yet (the nemesis acts on nodes and on the clients' stall hook only), and redis-py's Lock counts no validity at all, so its jump would change nothing; redlock-py would need one"},
+		Missing: "not measured: Go's time.Now reads the clock through the vDSO, so the shim cannot move a Go client's clock; a Python client under the shim could be moved, but no fault kind reaches the clock of the client processes yet (the nemesis acts on nodes and on the clients' stall hook only), redis-py's Lock counts no validity at all and redlock-py counts it on time.monotonic, so a jump would change nothing for either: the cell needs a client-clock fault kind and a client that counts wall time"},
 	{Name: "The seed article's lock: no client-side validity", Source: SrcSeed + "; " + SrcRedisPy,
 		Claim: "a holder that believes it holds until release outlives its key whenever it is paused or its reply was slow: lease overlaps, where setnx (validity start + TTL − drift) stays lease-valid",
 		Cells: []string{"setnx-seed/none", "setnx-seed/client-pause", "setnx-seed/latency", "setnx/latency-hold950", "setnx-seed/kill-immediate", "setnx-seed/kill-delayed"}},
