@@ -49,7 +49,7 @@ func ExitCode(err error, stderr io.Writer) int {
 	case errors.Is(err, ErrBroken):
 		return ExitBroken
 	}
-	fmt.Fprintf(stderr, "torture: %s\n", report.Printable(err.Error()))
+	fmt.Fprintln(stderr, report.Printable(err.Error()))
 	return ExitError
 }
 
@@ -110,6 +110,12 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(stdout, "%s declares: %s\n", res.Lock, strings.Join(res.Traits, ", "))
 		for _, sp := range plan.Cells() {
 			fmt.Fprintf(stdout, "%-34s expect %-9s %s\n", sp.Name, sp.Expect, sp.Why)
+			if sp.Promise != "" {
+				fmt.Fprintf(stdout, "%-34s promise: %s\n", "", sp.Promise)
+			}
+			if sp.LeasePromise != "" {
+				fmt.Fprintf(stdout, "%-34s promise: %s\n", "", sp.LeasePromise)
+			}
 		}
 		for _, cv := range res.Coverage {
 			if cv.NotRun != "" {

@@ -1,10 +1,12 @@
 package gate
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html/template"
 	"io"
 	"os"
 	"path/filepath"
@@ -122,6 +124,9 @@ type Cell struct {
 	Name    string             `json:"name"`
 	Expect  report.Expectation `json:"expect"`
 	Outcome checker.Outcome    `json:"outcome"`
+	// Violated and Runs: how many runs of the cell showed a violation.
+	Violated int `json:"runs_with_violation"`
+	Runs     int `json:"runs"`
 	// Matches is the matrix's judgement (the outcome against the
 	// expectation), and false when a promise broke.
 	Matches bool `json:"matches"`
@@ -262,7 +267,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 // Run runs every cell over every seed, judges the lock by its promises,
 // writes the summaries into the Options' Dir (the matrix's summary.md,
 // summary.json, junit.xml and index.html, with the gate's verdict at the
-// top of summary.md and in gate.json) and returns the result: with
+// top of summary.md and index.html and in gate.json) and returns the result: with
 // ErrBroken when a promise broke, ErrInconclusive when some cell did not
 // match otherwise (never a pass), another error when the gate could not
 // run.
@@ -313,7 +318,7 @@ func judge(res *Result, specs []matrix.Spec, dir string) {
 	for i := range res.Matrix.Cells {
 		mc := &res.Matrix.Cells[i]
 		sp := byName[mc.Name]
-		c := Cell{Name: mc.Name, Expect: mc.Expect, Outcome: mc.Outcome, Matches: mc.Matches, Promise: sp.Promise, LeasePromise: sp.LeasePromise,
+		c := Cell{Name: mc.Name, Expect: mc.Expect, Outcome: mc.Outcome, Violated: mc.RunsWithViolation, Runs: len(mc.Runs), Matches: mc.Matches, Promise: sp.Promise, LeasePromise: sp.LeasePromise,
 			Source: sp.Source, Reason: sp.Why}
 		for _, r := range mc.Runs {
 			broken := ""
@@ -467,7 +472,7 @@ func firstValue(m map[string]string) string {
 }
 
 // write writes gate.json and puts the gate's verdict at the top of
-// summary.md.
+// summary.md and index.html.
 func write(dir string, res Result) error {
 	js, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
@@ -481,8 +486,36 @@ func write(dir string, res Result) error {
 	if err != nil {
 		return fmt.Errorf("gate: %w", err)
 	}
-	return os.WriteFile(path, append([]byte(Markdown(res)+"\n"), md...), 0o600)
+	if err := os.WriteFile(path, append([]byte(Markdown(res)+"\n"), md...), 0o600); err != nil {
+		return fmt.Errorf("gate: %w", err)
+	}
+	// The verdict at the top of the page, above the matrix.
+	path = filepath.Join(dir, "index.html")
+	page, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("gate: %w", err)
+	}
+	var section bytes.Buffer
+	if err := verdictHTML.Execute(&section, res); err != nil {
+		return fmt.Errorf("gate: %w", err)
+	}
+	page = bytes.Replace(page, []byte("<body>"), append([]byte("<body>\n"), section.Bytes()...), 1)
+	if err := os.WriteFile(path, page, 0o600); err != nil {
+		return fmt.Errorf("gate: %w", err)
+	}
+	return nil
 }
+
+// verdictHTML is the gate's verdict at the top of index.html.
+var verdictHTML = template.Must(template.New("gate").Parse(`<h1>Release gate: {{.Lock}} — {{.Status}}</h1>
+<p>Declared promises: {{range $i, $t := .Traits}}{{if $i}}, {{end}}{{$t}}{{end}}. Seeds {{.Seeds}}, {{.Duration}} a run, budget {{.Budget}}.{{with .Scaled}} Scaled: {{.}}.{{end}}</p>
+<ul>{{range .Cells}}
+<li>{{if .Broken}}<strong>{{.Name}} broke a promise: {{.Broken}}</strong>. First violation: {{.First}}{{else if not .Matches}}<strong>{{.Name}} does not match</strong>: {{.Why}}{{else}}{{.Name}}: expected {{.Expect}}, outcome {{.Outcome}} ({{.Violated}} of {{.Runs}} runs){{end}}</li>{{end}}
+</ul>
+<ul>{{range .Coverage}}{{if .NotRun}}
+<li>{{.Kind}}: not run: {{.NotRun}}</li>{{end}}{{end}}
+</ul>
+`))
 
 // Markdown renders the gate's verdict: the status, the broken promises
 // with their first violation, the cells that did not match, the budget's
@@ -500,11 +533,11 @@ func Markdown(res Result) string {
 	for _, c := range res.Cells {
 		switch {
 		case c.Broken != "":
-			p("- **%s broke a promise**: %s. Expected %s, outcome %s. First violation: %s.\n", c.Name, c.Broken, c.Expect, c.Outcome, c.First)
+			p("- **%s broke a promise**: %s. Expected %s, outcome %s (%d of %d runs). First violation: %s.\n", c.Name, c.Broken, c.Expect, c.Outcome, c.Violated, c.Runs, c.First)
 		case !c.Matches:
-			p("- **%s does not match**: expected %s, outcome %s: %s.\n", c.Name, c.Expect, c.Outcome, c.Why)
+			p("- **%s does not match**: expected %s, outcome %s (%d of %d runs): %s.\n", c.Name, c.Expect, c.Outcome, c.Violated, c.Runs, c.Why)
 		default:
-			p("- %s: expected %s, outcome %s.\n", c.Name, c.Expect, c.Outcome)
+			p("- %s: expected %s, outcome %s (violation in %d of %d runs).\n", c.Name, c.Expect, c.Outcome, c.Violated, c.Runs)
 		}
 	}
 	p("\nFault kinds:\n\n")

@@ -162,7 +162,13 @@ func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary
 	if o.view != nil {
 		o.view(r.view)
 	}
-	return r.drive(ctx, p, cl, o, sum)
+	sum, err = r.drive(ctx, p, cl, o, sum)
+	// Again, with the decisions of the targeted faults (what each struck,
+	// or why it missed; in a replay, where the live state differed).
+	if serr := p.schedule.Save(filepath.Join(cfg.Dir, "schedule.json")); err == nil {
+		err = serr
+	}
+	return sum, err
 }
 
 // openLocks builds one lock per client group, each reaching the nodes

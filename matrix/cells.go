@@ -149,6 +149,24 @@ var cells = []Spec{
 	fromTable("redlock-py/client-pause", full),
 	fromTable("redlock-py/clock", full),
 
+	// #14: targeted faults, which strike at a moment of a live hold (see
+	// nemesis/targeted.go), written by hand beside the rows of Literature:
+	// the cells that are "possible" under random faults (redlock and
+	// redsync under kill-immediate, redlock+fencing under client-pause,
+	// setnx and redislock under clock) aimed so that each is expected to
+	// fail, and controls expected safe under the same aim.
+	{Name: "redlock/kill-quorum", Lock: "redlock", Nodes: 3, Keys: 1, Nemesis: []string{"kill-quorum"}, Hold: 800 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectViolation, Source: SrcRedis + "; " + SrcKleppmann, Why: "a node of a bare majority restarted empty makes, with the node that never granted, a second majority"},
+	{Name: "redsync/kill-quorum", Lock: "redsync", Nodes: 3, Keys: 1, Nemesis: []string{"kill-quorum"}, Hold: 800 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectViolation, Source: SrcRedis, Why: "as for redlock: a node of a bare majority restarted empty"},
+	{Name: "redlock+fencing/kill-quorum", Lock: "redlock", Nodes: 3, Fencing: true, Keys: 1, Nemesis: []string{"kill-quorum"}, Hold: 800 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "two holders at once; the maximum of independent per-node counters, one of them restarted, is not a fencing token"},
+	{Name: "redlock/kill-quorum-delayed", Lock: "redlock", Nodes: 5, Keys: 1, Nemesis: []string{"kill-quorum"}, Restart: "delayed", Hold: 500 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectSafe, Source: SrcRedis, Why: "control: the same aim with the delayed restart; the node is back after every lease it granted expired", Promise: "quorum with delayed restarts: a minority down or stopped cannot break it"},
+	{Name: "setnx/clock-holder", Lock: "setnx", Keys: 1, Nemesis: []string{"clock-holder"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "a forward jump just past the holder's validity expires its key while it still counts on it"},
+	{Name: "redislock/clock-holder", Lock: "redislock", Keys: 1, Nemesis: []string{"clock-holder"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "a forward jump just past the holder's validity expires its key"},
+	{Name: "redlock/clock-partition", Lock: "redlock", Nodes: 3, Keys: 1, Nemesis: []string{"clock-partition"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcAntirez, Why: "the contested case: the clients split onto two bare majorities; one shared node's clock jump leaves the holder without a majority and gives the other side one"},
+	{Name: "redlock/clock-majority", Lock: "redlock", Nodes: 5, Keys: 1, Nemesis: []string{"clock-majority"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcAntirez, Why: "a majority of the holder's nodes jump past its validity: RedLock assumes bounded clock drift"},
+	{Name: "redlock/clock-minority", Lock: "redlock", Nodes: 5, Keys: 1, Nemesis: []string{"clock-minority"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcAntirez, Why: "control: a minority's clocks jump, the rest of the holder's nodes are still a majority", Promise: "quorum: a grant needs a majority, and two majorities intersect"},
+	{Name: "setnx/pause-holder", Lock: "setnx", Keys: 1, Nemesis: []string{"pause-holder"}, TTL: 500 * time.Millisecond, Hold: 100 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "a holder stalled just past its validity writes after the next holder read", LeasePromise: "lease safety under a client pause: the stalled holder's validity ends before another client is granted the key"},
+	{Name: "setnx+fencing/pause-holder", Lock: "setnx", Fencing: true, Keys: 1, Nemesis: []string{"pause-holder"}, TTL: 500 * time.Millisecond, Hold: 100 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcKleppmann, Why: "control: the resource refuses the stalled holder's stale token", Promise: "sound fencing: every token is greater than the last holder's, so the resource refuses a stalled holder's write"},
+
 	// Failover with asynchronous replication.
 	fromTable("setnx/failover", quick),
 

@@ -96,6 +96,12 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if r.Interrupted {
 		fmt.Fprintf(stderr, "interrupted after %.1fs; what was recorded is checked below\n", r.Elapsed)
 	}
+	// What the targeted faults struck (#14).
+	if aimed, aerr := nemesis.Aimed(filepath.Join(dir, "schedule.json")); aerr == nil {
+		for _, a := range aimed {
+			fmt.Fprintf(stderr, "aimed %s\n", a)
+		}
+	}
 	report.Summary(stdout, fmt.Sprintf("%s (%d events) → %s", id, r.Check.Stats.Events, dir), r.Check)
 	if err != nil {
 		return err
