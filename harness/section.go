@@ -55,12 +55,12 @@ func criticalSection(ctx context.Context, st *Store, l locks.Lease, hold time.Du
 	return read, read + 1, nil
 }
 
-// section runs and records one critical section. A section that gave up
-// is a fail: it wrote nothing.
-func (c *client) section(ctx context.Context, st *Store, l locks.Lease, hold time.Duration, stalls *staller) error {
+// section runs and records one critical section, and reports whether it
+// wrote. A section that gave up is a fail: it wrote nothing.
+func (c *client) section(ctx context.Context, st *Store, l locks.Lease, hold time.Duration, stalls *staller) (bool, error) {
 	inv := history.Event{Type: history.Invoke, F: history.Section, Process: c.id, Key: l.Key, Token: l.Token, Fence: l.Fence}
 	if err := c.rec.Append(inv); err != nil {
-		return err
+		return false, err
 	}
 	mark := func(k nemesis.ChangeKind, now time.Time) { c.view.section(c.id, k, now) }
 	stall := func(left time.Duration) time.Duration { return stalls.take(c.id, left) }
@@ -72,5 +72,5 @@ func (c *client) section(ctx context.Context, st *Store, l locks.Lease, hold tim
 	} else {
 		done.Type, done.Read, done.Wrote = history.Ok, history.Int64(read), history.Int64(wrote)
 	}
-	return c.rec.Append(done)
+	return err == nil, c.rec.Append(done)
 }

@@ -9,13 +9,53 @@ import (
 
 // staller hands out stalls armed by the client-pause and pause-holder
 // faults: the next client to pass its last validity check before a write
-// takes one and waits. It implements nemesis.HoldStaller.
+// takes one and waits. It implements nemesis.HoldStaller, and
+// nemesis.ClientCrasher for the client-crash fault: the next client to
+// acquire takes a crash and abandons its lease.
 type staller struct {
 	mu      sync.Mutex
 	pending []*stall
+	crashes []*stall // the armed crashes (their d is unused)
 }
 
-var _ nemesis.HoldStaller = (*staller)(nil)
+var (
+	_ nemesis.HoldStaller   = (*staller)(nil)
+	_ nemesis.ClientCrasher = (*staller)(nil)
+)
+
+// Crash arms one crash; the returned function withdraws it if no client
+// has taken it.
+func (s *staller) Crash() (withdraw func()) {
+	c := &stall{}
+	s.mu.Lock()
+	s.crashes = append(s.crashes, c)
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for i, p := range s.crashes {
+			if p == c {
+				s.crashes = append(s.crashes[:i], s.crashes[i+1:]...)
+				return
+			}
+		}
+	}
+}
+
+// crash reports whether a crash was armed, and disarms it. A nil staller
+// never crashes.
+func (s *staller) crash() bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.crashes) == 0 {
+		return false
+	}
+	s.crashes = s.crashes[1:]
+	return true
+}
 
 // stall is a stall of d, or, when size is set, of what size returns at
 // the check.

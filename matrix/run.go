@@ -35,7 +35,7 @@ func RunOne(ctx context.Context, plan *harness.Plan, dir, id, command string, ch
 		}
 		return report.Results{}, fmt.Errorf("run %s: %w", id, err)
 	}
-	copts := checker.Options{Timeout: checkTimeout}
+	copts := checker.Options{Timeout: checkTimeout, LivenessBound: sum.Config.LivenessBound}
 	res, err := checker.Check(events, copts)
 	if err != nil {
 		return report.Results{}, fmt.Errorf("check %s: %w", sum.HistoryPath, err)
@@ -93,6 +93,7 @@ func explainUntested(res *checker.Result, sum harness.Summary) {
 		why := ""
 		switch {
 		case res.Stats.Sections == 0: // no acquire succeeded: the hold is not why
+		case cfg.Extend: // the hold is worked in sections shorter than the TTL
 		case cfg.Hold > cfg.TTL:
 			// Each section checks its lease after the hold: a correct
 			// lock never lets it write. A lock that over-reports its
@@ -334,16 +335,17 @@ func (sp Spec) cell() report.Cell {
 		topology = cluster.TopologyMasters
 	}
 	return report.Cell{Name: sp.Name, Lock: sp.Lock, Language: language(sp.Lock), Nemesis: nemesisName(sp.Nemesis), Fencing: sp.Fencing,
-		Topology: topology, Expect: sp.Expect, Source: sp.Source, Band: new(sp.band())}
+		Topology: topology, Expect: sp.Expect, ExpectLiveness: sp.Liveness, Source: sp.Source, Band: new(sp.band())}
 }
 
 // config is the harness configuration of one run of the cell.
 func (sp Spec) config(seed int64, d time.Duration, dir string) harness.Config {
 	return harness.Config{
-		Workload: harness.Workload{Lock: sp.Lock, Clients: sp.Clients, Keys: sp.Keys, Duration: d, TTL: sp.TTL, Hold: sp.Hold, Seed: seed, Fencing: sp.Fencing, Quorum: sp.Quorum, WaitReplicas: sp.WaitReplicas},
-		Cluster:  harness.Cluster{Nodes: sp.Nodes, Topology: sp.Topology, Appendfsync: sp.Appendfsync},
-		Faults:   harness.Faults{Nemesis: sp.Nemesis, NemesisInterval: sp.Interval, Restart: sp.Restart},
-		Output:   harness.Output{Dir: dir},
+		Workload: harness.Workload{Lock: sp.Lock, Clients: sp.Clients, Keys: sp.Keys, Duration: d, TTL: sp.TTL, Hold: sp.Hold, Seed: seed, Fencing: sp.Fencing,
+			Extend: sp.Extend, ExtendEvery: sp.ExtendEvery, Store: sp.Store, Quorum: sp.Quorum, WaitReplicas: sp.WaitReplicas},
+		Cluster: harness.Cluster{Nodes: sp.Nodes, Topology: sp.Topology, Appendfsync: sp.Appendfsync},
+		Faults:  harness.Faults{Nemesis: sp.Nemesis, NemesisInterval: sp.Interval, Restart: sp.Restart},
+		Output:  harness.Output{Dir: dir},
 	}
 }
 
@@ -368,6 +370,15 @@ func (sp Spec) flags(seed int64, d time.Duration) string {
 	}
 	if sp.Appendfsync != "" {
 		f = append(f, "--appendfsync "+sp.Appendfsync)
+	}
+	if sp.Store != "" {
+		f = append(f, "--store "+sp.Store)
+	}
+	if sp.Extend {
+		f = append(f, "--extend")
+	}
+	if sp.ExtendEvery > 0 {
+		f = append(f, "--extend-every "+sp.ExtendEvery.String())
 	}
 	if sp.Clients > 0 {
 		f = append(f, fmt.Sprintf("--clients %d", sp.Clients))
@@ -417,7 +428,7 @@ func dirName(name string) string {
 }
 
 func cellRun(r report.Results, id string, err error) report.CellRun {
-	cr := report.CellRun{Seed: r.Seed, RunID: id, Dir: filepath.Join("runs", id), Lease: r.Lease, Resource: r.Resource,
+	cr := report.CellRun{Seed: r.Seed, RunID: id, Dir: filepath.Join("runs", id), Lease: r.Lease, Resource: r.Resource, Liveness: r.Check.Liveness,
 		LeaseReason: r.Check.LeaseReason, ResourceReason: r.Check.ResourceReason, Interrupted: r.Interrupted}
 	if err != nil {
 		cr.Error = err.Error()
@@ -435,7 +446,7 @@ func cellRun(r report.Results, id string, err error) report.CellRun {
 			}
 		}
 	}
-	cr.Violations = c.LeaseViolationCount + len(c.ResourceFailedKeys)
+	cr.Violations = c.LeaseViolationCount + c.FenceViolationCount + len(c.ResourceFailedKeys)
 	cr.AcqPerSec = c.Stats.AcquisitionsPerSecond
 	cr.P99Acquire = float64(c.Stats.AcquireLatency.P99) / float64(time.Millisecond)
 	cr.Availability = c.Stats.AvailabilityDuringFaults
@@ -454,11 +465,19 @@ func aggregate(c *report.Cell) {
 	c.MedianFirstViolation = nil
 	c.AcqPerSec, c.P99Acquire, c.Availability = 0, 0, 0
 	c.Outcome, c.Matches = "", false
+	c.StuckRuns = 0
 	for _, r := range c.Runs {
-		switch r.Outcome() {
-		case checker.OutcomeViolation:
+		if r.Liveness == checker.LivenessStuck {
+			c.StuckRuns++
+		}
+		switch o := r.Outcome(); {
+		case o == checker.OutcomeViolation:
 			c.RunsWithViolation++
-		case checker.OutcomeUnknown:
+		case c.ExpectLiveness == checker.LivenessOK && r.Liveness == checker.LivenessStuck:
+			// Stuck counts like invalid only where the cell expects
+			// the lock to stay live.
+			c.RunsWithViolation++
+		case o == checker.OutcomeUnknown:
 			c.Unknown++
 		}
 		c.Violations += r.Violations
@@ -512,6 +531,10 @@ func aggregate(c *report.Cell) {
 	c.Rate = new(report.NewRate(c.RunsWithViolation, decided))
 	c.ContradictedBy = band.ContradictingText(n)
 	c.Matches = decided > 0 && c.Outcome != checker.OutcomeUnknown && !band.Contradicts(c.RunsWithViolation, decided)
+	// A cell that expects its lock stuck matches only if every run was.
+	if c.ExpectLiveness == checker.LivenessStuck && c.StuckRuns < n {
+		c.Matches = false
+	}
 	// A cell not run to its end matches nothing, whatever its runs so far
 	// found.
 	for _, r := range c.Runs {

@@ -18,7 +18,10 @@
 // parameters as JSON, and may have optional abilities, named interfaces
 // declared beside Fault: RefusingFault checks its parameters against a
 // run, LastingFault stays active longer than a schedule's interval,
-// ArmedFault waits for a moment of a live hold to strike.
+// ArmedFault waits for a moment of a live hold to strike. A Target's
+// Clients may likewise offer more than stalls: ClientCrasher, for the
+// client-crash kind (a holder abandons its lease unreleased and a fresh
+// client takes its place).
 //
 // # The run's live state
 //

@@ -142,6 +142,7 @@ var kinds = []Kind{
 	clockMajorityKind,
 	pauseHolderKind,
 	clockPartitionKind,
+	clientCrashKind, // #13
 }
 
 // Kinds returns every known kind in a fixed order.

@@ -159,6 +159,7 @@ iframe{width:100%;height:520px;border:1px solid #ccc}
 {{end}}</table>{{end}}
 {{if .R.Check.Disagreement}}<p class="bug">Checker bug: porcupine and the sweep disagree: {{.R.Check.Disagreement}}</p>{{end}}
 {{with .R.Check.LeaseViolations}}<h2>Overlapping holds</h2><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{with .R.Check.FenceViolations}}<h2>Fencing tokens out of order</h2><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{with .R.Check.ResourceFailedKeys}}<h2>Lost updates</h2><p>keys: {{range .}}{{.}} {{end}}</p>{{end}}
 {{range .Errors}}<p class="bug">{{.}}</p>{{end}}
 {{range .Visuals}}<h2>{{.Title}}</h2><iframe sandbox="allow-scripts" srcdoc="{{.Doc}}"></iframe>{{end}}
