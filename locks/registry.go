@@ -69,10 +69,11 @@ var (
 			New:      newSetNXNoTTL,
 		},
 		{
-			Name:    "setnx-extend-no-check",
-			Summary: "mutant of setnx: extend is a bare PEXPIRE (no token or validity check), so a lapsed holder renews the next holder's key",
-			Mutant:  true,
-			New:     newSetNXExtendNoCheck,
+			Name:     "setnx-extend-no-check",
+			Summary:  "mutant of setnx: extend is a bare PEXPIRE (no token or validity check), so a lapsed holder renews the next holder's key",
+			Mutant:   true,
+			Promises: mutantOfSetNX,
+			New:      newSetNXExtendNoCheck,
 		},
 		{
 			Name:      "redlock-no-quorum",
