@@ -169,6 +169,11 @@ func (s *scanner) add(e *history.Event) error {
 	if err := e.Validate(); err != nil {
 		return fmt.Errorf("%w: event %d (time %d): %w", ErrMalformed, idx, e.Time, err)
 	}
+	if e.F == history.NodeKey {
+		// A node's observation (#15): evidence for explanations, never
+		// for a verdict or a statistic.
+		return nil
+	}
 	s.first = min(s.first, e.Time)
 	s.last = max(s.last, e.Time)
 

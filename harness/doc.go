@@ -19,6 +19,11 @@
 // until when, in its section or not) and hands it to the nemesis as
 // nemesis.Target.View.
 //
+// An observer on every node (cluster.Node.Observe), outside the fault
+// proxies, records each keyspace notification of a lock key as a
+// history.NodeKey event on the run's clock (#15): when each node set,
+// deleted, extended, expired or evicted the key.
+//
 // The protected resource is a fault-free, linearizable in-process store
 // ([Store]) holding one integer per key; with fencing it refuses any access
 // carrying a fencing token older than the newest it has seen.
