@@ -119,6 +119,7 @@ type scanner struct {
 	prev   map[int]lastOp           // per process
 	active map[string][]*activeHold // per key
 	watch  *watch                   // nil unless Stream.Watch
+	an     *collector               // nil unless Stream.Analyze
 	keys   map[string]*keyData
 	errs   map[history.Func]*errorCounts // of failed and unknown acquires and sections
 
@@ -172,6 +173,9 @@ func (s *scanner) add(e *history.Event) error {
 	if e.F == history.NodeKey {
 		// A node's observation (#15): evidence for explanations, never
 		// for a verdict or a statistic.
+		if s.an != nil {
+			s.an.node(e)
+		}
 		return nil
 	}
 	s.first = min(s.first, e.Time)
@@ -198,6 +202,9 @@ func (s *scanner) add(e *history.Event) error {
 		s.open[p] = openOp{idx: idx, f: e.F, key: e.Key, token: e.Token, fence: e.Fence, t: e.Time}
 		if e.F == history.Release {
 			s.endHold(p, e.Key, e.Token, e.Time)
+			if s.an != nil {
+				s.an.released(e)
+			}
 		}
 		return nil
 	}
@@ -237,12 +244,18 @@ func (s *scanner) add(e *history.Event) error {
 			if s.watch != nil {
 				s.watch.acquired(idx, e, s.active[e.Key])
 			}
+			if s.an != nil {
+				s.an.acquired(p, e, token, op.t)
+			}
 			s.active[e.Key] = append(s.active[e.Key], &activeHold{
 				hold:       Hold{Key: e.Key, Process: p, Token: token, Fence: e.Fence, Start: e.Time},
 				validUntil: e.ValidUntil,
 			})
 		}
 	case history.Extend:
+		if s.an != nil {
+			s.an.extended(e, token, op.t)
+		}
 		if e.Type == history.Ok {
 			s.extendHold(p, e.Key, token, op.t, e.ValidUntil)
 		}
@@ -254,6 +267,9 @@ func (s *scanner) add(e *history.Event) error {
 				return malformed(idx, e.Time, "section ok of process %d read %d but wrote %d, not %d", p, *e.Read, *e.Wrote, *e.Read+1)
 			}
 			sec.kind, sec.read = sectionOK, *e.Read
+			if s.an != nil {
+				s.an.section(p, e.Key, token, op.t, e.Time, *e.Read)
+			}
 			if s.watch != nil {
 				s.watch.read(idx, e)
 			}

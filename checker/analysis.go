@@ -1,0 +1,258 @@
+package checker
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/locktorture/locktorture/history"
+)
+
+// Analysis is what one pass over a history derives (#15): the verdicts
+// and, for the report and the explanations of each violation, per key
+// the leases (each acquire that returned ok, with the nodes that granted
+// it, its extends and its release), the ok critical sections, and what
+// the nodes' observers saw; the fault windows; and the violations
+// themselves: the overlaps of Result.LeaseViolations and the pairs of ok
+// sections that lost an update. Nothing in it refers back to the events.
+type Analysis struct {
+	Result Result `json:"result"`
+	// Keys holds the evidence of each key.
+	Keys map[string]*KeyEvidence `json:"keys"`
+	// LostUpdates are, per key whose resource check failed, the first
+	// two ok sections that read the same value (both wrote value + 1),
+	// earliest second section first, at most maxReportedOverlaps.
+	LostUpdates []LostUpdate `json:"lost_updates,omitempty"`
+	// Observed: the history has node observations (history.NodeKey).
+	Observed bool `json:"observed"`
+	// Reported: some completion carries per-node evidence.
+	Reported bool `json:"reported"`
+}
+
+// KeyEvidence is what a key's leases, sections and nodes did.
+type KeyEvidence struct {
+	// Leases are the acquires that returned ok, by the time of the ok.
+	Leases []Lease `json:"leases,omitempty"`
+	// Sections are the critical sections that returned ok, by call.
+	Sections []OKSection `json:"sections,omitempty"`
+	// Nodes are the node observations of the key, by time.
+	Nodes []NodeObservation `json:"nodes,omitempty"`
+}
+
+// Lease is one acquire that returned ok and what became of it.
+type Lease struct {
+	Process int    `json:"process"`
+	Token   string `json:"token"`
+	// Invoked and Start are the times of the acquire's invoke and ok.
+	Invoked int64 `json:"invoked"`
+	Start   int64 `json:"start"`
+	// ValidUntil is the validity the acquire returned.
+	ValidUntil int64 `json:"valid_until"`
+	// Granted are the nodes that granted it; nil when not reported.
+	Granted []int `json:"granted"`
+	// Extends are its extends that completed, in order.
+	Extends []Extend `json:"extends,omitempty"`
+	// Released is the time its release was invoked, 0 for none.
+	Released int64 `json:"released,omitempty"`
+}
+
+// Extend is one completed extend of a lease.
+type Extend struct {
+	Invoked    int64        `json:"invoked"`
+	Completed  int64        `json:"completed"`
+	Type       history.Type `json:"type"`
+	ValidUntil int64        `json:"valid_until,omitempty"`
+	Granted    []int        `json:"granted,omitempty"`
+}
+
+// OKSection is a critical section that returned ok.
+type OKSection struct {
+	Process int    `json:"process"`
+	Token   string `json:"token"`
+	Call    int64  `json:"call"`
+	Return  int64  `json:"return"`
+	Read    int64  `json:"read"`
+}
+
+// NodeObservation is one history.NodeKey event of a key.
+type NodeObservation struct {
+	Time  int64  `json:"time"`
+	Node  int    `json:"node"`
+	Event string `json:"event"`
+}
+
+// LostUpdate is two ok sections of one key that read the same value.
+type LostUpdate struct {
+	Key string `json:"key"`
+	// A completed first, B second; At is B's return.
+	A, B OKSection `json:"-"`
+	At   int64     `json:"at"`
+}
+
+// Lease returns the lease of key with token, and whether there is one.
+func (a *Analysis) Lease(key, token string) (Lease, bool) {
+	ke := a.Keys[key]
+	if ke == nil {
+		return Lease{}, false
+	}
+	for _, l := range ke.Leases {
+		if l.Token == token {
+			return l, true
+		}
+	}
+	return Lease{}, false
+}
+
+// Analyze checks events and derives their Analysis in the same pass.
+func Analyze(events []history.Event, opts Options) (Analysis, error) {
+	st := NewStream()
+	st.Analyze()
+	for i := range events {
+		if err := st.Add(&events[i]); err != nil {
+			return Analysis{}, err
+		}
+	}
+	return st.FinishAnalysis(opts)
+}
+
+// AnalyzeDecoder is Analyze on the history d reads, streamed (see
+// CheckDecoder).
+func AnalyzeDecoder(d *history.Decoder, opts Options) (Analysis, int, error) {
+	st := NewStream()
+	st.Analyze()
+	for e, err := range d.All() {
+		if err == nil {
+			err = st.Add(&e)
+		}
+		if err != nil {
+			return Analysis{}, st.Events(), err
+		}
+	}
+	n := st.Events()
+	a, err := st.FinishAnalysis(opts)
+	return a, n, err
+}
+
+// Analyze makes the stream collect, besides what the checks need, what
+// an Analysis holds. Call it before the first Add.
+func (st *Stream) Analyze() {
+	if st.s != nil && st.s.an == nil {
+		st.s.an = &collector{keys: make(map[string]*KeyEvidence), open: make(map[string]int)}
+	}
+}
+
+// FinishAnalysis is Finish, with the Analysis of a stream that Analyzed.
+func (st *Stream) FinishAnalysis(opts Options) (Analysis, error) {
+	var an *collector
+	if st.s != nil {
+		an = st.s.an
+	}
+	r, err := st.Finish(opts)
+	if err != nil {
+		return Analysis{}, err
+	}
+	if an == nil {
+		return Analysis{Result: r}, nil
+	}
+	a := Analysis{Result: r, Keys: an.keys, Observed: an.observed, Reported: an.reported}
+	for k, ke := range an.keys {
+		slices.SortStableFunc(ke.Leases, func(x, y Lease) int { return cmp.Compare(x.Start, y.Start) })
+		slices.SortStableFunc(ke.Sections, func(x, y OKSection) int { return cmp.Compare(x.Call, y.Call) })
+		slices.SortStableFunc(ke.Nodes, func(x, y NodeObservation) int { return cmp.Compare(x.Time, y.Time) })
+		if slices.Contains(r.ResourceFailedKeys, k) {
+			if lu, ok := lostUpdate(k, ke.Sections); ok {
+				a.LostUpdates = append(a.LostUpdates, lu)
+			}
+		}
+	}
+	slices.SortFunc(a.LostUpdates, func(x, y LostUpdate) int { return cmp.Compare(x.At, y.At) })
+	if len(a.LostUpdates) > maxReportedOverlaps {
+		a.LostUpdates = a.LostUpdates[:maxReportedOverlaps]
+	}
+	return a, nil
+}
+
+// lostUpdate finds, among a key's ok sections, the first (by return)
+// that read a value an earlier-returned one read; as firstLostUpdate.
+func lostUpdate(key string, secs []OKSection) (LostUpdate, bool) {
+	oks := slices.Clone(secs)
+	slices.SortStableFunc(oks, func(a, b OKSection) int { return cmp.Compare(a.Return, b.Return) })
+	seen := make(map[int64]int, len(oks))
+	for i, s := range oks {
+		if j, ok := seen[s.Read]; ok {
+			return LostUpdate{Key: key, A: oks[j], B: s, At: s.Return}, true
+		}
+		seen[s.Read] = i
+	}
+	return LostUpdate{}, false
+}
+
+// collector is the scanner's part of Stream.Analyze.
+type collector struct {
+	keys     map[string]*KeyEvidence
+	open     map[string]int // key + "\x00" + token → index in Leases, until the release
+	observed bool
+	reported bool
+}
+
+func (c *collector) key(k string) *KeyEvidence {
+	ke := c.keys[k]
+	if ke == nil {
+		ke = &KeyEvidence{}
+		c.keys[k] = ke
+	}
+	return ke
+}
+
+func (c *collector) lease(key, token string) *Lease {
+	i, ok := c.open[key+"\x00"+token]
+	if !ok {
+		return nil
+	}
+	return &c.keys[key].Leases[i]
+}
+
+func granted(n *history.Nodes) []int {
+	if n == nil {
+		return nil
+	}
+	if n.Granted == nil {
+		return []int{}
+	}
+	return slices.Clone(n.Granted)
+}
+
+// node takes a history.NodeKey event.
+func (c *collector) node(e *history.Event) {
+	c.observed = true
+	ke := c.key(e.Key)
+	ke.Nodes = append(ke.Nodes, NodeObservation{Time: e.Time, Node: *e.Node, Event: e.Value})
+}
+
+// acquired takes an acquire ok invoked at invoked.
+func (c *collector) acquired(p int, e *history.Event, token string, invoked int64) {
+	c.reported = c.reported || e.Nodes != nil
+	ke := c.key(e.Key)
+	c.open[e.Key+"\x00"+token] = len(ke.Leases)
+	ke.Leases = append(ke.Leases, Lease{Process: p, Token: token, Invoked: invoked, Start: e.Time, ValidUntil: e.ValidUntil, Granted: granted(e.Nodes)})
+}
+
+// extended takes an extend's completion.
+func (c *collector) extended(e *history.Event, token string, invoked int64) {
+	c.reported = c.reported || e.Nodes != nil
+	if l := c.lease(e.Key, token); l != nil {
+		l.Extends = append(l.Extends, Extend{Invoked: invoked, Completed: e.Time, Type: e.Type, ValidUntil: e.ValidUntil, Granted: granted(e.Nodes)})
+	}
+}
+
+// released takes a release's invoke.
+func (c *collector) released(e *history.Event) {
+	if l := c.lease(e.Key, e.Token); l != nil && l.Released == 0 {
+		l.Released = max(e.Time, 1)
+	}
+}
+
+// section takes an ok section.
+func (c *collector) section(p int, key, token string, call, ret, read int64) {
+	ke := c.key(key)
+	ke.Sections = append(ke.Sections, OKSection{Process: p, Token: token, Call: call, Return: ret, Read: read})
+}
