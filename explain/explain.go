@@ -266,7 +266,7 @@ func cause(a *checker.Analysis, fs []fault, ke *checker.KeyEvidence, la, lb chec
 			continue
 		}
 		for _, n := range e.Granted {
-			if rm, ok := removal(obs, n, la.Invoked, e.Completed); ok && rm.Time <= e.Completed {
+			if rm, ok := removal(obs, n, la.Start, e.Completed); ok {
 				return finding{cause: ExtendAfterExpiry, node: n, text: fmt.Sprintf("%s %s the key at %s; P%d's extend at %s (invoked %s) was granted by %s all the same, the validity pushed to %s.",
 					NodeName(n), rm.Event, Secs(rm.Time), la.Process, Secs(e.Completed), Secs(e.Invoked), NodeName(n), Secs(e.ValidUntil))}
 			}
@@ -308,42 +308,61 @@ func cause(a *checker.Analysis, fs []fault, ke *checker.KeyEvidence, la, lb chec
 	return best
 }
 
-// nodeCause is what node n's evidence says.
+// nodeCause is what node n's evidence says of lease lb starting inside
+// la, both granted by n. It looks at what n did to the key after la's ok
+// and before lb's (with a slack of lag, 50 ms, for the notifications):
+// an expiry or eviction (during a clock fault on n: a clock jump); a del
+// that was not la's release; else a kill or failover fault; else two sets
+// (la's and lb's) with nothing removed between them.
 func nodeCause(a *checker.Analysis, fs []fault, obs []checker.NodeObservation, n int, la, lb checker.Lease) finding {
-	rm, removed := removal(obs, n, la.Invoked, lb.Start)
 	name := NodeName(n)
 	valid := validity(la)
-	if removed {
-		switch rm.Event {
-		case "del":
-			if la.Released != 0 && la.Released <= rm.Time {
-				break
-			}
-			text := fmt.Sprintf("%s deleted the key at %s, while P%d held it and had not released it.", name, Secs(rm.Time), la.Process)
-			if p, ok := releaser(a, la, rm.Time); ok {
-				text += fmt.Sprintf(" P%d had invoked a release of its own lease %s before.", p.Process, Short(p.Token))
-			}
-			return finding{cause: LockLogic, node: n, text: text}
-		case "expired", "evicted":
-			early := ""
-			if rm.Time < valid {
-				early = fmt.Sprintf(", %s before the end of P%d's validity", secsDelta(valid-rm.Time), la.Process)
-			}
-			if f, ok := find(fs, "clock", n, la.Invoked, rm.Time); ok {
-				return finding{cause: ClockJump, fault: f.num, node: n, text: fmt.Sprintf("%s %s the key at %s%s, %s after the start of %s.",
-					name, rm.Event, Secs(rm.Time), early, secsDelta(rm.Time-f.w.Start), f)}
-			}
-			if f, ok := find(fs, "client-pause", -1, la.Start, lb.Start); ok {
-				return finding{cause: Stalled, fault: f.num, node: n, text: fmt.Sprintf("%s %s the key at %s%s, while %s stalled the holder.", name, rm.Event, Secs(rm.Time), early, f)}
-			}
-			if f, ok := find(fs, "kill", n, la.Invoked, rm.Time); ok {
-				return finding{cause: Restart, fault: f.num, node: n, text: fmt.Sprintf("%s %s the key at %s%s, after %s.", name, rm.Event, Secs(rm.Time), early, f)}
-			}
-			if rm.Event == "evicted" {
-				return finding{cause: Unknown, node: n, text: fmt.Sprintf("%s evicted the key at %s (maxmemory).", name, Secs(rm.Time))}
-			}
-			return finding{cause: LockLogic, node: n, text: fmt.Sprintf("%s expired the key at %s%s, with no fault on it: the lock told the holder a validity longer than the key's life.", name, Secs(rm.Time), early)}
+	const lag = 50e6
+	var expired, deleted *checker.NodeObservation
+	sets := 0
+	for i := range obs {
+		o := &obs[i]
+		if o.Node != n || o.Time < la.Invoked || o.Time > lb.Start+lag {
+			continue
 		}
+		switch {
+		case o.Event == "set":
+			sets++
+		case o.Time <= la.Start:
+			// removed before la's ok: an earlier key's end
+		case (o.Event == "expired" || o.Event == "evicted") && expired == nil:
+			expired = o
+		case o.Event == "del" && deleted == nil && (la.Released == 0 || la.Released > o.Time):
+			deleted = o
+		}
+	}
+	if expired != nil {
+		rm := *expired
+		early := ""
+		if rm.Time < valid {
+			early = fmt.Sprintf(", %s before the end of P%d's validity", secsDelta(valid-rm.Time), la.Process)
+		}
+		if f, ok := find(fs, "clock", n, la.Invoked, rm.Time); ok {
+			return finding{cause: ClockJump, fault: f.num, node: n, text: fmt.Sprintf("%s %s the key at %s%s, %s after the start of %s.",
+				name, rm.Event, Secs(rm.Time), early, secsDelta(rm.Time-f.w.Start), f)}
+		}
+		if f, ok := find(fs, "client-pause", -1, la.Start, lb.Start); ok {
+			return finding{cause: Stalled, fault: f.num, node: n, text: fmt.Sprintf("%s %s the key at %s%s, while %s stalled the holder.", name, rm.Event, Secs(rm.Time), early, f)}
+		}
+		if f, ok := find(fs, "kill", n, la.Invoked, rm.Time); ok {
+			return finding{cause: Restart, fault: f.num, node: n, text: fmt.Sprintf("%s %s the key at %s%s, after %s.", name, rm.Event, Secs(rm.Time), early, f)}
+		}
+		if rm.Event == "evicted" {
+			return finding{cause: Unknown, node: n, text: fmt.Sprintf("%s evicted the key at %s (maxmemory).", name, Secs(rm.Time))}
+		}
+		return finding{cause: LockLogic, node: n, text: fmt.Sprintf("%s expired the key at %s%s, with no clock or restart fault on it: the lock told the holder a validity longer than the key's life.", name, Secs(rm.Time), early)}
+	}
+	if deleted != nil {
+		text := fmt.Sprintf("%s deleted the key at %s, while P%d held it and had not released it.", name, Secs(deleted.Time), la.Process)
+		if p, ok := releaser(a, la, deleted.Time); ok {
+			text += fmt.Sprintf(" P%d had invoked a release of its own lease %s before.", p.Process, Short(p.Token))
+		}
+		return finding{cause: LockLogic, node: n, text: text}
 	}
 	if f, ok := find(fs, "kill", n, la.Invoked, lb.Start); ok {
 		return finding{cause: Restart, fault: f.num, node: n, text: fmt.Sprintf("%s, %s after the lease was granted, restarted %s empty; it granted the key again.", capital(f.String()), secsDelta(f.w.Start-la.Start), name)}
@@ -351,35 +370,18 @@ func nodeCause(a *checker.Analysis, fs []fault, obs []checker.NodeObservation, n
 	if f, ok := find(fs, "failover", -1, la.Invoked, lb.Start); ok {
 		return finding{cause: Failover, fault: f.num, node: n, text: fmt.Sprintf("%s was active between the two acquires.", capital(f.String()))}
 	}
-	if a.Observed && setBetween(obs, n, lb.Invoked, lb.Start+int64(1e9)) && hadSet(obs, n, la.Invoked, lb.Invoked) {
+	if sets >= 2 {
 		return finding{cause: LockLogic, node: n, text: fmt.Sprintf("%s set the key for P%d at about %s over P%d's, which it had neither expired nor deleted.", name, lb.Process, Secs(lb.Start), la.Process)}
 	}
 	return finding{cause: Unknown, node: n, text: fmt.Sprintf("%s granted both; it was not seen to lose the key.", name)}
 }
 
-// removal returns the first expired, evicted or del of node n after its
-// first set at or after from and before its next set, if it came before
-// to (a removal's stamp can trail the change by tens of milliseconds: a
-// slack of 200 ms is given).
+// removal returns node n's first expired, evicted or del of the key
+// after from and at or before to.
 func removal(obs []checker.NodeObservation, n int, from, to int64) (checker.NodeObservation, bool) {
-	set := false
 	for _, o := range obs {
-		if o.Node != n || o.Time < from {
-			continue
-		}
-		if o.Time > to+2e8 {
-			break
-		}
-		switch o.Event {
-		case "set":
-			if set {
-				return checker.NodeObservation{}, false // set again over a live key
-			}
-			set = true
-		case "expired", "evicted", "del":
-			if set {
-				return o, true
-			}
+		if o.Node == n && o.Time > from && o.Time <= to && (o.Event == "expired" || o.Event == "evicted" || o.Event == "del") {
+			return o, true
 		}
 	}
 	return checker.NodeObservation{}, false
@@ -393,24 +395,6 @@ func setBetween(obs []checker.NodeObservation, n int, from, to int64) bool {
 		}
 	}
 	return false
-}
-
-// hadSet reports whether node n set the key in [from, to) with no
-// removal after it in that interval.
-func hadSet(obs []checker.NodeObservation, n int, from, to int64) bool {
-	live := false
-	for _, o := range obs {
-		if o.Node != n || o.Time < from || o.Time >= to {
-			continue
-		}
-		switch o.Event {
-		case "set":
-			live = true
-		case "expired", "evicted", "del":
-			live = false
-		}
-	}
-	return live
 }
 
 // releaser returns another lease of the key whose release was invoked in
