@@ -2,6 +2,9 @@ package checker
 
 import (
 	"cmp"
+	"fmt"
+	"io"
+	"math"
 	"slices"
 
 	"github.com/locktorture/locktorture/history"
@@ -26,6 +29,9 @@ type Analysis struct {
 	Observed bool `json:"observed"`
 	// Reported: some completion carries per-node evidence.
 	Reported bool `json:"reported"`
+
+	d     *scanned // what the checks kept: holds, sections, attempts
+	procs []int    // the clients, sorted
 }
 
 // KeyEvidence is what a key's leases, sections and nodes did.
@@ -136,7 +142,7 @@ func AnalyzeDecoder(d *history.Decoder, opts Options) (Analysis, int, error) {
 // an Analysis holds. Call it before the first Add.
 func (st *Stream) Analyze() {
 	if st.s != nil && st.s.an == nil {
-		st.s.an = &collector{keys: make(map[string]*KeyEvidence), open: make(map[string]int)}
+		st.s.an = newCollector()
 	}
 }
 
@@ -146,14 +152,39 @@ func (st *Stream) FinishAnalysis(opts Options) (Analysis, error) {
 	if st.s != nil {
 		an = st.s.an
 	}
-	r, err := st.Finish(opts)
+	r, d, err := st.finish(opts)
 	if err != nil {
 		return Analysis{}, err
 	}
 	if an == nil {
 		return Analysis{Result: r}, nil
 	}
-	a := Analysis{Result: r, Keys: an.keys, Observed: an.observed, Reported: an.reported}
+	return an.analysis(r, d), nil
+}
+
+// Collect derives from events what Analyze does, except the verdicts: it
+// runs no check (Result is zero) and accepts a history without events.
+// It is for drawing a history (package report's plots).
+func Collect(events []history.Event) (Analysis, error) {
+	s := newScanner()
+	s.an = newCollector()
+	for i := range events {
+		if err := s.add(&events[i]); err != nil {
+			return Analysis{}, err
+		}
+	}
+	an := s.an
+	d := s.finish()
+	return an.analysis(Result{Stats: Stats{FaultWindows: d.windows, Start: d.first, End: d.last}}, d), nil
+}
+
+// analysis builds the Analysis of the scanned d with the check's r.
+func (an *collector) analysis(r Result, d *scanned) Analysis {
+	a := Analysis{Result: r, Keys: an.keys, Observed: an.observed, Reported: an.reported, d: d}
+	for p := range an.procs {
+		a.procs = append(a.procs, p)
+	}
+	slices.Sort(a.procs)
 	for k, ke := range an.keys {
 		slices.SortStableFunc(ke.Leases, func(x, y Lease) int { return cmp.Compare(x.Start, y.Start) })
 		slices.SortStableFunc(ke.Sections, func(x, y OKSection) int { return cmp.Compare(x.Call, y.Call) })
@@ -168,7 +199,81 @@ func (st *Stream) FinishAnalysis(opts Options) (Analysis, error) {
 	if len(a.LostUpdates) > maxReportedOverlaps {
 		a.LostUpdates = a.LostUpdates[:maxReportedOverlaps]
 	}
-	return a, nil
+	return a
+}
+
+// Span returns the times of the first and last event that is not a node
+// observation; ok is false when there is none.
+func (a *Analysis) Span() (first, last int64, ok bool) {
+	if a.d == nil || a.d.first > a.d.last || (a.d.events == 0) {
+		return 0, 0, false
+	}
+	return a.d.first, a.d.last, true
+}
+
+// Processes returns the clients of the history, sorted.
+func (a *Analysis) Processes() []int { return a.procs }
+
+// Holds returns every hold per key, as Holds does.
+func (a *Analysis) Holds() map[string][]Hold {
+	out := make(map[string][]Hold)
+	if a.d == nil {
+		return out
+	}
+	for k, kd := range a.d.keys {
+		if len(kd.holds) > 0 {
+			out[k] = kd.holds
+		}
+	}
+	return out
+}
+
+// Acquire is one completed acquire: when it returned, its latency (from
+// its invoke) and whether it returned ok.
+type Acquire struct {
+	Return, Latency int64
+	OK              bool
+}
+
+// Acquires returns every acquire that completed, by return time.
+func (a *Analysis) Acquires() []Acquire {
+	if a.d == nil {
+		return nil
+	}
+	var out []Acquire
+	for _, kd := range a.d.keys {
+		for _, at := range kd.attempts {
+			if at.ret != math.MaxInt64 {
+				out = append(out, Acquire{Return: at.ret, Latency: at.ret - at.call, OK: at.ok})
+			}
+		}
+	}
+	slices.SortFunc(out, func(x, y Acquire) int { return cmp.Compare(x.Return, y.Return) })
+	return out
+}
+
+// BusiestKey returns the key with the most acquires and sections (the
+// smallest such name), "" for none.
+func (a *Analysis) BusiestKey() string {
+	if a.d == nil {
+		return ""
+	}
+	best, n := "", -1
+	for k, kd := range a.d.keys {
+		m := len(kd.attempts) + len(kd.sections)
+		if m > n || (m == n && k < best) {
+			best, n = k, m
+		}
+	}
+	return best
+}
+
+// Visualize is the package's Visualize on the analysed history.
+func (a *Analysis) Visualize(w io.Writer, key, which string, opts Options) error {
+	if a.d == nil {
+		return fmt.Errorf("checker: visualize: nothing analysed")
+	}
+	return visualize(w, a.d, key, which, opts)
 }
 
 // lostUpdate finds, among a key's ok sections, the first (by return)
@@ -189,9 +294,14 @@ func lostUpdate(key string, secs []OKSection) (LostUpdate, bool) {
 // collector is the scanner's part of Stream.Analyze.
 type collector struct {
 	keys     map[string]*KeyEvidence
-	open     map[string]int // key + "\x00" + token → index in Leases, until the release
+	open     map[string]int // key + "\x00" + token → index in Leases, until its release
+	procs    map[int]bool
 	observed bool
 	reported bool
+}
+
+func newCollector() *collector {
+	return &collector{keys: make(map[string]*KeyEvidence), open: make(map[string]int), procs: make(map[int]bool)}
 }
 
 func (c *collector) key(k string) *KeyEvidence {
@@ -248,6 +358,7 @@ func (c *collector) extended(e *history.Event, token string, invoked int64) {
 func (c *collector) released(e *history.Event) {
 	if l := c.lease(e.Key, e.Token); l != nil && l.Released == 0 {
 		l.Released = max(e.Time, 1)
+		delete(c.open, e.Key+"\x00"+e.Token) // a lease does nothing after its release
 	}
 }
 

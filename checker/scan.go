@@ -200,6 +200,9 @@ func (s *scanner) add(e *history.Event) error {
 				p, e.F, e.Time, l.f, l.typ, l.t, l.idx)
 		}
 		s.open[p] = openOp{idx: idx, f: e.F, key: e.Key, token: e.Token, fence: e.Fence, t: e.Time}
+		if s.an != nil {
+			s.an.procs[p] = true
+		}
 		if e.F == history.Release {
 			s.endHold(p, e.Key, e.Token, e.Time)
 			if s.an != nil {

@@ -62,16 +62,16 @@ type timeScale struct {
 	t0, t1 int64
 }
 
-// newTimeScale spans every event of the history and every fault window,
+// newTimeScale spans every event of the history (but the node
+// observations) and every fault window,
 // from 0 when the first of them is less than 5% of the span after 0 (a
 // run's history starts just after its base), so that ticks and buckets
 // fall on whole seconds. An empty or instantaneous history gets a span of
 // one second.
-func newTimeScale(events []history.Event, wins []checker.Window) timeScale {
+func newTimeScale(a *checker.Analysis, wins []checker.Window) timeScale {
 	s := timeScale{t0: math.MaxInt64, t1: math.MinInt64}
-	for i := range events {
-		s.t0 = min(s.t0, events[i].Time)
-		s.t1 = max(s.t1, events[i].Time)
+	if first, last, ok := a.Span(); ok {
+		s.t0, s.t1 = first, last
 	}
 	for _, w := range wins {
 		s.t0 = min(s.t0, w.Start)
@@ -353,25 +353,32 @@ func ordinal(n int) string {
 // says when holds were merged or sampled. The error is that of
 // checker.Holds, for a malformed history.
 func TimelineSVG(events []history.Event, res checker.Result) (string, error) {
-	holds, err := checker.Holds(events)
+	a, err := collect(events, res)
 	if err != nil {
 		return "", fmt.Errorf("report: timeline: %w", err)
 	}
-	wins := res.Stats.FaultWindows
-	sc := newTimeScale(events, wins)
+	return Timeline(&a), nil
+}
+
+// collect is the analysis of events for the plots, with the check's
+// result res.
+func collect(events []history.Event, res checker.Result) (checker.Analysis, error) {
+	a, err := checker.Collect(events)
+	a.Result = res
+	return a, err
+}
+
+// Timeline is TimelineSVG of an analysed history (#15: the report reads
+// the analysis, not the events).
+func Timeline(a *checker.Analysis) string {
+	holds := a.Holds()
+	wins := a.Result.Stats.FaultWindows
+	sc := newTimeScale(a, wins)
 	bars, keys := timelineBars(holds)
 	bars, note := boundBars(bars, MaxTimelineBars, sc.nsPerPixel())
 
 	// One row per client that appears in the history, holds or not.
-	seen := map[int]bool{}
-	var procs []int
-	for i := range events {
-		if p := events[i].Process; p >= 0 && !seen[p] {
-			seen[p] = true
-			procs = append(procs, p)
-		}
-	}
-	sort.Ints(procs)
+	procs := a.Processes()
 	row := make(map[int]int, len(procs))
 	for i, p := range procs {
 		row[p] = i
@@ -469,7 +476,7 @@ func TimelineSVG(events []history.Event, res checker.Result) (string, error) {
 	if note != "" {
 		d.printf(`<text class="note" x="%d" y="%.1f" fill="%s">%s</text>`+"\n", plotLeft, bottom+axisHeight+10, axisColor, esc(note))
 	}
-	return d.close(), nil
+	return d.close()
 }
 
 // acquireSample is one completed acquire.
@@ -479,28 +486,12 @@ type acquireSample struct {
 	ok      bool
 }
 
-// completedAcquires pairs each acquire completion with its process's
-// open invoke; unpaired events are skipped (Check rejects such
-// histories).
-func completedAcquires(events []history.Event) []acquireSample {
-	open := map[int]int64{}
-	var out []acquireSample
-	for i := range events {
-		e := &events[i]
-		if e.F != history.Acquire {
-			if e.Type == history.Invoke {
-				delete(open, e.Process)
-			}
-			continue
-		}
-		if e.Type == history.Invoke {
-			open[e.Process] = e.Time
-			continue
-		}
-		if inv, ok := open[e.Process]; ok {
-			out = append(out, acquireSample{ret: e.Time, latency: e.Time - inv, ok: e.Type == history.Ok})
-			delete(open, e.Process)
-		}
+// completedAcquires are the acquires of a that completed.
+func completedAcquires(a *checker.Analysis) []acquireSample {
+	acqs := a.Acquires()
+	out := make([]acquireSample, len(acqs))
+	for i, q := range acqs {
+		out[i] = acquireSample{ret: q.Return, latency: q.Latency, ok: q.OK}
 	}
 	return out
 }
@@ -582,10 +573,16 @@ func (d *svgDoc) gridLine(y float64, label string) {
 // those that failed or returned info per second as a line, by the time
 // they returned, under res.Stats.FaultWindows as numbered bands.
 func ThroughputSVG(events []history.Event, res checker.Result) string {
-	wins := res.Stats.FaultWindows
-	sc := newTimeScale(events, wins)
+	a, _ := collect(events, res) // a malformed history: what was read
+	return Throughput(&a)
+}
+
+// Throughput is ThroughputSVG of an analysed history.
+func Throughput(a *checker.Analysis) string {
+	wins := a.Result.Stats.FaultWindows
+	sc := newTimeScale(a, wins)
 	w := bucketWidth(sc.t1 - sc.t0)
-	bs := buckets(sc, w, completedAcquires(events))
+	bs := buckets(sc, w, completedAcquires(a))
 	rate := func(n int, b bucket) float64 { return float64(n) / (float64(b.end-b.start) / 1e9) }
 	peak := 0.0
 	for _, b := range bs {
@@ -632,10 +629,16 @@ func ThroughputSVG(events []history.Event, res checker.Result) string {
 // under res.Stats.FaultWindows as numbered bands. Buckets without an ok
 // acquire leave a gap in the lines.
 func LatencySVG(events []history.Event, res checker.Result) string {
-	wins := res.Stats.FaultWindows
-	sc := newTimeScale(events, wins)
+	a, _ := collect(events, res) // a malformed history: what was read
+	return Latency(&a)
+}
+
+// Latency is LatencySVG of an analysed history.
+func Latency(a *checker.Analysis) string {
+	wins := a.Result.Stats.FaultWindows
+	sc := newTimeScale(a, wins)
 	w := bucketWidth(sc.t1 - sc.t0)
-	bs := buckets(sc, w, completedAcquires(events))
+	bs := buckets(sc, w, completedAcquires(a))
 	type point struct {
 		x, p50, max float64 // ms
 		b           bucket
