@@ -345,7 +345,7 @@ func (sp Spec) cell() report.Cell {
 		topology = cluster.TopologyMasters
 	}
 	return report.Cell{Name: sp.Name, Lock: sp.Lock, Language: language(sp.Lock), Nemesis: nemesisName(sp.Nemesis), Fencing: sp.Fencing,
-		Topology: topology, Expect: sp.Expect, Source: sp.Source}
+		Topology: topology, Expect: sp.Expect, Source: sp.Source, Why: sp.Why}
 }
 
 // config is the harness configuration of one run of the cell.
