@@ -318,22 +318,36 @@ func nodeCause(a *checker.Analysis, fs []fault, obs []checker.NodeObservation, n
 	name := NodeName(n)
 	valid := validity(la)
 	const lag = 50e6
-	var expired, deleted *checker.NodeObservation
+	var expired, before, deleted *checker.NodeObservation
 	sets := 0
+	from := min(la.Invoked, lb.Invoked)
 	for i := range obs {
 		o := &obs[i]
-		if o.Node != n || o.Time < la.Invoked || o.Time > lb.Start+lag {
+		if o.Node != n || o.Time < from || o.Time > lb.Start+lag {
 			continue
 		}
 		switch {
 		case o.Event == "set":
-			sets++
+			if o.Time >= la.Invoked {
+				sets++
+			}
 		case o.Time <= la.Start:
-			// removed before la's ok: an earlier key's end
+			// Removed before la's ok: an earlier key's end, or lb's
+			// own key (lb set it first and returned later), which
+			// counts when a clock fault on n expired it.
+			if o.Event == "expired" && before == nil {
+				before = o
+			}
 		case (o.Event == "expired" || o.Event == "evicted") && expired == nil:
 			expired = o
 		case o.Event == "del" && deleted == nil && (la.Released == 0 || la.Released > o.Time):
 			deleted = o
+		}
+	}
+	if expired == nil && before != nil {
+		if f, ok := find(fs, "clock", n, from, before.Time); ok {
+			return finding{cause: ClockJump, fault: f.num, node: n, text: fmt.Sprintf("%s expired the key at %s, %s after the start of %s, and granted it again.",
+				name, Secs(before.Time), secsDelta(before.Time-f.w.Start), f)}
 		}
 	}
 	if expired != nil {
@@ -357,18 +371,18 @@ func nodeCause(a *checker.Analysis, fs []fault, obs []checker.NodeObservation, n
 		}
 		return finding{cause: LockLogic, node: n, text: fmt.Sprintf("%s expired the key at %s%s, with no clock or restart fault on it: the lock told the holder a validity longer than the key's life.", name, Secs(rm.Time), early)}
 	}
+	if f, ok := find(fs, "kill", n, la.Invoked, lb.Start); ok {
+		return finding{cause: Restart, fault: f.num, node: n, text: fmt.Sprintf("%s, %s after the lease was granted, restarted %s empty; it granted the key again.", capital(f.String()), secsDelta(f.w.Start-la.Start), name)}
+	}
+	if f, ok := find(fs, "failover", -1, la.Invoked, lb.Start); ok {
+		return finding{cause: Failover, fault: f.num, node: n, text: fmt.Sprintf("%s was active between the two acquires.", capital(f.String()))}
+	}
 	if deleted != nil {
 		text := fmt.Sprintf("%s deleted the key at %s, while P%d held it and had not released it.", name, Secs(deleted.Time), la.Process)
 		if p, ok := releaser(a, la, deleted.Time); ok {
 			text += fmt.Sprintf(" P%d had invoked a release of its own lease %s before.", p.Process, Short(p.Token))
 		}
 		return finding{cause: LockLogic, node: n, text: text}
-	}
-	if f, ok := find(fs, "kill", n, la.Invoked, lb.Start); ok {
-		return finding{cause: Restart, fault: f.num, node: n, text: fmt.Sprintf("%s, %s after the lease was granted, restarted %s empty; it granted the key again.", capital(f.String()), secsDelta(f.w.Start-la.Start), name)}
-	}
-	if f, ok := find(fs, "failover", -1, la.Invoked, lb.Start); ok {
-		return finding{cause: Failover, fault: f.num, node: n, text: fmt.Sprintf("%s was active between the two acquires.", capital(f.String()))}
 	}
 	if sets >= 2 {
 		return finding{cause: LockLogic, node: n, text: fmt.Sprintf("%s set the key for P%d at about %s over P%d's, which it had neither expired nor deleted.", name, lb.Process, Secs(lb.Start), la.Process)}

@@ -39,6 +39,11 @@ func TestCauses(t *testing.T) {
 	}{
 		{"lease-invalid_resource-invalid_cause-clock-jump.jsonl", "lease", explain.ClockJump, 1, "n2",
 			[]string{"P0 held k1 from 0.110 s (token aaaaaa…, granted by n1 n2, valid to 3.000 s)", "n2 expired the key at 1.100 s", "clock jump +2s on n2", "P1 acquired k1 at 1.200 s from n2 n3", "Both held it 1.200 s–1.310 s"}},
+		// The lease that returned second set the key first: the jump
+		// expired its key, and the other took the nodes (matrix
+		// redlock/clock, seed 1).
+		{"lease-invalid_resource-unknown_cause-clock-jump-taken-over.jsonl", "lease", explain.ClockJump, 1, "n1",
+			[]string{"n1 expired the key at 1.034 s, 0.031 s after the start of fault #1", "and granted it again"}},
 		{"lease-invalid_resource-invalid_cause-restart.jsonl", "lease", explain.Restart, 1, "n1",
 			[]string{"kill n1, restart at once", "restarted n1 empty"}},
 		{"lease-invalid_resource-invalid_cause-failover.jsonl", "lease", explain.Failover, 1, "n2",
