@@ -41,6 +41,9 @@ func TestBadInput(t *testing.T) {
 		{"explain"},
 		{"explain", "/does/not/exist"},
 		{"explain", "--limit", "0", "x"},
+		{"shrink"},
+		{"shrink", "/does/not/exist"},
+		{"shrink", "--tries", "0", "x"},
 	} {
 		_, stderr, code := torture(t, args...)
 		if code != exitError {
