@@ -39,15 +39,18 @@ compose-up: redis-image toxiproxy-image
 compose-down:
 	$(GO) run ./cmd/compose-cluster down
 
-## test: unit and integration tests against real redis-server, race detector on.
+## test: unit and integration tests against real redis-server, race detector on; then
+## the example of the release gate (examples/gate, a module of its own).
 test: deps
 	$(GO) test -race -count=1 -timeout 9m ./...
+	cd examples/gate && $(GO) test -race -count=1 -timeout 3m ./...
 
 ## lint: gofmt and go vet must be clean, and actionlint on the workflows when it is
 ## installed (go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12).
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	cd examples/gate && $(GO) vet ./...
 	@if command -v actionlint >/dev/null; then actionlint; else echo "lint: actionlint not installed: .github/workflows not checked"; fi
 
 ## torture: the release gate — the quick matrix; fails when a cell contradicts the literature.

@@ -62,6 +62,10 @@ type ClientInfo struct {
 	// ReportsNodes is true when the client's replies carry per-node
 	// evidence ("nodes"; see [NodeReporter]).
 	ReportsNodes bool `json:"reports_nodes,omitempty"`
+	// Promises is what the client declares of its lock (see Promises),
+	// from which the release gate derives its cells; nil when it
+	// declares nothing.
+	Promises *Promises `json:"promises,omitempty"`
 }
 
 // ProcessLock is a Lock served by client processes that speak the line

@@ -52,6 +52,13 @@
 // lock written elsewhere, so that the harness can torture it without a
 // fork of this module.
 //
+// Beside its registration every lock declares what it promises
+// ([Promises]: one instance or a quorum, validity counted from before the
+// request, fencing and whether it is sound, extends, the persistence and
+// topologies it assumes, faults it claims to survive). The release gate
+// derives the cells a lock is tested on from them; a mutant declares what
+// the lock it mutates claims, which is how it fails.
+//
 // This package knows nothing of faults, histories or the harness: it
 // imports go-redis, the two lock libraries, google/shlex (to split an
 // exec: command line), and of this module only two leaves under internal/

@@ -174,6 +174,10 @@ type Spec struct {
 	// interpreter, a library), in one line, before a run starts
 	// anything. Default none.
 	Check func() error
+	// Promises is what the lock declares of itself (see Promises), from
+	// which the release gate derives its cells and expectations; nil: it
+	// declares nothing, and the gate refuses it.
+	Promises *Promises
 	// New builds the lock.
 	New func(Config) (Lock, error)
 }

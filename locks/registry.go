@@ -17,52 +17,60 @@ var (
 	registryMu sync.RWMutex
 	registry   = []Spec{
 		{
-			Name:    "setnx",
-			Summary: "single instance: SET key token NX PX ttl, Lua compare-and-delete release",
-			Fencing: true,
-			New:     newSetNXLock,
+			Name:     "setnx",
+			Summary:  "single instance: SET key token NX PX ttl, Lua compare-and-delete release",
+			Fencing:  true,
+			Promises: &Promises{ElapsedFromRequest: true, Fences: true, FenceSound: true, Extends: true, Persistence: PersistDelayedRestart, Topologies: []string{"failover"}},
+			New:      newSetNXLock,
 		},
 		{
 			Name:      "redlock",
 			Summary:   "RedLock: SET NX PX on N independent masters, quorum N/2+1, validity TTL − elapsed − drift",
 			MultiNode: true,
 			Fencing:   true,
+			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, Fences: true, Extends: true, Persistence: PersistDelayedRestart},
 			New:       newRedLockLock,
 		},
 		{
 			Name:      "redsync",
 			Summary:   "library github.com/go-redsync/redsync/v4: RedLock on N masters, validity = Until() (TTL − elapsed − TTL×1%)",
 			MultiNode: true,
+			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, Extends: true},
 			New:       newRedsyncLock,
 		},
 		{
-			Name:    "redislock",
-			Summary: "library github.com/bsm/redislock: SET NX PX on one node, validity = start + TTL (no drift allowance)",
-			New:     NewRedislock,
+			Name:     "redislock",
+			Summary:  "library github.com/bsm/redislock: SET NX PX on one node, validity = start + TTL (no drift allowance)",
+			Promises: &Promises{ElapsedFromRequest: true, Extends: true},
+			New:      NewRedislock,
 		},
 		{
-			Name:    "setnx-plain-del",
-			Summary: "mutant of setnx: release is a plain DEL, so an expired holder deletes the next holder's lock",
-			Mutant:  true,
-			New:     newSetNXPlainDel,
+			Name:     "setnx-plain-del",
+			Summary:  "mutant of setnx: release is a plain DEL, so an expired holder deletes the next holder's lock",
+			Mutant:   true,
+			Promises: mutantOfSetNX,
+			New:      newSetNXPlainDel,
 		},
 		{
-			Name:    "setnx-get-set",
-			Summary: "mutant of setnx: acquire is GET then SET without NX, so concurrent clients all acquire",
-			Mutant:  true,
-			New:     newSetNXGetSet,
+			Name:     "setnx-get-set",
+			Summary:  "mutant of setnx: acquire is GET then SET without NX, so concurrent clients all acquire",
+			Mutant:   true,
+			Promises: mutantOfSetNX,
+			New:      newSetNXGetSet,
 		},
 		{
-			Name:    "setnx-no-ttl",
-			Summary: "mutant of setnx: SET NX without expiry, so a crashed holder blocks the key for ever",
-			Mutant:  true,
-			New:     newSetNXNoTTL,
+			Name:     "setnx-no-ttl",
+			Summary:  "mutant of setnx: SET NX without expiry, so a crashed holder blocks the key for ever",
+			Mutant:   true,
+			Promises: mutantOfSetNX,
+			New:      newSetNXNoTTL,
 		},
 		{
 			Name:      "redlock-no-quorum",
 			Summary:   "mutant of redlock: one granting node is enough, so clients on different nodes all acquire",
 			Mutant:    true,
 			MultiNode: true,
+			Promises:  mutantOfRedLock,
 			New:       newRedLockNoQuorum,
 		},
 		{
@@ -70,6 +78,7 @@ var (
 			Summary:   "mutant of redlock: validity ignores the time spent acquiring, so a slow acquire over-claims",
 			Mutant:    true,
 			MultiNode: true,
+			Promises:  mutantOfRedLock,
 			New:       newRedLockNoElapsed,
 		},
 		{
@@ -77,6 +86,7 @@ var (
 			Summary:  "library redis-py (Python), Redis.lock through the process adapter: SET NX PX on one node; its users hold until they release (no validity)",
 			Language: "Python",
 			Check:    pythonCheck,
+			Promises: &Promises{},
 			New:      newRedisPyLock,
 		},
 		{
@@ -85,6 +95,7 @@ var (
 			MultiNode: true,
 			Language:  "Python",
 			Check:     pythonCheck,
+			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, Persistence: PersistDelayedRestart},
 			New:       newRedLockPy,
 		},
 	}
@@ -109,7 +120,9 @@ var (
 // s.Name must be non-empty and made of ASCII letters, digits and "-_."
 // only (it becomes part of a run directory's name), and must not be
 // registered yet (ErrDuplicateLock: names are never replaced, so one name
-// means one lock for the life of the process); s.New must not be nil.
+// means one lock for the life of the process); s.New must not be nil;
+// s.Promises, when set, must not contradict itself or s (fencing tokens
+// without Fencing, a quorum without MultiNode).
 // New applies Config's defaults before it calls s.New, and refuses
 // Config.Fencing unless s.Fencing is set. A Spec with MultiNode gets
 // every address of the run in Config.Addrs (5 nodes by default in the
@@ -123,6 +136,9 @@ func Register(s Spec) error {
 	}
 	if s.New == nil {
 		return fmt.Errorf("%w: %q has no New", ErrBadSpec, s.Name)
+	}
+	if err := checkPromises(s); err != nil {
+		return err
 	}
 	registryMu.Lock()
 	defer registryMu.Unlock()

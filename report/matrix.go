@@ -87,7 +87,11 @@ type Cell struct {
 	// if any run's is unknown, else safe; OutcomeNotRun when none ran.
 	Outcome checker.Outcome `json:"outcome"`
 	Matches bool            `json:"matches"`
-	Unknown int             `json:"unknown_runs"`
+	// Broken is set by the release gate (package gate) on a cell that
+	// shows its lock breaking a promise it declared: the promise, and
+	// the cell then does not match.
+	Broken  string `json:"broken_promise,omitempty"`
+	Unknown int    `json:"unknown_runs"`
 	// NotRun lists the seeds whose run never started because the matrix
 	// was interrupted. A cell with one, or with an interrupted run, does
 	// not match its expectation; with no run at all its Outcome is "not

@@ -141,6 +141,9 @@ func mismatchText(c Cell) string {
 		return fmt.Sprintf("never ran: the matrix was interrupted before %s", seedsNamed(c.NotRun))
 	}
 	s := fmt.Sprintf("expected %s, outcome %s: %d of %d runs found a violation", c.Expect, c.Outcome, c.RunsWithViolation, len(c.Runs))
+	if c.Broken != "" {
+		s = "broke its declared promise (" + c.Broken + "): " + s
+	}
 	if c.Incomplete() {
 		var cut []int64
 		for _, r := range c.Runs {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/locktorture/locktorture/gate"
 	"github.com/locktorture/locktorture/report"
 )
 
@@ -42,7 +43,7 @@ func exitCode(err error, stderr io.Writer) int {
 		return exitValid
 	case errors.Is(err, flag.ErrHelp):
 		return exitValid
-	case errors.Is(err, errViolation):
+	case errors.Is(err, errViolation), errors.Is(err, gate.ErrBroken):
 		return exitViolation
 	case errors.Is(err, errUnknown):
 		return exitError
@@ -72,6 +73,8 @@ commands:
   shrink  the fewest fault steps of a run (and the shortest duration) that still reproduce its violation; writes minimal.json
   matrix  run the comparison matrix (every lock × fault × fencing) against the literature's expectations
           ('torture matrix merge OUT DIR...' joins the outputs of its shards)
+  gate    the release gate of one lock: the cells its declared promises and the literature give it;
+          exit 1 when it breaks a promise it declared
 
 'torture <command> -h' lists the flags of a command.
 `
@@ -92,11 +95,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return shrinkCmd(ctx, args[1:], stdout, stderr)
 	case "matrix":
 		return matrixCmd(ctx, args[1:], stdout, stderr)
+	case "gate":
+		return gate.Command(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q (want run, check, explain, shrink or matrix)", args[0])
+		return fmt.Errorf("unknown command %q (want run, check, explain, shrink, matrix or gate)", args[0])
 	}
 }
 

@@ -358,3 +358,20 @@ func TestFlakyClient(t *testing.T) {
 		t.Errorf("%d acquires ok, %d unknown because the client exited, %d because it hung; want some of each", ok, exited, hung)
 	}
 }
+
+// TestHelloPromises: the example client declares its promises in its
+// hello, and the gate reads them from one process without a Redis to
+// reach.
+func TestHelloPromises(t *testing.T) {
+	spec, err := locks.Lookup(execName(t, "example/example_client.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := locks.DeclaredPromises(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "single elapsed extends"; p.String() != want {
+		t.Fatalf("promises %q, want %q", p, want)
+	}
+}

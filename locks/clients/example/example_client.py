@@ -97,7 +97,9 @@ def main():
     ttl_ms = int(hello["ttl_ms"])
     drift_ms = ttl_ms * 0.01 + 2
     send({"id": hello["id"], "result": "ok", "name": "example (SET NX PX, standard library)",
-          "language": "Python " + sys.version.split()[0]})
+          "language": "Python " + sys.version.split()[0],
+          # What this lock promises, for `torture gate` (PROTOCOL.md, Hello).
+          "promises": {"elapsed_from_request": True, "extends": True}})
 
     for line in iter(sys.stdin.readline, ""):
         req = json.loads(line)

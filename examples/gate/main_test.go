@@ -1,0 +1,45 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/locktorture/locktorture/gate"
+)
+
+// gateOf registers the lock as name, releasing with release, and runs a
+// short gate on it: its client-pause cell, one seed of 6 s (a release
+// runs every cell its promises give it, over seeds 1–3: drop --cells and
+// --seeds). It returns the exit status and the verdict printed.
+func gateOf(t *testing.T, name, release string) (int, string) {
+	t.Helper()
+	if err := Register(name, release); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	err := gate.Command(t.Context(), []string{"--lock", name, "--cells", "/client-pause$", "--seeds", "1", "--duration", "6s", "--out", t.TempDir()}, &stdout, &stderr)
+	return gate.ExitCode(err, &stderr), stdout.String() + stderr.String()
+}
+
+// TestCorrectLockPasses: the lock as written keeps its promises: under
+// client pauses the stalled holder loses updates, as the literature
+// expects of any lock without fencing, and its leases never overlap.
+func TestCorrectLockPasses(t *testing.T) {
+	if code, out := gateOf(t, "mylock", CompareAndDelete); code != gate.ExitPass {
+		t.Fatalf("exit %d, want %d:\n%s", code, gate.ExitPass, out)
+	}
+}
+
+// TestPlainDelFails: the same lock whose release is a plain DEL (the one
+// changed line) deletes the next holder's key after a pause: two leases
+// overlap, which breaks its lease promise: exit 1, the promise named.
+func TestPlainDelFails(t *testing.T) {
+	code, out := gateOf(t, "mylock-plain-del", PlainDel)
+	if code != gate.ExitBroken {
+		t.Fatalf("exit %d, want %d:\n%s", code, gate.ExitBroken, out)
+	}
+	if !strings.Contains(out, "mylock-plain-del/client-pause broke a promise**: lease safety under a client pause") {
+		t.Fatalf("the verdict does not name the broken promise:\n%s", out)
+	}
+}

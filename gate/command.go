@@ -1,0 +1,150 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/locks"
+	"github.com/locktorture/locktorture/matrix"
+	"github.com/locktorture/locktorture/report"
+)
+
+// Exit statuses of Main.
+const (
+	ExitPass   = 0 // every cell matches
+	ExitBroken = 1 // the lock broke a promise it declared
+	ExitError  = 2 // inconclusive, or the gate could not run
+)
+
+// Main is the main of a program that gates a lock it registered:
+// register the lock (locks.Register, with its Promises), then
+//
+//	func main() { os.Exit(gate.Main(os.Args[1:])) }
+//
+// It runs Command under a context that Ctrl-C and SIGTERM cancel and
+// returns the exit status: ExitPass, ExitBroken or ExitError.
+func Main(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return ExitCode(Command(ctx, args, os.Stdout, os.Stderr), os.Stderr)
+}
+
+// ExitCode maps an error of Command to its exit status, writing the
+// error to stderr when it is not a broken promise (whose summary is on
+// stdout already) or a request for help.
+func ExitCode(err error, stderr io.Writer) int {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return ExitPass
+	case errors.Is(err, ErrBroken):
+		return ExitBroken
+	}
+	fmt.Fprintln(stderr, report.Printable(err.Error()))
+	return ExitError
+}
+
+// Command is `torture gate`: it parses args, runs the gate and prints
+// its verdict to stdout and its progress to stderr. Its error wraps
+// ErrBroken when a promise broke.
+func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("gate", flag.ContinueOnError)
+	lock := fs.String("lock", "", "the registered lock to gate (or exec:COMMAND, a client process that declares its promises in its hello); required")
+	seeds := fs.String("seeds", "1,2,3", "seeds, comma-separated, each a number or a range a..b; every cell runs once per seed (the budget may drop the last)")
+	budget := fs.Duration("budget", DefaultBudget, "the time the runs should take; the duration, then the seeds, are scaled down to fit, and the runs are cut short at 1.5 × it")
+	duration := fs.Duration("duration", matrix.DefaultDuration, "duration of every run (raised where a cell needs more; the budget may shorten it)")
+	out := fs.String("out", filepath.Join("results", "gate"), "directory under which the gate's directory is created")
+	cells := fs.String("cells", "", "run only the cells whose name matches this regular expression (a quick look, not a release: the kinds left out are listed as not run)")
+	list := fs.Bool("list", false, "list the cells with their expectations and the fault kinds not run, and exit")
+	timeout := fs.Duration("check-timeout", checker.DefaultTimeout, "porcupine time limit per model (exceeded: verdict unknown)")
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fmt.Fprintln(stdout, "usage of torture gate: derive a lock's cells from the promises it declares and the literature's table, run them, and fail when it breaks a promise (exit 1; 2 on error or an inconclusive gate)")
+			fs.PrintDefaults()
+			return err
+		}
+		return fmt.Errorf("gate: %v (see torture gate -h)", err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("gate: unexpected argument %q (see torture gate -h)", fs.Arg(0))
+	}
+	if *lock == "" {
+		return errors.New("gate: --lock is required (see torture gate -h)")
+	}
+	seedList, err := matrix.ParseSeeds(*seeds)
+	if err != nil {
+		return fmt.Errorf("gate: %w", err)
+	}
+	if *budget <= 0 || *duration <= 0 || *timeout <= 0 {
+		return errors.New("gate: --budget, --duration and --check-timeout must be positive")
+	}
+	id := dirName(*lock) + "-" + time.Now().UTC().Format("20060102T150405")
+	dir := filepath.Join(*out, id)
+	o := Options{Lock: *lock, Seeds: seedList, Duration: *duration, Budget: *budget, CheckTimeout: *timeout, Cells: *cells,
+		Command: "torture gate " + strings.Join(args, " "), Dir: dir}
+	if !*list {
+		o.Progress = func(p matrix.Progress) {
+			if p.Cell != "" {
+				fmt.Fprintf(stderr, "gate: [%d/%d] %s seed %d (%s elapsed, about %s left)\n", p.Done+1, p.Total, p.Cell, p.Seed,
+					p.Elapsed.Round(time.Second), p.Left.Round(time.Second))
+			}
+		}
+	}
+	plan, err := NewPlan(o)
+	if err != nil {
+		return err
+	}
+	res := plan.Result()
+	if *list {
+		fmt.Fprintf(stdout, "%s declares: %s\n", res.Lock, strings.Join(res.Traits, ", "))
+		for _, sp := range plan.Cells() {
+			fmt.Fprintf(stdout, "%-34s expect %-9s %s\n", sp.Name, sp.Expect, sp.Why)
+			if sp.Promise != "" {
+				fmt.Fprintf(stdout, "%-34s promise: %s\n", "", sp.Promise)
+			}
+			if sp.LeasePromise != "" {
+				fmt.Fprintf(stdout, "%-34s promise: %s\n", "", sp.LeasePromise)
+			}
+		}
+		for _, cv := range res.Coverage {
+			if cv.NotRun != "" {
+				fmt.Fprintf(stdout, "not run: %s: %s\n", cv.Kind, cv.NotRun)
+			}
+		}
+		fmt.Fprintf(stdout, "seeds %v, %s a run, about %s\n", res.Seeds, res.Duration, time.Duration(res.Expected*float64(time.Second)).Round(time.Second))
+		if res.Scaled != "" {
+			fmt.Fprintf(stdout, "scaled: %s\n", res.Scaled)
+		}
+		return nil
+	}
+	if res.Scaled != "" {
+		fmt.Fprintf(stderr, "gate: scaled to the budget: %s\n", res.Scaled)
+	}
+	fmt.Fprintf(stderr, "gate %s: %d cells × %d seeds, %s a run, about %s → %s\n", res.Lock, len(plan.Cells()), len(res.Seeds), res.Duration,
+		time.Duration(res.Expected*float64(time.Second)).Round(time.Second), dir)
+	res, err = plan.Run(ctx)
+	if len(res.Cells) > 0 {
+		fmt.Fprint(stdout, Markdown(res))
+		fmt.Fprintf(stdout, "\nsummary: %s, %s, %s, %s\n", filepath.Join(dir, "summary.md"), filepath.Join(dir, "junit.xml"), filepath.Join(dir, "index.html"), filepath.Join(dir, "gate.json"))
+	}
+	return err
+}
+
+// dirName turns a lock name into part of a directory name.
+func dirName(lock string) string {
+	if strings.HasPrefix(lock, locks.ExecPrefix) {
+		return "exec"
+	}
+	return lock
+}

@@ -1,0 +1,522 @@
+package gate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/locks"
+	"github.com/locktorture/locktorture/matrix"
+	"github.com/locktorture/locktorture/nemesis"
+	"github.com/locktorture/locktorture/report"
+)
+
+// Defaults of Options.
+const (
+	// DefaultBudget is the time a gate plans to fit in.
+	DefaultBudget = 5 * time.Minute
+	// MinDuration is the shortest run the budget may scale a run down to;
+	// below it, seeds are dropped instead.
+	MinDuration = 5 * time.Second
+)
+
+// DefaultSeeds are the seeds a gate runs every cell with.
+var DefaultSeeds = []int64{1, 2, 3}
+
+// Errors of Run, by exit status (Main): ErrBroken is 1, every other 2.
+var (
+	// ErrBroken: the lock broke a promise it declared.
+	ErrBroken = errors.New("gate: the lock broke a promise it declared")
+	// ErrInconclusive: no promise broke, but some cell could not be
+	// judged (unknown verdict, an error, an interruption) or did not show
+	// the violation the literature expects of the lock's class; never a
+	// pass.
+	ErrInconclusive = errors.New("gate: inconclusive")
+	// ErrBudget: the budget cannot hold one seed of every cell at
+	// MinDuration.
+	ErrBudget = errors.New("gate: budget too small")
+)
+
+// Options configure a gate.
+type Options struct {
+	// Lock is the registered lock's name (locks.Lookup), or
+	// locks.ExecPrefix and a command for a client process that declares
+	// its promises in its hello. Required.
+	Lock string
+	// Seeds every cell runs with. Default DefaultSeeds. The budget may
+	// drop the last ones (Result.Scaled says so).
+	Seeds []int64
+	// Duration of every run (raised to a cell's MinDuration). Default
+	// matrix.DefaultDuration. The budget may shorten it, not below
+	// MinDuration.
+	Duration time.Duration
+	// Budget is the time the gate plans its runs to take, by
+	// matrix.ExpectedRun. Default DefaultBudget. The runs are cut short
+	// (and the gate is inconclusive) at 1.5 × Budget.
+	Budget time.Duration
+	// Cells, when set, keeps only the cells whose name it matches (a
+	// regular expression): for a quick look, never for a release (the
+	// kinds left out are listed as not run). Default every cell.
+	Cells string
+	// Dir receives the runs and the summaries. Required.
+	Dir string
+	// CheckTimeout bounds porcupine per model. Default
+	// checker.DefaultTimeout.
+	CheckTimeout time.Duration
+	// Command is recorded in the summaries.
+	Command string
+	// Progress and Log are matrix.Options'.
+	Progress func(matrix.Progress)
+	Log      io.Writer
+}
+
+// Result is a gate's outcome.
+type Result struct {
+	Lock     string         `json:"lock"`
+	Promises locks.Promises `json:"promises"`
+	// Traits are the promises as the table's rows select them.
+	Traits []string `json:"traits"`
+	// Seeds and Duration are what ran, after the budget.
+	Seeds    []int64 `json:"seeds"`
+	Duration string  `json:"duration"`
+	Budget   string  `json:"budget"`
+	// Expected is the time the runs were expected to take, in seconds.
+	Expected float64 `json:"expected_seconds"`
+	// Scaled says how the budget shortened the runs or dropped seeds; ""
+	// when everything fit.
+	Scaled string `json:"scaled,omitempty"`
+	// Cells are the gate's judgements, in the order of the cells.
+	Cells []Cell `json:"cells"`
+	// Coverage says, for every fault kind, which cells take it, or why
+	// none does.
+	Coverage []Coverage `json:"coverage"`
+	// Status is StatusPass, StatusBroken or StatusInconclusive.
+	Status Status `json:"status"`
+	// Matrix is the matrix the cells ran as (summary.json).
+	Matrix report.Matrix `json:"-"`
+}
+
+// Status is a gate's overall outcome.
+type Status string
+
+const (
+	// StatusPass: every cell matches its expectation.
+	StatusPass Status = "pass"
+	// StatusBroken: a cell shows the lock breaking a promise it declared.
+	StatusBroken Status = "broken"
+	// StatusInconclusive: no promise broke, and some cell did not match.
+	StatusInconclusive Status = "inconclusive"
+)
+
+// Cell is the gate's judgement of one cell.
+type Cell struct {
+	Name    string             `json:"name"`
+	Expect  report.Expectation `json:"expect"`
+	Outcome checker.Outcome    `json:"outcome"`
+	// Violated and Runs: how many runs of the cell showed a violation.
+	Violated int `json:"runs_with_violation"`
+	Runs     int `json:"runs"`
+	// Matches is the matrix's judgement (the outcome against the
+	// expectation), and false when a promise broke.
+	Matches bool `json:"matches"`
+	// Promise is what an expected-safe cell rests on; LeasePromise what
+	// a cell expected to lose updates still promises of the leases.
+	Promise      string `json:"promise,omitempty"`
+	LeasePromise string `json:"lease_promise,omitempty"`
+	// Broken is the promise the cell broke, "" for none.
+	Broken string `json:"broken,omitempty"`
+	// First explains the first violation of a broken promise: the seed,
+	// the run's directory and what the checker found.
+	First string `json:"first_violation,omitempty"`
+	// Why says, for a cell that does not match without breaking a
+	// promise, what went wrong.
+	Why string `json:"why,omitempty"`
+	// Source and Reason are the expectation's.
+	Source string `json:"source"`
+	Reason string `json:"reason"`
+}
+
+// Coverage is what the gate did with one fault kind.
+type Coverage struct {
+	Kind string `json:"kind"`
+	// Cells are the cells that take the kind.
+	Cells []string `json:"cells,omitempty"`
+	// NotRun says why no cell does.
+	NotRun string `json:"not_run,omitempty"`
+}
+
+// Plan is a gate validated once: the lock's cells, the seeds and duration
+// after the budget, and every run checked by the harness, before anything
+// runs.
+type Plan struct {
+	o      Options
+	res    Result
+	specs  []matrix.Spec
+	matrix *matrix.Plan
+}
+
+// NewPlan derives the lock's cells (matrix.CellsFor), fits them in the
+// budget and validates every run (matrix.NewPlan: a run the harness
+// refuses, a program missing, is an error naming the cell). A cell with a
+// fault kind whose needs the lock cannot meet (nemesis.Needs: a
+// multi-node lock) is left out, and Coverage says why.
+func NewPlan(o Options) (*Plan, error) {
+	if o.Lock == "" {
+		return nil, errors.New("gate: no lock given")
+	}
+	if o.Budget == 0 {
+		o.Budget = DefaultBudget
+	}
+	if o.Budget < 0 || o.Duration < 0 {
+		return nil, errors.New("gate: budget and duration must be positive")
+	}
+	if len(o.Seeds) == 0 {
+		o.Seeds = DefaultSeeds
+	}
+	if o.Duration == 0 {
+		o.Duration = matrix.DefaultDuration
+	}
+	specs, p, err := matrix.CellsFor(o.Lock)
+	if err != nil {
+		return nil, fmt.Errorf("gate: %w", err)
+	}
+	if strings.HasPrefix(o.Lock, locks.ExecPrefix) {
+		// The command is no name for a directory: its cells are exec/….
+		for i := range specs {
+			specs[i].Name = "exec" + strings.TrimPrefix(specs[i].Name, o.Lock)
+		}
+	}
+	res := Result{Lock: o.Lock, Promises: p, Traits: p.Traits(), Budget: o.Budget.String()}
+	spec, err := locks.Lookup(o.Lock)
+	if err != nil {
+		return nil, fmt.Errorf("gate: %w", err)
+	}
+	// A cell whose fault kinds need what the lock cannot be (Needs) is
+	// left out, saying why; every other refusal is an error.
+	refused := map[string]string{}
+	var only *regexp.Regexp
+	if o.Cells != "" {
+		if only, err = regexp.Compile(o.Cells); err != nil {
+			return nil, fmt.Errorf("gate: cells: %w", err)
+		}
+	}
+	var keep []matrix.Spec
+	for _, sp := range specs {
+		if only != nil && !only.MatchString(sp.Name) {
+			for _, k := range sp.Nemesis {
+				if refused[k] == "" {
+					refused[k] = fmt.Sprintf("cell %s not selected (cells %q)", sp.Name, o.Cells)
+				}
+			}
+			continue
+		}
+		if why := cannotTake(sp, spec); why != "" {
+			for _, k := range sp.Nemesis {
+				refused[k] = fmt.Sprintf("cell %s left out: %s", sp.Name, why)
+			}
+			continue
+		}
+		keep = append(keep, sp)
+	}
+	if len(keep) == 0 {
+		return nil, fmt.Errorf("gate: %s: none of its %d cells can run (%s)", o.Lock, len(specs), firstValue(refused))
+	}
+	res.Coverage = coverage(keep, p, refused)
+	seeds, d, scaled, err := fit(keep, o.Seeds, o.Duration, o.Budget)
+	if err != nil {
+		return nil, err
+	}
+	o.Seeds, o.Duration = seeds, d
+	res.Seeds, res.Duration, res.Scaled = seeds, d.String(), scaled
+	res.Expected = cost(keep, len(seeds), d).Seconds()
+	mp, err := matrix.NewPlan(keep, matrix.Options{Seeds: seeds, Duration: d, Dir: o.Dir, CheckTimeout: o.CheckTimeout,
+		Command: o.Command, Progress: o.Progress, Log: o.Log})
+	if err != nil {
+		return nil, fmt.Errorf("gate: %w", err)
+	}
+	return &Plan{o: o, res: res, specs: keep, matrix: mp}, nil
+}
+
+// Cells returns the cells the plan runs, with their expectations.
+func (p *Plan) Cells() []matrix.Spec { return slices.Clone(p.specs) }
+
+// Result returns what the plan knows before it runs: the lock, its
+// promises, the coverage, the seeds and duration after the budget.
+func (p *Plan) Result() Result { return p.res }
+
+// Run plans the gate (NewPlan) and runs it (Plan.Run).
+func Run(ctx context.Context, o Options) (Result, error) {
+	p, err := NewPlan(o)
+	if err != nil {
+		return Result{}, err
+	}
+	return p.Run(ctx)
+}
+
+// Run runs every cell over every seed, judges the lock by its promises,
+// writes the summaries into the Options' Dir (the matrix's summary.md,
+// summary.json, junit.xml and index.html, with the gate's verdict at the
+// top of summary.md and in gate.json) and returns the result: with
+// ErrBroken when a promise broke, ErrInconclusive when some cell did not
+// match otherwise (never a pass), another error when the gate could not
+// run.
+func (p *Plan) Run(ctx context.Context) (Result, error) {
+	if p.o.Dir == "" {
+		return Result{}, errors.New("gate: no output directory")
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.o.Budget*3/2)
+	defer cancel()
+	m, runErr := p.matrix.Run(ctx)
+	res := p.res
+	res.Matrix = m
+	judge(&res, p.specs, p.o.Dir)
+	var errs []error
+	if runErr != nil {
+		if errors.Is(runErr, context.DeadlineExceeded) {
+			runErr = fmt.Errorf("the runs passed 1.5 × the budget of %s and were cut short: %w", p.o.Budget, runErr)
+		}
+		errs = append(errs, fmt.Errorf("gate: %w", runErr))
+	}
+	// The summaries again, with the broken promises marked.
+	if err := report.WriteMatrix(p.o.Dir, res.Matrix); err != nil {
+		errs = append(errs, err)
+	}
+	if err := write(p.o.Dir, res); err != nil {
+		errs = append(errs, err)
+	}
+	switch res.Status {
+	case StatusBroken:
+		errs = append(errs, ErrBroken)
+	case StatusInconclusive:
+		errs = append(errs, ErrInconclusive)
+	}
+	return res, errors.Join(errs...)
+}
+
+// judge decides every cell by the lock's promises and sets the status.
+// A cell breaks a promise when it is expected safe and a run shows a
+// violation (its Promise), or when it names a LeasePromise and a run's
+// lease verdict is invalid; the first run that does is explained.
+func judge(res *Result, specs []matrix.Spec, dir string) {
+	byName := make(map[string]matrix.Spec, len(specs))
+	for _, sp := range specs {
+		byName[sp.Name] = sp
+	}
+	res.Cells = nil
+	res.Status = StatusPass
+	for i := range res.Matrix.Cells {
+		mc := &res.Matrix.Cells[i]
+		sp := byName[mc.Name]
+		c := Cell{Name: mc.Name, Expect: mc.Expect, Outcome: mc.Outcome, Violated: mc.RunsWithViolation, Runs: len(mc.Runs), Matches: mc.Matches, Promise: sp.Promise, LeasePromise: sp.LeasePromise,
+			Source: sp.Source, Reason: sp.Why}
+		for _, r := range mc.Runs {
+			broken := ""
+			switch {
+			case sp.Expect == report.ExpectSafe && r.Outcome() == checker.OutcomeViolation:
+				broken = sp.Promise
+				if broken == "" {
+					broken = "expected safe: " + sp.Why
+				}
+			case sp.LeasePromise != "" && r.Lease == checker.Invalid:
+				broken = sp.LeasePromise
+			}
+			if broken != "" {
+				c.Broken, c.First = broken, explain(dir, r)
+				break
+			}
+		}
+		if c.Broken != "" {
+			c.Matches = false
+			mc.Matches, mc.Broken = false, c.Broken
+			res.Status = StatusBroken
+		} else if !c.Matches {
+			c.Why = whyNot(*mc)
+			if res.Status == StatusPass {
+				res.Status = StatusInconclusive
+			}
+		}
+		res.Cells = append(res.Cells, c)
+	}
+	if res.Matrix.Interrupted && res.Status == StatusPass {
+		res.Status = StatusInconclusive
+	}
+}
+
+// explain describes the first violation of run r: the seed, its report,
+// and the first overlap of holds or lost update the checker recorded.
+func explain(dir string, r report.CellRun) string {
+	s := fmt.Sprintf("seed %d (%s): lease %s, resource %s", r.Seed, filepath.ToSlash(filepath.Join(r.Dir, "report.html")), r.Lease, r.Resource)
+	if r.FirstViolation != nil {
+		s += fmt.Sprintf(", first violation at %.3f s", *r.FirstViolation)
+	}
+	res, err := report.ReadResults(filepath.Join(dir, r.Dir))
+	if err != nil {
+		return s
+	}
+	c := res.Check
+	if len(c.LeaseViolations) > 0 {
+		s += "; first overlap: " + report.Printable(c.LeaseViolations[0].String())
+	}
+	if len(c.ResourceFailedKeys) > 0 {
+		s += fmt.Sprintf("; lost updates on %d keys (first %s)", len(c.ResourceFailedKeys), report.Printable(c.ResourceFailedKeys[0]))
+	}
+	return s
+}
+
+// whyNot says why a cell that broke no promise does not match.
+func whyNot(c report.Cell) string {
+	switch {
+	case c.Incomplete():
+		return "not every run ran to its end"
+	case c.Outcome == checker.OutcomeUnknown:
+		return "the checker could not decide, which is never a pass (see the runs' reasons)"
+	case c.Expect == report.ExpectViolation:
+		return "no run showed the violation the literature expects of this lock's class: the fault did not bite in this run (try more seeds or a longer --duration), or the lock keeps more than it declares (declare it: locks.Promises.SafeUnder)"
+	}
+	return fmt.Sprintf("expected %s, outcome %s", c.Expect, c.Outcome)
+}
+
+// coverage says which cells take each fault kind, or why none does.
+func coverage(specs []matrix.Spec, p locks.Promises, refused map[string]string) []Coverage {
+	var out []Coverage
+	for _, k := range nemesis.Kinds() {
+		cv := Coverage{Kind: k.Name}
+		for _, sp := range specs {
+			if slices.Contains(sp.Nemesis, k.Name) {
+				cv.Cells = append(cv.Cells, sp.Name)
+			}
+		}
+		if len(cv.Cells) == 0 {
+			cv.NotRun = refused[k.Name]
+			if cv.NotRun == "" {
+				cv.NotRun = fmt.Sprintf("no row of the literature table (matrix.Literature) for a lock with these promises (%s)", p)
+			}
+		}
+		out = append(out, cv)
+	}
+	return out
+}
+
+// cannotTake says why the lock spec cannot take a fault kind of cell sp
+// (the kind's Needs), or "" when it can.
+func cannotTake(sp matrix.Spec, spec locks.Spec) string {
+	for _, name := range sp.Nemesis {
+		k, err := nemesis.Lookup(name)
+		if err != nil {
+			return err.Error()
+		}
+		if k.Needs.MultiNode && !spec.MultiNode {
+			return fmt.Sprintf("%s needs a multi-node lock; %s uses one node", name, spec.Name)
+		}
+	}
+	return ""
+}
+
+// cost is the expected time of n seeds of every cell at duration d.
+func cost(specs []matrix.Spec, n int, d time.Duration) time.Duration {
+	var t time.Duration
+	for _, sp := range specs {
+		t += time.Duration(n) * matrix.ExpectedRun(sp, d)
+	}
+	return t
+}
+
+// fit returns the seeds and duration that fit the budget: the runs as
+// asked when they fit; else the duration shortened (not below
+// MinDuration, in whole 100 ms); else at MinDuration, the fewest seeds
+// dropped from the end. scaled says what changed.
+func fit(specs []matrix.Spec, seeds []int64, d, budget time.Duration) ([]int64, time.Duration, string, error) {
+	if cost(specs, len(seeds), d) <= budget {
+		return seeds, d, "", nil
+	}
+	asked := fmt.Sprintf("%d cells × %d seeds × %s would take about %s", len(specs), len(seeds), d, cost(specs, len(seeds), d).Round(time.Second))
+	for n := len(seeds); n >= 1; n-- {
+		for try := d; try >= min(d, MinDuration); try -= 100 * time.Millisecond {
+			if cost(specs, n, try) > budget {
+				continue
+			}
+			what := []string{}
+			if try != d {
+				what = append(what, fmt.Sprintf("runs shortened from %s to %s", d, try))
+			}
+			if n != len(seeds) {
+				what = append(what, fmt.Sprintf("seeds %v dropped", seeds[n:]))
+			}
+			return seeds[:n], try, fmt.Sprintf("%s, more than the budget of %s: %s (about %s)", asked, budget, strings.Join(what, ", "), cost(specs, n, try).Round(time.Second)), nil
+		}
+	}
+	return nil, 0, "", fmt.Errorf("%w: %s; one seed at %s needs about %s, more than the budget of %s", ErrBudget, asked, min(d, MinDuration), cost(specs, 1, min(d, MinDuration)).Round(time.Second), budget)
+}
+
+func firstValue(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if len(keys) == 0 {
+		return ""
+	}
+	return m[keys[0]]
+}
+
+// write writes gate.json and puts the gate's verdict at the top of
+// summary.md.
+func write(dir string, res Result) error {
+	js, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return fmt.Errorf("gate: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "gate.json"), append(js, '\n'), 0o600); err != nil {
+		return fmt.Errorf("gate: %w", err)
+	}
+	path := filepath.Join(dir, "summary.md")
+	md, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("gate: %w", err)
+	}
+	return os.WriteFile(path, append([]byte(Markdown(res)+"\n"), md...), 0o600)
+}
+
+// Markdown renders the gate's verdict: the status, the broken promises
+// with their first violation, the cells that did not match, the budget's
+// scaling and the coverage of the fault kinds.
+func Markdown(res Result) string {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	p("# Release gate: %s — %s\n\n", report.Printable(res.Lock), strings.ToUpper(string(res.Status)))
+	p("Declared promises: %s. Seeds %v, %s a run", strings.Join(res.Traits, ", "), res.Seeds, res.Duration)
+	p(", expected about %s within a budget of %s.\n", time.Duration(res.Expected*float64(time.Second)).Round(time.Second), res.Budget)
+	if res.Scaled != "" {
+		p("Scaled to the budget: %s.\n", res.Scaled)
+	}
+	p("\n")
+	for _, c := range res.Cells {
+		switch {
+		case c.Broken != "":
+			p("- **%s broke a promise**: %s. Expected %s, outcome %s (%d of %d runs). First violation: %s.\n", c.Name, c.Broken, c.Expect, c.Outcome, c.Violated, c.Runs, c.First)
+		case !c.Matches:
+			p("- **%s does not match**: expected %s, outcome %s (%d of %d runs): %s.\n", c.Name, c.Expect, c.Outcome, c.Violated, c.Runs, c.Why)
+		default:
+			p("- %s: expected %s, outcome %s (violation in %d of %d runs).\n", c.Name, c.Expect, c.Outcome, c.Violated, c.Runs)
+		}
+	}
+	p("\nFault kinds:\n\n")
+	for _, cv := range res.Coverage {
+		if len(cv.Cells) > 0 {
+			p("- %s: %s\n", cv.Kind, strings.Join(cv.Cells, ", "))
+		} else {
+			p("- %s: not run: %s\n", cv.Kind, cv.NotRun)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,172 @@
+package gate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/locks"
+	"github.com/locktorture/locktorture/matrix"
+	"github.com/locktorture/locktorture/report"
+)
+
+// TestFit: the budget shortens the runs first, then drops seeds, says so,
+// and refuses a budget that one seed at MinDuration does not fit.
+func TestFit(t *testing.T) {
+	specs := []matrix.Spec{{Name: "a"}, {Name: "b"}}
+	run := func(d time.Duration) time.Duration { return matrix.ExpectedRun(matrix.Spec{}, d) }
+	seeds := []int64{1, 2, 3}
+	for _, tc := range []struct {
+		budget time.Duration
+		n      int
+		d      time.Duration
+		scaled bool
+	}{
+		{6 * run(8*time.Second), 3, 8 * time.Second, false},
+		{6 * run(6*time.Second), 3, 6 * time.Second, true},
+		{4 * run(8*time.Second), 2, 8 * time.Second, true},
+		{2 * run(MinDuration), 1, MinDuration, true},
+	} {
+		got, d, scaled, err := fit(specs, seeds, 8*time.Second, tc.budget)
+		if err != nil || len(got) != tc.n || d != tc.d || (scaled != "") != tc.scaled {
+			t.Errorf("budget %s: %v seeds, %s, %q, %v; want %d seeds of %s", tc.budget, got, d, scaled, err, tc.n, tc.d)
+		}
+	}
+	if _, _, _, err := fit(specs, seeds, 8*time.Second, run(MinDuration)); !errors.Is(err, ErrBudget) {
+		t.Errorf("a budget too small: %v, want ErrBudget", err)
+	}
+}
+
+// TestJudge: a violation in an expected-safe cell breaks its promise; a
+// lease overlap breaks a cell's lease promise even where lost updates are
+// expected; an expected violation not seen is inconclusive, never a pass.
+func TestJudge(t *testing.T) {
+	specs := []matrix.Spec{
+		{Name: "l/none", Expect: report.ExpectSafe, Promise: "mutual exclusion"},
+		{Name: "l/client-pause", Expect: report.ExpectViolation, LeasePromise: "leases never overlap"},
+	}
+	run := func(lease, resource checker.Verdict) report.CellRun {
+		return report.CellRun{Seed: 1, Dir: "runs/x", Lease: lease, Resource: resource}
+	}
+	cell := func(name string, expect report.Expectation, outcome checker.Outcome, matches bool, runs ...report.CellRun) report.Cell {
+		return report.Cell{Name: name, Expect: expect, Outcome: outcome, Matches: matches, Runs: runs}
+	}
+	for _, tc := range []struct {
+		name   string
+		cells  []report.Cell
+		status Status
+		broken string
+	}{
+		{"pass", []report.Cell{
+			cell("l/none", report.ExpectSafe, checker.OutcomeSafe, true, run(checker.Valid, checker.Valid)),
+			cell("l/client-pause", report.ExpectViolation, checker.OutcomeViolation, true, run(checker.Valid, checker.Invalid)),
+		}, StatusPass, ""},
+		{"safe cell violated", []report.Cell{
+			cell("l/none", report.ExpectSafe, checker.OutcomeViolation, false, run(checker.Invalid, checker.Invalid)),
+		}, StatusBroken, "mutual exclusion"},
+		{"lease overlap where lost updates are expected", []report.Cell{
+			cell("l/client-pause", report.ExpectViolation, checker.OutcomeViolation, true, run(checker.Invalid, checker.Invalid)),
+		}, StatusBroken, "leases never overlap"},
+		{"expected violation not seen", []report.Cell{
+			cell("l/client-pause", report.ExpectViolation, checker.OutcomeSafe, false, run(checker.Valid, checker.Valid)),
+		}, StatusInconclusive, ""},
+		{"unknown", []report.Cell{
+			cell("l/none", report.ExpectSafe, checker.OutcomeUnknown, false, run(checker.Unknown, checker.Valid)),
+		}, StatusInconclusive, ""},
+	} {
+		res := Result{Matrix: report.Matrix{Cells: tc.cells}}
+		judge(&res, specs, t.TempDir())
+		if res.Status != tc.status {
+			t.Errorf("%s: status %s, want %s", tc.name, res.Status, tc.status)
+		}
+		if res.Cells[0].Broken != tc.broken || res.Matrix.Cells[0].Broken != tc.broken {
+			t.Errorf("%s: broken %q, want %q", tc.name, res.Cells[0].Broken, tc.broken)
+		}
+		if tc.broken != "" && (res.Matrix.Cells[0].Matches || !strings.Contains(res.Cells[0].First, "seed 1")) {
+			t.Errorf("%s: a broken promise must not match and must explain its first run: %+v", tc.name, res.Cells[0])
+		}
+	}
+}
+
+// TestPlanRefuses: a lock that declares nothing, an unknown lock and a
+// bad cell filter are refused before anything runs.
+func TestPlanRefuses(t *testing.T) {
+	if err := locks.Register(locks.Spec{Name: "gate-test-undeclared", New: func(locks.Config) (locks.Lock, error) { return nil, errors.New("unused") }}); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []Options{
+		{},
+		{Lock: "no-such-lock"},
+		{Lock: "gate-test-undeclared"},
+		{Lock: "setnx", Cells: "("},
+		{Lock: "setnx", Cells: "nothing-matches"},
+	} {
+		if _, err := NewPlan(o); err == nil {
+			t.Errorf("NewPlan(%+v) accepted", o)
+		}
+	}
+}
+
+// TestLiarFailsItsGate: a lock that declares it survives client pauses
+// without fencing — setnx under another name, claiming more — breaks that
+// promise in its gate: exit status 1, the promise named in the summary
+// with its first violation.
+func TestLiarFailsItsGate(t *testing.T) {
+	setnx, err := locks.Lookup("setnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	liar := setnx
+	liar.Name, liar.Summary = "gate-test-liar", "setnx, claiming to survive client pauses without fencing"
+	liar.Promises = &locks.Promises{ElapsedFromRequest: true, SafeUnder: []string{"client-pause"}}
+	if err := locks.Register(liar); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	err = Command(t.Context(), []string{"--lock", "gate-test-liar", "--cells", "/client-pause$", "--seeds", "1", "--duration", "6s", "--out", out}, &stdout, &stderr)
+	if code := ExitCode(err, &stderr); code != ExitBroken {
+		t.Fatalf("exit %d (%v), want %d\n%s\n%s", code, err, ExitBroken, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "gate-test-liar/client-pause broke a promise**: safe under client-pause (declared)") ||
+		!strings.Contains(stdout.String(), "First violation: seed 1") {
+		t.Fatalf("the summary does not name the broken promise and its first violation:\n%s", stdout.String())
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "gate-test-liar-*"))
+	if len(dirs) != 1 {
+		t.Fatalf("gate directories %v", dirs)
+	}
+	for _, name := range []string{"summary.md", "summary.json", "junit.xml", "index.html", "gate.json"} {
+		if _, err := os.Stat(filepath.Join(dirs[0], name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(dirs[0], "gate.json"))
+	var res Result
+	if err := json.Unmarshal(b, &res); err != nil || res.Status != StatusBroken {
+		t.Fatalf("gate.json: %v, status %q", err, res.Status)
+	}
+	junit, _ := os.ReadFile(filepath.Join(dirs[0], "junit.xml"))
+	if !strings.Contains(string(junit), "broke its declared promise (safe under client-pause (declared))") {
+		t.Fatalf("junit.xml does not name the broken promise:\n%s", junit)
+	}
+}
+
+// TestMutantFailsItsGate: a mutant declares what the lock it mutates
+// claims, so its bug breaks a promise in its gate: setnx-get-set, whose
+// acquire is GET then SET, breaks mutual exclusion without any fault.
+func TestMutantFailsItsGate(t *testing.T) {
+	res, err := Run(t.Context(), Options{Lock: "setnx-get-set", Cells: "/none$", Seeds: []int64{1}, Duration: 3 * time.Second, Dir: t.TempDir()})
+	if !errors.Is(err, ErrBroken) || res.Status != StatusBroken {
+		t.Fatalf("status %s, error %v; want a broken promise", res.Status, err)
+	}
+	if c := res.Cells[0]; c.Broken != "mutual exclusion without faults" || !strings.Contains(c.First, "first overlap: key ") {
+		t.Fatalf("cell %+v", c)
+	}
+}

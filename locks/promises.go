@@ -1,0 +1,191 @@
+package locks
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Promises is what a lock says of itself, beside its registration: the
+// design its safety rests on, what it assumes of the nodes, and the faults
+// it claims to survive. The release gate (package gate) derives from it
+// the cells the lock is tested on, each with the expectation the
+// literature gives a lock of its class (matrix.Literature); a lock fails
+// its gate when it breaks a promise it declared. A mutant declares what
+// the lock it mutates claims: that is how it fails.
+//
+// The zero value is a single-instance lock that promises mutual exclusion
+// without faults and nothing more.
+type Promises struct {
+	// Quorum is the number of independent masters the lock acquires on,
+	// granting with a majority of them (RedLock); 0 is a single instance.
+	Quorum int `json:"quorum,omitempty"`
+	// ElapsedFromRequest: the validity the lock reports is counted from
+	// before its first request (TTL − elapsed − drift), so a slow reply
+	// shortens it instead of stretching it past the key's expiry.
+	ElapsedFromRequest bool `json:"elapsed_from_request,omitempty"`
+	// Fences: the lock issues fencing tokens (Config.Fencing).
+	Fences bool `json:"fences,omitempty"`
+	// FenceSound: every token is greater than the token of every hold
+	// granted before it (one counter), so a resource that refuses older
+	// tokens is safe whatever the holders do. Needs Fences.
+	FenceSound bool `json:"fence_sound,omitempty"`
+	// Extends: Extend renews the lease only while the caller still holds
+	// it.
+	Extends bool `json:"extends,omitempty"`
+	// Persistence is what the lock assumes of a node that restarts:
+	// PersistNone (nothing: a restart may forget its keys) or
+	// PersistDelayedRestart (a restarted node stays down longer than the
+	// TTL, the Redis documentation's rule for RedLock without fsync).
+	Persistence string `json:"persistence,omitempty"`
+	// Topologies are the topologies the lock runs on besides independent
+	// masters (cluster.TopologyFailover: a primary and a replica behind
+	// Sentinel, which the lock follows).
+	Topologies []string `json:"topologies,omitempty"`
+	// SafeUnder lists fault kinds (cell names after the lock's, e.g.
+	// "client-pause", "kill-immediate") the lock claims to survive beyond
+	// what its class survives: the gate then expects them safe. Without
+	// fencing no lock keeps "client-pause" (Kleppmann); a lock that claims
+	// it is shown wrong.
+	SafeUnder []string `json:"safe_under,omitempty"`
+}
+
+// What a lock assumes of restarts (Promises.Persistence).
+const (
+	// PersistNone: the lock assumes nothing; a node restarted without
+	// persistence may forget the lock.
+	PersistNone = ""
+	// PersistDelayedRestart: a crashed node is restarted only after the
+	// TTL has run out, so every lock it granted has expired anyway.
+	PersistDelayedRestart = "delayed-restart"
+)
+
+// ErrBadPromises: a Promises that contradicts itself.
+var ErrBadPromises = errors.New("locks: bad promises")
+
+// Check refuses promises that contradict themselves, in one line.
+func (p Promises) Check() error {
+	switch {
+	case p.Quorum < 0:
+		return fmt.Errorf("%w: quorum %d is negative", ErrBadPromises, p.Quorum)
+	case p.Quorum == 1 || p.Quorum == 2:
+		return fmt.Errorf("%w: a quorum of %d nodes survives no failure; use 0 (one instance) or at least 3", ErrBadPromises, p.Quorum)
+	case p.FenceSound && !p.Fences:
+		return fmt.Errorf("%w: fence_sound without fences", ErrBadPromises)
+	case p.Persistence != PersistNone && p.Persistence != PersistDelayedRestart:
+		return fmt.Errorf("%w: persistence %q (want %q or none)", ErrBadPromises, p.Persistence, PersistDelayedRestart)
+	}
+	return nil
+}
+
+// Traits are the promises as words, which the literature table's rows
+// select locks by (matrix.Expectation.When): "single" or "quorum",
+// "elapsed", "fences", "fence-sound", "extends", "persist:" + Persistence,
+// "topology:" + each of Topologies, "safe-under:" + each of SafeUnder.
+// A new promise is a new word here; the table selects by words, and the
+// gate never looks at a promise by name.
+func (p Promises) Traits() []string {
+	var t []string
+	if p.Quorum > 0 {
+		t = append(t, "quorum")
+	} else {
+		t = append(t, "single")
+	}
+	for _, b := range []struct {
+		on   bool
+		word string
+	}{{p.ElapsedFromRequest, "elapsed"}, {p.Fences, "fences"}, {p.FenceSound, "fence-sound"}, {p.Extends, "extends"}} {
+		if b.on {
+			t = append(t, b.word)
+		}
+	}
+	if p.Persistence != PersistNone {
+		t = append(t, "persist:"+p.Persistence)
+	}
+	for _, s := range p.Topologies {
+		t = append(t, "topology:"+s)
+	}
+	for _, s := range p.SafeUnder {
+		t = append(t, "safe-under:"+s)
+	}
+	return t
+}
+
+// Satisfies reports whether the promises meet every condition of when: a
+// space-separated list of traits (see Traits), each of which must be
+// present, or absent when written with a leading "!". An empty when
+// selects every lock.
+func (p Promises) Satisfies(when string) bool {
+	traits := p.Traits()
+	for _, w := range strings.Fields(when) {
+		if neg, ok := strings.CutPrefix(w, "!"); ok {
+			if slices.Contains(traits, neg) {
+				return false
+			}
+		} else if !slices.Contains(traits, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// String renders the promises as their traits.
+func (p Promises) String() string { return strings.Join(p.Traits(), " ") }
+
+// What the mutants claim: the promises of the lock each mutates, less the
+// fencing their Spec does not offer. A mutant breaks one of them.
+var (
+	mutantOfSetNX   = &Promises{ElapsedFromRequest: true, Extends: true, Persistence: PersistDelayedRestart}
+	mutantOfRedLock = &Promises{Quorum: 5, ElapsedFromRequest: true, Extends: true, Persistence: PersistDelayedRestart}
+)
+
+// checkPromises refuses a Spec whose promises contradict themselves or
+// what the Spec offers: fencing tokens it cannot issue, a quorum of one
+// node.
+func checkPromises(s Spec) error {
+	p := s.Promises
+	if p == nil {
+		return nil
+	}
+	if err := p.Check(); err != nil {
+		return fmt.Errorf("%w: %q: %w", ErrBadSpec, s.Name, err)
+	}
+	switch {
+	case p.Fences && !s.Fencing:
+		return fmt.Errorf("%w: %q promises fencing tokens but its Spec has no Fencing", ErrBadSpec, s.Name)
+	case p.Quorum > 0 && !s.MultiNode:
+		return fmt.Errorf("%w: %q promises a quorum of %d but its Spec is not MultiNode", ErrBadSpec, s.Name, p.Quorum)
+	}
+	return nil
+}
+
+// DeclaredPromises returns what the lock s declares: s.Promises, or, for a
+// lock that declares none in its Spec and is served by client processes
+// (ExecSpec), what its client says in its hello (ClientInfo.Promises), read
+// from one process started for the purpose with an address it must not
+// connect to before a request. A lock that declares nothing is refused
+// with ErrNoPromises.
+func DeclaredPromises(s Spec) (Promises, error) {
+	if s.Promises != nil {
+		return *s.Promises, checkPromises(s)
+	}
+	if !strings.HasPrefix(s.Name, ExecPrefix) {
+		return Promises{}, fmt.Errorf("%w: %q", ErrNoPromises, s.Name)
+	}
+	l, err := s.New(Config{Addrs: []string{"127.0.0.1:1"}})
+	if err != nil {
+		return Promises{}, fmt.Errorf("%s: reading its promises from its hello: %w", s.Name, err)
+	}
+	defer l.Close()
+	pl, ok := l.(*ProcessLock)
+	if !ok || pl.Info().Promises == nil {
+		return Promises{}, fmt.Errorf("%w: %q (its client's hello has no \"promises\"; see locks/clients/PROTOCOL.md)", ErrNoPromises, s.Name)
+	}
+	s.Promises = pl.Info().Promises
+	return *s.Promises, checkPromises(s)
+}
+
+// ErrNoPromises: the lock declares no promises (Spec.Promises, or for a
+// client process the "promises" of its hello).
+var ErrNoPromises = errors.New("locks: the lock declares no promises")

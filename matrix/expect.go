@@ -1,0 +1,164 @@
+package matrix
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locktorture/locktorture/locks"
+	"github.com/locktorture/locktorture/report"
+)
+
+// Row is one row of the literature table: what the literature expects of
+// every lock of a class under one fault, with the workload that exposes
+// it. Its Spec is the cell's template: Name is the fault's part of the
+// cell's name ("latency", "kill-immediate"), Lock is empty and Nodes 0
+// takes the lock's quorum (or one node); Derive fills them in.
+type Row struct {
+	// When selects the locks the row is for, by the traits of their
+	// promises: space-separated words, each required, or excluded with a
+	// leading "!" (locks.Promises.Satisfies). "" is every lock.
+	When string
+	Spec
+}
+
+// Literature is the table of expectations: for a class of lock (When)
+// under a fault, the outcome the literature predicts, its source and the
+// promise it rests on. The matrix's rows for the locks this project
+// ships are derived from it (cells uses fromTable), and so are the cells
+// of any registered lock's release gate (CellsFor): one table, not two.
+// A row for a new fault kind or a new class is a line here; nothing else
+// switches on fault or promise names.
+var Literature = []Row{
+	{When: "", Spec: Spec{Name: "none", Expect: report.ExpectSafe, Source: SrcRedis,
+		Why: "no faults: SET NX PX is mutual exclusion", Promise: "mutual exclusion without faults"}},
+	{When: "fence-sound", Spec: Spec{Name: "none", Fencing: true, Expect: report.ExpectSafe, Source: SrcRedis,
+		Why: "no faults", Promise: "mutual exclusion without faults, fencing on"}},
+
+	// Network faults.
+	{When: "quorum", Spec: Spec{Name: "partition", Nemesis: []string{"partition"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis,
+		Why: "two majorities always intersect, whatever the partition", Promise: "quorum: a grant needs a majority, and two majorities intersect"}},
+	{When: "elapsed", Spec: Spec{Name: "latency", Nemesis: []string{"latency"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis,
+		Why: "validity is counted from before the request", Promise: "elapsed from request: the validity is counted from before the request, so a slow reply shortens it"}},
+	{When: "!elapsed", Spec: Spec{Name: "latency", Nemesis: []string{"latency"}, Keys: 1, Hold: 950 * time.Millisecond, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcRedisPy + "; " + SrcRedis,
+		Why: "no validity counted from before the request: a hold that began with a slow reply runs past the key's expiry; the next holder overlaps it if its own reply is faster (the fault healed)"}},
+
+	// Process faults.
+	{When: "single", Spec: Spec{Name: "kill-immediate", Nemesis: []string{"kill"}, Restart: "immediate", Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcRedis,
+		Why: "a node restarted without persistence forgets the lock"}},
+	{When: "quorum", Spec: Spec{Name: "kill-immediate", Nodes: 3, Keys: 1, Nemesis: []string{"kill"}, Restart: "immediate", Hold: 500 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectPossible, Source: SrcRedis + "; " + SrcKleppmann,
+		Why: "a node restarted empty can hand a held lock to a second majority, if the holder had exactly a majority"}},
+	{When: "single persist:delayed-restart", Spec: Spec{Name: "kill-delayed", Nemesis: []string{"kill"}, Restart: "delayed", Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis,
+		Why: "a node that stays down longer than the TTL comes back after every lock it granted expired", Promise: "delayed restarts: a restarted node comes back after every lock it granted expired"}},
+	{When: "quorum persist:delayed-restart", Spec: Spec{Name: "kill-delayed,pause", Nemesis: []string{"kill", "pause"}, Restart: "delayed", Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis,
+		Why: "delayed restarts: a minority down or stopped cannot break the quorum", Promise: "quorum with delayed restarts: a minority down or stopped cannot break it"}},
+
+	// Client pauses (the GC pause): no lock protects the resource
+	// without fencing; a lock whose validity is counted from before the
+	// request still never grants overlapping leases.
+	{When: "elapsed", Spec: Spec{Name: "client-pause", Nemesis: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcAntirez,
+		Why: "a holder paused past its TTL writes after another client", LeasePromise: "lease safety under a client pause: the stalled holder's validity ends before another client is granted the key"}},
+	{When: "!elapsed", Spec: Spec{Name: "client-pause", Nemesis: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcRedisPy,
+		Why: "a paused holder writes late; with no validity its lease outlives the key too"}},
+	{When: "fence-sound", Spec: Spec{Name: "client-pause", Fencing: true, Nemesis: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcKleppmann,
+		Why: "the resource refuses the stale fencing token", Promise: "sound fencing: every token is greater than the last holder's, so the resource refuses a stalled holder's write"}},
+	{When: "fences !fence-sound", Spec: Spec{Name: "client-pause", Fencing: true, Nemesis: []string{"client-pause", "kill"}, Restart: "immediate", Keys: 1, TTL: 500 * time.Millisecond, Hold: 200 * time.Millisecond, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcKleppmann,
+		Why: "the maximum of independent per-node counters is not a fencing token: it need not grow from one holder to the next"}},
+
+	// Clocks: RedLock assumes bounded clock drift.
+	{When: "quorum", Spec: Spec{Name: "clock", Nemesis: []string{"clock"}, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcAntirez,
+		Why: "a wall-clock jump on nodes expires their keys early while the holder's validity runs on"}},
+	{When: "single", Spec: Spec{Name: "clock", Nemesis: []string{"clock"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcKleppmann,
+		Why: "a forward jump expires the key early; a backward one only delays expiry"}},
+
+	// Failover with asynchronous replication.
+	{When: "single topology:failover", Spec: Spec{Name: "failover", Topology: "failover", Nemesis: []string{"failover"}, TTL: 3 * time.Second, Hold: 2500 * time.Millisecond, Interval: 3 * time.Second, MinDuration: 20 * time.Second, Expect: report.ExpectViolation, Source: SrcRedis + "; " + SrcKleppmann,
+		Why: "the replica is promoted without the lock the old primary granted"}},
+}
+
+// SrcDeclared is the source of an expectation a lock sets for itself
+// (locks.Promises.SafeUnder).
+const SrcDeclared = "declared by the lock (locks.Promises.SafeUnder)"
+
+// Derive returns the cells of Literature for the lock called lock with
+// promises p, in the table's order: one for every row whose When p
+// satisfies, named lock[+fencing]/fault. A fault p claims to survive
+// (SafeUnder) is expected safe, whatever the table says of its class,
+// with that claim as the promise.
+func Derive(lock string, p locks.Promises) []Spec {
+	var out []Spec
+	for _, r := range Literature {
+		if !p.Satisfies(r.When) {
+			continue
+		}
+		sp := r.Spec
+		sp.Nemesis = slices.Clone(sp.Nemesis)
+		sp.Lock = lock
+		name := lock
+		if sp.Fencing {
+			name += "+fencing"
+		}
+		sp.Name = name + "/" + r.Name
+		if sp.Nodes == 0 {
+			sp.Nodes = p.Quorum
+		}
+		if sp.Expect != report.ExpectSafe && slices.Contains(p.SafeUnder, r.Name) {
+			sp.Expect, sp.Source = report.ExpectSafe, SrcDeclared
+			sp.Why = fmt.Sprintf("the lock declares it survives %s (the literature expects %s of its class: %s)", r.Name, r.Expect, r.Why)
+			sp.Promise, sp.LeasePromise = "safe under "+r.Name+" (declared)", ""
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+// CellsFor returns the cells of the release gate of the lock called lock:
+// the rows of Literature for its declared promises (Derive), then every
+// other cell of the matrix that names it (a control, a mutant's bug, a
+// cell added before its row), in the matrix's order.
+func CellsFor(lock string) ([]Spec, locks.Promises, error) {
+	spec, err := locks.Lookup(lock)
+	if err != nil {
+		return nil, locks.Promises{}, err
+	}
+	p, err := locks.DeclaredPromises(spec)
+	if err != nil {
+		return nil, locks.Promises{}, err
+	}
+	out := Derive(lock, p)
+	for _, c := range cells {
+		if c.Lock == lock && !slices.ContainsFunc(out, func(d Spec) bool { return d.Name == c.Name }) {
+			out = append(out, c)
+		}
+	}
+	for i := range out {
+		out[i].Quick = false // the gate runs every cell it derives
+	}
+	return out, p, nil
+}
+
+// fromTable is the matrix cell called name ("lock[+fencing]/fault"),
+// derived from Literature for the lock's declared promises, in the
+// release gate's quick profile when quick is set. It panics when the
+// table has no such row for the lock: the cell list is a literal, and
+// every test of the package fails at once.
+func fromTable(name string, quick bool) Spec {
+	lock, _, _ := strings.Cut(name, "/")
+	lock, _, _ = strings.Cut(lock, "+")
+	spec, err := locks.Lookup(lock)
+	if err != nil {
+		panic(fmt.Sprintf("matrix: cell %s: %v", name, err))
+	}
+	p, err := locks.DeclaredPromises(spec)
+	if err != nil {
+		panic(fmt.Sprintf("matrix: cell %s: %v", name, err))
+	}
+	for _, sp := range Derive(lock, p) {
+		if sp.Name == name {
+			sp.Quick = quick
+			return sp
+		}
+	}
+	panic(fmt.Sprintf("matrix: cell %s: no row of Literature for %s's promises (%s)", name, lock, p))
+}

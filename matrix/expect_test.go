@@ -1,0 +1,102 @@
+package matrix
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/locktorture/locktorture/locks"
+	"github.com/locktorture/locktorture/report"
+)
+
+// TestCellsForIsTheMatrix: the release gate of every lock the matrix
+// tortures (but the mutants) runs exactly that lock's matrix cells, with
+// the same workload and expectation: one table, not two. A mutant's gate
+// expects what it claims, so its bug fails it; its matrix cells expect
+// the bug.
+func TestCellsForIsTheMatrix(t *testing.T) {
+	byLock := map[string][]string{}
+	for _, sp := range Cells(false) {
+		if s, _ := locks.Lookup(sp.Lock); s.Mutant {
+			continue
+		}
+		sp.Quick = false
+		byLock[sp.Lock] = append(byLock[sp.Lock], goldenLine(sp))
+	}
+	for lock, want := range byLock {
+		specs, _, err := CellsFor(lock)
+		if err != nil {
+			t.Fatalf("%s: %v", lock, err)
+		}
+		var got []string
+		for _, sp := range specs {
+			got = append(got, goldenLine(sp))
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: the gate's cells\n%q\ndiffer from the matrix's\n%q", lock, got, want)
+		}
+	}
+}
+
+// TestDerive: a lock's class selects the table's rows; what a lock
+// claims beyond its class is expected safe, with the claim as the promise.
+func TestDerive(t *testing.T) {
+	names := func(specs []Spec) []string {
+		var n []string
+		for _, sp := range specs {
+			n = append(n, sp.Name)
+		}
+		return n
+	}
+	single := Derive("mine", locks.Promises{ElapsedFromRequest: true})
+	if want := []string{"mine/none", "mine/latency", "mine/kill-immediate", "mine/client-pause", "mine/clock"}; !slices.Equal(names(single), want) {
+		t.Fatalf("a single-instance lock's cells %v, want %v", names(single), want)
+	}
+	quorum := Derive("q", locks.Promises{Quorum: 7, ElapsedFromRequest: true, Persistence: locks.PersistDelayedRestart})
+	for _, sp := range quorum {
+		if sp.Name == "q/kill-immediate" && sp.Nodes != 3 || sp.Name != "q/kill-immediate" && sp.Nodes != 7 {
+			t.Errorf("%s runs on %d nodes", sp.Name, sp.Nodes)
+		}
+	}
+	if !slices.Contains(names(quorum), "q/partition") || !slices.Contains(names(quorum), "q/kill-delayed,pause") {
+		t.Errorf("a quorum lock with delayed restarts lacks a cell: %v", names(quorum))
+	}
+	liar := Derive("liar", locks.Promises{ElapsedFromRequest: true, SafeUnder: []string{"client-pause"}})
+	for _, sp := range liar {
+		if sp.Name != "liar/client-pause" {
+			continue
+		}
+		if sp.Expect != report.ExpectSafe || sp.Promise != "safe under client-pause (declared)" || sp.Source != SrcDeclared {
+			t.Fatalf("a declared claim: %+v", sp)
+		}
+		return
+	}
+	t.Fatalf("no client-pause cell: %v", names(liar))
+}
+
+// TestLiteratureRows: every row has an expectation with its source and
+// reason, every expected-safe row names the promise it rests on, and no
+// lock the matrix knows gets one cell name twice.
+func TestLiteratureRows(t *testing.T) {
+	for i, r := range Literature {
+		if r.Name == "" || r.Lock != "" || r.Expect == "" || r.Source == "" || r.Why == "" {
+			t.Errorf("row %d (%s, %q) lacks a name, expectation, source or reason, or names a lock", i, r.Name, r.When)
+		}
+		if r.Expect == report.ExpectSafe && r.Promise == "" {
+			t.Errorf("row %d (%s, %q) expects safe but names no promise", i, r.Name, r.When)
+		}
+	}
+	for _, s := range locks.Specs() {
+		if s.Promises == nil {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, sp := range Derive(s.Name, *s.Promises) {
+			if seen[sp.Name] {
+				t.Errorf("%s: two rows give cell %s", s.Name, sp.Name)
+			}
+			seen[sp.Name] = true
+		}
+	}
+}
