@@ -52,7 +52,7 @@ type checkRow struct {
 func checkChild(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("check-one", flag.ContinueOnError)
 	path := fs.String("hist", "", "history file")
-	mode := fs.String("mode", "stream", "stream, in-memory, or run (what torture run does after the run: the analysis in one streamed pass, then report.html and the explanations from it)")
+	mode := fs.String("mode", "stream", "stream, in-memory, analyze (the analysis alone) or run (what torture run does after the run: the analysis in one streamed pass, then report.html and the explanations from it)")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the check here")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -120,7 +120,7 @@ func checkChild(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-	case "run":
+	case "analyze", "run":
 		f, err := os.Open(*path)
 		if err != nil {
 			return err
@@ -131,6 +131,10 @@ func checkChild(args []string, stdout io.Writer) error {
 			return err
 		}
 		res = a.Result
+		if *mode == "analyze" {
+			runtime.KeepAlive(a)
+			break
+		}
 		dir, err := os.MkdirTemp("", "bench-report")
 		if err != nil {
 			return err
