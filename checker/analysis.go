@@ -30,18 +30,62 @@ type Analysis struct {
 	// Reported: some completion carries per-node evidence.
 	Reported bool `json:"reported"`
 
-	d     *scanned // what the checks kept: holds, sections, attempts
-	procs []int    // the clients, sorted
+	d     *scanned  // what the checks kept: holds, sections, attempts
+	procs []int     // the clients, sorted
+	acqs  []Acquire // Acquires, once computed
 }
 
-// KeyEvidence is what a key's leases, sections and nodes did.
+// KeyEvidence is what a key's leases and nodes did.
 type KeyEvidence struct {
-	// Leases are the acquires that returned ok, by the time of the ok.
-	Leases []Lease `json:"leases,omitempty"`
-	// Sections are the critical sections that returned ok, by call.
-	Sections []OKSection `json:"sections,omitempty"`
 	// Nodes are the node observations of the key, by time.
 	Nodes []NodeObservation `json:"nodes,omitempty"`
+	// leases are the acquires that returned ok, by the time of the ok,
+	// kept small (Leases expands them): a long history has hundreds of
+	// thousands.
+	leases []leaseRec
+}
+
+// leaseRec is a Lease as kept.
+type leaseRec struct {
+	token                                string
+	invoked, start, validUntil, released int64
+	granted                              uint64 // the granting nodes 0–63
+	process                              int32
+	reported                             bool // granted was reported
+	more                                 *leaseMore
+}
+
+// leaseMore is what few leases have.
+type leaseMore struct {
+	extends []Extend
+	big     []int // granting nodes ≥ 64
+}
+
+// Leases returns the key's acquires that returned ok, by the time of the
+// ok.
+func (ke *KeyEvidence) Leases() []Lease {
+	out := make([]Lease, len(ke.leases))
+	for i := range ke.leases {
+		out[i] = ke.leases[i].lease()
+	}
+	return out
+}
+
+func (r *leaseRec) lease() Lease {
+	l := Lease{Process: int(r.process), Token: r.token, Invoked: r.invoked, Start: r.start, ValidUntil: r.validUntil, Released: r.released}
+	if r.reported {
+		l.Granted = []int{}
+		for i := range 64 {
+			if r.granted&(1<<i) != 0 {
+				l.Granted = append(l.Granted, i)
+			}
+		}
+	}
+	if r.more != nil {
+		l.Extends = r.more.extends
+		l.Granted = append(l.Granted, r.more.big...)
+	}
+	return l
 }
 
 // Lease is one acquire that returned ok and what became of it.
@@ -92,6 +136,7 @@ type LostUpdate struct {
 	// A completed first, B second; At is B's return.
 	A, B OKSection `json:"-"`
 	At   int64     `json:"at"`
+	a, b section
 }
 
 // Lease returns the lease of key with token, and whether there is one.
@@ -100,12 +145,42 @@ func (a *Analysis) Lease(key, token string) (Lease, bool) {
 	if ke == nil {
 		return Lease{}, false
 	}
-	for _, l := range ke.Leases {
-		if l.Token == token {
-			return l, true
+	for i := range ke.leases {
+		if ke.leases[i].token == token {
+			return ke.leases[i].lease(), true
 		}
 	}
 	return Lease{}, false
+}
+
+// Sections returns the ok critical sections of key, by call.
+func (a *Analysis) Sections(key string) []OKSection {
+	if a.d == nil || a.d.keys[key] == nil {
+		return nil
+	}
+	var out []OKSection
+	for _, s := range a.d.keys[key].sections {
+		if s.kind == sectionOK {
+			out = append(out, a.okSection(key, s))
+		}
+	}
+	return out
+}
+
+// okSection is s with the token of its lease: the last lease of its
+// process on key granted before the section began (a process does one
+// thing at a time, so its section runs inside its lease).
+func (a *Analysis) okSection(key string, s section) OKSection {
+	o := OKSection{Process: s.process, Call: s.call, Return: s.ret, Read: s.read}
+	if ke := a.Keys[key]; ke != nil {
+		for i := len(ke.leases) - 1; i >= 0; i-- {
+			if r := &ke.leases[i]; int(r.process) == s.process && r.start <= s.call {
+				o.Token = r.token
+				break
+			}
+		}
+	}
+	return o
 }
 
 // Analyze checks events and derives their Analysis in the same pass.
@@ -185,14 +260,14 @@ func (an *collector) analysis(r Result, d *scanned) Analysis {
 		a.procs = append(a.procs, p)
 	}
 	slices.Sort(a.procs)
-	for k, ke := range an.keys {
-		slices.SortStableFunc(ke.Leases, func(x, y Lease) int { return cmp.Compare(x.Start, y.Start) })
-		slices.SortStableFunc(ke.Sections, func(x, y OKSection) int { return cmp.Compare(x.Call, y.Call) })
+	for _, ke := range an.keys {
+		slices.SortStableFunc(ke.leases, func(x, y leaseRec) int { return cmp.Compare(x.start, y.start) })
 		slices.SortStableFunc(ke.Nodes, func(x, y NodeObservation) int { return cmp.Compare(x.Time, y.Time) })
-		if slices.Contains(r.ResourceFailedKeys, k) {
-			if lu, ok := lostUpdate(k, ke.Sections); ok {
-				a.LostUpdates = append(a.LostUpdates, lu)
-			}
+	}
+	for _, k := range r.ResourceFailedKeys {
+		if lu, ok := lostUpdate(k, d.keys[k].sections); ok {
+			lu.A, lu.B = a.okSection(k, lu.a), a.okSection(k, lu.b)
+			a.LostUpdates = append(a.LostUpdates, lu)
 		}
 	}
 	slices.SortFunc(a.LostUpdates, func(x, y LostUpdate) int { return cmp.Compare(x.At, y.At) })
@@ -235,12 +310,13 @@ type Acquire struct {
 	OK              bool
 }
 
-// Acquires returns every acquire that completed, by return time.
+// Acquires returns every acquire that completed, by return time. The
+// slice is computed once and shared: do not modify it.
 func (a *Analysis) Acquires() []Acquire {
-	if a.d == nil {
-		return nil
+	if a.d == nil || a.acqs != nil {
+		return a.acqs
 	}
-	var out []Acquire
+	out := []Acquire{}
 	for _, kd := range a.d.keys {
 		for _, at := range kd.attempts {
 			if at.ret != math.MaxInt64 {
@@ -249,6 +325,7 @@ func (a *Analysis) Acquires() []Acquire {
 		}
 	}
 	slices.SortFunc(out, func(x, y Acquire) int { return cmp.Compare(x.Return, y.Return) })
+	a.acqs = out
 	return out
 }
 
@@ -278,15 +355,20 @@ func (a *Analysis) Visualize(w io.Writer, key, which string, opts Options) error
 
 // lostUpdate finds, among a key's ok sections, the first (by return)
 // that read a value an earlier-returned one read; as firstLostUpdate.
-func lostUpdate(key string, secs []OKSection) (LostUpdate, bool) {
-	oks := slices.Clone(secs)
-	slices.SortStableFunc(oks, func(a, b OKSection) int { return cmp.Compare(a.Return, b.Return) })
+func lostUpdate(key string, secs []section) (LostUpdate, bool) {
+	var oks []section
+	for _, s := range secs {
+		if s.kind == sectionOK {
+			oks = append(oks, s)
+		}
+	}
+	slices.SortStableFunc(oks, func(a, b section) int { return cmp.Compare(a.ret, b.ret) })
 	seen := make(map[int64]int, len(oks))
 	for i, s := range oks {
-		if j, ok := seen[s.Read]; ok {
-			return LostUpdate{Key: key, A: oks[j], B: s, At: s.Return}, true
+		if j, ok := seen[s.read]; ok {
+			return LostUpdate{Key: key, a: oks[j], b: s, At: s.ret}, true
 		}
-		seen[s.Read] = i
+		seen[s.read] = i
 	}
 	return LostUpdate{}, false
 }
@@ -313,12 +395,12 @@ func (c *collector) key(k string) *KeyEvidence {
 	return ke
 }
 
-func (c *collector) lease(key, token string) *Lease {
+func (c *collector) lease(key, token string) *leaseRec {
 	i, ok := c.open[key+"\x00"+token]
 	if !ok {
 		return nil
 	}
-	return &c.keys[key].Leases[i]
+	return &c.keys[key].leases[i]
 }
 
 func granted(n *history.Nodes) []int {
@@ -342,28 +424,38 @@ func (c *collector) node(e *history.Event) {
 func (c *collector) acquired(p int, e *history.Event, token string, invoked int64) {
 	c.reported = c.reported || e.Nodes != nil
 	ke := c.key(e.Key)
-	c.open[e.Key+"\x00"+token] = len(ke.Leases)
-	ke.Leases = append(ke.Leases, Lease{Process: p, Token: token, Invoked: invoked, Start: e.Time, ValidUntil: e.ValidUntil, Granted: granted(e.Nodes)})
+	c.open[e.Key+"\x00"+token] = len(ke.leases)
+	r := leaseRec{token: token, invoked: invoked, start: e.Time, validUntil: e.ValidUntil, process: int32(p), reported: e.Nodes != nil}
+	if e.Nodes != nil {
+		for _, n := range e.Nodes.Granted {
+			if n < 64 {
+				r.granted |= 1 << n
+				continue
+			}
+			if r.more == nil {
+				r.more = &leaseMore{}
+			}
+			r.more.big = append(r.more.big, n)
+		}
+	}
+	ke.leases = append(ke.leases, r)
 }
 
 // extended takes an extend's completion.
 func (c *collector) extended(e *history.Event, token string, invoked int64) {
 	c.reported = c.reported || e.Nodes != nil
 	if l := c.lease(e.Key, token); l != nil {
-		l.Extends = append(l.Extends, Extend{Invoked: invoked, Completed: e.Time, Type: e.Type, ValidUntil: e.ValidUntil, Granted: granted(e.Nodes)})
+		if l.more == nil {
+			l.more = &leaseMore{}
+		}
+		l.more.extends = append(l.more.extends, Extend{Invoked: invoked, Completed: e.Time, Type: e.Type, ValidUntil: e.ValidUntil, Granted: granted(e.Nodes)})
 	}
 }
 
 // released takes a release's invoke.
 func (c *collector) released(e *history.Event) {
-	if l := c.lease(e.Key, e.Token); l != nil && l.Released == 0 {
-		l.Released = max(e.Time, 1)
+	if l := c.lease(e.Key, e.Token); l != nil && l.released == 0 {
+		l.released = max(e.Time, 1)
 		delete(c.open, e.Key+"\x00"+e.Token) // a lease does nothing after its release
 	}
-}
-
-// section takes an ok section.
-func (c *collector) section(p int, key, token string, call, ret, read int64) {
-	ke := c.key(key)
-	ke.Sections = append(ke.Sections, OKSection{Process: p, Token: token, Call: call, Return: ret, Read: read})
 }

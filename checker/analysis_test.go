@@ -43,12 +43,12 @@ func TestAnalyze(t *testing.T) {
 		t.Errorf("observed %v, reported %v; want both", a.Observed, a.Reported)
 	}
 	ke := a.Keys["k1"]
-	if ke == nil || len(ke.Leases) != 2 || len(ke.Sections) != 2 || len(ke.Nodes) != 8 {
+	if ke == nil || len(ke.Leases()) != 2 || len(a.Sections("k1")) != 2 || len(ke.Nodes) != 8 {
 		t.Fatalf("k1: %+v", ke)
 	}
 	want := Lease{Process: 0, Token: "aaaaaaaa11", Invoked: 100e6, Start: 110e6, ValidUntil: 3000e6, Granted: []int{0, 1}, Released: 2600e6}
-	if !reflect.DeepEqual(ke.Leases[0], want) {
-		t.Errorf("lease 0: %+v, want %+v", ke.Leases[0], want)
+	if !reflect.DeepEqual(ke.Leases()[0], want) {
+		t.Errorf("lease 0: %+v, want %+v", ke.Leases()[0], want)
 	}
 	if l, ok := a.Lease("k1", "bbbbbbbb22"); !ok || l.Process != 1 || !reflect.DeepEqual(l.Granted, []int{1, 2}) {
 		t.Errorf("Lease(k1, bbbbbbbb22) = %+v, %v", l, ok)

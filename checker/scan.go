@@ -270,9 +270,6 @@ func (s *scanner) add(e *history.Event) error {
 				return malformed(idx, e.Time, "section ok of process %d read %d but wrote %d, not %d", p, *e.Read, *e.Wrote, *e.Read+1)
 			}
 			sec.kind, sec.read = sectionOK, *e.Read
-			if s.an != nil {
-				s.an.section(p, e.Key, token, op.t, e.Time, *e.Read)
-			}
 			if s.watch != nil {
 				s.watch.read(idx, e)
 			}

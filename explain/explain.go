@@ -288,7 +288,7 @@ func cause(a *checker.Analysis, fs []fault, ke *checker.KeyEvidence, la, lb chec
 
 	best := finding{cause: Unknown, node: -1, text: "The evidence names no cause."}
 	for _, n := range common {
-		f := nodeCause(a, fs, obs, n, la, lb)
+		f := nodeCause(fs, ke, obs, n, la, lb)
 		if rank(f.cause) > rank(best.cause) {
 			best = f
 		}
@@ -314,7 +314,7 @@ func cause(a *checker.Analysis, fs []fault, ke *checker.KeyEvidence, la, lb chec
 // an expiry or eviction (during a clock fault on n: a clock jump); a del
 // that was not la's release; else a kill or failover fault; else two sets
 // (la's and lb's) with nothing removed between them.
-func nodeCause(a *checker.Analysis, fs []fault, obs []checker.NodeObservation, n int, la, lb checker.Lease) finding {
+func nodeCause(fs []fault, ke *checker.KeyEvidence, obs []checker.NodeObservation, n int, la, lb checker.Lease) finding {
 	name := NodeName(n)
 	valid := validity(la)
 	const lag = 50e6
@@ -379,7 +379,7 @@ func nodeCause(a *checker.Analysis, fs []fault, obs []checker.NodeObservation, n
 	}
 	if deleted != nil {
 		text := fmt.Sprintf("%s deleted the key at %s, while P%d held it and had not released it.", name, Secs(deleted.Time), la.Process)
-		if p, ok := releaser(a, la, deleted.Time); ok {
+		if p, ok := releaser(ke, la, deleted.Time); ok {
 			text += fmt.Sprintf(" P%d had invoked a release of its own lease %s before.", p.Process, Short(p.Token))
 		}
 		return finding{cause: LockLogic, node: n, text: text}
@@ -413,12 +413,13 @@ func setBetween(obs []checker.NodeObservation, n int, from, to int64) bool {
 
 // releaser returns another lease of the key whose release was invoked in
 // the half second before t (a release that deleted la's key).
-func releaser(a *checker.Analysis, la checker.Lease, t int64) (checker.Lease, bool) {
-	for _, ke := range a.Keys {
-		for _, l := range ke.Leases {
-			if l.Token != la.Token && l.Released != 0 && l.Released <= t && t-l.Released < 5e8 && l.Start < la.Start {
-				return l, true
-			}
+func releaser(ke *checker.KeyEvidence, la checker.Lease, t int64) (checker.Lease, bool) {
+	if ke == nil {
+		return checker.Lease{}, false
+	}
+	for _, l := range ke.Leases() {
+		if l.Token != la.Token && l.Released != 0 && l.Released <= t && t-l.Released < 5e8 && l.Start < la.Start {
+			return l, true
 		}
 	}
 	return checker.Lease{}, false

@@ -218,7 +218,11 @@ func timelineBars(holds map[string][]checker.Hold) ([]bar, []string) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	var bars []bar
+	n := 0
+	for _, hs := range holds {
+		n += len(hs)
+	}
+	bars := make([]bar, 0, n)
 	for _, k := range keys {
 		hs := holds[k] // sorted by Start then End
 		// Groups of holds connected by overlaps: a hold starting before
@@ -250,10 +254,9 @@ func timelineBars(holds map[string][]checker.Hold) ([]bar, []string) {
 var mergeGaps = []float64{1, 2, 4, 8, 16}
 
 // mergeBars merges bars of one process, key and overlap status that are
-// less than gap apart; bars must be sorted by process, key, overlap and
-// start.
-func mergeBars(sorted []bar, gap float64) []bar {
-	var merged []bar
+// less than gap apart, appending to merged (its length 0: a buffer to
+// reuse); bars must be sorted by process, key, overlap and start.
+func mergeBars(merged, sorted []bar, gap float64) []bar {
 	for _, b := range sorted {
 		if n := len(merged); n > 0 {
 			m := &merged[n-1]
@@ -273,13 +276,14 @@ func mergeBars(sorted []bar, gap float64) []bar {
 // apart (pixel is the time one pixel stands for), the smallest gap that
 // is enough; failing that, by keeping every overlapping bar and an even
 // sample of the others. It returns the bars and a sentence saying what
-// was done ("" if nothing).
+// was done ("" if nothing). It sorts bars in place: a long history has
+// hundreds of thousands.
 func boundBars(bars []bar, limit int, pixel float64) ([]bar, string) {
 	total := len(bars)
 	if total <= limit {
 		return bars, ""
 	}
-	sorted := slices.Clone(bars)
+	sorted := bars
 	sort.SliceStable(sorted, func(i, j int) bool {
 		a, b := sorted[i], sorted[j]
 		if a.process != b.process {
@@ -297,7 +301,7 @@ func boundBars(bars []bar, limit int, pixel float64) ([]bar, string) {
 	var gap float64
 	for _, px := range mergeGaps {
 		gap = px
-		merged = mergeBars(sorted, px*pixel)
+		merged = mergeBars(merged[:0], sorted, px*pixel)
 		if len(merged) <= limit {
 			break
 		}
@@ -479,22 +483,9 @@ func Timeline(a *checker.Analysis) string {
 	return d.close()
 }
 
-// acquireSample is one completed acquire.
-type acquireSample struct {
-	ret     int64
-	latency int64
-	ok      bool
-}
 
 // completedAcquires are the acquires of a that completed.
-func completedAcquires(a *checker.Analysis) []acquireSample {
-	acqs := a.Acquires()
-	out := make([]acquireSample, len(acqs))
-	for i, q := range acqs {
-		out[i] = acquireSample{ret: q.Return, latency: q.Latency, ok: q.OK}
-	}
-	return out
-}
+func completedAcquires(a *checker.Analysis) []checker.Acquire { return a.Acquires() }
 
 // bucketWidth picks the width of the plots' buckets: one second for runs
 // of 10 s to 2 min, the smallest of 1, 2 and 5 times a power of ten
@@ -521,7 +512,7 @@ type bucket struct {
 // buckets cuts the span of sc into buckets of width w starting at sc.t0,
 // the last widened to the end when less than half a bucket would be
 // left, and assigns each completed acquire to the bucket of its return.
-func buckets(sc timeScale, w int64, samples []acquireSample) []bucket {
+func buckets(sc timeScale, w int64, samples []checker.Acquire) []bucket {
 	var bs []bucket
 	for t := sc.t0; t < sc.t1; t += w {
 		end := min(t+w, sc.t1)
@@ -532,13 +523,13 @@ func buckets(sc timeScale, w int64, samples []acquireSample) []bucket {
 		bs = append(bs, bucket{start: t, end: end})
 	}
 	for _, s := range samples {
-		i := sort.Search(len(bs), func(i int) bool { return bs[i].end > s.ret })
+		i := sort.Search(len(bs), func(i int) bool { return bs[i].end > s.Return })
 		if i == len(bs) {
 			i = len(bs) - 1 // the last instant belongs to the last bucket
 		}
-		if s.ok {
+		if s.OK {
 			bs[i].ok++
-			bs[i].latencies = append(bs[i].latencies, s.latency)
+			bs[i].latencies = append(bs[i].latencies, s.Latency)
 		} else {
 			bs[i].notOK++
 		}
