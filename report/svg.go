@@ -483,7 +483,6 @@ func Timeline(a *checker.Analysis) string {
 	return d.close()
 }
 
-
 // completedAcquires are the acquires of a that completed.
 func completedAcquires(a *checker.Analysis) []checker.Acquire { return a.Acquires() }
 
