@@ -42,6 +42,11 @@ type Options struct {
 	// then resource), shared by all keys of that model. A key not checked
 	// within it is Unknown. Zero or negative means DefaultTimeout (60s).
 	Timeout time.Duration
+	// LivenessBound is how long a key may stay free yet unacquired, under
+	// no fault, before liveness is stuck. Zero or
+	// negative means DefaultLivenessFactor (3) × the longest validity an
+	// acquire was granted in the history (about the TTL).
+	LivenessBound time.Duration
 	// Timings, when not nil, receives how long each phase of the check
 	// took. Default nil.
 	Timings *Timings
@@ -60,7 +65,8 @@ const maxReportedOverlaps = 100
 
 // Result is what Check found.
 type Result struct {
-	// Lease is the lease-safety verdict: no two holds of one key overlap.
+	// Lease is the lease-safety verdict: no two holds of one key overlap,
+	// and the fencing tokens of a key's holds increase in grant order.
 	Lease Verdict `json:"lease"`
 	// Resource is the resource-safety verdict: the critical sections on
 	// each key's counter never lost an update.
@@ -90,6 +96,11 @@ type Result struct {
 	// same value (only a hand-written history can: the harness's store
 	// hands out only values that were written).
 	FirstResourceViolation *int64 `json:"first_resource_violation,omitempty"`
+	// FenceViolations are the holds whose fencing token did not increase
+	// in grant order (see FenceViolation), earliest first, at most 100;
+	// FenceViolationCount has the full count. Any makes Lease Invalid.
+	FenceViolations     []FenceViolation `json:"fence_violations,omitempty"`
+	FenceViolationCount int              `json:"fence_violation_count,omitempty"`
 	// LeaseFailedKeys are the keys porcupine's lease model rejected,
 	// sorted.
 	LeaseFailedKeys []string `json:"lease_failed_keys,omitempty"`
@@ -106,6 +117,13 @@ type Result struct {
 	// independent sweep disagree on some key. That is a bug in the
 	// checker; Lease is then Unknown.
 	Disagreement string `json:"disagreement,omitempty"`
+	// Liveness is the liveness verdict (see Liveness), LivenessReason why
+	// it is unknown or what was stuck, Stuck the longest stuck stretch,
+	// LivenessBound the bound it was judged against.
+	Liveness       Liveness      `json:"liveness"`
+	LivenessReason string        `json:"liveness_reason,omitempty"`
+	Stuck          *Stuck        `json:"stuck,omitempty"`
+	LivenessBound  time.Duration `json:"liveness_bound_ns,omitempty"`
 	// Stats are liveness and latency figures from the same history.
 	Stats Stats `json:"stats"`
 }
@@ -128,7 +146,9 @@ const (
 	OutcomeUnknown Outcome = "unknown"
 )
 
-// Outcome folds the lease and resource verdicts (see Fold).
+// Outcome folds the lease and resource verdicts (see Fold). Liveness
+// does not count: a run states no liveness expectation, and a matrix cell
+// that does judges it by its own.
 func (r Result) Outcome() Outcome { return Fold(r.Lease, r.Resource) }
 
 // Fold folds a lease and a resource verdict into an Outcome: a violation
@@ -204,6 +224,24 @@ func check(d *scanned, opts Options) Result {
 		}
 		r.LeaseViolations = all
 	}
+	// Fence order: a lease's fencing token is part of what the lock
+	// promises, so a token that does not increase is a lease violation
+	// (unless the checker disagrees with itself: that stays Unknown).
+	var fences []FenceViolation
+	for _, k := range keys {
+		fences = append(fences, fenceOrder(d.keys[k].holds)...)
+	}
+	if len(fences) > 0 {
+		sort.SliceStable(fences, func(i, j int) bool { return fences[i].B.Start < fences[j].B.Start })
+		r.FenceViolationCount = len(fences)
+		if first := fences[0].B.Start; r.FirstLeaseViolation == nil || first < *r.FirstLeaseViolation {
+			r.FirstLeaseViolation = &first
+		}
+		r.FenceViolations = fences[:min(len(fences), maxReportedOverlaps)]
+		if r.Disagreement == "" {
+			r.Lease = Invalid
+		}
+	}
 	since(&tm.Sweep)
 
 	// Resource: porcupine per key.
@@ -234,6 +272,7 @@ func check(d *scanned, opts Options) Result {
 
 	lap = time.Now()
 	r.Stats = d.stats(keys)
+	r.Liveness, r.LivenessReason, r.Stuck, r.LivenessBound = d.liveness(keys, opts.LivenessBound)
 	since(&tm.Stats)
 
 	// Say why a verdict is unknown. A verdict about nothing is never

@@ -81,17 +81,25 @@ func TestCheckClaims(t *testing.T) {
 			Acquire(0, k, "a", 0, 10, 50).Extend(0, k, "a", 40, 42, 150).Release(0, k, "a", 90, 95).
 			Acquire(1, k, "b", 20, 100, 300),
 			Valid, Unknown},
-		{"extend invoked after validity does not extend", new(hist).
+		{"extend invoked after validity starts a new hold at its ok", new(hist).
 			Acquire(0, k, "a", 0, 10, 50).Extend(0, k, "a", 60, 62, 200).
 			Acquire(1, k, "b", 20, 100, 300),
+			Invalid, Unknown},
+		{"late extend ok after another's hold ended overlaps nothing", new(hist).
+			Acquire(0, k, "a", 0, 10, 50).Acquire(1, k, "b", 20, 55, 300).Release(1, k, "b", 58, 59).
+			Extend(0, k, "a", 60, 62, 200),
 			Valid, Unknown},
 		{"extend invoked just before validity extends", new(hist).
 			Acquire(0, k, "a", 0, 10, 50).Extend(0, k, "a", 49, 62, 200).
 			Acquire(1, k, "b", 20, 100, 300),
 			Invalid, Unknown},
-		{"extend invoked exactly at validity does not extend", new(hist).
+		{"extend invoked exactly at validity is late", new(hist).
 			Acquire(0, k, "a", 0, 10, 50).Extend(0, k, "a", 50, 62, 200).
-			Acquire(1, k, "b", 20, 100, 300),
+			Acquire(1, k, "b", 20, 100, 110),
+			Invalid, Unknown},
+		{"late extend's new hold starts at its ok, not its invoke", new(hist).
+			Acquire(0, k, "a", 0, 10, 50).Extend(0, k, "a", 50, 62, 200).
+			Acquire(1, k, "b", 20, 55, 62),
 			Valid, Unknown},
 		{"extend of another token does not extend", new(hist).
 			Acquire(0, k, "a", 0, 10, 50).Extend(0, k, "zz", 40, 42, 200).
@@ -251,7 +259,8 @@ func TestHolds(t *testing.T) {
 		{"validity ends a hold never released", new(hist).Acquire(0, k, "a", 0, 10, 30), []span{{10, 30}}},
 		{"extend moves the validity", new(hist).Acquire(0, k, "a", 0, 10, 30).Extend(0, k, "a", 20, 25, 80), []span{{10, 80}}},
 		{"extends chain", new(hist).Acquire(0, k, "a", 0, 10, 30).Extend(0, k, "a", 20, 25, 80).Extend(0, k, "a", 70, 75, 120).Release(0, k, "a", 100, 101), []span{{10, 100}}},
-		{"late extend does not move it", new(hist).Acquire(0, k, "a", 0, 10, 30).Extend(0, k, "a", 31, 35, 80).Extend(0, k, "a", 40, 45, 120), []span{{10, 30}}},
+		{"late extend starts a new hold at its ok", new(hist).Acquire(0, k, "a", 0, 10, 30).Extend(0, k, "a", 31, 35, 80).Extend(0, k, "a", 40, 45, 120), []span{{10, 30}, {35, 120}}},
+		{"late extend that returns after its new validity holds nothing", new(hist).Acquire(0, k, "a", 0, 10, 30).Extend(0, k, "a", 31, 35, 33), []span{{10, 30}}},
 		{"extend may shorten it", new(hist).Acquire(0, k, "a", 0, 10, 100).Extend(0, k, "a", 20, 25, 60), []span{{10, 60}}},
 		{"release without token ends the process's hold", new(hist).Acquire(0, k, "a", 0, 10, 100).Release(0, k, "", 40, 45), []span{{10, 40}}},
 		{"release of another process does not end it", new(hist).Acquire(0, k, "a", 0, 10, 100).Release(1, k, "a", 40, 45), []span{{10, 100}}},

@@ -18,12 +18,34 @@
 // acquire's ok until the earlier of the Time of the invoke of its next
 // release of that token and its validity. The validity is the acquire
 // ok's ValidUntil, replaced by the ValidUntil of an extend ok of that
-// token if the extend was invoked before the current validity; an extend
-// invoked later does not count, the hold having already ended. An acquire
+// token if the extend was invoked before the current validity.
+//
+// Late extends. An extend invoked at or after the current validity finds
+// the hold already ended there. If it returns ok all the same, the client
+// goes on as the holder on the strength of it (it may write), so its ok
+// starts a new hold of the same token and fence, from the Time of the ok
+// until the extend's ValidUntil. A correct lock may grant such an extend
+// only while its own key is still set (the drift allowance keeps the key
+// a little longer than the validity), and then no one else held the key
+// in between and the new hold overlaps nothing. A lock that renews a
+// lapsed lease without checking the token (a bare PEXPIRE), or that
+// renews or revives another client's key, gives a hold that overlaps
+// that client's: a lease violation. A late extend that fails or whose
+// outcome is unknown starts nothing. [Stats.LateExtends] counts the late
+// extends that returned ok. An
 // that failed, whose outcome is unknown (info) or that never completed
 // creates no hold: the client does not believe it holds the lock. Two holds
 // of one key overlap when one starts strictly before the other ends;
 // holds that touch (one ends at t, the next starts at t) do not.
+//
+// Fence order (Jepsen's fenced-mutex check). Where holds carry fencing
+// tokens, the tokens of a key's holds, taken in grant order (by Start:
+// holds that do not overlap were granted in that order), must strictly
+// increase; a hold whose token is not greater than the highest granted
+// before it is a [FenceViolation], reported with both holds, and makes
+// the lease verdict Invalid: the token is part of what the lock hands
+// out. A late extend's new hold of the same lease is the same grant.
+// Holds without a token are not judged.
 //
 // Porcupine checks a mutex model in which each hold is a "lock" at its
 // Start and an "unlock" at its End, both instantaneous; the sweep sorts
@@ -85,11 +107,27 @@
 // which no verdict depends on), and the pairs of sections that lost an
 // update. Package explain and the report read it, never the raw events.
 //
+// # Liveness
+//
+// [Result.Liveness] is [LivenessOK], [LivenessStuck] or [LivenessUnknown].
+// A key is stuck when it stayed free (no hold, as the history shows it)
+// yet unacquired, while acquires on it were in progress, for longer than
+// a bound ([Options.LivenessBound]; by default [DefaultLivenessFactor] ×
+// the longest validity an acquire was granted, about 3 × TTL), counting
+// only the time under no fault: a fault may keep a key unacquirable, and
+// the lock must recover in the quiet time after it. A key that many
+// clients contend for can also be unacquirable for a while without any
+// fault (RedLock's split votes): that is reported too. [Result.Stuck]
+// gives the key, the interval and the last holder. Unknown means nothing to judge: no acquire, no bound, or a
+// history shorter than the bound. [Stats.FaultAvailability] gives the
+// availability before, during and after each stretch of faults.
+//
 // # Outcome
 //
-// [Result.Outcome] folds the two verdicts into one word (see [Fold]):
-// safe, violation or unknown. Exit statuses, matrix cells and benchmarks
-// go by it.
+// [Result.Outcome] folds the two safety verdicts into one word (see
+// [Fold]): safe, violation or unknown; liveness does not count. Exit
+// statuses and benchmarks go by it; a matrix cell that states a liveness
+// expectation judges liveness by it.
 //
 // # When
 //

@@ -128,6 +128,8 @@ type scanner struct {
 	ops         map[string]map[string]int
 	latencies   []int64
 	emptyHolds  int
+	lateExtends int   // extend oks invoked after the hold's validity
+	maxValidity int64 // the longest validity an acquire ok granted, from its invoke
 	faultEvents int
 	windows     faultWindows
 }
@@ -244,6 +246,7 @@ func (s *scanner) add(e *history.Event) error {
 		kd.attempts = append(kd.attempts, attempt{call: op.t, ret: e.Time, ok: e.Type == history.Ok})
 		if e.Type == history.Ok {
 			s.latencies = append(s.latencies, e.Time-op.t)
+			s.maxValidity = max(s.maxValidity, e.ValidUntil-op.t)
 			if s.watch != nil {
 				s.watch.acquired(idx, e, s.active[e.Key])
 			}
@@ -260,7 +263,7 @@ func (s *scanner) add(e *history.Event) error {
 			s.an.extended(e, token, op.t)
 		}
 		if e.Type == history.Ok {
-			s.extendHold(p, e.Key, token, op.t, e.ValidUntil)
+			s.extendHold(idx, e, token, op.t)
 		}
 	case history.Section:
 		sec := section{process: p, call: op.t, ret: e.Time, fence: op.fence}
@@ -307,21 +310,37 @@ func (s *scanner) endHold(p int, key, token string, t int64) {
 	s.closeHold(a, min(t, a.validUntil))
 }
 
-// extendHold applies an extend ok invoked at invoked: it moves the
-// validity to validUntil if the extend was invoked while the hold was
-// still valid; otherwise the hold had already ended at its validity.
-func (s *scanner) extendHold(p int, key, token string, invoked, validUntil int64) {
+// extendHold applies e, the idx-th event, an extend ok of token invoked
+// at invoked. An extend invoked while the hold was still valid moves its
+// validity to e.ValidUntil. One invoked after the validity had passed (a
+// late extend) finds the hold already ended there; if the lock still said
+// ok, the client goes on as the holder on the strength of it, so the ok
+// starts a new hold of the same token and fence, from e.Time until
+// e.ValidUntil. A lock that renews a lapsed lease is safe only if no one
+// else held the key in between: a late extend that a correct lock grants
+// finds its own key still set, while one that renews (or revives)
+// another client's key overlaps that client's hold.
+func (s *scanner) extendHold(idx int, e *history.Event, token string, invoked int64) {
+	p, key := e.Process, e.Key
 	i := s.findHold(p, key, token)
 	if i < 0 {
 		return
 	}
 	a := s.active[key][i]
 	if invoked < a.validUntil {
-		a.validUntil = validUntil
+		a.validUntil = e.ValidUntil
 		return
 	}
 	s.active[key] = slices.Delete(s.active[key], i, i+1)
 	s.closeHold(a, a.validUntil)
+	if s.watch != nil {
+		s.watch.acquired(idx, e, s.active[key])
+	}
+	s.lateExtends++
+	s.active[key] = append(s.active[key], &activeHold{
+		hold:       Hold{Key: key, Process: p, Token: a.hold.Token, Fence: a.hold.Fence, Start: e.Time},
+		validUntil: e.ValidUntil,
+	})
 }
 
 func (s *scanner) closeHold(a *activeHold, end int64) {
@@ -342,6 +361,8 @@ type scanned struct {
 	ops         map[string]map[string]int
 	latencies   []int64
 	emptyHolds  int
+	lateExtends int
+	maxValidity int64
 	faultEvents int
 	windows     []Window
 	errs        map[history.Func]*errorCounts
@@ -394,6 +415,8 @@ func (s *scanner) finish() *scanned {
 		ops:         s.ops,
 		latencies:   s.latencies,
 		emptyHolds:  s.emptyHolds,
+		lateExtends: s.lateExtends,
+		maxValidity: s.maxValidity,
 		faultEvents: s.faultEvents,
 		windows:     s.windows.finish(s.last),
 		errs:        s.errs,

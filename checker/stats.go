@@ -33,6 +33,10 @@ type Stats struct {
 	// hold nothing.
 	Holds      int `json:"holds"`
 	EmptyHolds int `json:"empty_holds,omitempty"`
+	// LateExtends is the number of extends that returned ok although
+	// they were invoked after their hold's validity had passed; each
+	// started a new hold from its ok (see the package doc, Lease safety).
+	LateExtends int `json:"late_extends,omitempty"`
 	// Sections is the number of critical sections, finished or not;
 	// SectionsOK the number that returned ok (read and wrote).
 	Sections   int `json:"sections"`
@@ -69,6 +73,65 @@ type Stats struct {
 	// includes every history without faults. Callers that average it
 	// must skip the -1s.
 	AvailabilityDuringFaults float64 `json:"availability_during_faults"`
+	// FaultAvailability is, for each stretch in which some fault was
+	// active (the fault windows merged), the availability of the acquires
+	// invoked before it (since the previous stretch ended), during it and
+	// after it (until the next one began); see Availability.
+	FaultAvailability []Availability `json:"fault_availability,omitempty"`
+}
+
+// Availability is the share of the acquires invoked before, during and
+// after one stretch of faults that returned ok, of those that returned at
+// all; -1 for a part in which none returned.
+type Availability struct {
+	// Start and End bound the stretch of faults.
+	Start int64 `json:"start"`
+	End   int64 `json:"end"`
+	// Before, During and After are the availabilities, in [0, 1] or -1.
+	Before float64 `json:"before"`
+	During float64 `json:"during"`
+	After  float64 `json:"after"`
+}
+
+// faultAvailability computes Stats.FaultAvailability from the merged
+// windows and every key's attempts.
+func faultAvailability(merged []Window, keys []string, d *scanned) []Availability {
+	if len(merged) == 0 {
+		return nil
+	}
+	// Parts: quiet 0, window 0, quiet 1, window 1, …, quiet n.
+	ok := make([]int, 2*len(merged)+1)
+	done := make([]int, len(ok))
+	part := func(t int64) int {
+		i := sort.Search(len(merged), func(i int) bool { return merged[i].Start > t }) // windows starting after t
+		if i > 0 && t <= merged[i-1].End {
+			return 2*(i-1) + 1
+		}
+		return 2 * i
+	}
+	for _, k := range keys {
+		for _, a := range d.keys[k].attempts {
+			if a.ret == math.MaxInt64 {
+				continue
+			}
+			p := part(a.call)
+			done[p]++
+			if a.ok {
+				ok[p]++
+			}
+		}
+	}
+	ratio := func(p int) float64 {
+		if done[p] == 0 {
+			return -1
+		}
+		return float64(ok[p]) / float64(done[p])
+	}
+	out := make([]Availability, len(merged))
+	for i, w := range merged {
+		out[i] = Availability{Start: w.Start, End: w.End, Before: ratio(2 * i), During: ratio(2*i + 1), After: ratio(2*i + 2)}
+	}
+	return out
 }
 
 // Window is a stretch of time in which one fault was active, from its
@@ -203,6 +266,7 @@ func (d *scanned) stats(keys []string) Stats {
 		Ops:         d.ops,
 		FaultEvents: d.faultEvents,
 		EmptyHolds:  d.emptyHolds,
+		LateExtends: d.lateExtends,
 
 		FaultWindows:             d.windows,
 		AvailabilityDuringFaults: -1,
@@ -247,6 +311,7 @@ func (d *scanned) stats(keys []string) Stats {
 		st.AvailabilityDuringFaults = float64(st.AcquireOKDuringFaults) / float64(st.AcquireCompletedDuringFaults)
 	}
 	st.AcquireLatency = latency(d.latencies)
+	st.FaultAvailability = faultAvailability(merged, keys, d)
 	return st
 }
 
@@ -267,8 +332,21 @@ func latency(samples []int64) Latency {
 // longestGap finds the longest liveness gap of one key; end is the time of
 // the last event of the history.
 func longestGap(key string, kd *keyData, end int64) (Gap, bool) {
+	var best Gap
+	found := false
+	for _, g := range keyGaps(key, kd, end) {
+		if !found || g.Duration > best.Duration {
+			best, found = g, true
+		}
+	}
+	return best, found
+}
+
+// keyGaps finds every liveness gap of one key, in time order; end is the
+// time of the last event of the history.
+func keyGaps(key string, kd *keyData, end int64) []Gap {
 	if len(kd.attempts) == 0 {
-		return Gap{}, false
+		return nil
 	}
 	// Points in time at which something changes, processed per instant:
 	// (1) an acquire ok closes an open gap; (2) holds end and start;
@@ -310,13 +388,8 @@ func longestGap(key string, kd *keyData, end int64) (Gap, bool) {
 		return cmp.Compare(a.kind, b.kind)
 	})
 
-	var best Gap
-	found := false
-	record := func(g Gap) {
-		if !found || g.Duration > best.Duration {
-			best, found = g, true
-		}
-	}
+	var gaps []Gap
+	record := func(g Gap) { gaps = append(gaps, g) }
 	held, inProgress := 0, 0
 	open := false
 	var openAt int64
@@ -351,5 +424,5 @@ func longestGap(key string, kd *keyData, end int64) (Gap, bool) {
 	if open {
 		record(Gap{Key: key, Start: openAt, Duration: time.Duration(max(lastTry-openAt, 0)), UntilEnd: true})
 	}
-	return best, found
+	return gaps
 }

@@ -15,10 +15,12 @@ import (
 // testdataName is the naming convention of testdata/:
 //
 //	lease-<verdict>_resource-<verdict>_<what>.jsonl  checked, verdicts as named
+//	lease-<verdict>_resource-<verdict>_liveness-<ok|stuck|unknown>_<what>.jsonl
+//	                                                 also the liveness verdict
 //	malformed_<what>.jsonl                          rejected by history.Read or Check
 //
 // Every history that once exposed a bug goes there.
-var testdataName = regexp.MustCompile(`^lease-(valid|invalid|unknown)_resource-(valid|invalid|unknown)_[a-z0-9-]+\.jsonl$`)
+var testdataName = regexp.MustCompile(`^lease-(valid|invalid|unknown)_resource-(valid|invalid|unknown)(?:_liveness-(ok|stuck|unknown))?_[a-z0-9-]+\.jsonl$`)
 
 func TestTestdata(t *testing.T) {
 	paths, err := filepath.Glob(filepath.Join("testdata", "*.jsonl"))
@@ -61,6 +63,9 @@ func TestTestdata(t *testing.T) {
 			}
 			r := mustCheck(t, evs, Options{})
 			wantVerdicts(t, r, Verdict(m[1]), Verdict(m[2]))
+			if m[3] != "" && r.Liveness != Liveness(m[3]) {
+				t.Fatalf("liveness %s (%s), want %s", r.Liveness, r.LivenessReason, m[3])
+			}
 		})
 	}
 }

@@ -1,10 +1,12 @@
 package gate
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html/template"
 	"io"
 	"os"
 	"path/filepath"
@@ -265,7 +267,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 // Run runs every cell over every seed, judges the lock by its promises,
 // writes the summaries into the Options' Dir (the matrix's summary.md,
 // summary.json, junit.xml and index.html, with the gate's verdict at the
-// top of summary.md and in gate.json) and returns the result: with
+// top of summary.md and index.html and in gate.json) and returns the result: with
 // ErrBroken when a promise broke, ErrInconclusive when some cell did not
 // match otherwise (never a pass), another error when the gate could not
 // run.
@@ -470,7 +472,7 @@ func firstValue(m map[string]string) string {
 }
 
 // write writes gate.json and puts the gate's verdict at the top of
-// summary.md.
+// summary.md and index.html.
 func write(dir string, res Result) error {
 	js, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
@@ -484,8 +486,36 @@ func write(dir string, res Result) error {
 	if err != nil {
 		return fmt.Errorf("gate: %w", err)
 	}
-	return os.WriteFile(path, append([]byte(Markdown(res)+"\n"), md...), 0o600)
+	if err := os.WriteFile(path, append([]byte(Markdown(res)+"\n"), md...), 0o600); err != nil {
+		return fmt.Errorf("gate: %w", err)
+	}
+	// The verdict at the top of the page, above the matrix.
+	path = filepath.Join(dir, "index.html")
+	page, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("gate: %w", err)
+	}
+	var section bytes.Buffer
+	if err := verdictHTML.Execute(&section, res); err != nil {
+		return fmt.Errorf("gate: %w", err)
+	}
+	page = bytes.Replace(page, []byte("<body>"), append([]byte("<body>\n"), section.Bytes()...), 1)
+	if err := os.WriteFile(path, page, 0o600); err != nil {
+		return fmt.Errorf("gate: %w", err)
+	}
+	return nil
 }
+
+// verdictHTML is the gate's verdict at the top of index.html.
+var verdictHTML = template.Must(template.New("gate").Parse(`<h1>Release gate: {{.Lock}} — {{.Status}}</h1>
+<p>Declared promises: {{range $i, $t := .Traits}}{{if $i}}, {{end}}{{$t}}{{end}}. Seeds {{.Seeds}}, {{.Duration}} a run, budget {{.Budget}}.{{with .Scaled}} Scaled: {{.}}.{{end}}</p>
+<ul>{{range .Cells}}
+<li>{{if .Broken}}<strong>{{.Name}} broke a promise: {{.Broken}}</strong>. First violation: {{.First}}{{else if not .Matches}}<strong>{{.Name}} does not match</strong>: {{.Why}}{{else}}{{.Name}}: expected {{.Expect}}, outcome {{.Outcome}} ({{.Violated}} of {{.Runs}} runs){{end}}</li>{{end}}
+</ul>
+<ul>{{range .Coverage}}{{if .NotRun}}
+<li>{{.Kind}}: not run: {{.NotRun}}</li>{{end}}{{end}}
+</ul>
+`))
 
 // Markdown renders the gate's verdict: the status, the broken promises
 // with their first violation, the cells that did not match, the budget's

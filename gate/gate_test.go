@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -152,6 +153,10 @@ func TestLiarFailsItsGate(t *testing.T) {
 	if err := json.Unmarshal(b, &res); err != nil || res.Status != StatusBroken {
 		t.Fatalf("gate.json: %v, status %q", err, res.Status)
 	}
+	page, _ := os.ReadFile(filepath.Join(dirs[0], "index.html"))
+	if !strings.Contains(string(page), "<strong>gate-test-liar/client-pause broke a promise: safe under client-pause (declared)</strong>") {
+		t.Fatalf("index.html does not show the broken promise")
+	}
 	junit, _ := os.ReadFile(filepath.Join(dirs[0], "junit.xml"))
 	if !strings.Contains(string(junit), "broke its declared promise (safe under client-pause (declared))") {
 		t.Fatalf("junit.xml does not name the broken promise:\n%s", junit)
@@ -168,5 +173,30 @@ func TestMutantFailsItsGate(t *testing.T) {
 	}
 	if c := res.Cells[0]; c.Broken != "mutual exclusion without faults" || !strings.Contains(c.First, "first overlap: key ") {
 		t.Fatalf("cell %+v", c)
+	}
+}
+
+// TestExecLockGate: a lock in another language, served by client
+// processes, is gated by the promises its hello declares; its cells are
+// named exec/… (the command is no directory name).
+func TestExecLockGate(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatalf("the example client needs python3: %v", err)
+	}
+	script, err := filepath.Abs(filepath.Join("..", "locks", "clients", "example", "example_client.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	res, err := Run(t.Context(), Options{Lock: "exec:'" + py + "' '" + script + "'", Cells: "/none$", Seeds: []int64{1}, Duration: 3 * time.Second, Dir: dir})
+	if err != nil || res.Status != StatusPass {
+		t.Fatalf("status %s, error %v", res.Status, err)
+	}
+	if got := strings.Join(res.Traits, " "); got != "single elapsed extends" || res.Cells[0].Name != "exec/none" {
+		t.Fatalf("traits %q, cells %+v", got, res.Cells)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "runs", "exec_none-seed1", "report.html")); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -67,8 +67,26 @@ type Workload struct {
 	Seed int64 `json:"seed"`
 	// Fencing makes the lock issue fencing tokens and the store check them.
 	Fencing bool `json:"fencing"`
-	// AcquireTimeout bounds the wait of one acquire call. Default TTL.
+	// Store is where the store checks fencing tokens: StoreAll (every
+	// access; also when empty, the default) or StoreWriteOnly (writes
+	// only, the storage service of Kleppmann's example). StoreWriteOnly
+	// needs Fencing.
+	Store string `json:"store,omitempty"`
+	// AcquireTimeout bounds the wait of one acquire call (and of one
+	// extend). Default TTL.
 	AcquireTimeout time.Duration `json:"acquire_timeout"`
+	// Extend makes each client renew its lease while it works, as
+	// redsync's Extend, redislock's Refresh and Redisson's watchdog do:
+	// the Hold of a cycle (which may then be several TTLs) is worked in
+	// sections of at most ExtendEvery, each a read-modify-write that
+	// checks the validity before its write, and the lease is extended
+	// (locks.Lock.Extend) between two sections. A client stops working
+	// at the first extend that does not return ok, and releases. The
+	// default is false: one section of Hold, no extend.
+	Extend bool `json:"extend,omitempty"`
+	// ExtendEvery is the work done between two extends. Only with
+	// Extend; shorter than the TTL. Default TTL/3.
+	ExtendEvery time.Duration `json:"extend_every,omitempty"`
 }
 
 // Cluster is where the nodes run: the backend, the topology, the nodes.
@@ -98,6 +116,11 @@ type Faults struct {
 	// Restart is how kill faults restart nodes: nemesis.RestartMixed
 	// (drawn from the seed), RestartImmediate or RestartDelayed.
 	Restart string `json:"restart,omitempty"`
+	// LivenessBound is how long a key may stay free yet unacquired, once
+	// the faults around it healed, before the liveness verdict is stuck
+	// (checker.Options.LivenessBound). The run does not use it; the check
+	// that follows does. Default 3×TTL.
+	LivenessBound time.Duration `json:"liveness_bound,omitempty"`
 	// Replay is a schedule.json to replay instead of drawing faults from
 	// the seed. The schedule says which kinds it holds: Nemesis is set to
 	// them (a Nemesis given must name the same kinds), and a schedule with
@@ -157,6 +180,9 @@ func (c Config) withDefaults(lock locks.Spec) (Config, error) {
 	if c.Faults, err = c.Faults.withDefaults(d.Faults); err != nil {
 		return c, err
 	}
+	if c.LivenessBound == 0 {
+		c.LivenessBound = 3 * c.TTL
+	}
 	if c.Nodes == 0 && !cluster.Spec(c.Cluster).NodesFixed() {
 		c.Nodes = lock.DefaultNodes()
 	}
@@ -203,13 +229,24 @@ func (w Workload) withDefaults(d Workload, lock locks.Spec) (Workload, error) {
 		w.Seed = d.Seed
 	}
 	zeroDur(&w.AcquireTimeout, w.TTL)
+	if w.Extend {
+		zeroDur(&w.ExtendEvery, w.TTL/3)
+	}
 	switch {
 	case w.Clients < 1:
 		return w, fmt.Errorf("harness: clients must be at least 1, got %d", w.Clients)
 	case w.Keys < 1:
 		return w, fmt.Errorf("harness: keys must be at least 1, got %d", w.Keys)
-	case w.Duration < 0 || w.TTL < 0 || w.Hold < 0 || w.AcquireTimeout < 0:
+	case w.Duration < 0 || w.TTL < 0 || w.Hold < 0 || w.AcquireTimeout < 0 || w.ExtendEvery < 0:
 		return w, errors.New("harness: durations must not be negative")
+	case w.ExtendEvery != 0 && !w.Extend:
+		return w, errors.New("harness: extend every is only for extended leases (Extend)")
+	case w.Extend && w.ExtendEvery >= w.TTL:
+		return w, fmt.Errorf("harness: extend every %s must be shorter than the TTL of %s: every lease would lapse before its renewal", w.ExtendEvery, w.TTL)
+	case w.Store != "" && w.Store != StoreAll && w.Store != StoreWriteOnly:
+		return w, fmt.Errorf("harness: unknown store %q (want %s or %s)", w.Store, StoreAll, StoreWriteOnly)
+	case w.Store == StoreWriteOnly && !w.Fencing:
+		return w, errors.New("harness: store write-only checks fencing tokens on writes; it needs fencing")
 	case w.Fencing && !lock.Fencing:
 		return w, fmt.Errorf("harness: %s issues no fencing tokens", w.Lock)
 	}
@@ -229,7 +266,7 @@ func (f Faults) withDefaults(d Faults) (Faults, error) {
 	if f.NemesisInterval == 0 {
 		f.NemesisInterval = d.NemesisInterval
 	}
-	if f.NemesisInterval < 0 || f.RestartDelay < 0 {
+	if f.NemesisInterval < 0 || f.RestartDelay < 0 || f.LivenessBound < 0 {
 		return f, errors.New("harness: durations must not be negative")
 	}
 	if f.Replay == "" {

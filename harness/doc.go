@@ -24,9 +24,17 @@
 // history.NodeKey event on the run's clock (#15): when each node set,
 // deleted, extended, expired or evicted the key.
 //
+// With Workload.Extend a client renews its lease while it works (the
+// hold worked in sections, an extend between two; see work in extend.go),
+// calling the lock's Extend whatever the lease's validity, as a renewal
+// timer does. The client-crash fault makes the next client to acquire
+// abandon its lease unreleased, and a fresh client, with the slot's next
+// process number (id + Clients), take its place.
+//
 // The protected resource is a fault-free, linearizable in-process store
 // ([Store]) holding one integer per key; with fencing it refuses any access
-// carrying a fencing token older than the newest it has seen.
+// carrying a fencing token older than the newest it has seen, or, with
+// Workload.Store StoreWriteOnly, any write carrying one.
 //
 // It imports locks, nemesis, history, cluster and internal/wait; never
 // checker.

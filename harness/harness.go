@@ -158,11 +158,21 @@ func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary
 		}
 	}()
 	base := time.Now()
-	r := &run{cfg: cfg, rec: NewRecorder(base, w), store: NewStore(cfg.Fencing), stalls: &staller{}, view: newView(base), locks: lks}
+	store := NewStore(cfg.Fencing)
+	if cfg.Store == StoreWriteOnly {
+		store = NewWriteOnlyStore()
+	}
+	r := &run{cfg: cfg, rec: NewRecorder(base, w), store: store, stalls: &staller{}, view: newView(base), locks: lks}
 	if o.view != nil {
 		o.view(r.view)
 	}
-	return r.drive(ctx, p, cl, o, sum)
+	sum, err = r.drive(ctx, p, cl, o, sum)
+	// Again, with the decisions of the targeted faults (what each struck,
+	// or why it missed; in a replay, where the live state differed).
+	if serr := p.schedule.Save(filepath.Join(cfg.Dir, "schedule.json")); err == nil {
+		err = serr
+	}
+	return sum, err
 }
 
 // openLocks builds one lock per client group, each reaching the nodes
@@ -318,7 +328,8 @@ func healthy(ctx context.Context, cl *cluster.Cluster) error {
 }
 
 // loop is one client's life: acquire a random key (bounded wait), run
-// the critical section, release; after a failed acquire, back off a
+// the critical section (with Extend, sections and extends: see work),
+// release; after a failed acquire, back off a
 // little. It returns only a history write error or a bad lease; lock
 // errors are recorded.
 //
@@ -346,7 +357,13 @@ func (c *client) loop(ctx, runCtx context.Context, r *run, keys []string, rng *r
 			continue
 		}
 		r.acquired.Add(1)
-		if err := c.section(ctx, r.store, lease, cfg.Hold, r.stalls); err != nil {
+		if r.stalls.crash() {
+			// client-crash: this client stops here, holding the lease
+			// it never releases; a fresh one takes its place.
+			c.crashed(r.cfg.Clients)
+			continue
+		}
+		if lease, err = c.work(ctx, runCtx, r, lk, lease); err != nil {
 			return err
 		}
 		// Release even when the run is ending, so the last holds end

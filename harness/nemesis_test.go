@@ -22,19 +22,24 @@ func TestClientPause(t *testing.T) {
 	for _, tc := range []struct {
 		lock     string
 		fencing  bool
+		store    string
 		resource checker.Verdict
 	}{
-		{"setnx", false, checker.Invalid},
-		{"setnx", true, checker.Valid},
-		{"redlock", false, checker.Invalid},
+		{"setnx", false, "", checker.Invalid},
+		{"setnx", true, "", checker.Valid},
+		{"setnx", true, harness.StoreWriteOnly, checker.Valid},
+		{"redlock", false, "", checker.Invalid},
 	} {
 		name := tc.lock
 		if tc.fencing {
 			name += "+fencing"
 		}
+		if tc.store != "" {
+			name += "+" + tc.store
+		}
 		t.Run(name, func(t *testing.T) {
 			_, evs, res, err := run(t, context.Background(), harness.Config{
-				Workload: harness.Workload{Lock: tc.lock, Clients: 6, Keys: 1, Duration: 5 * time.Second, TTL: 500 * time.Millisecond, Seed: 4, Fencing: tc.fencing},
+				Workload: harness.Workload{Lock: tc.lock, Clients: 6, Keys: 1, Duration: 5 * time.Second, TTL: 500 * time.Millisecond, Seed: 4, Fencing: tc.fencing, Store: tc.store},
 				Cluster:  harness.Cluster{Nodes: nodesFor(tc.lock)},
 				Faults:   harness.Faults{Nemesis: []string{"client-pause"}, NemesisInterval: time.Second},
 			})

@@ -70,6 +70,17 @@ type client struct {
 	ev   locks.Evidence // the per-node evidence of the open call (see traced)
 }
 
+// crashed makes c a fresh client in the place of one that crashed
+// holding a lease (the client-crash fault): the crashed client records
+// nothing more and never releases; the fresh one has the next process
+// number of the slot (id + clients), so that the history never shows one
+// process doing two things, and starts with no lease. The view no longer
+// counts the abandoned lease as anyone's hold.
+func (c *client) crashed(clients int) {
+	c.view.ended(c.id, c.rec.Now())
+	c.id += clients
+}
+
 // ErrBadLease is wrapped by the error with which a run stops at the first
 // acquire whose lock returned a lease that breaks the contract of
 // locks.Lock: an empty token, another key, a validity not read from

@@ -21,13 +21,14 @@ var (
 // lease, read, hold, check the lease again, write read+1. It returns what
 // it read and wrote; on an error nothing was written.
 //
-// A client-pause fault stalls the client between the second check and the
-// write (stall > 0): the GC pause that outlives the lease.
+// A client-pause or pause-holder fault stalls the client between the
+// second check and the write, for what stall returns given the validity
+// left at that check (0: no stall): the GC pause that outlives the lease.
 //
 // mark tells the view each check that passed (nemesis.HoldEntered, then
 // nemesis.HoldChecked, the last before the write) and the end of the
 // section (nemesis.HoldLeft), with the time of each.
-func criticalSection(ctx context.Context, st *Store, l locks.Lease, hold, stall time.Duration, mark func(nemesis.ChangeKind, time.Time)) (read, wrote int64, err error) {
+func criticalSection(ctx context.Context, st *Store, l locks.Lease, hold time.Duration, stall func(left time.Duration) time.Duration, mark func(nemesis.ChangeKind, time.Time)) (read, wrote int64, err error) {
 	now := time.Now()
 	if !l.Valid(now) {
 		return 0, 0, ErrLeaseExpired
@@ -45,7 +46,7 @@ func criticalSection(ctx context.Context, st *Store, l locks.Lease, hold, stall 
 		return read, 0, ErrLeaseExpired
 	}
 	mark(nemesis.HoldChecked, now)
-	if stall > 0 && wait.Sleep(ctx, stall) != nil {
+	if d := stall(l.Validity.Sub(now)); d > 0 && wait.Sleep(ctx, d) != nil {
 		return read, 0, ErrInterrupted
 	}
 	if err := st.Write(l.Key, l.Fence, read+1); err != nil {
@@ -54,15 +55,16 @@ func criticalSection(ctx context.Context, st *Store, l locks.Lease, hold, stall 
 	return read, read + 1, nil
 }
 
-// section runs and records one critical section. A section that gave up
-// is a fail: it wrote nothing.
-func (c *client) section(ctx context.Context, st *Store, l locks.Lease, hold time.Duration, stalls *staller) error {
+// section runs and records one critical section, and reports whether it
+// wrote. A section that gave up is a fail: it wrote nothing.
+func (c *client) section(ctx context.Context, st *Store, l locks.Lease, hold time.Duration, stalls *staller) (bool, error) {
 	inv := history.Event{Type: history.Invoke, F: history.Section, Process: c.id, Key: l.Key, Token: l.Token, Fence: l.Fence}
 	if err := c.rec.Append(inv); err != nil {
-		return err
+		return false, err
 	}
 	mark := func(k nemesis.ChangeKind, now time.Time) { c.view.section(c.id, k, now) }
-	read, wrote, err := criticalSection(ctx, st, l, hold, stalls.take(), mark)
+	stall := func(left time.Duration) time.Duration { return stalls.take(c.id, left) }
+	read, wrote, err := criticalSection(ctx, st, l, hold, stall, mark)
 	done := inv
 	done.Time = 0
 	if err != nil {
@@ -70,5 +72,5 @@ func (c *client) section(ctx context.Context, st *Store, l locks.Lease, hold tim
 	} else {
 		done.Type, done.Read, done.Wrote = history.Ok, history.Int64(read), history.Int64(wrote)
 	}
-	return c.rec.Append(done)
+	return err == nil, c.rec.Append(done)
 }

@@ -7,8 +7,9 @@ import (
 
 func TestStoreFencing(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		fencing bool
+		name      string
+		fencing   bool
+		writeOnly bool
 		// steps: fence, write value (0 = read)
 		steps []struct {
 			fence int64
@@ -16,12 +17,19 @@ func TestStoreFencing(t *testing.T) {
 		}
 		wantErr []bool
 	}{
-		{"off: stale token accepted", false, []struct{ fence, write int64 }{{5, 1}, {3, 2}, {3, 0}}, []bool{false, false, false}},
-		{"on: newer raises the bar", true, []struct{ fence, write int64 }{{3, 1}, {5, 0}, {3, 2}, {3, 0}, {5, 3}}, []bool{false, false, true, true, false}},
-		{"on: equal token accepted", true, []struct{ fence, write int64 }{{4, 1}, {4, 2}, {4, 0}}, []bool{false, false, false}},
+		{"off: stale token accepted", false, false, []struct{ fence, write int64 }{{5, 1}, {3, 2}, {3, 0}}, []bool{false, false, false}},
+		{"on: newer raises the bar", true, false, []struct{ fence, write int64 }{{3, 1}, {5, 0}, {3, 2}, {3, 0}, {5, 3}}, []bool{false, false, true, true, false}},
+		{"on: equal token accepted", true, false, []struct{ fence, write int64 }{{4, 1}, {4, 2}, {4, 0}}, []bool{false, false, false}},
+		// Kleppmann's storage service: a read carries no token, so a
+		// newer reader does not raise the bar, and only writes are
+		// refused.
+		{"write-only: reads neither checked nor raise the bar", true, true, []struct{ fence, write int64 }{{3, 1}, {5, 0}, {3, 2}, {1, 0}, {2, 3}, {4, 4}, {3, 5}}, []bool{false, false, false, false, true, false, true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewStore(tc.fencing)
+			if tc.writeOnly {
+				s = NewWriteOnlyStore()
+			}
 			for i, st := range tc.steps {
 				var err error
 				if st.write == 0 {

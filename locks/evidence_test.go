@@ -26,6 +26,7 @@ var evidenceLocks = []struct {
 	{lock: "setnx-plain-del"},
 	{lock: "setnx-get-set"},
 	{lock: "setnx-no-ttl"},
+	{lock: "setnx-extend-no-check"},
 	{lock: "redlock", multi: true},
 	{lock: "redlock", multi: true, fencing: true},
 	{lock: "redsync", multi: true},

@@ -35,6 +35,17 @@ func newSetNXNoTTL(cfg Config) (Lock, error) {
 	return setnxMutant("setnx-no-ttl", cfg, setnxBug{noTTL: true})
 }
 
+// newSetNXExtendNoCheck builds "setnx-extend-no-check". Bug: Extend is
+// a bare PEXPIRE key ttl, as a renewal timer sends it: it checks neither
+// that the key still holds the lease's token nor that the lease is still
+// valid (the extends behind redsync #72 and node-redlock #296). A client
+// whose lease lapsed while it worked (a pause) renews the key of whoever
+// holds it now, is told it succeeded and goes on as the holder beside
+// the new one.
+func newSetNXExtendNoCheck(cfg Config) (Lock, error) {
+	return setnxMutant("setnx-extend-no-check", cfg, setnxBug{bareExtend: true})
+}
+
 // newRedLockNoQuorum builds "redlock-no-quorum". Bug: one granting node
 // is enough (also for Release and Extend). Clients that hold different
 // nodes, e.g. because a partition splits them, all acquire.

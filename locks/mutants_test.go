@@ -27,6 +27,7 @@ func TestMutants(t *testing.T) {
 		{"setnx-plain-del", "setnx", 1, checkStaleReleaseSparesNewHolder},
 		{"setnx-get-set", "setnx", 1, checkOneHolderUnderContention},
 		{"setnx-no-ttl", "setnx", 1, checkExpiredLockIsFreed},
+		{"setnx-extend-no-check", "setnx", 1, checkLapsedExtendRefused},
 		{"redlock-no-quorum", "redlock", 5, checkMinorityCannotAcquire},
 		{"redlock-no-elapsed", "redlock", 5, checkValidity},
 	} {
@@ -133,6 +134,38 @@ func checkExpiredLockIsFreed(t *testing.T, c *cluster.Cluster, name string, node
 	}
 	if err := l.Release(t.Context(), next); err != nil {
 		t.Errorf("%s: release: %v", name, err)
+	}
+	return nil
+}
+
+// checkLapsedExtendRefused: a holder whose lease lapsed, after a second
+// client acquired the key, tries to extend it; the extend must not
+// succeed, and the key must keep the new holder's token. (The bare
+// PEXPIRE of setnx-extend-no-check renews the new holder's key and says
+// ok.)
+func checkLapsedExtendRefused(t *testing.T, c *cluster.Cluster, name string, nodes int) error {
+	t.Helper()
+	l := newLock(t, name, config(c, nodes, 300*time.Millisecond))
+	key := testKey(t, name)
+	stale := mustAcquire(t, l, key)
+	fresh, err := acquireWithin(t, l, key, 5*time.Second)
+	if err != nil {
+		t.Fatalf("%s: after the TTL: %v", name, err)
+	}
+	defer func() {
+		if err := l.Release(context.WithoutCancel(t.Context()), fresh); err != nil {
+			t.Errorf("%s: release by the new holder: %v", name, err)
+		}
+	}()
+	ext, err := l.Extend(t.Context(), stale)
+	switch {
+	case err == nil:
+		return fmt.Errorf("the extend of a lapsed lease succeeded while another client held %q (validity %v from now)", key, time.Until(ext.Validity).Round(time.Millisecond))
+	case !errors.Is(err, locks.ErrNotHeld):
+		t.Fatalf("%s: extend of the lapsed lease: %v", name, err)
+	}
+	if got := get(t, c, 0, key); got != fresh.Token {
+		return fmt.Errorf("the refused extend left %q in the new holder's key, want its token %q", got, fresh.Token)
 	}
 	return nil
 }

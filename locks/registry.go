@@ -66,6 +66,12 @@ var (
 			New:      newSetNXNoTTL,
 		},
 		{
+			Name:    "setnx-extend-no-check",
+			Summary: "mutant of setnx: extend is a bare PEXPIRE (no token or validity check), so a lapsed holder renews the next holder's key",
+			Mutant:  true,
+			New:     newSetNXExtendNoCheck,
+		},
+		{
 			Name:      "redlock-no-quorum",
 			Summary:   "mutant of redlock: one granting node is enough, so clients on different nodes all acquire",
 			Mutant:    true,

@@ -27,6 +27,7 @@ func TestRegistry(t *testing.T) {
 		{"setnx-plain-del", true, false, false},
 		{"setnx-get-set", true, false, false},
 		{"setnx-no-ttl", true, false, false},
+		{"setnx-extend-no-check", true, false, false},
 		{"redlock-no-quorum", true, true, false},
 		{"redlock-no-elapsed", true, true, false},
 		{"redis-py-lock", false, false, false},
@@ -52,7 +53,7 @@ func TestRegistry(t *testing.T) {
 	}
 	if names := locks.Names(); !slices.Equal(names[:len(want)], []string{
 		"setnx", "redlock", "redsync", "redislock",
-		"setnx-plain-del", "setnx-get-set", "setnx-no-ttl", "redlock-no-quorum", "redlock-no-elapsed",
+		"setnx-plain-del", "setnx-get-set", "setnx-no-ttl", "setnx-extend-no-check", "redlock-no-quorum", "redlock-no-elapsed",
 		"redis-py-lock", "redlock-py",
 	}) {
 		t.Errorf("Names() = %v", names)

@@ -3,6 +3,7 @@ package matrix
 import (
 	"time"
 
+	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/report"
 )
 
@@ -12,6 +13,8 @@ const (
 	SrcKleppmann = "M. Kleppmann, \"How to do distributed locking\", 2016"
 	SrcAntirez   = "antirez, \"Is Redlock safe?\", 2016"
 	SrcMutant    = "deliberate bug (locks/mutants.go)"
+	SrcExtends   = "lock libraries' extend bugs: go-redsync/redsync #72, #147, #149, mike-marcacci/node-redlock #296, #169, leandromoreira/redlock-rb #36 (extends after expiry, extends that revive another client's key)" // #13
+	SrcJepsen    = "Jepsen's fenced-mutex check: fencing tokens must increase in the order the lock was granted"                                                                                                            // #13
 	SrcRedisPy   = "redis-py docs, Redis.lock and redis.lock.Lock (timeout is the key's TTL; the lock offers no validity and holds until release())"
 )
 
@@ -52,6 +55,16 @@ type Spec struct {
 	// Quick puts the cell in the release gate: its outcome is reliable in
 	// one short run.
 	Quick bool
+	// Extend, ExtendEvery: auto-extended leases (harness.Workload.Extend);
+	// Hold is then the work of a cycle, which may be several TTLs.
+	Extend      bool
+	ExtendEvery time.Duration
+	// Store is where the store checks fencing tokens
+	// (harness.Workload.Store; "" for every access).
+	Store string
+	// Liveness is the liveness verdict every run must give (ok or stuck);
+	// "" when the cell states none, and then liveness does not count.
+	Liveness checker.Liveness
 }
 
 // The profiles of a cell derived from the table (fromTable): quick puts it
@@ -129,6 +142,52 @@ var cells = []Spec{
 	fromTable("redlock-py/kill-immediate", full),
 	fromTable("redlock-py/client-pause", full),
 	fromTable("redlock-py/clock", full),
+
+	// #14: targeted faults, which strike at a moment of a live hold (see
+	// nemesis/targeted.go), written by hand beside the rows of Literature:
+	// the cells that are "possible" under random faults (redlock and
+	// redsync under kill-immediate, redlock+fencing under client-pause,
+	// setnx and redislock under clock) aimed so that each is expected to
+	// fail, and controls expected safe under the same aim.
+	{Name: "redlock/kill-quorum", Lock: "redlock", Nodes: 3, Keys: 1, Nemesis: []string{"kill-quorum"}, Hold: 800 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectViolation, Source: SrcRedis + "; " + SrcKleppmann, Why: "a node of a bare majority restarted empty makes, with the node that never granted, a second majority"},
+	{Name: "redsync/kill-quorum", Lock: "redsync", Nodes: 3, Keys: 1, Nemesis: []string{"kill-quorum"}, Hold: 800 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectViolation, Source: SrcRedis, Why: "as for redlock: a node of a bare majority restarted empty"},
+	{Name: "redlock+fencing/kill-quorum", Lock: "redlock", Nodes: 3, Fencing: true, Keys: 1, Nemesis: []string{"kill-quorum"}, Hold: 800 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "two holders at once; the maximum of independent per-node counters, one of them restarted, is not a fencing token"},
+	{Name: "redlock/kill-quorum-delayed", Lock: "redlock", Nodes: 5, Keys: 1, Nemesis: []string{"kill-quorum"}, Restart: "delayed", Hold: 500 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectSafe, Source: SrcRedis, Why: "control: the same aim with the delayed restart; the node is back after every lease it granted expired", Promise: "quorum with delayed restarts: a minority down or stopped cannot break it"},
+	{Name: "setnx/clock-holder", Lock: "setnx", Keys: 1, Nemesis: []string{"clock-holder"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "a forward jump just past the holder's validity expires its key while it still counts on it"},
+	{Name: "redislock/clock-holder", Lock: "redislock", Keys: 1, Nemesis: []string{"clock-holder"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "a forward jump just past the holder's validity expires its key"},
+	{Name: "redlock/clock-partition", Lock: "redlock", Nodes: 3, Keys: 1, Nemesis: []string{"clock-partition"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcAntirez, Why: "the contested case: the clients split onto two bare majorities; one shared node's clock jump leaves the holder without a majority and gives the other side one"},
+	{Name: "redlock/clock-majority", Lock: "redlock", Nodes: 5, Keys: 1, Nemesis: []string{"clock-majority"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcAntirez, Why: "a majority of the holder's nodes jump past its validity: RedLock assumes bounded clock drift"},
+	{Name: "redlock/clock-minority", Lock: "redlock", Nodes: 5, Keys: 1, Nemesis: []string{"clock-minority"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcAntirez, Why: "control: a minority's clocks jump, the rest of the holder's nodes are still a majority", Promise: "quorum: a grant needs a majority, and two majorities intersect"},
+	{Name: "setnx/pause-holder", Lock: "setnx", Keys: 1, Nemesis: []string{"pause-holder"}, TTL: 500 * time.Millisecond, Hold: 100 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "a holder stalled just past its validity writes after the next holder read", LeasePromise: "lease safety under a client pause: the stalled holder's validity ends before another client is granted the key"},
+	{Name: "setnx+fencing/pause-holder", Lock: "setnx", Fencing: true, Keys: 1, Nemesis: []string{"pause-holder"}, TTL: 500 * time.Millisecond, Hold: 100 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcKleppmann, Why: "control: the resource refuses the stalled holder's stale token", Promise: "sound fencing: every token is greater than the last holder's, so the resource refuses a stalled holder's write"},
+
+	// #13: the workloads real lock users run. Auto-extended leases
+	// (--extend: a hold of 3 TTLs, renewed every TTL/3) under latency,
+	// client pauses, clocks and kills; a mutant whose extend checks no
+	// token; crashed holders (liveness); fencing checked on writes only
+	// (Kleppmann's storage service).
+	{Name: "setnx+extend/latency", Lock: "setnx", Extend: true, Hold: 3 * time.Second, Nemesis: []string{"latency"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "an extend is a compare-and-pexpire counted from before it was sent, like the acquire"},
+	{Name: "redlock+extend/latency", Lock: "redlock", Nodes: 5, Extend: true, Hold: 3 * time.Second, Nemesis: []string{"latency"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "an extend needs a quorum and its validity subtracts the time it took"},
+	{Name: "redsync+extend/latency", Lock: "redsync", Nodes: 5, Extend: true, Hold: 3 * time.Second, Nemesis: []string{"latency"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis + "; " + SrcExtends, Why: "redsync's Extend touches a quorum with a token check and recomputes Until"},
+	{Name: "redislock+extend/latency", Lock: "redislock", Extend: true, Hold: 3 * time.Second, Nemesis: []string{"latency"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis + "; " + SrcExtends, Why: "redislock's Refresh checks the token; its validity is counted from before the call"},
+	{Name: "setnx+extend/client-pause", Lock: "setnx", Extend: true, Nemesis: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Hold: 1500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "renewing does not help a holder paused past its TTL between its check and its write; its next extend is refused"},
+	{Name: "redlock+extend/client-pause", Lock: "redlock", Nodes: 5, Extend: true, Nemesis: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Hold: 1500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcAntirez, Why: "renewing does not help a holder paused past its TTL"},
+	{Name: "redsync+extend/client-pause", Lock: "redsync", Nodes: 5, Extend: true, Nemesis: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Hold: 1500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcExtends, Why: "renewing does not help a holder paused past its TTL"},
+	{Name: "redislock+extend/client-pause", Lock: "redislock", Extend: true, Nemesis: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Hold: 1500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcExtends, Why: "renewing does not help a holder paused past its TTL"},
+	{Name: "setnx+extend/clock", Lock: "setnx", Extend: true, Hold: 3 * time.Second, Nemesis: []string{"clock"}, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcKleppmann, Why: "a forward jump expires the key early, whatever the renewals"},
+	{Name: "redlock+extend/clock", Lock: "redlock", Nodes: 5, Extend: true, Hold: 3 * time.Second, Nemesis: []string{"clock"}, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcKleppmann + "; " + SrcAntirez, Why: "a jump on a majority's clocks expires the keys while the holder's validity runs on; it must land on a live hold's nodes"},
+	{Name: "redsync+extend/clock", Lock: "redsync", Nodes: 5, Extend: true, Hold: 3 * time.Second, Nemesis: []string{"clock"}, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcKleppmann + "; " + SrcAntirez, Why: "as for redlock"},
+	{Name: "redislock+extend/clock", Lock: "redislock", Extend: true, Hold: 3 * time.Second, Nemesis: []string{"clock"}, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcKleppmann, Why: "a forward jump expires the key early"},
+	{Name: "setnx+extend/kill-immediate", Lock: "setnx", Extend: true, Hold: 3 * time.Second, Nemesis: []string{"kill"}, Restart: "immediate", Interval: time.Second, Expect: report.ExpectViolation, Source: SrcRedis, Why: "a node restarted without persistence forgets the lock; the holder's next extend is refused, too late"},
+	{Name: "redlock+extend/kill-delayed", Lock: "redlock", Nodes: 5, Extend: true, Hold: 3 * time.Second, Nemesis: []string{"kill"}, Restart: "delayed", Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "delayed restarts: a minority down cannot break the quorum of an acquire or an extend"},
+	{Name: "redsync+extend/kill-delayed", Lock: "redsync", Nodes: 5, Extend: true, Hold: 3 * time.Second, Nemesis: []string{"kill"}, Restart: "delayed", Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "as for redlock"},
+	{Name: "redislock+extend/kill-immediate", Lock: "redislock", Extend: true, Hold: 3 * time.Second, Nemesis: []string{"kill"}, Restart: "immediate", Interval: time.Second, Expect: report.ExpectViolation, Source: SrcRedis, Why: "a node restarted without persistence forgets the lock"},
+	{Name: "setnx-extend-no-check+extend/client-pause", Lock: "setnx-extend-no-check", Extend: true, Nemesis: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Hold: 1500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcMutant + "; " + SrcExtends, Why: "a bare PEXPIRE renews the key of whoever holds it now: the paused holder's late extend succeeds beside the new holder (lease invalid)"},
+	{Name: "setnx-no-ttl/client-crash", Lock: "setnx-no-ttl", Nemesis: []string{"client-crash"}, Keys: 1, TTL: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Liveness: checker.LivenessStuck, Source: SrcMutant + "; " + SrcRedis, Why: "mutual exclusion holds, but a crashed holder's key never expires: no one acquires again"},
+	{Name: "setnx/client-crash", Lock: "setnx", Nemesis: []string{"client-crash"}, Keys: 1, TTL: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Liveness: checker.LivenessOK, Source: SrcRedis, Why: "a crashed holder's key expires within its TTL"},
+	{Name: "redlock+fencing+write-only/kill-immediate", Lock: "redlock", Nodes: 3, Fencing: true, Store: "write-only", Keys: 1, Nemesis: []string{"kill"}, Restart: "immediate", Hold: 500 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectPossible, Source: SrcKleppmann + "; " + SrcJepsen, Why: "the maximum of per-node counters, which a restarted node resets, need not grow from one holder to the next: a fence out of order, a stale write the store takes"},
+	{Name: "redlock+fencing+write-only/client-pause", Lock: "redlock", Nodes: 5, Fencing: true, Store: "write-only", Keys: 1, Nemesis: []string{"client-pause"}, TTL: 500 * time.Millisecond, Hold: 200 * time.Millisecond, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcKleppmann + "; " + SrcJepsen, Why: "counters of different majorities diverge: a paused holder's token may exceed the next holder's, and its late write goes in"},
+	{Name: "setnx+fencing+write-only/client-pause", Lock: "setnx", Fencing: true, Store: "write-only", Keys: 1, Nemesis: []string{"client-pause"}, TTL: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcKleppmann, Why: "one counter on one node increases with every grant: the store refuses the paused holder's stale write"},
 
 	// Failover with asynchronous replication.
 	fromTable("setnx/failover", quick),

@@ -30,7 +30,7 @@ func RunOne(ctx context.Context, plan *harness.Plan, dir, id, command string, ch
 	}
 	// One pass over the history, streamed (#15): the check derives the
 	// analysis the report and the explanations read.
-	copts := checker.Options{Timeout: checkTimeout}
+	copts := checker.Options{Timeout: checkTimeout, LivenessBound: sum.Config.LivenessBound}
 	a, err := analyzeFile(sum.HistoryPath, copts)
 	if err != nil {
 		if sum.Interrupted && errors.Is(err, history.ErrEmpty) {
@@ -105,6 +105,7 @@ func explainUntested(res *checker.Result, sum harness.Summary) {
 		why := ""
 		switch {
 		case res.Stats.Sections == 0: // no acquire succeeded: the hold is not why
+		case cfg.Extend: // the hold is worked in sections shorter than the TTL
 		case cfg.Hold > cfg.TTL:
 			// Each section checks its lease after the hold: a correct
 			// lock never lets it write. A lock that over-reports its
@@ -345,16 +346,17 @@ func (sp Spec) cell() report.Cell {
 		topology = cluster.TopologyMasters
 	}
 	return report.Cell{Name: sp.Name, Lock: sp.Lock, Language: language(sp.Lock), Nemesis: nemesisName(sp.Nemesis), Fencing: sp.Fencing,
-		Topology: topology, Expect: sp.Expect, Source: sp.Source, Why: sp.Why}
+		Topology: topology, Expect: sp.Expect, ExpectLiveness: sp.Liveness, Source: sp.Source, Why: sp.Why}
 }
 
 // config is the harness configuration of one run of the cell.
 func (sp Spec) config(seed int64, d time.Duration, dir string) harness.Config {
 	return harness.Config{
-		Workload: harness.Workload{Lock: sp.Lock, Clients: sp.Clients, Keys: sp.Keys, Duration: d, TTL: sp.TTL, Hold: sp.Hold, Seed: seed, Fencing: sp.Fencing},
-		Cluster:  harness.Cluster{Nodes: sp.Nodes, Topology: sp.Topology},
-		Faults:   harness.Faults{Nemesis: sp.Nemesis, NemesisInterval: sp.Interval, Restart: sp.Restart},
-		Output:   harness.Output{Dir: dir},
+		Workload: harness.Workload{Lock: sp.Lock, Clients: sp.Clients, Keys: sp.Keys, Duration: d, TTL: sp.TTL, Hold: sp.Hold, Seed: seed, Fencing: sp.Fencing,
+			Extend: sp.Extend, ExtendEvery: sp.ExtendEvery, Store: sp.Store},
+		Cluster: harness.Cluster{Nodes: sp.Nodes, Topology: sp.Topology},
+		Faults:  harness.Faults{Nemesis: sp.Nemesis, NemesisInterval: sp.Interval, Restart: sp.Restart},
+		Output:  harness.Output{Dir: dir},
 	}
 }
 
@@ -370,6 +372,15 @@ func (sp Spec) flags(seed int64, d time.Duration) string {
 	}
 	if sp.Fencing {
 		f = append(f, "--fencing")
+	}
+	if sp.Store != "" {
+		f = append(f, "--store "+sp.Store)
+	}
+	if sp.Extend {
+		f = append(f, "--extend")
+	}
+	if sp.ExtendEvery > 0 {
+		f = append(f, "--extend-every "+sp.ExtendEvery.String())
 	}
 	if sp.Clients > 0 {
 		f = append(f, fmt.Sprintf("--clients %d", sp.Clients))
@@ -419,7 +430,7 @@ func dirName(name string) string {
 }
 
 func cellRun(r report.Results, id string, err error) report.CellRun {
-	cr := report.CellRun{Seed: r.Seed, RunID: id, Dir: filepath.Join("runs", id), Lease: r.Lease, Resource: r.Resource,
+	cr := report.CellRun{Seed: r.Seed, RunID: id, Dir: filepath.Join("runs", id), Lease: r.Lease, Resource: r.Resource, Liveness: r.Check.Liveness,
 		LeaseReason: r.Check.LeaseReason, ResourceReason: r.Check.ResourceReason, Interrupted: r.Interrupted}
 	if err != nil {
 		cr.Error = err.Error()
@@ -437,7 +448,7 @@ func cellRun(r report.Results, id string, err error) report.CellRun {
 			}
 		}
 	}
-	cr.Violations = c.LeaseViolationCount + len(c.ResourceFailedKeys)
+	cr.Violations = c.LeaseViolationCount + c.FenceViolationCount + len(c.ResourceFailedKeys)
 	cr.AcqPerSec = c.Stats.AcquisitionsPerSecond
 	cr.P99Acquire = float64(c.Stats.AcquireLatency.P99) / float64(time.Millisecond)
 	cr.Availability = c.Stats.AvailabilityDuringFaults
@@ -456,11 +467,19 @@ func aggregate(c *report.Cell) {
 	c.MedianFirstViolation = nil
 	c.AcqPerSec, c.P99Acquire, c.Availability = 0, 0, 0
 	c.Outcome, c.Matches = "", false
+	c.StuckRuns = 0
 	for _, r := range c.Runs {
-		switch r.Outcome() {
-		case checker.OutcomeViolation:
+		if r.Liveness == checker.LivenessStuck {
+			c.StuckRuns++
+		}
+		switch o := r.Outcome(); {
+		case o == checker.OutcomeViolation:
 			c.RunsWithViolation++
-		case checker.OutcomeUnknown:
+		case c.ExpectLiveness == checker.LivenessOK && r.Liveness == checker.LivenessStuck:
+			// Stuck counts like invalid only where the cell expects
+			// the lock to stay live.
+			c.RunsWithViolation++
+		case o == checker.OutcomeUnknown:
 			c.Unknown++
 		}
 		c.Violations += r.Violations
@@ -506,6 +525,10 @@ func aggregate(c *report.Cell) {
 		c.Matches = c.Outcome == checker.OutcomeViolation
 	case report.ExpectPossible:
 		c.Matches = c.Outcome != checker.OutcomeUnknown
+	}
+	// A cell that expects its lock stuck matches only if every run was.
+	if c.ExpectLiveness == checker.LivenessStuck && c.StuckRuns < n {
+		c.Matches = false
 	}
 	// A cell not run to its end matches nothing, whatever its runs so far
 	// found.

@@ -17,7 +17,11 @@
 // Each occurrence of a kind is a Fault (Start, Heal, String) with its
 // parameters as JSON, and may have optional abilities, named interfaces
 // declared beside Fault: RefusingFault checks its parameters against a
-// run, LastingFault stays active longer than a schedule's interval.
+// run, LastingFault stays active longer than a schedule's interval,
+// ArmedFault waits for a moment of a live hold to strike. A Target's
+// Clients may likewise offer more than stalls: ClientCrasher, for the
+// client-crash kind (a holder abandons its lease unreleased and a fresh
+// client takes its place).
 //
 // # The run's live state
 //
@@ -28,7 +32,12 @@
 // View is declared here and implemented by the harness, so that a fault
 // can strike at a moment of a hold (right after a grant by a bare
 // majority, right after the holder's last validity check) by following
-// its changes (View.Next, WaitFor) without polling. No kind uses it yet.
+// its changes (View.Next, WaitFor) without polling. The targeted kinds
+// (kill-quorum, clock-holder, clock-minority, clock-majority,
+// pause-holder) do: each is an ArmedFault, whose Arm waits for its
+// moment before Run records its start, and which keeps its Decision
+// (trigger, targets, amount) in its parameters, so that schedule.json
+// says what it struck and a replay strikes the same way (targeted.go).
 //
 // It imports history, cluster and internal/wait; never locks, checker or
 // harness.

@@ -135,6 +135,14 @@ var kinds = []Kind{
 	clockKind,
 	clientPauseKind,
 	failoverKind,
+	// #14: targeted kinds, which strike at a moment of a live hold.
+	killQuorumKind,
+	clockHolderKind,
+	clockMinorityKind,
+	clockMajorityKind,
+	pauseHolderKind,
+	clockPartitionKind,
+	clientCrashKind, // #13
 }
 
 // Kinds returns every known kind in a fixed order.

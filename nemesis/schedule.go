@@ -91,8 +91,22 @@ func Plan(rng *rand.Rand, seed int64, kinds []Kind, s Setup, duration, interval 
 	return sc, nil
 }
 
-// Save writes the schedule as indented JSON.
+// Save writes the schedule as indented JSON. Each step's parameters and
+// description are taken from its fault as it is now: after a run, the
+// decisions of the targeted faults (ArmedFault) are part of them.
 func (sc Schedule) Save(path string) error {
+	sc.Steps = slices.Clone(sc.Steps)
+	for i := range sc.Steps {
+		st := &sc.Steps[i]
+		if st.fault == nil {
+			continue
+		}
+		params, err := json.Marshal(st.fault)
+		if err != nil {
+			return fmt.Errorf("nemesis: %s: %w", st.Kind, err)
+		}
+		st.Params, st.Desc = params, st.fault.String()
+	}
 	b, err := json.MarshalIndent(sc, "", "  ")
 	if err != nil {
 		return fmt.Errorf("nemesis: %w", err)
@@ -189,7 +203,7 @@ func Run(ctx context.Context, sc Schedule, t *Target, base time.Time, rec Record
 		if err := wait.Sleep(ctx, time.Until(base.Add(time.Duration(st.At)))); err != nil {
 			return errors.Join(append(errs, err)...)
 		}
-		if err := runStep(ctx, st, t, rec); err != nil {
+		if err := runStep(ctx, st, t, base, rec); err != nil {
 			errs = append(errs, err)
 		}
 		if ctx.Err() != nil {
@@ -202,27 +216,46 @@ func Run(ctx context.Context, sc Schedule, t *Target, base time.Time, rec Record
 // healTimeout bounds one heal.
 const healTimeout = 30 * time.Second
 
-func runStep(ctx context.Context, st *Step, t *Target, rec Recorder) (err error) {
+// runStep runs one step. A targeted fault (ArmedFault) first waits for
+// its moment, for the step's time less what the fault needs active; it
+// is recorded when it strikes, described with its concrete targets, and
+// healed at the step's end; one that finds no moment records nothing.
+func runStep(ctx context.Context, st *Step, t *Target, base time.Time, rec Recorder) (err error) {
 	f := st.fault
 	if f == nil {
 		return fmt.Errorf("nemesis: step %q has no decoded fault", st.Desc)
 	}
-	if err := rec.Append(history.Event{Type: history.Info, F: history.FaultStart, Process: history.NemesisProcess, Value: st.Desc}); err != nil {
+	desc, active := st.Desc, time.Duration(st.For)
+	if a, ok := f.(ArmedFault); ok {
+		end := base.Add(time.Duration(st.At + st.For))
+		need := a.Lasts()
+		actx, cancel := context.WithDeadline(ctx, end.Add(-need))
+		struck, err := a.Arm(actx, t, base)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("nemesis: arm %s: %w", st.Desc, err)
+		}
+		if !struck {
+			return nil
+		}
+		desc, active = f.String(), max(time.Until(end), need)
+	}
+	if err := rec.Append(history.Event{Type: history.Info, F: history.FaultStart, Process: history.NemesisProcess, Value: desc}); err != nil {
 		return err
 	}
 	defer func() {
 		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), healTimeout)
 		defer cancel()
 		herr := f.Heal(hctx, t)
-		ev := history.Event{Type: history.Info, F: history.FaultStop, Process: history.NemesisProcess, Value: st.Desc}
+		ev := history.Event{Type: history.Info, F: history.FaultStop, Process: history.NemesisProcess, Value: desc}
 		if herr != nil {
 			ev.Error = herr.Error()
-			herr = fmt.Errorf("nemesis: heal %s: %w", st.Desc, herr)
+			herr = fmt.Errorf("nemesis: heal %s: %w", desc, herr)
 		}
 		err = errors.Join(err, herr, rec.Append(ev))
 	}()
 	if err := f.Start(ctx, t); err != nil {
-		return fmt.Errorf("nemesis: start %s: %w", st.Desc, err)
+		return fmt.Errorf("nemesis: start %s: %w", desc, err)
 	}
-	return wait.Sleep(ctx, time.Duration(st.For))
+	return wait.Sleep(ctx, active)
 }

@@ -254,6 +254,7 @@ iframe{width:100%;height:520px;border:1px solid #ccc}
 {{end}}</table>{{if $.OverlapsMore}}<p class="note">{{$.OverlapsMore}} more overlaps not listed.</p>{{end}}{{end}}
 {{with .R.Check.ResourceFailedKeys}}<h2>Lost updates</h2><p>keys: {{range .}}{{.}} {{end}}</p>
 {{with $.Lost}}<ul>{{range .}}<li><span class="cause">{{.Cause}}</span> — {{.Text}}</li>{{end}}</ul>{{end}}{{end}}
+{{with .R.Check.FenceViolations}}<h2>Fencing tokens out of order</h2><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{range .Errors}}<p class="bug">{{.}}</p>{{end}}
 {{range .Visuals}}<h2>{{.Title}}</h2><iframe sandbox="allow-scripts" srcdoc="{{.Doc}}"></iframe>{{end}}
 <h2>Configuration</h2><pre>{{.Config}}</pre>

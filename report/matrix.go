@@ -31,6 +31,9 @@ type CellRun struct {
 	Dir      string          `json:"dir"`
 	Lease    checker.Verdict `json:"lease"`
 	Resource checker.Verdict `json:"resource"`
+	// Liveness is the run's liveness verdict; empty in summaries written
+	// before it existed.
+	Liveness checker.Liveness `json:"liveness,omitempty"`
 	// LeaseReason and ResourceReason say why a verdict is unknown (see
 	// checker.Result.LeaseReason).
 	LeaseReason    string `json:"lease_reason,omitempty"`
@@ -42,7 +45,8 @@ type CellRun struct {
 	// or nil when there was none.
 	FirstViolation *float64 `json:"first_violation_s,omitempty"`
 	// Violations is the number of overlapping holds the sweep found plus
-	// the number of keys with a lost update.
+	// the holds whose fencing token did not increase plus the number of
+	// keys with a lost update.
 	Violations   int     `json:"violations"`
 	AcqPerSec    float64 `json:"acquisitions_per_second"`
 	P99Acquire   float64 `json:"p99_acquire_ms"`
@@ -70,6 +74,11 @@ type Cell struct {
 	Fencing  bool        `json:"fencing"`
 	Topology string      `json:"topology"`
 	Expect   Expectation `json:"expect"`
+	// ExpectLiveness is the liveness verdict every run must give, or ""
+	// when the cell states none. A stuck run counts as a violation only
+	// in a cell that expects ok; a cell that expects stuck matches only
+	// if every run was stuck.
+	ExpectLiveness checker.Liveness `json:"expect_liveness,omitempty"`
 	// Source cites the literature behind the expectation.
 	Source string `json:"source"`
 	// Why is the expectation's reason in one sentence (#15: shown in
@@ -78,6 +87,7 @@ type Cell struct {
 	Runs []CellRun `json:"runs"`
 	// Aggregates over Runs.
 	RunsWithViolation    int      `json:"runs_with_violation"`
+	StuckRuns            int      `json:"stuck_runs,omitempty"`
 	Violations           int      `json:"violations"`
 	MedianFirstViolation *float64 `json:"median_first_violation_s,omitempty"`
 	AcqPerSec            float64  `json:"acquisitions_per_second"`

@@ -121,6 +121,13 @@ func Summary(w io.Writer, title string, res checker.Result) {
 	fmt.Fprintf(w, "%s\n", Printable(title))
 	fmt.Fprintf(w, "  lease safety:    %s\n", verdictLine(res.Lease, res.LeaseReason))
 	fmt.Fprintf(w, "  resource safety: %s\n", verdictLine(res.Resource, res.ResourceReason))
+	if res.Liveness != "" {
+		line := string(res.Liveness)
+		if res.LivenessReason != "" {
+			line += " — " + Printable(res.LivenessReason)
+		}
+		fmt.Fprintf(w, "  liveness:        %s\n", line)
+	}
 	if res.Disagreement != "" {
 		fmt.Fprintf(w, "  CHECKER BUG: porcupine and the sweep disagree: %s\n", Printable(res.Disagreement))
 	}
@@ -130,6 +137,13 @@ func Summary(w io.Writer, title string, res checker.Result) {
 			break
 		}
 		fmt.Fprintf(w, "  overlap: %s\n", Printable(ov.String()))
+	}
+	for i, v := range res.FenceViolations {
+		if i == 3 {
+			fmt.Fprintf(w, "  … %d more fence-order violations\n", res.FenceViolationCount-3)
+			break
+		}
+		fmt.Fprintf(w, "  fence order: %s\n", Printable(v.String()))
 	}
 	if len(res.ResourceFailedKeys) > 0 {
 		first := ""

@@ -93,9 +93,44 @@ var extraCells = []matrix.Spec{
 		Expect: report.ExpectSafe, Source: matrix.SrcRedis, Why: "the control of redlock-no-elapsed/latency: RedLock's validity subtracts the round's time"},
 }
 
+// randomTwins are, for each targeted kind (#14), the random kinds its
+// twin cell draws instead: the same lock and workload, the same seeds,
+// the fault at a time drawn in advance rather than at a moment of a
+// hold, for detection speed targeted beside random.
+var randomTwins = map[string][]string{
+	"kill-quorum":     {"kill"},
+	"clock-holder":    {"clock"},
+	"clock-majority":  {"clock"},
+	"clock-partition": {"clock", "partition"},
+	"pause-holder":    {"client-pause"},
+}
+
+// twins returns the random twin of every expected-violation matrix cell
+// with one targeted kind, named "<cell> (random twin)".
+func twins() []matrix.Spec {
+	var out []matrix.Spec
+	for _, sp := range matrix.Cells(false) {
+		if len(sp.Nemesis) != 1 || sp.Expect != report.ExpectViolation || sp.Restart != "" {
+			continue
+		}
+		kinds, ok := randomTwins[sp.Nemesis[0]]
+		if !ok {
+			continue
+		}
+		tw := sp
+		tw.Name, tw.Nemesis, tw.Quick = sp.Name+" (random twin)", kinds, false
+		if sp.Nemesis[0] == "kill-quorum" {
+			tw.Restart = "immediate"
+		}
+		tw.Why = "the random twin of " + sp.Name + ": " + sp.Why
+		out = append(out, tw)
+	}
+	return out
+}
+
 // detectPlan picks the cells: every expected-violation cell of the full
 // matrix with seeds each, every expected-safe cell and the extra cells
-// with safeSeeds each.
+// (and the random twins of the targeted cells) with safeSeeds each.
 func detectPlan(seeds, safeSeeds int) []detectRow {
 	var rows []detectRow
 	for _, sp := range matrix.Cells(false) {
@@ -110,7 +145,7 @@ func detectPlan(seeds, safeSeeds int) []detectRow {
 	for _, sp := range matrix.Cells(false) {
 		have[sp.Name] = true
 	}
-	for _, sp := range extraCells {
+	for _, sp := range append(slices.Clone(extraCells), twins()...) {
 		if !have[sp.Name] {
 			rows = append(rows, detectRow{Spec: sp, Extra: true})
 		}

@@ -15,8 +15,12 @@ import (
 func checkCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	timeout := fs.Duration("check-timeout", checker.DefaultTimeout, "porcupine time limit per model (exceeded: verdict unknown)")
+	bound := fs.Duration("liveness-bound", 0, "how long a key may stay free yet unacquired after the faults healed before liveness is stuck (default 3 × the longest validity granted, about 3×TTL)")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
+	}
+	if *bound < 0 {
+		return fmt.Errorf("check: --liveness-bound must not be negative, got %s", *bound)
 	}
 	if *timeout <= 0 {
 		return fmt.Errorf("check: --check-timeout must be positive, got %s", *timeout)
@@ -34,7 +38,7 @@ func checkCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 		return fmt.Errorf("check: %w", err)
 	}
 	defer f.Close()
-	res, n, err := checker.CheckDecoder(history.NewDecoder(f), checker.Options{Timeout: *timeout})
+	res, n, err := checker.CheckDecoder(history.NewDecoder(f), checker.Options{Timeout: *timeout, LivenessBound: *bound})
 	if err != nil {
 		return fmt.Errorf("check %s: %w", path, err)
 	}

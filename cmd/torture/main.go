@@ -75,6 +75,7 @@ commands:
           ('torture matrix merge OUT DIR...' joins the outputs of its shards)
   gate    the release gate of one lock: the cells its declared promises and the literature give it;
           exit 1 when it breaks a promise it declared
+  envelope  sweep and bisect one fault's size (÷ TTL) to find where each lock's safety ends
 
 'torture <command> -h' lists the flags of a command.
 `
@@ -97,11 +98,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return matrixCmd(ctx, args[1:], stdout, stderr)
 	case "gate":
 		return gate.Command(ctx, args[1:], stdout, stderr)
+	case "envelope":
+		return envelopeCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q (want run, check, explain, shrink, matrix or gate)", args[0])
+		return fmt.Errorf("unknown command %q (want run, check, explain, shrink, matrix, gate or envelope)", args[0])
 	}
 }
 

@@ -30,15 +30,19 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&cfg.Keys, "keys", cfg.Keys, "lock keys the clients contend for")
 	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "how long clients run")
 	fs.DurationVar(&cfg.TTL, "ttl", cfg.TTL, "lock TTL")
-	fs.DurationVar(&cfg.Hold, "hold", cfg.Hold, "time spent inside the critical section (0: none)")
+	fs.DurationVar(&cfg.Hold, "hold", cfg.Hold, "time spent inside the critical section (0: none); with --extend, the work of a cycle, which may be several TTLs")
+	fs.BoolVar(&cfg.Extend, "extend", false, "renew the lease while working: sections of at most --extend-every, an extend between two")
+	fs.DurationVar(&cfg.ExtendEvery, "extend-every", 0, "with --extend, the work between two extends (default TTL/3)")
 	fs.Int64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the run's one random source")
 	fs.BoolVar(&cfg.Fencing, "fencing", false, "issue fencing tokens and have the resource check them")
+	fs.StringVar(&cfg.Store, "store", harness.StoreAll, "with --fencing, where the resource checks the token: all (every access) or write-only (writes only, Kleppmann's storage service)")
 	nem := fs.String("nemesis", "", "comma-separated fault kinds: "+strings.Join(nemesisNames(), ", "))
 	fs.DurationVar(&cfg.NemesisInterval, "nemesis-interval", cfg.NemesisInterval, "quiet time between faults, and least time each stays active")
 	fs.DurationVar(&cfg.RestartDelay, "restart-delay", 0, "delay of the kill fault's delayed restarts (default 1.5×TTL)")
 	fs.StringVar(&cfg.Restart, "restart", cfg.Restart, "how kill faults restart nodes: mixed, immediate or delayed")
 	fs.BoolVar(&cfg.Persistence, "persistence", false, "run the nodes with appendfsync always (a killed node keeps its locks)")
 	fs.StringVar(&cfg.Topology, "topology", cfg.Topology, "masters (independent nodes) or failover (primary, replica, three sentinels; single-instance locks)")
+	fs.DurationVar(&cfg.LivenessBound, "liveness-bound", 0, "how long a key may stay free yet unacquired after the faults healed before liveness is stuck (default 3×TTL)")
 	fs.StringVar(&cfg.Replay, "replay", "", "replay the faults of this schedule.json instead of drawing them from the seed")
 	out := fs.String("out", filepath.Join("results", "runs"), "directory under which the run directory is created")
 	timeout := fs.Duration("check-timeout", checker.DefaultTimeout, "porcupine time limit per model (exceeded: verdict unknown)")
@@ -93,6 +97,12 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if r.Interrupted {
 		fmt.Fprintf(stderr, "interrupted after %.1fs; what was recorded is checked below\n", r.Elapsed)
 	}
+	// What the targeted faults struck (#14).
+	if aimed, aerr := nemesis.Aimed(filepath.Join(dir, "schedule.json")); aerr == nil {
+		for _, a := range aimed {
+			fmt.Fprintf(stderr, "aimed %s\n", a)
+		}
+	}
 	report.Summary(stdout, fmt.Sprintf("%s (%d events) → %s", id, r.Check.Stats.Events, dir), r.Check)
 	if err != nil {
 		return err
@@ -102,7 +112,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 // checkGiven refuses the flags given a value out of their range, 0
 // included where harness.Config would read 0 as "the default": --clients,
-// --keys, --nemesis-interval, --restart-delay and --check-timeout must be
+// --keys, --extend-every, --nemesis-interval, --restart-delay and --check-timeout must be
 // positive (--nodes is checked as it is parsed). --hold 0 is a hold of
 // nothing (Config.NoHold).
 func checkGiven(fs *flag.FlagSet, cfg *harness.Config, timeout time.Duration) error {
@@ -126,6 +136,14 @@ func checkGiven(fs *flag.FlagSet, cfg *harness.Config, timeout time.Duration) er
 				err = fmt.Errorf("run: --hold must not be negative, got %s", cfg.Hold)
 			case cfg.Hold == 0:
 				cfg.NoHold = true
+			}
+		case "extend-every":
+			if cfg.ExtendEvery <= 0 {
+				err = fmt.Errorf("run: --extend-every must be positive, got %s", cfg.ExtendEvery)
+			}
+		case "liveness-bound":
+			if cfg.LivenessBound <= 0 {
+				err = fmt.Errorf("run: --liveness-bound must be positive, got %s", cfg.LivenessBound)
 			}
 		case "nemesis-interval":
 			if cfg.NemesisInterval <= 0 {

@@ -1,0 +1,149 @@
+package checker
+
+import (
+	"fmt"
+	"time"
+)
+
+// Liveness is the liveness verdict: whether every key that a fault, a
+// crashed holder or the lock itself made unacquirable became acquirable
+// again within a bound.
+type Liveness string
+
+const (
+	// LivenessOK: no key stayed free yet unacquired, while acquires on it
+	// were being attempted, for longer than the bound, counting only the
+	// time under no fault.
+	LivenessOK Liveness = "ok"
+	// LivenessStuck: some key did (see Result.Stuck).
+	LivenessStuck Liveness = "stuck"
+	// LivenessUnknown: there is nothing to judge (no acquire, no bound,
+	// a history shorter than the bound); Result.LivenessReason says why.
+	LivenessUnknown Liveness = "unknown"
+)
+
+// DefaultLivenessFactor times the longest validity an acquire was
+// granted in the history (about the TTL) is the liveness bound when
+// Options.LivenessBound is zero.
+const DefaultLivenessFactor = 3
+
+// Stuck is the longest stretch in which a key was stuck: free (no hold,
+// as the history shows it) yet not acquired although acquires on it were
+// in progress, counting only the time under no fault (a fault may keep a
+// key unacquirable; the lock must recover once it healed).
+type Stuck struct {
+	// Key is the lock key.
+	Key string `json:"key"`
+	// Start is when the key became free and unacquired; From is when the
+	// stretch began to count (Start, or the end of the faults active at
+	// Start); End is when an acquire succeeded again, or when the last
+	// attempt on the key ended (UntilEnd). Quiet is the time of [Start,
+	// End] under no fault: what is judged against the bound.
+	Start int64         `json:"start"`
+	From  int64         `json:"from"`
+	End   int64         `json:"end"`
+	Quiet time.Duration `json:"quiet_ns"`
+	// UntilEnd is set when no acquire of the key succeeded after Start.
+	UntilEnd bool `json:"until_end,omitempty"`
+	// LastHolder is the hold of the key that ended last before Start: the
+	// holder that left the key blocked (a crashed one never released);
+	// nil when the key was never held before.
+	LastHolder *Hold `json:"last_holder,omitempty"`
+}
+
+// String describes the stretch on one line.
+func (s Stuck) String() string {
+	until := "until an acquire succeeded"
+	if s.UntilEnd {
+		until = "until the last attempt (no acquire succeeded again)"
+	}
+	holder := "never held before"
+	if h := s.LastHolder; h != nil {
+		holder = fmt.Sprintf("last held by P%d token %s [%d, %d]", h.Process, h.Token, h.Start, h.End)
+	}
+	return fmt.Sprintf("key %q free yet unacquired over [%d, %d], %s of it under no fault, %s; %s",
+		s.Key, s.Start, s.End, s.Quiet, until, holder)
+}
+
+// liveness judges the gaps of every key against bound (0: the default,
+// DefaultLivenessFactor × the longest validity granted); keys are sorted.
+func (d *scanned) liveness(keys []string, bound time.Duration) (Liveness, string, *Stuck, time.Duration) {
+	if bound <= 0 {
+		bound = DefaultLivenessFactor * time.Duration(d.maxValidity)
+	}
+	attempts := 0
+	for _, k := range keys {
+		attempts += len(d.keys[k].attempts)
+	}
+	switch {
+	case attempts == 0:
+		return LivenessUnknown, "nothing to judge: the history has no acquire", nil, 0
+	case bound <= 0:
+		return LivenessUnknown, "nothing to judge: no acquire succeeded and no liveness bound was given", nil, 0
+	}
+	merged := mergeWindows(d.windows)
+	var worst *Stuck
+	for _, k := range keys {
+		kd := d.keys[k]
+		for _, g := range keyGaps(k, kd, d.last) {
+			end := g.Start + int64(g.Duration)
+			from := g.Start
+			if i := windowAt(merged, g.Start); i >= 0 {
+				from = merged[i].End
+			}
+			quiet := quietTime(merged, g.Start, end)
+			if quiet <= int64(bound) || (worst != nil && quiet <= worst.Quiet.Nanoseconds()) {
+				continue
+			}
+			worst = &Stuck{Key: k, Start: g.Start, From: from, End: end, Quiet: time.Duration(quiet), UntilEnd: g.UntilEnd, LastHolder: lastHolder(kd.holds, g.Start)}
+		}
+	}
+	if worst != nil {
+		return LivenessStuck, fmt.Sprintf("stuck longer than the bound of %s: %s", bound, worst), worst, bound
+	}
+	if span := time.Duration(d.last - d.first); span < bound {
+		return LivenessUnknown, fmt.Sprintf("nothing to judge: the history lasts %s, less than the liveness bound of %s", span, bound), nil, bound
+	}
+	return LivenessOK, "", nil, bound
+}
+
+// quietTime is how much of [from, to] no merged fault window covers.
+func quietTime(merged []Window, from, to int64) int64 {
+	q := to - from
+	for _, w := range merged {
+		if w.Start >= to {
+			break
+		}
+		q -= max(min(w.End, to)-max(w.Start, from), 0)
+	}
+	return max(q, 0)
+}
+
+// windowAt returns the index of the merged window that contains t, or -1.
+func windowAt(merged []Window, t int64) int {
+	for i, w := range merged {
+		if w.Start <= t && t <= w.End {
+			return i
+		}
+		if w.Start > t {
+			break
+		}
+	}
+	return -1
+}
+
+// lastHolder returns a copy of the hold (holds sorted by Start) with the
+// latest End not after t, or nil.
+func lastHolder(holds []Hold, t int64) *Hold {
+	var last *Hold
+	for i := range holds {
+		h := holds[i]
+		if h.Start > t {
+			break
+		}
+		if h.End <= t && (last == nil || h.End >= last.End) {
+			last = &h
+		}
+	}
+	return last
+}

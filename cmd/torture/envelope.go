@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/locktorture/locktorture/envelope"
+)
+
+// envelopeCmd is torture envelope: the safety envelope of locks along
+// one fault parameter (#14).
+func envelopeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("envelope", flag.ContinueOnError)
+	var faults []string
+	for _, f := range envelope.Faults {
+		faults = append(faults, fmt.Sprintf("%s (--param %s: %s)", f.Name, f.Param, f.Doc))
+	}
+	lockList := fs.String("lock", "", "locks to compare, comma-separated (e.g. setnx,redlock)")
+	fault := fs.String("fault", "", "the fault to size: "+strings.Join(faults, "; "))
+	param := fs.String("param", "", "the swept parameter (default: the fault's own; see --fault)")
+	from := fs.Float64("from", 0.5, "the sweep's first value, in TTLs")
+	to := fs.Float64("to", 1.5, "the sweep's last value, in TTLs")
+	points := fs.Int("points", 6, "points of the sweep, evenly spaced")
+	bisect := fs.Int("bisect", 3, "bisection steps between the last point without a violation and the first with one")
+	seeds := fs.Int("seeds", 3, "runs per point, seeds 1..k")
+	duration := fs.Duration("duration", 6*time.Second, "duration of every run")
+	ttl := fs.Duration("ttl", 500*time.Millisecond, "lock TTL")
+	hold := fs.Duration("hold", 100*time.Millisecond, "time inside the critical section")
+	clients := fs.Int("clients", 6, "concurrent clients, all on one key")
+	out := fs.String("out", "results/envelope", "directory under which the envelope's directory is created")
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("envelope: unexpected argument %q", fs.Arg(0))
+	}
+	f, err := envelope.Lookup(*fault, *param)
+	if err != nil {
+		return err
+	}
+	locks := strings.Split(*lockList, ",")
+	if *lockList == "" {
+		locks = nil
+	}
+	dir := filepath.Join(*out, fmt.Sprintf("%s-%s-%s", time.Now().UTC().Format("20060102T150405"), strings.Join(locks, "+"), f.Name))
+	fmt.Fprintf(stderr, "envelope %s of %s, %s ÷ TTL %g..%g → %s\n", f.Name, strings.Join(locks, ","), f.Param, *from, *to, dir)
+	res, err := envelope.Run(ctx, envelope.Options{
+		Locks: locks, Fault: f, From: *from, To: *to, Points: *points, Bisect: *bisect, Seeds: *seeds,
+		Duration: *duration, TTL: *ttl, Hold: *hold, Clients: *clients, Dir: dir,
+		Progress: func(s string) { fmt.Fprintln(stderr, "  "+s) },
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, envelope.Table(res))
+	fmt.Fprintf(stdout, "\n%s\n", filepath.Join(dir, "envelope.svg"))
+	return nil
+}

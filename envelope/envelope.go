@@ -1,0 +1,326 @@
+package envelope
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/harness"
+	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/locks"
+	"github.com/locktorture/locktorture/nemesis"
+)
+
+// Fault is one swept fault: its parameter, the targeted kind that
+// injects it, and where theory puts the boundary.
+type Fault struct {
+	// Name selects it (--fault); Param names the swept parameter (--param).
+	Name, Param string
+	// Doc says what a value of the parameter means.
+	Doc string
+	// MultiOnly: the fault needs a multi-node lock.
+	MultiOnly bool
+	// step returns the kind and parameters of one strike of size v×TTL,
+	// and how long it stays active once struck.
+	step func(v float64, o Options, multi bool, seed int64) (kind string, f any, active time.Duration)
+	// theory is the boundary, in TTLs, and why.
+	theory func(o Options) (float64, string)
+}
+
+// Faults are the faults an envelope sweeps.
+var Faults = []Fault{
+	{
+		Name: "pause", Param: "stall", Doc: "the holder's stall right after its last validity check, in TTLs (pause-holder with a fixed stall)",
+		step: func(v float64, o Options, _ bool, _ int64) (string, any, time.Duration) {
+			st := ttlTimes(v, o.TTL)
+			return "pause-holder", &nemesis.PauseHolder{Stall: nemesis.Duration(st), Aim: aim(o, st+o.TTL)}, st + o.TTL
+		},
+		theory: func(o Options) (float64, string) {
+			// The check comes a hold after the grant: the validity left
+			// then is TTL − hold − drift − the acquire's time, and the key
+			// outlives it by the drift allowance.
+			return 1 - float64(o.Hold)/float64(o.TTL), "stall > validity left at the last check (≈ TTL − hold)"
+		},
+	},
+	{
+		Name: "clock", Param: "jump", Doc: "a forward jump of the holder's node (setnx) or of a majority of its nodes (RedLock) right after the grant, in TTLs (clock-holder / clock-majority with a fixed jump)",
+		step: func(v float64, o Options, multi bool, seed int64) (string, any, time.Duration) {
+			scope := nemesis.ScopeHolder
+			if multi {
+				scope = nemesis.ScopeMajority
+			}
+			return "clock-" + scope, &nemesis.ClockHold{Scope: scope, Pick: int(seed % 3), Jump: nemesis.Duration(ttlTimes(v, o.TTL)), Aim: aim(o, o.TTL)}, o.TTL
+		},
+		theory: func(Options) (float64, string) {
+			return 1, "jump > the key's TTL left on the node (≈ TTL right after the grant)"
+		},
+	},
+	{
+		Name: "restart", Param: "restart-delay", Doc: "how long a node of a bare majority stays down before it restarts empty, in TTLs (kill-quorum with a restart delay)", MultiOnly: true,
+		step: func(v float64, o Options, _ bool, seed int64) (string, any, time.Duration) {
+			d := ttlTimes(v, o.TTL)
+			active := max(o.TTL, d+o.TTL/2)
+			return "kill-quorum", &nemesis.KillQuorum{Pick: int(seed % 2), RestartDelay: nemesis.Duration(d), Aim: aim(o, active)}, active
+		},
+		theory: func(Options) (float64, string) {
+			return 1, "restart delay < the holder's validity left (≈ TTL right after the grant)"
+		},
+	},
+}
+
+func ttlTimes(v float64, ttl time.Duration) time.Duration {
+	return time.Duration(v * float64(ttl)).Round(time.Millisecond)
+}
+
+// aim looks for a hold for two TTLs and stays active for active.
+func aim(o Options, active time.Duration) nemesis.Aim {
+	return nemesis.Aim{Window: nemesis.Duration(2 * o.TTL), Active: nemesis.Duration(active)}
+}
+
+// Lookup returns the fault called name with parameter param ("" for its
+// own).
+func Lookup(name, param string) (Fault, error) {
+	var names []string
+	for _, f := range Faults {
+		if f.Name == name {
+			if param != "" && param != f.Param {
+				return Fault{}, fmt.Errorf("envelope: fault %s sweeps --param %s, not %q", name, f.Param, param)
+			}
+			return f, nil
+		}
+		names = append(names, f.Name+" (--param "+f.Param+")")
+	}
+	return Fault{}, fmt.Errorf("envelope: unknown fault %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// Options is one envelope.
+type Options struct {
+	Locks    []string
+	Fault    Fault
+	From, To float64
+	// Points is the sweep's number of points (at least 2), Bisect the
+	// bisection steps after it, Seeds the runs per point (seeds 1..k).
+	Points, Bisect, Seeds int
+	// The workload of every run: clients on one key.
+	Duration, TTL, Hold time.Duration
+	Clients             int
+	// Dir receives the runs (runs/), envelope.csv, envelope.svg and
+	// table.md.
+	Dir string
+	// Progress, when set, is told of each run.
+	Progress func(string)
+}
+
+// Point is the outcome of the runs at one value of the parameter.
+type Point struct {
+	Lock       string
+	Value      float64
+	Runs       int
+	Violations int
+	Unknown    int
+	// Lo and Hi are the 95% Wilson interval of the violation rate.
+	Lo, Hi float64
+	// Misses counts the strikes that found no hold to aim at.
+	Misses, Strikes int
+}
+
+// Rate is the violation rate of the point's runs with a verdict.
+func (p Point) Rate() float64 {
+	if n := p.Runs - p.Unknown; n > 0 {
+		return float64(p.Violations) / float64(n)
+	}
+	return 0
+}
+
+// Result is an envelope: every point run, and per lock the boundary
+// found (the least value with a violation; NaN: none in range) beside
+// theory's.
+type Result struct {
+	Options  Options
+	Points   []Point
+	Boundary map[string]float64
+	Theory   float64
+	Why      string
+}
+
+func (o *Options) check() error {
+	switch {
+	case len(o.Locks) == 0:
+		return errors.New("envelope: no --lock")
+	case !(o.From < o.To) || o.From < 0:
+		return fmt.Errorf("envelope: --from %g --to %g: want 0 ≤ from < to", o.From, o.To)
+	case o.Points < 2 || o.Seeds < 1 || o.Bisect < 0:
+		return fmt.Errorf("envelope: --points %d, --seeds %d, --bisect %d: want ≥ 2, ≥ 1, ≥ 0", o.Points, o.Seeds, o.Bisect)
+	case o.TTL <= 0 || o.Duration <= 0 || o.Hold < 0 || o.Clients < 2:
+		return errors.New("envelope: want a positive TTL and duration, a hold ≥ 0 and at least 2 clients")
+	case o.Dir == "":
+		return errors.New("envelope: no output directory")
+	}
+	for _, l := range o.Locks {
+		spec, err := locks.Lookup(l)
+		if err != nil {
+			return err
+		}
+		if o.Fault.MultiOnly && !spec.MultiNode {
+			return fmt.Errorf("envelope: fault %s needs a multi-node lock; %s uses one node", o.Fault.Name, l)
+		}
+	}
+	return nil
+}
+
+// Run sweeps and bisects the envelope of every lock and writes its
+// files into o.Dir.
+func Run(ctx context.Context, o Options) (Result, error) {
+	if err := o.check(); err != nil {
+		return Result{}, err
+	}
+	res := Result{Options: o, Boundary: map[string]float64{}}
+	res.Theory, res.Why = o.Fault.theory(o)
+	for _, lk := range o.Locks {
+		var sweep []Point
+		for i := range o.Points {
+			v := o.From + (o.To-o.From)*float64(i)/float64(o.Points-1)
+			p, err := point(ctx, o, lk, v)
+			if err != nil {
+				return res, err
+			}
+			sweep = append(sweep, p)
+		}
+		res.Points = append(res.Points, sweep...)
+		first := slices.IndexFunc(sweep, func(p Point) bool { return p.Violations > 0 })
+		if first < 0 {
+			res.Boundary[lk] = math.NaN()
+			continue
+		}
+		hi := sweep[first].Value
+		if first > 0 {
+			lo := sweep[first-1].Value
+			for range o.Bisect {
+				mid := (lo + hi) / 2
+				p, err := point(ctx, o, lk, mid)
+				if err != nil {
+					return res, err
+				}
+				res.Points = append(res.Points, p)
+				if p.Violations > 0 {
+					hi = mid
+				} else {
+					lo = mid
+				}
+			}
+		}
+		res.Boundary[lk] = hi
+	}
+	slices.SortStableFunc(res.Points, func(a, b Point) int {
+		if a.Lock != b.Lock {
+			return strings.Compare(a.Lock, b.Lock)
+		}
+		return cmpFloat(a.Value, b.Value)
+	})
+	return res, write(res)
+}
+
+// point runs seeds 1..k of lock at value v.
+func point(ctx context.Context, o Options, lk string, v float64) (Point, error) {
+	spec, err := locks.Lookup(lk)
+	if err != nil {
+		return Point{}, err
+	}
+	p := Point{Lock: lk, Value: v}
+	for seed := int64(1); seed <= int64(o.Seeds); seed++ {
+		dir := filepath.Join(o.Dir, "runs", fmt.Sprintf("%s-%.4f-seed%d", strings.ReplaceAll(lk, "/", "_"), v, seed))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return p, fmt.Errorf("envelope: %w", err)
+		}
+		sched := filepath.Join(dir, "planned.json")
+		if err := writeSchedule(sched, o, v, spec.MultiNode, seed); err != nil {
+			return p, err
+		}
+		nodes := 1
+		if spec.MultiNode {
+			nodes = 3
+		}
+		cfg := harness.Config{
+			Workload: harness.Workload{Lock: lk, Clients: o.Clients, Keys: 1, Duration: o.Duration, TTL: o.TTL, Hold: o.Hold, NoHold: o.Hold == 0, Seed: seed},
+			Cluster:  harness.Cluster{Nodes: nodes},
+			Faults:   harness.Faults{Replay: sched},
+			Output:   harness.Output{Dir: filepath.Join(dir, "run")},
+		}
+		if _, err := harness.Run(ctx, cfg); err != nil {
+			return p, fmt.Errorf("envelope: %s at %g seed %d: %w", lk, v, seed, err)
+		}
+		evs, err := history.ReadFile(filepath.Join(cfg.Dir, "history.jsonl"))
+		if err != nil {
+			return p, err
+		}
+		r, err := checker.Check(evs, checker.Options{})
+		if err != nil {
+			return p, err
+		}
+		p.Runs++
+		switch r.Outcome() {
+		case checker.OutcomeViolation:
+			p.Violations++
+		case checker.OutcomeSafe:
+		default:
+			p.Unknown++
+		}
+		aimed, err := nemesis.Aimed(filepath.Join(cfg.Dir, "schedule.json"))
+		if err != nil {
+			return p, err
+		}
+		for _, a := range aimed {
+			if strings.Contains(a, "(missed: ") {
+				p.Misses++
+			} else {
+				p.Strikes++
+			}
+		}
+		if o.Progress != nil {
+			o.Progress(fmt.Sprintf("%s %s=%.3f seed %d: %s (%d strikes, %d missed)", lk, o.Fault.Param, v, seed, r.Outcome(), p.Strikes, p.Misses))
+		}
+	}
+	p.Lo, p.Hi = Wilson(p.Violations, p.Runs-p.Unknown)
+	return p, nil
+}
+
+// writeSchedule writes the run's schedule: strikes of size v×TTL, one
+// after the other with a quiet TTL between, until the run's end.
+func writeSchedule(path string, o Options, v float64, multi bool, seed int64) error {
+	kind, f, active := o.Fault.step(v, o, multi, seed)
+	params, err := json.Marshal(f)
+	if err != nil {
+		return fmt.Errorf("envelope: %w", err)
+	}
+	sc := nemesis.Schedule{Seed: seed, Kinds: []string{kind}, Interval: nemesis.Duration(o.TTL)}
+	step := 2*o.TTL + active
+	for at := o.TTL; at+step <= o.Duration; at += step + o.TTL {
+		sc.Steps = append(sc.Steps, nemesis.Step{Kind: kind, At: nemesis.Duration(at), For: nemesis.Duration(step), Params: params})
+	}
+	if len(sc.Steps) == 0 {
+		return fmt.Errorf("envelope: a %s run leaves no room for a %s strike of %g TTLs (each takes %s): lengthen --duration", o.Duration, o.Fault.Name, v, step+o.TTL)
+	}
+	return sc.Save(path)
+}
+
+// Wilson returns the 95% Wilson score interval of k successes in n
+// trials ([0, 1] when n is 0).
+func Wilson(k, n int) (lo, hi float64) {
+	if n == 0 {
+		return 0, 1
+	}
+	const z = 1.959964
+	p, nf := float64(k)/float64(n), float64(n)
+	den := 1 + z*z/nf
+	c := (p + z*z/(2*nf)) / den
+	h := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / den
+	return max(0, c-h), min(1, c+h)
+}

@@ -1,0 +1,110 @@
+package envelope
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/nemesis"
+)
+
+// TestWilson: known values of the 95% Wilson interval.
+func TestWilson(t *testing.T) {
+	for _, tc := range []struct {
+		k, n   int
+		lo, hi float64
+	}{
+		{0, 0, 0, 1},
+		{0, 3, 0, 0.5615},
+		{3, 3, 0.4385, 1},
+		{5, 10, 0.2366, 0.7634},
+	} {
+		lo, hi := Wilson(tc.k, tc.n)
+		if math.Abs(lo-tc.lo) > 1e-3 || math.Abs(hi-tc.hi) > 1e-3 {
+			t.Errorf("Wilson(%d, %d) = [%.4f, %.4f], want [%.4f, %.4f]", tc.k, tc.n, lo, hi, tc.lo, tc.hi)
+		}
+	}
+}
+
+// TestLookup: a fault and its parameter, or a one-line refusal.
+func TestLookup(t *testing.T) {
+	if f, err := Lookup("pause", ""); err != nil || f.Param != "stall" {
+		t.Errorf("pause: %+v, %v", f.Param, err)
+	}
+	for _, tc := range [][2]string{{"clock", "stall"}, {"earthquake", ""}} {
+		if _, err := Lookup(tc[0], tc[1]); err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Lookup(%q, %q): %v, want a one-line error", tc[0], tc[1], err)
+		}
+	}
+}
+
+// TestSchedules: each fault's schedule loads as the harness will load
+// it, every step of the sized fault, and a run too short for one strike
+// is refused.
+func TestSchedules(t *testing.T) {
+	for _, f := range Faults {
+		for _, multi := range []bool{false, true} {
+			if f.MultiOnly && !multi {
+				continue
+			}
+			o := Options{Fault: f, TTL: 500 * time.Millisecond, Hold: 100 * time.Millisecond, Duration: 6 * time.Second}
+			path := filepath.Join(t.TempDir(), "schedule.json")
+			if err := writeSchedule(path, o, 0.8, multi, 1); err != nil {
+				t.Fatalf("%s: %v", f.Name, err)
+			}
+			nodes, lock := 1, "setnx"
+			if multi {
+				nodes, lock = 3, "redlock"
+			}
+			sc, err := nemesis.Load(path, nemesis.Setup{Lock: lock, MultiNode: multi, Nodes: nodes, Groups: 1, TTL: o.TTL, Topology: cluster.TopologyMasters, Abilities: cluster.Abilities{Process: true, Clock: true, Network: true}})
+			if err != nil {
+				t.Fatalf("%s: %v", f.Name, err)
+			}
+			if len(sc.Steps) == 0 || !strings.Contains(sc.Steps[0].Desc, sc.Steps[0].Kind) {
+				t.Errorf("%s: steps %+v", f.Name, sc.Steps)
+			}
+			o.Duration = time.Second
+			if err := writeSchedule(path, o, 0.8, multi, 1); err == nil {
+				t.Errorf("%s: a 1 s run accepted", f.Name)
+			}
+		}
+	}
+}
+
+// TestOutputs: the table states the boundary against theory, the SVG has
+// one line per lock and theory's mark, on a result made by hand.
+func TestOutputs(t *testing.T) {
+	f, _ := Lookup("clock", "")
+	res := Result{
+		Options:  Options{Locks: []string{"setnx", "redlock"}, Fault: f, From: 0.5, To: 1.5, Points: 3, Seeds: 3, TTL: time.Second, Dir: t.TempDir()},
+		Boundary: map[string]float64{"setnx": 1.05, "redlock": math.NaN()},
+		Theory:   1,
+		Why:      "because",
+	}
+	for _, lk := range res.Options.Locks {
+		for _, v := range []float64{0.5, 1, 1.5} {
+			k := 0
+			if lk == "setnx" && v > 1 {
+				k = 3
+			}
+			lo, hi := Wilson(k, 3)
+			res.Points = append(res.Points, Point{Lock: lk, Value: v, Runs: 3, Violations: k, Lo: lo, Hi: hi})
+		}
+	}
+	tab := Table(res)
+	for _, want := range []string{"| setnx | 1.050 | 1.000 | +5.0% | 9 | 3 |", "| redlock | none in range |"} {
+		if !strings.Contains(tab, want) {
+			t.Errorf("table lacks %q:\n%s", want, tab)
+		}
+	}
+	svg := string(SVG(res))
+	if strings.Count(svg, `fill="none" stroke-width="2"`) != 2 || !strings.Contains(svg, "theory 1.00") {
+		t.Errorf("svg:\n%s", svg)
+	}
+	if err := write(res); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,127 @@
+package envelope
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"html"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+)
+
+// write writes envelope.csv, envelope.svg and table.md into the result's
+// directory.
+func write(res Result) error {
+	dir := res.Options.Dir
+	var c bytes.Buffer
+	w := csv.NewWriter(&c)
+	w.Write([]string{"lock", "fault", "param", "value_ttl", "runs", "violations", "unknown", "rate", "wilson_lo", "wilson_hi", "strikes", "missed"})
+	for _, p := range res.Points {
+		f := func(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
+		w.Write([]string{p.Lock, res.Options.Fault.Name, res.Options.Fault.Param, f(p.Value), strconv.Itoa(p.Runs), strconv.Itoa(p.Violations), strconv.Itoa(p.Unknown), f(p.Rate()), f(p.Lo), f(p.Hi), strconv.Itoa(p.Strikes), strconv.Itoa(p.Misses)})
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return fmt.Errorf("envelope: %w", err)
+	}
+	for name, b := range map[string][]byte{"envelope.csv": c.Bytes(), "envelope.svg": SVG(res), "table.md": []byte(Table(res))} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return fmt.Errorf("envelope: %w", err)
+		}
+	}
+	return nil
+}
+
+// Table is the short table: per lock the boundary found, theory's and
+// their difference, and the runs behind them.
+func Table(res Result) string {
+	o := res.Options
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "Envelope: %s, %s ÷ TTL from %g to %g (%d points, %d bisection steps, seeds 1..%d, %s runs, TTL %s, hold %s, %d clients on one key).\n\n",
+		o.Fault.Name, o.Fault.Param, o.From, o.To, o.Points, o.Bisect, o.Seeds, o.Duration, o.TTL, o.Hold, o.Clients)
+	fmt.Fprintf(&b, "Theory: %s → %.3f TTL.\n\n", res.Why, res.Theory)
+	fmt.Fprintln(&b, "| lock | boundary found (TTL) | theory (TTL) | off by | runs | violations |")
+	fmt.Fprintln(&b, "|---|---|---|---|---|---|")
+	for _, lk := range o.Locks {
+		runs, viol := 0, 0
+		for _, p := range res.Points {
+			if p.Lock == lk {
+				runs, viol = runs+p.Runs, viol+p.Violations
+			}
+		}
+		bd := res.Boundary[lk]
+		found, off := "none in range", "—"
+		if !math.IsNaN(bd) {
+			found = fmt.Sprintf("%.3f", bd)
+			off = fmt.Sprintf("%+.1f%%", 100*(bd-res.Theory)/res.Theory)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %.3f | %s | %d | %d |\n", lk, found, res.Theory, off, runs, viol)
+	}
+	fmt.Fprintln(&b, "\n| lock | value (TTL) | violated | rate | 95% Wilson |")
+	fmt.Fprintln(&b, "|---|---|---|---|---|")
+	for _, p := range res.Points {
+		fmt.Fprintf(&b, "| %s | %.3f | %d/%d | %.2f | [%.2f, %.2f] |\n", p.Lock, p.Value, p.Violations, p.Runs-p.Unknown, p.Rate(), p.Lo, p.Hi)
+	}
+	return b.String()
+}
+
+// SVG plots the violation rate against the parameter, one line per lock
+// with its 95% Wilson intervals as bars, and theory's boundary dashed.
+func SVG(res Result) []byte {
+	const W, H, left, right, top, bottom = 640.0, 400.0, 60.0, 150.0, 30.0, 50.0
+	o := res.Options
+	x := func(v float64) float64 { return left + (v-o.From)/(o.To-o.From)*(W-left-right) }
+	y := func(r float64) float64 { return top + (1-r)*(H-top-bottom) }
+	colors := []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" font-family="sans-serif" font-size="12">`+"\n", W, H)
+	fmt.Fprintf(&b, `<text x="%g" y="18" font-size="14">%s</text>`+"\n", left, html.EscapeString(fmt.Sprintf("violation rate vs %s ÷ TTL (%s fault, seeds 1..%d per point, 95%% Wilson)", o.Fault.Param, o.Fault.Name, o.Seeds)))
+	// Axes and ticks.
+	fmt.Fprintf(&b, `<path d="M%g %g V%g H%g" stroke="black" fill="none"/>`+"\n", left, top, H-bottom, W-right)
+	for i := 0; i <= 4; i++ {
+		r := float64(i) / 4
+		fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="end">%.2f</text><path d="M%g %g h-4" stroke="black"/>`+"\n", left-6, y(r)+4, r, left, y(r))
+		v := o.From + (o.To-o.From)*float64(i)/4
+		fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">%.2f</text><path d="M%g %g v4" stroke="black"/>`+"\n", x(v), H-bottom+18, v, x(v), H-bottom)
+	}
+	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">%s ÷ TTL</text>`+"\n", (left+W-right)/2, H-12, html.EscapeString(o.Fault.Param))
+	if res.Theory >= o.From && res.Theory <= o.To {
+		fmt.Fprintf(&b, `<path d="M%g %g V%g" stroke="gray" stroke-dasharray="5,4"/><text x="%g" y="%g" fill="gray">theory %.2f</text>`+"\n", x(res.Theory), top, H-bottom, x(res.Theory)+4, top+12, res.Theory)
+	}
+	for i, lk := range o.Locks {
+		col := colors[i%len(colors)]
+		var pts []Point
+		for _, p := range res.Points {
+			if p.Lock == lk {
+				pts = append(pts, p)
+			}
+		}
+		slices.SortFunc(pts, func(a, b Point) int { return cmpFloat(a.Value, b.Value) })
+		var d bytes.Buffer
+		for j, p := range pts {
+			cmd := "L"
+			if j == 0 {
+				cmd = "M"
+			}
+			fmt.Fprintf(&d, "%s%.1f %.1f ", cmd, x(p.Value), y(p.Rate()))
+			fmt.Fprintf(&b, `<path d="M%.1f %.1f V%.1f" stroke="%s" stroke-width="1"/><circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", x(p.Value), y(p.Lo), y(p.Hi), col, x(p.Value), y(p.Rate()), col)
+		}
+		fmt.Fprintf(&b, `<path d="%s" stroke="%s" fill="none" stroke-width="2"/>`+"\n", d.String(), col)
+		fmt.Fprintf(&b, `<path d="M%g %g h20" stroke="%s" stroke-width="2"/><text x="%g" y="%g">%s</text>`+"\n", W-right+15, top+20+float64(i)*18, col, W-right+40, top+24+float64(i)*18, html.EscapeString(lk))
+	}
+	b.WriteString("</svg>\n")
+	return b.Bytes()
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,285 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/internal/wait"
+)
+
+// ArmedFault is a Fault that waits for its moment: the targeted kinds
+// (kill-quorum, clock-holder, pause-holder, …) strike at a moment of a
+// hold seen in Target.View, not at a time drawn in advance. Run calls Arm
+// at the step's offset; when Arm reports a strike, Run records the start
+// (at the strike, described by String with the concrete targets) and
+// calls Start; when it reports none, the step injects nothing and leaves
+// no event in the history.
+//
+// After the run the decision is part of the fault's JSON parameters (a
+// Decision), so schedule.json says what was aimed at and why; a fault
+// loaded with a decision replays it: it strikes at the recorded offset on
+// the recorded targets and notes where the live state then differs from
+// the recorded trigger (Decision.Replay).
+type ArmedFault interface {
+	Fault
+	// Arm waits until the moment to strike, or until ctx is done (then it
+	// returns false and nil: nothing to strike). base is the run's start,
+	// the clock of the history and of View.
+	Arm(ctx context.Context, t *Target, base time.Time) (bool, error)
+	// Lasts is how long it stays active once struck: Run arms it for the
+	// step's time less this.
+	Lasts() time.Duration
+}
+
+// Aim is what every targeted fault has: how long it looks for its moment
+// (Window: two TTLs, a few grants under contention), how long it stays active once struck (Active), and what it
+// decided. Its fields are part of the fault's JSON parameters.
+type Aim struct {
+	Window   Duration  `json:"window"`
+	Active   Duration  `json:"active"`
+	Decision *Decision `json:"decision,omitempty"`
+}
+
+// newAim looks for two TTLs and stays active for a TTL: long enough for
+// a second client to acquire what the strike took from the holder.
+func newAim(s Setup) Aim {
+	ttl := max(s.TTL, time.Millisecond)
+	return Aim{Window: Duration(2 * ttl), Active: Duration(ttl)}
+}
+
+// MinActive is the window and the active time: Plan gives the step both.
+func (a *Aim) MinActive() time.Duration { return time.Duration(a.Window + a.Active) }
+
+// Lasts implements ArmedFault.
+func (a *Aim) Lasts() time.Duration { return time.Duration(a.Active) }
+
+func (a *Aim) aimed() *Aim { return a }
+
+// struck reports whether the fault has a decision with a strike.
+func (a *Aim) struck() bool {
+	return a.Decision != nil && a.Decision.Missed == "" && a.Decision.Trigger != nil
+}
+
+// setClocks sets the clocks of the decision's target nodes to the
+// decision's amount (jumped) or to 0; nothing when it did not strike.
+func (a *Aim) setClocks(t *Target, jumped bool) error {
+	if !a.struck() {
+		return nil
+	}
+	off := time.Duration(0)
+	if jumped {
+		off = time.Duration(a.Decision.Amount)
+	}
+	return eachNode(t, a.Decision.Targets, func(n *cluster.Node) error { return n.SetClockOffset(off) })
+}
+
+// decide runs watch and keeps its decision.
+func (a *Aim) decide(ctx context.Context, t *Target, base time.Time, pick func(c Change, left time.Duration) (aim, bool)) (bool, error) {
+	d, err := watch(ctx, t, base, a.Decision, pick)
+	if err != nil {
+		return false, err
+	}
+	a.Decision = d
+	return a.struck(), nil
+}
+
+// refuse says why the aim's durations, or its recorded node targets
+// (nodes ≥ 0; -1 when the targets are not nodes), do not fit, or "".
+func (a *Aim) refuse(kind string, nodes int) string {
+	if a.Window <= 0 || a.Active <= 0 {
+		return fmt.Sprintf("%s: window %v and active %v must be positive", kind, time.Duration(a.Window), time.Duration(a.Active))
+	}
+	if a.struck() && nodes >= 0 {
+		if err := checkNodes(a.Decision.Targets, nodes); err != nil {
+			return fmt.Sprintf("%s: decision: %v", kind, err)
+		}
+	}
+	return ""
+}
+
+// Decision is what a targeted fault decided, in schedule.json.
+type Decision struct {
+	// At is when it struck, from the run's start (the offset a replay
+	// strikes at).
+	At Duration `json:"at"`
+	// Trigger is the hold whose change it struck at.
+	Trigger *Trigger `json:"trigger,omitempty"`
+	// Targets are the nodes (or, for a stall, the client) it struck.
+	Targets []int `json:"targets"`
+	// Amount is the jump, stall or delay, when the kind has one.
+	Amount Duration `json:"amount,omitempty"`
+	// Missed says why it did not strike: no hold fit within its window.
+	Missed string `json:"missed,omitempty"`
+	// Replay is written by a replay: "same" when the live state at the
+	// strike had the recorded trigger, else where it differed.
+	Replay string `json:"replay,omitempty"`
+}
+
+// Trigger is the hold a targeted fault struck at, as the View showed it.
+type Trigger struct {
+	Change  ChangeKind `json:"change"`
+	Client  int        `json:"client"`
+	Key     string     `json:"key"`
+	Granted []int      `json:"granted"`
+	// Left is the validity the hold had left at the strike.
+	Left Duration `json:"left"`
+}
+
+func (tr *Trigger) String() string {
+	return fmt.Sprintf("client %d's hold of %s granted by %s with %s left", tr.Client, tr.Key, nodeNames(tr.Granted), time.Duration(tr.Left).Round(time.Millisecond))
+}
+
+// aim is what a targeted kind decides at a change of a hold: its targets
+// and amount, or ok false when the hold does not fit.
+type aim struct {
+	targets []int
+	amount  time.Duration
+}
+
+// runNow is the run-clock time (nanoseconds since base).
+func runNow(base time.Time) int64 { return time.Since(base).Nanoseconds() }
+
+// watch follows t.View from now until a change of an open, valid hold
+// for which pick returns ok, and returns the decision; ctx's end is no
+// error: the decision then says it missed. A fault with a recorded
+// decision replays it instead (see replay).
+func watch(ctx context.Context, t *Target, base time.Time, rec *Decision, pick func(c Change, left time.Duration) (aim, bool)) (*Decision, error) {
+	if rec != nil {
+		return replay(ctx, t, base, rec)
+	}
+	if t.View == nil {
+		return nil, fmt.Errorf("no view of the run's holds to aim at")
+	}
+	_, after := t.View.Holds()
+	for {
+		changes, err := t.View.Next(ctx, after)
+		if err != nil {
+			return &Decision{Missed: "no hold fit within the step's window"}, nil
+		}
+		for _, c := range changes {
+			after = c.Seq
+			if c.Hold.Ended != 0 {
+				continue
+			}
+			now := runNow(base)
+			left := time.Duration(c.Hold.ValidUntil - now)
+			if left <= 0 {
+				continue
+			}
+			a, ok := pick(c, left)
+			if !ok {
+				continue
+			}
+			return &Decision{
+				At:      Duration(now),
+				Trigger: &Trigger{Change: c.Kind, Client: c.Hold.Client, Key: c.Hold.Key, Granted: slices.Clone(c.Hold.Granted), Left: Duration(left)},
+				Targets: a.targets,
+				Amount:  Duration(a.amount),
+			}, nil
+		}
+	}
+}
+
+// replay waits until the recorded decision's offset and returns it, with
+// Replay saying whether the live state then held the recorded trigger: an
+// open hold of the same key, granted by the same nodes, still valid.
+// A decision that missed is replayed as a miss.
+func replay(ctx context.Context, t *Target, base time.Time, rec *Decision) (*Decision, error) {
+	d := *rec
+	if d.Missed != "" || d.Trigger == nil {
+		return &d, nil
+	}
+	if err := wait.Sleep(ctx, time.Until(base.Add(time.Duration(d.At)))); err != nil {
+		d.Missed, d.Replay = "the run ended before the recorded offset", "missed"
+		return &d, nil
+	}
+	d.Replay = replayDiff(t, base, d.Trigger)
+	return &d, nil
+}
+
+// replayDiff compares the live holds with the recorded trigger.
+func replayDiff(t *Target, base time.Time, tr *Trigger) string {
+	if t.View == nil {
+		return "no view of the live holds"
+	}
+	holds, _ := t.View.Holds()
+	now := runNow(base)
+	var live []string
+	for _, h := range holds {
+		left := time.Duration(h.ValidUntil - now)
+		if h.Key == tr.Key && slices.Equal(h.Granted, tr.Granted) && left > 0 {
+			return "same"
+		}
+		if left > 0 {
+			live = append(live, fmt.Sprintf("client %d's hold of %s granted by %s with %s left", h.Client, h.Key, nodeNames(h.Granted), left.Round(time.Millisecond)))
+		}
+	}
+	if len(live) == 0 {
+		return fmt.Sprintf("differs: recorded %s; live: no valid hold", tr)
+	}
+	return fmt.Sprintf("differs: recorded %s; live: %s", tr, strings.Join(live, "; "))
+}
+
+// quorum is the smallest majority of n nodes.
+func quorum(n int) int { return n/2 + 1 }
+
+// nth returns k of the nodes in from, starting at the pick-th (mod
+// len(from)) and wrapping, sorted: a seed's choice among nodes only
+// known at the strike.
+func nth(from []int, pick, k int) []int {
+	var out []int
+	for i := range min(k, len(from)) {
+		out = append(out, from[(pick+i)%len(from)])
+	}
+	slices.Sort(out)
+	return out
+}
+
+// decided describes a fault's decision for String: its targets once it
+// has struck, "" before.
+func decided(d *Decision, what string) string {
+	switch {
+	case d == nil:
+		return ""
+	case d.Missed != "":
+		return " (missed: " + d.Missed + ")"
+	case d.Trigger == nil:
+		return ""
+	}
+	return fmt.Sprintf(": %s, at %s", what, d.Trigger)
+}
+
+// Aimed describes the targeted steps of the schedule saved at path, one
+// line each: what each struck, or why it missed, and in a replay where
+// the live state differed from the recording.
+func Aimed(path string) ([]string, error) {
+	sc, err := read(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for i, st := range sc.Steps {
+		k, err := Lookup(st.Kind)
+		if err != nil {
+			return nil, fmt.Errorf("%s: step %d: %w", path, i, err)
+		}
+		f, err := k.Decode(st.Params)
+		if err != nil {
+			return nil, fmt.Errorf("%s: step %d (%s): %w", path, i, st.Kind, err)
+		}
+		a, ok := f.(interface{ aimed() *Aim })
+		if !ok || a.aimed().Decision == nil {
+			continue
+		}
+		line := fmt.Sprintf("step %d: %s", i, f)
+		if r := a.aimed().Decision.Replay; r != "" {
+			line += "; replay: " + r
+		}
+		out = append(out, line)
+	}
+	return out, nil
+}
