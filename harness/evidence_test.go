@@ -17,13 +17,18 @@ import (
 type quietLock struct{ locks.Lock }
 
 func init() {
-	if err := locks.Register(locks.Spec{Name: "quiet-setnx", Summary: "setnx that reports no per-node evidence",
+	registerSetNX("quiet-setnx", "setnx that reports no per-node evidence", func(l locks.Lock) locks.Lock { return quietLock{l} })
+}
+
+// registerSetNX registers, as name, setnx behind wrap.
+func registerSetNX(name, summary string, wrap func(locks.Lock) locks.Lock) {
+	if err := locks.Register(locks.Spec{Name: name, Summary: summary,
 		New: func(cfg locks.Config) (locks.Lock, error) {
 			l, err := locks.New("setnx", cfg)
 			if err != nil {
 				return nil, err
 			}
-			return quietLock{l}, nil
+			return wrap(l), nil
 		}}); err != nil {
 		panic(err)
 	}

@@ -184,7 +184,7 @@ func (p *Plan) openLocks(ctx context.Context, cl *cluster.Cluster, sum *Summary)
 	cfg, groups := p.cfg, p.setup.Groups
 	var lks []locks.Lock
 	for g := range groups {
-		lcfg := locks.Config{Addrs: cl.GroupAddrs(g), Password: cl.Password(), TTL: cfg.TTL, Fencing: cfg.Fencing, Seed: cfg.Seed + int64(g)}
+		lcfg := locks.Config{Addrs: cl.GroupAddrs(g), Password: cl.Password(), TTL: cfg.TTL, Fencing: cfg.Fencing, Seed: cfg.Seed + int64(g), Quorum: cfg.Quorum, WaitReplicas: cfg.WaitReplicas}
 		if f := cl.Failover(); f != nil {
 			lcfg.Addrs, lcfg.Sentinels, lcfg.MasterName, lcfg.AddrMap = nil, f.SentinelAddrs(), f.MasterName(), f.AddrMap()
 			lcfg.SentinelPassword = f.SentinelPassword()

@@ -102,6 +102,17 @@ type Cell struct {
 	// the cell then does not match.
 	Broken  string `json:"broken_promise,omitempty"`
 	Unknown int    `json:"unknown_runs"`
+	// Band is the expectation as a range of the rate of runs with a
+	// violation (nil in summaries written before it existed: the
+	// expectation's DefaultBand); Rate is the measured rate over the
+	// decided runs with its 95% interval; ContradictedBy says which
+	// counts of violations, out of the runs the cell had, would have
+	// contradicted the band ("0 of 3 would"). A cell contradicts its
+	// band when Band.Contradicts its Rate (see there; the judging is
+	// matrix's aggregate).
+	Band           *Band  `json:"band,omitempty"`
+	Rate           *Rate  `json:"rate,omitempty"`
+	ContradictedBy string `json:"contradicted_by,omitempty"`
 	// NotRun lists the seeds whose run never started because the matrix
 	// was interrupted. A cell with one, or with an interrupted run, does
 	// not match its expectation; with no run at all its Outcome is "not
@@ -159,6 +170,12 @@ type Matrix struct {
 	// unknown); Dirty is set when its work tree had uncommitted changes.
 	Commit string `json:"commit,omitempty"`
 	Dirty  bool   `json:"dirty,omitempty"`
+	// Machine is what the matrix ran on, and its load (#16); nil in
+	// summaries written before it existed.
+	Machine *Machine `json:"machine,omitempty"`
+	// Scenarios map the literature's scenarios to the matrix's cells
+	// (#16); WriteMatrix renders them with the cells' rates.
+	Scenarios []Scenario `json:"scenarios,omitempty"`
 	// Shard is set in the output of one shard of a matrix: Cells then
 	// holds only the cells with a run in this shard, each aggregated over
 	// those runs alone. It is nil in a whole matrix, merged or not.

@@ -280,6 +280,9 @@ func matrixMarkdown(m Matrix) []byte {
 	if m.RedisVersion != "" {
 		p("- redis: %s\n", m.RedisVersion)
 	}
+	if m.Machine != nil {
+		p("- machine: %s\n", m.Machine) // #16
+	}
 	if v := versionList(m.Versions); len(v) > 0 {
 		p("- versions: %s\n", strings.Join(v, ", "))
 	}
@@ -298,6 +301,9 @@ func matrixMarkdown(m Matrix) []byte {
 			mdCell(c.Name), mdCell(c.Lock), mdCell(c.Language), mdCell(c.Nemesis), fmtFencing(c.Fencing), mdCell(string(c.Expect)), mdCell(string(c.Outcome)),
 			c.RunsWithViolation, len(c.Runs), fmtFirst(c.MedianFirstViolation), c.AcqPerSec, c.P99Acquire, fmtAvail(c.Availability), fmtMatch(c.Matches))
 	}
+
+	b.Write(ratesMarkdown(m))     // #16
+	b.Write(scenariosMarkdown(m)) // #16
 
 	p("\n## Mismatches\n\n")
 	if len(failed) == 0 {
@@ -568,20 +574,22 @@ func matrixHTML(m Matrix) ([]byte, error) {
 }
 
 var matrixTmpl = template.Must(template.New("matrix").Funcs(template.FuncMap{
-	"first":    fmtFirst,
-	"avail":    fmtAvail,
-	"fencing":  fmtFencing,
-	"match":    fmtMatch,
-	"report":   runReport,
-	"mismatch": mismatchText,
-	"runline":  runLine,
-	"detail":   runDetail,
-	"f1":       func(f float64) string { return fmt.Sprintf("%.1f", f) },
-	"join":     strings.Join,
-	"sub":      func(a, b int) int { return a - b },
-	"seeds":    seedsNamed,
-	"cells":    cellsNamed,
-	"kindclass": func(k string) string {
+	"first":     fmtFirst,
+	"avail":     fmtAvail,
+	"fencing":   fmtFencing,
+	"match":     fmtMatch,
+	"report":    runReport,
+	"mismatch":  mismatchText,
+	"runline":   runLine,
+	"detail":    runDetail,
+	"f1":        func(f float64) string { return fmt.Sprintf("%.1f", f) },
+	"join":      strings.Join,
+	"sub":       func(a, b int) int { return a - b },
+	"seeds":     seedsNamed,
+	"cells":     cellsNamed,
+	"rates":     ratesHTML,     // #16
+	"scenarios": scenariosHTML, // #16
+	"kindclass": func(k string) string { // #15
 		if k == "lease" {
 			return "kind-lease"
 		}
@@ -619,6 +627,7 @@ code{background:#f6f6f6;padding:0 .2em}
 <tr><th>seeds</th><td>{{.Seeds}}</td></tr>
 <tr><th>duration</th><td>{{.M.Duration}} per run; whole matrix {{f1 .M.Elapsed}} s</td></tr>
 {{with .M.RedisVersion}}<tr><th>redis</th><td>{{.}}</td></tr>{{end}}
+{{with .M.Machine}}<tr><th>machine</th><td>{{.}}</td></tr>{{end}}
 {{with .Commit}}<tr><th>commit</th><td><code>{{.}}</code></td></tr>{{end}}
 {{with .Shard}}<tr><th>shard</th><td>{{.}}</td></tr>{{end}}
 {{with .Versions}}<tr><th>versions</th><td>{{range .}}{{.}}<br>{{end}}</td></tr>{{end}}
@@ -642,6 +651,8 @@ code{background:#f6f6f6;padding:0 .2em}
 <td class="runs">{{range $c.Runs}}<a href="{{report .}}" title="{{runline .}}">seed {{.Seed}}: {{.Outcome}}{{if .Interrupted}} (interrupted){{end}}</a> {{end}}{{with $c.NotRun}}<span class="small">never ran: {{seeds .}}</span>{{end}}</td></tr>
 {{end}}</table>
 
+{{rates .M}}
+{{scenarios .M}}
 <h2>Mismatches</h2>
 {{with .Failed}}<ul>{{range .}}<li><b>{{.Name}}</b>: {{mismatch .}}.<ul>{{range .Runs}}<li><a href="{{report .}}">seed {{.Seed}}</a>: {{detail .}}</li>{{end}}</ul></li>{{end}}</ul>
 {{else}}<p>None: every cell matches its expectation.</p>{{end}}

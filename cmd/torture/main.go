@@ -72,7 +72,8 @@ commands:
   explain name the cause of each violation of a run directory or history file, from its evidence
   shrink  the fewest fault steps of a run (and the shortest duration) that still reproduce its violation; writes minimal.json
   matrix  run the comparison matrix (every lock × fault × fencing) against the literature's expectations
-          ('torture matrix merge OUT DIR...' joins the outputs of its shards)
+          ('torture matrix merge OUT DIR...' joins the outputs of its shards;
+          'torture matrix publish MATRIXDIR OUT' writes the bundle results/ publishes)
   gate    the release gate of one lock: the cells its declared promises and the literature give it;
           exit 1 when it breaks a promise it declared
   envelope  sweep and bisect one fault's size (÷ TTL) to find where each lock's safety ends
