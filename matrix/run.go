@@ -28,18 +28,17 @@ func RunOne(ctx context.Context, plan *harness.Plan, dir, id, command string, ch
 	if runErr != nil && !sum.Interrupted {
 		return report.Results{}, fmt.Errorf("run %s: %w", id, runErr)
 	}
-	events, err := history.ReadFile(sum.HistoryPath)
+	// One pass over the history, streamed (#15): the check derives the
+	// analysis the report and the explanations read.
+	copts := checker.Options{Timeout: checkTimeout, LivenessBound: sum.Config.LivenessBound}
+	a, err := analyzeFile(sum.HistoryPath, copts)
 	if err != nil {
 		if sum.Interrupted && errors.Is(err, history.ErrEmpty) {
 			return report.Results{}, fmt.Errorf("run %s: interrupted before it recorded an event: %w", id, runErr)
 		}
-		return report.Results{}, fmt.Errorf("run %s: %w", id, err)
+		return report.Results{}, fmt.Errorf("run %s: check %s: %w", id, sum.HistoryPath, err)
 	}
-	copts := checker.Options{Timeout: checkTimeout, LivenessBound: sum.Config.LivenessBound}
-	res, err := checker.Check(events, copts)
-	if err != nil {
-		return report.Results{}, fmt.Errorf("check %s: %w", sum.HistoryPath, err)
-	}
+	res := a.Result
 	explainUntested(&res, sum)
 	r := report.Results{
 		RunID:         id,
@@ -62,13 +61,26 @@ func RunOne(ctx context.Context, plan *harness.Plan, dir, id, command string, ch
 	if err := report.WriteResults(dir, r); err != nil {
 		return r, err
 	}
-	if err := report.WriteHTML(filepath.Join(dir, "report.html"), r, events, copts); err != nil {
+	a.Result = res // with what explainUntested added
+	if err := report.WriteHTML(filepath.Join(dir, "report.html"), r, &a, copts); err != nil {
 		return r, err
 	}
 	if sum.Interrupted {
 		return r, fmt.Errorf("run %s: interrupted: %w", id, runErr)
 	}
 	return r, nil
+}
+
+// analyzeFile checks the history at path as it reads it and returns its
+// analysis.
+func analyzeFile(path string, opts checker.Options) (checker.Analysis, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return checker.Analysis{}, err
+	}
+	defer f.Close()
+	a, _, err := checker.AnalyzeDecoder(history.NewDecoder(f), opts)
+	return a, err
 }
 
 // explainUntested adds to the reason of a verdict about nothing what the
@@ -354,7 +366,7 @@ func (sp Spec) cell() report.Cell {
 		topology = cluster.TopologyMasters
 	}
 	return report.Cell{Name: sp.Name, Lock: sp.Lock, Language: language(sp.Lock), Nemesis: nemesisName(sp.Nemesis), Fencing: sp.Fencing,
-		Topology: topology, Expect: sp.Expect, ExpectLiveness: sp.Liveness, Source: sp.Source, Band: new(sp.band())}
+		Topology: topology, Expect: sp.Expect, ExpectLiveness: sp.Liveness, Source: sp.Source, Why: sp.Why, Band: new(sp.band())}
 }
 
 // config is the harness configuration of one run of the cell.

@@ -80,8 +80,11 @@ type Cell struct {
 	// if every run was stuck.
 	ExpectLiveness checker.Liveness `json:"expect_liveness,omitempty"`
 	// Source cites the literature behind the expectation.
-	Source string    `json:"source"`
-	Runs   []CellRun `json:"runs"`
+	Source string `json:"source"`
+	// Why is the expectation's reason in one sentence (#15: shown in
+	// index.html); empty in summaries written before it existed.
+	Why  string    `json:"why,omitempty"`
+	Runs []CellRun `json:"runs"`
 	// Aggregates over Runs.
 	RunsWithViolation    int      `json:"runs_with_violation"`
 	StuckRuns            int      `json:"stuck_runs,omitempty"`
@@ -115,6 +118,25 @@ type Cell struct {
 	// not match its expectation; with no run at all its Outcome is "not
 	// run".
 	NotRun []int64 `json:"not_run_seeds,omitempty"`
+}
+
+// ViolationKind says which property the cell's runs broke (#15): "lease"
+// when some run's lease verdict is invalid (two clients held the lock at
+// once), "resource only" when runs lost an update but no lease overlapped
+// (a holder wrote after its validity), "" when no run broke either.
+func (c Cell) ViolationKind() string {
+	lease, resource := false, false
+	for _, r := range c.Runs {
+		lease = lease || r.Lease == checker.Invalid
+		resource = resource || r.Resource == checker.Invalid
+	}
+	switch {
+	case lease:
+		return "lease"
+	case resource:
+		return "resource only"
+	}
+	return ""
 }
 
 // Incomplete reports whether some run of the cell never started or was

@@ -69,6 +69,8 @@ const usage = `usage: torture <command> [flags]
 commands:
   run     run one torture test and write <out>/<run-id>/
   check   re-check a stored run directory or a bare history file
+  explain name the cause of each violation of a run directory or history file, from its evidence
+  shrink  the fewest fault steps of a run (and the shortest duration) that still reproduce its violation; writes minimal.json
   matrix  run the comparison matrix (every lock × fault × fencing) against the literature's expectations
           ('torture matrix merge OUT DIR...' joins the outputs of its shards;
           'torture matrix publish MATRIXDIR OUT' writes the bundle results/ publishes)
@@ -89,6 +91,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runCmd(ctx, args[1:], stdout, stderr)
 	case "check":
 		return checkCmd(ctx, args[1:], stdout, stderr)
+	case "explain":
+		return explainCmd(ctx, args[1:], stdout, stderr)
+	case "shrink":
+		return shrinkCmd(ctx, args[1:], stdout, stderr)
 	case "matrix":
 		return matrixCmd(ctx, args[1:], stdout, stderr)
 	case "gate":
@@ -99,7 +105,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q (want run, check, matrix, gate or envelope)", args[0])
+		return fmt.Errorf("unknown command %q (want run, check, explain, shrink, matrix, gate or envelope)", args[0])
 	}
 }
 
