@@ -97,6 +97,16 @@
 // [Stream.Watch]es also notices, as events come, the first violation they
 // already show, so that a run can stop there (cmd/bench's detection runs).
 //
+// # Analysis
+//
+// [Analyze] (and [AnalyzeDecoder], [Stream.Analyze] with
+// [Stream.FinishAnalysis]) checks a history and, in the same pass,
+// derives an [Analysis] (#15): the Result and, per key, the leases (each
+// acquire ok with the nodes that granted it, its extends, its release),
+// the ok sections and the nodes' observations (history.NodeKey events,
+// which no verdict depends on), and the pairs of sections that lost an
+// update. Package explain and the report read it, never the raw events.
+//
 // # Liveness
 //
 // [Result.Liveness] is [LivenessOK], [LivenessStuck] or [LivenessUnknown].

@@ -24,6 +24,11 @@ const (
 	// ReasonNoSection: no critical section returned ok, so no update of
 	// the protected resource could be lost.
 	ReasonNoSection = "no section completed"
+	// ReasonNoFault: the run was to inject faults but its history holds
+	// no fault event (every targeted step missed its trigger, or the run
+	// ended first), so a valid verdict would be about a fault-free run.
+	// Only a caller that knows the run's schedule can say it.
+	ReasonNoFault = "no fault was injected"
 )
 
 // maxErrorTexts bounds the distinct error texts counted per operation;

@@ -1,9 +1,7 @@
 package checker
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -212,19 +210,6 @@ func checkResource(d *scanned, keys []string, timeout time.Duration) map[string]
 // pair that completed second. The counter only grows, so no valid history
 // has such a pair; a lost update in the harness's store always makes one.
 func firstLostUpdate(secs []section) (int64, bool) {
-	oks := make([]section, 0, len(secs))
-	for _, s := range secs {
-		if s.kind == sectionOK {
-			oks = append(oks, s)
-		}
-	}
-	slices.SortFunc(oks, func(a, b section) int { return cmp.Compare(a.ret, b.ret) })
-	seen := make(map[int64]bool, len(oks))
-	for _, s := range oks {
-		if seen[s.read] {
-			return s.ret, true
-		}
-		seen[s.read] = true
-	}
-	return 0, false
+	lu, ok := lostUpdate("", secs)
+	return lu.At, ok
 }

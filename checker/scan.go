@@ -119,6 +119,7 @@ type scanner struct {
 	prev   map[int]lastOp           // per process
 	active map[string][]*activeHold // per key
 	watch  *watch                   // nil unless Stream.Watch
+	an     *collector               // nil unless Stream.Analyze
 	keys   map[string]*keyData
 	errs   map[history.Func]*errorCounts // of failed and unknown acquires and sections
 
@@ -171,6 +172,14 @@ func (s *scanner) add(e *history.Event) error {
 	if err := e.Validate(); err != nil {
 		return fmt.Errorf("%w: event %d (time %d): %w", ErrMalformed, idx, e.Time, err)
 	}
+	if e.F == history.NodeKey {
+		// A node's observation (#15): evidence for explanations, never
+		// for a verdict or a statistic.
+		if s.an != nil {
+			s.an.node(e)
+		}
+		return nil
+	}
 	s.first = min(s.first, e.Time)
 	s.last = max(s.last, e.Time)
 
@@ -193,8 +202,14 @@ func (s *scanner) add(e *history.Event) error {
 				p, e.F, e.Time, l.f, l.typ, l.t, l.idx)
 		}
 		s.open[p] = openOp{idx: idx, f: e.F, key: e.Key, token: e.Token, fence: e.Fence, t: e.Time}
+		if s.an != nil {
+			s.an.procs[p] = true
+		}
 		if e.F == history.Release {
 			s.endHold(p, e.Key, e.Token, e.Time)
+			if s.an != nil {
+				s.an.released(e)
+			}
 		}
 		return nil
 	}
@@ -235,12 +250,18 @@ func (s *scanner) add(e *history.Event) error {
 			if s.watch != nil {
 				s.watch.acquired(idx, e, s.active[e.Key])
 			}
+			if s.an != nil {
+				s.an.acquired(p, e, token, op.t)
+			}
 			s.active[e.Key] = append(s.active[e.Key], &activeHold{
 				hold:       Hold{Key: e.Key, Process: p, Token: token, Fence: e.Fence, Start: e.Time},
 				validUntil: e.ValidUntil,
 			})
 		}
 	case history.Extend:
+		if s.an != nil {
+			s.an.extended(e, token, op.t)
+		}
 		if e.Type == history.Ok {
 			s.extendHold(idx, e, token, op.t)
 		}

@@ -130,15 +130,21 @@ var errFinished = errors.New("checker: stream already finished")
 // error of Add, if any, and an error wrapping ErrMalformed when no event
 // was added. A Stream can be finished once.
 func (st *Stream) Finish(opts Options) (Result, error) {
+	r, _, err := st.finish(opts)
+	return r, err
+}
+
+// finish is Finish, also returning the scanned data.
+func (st *Stream) finish(opts Options) (Result, *scanned, error) {
 	if st.err != nil {
-		return Result{}, st.err
+		return Result{}, nil, st.err
 	}
 	if st.s == nil {
-		return Result{}, errFinished
+		return Result{}, nil, errFinished
 	}
 	if st.s.n == 0 {
 		st.s = nil
-		return Result{}, fmt.Errorf("%w: no event: a history without events tests nothing", ErrMalformed)
+		return Result{}, nil, fmt.Errorf("%w: no event: a history without events tests nothing", ErrMalformed)
 	}
 	start := time.Now()
 	d := st.s.finish()
@@ -146,7 +152,7 @@ func (st *Stream) Finish(opts Options) (Result, error) {
 	if opts.Timings != nil {
 		opts.Timings.Finish = time.Since(start)
 	}
-	return check(d, opts), nil
+	return check(d, opts), d, nil
 }
 
 // CheckDecoder checks the history that d reads, streaming it (see Stream).

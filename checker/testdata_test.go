@@ -100,6 +100,26 @@ func TestVerdictsIgnoreNodes(t *testing.T) {
 				}
 				n++
 			}
+			// #15: a node's observation after every event, misleading
+			// too (a key set by a node after a client released it, gone
+			// while a client held it), the verdicts and the statistics but
+			// the count of events stay the same.
+			var observed []history.Event
+			for i, e := range with {
+				observed = append(observed, e)
+				if i%2 == 0 && e.Key != "" {
+					observed = append(observed, history.Event{Type: history.Info, F: history.NodeKey, Process: history.ObserverProcess,
+						Time: e.Time + 7, Key: e.Key, Node: history.Int(i % 3), Value: []string{"set", "expired", "del"}[i%3]})
+				}
+			}
+			got := mustCheck(t, observed, Options{})
+			if got.Stats.Events != len(observed) {
+				t.Errorf("with node observations: %d events counted, want %d", got.Stats.Events, len(observed))
+			}
+			got.Stats.Events = plain.Stats.Events // the one figure that counts them
+			if !reflect.DeepEqual(got, plain) {
+				t.Errorf("with node observations:\n%+v\nwithout:\n%+v", got, plain)
+			}
 			if n == 0 {
 				t.Skip("no acquire, release or extend completes here")
 			}

@@ -44,7 +44,14 @@ func Visualize(w io.Writer, events []history.Event, key string, which string, op
 			return fmt.Errorf("checker: visualize: %w", err)
 		}
 	}
-	d := s.finish()
+	return visualize(w, s.finish(), key, which, opts)
+}
+
+// visualize is Visualize on scanned data.
+func visualize(w io.Writer, d *scanned, key string, which string, opts Options) error {
+	if which != VisualizeLease && which != VisualizeResource {
+		return fmt.Errorf("checker: visualize: unknown model %q (want %q or %q)", which, VisualizeLease, VisualizeResource)
+	}
 	kd := d.keys[key]
 	timeout := opts.timeout()
 

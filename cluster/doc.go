@@ -44,6 +44,12 @@
 // resume a node. Close and a cancelled context stop every process and
 // remove every container the package started.
 //
+// Node.Observe starts an Observer of a node's keyspace notifications
+// (#15) on a connection to its direct address, outside its proxies: it
+// sets notify-keyspace-events (KeyEvents) on every connection it makes,
+// so again after a restart, and reports every set, del, expire, expired
+// and evicted of the keys it is told to keep.
+//
 // WithClockShim preloads a small C shim (clockshim.c, built with gcc on
 // first use; carried by DefaultImage) into every node, so
 // Node.SetClockOffset can shift the node's wall clock, which Redis expires

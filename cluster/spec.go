@@ -17,6 +17,12 @@ const (
 	TopologyFailover = "failover"
 )
 
+// The fsync policies of persistent nodes, as Spec.Appendfsync names them.
+const (
+	AppendfsyncAlways   = "always"
+	AppendfsyncEverysec = "everysec"
+)
+
 // Spec says which cluster Open opens: on which backend its nodes run, in
 // which topology, how many, and the few settings a user chooses. How Open
 // runs it (the folder, the proxy groups, the clock shim, where a docker
@@ -46,9 +52,15 @@ type Spec struct {
 	// Topology is TopologyMasters (the default) or TopologyFailover
 	// (process or docker backend).
 	Topology string `json:"topology,omitempty"`
-	// Persistence runs the nodes with appendfsync always, so a killed node
-	// keeps its data (WithPersistence(true)); not for external nodes.
+	// Persistence runs the nodes with the append-only file, so a killed
+	// node keeps its data (WithPersistence); not for external nodes.
 	Persistence bool `json:"persistence,omitempty"`
+	// Appendfsync is when a persistent node fsyncs its append-only file:
+	// AppendfsyncAlways (before each reply; the default with
+	// Persistence) or AppendfsyncEverysec (once a second, Redis's own
+	// default: a kill may lose the writes of the last second). Setting it
+	// sets Persistence (#16).
+	Appendfsync string `json:"appendfsync,omitempty"`
 	// Password is the nodes' password (requirepass): the external nodes'
 	// own, or the one the other backends give their nodes instead of a
 	// random one (see WithPassword). It is never on a command line, and
@@ -88,6 +100,16 @@ func (s Spec) WithDefaults() (Spec, error) {
 		s.Nodes = 2
 	default:
 		return s, fmt.Errorf("cluster: unknown topology %q (want %s or %s)", s.Topology, TopologyMasters, TopologyFailover)
+	}
+	switch s.Appendfsync {
+	case "":
+		if s.Persistence {
+			s.Appendfsync = AppendfsyncAlways
+		}
+	case AppendfsyncAlways, AppendfsyncEverysec:
+		s.Persistence = true
+	default:
+		return s, fmt.Errorf("cluster: unknown appendfsync %q (want %s or %s)", s.Appendfsync, AppendfsyncAlways, AppendfsyncEverysec)
 	}
 	switch s.Backend {
 	case BackendDocker:
@@ -208,7 +230,7 @@ func Open(ctx context.Context, s Spec, opts ...Option) (*Cluster, error) {
 		opts = append(opts, WithPassword(s.Password))
 	}
 	if s.Persistence {
-		opts = append(opts, WithPersistence(true))
+		opts = append(opts, WithPersistence(s.Appendfsync != AppendfsyncEverysec))
 	}
 	if s.Backend == BackendDocker {
 		o, err := newOptions(s.Nodes, opts)

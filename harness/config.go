@@ -75,6 +75,13 @@ type Workload struct {
 	// AcquireTimeout bounds the wait of one acquire call (and of one
 	// extend). Default TTL.
 	AcquireTimeout time.Duration `json:"acquire_timeout"`
+	// Quorum is how many nodes must grant a RedLock (locks.Config.Quorum):
+	// more than half of Nodes, at most all. Default 0: ⌊N/2⌋+1.
+	Quorum int `json:"quorum,omitempty"`
+	// WaitReplicas makes setnx send WAIT WaitReplicas after every granted
+	// SET and hold only once that many replicas acknowledged it
+	// (locks.Config.WaitReplicas); topology failover only. Default 0.
+	WaitReplicas int `json:"wait_replicas,omitempty"`
 	// Extend makes each client renew its lease while it works, as
 	// redsync's Extend, redislock's Refresh and Redisson's watchdog do:
 	// the Hold of a cycle (which may then be several TTLs) is worked in
@@ -196,6 +203,16 @@ func (c Config) withDefaults(lock locks.Spec) (Config, error) {
 		return c, fmt.Errorf("harness: %s needs independent masters; topology failover is for single-instance locks", c.Lock)
 	case !lock.MultiNode && c.Nodes != 1 && c.Topology == cluster.TopologyMasters:
 		return c, fmt.Errorf("harness: %s is a single-instance lock; it takes 1 node, not %d", c.Lock, c.Nodes)
+	case c.Quorum != 0 && !lock.Quorum:
+		return c, fmt.Errorf("harness: %s takes no quorum (only redlock does)", c.Lock)
+	case c.Quorum != 0 && (c.Quorum <= c.Nodes/2 || c.Quorum > c.Nodes):
+		return c, fmt.Errorf("harness: quorum %d of %d nodes: want more than half of them, at most all", c.Quorum, c.Nodes)
+	case c.WaitReplicas != 0 && !lock.Wait:
+		return c, fmt.Errorf("harness: %s takes no WAIT (only setnx does)", c.Lock)
+	case c.WaitReplicas < 0 || c.WaitReplicas > 1:
+		return c, fmt.Errorf("harness: wait-replicas %d: the failover topology has one replica", c.WaitReplicas)
+	case c.WaitReplicas != 0 && c.Topology != cluster.TopologyFailover:
+		return c, errors.New("harness: WAIT needs a replica: topology failover")
 	}
 	return c, nil
 }

@@ -19,6 +19,11 @@
 // until when, in its section or not) and hands it to the nemesis as
 // nemesis.Target.View.
 //
+// An observer on every node (cluster.Node.Observe), outside the fault
+// proxies, records each keyspace notification of a lock key as a
+// history.NodeKey event on the run's clock (#15): when each node set,
+// deleted, extended, expired or evicted the key.
+//
 // With Workload.Extend a client renews its lease while it works (the
 // hold worked in sections, an extend between two; see work in extend.go),
 // calling the lock's Extend whatever the lease's validity, as a renewal

@@ -2,6 +2,7 @@ package harness_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -16,13 +17,18 @@ import (
 type quietLock struct{ locks.Lock }
 
 func init() {
-	if err := locks.Register(locks.Spec{Name: "quiet-setnx", Summary: "setnx that reports no per-node evidence",
+	registerSetNX("quiet-setnx", "setnx that reports no per-node evidence", func(l locks.Lock) locks.Lock { return quietLock{l} })
+}
+
+// registerSetNX registers, as name, setnx behind wrap.
+func registerSetNX(name, summary string, wrap func(locks.Lock) locks.Lock) {
+	if err := locks.Register(locks.Spec{Name: name, Summary: summary,
 		New: func(cfg locks.Config) (locks.Lock, error) {
 			l, err := locks.New("setnx", cfg)
 			if err != nil {
 				return nil, err
 			}
-			return quietLock{l}, nil
+			return wrap(l), nil
 		}}); err != nil {
 		panic(err)
 	}
@@ -80,6 +86,72 @@ func TestRecordsEvidence(t *testing.T) {
 			}
 			if tc.reports && (completions == 0 || okAcquires == 0) {
 				t.Fatalf("%d completions with evidence, %d ok acquires", completions, okAcquires)
+			}
+		})
+	}
+}
+
+// TestObservesNodes (#15): in a quiet run, the node observers record, on
+// the run's clock, one "set" of node 0 for every ok acquire of the
+// single-instance lock and one "del" for every ok release (and at most
+// one more for each that timed out), of the run's keys only; of RedLock, every node of an ok acquire's quorum set the key.
+func TestObservesNodes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		lock  string
+		nodes int
+	}{
+		{"setnx", 1},
+		{"redlock", 3},
+	} {
+		t.Run(tc.lock, func(t *testing.T) {
+			t.Parallel()
+			_, evs, res, err := run(t, context.Background(), harness.Config{
+				Workload: harness.Workload{Lock: tc.lock, Clients: 4, Keys: 2, Duration: time.Second, TTL: time.Second, Seed: 5},
+				Cluster:  harness.Cluster{Nodes: tc.nodes},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Outcome() != checker.OutcomeSafe {
+				t.Fatalf("a fault-free run of %s: %s/%s", tc.lock, res.Lease, res.Resource)
+			}
+			okAcquires, okReleases, infoAcquires, infoReleases := 0, 0, 0, 0
+			quorum := make([]int, tc.nodes) // ok acquires each node granted
+			seen := map[string]int{}        // "node event" → count
+			for _, e := range evs {
+				switch {
+				case e.F == history.NodeKey:
+					if e.Process != history.ObserverProcess || e.Node == nil || *e.Node >= tc.nodes || (e.Key != "k0" && e.Key != "k1") || e.Time <= 0 {
+						t.Fatalf("observation %+v", e)
+					}
+					seen[fmt.Sprintf("%d %s", *e.Node, e.Value)]++
+				case e.F == history.Acquire && e.Type == history.Ok:
+					okAcquires++
+					for _, n := range e.Nodes.Granted {
+						quorum[n]++
+					}
+				case e.F == history.Release && e.Type == history.Ok:
+					okReleases++
+				case e.F == history.Acquire && e.Type == history.Info:
+					infoAcquires++ // timed out: the key may or may not have been set
+				case e.F == history.Release && e.Type == history.Info:
+					infoReleases++
+				}
+			}
+			if okAcquires == 0 {
+				t.Fatal("no acquire succeeded")
+			}
+			if tc.nodes == 1 {
+				if sets, dels := seen["0 set"], seen["0 del"]; sets < okAcquires || sets > okAcquires+infoAcquires || dels < okReleases || dels > okReleases+infoReleases {
+					t.Errorf("observed %v; want %d sets (ok acquires, +%d timed out) and %d dels (ok releases, +%d timed out)", seen, okAcquires, infoAcquires, okReleases, infoReleases)
+				}
+				return
+			}
+			for n, q := range quorum {
+				if s := seen[fmt.Sprintf("%d set", n)]; s < q {
+					t.Errorf("node %d: %d sets observed, fewer than the %d ok acquires it granted", n, s, q)
+				}
 			}
 		})
 	}

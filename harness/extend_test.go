@@ -25,16 +25,7 @@ func (l countingLock) Extend(ctx context.Context, lease locks.Lease) (locks.Leas
 }
 
 func init() {
-	if err := locks.Register(locks.Spec{Name: "counting-setnx", Summary: "setnx that counts its extends",
-		New: func(cfg locks.Config) (locks.Lock, error) {
-			l, err := locks.New("setnx", cfg)
-			if err != nil {
-				return nil, err
-			}
-			return countingLock{l}, nil
-		}}); err != nil {
-		panic(err)
-	}
+	registerSetNX("counting-setnx", "setnx that counts its extends", func(l locks.Lock) locks.Lock { return countingLock{l} })
 }
 
 // TestRunExtend: with Extend, clients hold for several TTLs and renew

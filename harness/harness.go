@@ -184,7 +184,7 @@ func (p *Plan) openLocks(ctx context.Context, cl *cluster.Cluster, sum *Summary)
 	cfg, groups := p.cfg, p.setup.Groups
 	var lks []locks.Lock
 	for g := range groups {
-		lcfg := locks.Config{Addrs: cl.GroupAddrs(g), Password: cl.Password(), TTL: cfg.TTL, Fencing: cfg.Fencing, Seed: cfg.Seed + int64(g)}
+		lcfg := locks.Config{Addrs: cl.GroupAddrs(g), Password: cl.Password(), TTL: cfg.TTL, Fencing: cfg.Fencing, Seed: cfg.Seed + int64(g), Quorum: cfg.Quorum, WaitReplicas: cfg.WaitReplicas}
 		if f := cl.Failover(); f != nil {
 			lcfg.Addrs, lcfg.Sentinels, lcfg.MasterName, lcfg.AddrMap = nil, f.SentinelAddrs(), f.MasterName(), f.AddrMap()
 			lcfg.SentinelPassword = f.SentinelPassword()
@@ -225,6 +225,11 @@ type run struct {
 // completes the summary: elapsed time, interruption, errors, the nodes'
 // health.
 func (r *run) drive(ctx context.Context, p *Plan, cl *cluster.Cluster, o runOptions, sum Summary) (Summary, error) {
+	// The node observers (#15) start before the first client and stop
+	// after the last, before the history closes; an error of a
+	// connection to a node that went away says nothing of the run.
+	obs := r.observe(ctx, cl, runKeys(r.cfg.Keys), o.log)
+	defer obs.stop(ctx)
 	runCtx, stop := context.WithTimeout(ctx, r.cfg.Duration)
 	defer stop()
 	var stopped atomic.Bool
@@ -265,10 +270,7 @@ func (r *run) drive(ctx context.Context, p *Plan, cl *cluster.Cluster, o runOpti
 // the run, as the rest would test nothing. It returns each client's error
 // and whether one failed.
 func (r *run) clients(ctx, runCtx context.Context, stop context.CancelFunc, seeds []uint64) ([]error, bool) {
-	keys := make([]string, r.cfg.Keys)
-	for i := range keys {
-		keys[i] = fmt.Sprintf("k%d", i)
-	}
+	keys := runKeys(r.cfg.Keys)
 	errs := make([]error, r.cfg.Clients)
 	var failed atomic.Bool
 	var wg sync.WaitGroup
@@ -284,6 +286,15 @@ func (r *run) clients(ctx, runCtx context.Context, stop context.CancelFunc, seed
 	}
 	wg.Wait()
 	return errs, failed.Load()
+}
+
+// runKeys returns the lock keys of a run of n keys: k0, k1, …
+func runKeys(n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("k%d", i)
+	}
+	return keys
 }
 
 // report hands o.progress a snapshot every o.progressEvery until runCtx

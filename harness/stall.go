@@ -25,22 +25,7 @@ var (
 
 // Crash arms one crash; the returned function withdraws it if no client
 // has taken it.
-func (s *staller) Crash() (withdraw func()) {
-	c := &stall{}
-	s.mu.Lock()
-	s.crashes = append(s.crashes, c)
-	s.mu.Unlock()
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		for i, p := range s.crashes {
-			if p == c {
-				s.crashes = append(s.crashes[:i], s.crashes[i+1:]...)
-				return
-			}
-		}
-	}
-}
+func (s *staller) Crash() (withdraw func()) { return s.arm(&s.crashes, &stall{}) }
 
 // crash reports whether a crash was armed, and disarms it. A nil staller
 // never crashes.
@@ -67,24 +52,26 @@ type stall struct {
 // Stall arms one stall of d; the returned function withdraws it if no
 // client has taken it.
 func (s *staller) Stall(d time.Duration) (withdraw func()) {
-	return s.arm(&stall{d: d})
+	return s.arm(&s.pending, &stall{d: d})
 }
 
 // StallHold arms one stall sized by size when a client takes it.
 func (s *staller) StallHold(size func(client int, left time.Duration) time.Duration) (withdraw func()) {
-	return s.arm(&stall{size: size})
+	return s.arm(&s.pending, &stall{size: size})
 }
 
-func (s *staller) arm(st *stall) (withdraw func()) {
+// arm appends st to the list (s.pending or s.crashes) and returns the
+// function that withdraws it while it is still there.
+func (s *staller) arm(list *[]*stall, st *stall) (withdraw func()) {
 	s.mu.Lock()
-	s.pending = append(s.pending, st)
+	*list = append(*list, st)
 	s.mu.Unlock()
 	return func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		for i, p := range s.pending {
+		for i, p := range *list {
 			if p == st {
-				s.pending = append(s.pending[:i], s.pending[i+1:]...)
+				*list = append((*list)[:i], (*list)[i+1:]...)
 				return
 			}
 		}

@@ -44,6 +44,10 @@ func appendEvent(b []byte, e *Event) []byte {
 		b = append(b, `,"nodes":`...)
 		b = appendNodes(b, e.Nodes)
 	}
+	if e.Node != nil {
+		b = append(b, `,"node":`...)
+		b = strconv.AppendInt(b, int64(*e.Node), 10)
+	}
 	if e.Read != nil {
 		b = append(b, `,"read":`...)
 		b = strconv.AppendInt(b, *e.Read, 10)
@@ -176,6 +180,7 @@ const (
 	fValue
 	fError
 	fNodes
+	fNode
 )
 
 // parseFast parses a line of one flat JSON object whose members are
@@ -226,7 +231,7 @@ func (d *Decoder) parseFast(b []byte, e *Event) bool {
 			case "error":
 				bit, e.Error = fError, d.intern(s)
 			}
-		case "process", "time", "fence", "valid_until", "read", "wrote":
+		case "process", "time", "fence", "valid_until", "read", "wrote", "node":
 			n, j, ok := fastInt(b, i)
 			if !ok {
 				return false
@@ -248,6 +253,11 @@ func (d *Decoder) parseFast(b []byte, e *Event) bool {
 				bit, e.Read = fRead, Int64(n)
 			case "wrote":
 				bit, e.Wrote = fWrote, Int64(n)
+			case "node":
+				bit, e.Node = fNode, Int(int(n))
+				if int64(*e.Node) != n {
+					return false
+				}
 			}
 		case "nodes":
 			n, j, ok := d.parseNodes(b, i)

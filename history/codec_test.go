@@ -34,6 +34,9 @@ func sampleEvents() []Event {
 		Event{Type: Info, F: Extend, Process: 1, Time: 5, Key: "k", Nodes: &Nodes{Silent: []int{math.MaxInt, math.MinInt}}},
 		Event{Type: Ok, F: Release, Process: 1, Time: 5, Key: "k", Nodes: &Nodes{Attempt: -1, Unlocked: []int{7}}},
 		Event{Type: Ok, F: Release, Process: 1, Time: 5, Key: "k", Nodes: &Nodes{Granted: []int{}, Refused: []int{0}}},
+		Event{Type: Info, F: NodeKey, Process: ObserverProcess, Time: 5, Key: "k", Node: Int(0), Value: "expired"},
+		Event{Type: Info, F: NodeKey, Process: ObserverProcess, Time: 5, Key: "k", Node: Int(math.MaxInt), Value: "set"},
+		Event{Type: Info, F: NodeKey, Process: ObserverProcess, Time: 5, Key: "k", Node: Int(-3), Value: "set"},
 	)
 	rng := rand.New(rand.NewPCG(1, 2))
 	pick := func() string { return oddStrings[rng.IntN(len(oddStrings))] }
@@ -63,6 +66,9 @@ func sampleEvents() []Event {
 		}
 		if rng.IntN(2) == 0 {
 			e.Nodes = &Nodes{Attempt: int(num()), Granted: nodes(), Refused: nodes(), Silent: nodes(), Unlocked: nodes()}
+		}
+		if rng.IntN(3) == 0 {
+			e.Node = Int(int(num()))
 		}
 		evs = append(evs, e)
 	}
@@ -149,6 +155,7 @@ func TestParseFastIsEncodingJSON(t *testing.T) {
 		{Type: Ok, F: Acquire, Process: 2, Time: 99, Key: "k1", Token: "tok", ValidUntil: 1000,
 			Nodes: &Nodes{Attempt: 2, Granted: []int{0, 1, 3}, Refused: []int{2}, Silent: []int{4}, Unlocked: []int{0, 1}}},
 		{Type: Fail, F: Acquire, Process: 2, Time: 99, Key: "k1", Nodes: &Nodes{Attempt: 1, Refused: []int{0}}},
+		{Type: Info, F: NodeKey, Process: ObserverProcess, Time: 99, Key: "k1", Node: Int(2), Value: "expired"},
 	} {
 		got = Event{}
 		if !d.parseFast(appendEvent(nil, &plain), &got) || !reflect.DeepEqual(got, plain) {

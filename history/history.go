@@ -46,10 +46,20 @@ const (
 	// with no matching Invoke.
 	FaultStart Func = "fault-start"
 	FaultStop  Func = "fault-stop"
+	// NodeKey (#15): a node's observer saw a lock key change on Node:
+	// Value is the keyspace notification ("set", "expired", "del",
+	// "evicted", "expire"), Key the key. An Info event of Process
+	// ObserverProcess with no matching Invoke, stamped when the
+	// notification arrived (after the change, never before). The
+	// checkers' verdicts never depend on it.
+	NodeKey Func = "node"
 )
 
 // NemesisProcess is the Process of every nemesis event.
 const NemesisProcess = -1
+
+// ObserverProcess is the Process of every NodeKey event (#15).
+const ObserverProcess = -2
 
 // Event is one line of a history.
 type Event struct {
@@ -78,6 +88,9 @@ type Event struct {
 	// did not answer. Nil when the lock reported none: "not reported",
 	// never "no node granted". The checkers' verdicts never depend on it.
 	Nodes *Nodes `json:"nodes,omitempty"`
+	// Node is the node (numbered as in Nodes) of a NodeKey event, on that
+	// event only.
+	Node *int `json:"node,omitempty"`
 	// Read and Wrote are the values a Section read and wrote.
 	Read  *int64 `json:"read,omitempty"`
 	Wrote *int64 `json:"wrote,omitempty"`
@@ -151,6 +164,9 @@ func (n *Nodes) validate() error {
 // Int64 returns a pointer to v, for Event.Read and Event.Wrote.
 func Int64(v int64) *int64 { return &v }
 
+// Int returns a pointer to v, for Event.Node.
+func Int(v int) *int { return &v }
+
 // ErrInvalid is wrapped by every error that rejects an event.
 var ErrInvalid = errors.New("history: invalid event")
 
@@ -173,6 +189,15 @@ func (e Event) Validate() error {
 		if e.Type != Info {
 			return fmt.Errorf("%w: %s must be of type info, not %q", ErrInvalid, e.F, e.Type)
 		}
+	case NodeKey:
+		switch {
+		case e.Type != Info:
+			return fmt.Errorf("%w: %s must be of type info, not %q", ErrInvalid, e.F, e.Type)
+		case e.Node == nil || *e.Node < 0:
+			return fmt.Errorf("%w: %s without a node", ErrInvalid, e.F)
+		case e.Key == "" || e.Value == "":
+			return fmt.Errorf("%w: %s without a key or a value", ErrInvalid, e.F)
+		}
 	default:
 		return fmt.Errorf("%w: unknown f %q", ErrInvalid, e.F)
 	}
@@ -189,6 +214,9 @@ func (e Event) Validate() error {
 	}
 	if e.Type == Ok && e.F == Section && (e.Read == nil || e.Wrote == nil) {
 		return fmt.Errorf("%w: section ok without read and wrote", ErrInvalid)
+	}
+	if e.Node != nil && e.F != NodeKey {
+		return fmt.Errorf("%w: node on %s %s; only a %s event has one", ErrInvalid, e.F, e.Type, NodeKey)
 	}
 	if e.Nodes != nil {
 		if e.Type == Invoke || (e.F != Acquire && e.F != Release && e.F != Extend) {

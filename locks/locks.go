@@ -119,6 +119,21 @@ type Config struct {
 	// Seed seeds the lock's back-off jitter, so that one seed gives one
 	// sequence of delays. Tokens are drawn from crypto/rand regardless.
 	Seed int64
+	// Quorum is how many of Addrs must grant a RedLock (redlock): more
+	// than half of them, at most all. Default 0: ⌊N/2⌋+1, the majority of
+	// the Redis page. The seed article writes ⌈N/2⌉+1, one more for an
+	// odd N (4 of 5, 3 of 3: every node), the same for an even N; a
+	// larger quorum costs availability, never safety (#16). Other locks
+	// refuse it.
+	Quorum int
+	// WaitReplicas, for setnx on a primary found through Sentinels, sends
+	// WAIT WaitReplicas after every granted SET (bounded by Timeout/2) and
+	// holds only if that many replicas acknowledged the key; else it
+	// deletes the key (best effort) and reports ErrNotAcquired. The Redis
+	// page names WAIT as narrowing the failover window of the single-
+	// instance lock, not closing it. Default 0: no WAIT. Other locks, and
+	// setnx without Sentinels, refuse it (#16).
+	WaitReplicas int
 }
 
 // withDefaults returns c with every zero field set to its default.
@@ -164,6 +179,10 @@ type Spec struct {
 	MultiNode bool
 	// Fencing is true when the lock can issue fencing tokens.
 	Fencing bool
+	// Quorum is true when the lock takes Config.Quorum (RedLock).
+	Quorum bool
+	// Wait is true when the lock takes Config.WaitReplicas (setnx).
+	Wait bool
 	// Nodes is the number of nodes a run starts for the lock when none
 	// is asked for. Default: 5 with MultiNode, else 1.
 	Nodes int
@@ -224,6 +243,12 @@ func (s Spec) Build(cfg Config) (Lock, error) {
 	}
 	if cfg.Fencing && !s.Fencing {
 		return nil, fmt.Errorf("locks: %s issues no fencing tokens", s.Name)
+	}
+	if cfg.Quorum != 0 && !s.Quorum {
+		return nil, fmt.Errorf("locks: %s takes no quorum", s.Name)
+	}
+	if cfg.WaitReplicas != 0 && !s.Wait {
+		return nil, fmt.Errorf("locks: %s takes no WAIT", s.Name)
 	}
 	return s.New(cfg)
 }

@@ -135,6 +135,12 @@ func newRedLock(name string, cfg Config, bug redlockBug) (*redlock, error) {
 		backoff: newBackoff(cfg),
 		bug:     bug,
 	}
+	if q := cfg.Quorum; q != 0 {
+		if q <= len(cfg.Addrs)/2 || q > len(cfg.Addrs) {
+			return nil, fmt.Errorf("locks: %s: quorum %d of %d nodes: want more than half of them, at most all", name, q, len(cfg.Addrs))
+		}
+		l.quorum = q
+	}
 	if bug.anyGrant {
 		l.quorum = 1
 	}

@@ -10,7 +10,8 @@ import (
 // registry lists every implementation in a fixed order: the two reference
 // locks, then the two lock libraries (redsync.go, redislock.go), then the
 // mutants (mutants.go), each a reference lock with one deliberate bug,
-// then the Python clients behind the process adapter (python.go); then
+// then the Python clients behind the process adapter (python.go), then
+// the seed article's lock as written (setnxseed.go, #16); then
 // whatever Register added, in the order it was added. registryMu
 // guards it: Register may run while the harness looks locks up.
 var (
@@ -20,6 +21,7 @@ var (
 			Name:     "setnx",
 			Summary:  "single instance: SET key token NX PX ttl, Lua compare-and-delete release",
 			Fencing:  true,
+			Wait:     true, // #16
 			Promises: &Promises{ElapsedFromRequest: true, Fences: true, FenceSound: true, Extends: true, Persistence: PersistDelayedRestart, Topologies: []string{"failover"}},
 			New:      newSetNXLock,
 		},
@@ -28,6 +30,7 @@ var (
 			Summary:   "RedLock: SET NX PX on N independent masters, quorum N/2+1, validity TTL − elapsed − drift",
 			MultiNode: true,
 			Fencing:   true,
+			Quorum:    true, // #16
 			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, Fences: true, Extends: true, Persistence: PersistDelayedRestart},
 			New:       newRedLockLock,
 		},
@@ -104,6 +107,15 @@ var (
 			Check:     pythonCheck,
 			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, Persistence: PersistDelayedRestart},
 			New:       newRedLockPy,
+		},
+		// #16: the seed article's own pattern.
+		{
+			Name:    "setnx-seed",
+			Summary: "the seed article's single-instance lock as written: SET NX PX, Lua compare-and-delete release, no client-side validity (held from acquire until release)",
+			// No validity, so no elapsed-from-request: what the gate
+			// expects of redis-py's Lock.
+			Promises: &Promises{Extends: true, Persistence: PersistDelayedRestart},
+			New:      newSetNXSeed,
 		},
 	}
 )

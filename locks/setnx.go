@@ -72,6 +72,10 @@ type setnxBug struct {
 	// noTTL acquires with SET key token NX and no expiry; Extend only
 	// checks that the key still holds the token.
 	noTTL bool
+	// untilRelease is not a bug of the code but of the pattern: the lock
+	// as the seed article writes it (setnxseed.go), which tells the
+	// client no validity, so that it holds from acquire until release.
+	untilRelease bool
 	// bareExtend extends with PEXPIRE key ttl: no token check, and no
 	// check of the lease's validity either.
 	bareExtend bool
@@ -90,6 +94,12 @@ func newSetNX(name string, cfg Config, bug setnxBug) (*setnx, error) {
 	cfg, err := validConfig(name, cfg)
 	if err != nil {
 		return nil, err
+	}
+	switch {
+	case cfg.WaitReplicas < 0:
+		return nil, fmt.Errorf("locks: %s: WaitReplicas %d is negative", name, cfg.WaitReplicas)
+	case cfg.WaitReplicas > 0 && len(cfg.Sentinels) == 0:
+		return nil, fmt.Errorf("locks: %s: WAIT needs a primary with replicas, found through Sentinels (topology failover)", name)
 	}
 	return &setnx{
 		name:    name,
@@ -136,8 +146,14 @@ func (l *setnx) Acquire(ctx context.Context, key string) (Lease, error) {
 		granted, fence, err := l.set(ctx, key, token)
 		attempts = try + 1
 		ev.add(NodeAnswer{Attempt: attempts, Answer: answerOf(granted, err), Err: err})
+		if err == nil && granted && l.cfg.WaitReplicas > 0 {
+			err = l.waitReplica(ctx, attempts, key, token)
+			if err != nil {
+				return Lease{}, fmt.Errorf("%s: acquire %q: %w", l.name, key, err)
+			}
+		}
 		if err == nil && granted {
-			return Lease{Key: key, Token: token, Fence: fence, Validity: start.Add(l.cfg.TTL - l.drift)}, nil
+			return Lease{Key: key, Token: token, Fence: fence, Validity: start.Add(l.validity())}, nil
 		}
 		last = err
 		if err != nil {
@@ -263,8 +279,17 @@ func (l *setnx) Extend(ctx context.Context, lease Lease) (Lease, error) {
 	if n == 0 {
 		return Lease{}, fmt.Errorf("%s: extend %q: %w", l.name, lease.Key, ErrNotHeld)
 	}
-	lease.Validity = start.Add(l.cfg.TTL - l.drift)
+	lease.Validity = start.Add(l.validity())
 	return lease, nil
+}
+
+// validity is how long after the start of a successful command the
+// lease is valid: TTL − drift, or UntilRelease for setnx-seed.
+func (l *setnx) validity() time.Duration {
+	if l.bug.untilRelease {
+		return UntilRelease
+	}
+	return l.cfg.TTL - l.drift
 }
 
 // Close implements [Lock].

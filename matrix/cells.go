@@ -16,6 +16,13 @@ const (
 	SrcExtends   = "lock libraries' extend bugs: go-redsync/redsync #72, #147, #149, mike-marcacci/node-redlock #296, #169, leandromoreira/redlock-rb #36 (extends after expiry, extends that revive another client's key)" // #13
 	SrcJepsen    = "Jepsen's fenced-mutex check: fencing tokens must increase in the order the lock was granted"                                                                                                            // #13
 	SrcRedisPy   = "redis-py docs, Redis.lock and redis.lock.Lock (timeout is the key's TTL; the lock offers no validity and holds until release())"
+	// #16: the rule the latency cells rely on, and the argument the
+	// single-instance clock cells rest on.
+	SrcLeaseRule = "the lease rule: a client counts its lease from before it sent the request (C. Gray, D. Cheriton, \"Leases\", SOSP 1989)"
+	SrcSeed      = "the seed article: the single-instance lock SET NX PX with a Lua compare-and-delete release and no validity (locks/setnxseed.go), and RedLock with a quorum of ⌈N/2⌉+1"
+	SrcWait      = "Redis docs, WAIT (redis.io/docs/latest/commands/wait/): WAIT does not make Redis a strongly consistent store; a failover may still promote a replica that did not acknowledge"
+	SrcFsync     = "Redis docs, persistence (redis.io/docs/latest/operate/oss_and_stack/management/persistence/) and the distributed-locks page's \"Performance, crash recovery and fsync\": appendfsync always keeps every acknowledged write; everysec may lose the last second on a crash"
+	SrcSingle    = "the single-instance argument: one node's key expires by that node's wall clock alone, so a forward jump ends every lock it holds at once (Redis 7 keyIsExpired; " + "M. Kleppmann, \"How to do distributed locking\", 2016)"
 )
 
 // Spec is one cell of the matrix: a lock under a set of faults, with
@@ -30,6 +37,14 @@ type Spec struct {
 	Topology string
 	// Restart is the kill kind's restart mode ("" = mixed).
 	Restart string
+	// Appendfsync runs the nodes persistent, with this fsync policy
+	// (cluster.Spec.Appendfsync; "" = no persistence). Quorum is
+	// redlock's (harness.Workload.Quorum; 0 = ⌊N/2⌋+1). #16.
+	Appendfsync string
+	Quorum      int
+	// WaitReplicas is setnx's WAIT after the SET
+	// (harness.Workload.WaitReplicas; 0 = none). #16.
+	WaitReplicas int
 	// Workload. Zero values take the harness defaults.
 	Clients  int
 	Keys     int
@@ -40,7 +55,11 @@ type Spec struct {
 	// a failover takes seconds); the profile's duration is raised to it.
 	MinDuration time.Duration
 	Expect      report.Expectation
-	Source      string
+	// Band is the expectation as a band of rates (#16), when the cell
+	// states one; else the cell's entry in bands (bands.go), else
+	// report.DefaultBand of Expect.
+	Band   *report.Band
+	Source string
 	// Why explains the expectation in a sentence.
 	Why string
 	// Promise names what an expected-safe cell rests on: the promise the
@@ -153,12 +172,12 @@ var cells = []Spec{
 	{Name: "redsync/kill-quorum", Lock: "redsync", Nodes: 3, Keys: 1, Nemesis: []string{"kill-quorum"}, Hold: 800 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectViolation, Source: SrcRedis, Why: "as for redlock: a node of a bare majority restarted empty"},
 	{Name: "redlock+fencing/kill-quorum", Lock: "redlock", Nodes: 3, Fencing: true, Keys: 1, Nemesis: []string{"kill-quorum"}, Hold: 800 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "two holders at once; the maximum of independent per-node counters, one of them restarted, is not a fencing token"},
 	{Name: "redlock/kill-quorum-delayed", Lock: "redlock", Nodes: 5, Keys: 1, Nemesis: []string{"kill-quorum"}, Restart: "delayed", Hold: 500 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectSafe, Source: SrcRedis, Why: "control: the same aim with the delayed restart; the node is back after every lease it granted expired", Promise: "quorum with delayed restarts: a minority down or stopped cannot break it"},
-	{Name: "setnx/clock-holder", Lock: "setnx", Keys: 1, Nemesis: []string{"clock-holder"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "a forward jump just past the holder's validity expires its key while it still counts on it"},
+	{Name: "setnx/clock-holder", Lock: "setnx", Keys: 1, Nemesis: []string{"clock-holder"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "a forward jump just past the holder's validity expires its key while it still counts on it", Quick: true},
 	{Name: "redislock/clock-holder", Lock: "redislock", Keys: 1, Nemesis: []string{"clock-holder"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "a forward jump just past the holder's validity expires its key"},
 	{Name: "redlock/clock-partition", Lock: "redlock", Nodes: 3, Keys: 1, Nemesis: []string{"clock-partition"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcAntirez, Why: "the contested case: the clients split onto two bare majorities; one shared node's clock jump leaves the holder without a majority and gives the other side one"},
-	{Name: "redlock/clock-majority", Lock: "redlock", Nodes: 5, Keys: 1, Nemesis: []string{"clock-majority"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcAntirez, Why: "a majority of the holder's nodes jump past its validity: RedLock assumes bounded clock drift"},
-	{Name: "redlock/clock-minority", Lock: "redlock", Nodes: 5, Keys: 1, Nemesis: []string{"clock-minority"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcAntirez, Why: "control: a minority's clocks jump, the rest of the holder's nodes are still a majority", Promise: "quorum: a grant needs a majority, and two majorities intersect"},
-	{Name: "setnx/pause-holder", Lock: "setnx", Keys: 1, Nemesis: []string{"pause-holder"}, TTL: 500 * time.Millisecond, Hold: 100 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "a holder stalled just past its validity writes after the next holder read", LeasePromise: "lease safety under a client pause: the stalled holder's validity ends before another client is granted the key"},
+	{Name: "redlock/clock-majority", Lock: "redlock", Nodes: 5, Keys: 1, Nemesis: []string{"clock-majority"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcAntirez, Why: "a majority of the holder's nodes jump past its validity: RedLock assumes bounded clock drift", Quick: true},
+	{Name: "redlock/clock-minority", Lock: "redlock", Nodes: 5, Keys: 1, Nemesis: []string{"clock-minority"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcAntirez, Why: "control: a minority's clocks jump, the rest of the holder's nodes are still a majority", Promise: "quorum: a grant needs a majority, and two majorities intersect", Quick: true},
+	{Name: "setnx/pause-holder", Lock: "setnx", Keys: 1, Nemesis: []string{"pause-holder"}, TTL: 500 * time.Millisecond, Hold: 100 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "a holder stalled just past its validity writes after the next holder read", LeasePromise: "lease safety under a client pause: the stalled holder's validity ends before another client is granted the key", Quick: true},
 	{Name: "setnx+fencing/pause-holder", Lock: "setnx", Fencing: true, Keys: 1, Nemesis: []string{"pause-holder"}, TTL: 500 * time.Millisecond, Hold: 100 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcKleppmann, Why: "control: the resource refuses the stalled holder's stale token", Promise: "sound fencing: every token is greater than the last holder's, so the resource refuses a stalled holder's write"},
 
 	// #13: the workloads real lock users run. Auto-extended leases
@@ -182,7 +201,7 @@ var cells = []Spec{
 	{Name: "redlock+extend/kill-delayed", Lock: "redlock", Nodes: 5, Extend: true, Hold: 3 * time.Second, Nemesis: []string{"kill"}, Restart: "delayed", Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "delayed restarts: a minority down cannot break the quorum of an acquire or an extend"},
 	{Name: "redsync+extend/kill-delayed", Lock: "redsync", Nodes: 5, Extend: true, Hold: 3 * time.Second, Nemesis: []string{"kill"}, Restart: "delayed", Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "as for redlock"},
 	{Name: "redislock+extend/kill-immediate", Lock: "redislock", Extend: true, Hold: 3 * time.Second, Nemesis: []string{"kill"}, Restart: "immediate", Interval: time.Second, Expect: report.ExpectViolation, Source: SrcRedis, Why: "a node restarted without persistence forgets the lock"},
-	{Name: "setnx-extend-no-check+extend/client-pause", Lock: "setnx-extend-no-check", Extend: true, Nemesis: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Hold: 1500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcMutant + "; " + SrcExtends, Why: "a bare PEXPIRE renews the key of whoever holds it now: the paused holder's late extend succeeds beside the new holder (lease invalid)"},
+	{Name: "setnx-extend-no-check+extend/client-pause", Lock: "setnx-extend-no-check", Extend: true, Nemesis: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Hold: 1500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcMutant + "; " + SrcExtends, Why: "a bare PEXPIRE renews the key of whoever holds it now: the paused holder's late extend succeeds beside the new holder (lease invalid)", Quick: true},
 	{Name: "setnx-no-ttl/client-crash", Lock: "setnx-no-ttl", Nemesis: []string{"client-crash"}, Keys: 1, TTL: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Liveness: checker.LivenessStuck, Source: SrcMutant + "; " + SrcRedis, Why: "mutual exclusion holds, but a crashed holder's key never expires: no one acquires again"},
 	{Name: "setnx/client-crash", Lock: "setnx", Nemesis: []string{"client-crash"}, Keys: 1, TTL: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Liveness: checker.LivenessOK, Source: SrcRedis, Why: "a crashed holder's key expires within its TTL"},
 	{Name: "redlock+fencing+write-only/kill-immediate", Lock: "redlock", Nodes: 3, Fencing: true, Store: "write-only", Keys: 1, Nemesis: []string{"kill"}, Restart: "immediate", Hold: 500 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectPossible, Source: SrcKleppmann + "; " + SrcJepsen, Why: "the maximum of per-node counters, which a restarted node resets, need not grow from one holder to the next: a fence out of order, a stale write the store takes"},
@@ -191,6 +210,28 @@ var cells = []Spec{
 
 	// Failover with asynchronous replication.
 	fromTable("setnx/failover", quick),
+
+	// #16: the seed article's own lock beside setnx, persistence, WAIT
+	// after the SET, a data node's crash in the failover topology, and
+	// the article's quorum. Bands: bands.go.
+	// The seed article's lock: every row of the table for its class (no
+	// validity counted from before the request), beside setnx's.
+	fromTable("setnx-seed/none", full),
+	fromTable("setnx-seed/latency", full),
+	fromTable("setnx-seed/kill-immediate", full),
+	fromTable("setnx-seed/kill-delayed", full),
+	fromTable("setnx-seed/client-pause", full),
+	fromTable("setnx-seed/clock", full),
+	{Name: "setnx/kill-immediate-always", Lock: "setnx", Nemesis: []string{"kill"}, Restart: "immediate", Appendfsync: "always", Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcFsync,
+		Why: "appendfsync always: the SET is on disk before its reply, and the restarted node reloads it with its absolute expiry (PXAT)"},
+	{Name: "setnx/kill-immediate-everysec", Lock: "setnx", Nemesis: []string{"kill"}, Restart: "immediate", Appendfsync: "everysec", Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcFsync,
+		Why: "everysec loses what the OS had not written on a machine crash; a process kill keeps the page cache, so only a write Redis postponed behind a slow fsync can be lost, which no fault here forces"},
+	{Name: "setnx+wait/failover", Lock: "setnx", WaitReplicas: 1, Topology: "failover", Nemesis: []string{"failover"}, TTL: 3 * time.Second, Hold: 2500 * time.Millisecond, Interval: 3 * time.Second, MinDuration: 20 * time.Second, Expect: report.ExpectPossible, Source: SrcWait + "; " + SrcRedis,
+		Why: "WAIT 1 puts the key on the replica before the client holds, which closes setnx/failover's window for acknowledged grants; the promoted replica still expires by its own clock, and a grant the old primary gives while isolated is never acknowledged (refused), so what is left is narrow"},
+	{Name: "setnx/failover-kill-always", Lock: "setnx", Topology: "failover", Nemesis: []string{"kill"}, Restart: "immediate", Appendfsync: "always", Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcFsync + "; " + SrcRedis,
+		Why: "one data node crashes and restarts at once from its append-only file: the primary keeps every lock it acknowledged and no promotion is needed; a replica's crash does not touch the primary"},
+	{Name: "redlock/kill-immediate-q3", Lock: "redlock", Nodes: 3, Quorum: 3, Keys: 1, Nemesis: []string{"kill"}, Restart: "immediate", Hold: 500 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectSafe, Source: SrcSeed + "; " + SrcRedis,
+		Why: "the article's quorum ⌈3/2⌉+1 = 3 is every node: a second holder needs the two nodes that still hold the first's key, so one node restarted empty cannot hand it out; the price is availability while any node is down (compare redlock/kill-immediate)"},
 }
 
 // Cells returns the matrix in its published order; quick restricts it

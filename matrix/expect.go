@@ -41,7 +41,11 @@ var Literature = []Row{
 	// Network faults.
 	{When: "quorum", Spec: Spec{Name: "partition", Nemesis: []string{"partition"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis,
 		Why: "two majorities always intersect, whatever the partition", Promise: "quorum: a grant needs a majority, and two majorities intersect"}},
-	{When: "elapsed", Spec: Spec{Name: "latency", Nemesis: []string{"latency"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis,
+	{When: "quorum elapsed", Spec: Spec{Name: "latency", Nemesis: []string{"latency"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis,
+		Why: "validity is counted from before the request", Promise: "elapsed from request: the validity is counted from before the request, so a slow reply shortens it"}},
+	// #16: the Redis page states the rule for RedLock only; a single
+	// instance lock rests on the lease rule itself.
+	{When: "single elapsed", Spec: Spec{Name: "latency", Nemesis: []string{"latency"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcLeaseRule,
 		Why: "validity is counted from before the request", Promise: "elapsed from request: the validity is counted from before the request, so a slow reply shortens it"}},
 	{When: "!elapsed", Spec: Spec{Name: "latency", Nemesis: []string{"latency"}, Keys: 1, Hold: 950 * time.Millisecond, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcRedisPy + "; " + SrcRedis,
 		Why: "no validity counted from before the request: a hold that began with a slow reply runs past the key's expiry; the next holder overlaps it if its own reply is faster (the fault healed)"}},
@@ -71,8 +75,9 @@ var Literature = []Row{
 	// Clocks: RedLock assumes bounded clock drift.
 	{When: "quorum", Spec: Spec{Name: "clock", Nemesis: []string{"clock"}, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcAntirez,
 		Why: "a wall-clock jump on nodes expires their keys early while the holder's validity runs on"}},
-	{When: "single", Spec: Spec{Name: "clock", Nemesis: []string{"clock"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcKleppmann,
-		Why: "a forward jump expires the key early; a backward one only delays expiry"}},
+	// #16: violation by the single-instance argument (was possible).
+	{When: "single", Spec: Spec{Name: "clock", Nemesis: []string{"clock"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcSingle,
+		Why: "a forward jump on the one node expires the held key at once, while the holder's validity runs on its own clock"}},
 
 	// Failover with asynchronous replication.
 	{When: "single topology:failover", Spec: Spec{Name: "failover", Topology: "failover", Nemesis: []string{"failover"}, TTL: 3 * time.Second, Hold: 2500 * time.Millisecond, Interval: 3 * time.Second, MinDuration: 20 * time.Second, Expect: report.ExpectViolation, Source: SrcRedis + "; " + SrcKleppmann,

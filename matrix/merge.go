@@ -204,6 +204,9 @@ func merged(shards []shardOutput) report.Matrix {
 	m := report.Matrix{
 		Started: f.Started, Command: f.Command, Seeds: f.Seeds, Duration: f.Duration,
 		Versions: f.Versions, Commit: f.Commit, Dirty: f.Dirty,
+		// Every shard records the whole matrix's scenarios; the machines
+		// are the shards' own, so the merged matrix names none (#16).
+		Scenarios: f.Scenarios,
 	}
 	seedPos := make(map[int64]int, len(f.Seeds))
 	for i, s := range f.Seeds {

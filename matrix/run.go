@@ -28,18 +28,17 @@ func RunOne(ctx context.Context, plan *harness.Plan, dir, id, command string, ch
 	if runErr != nil && !sum.Interrupted {
 		return report.Results{}, fmt.Errorf("run %s: %w", id, runErr)
 	}
-	events, err := history.ReadFile(sum.HistoryPath)
+	// One pass over the history, streamed (#15): the check derives the
+	// analysis the report and the explanations read.
+	copts := checker.Options{Timeout: checkTimeout, LivenessBound: sum.Config.LivenessBound}
+	a, err := analyzeFile(sum.HistoryPath, copts)
 	if err != nil {
 		if sum.Interrupted && errors.Is(err, history.ErrEmpty) {
 			return report.Results{}, fmt.Errorf("run %s: interrupted before it recorded an event: %w", id, runErr)
 		}
-		return report.Results{}, fmt.Errorf("run %s: %w", id, err)
+		return report.Results{}, fmt.Errorf("run %s: check %s: %w", id, sum.HistoryPath, err)
 	}
-	copts := checker.Options{Timeout: checkTimeout, LivenessBound: sum.Config.LivenessBound}
-	res, err := checker.Check(events, copts)
-	if err != nil {
-		return report.Results{}, fmt.Errorf("check %s: %w", sum.HistoryPath, err)
-	}
+	res := a.Result
 	explainUntested(&res, sum)
 	r := report.Results{
 		RunID:         id,
@@ -62,13 +61,26 @@ func RunOne(ctx context.Context, plan *harness.Plan, dir, id, command string, ch
 	if err := report.WriteResults(dir, r); err != nil {
 		return r, err
 	}
-	if err := report.WriteHTML(filepath.Join(dir, "report.html"), r, events, copts); err != nil {
+	a.Result = res // with what explainUntested added
+	if err := report.WriteHTML(filepath.Join(dir, "report.html"), r, &a, copts); err != nil {
 		return r, err
 	}
 	if sum.Interrupted {
 		return r, fmt.Errorf("run %s: interrupted: %w", id, runErr)
 	}
 	return r, nil
+}
+
+// analyzeFile checks the history at path as it reads it and returns its
+// analysis.
+func analyzeFile(path string, opts checker.Options) (checker.Analysis, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return checker.Analysis{}, err
+	}
+	defer f.Close()
+	a, _, err := checker.AnalyzeDecoder(history.NewDecoder(f), opts)
+	return a, err
 }
 
 // explainUntested adds to the reason of a verdict about nothing what the
@@ -107,6 +119,25 @@ func explainUntested(res *checker.Result, sum harness.Summary) {
 	if res.Lease == checker.Unknown {
 		explain(&res.LeaseReason, checker.ReasonNoAcquire, "")
 		explain(&res.LeaseReason, checker.ReasonNoHold, "")
+	}
+	noFault(res, sum)
+}
+
+// noFault turns a valid verdict of a run that was to inject faults but
+// injected none (a targeted step waits for a hold it fits and may never
+// find one; an interrupted run may end first) into unknown: a fault test
+// without a fault says nothing of the fault. A violation stands.
+func noFault(res *checker.Result, sum harness.Summary) {
+	if sum.Faults == 0 || res.Stats.FaultEvents > 0 {
+		return
+	}
+	why := fmt.Sprintf("%s: the schedule's %d step(s) of %s left no fault event in the history (schedule.json says why each missed)",
+		checker.ReasonNoFault, sum.Faults, strings.Join(sum.Config.Nemesis, ","))
+	if res.Lease == checker.Valid {
+		res.Lease, res.LeaseReason = checker.Unknown, why
+	}
+	if res.Resource == checker.Valid {
+		res.Resource, res.ResourceReason = checker.Unknown, why
 	}
 }
 
@@ -226,7 +257,7 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 		o.Commit, o.Dirty = Commit()
 	}
 	m := report.Matrix{Started: time.Now().UTC(), Command: o.Command, Seeds: o.Seeds, Duration: o.Duration.String(), Versions: report.Versions(),
-		Commit: o.Commit, Dirty: o.Dirty, Shard: shardInfo(specs, o, o.Shard)}
+		Commit: o.Commit, Dirty: o.Dirty, Shard: shardInfo(specs, o, o.Shard), Machine: report.ThisMachine(), Scenarios: ScenariosOf(specs)}
 	seedsOf := p.seedsOf(m.Shard)
 	start := time.Now()
 	total := 0
@@ -280,6 +311,7 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 		runErr = err
 	}
 	m.Elapsed = time.Since(start).Seconds()
+	m.Machine.LoadEnd = report.LoadAverage()
 	if o.Progress != nil {
 		o.Progress(Progress{Done: done, Total: total, Elapsed: time.Since(start)})
 	}
@@ -334,15 +366,15 @@ func (sp Spec) cell() report.Cell {
 		topology = cluster.TopologyMasters
 	}
 	return report.Cell{Name: sp.Name, Lock: sp.Lock, Language: language(sp.Lock), Nemesis: nemesisName(sp.Nemesis), Fencing: sp.Fencing,
-		Topology: topology, Expect: sp.Expect, ExpectLiveness: sp.Liveness, Source: sp.Source}
+		Topology: topology, Expect: sp.Expect, ExpectLiveness: sp.Liveness, Source: sp.Source, Why: sp.Why, Band: new(sp.band())}
 }
 
 // config is the harness configuration of one run of the cell.
 func (sp Spec) config(seed int64, d time.Duration, dir string) harness.Config {
 	return harness.Config{
 		Workload: harness.Workload{Lock: sp.Lock, Clients: sp.Clients, Keys: sp.Keys, Duration: d, TTL: sp.TTL, Hold: sp.Hold, Seed: seed, Fencing: sp.Fencing,
-			Extend: sp.Extend, ExtendEvery: sp.ExtendEvery, Store: sp.Store},
-		Cluster: harness.Cluster{Nodes: sp.Nodes, Topology: sp.Topology},
+			Extend: sp.Extend, ExtendEvery: sp.ExtendEvery, Store: sp.Store, Quorum: sp.Quorum, WaitReplicas: sp.WaitReplicas},
+		Cluster: harness.Cluster{Nodes: sp.Nodes, Topology: sp.Topology, Appendfsync: sp.Appendfsync},
 		Faults:  harness.Faults{Nemesis: sp.Nemesis, NemesisInterval: sp.Interval, Restart: sp.Restart},
 		Output:  harness.Output{Dir: dir},
 	}
@@ -360,6 +392,15 @@ func (sp Spec) flags(seed int64, d time.Duration) string {
 	}
 	if sp.Fencing {
 		f = append(f, "--fencing")
+	}
+	if sp.Quorum > 0 {
+		f = append(f, fmt.Sprintf("--quorum %d", sp.Quorum))
+	}
+	if sp.WaitReplicas > 0 {
+		f = append(f, fmt.Sprintf("--wait-replicas %d", sp.WaitReplicas))
+	}
+	if sp.Appendfsync != "" {
+		f = append(f, "--appendfsync "+sp.Appendfsync)
 	}
 	if sp.Store != "" {
 		f = append(f, "--store "+sp.Store)
@@ -506,14 +547,21 @@ func aggregate(c *report.Cell) {
 	default:
 		c.Outcome = checker.OutcomeSafe
 	}
-	switch c.Expect {
-	case report.ExpectSafe:
-		c.Matches = c.Outcome == checker.OutcomeSafe
-	case report.ExpectViolation:
-		c.Matches = c.Outcome == checker.OutcomeViolation
-	case report.ExpectPossible:
-		c.Matches = c.Outcome != checker.OutcomeUnknown
+	// The rate over the decided runs, judged against the band (#16): a
+	// cell contradicts its expectation when the 95% interval of its rate
+	// lies wholly outside the band, or when it expects a violation and
+	// no run showed one (report.Band.Contradicts). An undecided outcome
+	// (no violation, some run unknown) matches nothing: unknown is never
+	// a pass.
+	band := report.DefaultBand(c.Expect)
+	if c.Band != nil {
+		band = *c.Band
 	}
+	c.Band = &band
+	decided := n - c.Unknown
+	c.Rate = new(report.NewRate(c.RunsWithViolation, decided))
+	c.ContradictedBy = band.ContradictingText(n)
+	c.Matches = decided > 0 && c.Outcome != checker.OutcomeUnknown && !band.Contradicts(c.RunsWithViolation, decided)
 	// A cell that expects its lock stuck matches only if every run was.
 	if c.ExpectLiveness == checker.LivenessStuck && c.StuckRuns < n {
 		c.Matches = false

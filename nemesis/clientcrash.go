@@ -15,8 +15,31 @@ import (
 // whose keys do not (setnx-no-ttl) stays stuck, which the liveness
 // verdict reports.
 type ClientCrash struct {
+	armed
+}
+
+// armed is what a fault armed in the clients and has not been taken
+// yet: its withdraw function, called at the heal.
+type armed struct {
 	mu       sync.Mutex
 	withdraw func()
+}
+
+// arm keeps withdraw for disarm.
+func (a *armed) arm(withdraw func()) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.withdraw = withdraw
+}
+
+// disarm withdraws what was armed, if anything, once.
+func (a *armed) disarm() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.withdraw != nil {
+		a.withdraw()
+		a.withdraw = nil
+	}
 }
 
 // ClientCrasher makes lock holders crash: an optional ability of a
@@ -47,20 +70,13 @@ func (c *ClientCrash) Start(_ context.Context, t *Target) error {
 	if !ok {
 		return errors.New("no client hook to crash holders")
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.withdraw = cr.Crash()
+	c.arm(cr.Crash())
 	return nil
 }
 
 // Heal withdraws the crash if no client has taken it yet. A crashed
 // holder is not brought back: a fresh client has taken its place.
 func (c *ClientCrash) Heal(context.Context, *Target) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.withdraw != nil {
-		c.withdraw()
-		c.withdraw = nil
-	}
+	c.disarm()
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"time"
 )
 
@@ -17,8 +16,7 @@ import (
 type ClientPause struct {
 	Stall Duration `json:"stall"`
 
-	mu       sync.Mutex
-	withdraw func()
+	armed
 }
 
 var (
@@ -61,20 +59,13 @@ func (c *ClientPause) Start(_ context.Context, t *Target) error {
 	if t.Clients == nil {
 		return errors.New("no client hook to stall holders")
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.withdraw = t.Clients.Stall(time.Duration(c.Stall))
+	c.arm(t.Clients.Stall(time.Duration(c.Stall)))
 	return nil
 }
 
 // Heal withdraws the stall if no client has taken it yet; a stall under
 // way runs its course (the client wakes on its own).
 func (c *ClientPause) Heal(context.Context, *Target) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.withdraw != nil {
-		c.withdraw()
-		c.withdraw = nil
-	}
+	c.disarm()
 	return nil
 }

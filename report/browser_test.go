@@ -247,7 +247,7 @@ func TestReportRunsNoPayload(t *testing.T) {
 	if r.Lease != checker.Invalid {
 		t.Fatalf("the hostile history should violate the lease: %s", r.Lease)
 	}
-	if err := WriteHTML(filepath.Join(dir, "report.html"), r, events, checker.Options{}); err != nil {
+	if err := WriteHTML(filepath.Join(dir, "report.html"), r, analyzed(t, events), checker.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	m := Matrix{

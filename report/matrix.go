@@ -80,8 +80,11 @@ type Cell struct {
 	// if every run was stuck.
 	ExpectLiveness checker.Liveness `json:"expect_liveness,omitempty"`
 	// Source cites the literature behind the expectation.
-	Source string    `json:"source"`
-	Runs   []CellRun `json:"runs"`
+	Source string `json:"source"`
+	// Why is the expectation's reason in one sentence (#15: shown in
+	// index.html); empty in summaries written before it existed.
+	Why  string    `json:"why,omitempty"`
+	Runs []CellRun `json:"runs"`
 	// Aggregates over Runs.
 	RunsWithViolation    int      `json:"runs_with_violation"`
 	StuckRuns            int      `json:"stuck_runs,omitempty"`
@@ -99,11 +102,41 @@ type Cell struct {
 	// the cell then does not match.
 	Broken  string `json:"broken_promise,omitempty"`
 	Unknown int    `json:"unknown_runs"`
+	// Band is the expectation as a range of the rate of runs with a
+	// violation (nil in summaries written before it existed: the
+	// expectation's DefaultBand); Rate is the measured rate over the
+	// decided runs with its 95% interval; ContradictedBy says which
+	// counts of violations, out of the runs the cell had, would have
+	// contradicted the band ("0 of 3 would"). A cell contradicts its
+	// band when Band.Contradicts its Rate (see there; the judging is
+	// matrix's aggregate).
+	Band           *Band  `json:"band,omitempty"`
+	Rate           *Rate  `json:"rate,omitempty"`
+	ContradictedBy string `json:"contradicted_by,omitempty"`
 	// NotRun lists the seeds whose run never started because the matrix
 	// was interrupted. A cell with one, or with an interrupted run, does
 	// not match its expectation; with no run at all its Outcome is "not
 	// run".
 	NotRun []int64 `json:"not_run_seeds,omitempty"`
+}
+
+// ViolationKind says which property the cell's runs broke (#15): "lease"
+// when some run's lease verdict is invalid (two clients held the lock at
+// once), "resource only" when runs lost an update but no lease overlapped
+// (a holder wrote after its validity), "" when no run broke either.
+func (c Cell) ViolationKind() string {
+	lease, resource := false, false
+	for _, r := range c.Runs {
+		lease = lease || r.Lease == checker.Invalid
+		resource = resource || r.Resource == checker.Invalid
+	}
+	switch {
+	case lease:
+		return "lease"
+	case resource:
+		return "resource only"
+	}
+	return ""
 }
 
 // Incomplete reports whether some run of the cell never started or was
@@ -137,6 +170,12 @@ type Matrix struct {
 	// unknown); Dirty is set when its work tree had uncommitted changes.
 	Commit string `json:"commit,omitempty"`
 	Dirty  bool   `json:"dirty,omitempty"`
+	// Machine is what the matrix ran on, and its load (#16); nil in
+	// summaries written before it existed.
+	Machine *Machine `json:"machine,omitempty"`
+	// Scenarios map the literature's scenarios to the matrix's cells
+	// (#16); WriteMatrix renders them with the cells' rates.
+	Scenarios []Scenario `json:"scenarios,omitempty"`
 	// Shard is set in the output of one shard of a matrix: Cells then
 	// holds only the cells with a run in this shard, each aggregated over
 	// those runs alone. It is nil in a whole matrix, merged or not.

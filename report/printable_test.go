@@ -78,7 +78,7 @@ func TestWrittenFilesPrivate(t *testing.T) {
 	if err := WriteResults(dir, r); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteHTML(filepath.Join(dir, "report.html"), r, events, checker.Options{}); err != nil {
+	if err := WriteHTML(filepath.Join(dir, "report.html"), r, analyzed(t, events), checker.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteMatrix(dir, Matrix{Cells: []Cell{{Name: "c", Outcome: checker.OutcomeSafe, Expect: ExpectSafe, Matches: true}}}); err != nil {
@@ -90,4 +90,14 @@ func TestWrittenFilesPrivate(t *testing.T) {
 			t.Errorf("%s: %v, %v; want mode 0600", f, fi, err)
 		}
 	}
+}
+
+// analyzed is the analysis of events, failing the test on an error.
+func analyzed(tb testing.TB, events []history.Event) *checker.Analysis {
+	tb.Helper()
+	a, err := checker.Analyze(events, checker.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &a
 }

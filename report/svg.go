@@ -62,16 +62,16 @@ type timeScale struct {
 	t0, t1 int64
 }
 
-// newTimeScale spans every event of the history and every fault window,
+// newTimeScale spans every event of the history (but the node
+// observations) and every fault window,
 // from 0 when the first of them is less than 5% of the span after 0 (a
 // run's history starts just after its base), so that ticks and buckets
 // fall on whole seconds. An empty or instantaneous history gets a span of
 // one second.
-func newTimeScale(events []history.Event, wins []checker.Window) timeScale {
+func newTimeScale(a *checker.Analysis, wins []checker.Window) timeScale {
 	s := timeScale{t0: math.MaxInt64, t1: math.MinInt64}
-	for i := range events {
-		s.t0 = min(s.t0, events[i].Time)
-		s.t1 = max(s.t1, events[i].Time)
+	if first, last, ok := a.Span(); ok {
+		s.t0, s.t1 = first, last
 	}
 	for _, w := range wins {
 		s.t0 = min(s.t0, w.Start)
@@ -218,7 +218,11 @@ func timelineBars(holds map[string][]checker.Hold) ([]bar, []string) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	var bars []bar
+	n := 0
+	for _, hs := range holds {
+		n += len(hs)
+	}
+	bars := make([]bar, 0, n)
 	for _, k := range keys {
 		hs := holds[k] // sorted by Start then End
 		// Groups of holds connected by overlaps: a hold starting before
@@ -250,10 +254,9 @@ func timelineBars(holds map[string][]checker.Hold) ([]bar, []string) {
 var mergeGaps = []float64{1, 2, 4, 8, 16}
 
 // mergeBars merges bars of one process, key and overlap status that are
-// less than gap apart; bars must be sorted by process, key, overlap and
-// start.
-func mergeBars(sorted []bar, gap float64) []bar {
-	var merged []bar
+// less than gap apart, appending to merged (its length 0: a buffer to
+// reuse); bars must be sorted by process, key, overlap and start.
+func mergeBars(merged, sorted []bar, gap float64) []bar {
 	for _, b := range sorted {
 		if n := len(merged); n > 0 {
 			m := &merged[n-1]
@@ -273,13 +276,14 @@ func mergeBars(sorted []bar, gap float64) []bar {
 // apart (pixel is the time one pixel stands for), the smallest gap that
 // is enough; failing that, by keeping every overlapping bar and an even
 // sample of the others. It returns the bars and a sentence saying what
-// was done ("" if nothing).
+// was done ("" if nothing). It sorts bars in place: a long history has
+// hundreds of thousands.
 func boundBars(bars []bar, limit int, pixel float64) ([]bar, string) {
 	total := len(bars)
 	if total <= limit {
 		return bars, ""
 	}
-	sorted := slices.Clone(bars)
+	sorted := bars
 	sort.SliceStable(sorted, func(i, j int) bool {
 		a, b := sorted[i], sorted[j]
 		if a.process != b.process {
@@ -297,7 +301,7 @@ func boundBars(bars []bar, limit int, pixel float64) ([]bar, string) {
 	var gap float64
 	for _, px := range mergeGaps {
 		gap = px
-		merged = mergeBars(sorted, px*pixel)
+		merged = mergeBars(merged[:0], sorted, px*pixel)
 		if len(merged) <= limit {
 			break
 		}
@@ -353,25 +357,32 @@ func ordinal(n int) string {
 // says when holds were merged or sampled. The error is that of
 // checker.Holds, for a malformed history.
 func TimelineSVG(events []history.Event, res checker.Result) (string, error) {
-	holds, err := checker.Holds(events)
+	a, err := collect(events, res)
 	if err != nil {
 		return "", fmt.Errorf("report: timeline: %w", err)
 	}
-	wins := res.Stats.FaultWindows
-	sc := newTimeScale(events, wins)
+	return Timeline(&a), nil
+}
+
+// collect is the analysis of events for the plots, with the check's
+// result res.
+func collect(events []history.Event, res checker.Result) (checker.Analysis, error) {
+	a, err := checker.Collect(events)
+	a.Result = res
+	return a, err
+}
+
+// Timeline is TimelineSVG of an analysed history (#15: the report reads
+// the analysis, not the events).
+func Timeline(a *checker.Analysis) string {
+	holds := a.Holds()
+	wins := a.Result.Stats.FaultWindows
+	sc := newTimeScale(a, wins)
 	bars, keys := timelineBars(holds)
 	bars, note := boundBars(bars, MaxTimelineBars, sc.nsPerPixel())
 
 	// One row per client that appears in the history, holds or not.
-	seen := map[int]bool{}
-	var procs []int
-	for i := range events {
-		if p := events[i].Process; p >= 0 && !seen[p] {
-			seen[p] = true
-			procs = append(procs, p)
-		}
-	}
-	sort.Ints(procs)
+	procs := a.Processes()
 	row := make(map[int]int, len(procs))
 	for i, p := range procs {
 		row[p] = i
@@ -469,41 +480,11 @@ func TimelineSVG(events []history.Event, res checker.Result) (string, error) {
 	if note != "" {
 		d.printf(`<text class="note" x="%d" y="%.1f" fill="%s">%s</text>`+"\n", plotLeft, bottom+axisHeight+10, axisColor, esc(note))
 	}
-	return d.close(), nil
+	return d.close()
 }
 
-// acquireSample is one completed acquire.
-type acquireSample struct {
-	ret     int64
-	latency int64
-	ok      bool
-}
-
-// completedAcquires pairs each acquire completion with its process's
-// open invoke; unpaired events are skipped (Check rejects such
-// histories).
-func completedAcquires(events []history.Event) []acquireSample {
-	open := map[int]int64{}
-	var out []acquireSample
-	for i := range events {
-		e := &events[i]
-		if e.F != history.Acquire {
-			if e.Type == history.Invoke {
-				delete(open, e.Process)
-			}
-			continue
-		}
-		if e.Type == history.Invoke {
-			open[e.Process] = e.Time
-			continue
-		}
-		if inv, ok := open[e.Process]; ok {
-			out = append(out, acquireSample{ret: e.Time, latency: e.Time - inv, ok: e.Type == history.Ok})
-			delete(open, e.Process)
-		}
-	}
-	return out
-}
+// completedAcquires are the acquires of a that completed.
+func completedAcquires(a *checker.Analysis) []checker.Acquire { return a.Acquires() }
 
 // bucketWidth picks the width of the plots' buckets: one second for runs
 // of 10 s to 2 min, the smallest of 1, 2 and 5 times a power of ten
@@ -530,7 +511,7 @@ type bucket struct {
 // buckets cuts the span of sc into buckets of width w starting at sc.t0,
 // the last widened to the end when less than half a bucket would be
 // left, and assigns each completed acquire to the bucket of its return.
-func buckets(sc timeScale, w int64, samples []acquireSample) []bucket {
+func buckets(sc timeScale, w int64, samples []checker.Acquire) []bucket {
 	var bs []bucket
 	for t := sc.t0; t < sc.t1; t += w {
 		end := min(t+w, sc.t1)
@@ -541,13 +522,13 @@ func buckets(sc timeScale, w int64, samples []acquireSample) []bucket {
 		bs = append(bs, bucket{start: t, end: end})
 	}
 	for _, s := range samples {
-		i := sort.Search(len(bs), func(i int) bool { return bs[i].end > s.ret })
+		i := sort.Search(len(bs), func(i int) bool { return bs[i].end > s.Return })
 		if i == len(bs) {
 			i = len(bs) - 1 // the last instant belongs to the last bucket
 		}
-		if s.ok {
+		if s.OK {
 			bs[i].ok++
-			bs[i].latencies = append(bs[i].latencies, s.latency)
+			bs[i].latencies = append(bs[i].latencies, s.Latency)
 		} else {
 			bs[i].notOK++
 		}
@@ -582,10 +563,16 @@ func (d *svgDoc) gridLine(y float64, label string) {
 // those that failed or returned info per second as a line, by the time
 // they returned, under res.Stats.FaultWindows as numbered bands.
 func ThroughputSVG(events []history.Event, res checker.Result) string {
-	wins := res.Stats.FaultWindows
-	sc := newTimeScale(events, wins)
+	a, _ := collect(events, res) // a malformed history: what was read
+	return Throughput(&a)
+}
+
+// Throughput is ThroughputSVG of an analysed history.
+func Throughput(a *checker.Analysis) string {
+	wins := a.Result.Stats.FaultWindows
+	sc := newTimeScale(a, wins)
 	w := bucketWidth(sc.t1 - sc.t0)
-	bs := buckets(sc, w, completedAcquires(events))
+	bs := buckets(sc, w, completedAcquires(a))
 	rate := func(n int, b bucket) float64 { return float64(n) / (float64(b.end-b.start) / 1e9) }
 	peak := 0.0
 	for _, b := range bs {
@@ -632,10 +619,16 @@ func ThroughputSVG(events []history.Event, res checker.Result) string {
 // under res.Stats.FaultWindows as numbered bands. Buckets without an ok
 // acquire leave a gap in the lines.
 func LatencySVG(events []history.Event, res checker.Result) string {
-	wins := res.Stats.FaultWindows
-	sc := newTimeScale(events, wins)
+	a, _ := collect(events, res) // a malformed history: what was read
+	return Latency(&a)
+}
+
+// Latency is LatencySVG of an analysed history.
+func Latency(a *checker.Analysis) string {
+	wins := a.Result.Stats.FaultWindows
+	sc := newTimeScale(a, wins)
 	w := bucketWidth(sc.t1 - sc.t0)
-	bs := buckets(sc, w, completedAcquires(events))
+	bs := buckets(sc, w, completedAcquires(a))
 	type point struct {
 		x, p50, max float64 // ms
 		b           bucket

@@ -280,6 +280,9 @@ func matrixMarkdown(m Matrix) []byte {
 	if m.RedisVersion != "" {
 		p("- redis: %s\n", m.RedisVersion)
 	}
+	if m.Machine != nil {
+		p("- machine: %s\n", m.Machine) // #16
+	}
 	if v := versionList(m.Versions); len(v) > 0 {
 		p("- versions: %s\n", strings.Join(v, ", "))
 	}
@@ -298,6 +301,9 @@ func matrixMarkdown(m Matrix) []byte {
 			mdCell(c.Name), mdCell(c.Lock), mdCell(c.Language), mdCell(c.Nemesis), fmtFencing(c.Fencing), mdCell(string(c.Expect)), mdCell(string(c.Outcome)),
 			c.RunsWithViolation, len(c.Runs), fmtFirst(c.MedianFirstViolation), c.AcqPerSec, c.P99Acquire, fmtAvail(c.Availability), fmtMatch(c.Matches))
 	}
+
+	b.Write(ratesMarkdown(m))     // #16
+	b.Write(scenariosMarkdown(m)) // #16
 
 	p("\n## Mismatches\n\n")
 	if len(failed) == 0 {
@@ -568,19 +574,27 @@ func matrixHTML(m Matrix) ([]byte, error) {
 }
 
 var matrixTmpl = template.Must(template.New("matrix").Funcs(template.FuncMap{
-	"first":    fmtFirst,
-	"avail":    fmtAvail,
-	"fencing":  fmtFencing,
-	"match":    fmtMatch,
-	"report":   runReport,
-	"mismatch": mismatchText,
-	"runline":  runLine,
-	"detail":   runDetail,
-	"f1":       func(f float64) string { return fmt.Sprintf("%.1f", f) },
-	"join":     strings.Join,
-	"sub":      func(a, b int) int { return a - b },
-	"seeds":    seedsNamed,
-	"cells":    cellsNamed,
+	"first":     fmtFirst,
+	"avail":     fmtAvail,
+	"fencing":   fmtFencing,
+	"match":     fmtMatch,
+	"report":    runReport,
+	"mismatch":  mismatchText,
+	"runline":   runLine,
+	"detail":    runDetail,
+	"f1":        func(f float64) string { return fmt.Sprintf("%.1f", f) },
+	"join":      strings.Join,
+	"sub":       func(a, b int) int { return a - b },
+	"seeds":     seedsNamed,
+	"cells":     cellsNamed,
+	"rates":     ratesHTML,     // #16
+	"scenarios": scenariosHTML, // #16
+	"kindclass": func(k string) string { // #15
+		if k == "lease" {
+			return "kind-lease"
+		}
+		return "kind-resource"
+	},
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>locktorture matrix {{.Date}}</title>
@@ -600,6 +614,9 @@ table.grid a{color:inherit;text-decoration:none;display:block;padding:.25em .6em
 table.grid a+a{border-top:1px solid #fff}
 table.grid a:hover{text-decoration:underline}
 .small{font-size:12px;color:#444}
+.kind-lease{color:#b00;font-weight:bold}
+.kind-resource{color:#b60;font-weight:bold}
+.why{font-size:12px;color:#333;max-width:28em}
 .runs a{margin-right:.6em;white-space:nowrap}
 code{background:#f6f6f6;padding:0 .2em}
 </style></head><body>
@@ -610,6 +627,7 @@ code{background:#f6f6f6;padding:0 .2em}
 <tr><th>seeds</th><td>{{.Seeds}}</td></tr>
 <tr><th>duration</th><td>{{.M.Duration}} per run; whole matrix {{f1 .M.Elapsed}} s</td></tr>
 {{with .M.RedisVersion}}<tr><th>redis</th><td>{{.}}</td></tr>{{end}}
+{{with .M.Machine}}<tr><th>machine</th><td>{{.}}</td></tr>{{end}}
 {{with .Commit}}<tr><th>commit</th><td><code>{{.}}</code></td></tr>{{end}}
 {{with .Shard}}<tr><th>shard</th><td>{{.}}</td></tr>{{end}}
 {{with .Versions}}<tr><th>versions</th><td>{{range .}}{{.}}<br>{{end}}</td></tr>{{end}}
@@ -620,19 +638,21 @@ code{background:#f6f6f6;padding:0 .2em}
 <h2>Lock × faults</h2>
 <table class="grid">
 <tr><th>lock</th>{{range .Nemesis}}<th>{{.}}</th>{{end}}</tr>
-{{range .Grid}}<tr><th>{{.Label}}</th>{{range .Cols}}{{if .}}<td{{if eq (len .) 1}} class="{{(index . 0).Status}}"{{end}}>{{range .}}<a class="{{.Status}}" href="#cell-{{.Index}}" title="{{.Cell.Name}}: expected {{.Cell.Expect}}, outcome {{.Cell.Outcome}}">{{with .Label}}<span class="small">{{.}}</span><br>{{end}}{{.Cell.Outcome}} {{.Cell.RunsWithViolation}}/{{len .Cell.Runs}} {{match .Cell.Matches}}</a>{{end}}</td>{{else}}<td></td>{{end}}{{end}}</tr>
+{{range .Grid}}<tr><th>{{.Label}}</th>{{range .Cols}}{{if .}}<td{{if eq (len .) 1}} class="{{(index . 0).Status}}"{{end}}>{{range .}}<a class="{{.Status}}" href="#cell-{{.Index}}" title="{{.Cell.Name}}: expected {{.Cell.Expect}}, outcome {{.Cell.Outcome}}">{{with .Label}}<span class="small">{{.}}</span><br>{{end}}{{.Cell.Outcome}} {{.Cell.RunsWithViolation}}/{{len .Cell.Runs}} {{match .Cell.Matches}}{{with .Cell.ViolationKind}}<br><span class="{{kindclass .}}">{{.}}</span>{{end}}</a>{{end}}</td>{{else}}<td></td>{{end}}{{end}}</tr>
 {{end}}</table>
-<p class="small">Each entry: outcome, runs with a violation / runs, ✓ when it matches the expectation. Click for the cell's row.</p>
+<p class="small">Each entry: outcome, runs with a violation / runs, ✓ when it matches the expectation; under a violation, which property broke: <span class="kind-lease">lease</span> (two clients held the lock at once) or <span class="kind-resource">resource only</span> (no two leases overlapped; a holder wrote after its validity). Click for the cell's row.</p>
 
 <h2>Cells</h2>
 <table>
-<tr><th>cell</th><th>lock</th><th>language</th><th>faults</th><th>fencing</th><th>expected</th><th>outcome</th><th>runs with violation / runs</th><th>median s to first violation</th><th>acq/s</th><th>p99 ms</th><th>availability during faults</th><th></th><th>runs</th></tr>
+<tr><th>cell</th><th>lock</th><th>language</th><th>faults</th><th>fencing</th><th>expected</th><th>why (source)</th><th>outcome</th><th>runs with violation / runs</th><th>median s to first violation</th><th>acq/s</th><th>p99 ms</th><th>availability during faults</th><th></th><th>runs</th></tr>
 {{range .Rows}}{{$c := .Cell}}<tr id="cell-{{.Index}}" class="{{.Status}}">
-<td>{{$c.Name}}</td><td>{{$c.Lock}}</td><td>{{$c.Language}}</td><td>{{$c.Nemesis}}</td><td>{{fencing $c.Fencing}}</td><td>{{$c.Expect}}</td><td>{{$c.Outcome}}</td>
+<td>{{$c.Name}}</td><td>{{$c.Lock}}</td><td>{{$c.Language}}</td><td>{{$c.Nemesis}}</td><td>{{fencing $c.Fencing}}</td><td>{{$c.Expect}}</td><td class="why">{{$c.Why}}{{with $c.Source}} <span class="small">({{.}})</span>{{end}}</td><td>{{$c.Outcome}}{{with $c.ViolationKind}}<br><span class="{{kindclass .}}">{{.}}</span>{{end}}</td>
 <td class="num">{{$c.RunsWithViolation}} / {{len $c.Runs}}</td><td class="num">{{first $c.MedianFirstViolation}}</td><td class="num">{{f1 $c.AcqPerSec}}</td><td class="num">{{f1 $c.P99Acquire}}</td><td class="num">{{avail $c.Availability}}</td><td>{{match $c.Matches}}</td>
 <td class="runs">{{range $c.Runs}}<a href="{{report .}}" title="{{runline .}}">seed {{.Seed}}: {{.Outcome}}{{if .Interrupted}} (interrupted){{end}}</a> {{end}}{{with $c.NotRun}}<span class="small">never ran: {{seeds .}}</span>{{end}}</td></tr>
 {{end}}</table>
 
+{{rates .M}}
+{{scenarios .M}}
 <h2>Mismatches</h2>
 {{with .Failed}}<ul>{{range .}}<li><b>{{.Name}}</b>: {{mismatch .}}.<ul>{{range .Runs}}<li><a href="{{report .}}">seed {{.Seed}}</a>: {{detail .}}</li>{{end}}</ul></li>{{end}}</ul>
 {{else}}<p>None: every cell matches its expectation.</p>{{end}}

@@ -337,3 +337,35 @@ func TestWriteMatrixShard(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteMatrixKinds (#15): index.html tells a cell whose runs broke the
+// lease (two clients held the lock at once) from a resource-only one (an
+// update lost while no two leases overlapped), in the grid and in the
+// cells' table, and shows each cell's why and source.
+func TestWriteMatrixKinds(t *testing.T) {
+	run := func(seed int64, lease, resource checker.Verdict) CellRun {
+		return CellRun{Seed: seed, Dir: "runs/x", Lease: lease, Resource: resource, Availability: -1}
+	}
+	m := Matrix{Started: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), Seeds: []int64{1, 2}, Cells: []Cell{
+		{Name: "redlock/clock", Lock: "redlock", Nemesis: "clock", Expect: ExpectViolation, Source: "Kleppmann 2016", Why: "a wall-clock jump expires keys early",
+			Runs: []CellRun{run(1, checker.Invalid, checker.Invalid), run(2, checker.Valid, checker.Invalid)}, RunsWithViolation: 2, Outcome: checker.OutcomeViolation, Matches: true},
+		{Name: "setnx/client-pause", Lock: "setnx", Nemesis: "client-pause", Expect: ExpectViolation, Source: "Kleppmann 2016", Why: "a holder paused past its TTL writes after another client",
+			Runs: []CellRun{run(1, checker.Valid, checker.Invalid), run(2, checker.Valid, checker.Valid)}, RunsWithViolation: 1, Outcome: checker.OutcomeViolation, Matches: true},
+		{Name: "setnx/none", Lock: "setnx", Nemesis: "none", Expect: ExpectSafe, Source: "Redis docs", Why: "no faults",
+			Runs: []CellRun{run(1, checker.Valid, checker.Valid)}, Outcome: checker.OutcomeSafe, Matches: true},
+	}}
+	if got := []string{m.Cells[0].ViolationKind(), m.Cells[1].ViolationKind(), m.Cells[2].ViolationKind()}; !reflect.DeepEqual(got, []string{"lease", "resource only", ""}) {
+		t.Errorf("ViolationKind: %q", got)
+	}
+	dir := t.TempDir()
+	if err := WriteMatrix(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	page := readFile(t, dir, "index.html")
+	wantContains(t, "index.html", page,
+		`<td class="why">a wall-clock jump expires keys early <span class="small">(Kleppmann 2016)</span></td><td>violation<br><span class="kind-lease">lease</span></td>`,
+		`<td class="why">a holder paused past its TTL writes after another client <span class="small">(Kleppmann 2016)</span></td><td>violation<br><span class="kind-resource">resource only</span></td>`,
+		`<td class="why">no faults <span class="small">(Redis docs)</span></td><td>safe</td>`,
+		`✓<br><span class="kind-resource">resource only</span></a>`,
+	)
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/report"
 )
 
 // checkRow is one line of part 2.
@@ -51,7 +52,7 @@ type checkRow struct {
 func checkChild(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("check-one", flag.ContinueOnError)
 	path := fs.String("hist", "", "history file")
-	mode := fs.String("mode", "stream", "stream or in-memory")
+	mode := fs.String("mode", "stream", "stream, in-memory, analyze (the analysis alone) or run (what torture run does after the run: the analysis in one streamed pass, then report.html and the explanations from it)")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the check here")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -117,6 +118,33 @@ func checkChild(args []string, stdout io.Writer) error {
 		res, _, err = checker.CheckDecoder(history.NewDecoder(f), opts)
 		f.Close()
 		if err != nil {
+			return err
+		}
+	case "analyze", "run":
+		f, err := os.Open(*path)
+		if err != nil {
+			return err
+		}
+		a, _, err := checker.AnalyzeDecoder(history.NewDecoder(f), opts)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		res = a.Result
+		if *mode == "analyze" {
+			runtime.KeepAlive(a)
+			break
+		}
+		dir, err := os.MkdirTemp("", "bench-report")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		r := report.Results{RunID: "bench", Lease: res.Lease, Resource: res.Resource, Check: res}
+		if err := report.WriteResults(dir, r); err != nil {
+			return err
+		}
+		if err := report.WriteHTML(filepath.Join(dir, "report.html"), r, &a, opts); err != nil {
 			return err
 		}
 	case "in-memory":

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/history"
@@ -29,13 +28,9 @@ func checkCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if fs.NArg() != 1 {
 		return fmt.Errorf("check: want one run directory or history file, got %d arguments (see torture check -h)", fs.NArg())
 	}
-	path := fs.Arg(0)
-	st, err := os.Stat(path)
+	path, err := historyPath(fs.Arg(0))
 	if err != nil {
 		return fmt.Errorf("check: %w", err)
-	}
-	if st.IsDir() {
-		path = filepath.Join(path, "history.jsonl")
 	}
 	// Streamed: the history is checked as it is read, never held whole.
 	f, err := os.Open(path)

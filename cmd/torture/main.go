@@ -69,8 +69,11 @@ const usage = `usage: torture <command> [flags]
 commands:
   run     run one torture test and write <out>/<run-id>/
   check   re-check a stored run directory or a bare history file
+  explain name the cause of each violation of a run directory or history file, from its evidence
+  shrink  the fewest fault steps of a run (and the shortest duration) that still reproduce its violation; writes minimal.json
   matrix  run the comparison matrix (every lock × fault × fencing) against the literature's expectations
-          ('torture matrix merge OUT DIR...' joins the outputs of its shards)
+          ('torture matrix merge OUT DIR...' joins the outputs of its shards;
+          'torture matrix publish MATRIXDIR OUT' writes the bundle results/ publishes)
   gate    the release gate of one lock: the cells its declared promises and the literature give it;
           exit 1 when it breaks a promise it declared
   envelope  sweep and bisect one fault's size (÷ TTL) to find where each lock's safety ends
@@ -88,6 +91,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runCmd(ctx, args[1:], stdout, stderr)
 	case "check":
 		return checkCmd(ctx, args[1:], stdout, stderr)
+	case "explain":
+		return explainCmd(ctx, args[1:], stdout, stderr)
+	case "shrink":
+		return shrinkCmd(ctx, args[1:], stdout, stderr)
 	case "matrix":
 		return matrixCmd(ctx, args[1:], stdout, stderr)
 	case "gate":
@@ -98,7 +105,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stdout, usage)
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q (want run, check, matrix, gate or envelope)", args[0])
+		return fmt.Errorf("unknown command %q (want run, check, explain, shrink, matrix, gate or envelope)", args[0])
 	}
 }
 

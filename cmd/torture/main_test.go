@@ -38,6 +38,12 @@ func TestBadInput(t *testing.T) {
 		{"run", "--lock", "exec:/nonexistent/client", "--out", t.TempDir()},
 		{"check"},
 		{"check", "/does/not/exist"},
+		{"explain"},
+		{"explain", "/does/not/exist"},
+		{"explain", "--limit", "0", "x"},
+		{"shrink"},
+		{"shrink", "/does/not/exist"},
+		{"shrink", "--tries", "0", "x"},
 	} {
 		_, stderr, code := torture(t, args...)
 		if code != exitError {

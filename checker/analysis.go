@@ -1,0 +1,461 @@
+package checker
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+
+	"github.com/locktorture/locktorture/history"
+)
+
+// Analysis is what one pass over a history derives (#15): the verdicts
+// and, for the report and the explanations of each violation, per key
+// the leases (each acquire that returned ok, with the nodes that granted
+// it, its extends and its release), the ok critical sections, and what
+// the nodes' observers saw; the fault windows; and the violations
+// themselves: the overlaps of Result.LeaseViolations and the pairs of ok
+// sections that lost an update. Nothing in it refers back to the events.
+type Analysis struct {
+	Result Result `json:"result"`
+	// Keys holds the evidence of each key.
+	Keys map[string]*KeyEvidence `json:"keys"`
+	// LostUpdates are, per key whose resource check failed, the first
+	// two ok sections that read the same value (both wrote value + 1),
+	// earliest second section first, at most maxReportedOverlaps.
+	LostUpdates []LostUpdate `json:"lost_updates,omitempty"`
+	// Observed: the history has node observations (history.NodeKey).
+	Observed bool `json:"observed"`
+	// Reported: some completion carries per-node evidence.
+	Reported bool `json:"reported"`
+
+	d     *scanned  // what the checks kept: holds, sections, attempts
+	procs []int     // the clients, sorted
+	acqs  []Acquire // Acquires, once computed
+}
+
+// KeyEvidence is what a key's leases and nodes did.
+type KeyEvidence struct {
+	// Nodes are the node observations of the key, by time.
+	Nodes []NodeObservation `json:"nodes,omitempty"`
+	// leases are the acquires that returned ok, by the time of the ok,
+	// kept small (Leases expands them): a long history has hundreds of
+	// thousands.
+	leases []leaseRec
+}
+
+// leaseRec is a Lease as kept.
+type leaseRec struct {
+	token                                string
+	invoked, start, validUntil, released int64
+	granted                              uint64 // the granting nodes 0–63
+	process                              int32
+	reported                             bool // granted was reported
+	more                                 *leaseMore
+}
+
+// leaseMore is what few leases have.
+type leaseMore struct {
+	extends []Extend
+	big     []int // granting nodes ≥ 64
+}
+
+// Leases returns the key's acquires that returned ok, by the time of the
+// ok.
+func (ke *KeyEvidence) Leases() []Lease {
+	out := make([]Lease, len(ke.leases))
+	for i := range ke.leases {
+		out[i] = ke.leases[i].lease()
+	}
+	return out
+}
+
+func (r *leaseRec) lease() Lease {
+	l := Lease{Process: int(r.process), Token: r.token, Invoked: r.invoked, Start: r.start, ValidUntil: r.validUntil, Released: r.released}
+	if r.reported {
+		l.Granted = []int{}
+		for i := range 64 {
+			if r.granted&(1<<i) != 0 {
+				l.Granted = append(l.Granted, i)
+			}
+		}
+	}
+	if r.more != nil {
+		l.Extends = r.more.extends
+		l.Granted = append(l.Granted, r.more.big...)
+	}
+	return l
+}
+
+// Lease is one acquire that returned ok and what became of it.
+type Lease struct {
+	Process int    `json:"process"`
+	Token   string `json:"token"`
+	// Invoked and Start are the times of the acquire's invoke and ok.
+	Invoked int64 `json:"invoked"`
+	Start   int64 `json:"start"`
+	// ValidUntil is the validity the acquire returned.
+	ValidUntil int64 `json:"valid_until"`
+	// Granted are the nodes that granted it; nil when not reported.
+	Granted []int `json:"granted"`
+	// Extends are its extends that completed, in order.
+	Extends []Extend `json:"extends,omitempty"`
+	// Released is the time its release was invoked, 0 for none.
+	Released int64 `json:"released,omitempty"`
+}
+
+// Extend is one completed extend of a lease.
+type Extend struct {
+	Invoked    int64        `json:"invoked"`
+	Completed  int64        `json:"completed"`
+	Type       history.Type `json:"type"`
+	ValidUntil int64        `json:"valid_until,omitempty"`
+	Granted    []int        `json:"granted,omitempty"`
+}
+
+// OKSection is a critical section that returned ok.
+type OKSection struct {
+	Process int    `json:"process"`
+	Token   string `json:"token"`
+	Call    int64  `json:"call"`
+	Return  int64  `json:"return"`
+	Read    int64  `json:"read"`
+}
+
+// NodeObservation is one history.NodeKey event of a key.
+type NodeObservation struct {
+	Time  int64  `json:"time"`
+	Node  int    `json:"node"`
+	Event string `json:"event"`
+}
+
+// LostUpdate is two ok sections of one key that read the same value.
+type LostUpdate struct {
+	Key string `json:"key"`
+	// A completed first, B second; At is B's return.
+	A, B OKSection `json:"-"`
+	At   int64     `json:"at"`
+	a, b section
+}
+
+// Lease returns the lease of key with token, and whether there is one.
+func (a *Analysis) Lease(key, token string) (Lease, bool) {
+	ke := a.Keys[key]
+	if ke == nil {
+		return Lease{}, false
+	}
+	for i := range ke.leases {
+		if ke.leases[i].token == token {
+			return ke.leases[i].lease(), true
+		}
+	}
+	return Lease{}, false
+}
+
+// Sections returns the ok critical sections of key, by call.
+func (a *Analysis) Sections(key string) []OKSection {
+	if a.d == nil || a.d.keys[key] == nil {
+		return nil
+	}
+	var out []OKSection
+	for _, s := range a.d.keys[key].sections {
+		if s.kind == sectionOK {
+			out = append(out, a.okSection(key, s))
+		}
+	}
+	return out
+}
+
+// okSection is s with the token of its lease: the last lease of its
+// process on key granted before the section began (a process does one
+// thing at a time, so its section runs inside its lease).
+func (a *Analysis) okSection(key string, s section) OKSection {
+	o := OKSection{Process: s.process, Call: s.call, Return: s.ret, Read: s.read}
+	if ke := a.Keys[key]; ke != nil {
+		for i := len(ke.leases) - 1; i >= 0; i-- {
+			if r := &ke.leases[i]; int(r.process) == s.process && r.start <= s.call {
+				o.Token = r.token
+				break
+			}
+		}
+	}
+	return o
+}
+
+// Analyze checks events and derives their Analysis in the same pass.
+func Analyze(events []history.Event, opts Options) (Analysis, error) {
+	st := NewStream()
+	st.Analyze()
+	for i := range events {
+		if err := st.Add(&events[i]); err != nil {
+			return Analysis{}, err
+		}
+	}
+	return st.FinishAnalysis(opts)
+}
+
+// AnalyzeDecoder is Analyze on the history d reads, streamed (see
+// CheckDecoder).
+func AnalyzeDecoder(d *history.Decoder, opts Options) (Analysis, int, error) {
+	st := NewStream()
+	st.Analyze()
+	for e, err := range d.All() {
+		if err == nil {
+			err = st.Add(&e)
+		}
+		if err != nil {
+			return Analysis{}, st.Events(), err
+		}
+	}
+	n := st.Events()
+	a, err := st.FinishAnalysis(opts)
+	return a, n, err
+}
+
+// Analyze makes the stream collect, besides what the checks need, what
+// an Analysis holds. Call it before the first Add.
+func (st *Stream) Analyze() {
+	if st.s != nil && st.s.an == nil {
+		st.s.an = newCollector()
+	}
+}
+
+// FinishAnalysis is Finish, with the Analysis of a stream that Analyzed.
+func (st *Stream) FinishAnalysis(opts Options) (Analysis, error) {
+	var an *collector
+	if st.s != nil {
+		an = st.s.an
+	}
+	r, d, err := st.finish(opts)
+	if err != nil {
+		return Analysis{}, err
+	}
+	if an == nil {
+		return Analysis{Result: r}, nil
+	}
+	return an.analysis(r, d), nil
+}
+
+// Collect derives from events what Analyze does, except the verdicts: it
+// runs no check (Result is zero) and accepts a history without events.
+// It is for drawing a history (package report's plots).
+func Collect(events []history.Event) (Analysis, error) {
+	s := newScanner()
+	s.an = newCollector()
+	for i := range events {
+		if err := s.add(&events[i]); err != nil {
+			return Analysis{}, err
+		}
+	}
+	an := s.an
+	d := s.finish()
+	return an.analysis(Result{Stats: Stats{FaultWindows: d.windows, Start: d.first, End: d.last}}, d), nil
+}
+
+// analysis builds the Analysis of the scanned d with the check's r.
+func (an *collector) analysis(r Result, d *scanned) Analysis {
+	a := Analysis{Result: r, Keys: an.keys, Observed: an.observed, Reported: an.reported, d: d}
+	for p := range an.procs {
+		a.procs = append(a.procs, p)
+	}
+	slices.Sort(a.procs)
+	for _, ke := range an.keys {
+		slices.SortStableFunc(ke.leases, func(x, y leaseRec) int { return cmp.Compare(x.start, y.start) })
+		slices.SortStableFunc(ke.Nodes, func(x, y NodeObservation) int { return cmp.Compare(x.Time, y.Time) })
+	}
+	for _, k := range r.ResourceFailedKeys {
+		if lu, ok := lostUpdate(k, d.keys[k].sections); ok {
+			lu.A, lu.B = a.okSection(k, lu.a), a.okSection(k, lu.b)
+			a.LostUpdates = append(a.LostUpdates, lu)
+		}
+	}
+	slices.SortFunc(a.LostUpdates, func(x, y LostUpdate) int { return cmp.Compare(x.At, y.At) })
+	if len(a.LostUpdates) > maxReportedOverlaps {
+		a.LostUpdates = a.LostUpdates[:maxReportedOverlaps]
+	}
+	return a
+}
+
+// Span returns the times of the first and last event that is not a node
+// observation; ok is false when there is none.
+func (a *Analysis) Span() (first, last int64, ok bool) {
+	if a.d == nil || a.d.first > a.d.last || (a.d.events == 0) {
+		return 0, 0, false
+	}
+	return a.d.first, a.d.last, true
+}
+
+// Processes returns the clients of the history, sorted.
+func (a *Analysis) Processes() []int { return a.procs }
+
+// Holds returns every hold per key, as Holds does.
+func (a *Analysis) Holds() map[string][]Hold {
+	out := make(map[string][]Hold)
+	if a.d == nil {
+		return out
+	}
+	for k, kd := range a.d.keys {
+		if len(kd.holds) > 0 {
+			out[k] = kd.holds
+		}
+	}
+	return out
+}
+
+// Acquire is one completed acquire: when it returned, its latency (from
+// its invoke) and whether it returned ok.
+type Acquire struct {
+	Return, Latency int64
+	OK              bool
+}
+
+// Acquires returns every acquire that completed, by return time. The
+// slice is computed once and shared: do not modify it.
+func (a *Analysis) Acquires() []Acquire {
+	if a.d == nil || a.acqs != nil {
+		return a.acqs
+	}
+	out := []Acquire{}
+	for _, kd := range a.d.keys {
+		for _, at := range kd.attempts {
+			if at.ret != math.MaxInt64 {
+				out = append(out, Acquire{Return: at.ret, Latency: at.ret - at.call, OK: at.ok})
+			}
+		}
+	}
+	slices.SortFunc(out, func(x, y Acquire) int { return cmp.Compare(x.Return, y.Return) })
+	a.acqs = out
+	return out
+}
+
+// BusiestKey returns the key with the most acquires and sections (the
+// smallest such name), "" for none.
+func (a *Analysis) BusiestKey() string {
+	if a.d == nil {
+		return ""
+	}
+	best, n := "", -1
+	for k, kd := range a.d.keys {
+		m := len(kd.attempts) + len(kd.sections)
+		if m > n || (m == n && k < best) {
+			best, n = k, m
+		}
+	}
+	return best
+}
+
+// Visualize is the package's Visualize on the analysed history.
+func (a *Analysis) Visualize(w io.Writer, key, which string, opts Options) error {
+	if a.d == nil {
+		return fmt.Errorf("checker: visualize: nothing analysed")
+	}
+	return visualize(w, a.d, key, which, opts)
+}
+
+// lostUpdate finds, among a key's ok sections, the first (by return)
+// that read a value an earlier-returned one read; as firstLostUpdate.
+func lostUpdate(key string, secs []section) (LostUpdate, bool) {
+	var oks []section
+	for _, s := range secs {
+		if s.kind == sectionOK {
+			oks = append(oks, s)
+		}
+	}
+	slices.SortStableFunc(oks, func(a, b section) int { return cmp.Compare(a.ret, b.ret) })
+	seen := make(map[int64]int, len(oks))
+	for i, s := range oks {
+		if j, ok := seen[s.read]; ok {
+			return LostUpdate{Key: key, a: oks[j], b: s, At: s.ret}, true
+		}
+		seen[s.read] = i
+	}
+	return LostUpdate{}, false
+}
+
+// collector is the scanner's part of Stream.Analyze.
+type collector struct {
+	keys     map[string]*KeyEvidence
+	open     map[string]int // key + "\x00" + token → index in Leases, until its release
+	procs    map[int]bool
+	observed bool
+	reported bool
+}
+
+func newCollector() *collector {
+	return &collector{keys: make(map[string]*KeyEvidence), open: make(map[string]int), procs: make(map[int]bool)}
+}
+
+func (c *collector) key(k string) *KeyEvidence {
+	ke := c.keys[k]
+	if ke == nil {
+		ke = &KeyEvidence{}
+		c.keys[k] = ke
+	}
+	return ke
+}
+
+func (c *collector) lease(key, token string) *leaseRec {
+	i, ok := c.open[key+"\x00"+token]
+	if !ok {
+		return nil
+	}
+	return &c.keys[key].leases[i]
+}
+
+func granted(n *history.Nodes) []int {
+	if n == nil {
+		return nil
+	}
+	if n.Granted == nil {
+		return []int{}
+	}
+	return slices.Clone(n.Granted)
+}
+
+// node takes a history.NodeKey event.
+func (c *collector) node(e *history.Event) {
+	c.observed = true
+	ke := c.key(e.Key)
+	ke.Nodes = append(ke.Nodes, NodeObservation{Time: e.Time, Node: *e.Node, Event: e.Value})
+}
+
+// acquired takes an acquire ok invoked at invoked.
+func (c *collector) acquired(p int, e *history.Event, token string, invoked int64) {
+	c.reported = c.reported || e.Nodes != nil
+	ke := c.key(e.Key)
+	c.open[e.Key+"\x00"+token] = len(ke.leases)
+	r := leaseRec{token: token, invoked: invoked, start: e.Time, validUntil: e.ValidUntil, process: int32(p), reported: e.Nodes != nil}
+	if e.Nodes != nil {
+		for _, n := range e.Nodes.Granted {
+			if n < 64 {
+				r.granted |= 1 << n
+				continue
+			}
+			if r.more == nil {
+				r.more = &leaseMore{}
+			}
+			r.more.big = append(r.more.big, n)
+		}
+	}
+	ke.leases = append(ke.leases, r)
+}
+
+// extended takes an extend's completion.
+func (c *collector) extended(e *history.Event, token string, invoked int64) {
+	c.reported = c.reported || e.Nodes != nil
+	if l := c.lease(e.Key, token); l != nil {
+		if l.more == nil {
+			l.more = &leaseMore{}
+		}
+		l.more.extends = append(l.more.extends, Extend{Invoked: invoked, Completed: e.Time, Type: e.Type, ValidUntil: e.ValidUntil, Granted: granted(e.Nodes)})
+	}
+}
+
+// released takes a release's invoke.
+func (c *collector) released(e *history.Event) {
+	if l := c.lease(e.Key, e.Token); l != nil && l.released == 0 {
+		l.released = max(e.Time, 1)
+		delete(c.open, e.Key+"\x00"+e.Token) // a lease does nothing after its release
+	}
+}

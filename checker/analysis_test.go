@@ -1,0 +1,81 @@
+package checker
+
+import (
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/locktorture/locktorture/history"
+)
+
+// TestAnalyze (#15): the analysis of a history carries the same Result as
+// Check, and per key the leases (with their granting nodes and release),
+// the ok sections, the node observations and the lost update; over every
+// checkable history of testdata/ the Result is Check's.
+func TestAnalyze(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("testdata", "lease-*.jsonl"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no histories: %v", err)
+	}
+	for _, p := range paths {
+		evs, err := history.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := Analyze(evs, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := mustCheck(t, evs, Options{}); !reflect.DeepEqual(a.Result, r) {
+			t.Errorf("%s: Analyze's result %+v, Check's %+v", p, a.Result, r)
+		}
+	}
+
+	evs, err := history.ReadFile(filepath.Join("testdata", "lease-invalid_resource-invalid_cause-clock-jump.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Analyze(evs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Observed || !a.Reported {
+		t.Errorf("observed %v, reported %v; want both", a.Observed, a.Reported)
+	}
+	ke := a.Keys["k1"]
+	if ke == nil || len(ke.Leases()) != 2 || len(a.Sections("k1")) != 2 || len(ke.Nodes) != 8 {
+		t.Fatalf("k1: %+v", ke)
+	}
+	want := Lease{Process: 0, Token: "aaaaaaaa11", Invoked: 100e6, Start: 110e6, ValidUntil: 3000e6, Granted: []int{0, 1}, Released: 2600e6}
+	if !reflect.DeepEqual(ke.Leases()[0], want) {
+		t.Errorf("lease 0: %+v, want %+v", ke.Leases()[0], want)
+	}
+	if l, ok := a.Lease("k1", "bbbbbbbb22"); !ok || l.Process != 1 || !reflect.DeepEqual(l.Granted, []int{1, 2}) {
+		t.Errorf("Lease(k1, bbbbbbbb22) = %+v, %v", l, ok)
+	}
+	if ke.Nodes[2] != (NodeObservation{Time: 1100e6, Node: 1, Event: "expired"}) {
+		t.Errorf("third observation %+v", ke.Nodes[2])
+	}
+	if len(a.LostUpdates) != 1 || a.LostUpdates[0].A.Process != 1 || a.LostUpdates[0].B.Process != 0 || a.LostUpdates[0].At != 2500e6 {
+		t.Errorf("lost updates %+v", a.LostUpdates)
+	}
+
+	// A history without violation has none to hand on; a stream that
+	// does not Analyze hands on the Result alone.
+	evs, err = history.ReadFile(filepath.Join("testdata", "lease-valid_resource-unknown_serial.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err = Analyze(evs, Options{}); err != nil || len(a.LostUpdates) != 0 || a.Observed || len(a.Keys) == 0 {
+		t.Errorf("serial: %+v, %v", a, err)
+	}
+	st := NewStream()
+	for i := range evs {
+		if err := st.Add(&evs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a, err = st.FinishAnalysis(Options{}); err != nil || a.Keys != nil || a.Result.Lease != Valid {
+		t.Errorf("without Analyze: %+v, %v", a, err)
+	}
+}

@@ -1,0 +1,150 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/locktorture/locktorture/internal/redisopt"
+	"github.com/redis/go-redis/v9"
+)
+
+// KeyEvents is the value of notify-keyspace-events an observer sets on
+// its node (#15): E, notifications on the keyevent channels
+// (__keyevent@0__:set carries the key); $, string commands (set); g,
+// generic ones (del, expire, pexpire); x, expirations (when the key is
+// removed, lazily or by the active expiry cycle, not at the instant its TTL
+// ran out); e, evictions.
+const KeyEvents = "E$gxe"
+
+// Observation is one keyspace notification of a node, as an observer
+// received it.
+type Observation struct {
+	// Node is the node's index (as Node.Index).
+	Node int
+	// Key is the key that changed.
+	Key string
+	// Event is the notification: "set", "del", "expired", "evicted",
+	// "expire" (Redis names PEXPIRE and EXPIRE both "expire").
+	Event string
+	// At is when it was received: after the change, by the lag of the
+	// notification's delivery.
+	At time.Time
+}
+
+// Observer follows one node's keyspace notifications on a connection to
+// its direct address, bypassing its proxies (a fault that cuts clients
+// off the node does not cut the observer off). Stop ends it.
+type Observer struct {
+	ps     *redis.PubSub
+	client *redis.Client
+	done   chan struct{}
+	once   sync.Once
+	synced chan struct{} // a notification of syncKey arrived
+
+	mu          sync.Mutex
+	connects    int
+	lastConnErr error
+}
+
+// Observe starts an Observer of n (#15): it sets notify-keyspace-events
+// to KeyEvents on every connection it makes (a node restarted without
+// persistence forgets its configuration; go-redis resubscribes on a new
+// connection after the old one broke) and calls fn, from one goroutine,
+// for every notification of a key that keep accepts (every key when keep
+// is nil), until Stop. It returns once the first subscription is
+// confirmed, or its error: a node that refuses CONFIG SET (a managed
+// Redis) cannot be observed.
+func (n *Node) Observe(ctx context.Context, keep func(key string) bool, fn func(Observation)) (*Observer, error) {
+	o := &Observer{done: make(chan struct{}), synced: make(chan struct{}, 1)}
+	opt := redisopt.Options(n.DirectAddr(), n.c.password)
+	opt.PoolSize = 2
+	opt.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
+		err := cn.ConfigSet(ctx, "notify-keyspace-events", KeyEvents).Err()
+		o.mu.Lock()
+		o.connects++
+		o.lastConnErr = err
+		o.mu.Unlock()
+		return err
+	}
+	o.client = redis.NewClient(opt)
+	o.ps = o.client.PSubscribe(ctx, "__keyevent@0__:*")
+	sctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	if _, err := o.ps.Receive(sctx); err != nil {
+		o.ps.Close()
+		o.client.Close()
+		return nil, fmt.Errorf("cluster: observe %s: %w", n.name, err)
+	}
+	idx := n.index
+	// go-redis's channel reconnects and resubscribes after an error; a
+	// health check every second notices a dead connection soon.
+	ch := o.ps.Channel(redis.WithChannelHealthCheckInterval(time.Second), redis.WithChannelSize(4096))
+	go func() {
+		defer close(o.done)
+		for m := range ch {
+			at := time.Now()
+			ev, ok := strings.CutPrefix(m.Channel, "__keyevent@0__:")
+			if m.Payload == syncKey {
+				select {
+				case o.synced <- struct{}{}:
+				default:
+				}
+				continue
+			}
+			if !ok || (keep != nil && !keep(m.Payload)) {
+				continue
+			}
+			fn(Observation{Node: idx, Key: m.Payload, Event: ev, At: at})
+		}
+	}()
+	return o, nil
+}
+
+// syncKey is the key Sync sets: never reported.
+const syncKey = "locktorture:observer-sync"
+
+// Sync returns once every notification the node sent before the call has
+// been handed to fn: it sets a key of its own on the node and waits for
+// that key's notification (notifications of one connection arrive in
+// order). It gives up when ctx ends or after a second.
+func (o *Observer) Sync(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	select { // a stale signal of an earlier Sync
+	case <-o.synced:
+	default:
+	}
+	if err := o.client.Set(ctx, syncKey, "1", time.Second).Err(); err != nil {
+		return fmt.Errorf("cluster: observer sync: %w", err)
+	}
+	select {
+	case <-o.synced:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("cluster: observer sync: %w", ctx.Err())
+	}
+}
+
+// Connects returns how many connections the observer has made (one, plus
+// one for each reconnection after its node restarted or its connection
+// broke) and the error of the last one's set-up.
+func (o *Observer) Connects() (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.connects, o.lastConnErr
+}
+
+// Stop ends the observer and waits until fn is no longer called. It can
+// be called more than once.
+func (o *Observer) Stop() error {
+	var err error
+	o.once.Do(func() {
+		err = errors.Join(o.ps.Close(), o.client.Close())
+		<-o.done
+	})
+	return err
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/explain"
+	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/report"
+)
+
+// explainCmd is `torture explain RUN` (#15): the cause of each violation
+// of a run, from its history alone, one paragraph each.
+func explainCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
+	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
+	timeout := fs.Duration("check-timeout", checker.DefaultTimeout, "porcupine time limit per model (exceeded: verdict unknown)")
+	limit := fs.Int("limit", explain.DefaultLimit, "explain at most this many violations (the rest are counted)")
+	asJSON := fs.Bool("json", false, "write the explanations as JSON")
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	if *timeout <= 0 {
+		return fmt.Errorf("explain: --check-timeout must be positive, got %s", *timeout)
+	}
+	if *limit < 1 {
+		return fmt.Errorf("explain: --limit must be at least 1, got %d", *limit)
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("explain: want one run directory or history file, got %d arguments (see torture explain -h)", fs.NArg())
+	}
+	path, err := historyPath(fs.Arg(0))
+	if err != nil {
+		return fmt.Errorf("explain: %w", err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("explain: %w", err)
+	}
+	defer f.Close()
+	a, _, err := checker.AnalyzeDecoder(history.NewDecoder(f), checker.Options{Timeout: *timeout})
+	if err != nil {
+		return fmt.Errorf("explain %s: %w", path, err)
+	}
+	ex, total := explain.Explain(&a, *limit)
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Outcome      checker.Outcome       `json:"outcome"`
+			Violations   int                   `json:"violations"`
+			Explanations []explain.Explanation `json:"explanations"`
+		}{a.Result.Outcome(), total, ex})
+	}
+	writeExplanations(stdout, path, &a, ex, total)
+	return nil
+}
+
+// historyPath is path's history: path itself, or history.jsonl in it
+// when it is a directory.
+func historyPath(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	if st.IsDir() {
+		return filepath.Join(path, "history.jsonl"), nil
+	}
+	return path, nil
+}
+
+// writeExplanations prints ex, numbered, under a line that says how many
+// violations there are and what the evidence is.
+func writeExplanations(w io.Writer, path string, a *checker.Analysis, ex []explain.Explanation, total int) {
+	r := &a.Result
+	if total == 0 {
+		fmt.Fprintf(w, "%s: nothing to explain: lease %s, resource %s\n", report.Printable(path), r.Lease, r.Resource)
+		return
+	}
+	evidence := "per-node evidence"
+	if !a.Reported {
+		evidence = "no per-node evidence"
+	}
+	if a.Observed {
+		evidence += ", node observations"
+	} else {
+		evidence += ", no node observations"
+	}
+	fmt.Fprintf(w, "%s: %d overlaps of leases (%d listed), %d keys with a lost update; %s; explaining %d\n",
+		report.Printable(path), r.LeaseViolationCount, len(r.LeaseViolations), len(a.LostUpdates), evidence, len(ex))
+	for i, e := range ex {
+		fault := ""
+		if e.Fault > 0 {
+			fault = fmt.Sprintf(", fault #%d", e.Fault)
+		}
+		fmt.Fprintf(w, "\n%d. %s violation on %s at %s: %s%s\n   %s\n", i+1, e.Property, report.Printable(e.Key), explain.Secs(e.At), e.Cause, fault, report.Printable(e.Text))
+	}
+	if total > len(ex) {
+		fmt.Fprintf(w, "\n%d more not explained (--limit)\n", total-len(ex))
+	}
+}

@@ -1,0 +1,21 @@
+// Package explain says, for each violation a check found, what caused
+// it, from the evidence in the history alone (#15): which nodes granted
+// each lease (history.Event.Nodes), what each node did to the key
+// (history.NodeKey observations) and which faults were active
+// (checker.Window).
+//
+// It reads a checker.Analysis, the value one pass over a history
+// derives, never the raw events, and names one Cause per violation:
+// a clock jump on a node that granted both leases, a restart without
+// persistence, a failover that promoted a replica without the key, a
+// holder that stalled past its validity (resource only), an extend after
+// the key had expired, the lock's own logic (no node evidence of a loss:
+// a node set the key over a live one, deleted it for another client, or
+// two quorums that do not intersect: a mutant), or unknown. Each
+// Explanation is one paragraph, times in seconds from the start of the
+// run, tokens shortened, nodes named n1, n2, … as schedule.json names
+// them.
+//
+// It imports checker and history only: like the checker, it can explain
+// a saved run offline.
+package explain

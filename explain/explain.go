@@ -1,0 +1,505 @@
+package explain
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/locktorture/locktorture/checker"
+)
+
+// Cause is what made a violation happen, as the evidence shows it.
+type Cause string
+
+const (
+	// ClockJump: a node that granted the earlier lease expired its key
+	// during or after a clock fault on that node, while the holder's
+	// validity ran on.
+	ClockJump Cause = "clock jump"
+	// Restart: a node that granted the earlier lease was killed and
+	// restarted without persistence, forgetting the key, and granted the
+	// later lease.
+	Restart Cause = "restart without persistence"
+	// Failover: a failover promoted a replica that did not have the key,
+	// and the new primary granted the later lease.
+	Failover Cause = "failover promotion without the key"
+	// Stalled: a holder's critical section went on past its lease's
+	// validity (a stalled client) and wrote after another's; the leases
+	// themselves did not overlap (resource only).
+	Stalled Cause = "holder stalled past its validity"
+	// ExtendAfterExpiry: the holder's lease was extended on a node after
+	// that node had expired or deleted the key, so the validity it was
+	// told ran on a key that no longer existed.
+	ExtendAfterExpiry Cause = "extend after expiry"
+	// LockLogic: no fault explains it; the nodes' evidence shows the lock
+	// itself broke exclusion (a key set over a live one, deleted for
+	// another client, quorums that do not intersect, a validity that
+	// outlived the key): a mutant.
+	LockLogic Cause = "the lock's own logic"
+	// Unknown: the evidence does not say.
+	Unknown Cause = "unknown"
+)
+
+// Causes lists every Cause, in the order of their constants.
+var Causes = []Cause{ClockJump, Restart, Failover, Stalled, ExtendAfterExpiry, LockLogic, Unknown}
+
+// Explanation is the cause of one violation, in one paragraph.
+type Explanation struct {
+	// Property is "lease" (two holds overlapped) or "resource" (an update
+	// was lost).
+	Property string `json:"property"`
+	// Key is the lock key.
+	Key string `json:"key"`
+	// At is the time of the violation: the start of the overlap, or the
+	// return of the section that completed second.
+	At int64 `json:"at"`
+	// Cause is the cause named.
+	Cause Cause `json:"cause"`
+	// Fault is the number (1, 2, …, as in Result.Stats.FaultWindows) of
+	// the fault blamed; 0 for none.
+	Fault int `json:"fault,omitempty"`
+	// Nodes are the nodes (n1, n2, …) of the evidence.
+	Nodes []string `json:"nodes,omitempty"`
+	// Text is the paragraph.
+	Text string `json:"text"`
+}
+
+// DefaultLimit is how many violations Explain explains when its limit is
+// not positive.
+const DefaultLimit = 20
+
+// Explain explains the violations of a: the lease overlaps first, then
+// the lost updates, each earliest first, at most limit of them (when
+// limit ≤ 0, DefaultLimit); total is how many there are (overlaps beyond
+// Result.LeaseViolations' cap not counted).
+func Explain(a *checker.Analysis, limit int) (ex []Explanation, total int) {
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	r := &a.Result
+	total = len(r.LeaseViolations) + len(a.LostUpdates)
+	for _, ov := range r.LeaseViolations {
+		if len(ex) >= limit {
+			return ex, total
+		}
+		ex = append(ex, overlap(a, ov))
+	}
+	for _, lu := range a.LostUpdates {
+		if len(ex) >= limit {
+			return ex, total
+		}
+		ex = append(ex, lost(a, lu))
+	}
+	return ex, total
+}
+
+// Secs formats t (ns from the run's start) as seconds with milliseconds.
+func Secs(t int64) string { return fmt.Sprintf("%.3f s", float64(t)/1e9) }
+
+// Short shortens a token to its first 6 characters.
+func Short(token string) string {
+	if len(token) > 6 {
+		return token[:6] + "…"
+	}
+	return token
+}
+
+// NodeName is node i's name: n1 for 0.
+func NodeName(i int) string { return "n" + strconv.Itoa(i+1) }
+
+func nodeList(ns []int) string {
+	if ns == nil {
+		return "nodes not reported"
+	}
+	if len(ns) == 0 {
+		return "no node"
+	}
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = NodeName(n)
+	}
+	return strings.Join(s, " ")
+}
+
+// fault is a fault window, numbered, with its kind and nodes parsed from
+// its description.
+type fault struct {
+	num   int // 1-based
+	w     checker.Window
+	kind  string // clock, kill, failover, client-pause, pause, partition, latency, …
+	nodes []int
+}
+
+var nodeRef = regexp.MustCompile(`\bn([0-9]+)\b`)
+
+func faults(r *checker.Result) []fault {
+	var fs []fault
+	for i, w := range r.Stats.FaultWindows {
+		f := fault{num: i + 1, w: w}
+		f.kind, _, _ = strings.Cut(w.Desc, " ")
+		f.kind = strings.TrimSuffix(f.kind, ":")
+		for _, m := range nodeRef.FindAllStringSubmatch(w.Desc, -1) {
+			if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
+				f.nodes = append(f.nodes, n-1)
+			}
+		}
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+func (f fault) String() string {
+	return fmt.Sprintf("fault #%d (%s, %s–%s)", f.num, f.w.Desc, Secs(f.w.Start), Secs(f.w.End))
+}
+
+// find returns the last fault of kind (on node, when node ≥ 0 and the
+// fault names nodes) active at some time in [from, to].
+func find(fs []fault, kind string, node int, from, to int64) (fault, bool) {
+	var best fault
+	ok := false
+	for _, f := range fs {
+		if f.kind != kind || f.w.Start > to || f.w.End < from {
+			continue
+		}
+		if node >= 0 && len(f.nodes) > 0 && !slices.Contains(f.nodes, node) {
+			continue
+		}
+		best, ok = f, true
+	}
+	return best, ok
+}
+
+// finding is what one node's evidence says of an overlap.
+type finding struct {
+	cause Cause
+	fault int
+	node  int
+	text  string
+}
+
+// rank orders causes by how specific they are: a named fault first.
+func rank(c Cause) int {
+	switch c {
+	case ClockJump, Restart, Failover, ExtendAfterExpiry:
+		return 3
+	case Stalled:
+		return 2
+	case LockLogic:
+		return 1
+	}
+	return 0
+}
+
+func lease(a *checker.Analysis, key, token string) (checker.Lease, bool) { return a.Lease(key, token) }
+
+// validity is the lease's validity at its end: the last extend ok
+// invoked before the validity then.
+func validity(l checker.Lease) int64 {
+	v := l.ValidUntil
+	for _, e := range l.Extends {
+		if e.Type == "ok" && e.Invoked < v {
+			v = e.ValidUntil
+		}
+	}
+	return v
+}
+
+func overlap(a *checker.Analysis, ov checker.Overlap) Explanation {
+	ex := Explanation{Property: "lease", Key: ov.Key, At: ov.Start, Cause: Unknown}
+	la, okA := lease(a, ov.Key, ov.A.Token)
+	lb, okB := lease(a, ov.Key, ov.B.Token)
+	head := fmt.Sprintf("P%d held %s from %s", ov.A.Process, ov.Key, Secs(ov.A.Start))
+	tail := fmt.Sprintf("P%d acquired %s at %s", ov.B.Process, ov.Key, Secs(ov.B.Start))
+	if okA {
+		head += fmt.Sprintf(" (token %s, granted by %s, valid to %s)", Short(la.Token), nodeList(la.Granted), Secs(validity(la)))
+	}
+	if okB {
+		tail += fmt.Sprintf(" from %s", nodeList(lb.Granted))
+	}
+	both := fmt.Sprintf("Both held it %s–%s.", Secs(ov.Start), Secs(ov.End))
+	if !okA || !okB {
+		ex.Text = fmt.Sprintf("%s. %s. %s No evidence of the leases.", head, tail, both)
+		return ex
+	}
+	fs := faults(&a.Result)
+	ke := a.Keys[ov.Key]
+	f := cause(a, fs, ke, la, lb)
+	ex.Cause, ex.Fault = f.cause, f.fault
+	if f.node >= 0 {
+		ex.Nodes = []string{NodeName(f.node)}
+	}
+	ex.Text = fmt.Sprintf("%s. %s %s. %s Cause: %s.", head, f.text, tail, both, f.cause)
+	return ex
+}
+
+// cause finds the cause of lease lb starting inside lease la.
+func cause(a *checker.Analysis, fs []fault, ke *checker.KeyEvidence, la, lb checker.Lease) finding {
+	var obs []checker.NodeObservation
+	if ke != nil {
+		obs = ke.Nodes
+	}
+	// The nodes to look at: those that granted both; with no report, every
+	// node observed.
+	var common []int
+	switch {
+	case la.Granted != nil && lb.Granted != nil:
+		for _, n := range la.Granted {
+			if slices.Contains(lb.Granted, n) {
+				common = append(common, n)
+			}
+		}
+	default:
+		for _, o := range obs {
+			if !slices.Contains(common, o.Node) {
+				common = append(common, o.Node)
+			}
+		}
+		slices.Sort(common)
+	}
+
+	// Extend after expiry: an extend ok granted by a node that had already
+	// lost the key.
+	for _, e := range la.Extends {
+		if e.Type != "ok" {
+			continue
+		}
+		for _, n := range e.Granted {
+			if rm, ok := removal(obs, n, la.Start, e.Completed); ok {
+				return finding{cause: ExtendAfterExpiry, node: n, text: fmt.Sprintf("%s %s the key at %s; P%d's extend at %s (invoked %s) was granted by %s all the same, the validity pushed to %s.",
+					NodeName(n), rm.Event, Secs(rm.Time), la.Process, Secs(e.Completed), Secs(e.Invoked), NodeName(n), Secs(e.ValidUntil))}
+			}
+		}
+	}
+
+	if len(common) == 0 && la.Granted != nil && lb.Granted != nil {
+		if f, ok := find(fs, "failover", -1, la.Invoked, lb.Start); ok {
+			text := fmt.Sprintf("%s, started %s after the lease was granted, made %s the primary.", capital(f.String()), secsDelta(f.w.Start-la.Start), nodeList(lb.Granted))
+			for _, n := range lb.Granted {
+				if !setBetween(obs, n, la.Invoked, lb.Invoked) && a.Observed {
+					text += fmt.Sprintf(" %s never had the key before P%d set it.", NodeName(n), lb.Process)
+				}
+			}
+			return finding{cause: Failover, fault: f.num, node: firstOr(lb.Granted), text: text}
+		}
+		return finding{cause: LockLogic, node: -1, text: fmt.Sprintf("No node granted both leases (%s and %s): the quorums do not intersect.", nodeList(la.Granted), nodeList(lb.Granted))}
+	}
+
+	best := finding{cause: Unknown, node: -1, text: "The evidence names no cause."}
+	for _, n := range common {
+		f := nodeCause(fs, ke, obs, n, la, lb)
+		if rank(f.cause) > rank(best.cause) {
+			best = f
+		}
+	}
+	if best.cause == Unknown && !a.Observed {
+		// No observation: faults alone, else the lock.
+		for _, kind := range []string{"clock", "kill", "failover"} {
+			if f, ok := find(fs, kind, -1, la.Invoked, lb.Start); ok {
+				c := map[string]Cause{"clock": ClockJump, "kill": Restart, "failover": Failover}[kind]
+				return finding{cause: c, fault: f.num, node: firstOr(f.nodes), text: fmt.Sprintf("No node observations; %s was active between the two acquires.", f)}
+			}
+		}
+		if len(fs) == 0 || !anyFault(fs, la.Invoked, lb.Start) {
+			return finding{cause: LockLogic, node: -1, text: "No fault was active between the two acquires."}
+		}
+	}
+	return best
+}
+
+// nodeCause is what node n's evidence says of lease lb starting inside
+// la, both granted by n. It looks at what n did to the key after la's ok
+// and before lb's (with a slack of lag, 50 ms, for the notifications):
+// an expiry or eviction (during a clock fault on n: a clock jump); a del
+// that was not la's release; else a kill or failover fault; else two sets
+// (la's and lb's) with nothing removed between them.
+func nodeCause(fs []fault, ke *checker.KeyEvidence, obs []checker.NodeObservation, n int, la, lb checker.Lease) finding {
+	name := NodeName(n)
+	valid := validity(la)
+	const lag = 50e6
+	var expired, before, deleted *checker.NodeObservation
+	sets := 0
+	from := min(la.Invoked, lb.Invoked)
+	for i := range obs {
+		o := &obs[i]
+		if o.Node != n || o.Time < from || o.Time > lb.Start+lag {
+			continue
+		}
+		switch {
+		case o.Event == "set":
+			if o.Time >= la.Invoked {
+				sets++
+			}
+		case o.Time <= la.Start:
+			// Removed before la's ok: an earlier key's end, or lb's
+			// own key (lb set it first and returned later), which
+			// counts when a clock fault on n expired it.
+			if o.Event == "expired" && before == nil {
+				before = o
+			}
+		case (o.Event == "expired" || o.Event == "evicted") && expired == nil:
+			expired = o
+		case o.Event == "del" && deleted == nil && (la.Released == 0 || la.Released > o.Time):
+			deleted = o
+		}
+	}
+	if expired == nil && before != nil {
+		if f, ok := find(fs, "clock", n, from, before.Time); ok {
+			return finding{cause: ClockJump, fault: f.num, node: n, text: fmt.Sprintf("%s expired the key at %s, %s after the start of %s, and granted it again.",
+				name, Secs(before.Time), secsDelta(before.Time-f.w.Start), f)}
+		}
+	}
+	if expired != nil {
+		rm := *expired
+		early := ""
+		if rm.Time < valid {
+			early = fmt.Sprintf(", %s before the end of P%d's validity", secsDelta(valid-rm.Time), la.Process)
+		}
+		if f, ok := find(fs, "clock", n, la.Invoked, rm.Time); ok {
+			return finding{cause: ClockJump, fault: f.num, node: n, text: fmt.Sprintf("%s %s the key at %s%s, %s after the start of %s.",
+				name, rm.Event, Secs(rm.Time), early, secsDelta(rm.Time-f.w.Start), f)}
+		}
+		if f, ok := find(fs, "client-pause", -1, la.Start, lb.Start); ok {
+			return finding{cause: Stalled, fault: f.num, node: n, text: fmt.Sprintf("%s %s the key at %s%s, while %s stalled the holder.", name, rm.Event, Secs(rm.Time), early, f)}
+		}
+		if f, ok := find(fs, "kill", n, la.Invoked, rm.Time); ok {
+			return finding{cause: Restart, fault: f.num, node: n, text: fmt.Sprintf("%s %s the key at %s%s, after %s.", name, rm.Event, Secs(rm.Time), early, f)}
+		}
+		if rm.Event == "evicted" {
+			return finding{cause: Unknown, node: n, text: fmt.Sprintf("%s evicted the key at %s (maxmemory).", name, Secs(rm.Time))}
+		}
+		return finding{cause: LockLogic, node: n, text: fmt.Sprintf("%s expired the key at %s%s, with no clock or restart fault on it: the lock told the holder a validity longer than the key's life.", name, Secs(rm.Time), early)}
+	}
+	if f, ok := find(fs, "kill", n, la.Invoked, lb.Start); ok {
+		return finding{cause: Restart, fault: f.num, node: n, text: fmt.Sprintf("%s, %s after the lease was granted, restarted %s empty; it granted the key again.", capital(f.String()), secsDelta(f.w.Start-la.Start), name)}
+	}
+	if f, ok := find(fs, "failover", -1, la.Invoked, lb.Start); ok {
+		return finding{cause: Failover, fault: f.num, node: n, text: fmt.Sprintf("%s was active between the two acquires.", capital(f.String()))}
+	}
+	if deleted != nil {
+		text := fmt.Sprintf("%s deleted the key at %s, while P%d held it and had not released it.", name, Secs(deleted.Time), la.Process)
+		if p, ok := releaser(ke, la, deleted.Time); ok {
+			text += fmt.Sprintf(" P%d had invoked a release of its own lease %s before.", p.Process, Short(p.Token))
+		}
+		return finding{cause: LockLogic, node: n, text: text}
+	}
+	if sets >= 2 {
+		return finding{cause: LockLogic, node: n, text: fmt.Sprintf("%s set the key for P%d at about %s over P%d's, which it had neither expired nor deleted.", name, lb.Process, Secs(lb.Start), la.Process)}
+	}
+	return finding{cause: Unknown, node: n, text: fmt.Sprintf("%s granted both; it was not seen to lose the key.", name)}
+}
+
+// removal returns node n's first expired, evicted or del of the key
+// after from and at or before to.
+func removal(obs []checker.NodeObservation, n int, from, to int64) (checker.NodeObservation, bool) {
+	for _, o := range obs {
+		if o.Node == n && o.Time > from && o.Time <= to && (o.Event == "expired" || o.Event == "evicted" || o.Event == "del") {
+			return o, true
+		}
+	}
+	return checker.NodeObservation{}, false
+}
+
+// setBetween reports whether node n set the key in [from, to].
+func setBetween(obs []checker.NodeObservation, n int, from, to int64) bool {
+	for _, o := range obs {
+		if o.Node == n && o.Event == "set" && o.Time >= from && o.Time <= to {
+			return true
+		}
+	}
+	return false
+}
+
+// releaser returns another lease of the key whose release was invoked in
+// the half second before t (a release that deleted la's key).
+func releaser(ke *checker.KeyEvidence, la checker.Lease, t int64) (checker.Lease, bool) {
+	if ke == nil {
+		return checker.Lease{}, false
+	}
+	for _, l := range ke.Leases() {
+		if l.Token != la.Token && l.Released != 0 && l.Released <= t && t-l.Released < 5e8 && l.Start < la.Start {
+			return l, true
+		}
+	}
+	return checker.Lease{}, false
+}
+
+// capital capitalises the first letter of s, which begins a sentence.
+func capital(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func anyFault(fs []fault, from, to int64) bool {
+	for _, f := range fs {
+		if f.w.Start <= to && f.w.End >= from {
+			return true
+		}
+	}
+	return false
+}
+
+func firstOr(ns []int) int {
+	if len(ns) == 0 {
+		return -1
+	}
+	return ns[0]
+}
+
+func secsDelta(d int64) string {
+	if d < 0 {
+		return "-" + secsDelta(-d)
+	}
+	return fmt.Sprintf("%.3f s", float64(d)/1e9)
+}
+
+// lost explains a lost update: the sections of two leases that read the
+// same value.
+func lost(a *checker.Analysis, lu checker.LostUpdate) Explanation {
+	ex := Explanation{Property: "resource", Key: lu.Key, At: lu.At, Cause: Unknown}
+	s1, s2 := lu.A, lu.B
+	desc := fmt.Sprintf("P%d's section (%s–%s) and P%d's (%s–%s) on %s both read %d and wrote %d: an update was lost.",
+		s1.Process, Secs(s1.Call), Secs(s1.Return), s2.Process, Secs(s2.Call), Secs(s2.Return), lu.Key, s1.Read, s1.Read+1)
+	l1, ok1 := lease(a, lu.Key, s1.Token)
+	l2, ok2 := lease(a, lu.Key, s2.Token)
+	if !ok1 || !ok2 {
+		ex.Text = desc + " No lease of the sections is known. Cause: unknown."
+		return ex
+	}
+	fs := faults(&a.Result)
+	// A section that returned after its lease's validity: the holder
+	// stalled (the later write is the stale one).
+	for _, p := range []struct {
+		s checker.OKSection
+		l checker.Lease
+	}{{s1, l1}, {s2, l2}} {
+		v := validity(p.l)
+		if p.s.Return <= v {
+			continue
+		}
+		ex.Cause = Stalled
+		text := fmt.Sprintf(" P%d's lease %s was valid to %s; its section wrote at %s, %s later", p.l.Process, Short(p.l.Token), Secs(v), Secs(p.s.Return), secsDelta(p.s.Return-v))
+		if f, ok := find(fs, "client-pause", -1, p.s.Call, p.s.Return); ok {
+			ex.Fault = f.num
+			text += fmt.Sprintf(", stalled by %s", f)
+		}
+		ex.Text = desc + text + ". Cause: " + string(Stalled) + "."
+		return ex
+	}
+	// Both wrote within their validity: the leases overlapped.
+	first, second := l1, l2
+	if second.Start < first.Start {
+		first, second = second, first
+	}
+	f := cause(a, fs, a.Keys[lu.Key], first, second)
+	ex.Cause, ex.Fault = f.cause, f.fault
+	if f.node >= 0 {
+		ex.Nodes = []string{NodeName(f.node)}
+	}
+	ex.Text = fmt.Sprintf("%s Both wrote within their leases (P%d's valid to %s, P%d's from %s): the leases overlapped. %s Cause: %s.",
+		desc, first.Process, Secs(validity(first)), second.Process, Secs(second.Start), f.text, f.cause)
+	return ex
+}

@@ -1,0 +1,100 @@
+package explain_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/explain"
+	"github.com/locktorture/locktorture/history"
+)
+
+// analyze reads and analyzes one history of checker/testdata.
+func analyze(tb testing.TB, name string) checker.Analysis {
+	tb.Helper()
+	evs, err := history.ReadFile(filepath.Join("..", "checker", "testdata", name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	a, err := checker.Analyze(evs, checker.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return a
+}
+
+// TestCauses: one recorded history per cause (checker/testdata's
+// *_cause-*.jsonl, whose verdicts TestTestdata checks), each first
+// violation explained by its cause, the fault and node blamed, in a
+// paragraph that says what the evidence shows.
+func TestCauses(t *testing.T) {
+	for _, tc := range []struct {
+		file     string
+		property string
+		cause    explain.Cause
+		fault    int
+		node     string
+		says     []string
+	}{
+		{"lease-invalid_resource-invalid_cause-clock-jump.jsonl", "lease", explain.ClockJump, 1, "n2",
+			[]string{"P0 held k1 from 0.110 s (token aaaaaa…, granted by n1 n2, valid to 3.000 s)", "n2 expired the key at 1.100 s", "clock jump +2s on n2", "P1 acquired k1 at 1.200 s from n2 n3", "Both held it 1.200 s–1.310 s"}},
+		// The lease that returned second set the key first: the jump
+		// expired its key, and the other took the nodes (matrix
+		// redlock/clock, seed 1).
+		{"lease-invalid_resource-unknown_cause-clock-jump-taken-over.jsonl", "lease", explain.ClockJump, 1, "n1",
+			[]string{"n1 expired the key at 1.034 s, 0.031 s after the start of fault #1", "and granted it again"}},
+		{"lease-invalid_resource-invalid_cause-restart.jsonl", "lease", explain.Restart, 1, "n1",
+			[]string{"kill n1, restart at once", "restarted n1 empty"}},
+		{"lease-invalid_resource-invalid_cause-failover.jsonl", "lease", explain.Failover, 1, "n2",
+			[]string{"made n2 the primary", "n2 never had the key"}},
+		{"lease-valid_resource-invalid_cause-stalled.jsonl", "resource", explain.Stalled, 1, "",
+			[]string{"both read 0 and wrote 1", "P0's lease aaaaaa… was valid to 1.000 s", "client-pause 1s"}},
+		{"lease-invalid_resource-unknown_cause-extend-after-expiry.jsonl", "lease", explain.ExtendAfterExpiry, 0, "n1",
+			[]string{"n1 expired the key at 0.610 s", "extend at 0.700 s"}},
+		{"lease-invalid_resource-invalid_cause-lock-logic.jsonl", "lease", explain.LockLogic, 0, "n1",
+			[]string{"n1 set the key for P1", "neither expired nor deleted"}},
+		{"lease-invalid_resource-unknown_cause-unknown.jsonl", "lease", explain.Unknown, 0, "",
+			[]string{"nodes not reported"}},
+	} {
+		t.Run(string(tc.cause), func(t *testing.T) {
+			a := analyze(t, tc.file)
+			ex, total := explain.Explain(&a, 0)
+			if len(ex) == 0 || total < len(ex) {
+				t.Fatalf("%d explanations of %d", len(ex), total)
+			}
+			e := ex[0]
+			node := ""
+			if len(e.Nodes) > 0 {
+				node = e.Nodes[0]
+			}
+			if e.Property != tc.property || e.Cause != tc.cause || e.Fault != tc.fault || node != tc.node {
+				t.Errorf("got %s, cause %q, fault %d, node %q; want %s, %q, %d, %q\n%s", e.Property, e.Cause, e.Fault, node, tc.property, tc.cause, tc.fault, tc.node, e.Text)
+			}
+			for _, s := range tc.says {
+				if !strings.Contains(e.Text, s) {
+					t.Errorf("the paragraph does not say %q:\n%s", s, e.Text)
+				}
+			}
+			if !strings.HasSuffix(e.Text, "Cause: "+string(tc.cause)+".") {
+				t.Errorf("the paragraph does not end with its cause:\n%s", e.Text)
+			}
+		})
+	}
+}
+
+// TestNothingToExplain: a history without a violation has no
+// explanation; Explain caps at its limit and counts the rest.
+func TestNothingToExplain(t *testing.T) {
+	for _, f := range []string{"lease-valid_resource-valid_paused-client-fenced.jsonl", "lease-valid_resource-unknown_serial.jsonl"} {
+		a := analyze(t, f)
+		if ex, total := explain.Explain(&a, 0); len(ex) != 0 || total != 0 {
+			t.Errorf("%s: %d explanations of %d, want none", f, len(ex), total)
+		}
+	}
+	a := analyze(t, "lease-invalid_resource-invalid_cause-clock-jump.jsonl")
+	ex, total := explain.Explain(&a, 1)
+	if len(ex) != 1 || total != 2 || ex[0].Property != "lease" {
+		t.Errorf("limit 1: %d explanations (%+v) of %d, want 1 of 2 (one overlap, one lost update), the overlap first", len(ex), ex, total)
+	}
+}

@@ -1,0 +1,54 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/history"
+)
+
+// observers are the node observers of a run (#15): one per node, on a
+// connection that bypasses the fault proxies, recording every
+// notification of a lock key as a history.NodeKey event on the run's
+// clock.
+type observers []*cluster.Observer
+
+// observe starts an observer on every node of cl for the run's keys. A
+// node that cannot be observed (it refuses CONFIG SET) is said on log
+// and left out: the run goes on, its history without that node's
+// observations. It returns the observers started.
+func (r *run) observe(ctx context.Context, cl *cluster.Cluster, keys []string, log io.Writer) observers {
+	keep := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		keep[k] = true
+	}
+	var obs observers
+	for _, n := range cl.Nodes() {
+		o, err := n.Observe(ctx, func(k string) bool { return keep[k] }, func(ob cluster.Observation) {
+			// A write error reaches the clients too, which end the run.
+			_ = r.rec.Append(history.Event{Type: history.Info, F: history.NodeKey, Process: history.ObserverProcess,
+				Time: max(1, r.rec.Offset(ob.At)), Key: ob.Key, Node: history.Int(ob.Node), Value: ob.Event})
+		})
+		if err != nil {
+			if log != nil {
+				fmt.Fprintf(log, "node %s not observed: %v\n", n.Name(), err)
+			}
+			continue
+		}
+		obs = append(obs, o)
+	}
+	return obs
+}
+
+// stop stops every observer, each after the notifications its node sent
+// so far have been recorded (Sync, on a node that answers).
+func (obs observers) stop(ctx context.Context) error {
+	var errs []error
+	for _, o := range obs {
+		errs = append(errs, o.Sync(ctx), o.Stop())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,44 @@
+package locks
+
+import (
+	"context"
+	"fmt"
+)
+
+// newSetNXSeed builds "setnx-seed" (#16): the single-instance lock exactly
+// as the seed article writes it — SET key token NX PX ttl to acquire, the
+// Lua compare-and-delete to release — and nothing more: the article tells
+// the client no validity, so the client holds from the moment its SET
+// returned until it releases, however long that takes. The key's TTL
+// protects liveness (a crashed holder's key expires), not safety: a
+// holder paused past the TTL, or whose SET's reply came back late, still
+// acts as the holder after the key expired and another client took it.
+// Beside setnx (validity start + TTL − drift, counted from before the
+// SET), it shows what the validity buys. The lease's Validity is
+// [UntilRelease] after the SET was sent, as ProcessLock gives redis-py's
+// Lock. Extend (which the article does not have) is setnx's compare-and-
+// pexpire, with no validity to check. No fencing tokens.
+func newSetNXSeed(cfg Config) (Lock, error) {
+	return setnxMutant("setnx-seed", cfg, setnxBug{untilRelease: true})
+}
+
+// waitReplica sends WAIT Config.WaitReplicas after attempt's granted SET
+// of key (#16): nil if enough replicas acknowledged it; else, having
+// deleted the key (best effort), ErrNotAcquired, or the WAIT's error
+// (outcome unknown). The promoted replica of a later failover then has
+// every key a client held; what is left of the failover window is a
+// replica's own clock, and a replica restarted empty.
+func (l *setnx) waitReplica(ctx context.Context, attempt int, key, token string) error {
+	want := l.cfg.WaitReplicas
+	wctx, cancel := nodeCtx(ctx, l.cfg)
+	n, err := l.client.Wait(wctx, want, l.cfg.Timeout/2).Result()
+	cancel()
+	if err == nil && n >= int64(want) {
+		return nil
+	}
+	l.cleanup(ctx, attempt, key, token)
+	if err != nil {
+		return fmt.Errorf("WAIT %d: %w", want, err)
+	}
+	return fmt.Errorf("WAIT %d: %d replicas acknowledged the SET within %v: %w", want, n, l.cfg.Timeout/2, ErrNotAcquired)
+}

@@ -1,0 +1,102 @@
+package report
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// publishedFiles are the summaries Publish copies as they are.
+var publishedFiles = []string{"summary.md", "summary.json", "junit.xml", "index.html"}
+
+// publishedRunFiles are what Publish keeps of each run: the report, the
+// results and the fault schedule that replays it (not the history, nor
+// the nodes' folders: the report and the schedule reproduce the run).
+var publishedRunFiles = []string{"report.html", "results.json", "schedule.json"}
+
+// RunsArchive is the name of the compressed archive of the runs in a
+// published bundle; unpacked beside index.html (tar xzf), its links work.
+const RunsArchive = "runs.tar.gz"
+
+// Publish writes the bundle that results/ publishes from the matrix
+// directory src into dst (created; it must not exist or be empty): the
+// summaries as they are, and each run's report.html, results.json and
+// schedule.json in one gzip-compressed tar, RunsArchive, under the same
+// runs/<id>/ paths the summaries link (the reports are large and
+// compress about tenfold). It returns the bundle's size in bytes (#16).
+func Publish(src, dst string) (int64, error) {
+	m, err := ReadMatrix(src)
+	if err != nil {
+		return 0, fmt.Errorf("report: publish: %w", err)
+	}
+	if entries, err := os.ReadDir(dst); err == nil && len(entries) > 0 {
+		return 0, fmt.Errorf("report: publish: %s exists and is not empty", dst)
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return 0, fmt.Errorf("report: publish: %w", err)
+	}
+	var size int64
+	for _, name := range publishedFiles {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			return size, fmt.Errorf("report: publish: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, name), b, 0o644); err != nil {
+			return size, fmt.Errorf("report: publish: %w", err)
+		}
+		size += int64(len(b))
+	}
+	n, err := writeRunsArchive(filepath.Join(dst, RunsArchive), src, m)
+	return size + n, err
+}
+
+// writeRunsArchive writes the runs' published files of m, read from src,
+// into the archive at path, and returns its size.
+func writeRunsArchive(path, src string, m Matrix) (size int64, err error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return 0, fmt.Errorf("report: publish: %w", err)
+	}
+	zw, _ := gzip.NewWriterLevel(f, gzip.BestCompression)
+	tw := tar.NewWriter(zw)
+	defer func() {
+		err = errors.Join(err, tw.Close(), zw.Close())
+		if st, serr := f.Stat(); serr == nil {
+			size = st.Size()
+		}
+		err = errors.Join(err, f.Close())
+		if err != nil {
+			err = fmt.Errorf("report: publish: %w", err)
+		}
+	}()
+	for _, c := range m.Cells {
+		for _, r := range c.Runs {
+			if r.Dir == "" || filepath.IsAbs(r.Dir) {
+				continue
+			}
+			for _, name := range publishedRunFiles {
+				rel := filepath.ToSlash(filepath.Join(r.Dir, name))
+				b, err := os.ReadFile(filepath.Join(src, r.Dir, name))
+				if errors.Is(err, fs.ErrNotExist) {
+					continue // a run cut short may lack its report
+				}
+				if err != nil {
+					return 0, err
+				}
+				hdr := &tar.Header{Name: rel, Mode: 0o644, Size: int64(len(b)), ModTime: m.Started.Truncate(time.Second)}
+				if err := tw.WriteHeader(hdr); err != nil {
+					return 0, err
+				}
+				if _, err := tw.Write(b); err != nil {
+					return 0, err
+				}
+			}
+		}
+	}
+	return 0, nil
+}

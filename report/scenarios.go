@@ -1,0 +1,92 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"strings"
+)
+
+// Scenario is one scenario of the lock-safety literature and the matrix
+// cells that measure it (#16): results/README.md's table, filled with the
+// cells' rates by WriteMatrix.
+type Scenario struct {
+	// Name is the scenario in a few words.
+	Name string `json:"name"`
+	// Source cites where the literature states it.
+	Source string `json:"source"`
+	// Claim is what the literature says happens, in a sentence.
+	Claim string `json:"claim"`
+	// Cells name the matrix cells that measure it.
+	Cells []string `json:"cells"`
+	// Missing says what of the scenario no cell measures yet, and why;
+	// "" when the cells cover it.
+	Missing string `json:"missing,omitempty"`
+}
+
+// scenarioCell is a scenario's cell as the table shows it: its rate,
+// band and whether it matches, or that the matrix did not run it.
+func scenarioCell(m Matrix, name string) string {
+	for _, c := range m.Cells {
+		if c.Name == name {
+			return fmt.Sprintf("%s: %s, expected %s %s", name, cellRate(c), c.Expect, fmtMatch(c.Matches))
+		}
+	}
+	return name + ": not run"
+}
+
+// scenariosMarkdown renders the scenarios section of summary.md, "" when
+// the matrix has none.
+func scenariosMarkdown(m Matrix) []byte {
+	if len(m.Scenarios) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("\n## The literature's scenarios\n\n")
+	p("Each scenario of the lock-safety literature, the cells that measure it and each cell's rate of runs with a violation, with its 95%% interval.\n\n")
+	p("| # | scenario | source | the literature says | cells: rate [95%% interval], expected, matches | not measured |\n")
+	p("|---:|---|---|---|---|---|\n")
+	for i, s := range m.Scenarios {
+		cells := make([]string, len(s.Cells))
+		for j, c := range s.Cells {
+			cells[j] = scenarioCell(m, c)
+		}
+		missing := s.Missing
+		if missing == "" {
+			missing = "–"
+		}
+		p("| %d | %s | %s | %s | %s | %s |\n", i+1, mdCell(s.Name), mdCell(s.Source), mdCell(s.Claim), mdCell(strings.Join(cells, "; ")), mdCell(missing))
+	}
+	return b.Bytes()
+}
+
+// scenariosHTML renders the scenarios section of index.html.
+func scenariosHTML(m Matrix) (template.HTML, error) {
+	if len(m.Scenarios) == 0 {
+		return "", nil
+	}
+	type row struct {
+		N int
+		S Scenario
+		C []string
+	}
+	var rows []row
+	for i, s := range m.Scenarios {
+		r := row{N: i + 1, S: s}
+		for _, c := range s.Cells {
+			r.C = append(r.C, scenarioCell(m, c))
+		}
+		rows = append(rows, r)
+	}
+	var b bytes.Buffer
+	err := scenariosTmpl.Execute(&b, rows)
+	return template.HTML(b.String()), err //nolint:gosec // rendered by html/template
+}
+
+var scenariosTmpl = template.Must(template.New("scenarios").Parse(`<h2>The literature's scenarios</h2>
+<table>
+<tr><th>#</th><th>scenario</th><th>source</th><th>the literature says</th><th>cells: rate [95% interval], expected, matches</th><th>not measured</th></tr>
+{{range .}}<tr><td class="num">{{.N}}</td><td>{{.S.Name}}</td><td class="small">{{.S.Source}}</td><td>{{.S.Claim}}</td><td>{{range .C}}{{.}}<br>{{end}}</td><td class="small">{{.S.Missing}}</td></tr>
+{{end}}</table>
+`))
