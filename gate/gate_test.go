@@ -178,7 +178,8 @@ func TestMutantFailsItsGate(t *testing.T) {
 
 // TestExecLockGate: a lock in another language, served by client
 // processes, is gated by the promises its hello declares; its cells are
-// named exec/… (the command is no directory name).
+// named exec/… (the command is no directory name). The plan only: the
+// process adapter's runs are tested in locks/clients.
 func TestExecLockGate(t *testing.T) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
@@ -188,15 +189,21 @@ func TestExecLockGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	res, err := Run(t.Context(), Options{Lock: "exec:'" + py + "' '" + script + "'", Cells: "/none$", Seeds: []int64{1}, Duration: 3 * time.Second, Dir: dir})
-	if err != nil || res.Status != StatusPass {
-		t.Fatalf("status %s, error %v", res.Status, err)
-	}
-	if got := strings.Join(res.Traits, " "); got != "single elapsed extends" || res.Cells[0].Name != "exec/none" {
-		t.Fatalf("traits %q, cells %+v", got, res.Cells)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "runs", "exec_none-seed1", "report.html")); err != nil {
+	p, err := NewPlan(Options{Lock: "exec:'" + py + "' '" + script + "'", Dir: t.TempDir()})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if got := strings.Join(p.Result().Traits, " "); got != "single elapsed extends" {
+		t.Fatalf("traits %q, want the hello's", got)
+	}
+	var names, want []string
+	for _, sp := range p.Cells() {
+		names = append(names, sp.Name)
+	}
+	for _, sp := range matrix.Derive("exec", p.Result().Promises) {
+		want = append(want, sp.Name)
+	}
+	if len(want) == 0 || strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Fatalf("cells %v, want %v", names, want)
 	}
 }

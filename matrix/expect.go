@@ -13,8 +13,10 @@ import (
 // Row is one row of the literature table: what the literature expects of
 // every lock of a class under one fault, with the workload that exposes
 // it. Its Spec is the cell's template: Name is the fault's part of the
-// cell's name ("latency", "kill-immediate"), Lock is empty and Nodes 0
-// takes the lock's quorum (or one node); Derive fills them in.
+// cell's name ("latency", "kill-immediate"), or a workload variant and
+// the fault ("+extend/latency", giving lock+extend/latency), Lock is
+// empty and Nodes 0 takes the lock's quorum (or one node); Derive fills
+// them in.
 type Row struct {
 	// When selects the locks the row is for, by the traits of their
 	// promises: space-separated words, each required, or excluded with a
@@ -104,14 +106,21 @@ func Derive(lock string, p locks.Promises) []Spec {
 		if sp.Fencing {
 			name += "+fencing"
 		}
-		sp.Name = name + "/" + r.Name
+		// "fault", or "+variant/fault" for a workload variant (e.g.
+		// "+extend/latency": lock+extend/latency).
+		if strings.HasPrefix(r.Name, "+") {
+			sp.Name = name + r.Name
+		} else {
+			sp.Name = name + "/" + r.Name
+		}
+		fault := r.Name[strings.LastIndex(r.Name, "/")+1:]
 		if sp.Nodes == 0 {
 			sp.Nodes = p.Quorum
 		}
-		if sp.Expect != report.ExpectSafe && slices.Contains(p.SafeUnder, r.Name) {
+		if sp.Expect != report.ExpectSafe && slices.Contains(p.SafeUnder, fault) {
 			sp.Expect, sp.Source = report.ExpectSafe, SrcDeclared
-			sp.Why = fmt.Sprintf("the lock declares it survives %s (the literature expects %s of its class: %s)", r.Name, r.Expect, r.Why)
-			sp.Promise, sp.LeasePromise = "safe under "+r.Name+" (declared)", ""
+			sp.Why = fmt.Sprintf("the lock declares it survives %s (the literature expects %s of its class: %s)", fault, r.Expect, r.Why)
+			sp.Promise, sp.LeasePromise = "safe under "+fault+" (declared)", ""
 		}
 		out = append(out, sp)
 	}

@@ -100,3 +100,22 @@ func TestLiteratureRows(t *testing.T) {
 		}
 	}
 }
+
+// TestDeriveVariant: a row for a workload variant ("+extend/…") names its
+// cells lock+extend/fault, after "+fencing" when it fences; a claim
+// names the fault alone.
+func TestDeriveVariant(t *testing.T) {
+	saved := Literature
+	t.Cleanup(func() { Literature = saved })
+	Literature = []Row{
+		{When: "extends", Spec: Spec{Name: "+extend/client-pause", Extend: true, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "w"}},
+		{When: "extends fence-sound", Spec: Spec{Name: "+extend/client-pause", Fencing: true, Extend: true, Expect: report.ExpectSafe, Source: SrcKleppmann, Why: "w", Promise: "p"}},
+	}
+	got := Derive("mine", locks.Promises{Extends: true, Fences: true, FenceSound: true, SafeUnder: []string{"client-pause"}})
+	if len(got) != 2 || got[0].Name != "mine+extend/client-pause" || got[1].Name != "mine+fencing+extend/client-pause" || !got[0].Extend {
+		t.Fatalf("cells %+v", got)
+	}
+	if got[0].Expect != report.ExpectSafe || got[0].Promise != "safe under client-pause (declared)" {
+		t.Fatalf("the claim on the fault: %+v", got[0])
+	}
+}
