@@ -26,10 +26,10 @@ func TestReportExplains(t *testing.T) {
 				`<td class="num">1200.0</td><td class="num">1310.0</td>`, "Lost updates"},
 			[]string{`class="kind-resource"`}},
 		{"lease-valid_resource-invalid_cause-stalled.jsonl",
-			[]string{`class="kind-resource"`, "Resource-only violation: no two leases overlapped", "holder stalled past its validity"},
+			[]string{`class="kind-resource"`, "Resource-only violation: no two leases overlapped", "holder stalled past its validity", `class="late-write"`, "a late write"},
 			[]string{"Overlapping leases", `class="kind-lease"`}},
 		{"lease-valid_resource-unknown_serial.jsonl", nil,
-			[]string{"Why: the cause", "Overlapping leases", `class="kind-lease"`, `class="kind-resource"`}},
+			[]string{"Why: the cause", "Overlapping leases", `class="kind-lease"`, `class="kind-resource"`, `class="late-write"`}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			events, err := history.ReadFile(filepath.Join("..", "checker", "testdata", tc.file))

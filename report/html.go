@@ -232,7 +232,7 @@ iframe{width:100%;height:520px;border:1px solid #ccc}
 {{end}}
 </table>
 {{with .Timeline}}<h2>Holds per client</h2>
-<p class="note">One row per client, one bar per hold (from the acquire's ok to the release or the end of the validity), coloured by key; red: holds that overlap another hold of their key. Shaded: faults, numbered as in the table below. Hover for details.</p>
+<p class="note">One row per client, one bar per hold (from the acquire's ok to the release or the end of the validity), coloured by key; red: holds that overlap another hold of their key; dashed red ending in a dot: a late write, from the end of the lease's validity to a write that lost an update (a stalled holder). Shaded: faults, numbered as in the table below. Hover for details.</p>
 {{.}}{{end}}
 <h2>Throughput</h2>
 {{.Throughput}}

@@ -421,6 +421,12 @@ func Timeline(a *checker.Analysis) string {
 		swatch(keyPalette[i%len(keyPalette)], "key "+k)
 	}
 	swatch(overlapColor, "overlapping holds")
+	late := lateWrites(a)
+	if len(late) > 0 {
+		d.printf(`<rect x="%.1f" y="4" width="10" height="10" fill="none" stroke="%s" stroke-dasharray="3,2"/>`+"\n", x, overlapColor)
+		d.text(x+13, 13, "start", "#111", "late write")
+		x += 13 + float64(len("late write"))*charWidthGuess + 12
+	}
 	if len(wins) > 0 {
 		d.printf(`<rect x="%.1f" y="4" width="10" height="10" fill="%s" fill-opacity="0.3" stroke="%s"/>`+"\n", x, faultFill, faultEdge)
 		d.text(x+13, 13, "start", "#111", "fault")
@@ -476,11 +482,59 @@ func Timeline(a *checker.Analysis) string {
 	}
 	d.b.WriteString("</g>\n")
 
+	// Late writes: a section of a lost update that wrote after its
+	// lease's validity had ended (the stalled holder of Kleppmann's GC
+	// pause) is drawn on its client's row from the end of the validity to
+	// the write, hatched, so the stall shows beside the hold it outlived.
+	if len(late) > 0 {
+		d.b.WriteString(`<g class="late-writes">` + "\n")
+		for _, lw := range late {
+			r, ok := row[lw.process]
+			if !ok {
+				continue
+			}
+			x0, x1 := sc.x(lw.validUntil), sc.x(lw.wrote)
+			y := top + float64(r*rowH) + pad
+			tip := fmt.Sprintf("P%d wrote %s at %s, %s after its lease's validity ended at %s: a late write", lw.process, lw.key, seconds(lw.wrote), dur(time.Duration(lw.wrote-lw.validUntil)), seconds(lw.validUntil))
+			d.printf(`<rect class="late-write" x="%.2f" y="%.1f" width="%.2f" height="%.1f" fill="none" stroke="%s" stroke-width="1.5" stroke-dasharray="3,2"><title>%s</title></rect>`+"\n",
+				x0, y, max(x1-x0, 1), barH, overlapColor, esc(tip))
+			d.printf(`<circle class="late-write" cx="%.2f" cy="%.1f" r="%.1f" fill="%s"><title>%s</title></circle>`+"\n",
+				x1, y+barH/2, max(min(barH/2, 4), 1.5), overlapColor, esc(tip))
+		}
+		d.b.WriteString("</g>\n")
+	}
+
 	d.timeAxis(sc, bottom)
 	if note != "" {
 		d.printf(`<text class="note" x="%d" y="%.1f" fill="%s">%s</text>`+"\n", plotLeft, bottom+axisHeight+10, axisColor, esc(note))
 	}
 	return d.close()
+}
+
+// lateWrite is an ok section that wrote after its lease's validity.
+type lateWrite struct {
+	process           int
+	key               string
+	validUntil, wrote int64
+}
+
+// lateWrites are the sections of a's lost updates that wrote after the
+// validity of their lease, each once, at most MaxTimelineBars.
+func lateWrites(a *checker.Analysis) []lateWrite {
+	var out []lateWrite
+	seen := map[string]bool{}
+	for _, lu := range a.LostUpdates {
+		for _, s := range []checker.OKSection{lu.A, lu.B} {
+			l, ok := a.Lease(lu.Key, s.Token)
+			id := fmt.Sprintf("%s/%s/%d", lu.Key, s.Token, s.Call)
+			if !ok || seen[id] || s.Return <= l.ValidUntil || len(out) == MaxTimelineBars {
+				continue
+			}
+			seen[id] = true
+			out = append(out, lateWrite{process: s.Process, key: lu.Key, validUntil: l.ValidUntil, wrote: s.Return})
+		}
+	}
+	return out
 }
 
 // completedAcquires are the acquires of a that completed.
