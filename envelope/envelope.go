@@ -17,6 +17,7 @@ import (
 	"github.com/locktorture/locktorture/history"
 	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/nemesis"
+	"github.com/locktorture/locktorture/report"
 )
 
 // Fault is one swept fault: its parameter, the targeted kind that
@@ -283,7 +284,7 @@ func point(ctx context.Context, o Options, lk string, v float64) (Point, error) 
 			o.Progress(fmt.Sprintf("%s %s=%.3f seed %d: %s (%d strikes, %d missed)", lk, o.Fault.Param, v, seed, r.Outcome(), p.Strikes, p.Misses))
 		}
 	}
-	p.Lo, p.Hi = Wilson(p.Violations, p.Runs-p.Unknown)
+	p.Lo, p.Hi = report.Wilson(p.Violations, p.Runs-p.Unknown)
 	return p, nil
 }
 
@@ -304,18 +305,4 @@ func writeSchedule(path string, o Options, v float64, multi bool, seed int64) er
 		return fmt.Errorf("envelope: a %s run leaves no room for a %s strike of %g TTLs (each takes %s): lengthen --duration", o.Duration, o.Fault.Name, v, step+o.TTL)
 	}
 	return sc.Save(path)
-}
-
-// Wilson returns the 95% Wilson score interval of k successes in n
-// trials ([0, 1] when n is 0).
-func Wilson(k, n int) (lo, hi float64) {
-	if n == 0 {
-		return 0, 1
-	}
-	const z = 1.959964
-	p, nf := float64(k)/float64(n), float64(n)
-	den := 1 + z*z/nf
-	c := (p + z*z/(2*nf)) / den
-	h := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / den
-	return max(0, c-h), min(1, c+h)
 }

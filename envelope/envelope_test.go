@@ -9,25 +9,8 @@ import (
 
 	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/nemesis"
+	"github.com/locktorture/locktorture/report"
 )
-
-// TestWilson: known values of the 95% Wilson interval.
-func TestWilson(t *testing.T) {
-	for _, tc := range []struct {
-		k, n   int
-		lo, hi float64
-	}{
-		{0, 0, 0, 1},
-		{0, 3, 0, 0.5615},
-		{3, 3, 0.4385, 1},
-		{5, 10, 0.2366, 0.7634},
-	} {
-		lo, hi := Wilson(tc.k, tc.n)
-		if math.Abs(lo-tc.lo) > 1e-3 || math.Abs(hi-tc.hi) > 1e-3 {
-			t.Errorf("Wilson(%d, %d) = [%.4f, %.4f], want [%.4f, %.4f]", tc.k, tc.n, lo, hi, tc.lo, tc.hi)
-		}
-	}
-}
 
 // TestLookup: a fault and its parameter, or a one-line refusal.
 func TestLookup(t *testing.T) {
@@ -90,7 +73,7 @@ func TestOutputs(t *testing.T) {
 			if lk == "setnx" && v > 1 {
 				k = 3
 			}
-			lo, hi := Wilson(k, 3)
+			lo, hi := report.Wilson(k, 3)
 			res.Points = append(res.Points, Point{Lock: lk, Value: v, Runs: 3, Violations: k, Lo: lo, Hi: hi})
 		}
 	}
