@@ -46,18 +46,27 @@ func TestMutants(t *testing.T) {
 	}
 }
 
+// staleAndFresh acquires a key of lock name with a 300 ms TTL, then,
+// once it lapsed, acquires it again: the first lease is stale, the second
+// the key's new holder's.
+func staleAndFresh(t *testing.T, c *cluster.Cluster, name string, nodes int) (l locks.Lock, key string, stale, fresh locks.Lease) {
+	t.Helper()
+	l = newLock(t, name, config(c, nodes, 300*time.Millisecond))
+	key = testKey(t, name)
+	stale = mustAcquire(t, l, key)
+	fresh, err := acquireWithin(t, l, key, 5*time.Second)
+	if err != nil {
+		t.Fatalf("%s: after the TTL: %v", name, err)
+	}
+	return l, key, stale, fresh
+}
+
 // checkStaleReleaseSparesNewHolder: a client whose lease expired releases
 // it after a second client acquired the key; the second client's lock
 // must survive. (setnx-plain-del deletes it.)
 func checkStaleReleaseSparesNewHolder(t *testing.T, c *cluster.Cluster, name string, nodes int) error {
 	t.Helper()
-	l := newLock(t, name, config(c, nodes, 300*time.Millisecond))
-	key := testKey(t, name)
-	stale := mustAcquire(t, l, key)
-	fresh, err := acquireWithin(t, l, key, 5*time.Second)
-	if err != nil {
-		t.Fatalf("%s: after the TTL: %v", name, err)
-	}
+	l, key, stale, fresh := staleAndFresh(t, c, name, nodes)
 	if err := l.Release(t.Context(), stale); err != nil && !errors.Is(err, locks.ErrNotHeld) {
 		t.Fatalf("%s: release of the stale lease: %v", name, err)
 	}
@@ -145,13 +154,7 @@ func checkExpiredLockIsFreed(t *testing.T, c *cluster.Cluster, name string, node
 // ok.)
 func checkLapsedExtendRefused(t *testing.T, c *cluster.Cluster, name string, nodes int) error {
 	t.Helper()
-	l := newLock(t, name, config(c, nodes, 300*time.Millisecond))
-	key := testKey(t, name)
-	stale := mustAcquire(t, l, key)
-	fresh, err := acquireWithin(t, l, key, 5*time.Second)
-	if err != nil {
-		t.Fatalf("%s: after the TTL: %v", name, err)
-	}
+	l, key, stale, fresh := staleAndFresh(t, c, name, nodes)
 	defer func() {
 		if err := l.Release(context.WithoutCancel(t.Context()), fresh); err != nil {
 			t.Errorf("%s: release by the new holder: %v", name, err)
