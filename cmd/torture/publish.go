@@ -5,6 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/locktorture/locktorture/report"
 )
@@ -14,19 +17,55 @@ import (
 func publishCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("matrix publish", flag.ContinueOnError)
 	fs.Usage = func() {}
+	readme := fs.String("readme", "", "also regenerate this README (e.g. results/README.md) from the bundle: the twelve scenarios, every cell's rate and what would contradict it, with links relative to the README")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stdout, "torture matrix publish MATRIXDIR OUT: write the bundle that results/ publishes into OUT, which must not exist or be empty: the summaries (summary.md, summary.json, junit.xml, index.html) and %s, each run's report.html, results.json and schedule.json (unpack it beside index.html for the links)\n", report.RunsArchive)
+			fmt.Fprintf(stdout, "torture matrix publish [--readme FILE] MATRIXDIR OUT: write the bundle that results/ publishes into OUT, which must not exist or be empty: the summaries (summary.md, summary.json, junit.xml, index.html) and %s, each run's report.html, results.json and schedule.json (unpack it beside index.html for the links)\n", report.RunsArchive)
 		}
 		return err
 	}
 	if fs.NArg() != 2 {
-		return errors.New("matrix publish: want MATRIXDIR and OUT: torture matrix publish MATRIXDIR OUT")
+		return errors.New("matrix publish: want MATRIXDIR and OUT: torture matrix publish [--readme FILE] MATRIXDIR OUT")
 	}
 	size, err := report.Publish(fs.Arg(0), fs.Arg(1))
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "published %s → %s: %.1f MB\n", fs.Arg(0), fs.Arg(1), float64(size)/1e6)
+	if *readme == "" {
+		return nil
+	}
+	if err := writeReadme(*readme, fs.Arg(1), size); err != nil {
+		return fmt.Errorf("matrix publish: --readme: %w", err)
+	}
+	fmt.Fprintf(stderr, "regenerated %s from %s\n", *readme, fs.Arg(1))
 	return nil
+}
+
+// writeReadme regenerates the README at path from the published bundle
+// (its summary.json), with links relative to the README's directory,
+// which must hold the bundle.
+func writeReadme(path, bundle string, size int64) error {
+	m, err := report.ReadMatrix(bundle)
+	if err != nil {
+		return err
+	}
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(bundle)
+	if err != nil {
+		return err
+	}
+	rel, err := filepath.Rel(dir, abs)
+	if err != nil || !filepath.IsLocal(rel) {
+		return fmt.Errorf("the bundle %s is not inside %s, the README's directory", bundle, dir)
+	}
+	others, err := report.PublishedBeside(dir, strings.SplitN(filepath.ToSlash(rel), "/", 2)[0])
+	if err != nil {
+		return err
+	}
+	r := report.Readme{Matrix: m, Bundle: filepath.ToSlash(rel), Size: size, Others: others}
+	return os.WriteFile(path, r.Markdown(), 0o644)
 }

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locktorture/locktorture/matrix"
+)
+
+// TestMatrixScript runs scripts/matrix (make matrix) as a user would, on
+// two cells and one short seed, in one job and in two shards side by
+// side: each publishes a bundle with its runs and regenerates the README
+// beside it from the bundle, with the commit and each cell's rate; a
+// second publication on the same day goes to a folder of its own.
+func TestMatrixScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two small matrices")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "torture")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-buildvcs=auto", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", "matrix"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := filepath.Join(tmp, "results")
+	// The shards' merge needs the commit, which the binary is stamped
+	// with in a git work tree (-buildvcs=auto overrides a GOFLAGS of
+	// -buildvcs=false); the script runs in a folder outside it.
+	jobList := []string{"1", "2"}
+	if rev, _ := matrix.Commit(); rev == "" {
+		jobList = jobList[:1]
+	}
+	for i, jobs := range jobList {
+		cmd := exec.CommandContext(ctx, script)
+		cmd.Dir = tmp
+		cmd.Env = append(os.Environ(), "BIN="+bin, "MATRIX_JOBS="+jobs, "MATRIX_CELLS=^(setnx/none|setnx-get-set/none)$",
+			"MATRIX_SEEDS=1", "MATRIX_DURATION=2s", "MATRIX_OUT="+filepath.Join(tmp, "work"))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("MATRIX_JOBS=%s: %v\n%s", jobs, err, out)
+		}
+		pub := filepath.Join(results, time.Now().UTC().Format(time.DateOnly))
+		if i > 0 {
+			pub += "-2"
+		}
+		for _, f := range []string{"summary.json", "summary.md", "index.html", "runs.tar.gz"} {
+			if _, err := os.Stat(filepath.Join(pub, f)); err != nil {
+				t.Errorf("MATRIX_JOBS=%s: %v\n%s", jobs, err, out)
+			}
+		}
+		readme, err := os.ReadFile(filepath.Join(results, "README.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"](" + filepath.Base(pub) + "/summary.md)", "| setnx-get-set/none | Go | none | violation | ≥ 0.9 | 1/1 = 1.00", "| setnx/none | Go | none | safe | 0 | 0/1 = 0.00"} {
+			if !strings.Contains(string(readme), want) {
+				t.Errorf("MATRIX_JOBS=%s: README lacks %q:\n%s", jobs, want, readme)
+			}
+		}
+	}
+}
