@@ -43,6 +43,13 @@ type Promises struct {
 	// masters (cluster.TopologyFailover: a primary and a replica behind
 	// Sentinel, which the lock follows).
 	Topologies []string `json:"topologies,omitempty"`
+	// ReportsNodes: the lock reports which nodes granted each call
+	// (NodeReporter), so the targeted faults that aim at the nodes of a
+	// hold (kill-quorum: one node of a hold a bare majority granted) can
+	// aim at it; without it they would never strike, and the gate keeps
+	// the random form of those faults (#14). A client process's hello
+	// sets it with "reports_nodes".
+	ReportsNodes bool `json:"reports_nodes,omitempty"`
 	// SafeUnder lists fault kinds (cell names after the lock's, e.g.
 	// "client-pause", "kill-immediate") the lock claims to survive beyond
 	// what its class survives: the gate then expects them safe. Without
@@ -95,7 +102,7 @@ func (p Promises) Traits() []string {
 	for _, b := range []struct {
 		on   bool
 		word string
-	}{{p.ElapsedFromRequest, "elapsed"}, {p.Fences, "fences"}, {p.FenceSound, "fence-sound"}, {p.Extends, "extends"}} {
+	}{{p.ElapsedFromRequest, "elapsed"}, {p.Fences, "fences"}, {p.FenceSound, "fence-sound"}, {p.Extends, "extends"}, {p.ReportsNodes, "reports"}} {
 		if b.on {
 			t = append(t, b.word)
 		}
@@ -137,7 +144,7 @@ func (p Promises) String() string { return strings.Join(p.Traits(), " ") }
 // fencing their Spec does not offer. A mutant breaks one of them.
 var (
 	mutantOfSetNX   = &Promises{ElapsedFromRequest: true, Extends: true, Persistence: PersistDelayedRestart}
-	mutantOfRedLock = &Promises{Quorum: 5, ElapsedFromRequest: true, Extends: true, Persistence: PersistDelayedRestart}
+	mutantOfRedLock = &Promises{Quorum: 5, ElapsedFromRequest: true, Extends: true, Persistence: PersistDelayedRestart, ReportsNodes: true}
 )
 
 // checkPromises refuses a Spec whose promises contradict themselves or
@@ -182,8 +189,10 @@ func DeclaredPromises(s Spec) (Promises, error) {
 	if !ok || pl.Info().Promises == nil {
 		return Promises{}, fmt.Errorf("%w: %q (its client's hello has no \"promises\"; see locks/clients/PROTOCOL.md)", ErrNoPromises, s.Name)
 	}
-	s.Promises = pl.Info().Promises
-	return *s.Promises, checkPromises(s)
+	p := *pl.Info().Promises
+	p.ReportsNodes = p.ReportsNodes || pl.ReportsNodes()
+	s.Promises = &p
+	return p, checkPromises(s)
 }
 
 // ErrNoPromises: the lock declares no promises (Spec.Promises, or for a

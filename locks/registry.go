@@ -22,7 +22,7 @@ var (
 			Summary:  "single instance: SET key token NX PX ttl, Lua compare-and-delete release",
 			Fencing:  true,
 			Wait:     true, // #16
-			Promises: &Promises{ElapsedFromRequest: true, Fences: true, FenceSound: true, Extends: true, Persistence: PersistDelayedRestart, Topologies: []string{"failover"}},
+			Promises: &Promises{ElapsedFromRequest: true, Fences: true, FenceSound: true, Extends: true, Persistence: PersistDelayedRestart, Topologies: []string{"failover"}, ReportsNodes: true},
 			New:      newSetNXLock,
 		},
 		{
@@ -31,20 +31,20 @@ var (
 			MultiNode: true,
 			Fencing:   true,
 			Quorum:    true, // #16
-			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, Fences: true, Extends: true, Persistence: PersistDelayedRestart},
+			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, Fences: true, Extends: true, Persistence: PersistDelayedRestart, ReportsNodes: true},
 			New:       newRedLockLock,
 		},
 		{
 			Name:      "redsync",
 			Summary:   "library github.com/go-redsync/redsync/v4: RedLock on N masters, validity = Until() (TTL − elapsed − TTL×1%)",
 			MultiNode: true,
-			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, Extends: true},
+			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, Extends: true, ReportsNodes: true},
 			New:       newRedsyncLock,
 		},
 		{
 			Name:     "redislock",
 			Summary:  "library github.com/bsm/redislock: SET NX PX on one node, validity = start + TTL (no drift allowance)",
-			Promises: &Promises{ElapsedFromRequest: true, Extends: true},
+			Promises: &Promises{ElapsedFromRequest: true, Extends: true, ReportsNodes: true},
 			New:      NewRedislock,
 		},
 		{
@@ -105,7 +105,7 @@ var (
 			MultiNode: true,
 			Language:  "Python",
 			Check:     pythonCheck,
-			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, Persistence: PersistDelayedRestart},
+			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, Persistence: PersistDelayedRestart, ReportsNodes: true},
 			New:       newRedLockPy,
 		},
 		// #16: the seed article's own pattern.

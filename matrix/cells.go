@@ -117,14 +117,15 @@ var cells = []Spec{
 	fromTable("setnx/kill-immediate", quick),
 	fromTable("setnx/kill-delayed", quick),
 	fromTable("redlock/kill-delayed,pause", quick),
-	fromTable("redlock/kill-immediate", full),
+	fromTable("redlock/kill-quorum-delayed", full),
+	fromTable("redlock/kill-quorum", full),
 
 	// Client pauses (the GC pause): no lock protects the resource
 	// without fencing.
 	fromTable("setnx/client-pause", quick),
 	fromTable("setnx+fencing/client-pause", quick),
 	fromTable("redlock/client-pause", quick),
-	fromTable("redlock+fencing/client-pause", full),
+	fromTable("redlock+fencing/kill-quorum", full),
 	{Name: "setnx-plain-del/client-pause", Lock: "setnx-plain-del", Nemesis: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcMutant + "; " + SrcRedis, Why: "a late plain DEL removes the next holder's lock", Quick: true},
 
 	// Clocks: RedLock assumes bounded clock drift.
@@ -142,7 +143,7 @@ var cells = []Spec{
 	fromTable("redsync/clock", full),
 	fromTable("redislock/clock", full),
 	fromTable("redislock/kill-immediate", full),
-	fromTable("redsync/kill-immediate", full),
+	fromTable("redsync/kill-quorum", full),
 
 	// Locks in other languages, through the process adapter
 	// (locks/clients): redis-py's Lock, whose users hold until they
@@ -158,7 +159,8 @@ var cells = []Spec{
 	fromTable("redlock-py/partition", full),
 	fromTable("redlock-py/latency", full),
 	fromTable("redlock-py/kill-delayed,pause", full),
-	fromTable("redlock-py/kill-immediate", full),
+	fromTable("redlock-py/kill-quorum-delayed", full),
+	fromTable("redlock-py/kill-quorum", full),
 	fromTable("redlock-py/client-pause", full),
 	fromTable("redlock-py/clock", full),
 
@@ -168,10 +170,6 @@ var cells = []Spec{
 	// redsync under kill-immediate, redlock+fencing under client-pause,
 	// setnx and redislock under clock) aimed so that each is expected to
 	// fail, and controls expected safe under the same aim.
-	{Name: "redlock/kill-quorum", Lock: "redlock", Nodes: 3, Keys: 1, Nemesis: []string{"kill-quorum"}, Hold: 800 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectViolation, Source: SrcRedis + "; " + SrcKleppmann, Why: "a node of a bare majority restarted empty makes, with the node that never granted, a second majority"},
-	{Name: "redsync/kill-quorum", Lock: "redsync", Nodes: 3, Keys: 1, Nemesis: []string{"kill-quorum"}, Hold: 800 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectViolation, Source: SrcRedis, Why: "as for redlock: a node of a bare majority restarted empty"},
-	{Name: "redlock+fencing/kill-quorum", Lock: "redlock", Nodes: 3, Fencing: true, Keys: 1, Nemesis: []string{"kill-quorum"}, Hold: 800 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "two holders at once; the maximum of independent per-node counters, one of them restarted, is not a fencing token"},
-	{Name: "redlock/kill-quorum-delayed", Lock: "redlock", Nodes: 5, Keys: 1, Nemesis: []string{"kill-quorum"}, Restart: "delayed", Hold: 500 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectSafe, Source: SrcRedis, Why: "control: the same aim with the delayed restart; the node is back after every lease it granted expired", Promise: "quorum with delayed restarts: a minority down or stopped cannot break it"},
 	{Name: "setnx/clock-holder", Lock: "setnx", Keys: 1, Nemesis: []string{"clock-holder"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "a forward jump just past the holder's validity expires its key while it still counts on it", Quick: true},
 	{Name: "redislock/clock-holder", Lock: "redislock", Keys: 1, Nemesis: []string{"clock-holder"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "a forward jump just past the holder's validity expires its key"},
 	{Name: "redlock/clock-partition", Lock: "redlock", Nodes: 3, Keys: 1, Nemesis: []string{"clock-partition"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcAntirez, Why: "the contested case: the clients split onto two bare majorities; one shared node's clock jump leaves the holder without a majority and gives the other side one"},
@@ -193,10 +191,10 @@ var cells = []Spec{
 	{Name: "redlock+extend/client-pause", Lock: "redlock", Nodes: 5, Extend: true, Nemesis: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Hold: 1500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcAntirez, Why: "renewing does not help a holder paused past its TTL"},
 	{Name: "redsync+extend/client-pause", Lock: "redsync", Nodes: 5, Extend: true, Nemesis: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Hold: 1500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcExtends, Why: "renewing does not help a holder paused past its TTL"},
 	{Name: "redislock+extend/client-pause", Lock: "redislock", Extend: true, Nemesis: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Hold: 1500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcExtends, Why: "renewing does not help a holder paused past its TTL"},
-	{Name: "setnx+extend/clock", Lock: "setnx", Extend: true, Hold: 3 * time.Second, Nemesis: []string{"clock"}, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcKleppmann, Why: "a forward jump expires the key early, whatever the renewals"},
-	{Name: "redlock+extend/clock", Lock: "redlock", Nodes: 5, Extend: true, Hold: 3 * time.Second, Nemesis: []string{"clock"}, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcKleppmann + "; " + SrcAntirez, Why: "a jump on a majority's clocks expires the keys while the holder's validity runs on; it must land on a live hold's nodes"},
-	{Name: "redsync+extend/clock", Lock: "redsync", Nodes: 5, Extend: true, Hold: 3 * time.Second, Nemesis: []string{"clock"}, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcKleppmann + "; " + SrcAntirez, Why: "as for redlock"},
-	{Name: "redislock+extend/clock", Lock: "redislock", Extend: true, Hold: 3 * time.Second, Nemesis: []string{"clock"}, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcKleppmann, Why: "a forward jump expires the key early"},
+	{Name: "setnx+extend/clock-holder", Lock: "setnx", Extend: true, Keys: 1, Hold: 3 * time.Second, Nemesis: []string{"clock-holder"}, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "a forward jump just past the holder's validity expires its key, whatever the renewals: the next extend is refused, after another client took the key"},
+	{Name: "redlock+extend/clock-majority", Lock: "redlock", Nodes: 5, Extend: true, Keys: 1, Hold: 3 * time.Second, Nemesis: []string{"clock-majority"}, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcAntirez, Why: "a jump on a majority of the holder's nodes just past its validity expires the keys while the holder's validity runs on; renewing comes too late"},
+	{Name: "redsync+extend/clock-majority", Lock: "redsync", Nodes: 5, Extend: true, Keys: 1, Hold: 3 * time.Second, Nemesis: []string{"clock-majority"}, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcAntirez, Why: "as for redlock"},
+	{Name: "redislock+extend/clock-holder", Lock: "redislock", Extend: true, Keys: 1, Hold: 3 * time.Second, Nemesis: []string{"clock-holder"}, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "a forward jump just past the holder's validity expires its key, whatever the renewals"},
 	{Name: "setnx+extend/kill-immediate", Lock: "setnx", Extend: true, Hold: 3 * time.Second, Nemesis: []string{"kill"}, Restart: "immediate", Interval: time.Second, Expect: report.ExpectViolation, Source: SrcRedis, Why: "a node restarted without persistence forgets the lock; the holder's next extend is refused, too late"},
 	{Name: "redlock+extend/kill-delayed", Lock: "redlock", Nodes: 5, Extend: true, Hold: 3 * time.Second, Nemesis: []string{"kill"}, Restart: "delayed", Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "delayed restarts: a minority down cannot break the quorum of an acquire or an extend"},
 	{Name: "redsync+extend/kill-delayed", Lock: "redsync", Nodes: 5, Extend: true, Hold: 3 * time.Second, Nemesis: []string{"kill"}, Restart: "delayed", Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "as for redlock"},
@@ -204,7 +202,7 @@ var cells = []Spec{
 	{Name: "setnx-extend-no-check+extend/client-pause", Lock: "setnx-extend-no-check", Extend: true, Nemesis: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Hold: 1500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcMutant + "; " + SrcExtends, Why: "a bare PEXPIRE renews the key of whoever holds it now: the paused holder's late extend succeeds beside the new holder (lease invalid)", Quick: true},
 	{Name: "setnx-no-ttl/client-crash", Lock: "setnx-no-ttl", Nemesis: []string{"client-crash"}, Keys: 1, TTL: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Liveness: checker.LivenessStuck, Source: SrcMutant + "; " + SrcRedis, Why: "mutual exclusion holds, but a crashed holder's key never expires: no one acquires again"},
 	{Name: "setnx/client-crash", Lock: "setnx", Nemesis: []string{"client-crash"}, Keys: 1, TTL: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Liveness: checker.LivenessOK, Source: SrcRedis, Why: "a crashed holder's key expires within its TTL"},
-	{Name: "redlock+fencing+write-only/kill-immediate", Lock: "redlock", Nodes: 3, Fencing: true, Store: "write-only", Keys: 1, Nemesis: []string{"kill"}, Restart: "immediate", Hold: 500 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectPossible, Source: SrcKleppmann + "; " + SrcJepsen, Why: "the maximum of per-node counters, which a restarted node resets, need not grow from one holder to the next: a fence out of order, a stale write the store takes"},
+	{Name: "redlock+fencing+write-only/kill-quorum", Lock: "redlock", Nodes: 3, Fencing: true, Store: "write-only", Keys: 1, Nemesis: []string{"kill-quorum"}, Hold: 800 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcJepsen, Why: "two holders at once after a node of a bare majority restarted empty: the maximum of per-node counters, one of them reset, need not order their writes, and the store takes a stale one"},
 	{Name: "redlock+fencing+write-only/client-pause", Lock: "redlock", Nodes: 5, Fencing: true, Store: "write-only", Keys: 1, Nemesis: []string{"client-pause"}, TTL: 500 * time.Millisecond, Hold: 200 * time.Millisecond, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcKleppmann + "; " + SrcJepsen, Why: "counters of different majorities diverge: a paused holder's token may exceed the next holder's, and its late write goes in"},
 	{Name: "setnx+fencing+write-only/client-pause", Lock: "setnx", Fencing: true, Store: "write-only", Keys: 1, Nemesis: []string{"client-pause"}, TTL: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcKleppmann, Why: "one counter on one node increases with every grant: the store refuses the paused holder's stale write"},
 

@@ -53,12 +53,21 @@ var Literature = []Row{
 	// Process faults.
 	{When: "single", Spec: Spec{Name: "kill-immediate", Nemesis: []string{"kill"}, Restart: "immediate", Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcRedis,
 		Why: "a node restarted without persistence forgets the lock"}},
-	{When: "quorum", Spec: Spec{Name: "kill-immediate", Nodes: 3, Keys: 1, Nemesis: []string{"kill"}, Restart: "immediate", Hold: 500 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectPossible, Source: SrcRedis + "; " + SrcKleppmann,
-		Why: "a node restarted empty can hand a held lock to a second majority, if the holder had exactly a majority"}},
+	// #14: where the lock reports which nodes granted each hold, the
+	// targeted kill forces what random kills leave to luck; where it does
+	// not, nothing can aim at a bare majority and the row stays possible.
+	{When: "quorum reports", Spec: Spec{Name: "kill-quorum", Nodes: 3, Keys: 1, Nemesis: []string{"kill-quorum"}, Hold: 800 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectViolation, Source: SrcRedis + "; " + SrcKleppmann,
+		Why: "a node of a hold that a bare majority granted, killed while the hold is valid and restarted empty at once, makes with the node that never granted a second majority"}},
+	{When: "quorum !reports", Spec: Spec{Name: "kill-immediate", Nodes: 3, Keys: 1, Nemesis: []string{"kill"}, Restart: "immediate", Hold: 500 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectPossible, Source: SrcRedis + "; " + SrcKleppmann,
+		Why: "a node restarted empty can hand a held lock to a second majority, if the holder had exactly a majority; kill-quorum, which forces it, aims at the nodes that granted a hold, which this lock does not report"}},
 	{When: "single persist:delayed-restart", Spec: Spec{Name: "kill-delayed", Nemesis: []string{"kill"}, Restart: "delayed", Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis,
 		Why: "a node that stays down longer than the TTL comes back after every lock it granted expired", Promise: "delayed restarts: a restarted node comes back after every lock it granted expired"}},
 	{When: "quorum persist:delayed-restart", Spec: Spec{Name: "kill-delayed,pause", Nemesis: []string{"kill", "pause"}, Restart: "delayed", Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis,
 		Why: "delayed restarts: a minority down or stopped cannot break the quorum", Promise: "quorum with delayed restarts: a minority down or stopped cannot break it"}},
+	// #14: the control of kill-quorum: the same aim, the node back only
+	// after every lease it granted expired.
+	{When: "quorum persist:delayed-restart reports", Spec: Spec{Name: "kill-quorum-delayed", Nodes: 5, Keys: 1, Nemesis: []string{"kill-quorum"}, Restart: "delayed", Hold: 500 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectSafe, Source: SrcRedis,
+		Why: "the aim of kill-quorum with the delayed restart: the node is back after every lease it granted expired", Promise: "quorum with delayed restarts: a minority down or stopped cannot break it"}},
 
 	// Client pauses (the GC pause): no lock protects the resource
 	// without fencing; a lock whose validity is counted from before the
@@ -69,8 +78,10 @@ var Literature = []Row{
 		Why: "a paused holder writes late; with no validity its lease outlives the key too"}},
 	{When: "fence-sound", Spec: Spec{Name: "client-pause", Fencing: true, Nemesis: []string{"client-pause"}, Keys: 1, TTL: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcKleppmann,
 		Why: "the resource refuses the stale fencing token", Promise: "sound fencing: every token is greater than the last holder's, so the resource refuses a stalled holder's write"}},
-	{When: "fences !fence-sound", Spec: Spec{Name: "client-pause", Fencing: true, Nemesis: []string{"client-pause", "kill"}, Restart: "immediate", Keys: 1, TTL: 500 * time.Millisecond, Hold: 200 * time.Millisecond, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcKleppmann,
-		Why: "the maximum of independent per-node counters is not a fencing token: it need not grow from one holder to the next"}},
+	{When: "fences !fence-sound reports", Spec: Spec{Name: "kill-quorum", Fencing: true, Nodes: 3, Keys: 1, Nemesis: []string{"kill-quorum"}, Hold: 800 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectViolation, Source: SrcKleppmann,
+		Why: "two holders at once after a node of a bare majority restarted empty; the maximum of independent per-node counters, one of them reset, is not a fencing token that keeps the stale holder out"}},
+	{When: "fences !fence-sound !reports", Spec: Spec{Name: "client-pause", Fencing: true, Nemesis: []string{"client-pause", "kill"}, Restart: "immediate", Keys: 1, TTL: 500 * time.Millisecond, Hold: 200 * time.Millisecond, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcKleppmann,
+		Why: "the maximum of independent per-node counters is not a fencing token: it need not grow from one holder to the next; kill-quorum, which forces two holders, needs the per-node grants this lock does not report"}},
 
 	// Clocks: RedLock assumes bounded clock drift.
 	{When: "quorum", Spec: Spec{Name: "clock", Nemesis: []string{"clock"}, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann + "; " + SrcAntirez,

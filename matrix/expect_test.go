@@ -62,6 +62,21 @@ func TestDerive(t *testing.T) {
 	if !slices.Contains(names(quorum), "q/partition") || !slices.Contains(names(quorum), "q/kill-delayed,pause") {
 		t.Errorf("a quorum lock with delayed restarts lacks a cell: %v", names(quorum))
 	}
+	// #14: a quorum lock that reports its per-node grants is aimed at
+	// (kill-quorum: violation expected); one that does not keeps the
+	// random kill, possible.
+	aimed := Derive("r", locks.Promises{Quorum: 5, ElapsedFromRequest: true, ReportsNodes: true})
+	if n := names(aimed); !slices.Contains(n, "r/kill-quorum") || slices.Contains(n, "r/kill-immediate") {
+		t.Errorf("a reporting quorum lock's cells %v: want r/kill-quorum, not r/kill-immediate", n)
+	}
+	for _, sp := range aimed {
+		if sp.Name == "r/kill-quorum" && (sp.Expect != report.ExpectViolation || sp.Nodes != 3) {
+			t.Errorf("r/kill-quorum: %+v", sp)
+		}
+	}
+	if n := names(quorum); slices.Contains(n, "q/kill-quorum") || !slices.Contains(n, "q/kill-immediate") {
+		t.Errorf("a quorum lock that reports no grants: cells %v, want q/kill-immediate and no q/kill-quorum", n)
+	}
 	liar := Derive("liar", locks.Promises{ElapsedFromRequest: true, SafeUnder: []string{"client-pause"}})
 	for _, sp := range liar {
 		if sp.Name != "liar/client-pause" {
