@@ -199,14 +199,37 @@ func checkShards(shards []shardOutput) error {
 }
 
 // merged joins checked shards into the whole matrix.
+// sameMachine is the machine of shards that all ran on one kind of
+// machine (the same CPUs, OS and architecture: shards run side by side,
+// or on identical runners), with the highest load any saw at its start
+// and at its end; nil when they differ or one does not say.
+func sameMachine(shards []shardOutput) *report.Machine {
+	var m *report.Machine
+	for _, s := range shards {
+		sm := s.m.Machine
+		switch {
+		case sm == nil:
+			return nil
+		case m == nil:
+			cp := *sm
+			m = &cp
+		case sm.CPUs != m.CPUs || sm.OS != m.OS || sm.Arch != m.Arch:
+			return nil
+		default:
+			m.LoadStart, m.LoadEnd = max(m.LoadStart, sm.LoadStart), max(m.LoadEnd, sm.LoadEnd)
+		}
+	}
+	return m
+}
+
 func merged(shards []shardOutput) report.Matrix {
 	f := shards[0].m
 	m := report.Matrix{
 		Started: f.Started, Command: f.Command, Seeds: f.Seeds, Duration: f.Duration,
 		Versions: f.Versions, Commit: f.Commit, Dirty: f.Dirty,
-		// Every shard records the whole matrix's scenarios; the machines
-		// are the shards' own, so the merged matrix names none (#16).
+		// Every shard records the whole matrix's scenarios (#16).
 		Scenarios: f.Scenarios,
+		Machine:   sameMachine(shards),
 	}
 	seedPos := make(map[int64]int, len(f.Seeds))
 	for i, s := range f.Seeds {

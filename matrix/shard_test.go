@@ -492,3 +492,31 @@ func TestShardEmpty(t *testing.T) {
 		t.Fatalf("merged %+v", m.Cells)
 	}
 }
+
+// TestSameMachine: shards of one kind of machine give the merged matrix
+// that machine with the highest loads; shards of different machines, or
+// one that does not say, give none.
+func TestSameMachine(t *testing.T) {
+	out := func(ms ...*report.Machine) []shardOutput {
+		var s []shardOutput
+		for _, m := range ms {
+			s = append(s, shardOutput{m: report.Matrix{Machine: m}})
+		}
+		return s
+	}
+	a := &report.Machine{CPUs: 2, OS: "linux", Arch: "amd64", LoadStart: 1.5, LoadEnd: 3}
+	b := &report.Machine{CPUs: 2, OS: "linux", Arch: "amd64", LoadStart: 2.5, LoadEnd: 2}
+	got := sameMachine(out(a, b))
+	if got == nil || got.CPUs != 2 || got.LoadStart != 2.5 || got.LoadEnd != 3 {
+		t.Errorf("same machines: %+v", got)
+	}
+	if a.LoadStart != 1.5 {
+		t.Error("sameMachine changed a shard's machine")
+	}
+	if got := sameMachine(out(a, &report.Machine{CPUs: 4, OS: "linux", Arch: "amd64"})); got != nil {
+		t.Errorf("different machines: %+v, want none", got)
+	}
+	if got := sameMachine(out(a, nil)); got != nil {
+		t.Errorf("a shard without a machine: %+v, want none", got)
+	}
+}
