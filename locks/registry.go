@@ -95,6 +95,7 @@ var (
 			Name:     "redis-py-lock",
 			Summary:  "library redis-py (Python), Redis.lock through the process adapter: SET NX PX on one node; its users hold until they release (no validity)",
 			Language: "Python",
+			Process:  true,
 			Check:    pythonCheck,
 			Promises: &Promises{},
 			New:      newRedisPyLock,
@@ -104,9 +105,24 @@ var (
 			Summary:   "RedLock written in Python over redis-py from the Redis description, through the process adapter: SET NX PX on N masters in turn, quorum N/2+1, validity TTL − elapsed − drift",
 			MultiNode: true,
 			Language:  "Python",
+			Process:   true,
 			Check:     pythonCheck,
 			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, Persistence: PersistDelayedRestart},
 			New:       newRedLockPy,
+		},
+		// #16: redlock-py's elapsed time on the wall clock, as the
+		// library counts it. Its validity is counted from before the
+		// request, but on a clock a jump moves: no elapsed-from-request
+		// promise.
+		{
+			Name:      "redlock-py-wall",
+			Summary:   "redlock-py counting the time elapsed in a round with time.time() (the wall clock), as the redlock-py library does: a wall-clock jump on the client moves its validity",
+			MultiNode: true,
+			Language:  "Python",
+			Process:   true,
+			Check:     pythonCheck,
+			Promises:  &Promises{Quorum: 5, Persistence: PersistDelayedRestart},
+			New:       newRedLockPyWall,
 		},
 		// #16: the seed article's own pattern.
 		{
