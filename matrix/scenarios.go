@@ -25,7 +25,7 @@ var scenarios = []report.Scenario{
 		Claim: "validity = TTL − time spent acquiring − drift keeps a slow reply from stretching the lease past the key's expiry; a lock that counts from the reply, or counts nothing, over-claims",
 		Cells: []string{"setnx/latency", "redlock/latency", "redislock/latency", "redlock-no-elapsed/latency", "setnx/latency-hold950", "redis-py-lock/latency", "setnx-seed/latency"}},
 	{Name: "Wall-clock jumps on RedLock's nodes", Source: SrcKleppmann + "; " + SrcAntirez,
-		Claim:   "a node whose clock jumps forward expires its keys early while the holder's validity runs on (Kleppmann); antirez: safe with one node's jump and no partition, so operators must keep clocks from jumping",
+		Claim: "a node whose clock jumps forward expires its keys early while the holder's validity runs on (Kleppmann); antirez: safe with one node's jump and no partition, so operators must keep clocks from jumping",
 		Cells: []string{"redlock/clock", "redsync/clock", "redlock-py/clock", "redlock/clock-minority", "redlock/clock-majority", "redlock/clock-partition", "redlock/clock-back-slew", "setnx/clock-back-slew"}},
 	{Name: "A wall-clock jump on the single instance", Source: SrcSingle,
 		Claim: "one node's forward jump expires every key it holds at once, while each holder's validity runs on its own clock",
