@@ -107,22 +107,8 @@ var (
 			Language:  "Python",
 			Process:   true,
 			Check:     pythonCheck,
-			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, Persistence: PersistDelayedRestart},
+			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, MonotonicClock: true, Persistence: PersistDelayedRestart},
 			New:       newRedLockPy,
-		},
-		// #16: redlock-py's elapsed time on the wall clock, as the
-		// library counts it. Its validity is counted from before the
-		// request, but on a clock a jump moves: no elapsed-from-request
-		// promise.
-		{
-			Name:      "redlock-py-wall",
-			Summary:   "redlock-py counting the time elapsed in a round with time.time() (the wall clock), as the redlock-py library does: a wall-clock jump on the client moves its validity",
-			MultiNode: true,
-			Language:  "Python",
-			Process:   true,
-			Check:     pythonCheck,
-			Promises:  &Promises{Quorum: 5, Persistence: PersistDelayedRestart},
-			New:       newRedLockPyWall,
 		},
 		// #16: the seed article's own pattern.
 		{
@@ -132,6 +118,20 @@ var (
 			// expects of redis-py's Lock.
 			Promises: &Promises{Extends: true, Persistence: PersistDelayedRestart},
 			New:      newSetNXSeed,
+		},
+		// #16: redlock-py's elapsed time on the wall clock, as the
+		// redlock-py library counts it: a mutant of redlock-py, which
+		// claims what redlock-py claims and breaks the monotonic count.
+		{
+			Name:      "redlock-py-wall",
+			Summary:   "mutant of redlock-py, as the redlock-py library (SPSCommerce) counts: the time elapsed in a round on time.time(), the wall clock, so a backward jump of the client's clock during an acquire over-claims validity",
+			Mutant:    true,
+			MultiNode: true,
+			Language:  "Python",
+			Process:   true,
+			Check:     pythonCheck,
+			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, MonotonicClock: true, Persistence: PersistDelayedRestart},
+			New:       newRedLockPyWall,
 		},
 	}
 )
