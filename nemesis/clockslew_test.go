@@ -172,3 +172,31 @@ func TestClientClockStrobe(t *testing.T) {
 		t.Error("Start without a client clock: no error")
 	}
 }
+
+// TestDriftRate: Drift sets offsets that grow at the rate (an offset set
+// at time t is at most rate × (t − start), t read after it was computed)
+// until stopped.
+func TestDriftRate(t *testing.T) {
+	const rate = 0.5
+	stop := make(chan struct{})
+	var offs, ats []time.Duration
+	began := time.Now()
+	err := Drift(context.Background(), stop, func(d time.Duration) error {
+		offs, ats = append(offs, d), append(ats, time.Since(began))
+		if len(offs) == 5 {
+			close(stop)
+		}
+		return nil
+	}, rate, 2*time.Millisecond)
+	if err != ErrSlewStopped {
+		t.Fatalf("Drift stopped: %v", err)
+	}
+	for i, d := range offs {
+		if d < 0 || (i > 0 && d < offs[i-1]) || d > time.Duration(rate*float64(ats[i])) {
+			t.Errorf("set %d at %v: offset %v, want non-decreasing within rate × elapsed", i, ats[i], d)
+		}
+	}
+	if offs[len(offs)-1] == 0 {
+		t.Error("the offset never grew")
+	}
+}

@@ -157,6 +157,7 @@ var kinds = []Kind{
 	clientCrashKind, // #13
 	clientClockKind, // #16
 	clockBackSlewKind,
+	clockDriftKind,
 }
 
 // Kinds returns every known kind in a fixed order.
