@@ -46,10 +46,16 @@ func OpenClientClock(path string) (*ClientClock, error) {
 	return &ClientClock{shim: shim, file: &clockFile{path: abs, mem: mem}}, nil
 }
 
-// Env returns the environment entries that preload the shim and name the
-// offset file, for the client processes (locks.Config.ClientEnv).
+// Env returns the environment entries that preload the shim (ahead of
+// this process's LD_PRELOAD, if any) and name the offset file, for the
+// client processes (locks.Config.ClientEnv), which inherit this process's
+// environment with these entries appended.
 func (c *ClientClock) Env() []string {
-	return []string{"LD_PRELOAD=" + c.shim, clockFileEnv + "=" + c.file.path}
+	preload := c.shim
+	if v := os.Getenv("LD_PRELOAD"); v != "" {
+		preload += " " + v
+	}
+	return []string{"LD_PRELOAD=" + preload, clockFileEnv + "=" + c.file.path}
 }
 
 // SetOffset shifts the clients' wall clock to the real time plus d, from
