@@ -27,6 +27,9 @@ type Fault struct {
 	Name, Param string
 	// Doc says what a value of the parameter means.
 	Doc string
+	// Unit is what the parameter is measured in, for the outputs: "TTL"
+	// (a multiple of it) when empty; "rate" for a fraction of real time.
+	Unit string
 	// MultiOnly: the fault needs a multi-node lock.
 	MultiOnly bool // none yet: a restart-delay envelope (kill-quorum) would be one
 	// step returns the kind and parameters of one strike of size v×TTL,
@@ -74,7 +77,7 @@ var Faults = []Fault{
 		// #16: a node clock running fast by the rate v, by the slew's
 		// mechanism (nemesis.ClockDrift), on the single node or on two of
 		// RedLock's three nodes, for three TTLs at a time.
-		Name: "drift", Param: "rate", Doc: "how fast the node's clock runs (setnx) or a majority's (RedLock), as a fraction of real time: 0.02 is 2% fast (clock-drift)",
+		Name: "drift", Param: "rate", Unit: "rate", Doc: "how fast the node's clock runs (setnx) or a majority's (RedLock), as a fraction of real time: 0.02 is 2% fast (clock-drift)",
 		step: func(v float64, o Options, multi bool, _ int64) (string, any, time.Duration) {
 			nodes := []int{0}
 			if multi {
@@ -95,6 +98,14 @@ var Faults = []Fault{
 			return max(allow, float64(o.TTL)/float64(o.Hold)-1), fmt.Sprintf("key life TTL/(1+rate) < the hold: rate > TTL/hold − 1 (the drift allowance TTL×1%% + 2 ms covers up to %.3f)", allow)
 		},
 	},
+}
+
+// unit is f's Unit, "TTL" by default.
+func (f Fault) unit() string {
+	if f.Unit == "" {
+		return "TTL"
+	}
+	return f.Unit
 }
 
 func ttlTimes(v float64, ttl time.Duration) time.Duration {
