@@ -27,6 +27,9 @@ type Fault struct {
 	Name, Param string
 	// Doc says what a value of the parameter means.
 	Doc string
+	// Unit is what the parameter is measured in, for the outputs: "TTL"
+	// (a multiple of it) when empty; "rate" for a fraction of real time.
+	Unit string
 	// MultiOnly: the fault needs a multi-node lock.
 	MultiOnly bool // none yet: a restart-delay envelope (kill-quorum) would be one
 	// step returns the kind and parameters of one strike of size v×TTL,
@@ -70,6 +73,39 @@ var Faults = []Fault{
 			return 1 - float64(o.Hold)/float64(o.TTL), "jump > the key's time left on the node beyond the holder's release (≈ TTL − hold)"
 		},
 	},
+	{
+		// #16: a node clock running fast by the rate v, by the slew's
+		// mechanism (nemesis.ClockDrift), on the single node or on two of
+		// RedLock's three nodes, for three TTLs at a time.
+		Name: "drift", Param: "rate", Unit: "rate", Doc: "how fast the node's clock runs (setnx) or a majority's (RedLock), as a fraction of real time: 0.02 is 2% fast (clock-drift)",
+		step: func(v float64, o Options, multi bool, _ int64) (string, any, time.Duration) {
+			nodes := []int{0}
+			if multi {
+				nodes = []int{0, 1}
+			}
+			return "clock-drift", &nemesis.ClockDrift{Nodes: nodes, Rate: v}, 3 * o.TTL
+		},
+		theory: func(o Options) (float64, string) {
+			// A key set on a node running v fast lives TTL/(1+v) of real
+			// time. The lock's drift allowance (TTL×1% + 2 ms) covers v up
+			// to about 0.01 + 2 ms/TTL; the workload sees an overlap only
+			// once the key's life falls below the holder's use of it, a
+			// hold after the grant: v > TTL/hold − 1.
+			allow := 0.01 + float64(2*time.Millisecond)/float64(o.TTL)
+			if o.Hold <= 0 {
+				return math.Inf(1), fmt.Sprintf("no hold: the holder never uses its validity (the drift allowance covers up to %.3f)", allow)
+			}
+			return max(allow, float64(o.TTL)/float64(o.Hold)-1), fmt.Sprintf("key life TTL/(1+rate) < the hold: rate > TTL/hold − 1 (the drift allowance TTL×1%% + 2 ms covers up to %.3f)", allow)
+		},
+	},
+}
+
+// unit is f's Unit, "TTL" by default.
+func (f Fault) unit() string {
+	if f.Unit == "" {
+		return "TTL"
+	}
+	return f.Unit
 }
 
 func ttlTimes(v float64, ttl time.Duration) time.Duration {

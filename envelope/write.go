@@ -40,10 +40,10 @@ func write(res Result) error {
 func Table(res Result) string {
 	o := res.Options
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "Envelope: %s, %s ÷ TTL from %g to %g (%d points, %d bisection steps, seeds 1..%d, %s runs, TTL %s, hold %s, %d clients on one key).\n\n",
-		o.Fault.Name, o.Fault.Param, o.From, o.To, o.Points, o.Bisect, o.Seeds, o.Duration, o.TTL, o.Hold, o.Clients)
-	fmt.Fprintf(&b, "Theory: %s → %.3f TTL.\n\n", res.Why, res.Theory)
-	fmt.Fprintln(&b, "| lock | boundary found (TTL) | theory (TTL) | off by | runs | violations |")
+	fmt.Fprintf(&b, "Envelope: %s, %s from %g to %g (%d points, %d bisection steps, seeds 1..%d, %s runs, TTL %s, hold %s, %d clients on one key).\n\n",
+		o.Fault.Name, o.Fault.Param+per(o.Fault), o.From, o.To, o.Points, o.Bisect, o.Seeds, o.Duration, o.TTL, o.Hold, o.Clients)
+	fmt.Fprintf(&b, "Theory: %s → %.3f %s.\n\n", res.Why, res.Theory, o.Fault.unit())
+	fmt.Fprintf(&b, "| lock | boundary found (%[1]s) | theory (%[1]s) | off by | runs | violations |\n", o.Fault.unit())
 	fmt.Fprintln(&b, "|---|---|---|---|---|---|")
 	for _, lk := range o.Locks {
 		runs, viol := 0, 0
@@ -60,7 +60,7 @@ func Table(res Result) string {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %.3f | %s | %d | %d |\n", lk, found, res.Theory, off, runs, viol)
 	}
-	fmt.Fprintln(&b, "\n| lock | value (TTL) | violated | rate | 95% Wilson |")
+	fmt.Fprintf(&b, "\n| lock | value (%s) | violated | rate | 95%% Wilson |\n", o.Fault.unit())
 	fmt.Fprintln(&b, "|---|---|---|---|---|")
 	for _, p := range res.Points {
 		fmt.Fprintf(&b, "| %s | %.3f | %d/%d | %.2f | [%.2f, %.2f] |\n", p.Lock, p.Value, p.Violations, p.Runs-p.Unknown, p.Rate(), p.Lo, p.Hi)
@@ -78,7 +78,7 @@ func SVG(res Result) []byte {
 	colors := []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" font-family="sans-serif" font-size="12">`+"\n", W, H)
-	fmt.Fprintf(&b, `<text x="%g" y="18" font-size="14">%s</text>`+"\n", left, html.EscapeString(fmt.Sprintf("violation rate vs %s ÷ TTL (%s fault, seeds 1..%d per point, 95%% Wilson)", o.Fault.Param, o.Fault.Name, o.Seeds)))
+	fmt.Fprintf(&b, `<text x="%g" y="18" font-size="14">%s</text>`+"\n", left, html.EscapeString(fmt.Sprintf("violation rate vs %s%s (%s fault, seeds 1..%d per point, 95%% Wilson)", o.Fault.Param, per(o.Fault), o.Fault.Name, o.Seeds)))
 	// Axes and ticks.
 	fmt.Fprintf(&b, `<path d="M%g %g V%g H%g" stroke="black" fill="none"/>`+"\n", left, top, H-bottom, W-right)
 	for i := 0; i <= 4; i++ {
@@ -87,7 +87,7 @@ func SVG(res Result) []byte {
 		v := o.From + (o.To-o.From)*float64(i)/4
 		fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">%.2f</text><path d="M%g %g v4" stroke="black"/>`+"\n", x(v), H-bottom+18, v, x(v), H-bottom)
 	}
-	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">%s ÷ TTL</text>`+"\n", (left+W-right)/2, H-12, html.EscapeString(o.Fault.Param))
+	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">%s</text>`+"\n", (left+W-right)/2, H-12, html.EscapeString(o.Fault.Param+per(o.Fault)))
 	if res.Theory >= o.From && res.Theory <= o.To {
 		fmt.Fprintf(&b, `<path d="M%g %g V%g" stroke="gray" stroke-dasharray="5,4"/><text x="%g" y="%g" fill="gray">theory %.2f</text>`+"\n", x(res.Theory), top, H-bottom, x(res.Theory)+4, top+12, res.Theory)
 	}
@@ -124,4 +124,12 @@ func cmpFloat(a, b float64) int {
 		return 1
 	}
 	return 0
+}
+
+// per is " ÷ TTL" for a parameter in TTLs, "" for a rate.
+func per(f Fault) string {
+	if f.unit() == "TTL" {
+		return " ÷ TTL"
+	}
+	return ""
 }

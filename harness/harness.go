@@ -138,7 +138,19 @@ func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary
 		}
 	}()
 	sum.RedisVersion, sum.NodeVersions = cl.Version(), cl.Versions()
-	lks, err := p.openLocks(ctx, cl, &sum)
+	// A kind that moves the clients' clock (client-clock): the client
+	// processes start with the clock shim and an offset file of their own.
+	var clientClock nemesis.ClockSetter
+	var clientEnv []string
+	if p.needs.ClientClock {
+		cc, err := cluster.OpenClientClock(filepath.Join(cfg.Dir, "client-clock.offset"))
+		if err != nil {
+			return sum, fmt.Errorf("harness: client clock: %w", err)
+		}
+		defer cc.Close()
+		clientClock, clientEnv = cc, cc.Env()
+	}
+	lks, err := p.openLocks(ctx, cl, &sum, clientEnv)
 	defer func() {
 		for _, lk := range lks {
 			lk.Close()
@@ -162,7 +174,7 @@ func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary
 	if cfg.Store == StoreWriteOnly {
 		store = NewWriteOnlyStore()
 	}
-	r := &run{cfg: cfg, rec: NewRecorder(base, w), store: store, stalls: &staller{}, view: newView(base), locks: lks}
+	r := &run{cfg: cfg, rec: NewRecorder(base, w), store: store, stalls: &staller{}, view: newView(base), locks: lks, clientClock: clientClock}
 	if o.view != nil {
 		o.view(r.view)
 	}
@@ -180,11 +192,11 @@ func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary
 // through the sentinels), so that a partition can cut groups apart. It
 // returns the locks built so far also on an error, for the caller to
 // close.
-func (p *Plan) openLocks(ctx context.Context, cl *cluster.Cluster, sum *Summary) ([]locks.Lock, error) {
+func (p *Plan) openLocks(ctx context.Context, cl *cluster.Cluster, sum *Summary, clientEnv []string) ([]locks.Lock, error) {
 	cfg, groups := p.cfg, p.setup.Groups
 	var lks []locks.Lock
 	for g := range groups {
-		lcfg := locks.Config{Addrs: cl.GroupAddrs(g), Password: cl.Password(), TTL: cfg.TTL, Fencing: cfg.Fencing, Seed: cfg.Seed + int64(g), Quorum: cfg.Quorum, WaitReplicas: cfg.WaitReplicas}
+		lcfg := locks.Config{Addrs: cl.GroupAddrs(g), Password: cl.Password(), TTL: cfg.TTL, Fencing: cfg.Fencing, Seed: cfg.Seed + int64(g), Quorum: cfg.Quorum, WaitReplicas: cfg.WaitReplicas, ClientEnv: clientEnv}
 		if f := cl.Failover(); f != nil {
 			lcfg.Addrs, lcfg.Sentinels, lcfg.MasterName, lcfg.AddrMap = nil, f.SentinelAddrs(), f.MasterName(), f.AddrMap()
 			lcfg.SentinelPassword = f.SentinelPassword()
@@ -216,6 +228,9 @@ type run struct {
 	stalls *staller
 	view   *view        // the live holds, for the nemesis
 	locks  []locks.Lock // one per client group; client i uses locks[i%len]
+	// clientClock moves the client processes' wall clock; nil unless a
+	// kind needs it.
+	clientClock nemesis.ClockSetter
 
 	acquired, attempts atomic.Int64
 }
@@ -247,7 +262,7 @@ func (r *run) drive(ctx context.Context, p *Plan, cl *cluster.Cluster, o runOpti
 	nemDone := make(chan struct{})
 	go func() {
 		defer close(nemDone)
-		nemErr = nemesis.Run(runCtx, p.schedule, &nemesis.Target{Cluster: cl, Clients: r.stalls, View: r.view}, r.rec.base, r.rec)
+		nemErr = nemesis.Run(runCtx, p.schedule, &nemesis.Target{Cluster: cl, Clients: r.stalls, View: r.view, ClientClock: r.clientClock}, r.rec.base, r.rec)
 	}()
 	errs, failed := r.clients(ctx, runCtx, stop, p.seeds)
 	<-nemDone

@@ -215,6 +215,7 @@ func NewProcessLock(name string, argv []string, cfg Config, opts ...ProcessOptio
 	for _, o := range opts {
 		o(&l.opts)
 	}
+	l.opts.env = append(l.opts.env, cfg.ClientEnv...)
 	nodes := max(len(cfg.Addrs), 1)
 	l.bound = max(time.Second, time.Duration(cfg.Tries)*(time.Duration(nodes)*cfg.Timeout+cfg.RetryDelay)+cfg.Timeout)
 	if l.opts.callTimeout > 0 {
@@ -681,6 +682,7 @@ func ExecSpec(name string) (Spec, error) {
 		Nodes:     1,
 		Fencing:   true,
 		Language:  "any (exec)",
+		Process:   true,
 		New: func(cfg Config) (Lock, error) {
 			l, err := NewProcessLock(name, argv, cfg)
 			if err != nil {

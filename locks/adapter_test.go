@@ -355,3 +355,21 @@ func TestProcessLockEvidence(t *testing.T) {
 		t.Errorf("evidence of node 7 of 1: %v, evidence %+v; want ErrProtocol and none", err, got)
 	}
 }
+
+// TestProcessLockClientEnv: Config.ClientEnv reaches the client
+// processes' environment (the clock shim of a client-clock fault): here
+// it is what makes the test binary a client that answers, and without it
+// the binary runs as a test and never says hello.
+func TestProcessLockClientEnv(t *testing.T) {
+	t.Parallel()
+	cfg := fakeConfig()
+	cfg.ClientEnv = []string{fakeClientEnv + "=refuse"}
+	l, err := locks.NewProcessLock("fake", []string{os.Args[0]}, cfg)
+	if err == nil {
+		l.Close()
+		t.Fatal("NewProcessLock succeeded; want the refusal of the client that ClientEnv made")
+	}
+	if !strings.Contains(err.Error(), "I refuse this configuration") {
+		t.Errorf("error %q: want the fake client's refusal (ClientEnv did not reach it)", err)
+	}
+}

@@ -134,6 +134,11 @@ type Config struct {
 	// instance lock, not closing it. Default 0: no WAIT. Other locks, and
 	// setnx without Sentinels, refuse it (#16).
 	WaitReplicas int
+	// ClientEnv is added to the environment of the lock's client
+	// processes (the process adapter: Spec.Process), e.g. the clock shim
+	// of a client-clock fault (cluster.ClientClock.Env). Go locks, which
+	// run in this process, ignore it. Default none.
+	ClientEnv []string
 }
 
 // withDefaults returns c with every zero field set to its default.
@@ -189,6 +194,10 @@ type Spec struct {
 	// Language is what the lock is written in, for the results table.
 	// Default "Go".
 	Language string
+	// Process is true when the lock's clients run as processes of their
+	// own (the process adapter), so that an environment (Config.ClientEnv)
+	// such as the clock shim reaches them; a Go lock runs in this process.
+	Process bool
 	// Check, when set, says what the lock needs that is missing (an
 	// interpreter, a library), in one line, before a run starts
 	// anything. Default none.

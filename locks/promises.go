@@ -25,6 +25,12 @@ type Promises struct {
 	// before its first request (TTL − elapsed − drift), so a slow reply
 	// shortens it instead of stretching it past the key's expiry.
 	ElapsedFromRequest bool `json:"elapsed_from_request,omitempty"`
+	// MonotonicClock: the client counts its validity on a monotonic
+	// clock, which a jump of its wall clock does not move. Declared by
+	// the locks whose clients the clock shim can move (process clients,
+	// Spec.Process), so that the client-clock fault can test it; Go's
+	// time.Now carries a monotonic reading, but no fault here reaches it.
+	MonotonicClock bool `json:"monotonic_clock,omitempty"`
 	// Fences: the lock issues fencing tokens (Config.Fencing).
 	Fences bool `json:"fences,omitempty"`
 	// FenceSound: every token is greater than the token of every hold
@@ -88,7 +94,7 @@ func (p Promises) Check() error {
 
 // Traits are the promises as words, which the literature table's rows
 // select locks by (matrix.Expectation.When): "single" or "quorum",
-// "elapsed", "fences", "fence-sound", "extends", "persist:" + Persistence,
+// "elapsed", "monotonic", "fences", "fence-sound", "extends", "persist:" + Persistence,
 // "topology:" + each of Topologies, "safe-under:" + each of SafeUnder.
 // A new promise is a new word here; the table selects by words, and the
 // gate never looks at a promise by name.
@@ -102,7 +108,7 @@ func (p Promises) Traits() []string {
 	for _, b := range []struct {
 		on   bool
 		word string
-	}{{p.ElapsedFromRequest, "elapsed"}, {p.Fences, "fences"}, {p.FenceSound, "fence-sound"}, {p.Extends, "extends"}, {p.ReportsNodes, "reports"}} {
+	}{{p.ElapsedFromRequest, "elapsed"}, {p.MonotonicClock, "monotonic"}, {p.Fences, "fences"}, {p.FenceSound, "fence-sound"}, {p.Extends, "extends"}, {p.ReportsNodes, "reports"}} {
 		if b.on {
 			t = append(t, b.word)
 		}

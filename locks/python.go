@@ -38,12 +38,20 @@ func newRedLockPy(cfg Config) (Lock, error) {
 	return newPythonLock("redlock-py", redLockPyScript, cfg)
 }
 
-func newPythonLock(name string, script []byte, cfg Config) (Lock, error) {
+// newRedLockPyWall builds "redlock-py-wall": redlock-py's script with
+// --wall, which counts the time elapsed in a round with time.time(), the
+// wall clock, as the redlock-py library does; a wall-clock jump on the
+// client moves its validity (the client-clock fault kind).
+func newRedLockPyWall(cfg Config) (Lock, error) {
+	return newPythonLock("redlock-py-wall", redLockPyScript, cfg, "--wall")
+}
+
+func newPythonLock(name string, script []byte, cfg Config, args ...string) (Lock, error) {
 	py, err := PythonWithRedis()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	l, err := NewProcessLock(name, []string{py, "/dev/fd/3"}, cfg, withScript(script))
+	l, err := NewProcessLock(name, append([]string{py, "/dev/fd/3"}, args...), cfg, withScript(script))
 	if err != nil {
 		return nil, err
 	}

@@ -95,6 +95,7 @@ var (
 			Name:     "redis-py-lock",
 			Summary:  "library redis-py (Python), Redis.lock through the process adapter: SET NX PX on one node; its users hold until they release (no validity)",
 			Language: "Python",
+			Process:  true,
 			Check:    pythonCheck,
 			Promises: &Promises{},
 			New:      newRedisPyLock,
@@ -104,8 +105,9 @@ var (
 			Summary:   "RedLock written in Python over redis-py from the Redis description, through the process adapter: SET NX PX on N masters in turn, quorum N/2+1, validity TTL − elapsed − drift",
 			MultiNode: true,
 			Language:  "Python",
+			Process:   true,
 			Check:     pythonCheck,
-			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, Persistence: PersistDelayedRestart, ReportsNodes: true},
+			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, MonotonicClock: true, Persistence: PersistDelayedRestart, ReportsNodes: true},
 			New:       newRedLockPy,
 		},
 		// #16: the seed article's own pattern.
@@ -116,6 +118,20 @@ var (
 			// expects of redis-py's Lock.
 			Promises: &Promises{Extends: true, Persistence: PersistDelayedRestart},
 			New:      newSetNXSeed,
+		},
+		// #16: redlock-py's elapsed time on the wall clock, as the
+		// redlock-py library counts it: a mutant of redlock-py, which
+		// claims what redlock-py claims and breaks the monotonic count.
+		{
+			Name:      "redlock-py-wall",
+			Summary:   "mutant of redlock-py, as the redlock-py library (SPSCommerce) counts: the time elapsed in a round on time.time(), the wall clock, so a backward jump of the client's clock during an acquire over-claims validity",
+			Mutant:    true,
+			MultiNode: true,
+			Language:  "Python",
+			Process:   true,
+			Check:     pythonCheck,
+			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, MonotonicClock: true, Persistence: PersistDelayedRestart},
+			New:       newRedLockPyWall,
 		},
 	}
 )

@@ -32,7 +32,8 @@ func TestRegistry(t *testing.T) {
 		{"redlock-no-elapsed", true, true, false},
 		{"redis-py-lock", false, false, false},
 		{"redlock-py", false, true, false},
-		{"setnx-seed", false, false, false}, // #16
+		{"setnx-seed", false, false, false},    // #16
+		{"redlock-py-wall", true, true, false}, // #16
 	}
 	specs := locks.Specs()
 	if len(specs) < len(want) {
@@ -55,7 +56,7 @@ func TestRegistry(t *testing.T) {
 	if names := locks.Names(); !slices.Equal(names[:len(want)], []string{
 		"setnx", "redlock", "redsync", "redislock",
 		"setnx-plain-del", "setnx-get-set", "setnx-no-ttl", "setnx-extend-no-check", "redlock-no-quorum", "redlock-no-elapsed",
-		"redis-py-lock", "redlock-py", "setnx-seed",
+		"redis-py-lock", "redlock-py", "setnx-seed", "redlock-py-wall",
 	}) {
 		t.Errorf("Names() = %v", names)
 	}

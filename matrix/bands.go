@@ -48,9 +48,10 @@ var bands = map[string]report.Band{
 	"redlock+fencing/kill-quorum":            {Min: 0.5, Max: 1, Why: whyKillQ},
 	"redlock+fencing+write-only/kill-quorum": {Min: 0.5, Max: 1, Why: whyKillQ + "; the stale write must also land after the other holder's"},
 	// #16 cells.
-	"setnx-seed/kill-immediate": {Min: 0.6, Max: 1, Why: whyKill},
-	"setnx-seed/client-pause":   {Min: 0.9, Max: 1, Why: whyForced},
-	"setnx-seed/clock":          {Min: 0.5, Max: 1, Why: whyClock},
+	"setnx-seed/kill-immediate":    {Min: 0.6, Max: 1, Why: whyKill},
+	"setnx-seed/client-pause":      {Min: 0.9, Max: 1, Why: whyForced},
+	"setnx-seed/clock":             {Min: 0.5, Max: 1, Why: whyClock},
+	"redlock-py-wall/client-clock": {Min: 0.6, Max: 1, Why: "a backward jump of the strobe must fall inside a round that wins the key, and the over-claimed hold must meet the next grant: seen on 3 of 3 seeds and 9 of 10 (seed 7 missed with two strobes)"},
 }
 
 // band is the cell's expectation as a band of rates.

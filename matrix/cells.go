@@ -22,6 +22,7 @@ const (
 	SrcSeed      = "the seed article: the single-instance lock SET NX PX with a Lua compare-and-delete release and no validity (locks/setnxseed.go), and RedLock with a quorum of ⌈N/2⌉+1"
 	SrcWait      = "Redis docs, WAIT (redis.io/docs/latest/commands/wait/): WAIT does not make Redis a strongly consistent store; a failover may still promote a replica that did not acknowledge"
 	SrcFsync     = "Redis docs, persistence (redis.io/docs/latest/operate/oss_and_stack/management/persistence/) and the distributed-locks page's \"Performance, crash recovery and fsync\": appendfsync always keeps every acknowledged write; everysec may lose the last second on a crash"
+	SrcRedLockPy = "redlock-py (SPSCommerce/redlock-py): elapsed = int(time.time() * 1000) − start_time, validity = ttl − elapsed − drift, on the wall clock"
 	SrcSingle    = "the single-instance argument: one node's key expires by that node's wall clock alone, so a forward jump ends every lock it holds at once (Redis 7 keyIsExpired; " + "M. Kleppmann, \"How to do distributed locking\", 2016)"
 )
 
@@ -230,6 +231,24 @@ var cells = []Spec{
 		Why: "one data node crashes and restarts at once from its append-only file: the primary keeps every lock it acknowledged and no promotion is needed; a replica's crash does not touch the primary"},
 	{Name: "redlock/kill-immediate-q3", Lock: "redlock", Nodes: 3, Quorum: 3, Keys: 1, Nemesis: []string{"kill"}, Restart: "immediate", Hold: 500 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectSafe, Source: SrcSeed + "; " + SrcRedis,
 		Why: "the article's quorum ⌈3/2⌉+1 = 3 is every node: a second holder needs the two nodes that still hold the first's key, so one node restarted empty cannot hand it out; the price is availability while any node is down (compare redlock/kill-immediate)"},
+	// #16: a wall-clock jump on the client. Only a client process under
+	// the clock shim can be moved (Go's time.Now reads no libc; the kind
+	// refuses a Go lock): RedLock in Python, counting the time elapsed in
+	// a round on time.monotonic (redlock-py) or on time.time as the
+	// redlock-py library does (redlock-py-wall). The strobe's backward
+	// jumps of 0.5–0.9 TTL meet acquire rounds in flight.
+	{Name: "redlock-py-wall/client-clock", Lock: "redlock-py-wall", Nodes: 3, Keys: 2, Nemesis: []string{"client-clock"}, TTL: 500 * time.Millisecond, Hold: 750 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcMutant + "; " + SrcAntirez + "; " + SrcRedLockPy,
+		Why: "a backward jump of the client's wall clock during a round makes the elapsed time come out smaller, and the validity over-claims by the jump: a hold of 1.5 TTL that a correct count ends at its validity runs on past the keys' expiry; a seed with no overlap would contradict it"},
+	fromTable("redlock-py/client-clock", full),
+	// #16: a backward jump on nodes healed by slewing (clock-back-slew):
+	// the clock returns to the real time at 0.8%, below the 1% drift the
+	// locks allow for, instead of jumping forward.
+	{Name: "setnx/clock-back-slew", Lock: "setnx", Keys: 1, Nemesis: []string{"clock-back-slew"}, TTL: 500 * time.Millisecond, Hold: 480 * time.Millisecond, Interval: time.Second, MinDuration: 16 * time.Second, Expect: report.ExpectSafe, Liveness: checker.LivenessOK, Source: SrcAntirez + "; " + SrcKleppmann,
+		Why:     "a backward jump makes keys outlive their TTL, and the slewed heal runs the node's clock 0.8% fast, so a key set meanwhile expires at most 0.8% of the TTL early, within the drift allowance (1% + 2 ms): liveness only. A violation on any seed (a key expired before the holder's section ended) or a stuck key would contradict it. The holds of 96% of the TTL make it sensitive to a clock running about 4% fast or more: replaying the fault at 10% gives overlaps, at 3% none",
+		Promise: "drift allowance: a node clock running at most 1% fast cannot expire a key before the holder's validity ends"},
+	{Name: "redlock/clock-back-slew", Lock: "redlock", Nodes: 5, Keys: 1, Nemesis: []string{"clock-back-slew"}, TTL: 500 * time.Millisecond, Hold: 480 * time.Millisecond, Interval: time.Second, MinDuration: 16 * time.Second, Expect: report.ExpectSafe, Liveness: checker.LivenessOK, Source: SrcAntirez + "; " + SrcKleppmann,
+		Why:     "as setnx/clock-back-slew, on a minority or a majority of five nodes: no node's key expires earlier than the drift allowance covers. A violation on any seed or a stuck key would contradict it",
+		Promise: "drift allowance: a node clock running at most 1% fast cannot expire a key before the holder's validity ends"},
 }
 
 // Cells returns the matrix in its published order; quick restricts it

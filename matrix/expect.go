@@ -90,6 +90,14 @@ var Literature = []Row{
 	{When: "single", Spec: Spec{Name: "clock", Nemesis: []string{"clock"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcSingle,
 		Why: "a forward jump on the one node expires the held key at once, while the holder's validity runs on its own clock"}},
 
+	// #16: a jump of the client's wall clock (client-processes only: the
+	// kind refuses Go locks). The strobe's backward jumps of 0.5–0.9 TTL
+	// meet acquire rounds in flight; the hold of 0.9 TTL fits the
+	// validity a monotonic count gives.
+	{When: "quorum monotonic", Spec: Spec{Name: "client-clock", Nodes: 3, Keys: 2, Nemesis: []string{"client-clock"}, TTL: 500 * time.Millisecond, Hold: 450 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcAntirez,
+		Why:     "the client's validity is counted on a monotonic clock, which the jumps do not move; the hold of 0.9 TTL fits the validity of a round shorter than 43 ms. A violation on any seed would contradict it (a lease outliving its keys). redlock-py-wall/client-clock, with a hold of 1.5 TTL that a correct count ends at its validity, shows what a wall-time count does",
+		Promise: "validity on a monotonic clock: a jump of the client's wall clock does not move it"}},
+
 	// Failover with asynchronous replication.
 	{When: "single topology:failover", Spec: Spec{Name: "failover", Topology: "failover", Nemesis: []string{"failover"}, TTL: 3 * time.Second, Hold: 2500 * time.Millisecond, Interval: 3 * time.Second, MinDuration: 20 * time.Second, Expect: report.ExpectViolation, Source: SrcRedis + "; " + SrcKleppmann,
 		Why: "the replica is promoted without the lock the old primary granted"}},

@@ -44,6 +44,10 @@ type Setup struct {
 	// drawn from the seed; the default), RestartImmediate or
 	// RestartDelayed.
 	Restart string
+	// ClientProcesses is set when the lock's clients run as processes of
+	// their own (locks.Spec.Process), whose wall clock the clock shim can
+	// move; a Go lock's time.Now reads the clock without libc.
+	ClientProcesses bool
 }
 
 // The restart modes of the kill kind.
@@ -64,6 +68,14 @@ type Target struct {
 	// View is the run's live holds, for faults that strike at a moment of
 	// a hold (see View); nil when the run offers none.
 	View View
+	// ClientClock shifts the wall clock of the lock's client processes
+	// (cluster.ClientClock); nil unless a kind needs it (Needs.ClientClock).
+	ClientClock ClockSetter
+}
+
+// ClockSetter shifts a wall clock by an offset from the real time.
+type ClockSetter interface {
+	SetOffset(d time.Duration) error
 }
 
 // ClientStaller stalls lock-holding clients: the GC-pause scenario.
@@ -143,6 +155,9 @@ var kinds = []Kind{
 	pauseHolderKind,
 	clockPartitionKind,
 	clientCrashKind, // #13
+	clientClockKind, // #16
+	clockBackSlewKind,
+	clockDriftKind,
 }
 
 // Kinds returns every known kind in a fixed order.
@@ -167,6 +182,10 @@ type Needs struct {
 	Groups int
 	// TTL: a known TTL, which the kind draws its durations from.
 	TTL bool
+	// ClientClock: client processes the clock shim can move
+	// (Setup.ClientProcesses); the run then starts them with the shim
+	// and hands the nemesis their offset (Target.ClientClock).
+	ClientClock bool
 }
 
 // topologies describes each topology in a few words, for refusals.
@@ -184,6 +203,8 @@ func (n Needs) refuse(s Setup) string {
 		return fmt.Sprintf("needs topology %s (%s), the run's is %s", n.Topology, topologies[n.Topology], s.Topology)
 	case n.TTL && s.TTL <= 0:
 		return "needs the TTL, which is unknown"
+	case n.ClientClock && !s.ClientProcesses:
+		return fmt.Sprintf("needs clients that run as processes (the process adapter) so the clock shim can move their wall clock; %s runs in Go, whose time.Now reads the clock without libc", s.Lock)
 	}
 	return s.Abilities.Missing(n.Cluster)
 }
@@ -197,6 +218,7 @@ func NeedsOf(ks []Kind) Needs {
 		n := k.Needs
 		all.MultiNode = all.MultiNode || n.MultiNode
 		all.TTL = all.TTL || n.TTL
+		all.ClientClock = all.ClientClock || n.ClientClock
 		all.Cluster.Process = all.Cluster.Process || n.Cluster.Process
 		all.Cluster.Clock = all.Cluster.Clock || n.Cluster.Clock
 		all.Cluster.Network = all.Cluster.Network || n.Cluster.Network

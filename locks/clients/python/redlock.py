@@ -28,6 +28,15 @@ The deadline of a lease is start + TTL - drift, start being taken before the
 first SET of the attempt that succeeded; the reply's validity_ms counts it
 from when this client began the call (protocol, locks/clients/PROTOCOL.md).
 
+With --wall (the lock redlock-py-wall) the time elapsed in a round is
+counted with time.time(), the wall clock, as the redlock-py library
+(SPSCommerce/redlock-py) does: start_time = int(time.time() * 1000), then
+validity = ttl - elapsed - drift, which its user holds for from the reply
+on. A backward jump of the wall clock during a round makes elapsed come out
+smaller (even negative), and the validity over-claims by the jump; a
+forward jump makes it under-claim. Without --wall elapsed is counted on
+time.monotonic, which no wall-clock jump moves.
+
 Run with an interpreter that can `import redis` (Debian: python3-redis).
 """
 
@@ -54,7 +63,10 @@ return 0"""
 
 
 class RedLock:
-    def __init__(self, hello):
+    def __init__(self, hello, wall=False):
+        # The clock elapsed time is counted on (see --wall above).
+        self.clock = time.time if wall else time.monotonic
+        self.wall = wall
         timeout = hello["node_timeout_ms"] / 1000
         self.nodes = []
         for addr in hello["addrs"]:
@@ -105,13 +117,16 @@ class RedLock:
                 if time.monotonic() + delay >= wait_until:
                     break
                 time.sleep(delay)
-            start = time.monotonic()
+            start = self.clock()
             granted, errors, nodes = self.each(lambda i: self.nodes[i].set(key, token, nx=True, px=int(self.ttl_ms)))
             nodes["attempt"] = attempt + 1
-            elapsed_ms = (time.monotonic() - start) * 1000
+            end = time.monotonic()
+            elapsed_ms = ((time.time() if self.wall else end) - start) * 1000
             validity_ms = self.ttl_ms - elapsed_ms - self.drift_ms
             if granted >= self.quorum and validity_ms > 0:
-                deadline = start + (self.ttl_ms - self.drift_ms) / 1000
+                # Held for validity_ms from the reply on: with the
+                # monotonic clock, start + TTL - drift.
+                deadline = end + validity_ms / 1000
                 self.deadlines[token] = deadline
                 nodes["unlocked"] = unlocked
                 return {"result": "ok", "token": token, "validity_ms": (deadline - began) * 1000, "nodes": nodes}
@@ -136,14 +151,16 @@ class RedLock:
         deadline = self.deadlines.get(token)
         if deadline is None or time.monotonic() >= deadline:
             return {"result": "not_held", "error": "the lease's validity has passed"}  # no node asked: no "nodes"
-        start = time.monotonic()
+        start = self.clock()
         extended, errors, nodes = self.each(lambda i: self.extend_scripts[i](keys=[key], args=[token, int(self.ttl_ms)]))
         nodes["attempt"] = 1
-        elapsed_ms = (time.monotonic() - start) * 1000
-        if self.ttl_ms - elapsed_ms - self.drift_ms <= 0:
+        end = time.monotonic()
+        elapsed_ms = ((time.time() if self.wall else end) - start) * 1000
+        validity_ms = self.ttl_ms - elapsed_ms - self.drift_ms
+        if validity_ms <= 0:
             return {"result": "not_held", "error": "the round took %.1f ms" % elapsed_ms, "nodes": nodes}
         if extended >= self.quorum:
-            deadline = start + (self.ttl_ms - self.drift_ms) / 1000
+            deadline = end + validity_ms / 1000
             self.deadlines[token] = deadline
             return {"result": "ok", "validity_ms": (deadline - began) * 1000, "nodes": nodes}
         if extended + len(errors) >= self.quorum:
@@ -164,8 +181,12 @@ def main():
         send({"id": hello["id"], "result": "error",
               "error": "redlock-py needs independent masters and issues no fencing tokens"})
         return
-    lock = RedLock(hello)
-    send({"id": hello["id"], "result": "ok", "name": "RedLock (Python, from the Redis description)",
+    wall = "--wall" in sys.argv[1:]
+    lock = RedLock(hello, wall=wall)
+    name = "RedLock (Python, from the Redis description)"
+    if wall:
+        name += ", elapsed counted on the wall clock (time.time) as redlock-py does"
+    send({"id": hello["id"], "result": "ok", "name": name,
           "language": "Python " + sys.version.split()[0],
           "versions": {"redis-py": redis.__version__}, "fencing": False, "reports_nodes": True})
 

@@ -1,0 +1,188 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/locktorture/locktorture/cluster"
+)
+
+// SlewRate is the rate at which clock-back-slew brings a node's clock back
+// to the real time: the clock runs 0.8% fast while it catches up, below
+// the 1% clock drift the locks' drift allowance assumes (TTL×1% + 2 ms,
+// RedLock's drift factor), as NTP's slewing (at most 0.05%) is below it.
+const SlewRate = 0.008
+
+// slewTick is how often a slew rewrites the offset: each rewrite moves the
+// clock forward by Rate × slewTick (40 µs at 0.8% and 5 ms).
+const slewTick = 5 * time.Millisecond
+
+// ClockBackSlew jumps the wall clock of nodes back by Offset (negative),
+// keeps it there for Hold, then brings it back to the real time by
+// slewing: the offset moves to 0 at Rate, rewritten every few
+// milliseconds, so the node's clock runs at most Rate faster than real
+// time, never jumping forward by more than Rate × 5 ms. A backward jump
+// only makes keys live longer; the slew makes a key set while it runs
+// expire up to Rate × TTL early, which the drift allowance covers while
+// Rate < 1%. So the fault should cost liveness only (a crashed holder's
+// key lives up to |Offset| longer), unlike clock's backward jump, whose
+// heal is a forward jump that expires keys early. The slew runs within
+// the fault's active time (MinActive); Heal waits for it and sets any
+// rest right at once, reporting it as an error. It needs the clock shim.
+type ClockBackSlew struct {
+	Nodes  []int    `json:"nodes"`
+	Offset Duration `json:"offset"`
+	Hold   Duration `json:"hold"`
+	Rate   float64  `json:"rate"`
+
+	done chan struct{} // closed when the slew has returned
+	stop chan struct{} // closed by Heal
+	err  error         // the slew's error; read once done is closed
+}
+
+var (
+	_ RefusingFault = (*ClockBackSlew)(nil)
+	_ LastingFault  = (*ClockBackSlew)(nil)
+)
+
+var clockBackSlewKind = Kind{
+	Name:    "clock-back-slew",
+	Summary: "jump the wall clock of some nodes 0.1–0.2 TTL back, then slew it back at 0.8% (no forward jump)",
+	Needs:   Needs{Cluster: cluster.Abilities{Clock: true}, TTL: true},
+	Plan: func(rng *rand.Rand, s Setup) Fault {
+		f := &ClockBackSlew{Nodes: []int{0}, Rate: SlewRate}
+		if n := s.Nodes; s.MultiNode || s.Topology == cluster.TopologyFailover {
+			if rng.IntN(2) == 0 {
+				f.Nodes = pickMinority(rng, n)
+			} else {
+				f.Nodes = pickNodes(rng, n, n/2+1+rng.IntN(n-n/2))
+			}
+		}
+		ttl := max(s.TTL, time.Millisecond)
+		off := ttl/10 + time.Duration(rng.Int64N(int64(ttl/10)+1))
+		f.Offset = -Duration(max(off.Truncate(time.Millisecond), time.Millisecond))
+		f.Hold = Duration(ttl)
+		return f
+	},
+	Decode: decode[ClockBackSlew],
+}
+
+func (c *ClockBackSlew) fit(nodes int) error {
+	if err := checkNodes(c.Nodes, nodes); err != nil {
+		return err
+	}
+	switch {
+	case c.Offset >= 0:
+		return fmt.Errorf("offset %s: want a backward jump (negative)", time.Duration(c.Offset))
+	case c.Hold < 0:
+		return errors.New("negative hold")
+	case !(c.Rate > 0 && c.Rate <= 1):
+		return fmt.Errorf("rate %g: want 0 < rate ≤ 1", c.Rate)
+	}
+	return nil
+}
+
+// Refuse says why the fault does not fit s, or "".
+func (c *ClockBackSlew) Refuse(s Setup) string {
+	if err := c.fit(s.Nodes); err != nil {
+		return "clock-back-slew: " + err.Error()
+	}
+	return ""
+}
+
+// MinActive is Hold plus the slew's time, |Offset| / Rate, and a tick.
+func (c *ClockBackSlew) MinActive() time.Duration {
+	if c.Rate <= 0 {
+		return time.Duration(c.Hold)
+	}
+	return time.Duration(c.Hold) + time.Duration(float64(-c.Offset)/c.Rate) + slewTick
+}
+
+func (c *ClockBackSlew) String() string {
+	return fmt.Sprintf("clock jump %s on %s, slewed back at %.2g%%", time.Duration(c.Offset), nodeNames(c.Nodes), c.Rate*100)
+}
+
+// Start sets the nodes' clocks Offset back, and slews them to 0 after Hold.
+func (c *ClockBackSlew) Start(ctx context.Context, t *Target) error {
+	if t.Cluster == nil {
+		return errors.New("no cluster")
+	}
+	if err := c.fit(len(t.Cluster.Nodes())); err != nil {
+		return err
+	}
+	var ns []*cluster.Node
+	for _, i := range c.Nodes {
+		ns = append(ns, t.Cluster.Node(i))
+	}
+	if err := setClocks(ns, time.Duration(c.Offset)); err != nil {
+		return err
+	}
+	c.stop, c.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(c.done)
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.stop:
+			return
+		case <-time.After(time.Duration(c.Hold)):
+		}
+		err := Slew(ctx, c.stop, func(d time.Duration) error { return setClocks(ns, d) }, time.Duration(c.Offset), c.Rate, slewTick)
+		if ctx.Err() == nil { // the run's end is no error: Heal sets the rest
+			c.err = err
+		}
+	}()
+	return nil
+}
+
+// Heal waits for the slew to reach 0, or ctx's end, and then sets every
+// node's clock right; a slew that had not finished is an error (the rest
+// was a forward jump).
+func (c *ClockBackSlew) Heal(ctx context.Context, t *Target) error {
+	var err error
+	if c.done != nil {
+		select {
+		case <-c.done:
+			err = c.err
+		case <-ctx.Done():
+			close(c.stop)
+			<-c.done
+			err = fmt.Errorf("slew cut short (%w): the rest was set right at once", ctx.Err())
+		}
+		c.done = nil
+	}
+	return errors.Join(err, eachNode(t, c.Nodes, func(n *cluster.Node) error { return n.SetClockOffset(0) }))
+}
+
+// Slew moves an offset from from (negative) to 0 at rate, calling set
+// every tick with the offset due then (from + rate × the time since Slew
+// began, at most 0), until it has set 0, stop is closed (then it returns
+// ErrSlewStopped) or ctx is done. The clock it sets runs at most rate
+// faster than the real time, plus one tick's rounding.
+func Slew(ctx context.Context, stop <-chan struct{}, set func(time.Duration) error, from time.Duration, rate float64, tick time.Duration) error {
+	began := time.Now()
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		off := min(from+time.Duration(rate*float64(time.Since(began))), 0)
+		if err := set(off); err != nil {
+			return err
+		}
+		if off == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-stop:
+			return ErrSlewStopped
+		case <-t.C:
+		}
+	}
+}
+
+// ErrSlewStopped is returned by Slew when it was stopped before reaching 0.
+var ErrSlewStopped = errors.New("nemesis: slew stopped before the clock caught up")
