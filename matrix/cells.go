@@ -179,6 +179,10 @@ var cells = []Spec{
 	{Name: "redlock/clock-minority", Lock: "redlock", Nodes: 5, Keys: 1, Nemesis: []string{"clock-minority"}, Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcAntirez, Why: "control: a minority's clocks jump, the rest of the holder's nodes are still a majority", Promise: "quorum: a grant needs a majority, and two majorities intersect", Quick: true},
 	{Name: "setnx/pause-holder", Lock: "setnx", Keys: 1, Nemesis: []string{"pause-holder"}, TTL: 500 * time.Millisecond, Hold: 100 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcKleppmann, Why: "a holder stalled just past its validity writes after the next holder read", LeasePromise: "lease safety under a client pause: the stalled holder's validity ends before another client is granted the key", Quick: true},
 	{Name: "setnx+fencing/pause-holder", Lock: "setnx", Fencing: true, Keys: 1, Nemesis: []string{"pause-holder"}, TTL: 500 * time.Millisecond, Hold: 100 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcKleppmann, Why: "control: the resource refuses the stalled holder's stale token", Promise: "sound fencing: every token is greater than the last holder's, so the resource refuses a stalled holder's write"},
+	fromTable("setnx/delay-grant", full),
+	fromTable("redlock/delay-grant", full),
+	{Name: "redlock-no-elapsed/delay-grant", Lock: "redlock-no-elapsed", Nodes: 5, Keys: 1, Nemesis: []string{"delay-grant"}, Hold: 960 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcMutant + "; " + SrcRedis, Why: "counting validity from the reply over-claims by the held reply's delay: the holder writes after its keys expired and the next holder took them"},
+	fromTable("setnx-seed/delay-grant", full),
 
 	// #13: the workloads real lock users run. Auto-extended leases
 	// (--extend: a hold of 3 TTLs, renewed every TTL/3) under latency,

@@ -143,6 +143,7 @@ var kinds = []Kind{
 	pauseHolderKind,
 	clockPartitionKind,
 	clientCrashKind, // #13
+	delayGrantKind,  // #14
 }
 
 // Kinds returns every known kind in a fixed order.
