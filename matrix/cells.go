@@ -183,6 +183,10 @@ var cells = []Spec{
 	fromTable("redlock/delay-grant", full),
 	{Name: "redlock-no-elapsed/delay-grant", Lock: "redlock-no-elapsed", Nodes: 5, Keys: 1, Nemesis: []string{"delay-grant"}, Hold: 960 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcMutant + "; " + SrcRedis, Why: "counting validity from the reply over-claims by the held reply's delay: the holder writes after its keys expired and the next holder took them"},
 	fromTable("setnx-seed/delay-grant", full),
+	fromTable("redsync/delay-grant", full),
+	fromTable("redislock/delay-grant", full),
+	fromTable("redis-py-lock/delay-grant", full),
+	fromTable("redlock-py/delay-grant", full),
 
 	// #13: the workloads real lock users run. Auto-extended leases
 	// (--extend: a hold of 3 TTLs, renewed every TTL/3) under latency,

@@ -30,11 +30,14 @@ import (
 // node (locks.Config.Timeout, by default TTL/10, at most 1 s) and takes a
 // later reply for a failure. Plan draws 4/5 of that bound, so the reply
 // lands before the call gives up on it, with a margin for a loaded
-// machine. A delayed acquire that timed out all the same (or was refused)
-// gives no grant: the toxic stays until one is granted or the window
-// closes.
+// machine. Some locks bound a call more tightly (redsync: one acquire
+// round is bounded by TTL/20) and give up on every delayed acquire: when
+// no acquire returns granted with its reply held within Retry, the delay
+// is halved (down to 1 ms) and the wait starts again, until the window
+// closes. The decision's amount is the delay the grant got.
 type DelayGrant struct {
 	Delay Duration `json:"delay"`
+	Retry Duration `json:"retry"`
 	Aim
 }
 
@@ -52,7 +55,7 @@ var delayGrantKind = Kind{
 	Summary: "hold the reply of the next granted acquire by just under a node call's timeout (TTL/10), so it returns with that much less validity",
 	Needs:   Needs{Topology: cluster.TopologyMasters, Cluster: cluster.Abilities{Network: true}, TTL: true},
 	Plan: func(_ *rand.Rand, s Setup) Fault {
-		return &DelayGrant{Delay: Duration(GrantDelay(s.TTL)), Aim: newAim(s)}
+		return &DelayGrant{Delay: Duration(GrantDelay(s.TTL)), Retry: Duration(max(s.TTL/2, time.Millisecond)), Aim: newAim(s)}
 	},
 	Decode: decode[DelayGrant],
 }
@@ -67,8 +70,8 @@ func GrantDelay(ttl time.Duration) time.Duration {
 
 // Refuse says why the fault does not fit s, or "".
 func (d *DelayGrant) Refuse(s Setup) string {
-	if d.Delay < Duration(time.Millisecond) {
-		return fmt.Sprintf("delay-grant: delay %v: want at least 1ms", time.Duration(d.Delay))
+	if d.Delay < Duration(time.Millisecond) || d.Retry <= 0 {
+		return fmt.Sprintf("delay-grant: delay %v, retry %v: want a delay of at least 1ms and a positive retry", time.Duration(d.Delay), time.Duration(d.Retry))
 	}
 	return d.refuse("delay-grant", s.Nodes)
 }
@@ -76,7 +79,7 @@ func (d *DelayGrant) Refuse(s Setup) string {
 func (d *DelayGrant) String() string {
 	s := fmt.Sprintf("delay-grant: hold the reply of the next granted acquire by %s", time.Duration(d.Delay))
 	if d.struck() {
-		return s + decided(d.Decision, "replies of "+nodeNames(d.Decision.Targets)+" held from "+time.Duration(d.Decision.At).Round(time.Millisecond).String())
+		return s + decided(d.Decision, fmt.Sprintf("replies of %s held %s from %s", nodeNames(d.Decision.Targets), time.Duration(d.Decision.Amount), time.Duration(d.Decision.At).Round(time.Millisecond)))
 	}
 	return s + decided(d.Decision, "")
 }
@@ -113,16 +116,36 @@ func (d *DelayGrant) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 	for i := range nodes {
 		nodes[i] = i
 	}
-	at := runNow(base)
-	err := d.delay(ctx, t, nodes)
-	var c Change
-	if err == nil {
-		c, err = WaitFor(ctx, t.View, after, func(c Change) bool {
-			return c.Kind == HoldGranted && c.Time >= at+int64(d.Delay)
+	delay := time.Duration(d.Delay)
+	if rec != nil && rec.Amount > 0 {
+		delay = time.Duration(rec.Amount)
+	}
+	var (
+		at  int64
+		c   Change
+		err error
+	)
+	for {
+		at = runNow(base)
+		if err = d.delay(ctx, t, nodes, delay); err != nil {
+			break
+		}
+		rctx, cancel := context.WithTimeout(ctx, time.Duration(d.Retry))
+		c, err = WaitFor(rctx, t.View, after, func(c Change) bool {
+			return c.Kind == HoldGranted && c.Time >= at+int64(delay)
 		})
+		cancel()
+		if err == nil || ctx.Err() != nil || delay <= time.Millisecond {
+			break
+		}
+		// No acquire came back granted under this delay: halve it.
+		if err = clearToxics(ctx, t, delayGrantDown); err != nil {
+			break
+		}
+		delay = max((delay / 2).Truncate(time.Millisecond), time.Millisecond)
 	}
 	heal := clearToxics(context.WithoutCancel(ctx), t, delayGrantDown)
-	if err != nil && ctx.Err() == nil {
+	if err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
 		return false, errors.Join(err, heal)
 	}
 	if heal != nil {
@@ -140,7 +163,7 @@ func (d *DelayGrant) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 		At:      Duration(at),
 		Trigger: &Trigger{Change: HoldGranted, Client: h.Client, Key: h.Key, Granted: slices.Clone(h.Granted), Left: Duration(h.ValidUntil - c.Time)},
 		Targets: nodes,
-		Amount:  d.Delay,
+		Amount:  Duration(delay),
 	}
 	if rec != nil {
 		d.Decision.Replay = "same"
@@ -152,9 +175,9 @@ func (d *DelayGrant) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 }
 
 // delay adds the latency toxic to every client group's proxy of nodes.
-func (d *DelayGrant) delay(ctx context.Context, t *Target, nodes []int) error {
+func (d *DelayGrant) delay(ctx context.Context, t *Target, nodes []int, delay time.Duration) error {
 	spec := toxicSpec{Name: delayGrantDown, Type: "latency", Stream: downstream,
-		Attributes: map[string]int64{"latency": time.Duration(d.Delay).Milliseconds()}}
+		Attributes: map[string]int64{"latency": delay.Milliseconds()}}
 	var errs []error
 	for _, i := range nodes {
 		for g := range t.Cluster.Groups() {

@@ -116,12 +116,12 @@ func TestDelayGrant(t *testing.T) {
 		t.Fatalf("GrantDelay(1s) = %v, want %v", got, delay)
 	}
 	c := startCluster(t, 1, 1)
-	f := decodeKind(t, "delay-grant", `{"delay": "80ms", "window": "2s", "active": "1s"}`)
+	f := decodeKind(t, "delay-grant", `{"delay": "80ms", "retry": "5s", "window": "2s", "active": "1s"}`)
 	base := time.Now()
 	if !delayedGrant(t, f, c, newLiveView(), base, delay) {
 		t.Fatal("Arm: no strike")
 	}
-	if s := f.String(); !strings.Contains(s, "replies of n1 held from") || !strings.Contains(s, "at client 1's hold of k0 granted by n1") {
+	if s := f.String(); !strings.Contains(s, "replies of n1 held 80ms from") || !strings.Contains(s, "at client 1's hold of k0 granted by n1") {
 		t.Errorf("String: %q", s)
 	}
 	params, err := json.Marshal(f)
