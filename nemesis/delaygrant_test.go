@@ -50,11 +50,18 @@ func (v *liveView) Next(ctx context.Context, after uint64) ([]nemesis.Change, er
 
 // grant appends a grant of k0 to client by n1, returned at run-clock
 // time at.
-func (v *liveView) grant(client int, at int64) {
+func (v *liveView) grant(client int, at int64) { v.add(nemesis.HoldGranted, client, at) }
+
+// add appends a change of kind to client's hold of k0 (granted by n1 at
+// run-clock time at, valid for a second) at at.
+func (v *liveView) add(kind nemesis.ChangeKind, client int, at int64) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	h := nemesis.Hold{Client: client, Key: "k0", Token: "t", Granted: []int{0}, Reported: true, Acquired: at, ValidUntil: at + int64(time.Second)}
-	v.log = append(v.log, nemesis.Change{Seq: uint64(len(v.log) + 1), Kind: nemesis.HoldGranted, Time: at, Hold: h})
+	if kind == nemesis.HoldEnded {
+		h.Ended = at
+	}
+	v.log = append(v.log, nemesis.Change{Seq: uint64(len(v.log) + 1), Kind: kind, Time: at, Hold: h})
 	close(v.wake)
 	v.wake = make(chan struct{})
 }

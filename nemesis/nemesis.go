@@ -144,6 +144,7 @@ var kinds = []Kind{
 	clockPartitionKind,
 	clientCrashKind, // #13
 	delayGrantKind,  // #14
+	failoverUnreplicatedKind,
 }
 
 // Kinds returns every known kind in a fixed order.
