@@ -90,6 +90,10 @@ var Literature = []Row{
 	// Failover with asynchronous replication.
 	{When: "single topology:failover", Spec: Spec{Name: "failover", Topology: "failover", Nemesis: []string{"failover"}, TTL: 3 * time.Second, Hold: 2500 * time.Millisecond, Interval: 3 * time.Second, MinDuration: 20 * time.Second, Expect: report.ExpectViolation, Source: SrcRedis + "; " + SrcKleppmann,
 		Why: "the replica is promoted without the lock the old primary granted"}},
+	// #14: the same aimed at a grant: the primary is cut from its replica
+	// right before it grants, so the grant is never replicated.
+	{When: "single topology:failover", Spec: Spec{Name: "failover-unreplicated", Topology: "failover", Nemesis: []string{"failover-unreplicated"}, TTL: 3 * time.Second, Hold: 2500 * time.Millisecond, Interval: 3 * time.Second, MinDuration: 20 * time.Second, Expect: report.ExpectViolation, Source: SrcRedis + "; " + SrcKleppmann,
+		Why: "the primary grants under the cut, the replica never gets the key and is promoted; the next client acquires there while the first holds"}},
 }
 
 // SrcDeclared is the source of an expectation a lock sets for itself
