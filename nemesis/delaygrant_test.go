@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	toxics "github.com/Shopify/toxiproxy/v2/toxics"
+
 	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/internal/testutil"
 	"github.com/locktorture/locktorture/nemesis"
@@ -165,4 +167,48 @@ func TestDelayGrant(t *testing.T) {
 	if got.Decision.At < rec.Decision.At {
 		t.Errorf("the replay delayed at %v, before the recorded offset %v", time.Duration(got.Decision.At), time.Duration(rec.Decision.At))
 	}
+}
+
+// TestDelayGrantHalves: when no acquire comes back granted under the
+// delay within Retry (a lock that gives up on a call sooner), the delay
+// is halved, and the decision's amount is the delay the grant got.
+func TestDelayGrantHalves(t *testing.T) {
+	c := startCluster(t, 1, 1)
+	f := decodeKind(t, "delay-grant", `{"delay": "80ms", "retry": "150ms", "window": "5s", "active": "1s"}`)
+	v := newLiveView()
+	base := time.Now()
+	done := make(chan error, 1)
+	go func() {
+		struck, err := f.Arm(t.Context(), &nemesis.Target{Cluster: c, View: v}, base)
+		if err == nil && !struck {
+			err = os.ErrNotExist
+		}
+		done <- err
+	}()
+	px := c.Node(0).GroupProxy(0)
+	testutil.Eventually(t, 10*time.Second, "the delay halved to 40ms", func() error {
+		for _, tx := range px.Toxics.GetToxicArray() {
+			if l, ok := tx.(*toxics.ToxicWrapper).Toxic.(*toxics.LatencyToxic); ok && l.Latency == 40 {
+				return nil
+			}
+		}
+		return os.ErrNotExist
+	})
+	at := time.Since(base) + 40*time.Millisecond
+	// The grant must return at least the delay after the halving, as a
+	// held reply would.
+	testutil.Eventually(t, 5*time.Second, "40ms past the halving", func() error {
+		if time.Since(base) < at {
+			return os.ErrNotExist
+		}
+		return nil
+	})
+	v.grant(2, time.Since(base).Nanoseconds())
+	if err := <-done; err != nil {
+		t.Fatalf("Arm: %v", err)
+	}
+	if s := f.String(); !strings.Contains(s, "held 40ms from") {
+		t.Errorf("String: %q, want the halved delay", s)
+	}
+	assertHealthy(t, c)
 }
