@@ -94,10 +94,9 @@ func TestFailoverUnreplicated(t *testing.T) {
 	if !strings.Contains(string(b), `"replay":"differs: recorded primary n1, live n2"`) {
 		t.Errorf("replayed decision %s: want the live primary named as differing", b)
 	}
+	// Heal waits until the topology is healthy again (the replay's cut
+	// outlasted the sentinels' down-after: they may have failed over).
 	if err := rf.Heal(t.Context(), &nemesis.Target{Cluster: c}); err != nil {
 		t.Fatal(err)
-	}
-	if p, err := fo.WaitPrimary(t.Context()); err != nil || p != c.Node(1) {
-		t.Errorf("primary after the replay's heal: %v, %v; want n2 still (no promotion within the grant wait)", p, err)
 	}
 }
