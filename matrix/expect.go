@@ -48,7 +48,15 @@ var Literature = []Row{
 	{When: "single elapsed", Spec: Spec{Name: "latency", Nemesis: []string{"latency"}, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcLeaseRule,
 		Why: "validity is counted from before the request", Promise: "elapsed from request: the validity is counted from before the request, so a slow reply shortens it"}},
 	{When: "!elapsed", Spec: Spec{Name: "latency", Nemesis: []string{"latency"}, Keys: 1, Hold: 950 * time.Millisecond, Interval: time.Second, Expect: report.ExpectPossible, Source: SrcRedisPy + "; " + SrcRedis,
-		Why: "no validity counted from before the request: a hold that began with a slow reply runs past the key's expiry; the next holder overlaps it if its own reply is faster (the fault healed)"}},
+		Why: "no validity counted from before the request: a hold that began with a slow reply runs past the key's expiry; the next holder overlaps it if its own reply is faster (the fault healed); delay-grant is the forced form"}},
+	// #14: the forced form of the two rows above: one acquire's reply is
+	// held by just under a node call's timeout (TTL/10) and the next
+	// acquire is fast; the hold (960 ms of a 1 s TTL) outlasts the key
+	// only by that delay.
+	{When: "elapsed", Spec: Spec{Name: "delay-grant", Nemesis: []string{"delay-grant"}, Keys: 1, Hold: 960 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis + "; " + SrcLeaseRule,
+		Why: "the held reply comes off the validity, so the holder's validity ends before the key expires (here its second check fails and it writes nothing)", Promise: "elapsed from request: the validity is counted from before the request, so a slow reply shortens it"}},
+	{When: "!elapsed", Spec: Spec{Name: "delay-grant", Nemesis: []string{"delay-grant"}, Keys: 1, Hold: 960 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcRedisPy + "; " + SrcRedis,
+		Why: "no validity counted from before the request: the holder whose reply was held counts on the lease for that long after its key expired, and the next client's fast acquire takes the key meanwhile"}},
 
 	// Process faults.
 	{When: "single", Spec: Spec{Name: "kill-immediate", Nemesis: []string{"kill"}, Restart: "immediate", Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcRedis,
@@ -101,6 +109,10 @@ var Literature = []Row{
 	// Failover with asynchronous replication.
 	{When: "single topology:failover", Spec: Spec{Name: "failover", Topology: "failover", Nemesis: []string{"failover"}, TTL: 3 * time.Second, Hold: 2500 * time.Millisecond, Interval: 3 * time.Second, MinDuration: 20 * time.Second, Expect: report.ExpectViolation, Source: SrcRedis + "; " + SrcKleppmann,
 		Why: "the replica is promoted without the lock the old primary granted"}},
+	// #14: the same aimed at a grant: the primary is cut from its replica
+	// right before it grants, so the grant is never replicated.
+	{When: "single topology:failover", Spec: Spec{Name: "failover-unreplicated", Topology: "failover", Nemesis: []string{"failover-unreplicated"}, TTL: 3 * time.Second, Hold: 2500 * time.Millisecond, Interval: 3 * time.Second, MinDuration: 20 * time.Second, Expect: report.ExpectViolation, Source: SrcRedis + "; " + SrcKleppmann,
+		Why: "the primary grants under the cut, the replica never gets the key and is promoted; the next client acquires there while the first holds"}},
 }
 
 // SrcDeclared is the source of an expectation a lock sets for itself

@@ -50,7 +50,7 @@ func TestDerive(t *testing.T) {
 		return n
 	}
 	single := Derive("mine", locks.Promises{ElapsedFromRequest: true})
-	if want := []string{"mine/none", "mine/latency", "mine/kill-immediate", "mine/client-pause", "mine/clock"}; !slices.Equal(names(single), want) {
+	if want := []string{"mine/none", "mine/latency", "mine/delay-grant", "mine/kill-immediate", "mine/client-pause", "mine/clock"}; !slices.Equal(names(single), want) {
 		t.Fatalf("a single-instance lock's cells %v, want %v", names(single), want)
 	}
 	quorum := Derive("q", locks.Promises{Quorum: 7, ElapsedFromRequest: true, Persistence: locks.PersistDelayedRestart})

@@ -151,16 +151,7 @@ func (f *Failover) blackHole(px *toxiproxy.Proxy) error {
 // Heal removes the toxics and waits until the old primary has rejoined
 // as a replica (see Failover).
 func (f *Failover) Heal(ctx context.Context, t *Target) error {
-	var errs []error
-	for _, px := range f.cut {
-		for _, name := range []string{failoverUp, failoverDown} {
-			if err := px.Toxics.RemoveToxic(ctx, name); err != nil && !errors.Is(err, toxiproxy.ErrToxicNotFound) {
-				errs = append(errs, fmt.Errorf("remove toxic %s from %s: %w", name, px.Name, err))
-			}
-		}
-	}
-	f.cut = nil
-	if err := errors.Join(errs...); err != nil {
+	if err := f.uncut(ctx); err != nil {
 		return err
 	}
 	fo, err := failoverOf(t)
@@ -171,6 +162,21 @@ func (f *Failover) Heal(ctx context.Context, t *Target) error {
 	defer cancel()
 	_, err = fo.WaitHealthy(wctx)
 	return err
+}
+
+// uncut removes every toxic the fault added, which closes the
+// connections they held.
+func (f *Failover) uncut(ctx context.Context) error {
+	var errs []error
+	for _, px := range f.cut {
+		for _, name := range []string{failoverUp, failoverDown} {
+			if err := px.Toxics.RemoveToxic(ctx, name); err != nil && !errors.Is(err, toxiproxy.ErrToxicNotFound) {
+				errs = append(errs, fmt.Errorf("remove toxic %s from %s: %w", name, px.Name, err))
+			}
+		}
+	}
+	f.cut = nil
+	return errors.Join(errs...)
 }
 
 // failoverOf returns the failover topology of t's cluster.

@@ -158,6 +158,8 @@ var kinds = []Kind{
 	clientClockKind, // #16
 	clockBackSlewKind,
 	clockDriftKind,
+	delayGrantKind, // #14
+	failoverUnreplicatedKind,
 }
 
 // Kinds returns every known kind in a fixed order.

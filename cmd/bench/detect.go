@@ -98,11 +98,13 @@ var extraCells = []matrix.Spec{
 // the fault at a time drawn in advance rather than at a moment of a
 // hold, for detection speed targeted beside random.
 var randomTwins = map[string][]string{
-	"kill-quorum":     {"kill"},
-	"clock-holder":    {"clock"},
-	"clock-majority":  {"clock"},
-	"clock-partition": {"clock", "partition"},
-	"pause-holder":    {"client-pause"},
+	"kill-quorum":           {"kill"},
+	"clock-holder":          {"clock"},
+	"clock-majority":        {"clock"},
+	"clock-partition":       {"clock", "partition"},
+	"pause-holder":          {"client-pause"},
+	"delay-grant":           {"latency"},
+	"failover-unreplicated": {"failover"},
 }
 
 // twins returns the random twin of every expected-violation matrix cell

@@ -1,0 +1,197 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/locktorture/locktorture/cluster"
+)
+
+// DelayGrant holds the reply of the next acquire that is granted, so that
+// the acquire returns with Delay less of its validity: the elapsed-time
+// term of the lease rule (validity = TTL − elapsed − drift). When a key
+// is about to be free (a hold ends, or none is open), it adds a
+// downstream latency toxic of Delay to every node's proxies, waits for
+// the first grant that returned at least Delay later (its reply was
+// held), and removes the toxic at once, so that the next holder's
+// acquire is fast again.
+//
+// A lock that counts its validity from before the request loses Delay of
+// it: its holder stops (or refuses) before the key expires. A lock that
+// counts it from the reply, or keeps none, over-claims by Delay: its
+// holder still counts on the lease after the key expired, and a second
+// client, whose reply is not held, takes the key while it does.
+//
+// The delay cannot be most of the TTL: every lock bounds a call to one
+// node (locks.Config.Timeout, by default TTL/10, at most 1 s) and takes a
+// later reply for a failure. Plan draws 4/5 of that bound, so the reply
+// lands before the call gives up on it, with a margin for a loaded
+// machine. Some locks bound a call more tightly (redsync: one acquire
+// round is bounded by TTL/20) and give up on every delayed acquire: when
+// no acquire returns granted with its reply held within Retry, the delay
+// is halved (down to 1 ms) and the wait starts again, until the window
+// closes. The decision's amount is the delay the grant got.
+type DelayGrant struct {
+	Delay Duration `json:"delay"`
+	Retry Duration `json:"retry"`
+	Aim
+}
+
+var (
+	_ ArmedFault    = (*DelayGrant)(nil)
+	_ RefusingFault = (*DelayGrant)(nil)
+	_ LastingFault  = (*DelayGrant)(nil)
+)
+
+// Names of the toxics a delay-grant adds.
+const delayGrantDown = "delay_grant_" + downstream
+
+var delayGrantKind = Kind{
+	Name:    "delay-grant",
+	Summary: "hold the reply of the next granted acquire by just under a node call's timeout (TTL/10), so it returns with that much less validity",
+	Needs:   Needs{Topology: cluster.TopologyMasters, Cluster: cluster.Abilities{Network: true}, TTL: true},
+	Plan: func(_ *rand.Rand, s Setup) Fault {
+		return &DelayGrant{Delay: Duration(GrantDelay(s.TTL)), Retry: Duration(max(s.TTL/2, time.Millisecond)), Aim: newAim(s)}
+	},
+	Decode: decode[DelayGrant],
+}
+
+// GrantDelay is the delay-grant kind's delay for a lock of TTL ttl: 4/5
+// of the locks' default bound on a call to one node, min(TTL/10, 1 s),
+// in whole milliseconds (toxiproxy's unit).
+func GrantDelay(ttl time.Duration) time.Duration {
+	d := min(ttl/10, time.Second) * 4 / 5
+	return max(d.Truncate(time.Millisecond), time.Millisecond)
+}
+
+// Refuse says why the fault does not fit s, or "".
+func (d *DelayGrant) Refuse(s Setup) string {
+	if d.Delay < Duration(time.Millisecond) || d.Retry <= 0 {
+		return fmt.Sprintf("delay-grant: delay %v, retry %v: want a delay of at least 1ms and a positive retry", time.Duration(d.Delay), time.Duration(d.Retry))
+	}
+	return d.refuse("delay-grant", s.Nodes)
+}
+
+func (d *DelayGrant) String() string {
+	s := fmt.Sprintf("delay-grant: hold the reply of the next granted acquire by %s", time.Duration(d.Delay))
+	if d.struck() {
+		return s + decided(d.Decision, fmt.Sprintf("replies of %s held %s from %s", nodeNames(d.Decision.Targets), time.Duration(d.Decision.Amount), time.Duration(d.Decision.At).Round(time.Millisecond)))
+	}
+	return s + decided(d.Decision, "")
+}
+
+// Arm waits until a key is about to be free, delays every node's replies
+// and waits for the grant whose reply was held; it removes the delay
+// before it returns, struck or not. A replay delays at the recorded
+// offset and compares the grant it gets with the recorded one.
+func (d *DelayGrant) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
+	if t.Cluster == nil {
+		return false, errors.New("no cluster")
+	}
+	if t.View == nil {
+		return false, errors.New("no view of the run's holds to aim at")
+	}
+	rec := d.Decision
+	holds, after := t.View.Holds()
+	if rec != nil {
+		r, err := replay(ctx, t, base, rec)
+		if err != nil || r.Missed != "" {
+			d.Decision = r
+			return false, err
+		}
+		_, after = t.View.Holds()
+	} else if len(holds) > 0 {
+		c, err := WaitFor(ctx, t.View, after, func(c Change) bool { return c.Kind == HoldEnded })
+		if err != nil {
+			d.Decision = &Decision{Missed: "no hold ended within the step's window"}
+			return false, nil
+		}
+		after = c.Seq
+	}
+	nodes := make([]int, len(t.Cluster.Nodes()))
+	for i := range nodes {
+		nodes[i] = i
+	}
+	delay := time.Duration(d.Delay)
+	if rec != nil && rec.Amount > 0 {
+		delay = time.Duration(rec.Amount)
+	}
+	var (
+		at  int64
+		c   Change
+		err error
+	)
+	for {
+		at = runNow(base)
+		if err = d.delay(ctx, t, nodes, delay); err != nil {
+			break
+		}
+		rctx, cancel := context.WithTimeout(ctx, time.Duration(d.Retry))
+		c, err = WaitFor(rctx, t.View, after, func(c Change) bool {
+			return c.Kind == HoldGranted && c.Time >= at+int64(delay)
+		})
+		cancel()
+		if err == nil || ctx.Err() != nil || delay <= time.Millisecond {
+			break
+		}
+		// No acquire came back granted under this delay: halve it.
+		if err = clearToxics(ctx, t, delayGrantDown); err != nil {
+			break
+		}
+		delay = max((delay / 2).Truncate(time.Millisecond), time.Millisecond)
+	}
+	heal := clearToxics(context.WithoutCancel(ctx), t, delayGrantDown)
+	if err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+		return false, errors.Join(err, heal)
+	}
+	if heal != nil {
+		return false, heal
+	}
+	if err != nil {
+		d.Decision = &Decision{Missed: "no acquire returned granted with its reply held within the step's window"}
+		if rec != nil {
+			d.Decision.Replay = "differs: no grant under the delay"
+		}
+		return false, nil
+	}
+	h := c.Hold
+	d.Decision = &Decision{
+		At:      Duration(at),
+		Trigger: &Trigger{Change: HoldGranted, Client: h.Client, Key: h.Key, Granted: slices.Clone(h.Granted), Left: Duration(h.ValidUntil - c.Time)},
+		Targets: nodes,
+		Amount:  Duration(delay),
+	}
+	if rec != nil {
+		d.Decision.Replay = "same"
+		if rt := rec.Trigger; rt != nil && (rt.Key != h.Key || !slices.Equal(rt.Granted, h.Granted)) {
+			d.Decision.Replay = fmt.Sprintf("differs: recorded %s; live: %s", rt, d.Decision.Trigger)
+		}
+	}
+	return true, nil
+}
+
+// delay adds the latency toxic to every client group's proxy of nodes.
+func (d *DelayGrant) delay(ctx context.Context, t *Target, nodes []int, delay time.Duration) error {
+	spec := toxicSpec{Name: delayGrantDown, Type: "latency", Stream: downstream,
+		Attributes: map[string]int64{"latency": delay.Milliseconds()}}
+	var errs []error
+	for _, i := range nodes {
+		for g := range t.Cluster.Groups() {
+			errs = append(errs, injectToxic(ctx, t.Cluster.Node(i).GroupLink(g), spec))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Start does nothing more: the delayed grant has returned by the time Arm
+// reports the strike.
+func (d *DelayGrant) Start(context.Context, *Target) error { return nil }
+
+// Heal removes the delay if it is still there (Arm removes it itself).
+func (d *DelayGrant) Heal(ctx context.Context, t *Target) error {
+	return clearToxics(ctx, t, delayGrantDown)
+}
