@@ -142,7 +142,8 @@ var kinds = []Kind{
 	clockMajorityKind,
 	pauseHolderKind,
 	clockPartitionKind,
-	clientCrashKind, // #13
+	clientCrashKind,  // #13
+	latencyGroupKind, // #14: the envelope of the elapsed-time term
 }
 
 // Kinds returns every known kind in a fixed order.

@@ -357,3 +357,36 @@ func TestClockPartitionSettle(t *testing.T) {
 		t.Errorf("decision %s, want client 1's hold (the one granted after the settle) and target n2", b)
 	}
 }
+
+// TestLatencyGroup: against real nodes, latency-group puts its toxic on
+// the chosen group's proxy of every node and on none of the other's;
+// Heal removes it.
+func TestLatencyGroup(t *testing.T) {
+	c := testutil.Cluster(t, cluster.Spec{Nodes: 3}, cluster.WithProxyGroups(2))
+	tg := &nemesis.Target{Cluster: c}
+	k, err := nemesis.Lookup("latency-group")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := k.Decode(json.RawMessage(`{"group": 1, "latency": "20ms"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Start(t.Context(), tg); err != nil {
+		t.Fatal(err)
+	}
+	toxics := func(node, group int) int { return len(c.Node(node).GroupProxy(group).Toxics.GetToxicArray()) }
+	for n := range 3 {
+		if toxics(n, 1) != 1 || toxics(n, 0) != 0 {
+			t.Errorf("n%d: %d toxics for group 0, %d for group 1; want 0 and 1", n+1, toxics(n, 0), toxics(n, 1))
+		}
+	}
+	if err := f.Heal(t.Context(), tg); err != nil {
+		t.Fatal(err)
+	}
+	for n := range 3 {
+		if toxics(n, 1) != 0 {
+			t.Errorf("n%d: %d toxics for group 1 after Heal", n+1, toxics(n, 1))
+		}
+	}
+}
