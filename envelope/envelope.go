@@ -28,7 +28,7 @@ type Fault struct {
 	// Doc says what a value of the parameter means.
 	Doc string
 	// MultiOnly: the fault needs a multi-node lock.
-	MultiOnly bool // none yet: a restart-delay envelope (kill-quorum) would be one
+	MultiOnly bool // none yet
 	// step returns the kind and parameters of one strike of size v×TTL,
 	// and how long it stays active once struck.
 	step func(v float64, o Options, multi bool, seed int64) (kind string, f any, active time.Duration)
@@ -68,6 +68,43 @@ var Faults = []Fault{
 			// the copies expire before the holder releases, a hold after
 			// the grant.
 			return 1 - float64(o.Hold)/float64(o.TTL), "jump > the key's time left on the node beyond the holder's release (≈ TTL − hold)"
+		},
+	},
+	{
+		Name: "latency", Param: "latency", Doc: "the latency of every node's replies to one of two client groups, in TTLs, the other group's replies prompt (latency-group with a fixed latency); below a tenth of the TTL, the locks' per-call timeout",
+		step: func(v float64, o Options, _ bool, seed int64) (string, any, time.Duration) {
+			l := max(ttlTimes(v, o.TTL), time.Millisecond)
+			return "latency-group", &nemesis.LatencyGroup{Group: int(seed % 2), Latency: nemesis.Duration(l)}, 2 * o.TTL
+		},
+		theory: func(o Options) (float64, string) {
+			// A holder of the slow group acquired at a (the node set the
+			// key then) learns it at a + latency and releases at
+			// a + latency + hold; the key expires on the node at a + TTL,
+			// and a client of the prompt group holds from then. A lock
+			// that counts its validity from before the request ends the
+			// lease by a + TTL − drift whatever the latency; one that
+			// counts from the reply (redlock-no-elapsed) or not at all
+			// (setnx-seed) overlaps the next holder once latency + hold
+			// exceed the TTL.
+			return 1 - float64(o.Hold)/float64(o.TTL), "latency > TTL − hold for a lock without the elapsed term (setnx-seed, redlock-no-elapsed); none for one that counts from before the request (setnx, redlock)"
+		},
+	},
+	{
+		Name: "restart", Param: "delay", Doc: "how long a node of a fresh hold's bare majority (setnx: its one node) stays down after a SIGKILL before it restarts empty, in TTLs (kill-quorum with a fixed restart delay)",
+		step: func(v float64, o Options, _ bool, seed int64) (string, any, time.Duration) {
+			d := ttlTimes(v, o.TTL)
+			a := aim(o, d+o.TTL)
+			return "kill-quorum", &nemesis.KillQuorum{Pick: int(seed % 3), MinLeft: nemesis.Duration(o.TTL / 2), RestartDelay: nemesis.Duration(d), Aim: a}, d + o.TTL
+		},
+		theory: func(o Options) (float64, string) {
+			// Struck within a few ms of the grant, the node is back
+			// empty after the delay (plus its start and the clients'
+			// reconnect), and a second client takes it (with the node
+			// that never granted, for RedLock) while the holder still
+			// holds if that is before the holder releases, a hold after
+			// the grant: below hold ÷ TTL, and never above the validity
+			// (≈ 1 TTL).
+			return float64(o.Hold) / float64(o.TTL), "delay + restart < hold (the holder releases a hold after the grant, within its validity ≈ TTL)"
 		},
 	},
 }

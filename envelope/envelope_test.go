@@ -42,7 +42,7 @@ func TestSchedules(t *testing.T) {
 			if multi {
 				nodes, lock = 3, "redlock"
 			}
-			sc, err := nemesis.Load(path, nemesis.Setup{Lock: lock, MultiNode: multi, Nodes: nodes, Groups: 1, TTL: o.TTL, Topology: cluster.TopologyMasters, Abilities: cluster.Abilities{Process: true, Clock: true, Network: true}})
+			sc, err := nemesis.Load(path, nemesis.Setup{Lock: lock, MultiNode: multi, Nodes: nodes, Groups: 2, TTL: o.TTL, Topology: cluster.TopologyMasters, Abilities: cluster.Abilities{Process: true, Clock: true, Network: true}})
 			if err != nil {
 				t.Fatalf("%s: %v", f.Name, err)
 			}
