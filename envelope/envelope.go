@@ -29,6 +29,10 @@ type Fault struct {
 	Doc string
 	// MultiOnly: the fault needs a multi-node lock.
 	MultiOnly bool // none yet
+	// Falling: violations lie below the boundary, not above it (a
+	// restart delay: the longer the node stays down, the safer); the
+	// boundary is then the largest value with a violation.
+	Falling bool
 	// step returns the kind and parameters of one strike of size v×TTL,
 	// and how long it stays active once struck.
 	step func(v float64, o Options, multi bool, seed int64) (kind string, f any, active time.Duration)
@@ -90,7 +94,7 @@ var Faults = []Fault{
 		},
 	},
 	{
-		Name: "restart", Param: "delay", Doc: "how long a node of a fresh hold's bare majority (setnx: its one node) stays down after a SIGKILL before it restarts empty, in TTLs (kill-quorum with a fixed restart delay)",
+		Name: "restart", Param: "delay", Falling: true, Doc: "how long a node of a fresh hold's bare majority (setnx: its one node) stays down after a SIGKILL before it restarts empty, in TTLs (kill-quorum with a fixed restart delay)",
 		step: func(v float64, o Options, _ bool, seed int64) (string, any, time.Duration) {
 			d := ttlTimes(v, o.TTL)
 			a := aim(o, d+o.TTL)
@@ -228,6 +232,15 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			sweep = append(sweep, p)
 		}
 		res.Points = append(res.Points, sweep...)
+		if o.Fault.Falling {
+			b, pts, err := falling(ctx, o, lk, sweep)
+			res.Points = append(res.Points, pts...)
+			if err != nil {
+				return res, err
+			}
+			res.Boundary[lk] = b
+			continue
+		}
 		first := slices.IndexFunc(sweep, func(p Point) bool { return p.Violations > 0 })
 		if first < 0 {
 			res.Boundary[lk] = math.NaN()
@@ -259,6 +272,41 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return cmpFloat(a.Value, b.Value)
 	})
 	return res, write(res)
+}
+
+// falling bisects a falling fault's sweep between the last point with a
+// violation and the next: the boundary is the largest value with one
+// (NaN: none in range), and the points the bisection ran.
+func falling(ctx context.Context, o Options, lk string, sweep []Point) (float64, []Point, error) {
+	last := -1
+	for i, p := range sweep {
+		if p.Violations > 0 {
+			last = i
+		}
+	}
+	if last < 0 {
+		return math.NaN(), nil, nil
+	}
+	lo := sweep[last].Value
+	if last == len(sweep)-1 {
+		return lo, nil, nil
+	}
+	hi := sweep[last+1].Value
+	var pts []Point
+	for range o.Bisect {
+		mid := (lo + hi) / 2
+		p, err := point(ctx, o, lk, mid)
+		if err != nil {
+			return lo, pts, err
+		}
+		pts = append(pts, p)
+		if p.Violations > 0 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, pts, nil
 }
 
 // point runs seeds 1..k of lock at value v.

@@ -91,3 +91,25 @@ func TestOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestFalling: a falling fault's boundary is the largest value with a
+// violation (with no bisection steps, no run is made), NaN with none.
+func TestFalling(t *testing.T) {
+	pts := func(viol ...int) []Point {
+		var out []Point
+		for i, v := range viol {
+			out = append(out, Point{Lock: "setnx", Value: 0.3 * float64(i), Runs: 3, Violations: v})
+		}
+		return out
+	}
+	o := Options{Bisect: 0}
+	for _, tc := range []struct {
+		viol []int
+		want float64
+	}{{[]int{3, 2, 0, 0}, 0.3}, {[]int{3, 3, 3}, 0.6}, {[]int{0, 0}, math.NaN()}, {[]int{0, 1, 0}, 0.3}} {
+		got, ran, err := falling(t.Context(), o, "setnx", pts(tc.viol...))
+		if err != nil || len(ran) != 0 || !(got == tc.want || math.IsNaN(got) && math.IsNaN(tc.want)) {
+			t.Errorf("falling %v: %v (ran %d, %v), want %v", tc.viol, got, len(ran), err, tc.want)
+		}
+	}
+}
