@@ -1,7 +1,8 @@
 // Package envelope finds where a lock's safety ends along one fault
 // parameter: the size of a targeted fault as a multiple of the TTL (a
 // holder's stall after its last validity check, a clock jump on the
-// nodes of a live hold, the restart delay of a node of a bare majority).
+// nodes of a live hold, the latency of one client group's replies, the
+// restart delay of a node of a bare majority).
 // It sweeps the parameter over a range, runs k seeds at each point with
 // a schedule of that fault alone (a hand-written schedule.json replayed
 // by the harness, so the targeted kinds aim as in any run), bisects the

@@ -31,7 +31,11 @@ type Fault struct {
 	// (a multiple of it) when empty; "rate" for a fraction of real time.
 	Unit string
 	// MultiOnly: the fault needs a multi-node lock.
-	MultiOnly bool // none yet: a restart-delay envelope (kill-quorum) would be one
+	MultiOnly bool // none yet
+	// Falling: violations lie below the boundary, not above it (a
+	// restart delay: the longer the node stays down, the safer); the
+	// boundary is then the largest value with a violation.
+	Falling bool
 	// step returns the kind and parameters of one strike of size v×TTL,
 	// and how long it stays active once struck.
 	step func(v float64, o Options, multi bool, seed int64) (kind string, f any, active time.Duration)
@@ -96,6 +100,43 @@ var Faults = []Fault{
 				return math.Inf(1), fmt.Sprintf("no hold: the holder never uses its validity (the drift allowance covers up to %.3f)", allow)
 			}
 			return max(allow, float64(o.TTL)/float64(o.Hold)-1), fmt.Sprintf("key life TTL/(1+rate) < the hold: rate > TTL/hold − 1 (the drift allowance TTL×1%% + 2 ms covers up to %.3f)", allow)
+		},
+	},
+	{
+		Name: "latency", Param: "latency", Doc: "the latency of every node's replies to one of two client groups, in TTLs, the other group's replies prompt (latency-group with a fixed latency); below a tenth of the TTL, the locks' per-call timeout",
+		step: func(v float64, o Options, _ bool, seed int64) (string, any, time.Duration) {
+			l := max(ttlTimes(v, o.TTL), time.Millisecond)
+			return "latency-group", &nemesis.LatencyGroup{Group: int(seed % 2), Latency: nemesis.Duration(l)}, 2 * o.TTL
+		},
+		theory: func(o Options) (float64, string) {
+			// A holder of the slow group acquired at a (the node set the
+			// key then) learns it at a + latency and releases at
+			// a + latency + hold; the key expires on the node at a + TTL,
+			// and a client of the prompt group holds from then. A lock
+			// that counts its validity from before the request ends the
+			// lease by a + TTL − drift whatever the latency; one that
+			// counts from the reply (redlock-no-elapsed) or not at all
+			// (setnx-seed) overlaps the next holder once latency + hold
+			// exceed the TTL.
+			return 1 - float64(o.Hold)/float64(o.TTL), "latency > TTL − hold for a lock without the elapsed term (setnx-seed, redlock-no-elapsed); none for one that counts from before the request (setnx, redlock)"
+		},
+	},
+	{
+		Name: "restart", Param: "delay", Falling: true, Doc: "how long a node of a fresh hold's bare majority (setnx: its one node) stays down after a SIGKILL before it restarts empty, in TTLs (kill-quorum with a fixed restart delay)",
+		step: func(v float64, o Options, _ bool, seed int64) (string, any, time.Duration) {
+			d := ttlTimes(v, o.TTL)
+			a := aim(o, d+o.TTL)
+			return "kill-quorum", &nemesis.KillQuorum{Pick: int(seed % 3), MinLeft: nemesis.Duration(o.TTL / 2), RestartDelay: nemesis.Duration(d), Aim: a}, d + o.TTL
+		},
+		theory: func(o Options) (float64, string) {
+			// Struck within a few ms of the grant, the node is back
+			// empty after the delay (plus its start and the clients'
+			// reconnect), and a second client takes it (with the node
+			// that never granted, for RedLock) while the holder still
+			// holds if that is before the holder releases, a hold after
+			// the grant: below hold ÷ TTL, and never above the validity
+			// (≈ 1 TTL).
+			return float64(o.Hold) / float64(o.TTL), "delay + restart < hold (the holder releases a hold after the grant, within its validity ≈ TTL)"
 		},
 	},
 }
@@ -227,6 +268,15 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			sweep = append(sweep, p)
 		}
 		res.Points = append(res.Points, sweep...)
+		if o.Fault.Falling {
+			b, pts, err := falling(ctx, o, lk, sweep)
+			res.Points = append(res.Points, pts...)
+			if err != nil {
+				return res, err
+			}
+			res.Boundary[lk] = b
+			continue
+		}
 		first := slices.IndexFunc(sweep, func(p Point) bool { return p.Violations > 0 })
 		if first < 0 {
 			res.Boundary[lk] = math.NaN()
@@ -258,6 +308,41 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return cmpFloat(a.Value, b.Value)
 	})
 	return res, write(res)
+}
+
+// falling bisects a falling fault's sweep between the last point with a
+// violation and the next: the boundary is the largest value with one
+// (NaN: none in range), and the points the bisection ran.
+func falling(ctx context.Context, o Options, lk string, sweep []Point) (float64, []Point, error) {
+	last := -1
+	for i, p := range sweep {
+		if p.Violations > 0 {
+			last = i
+		}
+	}
+	if last < 0 {
+		return math.NaN(), nil, nil
+	}
+	lo := sweep[last].Value
+	if last == len(sweep)-1 {
+		return lo, nil, nil
+	}
+	hi := sweep[last+1].Value
+	var pts []Point
+	for range o.Bisect {
+		mid := (lo + hi) / 2
+		p, err := point(ctx, o, lk, mid)
+		if err != nil {
+			return lo, pts, err
+		}
+		pts = append(pts, p)
+		if p.Violations > 0 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, pts, nil
 }
 
 // point runs seeds 1..k of lock at value v.

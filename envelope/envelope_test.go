@@ -42,7 +42,7 @@ func TestSchedules(t *testing.T) {
 			if multi {
 				nodes, lock = 3, "redlock"
 			}
-			sc, err := nemesis.Load(path, nemesis.Setup{Lock: lock, MultiNode: multi, Nodes: nodes, Groups: 1, TTL: o.TTL, Topology: cluster.TopologyMasters, Abilities: cluster.Abilities{Process: true, Clock: true, Network: true}})
+			sc, err := nemesis.Load(path, nemesis.Setup{Lock: lock, MultiNode: multi, Nodes: nodes, Groups: 2, TTL: o.TTL, Topology: cluster.TopologyMasters, Abilities: cluster.Abilities{Process: true, Clock: true, Network: true}})
 			if err != nil {
 				t.Fatalf("%s: %v", f.Name, err)
 			}
@@ -89,5 +89,27 @@ func TestOutputs(t *testing.T) {
 	}
 	if err := write(res); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFalling: a falling fault's boundary is the largest value with a
+// violation (with no bisection steps, no run is made), NaN with none.
+func TestFalling(t *testing.T) {
+	pts := func(viol ...int) []Point {
+		var out []Point
+		for i, v := range viol {
+			out = append(out, Point{Lock: "setnx", Value: 0.3 * float64(i), Runs: 3, Violations: v})
+		}
+		return out
+	}
+	o := Options{Bisect: 0}
+	for _, tc := range []struct {
+		viol []int
+		want float64
+	}{{[]int{3, 2, 0, 0}, 0.3}, {[]int{3, 3, 3}, 0.6}, {[]int{0, 0}, math.NaN()}, {[]int{0, 1, 0}, 0.3}} {
+		got, ran, err := falling(t.Context(), o, "setnx", pts(tc.viol...))
+		if err != nil || len(ran) != 0 || !(got == tc.want || math.IsNaN(got) && math.IsNaN(tc.want)) {
+			t.Errorf("falling %v: %v (ran %d, %v), want %v", tc.viol, got, len(ran), err, tc.want)
+		}
 	}
 }

@@ -43,6 +43,9 @@ func Table(res Result) string {
 	fmt.Fprintf(&b, "Envelope: %s, %s from %g to %g (%d points, %d bisection steps, seeds 1..%d, %s runs, TTL %s, hold %s, %d clients on one key).\n\n",
 		o.Fault.Name, o.Fault.Param+per(o.Fault), o.From, o.To, o.Points, o.Bisect, o.Seeds, o.Duration, o.TTL, o.Hold, o.Clients)
 	fmt.Fprintf(&b, "Theory: %s → %.3f %s.\n\n", res.Why, res.Theory, o.Fault.unit())
+	if o.Fault.Falling {
+		fmt.Fprintf(&b, "Violations lie below the boundary: the boundary found is the largest value with a violation.\n\n")
+	}
 	fmt.Fprintf(&b, "| lock | boundary found (%[1]s) | theory (%[1]s) | off by | runs | violations |\n", o.Fault.unit())
 	fmt.Fprintln(&b, "|---|---|---|---|---|---|")
 	for _, lk := range o.Locks {

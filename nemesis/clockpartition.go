@@ -22,10 +22,18 @@ import (
 // the holder still counts on it. The split begins when the step does,
 // before the strike the history records; Heal lifts it and sets the
 // clock right.
+//
+// Settle is how long after the split began a hold must have been
+// granted to be struck at (a TTL when planned; 0: any hold): a lease
+// granted before the split whose release the cut dropped sits on the
+// other side's own node until it expires, and while it does the other
+// side has no majority to take, so a strike then is wasted. The window
+// counts from the split and includes Settle.
 type ClockPartition struct {
 	Sides  [][]int  `json:"sides"`
 	Pick   int      `json:"pick"`
 	Margin Duration `json:"margin"`
+	Settle Duration `json:"settle,omitempty"`
 	Aim
 }
 
@@ -41,7 +49,9 @@ var clockPartitionKind = Kind{
 	Needs:   Needs{MultiNode: true, Topology: cluster.TopologyMasters, Cluster: cluster.Abilities{Clock: true, Network: true}, Groups: 2, TTL: true},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
 		p := planPartition(rng, ShapeSplit, s)
-		return &ClockPartition{Sides: p.Sides, Pick: rng.IntN(max(1, s.Nodes)), Margin: Duration(s.TTL / 10), Aim: newAim(s)}
+		c := &ClockPartition{Sides: p.Sides, Pick: rng.IntN(max(1, s.Nodes)), Margin: Duration(s.TTL / 10), Settle: Duration(s.TTL), Aim: newAim(s)}
+		c.Window += c.Settle
+		return c
 	},
 	Decode: decode[ClockPartition],
 }
@@ -50,8 +60,8 @@ func (c *ClockPartition) split() *Partition { return &Partition{Shape: ShapeSpli
 
 // Refuse says why the fault does not fit s, or "".
 func (c *ClockPartition) Refuse(s Setup) string {
-	if c.Pick < 0 || c.Margin < 0 {
-		return "clock-partition: negative pick or margin"
+	if c.Pick < 0 || c.Margin < 0 || c.Settle < 0 {
+		return "clock-partition: negative pick, margin or settle"
 	}
 	if why := c.split().Refuse(s); why != "" {
 		return "clock-partition: " + why
@@ -67,9 +77,9 @@ func (c *ClockPartition) String() string {
 	return s + decided(c.Decision, "")
 }
 
-// Arm splits the groups, then waits for a hold a bare majority granted
-// that includes a node both sides reach; when none comes, it lifts the
-// split before it returns.
+// Arm splits the groups, then waits for a hold a bare majority granted,
+// Settle or more after the split began, that includes a node both sides
+// reach; when none comes, it lifts the split before it returns.
 func (c *ClockPartition) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	if t.Cluster == nil {
 		return false, errors.New("no cluster")
@@ -79,9 +89,10 @@ func (c *ClockPartition) Arm(ctx context.Context, t *Target, base time.Time) (bo
 		return false, errors.Join(err, heal())
 	}
 	q := quorum(len(t.Cluster.Nodes()))
+	settled := runNow(base) + int64(c.Settle)
 	struck, err := c.decide(ctx, t, base, func(ch Change, left time.Duration) (aim, bool) {
 		h := ch.Hold
-		if (ch.Kind != HoldGranted && ch.Kind != HoldExtended) || !h.Reported || len(h.Granted) != q {
+		if (ch.Kind != HoldGranted && ch.Kind != HoldExtended) || !h.Reported || len(h.Granted) != q || (c.Settle > 0 && ch.Time < settled) {
 			return aim{}, false
 		}
 		var shared []int

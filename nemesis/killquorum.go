@@ -21,7 +21,8 @@ import (
 // left: a restart takes about 100 ms. With RestartDelay the node stays
 // down that long instead (the delayed restart, drawn when the run's
 // kill faults restart delayed): the control, where every lease the node
-// granted is over before it is back.
+// granted is over before it is back. On a single-instance lock the bare
+// majority is the one node, and the kill takes every copy of the lease.
 type KillQuorum struct {
 	Pick         int      `json:"pick"`
 	MinLeft      Duration `json:"min_left"`
@@ -38,7 +39,7 @@ var (
 var killQuorumKind = Kind{
 	Name:    "kill-quorum",
 	Summary: "kill one node of a hold that a bare majority granted, while it is valid; restart it at once (or, with delayed restarts, after the delay)",
-	Needs:   Needs{MultiNode: true, Cluster: cluster.Abilities{Process: true}, TTL: true},
+	Needs:   Needs{Cluster: cluster.Abilities{Process: true}, TTL: true},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
 		k := &KillQuorum{Pick: rng.IntN(max(1, s.Nodes)), MinLeft: Duration(s.TTL / 4), Aim: newAim(s)}
 		if s.Restart == RestartDelayed {

@@ -160,6 +160,7 @@ var kinds = []Kind{
 	clockDriftKind,
 	delayGrantKind, // #14
 	failoverUnreplicatedKind,
+	latencyGroupKind, // #14: the envelope of the elapsed-time term
 }
 
 // Kinds returns every known kind in a fixed order.

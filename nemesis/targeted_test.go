@@ -331,3 +331,62 @@ func TestClockPartition(t *testing.T) {
 	}
 	assertHealthy(t, c)
 }
+
+// TestClockPartitionSettle: a hold granted less than Settle after the
+// split began is passed over (a lease from before the split may still sit
+// on the other side's node); the first granted later is struck.
+func TestClockPartitionSettle(t *testing.T) {
+	c := testutil.Cluster(t, cluster.Spec{Nodes: 3}, cluster.WithClockShim(), cluster.WithProxyGroups(2))
+	base := time.Now()
+	v := grants(base, time.Hour, []int{1, 2}, []int{1, 2})
+	v.log[0].Time = 0                       // at the split: too early
+	v.log[1].Time = int64(30 * time.Minute) // long after it
+	tg := &nemesis.Target{Cluster: c, View: v}
+	f := decodeKind(t, "clock-partition", `{"sides": [[1, 2], [0, 1]], "pick": 0, "margin": "100ms", "settle": "1s", "window": "1s", "active": "1s"}`)
+	struck, err := f.Arm(t.Context(), tg, base)
+	if err != nil || !struck {
+		t.Fatalf("Arm: %v, %v; want a strike", struck, err)
+	}
+	t.Cleanup(func() {
+		if err := f.Heal(context.WithoutCancel(t.Context()), tg); err != nil {
+			t.Error(err)
+		}
+	})
+	b, _ := json.Marshal(f)
+	if !strings.Contains(string(b), `"client":1`) || !strings.Contains(string(b), `"targets":[1]`) {
+		t.Errorf("decision %s, want client 1's hold (the one granted after the settle) and target n2", b)
+	}
+}
+
+// TestLatencyGroup: against real nodes, latency-group puts its toxic on
+// the chosen group's proxy of every node and on none of the other's;
+// Heal removes it.
+func TestLatencyGroup(t *testing.T) {
+	c := testutil.Cluster(t, cluster.Spec{Nodes: 3}, cluster.WithProxyGroups(2))
+	tg := &nemesis.Target{Cluster: c}
+	k, err := nemesis.Lookup("latency-group")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := k.Decode(json.RawMessage(`{"group": 1, "latency": "20ms"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Start(t.Context(), tg); err != nil {
+		t.Fatal(err)
+	}
+	toxics := func(node, group int) int { return len(c.Node(node).GroupProxy(group).Toxics.GetToxicArray()) }
+	for n := range 3 {
+		if toxics(n, 1) != 1 || toxics(n, 0) != 0 {
+			t.Errorf("n%d: %d toxics for group 0, %d for group 1; want 0 and 1", n+1, toxics(n, 0), toxics(n, 1))
+		}
+	}
+	if err := f.Heal(t.Context(), tg); err != nil {
+		t.Fatal(err)
+	}
+	for n := range 3 {
+		if toxics(n, 1) != 0 {
+			t.Errorf("n%d: %d toxics for group 1 after Heal", n+1, toxics(n, 1))
+		}
+	}
+}
