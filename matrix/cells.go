@@ -152,7 +152,6 @@ var cells = []Spec{
 	// the Redis page, under redlock's cells.
 	fromTable("redis-py-lock/none", quick),
 	fromTable("redis-py-lock/client-pause", full),
-	fromTable("redis-py-lock/latency", full),
 	{Name: "setnx/latency-hold950", Lock: "setnx", Nemesis: []string{"latency"}, Keys: 1, Hold: 950 * time.Millisecond, Interval: time.Second, Expect: report.ExpectSafe, Source: SrcRedis, Why: "control of redis-py-lock/latency, same schedule: a validity counted from before the SET ends the hold before the key expires", Promise: "elapsed from request: the validity is counted from before the request, so a slow reply shortens it"},
 	fromTable("redis-py-lock/kill-immediate", full),
 	fromTable("redis-py-lock/clock", full),
@@ -224,7 +223,6 @@ var cells = []Spec{
 	// The seed article's lock: every row of the table for its class (no
 	// validity counted from before the request), beside setnx's.
 	fromTable("setnx-seed/none", full),
-	fromTable("setnx-seed/latency", full),
 	fromTable("setnx-seed/kill-immediate", full),
 	fromTable("setnx-seed/kill-delayed", full),
 	fromTable("setnx-seed/client-pause", full),
