@@ -54,15 +54,7 @@ var clientClockKind = Kind{
 }
 
 func (c *ClientClock) fit() error {
-	switch {
-	case c.Mode == ClockJump && c.Period != 0:
-		return fmt.Errorf("mode %q takes no period", c.Mode)
-	case c.Mode == ClockStrobe && c.Period <= 0:
-		return fmt.Errorf("mode %q needs a positive period", c.Mode)
-	case c.Mode != ClockJump && c.Mode != ClockStrobe:
-		return fmt.Errorf("mode %q: want %q or %q", c.Mode, ClockJump, ClockStrobe)
-	}
-	return nil
+	return checkMode(c.Mode, c.Period)
 }
 
 // Refuse says why the fault does not fit s, or "".
@@ -77,10 +69,7 @@ func (c *ClientClock) Refuse(s Setup) string {
 }
 
 func (c *ClientClock) String() string {
-	off := time.Duration(c.Offset).String()
-	if c.Offset >= 0 {
-		off = "+" + off
-	}
+	off := signed(c.Offset)
 	if c.Mode == ClockStrobe {
 		return fmt.Sprintf("client clock strobe %s/0 every %s", off, time.Duration(c.Period))
 	}
@@ -108,25 +97,7 @@ func (c *ClientClock) Start(ctx context.Context, t *Target) error {
 
 func (c *ClientClock) strobe(ctx context.Context, clk ClockSetter) {
 	defer close(c.done)
-	tick := time.NewTicker(time.Duration(c.Period))
-	defer tick.Stop()
-	for shifted := true; ; {
-		select {
-		case <-ctx.Done():
-			return
-		case <-c.stop:
-			return
-		case <-tick.C:
-		}
-		shifted = !shifted
-		off := time.Duration(0)
-		if shifted {
-			off = time.Duration(c.Offset)
-		}
-		if c.err = clk.SetOffset(off); c.err != nil {
-			return
-		}
-	}
+	c.err = strobe(ctx, c.stop, time.Duration(c.Period), time.Duration(c.Offset), clk.SetOffset)
 }
 
 // Heal stops a strobe and sets the clients' clock right.

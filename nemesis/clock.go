@@ -74,13 +74,18 @@ func (c *Clock) fit(nodes int) error {
 	if err := checkNodes(c.Nodes, nodes); err != nil {
 		return err
 	}
+	return checkMode(c.Mode, c.Period)
+}
+
+// checkMode checks a clock fault's mode and period (Clock, ClientClock).
+func checkMode(mode string, period Duration) error {
 	switch {
-	case c.Mode == ClockJump && c.Period != 0:
-		return fmt.Errorf("mode %q takes no period", c.Mode)
-	case c.Mode == ClockStrobe && c.Period <= 0:
-		return fmt.Errorf("mode %q needs a positive period", c.Mode)
-	case c.Mode != ClockJump && c.Mode != ClockStrobe:
-		return fmt.Errorf("mode %q: want %q or %q", c.Mode, ClockJump, ClockStrobe)
+	case mode == ClockJump && period != 0:
+		return fmt.Errorf("mode %q takes no period", mode)
+	case mode == ClockStrobe && period <= 0:
+		return fmt.Errorf("mode %q needs a positive period", mode)
+	case mode != ClockJump && mode != ClockStrobe:
+		return fmt.Errorf("mode %q: want %q or %q", mode, ClockJump, ClockStrobe)
 	}
 	return nil
 }
@@ -93,11 +98,16 @@ func (c *Clock) Refuse(s Setup) string {
 	return ""
 }
 
-func (c *Clock) String() string {
-	off := time.Duration(c.Offset).String()
-	if c.Offset >= 0 {
-		off = "+" + off
+// signed renders an offset with its sign: "+300ms", "-1s".
+func signed(d Duration) string {
+	if d >= 0 {
+		return "+" + time.Duration(d).String()
 	}
+	return time.Duration(d).String()
+}
+
+func (c *Clock) String() string {
+	off := signed(c.Offset)
 	if c.Mode == ClockStrobe {
 		return fmt.Sprintf("clock strobe %s/0 every %s on %s", off, time.Duration(c.Period), nodeNames(c.Nodes))
 	}
@@ -108,15 +118,9 @@ func (c *Clock) String() string {
 // 0 and Offset every Period until Heal or until ctx is done (Heal still
 // sets them right).
 func (c *Clock) Start(ctx context.Context, t *Target) error {
-	if t.Cluster == nil {
-		return errors.New("no cluster")
-	}
-	if err := c.fit(len(t.Cluster.Nodes())); err != nil {
+	ns, err := clockNodes(t, c.Nodes, c.fit)
+	if err != nil {
 		return err
-	}
-	var ns []*cluster.Node
-	for _, i := range c.Nodes {
-		ns = append(ns, t.Cluster.Node(i))
 	}
 	if err := setClocks(ns, time.Duration(c.Offset)); err != nil {
 		return err
@@ -130,23 +134,30 @@ func (c *Clock) Start(ctx context.Context, t *Target) error {
 
 func (c *Clock) strobe(ctx context.Context, ns []*cluster.Node) {
 	defer close(c.done)
-	tick := time.NewTicker(time.Duration(c.Period))
+	c.err = strobe(ctx, c.stop, time.Duration(c.Period), time.Duration(c.Offset), func(d time.Duration) error { return setClocks(ns, d) })
+}
+
+// strobe flips a clock between 0 and off every period, starting shifted,
+// until stop is closed or ctx is done (nil), or set fails (its error: the
+// cluster or the clients are gone). Clock and ClientClock strobe with it.
+func strobe(ctx context.Context, stop <-chan struct{}, period, off time.Duration, set func(time.Duration) error) error {
+	tick := time.NewTicker(period)
 	defer tick.Stop()
 	for shifted := true; ; {
 		select {
 		case <-ctx.Done():
-			return
-		case <-c.stop:
-			return
+			return nil
+		case <-stop:
+			return nil
 		case <-tick.C:
 		}
 		shifted = !shifted
-		off := time.Duration(0)
+		d := time.Duration(0)
 		if shifted {
-			off = time.Duration(c.Offset)
+			d = off
 		}
-		if c.err = setClocks(ns, off); c.err != nil {
-			return // the cluster is closed
+		if err := set(d); err != nil {
+			return err
 		}
 	}
 }
@@ -162,6 +173,23 @@ func (c *Clock) Heal(_ context.Context, t *Target) error {
 		c.stop = nil
 	}
 	return errors.Join(err, eachNode(t, c.Nodes, func(n *cluster.Node) error { return n.SetClockOffset(0) }))
+}
+
+// clockNodes returns the target's nodes idx of a clock fault, after fit
+// checked the fault against the cluster's size (Clock, ClockBackSlew,
+// ClockDrift).
+func clockNodes(t *Target, idx []int, fit func(nodes int) error) ([]*cluster.Node, error) {
+	if t.Cluster == nil {
+		return nil, errors.New("no cluster")
+	}
+	if err := fit(len(t.Cluster.Nodes())); err != nil {
+		return nil, err
+	}
+	ns := make([]*cluster.Node, len(idx))
+	for j, i := range idx {
+		ns[j] = t.Cluster.Node(i)
+	}
+	return ns, nil
 }
 
 func setClocks(ns []*cluster.Node, off time.Duration) error {

@@ -68,15 +68,9 @@ func (c *ClockDrift) String() string {
 
 // Start makes the nodes' clocks run Rate fast until Heal.
 func (c *ClockDrift) Start(ctx context.Context, t *Target) error {
-	if t.Cluster == nil {
-		return errors.New("no cluster")
-	}
-	if err := c.fit(len(t.Cluster.Nodes())); err != nil {
+	ns, err := clockNodes(t, c.Nodes, c.fit)
+	if err != nil {
 		return err
-	}
-	var ns []*cluster.Node
-	for _, i := range c.Nodes {
-		ns = append(ns, t.Cluster.Node(i))
 	}
 	c.stop, c.done = make(chan struct{}), make(chan struct{})
 	go func() {

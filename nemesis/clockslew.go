@@ -107,15 +107,9 @@ func (c *ClockBackSlew) String() string {
 
 // Start sets the nodes' clocks Offset back, and slews them to 0 after Hold.
 func (c *ClockBackSlew) Start(ctx context.Context, t *Target) error {
-	if t.Cluster == nil {
-		return errors.New("no cluster")
-	}
-	if err := c.fit(len(t.Cluster.Nodes())); err != nil {
+	ns, err := clockNodes(t, c.Nodes, c.fit)
+	if err != nil {
 		return err
-	}
-	var ns []*cluster.Node
-	for _, i := range c.Nodes {
-		ns = append(ns, t.Cluster.Node(i))
 	}
 	if err := setClocks(ns, time.Duration(c.Offset)); err != nil {
 		return err
