@@ -24,9 +24,7 @@ type ClientClock struct {
 	Offset Duration `json:"offset"`
 	Period Duration `json:"period,omitempty"` // strobe only
 
-	stop chan struct{} // closed by Heal
-	done chan struct{} // closed when the strobe goroutine has returned
-	err  error         // the strobe's error; read once done is closed
+	bg background // a strobe's goroutine
 }
 
 var _ RefusingFault = (*ClientClock)(nil)
@@ -89,26 +87,17 @@ func (c *ClientClock) Start(ctx context.Context, t *Target) error {
 		return err
 	}
 	if c.Mode == ClockStrobe {
-		c.stop, c.done = make(chan struct{}), make(chan struct{})
-		go c.strobe(ctx, t.ClientClock)
+		clk := t.ClientClock
+		c.bg.start(func(stop <-chan struct{}) error {
+			return strobe(ctx, stop, time.Duration(c.Period), time.Duration(c.Offset), clk.SetOffset)
+		})
 	}
 	return nil
 }
 
-func (c *ClientClock) strobe(ctx context.Context, clk ClockSetter) {
-	defer close(c.done)
-	c.err = strobe(ctx, c.stop, time.Duration(c.Period), time.Duration(c.Offset), clk.SetOffset)
-}
-
 // Heal stops a strobe and sets the clients' clock right.
 func (c *ClientClock) Heal(_ context.Context, t *Target) error {
-	var err error
-	if c.stop != nil {
-		close(c.stop)
-		<-c.done
-		err = c.err
-		c.stop = nil
-	}
+	err := c.bg.halt()
 	if t.ClientClock == nil {
 		return err
 	}

@@ -31,10 +31,7 @@ type Clock struct {
 	Offset Duration `json:"offset"`
 	Period Duration `json:"period,omitempty"` // strobe only
 
-	// Set by Start of a strobe, used by Heal in the same goroutine.
-	stop chan struct{} // closed by Heal
-	done chan struct{} // closed when the strobe goroutine has returned
-	err  error         // the strobe's error; read once done is closed
+	bg background // a strobe's goroutine, started by Start, halted by Heal
 }
 
 var _ RefusingFault = (*Clock)(nil)
@@ -126,15 +123,41 @@ func (c *Clock) Start(ctx context.Context, t *Target) error {
 		return err
 	}
 	if c.Mode == ClockStrobe {
-		c.stop, c.done = make(chan struct{}), make(chan struct{})
-		go c.strobe(ctx, ns)
+		c.bg.start(func(stop <-chan struct{}) error {
+			return strobe(ctx, stop, time.Duration(c.Period), time.Duration(c.Offset), func(d time.Duration) error { return setClocks(ns, d) })
+		})
 	}
 	return nil
 }
 
-func (c *Clock) strobe(ctx context.Context, ns []*cluster.Node) {
-	defer close(c.done)
-	c.err = strobe(ctx, c.stop, time.Duration(c.Period), time.Duration(c.Offset), func(d time.Duration) error { return setClocks(ns, d) })
+// background is the goroutine of a clock fault that keeps changing a
+// clock (a strobe, a drift, a slew): Start starts it, Heal (in the same
+// goroutine as Start) halts it and takes its error.
+type background struct {
+	stop chan struct{} // closed by halt
+	done chan struct{} // closed when f has returned
+	err  error         // f's error; read once done is closed
+}
+
+// start runs f in a goroutine; f returns once stop is closed.
+func (b *background) start(f func(stop <-chan struct{}) error) {
+	b.stop, b.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(b.done)
+		b.err = f(b.stop)
+	}()
+}
+
+// halt stops the goroutine, waits for it and returns its error; nil when
+// none was started or it was halted already.
+func (b *background) halt() error {
+	if b.stop == nil {
+		return nil
+	}
+	close(b.stop)
+	<-b.done
+	b.stop = nil // done stays closed
+	return b.err
 }
 
 // strobe flips a clock between 0 and off every period, starting shifted,
@@ -165,14 +188,7 @@ func strobe(ctx context.Context, stop <-chan struct{}, period, off time.Duration
 // Heal stops a strobe, waits for it to return (it never blocks) and sets
 // every node's clock right.
 func (c *Clock) Heal(_ context.Context, t *Target) error {
-	var err error
-	if c.stop != nil {
-		close(c.stop)
-		<-c.done
-		err = c.err
-		c.stop = nil
-	}
-	return errors.Join(err, eachNode(t, c.Nodes, func(n *cluster.Node) error { return n.SetClockOffset(0) }))
+	return errors.Join(c.bg.halt(), eachNode(t, c.Nodes, func(n *cluster.Node) error { return n.SetClockOffset(0) }))
 }
 
 // clockNodes returns the target's nodes idx of a clock fault, after fit

@@ -210,7 +210,7 @@ func TestClockStrobe(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-f.done:
+	case <-f.bg.done:
 	default:
 		t.Fatal("strobe goroutine still running after Heal")
 	}
@@ -233,7 +233,7 @@ func TestClockStrobeCancel(t *testing.T) {
 	}
 	cancel()
 	select {
-	case <-f.done:
+	case <-f.bg.done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("strobe goroutine still running 5s after ctx was cancelled")
 	}

@@ -22,9 +22,7 @@ type ClockDrift struct {
 	Nodes []int   `json:"nodes"`
 	Rate  float64 `json:"rate"`
 
-	stop chan struct{}
-	done chan struct{}
-	err  error
+	bg background // the drift's goroutine
 }
 
 var _ RefusingFault = (*ClockDrift)(nil)
@@ -72,27 +70,19 @@ func (c *ClockDrift) Start(ctx context.Context, t *Target) error {
 	if err != nil {
 		return err
 	}
-	c.stop, c.done = make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(c.done)
-		err := Drift(ctx, c.stop, func(d time.Duration) error { return setClocks(ns, d) }, c.Rate, slewTick)
-		if ctx.Err() == nil && !errors.Is(err, ErrSlewStopped) {
-			c.err = err
+	c.bg.start(func(stop <-chan struct{}) error {
+		err := Drift(ctx, stop, func(d time.Duration) error { return setClocks(ns, d) }, c.Rate, slewTick)
+		if ctx.Err() != nil || errors.Is(err, ErrSlewStopped) {
+			return nil
 		}
-	}()
+		return err
+	})
 	return nil
 }
 
 // Heal stops the drift and sets the clocks right.
 func (c *ClockDrift) Heal(_ context.Context, t *Target) error {
-	var err error
-	if c.stop != nil {
-		close(c.stop)
-		<-c.done
-		err = c.err
-		c.stop = nil
-	}
-	return errors.Join(err, eachNode(t, c.Nodes, func(n *cluster.Node) error { return n.SetClockOffset(0) }))
+	return errors.Join(c.bg.halt(), eachNode(t, c.Nodes, func(n *cluster.Node) error { return n.SetClockOffset(0) }))
 }
 
 // Drift sets an offset of rate × the time since Drift began every tick,

@@ -38,9 +38,7 @@ type ClockBackSlew struct {
 	Hold   Duration `json:"hold"`
 	Rate   float64  `json:"rate"`
 
-	done chan struct{} // closed when the slew has returned
-	stop chan struct{} // closed by Heal
-	err  error         // the slew's error; read once done is closed
+	bg background // the slew's goroutine
 }
 
 var (
@@ -114,21 +112,20 @@ func (c *ClockBackSlew) Start(ctx context.Context, t *Target) error {
 	if err := setClocks(ns, time.Duration(c.Offset)); err != nil {
 		return err
 	}
-	c.stop, c.done = make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(c.done)
+	c.bg.start(func(stop <-chan struct{}) error {
 		select {
 		case <-ctx.Done():
-			return
-		case <-c.stop:
-			return
+			return nil
+		case <-stop:
+			return nil
 		case <-time.After(time.Duration(c.Hold)):
 		}
-		err := Slew(ctx, c.stop, func(d time.Duration) error { return setClocks(ns, d) }, time.Duration(c.Offset), c.Rate, slewTick)
-		if ctx.Err() == nil { // the run's end is no error: Heal sets the rest
-			c.err = err
+		err := Slew(ctx, stop, func(d time.Duration) error { return setClocks(ns, d) }, time.Duration(c.Offset), c.Rate, slewTick)
+		if ctx.Err() != nil { // the run's end is no error: Heal sets the rest
+			return nil
 		}
-	}()
+		return err
+	})
 	return nil
 }
 
@@ -137,16 +134,14 @@ func (c *ClockBackSlew) Start(ctx context.Context, t *Target) error {
 // was a forward jump).
 func (c *ClockBackSlew) Heal(ctx context.Context, t *Target) error {
 	var err error
-	if c.done != nil {
+	if c.bg.stop != nil {
 		select {
-		case <-c.done:
-			err = c.err
+		case <-c.bg.done:
+			err = c.bg.halt()
 		case <-ctx.Done():
-			close(c.stop)
-			<-c.done
+			c.bg.halt()
 			err = fmt.Errorf("slew cut short (%w): the rest was set right at once", ctx.Err())
 		}
-		c.done = nil
 	}
 	return errors.Join(err, eachNode(t, c.Nodes, func(n *cluster.Node) error { return n.SetClockOffset(0) }))
 }
