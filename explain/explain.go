@@ -139,8 +139,12 @@ func faults(r *checker.Result) []fault {
 	for i, w := range r.Stats.FaultWindows {
 		f := fault{num: i + 1, w: w}
 		f.kind, _, _ = strings.Cut(w.Desc, " ")
-		f.kind = strings.TrimSuffix(f.kind, ":")
-		for _, m := range nodeRef.FindAllStringSubmatch(w.Desc, -1) {
+		f.kind = family(strings.TrimSuffix(f.kind, ":"))
+		// A targeted fault's description ends with the hold it struck
+		// at ("…, at client 3's hold of k0 granted by n2,n3 …"): its
+		// nodes are the hold's, not the fault's.
+		targets, _, _ := strings.Cut(w.Desc, ", at client ")
+		for _, m := range nodeRef.FindAllStringSubmatch(targets, -1) {
 			if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
 				f.nodes = append(f.nodes, n-1)
 			}
@@ -148,6 +152,25 @@ func faults(r *checker.Result) []fault {
 		fs = append(fs, f)
 	}
 	return fs
+}
+
+// family is the kind of fault a cause names, for a fault kind: the
+// targeted kinds act as the kinds they aim (kill-quorum kills,
+// clock-holder and clock-partition jump node clocks, pause-holder
+// stalls the holder, failover-unreplicated fails over); the rest are
+// their own.
+func family(kind string) string {
+	switch {
+	case strings.HasPrefix(kind, "kill"):
+		return "kill"
+	case strings.HasPrefix(kind, "clock"):
+		return "clock"
+	case strings.HasPrefix(kind, "failover"):
+		return "failover"
+	case kind == "pause-holder":
+		return "client-pause"
+	}
+	return kind
 }
 
 func (f fault) String() string {

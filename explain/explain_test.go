@@ -46,6 +46,9 @@ func TestCauses(t *testing.T) {
 			[]string{"n1 expired the key at 1.034 s, 0.031 s after the start of fault #1", "and granted it again"}},
 		{"lease-invalid_resource-invalid_cause-restart.jsonl", "lease", explain.Restart, 1, "n1",
 			[]string{"kill n1, restart at once", "restarted n1 empty"}},
+		// A targeted kind acts as the kind it aims: kill-quorum kills.
+		{"lease-invalid_resource-invalid_cause-restart-kill-quorum.jsonl", "lease", explain.Restart, 1, "n2",
+			[]string{"kill n2, restart at once", "restarted n2 empty"}},
 		{"lease-invalid_resource-invalid_cause-failover.jsonl", "lease", explain.Failover, 1, "n2",
 			[]string{"made n2 the primary", "n2 never had the key"}},
 		{"lease-valid_resource-invalid_cause-stalled.jsonl", "resource", explain.Stalled, 1, "",

@@ -57,9 +57,14 @@ func (v *liveView) grant(client int, at int64) { v.add(nemesis.HoldGranted, clie
 // add appends a change of kind to client's hold of k0 (granted by n1 at
 // run-clock time at, valid for a second) at at.
 func (v *liveView) add(kind nemesis.ChangeKind, client int, at int64) {
+	v.addBy(kind, client, at, 0)
+}
+
+// addBy is add with the nodes that granted the hold.
+func (v *liveView) addBy(kind nemesis.ChangeKind, client int, at int64, granted ...int) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	h := nemesis.Hold{Client: client, Key: "k0", Token: "t", Granted: []int{0}, Reported: true, Acquired: at, ValidUntil: at + int64(time.Second)}
+	h := nemesis.Hold{Client: client, Key: "k0", Token: "t", Granted: granted, Reported: true, Acquired: at, ValidUntil: at + int64(time.Second)}
 	if kind == nemesis.HoldEnded {
 		h.Ended = at
 	}

@@ -2,31 +2,49 @@ package nemesis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/locktorture/locktorture/cluster"
 )
 
-// KillQuorum waits for a hold that exactly a bare majority of the nodes
-// granted, and while it is valid SIGKILLs one of those nodes and restarts
-// it at once. A node without persistence comes back empty: the nodes
-// that still hold the lease are a minority, and the restarted node with
-// the nodes that never granted it are a majority that can grant the lock
-// to a second client while the first still counts on it (the restart
-// case of the Redis distributed-locks page, and why it asks for a
-// delayed restart). Pick chooses which granting node, counted from the
-// lowest, wrapping. MinLeft is the least validity the hold must have
-// left: a restart takes about 100 ms. With RestartDelay the node stays
-// down that long instead (the delayed restart, drawn when the run's
-// kill faults restart delayed): the control, where every lease the node
-// granted is over before it is back. On a single-instance lock the bare
-// majority is the one node, and the kill takes every copy of the lease.
+// KillQuorum is the restart case of the Redis distributed-locks page,
+// aimed: a hold that exactly a bare majority of the nodes granted, one of
+// those nodes SIGKILLed while the hold is valid and restarted at once. A
+// node without persistence comes back empty: the nodes that still hold
+// the lease are a minority, and the restarted node with the nodes that
+// never granted it are a majority that can grant the lock to a second
+// client while the first still counts on it (and why the page asks for a
+// delayed restart).
+//
+// A bare majority is rare on a healthy cluster: every node grants a free
+// key, and only contention splits them. With Isolate the fault makes one,
+// as the page's example does ("D and E are unreachable"): once the key is
+// about to be free (a hold ends, or none is open) it black-holes the
+// nodes outside a bare majority (Cut) from every client, waits for a
+// grant by exactly the nodes left, lifts the cut and kills one of them.
+// Without Isolate (schedules written before it) it waits for contention
+// to make the bare majority.
+//
+// Pick chooses which granting node (and, with Isolate, where the cut
+// starts), counted from the lowest, wrapping. MinLeft is the least
+// validity the hold must have left: a restart takes about 100 ms. With
+// RestartDelay the node stays down that long instead (the delayed
+// restart, drawn when the run's kill faults restart delayed): the
+// control, where every lease the node granted is over before it is back.
+// On a single-instance lock the bare majority is the one node, and the
+// kill takes every copy of the lease.
 type KillQuorum struct {
 	Pick         int      `json:"pick"`
 	MinLeft      Duration `json:"min_left"`
 	RestartDelay Duration `json:"restart_delay,omitempty"`
+	Isolate      bool     `json:"isolate,omitempty"`
+	// Cut are the nodes Isolate cut off (decided when it struck; a replay
+	// cuts the same ones at the decision's offset).
+	Cut []int `json:"cut,omitempty"`
 	Aim
 }
 
@@ -36,12 +54,18 @@ var (
 	_ LastingFault  = (*KillQuorum)(nil)
 )
 
+// Names of the toxics of a kill-quorum's cut.
+const (
+	killQuorumUp   = "kill_quorum_" + upstream
+	killQuorumDown = "kill_quorum_" + downstream
+)
+
 var killQuorumKind = Kind{
 	Name:    "kill-quorum",
-	Summary: "kill one node of a hold that a bare majority granted, while it is valid; restart it at once (or, with delayed restarts, after the delay)",
-	Needs:   Needs{Cluster: cluster.Abilities{Process: true}, TTL: true},
+	Summary: "cut the nodes outside a bare majority off the clients until that majority grants a hold, then kill one of its nodes while the hold is valid; restart it at once (or, with delayed restarts, after the delay)",
+	Needs:   Needs{Cluster: cluster.Abilities{Process: true, Network: true}, TTL: true},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
-		k := &KillQuorum{Pick: rng.IntN(max(1, s.Nodes)), MinLeft: Duration(s.TTL / 4), Aim: newAim(s)}
+		k := &KillQuorum{Pick: rng.IntN(max(1, s.Nodes)), MinLeft: Duration(s.TTL / 4), Isolate: s.Nodes > quorum(s.Nodes), Aim: newAim(s)}
 		if s.Restart == RestartDelayed {
 			k.RestartDelay = Duration(s.TTL + s.TTL/2)
 			if s.RestartDelay > 0 {
@@ -62,6 +86,14 @@ func (k *KillQuorum) Refuse(s Setup) string {
 	if k.Active < k.RestartDelay {
 		return fmt.Sprintf("kill-quorum: active %v is shorter than the restart delay %v", time.Duration(k.Active), time.Duration(k.RestartDelay))
 	}
+	if len(k.Cut) > 0 {
+		if err := checkNodes(k.Cut, s.Nodes); err != nil {
+			return fmt.Sprintf("kill-quorum: cut: %v", err)
+		}
+		if want := s.Nodes - quorum(s.Nodes); len(k.Cut) != want {
+			return fmt.Sprintf("kill-quorum: cut %s: the nodes outside a bare majority of %d are %d, not %d", nodeNames(k.Cut), s.Nodes, want, len(k.Cut))
+		}
+	}
 	return k.refuse("kill-quorum", s.Nodes)
 }
 
@@ -71,26 +103,139 @@ func (k *KillQuorum) String() string {
 		restart = "restart after " + time.Duration(k.RestartDelay).String()
 	}
 	s := "kill-quorum: kill one node of a hold a bare majority granted, " + restart
+	if k.Isolate {
+		s = "kill-quorum: cut a minority off until a bare majority grants, kill one of its nodes, " + restart
+	}
 	if k.struck() {
-		return s + decided(k.Decision, "kill "+nodeNames(k.Decision.Targets)+", "+restart)
+		what := "kill " + nodeNames(k.Decision.Targets) + ", " + restart
+		if len(k.Cut) > 0 {
+			what = "cut " + nodeNames(k.Cut) + " from " + time.Duration(k.Decision.At).Round(time.Millisecond).String() + " until the grant, " + what
+		}
+		return s + decided(k.Decision, what)
 	}
 	return s + decided(k.Decision, "")
 }
 
+// bare reports whether h is a hold that exactly a bare majority of nodes
+// granted, none of them in cut.
+func bare(h Hold, nodes int, cut []int) bool {
+	return h.Reported && len(h.Granted) == quorum(nodes) &&
+		!slices.ContainsFunc(h.Granted, func(n int) bool { return slices.Contains(cut, n) })
+}
+
 // Arm waits for a grant (or extend) by exactly a bare majority with at
-// least MinLeft of validity left, and picks one of its nodes.
+// least MinLeft of validity left, and picks one of its nodes; with
+// Isolate it first cuts the other nodes off (see KillQuorum).
 func (k *KillQuorum) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	if t.Cluster == nil {
 		return false, fmt.Errorf("no cluster")
 	}
 	nodes := len(t.Cluster.Nodes())
+	if k.Isolate && nodes > quorum(nodes) {
+		return k.armCut(ctx, t, base, nodes)
+	}
 	return k.decide(ctx, t, base, func(c Change, left time.Duration) (aim, bool) {
-		h := c.Hold
-		if (c.Kind != HoldGranted && c.Kind != HoldExtended) || !h.Reported || len(h.Granted) != quorum(nodes) || left < time.Duration(k.MinLeft) {
+		if (c.Kind != HoldGranted && c.Kind != HoldExtended) || !bare(c.Hold, nodes, nil) || left < time.Duration(k.MinLeft) {
 			return aim{}, false
 		}
-		return aim{targets: nth(h.Granted, k.Pick, 1)}, true
+		return aim{targets: nth(c.Hold.Granted, k.Pick, 1)}, true
 	})
+}
+
+// armCut is Arm with Isolate: wait until the key is about to be free,
+// cut the nodes outside a bare majority off every client, wait for the
+// grant the others give, and lift the cut before the kill. A replay cuts
+// the recorded nodes at the recorded offset.
+func (k *KillQuorum) armCut(ctx context.Context, t *Target, base time.Time, nodes int) (bool, error) {
+	if t.View == nil {
+		return false, errors.New("no view of the run's holds to aim at")
+	}
+	rec := k.Decision
+	holds, after := t.View.Holds()
+	cut := nth(allNodes(nodes), k.Pick, nodes-quorum(nodes))
+	if rec != nil {
+		r, err := replay(ctx, t, base, rec)
+		if err != nil || r.Missed != "" {
+			k.Decision = r
+			return false, err
+		}
+		_, after = t.View.Holds()
+		if len(k.Cut) > 0 {
+			cut = k.Cut
+		}
+	} else if len(holds) > 0 {
+		c, err := WaitFor(ctx, t.View, after, func(c Change) bool { return c.Kind == HoldEnded })
+		if err != nil {
+			k.Decision = &Decision{Missed: "no hold ended within the step's window"}
+			return false, nil
+		}
+		after = c.Seq
+	}
+	at := runNow(base)
+	err := blackHoleNodes(ctx, t, cut, killQuorumUp, killQuorumDown)
+	var grant Change
+	if err == nil {
+		grant, err = WaitFor(ctx, t.View, after, func(c Change) bool {
+			return c.Kind == HoldGranted && c.Time >= at && bare(c.Hold, nodes, cut) &&
+				time.Duration(c.Hold.ValidUntil-runNow(base)) >= time.Duration(k.MinLeft)
+		})
+	}
+	heal := clearToxics(context.WithoutCancel(ctx), t, killQuorumUp, killQuorumDown)
+	switch {
+	case heal != nil:
+		return false, heal
+	case err != nil && ctx.Err() == nil:
+		return false, err
+	case err != nil:
+		k.Decision = &Decision{Missed: "no grant by the bare majority the cut left within the step's window"}
+		if rec != nil {
+			k.Decision.Replay = "differs: no grant under the cut"
+		}
+		return false, nil
+	}
+	h := grant.Hold
+	k.Cut = cut
+	d := &Decision{
+		At:      Duration(at),
+		Trigger: &Trigger{Change: HoldGranted, Client: h.Client, Key: h.Key, Granted: slices.Clone(h.Granted), Left: Duration(h.ValidUntil - runNow(base))},
+		Targets: nth(h.Granted, k.Pick, 1),
+	}
+	if rec != nil {
+		d.Replay = "same"
+		if len(rec.Targets) > 0 {
+			d.Targets = rec.Targets
+		}
+		if rt := rec.Trigger; rt != nil && (rt.Key != h.Key || !slices.Equal(rt.Granted, h.Granted)) {
+			d.Replay = fmt.Sprintf("differs: recorded %s; live: %s", rt, d.Trigger)
+		}
+	}
+	k.Decision = d
+	return true, nil
+}
+
+// allNodes is 0, 1, …, n−1.
+func allNodes(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// blackHoleNodes cuts nodes off every client group both ways, as a
+// partition does (see Partition), under the toxic names up and down.
+func blackHoleNodes(ctx context.Context, t *Target, nodes []int, up, down string) error {
+	var errs []error
+	for g := range t.Cluster.Groups() {
+		for _, i := range nodes {
+			n, err := node(t, i)
+			if err != nil {
+				return err
+			}
+			errs = append(errs, blackHole(ctx, n.GroupLink(g), up, down))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Start kills the chosen node and restarts it at once, or leaves it down
@@ -102,10 +247,12 @@ func (k *KillQuorum) Start(ctx context.Context, t *Target) error {
 	return (&Kill{Nodes: k.Decision.Targets, RestartDelay: k.RestartDelay}).Start(ctx, t)
 }
 
-// Heal restarts the node if it is still down.
+// Heal lifts a cut still in place and restarts the node if it is still
+// down.
 func (k *KillQuorum) Heal(ctx context.Context, t *Target) error {
+	lift := clearToxics(ctx, t, killQuorumUp, killQuorumDown)
 	if !k.struck() {
-		return nil
+		return lift
 	}
-	return (&Kill{Nodes: k.Decision.Targets}).Heal(ctx, t)
+	return errors.Join(lift, (&Kill{Nodes: k.Decision.Targets}).Heal(ctx, t))
 }

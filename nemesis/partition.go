@@ -232,13 +232,7 @@ func (p *Partition) Start(ctx context.Context, t *Target) error {
 	var errs []error
 	for g := range groups {
 		for _, i := range p.cut(g, nodes) {
-			l := t.Cluster.Node(i).GroupLink(g)
-			for _, spec := range []toxicSpec{
-				{Name: partitionUp, Type: "timeout", Stream: upstream, Attributes: map[string]int64{"timeout": 0}},
-				{Name: partitionDown, Type: "timeout", Stream: downstream, Attributes: map[string]int64{"timeout": 0}},
-			} {
-				errs = append(errs, injectToxic(ctx, l, spec))
-			}
+			errs = append(errs, blackHole(ctx, t.Cluster.Node(i).GroupLink(g), partitionUp, partitionDown))
 		}
 	}
 	return errors.Join(errs...)

@@ -28,6 +28,20 @@ func injectToxic(ctx context.Context, l *cluster.Link, spec toxicSpec) error {
 	return l.AddToxic(ctx, spec)
 }
 
+// blackHole drops every byte through l both ways, commands first, under
+// the toxic names up and down: timeout toxics with timeout 0, which close
+// no connection until they are removed (see Partition).
+func blackHole(ctx context.Context, l *cluster.Link, up, down string) error {
+	var errs []error
+	for _, spec := range []toxicSpec{
+		{Name: up, Type: "timeout", Stream: upstream, Attributes: map[string]int64{"timeout": 0}},
+		{Name: down, Type: "timeout", Stream: downstream, Attributes: map[string]int64{"timeout": 0}},
+	} {
+		errs = append(errs, injectToxic(ctx, l, spec))
+	}
+	return errors.Join(errs...)
+}
+
 // clearToxics removes the toxics called names from every proxy of every
 // node, those of every client group included, ignoring the ones that are
 // not there: a heal that works after a half-done start, and twice.

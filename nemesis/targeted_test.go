@@ -3,6 +3,7 @@ package nemesis_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -389,4 +390,88 @@ func TestLatencyGroup(t *testing.T) {
 			t.Errorf("n%d: %d toxics for group 1 after Heal", n+1, toxics(n, 1))
 		}
 	}
+}
+
+// TestKillQuorumIsolate: against real nodes, kill-quorum with isolate
+// cuts the nodes outside a bare majority off the clients, passes over a
+// grant that a cut node was part of, strikes at the grant of the nodes
+// left, lifts the cut before it returns, and its Start restarts the
+// picked node empty; the decision and the cut are in its parameters.
+func TestKillQuorumIsolate(t *testing.T) {
+	c := startCluster(t, 5, 1)
+	setAll(t, c, "k0", 10*time.Second)
+	base := time.Now()
+	v := newLiveView()
+	tg := &nemesis.Target{Cluster: c, View: v}
+	f := decodeKind(t, "kill-quorum", `{"pick": 3, "min_left": "100ms", "isolate": true, "window": "5s", "active": "1s"}`)
+	type armed struct {
+		struck bool
+		err    error
+	}
+	done := make(chan armed, 1)
+	go func() {
+		struck, err := f.Arm(t.Context(), tg, base)
+		done <- armed{struck, err}
+	}()
+	// Pick 3 cuts n4 and n5 (the two nodes from the fourth, wrapping).
+	testutil.Eventually(t, 5*time.Second, "n4 and n5 cut off", func() error {
+		for _, i := range []int{3, 4} {
+			if err := pingFresh(c.Node(i).Addr(), c.Password(), 100*time.Millisecond); err == nil {
+				return fmt.Errorf("PING through n%d's proxy went through", i+1)
+			}
+		}
+		return nil
+	})
+	if err := pingFresh(c.Node(0).Addr(), c.Password(), time.Second); err != nil {
+		t.Fatalf("n1 cut too: %v", err)
+	}
+	now := func() int64 { return time.Since(base).Nanoseconds() }
+	v.addBy(nemesis.HoldGranted, 0, now(), 0, 1, 4) // a cut node granted: not the aim
+	v.addBy(nemesis.HoldGranted, 1, now(), 0, 1, 2)
+	a := <-done
+	if a.err != nil || !a.struck {
+		t.Fatalf("Arm: %v, %v; want a strike", a.struck, a.err)
+	}
+	for _, i := range []int{3, 4} {
+		if err := pingFresh(c.Node(i).Addr(), c.Password(), time.Second); err != nil {
+			t.Errorf("n%d still cut after Arm: %v", i+1, err)
+		}
+	}
+	// Pick 3 of the granting n1,n2,n3 wraps to n1.
+	if s := f.String(); !strings.Contains(s, "cut n4,n5 from") || !strings.Contains(s, "kill n1, restart at once, at client 1's hold of k0 granted by n1,n2,n3") {
+		t.Errorf("String: %q", s)
+	}
+	b, _ := json.Marshal(f)
+	if !strings.Contains(string(b), `"cut":[3,4]`) || !strings.Contains(string(b), `"targets":[0]`) {
+		t.Errorf("parameters %s: want the cut [3,4] and target [0]", b)
+	}
+	if err := f.Start(t.Context(), tg); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 5*time.Second, "n1 back", func() error { return pingFresh(c.Node(0).Addr(), c.Password(), time.Second) })
+	if got := holding(t, c, "k0"); !slices.Equal(got, []int{1, 2, 3, 4}) {
+		t.Errorf("k0 held on %v after the strike, want n2..n5 (n1 restarted empty)", got)
+	}
+	if err := f.Heal(t.Context(), tg); err != nil {
+		t.Fatal(err)
+	}
+	assertHealthy(t, c)
+}
+
+// TestKillQuorumIsolateMiss: when no bare majority grants under the cut
+// within the window, the cut is lifted and nothing is struck.
+func TestKillQuorumIsolateMiss(t *testing.T) {
+	c := startCluster(t, 3, 1)
+	base := time.Now()
+	f := decodeKind(t, "kill-quorum", `{"pick": 0, "min_left": "100ms", "isolate": true, "window": "1s", "active": "1s"}`)
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	struck, err := f.Arm(ctx, &nemesis.Target{Cluster: c, View: newLiveView()}, base)
+	if err != nil || struck {
+		t.Fatalf("Arm: %v, %v; want no strike", struck, err)
+	}
+	if s := f.String(); !strings.Contains(s, "missed: no grant by the bare majority") {
+		t.Errorf("String: %q", s)
+	}
+	assertHealthy(t, c)
 }
