@@ -32,9 +32,10 @@ import (
 // lands before the call gives up on it, with a margin for a loaded
 // machine. Some locks bound a call more tightly (redsync: one acquire
 // round is bounded by TTL/20) and give up on every delayed acquire: when
-// no acquire returns granted with its reply held within Retry, the delay
-// is halved (down to 1 ms) and the wait starts again, until the window
-// closes. The decision's amount is the delay the grant got.
+// no acquire returns granted with its reply held within Retry (Plan:
+// TTL/5, a few acquire attempts of every waiting client, so that 80, 40
+// and 20 ms fit in the window after a hold ends), the delay is halved
+// (down to 1 ms) and the wait starts again, until the window closes. The decision's amount is the delay the grant got.
 type DelayGrant struct {
 	Delay Duration `json:"delay"`
 	Retry Duration `json:"retry"`
@@ -55,7 +56,7 @@ var delayGrantKind = Kind{
 	Summary: "hold the reply of the next granted acquire by just under a node call's timeout (TTL/10), so it returns with that much less validity",
 	Needs:   Needs{Topology: cluster.TopologyMasters, Cluster: cluster.Abilities{Network: true}, TTL: true},
 	Plan: func(_ *rand.Rand, s Setup) Fault {
-		return &DelayGrant{Delay: Duration(GrantDelay(s.TTL)), Retry: Duration(max(s.TTL/2, time.Millisecond)), Aim: newAim(s)}
+		return &DelayGrant{Delay: Duration(GrantDelay(s.TTL)), Retry: Duration(max(s.TTL/5, time.Millisecond)), Aim: newAim(s)}
 	},
 	Decode: decode[DelayGrant],
 }
