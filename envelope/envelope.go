@@ -126,7 +126,7 @@ var Faults = []Fault{
 		step: func(v float64, o Options, _ bool, seed int64) (string, any, time.Duration) {
 			d := ttlTimes(v, o.TTL)
 			a := aim(o, d+o.TTL)
-			return "kill-quorum", &nemesis.KillQuorum{Pick: int(seed % 3), MinLeft: nemesis.Duration(o.TTL / 2), RestartDelay: nemesis.Duration(d), Aim: a}, d + o.TTL
+			return "kill-quorum", &nemesis.KillQuorum{Pick: int(seed % 3), MinLeft: nemesis.Duration(o.TTL / 2), RestartDelay: nemesis.Duration(d), Isolate: true, Aim: a}, d + o.TTL
 		},
 		theory: func(o Options) (float64, string) {
 			// Struck within a few ms of the grant, the node is back

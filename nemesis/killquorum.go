@@ -34,7 +34,8 @@ import (
 // validity the hold must have left: a restart takes about 100 ms. With
 // RestartDelay the node stays down that long instead (the delayed
 // restart, drawn when the run's kill faults restart delayed): the
-// control, where every lease the node granted is over before it is back.
+// control, where every lease the node granted is over before it is back;
+// it is restarted the delay after the kill, in the background.
 // On a single-instance lock the bare majority is the one node, and the
 // kill takes every copy of the lease.
 type KillQuorum struct {
@@ -46,6 +47,8 @@ type KillQuorum struct {
 	// cuts the same ones at the decision's offset).
 	Cut []int `json:"cut,omitempty"`
 	Aim
+
+	restart background // the delayed restart, RestartDelay after the kill
 }
 
 var (
@@ -238,13 +241,30 @@ func blackHoleNodes(ctx context.Context, t *Target, nodes []int, up, down string
 	return errors.Join(errs...)
 }
 
-// Start kills the chosen node and restarts it at once, or leaves it down
-// for Heal to restart after the delay.
+// Start kills the chosen node and restarts it at once, or RestartDelay
+// later (in the background: the step goes on meanwhile), so that the
+// node is down for the delay exactly, not for the rest of the step.
 func (k *KillQuorum) Start(ctx context.Context, t *Target) error {
 	if !k.struck() {
 		return nil
 	}
-	return (&Kill{Nodes: k.Decision.Targets, RestartDelay: k.RestartDelay}).Start(ctx, t)
+	kill := &Kill{Nodes: k.Decision.Targets, RestartDelay: k.RestartDelay}
+	if err := kill.Start(ctx, t); err != nil || k.RestartDelay == 0 {
+		return err
+	}
+	k.restart.start(func(stop <-chan struct{}) error {
+		timer := time.NewTimer(time.Duration(k.RestartDelay))
+		defer timer.Stop()
+		select {
+		case <-stop:
+			return nil // Heal restarts it
+		case <-timer.C:
+		}
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), healTimeout)
+		defer cancel()
+		return kill.Heal(rctx, t)
+	})
+	return nil
 }
 
 // Heal lifts a cut still in place and restarts the node if it is still
@@ -254,5 +274,5 @@ func (k *KillQuorum) Heal(ctx context.Context, t *Target) error {
 	if !k.struck() {
 		return lift
 	}
-	return errors.Join(lift, (&Kill{Nodes: k.Decision.Targets}).Heal(ctx, t))
+	return errors.Join(lift, k.restart.halt(), (&Kill{Nodes: k.Decision.Targets}).Heal(ctx, t))
 }

@@ -475,3 +475,32 @@ func TestKillQuorumIsolateMiss(t *testing.T) {
 	}
 	assertHealthy(t, c)
 }
+
+// TestKillQuorumRestartDelay: with a restart delay, Start leaves the
+// node down and it comes back on its own after the delay, before any
+// Heal (which then has nothing to restart).
+func TestKillQuorumRestartDelay(t *testing.T) {
+	c := startCluster(t, 3, 1)
+	base := time.Now()
+	tg := &nemesis.Target{Cluster: c, View: grants(base, 900*time.Millisecond, []int{0, 2})}
+	f := decodeKind(t, "kill-quorum", `{"pick": 0, "min_left": "100ms", "restart_delay": "300ms", "window": "1s", "active": "1s"}`)
+	if struck, err := f.Arm(t.Context(), tg, base); err != nil || !struck {
+		t.Fatalf("Arm: %v, %v", struck, err)
+	}
+	if err := f.Start(t.Context(), tg); err != nil {
+		t.Fatal(err)
+	}
+	if c.Node(0).Running() {
+		t.Fatal("n1 running right after Start, want it down for the delay")
+	}
+	testutil.Eventually(t, 10*time.Second, "n1 restarted by itself", func() error {
+		if !c.Node(0).Running() {
+			return fmt.Errorf("n1 still down")
+		}
+		return pingFresh(c.Node(0).Addr(), c.Password(), time.Second)
+	})
+	if err := f.Heal(t.Context(), tg); err != nil {
+		t.Fatal(err)
+	}
+	assertHealthy(t, c)
+}
