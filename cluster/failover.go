@@ -486,6 +486,22 @@ func (f *Failover) Primary(ctx context.Context) (*Node, error) {
 	return nil, fmt.Errorf("cluster: no majority of the sentinels names the same primary: %s", describeViews(views, errs))
 }
 
+// ForceFailover asks the sentinels, one after the other until one
+// accepts, to fail over at once (SENTINEL FAILOVER): the replica is
+// promoted without waiting for the primary to be called down by a
+// quorum, as an operator's manual failover does.
+func (f *Failover) ForceFailover(ctx context.Context) error {
+	var errs []error
+	for _, s := range f.sentinels {
+		err := s.client.Failover(ctx, masterName).Err()
+		if err == nil {
+			return nil
+		}
+		errs = append(errs, fmt.Errorf("sentinel %s: %w", s.addr(), err))
+	}
+	return fmt.Errorf("cluster: SENTINEL FAILOVER: %w", errors.Join(errs...))
+}
+
 // primaries returns each sentinel's primary (nil where it failed or named
 // an address that is no node) and its error.
 func (f *Failover) primaries(ctx context.Context) ([]*Node, []error) {

@@ -30,8 +30,15 @@ import (
 // unreplicated grant is the measurement. Start waits for the promotion
 // and cuts the clients' path to the old primary too; Heal is the failover
 // kind's (the old primary rejoins as a replica).
+//
+// With Force (Plan sets it) Start does not leave the promotion to the
+// sentinels' down-after (1 s) and election: it asks them to fail over at
+// once (SENTINEL FAILOVER), as an operator's manual failover does right
+// after a write it does not know is unreplicated. Without it (schedules
+// written before Force) the sentinels find the primary down themselves.
 type FailoverUnreplicated struct {
 	GrantWait Duration `json:"grant_wait"`
+	Force     bool     `json:"force,omitempty"`
 	Aim
 
 	fo Failover // its cuts, and their heal
@@ -48,7 +55,7 @@ var failoverUnreplicatedKind = Kind{
 	Summary: "isolate the primary from its replica and the sentinels right before a grant, so the grant is never replicated; the replica is promoted without it",
 	Needs:   Needs{Topology: cluster.TopologyFailover, TTL: true},
 	Plan: func(_ *rand.Rand, s Setup) Fault {
-		return &FailoverUnreplicated{GrantWait: Duration(min(s.TTL/2, 500*time.Millisecond)), Aim: newAim(s)}
+		return &FailoverUnreplicated{GrantWait: Duration(min(s.TTL/2, 500*time.Millisecond)), Force: true, Aim: newAim(s)}
 	},
 	Decode: decode[FailoverUnreplicated],
 }
@@ -63,6 +70,9 @@ func (f *FailoverUnreplicated) Refuse(s Setup) string {
 
 func (f *FailoverUnreplicated) String() string {
 	s := "failover-unreplicated: isolate the primary right before a grant, promote the replica"
+	if f.Force {
+		s += " at once (SENTINEL FAILOVER)"
+	}
 	if f.struck() {
 		return s + decided(f.Decision, "primary "+nodeNames(f.Decision.Targets)+" cut from "+time.Duration(f.Decision.At).Round(time.Millisecond).String())
 	}
@@ -71,7 +81,10 @@ func (f *FailoverUnreplicated) String() string {
 
 // Arm waits for a hold to end, cuts the primary's internal path, and
 // waits up to GrantWait for a grant under the cut (see
-// FailoverUnreplicated). A replay cuts at the recorded offset.
+// FailoverUnreplicated). With Force, a cut under which no grant came is
+// lifted (before the sentinels' down-after) and tried again at the next
+// hold's end while the window leaves room for one more; the last try
+// fails over with or without one. A replay cuts at the recorded offset.
 func (f *FailoverUnreplicated) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	fo, err := failoverOf(t)
 	if err != nil {
@@ -81,7 +94,12 @@ func (f *FailoverUnreplicated) Arm(ctx context.Context, t *Target, base time.Tim
 		return false, errors.New("no view of the run's holds to aim at")
 	}
 	rec := f.Decision
-	var moment Change
+	var (
+		moment, grant Change
+		gerr          error
+		old           *cluster.Node
+		at            int64
+	)
 	_, after := t.View.Holds()
 	if rec != nil {
 		r, err := replay(ctx, t, base, rec)
@@ -90,33 +108,61 @@ func (f *FailoverUnreplicated) Arm(ctx context.Context, t *Target, base time.Tim
 			return false, err
 		}
 		_, after = t.View.Holds()
-	} else {
-		moment, err = WaitFor(ctx, t.View, after, func(c Change) bool { return c.Kind == HoldEnded })
-		if err != nil {
-			f.Decision = &Decision{Missed: "no hold ended within the step's window"}
-			return false, nil
-		}
-		after = moment.Seq
 	}
-	old, err := fo.WaitPrimary(ctx)
-	if err != nil {
+	deadline, bounded := ctx.Deadline()
+	// room: whether the window leaves time for another try after this
+	// one (a hold's end, then a cut of GrantWait), judged by what this
+	// one took.
+	room := func(took time.Duration) bool {
+		return f.Force && rec == nil && bounded && time.Until(deadline) > 2*took+time.Duration(f.GrantWait)
+	}
+	for try := 0; ; try++ {
+		began := time.Now()
+		if rec == nil {
+			wctx, cancel := ctx, context.CancelFunc(func() {})
+			if try > 0 && bounded {
+				// A later try must leave its cut time before the window
+				// closes: without a hold's end by then, it cuts at once.
+				wctx, cancel = context.WithDeadline(ctx, deadline.Add(-2*time.Duration(f.GrantWait)))
+			}
+			m, err := WaitFor(wctx, t.View, after, func(c Change) bool { return c.Kind == HoldEnded })
+			cancel()
+			switch {
+			case err == nil:
+				moment, after = m, m.Seq
+			case try == 0 || ctx.Err() != nil:
+				f.Decision = &Decision{Missed: "no hold ended within the step's window"}
+				return false, nil
+			}
+		}
+		if old, err = fo.WaitPrimary(ctx); err != nil {
+			if ctx.Err() != nil {
+				f.Decision = &Decision{Missed: "the sentinels named no primary within the step's window"}
+				return false, nil
+			}
+			return false, err
+		}
+		at = runNow(base)
+		if err := f.fo.blackHole(fo.InternalProxy(old)); err != nil {
+			return false, errors.Join(err, f.lift(ctx))
+		}
+		gctx, cancel := context.WithTimeout(ctx, time.Duration(f.GrantWait))
+		grant, gerr = WaitFor(gctx, t.View, after, func(c Change) bool { return c.Kind == HoldGranted && c.Time >= at })
+		cancel()
 		if ctx.Err() != nil {
-			f.Decision = &Decision{Missed: "the sentinels named no primary within the step's window"}
-			return false, nil
+			// The run's step ends: lift the cut before the sentinels act.
+			f.Decision = &Decision{Missed: "the step's window closed under the cut"}
+			return false, f.lift(ctx)
 		}
-		return false, err
-	}
-	at := runNow(base)
-	if err := f.fo.blackHole(fo.InternalProxy(old)); err != nil {
-		return false, errors.Join(err, f.lift(ctx))
-	}
-	gctx, cancel := context.WithTimeout(ctx, time.Duration(f.GrantWait))
-	grant, gerr := WaitFor(gctx, t.View, after, func(c Change) bool { return c.Kind == HoldGranted && c.Time >= at })
-	cancel()
-	if ctx.Err() != nil {
-		// The run's step ends: lift the cut before the sentinels act.
-		f.Decision = &Decision{Missed: "the step's window closed under the cut"}
-		return false, f.lift(ctx)
+		if gerr == nil || !room(time.Since(began)) {
+			break
+		}
+		// No grant under this cut (the keys were all held): lift it
+		// before the sentinels call the primary down, and try again.
+		if err := f.lift(ctx); err != nil {
+			return false, err
+		}
+		_, after = t.View.Holds()
 	}
 	target := slices.Index(fo.Nodes(), old)
 	d := &Decision{At: Duration(at), Targets: []int{target}}
@@ -164,6 +210,11 @@ func (f *FailoverUnreplicated) Start(ctx context.Context, t *Target) error {
 	}
 	wctx, cancel := context.WithTimeout(ctx, promoteTimeout)
 	defer cancel()
+	if f.Force {
+		if err := fo.ForceFailover(wctx); err != nil {
+			return err
+		}
+	}
 	if _, err := waitPromotion(wctx, fo, old); err != nil {
 		return err
 	}
