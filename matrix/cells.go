@@ -118,8 +118,8 @@ var cells = []Spec{
 	fromTable("setnx/kill-immediate", quick),
 	fromTable("setnx/kill-delayed", quick),
 	fromTable("redlock/kill-delayed,pause", quick),
-	fromTable("redlock/kill-quorum-delayed", full),
-	fromTable("redlock/kill-quorum", full),
+	fromTable("redlock/kill-quorum-delayed", quick),
+	fromTable("redlock/kill-quorum", quick),
 
 	// Client pauses (the GC pause): no lock protects the resource
 	// without fencing.

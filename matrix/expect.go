@@ -61,10 +61,11 @@ var Literature = []Row{
 	{When: "single", Spec: Spec{Name: "kill-immediate", Nemesis: []string{"kill"}, Restart: "immediate", Hold: 500 * time.Millisecond, Interval: time.Second, Expect: report.ExpectViolation, Source: SrcRedis,
 		Why: "a node restarted without persistence forgets the lock"}},
 	// #14: where the lock reports which nodes granted each hold, the
-	// targeted kill forces what random kills leave to luck; where it does
-	// not, nothing can aim at a bare majority and the row stays possible.
-	// 250 ms between steps: a 10 s run holds three two-TTL windows (a
-	// bare-majority grant comes only from contention).
+	// targeted kill forces what random kills leave to luck (it cuts the
+	// nodes outside a bare majority off until the others grant, then
+	// kills one of those); where it does not, nothing can aim at a bare
+	// majority and the row stays possible. 250 ms between steps: a 10 s
+	// run holds three two-TTL windows.
 	{When: "quorum reports", Spec: Spec{Name: "kill-quorum", Nodes: 3, Keys: 1, Nemesis: []string{"kill-quorum"}, Hold: 800 * time.Millisecond, Interval: 250 * time.Millisecond, Expect: report.ExpectViolation, Source: SrcRedis + "; " + SrcKleppmann,
 		Why: "a node of a hold that a bare majority granted, killed while the hold is valid and restarted empty at once, makes with the node that never granted a second majority"}},
 	{When: "quorum !reports", Spec: Spec{Name: "kill-immediate", Nodes: 3, Keys: 1, Nemesis: []string{"kill"}, Restart: "immediate", Hold: 500 * time.Millisecond, Interval: 500 * time.Millisecond, Expect: report.ExpectPossible, Source: SrcRedis + "; " + SrcKleppmann,

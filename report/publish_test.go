@@ -2,14 +2,16 @@ package report
 
 import (
 	"archive/tar"
-	"compress/gzip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/ulikunitz/xz"
 )
 
-// TestPublish: the bundle holds the summaries and, in runs.tar.gz, each
+// TestPublish: the bundle holds the summaries and, in runs.tar.xz, each
 // run's report, results and schedule under the paths the summaries link,
 // not its history or nodes; it reports its size and never writes into a
 // folder that holds something.
@@ -49,7 +51,7 @@ func TestPublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	zr, err := gzip.NewReader(f)
+	zr, err := xz.NewReader(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,5 +70,15 @@ func TestPublish(t *testing.T) {
 	}
 	if _, err := Publish(src, dst); err == nil {
 		t.Error("a second Publish into the same folder succeeded")
+	}
+	// What a reader of results/ runs, where tar and xz are installed.
+	if _, err := exec.LookPath("xz"); err == nil {
+		out := t.TempDir()
+		if b, err := exec.Command("tar", "-xJf", filepath.Join(dst, RunsArchive), "-C", out).CombinedOutput(); err != nil {
+			t.Fatalf("tar -xJf: %v: %s", err, b)
+		}
+		if b, err := os.ReadFile(filepath.Join(out, run, "report.html")); err != nil || string(b) != "report.html" {
+			t.Errorf("unpacked report.html: %q, %v", b, err)
+		}
 	}
 }

@@ -53,7 +53,7 @@ func TestMatrixScript(t *testing.T) {
 		if i > 0 {
 			pub += "-2"
 		}
-		for _, f := range []string{"summary.json", "summary.md", "index.html", "runs.tar.gz"} {
+		for _, f := range []string{"summary.json", "summary.md", "index.html", "runs.tar.xz"} {
 			if _, err := os.Stat(filepath.Join(pub, f)); err != nil {
 				t.Errorf("MATRIX_JOBS=%s: %v\n%s", jobs, err, out)
 			}

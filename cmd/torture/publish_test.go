@@ -23,7 +23,7 @@ func TestPublishCmd(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", tc.args, code, stderr, tc.want)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "out", "runs.tar.gz")); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, "out", "runs.tar.xz")); err == nil {
 		t.Error("a failed publish left a bundle")
 	}
 }
