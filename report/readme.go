@@ -117,7 +117,14 @@ func (r Readme) Markdown() []byte {
 	p("## How to read a rate\n\n%s\n\n", ratesIntro)
 
 	if len(m.Scenarios) > 0 {
-		p("## The literature's %d scenarios\n\n", len(m.Scenarios))
+		p("## The literature's %d scenarios at a glance\n\n", len(m.Scenarios))
+		p("Each scenario's cells, what they measured (violations of decided runs, summed over the cells expected to fail and over those expected safe) and its reading; the sections below give every cell's rate, interval and band.\n\n")
+		p("| # | scenario | cells | expected to fail: violations | expected safe: violations | reading |\n|---|---|---|---|---|---|\n")
+		for i, s := range m.Scenarios {
+			p("| %d | %s | %s | %s | %s | %s |\n", i+1, mdCell(s.Name), mdCell(strings.Join(s.Cells, ", ")),
+				glance(m, s, ExpectViolation), glance(m, s, ExpectSafe), mdCell(reading(m, s)))
+		}
+		p("\n## The literature's %d scenarios\n\n", len(m.Scenarios))
 		for i, s := range m.Scenarios {
 			p("### %d. %s\n\n", i+1, s.Name)
 			p("*Source:* %s. *The literature says:* %s.\n\n", s.Source, strings.TrimSuffix(s.Claim, "."))
@@ -244,6 +251,22 @@ func reading(m Matrix, s Scenario) string {
 		out += fmt.Sprintf(" (not run: %s)", strings.Join(names, ", "))
 	}
 	return out + "."
+}
+
+// glance sums the decided runs and violations of the scenario's cells
+// that expect e, as "k / n runs (c cells)", or "–" without one.
+func glance(m Matrix, s Scenario, e Expectation) string {
+	var cs []Cell
+	for _, name := range s.Cells {
+		if c, ok := cellNamed(m, name); ok && c.Expect == e && c.Outcome != OutcomeNotRun {
+			cs = append(cs, c)
+		}
+	}
+	if len(cs) == 0 {
+		return "–"
+	}
+	k, n, _, _ := sumRates(cs)
+	return fmt.Sprintf("%d / %d runs (%d %s)", k, n, len(cs), map[bool]string{true: "cell", false: "cells"}[len(cs) == 1])
 }
 
 func countCells(n int) string {

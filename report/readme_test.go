@@ -38,6 +38,11 @@ func TestReadme(t *testing.T) {
 		"*Not measured:* no client-clock fault",
 		"[`2026-12-01-envelope/`](2026-12-01-envelope/README.md)",
 		"would contradict",
+		// The table at a glance: one row a scenario, its cells, the
+		// violations of those expected to fail and of those expected safe.
+		"## The literature's 3 scenarios at a glance",
+		"| 1 | Races | setnx-get-set/none, setnx/none | 2 / 2 runs (1 cell) | 0 / 2 runs (1 cell) | the cell expected to fail showed",
+		"| 3 | Clients' clocks |  | – | – | no cell measures this scenario. |",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("README lacks %q:\n%s", want, got)
