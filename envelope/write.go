@@ -94,8 +94,11 @@ func SVG(res Result) []byte {
 	if res.Theory >= o.From && res.Theory <= o.To {
 		fmt.Fprintf(&b, `<path d="M%g %g V%g" stroke="gray" stroke-dasharray="5,4"/><text x="%g" y="%g" fill="gray">theory %.2f</text>`+"\n", x(res.Theory), top, H-bottom, x(res.Theory)+4, top+12, res.Theory)
 	}
+	// Locks that agree draw on top of each other: each line has its own
+	// dashes, so the one below shows through the gaps of the one above.
+	dashes := []string{"", ` stroke-dasharray="8,5"`, ` stroke-dasharray="2,4"`, ` stroke-dasharray="12,4,2,4"`}
 	for i, lk := range o.Locks {
-		col := colors[i%len(colors)]
+		col, dash := colors[i%len(colors)], dashes[i%len(dashes)]
 		var pts []Point
 		for _, p := range res.Points {
 			if p.Lock == lk {
@@ -112,8 +115,8 @@ func SVG(res Result) []byte {
 			fmt.Fprintf(&d, "%s%.1f %.1f ", cmd, x(p.Value), y(p.Rate()))
 			fmt.Fprintf(&b, `<path d="M%.1f %.1f V%.1f" stroke="%s" stroke-width="1"/><circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", x(p.Value), y(p.Lo), y(p.Hi), col, x(p.Value), y(p.Rate()), col)
 		}
-		fmt.Fprintf(&b, `<path d="%s" stroke="%s" fill="none" stroke-width="2"/>`+"\n", d.String(), col)
-		fmt.Fprintf(&b, `<path d="M%g %g h20" stroke="%s" stroke-width="2"/><text x="%g" y="%g">%s</text>`+"\n", W-right+15, top+20+float64(i)*18, col, W-right+40, top+24+float64(i)*18, html.EscapeString(lk))
+		fmt.Fprintf(&b, `<path d="%s" stroke="%s" fill="none" stroke-width="2"%s/>`+"\n", d.String(), col, dash)
+		fmt.Fprintf(&b, `<path d="M%g %g h20" stroke="%s" stroke-width="2"%s/><text x="%g" y="%g">%s</text>`+"\n", W-right+15, top+20+float64(i)*18, col, dash, W-right+40, top+24+float64(i)*18, html.EscapeString(lk))
 	}
 	b.WriteString("</svg>\n")
 	return b.Bytes()
