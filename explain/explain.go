@@ -47,8 +47,9 @@ var Causes = []Cause{ClockJump, Restart, Failover, Stalled, ExtendAfterExpiry, L
 
 // Explanation is the cause of one violation, in one paragraph.
 type Explanation struct {
-	// Property is "lease" (two holds overlapped) or "resource" (an update
-	// was lost).
+	// Property is "lease" (two holds overlapped), "fence" (a later
+	// grant's fencing token was not above an earlier one's: a lease
+	// violation too) or "resource" (an update was lost).
 	Property string `json:"property"`
 	// Key is the lock key.
 	Key string `json:"key"`
@@ -71,20 +72,26 @@ type Explanation struct {
 const DefaultLimit = 20
 
 // Explain explains the violations of a: the lease overlaps first, then
-// the lost updates, each earliest first, at most limit of them (when
-// limit ≤ 0, DefaultLimit); total is how many there are (overlaps beyond
-// Result.LeaseViolations' cap not counted).
+// the fencing tokens out of order, then the lost updates, each earliest
+// first, at most limit of them (when limit ≤ 0, DefaultLimit); total is
+// how many there are (those beyond the checker's caps not counted).
 func Explain(a *checker.Analysis, limit int) (ex []Explanation, total int) {
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
 	r := &a.Result
-	total = len(r.LeaseViolations) + len(a.LostUpdates)
+	total = len(r.LeaseViolations) + len(r.FenceViolations) + len(a.LostUpdates)
 	for _, ov := range r.LeaseViolations {
 		if len(ex) >= limit {
 			return ex, total
 		}
 		ex = append(ex, overlap(a, ov))
+	}
+	for _, fv := range r.FenceViolations {
+		if len(ex) >= limit {
+			return ex, total
+		}
+		ex = append(ex, fence(a, fv))
 	}
 	for _, lu := range a.LostUpdates {
 		if len(ex) >= limit {
@@ -254,6 +261,32 @@ func overlap(a *checker.Analysis, ov checker.Overlap) Explanation {
 		ex.Nodes = []string{NodeName(f.node)}
 	}
 	ex.Text = fmt.Sprintf("%s. %s %s. %s Cause: %s.", head, f.text, tail, both, f.cause)
+	return ex
+}
+
+// fence explains a fencing token that did not grow: a node that granted
+// the later hold and restarted between the two grants (a kill fault on
+// it) began its counter again; else the lock's tokens do not order its
+// grants (RedLock's maximum of per-node counters: two majorities count
+// different grants).
+func fence(a *checker.Analysis, v checker.FenceViolation) Explanation {
+	ex := Explanation{Property: "fence", Key: v.Key, At: v.B.Start, Cause: LockLogic}
+	text := fmt.Sprintf("P%d was granted %s at %s with fencing token %d, after P%d's grant at %s with %d: the tokens do not increase in grant order, so a resource that keeps the highest token refuses the newer holder, or, checking writes only, takes the older holder's late write.",
+		v.B.Process, v.Key, Secs(v.B.Start), v.B.Fence, v.A.Process, Secs(v.A.Start), v.A.Fence)
+	la, okA := lease(a, v.Key, v.A.Token)
+	lb, okB := lease(a, v.Key, v.B.Token)
+	if okA && okB && la.Granted != nil && lb.Granted != nil {
+		text += fmt.Sprintf(" P%d's grant came from %s, P%d's from %s.", v.A.Process, nodeList(la.Granted), v.B.Process, nodeList(lb.Granted))
+		fs := faults(&a.Result)
+		for _, n := range lb.Granted {
+			if f, ok := find(fs, "kill", n, v.A.Start, v.B.Start); ok && len(f.nodes) > 0 {
+				ex.Cause, ex.Fault, ex.Nodes = Restart, f.num, []string{NodeName(n)}
+				ex.Text = fmt.Sprintf("%s %s restarted %s between the two grants: its counter began again. Cause: %s.", text, capital(f.String()), NodeName(n), Restart)
+				return ex
+			}
+		}
+	}
+	ex.Text = fmt.Sprintf("%s No restart came between them: the lock's token does not order its grants (a maximum of per-node counters counts, on each majority, only the grants that majority saw). Cause: %s.", text, LockLogic)
 	return ex
 }
 

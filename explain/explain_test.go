@@ -49,6 +49,12 @@ func TestCauses(t *testing.T) {
 		// A targeted kind acts as the kind it aims: kill-quorum kills.
 		{"lease-invalid_resource-invalid_cause-restart-kill-quorum.jsonl", "lease", explain.Restart, 1, "n2",
 			[]string{"kill n2, restart at once", "restarted n2 empty"}},
+		// Fencing tokens out of order: a counter reset by a restart of a
+		// node of the later grant, or, with no fault, the lock's tokens.
+		{"lease-invalid_resource-valid_cause-fence-restart.jsonl", "fence", explain.Restart, 1, "n2",
+			[]string{"P1 was granted k at 0.040 s with fencing token 1, after P0's grant at 0.010 s with 9", "P0's grant came from n1 n2, P1's from n2 n3", "restarted n2 between the two grants"}},
+		{"lease-invalid_resource-valid_fence-order-decreases.jsonl", "fence", explain.LockLogic, 0, "",
+			[]string{"with fencing token 7, after P0's grant", "No restart came between them"}},
 		{"lease-invalid_resource-invalid_cause-failover.jsonl", "lease", explain.Failover, 1, "n2",
 			[]string{"made n2 the primary", "n2 never had the key"}},
 		{"lease-valid_resource-invalid_cause-stalled.jsonl", "resource", explain.Stalled, 1, "",
