@@ -72,8 +72,8 @@ func TestAggregateRates(t *testing.T) {
 		{"no band: the expectation's default", report.ExpectViolation, nil, runs("v"), true, "0 of 1 would"},
 		{"one violation and two unknown: one decided run", report.ExpectViolation, &forced, runs("v", "u", "u"), true, "0 or 1 of 3 would"},
 		{"safe, one violation in three", report.ExpectSafe, nil, runs("s", "v", "s"), false, "1–3 of 3 would"},
-		{"possible, never contradicted", report.ExpectPossible, nil, runs("s", "s", "v"), true, "no count of 3 would (only undecided runs)"},
-		{"possible, all unknown", report.ExpectPossible, nil, runs("u", "u"), false, "no count of 2 would (only undecided runs)"},
+		{"possible, never contradicted", report.ExpectPossible, nil, runs("s", "s", "v"), true, "no count of 3 would: any rate fits (only runs all undecided would)"},
+		{"possible, all unknown", report.ExpectPossible, nil, runs("u", "u"), false, "no count of 2 would: any rate fits (only runs all undecided would)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := report.Cell{Expect: tc.expect, Band: tc.band, Runs: tc.runs}

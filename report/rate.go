@@ -145,7 +145,7 @@ func (b Band) ContradictingText(n int) string {
 	case n <= 0:
 		return "no run: nothing would"
 	case len(ks) == 0:
-		return fmt.Sprintf("no count of %d would (only undecided runs)", n)
+		return fmt.Sprintf("no count of %d would: any rate fits (only runs all undecided would)", n)
 	}
 	// Runs of consecutive counts: one end of [0, n] for the bands of
 	// the expectations, both ends for a band inside (0, 1).

@@ -91,7 +91,7 @@ func TestBandContradictingText(t *testing.T) {
 		{DefaultBand(ExpectViolation), 3, "0 or 1 of 3 would"},
 		{Band{Min: 0.6, Max: 1}, 3, "0 of 3 would"},
 		{Band{Min: 0.6, Max: 1}, 10, "0–2 of 10 would"},
-		{DefaultBand(ExpectPossible), 3, "no count of 3 would (only undecided runs)"},
+		{DefaultBand(ExpectPossible), 3, "no count of 3 would: any rate fits (only runs all undecided would)"},
 		{Band{Min: 0.3, Max: 0.4}, 20, "0–1, 13–20 of 20 would"},
 		{DefaultBand(ExpectSafe), 0, "no run: nothing would"},
 	} {
@@ -133,7 +133,7 @@ func TestWriteMatrixRates(t *testing.T) {
 		"| cell | expected | band | why this band | rate [95% interval] | would contradict | matches |",
 		"| setnx/none | safe | 0 |  | 0/2 = 0.00 [0.00, 0.66] | 1 or 2 of 2 would | ✓ |",
 		"| setnx-get-set/none | violation | ≥ 0.6 | random kills <must> land | 2/2 = 1.00 [0.34, 1.00] | 0 of 2 would | ✓ |",
-		"| setnx/kill-immediate | possible | any |  | no decided run | no count of 1 would (only undecided runs) | ✗ |",
+		"| setnx/kill-immediate | possible | any |  | no decided run | no count of 1 would: any rate fits (only runs all undecided would) | ✗ |",
 	)
 	page := readFile(t, dir, "index.html")
 	wantContains(t, "index.html", page,
