@@ -84,15 +84,7 @@ func delayedGrant(t *testing.T, f nemesis.ArmedFault, c *cluster.Cluster, v *liv
 		t.Fatal(err)
 	}
 	v.grant(9, time.Since(base).Nanoseconds()) // before the delay: not the aim
-	type armed struct {
-		struck bool
-		err    error
-	}
-	done := make(chan armed, 1)
-	go func() {
-		struck, err := f.Arm(t.Context(), &nemesis.Target{Cluster: c, View: v}, base)
-		done <- armed{struck, err}
-	}()
+	done := armAsync(t, f, &nemesis.Target{Cluster: c, View: v}, base)
 	px := c.Node(0).GroupProxy(0)
 	testutil.Eventually(t, 10*time.Second, "the delay on n1's proxy", func() error {
 		if len(px.Toxics.GetToxicArray()) != 1 {

@@ -27,15 +27,7 @@ func TestFailoverUnreplicated(t *testing.T) {
 	tg.View = v
 	f := decodeKind(t, "failover-unreplicated", `{"grant_wait": "3s", "window": "10s", "active": "3s"}`)
 	base := time.Now()
-	type armed struct {
-		struck bool
-		err    error
-	}
-	done := make(chan armed, 1)
-	go func() {
-		struck, err := f.Arm(t.Context(), tg, base)
-		done <- armed{struck, err}
-	}()
+	done := armAsync(t, f, tg, base)
 	px := fo.InternalProxy(c.Node(0))
 	testutil.Eventually(t, 10*time.Second, "the cut of n1's internal path", func() error {
 		if len(px.Toxics.GetToxicArray()) != 2 {

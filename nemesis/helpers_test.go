@@ -10,6 +10,7 @@ import (
 	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/history"
 	"github.com/locktorture/locktorture/internal/testutil"
+	"github.com/locktorture/locktorture/nemesis"
 )
 
 // startCluster starts nodes with groups proxy groups each, closed when the
@@ -68,4 +69,21 @@ func (r *recorder) Events() []history.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]history.Event(nil), r.events...)
+}
+
+// armed is what Arm returned.
+type armed struct {
+	struck bool
+	err    error
+}
+
+// armAsync runs f's Arm in the background, for a test that plays the
+// changes Arm waits for, and hands its result over on the channel.
+func armAsync(t *testing.T, f nemesis.ArmedFault, tg *nemesis.Target, base time.Time) <-chan armed {
+	done := make(chan armed, 1)
+	go func() {
+		struck, err := f.Arm(t.Context(), tg, base)
+		done <- armed{struck, err}
+	}()
+	return done
 }

@@ -404,15 +404,7 @@ func TestKillQuorumIsolate(t *testing.T) {
 	v := newLiveView()
 	tg := &nemesis.Target{Cluster: c, View: v}
 	f := decodeKind(t, "kill-quorum", `{"pick": 3, "min_left": "100ms", "isolate": true, "window": "5s", "active": "1s"}`)
-	type armed struct {
-		struck bool
-		err    error
-	}
-	done := make(chan armed, 1)
-	go func() {
-		struck, err := f.Arm(t.Context(), tg, base)
-		done <- armed{struck, err}
-	}()
+	done := armAsync(t, f, tg, base)
 	// Pick 3 cuts n4 and n5 (the two nodes from the fourth, wrapping).
 	testutil.Eventually(t, 5*time.Second, "n4 and n5 cut off", func() error {
 		for _, i := range []int{3, 4} {
