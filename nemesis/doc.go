@@ -34,7 +34,11 @@
 // majority, right after the holder's last validity check) by following
 // its changes (View.Next, WaitFor) without polling. The targeted kinds
 // (kill-quorum, clock-holder, clock-minority, clock-majority,
-// clock-partition, pause-holder) do: each is an ArmedFault, whose Arm waits for its
+// clock-partition, pause-holder, delay-grant, failover-unreplicated) do;
+// some first shape the moment they wait for (kill-quorum cuts the nodes
+// outside a bare majority off until the others grant;
+// failover-unreplicated cuts the primary from its replica right before a
+// grant). Each is an ArmedFault, whose Arm waits for its
 // moment before Run records its start, and which keeps its Decision
 // (trigger, targets, amount) in its parameters, so that schedule.json
 // says what it struck and a replay strikes the same way (targeted.go).
