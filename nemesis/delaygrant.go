@@ -33,9 +33,13 @@ import (
 // machine. Some locks bound a call more tightly (redsync: one acquire
 // round is bounded by TTL/20) and give up on every delayed acquire: when
 // no acquire returns granted with its reply held within Retry (Plan:
-// TTL/5, a few acquire attempts of every waiting client, so that 80, 40
-// and 20 ms fit in the window after a hold ends), the delay is halved
-// (down to 1 ms) and the wait starts again, until the window closes. The decision's amount is the delay the grant got.
+// TTL/10, two or three acquire attempts of every waiting client), the
+// delay is halved (down to 1 ms) and the wait starts again, until the
+// window closes; but when an acquire already in flight as the delay
+// began won the key (its reply came back sooner than the delay), the
+// wait goes on with the same delay until that hold ends. An acquire given up under the delay may leave its key
+// on the nodes it reached until the TTL (redsync does), so a search can
+// run out of window: the matrix gives these cells three steps. The decision's amount is the delay the grant got.
 type DelayGrant struct {
 	Delay Duration `json:"delay"`
 	Retry Duration `json:"retry"`
@@ -56,7 +60,7 @@ var delayGrantKind = Kind{
 	Summary: "hold the reply of the next granted acquire by just under a node call's timeout (TTL/10), so it returns with that much less validity",
 	Needs:   Needs{Topology: cluster.TopologyMasters, Cluster: cluster.Abilities{Network: true}, TTL: true},
 	Plan: func(_ *rand.Rand, s Setup) Fault {
-		return &DelayGrant{Delay: Duration(GrantDelay(s.TTL)), Retry: Duration(max(s.TTL/5, time.Millisecond)), Aim: newAim(s)}
+		return &DelayGrant{Delay: Duration(GrantDelay(s.TTL)), Retry: Duration(max(s.TTL/10, time.Millisecond)), Aim: newAim(s)}
 	},
 	Decode: decode[DelayGrant],
 }
@@ -131,11 +135,31 @@ func (d *DelayGrant) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 		if err = d.delay(ctx, t, nodes, delay); err != nil {
 			break
 		}
-		rctx, cancel := context.WithTimeout(ctx, time.Duration(d.Retry))
-		c, err = WaitFor(rctx, t.View, after, func(c Change) bool {
-			return c.Kind == HoldGranted && c.Time >= at+int64(delay)
-		})
-		cancel()
+		var raced *Change // a grant whose reply came back before the delay took hold
+		for {
+			rctx, cancel := context.WithTimeout(ctx, time.Duration(d.Retry))
+			c, err = WaitFor(rctx, t.View, after, func(c Change) bool {
+				if c.Kind == HoldGranted && c.Time >= at && c.Time < at+int64(delay) && raced == nil {
+					raced = &c
+				}
+				return c.Kind == HoldGranted && c.Time >= at+int64(delay)
+			})
+			cancel()
+			if err == nil || ctx.Err() != nil || raced == nil {
+				break
+			}
+			// An acquire in flight when the delay began won the key: no
+			// grant could come under the delay while it holds, which says
+			// nothing of the delay. Wait, delay kept, until it ends.
+			end, werr := WaitFor(ctx, t.View, raced.Seq, func(e Change) bool {
+				return e.Kind == HoldEnded && e.Hold.Client == raced.Hold.Client && e.Hold.Key == raced.Hold.Key
+			})
+			if werr != nil {
+				err = werr
+				break
+			}
+			after, raced = end.Seq, nil
+		}
 		if err == nil || ctx.Err() != nil || delay <= time.Millisecond {
 			break
 		}

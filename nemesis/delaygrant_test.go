@@ -209,3 +209,52 @@ func TestDelayGrantHalves(t *testing.T) {
 	}
 	assertHealthy(t, c)
 }
+
+// TestDelayGrantRaced: an acquire already in flight when the delay began
+// wins the key (its grant returns sooner than the delay); the wait for a
+// late grant outlasts Retry without halving the delay, until that hold
+// ends, and the grant after it is struck at the delay first applied.
+func TestDelayGrantRaced(t *testing.T) {
+	c := startCluster(t, 1, 1)
+	f := decodeKind(t, "delay-grant", `{"delay": "200ms", "retry": "50ms", "window": "5s", "active": "1s"}`)
+	v := newLiveView()
+	base := time.Now()
+	done := armAsync(t, f, &nemesis.Target{Cluster: c, View: v}, base)
+	px := c.Node(0).GroupProxy(0)
+	latency := func() int64 {
+		for _, tx := range px.Toxics.GetToxicArray() {
+			if l, ok := tx.(*toxics.ToxicWrapper).Toxic.(*toxics.LatencyToxic); ok {
+				return l.Latency
+			}
+		}
+		return 0
+	}
+	testutil.Eventually(t, 10*time.Second, "the delay on n1's proxy", func() error {
+		if latency() != 200 {
+			return os.ErrNotExist
+		}
+		return nil
+	})
+	raced := time.Since(base)
+	v.grant(3, raced.Nanoseconds()) // back sooner than the delay: in flight before it
+	// Four retries pass while client 3 holds.
+	testutil.Eventually(t, 5*time.Second, "four retries past the raced grant", func() error {
+		if time.Since(base) < raced+200*time.Millisecond {
+			return os.ErrNotExist
+		}
+		return nil
+	})
+	if l := latency(); l != 200 {
+		t.Fatalf("delay %d ms while the raced hold is open, want 200 (not halved)", l)
+	}
+	now := time.Since(base).Nanoseconds()
+	v.add(nemesis.HoldEnded, 3, now)
+	v.grant(4, now)
+	if a := <-done; a.err != nil || !a.struck {
+		t.Fatalf("Arm: %v, %v; want a strike", a.struck, a.err)
+	}
+	if s := f.String(); !strings.Contains(s, "held 200ms from") || !strings.Contains(s, "client 4's hold") {
+		t.Errorf("String: %q, want client 4's grant under the 200ms delay", s)
+	}
+	assertHealthy(t, c)
+}
