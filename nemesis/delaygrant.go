@@ -101,21 +101,10 @@ func (d *DelayGrant) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 		return false, errors.New("no view of the run's holds to aim at")
 	}
 	rec := d.Decision
-	holds, after := t.View.Holds()
-	if rec != nil {
-		r, err := replay(ctx, t, base, rec)
-		if err != nil || r.Missed != "" {
-			d.Decision = r
-			return false, err
-		}
-		_, after = t.View.Holds()
-	} else if len(holds) > 0 {
-		c, err := WaitFor(ctx, t.View, after, func(c Change) bool { return c.Kind == HoldEnded })
-		if err != nil {
-			d.Decision = &Decision{Missed: "no hold ended within the step's window"}
-			return false, nil
-		}
-		after = c.Seq
+	after, missed, err := keyAboutFree(ctx, t, base, rec)
+	if missed != nil || err != nil {
+		d.Decision = missed
+		return false, err
 	}
 	nodes := make([]int, len(t.Cluster.Nodes()))
 	for i := range nodes {
@@ -126,9 +115,8 @@ func (d *DelayGrant) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 		delay = time.Duration(rec.Amount)
 	}
 	var (
-		at  int64
-		c   Change
-		err error
+		at int64
+		c  Change
 	)
 	for {
 		at = runNow(base)

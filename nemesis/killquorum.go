@@ -154,28 +154,17 @@ func (k *KillQuorum) armCut(ctx context.Context, t *Target, base time.Time, node
 		return false, errors.New("no view of the run's holds to aim at")
 	}
 	rec := k.Decision
-	holds, after := t.View.Holds()
+	after, missed, err := keyAboutFree(ctx, t, base, rec)
+	if missed != nil || err != nil {
+		k.Decision = missed
+		return false, err
+	}
 	cut := nth(allNodes(nodes), k.Pick, nodes-quorum(nodes))
-	if rec != nil {
-		r, err := replay(ctx, t, base, rec)
-		if err != nil || r.Missed != "" {
-			k.Decision = r
-			return false, err
-		}
-		_, after = t.View.Holds()
-		if len(k.Cut) > 0 {
-			cut = k.Cut
-		}
-	} else if len(holds) > 0 {
-		c, err := WaitFor(ctx, t.View, after, func(c Change) bool { return c.Kind == HoldEnded })
-		if err != nil {
-			k.Decision = &Decision{Missed: "no hold ended within the step's window"}
-			return false, nil
-		}
-		after = c.Seq
+	if rec != nil && len(k.Cut) > 0 {
+		cut = k.Cut
 	}
 	at := runNow(base)
-	err := blackHoleNodes(ctx, t, cut, killQuorumUp, killQuorumDown)
+	err = blackHoleNodes(ctx, t, cut, killQuorumUp, killQuorumDown)
 	var grant Change
 	if err == nil {
 		grant, err = WaitFor(ctx, t.View, after, func(c Change) bool {

@@ -203,6 +203,32 @@ func replay(ctx context.Context, t *Target, base time.Time, rec *Decision) (*Dec
 	return &d, nil
 }
 
+// keyAboutFree waits for the moment at which the kinds that strike at a
+// key about to be free begin (delay-grant, kill-quorum's cut): a replay
+// waits for the recorded offset; otherwise, while holds are open, one of
+// them ends. It returns the cursor to follow t.View from, or the decision
+// that says why the step struck nothing (the window closed first, or the
+// recording missed).
+func keyAboutFree(ctx context.Context, t *Target, base time.Time, rec *Decision) (after uint64, missed *Decision, err error) {
+	holds, after := t.View.Holds()
+	if rec != nil {
+		r, err := replay(ctx, t, base, rec)
+		if err != nil || r.Missed != "" {
+			return 0, r, err
+		}
+		_, after = t.View.Holds()
+		return after, nil, nil
+	}
+	if len(holds) > 0 {
+		c, err := WaitFor(ctx, t.View, after, func(c Change) bool { return c.Kind == HoldEnded })
+		if err != nil {
+			return 0, &Decision{Missed: "no hold ended within the step's window"}, nil
+		}
+		after = c.Seq
+	}
+	return after, nil, nil
+}
+
 // replayDiff compares the live holds with the recorded trigger.
 func replayDiff(t *Target, base time.Time, tr *Trigger) string {
 	if t.View == nil {
