@@ -37,9 +37,11 @@ import (
 // delay is halved (down to 1 ms) and the wait starts again, until the
 // window closes; but when an acquire already in flight as the delay
 // began won the key (its reply came back sooner than the delay), the
-// wait goes on with the same delay until that hold ends. An acquire given up under the delay may leave its key
-// on the nodes it reached until the TTL (redsync does), so a search can
-// run out of window: the matrix gives these cells three steps. The decision's amount is the delay the grant got.
+// wait goes on with the same delay until that hold ends. An acquire
+// given up under the delay may leave its key on the nodes it reached
+// until the TTL (redsync does), so a search can run out of window: the
+// matrix gives these cells three steps. The decision's amount is the
+// delay the grant got.
 type DelayGrant struct {
 	Delay Duration `json:"delay"`
 	Retry Duration `json:"retry"`
@@ -106,10 +108,7 @@ func (d *DelayGrant) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 		d.Decision = missed
 		return false, err
 	}
-	nodes := make([]int, len(t.Cluster.Nodes()))
-	for i := range nodes {
-		nodes[i] = i
-	}
+	nodes := allNodes(len(t.Cluster.Nodes()))
 	delay := time.Duration(d.Delay)
 	if rec != nil && rec.Amount > 0 {
 		delay = time.Duration(rec.Amount)

@@ -205,15 +205,6 @@ func (k *KillQuorum) armCut(ctx context.Context, t *Target, base time.Time, node
 	return true, nil
 }
 
-// allNodes is 0, 1, …, n−1.
-func allNodes(n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = i
-	}
-	return out
-}
-
 // blackHoleNodes cuts nodes off every client group both ways, as a
 // partition does (see Partition), under the toxic names up and down.
 func blackHoleNodes(ctx context.Context, t *Target, nodes []int, up, down string) error {

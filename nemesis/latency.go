@@ -40,10 +40,7 @@ var latencyKind = Kind{
 		f := &Latency{Nodes: []int{0}}
 		if s.MultiNode {
 			if rng.IntN(2) == 0 {
-				f.Nodes = make([]int, s.Nodes)
-				for i := range f.Nodes {
-					f.Nodes[i] = i
-				}
+				f.Nodes = allNodes(s.Nodes)
 			} else {
 				f.Nodes = pickMinority(rng, s.Nodes)
 			}

@@ -310,6 +310,15 @@ func node(t *Target, i int) (*cluster.Node, error) {
 	return t.Cluster.Node(i), nil
 }
 
+// allNodes is 0, 1, …, n−1: every node index.
+func allNodes(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
 // pickNodes draws k distinct node indices out of n, sorted.
 func pickNodes(rng *rand.Rand, n, k int) []int {
 	perm := rng.Perm(n)[:k]
