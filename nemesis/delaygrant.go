@@ -99,9 +99,6 @@ func (d *DelayGrant) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 	if t.Cluster == nil {
 		return false, errors.New("no cluster")
 	}
-	if t.View == nil {
-		return false, errors.New("no view of the run's holds to aim at")
-	}
 	rec := d.Decision
 	after, missed, err := keyAboutFree(ctx, t, base, rec)
 	if missed != nil || err != nil {

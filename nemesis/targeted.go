@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -208,8 +209,11 @@ func replay(ctx context.Context, t *Target, base time.Time, rec *Decision) (*Dec
 // waits for the recorded offset; otherwise, while holds are open, one of
 // them ends. It returns the cursor to follow t.View from, or the decision
 // that says why the step struck nothing (the window closed first, or the
-// recording missed).
+// recording missed); an error without a view to follow.
 func keyAboutFree(ctx context.Context, t *Target, base time.Time, rec *Decision) (after uint64, missed *Decision, err error) {
+	if t.View == nil {
+		return 0, nil, errors.New("no view of the run's holds to aim at")
+	}
 	holds, after := t.View.Holds()
 	if rec != nil {
 		r, err := replay(ctx, t, base, rec)
