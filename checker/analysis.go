@@ -329,6 +329,31 @@ func (a *Analysis) Acquires() []Acquire {
 	return out
 }
 
+// Attempt is one acquire of a key: the client, its invoke, its completion
+// (math.MaxInt64 when it never completed) and whether it returned ok.
+type Attempt struct {
+	Process      int
+	Call, Return int64
+	OK           bool
+}
+
+// Attempts returns every acquire of key, in the order they completed
+// (those that never did last).
+func (a *Analysis) Attempts(key string) []Attempt {
+	if a.d == nil {
+		return nil
+	}
+	kd := a.d.keys[key]
+	if kd == nil {
+		return nil
+	}
+	out := make([]Attempt, len(kd.attempts))
+	for i, at := range kd.attempts {
+		out[i] = Attempt{Process: at.process, Call: at.call, Return: at.ret, OK: at.ok}
+	}
+	return out
+}
+
 // BusiestKey returns the key with the most acquires and sections (the
 // smallest such name), "" for none.
 func (a *Analysis) BusiestKey() string {

@@ -73,6 +73,7 @@ type section struct {
 // attempt is one acquire: from its invoke to its completion
 // (math.MaxInt64 when unfinished).
 type attempt struct {
+	process   int
 	call, ret int64
 	ok        bool
 }
@@ -243,7 +244,7 @@ func (s *scanner) add(e *history.Event) error {
 	switch e.F {
 	case history.Acquire:
 		kd := s.key(e.Key)
-		kd.attempts = append(kd.attempts, attempt{call: op.t, ret: e.Time, ok: e.Type == history.Ok})
+		kd.attempts = append(kd.attempts, attempt{process: e.Process, call: op.t, ret: e.Time, ok: e.Type == history.Ok})
 		if e.Type == history.Ok {
 			s.latencies = append(s.latencies, e.Time-op.t)
 			s.maxValidity = max(s.maxValidity, e.ValidUntil-op.t)
@@ -383,7 +384,7 @@ func (s *scanner) finish() *scanned {
 		switch op.f {
 		case history.Acquire:
 			kd := s.key(op.key)
-			kd.attempts = append(kd.attempts, attempt{call: op.t, ret: math.MaxInt64})
+			kd.attempts = append(kd.attempts, attempt{process: p, call: op.t, ret: math.MaxInt64})
 		case history.Section:
 			kd := s.key(op.key)
 			kd.sections = append(kd.sections, section{process: p, kind: sectionUnknown, call: op.t, ret: math.MaxInt64, fence: op.fence})

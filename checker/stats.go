@@ -33,6 +33,9 @@ type Stats struct {
 	// hold nothing.
 	Holds      int `json:"holds"`
 	EmptyHolds int `json:"empty_holds,omitempty"`
+	// MaxKeyHolds is the number of holds of the key held most often: below
+	// two, no key changed hands and no two holds could overlap.
+	MaxKeyHolds int `json:"max_key_holds"`
 	// LateExtends is the number of extends that returned ok although
 	// they were invoked after their hold's validity had passed; each
 	// started a new hold from its ok (see the package doc, Lease safety).
@@ -275,6 +278,7 @@ func (d *scanned) stats(keys []string) Stats {
 	for _, k := range keys {
 		kd := d.keys[k]
 		st.Holds += len(kd.holds)
+		st.MaxKeyHolds = max(st.MaxKeyHolds, len(kd.holds))
 		st.Sections += len(kd.sections)
 		for _, sec := range kd.sections {
 			if sec.kind == sectionOK {

@@ -62,6 +62,15 @@ func (st *Stream) FirstViolation() (Violation, bool) {
 	return *st.s.watch.first, true
 }
 
+// FirstViolationOf returns the first violation of property ("lease" or
+// "resource") a watching stream saw, and whether it saw one.
+func (st *Stream) FirstViolationOf(property string) (Violation, bool) {
+	if st.s == nil || st.s.watch == nil || st.s.watch.of[property] == nil {
+		return Violation{}, false
+	}
+	return *st.s.watch.of[property], true
+}
+
 // Violation is a violation a watching Stream saw as the events were
 // added: a lease violation is an acquire ok on a key while another hold of
 // the key is open (its release not yet invoked, its validity not over at
@@ -83,6 +92,7 @@ type Violation struct {
 type watch struct {
 	reads map[string]map[int64]bool // key → values ok sections read
 	first *Violation
+	of    map[string]*Violation // the first of each property
 }
 
 // acquired takes an acquire ok, the idx-th event, given the holds of its
@@ -112,6 +122,12 @@ func (w *watch) read(idx int, e *history.Event) {
 func (w *watch) saw(v Violation) {
 	if w.first == nil {
 		w.first = &v
+	}
+	if w.of == nil {
+		w.of = make(map[string]*Violation)
+	}
+	if w.of[v.Property] == nil {
+		w.of[v.Property] = &v
 	}
 }
 

@@ -14,10 +14,10 @@ import (
 
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/harness"
-	"github.com/locktorture/locktorture/history"
 	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/nemesis"
 	"github.com/locktorture/locktorture/report"
+	"github.com/locktorture/locktorture/trial"
 )
 
 // Fault is one swept fault: its parameter, the targeted kind that
@@ -201,8 +201,11 @@ type Point struct {
 	Unknown    int
 	// Lo and Hi are the 95% Wilson interval of the violation rate.
 	Lo, Hi float64
-	// Misses counts the strikes that found no hold to aim at.
-	Misses, Strikes int
+	// Strikes counts the strikes that left a window; Misses those that
+	// found no hold to aim at; NoWindow those whose hold ended before
+	// another client could act (report.Strike). A run none of whose
+	// strikes left a window is unknown, never safe.
+	Misses, Strikes, NoWindow int
 }
 
 // Rate is the violation rate of the point's runs with a verdict.
@@ -369,40 +372,37 @@ func point(ctx context.Context, o Options, lk string, v float64) (Point, error) 
 			Workload: harness.Workload{Lock: lk, Clients: o.Clients, Keys: 1, Duration: o.Duration, TTL: o.TTL, Hold: o.Hold, NoHold: o.Hold == 0, Seed: seed},
 			Cluster:  harness.Cluster{Nodes: nodes},
 			Faults:   harness.Faults{Replay: sched},
-			Output:   harness.Output{Dir: filepath.Join(dir, "run")},
 		}
-		if _, err := harness.Run(ctx, cfg); err != nil {
+		plan, err := harness.NewPlan(cfg)
+		if err != nil {
 			return p, fmt.Errorf("envelope: %s at %g seed %d: %w", lk, v, seed, err)
 		}
-		evs, err := history.ReadFile(filepath.Join(cfg.Dir, "history.jsonl"))
+		// One trial, as every run is judged: a run whose strikes all
+		// missed, or left no window, is unknown, never safe.
+		r, err := trial.Run(ctx, plan, filepath.Join(dir, "run"), trial.Options{NoHTML: true})
 		if err != nil {
-			return p, err
-		}
-		r, err := checker.Check(evs, checker.Options{})
-		if err != nil {
-			return p, err
+			return p, fmt.Errorf("envelope: %s at %g seed %d: %w", lk, v, seed, err)
 		}
 		p.Runs++
-		switch r.Outcome() {
+		switch r.Check.Outcome() {
 		case checker.OutcomeViolation:
 			p.Violations++
 		case checker.OutcomeSafe:
 		default:
 			p.Unknown++
 		}
-		aimed, err := nemesis.Aimed(filepath.Join(cfg.Dir, "schedule.json"))
-		if err != nil {
-			return p, err
-		}
-		for _, a := range aimed {
-			if strings.Contains(a, "(missed: ") {
-				p.Misses++
-			} else {
+		for _, s := range r.Strikes {
+			switch s.Outcome {
+			case report.StrikeWindow:
 				p.Strikes++
+			case report.StrikeMissed:
+				p.Misses++
+			default:
+				p.NoWindow++
 			}
 		}
 		if o.Progress != nil {
-			o.Progress(fmt.Sprintf("%s %s=%.3f seed %d: %s (%d strikes, %d missed)", lk, o.Fault.Param, v, seed, r.Outcome(), p.Strikes, p.Misses))
+			o.Progress(fmt.Sprintf("%s %s=%.3f seed %d: %s (%d strikes with a window, %d missed, %d without one)", lk, o.Fault.Param, v, seed, r.Check.Outcome(), p.Strikes, p.Misses, p.NoWindow))
 		}
 	}
 	p.Lo, p.Hi = report.Wilson(p.Violations, p.Runs-p.Unknown)

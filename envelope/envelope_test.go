@@ -1,6 +1,8 @@
 package envelope
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -8,6 +10,7 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/nemesis"
 	"github.com/locktorture/locktorture/report"
 )
@@ -111,5 +114,43 @@ func TestFalling(t *testing.T) {
 		if err != nil || len(ran) != 0 || !(got == tc.want || math.IsNaN(got) && math.IsNaN(tc.want)) {
 			t.Errorf("falling %v: %v (ran %d, %v), want %v", tc.viol, got, len(ran), err, tc.want)
 		}
+	}
+}
+
+// refusing is a lock that never grants: every targeted strike of a run
+// with it finds no hold and misses.
+type refusing struct{}
+
+func (refusing) Acquire(context.Context, string) (locks.Lease, error) {
+	return locks.Lease{}, fmt.Errorf("busy: %w", locks.ErrNotAcquired)
+}
+func (refusing) Release(context.Context, locks.Lease) error { return nil }
+func (refusing) Extend(_ context.Context, l locks.Lease) (locks.Lease, error) {
+	return l, locks.ErrNotHeld
+}
+func (refusing) Close() error { return nil }
+
+// TestPointMissedIsUnknown: a point whose strikes all missed is
+// undecided, never counted as a safe run, and its misses are read from
+// the strikes as data.
+func TestPointMissedIsUnknown(t *testing.T) {
+	if err := locks.Register(locks.Spec{Name: "envelope-test-refusing", Promises: &locks.Promises{ElapsedFromRequest: true},
+		New: func(locks.Config) (locks.Lock, error) { return refusing{}, nil }}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Lookup("pause", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Locks: []string{"envelope-test-refusing"}, Fault: f, Seeds: 1, Duration: 3 * time.Second, TTL: 300 * time.Millisecond, Hold: 50 * time.Millisecond, Clients: 2, Dir: t.TempDir()}
+	p, err := point(t.Context(), o, "envelope-test-refusing", 1.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Runs != 1 || p.Unknown != 1 || p.Violations != 0 || p.Strikes != 0 || p.Misses == 0 {
+		t.Fatalf("point %+v: want one undecided run, its strikes all missed", p)
+	}
+	if lo, hi := p.Lo, p.Hi; lo != 0 || hi != 1 {
+		t.Fatalf("interval [%g, %g]: an undecided run measures nothing, want [0, 1]", lo, hi)
 	}
 }

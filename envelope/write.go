@@ -18,10 +18,10 @@ func write(res Result) error {
 	dir := res.Options.Dir
 	var c bytes.Buffer
 	w := csv.NewWriter(&c)
-	w.Write([]string{"lock", "fault", "param", "value_ttl", "runs", "violations", "unknown", "rate", "wilson_lo", "wilson_hi", "strikes", "missed"})
+	w.Write([]string{"lock", "fault", "param", "value_ttl", "runs", "violations", "unknown", "rate", "wilson_lo", "wilson_hi", "strikes", "missed", "no_window"})
 	for _, p := range res.Points {
 		f := func(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
-		w.Write([]string{p.Lock, res.Options.Fault.Name, res.Options.Fault.Param, f(p.Value), strconv.Itoa(p.Runs), strconv.Itoa(p.Violations), strconv.Itoa(p.Unknown), f(p.Rate()), f(p.Lo), f(p.Hi), strconv.Itoa(p.Strikes), strconv.Itoa(p.Misses)})
+		w.Write([]string{p.Lock, res.Options.Fault.Name, res.Options.Fault.Param, f(p.Value), strconv.Itoa(p.Runs), strconv.Itoa(p.Violations), strconv.Itoa(p.Unknown), f(p.Rate()), f(p.Lo), f(p.Hi), strconv.Itoa(p.Strikes), strconv.Itoa(p.Misses), strconv.Itoa(p.NoWindow)})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {

@@ -66,6 +66,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	cells := fs.String("cells", "", "run only the cells whose name matches this regular expression (a quick look, not a release: the kinds left out are listed as not run)")
 	list := fs.Bool("list", false, "list the cells with their expectations and the fault kinds not run, and exit")
 	timeout := fs.Duration("check-timeout", checker.DefaultTimeout, "porcupine time limit per model (exceeded: verdict unknown)")
+	jobs := fs.Int("jobs", DefaultJobs, "runs side by side (each starts its own nodes on free ports)")
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -86,12 +87,12 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("gate: %w", err)
 	}
-	if *budget <= 0 || *duration <= 0 || *timeout <= 0 {
-		return errors.New("gate: --budget, --duration and --check-timeout must be positive")
+	if *budget <= 0 || *duration <= 0 || *timeout <= 0 || *jobs <= 0 {
+		return errors.New("gate: --budget, --duration, --check-timeout and --jobs must be positive")
 	}
 	id := dirName(*lock) + "-" + time.Now().UTC().Format("20060102T150405")
 	dir := filepath.Join(*out, id)
-	o := Options{Lock: *lock, Seeds: seedList, Duration: *duration, Budget: *budget, CheckTimeout: *timeout, Cells: *cells,
+	o := Options{Lock: *lock, Seeds: seedList, Duration: *duration, Budget: *budget, CheckTimeout: *timeout, Cells: *cells, Jobs: *jobs,
 		Command: "torture gate " + strings.Join(args, " "), Dir: dir}
 	if !*list {
 		o.Progress = func(p matrix.Progress) {
@@ -109,18 +110,13 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *list {
 		fmt.Fprintf(stdout, "%s declares: %s\n", res.Lock, strings.Join(res.Traits, ", "))
 		for _, sp := range plan.Cells() {
-			fmt.Fprintf(stdout, "%-34s expect %-9s %s\n", sp.Name, sp.Expect, sp.Why)
+			fmt.Fprintf(stdout, "%-36s expect %s\n", sp.Name, sp.Expect)
 			if sp.Promise != "" {
-				fmt.Fprintf(stdout, "%-34s promise: %s\n", "", sp.Promise)
-			}
-			if sp.LeasePromise != "" {
-				fmt.Fprintf(stdout, "%-34s promise: %s\n", "", sp.LeasePromise)
+				fmt.Fprintf(stdout, "%-36s promise: %s\n", "", sp.Promise)
 			}
 		}
-		for _, cv := range res.Coverage {
-			if cv.NotRun != "" {
-				fmt.Fprintf(stdout, "not run: %s: %s\n", cv.Kind, cv.NotRun)
-			}
+		for _, n := range res.NotRun() {
+			fmt.Fprintf(stdout, "not run: %s: %s\n", n.Kinds, n.Why)
 		}
 		fmt.Fprintf(stdout, "seeds %v, %s a run, about %s\n", res.Seeds, res.Duration, time.Duration(res.Expected*float64(time.Second)).Round(time.Second))
 		if res.Scaled != "" {

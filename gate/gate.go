@@ -31,6 +31,9 @@ const (
 	MinDuration = 5 * time.Second
 )
 
+// DefaultJobs is how many runs a gate runs side by side by default.
+const DefaultJobs = 1
+
 // DefaultSeeds are the seeds a gate runs every cell with.
 var DefaultSeeds = []int64{1, 2, 3}
 
@@ -79,6 +82,9 @@ type Options struct {
 	// Progress and Log are matrix.Options'.
 	Progress func(matrix.Progress)
 	Log      io.Writer
+	// Jobs is how many runs go side by side (matrix.Options.Jobs).
+	// Default 1.
+	Jobs int
 }
 
 // Result is a gate's outcome.
@@ -91,6 +97,8 @@ type Result struct {
 	Seeds    []int64 `json:"seeds"`
 	Duration string  `json:"duration"`
 	Budget   string  `json:"budget"`
+	// Jobs is how many runs went side by side.
+	Jobs int `json:"jobs"`
 	// Expected is the time the runs were expected to take, in seconds.
 	Expected float64 `json:"expected_seconds"`
 	// Scaled says how the budget shortened the runs or dropped seeds; ""
@@ -121,20 +129,25 @@ const (
 
 // Cell is the gate's judgement of one cell.
 type Cell struct {
-	Name    string             `json:"name"`
-	Expect  report.Expectation `json:"expect"`
-	Outcome checker.Outcome    `json:"outcome"`
+	Name string `json:"name"`
+	// Expect is the expectation per property; Lease and Resource the
+	// rates of each property's violations over the runs that decided it.
+	Expect   report.Expect   `json:"expect"`
+	Outcome  checker.Outcome `json:"outcome"`
+	Lease    report.Rate     `json:"lease"`
+	Resource report.Rate     `json:"resource"`
+	// Stuck counts the runs whose liveness was stuck.
+	Stuck int `json:"stuck_runs,omitempty"`
 	// Violated and Runs: how many runs of the cell showed a violation.
 	Violated int `json:"runs_with_violation"`
 	Runs     int `json:"runs"`
 	// Matches is the matrix's judgement (the outcome against the
 	// expectation), and false when a promise broke.
 	Matches bool `json:"matches"`
-	// Promise is what an expected-safe cell rests on; LeasePromise what
-	// a cell expected to lose updates still promises of the leases.
-	Promise      string `json:"promise,omitempty"`
-	LeasePromise string `json:"lease_promise,omitempty"`
-	// Broken is the promise the cell broke, "" for none.
+	// Promise is what the properties expected safe rest on.
+	Promise string `json:"promise,omitempty"`
+	// Broken names the property the lock broke ("lease", "resource" or
+	// "liveness") and Promise the promise; "" for none.
 	Broken string `json:"broken,omitempty"`
 	// First explains the first violation of a broken promise: the seed,
 	// the run's directory and what the checker found.
@@ -145,6 +158,33 @@ type Cell struct {
 	// Source and Reason are the expectation's.
 	Source string `json:"source"`
 	Reason string `json:"reason"`
+}
+
+// Properties says, property by property, what the runs showed beside
+// what the cell expected: "lease broken in 1/1 runs (promised safe),
+// resource lost in 1/1 runs (expected)".
+func (c Cell) Properties() string {
+	p := func(name, bad, good string, e report.Expectation, r report.Rate) string {
+		word := good
+		if r.Violations > 0 {
+			word = bad
+		}
+		why := map[report.Expectation]string{report.ExpectSafe: "promised safe", report.ExpectViolation: "expected", report.ExpectPossible: "possible"}[e]
+		return fmt.Sprintf("%s %s in %d/%d runs (%s)", name, word, pick(r.Violations > 0, r.Violations, r.Runs), r.Runs, why)
+	}
+	s := p("lease", "broken", "held", c.Expect.Lease, c.Lease) + ", " + p("resource", "lost", "kept", c.Expect.Resource, c.Resource)
+	if c.Expect.Liveness != "" {
+		s += fmt.Sprintf(", liveness stuck in %d/%d runs (expected %s)", c.Stuck, c.Runs, c.Expect.Liveness)
+	}
+	return s
+}
+
+// pick is a if cond, else b.
+func pick(cond bool, a, b int) int {
+	if cond {
+		return a
+	}
+	return b
 }
 
 // Coverage is what the gate did with one fault kind.
@@ -214,15 +254,15 @@ func NewPlan(o Options) (*Plan, error) {
 	var keep []matrix.Spec
 	for _, sp := range specs {
 		if only != nil && !only.MatchString(sp.Name) {
-			for _, k := range sp.Nemesis {
+			for _, k := range sp.Kinds() {
 				if refused[k] == "" {
-					refused[k] = fmt.Sprintf("cell %s not selected (cells %q)", sp.Name, o.Cells)
+					refused[k] = fmt.Sprintf("its cells are not selected (--cells %q)", o.Cells)
 				}
 			}
 			continue
 		}
 		if why := cannotTake(sp, spec); why != "" {
-			for _, k := range sp.Nemesis {
+			for _, k := range sp.Kinds() {
 				refused[k] = fmt.Sprintf("cell %s left out: %s", sp.Name, why)
 			}
 			continue
@@ -233,15 +273,19 @@ func NewPlan(o Options) (*Plan, error) {
 		return nil, fmt.Errorf("gate: %s: none of its %d cells can run (%s)", o.Lock, len(specs), firstValue(refused))
 	}
 	res.Coverage = coverage(keep, p, refused)
-	seeds, d, scaled, err := fit(keep, o.Seeds, o.Duration, o.Budget)
+	if o.Jobs < 0 {
+		return nil, errors.New("gate: jobs must be positive")
+	}
+	o.Jobs = max(o.Jobs, 1)
+	seeds, d, scaled, err := fit(keep, o.Seeds, o.Duration, o.Budget, o.Jobs)
 	if err != nil {
 		return nil, err
 	}
 	o.Seeds, o.Duration = seeds, d
-	res.Seeds, res.Duration, res.Scaled = seeds, d.String(), scaled
-	res.Expected = cost(keep, len(seeds), d).Seconds()
+	res.Seeds, res.Duration, res.Scaled, res.Jobs = seeds, d.String(), scaled, o.Jobs
+	res.Expected = cost(keep, len(seeds), d, o.Jobs).Seconds()
 	mp, err := matrix.NewPlan(keep, matrix.Options{Seeds: seeds, Duration: d, Dir: o.Dir, CheckTimeout: o.CheckTimeout,
-		Command: o.Command, Progress: o.Progress, Log: o.Log})
+		Command: o.Command, Progress: o.Progress, Log: o.Log, Jobs: o.Jobs})
 	if err != nil {
 		return nil, fmt.Errorf("gate: %w", err)
 	}
@@ -304,10 +348,12 @@ func (p *Plan) Run(ctx context.Context) (Result, error) {
 	return res, errors.Join(errs...)
 }
 
-// judge decides every cell by the lock's promises and sets the status.
-// A cell breaks a promise when it is expected safe and a run shows a
-// violation (its Promise), or when it names a LeasePromise and a run's
-// lease verdict is invalid; the first run that does is explained.
+// judge decides every cell by the lock's promises and sets the status. A
+// cell breaks a promise when a run shows a property violated that the
+// cell expects safe (the lease, the resource, or liveness ok: the
+// cell's Promise); the first run that does is explained. A cell that
+// breaks none and does not match is inconclusive: the lock did not show
+// what its class shows, which is never a pass.
 func judge(res *Result, specs []matrix.Spec, dir string) {
 	byName := make(map[string]matrix.Spec, len(specs))
 	for _, sp := range specs {
@@ -318,27 +364,26 @@ func judge(res *Result, specs []matrix.Spec, dir string) {
 	for i := range res.Matrix.Cells {
 		mc := &res.Matrix.Cells[i]
 		sp := byName[mc.Name]
-		c := Cell{Name: mc.Name, Expect: mc.Expect, Outcome: mc.Outcome, Violated: mc.RunsWithViolation, Runs: len(mc.Runs), Matches: mc.Matches, Promise: sp.Promise, LeasePromise: sp.LeasePromise,
-			Source: sp.Source, Reason: sp.Why}
+		c := Cell{Name: mc.Name, Expect: sp.Expect, Outcome: mc.Outcome, Violated: mc.RunsWithViolation, Runs: len(mc.Runs), Matches: mc.Matches,
+			Promise: sp.Promise, Stuck: mc.StuckRuns, Source: sp.Source, Reason: sp.Why}
+		if mc.LeaseRate != nil {
+			c.Lease = *mc.LeaseRate
+		}
+		if mc.ResourceRate != nil {
+			c.Resource = *mc.ResourceRate
+		}
 		for _, r := range mc.Runs {
-			broken := ""
-			switch {
-			case sp.Expect == report.ExpectSafe && r.Outcome() == checker.OutcomeViolation:
-				broken = sp.Promise
-				if broken == "" {
-					broken = "expected safe: " + sp.Why
-				}
-			case sp.LeasePromise != "" && r.Lease == checker.Invalid:
-				broken = sp.LeasePromise
-			}
-			if broken != "" {
-				c.Broken, c.First = broken, explain(dir, r)
+			if p := broken(sp.Expect, r); p != "" {
+				c.Broken, c.First = p, explain(dir, r)
 				break
 			}
 		}
 		if c.Broken != "" {
+			if c.Promise == "" {
+				c.Promise = "expected safe: " + sp.Why
+			}
 			c.Matches = false
-			mc.Matches, mc.Broken = false, c.Broken
+			mc.Matches, mc.Broken = false, c.Broken+": "+c.Promise
 			res.Status = StatusBroken
 		} else if !c.Matches {
 			c.Why = whyNot(*mc)
@@ -351,6 +396,20 @@ func judge(res *Result, specs []matrix.Spec, dir string) {
 	if res.Matrix.Interrupted && res.Status == StatusPass {
 		res.Status = StatusInconclusive
 	}
+}
+
+// broken names the property run r broke that e expects safe ("lease",
+// "resource" or "liveness"), or "".
+func broken(e report.Expect, r report.CellRun) string {
+	switch {
+	case e.Lease == report.ExpectSafe && r.Lease == checker.Invalid:
+		return report.PropertyLease
+	case e.Resource == report.ExpectSafe && r.Resource == checker.Invalid:
+		return report.PropertyResource
+	case e.Liveness == checker.LivenessOK && r.Liveness == checker.LivenessStuck:
+		return "liveness"
+	}
+	return ""
 }
 
 // explain describes the first violation of run r: the seed, its report,
@@ -382,9 +441,11 @@ func whyNot(c report.Cell) string {
 	case c.Outcome == checker.OutcomeUnknown:
 		return "the checker could not decide, which is never a pass (see the runs' reasons)"
 	case c.Expect == report.ExpectViolation:
-		return "no run showed the violation the literature expects of this lock's class: the fault did not bite in this run (try more seeds or a longer --duration), or the lock keeps more than it declares (declare it: locks.Promises.SafeUnder)"
+		return "no run showed the violation the literature expects of this lock's class: the fault did not bite in these runs (more seeds or a longer --duration), or the lock keeps more than it declares (declare it: locks.Promises.SafeUnder)"
+	case c.Props.Liveness == checker.LivenessStuck:
+		return fmt.Sprintf("%d of %d runs were stuck; the class expects every one", c.StuckRuns, len(c.Runs))
 	}
-	return fmt.Sprintf("expected %s, outcome %s", c.Expect, c.Outcome)
+	return fmt.Sprintf("expected %s, outcome %s", c.Props, c.Outcome)
 }
 
 // coverage says which cells take each fault kind, or why none does.
@@ -393,7 +454,7 @@ func coverage(specs []matrix.Spec, p locks.Promises, refused map[string]string) 
 	for _, k := range nemesis.Kinds() {
 		cv := Coverage{Kind: k.Name}
 		for _, sp := range specs {
-			if slices.Contains(sp.Nemesis, k.Name) {
+			if slices.Contains(sp.Kinds(), k.Name) {
 				cv.Cells = append(cv.Cells, sp.Name)
 			}
 		}
@@ -411,7 +472,7 @@ func coverage(specs []matrix.Spec, p locks.Promises, refused map[string]string) 
 // cannotTake says why the lock spec cannot take a fault kind of cell sp
 // (the kind's Needs), or "" when it can.
 func cannotTake(sp matrix.Spec, spec locks.Spec) string {
-	for _, name := range sp.Nemesis {
+	for _, name := range sp.Kinds() {
 		k, err := nemesis.Lookup(name)
 		if err != nil {
 			return err.Error()
@@ -423,27 +484,28 @@ func cannotTake(sp matrix.Spec, spec locks.Spec) string {
 	return ""
 }
 
-// cost is the expected time of n seeds of every cell at duration d.
-func cost(specs []matrix.Spec, n int, d time.Duration) time.Duration {
+// cost is the expected time of n seeds of every cell at duration d, jobs
+// runs at a time.
+func cost(specs []matrix.Spec, n int, d time.Duration, jobs int) time.Duration {
 	var t time.Duration
 	for _, sp := range specs {
 		t += time.Duration(n) * matrix.ExpectedRun(sp, d)
 	}
-	return t
+	return t / time.Duration(max(jobs, 1))
 }
 
 // fit returns the seeds and duration that fit the budget: the runs as
 // asked when they fit; else the duration shortened (not below
 // MinDuration, in whole 100 ms); else at MinDuration, the fewest seeds
 // dropped from the end. scaled says what changed.
-func fit(specs []matrix.Spec, seeds []int64, d, budget time.Duration) ([]int64, time.Duration, string, error) {
-	if cost(specs, len(seeds), d) <= budget {
+func fit(specs []matrix.Spec, seeds []int64, d, budget time.Duration, jobs int) ([]int64, time.Duration, string, error) {
+	if cost(specs, len(seeds), d, jobs) <= budget {
 		return seeds, d, "", nil
 	}
-	asked := fmt.Sprintf("%d cells × %d seeds × %s would take about %s", len(specs), len(seeds), d, cost(specs, len(seeds), d).Round(time.Second))
+	asked := fmt.Sprintf("%d cells × %d seeds × %s would take about %s", len(specs), len(seeds), d, cost(specs, len(seeds), d, jobs).Round(time.Second))
 	for n := len(seeds); n >= 1; n-- {
 		for try := d; try >= min(d, MinDuration); try -= 100 * time.Millisecond {
-			if cost(specs, n, try) > budget {
+			if cost(specs, n, try, jobs) > budget {
 				continue
 			}
 			what := []string{}
@@ -453,10 +515,10 @@ func fit(specs []matrix.Spec, seeds []int64, d, budget time.Duration) ([]int64, 
 			if n != len(seeds) {
 				what = append(what, fmt.Sprintf("seeds %v dropped", seeds[n:]))
 			}
-			return seeds[:n], try, fmt.Sprintf("%s, more than the budget of %s: %s (about %s)", asked, budget, strings.Join(what, ", "), cost(specs, n, try).Round(time.Second)), nil
+			return seeds[:n], try, fmt.Sprintf("%s, more than the budget of %s: %s (about %s)", asked, budget, strings.Join(what, ", "), cost(specs, n, try, jobs).Round(time.Second)), nil
 		}
 	}
-	return nil, 0, "", fmt.Errorf("%w: %s; one seed at %s needs about %s, more than the budget of %s", ErrBudget, asked, min(d, MinDuration), cost(specs, 1, min(d, MinDuration)).Round(time.Second), budget)
+	return nil, 0, "", fmt.Errorf("%w: %s; one seed at %s needs about %s, more than the budget of %s", ErrBudget, asked, min(d, MinDuration), cost(specs, 1, min(d, MinDuration), jobs).Round(time.Second), budget)
 }
 
 func firstValue(m map[string]string) string {
@@ -510,12 +572,36 @@ func write(dir string, res Result) error {
 var verdictHTML = template.Must(template.New("gate").Parse(`<h1>Release gate: {{.Lock}} — {{.Status}}</h1>
 <p>Declared promises: {{range $i, $t := .Traits}}{{if $i}}, {{end}}{{$t}}{{end}}. Seeds {{.Seeds}}, {{.Duration}} a run, budget {{.Budget}}.{{with .Scaled}} Scaled: {{.}}.{{end}}</p>
 <ul>{{range .Cells}}
-<li>{{if .Broken}}<strong>{{.Name}} broke a promise: {{.Broken}}</strong>. First violation: {{.First}}{{else if not .Matches}}<strong>{{.Name}} does not match</strong>: {{.Why}}{{else}}{{.Name}}: expected {{.Expect}}, outcome {{.Outcome}} ({{.Violated}} of {{.Runs}} runs){{end}}</li>{{end}}
+<li>{{if .Broken}}<strong>{{.Name}}: {{.Broken}} broken (promised: {{.Promise}})</strong> — {{.Properties}}. First violation: {{.First}}{{else if not .Matches}}<strong>{{.Name}} does not match</strong> — {{.Properties}}: {{.Why}}{{else}}{{.Name}}: {{.Properties}}{{end}}</li>{{end}}
 </ul>
-<ul>{{range .Coverage}}{{if .NotRun}}
-<li>{{.Kind}}: not run: {{.NotRun}}</li>{{end}}{{end}}
+<ul>{{range .NotRun}}
+<li>not run: {{.Kinds}}: {{.Why}}</li>{{end}}
 </ul>
 `))
+
+// NotRun is a reason no cell took some fault kinds, with the kinds.
+type NotRun struct {
+	Kinds string
+	Why   string
+}
+
+// NotRun groups the fault kinds no cell took by the reason: one line per
+// reason, not one per kind.
+func (r Result) NotRun() []NotRun {
+	var out []NotRun
+	for _, cv := range r.Coverage {
+		if cv.NotRun == "" {
+			continue
+		}
+		i := slices.IndexFunc(out, func(n NotRun) bool { return n.Why == cv.NotRun })
+		if i < 0 {
+			out = append(out, NotRun{Kinds: cv.Kind, Why: cv.NotRun})
+			continue
+		}
+		out[i].Kinds += ", " + cv.Kind
+	}
+	return out
+}
 
 // Markdown renders the gate's verdict: the status, the broken promises
 // with their first violation, the cells that did not match, the budget's
@@ -533,20 +619,21 @@ func Markdown(res Result) string {
 	for _, c := range res.Cells {
 		switch {
 		case c.Broken != "":
-			p("- **%s broke a promise**: %s. Expected %s, outcome %s (%d of %d runs). First violation: %s.\n", c.Name, c.Broken, c.Expect, c.Outcome, c.Violated, c.Runs, c.First)
+			p("- **%s: %s broken** (promised: %s) — %s. First violation: %s.\n", c.Name, c.Broken, c.Promise, c.Properties(), c.First)
 		case !c.Matches:
-			p("- **%s does not match**: expected %s, outcome %s (%d of %d runs): %s.\n", c.Name, c.Expect, c.Outcome, c.Violated, c.Runs, c.Why)
+			p("- **%s does not match** — %s: %s.\n", c.Name, c.Properties(), c.Why)
 		default:
-			p("- %s: expected %s, outcome %s (violation in %d of %d runs).\n", c.Name, c.Expect, c.Outcome, c.Violated, c.Runs)
+			p("- %s: %s.\n", c.Name, c.Properties())
 		}
 	}
 	p("\nFault kinds:\n\n")
 	for _, cv := range res.Coverage {
 		if len(cv.Cells) > 0 {
 			p("- %s: %s\n", cv.Kind, strings.Join(cv.Cells, ", "))
-		} else {
-			p("- %s: not run: %s\n", cv.Kind, cv.NotRun)
 		}
+	}
+	for _, n := range res.NotRun() {
+		p("- not run: %s: %s\n", n.Kinds, n.Why)
 	}
 	return b.String()
 }

@@ -34,63 +34,96 @@ func TestFit(t *testing.T) {
 		{4 * run(8*time.Second), 2, 8 * time.Second, true},
 		{2 * run(MinDuration), 1, MinDuration, true},
 	} {
-		got, d, scaled, err := fit(specs, seeds, 8*time.Second, tc.budget)
+		got, d, scaled, err := fit(specs, seeds, 8*time.Second, tc.budget, 1)
 		if err != nil || len(got) != tc.n || d != tc.d || (scaled != "") != tc.scaled {
 			t.Errorf("budget %s: %v seeds, %s, %q, %v; want %d seeds of %s", tc.budget, got, d, scaled, err, tc.n, tc.d)
 		}
 	}
-	if _, _, _, err := fit(specs, seeds, 8*time.Second, run(MinDuration)); !errors.Is(err, ErrBudget) {
+	if _, _, _, err := fit(specs, seeds, 8*time.Second, run(MinDuration), 1); !errors.Is(err, ErrBudget) {
 		t.Errorf("a budget too small: %v, want ErrBudget", err)
 	}
 }
 
-// TestJudge: a violation in an expected-safe cell breaks its promise; a
-// lease overlap breaks a cell's lease promise even where lost updates are
-// expected; an expected violation not seen is inconclusive, never a pass.
+// TestJudge: a violation of a property a cell expects safe breaks the
+// cell's promise, and the gate names the property: lost updates where
+// they are expected break nothing, an overlap of leases there breaks the
+// lease; an expected violation not seen is inconclusive, never a pass.
 func TestJudge(t *testing.T) {
 	specs := []matrix.Spec{
-		{Name: "l/none", Expect: report.ExpectSafe, Promise: "mutual exclusion"},
-		{Name: "l/client-pause", Expect: report.ExpectViolation, LeasePromise: "leases never overlap"},
+		{Name: "l/none", Expect: report.ExpectAll(report.ExpectSafe), Promise: "mutual exclusion"},
+		{Name: "l/client-pause", Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectViolation}, Promise: "leases never overlap"},
 	}
 	run := func(lease, resource checker.Verdict) report.CellRun {
 		return report.CellRun{Seed: 1, Dir: "runs/x", Lease: lease, Resource: resource}
 	}
-	cell := func(name string, expect report.Expectation, outcome checker.Outcome, matches bool, runs ...report.CellRun) report.Cell {
-		return report.Cell{Name: name, Expect: expect, Outcome: outcome, Matches: matches, Runs: runs}
+	cell := func(name string, e report.Expect, outcome checker.Outcome, matches bool, runs ...report.CellRun) report.Cell {
+		return report.Cell{Name: name, Expect: e.Overall(), Props: e, Outcome: outcome, Matches: matches, Runs: runs}
 	}
 	for _, tc := range []struct {
-		name   string
-		cells  []report.Cell
-		status Status
-		broken string
+		name            string
+		cells           []report.Cell
+		status          Status
+		broken, promise string
 	}{
 		{"pass", []report.Cell{
-			cell("l/none", report.ExpectSafe, checker.OutcomeSafe, true, run(checker.Valid, checker.Valid)),
-			cell("l/client-pause", report.ExpectViolation, checker.OutcomeViolation, true, run(checker.Valid, checker.Invalid)),
-		}, StatusPass, ""},
+			cell("l/none", specs[0].Expect, checker.OutcomeSafe, true, run(checker.Valid, checker.Valid)),
+			cell("l/client-pause", specs[1].Expect, checker.OutcomeViolation, true, run(checker.Valid, checker.Invalid)),
+		}, StatusPass, "", ""},
 		{"safe cell violated", []report.Cell{
-			cell("l/none", report.ExpectSafe, checker.OutcomeViolation, false, run(checker.Invalid, checker.Invalid)),
-		}, StatusBroken, "mutual exclusion"},
+			cell("l/none", specs[0].Expect, checker.OutcomeViolation, false, run(checker.Invalid, checker.Invalid)),
+		}, StatusBroken, "lease", "mutual exclusion"},
 		{"lease overlap where lost updates are expected", []report.Cell{
-			cell("l/client-pause", report.ExpectViolation, checker.OutcomeViolation, true, run(checker.Invalid, checker.Invalid)),
-		}, StatusBroken, "leases never overlap"},
+			cell("l/client-pause", specs[1].Expect, checker.OutcomeViolation, true, run(checker.Invalid, checker.Invalid)),
+		}, StatusBroken, "lease", "leases never overlap"},
 		{"expected violation not seen", []report.Cell{
-			cell("l/client-pause", report.ExpectViolation, checker.OutcomeSafe, false, run(checker.Valid, checker.Valid)),
-		}, StatusInconclusive, ""},
+			cell("l/client-pause", specs[1].Expect, checker.OutcomeSafe, false, run(checker.Valid, checker.Valid)),
+		}, StatusInconclusive, "", ""},
 		{"unknown", []report.Cell{
-			cell("l/none", report.ExpectSafe, checker.OutcomeUnknown, false, run(checker.Unknown, checker.Valid)),
-		}, StatusInconclusive, ""},
+			cell("l/none", specs[0].Expect, checker.OutcomeUnknown, false, run(checker.Unknown, checker.Valid)),
+		}, StatusInconclusive, "", ""},
 	} {
 		res := Result{Matrix: report.Matrix{Cells: tc.cells}}
 		judge(&res, specs, t.TempDir())
 		if res.Status != tc.status {
 			t.Errorf("%s: status %s, want %s", tc.name, res.Status, tc.status)
 		}
-		if res.Cells[0].Broken != tc.broken || res.Matrix.Cells[0].Broken != tc.broken {
-			t.Errorf("%s: broken %q, want %q", tc.name, res.Cells[0].Broken, tc.broken)
+		c := res.Cells[0]
+		if c.Broken != tc.broken || (tc.broken != "" && (c.Promise != tc.promise || res.Matrix.Cells[0].Broken != tc.broken+": "+tc.promise)) {
+			t.Errorf("%s: broken %q (%q, matrix %q), want %q (%q)", tc.name, c.Broken, c.Promise, res.Matrix.Cells[0].Broken, tc.broken, tc.promise)
 		}
-		if tc.broken != "" && (res.Matrix.Cells[0].Matches || !strings.Contains(res.Cells[0].First, "seed 1")) {
-			t.Errorf("%s: a broken promise must not match and must explain its first run: %+v", tc.name, res.Cells[0])
+		if tc.broken != "" && (res.Matrix.Cells[0].Matches || !strings.Contains(c.First, "seed 1")) {
+			t.Errorf("%s: a broken promise must not match and must explain its first run: %+v", tc.name, c)
+		}
+		if tc.status == StatusInconclusive && (c.Why == "" || strings.Contains(c.Why, "harness")) {
+			t.Errorf("%s: why %q: say what the lock did not show, never blame the harness", tc.name, c.Why)
+		}
+	}
+}
+
+// TestQuorumLockRows: the gate of a quorum lock, built in or registered
+// by a user, takes the contested clock case (a violation), its control
+// (safe) and the crashed holder (liveness ok), as the list shows.
+func TestQuorumLockRows(t *testing.T) {
+	base, err := locks.Lookup("redsync")
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := locks.Spec{Name: "gate-test-quorum", MultiNode: true, Promises: &locks.Promises{Quorum: 5, ElapsedFromRequest: true, Extends: true, ReportsNodes: true}, New: base.New}
+	if err := locks.Register(user); err != nil {
+		t.Fatal(err)
+	}
+	for _, lock := range []string{"redsync", "gate-test-quorum"} {
+		var stdout, stderr bytes.Buffer
+		if err := Command(t.Context(), []string{"--lock", lock, "--list"}, &stdout, &stderr); err != nil {
+			t.Fatalf("%s: %v\n%s", lock, err, stderr.String())
+		}
+		for _, want := range []string{
+			lock + "/clock-partition", "expect lease violation, resource possible",
+			lock + "/clock-minority", lock + "/client-crash", "expect safe, liveness ok",
+		} {
+			if !strings.Contains(stdout.String(), want) {
+				t.Errorf("%s --list lacks %q:\n%s", lock, want, stdout.String())
+			}
 		}
 	}
 }
@@ -135,7 +168,7 @@ func TestLiarFailsItsGate(t *testing.T) {
 	if code := ExitCode(err, &stderr); code != ExitBroken {
 		t.Fatalf("exit %d (%v), want %d\n%s\n%s", code, err, ExitBroken, stdout.String(), stderr.String())
 	}
-	if !strings.Contains(stdout.String(), "gate-test-liar/client-pause broke a promise**: safe under client-pause (declared)") ||
+	if !strings.Contains(stdout.String(), "**gate-test-liar/client-pause: resource broken** (promised: safe under client-pause (declared))") ||
 		!strings.Contains(stdout.String(), "First violation: seed 1") {
 		t.Fatalf("the summary does not name the broken promise and its first violation:\n%s", stdout.String())
 	}
@@ -154,11 +187,11 @@ func TestLiarFailsItsGate(t *testing.T) {
 		t.Fatalf("gate.json: %v, status %q", err, res.Status)
 	}
 	page, _ := os.ReadFile(filepath.Join(dirs[0], "index.html"))
-	if !strings.Contains(string(page), "<strong>gate-test-liar/client-pause broke a promise: safe under client-pause (declared)</strong>") {
+	if !strings.Contains(string(page), "<strong>gate-test-liar/client-pause: resource broken (promised: safe under client-pause (declared))</strong>") {
 		t.Fatalf("index.html does not show the broken promise")
 	}
 	junit, _ := os.ReadFile(filepath.Join(dirs[0], "junit.xml"))
-	if !strings.Contains(string(junit), "broke its declared promise (safe under client-pause (declared))") {
+	if !strings.Contains(string(junit), "broke its declared promise (resource: safe under client-pause (declared))") {
 		t.Fatalf("junit.xml does not name the broken promise:\n%s", junit)
 	}
 }
@@ -171,7 +204,7 @@ func TestMutantFailsItsGate(t *testing.T) {
 	if !errors.Is(err, ErrBroken) || res.Status != StatusBroken {
 		t.Fatalf("status %s, error %v; want a broken promise", res.Status, err)
 	}
-	if c := res.Cells[0]; c.Broken != "mutual exclusion without faults" || !strings.Contains(c.First, "first overlap: key ") {
+	if c := res.Cells[0]; c.Broken != "lease" || c.Promise != "mutual exclusion without faults" || !strings.Contains(c.First, "first overlap: key ") {
 		t.Fatalf("cell %+v", c)
 	}
 }
@@ -200,7 +233,7 @@ func TestExecLockGate(t *testing.T) {
 	for _, sp := range p.Cells() {
 		names = append(names, sp.Name)
 	}
-	for _, sp := range matrix.Derive("exec", p.Result().Promises) {
+	for _, sp := range matrix.Derive(locks.Spec{Name: "exec", Process: true}, p.Result().Promises) {
 		want = append(want, sp.Name)
 	}
 	if len(want) == 0 || strings.Join(names, " ") != strings.Join(want, " ") {

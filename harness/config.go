@@ -179,6 +179,7 @@ func (c Config) WithDefaults() (Config, error) {
 // withDefaults sets the defaults of every group and checks each, then
 // what the lock asks of them together.
 func (c Config) withDefaults(lock locks.Spec) (Config, error) {
+	c = c.window()
 	d := Defaults()
 	var err error
 	if c.Workload, err = c.Workload.withDefaults(d.Workload, lock); err != nil {
@@ -215,6 +216,40 @@ func (c Config) withDefaults(lock locks.Spec) (Config, error) {
 		return c, errors.New("harness: WAIT needs a replica: topology failover")
 	}
 	return c, nil
+}
+
+// window returns c with the workload fields the user left unset — clients,
+// keys, TTL, hold, the nemesis interval and the duration — taken from the
+// Window of its fault kinds (nemesis.WindowOf; a replayed schedule's
+// kinds included): a targeted kind strikes at one hold, and its strike
+// tests something only while that hold lasts, so a run of the kind with
+// no workload given gets the workload that gives it a window. A field the
+// user set is kept, whatever the kind asks.
+func (c Config) window() Config {
+	kinds := c.Nemesis
+	if len(kinds) == 0 && c.Replay != "" {
+		kinds, _ = nemesis.ScheduleKinds(c.Replay) // an unreadable schedule is refused by Faults.withDefaults
+	}
+	w := nemesis.WindowOf(kinds)
+	if c.Clients == 0 {
+		c.Clients = w.Clients
+	}
+	if c.Keys == 0 && !c.KeyPerClient {
+		c.Keys = w.Keys
+	}
+	if c.TTL == 0 {
+		c.TTL = w.TTL
+	}
+	if c.Hold == 0 && !c.NoHold {
+		c.Hold = w.Hold
+	}
+	if c.NemesisInterval == 0 {
+		c.NemesisInterval = w.Interval
+	}
+	if c.Duration == 0 {
+		c.Duration = w.Duration
+	}
+	return c
 }
 
 // withDefaults sets w's zero fields from d (the TTL for AcquireTimeout)

@@ -177,8 +177,16 @@ type Spec struct {
 	Name string
 	// Summary is a one-line description; for a mutant it names the bug.
 	Summary string
-	// Mutant marks a deliberately broken implementation.
+	// Mutant marks a deliberately broken implementation; Bugs says where
+	// its bug shows.
 	Mutant bool
+	// Bugs are a mutant's deliberate bugs, each as the row of the
+	// literature table (the cell name after the lock's, e.g.
+	// "client-pause", "+extend/client-pause") whose promise it breaks and
+	// the property that shows it: the matrix runs a mutant on those rows
+	// and expects the property violated there. Its promises (those of the
+	// lock it mutates) must select every row named.
+	Bugs []Bug
 	// MultiNode is true when the lock uses every address in Config.Addrs
 	// (RedLock); otherwise only the first.
 	MultiNode bool
@@ -208,6 +216,36 @@ type Spec struct {
 	Promises *Promises
 	// New builds the lock.
 	New func(Config) (Lock, error)
+}
+
+// Bug is one deliberate bug of a mutant (Spec.Bugs).
+type Bug struct {
+	// Row is the row of the literature table that exposes it.
+	Row string
+	// Property is what breaks there: "lease" (two holds overlap),
+	// "resource" (an update is lost) or "liveness" (a free key is never
+	// acquired again).
+	Property string
+	// Why says how the bug breaks it, in a sentence.
+	Why string
+}
+
+// Traits are the words the literature table selects s's rows by: the
+// traits of its declared promises p (Promises.Traits), then what the
+// Spec itself is: "mutant" for a mutant, "process" for a lock whose
+// clients run as processes, "wait" for a lock that takes WaitReplicas,
+// "quorum-size" for one that takes a Quorum.
+func (s Spec) Traits(p Promises) []string {
+	t := p.Traits()
+	for _, b := range []struct {
+		on   bool
+		word string
+	}{{s.Mutant, "mutant"}, {s.Process, "process"}, {s.Wait, "wait"}, {s.Quorum, "quorum-size"}} {
+		if b.on {
+			t = append(t, b.word)
+		}
+	}
+	return t
 }
 
 // DefaultNodes returns s.Nodes, or its default.

@@ -125,12 +125,26 @@ func (p Promises) Traits() []string {
 	return t
 }
 
-// Satisfies reports whether the promises meet every condition of when: a
-// space-separated list of traits (see Traits), each of which must be
-// present, or absent when written with a leading "!". An empty when
-// selects every lock.
-func (p Promises) Satisfies(when string) bool {
-	traits := p.Traits()
+// Satisfies reports whether the promises meet when (see Match).
+func (p Promises) Satisfies(when string) bool { return Match(p.Traits(), when) }
+
+// Match reports whether traits meet when: alternatives separated by "|",
+// each a space-separated list of traits that must all be present, or
+// absent when written with a leading "!". An empty when, or "*", selects
+// everything.
+func Match(traits []string, when string) bool {
+	if strings.TrimSpace(when) == "*" {
+		return true
+	}
+	for alt := range strings.SplitSeq(when, "|") {
+		if matchAll(traits, alt) {
+			return true
+		}
+	}
+	return false
+}
+
+func matchAll(traits []string, when string) bool {
 	for _, w := range strings.Fields(when) {
 		if neg, ok := strings.CutPrefix(w, "!"); ok {
 			if slices.Contains(traits, neg) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/harness"
 	"github.com/locktorture/locktorture/report"
 )
 
@@ -71,8 +72,46 @@ func TestAggregate(t *testing.T) {
 	}
 }
 
-// TestCellsValid: every cell of the table is a valid configuration, has
-// a source and a reason, and names are unique.
+// TestAggregateProperties: each property is judged on its own: a cell
+// that expects the lease safe and the resource lost matches lost updates
+// alone and not an overlap of leases; a property expected only possible
+// decides nothing when unknown.
+func TestAggregateProperties(t *testing.T) {
+	pause := report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectViolation}
+	maybe := report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectPossible}
+	kill := report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}
+	for _, tc := range []struct {
+		name    string
+		expect  report.Expect
+		runs    []report.CellRun
+		outcome checker.Outcome
+		matches bool
+	}{
+		{"lost updates alone", pause, []report.CellRun{{Lease: "valid", Resource: "invalid"}, {Lease: "valid", Resource: "invalid"}}, "violation", true},
+		{"leases overlap too", pause, []report.CellRun{{Lease: "invalid", Resource: "invalid"}, {Lease: "valid", Resource: "invalid"}}, "violation", false},
+		{"no lost update", pause, []report.CellRun{{Lease: "valid", Resource: "valid"}}, "safe", false},
+		{"resource not tested", maybe, []report.CellRun{{Lease: "valid", Resource: "unknown"}}, "safe", true},
+		{"lease not tested", maybe, []report.CellRun{{Lease: "unknown", Resource: "valid"}}, "unknown", false},
+		{"overlap, resource either way", kill, []report.CellRun{{Lease: "invalid", Resource: "valid"}, {Lease: "invalid", Resource: "invalid"}}, "violation", true},
+		{"resource lost, no overlap", kill, []report.CellRun{{Lease: "valid", Resource: "invalid"}}, "violation", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := report.Cell{Props: tc.expect, Runs: tc.runs}
+			aggregate(&c)
+			if c.Outcome != tc.outcome || c.Matches != tc.matches {
+				t.Fatalf("outcome %s matches %v, want %s %v (lease %v, resource %v)", c.Outcome, c.Matches, tc.outcome, tc.matches, c.LeaseRate, c.ResourceRate)
+			}
+			if c.Expect != tc.expect.Overall() {
+				t.Fatalf("expect %s, want %s", c.Expect, tc.expect.Overall())
+			}
+		})
+	}
+}
+
+// TestCellsValid: every cell of the table is a valid configuration the
+// harness plans, has a source, a reason and an expectation of each
+// property, its reproducing command names its lock, and names are
+// unique.
 func TestCellsValid(t *testing.T) {
 	seen := map[string]bool{}
 	for _, sp := range Cells(false) {
@@ -80,14 +119,21 @@ func TestCellsValid(t *testing.T) {
 			t.Errorf("duplicate cell %s", sp.Name)
 		}
 		seen[sp.Name] = true
-		if sp.Source == "" || sp.Why == "" || sp.Expect == "" {
+		if sp.Source == "" || sp.Why == "" || sp.Expect.Lease == "" || sp.Expect.Resource == "" {
 			t.Errorf("cell %s lacks source, reason or expectation", sp.Name)
 		}
-		if _, err := sp.config(1, max(8*time.Second, sp.MinDuration), "x").WithDefaults(); err != nil {
+		if sp.Expect.Overall() == report.ExpectPossible && sp.Missing == "" && sp.Bug == "" {
+			t.Errorf("cell %s expects a property only possible and does not say what would make it measurable", sp.Name)
+		}
+		if (sp.Expect.Lease == report.ExpectSafe || sp.Expect.Resource == report.ExpectSafe) && sp.Promise == "" && sp.Bug == "" {
+			t.Errorf("cell %s expects safety and names no promise it rests on", sp.Name)
+		}
+		c := sp.RunConfig(1, max(8*time.Second, sp.MinDuration))
+		if _, err := harness.NewPlan(c); err != nil {
 			t.Errorf("cell %s: %v", sp.Name, err)
 		}
-		if !strings.Contains(sp.flags(1, time.Second), "--lock "+sp.Lock) {
-			t.Errorf("cell %s: flags %q", sp.Name, sp.flags(1, time.Second))
+		if cmd := harness.CommandLine(c); !strings.Contains(cmd, "--lock "+sp.Lock()) {
+			t.Errorf("cell %s: command %q", sp.Name, cmd)
 		}
 	}
 	if len(Cells(true)) == 0 || len(Cells(true)) >= len(Cells(false)) {
@@ -101,7 +147,7 @@ func TestRunSmall(t *testing.T) {
 	var specs []Spec
 	for _, sp := range Cells(true) {
 		if sp.Name == "setnx/none" || sp.Name == "setnx-get-set/none" {
-			sp.Keys = 1
+			sp.Config.Keys = 1
 			specs = append(specs, sp)
 		}
 	}
@@ -149,7 +195,7 @@ func TestRunInterrupted(t *testing.T) {
 	for _, sp := range Cells(true) {
 		switch sp.Name {
 		case "setnx/none", "setnx-get-set/none", "redlock/none":
-			sp.Keys = 1
+			sp.Config.Keys = 1
 			specs = append(specs, sp)
 		}
 	}
@@ -218,7 +264,7 @@ func TestRunInterrupted(t *testing.T) {
 }
 
 func TestRunRejectsBadCell(t *testing.T) {
-	_, err := Run(context.Background(), []Spec{{Name: "bad", Lock: "nope"}}, Options{Dir: t.TempDir()})
+	_, err := Run(context.Background(), []Spec{testSpec("bad", "nope", report.ExpectSafe, nil)}, Options{Dir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "cell bad") {
 		t.Fatalf("err = %v", err)
 	}

@@ -9,137 +9,16 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/harness"
-	"github.com/locktorture/locktorture/history"
 	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/report"
+	"github.com/locktorture/locktorture/trial"
 )
-
-// RunOne runs one test of plan in dir, checks its history and writes
-// results.json and report.html into dir. An interrupted run is still
-// checked and reported; its error is returned with the results.
-func RunOne(ctx context.Context, plan *harness.Plan, dir, id, command string, checkTimeout time.Duration, opts ...harness.Option) (report.Results, error) {
-	started := time.Now()
-	sum, runErr := plan.Run(ctx, dir, opts...)
-	if runErr != nil && !sum.Interrupted {
-		return report.Results{}, fmt.Errorf("run %s: %w", id, runErr)
-	}
-	// One pass over the history, streamed (#15): the check derives the
-	// analysis the report and the explanations read.
-	copts := checker.Options{Timeout: checkTimeout, LivenessBound: sum.Config.LivenessBound}
-	a, err := analyzeFile(sum.HistoryPath, copts)
-	if err != nil {
-		if sum.Interrupted && errors.Is(err, history.ErrEmpty) {
-			return report.Results{}, fmt.Errorf("run %s: interrupted before it recorded an event: %w", id, runErr)
-		}
-		return report.Results{}, fmt.Errorf("run %s: check %s: %w", id, sum.HistoryPath, err)
-	}
-	res := a.Result
-	explainUntested(&res, sum)
-	r := report.Results{
-		RunID:         id,
-		Started:       started.UTC(),
-		Command:       command,
-		Config:        sum.Config,
-		Seed:          sum.Config.Seed,
-		RedisVersion:  sum.RedisVersion,
-		RedisVersions: sum.NodeVersions,
-		Versions:      report.Versions(),
-		Elapsed:       sum.Elapsed.Seconds(),
-		Interrupted:   sum.Interrupted,
-		Lease:         res.Lease,
-		Resource:      res.Resource,
-		Check:         res,
-	}
-	for k, v := range sum.LockVersions {
-		r.Versions[k] = v // a client process's language and libraries
-	}
-	if err := report.WriteResults(dir, r); err != nil {
-		return r, err
-	}
-	a.Result = res // with what explainUntested added
-	if err := report.WriteHTML(filepath.Join(dir, "report.html"), r, &a, copts); err != nil {
-		return r, err
-	}
-	if sum.Interrupted {
-		return r, fmt.Errorf("run %s: interrupted: %w", id, runErr)
-	}
-	return r, nil
-}
-
-// analyzeFile checks the history at path as it reads it and returns its
-// analysis.
-func analyzeFile(path string, opts checker.Options) (checker.Analysis, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return checker.Analysis{}, err
-	}
-	defer f.Close()
-	a, _, err := checker.AnalyzeDecoder(history.NewDecoder(f), opts)
-	return a, err
-}
-
-// explainUntested adds to the reason of a verdict about nothing what the
-// checker, which reads the history alone, cannot know: the part of the
-// run's configuration that made every section fail, and an interruption.
-func explainUntested(res *checker.Result, sum harness.Summary) {
-	cfg := sum.Config
-	explain := func(reason *string, prefix, why string) {
-		rest, ok := strings.CutPrefix(*reason, prefix+": ")
-		if !ok {
-			return
-		}
-		if why != "" {
-			rest = why + "; " + rest
-		}
-		if sum.Interrupted {
-			rest += fmt.Sprintf("; the run was interrupted after %s", sum.Elapsed.Round(time.Millisecond))
-		}
-		*reason = prefix + ": " + rest
-	}
-	if res.Resource == checker.Unknown {
-		why := ""
-		switch {
-		case res.Stats.Sections == 0: // no acquire succeeded: the hold is not why
-		case cfg.Extend: // the hold is worked in sections shorter than the TTL
-		case cfg.Hold > cfg.TTL:
-			// Each section checks its lease after the hold: a correct
-			// lock never lets it write. A lock that over-reports its
-			// validity is caught at once.
-			why = fmt.Sprintf("the hold of %s is longer than the TTL of %s", cfg.Hold, cfg.TTL)
-		case cfg.Hold == cfg.TTL:
-			why = fmt.Sprintf("the hold of %s is as long as the TTL", cfg.Hold)
-		}
-		explain(&res.ResourceReason, checker.ReasonNoSection, why)
-	}
-	if res.Lease == checker.Unknown {
-		explain(&res.LeaseReason, checker.ReasonNoAcquire, "")
-		explain(&res.LeaseReason, checker.ReasonNoHold, "")
-	}
-	noFault(res, sum)
-}
-
-// noFault turns a valid verdict of a run that was to inject faults but
-// injected none (a targeted step waits for a hold it fits and may never
-// find one; an interrupted run may end first) into unknown: a fault test
-// without a fault says nothing of the fault. A violation stands.
-func noFault(res *checker.Result, sum harness.Summary) {
-	if sum.Faults == 0 || res.Stats.FaultEvents > 0 {
-		return
-	}
-	why := fmt.Sprintf("%s: the schedule's %d step(s) of %s left no fault event in the history (schedule.json says why each missed)",
-		checker.ReasonNoFault, sum.Faults, strings.Join(sum.Config.Nemesis, ","))
-	if res.Lease == checker.Valid {
-		res.Lease, res.LeaseReason = checker.Unknown, why
-	}
-	if res.Resource == checker.Valid {
-		res.Resource, res.ResourceReason = checker.Unknown, why
-	}
-}
 
 // DefaultDuration is the duration of every run of a matrix when
 // Options.Duration is zero (raised to a cell's MinDuration).
@@ -172,6 +51,12 @@ type Options struct {
 	// ran the matrix. The default is what Commit returns.
 	Commit string
 	Dirty  bool
+	// Jobs is how many runs go side by side. Default 1. Each run starts
+	// its own nodes and proxies on free ports, so runs never share
+	// anything but the machine's cores: on a loaded machine, timing
+	// faults bite differently, and a cell joins the quick profile only
+	// once it matched with the jobs the release gate uses.
+	Jobs int
 }
 
 // Progress tells where a matrix run is.
@@ -219,7 +104,7 @@ func NewPlan(specs []Spec, o Options) (*Plan, error) {
 				// Run directories and shards are named by cell.
 				return nil, fmt.Errorf("matrix: cell %s given twice", sp.Name)
 			}
-			hp, err := harness.NewPlan(sp.config(seed, sp.duration(o), ""))
+			hp, err := harness.NewPlan(sp.RunConfig(seed, sp.duration(o)))
 			if err != nil {
 				return nil, fmt.Errorf("matrix: cell %s, seed %d: %w", sp.Name, seed, err)
 			}
@@ -266,40 +151,86 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 		total += len(seedsOf[i])
 		left += time.Duration(len(seedsOf[i])) * sp.duration(o)
 	}
-	var hopts []harness.Option
-	if o.Log != nil {
-		hopts = append(hopts, harness.WithLog(o.Log))
+	// Every run to do, in the matrix's order; up to o.Jobs at once.
+	type job struct {
+		cell int
+		seed int64
 	}
+	var jobs []job
+	for i := range specs {
+		for _, seed := range seedsOf[i] {
+			jobs = append(jobs, job{i, seed})
+		}
+	}
+	type outcome struct {
+		run    report.CellRun
+		notRun bool
+		redis  string
+	}
+	outcomes := make([]outcome, len(jobs))
+	var mu sync.Mutex // done, left and the progress callback
 	done := 0
+	work := func(k int) {
+		j := jobs[k]
+		sp := specs[j.cell]
+		if ctx.Err() != nil {
+			// Interrupted: the seeds left are listed as never run, so no
+			// summary can read as a full matrix.
+			outcomes[k].notRun = true
+			return
+		}
+		mu.Lock()
+		if o.Progress != nil {
+			o.Progress(Progress{Done: done, Total: total, Cell: sp.Name, Seed: j.seed, Elapsed: time.Since(start), Left: left})
+		}
+		mu.Unlock()
+		id := fmt.Sprintf("%s-seed%d", dirName(sp.Name), j.seed)
+		d := sp.duration(o)
+		hp := p.runs[report.ShardRun{Cell: sp.Name, Seed: j.seed}]
+		anyOf, allOf := sp.stops()
+		r, err := trial.Run(ctx, hp, filepath.Join(o.Dir, "runs", id), trial.Options{ID: id, Command: harness.CommandLine(sp.RunConfig(j.seed, d)),
+			CheckTimeout: o.CheckTimeout, StopOn: anyOf, StopAfter: allOf, Log: o.Log})
+		mu.Lock()
+		left -= d
+		done++
+		mu.Unlock()
+		if err != nil && ctx.Err() != nil && r.RunID == "" {
+			// Cancelled before it recorded anything to check.
+			outcomes[k].notRun = true
+			return
+		}
+		outcomes[k] = outcome{run: cellRun(r, id, err), redis: r.RedisVersion}
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, min(o.Jobs, len(jobs))) {
+		wg.Go(func() {
+			for k := range next {
+				work(k)
+			}
+		})
+	}
+	for k := range jobs {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
 	for i, sp := range specs {
 		if len(seedsOf[i]) == 0 {
 			continue // every run of the cell is another shard's
 		}
 		cell := sp.cell()
-		for _, seed := range seedsOf[i] {
-			if ctx.Err() != nil {
-				// Interrupted: the seeds left are listed as never
-				// run, so no summary can read as a full matrix.
-				cell.NotRun = append(cell.NotRun, seed)
+		for k, j := range jobs {
+			if j.cell != i {
 				continue
 			}
-			if o.Progress != nil {
-				o.Progress(Progress{Done: done, Total: total, Cell: sp.Name, Seed: seed, Elapsed: time.Since(start), Left: left})
-			}
-			id := fmt.Sprintf("%s-seed%d", dirName(sp.Name), seed)
-			d := sp.duration(o)
-			hp := p.runs[report.ShardRun{Cell: sp.Name, Seed: seed}]
-			r, err := RunOne(ctx, hp, filepath.Join(o.Dir, "runs", id), id, fmt.Sprintf("torture run %s", sp.flags(seed, d)), o.CheckTimeout, hopts...)
-			left -= d
-			done++
-			if err != nil && ctx.Err() != nil && r.RunID == "" {
-				// Cancelled before it recorded anything to check.
-				cell.NotRun = append(cell.NotRun, seed)
+			if outcomes[k].notRun {
+				cell.NotRun = append(cell.NotRun, j.seed)
 				continue
 			}
-			cell.Runs = append(cell.Runs, cellRun(r, id, err))
+			cell.Runs = append(cell.Runs, outcomes[k].run)
 			if m.RedisVersion == "" {
-				m.RedisVersion = r.RedisVersion
+				m.RedisVersion = outcomes[k].redis
 			}
 		}
 		aggregate(&cell)
@@ -361,79 +292,48 @@ func (sp Spec) duration(o Options) time.Duration { return max(o.Duration, sp.Min
 
 // cell is the matrix cell of sp, without runs.
 func (sp Spec) cell() report.Cell {
-	topology := sp.Topology
+	topology := sp.Config.Topology
 	if topology == "" {
 		topology = cluster.TopologyMasters
 	}
-	return report.Cell{Name: sp.Name, Lock: sp.Lock, Language: language(sp.Lock), Nemesis: nemesisName(sp.Nemesis), Fencing: sp.Fencing,
-		Topology: topology, Expect: sp.Expect, ExpectLiveness: sp.Liveness, Source: sp.Source, Why: sp.Why, Band: new(sp.band())}
+	return report.Cell{Name: sp.Name, Lock: sp.Lock(), Language: language(sp.Lock()), Nemesis: nemesisName(sp.Kinds()), Fencing: sp.Config.Fencing,
+		Topology: topology, Row: sp.Row, Expect: sp.Expect.Overall(), Props: sp.Expect, Source: sp.Source, Why: sp.Why, Band: new(sp.Band)}
 }
 
-// config is the harness configuration of one run of the cell.
-func (sp Spec) config(seed int64, d time.Duration, dir string) harness.Config {
-	return harness.Config{
-		Workload: harness.Workload{Lock: sp.Lock, Clients: sp.Clients, Keys: sp.Keys, Duration: d, TTL: sp.TTL, Hold: sp.Hold, Seed: seed, Fencing: sp.Fencing,
-			Extend: sp.Extend, ExtendEvery: sp.ExtendEvery, Store: sp.Store, Quorum: sp.Quorum, WaitReplicas: sp.WaitReplicas},
-		Cluster: harness.Cluster{Nodes: sp.Nodes, Topology: sp.Topology, Appendfsync: sp.Appendfsync},
-		Faults:  harness.Faults{Nemesis: sp.Nemesis, NemesisInterval: sp.Interval, Restart: sp.Restart},
-		Output:  harness.Output{Dir: dir},
-	}
+// RunConfig is the harness configuration of one run of the cell with
+// seed, lasting d (not raised to MinDuration: the caller decides); the
+// run's directory is the caller's.
+func (sp Spec) RunConfig(seed int64, d time.Duration) harness.Config {
+	c := sp.Config
+	c.Nemesis = slices.Clone(c.Nemesis)
+	c.Seed, c.Duration = seed, d
+	return c
 }
 
-// flags renders the cell as the `torture run` flags that reproduce one
-// of its runs.
-func (sp Spec) flags(seed int64, d time.Duration) string {
-	f := []string{"--lock " + sp.Lock}
-	if sp.Nodes > 0 {
-		f = append(f, fmt.Sprintf("--nodes %d", sp.Nodes))
+// stops says when a run of the cell may end before its duration: at the
+// first violation of a property it expects safe (anyOf: decided against
+// the lock), or once every property it expects violated has shown one
+// (allOf), but only where it expects no property safe: a safe property's
+// verdict needs the whole run. A cell expected safe, or only possibly
+// violated, runs to its end. (A client-pause cell, expecting the lease
+// safe and lost updates, runs on after its first lost update: a release
+// without its token check shows as two holders only later.)
+func (sp Spec) stops() (anyOf, allOf []string) {
+	if sp.Expect.Overall() != report.ExpectViolation {
+		return nil, nil
 	}
-	if sp.Topology != "" {
-		f = append(f, "--topology "+sp.Topology)
-	}
-	if sp.Fencing {
-		f = append(f, "--fencing")
-	}
-	if sp.Quorum > 0 {
-		f = append(f, fmt.Sprintf("--quorum %d", sp.Quorum))
-	}
-	if sp.WaitReplicas > 0 {
-		f = append(f, fmt.Sprintf("--wait-replicas %d", sp.WaitReplicas))
-	}
-	if sp.Appendfsync != "" {
-		f = append(f, "--appendfsync "+sp.Appendfsync)
-	}
-	if sp.Store != "" {
-		f = append(f, "--store "+sp.Store)
-	}
-	if sp.Extend {
-		f = append(f, "--extend")
-	}
-	if sp.ExtendEvery > 0 {
-		f = append(f, "--extend-every "+sp.ExtendEvery.String())
-	}
-	if sp.Clients > 0 {
-		f = append(f, fmt.Sprintf("--clients %d", sp.Clients))
-	}
-	if sp.Keys > 0 {
-		f = append(f, fmt.Sprintf("--keys %d", sp.Keys))
-	}
-	if sp.TTL > 0 {
-		f = append(f, "--ttl "+sp.TTL.String())
-	}
-	if sp.Hold > 0 {
-		f = append(f, "--hold "+sp.Hold.String())
-	}
-	if len(sp.Nemesis) > 0 {
-		f = append(f, "--nemesis "+strings.Join(sp.Nemesis, ","))
-		if sp.Interval > 0 {
-			f = append(f, "--nemesis-interval "+sp.Interval.String())
-		}
-		if sp.Restart != "" {
-			f = append(f, "--restart "+sp.Restart)
+	for _, p := range []string{report.PropertyLease, report.PropertyResource} {
+		switch sp.Expect.Of(p) {
+		case report.ExpectSafe:
+			anyOf = append(anyOf, p)
+		case report.ExpectViolation:
+			allOf = append(allOf, p)
 		}
 	}
-	f = append(f, "--duration "+d.String(), fmt.Sprintf("--seed %d", seed))
-	return strings.Join(f, " ")
+	if len(anyOf) > 0 || sp.Expect.Liveness != "" {
+		allOf = nil
+	}
+	return anyOf, allOf
 }
 
 // language is what the lock called name is written in, "" for a name
@@ -504,11 +404,11 @@ func aggregate(c *report.Cell) {
 		switch o := r.Outcome(); {
 		case o == checker.OutcomeViolation:
 			c.RunsWithViolation++
-		case c.ExpectLiveness == checker.LivenessOK && r.Liveness == checker.LivenessStuck:
+		case c.Props.Liveness == checker.LivenessOK && r.Liveness == checker.LivenessStuck:
 			// Stuck counts like invalid only where the cell expects
 			// the lock to stay live.
 			c.RunsWithViolation++
-		case o == checker.OutcomeUnknown:
+		case o == checker.OutcomeUnknown && undecided(c.Props, r):
 			c.Unknown++
 		}
 		c.Violations += r.Violations
@@ -547,12 +447,18 @@ func aggregate(c *report.Cell) {
 	default:
 		c.Outcome = checker.OutcomeSafe
 	}
-	// The rate over the decided runs, judged against the band (#16): a
-	// cell contradicts its expectation when the 95% interval of its rate
-	// lies wholly outside the band, or when it expects a violation and
-	// no run showed one (report.Band.Contradicts). An undecided outcome
-	// (no violation, some run unknown) matches nothing: unknown is never
-	// a pass.
+	// Each property is judged on its own (the expectation of summaries
+	// written before per-property expectations is their one word): the
+	// rate of its violations over the runs that decided it, against the
+	// band when it is expected violated, against none when expected safe
+	// (report.Band.Contradicts: its 95% interval wholly outside, or an
+	// expected violation never seen). A property with no violation and
+	// some run undecided matches nothing: unknown is never a pass.
+	legacy := c.Props.Lease == "" && c.Props.Resource == ""
+	if legacy {
+		c.Props = report.Expect{Lease: c.Expect, Resource: c.Expect, Liveness: c.Props.Liveness}
+	}
+	c.Expect = c.Props.Overall()
 	band := report.DefaultBand(c.Expect)
 	if c.Band != nil {
 		band = *c.Band
@@ -561,9 +467,24 @@ func aggregate(c *report.Cell) {
 	decided := n - c.Unknown
 	c.Rate = new(report.NewRate(c.RunsWithViolation, decided))
 	c.ContradictedBy = band.ContradictingText(n)
-	c.Matches = decided > 0 && c.Outcome != checker.OutcomeUnknown && !band.Contradicts(c.RunsWithViolation, decided)
-	// A cell that expects its lock stuck matches only if every run was.
-	if c.ExpectLiveness == checker.LivenessStuck && c.StuckRuns < n {
+	lease := tally(c.Runs, func(r report.CellRun) checker.Verdict { return r.Lease })
+	resource := tally(c.Runs, func(r report.CellRun) checker.Verdict { return r.Resource })
+	c.LeaseRate, c.ResourceRate = new(lease.rate()), new(resource.rate())
+	c.Matches = decided > 0 && c.Outcome != checker.OutcomeUnknown && lease.matches(c.Props.Lease, band) && resource.matches(c.Props.Resource, band)
+	if legacy {
+		// A summary written before per-property expectations is judged as
+		// it was: its one word against the rate of runs with any
+		// violation.
+		c.Matches = decided > 0 && c.Outcome != checker.OutcomeUnknown && !band.Contradicts(c.RunsWithViolation, decided)
+		c.Props = report.Expect{Liveness: c.Props.Liveness}
+	}
+	// Liveness: a cell that expects its lock live matches no stuck run
+	// (counted above as a violation); one that expects it stuck matches
+	// only if every run was.
+	if c.Props.Liveness == checker.LivenessOK && c.StuckRuns > 0 {
+		c.Matches = false
+	}
+	if c.Props.Liveness == checker.LivenessStuck && c.StuckRuns < n {
 		c.Matches = false
 	}
 	// A cell not run to its end matches nothing, whatever its runs so far
@@ -579,4 +500,58 @@ func aggregate(c *report.Cell) {
 			c.Outcome = report.OutcomeNotRun
 		}
 	}
+}
+
+// undecided reports whether run r, with no violation, left a property
+// unknown that the cell's expectation e counts: a property the cell
+// expects only possibly violated decides nothing either way (the resource
+// of a cell whose holds outlast the TTL, where no section can write).
+func undecided(e report.Expect, r report.CellRun) bool {
+	unknown := func(v checker.Verdict) bool { return v != checker.Valid && v != checker.Invalid }
+	if e.Lease == "" && e.Resource == "" {
+		return true // a summary written before per-property expectations
+	}
+	if unknown(r.Lease) && unknown(r.Resource) {
+		return true // nothing decided at all
+	}
+	return unknown(r.Lease) && e.Lease != report.ExpectPossible || unknown(r.Resource) && e.Resource != report.ExpectPossible
+}
+
+// counts is one property's verdicts over a cell's runs.
+type counts struct{ violated, decided, unknown int }
+
+// tally counts the verdicts of one property (v picks it) over runs.
+func tally(runs []report.CellRun, v func(report.CellRun) checker.Verdict) counts {
+	var c counts
+	for _, r := range runs {
+		switch v(r) {
+		case checker.Invalid:
+			c.violated++
+			c.decided++
+		case checker.Valid:
+			c.decided++
+		default:
+			c.unknown++
+		}
+	}
+	return c
+}
+
+func (c counts) rate() report.Rate { return report.NewRate(c.violated, c.decided) }
+
+// matches judges the property's counts against its expectation e: a
+// possible violation matches whatever was seen; otherwise some run must
+// have decided it, an undecided run with no violation seen matches
+// nothing, and the rate must not contradict band (expected violated) or
+// safety (expected safe: no violation at all).
+func (c counts) matches(e report.Expectation, band report.Band) bool {
+	switch {
+	case e == report.ExpectPossible:
+		return true
+	case c.decided == 0, c.violated == 0 && c.unknown > 0:
+		return false
+	case e == report.ExpectSafe:
+		return c.violated == 0
+	}
+	return !band.Contradicts(c.violated, c.decided)
 }

@@ -1,33 +1,31 @@
 package matrix
 
-import "testing"
+import (
+	"testing"
 
-// TestScenarios: twelve scenarios, each with a source and a claim, each
-// cell one of the matrix's; a scenario without a cell says why.
+	"github.com/locktorture/locktorture/report"
+)
+
+// TestScenarios: every scenario has a source, a claim and rows of the
+// table; each measures cells of the matrix, or says why none.
 func TestScenarios(t *testing.T) {
-	have := map[string]bool{}
-	for _, sp := range Cells(false) {
-		have[sp.Name] = true
-	}
-	s := Scenarios()
-	if len(s) != 12 {
-		t.Errorf("%d scenarios, want the literature's twelve", len(s))
-	}
-	for _, sc := range s {
+	for _, sc := range ScenariosOf(Cells(false)) {
 		if sc.Name == "" || sc.Source == "" || sc.Claim == "" {
 			t.Errorf("scenario %+v: want a name, a source and a claim", sc)
 		}
 		if len(sc.Cells) == 0 && sc.Missing == "" {
 			t.Errorf("%s: no cell, and no reason", sc.Name)
 		}
-		for _, c := range sc.Cells {
-			if !have[c] {
-				t.Errorf("%s: no cell %s", sc.Name, c)
-			}
-		}
 	}
-	got := ScenariosOf([]Spec{{Name: "setnx/clock"}, {Name: "redlock/clock"}})
-	if len(got) != 2 || len(got[0].Cells) != 1 || got[0].Cells[0] != "redlock/clock" || got[1].Cells[0] != "setnx/clock" {
+	if n := len(ScenariosOf(Cells(false))); n != len(Scenarios()) {
+		t.Errorf("%d of %d scenarios measured by the matrix", n, len(Scenarios()))
+	}
+	// A scenario selects cells by row and by the traits of their lock.
+	clock := func(lock, trait string) Spec {
+		return Spec{Name: lock + "/clock", Row: "clock", Traits: []string{trait}, Expect: report.ExpectAll(report.ExpectViolation)}
+	}
+	got := ScenariosOf([]Spec{clock("setnx", "single"), clock("redlock", "quorum")})
+	if len(got) < 2 || got[0].Cells[0] != "redlock/clock" || got[1].Cells[0] != "setnx/clock" {
 		t.Errorf("ScenariosOf two clock cells: %+v", got)
 	}
 }

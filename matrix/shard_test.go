@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locktorture/locktorture/harness"
 	"github.com/locktorture/locktorture/report"
 )
 
@@ -137,7 +138,7 @@ func shardSpecs() []Spec {
 	for _, sp := range Cells(true) {
 		switch sp.Name {
 		case "setnx/none", "setnx-get-set/none", "setnx+fencing/none":
-			sp.Keys = 1
+			sp.Config.Keys = 1
 			specs = append(specs, sp)
 		}
 	}
@@ -267,7 +268,7 @@ func fakeShards(tb testing.TB, specs []Spec, seeds []int64, n int, violating map
 			Commit: "0123abcd", Shard: info, RedisVersion: "7.0.15", Elapsed: 10}
 		dir := filepath.Join(tb.TempDir(), fmt.Sprintf("shard%d", i))
 		for _, sp := range specs {
-			cell := report.Cell{Name: sp.Name, Lock: sp.Lock, Nemesis: nemesisName(sp.Nemesis), Expect: sp.Expect, Band: new(sp.band()), Source: sp.Source, Topology: "masters"}
+			cell := sp.cell()
 			for _, r := range info.Runs {
 				if r.Cell != sp.Name {
 					continue
@@ -309,9 +310,10 @@ func TestMergeJudgesWhole(t *testing.T) {
 	specs := []Spec{
 		// A violation random faults find rarely: 1 of 4 is inside the
 		// band (#16).
-		{Name: "a/none", Lock: "setnx", Expect: report.ExpectViolation, Band: &report.Band{Min: 0.2, Max: 1, Why: "rare"}, Source: "s"},
-		{Name: "b/none", Lock: "setnx", Expect: report.ExpectSafe, Source: "s"},
+		testSpec("a/none", "setnx", report.ExpectViolation, &report.Band{Min: 0.2, Max: 1, Why: "rare"}),
+		testSpec("b/none", "setnx", report.ExpectSafe, nil),
 	}
+	specs[0].Expect.Resource = report.ExpectPossible // the lease breaks; the resource may or may not
 	seeds := []int64{1, 2, 3, 4}
 	bad := map[report.ShardRun]bool{{Cell: "a/none", Seed: 3}: true, {Cell: "b/none", Seed: 2}: true}
 	dirs := fakeShards(t, specs, seeds, 3, bad)
@@ -352,8 +354,8 @@ func TestMergeJudgesWhole(t *testing.T) {
 // with a message that names what differs, and nothing is written.
 func TestMergeRefuses(t *testing.T) {
 	specs := []Spec{
-		{Name: "a/none", Lock: "setnx", Expect: report.ExpectSafe, Source: "s"},
-		{Name: "b/none", Lock: "setnx", Expect: report.ExpectSafe, Source: "s"},
+		testSpec("a/none", "setnx", report.ExpectSafe, nil),
+		testSpec("b/none", "setnx", report.ExpectSafe, nil),
 	}
 	seeds := []int64{1, 2}
 	edit := func(tb testing.TB, dir string, f func(m *report.Matrix)) {
@@ -389,7 +391,7 @@ func TestMergeRefuses(t *testing.T) {
 			return d
 		}, "records no commit"},
 		{"cells", func(t *testing.T, d []string) []string {
-			edit(t, d[3], func(m *report.Matrix) { m.Shard.Cells[1].Expect = report.ExpectViolation })
+			edit(t, d[3], func(m *report.Matrix) { m.Shard.Cells[1].Expect = report.ExpectAll(report.ExpectViolation) })
 			return d
 		}, "different cell lists: %[1]s (shard 1/4) has cell 2 b/none (expect safe), %[4]s (shard 4/4) has cell 2 b/none (expect violation)"},
 		{"seeds", func(t *testing.T, d []string) []string {
@@ -519,4 +521,14 @@ func TestSameMachine(t *testing.T) {
 	if got := sameMachine(out(a, nil)); got != nil {
 		t.Errorf("a shard without a machine: %+v, want none", got)
 	}
+}
+
+// testSpec is a cell of lock named name expecting e of both properties,
+// at band (nil: the expectation's default).
+func testSpec(name, lock string, e report.Expectation, band *report.Band) Spec {
+	b := report.DefaultBand(e)
+	if band != nil {
+		b = *band
+	}
+	return Spec{Name: name, Row: "none", Config: harness.Config{Workload: harness.Workload{Lock: lock}}, Expect: report.ExpectAll(e), Band: b, Source: "s", Why: "w"}
 }

@@ -56,6 +56,7 @@ func clockHoldKind(scope, summary string, multi bool) Kind {
 		Name:    "clock-" + scope,
 		Summary: summary,
 		Needs:   Needs{MultiNode: multi, Cluster: cluster.Abilities{Clock: true}, TTL: true},
+		Window:  Workload{Keys: 1, Hold: 500 * time.Millisecond, Interval: time.Second},
 		Plan: func(rng *rand.Rand, s Setup) Fault {
 			return &ClockHold{Scope: scope, Pick: rng.IntN(max(1, s.Nodes)), Margin: Duration(s.TTL / 10), Aim: newAim(s)}
 		},

@@ -59,6 +59,7 @@ const delayGrantDown = "delay_grant_" + downstream
 
 var delayGrantKind = Kind{
 	Name:    "delay-grant",
+	Window:  Workload{Keys: 1, Hold: 960 * time.Millisecond, Interval: time.Second, Duration: 12 * time.Second},
 	Summary: "hold the reply of the next granted acquire by just under a node call's timeout (TTL/10), so it returns with that much less validity",
 	Needs:   Needs{Topology: cluster.TopologyMasters, Cluster: cluster.Abilities{Network: true}, TTL: true},
 	Plan: func(_ *rand.Rand, s Setup) Fault {

@@ -135,6 +135,57 @@ type Kind struct {
 	// Decode reads an occurrence from its JSON parameters (an unknown
 	// field is an error); Load then asks it to Refuse what the run lacks.
 	Decode func(params json.RawMessage) (Fault, error)
+	// Window is the workload that gives the kind's strike a window: a
+	// targeted kind strikes at one hold, and what it sets up can only
+	// happen while that hold lasts (with the default 10 ms holds the
+	// holder releases before another client can be granted). A run takes
+	// each field of it the user left unset (harness.Config.WithDefaults);
+	// the zero Workload asks for nothing.
+	Window Workload
+}
+
+// Workload is the part of a run's workload a kind asks for (Kind.Window);
+// a zero field asks for nothing.
+type Workload struct {
+	Clients  int
+	Keys     int
+	TTL      time.Duration
+	Hold     time.Duration
+	Interval time.Duration
+	Duration time.Duration
+}
+
+// WindowOf merges the Window of the kinds named, in order: each field
+// from the first kind that sets it. Unknown names are skipped (Check
+// refuses them).
+func WindowOf(names []string) Workload {
+	var w Workload
+	for _, n := range names {
+		k, err := Lookup(n)
+		if err != nil {
+			continue
+		}
+		kw := k.Window
+		if w.Clients == 0 {
+			w.Clients = kw.Clients
+		}
+		if w.Keys == 0 {
+			w.Keys = kw.Keys
+		}
+		if w.TTL == 0 {
+			w.TTL = kw.TTL
+		}
+		if w.Hold == 0 {
+			w.Hold = kw.Hold
+		}
+		if w.Interval == 0 {
+			w.Interval = kw.Interval
+		}
+		if w.Duration == 0 {
+			w.Duration = kw.Duration
+		}
+	}
+	return w
 }
 
 // kinds is every kind, in the order one seed draws from: a new kind is one

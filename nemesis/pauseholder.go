@@ -43,6 +43,7 @@ var (
 
 var pauseHolderKind = Kind{
 	Name:    "pause-holder",
+	Window:  Workload{Keys: 1, TTL: 500 * time.Millisecond, Hold: 100 * time.Millisecond, Interval: time.Second},
 	Summary: "stall a holder right after its last validity check for just over the validity it has left",
 	Needs:   Needs{TTL: true},
 	Plan: func(rng *rand.Rand, s Setup) Fault {

@@ -117,6 +117,10 @@ func (sc Schedule) Save(path string) error {
 	return nil
 }
 
+// ReadSchedule reads a schedule file without decoding its steps' faults
+// (Load decodes and checks them against a run).
+func ReadSchedule(path string) (Schedule, error) { return read(path) }
+
 // read reads a schedule file without decoding its steps' faults.
 func read(path string) (Schedule, error) {
 	var sc Schedule

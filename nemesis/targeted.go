@@ -285,15 +285,47 @@ func decided(d *Decision, what string) string {
 	return fmt.Sprintf(": %s, at %s", what, d.Trigger)
 }
 
-// Aimed describes the targeted steps of the schedule saved at path, one
-// line each: what each struck, or why it missed, and in a replay where
-// the live state differed from the recording.
-func Aimed(path string) ([]string, error) {
+// Strike is what one targeted step of a run did, as data: read from the
+// run's schedule.json (Strikes), where each step's decision is kept.
+type Strike struct {
+	// Step is the step's index in the schedule; Kind its kind.
+	Step int    `json:"step"`
+	Kind string `json:"kind"`
+	// Struck is set when the step struck; Missed says why it did not.
+	Struck bool   `json:"struck"`
+	Missed string `json:"missed,omitempty"`
+	// At is when it struck, from the run's start (the history's clock).
+	At Duration `json:"at,omitempty"`
+	// Trigger is the hold it struck at; Targets the nodes (or, for a
+	// stall, the client) it struck.
+	Trigger *Trigger `json:"trigger,omitempty"`
+	Targets []int    `json:"targets,omitempty"`
+	// Replay is set in a replay: "same" when the live state at the strike
+	// had the recorded trigger, else where it differed.
+	Replay string `json:"replay,omitempty"`
+	// Desc is the step as the schedule describes it.
+	Desc string `json:"desc"`
+}
+
+// String is the strike in one line: what it struck, or why it missed,
+// and in a replay where the live state differed from the recording.
+func (s Strike) String() string {
+	line := fmt.Sprintf("step %d: %s", s.Step, s.Desc)
+	if s.Replay != "" {
+		line += "; replay: " + s.Replay
+	}
+	return line
+}
+
+// Strikes returns the decisions of the targeted steps of the schedule
+// saved at path, in step order; a step of a kind that aims at nothing,
+// or that never reached its moment, has none.
+func Strikes(path string) ([]Strike, error) {
 	sc, err := read(path)
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	var out []Strike
 	for i, st := range sc.Steps {
 		k, err := Lookup(st.Kind)
 		if err != nil {
@@ -307,11 +339,23 @@ func Aimed(path string) ([]string, error) {
 		if !ok || a.aimed().Decision == nil {
 			continue
 		}
-		line := fmt.Sprintf("step %d: %s", i, f)
-		if r := a.aimed().Decision.Replay; r != "" {
-			line += "; replay: " + r
-		}
-		out = append(out, line)
+		d := a.aimed().Decision
+		out = append(out, Strike{Step: i, Kind: st.Kind, Struck: a.aimed().struck(), Missed: d.Missed, At: d.At, Trigger: d.Trigger,
+			Targets: slices.Clone(d.Targets), Replay: d.Replay, Desc: f.String()})
+	}
+	return out, nil
+}
+
+// Aimed describes the targeted steps of the schedule saved at path, one
+// line each (Strike.String).
+func Aimed(path string) ([]string, error) {
+	strikes, err := Strikes(path)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(strikes))
+	for i, s := range strikes {
+		out[i] = s.String()
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/locktorture/locktorture/checker"
@@ -22,6 +23,65 @@ const (
 	// runs that found one is the finding.
 	ExpectPossible Expectation = "possible"
 )
+
+// Expect is what the literature predicts for a cell, property by
+// property (Jepsen's checkers compose the same way: one verdict per
+// property, not one word for the run): a client-pause cell of a lock
+// without fencing expects its leases safe and its resource to lose
+// updates, and a lock whose leases overlap there has broken a promise
+// the lost update alone does not break.
+type Expect struct {
+	// Lease: two holds of one key never overlap.
+	Lease Expectation `json:"lease"`
+	// Resource: the protected read-modify-write never loses an update.
+	Resource Expectation `json:"resource"`
+	// Liveness is the liveness verdict every run must give
+	// (checker.LivenessOK or LivenessStuck), or "" when the cell states
+	// none; then liveness does not count.
+	Liveness checker.Liveness `json:"liveness,omitempty"`
+}
+
+// ExpectAll is the expectation e for both safety properties.
+func ExpectAll(e Expectation) Expect { return Expect{Lease: e, Resource: e} }
+
+// Overall folds the expectation into one word: violation when a property
+// is expected violated, else possible when one may be, else safe.
+func (e Expect) Overall() Expectation {
+	switch {
+	case e.Lease == ExpectViolation || e.Resource == ExpectViolation:
+		return ExpectViolation
+	case e.Lease == ExpectPossible || e.Resource == ExpectPossible:
+		return ExpectPossible
+	}
+	return ExpectSafe
+}
+
+// Of returns the expectation of property p ("lease" or "resource").
+func (e Expect) Of(p string) Expectation {
+	if p == PropertyLease {
+		return e.Lease
+	}
+	return e.Resource
+}
+
+// The safety properties, as Expect.Of and checker.Violation name them.
+const (
+	PropertyLease    = "lease"
+	PropertyResource = "resource"
+)
+
+// String is "safe", or each property's expectation: "lease safe,
+// resource violation", with ", liveness ok" when one is stated.
+func (e Expect) String() string {
+	s := string(e.Lease)
+	if e.Lease != e.Resource {
+		s = fmt.Sprintf("lease %s, resource %s", e.Lease, e.Resource)
+	}
+	if e.Liveness != "" {
+		s += ", liveness " + string(e.Liveness)
+	}
+	return s
+}
 
 // CellRun is one run (one seed) of a matrix cell.
 type CellRun struct {
@@ -70,15 +130,18 @@ type Cell struct {
 	// locks.Spec.Lang); empty in summaries written before it existed.
 	Language string `json:"language,omitempty"`
 	// Nemesis is the cell's fault kinds, comma-separated, or "none".
-	Nemesis  string      `json:"nemesis"`
-	Fencing  bool        `json:"fencing"`
-	Topology string      `json:"topology"`
-	Expect   Expectation `json:"expect"`
-	// ExpectLiveness is the liveness verdict every run must give, or ""
-	// when the cell states none. A stuck run counts as a violation only
-	// in a cell that expects ok; a cell that expects stuck matches only
-	// if every run was stuck.
-	ExpectLiveness checker.Liveness `json:"expect_liveness,omitempty"`
+	Nemesis  string `json:"nemesis"`
+	Fencing  bool   `json:"fencing"`
+	Topology string `json:"topology"`
+	// Row names the row of the literature table the cell is (the part of
+	// its name after the lock's); "" in summaries written before rows.
+	Row string `json:"row,omitempty"`
+	// Expect is Props folded into one word (Expect.Overall).
+	Expect Expectation `json:"expect"`
+	// Props is the expectation property by property. A stuck run counts
+	// as a violation only in a cell that expects liveness ok; a cell that
+	// expects stuck matches only if every run was stuck.
+	Props Expect `json:"expect_by_property"`
 	// Source cites the literature behind the expectation.
 	Source string `json:"source"`
 	// Why is the expectation's reason in one sentence (#15: shown in
@@ -113,6 +176,12 @@ type Cell struct {
 	Band           *Band  `json:"band,omitempty"`
 	Rate           *Rate  `json:"rate,omitempty"`
 	ContradictedBy string `json:"contradicted_by,omitempty"`
+	// LeaseRate and ResourceRate are the rates of each property's
+	// violations over the runs that decided it; the band is held against
+	// each property expected violated, and a property expected safe
+	// matches only with no violation (matrix's aggregate judges).
+	LeaseRate    *Rate `json:"lease_rate,omitempty"`
+	ResourceRate *Rate `json:"resource_rate,omitempty"`
 	// NotRun lists the seeds whose run never started because the matrix
 	// was interrupted. A cell with one, or with an interrupted run, does
 	// not match its expectation; with no run at all its Outcome is "not
@@ -200,8 +269,8 @@ type ShardInfo struct {
 
 // ShardCell is a cell of the whole matrix, as a shard records it.
 type ShardCell struct {
-	Name   string      `json:"name"`
-	Expect Expectation `json:"expect"`
+	Name   string `json:"name"`
+	Expect Expect `json:"expect"`
 }
 
 // ShardRun names one run of a matrix: a cell and a seed.

@@ -40,12 +40,49 @@ type Results struct {
 	Elapsed float64 `json:"elapsed_seconds"`
 	// Interrupted is set when the run was stopped before its end.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Stopped is set when the run ended at its first violation, as a run
+	// expected to show one may (it has shown what it must).
+	Stopped bool `json:"stopped_at_violation,omitempty"`
+	// Strikes are what the run's targeted fault steps did (package
+	// trial): struck with a window, struck without one, or missed.
+	Strikes []Strike `json:"strikes,omitempty"`
 	// Lease and Resource are the verdicts; Check holds everything else
 	// the checker found.
 	Lease    checker.Verdict `json:"lease"`
 	Resource checker.Verdict `json:"resource"`
 	Check    checker.Result  `json:"check"`
 }
+
+// Strike is what one targeted fault step of a run did, judged against
+// the history: a strike is a test only if it left a window, some time in
+// which another client could act while the hold it struck lasted.
+type Strike struct {
+	// Step is the step's index in schedule.json; Kind its kind; Desc the
+	// step as schedule.json describes it.
+	Step int    `json:"step"`
+	Kind string `json:"kind"`
+	Desc string `json:"desc"`
+	// Outcome is StrikeWindow, StrikeNoWindow or StrikeMissed.
+	Outcome string `json:"outcome"`
+	// Why says why a strike missed or left no window.
+	Why string `json:"why,omitempty"`
+	// At is when it struck, in seconds from the run's start; Window how
+	// long the hold it struck stayed open after that, in seconds.
+	At     float64 `json:"at_s,omitempty"`
+	Window float64 `json:"window_s,omitempty"`
+}
+
+// The outcomes of a Strike.
+const (
+	// StrikeWindow: it struck a hold that stayed open long enough for
+	// another client to act on the key.
+	StrikeWindow = "window"
+	// StrikeNoWindow: it struck, but the hold ended before another
+	// client could act (its holder released first): nothing was tested.
+	StrikeNoWindow = "no window"
+	// StrikeMissed: no hold fit within the step's window.
+	StrikeMissed = "missed"
+)
 
 // Versions reports the Go version and the versions of the modules that
 // the verdicts depend on, from the binary's build information.

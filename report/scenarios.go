@@ -17,7 +17,13 @@ type Scenario struct {
 	Source string `json:"source"`
 	// Claim is what the literature says happens, in a sentence.
 	Claim string `json:"claim"`
-	// Cells name the matrix cells that measure it.
+	// Rows name the rows of the literature table that measure it, and
+	// When, as the rows' own When, the locks whose cells of those rows
+	// count ("" for every lock).
+	Rows []string `json:"rows,omitempty"`
+	When string   `json:"when,omitempty"`
+	// Cells name the matrix cells that measure it: those of its rows that
+	// the matrix ran.
 	Cells []string `json:"cells"`
 	// Missing says what of the scenario no cell measures yet, and why;
 	// "" when the cells cover it.

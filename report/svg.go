@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/checker"
-	"github.com/locktorture/locktorture/history"
 )
 
 // MaxTimelineBars bounds the bars TimelineSVG draws, so the page of a long
@@ -349,31 +348,8 @@ func ordinal(n int) string {
 	return fmt.Sprintf("%d%s", n, suffix)
 }
 
-// TimelineSVG draws the holds of the history (see checker.Holds) as an
-// SVG: one row per client, one bar per hold coloured by key, holds that
-// overlap another hold of the same key in red, res.Stats.FaultWindows as
-// numbered translucent bands over all rows with the fault as tooltip, and
-// a time axis in seconds. At most MaxTimelineBars bars are drawn; the SVG
-// says when holds were merged or sampled. The error is that of
-// checker.Holds, for a malformed history.
-func TimelineSVG(events []history.Event, res checker.Result) (string, error) {
-	a, err := collect(events, res)
-	if err != nil {
-		return "", fmt.Errorf("report: timeline: %w", err)
-	}
-	return Timeline(&a), nil
-}
-
-// collect is the analysis of events for the plots, with the check's
-// result res.
-func collect(events []history.Event, res checker.Result) (checker.Analysis, error) {
-	a, err := checker.Collect(events)
-	a.Result = res
-	return a, err
-}
-
-// Timeline is TimelineSVG of an analysed history (#15: the report reads
-// the analysis, not the events).
+// Timeline draws the holds of an analysed history (checker.Analysis.Holds)
+// as an SVG timeline: the report reads the analysis, not the events.
 func Timeline(a *checker.Analysis) string {
 	holds := a.Holds()
 	wins := a.Result.Stats.FaultWindows
@@ -612,15 +588,6 @@ func (d *svgDoc) gridLine(y float64, label string) {
 	d.text(plotLeft-6, y+3.5, "end", axisColor, label)
 }
 
-// ThroughputSVG plots, per time bucket (see bucketWidth: 1 s for runs of
-// 10 s to 2 min), the acquires that returned ok per second as bars and
-// those that failed or returned info per second as a line, by the time
-// they returned, under res.Stats.FaultWindows as numbered bands.
-func ThroughputSVG(events []history.Event, res checker.Result) string {
-	a, _ := collect(events, res) // a malformed history: what was read
-	return Throughput(&a)
-}
-
 // Throughput is ThroughputSVG of an analysed history.
 func Throughput(a *checker.Analysis) string {
 	wins := a.Result.Stats.FaultWindows
@@ -665,16 +632,6 @@ func Throughput(a *checker.Analysis) string {
 	d.b.WriteString("</g>\n")
 	d.timeAxis(sc, f.bottom)
 	return d.close()
-}
-
-// LatencySVG plots, per time bucket (as ThroughputSVG), the p50
-// (nearest rank) and the maximum of the invoke-to-ok latency of the
-// acquires that returned ok in it, on a logarithmic axis in milliseconds,
-// under res.Stats.FaultWindows as numbered bands. Buckets without an ok
-// acquire leave a gap in the lines.
-func LatencySVG(events []history.Event, res checker.Result) string {
-	a, _ := collect(events, res) // a malformed history: what was read
-	return Latency(&a)
 }
 
 // Latency is LatencySVG of an analysed history.

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"strings"
@@ -325,4 +326,46 @@ func TestNiceStep(t *testing.T) {
 			t.Errorf("niceStep(%v) = %v, want %v", tt.in, got, tt.want)
 		}
 	}
+}
+
+// TimelineSVG draws the holds of the history (see checker.Holds) as an
+// SVG: one row per client, one bar per hold coloured by key, holds that
+// overlap another hold of the same key in red, res.Stats.FaultWindows as
+// numbered translucent bands over all rows with the fault as tooltip, and
+// a time axis in seconds. At most MaxTimelineBars bars are drawn; the SVG
+// says when holds were merged or sampled. The error is that of
+// checker.Holds, for a malformed history.
+func TimelineSVG(events []history.Event, res checker.Result) (string, error) {
+	a, err := collect(events, res)
+	if err != nil {
+		return "", fmt.Errorf("report: timeline: %w", err)
+	}
+	return Timeline(&a), nil
+}
+
+// collect is the analysis of events for the plots, with the check's
+// result res.
+func collect(events []history.Event, res checker.Result) (checker.Analysis, error) {
+	a, err := checker.Collect(events)
+	a.Result = res
+	return a, err
+}
+
+// ThroughputSVG plots, per time bucket (see bucketWidth: 1 s for runs of
+// 10 s to 2 min), the acquires that returned ok per second as bars and
+// those that failed or returned info per second as a line, by the time
+// they returned, under res.Stats.FaultWindows as numbered bands.
+func ThroughputSVG(events []history.Event, res checker.Result) string {
+	a, _ := collect(events, res) // a malformed history: what was read
+	return Throughput(&a)
+}
+
+// LatencySVG plots, per time bucket (as ThroughputSVG), the p50
+// (nearest rank) and the maximum of the invoke-to-ok latency of the
+// acquires that returned ok in it, on a logarithmic axis in milliseconds,
+// under res.Stats.FaultWindows as numbered bands. Buckets without an ok
+// acquire leave a gap in the lines.
+func LatencySVG(events []history.Event, res checker.Result) string {
+	a, _ := collect(events, res) // a malformed history: what was read
+	return Latency(&a)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/history"
 	"github.com/locktorture/locktorture/report"
+	"github.com/locktorture/locktorture/trial"
 )
 
 // checkRow is one line of part 2.
@@ -25,11 +26,11 @@ type checkRow struct {
 	Ops       int    `json:"ops"`
 	Events    int    `json:"events"`
 	Violation bool   `json:"violation"`
-	Mode      string `json:"mode"` // "stream" or "in-memory"
+	Mode      string `json:"mode"` // "stream" or "run"
 	FileBytes int64  `json:"file_bytes"`
 	// Decode is one pass of history.Decoder over the file, nothing else.
 	Decode time.Duration `json:"decode"`
-	// Total is decode + check (stream), or read + check (in-memory).
+	// Total is decode + check.
 	Total   time.Duration   `json:"total"`
 	Timings checker.Timings `json:"timings"`
 	// PeakRSS is the child process's maximum resident set (VmHWM), bytes.
@@ -52,7 +53,7 @@ type checkRow struct {
 func checkChild(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("check-one", flag.ContinueOnError)
 	path := fs.String("hist", "", "history file")
-	mode := fs.String("mode", "stream", "stream, in-memory, analyze (the analysis alone) or run (what torture run does after the run: the analysis in one streamed pass, then report.html and the explanations from it)")
+	mode := fs.String("mode", "stream", "stream (trial.Check: the analysis in one streamed pass, what every run and torture check do) or run (that, then report.html and the explanations from it)")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the check here")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -110,28 +111,15 @@ func checkChild(args []string, stdout io.Writer) error {
 	start = time.Now()
 	var res checker.Result
 	switch *mode {
-	case "stream":
-		f, err := os.Open(*path)
-		if err != nil {
-			return err
-		}
-		res, _, err = checker.CheckDecoder(history.NewDecoder(f), opts)
-		f.Close()
-		if err != nil {
-			return err
-		}
-	case "analyze", "run":
-		f, err := os.Open(*path)
-		if err != nil {
-			return err
-		}
-		a, _, err := checker.AnalyzeDecoder(history.NewDecoder(f), opts)
-		f.Close()
+	case "stream", "run":
+		// What every run and `torture check` do: trial.Check, the
+		// history streamed into the analysis.
+		a, _, err := trial.Check(*path, opts)
 		if err != nil {
 			return err
 		}
 		res = a.Result
-		if *mode == "analyze" {
+		if *mode == "stream" {
 			runtime.KeepAlive(a)
 			break
 		}
@@ -147,15 +135,6 @@ func checkChild(args []string, stdout io.Writer) error {
 		if err := report.WriteHTML(filepath.Join(dir, "report.html"), r, &a, opts); err != nil {
 			return err
 		}
-	case "in-memory":
-		evs, err := history.ReadFile(*path)
-		if err != nil {
-			return err
-		}
-		if res, err = checker.Check(evs, opts); err != nil {
-			return err
-		}
-		runtime.KeepAlive(evs)
 	default:
 		return fmt.Errorf("check-one: unknown mode %q", *mode)
 	}
@@ -211,7 +190,7 @@ func vmHWM() int64 {
 
 // checkerBench is part 2: generate and check histories of each size,
 // valid and with a late violation.
-func checkerBench(ctx context.Context, tmp string, sizes []int, inMemory map[int]bool, logf func(string, ...any)) ([]checkRow, error) {
+func checkerBench(ctx context.Context, tmp string, sizes []int, logf func(string, ...any)) ([]checkRow, error) {
 	var rows []checkRow
 	for _, n := range sizes {
 		for _, violation := range []bool{false, true} {
@@ -222,11 +201,7 @@ func checkerBench(ctx context.Context, tmp string, sizes []int, inMemory map[int
 				return rows, err
 			}
 			logf("generated %d ops (violation %v) in %v", n, violation, time.Since(start).Round(time.Millisecond))
-			modes := []string{"stream"}
-			if inMemory[n] && !violation {
-				modes = append(modes, "in-memory")
-			}
-			for _, mode := range modes {
+			for _, mode := range []string{"stream"} {
 				row, err := checkOne(ctx, path, mode)
 				if err != nil {
 					return rows, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -11,9 +12,10 @@ import (
 
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/harness"
-	"github.com/locktorture/locktorture/history"
 	"github.com/locktorture/locktorture/matrix"
+	"github.com/locktorture/locktorture/nemesis"
 	"github.com/locktorture/locktorture/report"
+	"github.com/locktorture/locktorture/trial"
 )
 
 // maxRun is the bound on one run: a violation must be found in a
@@ -82,16 +84,11 @@ func (r detectRow) summary() (found, unknown, errs, stoppedValid int, med, medAf
 	return
 }
 
-// extraCells are measured besides the matrix's cells: the control of the
-// matrix's redlock-no-elapsed/latency cell, the correct lock under the
-// same workload (one key, holds of 950 ms under a 1 s TTL, latency
-// faults), which must stay safe for that cell's violation to be the
-// mutant's doing. Cells here are skipped once the matrix has one of the
-// same name.
-var extraCells = []matrix.Spec{
-	{Name: "redlock/latency, hold 950ms", Lock: "redlock", Nodes: 5, Nemesis: []string{"latency"}, Keys: 1, Hold: 950 * time.Millisecond, Interval: time.Second,
-		Expect: report.ExpectSafe, Source: matrix.SrcRedis, Why: "the control of redlock-no-elapsed/latency: RedLock's validity subtracts the round's time"},
-}
+// extraCells are measured besides the matrix's cells, each skipped
+// once the matrix has one of the same name; none today (the control of
+// redlock-no-elapsed/latency-hold950, redlock under the same workload, is
+// the matrix's own redlock/latency-hold950).
+var extraCells []matrix.Spec
 
 // randomTwins are, for each targeted kind (#14), the random kinds its
 // twin cell draws instead: the same lock and workload, the same seeds,
@@ -112,17 +109,25 @@ var randomTwins = map[string][]string{
 func twins() []matrix.Spec {
 	var out []matrix.Spec
 	for _, sp := range matrix.Cells(false) {
-		if len(sp.Nemesis) != 1 || sp.Expect != report.ExpectViolation || sp.Restart != "" {
+		if len(sp.Kinds()) != 1 || sp.Expect.Overall() != report.ExpectViolation || sp.Config.Restart != "" {
 			continue
 		}
-		kinds, ok := randomTwins[sp.Nemesis[0]]
+		kinds, ok := randomTwins[sp.Kinds()[0]]
 		if !ok {
 			continue
 		}
 		tw := sp
-		tw.Name, tw.Nemesis, tw.Quick = sp.Name+" (random twin)", kinds, false
-		if sp.Nemesis[0] == "kill-quorum" {
-			tw.Restart = "immediate"
+		// The same workload: the targeted kind's, set before the kind
+		// that asked for it goes.
+		w := nemesis.WindowOf(sp.Kinds())
+		c := &tw.Config
+		c.Clients, c.Keys, c.TTL, c.NemesisInterval = cmp.Or(c.Clients, w.Clients), cmp.Or(c.Keys, w.Keys), cmp.Or(c.TTL, w.TTL), cmp.Or(c.NemesisInterval, w.Interval)
+		if !c.NoHold {
+			c.Hold = cmp.Or(c.Hold, w.Hold)
+		}
+		tw.Name, c.Nemesis, tw.Quick = sp.Name+" (random twin)", kinds, false
+		if sp.Kinds()[0] == "kill-quorum" {
+			c.Restart = "immediate"
 		}
 		tw.Why = "the random twin of " + sp.Name + ": " + sp.Why
 		out = append(out, tw)
@@ -136,7 +141,7 @@ func twins() []matrix.Spec {
 func detectPlan(seeds, safeSeeds int) []detectRow {
 	var rows []detectRow
 	for _, sp := range matrix.Cells(false) {
-		if sp.Expect == report.ExpectViolation || sp.Expect == report.ExpectSafe {
+		if e := sp.Expect.Overall(); e == report.ExpectViolation || e == report.ExpectSafe {
 			rows = append(rows, detectRow{Spec: sp})
 		}
 	}
@@ -154,7 +159,7 @@ func detectPlan(seeds, safeSeeds int) []detectRow {
 	}
 	for i := range rows {
 		n := seeds
-		if rows[i].Spec.Expect == report.ExpectSafe {
+		if rows[i].Spec.Expect.Overall() == report.ExpectSafe {
 			n = safeSeeds
 		}
 		for s := range n {
@@ -172,7 +177,7 @@ type runLengths struct{ safe, violation time.Duration }
 // to the cell's MinDuration, at most 30 s.
 func (d runLengths) of(sp matrix.Spec) time.Duration {
 	l := d.safe
-	if sp.Expect == report.ExpectViolation {
+	if sp.Expect.Overall() == report.ExpectViolation {
 		l = d.violation
 	}
 	return min(max(l, sp.MinDuration), maxRun)
@@ -242,35 +247,32 @@ func detect(ctx context.Context, tmp string, rows []detectRow, d runLengths, par
 	wg.Wait()
 }
 
-// detectOne runs one cell with one seed for at most d and checks it.
+// detectOne runs one cell with one seed for at most d and judges it (one
+// trial, as every run is judged); a run of a cell expected to show a
+// violation ends at the first.
 func detectOne(ctx context.Context, tmp string, sp matrix.Spec, seed int64, d time.Duration) detectRun {
 	run := detectRun{Seed: seed, Duration: d}
 	dir := filepath.Join(tmp, "detect", fmt.Sprintf("%s-seed%d", dirName(sp.Name), seed))
 	defer os.RemoveAll(dir)
-	cfg := sp.Config(seed, d, dir)
-	var opts []harness.Option
-	if sp.Expect == report.ExpectViolation {
-		opts = append(opts, harness.WithStop(firstViolation()))
-	}
-	sum, err := harness.Run(ctx, cfg, opts...)
-	run.Elapsed, run.Stopped = sum.Elapsed, sum.Stopped
+	plan, err := harness.NewPlan(sp.RunConfig(seed, d))
 	if err != nil {
 		run.Err = err.Error()
-		if sum.HistoryPath == "" {
+		return run
+	}
+	// Detection speed is the time to the first violation of any kind.
+	var stop []string
+	if sp.Expect.Overall() == report.ExpectViolation {
+		stop = []string{report.PropertyLease, report.PropertyResource}
+	}
+	r, err := trial.Run(ctx, plan, dir, trial.Options{NoHTML: true, StopOn: stop})
+	run.Elapsed, run.Stopped = time.Duration(r.Elapsed*float64(time.Second)), r.Stopped
+	if err != nil {
+		run.Err = err.Error()
+		if r.RunID == "" {
 			return run
 		}
 	}
-	f, ferr := os.Open(sum.HistoryPath)
-	if ferr != nil {
-		run.Err = ferr.Error()
-		return run
-	}
-	defer f.Close()
-	res, _, cerr := checker.CheckDecoder(history.NewDecoder(f), checker.Options{})
-	if cerr != nil {
-		run.Err = cerr.Error()
-		return run
-	}
+	res := r.Check
 	run.Lease, run.Resource = res.Lease, res.Resource
 	var first *int64
 	for _, t := range []*int64{res.FirstLeaseViolation, res.FirstResourceViolation} {
@@ -287,26 +289,6 @@ func detectOne(ctx context.Context, tmp string, sp matrix.Spec, seed int64, d ti
 		}
 	}
 	return run
-}
-
-// firstViolation returns a watcher for harness.WithStop that ends a run
-// at the first violation a watching checker.Stream sees (see
-// checker.Stream.Watch); the verdicts are the checker's, on the whole
-// history, afterwards. An event the stream refuses ends the watch, not the
-// run: the check afterwards says what was wrong with the history.
-func firstViolation() func(history.Event) bool {
-	var mu sync.Mutex // harness.WithStop calls it from every client
-	st := checker.NewStream()
-	st.Watch()
-	return func(e history.Event) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		if err := st.Add(&e); err != nil {
-			return false
-		}
-		_, seen := st.FirstViolation()
-		return seen
-	}
 }
 
 // dirName turns a cell name into a directory name.

@@ -30,7 +30,6 @@ type options struct {
 	workloadDur   time.Duration
 	rounds        int
 	sizes         []int
-	inMemory      string // sizes also checked in memory, as the reference
 	seeds         int
 	safeSeeds     int
 	detectDur     time.Duration
@@ -71,7 +70,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.workloadDur, "workload-duration", 4*time.Second, "workload: length of each measurement")
 	fs.IntVar(&o.rounds, "rounds", 4, "workload: rounds of the four measurements, back to back, the order rotated each round")
 	sizes := fs.String("sizes", "10000,100000,1000000", "checker: history sizes, in operations")
-	fs.StringVar(&o.inMemory, "in-memory", "100000,1000000", "checker: sizes also checked the old way (whole history in memory), valid histories only")
 	fs.IntVar(&o.seeds, "seeds", 10, "detection: seeds per expected-violation cell")
 	fs.IntVar(&o.safeSeeds, "safe-seeds", 3, "detection: seeds per expected-safe cell")
 	fs.DurationVar(&o.detectDur, "detect-duration", matrix.DefaultDuration, "detection: length of a run of an expected-safe cell (raised to the cell's MinDuration, at most 30s)")
@@ -156,13 +154,7 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		r.Evidence = &e
 	}
 	if part("checker") {
-		inMem := map[int]bool{}
-		for _, s := range strings.Split(o.inMemory, ",") {
-			if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil {
-				inMem[n] = true
-			}
-		}
-		if r.Checker, err = checkerBench(ctx, tmp, o.sizes, inMem, logf); err != nil {
+		if r.Checker, err = checkerBench(ctx, tmp, o.sizes, logf); err != nil {
 			return fmt.Errorf("checker: %w", err)
 		}
 	}

@@ -276,7 +276,7 @@ func (r *results) summaryTable(p func(string, ...any)) {
 		for _, row := range r.Detect {
 			found, _, _, _, med, _ := row.summary()
 			n := row.ran()
-			switch row.Spec.Expect {
+			switch row.Spec.Expect.Overall() {
 			case report.ExpectViolation:
 				if row.Extra {
 					continue
@@ -391,7 +391,7 @@ func (r *results) checkerSection(p func(string, ...any)) {
 	p("## 2. Checker: time and peak memory\n\n")
 	p("Generated histories in the harness's shape (10 keys, 5 clients each; per key and round an acquire, a section and a release by the holder while another client's acquire fails: 4 operations, 8 events), ")
 	p("valid, or with one lease overlap and one lost update injected at 90%% of the history. Each is checked in a child process (`bench check-one`), so its peak RSS is the check's alone; ")
-	p("**stream** is `checker.CheckDecoder` (what `torture check` now does), **in-memory** the old way (`history.ReadFile` then `checker.Check`). ")
+	p("**stream** is `trial.Check`, the history streamed into the analysis (what every run and `torture check` do). ")
 	p("*decode only* is one pass of `history.Decoder` over the file with nothing kept; *total* is decode + check; the phases after the scan come from `checker.Options.Timings` (porcupine runs on GOMAXPROCS workers).\n\n")
 	p("| ops | history | mode | events | file MB | decode only s | total s | µs/op | porcupine lease s | sweep ms | porcupine resource s | stats s | peak RSS MiB | peak heap MiB | verdicts | first violation found at / injected at (s) |\n")
 	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
@@ -456,8 +456,8 @@ func (r *results) detectSection(p func(string, ...any)) {
 			notes = append(notes, fmt.Sprintf("%d skipped (budget)", sk))
 		}
 		faults := "none"
-		if len(row.Spec.Nemesis) > 0 {
-			faults = strings.Join(row.Spec.Nemesis, ",")
+		if len(row.Spec.Kinds()) > 0 {
+			faults = strings.Join(row.Spec.Kinds(), ",")
 		}
 		share, medS, slow, after := "–", "–", "–", "–"
 		if medAfter != nil {
@@ -470,18 +470,18 @@ func (r *results) detectSection(p func(string, ...any)) {
 			medS = fmt.Sprintf("%.2f", *med)
 			slow = fmt.Sprintf("%.2f", row.slowest())
 		}
-		if row.Spec.Expect == report.ExpectSafe {
+		if row.Spec.Expect.Overall() == report.ExpectSafe {
 			if found > 0 {
 				notes = append(notes, fmt.Sprintf("**%d false alarms**", found))
 			}
 			share = "–"
 		}
-		p("| %s | %s | %s | %s | %d | %d | %s | %s | %s | %s | %s |\n", name, row.Spec.Lock, faults, row.Spec.Expect, n, found, share, medS, slow, after, strings.Join(notes, "; "))
+		p("| %s | %s | %s | %s | %d | %d | %s | %s | %s | %s | %s |\n", name, row.Spec.Lock(), faults, row.Spec.Expect, n, found, share, medS, slow, after, strings.Join(notes, "; "))
 	}
 	p("\n")
 	for _, row := range r.Detect {
 		if row.Extra {
-			p("† %s: not a matrix cell (%d nodes, keys 1, hold %v, TTL 1 s, fault interval %v): %s.\n", row.Spec.Name, row.Spec.Nodes, row.Spec.Hold, row.Spec.Interval, row.Spec.Why)
+			p("† %s: not a matrix cell (%d nodes, keys 1, hold %v, TTL 1 s, fault interval %v): %s.\n", row.Spec.Name, row.Spec.Config.Nodes, row.Spec.Config.Hold, row.Spec.Config.NemesisInterval, row.Spec.Why)
 		}
 	}
 	p("\n")
@@ -556,7 +556,7 @@ func (r *results) notes(p func(string, ...any)) {
 			ratio(w.Harness, w.RawProxy), ratio(w.HarnessDirect, w.RawDirect), r.profileCum("recording"), r.profileCum("context.WithTimeout")))
 	}
 	for _, row := range r.Detect {
-		if row.Extra || row.Spec.Expect != report.ExpectViolation {
+		if row.Extra || row.Spec.Expect.Overall() != report.ExpectViolation {
 			continue
 		}
 		found, _, _, _, med, after := row.summary()
@@ -574,7 +574,7 @@ func (r *results) notes(p func(string, ...any)) {
 			}
 			out = append(out, fmt.Sprintf("**Detection, %s's median first violation at %.2f s instead of ≤ %.0f s.** The cell's schedule begins with a quiet interval of %v before its first fault; "+
 				"the violation follows the fault's start by a median %s (a failover waits for the sentinels to promote the replica). A shorter interval for this cell would be the matrix's choice; it is left as it is.",
-				row.Spec.Name, *med, targetMedian, row.Spec.Interval, a))
+				row.Spec.Name, *med, targetMedian, row.Spec.Config.NemesisInterval, a))
 		}
 	}
 	if len(out) == 0 {

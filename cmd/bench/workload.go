@@ -23,6 +23,7 @@ import (
 	"github.com/locktorture/locktorture/harness"
 	"github.com/locktorture/locktorture/history"
 	"github.com/locktorture/locktorture/locks"
+	"github.com/locktorture/locktorture/trial"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -187,11 +188,7 @@ func harnessCyclesOn(ctx context.Context, lock, dir string, addrs []string, pass
 	// Count release oks and the span of the clients' operations.
 	var cycles int64
 	first, last := int64(-1), int64(0)
-	s := checker.NewStream()
 	for e, err := range history.NewDecoder(f).All() {
-		if err == nil {
-			err = s.Add(&e)
-		}
 		if err != nil {
 			return h, err
 		}
@@ -207,10 +204,11 @@ func harnessCyclesOn(ctx context.Context, lock, dir string, addrs []string, pass
 			cycles++
 		}
 	}
-	res, err := s.Finish(checker.Options{})
+	a, _, err := trial.Check(sum.HistoryPath, checker.Options{})
 	if err != nil {
 		return h, err
 	}
+	res := a.Result
 	if !res.Valid() {
 		return h, fmt.Errorf("harness run: history of a fault-free run is %s/%s", res.Lease, res.Resource)
 	}

@@ -1,59 +1,22 @@
 package main
 
 import (
-	"flag"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/locktorture/locktorture/harness"
 	"github.com/locktorture/locktorture/internal/testutil"
 	"github.com/locktorture/locktorture/report"
 )
 
-func TestBackendFlags(t *testing.T) {
-	for _, tc := range []struct {
-		args     []string
-		nodes    int
-		external []string
-		bad      bool
-	}{
-		{[]string{"--nodes", "3"}, 3, nil, false},
-		{[]string{"--nodes", "10.0.0.1:6379,10.0.0.2:6380"}, 2, []string{"10.0.0.1:6379", "10.0.0.2:6380"}, false},
-		{[]string{"--nodes", "[::1]:6379"}, 1, []string{"[::1]:6379"}, false},
-		{[]string{"--nodes", "redis.example"}, 0, nil, true},
-		{[]string{"--nodes", "10.0.0.1:6379,"}, 0, nil, true},
-	} {
-		cfg := harness.Defaults() // as runCmd's flags start
-		fs := flag.NewFlagSet("run", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		addBackendFlags(fs, &cfg)
-		err := fs.Parse(tc.args)
-		if (err != nil) != tc.bad {
-			t.Errorf("%q: %v", tc.args, err)
-			continue
-		}
-		if !tc.bad && (cfg.Nodes != tc.nodes || !slices.Equal(cfg.External, tc.external) || cfg.Backend != "process") {
-			t.Errorf("%q: nodes %d, external %q, backend %q", tc.args, cfg.Nodes, cfg.External, cfg.Backend)
-		}
-	}
-	t.Setenv(passwordEnv, "from-env")
-	cfg := harness.Defaults()
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	addBackendFlags(fs, &cfg)
-	if err := fs.Parse(nil); err != nil || cfg.Password != "from-env" {
-		t.Errorf("password %q, %v; want it from $%s", cfg.Password, err, passwordEnv)
-	}
-}
-
-func TestRedactArgs(t *testing.T) {
-	got := redactArgs([]string{"--password", "s3cret", "--lock", "redlock", "-password=s3cret", "--passwords", "x"})
-	want := []string{"--password", "REDACTED", "--lock", "redlock", "-password=REDACTED", "--passwords", "x"}
-	if !slices.Equal(got, want) {
-		t.Errorf("redactArgs = %q, want %q", got, want)
+// TestNoPasswordFlag: the nodes' password never goes on a command line,
+// which every local user can read: there is no flag for it.
+func TestNoPasswordFlag(t *testing.T) {
+	_, stderr, code := torture(t, "run", "--password", "s3cret", "--out", t.TempDir())
+	if code != exitError || !strings.Contains(stderr, "flag provided but not defined: -password") {
+		t.Errorf("--password: exit %d, %s", code, stderr)
 	}
 }
 
@@ -64,8 +27,9 @@ func TestRunExternal(t *testing.T) {
 	ext := testutil.External(t, 3)
 	remote := ext.Cluster
 	out := t.TempDir()
+	t.Setenv(passwordEnv, remote.Password())
 	_, stderr, code := torture(t, "run", "--backend", "external", "--nodes", strings.Join(ext.Addrs, ","),
-		"--toxiproxy", ext.URL, "--password", remote.Password(), "--lock", "redlock", "--clients", "4",
+		"--toxiproxy", ext.URL, "--lock", "redlock", "--clients", "4",
 		"--duration", "3s", "--ttl", "500ms", "--nemesis", "partition,latency", "--nemesis-interval", "500ms", "--out", out)
 	if code == exitError {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -86,7 +50,7 @@ func TestRunExternal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(b), remote.Password()) || !strings.Contains(r.Command, "REDACTED") {
+	if strings.Contains(string(b), remote.Password()) || !strings.Contains(r.Command, "--backend external") {
 		t.Errorf("results.json holds the password (command %q)", r.Command)
 	}
 }

@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/locktorture/locktorture/checker"
-	"github.com/locktorture/locktorture/history"
 	"github.com/locktorture/locktorture/report"
+	"github.com/locktorture/locktorture/trial"
 )
 
 func checkCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
@@ -28,20 +29,32 @@ func checkCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if fs.NArg() != 1 {
 		return fmt.Errorf("check: want one run directory or history file, got %d arguments (see torture check -h)", fs.NArg())
 	}
-	path, err := historyPath(fs.Arg(0))
-	if err != nil {
-		return fmt.Errorf("check: %w", err)
+	var err error
+	// A run directory is judged again by the rules its run was judged by
+	// (trial.Recheck: its configuration and fault steps as stored); a
+	// bare history by the checker's alone. Either is streamed, never
+	// held whole.
+	arg := fs.Arg(0)
+	copts := checker.Options{Timeout: *timeout, LivenessBound: *bound}
+	var (
+		a    checker.Analysis
+		n    int
+		path = arg
+	)
+	if st, serr := os.Stat(arg); serr == nil && st.IsDir() {
+		path = filepath.Join(arg, "history.jsonl")
+		if _, rerr := os.Stat(filepath.Join(arg, "results.json")); rerr == nil {
+			a, n, err = trial.Recheck(arg, copts)
+		} else {
+			a, n, err = trial.Check(path, copts)
+		}
+	} else {
+		a, n, err = trial.Check(path, copts)
 	}
-	// Streamed: the history is checked as it is read, never held whole.
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("check: %w", err)
-	}
-	defer f.Close()
-	res, n, err := checker.CheckDecoder(history.NewDecoder(f), checker.Options{Timeout: *timeout, LivenessBound: *bound})
 	if err != nil {
 		return fmt.Errorf("check %s: %w", path, err)
 	}
+	res := a.Result
 	report.Summary(stdout, fmt.Sprintf("%s (%d events)", path, n), res)
 	return verdictErr(res)
 }

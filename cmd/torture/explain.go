@@ -11,8 +11,8 @@ import (
 
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/explain"
-	"github.com/locktorture/locktorture/history"
 	"github.com/locktorture/locktorture/report"
+	"github.com/locktorture/locktorture/trial"
 )
 
 // explainCmd is `torture explain RUN` (#15): the cause of each violation
@@ -38,12 +38,7 @@ func explainCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("explain: %w", err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("explain: %w", err)
-	}
-	defer f.Close()
-	a, _, err := checker.AnalyzeDecoder(history.NewDecoder(f), checker.Options{Timeout: *timeout})
+	a, _, err := trial.Check(path, checker.Options{Timeout: *timeout})
 	if err != nil {
 		return fmt.Errorf("explain %s: %w", path, err)
 	}

@@ -13,7 +13,8 @@ func TestGateCommand(t *testing.T) {
 	if code != exitValid {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"redsync declares: quorum, elapsed, extends", "redsync/partition ", "promise: quorum: a grant needs a majority", "not run: failover: "} {
+	for _, want := range []string{"redsync declares: quorum, elapsed, extends", "redsync/partition ", "promise: quorum: a grant needs a majority",
+		"redsync/clock-partition ", "redsync/clock-minority ", "redsync/client-crash ", "not run: failover, "} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("gate --list lacks %q:\n%s", want, stdout)
 		}

@@ -33,6 +33,7 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	only := fs.String("cells", "", "run only the cells whose name matches this regular expression")
 	list := fs.Bool("list", false, "list the cells with their expectations and exit")
 	timeout := fs.Duration("check-timeout", checker.DefaultTimeout, "porcupine time limit per model (exceeded: verdict unknown)")
+	jobs := fs.Int("jobs", 1, "runs side by side (each starts its own nodes on free ports; timing faults bite differently on a loaded machine)")
 	shardFlag := fs.String("shard", "", "run only shard i of n (i/n, e.g. 2/4), a share of the runs balanced by expected time; 'torture matrix merge' joins the shards' outputs")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
@@ -77,12 +78,15 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return nil
 		}
 		for _, s := range specs {
-			fmt.Fprintf(stdout, "%-32s expect %-9s %s\n", s.Name, s.Expect, s.Why)
+			fmt.Fprintf(stdout, "%-40s expect %s\n", s.Name, s.Expect)
 		}
 		return nil
 	}
 	if *timeout <= 0 {
 		return fmt.Errorf("matrix: --check-timeout must be positive, got %s", *timeout)
+	}
+	if *jobs < 1 {
+		return fmt.Errorf("matrix: --jobs must be at least 1, got %d", *jobs)
 	}
 	started := time.Now()
 	id := started.UTC().Format("20060102T150405")
@@ -97,7 +101,7 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// Every run of every cell is validated here, once, before anything
 	// is printed or created; the plan is what runs.
 	opts := matrix.Options{
-		Seeds: seedList, Duration: *duration, CheckTimeout: *timeout, Shard: shard, Dir: dir,
+		Seeds: seedList, Duration: *duration, CheckTimeout: *timeout, Shard: shard, Dir: dir, Jobs: *jobs,
 		// The command of the whole matrix: every shard records the same one.
 		Command:  "torture matrix " + strings.Join(withoutFlag(args, "shard"), " "),
 		Progress: prog.update,
@@ -197,7 +201,7 @@ func incomplete(m report.Matrix) int {
 
 // printMatrix writes the one-screen summary of a matrix run.
 func printMatrix(w io.Writer, m report.Matrix, dir string) {
-	fmt.Fprintf(w, "%-32s %-9s %-9s %8s %8s\n", "cell", "expect", "outcome", "violated", "acq/s")
+	fmt.Fprintf(w, "%-40s %-9s %-9s %8s %8s\n", "cell", "expect", "outcome", "violated", "acq/s")
 	for _, c := range m.Cells {
 		mark := "ok"
 		switch {
@@ -208,7 +212,7 @@ func printMatrix(w io.Writer, m report.Matrix, dir string) {
 		case !c.Matches:
 			mark = "CONTRADICTS EXPECTATION"
 		}
-		fmt.Fprintf(w, "%-32s %-9s %-9s %5d/%-2d %8.1f  %s\n", c.Name, c.Expect, c.Outcome, c.RunsWithViolation, len(c.Runs), c.AcqPerSec, mark)
+		fmt.Fprintf(w, "%-40s %-9s %-9s %5d/%-2d %8.1f  %s\n", c.Name, c.Expect, c.Outcome, c.RunsWithViolation, len(c.Runs), c.AcqPerSec, mark)
 		for _, r := range c.Runs {
 			if r.Error != "" {
 				// The first line of the error: enough to say why, the rest is in the run's directory.

@@ -14,39 +14,18 @@ import (
 
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/harness"
-	"github.com/locktorture/locktorture/locks"
-	"github.com/locktorture/locktorture/matrix"
 	"github.com/locktorture/locktorture/nemesis"
 	"github.com/locktorture/locktorture/report"
+	"github.com/locktorture/locktorture/trial"
 )
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	// Every default is harness's (harness.Defaults), stated once there.
-	cfg := harness.Defaults()
-	fs.StringVar(&cfg.Lock, "lock", "setnx", "lock under test: "+strings.Join(locks.Names(), ", ")+", or exec:'COMMAND' (a client process speaking locks/clients/PROTOCOL.md)")
-	addBackendFlags(fs, &cfg) // --backend, --image, --toxiproxy, --password, --nodes
-	fs.IntVar(&cfg.Clients, "clients", cfg.Clients, "concurrent clients")
-	fs.IntVar(&cfg.Keys, "keys", cfg.Keys, "lock keys the clients contend for")
-	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "how long clients run")
-	fs.DurationVar(&cfg.TTL, "ttl", cfg.TTL, "lock TTL")
-	fs.DurationVar(&cfg.Hold, "hold", cfg.Hold, "time spent inside the critical section (0: none); with --extend, the work of a cycle, which may be several TTLs")
-	fs.BoolVar(&cfg.Extend, "extend", false, "renew the lease while working: sections of at most --extend-every, an extend between two")
-	fs.DurationVar(&cfg.ExtendEvery, "extend-every", 0, "with --extend, the work between two extends (default TTL/3)")
-	fs.Int64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the run's one random source")
-	fs.BoolVar(&cfg.Fencing, "fencing", false, "issue fencing tokens and have the resource check them")
-	fs.IntVar(&cfg.WaitReplicas, "wait-replicas", 0, "setnx on --topology failover: WAIT for this many replicas (1) after each granted SET, and hold only if they acknowledged it")
-	fs.IntVar(&cfg.Quorum, "quorum", 0, "redlock: nodes that must grant (default ⌊N/2⌋+1, the Redis page's majority; the seed article's ⌈N/2⌉+1 is one more for an odd N)")
-	fs.StringVar(&cfg.Store, "store", harness.StoreAll, "with --fencing, where the resource checks the token: all (every access) or write-only (writes only, Kleppmann's storage service)")
-	nem := fs.String("nemesis", "", "comma-separated fault kinds: "+strings.Join(nemesisNames(), ", "))
-	fs.DurationVar(&cfg.NemesisInterval, "nemesis-interval", cfg.NemesisInterval, "quiet time between faults, and least time each stays active")
-	fs.DurationVar(&cfg.RestartDelay, "restart-delay", 0, "delay of the kill fault's delayed restarts (default 1.5×TTL)")
-	fs.StringVar(&cfg.Restart, "restart", cfg.Restart, "how kill faults restart nodes: mixed, immediate or delayed")
-	fs.BoolVar(&cfg.Persistence, "persistence", false, "run the nodes with appendfsync always (a killed node keeps its locks)")
-	fs.StringVar(&cfg.Appendfsync, "appendfsync", "", "run the nodes persistent with this fsync policy: always (as --persistence) or everysec (Redis's default: a kill may lose the last second)")
-	fs.StringVar(&cfg.Topology, "topology", cfg.Topology, "masters (independent nodes) or failover (primary, replica, three sentinels; single-instance locks)")
-	fs.DurationVar(&cfg.LivenessBound, "liveness-bound", 0, "how long a key may stay free yet unacquired after the faults healed before liveness is stuck (default 3×TTL)")
-	fs.StringVar(&cfg.Replay, "replay", "", "replay the faults of this schedule.json instead of drawing them from the seed")
+	// Every flag of the configuration is the harness's (harness.BindFlags),
+	// declared once there beside the field it fills; a zero is "the
+	// default", stated in the flag's usage.
+	var cfg harness.Config
+	harness.BindFlags(fs, &cfg)
 	out := fs.String("out", filepath.Join("results", "runs"), "directory under which the run directory is created")
 	timeout := fs.Duration("check-timeout", checker.DefaultTimeout, "porcupine time limit per model (exceeded: verdict unknown)")
 	if err := parseFlags(fs, args, stdout); err != nil {
@@ -55,44 +34,43 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if fs.NArg() > 0 {
 		return fmt.Errorf("run: unexpected argument %q (see torture run -h)", fs.Arg(0))
 	}
-	if cfg.Seed == 0 {
-		return errors.New("run: --seed must not be 0")
+	if err := harness.CheckFlags(fs, &cfg); err != nil {
+		return fmt.Errorf("run: %w", err)
 	}
-	if cfg.Duration <= 0 || cfg.TTL <= 0 {
-		return errors.New("run: --duration and --ttl must be positive")
+	if *timeout <= 0 {
+		return fmt.Errorf("run: --check-timeout must be positive, got %s", *timeout)
 	}
-	// harness.Config takes 0 for "the default"; a 0 given on the command
-	// line is not a request for the default, and is refused like any
-	// value out of range (the banner would print it, the run would not
-	// use it).
-	if err := checkGiven(fs, &cfg, *timeout); err != nil {
-		return err
+	if cfg.Lock == "" {
+		cfg.Lock = "setnx"
 	}
-	if *nem != "" {
-		cfg.Nemesis = strings.Split(*nem, ",")
-	}
+	// The external nodes' password comes from the environment, never
+	// from a command line that every local user can read.
+	cfg.Password = os.Getenv(passwordEnv)
 	// Validated once, before the run directory is made: the plan is what
-	// runs (the kinds of a replayed schedule included).
+	// runs (the kinds of a replayed schedule, and the workload of a
+	// targeted kind, included).
 	plan, err := harness.NewPlan(cfg)
 	if err != nil {
 		return err
 	}
 	full := plan.Config()
-	id, dir, err := newRunDir(*out, time.Now(), cfg.Lock, cfg.Seed)
+	id, dir, err := newRunDir(*out, time.Now(), full.Lock, full.Seed)
 	if err != nil {
 		return err
 	}
 	faults := "no faults"
-	if len(cfg.Nemesis) > 0 {
-		faults = "nemesis " + strings.Join(cfg.Nemesis, ",")
+	if len(full.Nemesis) > 0 {
+		faults = "nemesis " + strings.Join(full.Nemesis, ",")
 	}
-	if cfg.Replay != "" {
-		faults = fmt.Sprintf("replaying %s (%s)", cfg.Replay, strings.Join(full.Nemesis, ","))
+	if full.Replay != "" {
+		faults = fmt.Sprintf("replaying %s (%s)", full.Replay, strings.Join(full.Nemesis, ","))
 	}
-	fmt.Fprintf(stderr, "run %s: %s, %d clients, %d keys, %s, seed %d, %s → %s\n", id, cfg.Lock, cfg.Clients, cfg.Keys, cfg.Duration, cfg.Seed, faults, dir)
+	fmt.Fprintf(stderr, "run %s: %s, %d clients, %d keys, TTL %s, hold %s, %s, seed %d, %s → %s\n", id, report.Printable(full.Lock), full.Clients, full.Keys,
+		full.TTL, full.Hold, full.Duration, full.Seed, faults, dir)
 
 	prog := newProgress(stderr)
-	r, err := matrix.RunOne(ctx, plan, dir, id, "torture run "+strings.Join(redactArgs(args), " "), *timeout, harness.WithProgress(time.Second, prog.update), harness.WithLog(logLines{prog}))
+	r, err := trial.Run(ctx, plan, dir, trial.Options{ID: id, Command: harness.CommandLine(cfg), CheckTimeout: *timeout,
+		Progress: prog.update, Log: logLines{prog}})
 	prog.done()
 	if r.RunID == "" {
 		return err
@@ -100,69 +78,19 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if r.Interrupted {
 		fmt.Fprintf(stderr, "interrupted after %.1fs; what was recorded is checked below\n", r.Elapsed)
 	}
-	// What the targeted faults struck (#14).
-	if aimed, aerr := nemesis.Aimed(filepath.Join(dir, "schedule.json")); aerr == nil {
-		for _, a := range aimed {
-			fmt.Fprintf(stderr, "aimed %s\n", a)
+	// What the targeted faults struck, and whether each left a window.
+	for _, s := range r.Strikes {
+		line := fmt.Sprintf("aimed step %d (%s): %s", s.Step, s.Outcome, report.Printable(s.Desc))
+		if s.Why != "" {
+			line += "; " + report.Printable(s.Why)
 		}
+		fmt.Fprintln(stderr, line)
 	}
 	report.Summary(stdout, fmt.Sprintf("%s (%d events) → %s", id, r.Check.Stats.Events, dir), r.Check)
 	if err != nil {
 		return err
 	}
 	return verdictErr(r.Check)
-}
-
-// checkGiven refuses the flags given a value out of their range, 0
-// included where harness.Config would read 0 as "the default": --clients,
-// --keys, --extend-every, --nemesis-interval, --restart-delay and --check-timeout must be
-// positive (--nodes is checked as it is parsed). --hold 0 is a hold of
-// nothing (Config.NoHold).
-func checkGiven(fs *flag.FlagSet, cfg *harness.Config, timeout time.Duration) error {
-	var err error
-	fs.Visit(func(f *flag.Flag) {
-		if err != nil {
-			return
-		}
-		switch f.Name {
-		case "clients":
-			if cfg.Clients < 1 {
-				err = fmt.Errorf("run: --clients must be at least 1, got %d", cfg.Clients)
-			}
-		case "keys":
-			if cfg.Keys < 1 {
-				err = fmt.Errorf("run: --keys must be at least 1, got %d", cfg.Keys)
-			}
-		case "hold":
-			switch {
-			case cfg.Hold < 0:
-				err = fmt.Errorf("run: --hold must not be negative, got %s", cfg.Hold)
-			case cfg.Hold == 0:
-				cfg.NoHold = true
-			}
-		case "extend-every":
-			if cfg.ExtendEvery <= 0 {
-				err = fmt.Errorf("run: --extend-every must be positive, got %s", cfg.ExtendEvery)
-			}
-		case "liveness-bound":
-			if cfg.LivenessBound <= 0 {
-				err = fmt.Errorf("run: --liveness-bound must be positive, got %s", cfg.LivenessBound)
-			}
-		case "nemesis-interval":
-			if cfg.NemesisInterval <= 0 {
-				err = fmt.Errorf("run: --nemesis-interval must be positive, got %s", cfg.NemesisInterval)
-			}
-		case "restart-delay":
-			if cfg.RestartDelay <= 0 {
-				err = fmt.Errorf("run: --restart-delay must be positive, got %s (for restarts at once: --restart immediate)", cfg.RestartDelay)
-			}
-		case "check-timeout":
-			if timeout <= 0 {
-				err = fmt.Errorf("run: --check-timeout must be positive, got %s", timeout)
-			}
-		}
-	})
-	return err
 }
 
 // verdictErr maps the verdicts to the error that gives the exit status.

@@ -11,22 +11,6 @@ import (
 	"github.com/locktorture/locktorture/report"
 )
 
-// TestReplayCommand: the replay command is the run's own with --replay
-// and --duration in place of its, whatever form they took.
-func TestReplayCommand(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"torture run --lock redlock --nodes 5 --nemesis clock --duration 8s --seed 1",
-			"torture run --lock redlock --nodes 5 --nemesis clock --seed 1 --replay m.json --duration 4s"},
-		{"torture run --lock setnx --duration=8s --replay old.json --out /tmp/x --seed 2",
-			"torture run --lock setnx --seed 2 --replay m.json --duration 4s"},
-		{"", "torture run --replay m.json --duration 4s"},
-	} {
-		if got := replayCommand(tc.in, "m.json", 4*time.Second); got != tc.want {
-			t.Errorf("replayCommand(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
 // TestShrinkRefuses: shrink wants a run with a violation and a fault
 // schedule, and says in one line what is missing.
 func TestShrinkRefuses(t *testing.T) {
@@ -46,8 +30,64 @@ func TestShrinkRefuses(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "schedule.json"), []byte(`{"seed":1,"kinds":["kill"],"interval":"1s","steps":[{"kind":"kill","at":"1s","for":"1s","desc":"kill n1","params":{}}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The verdict is the history's, whatever results.json says: one
+	// hold, released, and a fault.
+	hist := `{"process":0,"type":"invoke","f":"acquire","key":"k","time":0}
+{"process":0,"type":"ok","f":"acquire","key":"k","token":"a","valid_until":1000000000,"time":1000}
+{"process":-1,"type":"info","f":"fault-start","value":"kill n1","time":2000}
+{"process":-1,"type":"info","f":"fault-stop","value":"kill n1","time":3000}
+{"process":0,"type":"invoke","f":"release","key":"k","token":"a","time":200000000}
+{"process":0,"type":"ok","f":"release","key":"k","token":"a","time":200001000}
+`
+	if err := os.WriteFile(filepath.Join(dir, "history.jsonl"), []byte(hist), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	_, stderr, code = torture(t, "shrink", dir)
 	if code != exitError || !strings.Contains(stderr, "found no violation") {
 		t.Errorf("no violation: exit %d, %s", code, stderr)
+	}
+}
+
+// TestShrinkHostileRun: a run folder from elsewhere names what shrink
+// would run; shrink runs a client process only when the user names it
+// again, and replays no longer than the stored history spans.
+func TestShrinkHostileRun(t *testing.T) {
+	dir := t.TempDir()
+	exec := "exec:sh -c 'touch " + filepath.Join(dir, "ran") + "'"
+	write := func(cfg map[string]any) {
+		t.Helper()
+		r := report.Results{RunID: "x", Config: cfg, Check: checker.Result{Lease: checker.Invalid, Resource: checker.Valid}}
+		if err := report.WriteResults(dir, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "schedule.json"), []byte(`{"seed":1,"kinds":["kill"],"interval":"1s","steps":[{"kind":"kill","at":"1s","for":"1s","desc":"kill n1","params":{}}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A history of an overlap, 300 ms long.
+	hist := `{"process":0,"type":"invoke","f":"acquire","key":"k","time":0}
+{"process":0,"type":"ok","f":"acquire","key":"k","token":"a","valid_until":1000000000,"time":1000}
+{"process":1,"type":"invoke","f":"acquire","key":"k","time":2000}
+{"process":1,"type":"ok","f":"acquire","key":"k","token":"b","valid_until":1000000000,"time":3000}
+{"process":0,"type":"invoke","f":"release","key":"k","token":"a","time":200000000}
+{"process":0,"type":"ok","f":"release","key":"k","token":"a","time":200001000}
+{"process":1,"type":"invoke","f":"release","key":"k","token":"b","time":300000000}
+{"process":1,"type":"ok","f":"release","key":"k","token":"b","time":300001000}
+`
+	if err := os.WriteFile(filepath.Join(dir, "history.jsonl"), []byte(hist), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	write(map[string]any{"lock": exec, "seed": 1, "clients": 2, "duration": int64(time.Second / 4), "ttl": int64(time.Second)})
+	_, stderr, code := torture(t, "shrink", dir)
+	if code != exitError || !strings.Contains(stderr, "only when you name it again: --lock") {
+		t.Errorf("exec lock not named again: exit %d, %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+		t.Fatal("shrink ran the stored client process")
+	}
+	write(map[string]any{"lock": "setnx", "seed": 1, "clients": 2, "duration": int64(1000 * time.Hour), "ttl": int64(time.Second)})
+	_, stderr, code = torture(t, "shrink", dir)
+	if code != exitError || !strings.Contains(stderr, "shrink replays no longer than the run took") {
+		t.Errorf("a 1000-hour replay: exit %d, %s", code, stderr)
 	}
 }

@@ -39,7 +39,8 @@ func TestPlainDelFails(t *testing.T) {
 	if code != gate.ExitBroken {
 		t.Fatalf("exit %d, want %d:\n%s", code, gate.ExitBroken, out)
 	}
-	if !strings.Contains(out, "mylock-plain-del/client-pause broke a promise**: lease safety under a client pause") {
+	if !strings.Contains(out, "**mylock-plain-del/client-pause: lease broken** (promised: lease safety under a client pause") ||
+		!strings.Contains(out, "lease broken in 1/1 runs (promised safe), resource lost in 1/1 runs (expected)") {
 		t.Fatalf("the verdict does not name the broken promise:\n%s", out)
 	}
 }

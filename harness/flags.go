@@ -1,0 +1,222 @@
+package harness
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/locks"
+	"github.com/locktorture/locktorture/nemesis"
+)
+
+// BindFlags registers on fs one flag for every field of c a user sets on
+// the command line of `torture run`, each writing into c. Every flag's
+// default is the field's zero value, which Config reads as "the default"
+// (stated in the flag's usage from Defaults): so a field the user leaves
+// unset can still take a default that depends on the rest, such as a
+// targeted fault kind's workload (nemesis.Kind.Window). Call CheckFlags
+// after fs.Parse.
+//
+// The flags are declared here, beside the fields they fill, and nowhere
+// else: Args renders a Config back into them, so the command line that
+// reproduces a run (a matrix cell's, a gate's, a shrunk schedule's) is
+// always one `torture run` accepts, and a new field needs its flag here
+// only. The nodes' password has no flag: a command line is readable by
+// every local user (/proc/PID/cmdline).
+func BindFlags(fs *flag.FlagSet, c *Config) {
+	d := Defaults()
+	fs.StringVar(&c.Lock, "lock", "", "lock under test: "+strings.Join(locks.Names(), ", ")+", or exec:'COMMAND' (a client process speaking locks/clients/PROTOCOL.md)")
+	fs.StringVar(&c.Backend, "backend", "", "where the nodes run: process (redis-server on this host; the default), docker (containers of --image) or external (--nodes host:port,... run by someone else; no kill, pause or clock faults)")
+	fs.StringVar(&c.Image, "image", "", "docker backend: the image (default "+cluster.DefaultImage+", which make redis-image builds; nothing is pulled)")
+	fs.StringVar(&c.Toxiproxy, "toxiproxy", "", "external backend: URL of the API of a toxiproxy server to reach the nodes through, for network faults (e.g. http://10.0.0.5:8474)")
+	fs.Var(nodesFlag{c}, "nodes", "Redis nodes: a number (default 5 for redlock locks, 1 otherwise), or for --backend external their addresses, host:port,...")
+	fs.StringVar(&c.Topology, "topology", "", "masters (independent nodes; the default) or failover (primary, replica, three sentinels; single-instance locks)")
+	fs.BoolVar(&c.Persistence, "persistence", false, "run the nodes with appendfsync always (a killed node keeps its locks)")
+	fs.StringVar(&c.Appendfsync, "appendfsync", "", "run the nodes persistent with this fsync policy: always (as --persistence) or everysec (Redis's default: a kill may lose the last second)")
+
+	fs.IntVar(&c.Clients, "clients", 0, fmt.Sprintf("concurrent clients (default %d, or what a targeted fault kind asks for)", d.Clients))
+	fs.IntVar(&c.Keys, "keys", 0, fmt.Sprintf("lock keys the clients contend for (default %d, or what a targeted fault kind asks for)", d.Keys))
+	fs.DurationVar(&c.Duration, "duration", 0, fmt.Sprintf("how long clients run (default %s, or what a fault kind needs)", d.Duration))
+	fs.DurationVar(&c.TTL, "ttl", 0, fmt.Sprintf("lock TTL (default %s, or what a targeted fault kind asks for)", d.TTL))
+	fs.DurationVar(&c.Hold, "hold", 0, fmt.Sprintf("time spent inside the critical section; 0 for none (default %s, or what a targeted fault kind asks for); with --extend, the work of a cycle, which may be several TTLs", d.Hold))
+	fs.DurationVar(&c.AcquireTimeout, "acquire-timeout", 0, "bound on one acquire call, retries included, and on one extend (default the TTL)")
+	fs.BoolVar(&c.KeyPerClient, "key-per-client", false, "give each client a key of its own, so no two contend (a throughput measurement; --keys is then --clients)")
+	fs.BoolVar(&c.Extend, "extend", false, "renew the lease while working: sections of at most --extend-every, an extend between two")
+	fs.DurationVar(&c.ExtendEvery, "extend-every", 0, "with --extend, the work between two extends (default TTL/3)")
+	fs.Int64Var(&c.Seed, "seed", 0, fmt.Sprintf("seed of the run's one random source (default %d)", d.Seed))
+	fs.BoolVar(&c.Fencing, "fencing", false, "issue fencing tokens and have the resource check them")
+	fs.StringVar(&c.Store, "store", "", "with --fencing, where the resource checks the token: all (every access; the default) or write-only (writes only, Kleppmann's storage service)")
+	fs.IntVar(&c.Quorum, "quorum", 0, "redlock: nodes that must grant (default ⌊N/2⌋+1, the Redis page's majority; the seed article's ⌈N/2⌉+1 is one more for an odd N)")
+	fs.IntVar(&c.WaitReplicas, "wait-replicas", 0, "setnx on --topology failover: WAIT for this many replicas (1) after each granted SET, and hold only if they acknowledged it")
+
+	fs.Var((*kindsFlag)(&c.Nemesis), "nemesis", "comma-separated fault kinds: "+strings.Join(kindNames(), ", "))
+	fs.DurationVar(&c.NemesisInterval, "nemesis-interval", 0, fmt.Sprintf("quiet time between faults, and least time each stays active (default %s, or what a targeted fault kind asks for)", d.NemesisInterval))
+	fs.DurationVar(&c.RestartDelay, "restart-delay", 0, "delay of the kill fault's delayed restarts (default 1.5×TTL)")
+	fs.StringVar(&c.Restart, "restart", "", "how kill faults restart nodes: mixed (the default), immediate or delayed")
+	fs.DurationVar(&c.LivenessBound, "liveness-bound", 0, "how long a key may stay free yet unacquired after the faults healed before liveness is stuck (default 3×TTL)")
+	fs.StringVar(&c.Replay, "replay", "", "replay the faults of this schedule.json instead of drawing them from the seed")
+}
+
+// CheckFlags refuses, after fs.Parse, a flag given a value Config would
+// read as "the default" or that is out of range: --clients and --keys
+// must be at least 1, the durations positive, the seed not 0; --hold 0
+// is a hold of nothing (Workload.NoHold).
+func CheckFlags(fs *flag.FlagSet, c *Config) error {
+	var err error
+	positive := func(name string, d time.Duration) {
+		if d <= 0 {
+			err = fmt.Errorf("--%s must be positive, got %s", name, d)
+		}
+	}
+	fs.Visit(func(f *flag.Flag) {
+		if err != nil {
+			return
+		}
+		switch f.Name {
+		case "clients":
+			if c.Clients < 1 {
+				err = fmt.Errorf("--clients must be at least 1, got %d", c.Clients)
+			}
+		case "keys":
+			if c.Keys < 1 {
+				err = fmt.Errorf("--keys must be at least 1, got %d", c.Keys)
+			}
+		case "seed":
+			if c.Seed == 0 {
+				err = errors.New("--seed must not be 0")
+			}
+		case "hold":
+			switch {
+			case c.Hold < 0:
+				err = fmt.Errorf("--hold must not be negative, got %s", c.Hold)
+			case c.Hold == 0:
+				c.NoHold = true
+			}
+		case "duration", "ttl", "extend-every", "liveness-bound", "nemesis-interval", "acquire-timeout":
+			positive(f.Name, f.Value.(flag.Getter).Get().(time.Duration))
+		case "restart-delay":
+			if c.RestartDelay <= 0 {
+				err = fmt.Errorf("--restart-delay must be positive, got %s (for restarts at once: --restart immediate)", c.RestartDelay)
+			}
+		}
+	})
+	return err
+}
+
+// Args renders c as the flags of `torture run` that reproduce it: every
+// field BindFlags covers that is not zero, in the order BindFlags
+// declares them. The password is never rendered (it has no flag).
+func Args(c Config) []string {
+	var zero Config
+	fs := flag.NewFlagSet("render", flag.ContinueOnError)
+	BindFlags(fs, &zero)
+	zero = c // the flags' values now read c; their defaults are zero
+	zero.Password = ""
+	var out []string
+	fs.VisitAll(func(f *flag.Flag) {
+		v := f.Value.String()
+		if v == f.DefValue {
+			return
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			if v == "true" {
+				out = append(out, "--"+f.Name)
+			}
+			return
+		}
+		out = append(out, "--"+f.Name, quoteArg(v))
+	})
+	if c.NoHold {
+		out = append(out, "--hold", "0s")
+	}
+	return out
+}
+
+// quoteArg quotes a value for a shell when it holds anything but the
+// characters of names, numbers, durations and addresses.
+func quoteArg(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("-_.,:/+=@%µ", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+var _ flag.Getter = (*kindsFlag)(nil)
+
+// kindsFlag is --nemesis: a comma-separated list of fault kinds.
+type kindsFlag []string
+
+func (k *kindsFlag) String() string {
+	if k == nil {
+		return ""
+	}
+	return strings.Join(*k, ",")
+}
+
+func (k *kindsFlag) Set(s string) error {
+	*k = nil
+	if s == "" {
+		return nil
+	}
+	*k = strings.Split(s, ",")
+	return nil
+}
+
+func (k *kindsFlag) Get() any { return []string(*k) }
+
+// nodesFlag is --nodes: a number of nodes, or a comma-separated list of
+// host:port for the external backend.
+type nodesFlag struct{ cfg *Config }
+
+func (f nodesFlag) String() string {
+	switch {
+	case f.cfg == nil:
+		return ""
+	case len(f.cfg.External) > 0:
+		return strings.Join(f.cfg.External, ",")
+	case f.cfg.Nodes == 0:
+		return ""
+	}
+	return strconv.Itoa(f.cfg.Nodes)
+}
+
+func (f nodesFlag) Set(s string) error {
+	if n, err := strconv.Atoi(s); err == nil {
+		if n < 1 {
+			// Config.Nodes 0 would be "the default".
+			return fmt.Errorf("want at least 1 node, got %d", n)
+		}
+		f.cfg.Nodes, f.cfg.External = n, nil
+		return nil
+	}
+	var addrs []string
+	for a := range strings.SplitSeq(s, ",") {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return fmt.Errorf("want a number or host:port,...: %q: %v", a, err)
+		}
+		addrs = append(addrs, a)
+	}
+	f.cfg.Nodes, f.cfg.External = len(addrs), addrs
+	return nil
+}
+
+// kindNames are the names of the fault kinds, in their order.
+func kindNames() []string {
+	var names []string
+	for _, k := range nemesis.Kinds() {
+		names = append(names, k.Name)
+	}
+	return names
+}
+
+// CommandLine is the `torture run` command that reproduces c (Args).
+func CommandLine(c Config) string {
+	return strings.Join(append([]string{"torture", "run"}, Args(c)...), " ")
+}

@@ -1,0 +1,25 @@
+package matrix
+
+// Sources cited by the rows of the literature table.
+const (
+	SrcRedis     = "Redis docs, \"Distributed Locks with Redis\" (redis.io/docs/latest/develop/use/patterns/distributed-locks/)"
+	SrcKleppmann = "M. Kleppmann, \"How to do distributed locking\", 2016"
+	SrcAntirez   = "antirez, \"Is Redlock safe?\", 2016"
+	SrcMutant    = "deliberate bug (locks/mutants.go)"
+	SrcExtends   = "lock libraries' extend bugs: go-redsync/redsync issues 72, 147 and 149, mike-marcacci/node-redlock issues 296 and 169, leandromoreira/redlock-rb issue 36 (extends after expiry, extends that revive another client's key)"
+	SrcJepsen    = "Jepsen's fenced-mutex check: fencing tokens must increase in the order the lock was granted"
+	SrcRedisPy   = "redis-py docs, Redis.lock and redis.lock.Lock (timeout is the key's TTL; the lock offers no validity and holds until release())"
+	// SrcLeaseRule is the rule the latency rows rely on, and the argument
+	// the single-instance clock rows rest on.
+	SrcLeaseRule = "the lease rule: a client counts its lease from before it sent the request (C. Gray, D. Cheriton, \"Leases\", SOSP 1989)"
+	SrcSeed      = "the seed article: the single-instance lock SET NX PX with a Lua compare-and-delete release and no validity (locks/setnxseed.go), and RedLock with a quorum of ⌈N/2⌉+1"
+	SrcWait      = "Redis docs, WAIT (redis.io/docs/latest/commands/wait/): WAIT does not make Redis a strongly consistent store; a failover may still promote a replica that did not acknowledge"
+	SrcFsync     = "Redis docs, persistence (redis.io/docs/latest/operate/oss_and_stack/management/persistence/) and the distributed-locks page's \"Performance, crash recovery and fsync\": appendfsync always keeps every acknowledged write; everysec may lose the last second on a crash"
+	SrcRedLockPy = "redlock-py (SPSCommerce/redlock-py): elapsed = int(time.time() * 1000) − start_time, validity = ttl − elapsed − drift, on the wall clock"
+	SrcSingle    = "the single-instance argument: one node's key expires by that node's wall clock alone, so a forward jump ends every lock it holds at once (Redis 7 keyIsExpired; " + "M. Kleppmann, \"How to do distributed locking\", 2016)"
+	// SrcDeclared is the source of an expectation a lock sets for itself
+	// (locks.Promises.SafeUnder).
+	SrcDeclared = "declared by the lock (locks.Promises.SafeUnder)"
+	// SrcPause is the source of the node-pause row.
+	SrcPause = "Redis docs, \"Distributed Locks with Redis\": the algorithm is safe as long as a majority of the nodes is up and behaves; a stopped minority cannot grant a lease the others refused"
+)

@@ -1,0 +1,520 @@
+package matrix
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/harness"
+	"github.com/locktorture/locktorture/locks"
+	"github.com/locktorture/locktorture/nemesis"
+	"github.com/locktorture/locktorture/report"
+)
+
+// Row is one row of the literature table: what the literature predicts of
+// a class of lock under one fault and workload, property by property,
+// with its source and the promise it rests on. Every cell of the matrix,
+// of a lock this project ships, of a library's or of a user's, is a row
+// its promises select (Derive); nothing else names a cell.
+type Row struct {
+	// Name names the row, and the cell after the lock's name: "fault"
+	// (the cell lock/fault) or "+variant/fault" for a workload variant
+	// (the cell lock+variant/fault).
+	Name string
+	// When selects the locks the row is for, by their traits
+	// (locks.Spec.Traits; locks.Match): space-separated words, each
+	// required, or excluded with a leading "!", alternatives separated by
+	// "|"; "" is every lock.
+	When string
+	// Config is the run: workload, faults and cluster. Lock, Seed,
+	// Duration and Dir are set per run; every other zero field takes the
+	// harness's default (a targeted kind's workload included,
+	// nemesis.Kind.Window), and Nodes 0 a quorum lock's quorum.
+	Config harness.Config
+	// MinDuration is the least duration a run of the row needs (a
+	// failover takes seconds), beyond what its kinds ask for
+	// (nemesis.Kind.Window).
+	MinDuration time.Duration
+	// Expect is the prediction for a lock of the class, per property.
+	Expect report.Expect
+	// Band is the least rate of violations of each property expected
+	// violated; nil is report.DefaultBand (≥ 0.9, forced).
+	Band *report.Band
+	// Catch is the band of a mutant whose bug breaks this row's promise
+	// (locks.Bug); nil is report.DefaultBand.
+	Catch *report.Band
+	// Source cites the literature; Why gives the reason in a sentence.
+	Source, Why string
+	// Promise names what the properties expected safe (and liveness ok)
+	// rest on: the promise a lock breaks when the row shows them
+	// violated.
+	Promise string
+	// Missing says, for a row that expects a property only possible, what
+	// would make it measurable.
+	Missing string
+	// Quick selects, like When, the locks whose cell of this row is in the
+	// release gate's quick profile: those whose outcome was reliable in
+	// one short run on a loaded machine; "" is none.
+	Quick string
+}
+
+// Spec is one cell of the matrix: a row of Literature for one lock.
+type Spec struct {
+	// Name is lock + the row's name ("setnx/client-pause",
+	// "redlock+extend/latency").
+	Name string
+	// Row is the row's name.
+	Row string
+	// Config is the run, Lock set (Seed, Duration and Dir are per run).
+	Config harness.Config
+	// MinDuration is the least duration a run of this cell needs: the
+	// profile's duration is raised to it.
+	MinDuration time.Duration
+	// Expect is the prediction per property; Band the least rate of the
+	// properties expected violated.
+	Expect report.Expect
+	Band   report.Band
+	Source string
+	Why    string
+	// Promise is what the properties expected safe rest on (see Row).
+	Promise string
+	// Missing is the row's (see Row).
+	Missing string
+	// Bug is, in a mutant's cell, the deliberate bug the cell exposes.
+	Bug string
+	// Quick puts the cell in the release gate's quick profile.
+	Quick bool
+	// Traits are the lock's (locks.Spec.Traits), which the scenarios
+	// select cells by.
+	Traits []string
+}
+
+// Lock is the cell's lock.
+func (sp Spec) Lock() string { return sp.Config.Lock }
+
+// Kinds are the cell's fault kinds.
+func (sp Spec) Kinds() []string { return sp.Config.Nemesis }
+
+// ms is a millisecond, for the table's workloads.
+const ms = time.Millisecond
+
+// The bands of the table, with the reasons the published runs gave them.
+var (
+	bandKill = &report.Band{Min: 0.6, Max: 1, Why: "random kills must land while a lock is held, and the restarted node must be asked before the key would have expired: seen on 2 or 3 of 3 seeds"}
+	// bandClock1 and bandClock5: a random jump must land while a lock is
+	// held and be large enough to expire it.
+	bandClock1 = &report.Band{Min: 0.5, Max: 1, Why: "a random jump must land while a lock is held and be large enough to expire it: seen on 5 to 7 of 8 seeds"}
+	bandClock5 = &report.Band{Min: 0.3, Max: 1, Why: "a random jump must move enough of the five nodes while a lock is held: seen on 4 or 5 of 8 seeds"}
+	bandKillQ  = &report.Band{Min: 0.9, Max: 1, Why: "kill-quorum makes the bare majority itself (the nodes outside it cut off until it grants) and kills one of its nodes at the grant; the second client must still win the restarted node and the freed ones before the holder releases: 10 of 10 seeds for each cell in BENCHMARKS.md, 3 of 3 in the matrix"}
+	bandFail   = &report.Band{Min: 0.6, Max: 1, Why: "the isolation must fall inside a hold the replica has not yet copied: seen on 3 of 3 seeds, with random timing"}
+	bandFence  = &report.Band{Min: 0.6, Max: 1, Why: "tokens come out of order when consecutive grants come from different majorities, which contention decides: seen on 3 of 3 seeds; the stale write lands in 2 of 3"}
+)
+
+// Literature is the table of expectations. A row for a new fault kind or a
+// new class of lock is a line here; nothing else switches on fault or
+// promise names.
+var Literature = []Row{
+	// No faults: every correct lock is safe; a mutant with a race is
+	// caught.
+	{Name: "none", Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis,
+		Why: "no faults: SET NX PX is mutual exclusion", Promise: "mutual exclusion without faults", Quick: "*"},
+	{Name: "+fencing/none", When: "fence-sound", Config: harness.Config{Workload: harness.Workload{Fencing: true}}, Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis,
+		Why: "no faults", Promise: "mutual exclusion without faults, fencing on", Quick: "fences"},
+
+	// Network faults: RedLock's quorum keeps it safe.
+	{Name: "partition", When: "quorum", Config: faults(time.Second, "partition"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis,
+		Why: "two majorities always intersect, whatever the partition", Promise: "quorum: a grant needs a majority, and two majorities intersect", Quick: "fences"},
+	{Name: "latency", When: "elapsed", Config: faults(time.Second, "latency"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis + "; " + SrcLeaseRule,
+		Why: "validity is counted from before the request", Promise: "elapsed from request: the validity is counted from before the request, so a slow reply shortens it", Quick: "fences"},
+	{Name: "latency-hold950", When: "elapsed", Config: withWork(faults(time.Second, "latency"), harness.Workload{Keys: 1, Hold: 950 * ms}), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis + "; " + SrcLeaseRule,
+		Why:     "a hold of 0.95 TTL under latency: a validity counted from before the SET ends the hold before the key expires (a slow round leaves less than the hold, and the section refuses to write)",
+		Promise: "elapsed from request: the validity is counted from before the request, so a slow reply shortens it",
+		Catch:   &report.Band{Min: 0.6, Max: 1, Why: "a latency fault must slow the acquire of a 950 ms hold: seen on 3 of 3 seeds and 10 of 10 in BENCHMARKS.md"}},
+	// The forced form of the elapsed-time term: one acquire's reply is held
+	// by just under a node call's timeout (TTL/10), the next is fast; the
+	// workload is the kind's (a hold of 0.96 TTL, 12 s: three steps).
+	{Name: "delay-grant", When: "elapsed", Config: faults(0, "delay-grant"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis + "; " + SrcLeaseRule,
+		Why:     "the held reply comes off the validity, so the holder's validity ends before the key expires (here its second check fails and it writes nothing)",
+		Promise: "elapsed from request: the validity is counted from before the request, so a slow reply shortens it"},
+	{Name: "delay-grant", When: "!elapsed", Config: faults(0, "delay-grant"), Expect: report.ExpectAll(report.ExpectViolation), Source: SrcRedisPy + "; " + SrcRedis,
+		Why: "no validity counted from before the request: the holder whose reply was held counts on the lease for that long after its key expired, and the next client's fast acquire takes the key meanwhile; the late holder's write then loses the next one's update"},
+
+	// Process faults.
+	{Name: "kill-immediate", When: "single", Config: withWork(restart(faults(time.Second, "kill"), nemesis.RestartImmediate), harness.Workload{Hold: 500 * ms}),
+		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Band: bandKill, Source: SrcRedis,
+		Why: "a node restarted without persistence forgets the lock: a second client is granted it while the first holds (an update is lost when their sections interleave)", Quick: "fences"},
+	{Name: "kill-immediate-always", When: "single", Config: persist(withWork(restart(faults(time.Second, "kill"), nemesis.RestartImmediate), harness.Workload{Hold: 500 * ms}), "always"),
+		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcFsync,
+		Why:     "appendfsync always: the SET is on disk before its reply, and the restarted node reloads it with its absolute expiry (PXAT)",
+		Promise: "persistence with appendfsync always: a restarted node keeps every lock it acknowledged"},
+	{Name: "kill-immediate-everysec", When: "single", Config: persist(withWork(restart(faults(time.Second, "kill"), nemesis.RestartImmediate), harness.Workload{Hold: 500 * ms}), "everysec"),
+		Expect: report.ExpectAll(report.ExpectPossible), Source: SrcFsync,
+		Why:     "everysec loses what the OS had not written on a machine crash; a process kill keeps the page cache, so only a write Redis postponed behind a slow fsync can be lost",
+		Missing: "a fault that loses what the OS had not written to disk (a power loss that drops the page cache), or a slow disk that makes Redis postpone its fsync; a process kill forces neither"},
+	{Name: "kill-delayed", When: "single persist:delayed-restart", Config: withWork(restart(faults(time.Second, "kill"), nemesis.RestartDelayed), harness.Workload{Hold: 500 * ms}),
+		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis,
+		Why:     "a node that stays down longer than the TTL comes back after every lock it granted expired",
+		Promise: "delayed restarts: a restarted node comes back after every lock it granted expired", Quick: "fences"},
+	// Where the lock reports which nodes granted each hold, the targeted
+	// kill forces what random kills leave to luck; the workload is the
+	// kind's (one key, holds of 0.8 TTL, 250 ms between steps).
+	{Name: "kill-quorum", When: "quorum reports", Config: nodes(faults(0, "kill-quorum"), 3),
+		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Band: bandKillQ, Source: SrcRedis + "; " + SrcKleppmann,
+		Why: "a node of a hold that a bare majority granted, killed while the hold is valid and restarted empty at once, makes with the node that never granted a second majority", Quick: "fences"},
+	{Name: "kill-immediate", When: "quorum !reports", Config: nodes(withWork(restart(faults(500*ms, "kill"), nemesis.RestartImmediate), harness.Workload{Keys: 1, Hold: 500 * ms}), 3),
+		Expect: report.ExpectAll(report.ExpectPossible), Source: SrcRedis + "; " + SrcKleppmann,
+		Why:     "a node restarted empty can hand a held lock to a second majority, if the holder had exactly a majority",
+		Missing: "kill-quorum, which forces it, aims at the nodes that granted a hold, which this lock does not report (locks.NodeReporter)"},
+	{Name: "kill-immediate-q3", When: "quorum quorum-size", Config: nodes(withWork(restart(faults(500*ms, "kill"), nemesis.RestartImmediate), harness.Workload{Keys: 1, Hold: 500 * ms, Quorum: 3}), 3),
+		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcSeed + "; " + SrcRedis,
+		Why:     "the seed article's quorum ⌈3/2⌉+1 = 3 is every node: a second holder needs the two nodes that still hold the first's key, so one node restarted empty cannot hand it out; the price is availability while any node is down",
+		Promise: "a quorum of every node: one node restarted empty cannot make a second quorum"},
+	{Name: "kill-delayed,pause", When: "quorum persist:delayed-restart", Config: withWork(restart(faults(time.Second, "kill", "pause"), nemesis.RestartDelayed), harness.Workload{Hold: 500 * ms}),
+		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis,
+		Why:     "delayed restarts: a minority down or stopped cannot break the quorum",
+		Promise: "quorum with delayed restarts: a minority down or stopped cannot break it", Quick: "fences"},
+	{Name: "kill-quorum-delayed", When: "quorum persist:delayed-restart reports", Config: withWork(restart(faults(500*ms, "kill-quorum"), nemesis.RestartDelayed), harness.Workload{Hold: 500 * ms}),
+		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis,
+		Why:     "the aim of kill-quorum with the delayed restart: the node is back after every lease it granted expired",
+		Promise: "quorum with delayed restarts: a minority down or stopped cannot break it", Quick: "fences"},
+	{Name: "pause", When: "quorum", Config: faults(time.Second, "pause"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcPause,
+		Why:     "SIGSTOP of some nodes: their keys expire on their wall clock, the commands sent meanwhile run late after SIGCONT; a grant still needs a majority, and two majorities intersect",
+		Promise: "quorum: a grant needs a majority, and two majorities intersect"},
+
+	// A crashed holder: its key expires within the TTL.
+	{Name: "client-crash", Config: withWork(faults(time.Second, "client-crash"), harness.Workload{Keys: 1, TTL: 500 * ms}),
+		Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectSafe, Liveness: checker.LivenessOK}, Source: SrcRedis,
+		Why: "a crashed holder's key expires within its TTL, and the next client acquires it", Promise: "liveness: a crashed holder's key expires within its TTL"},
+
+	// Client pauses (the GC pause): no lock protects the resource without
+	// fencing; a lock whose validity is counted from before the request
+	// still never grants overlapping leases.
+	{Name: "client-pause", When: "elapsed", Config: pauseRun(),
+		Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectViolation}, Source: SrcKleppmann + "; " + SrcAntirez,
+		Why:     "a holder paused past its TTL writes after another client; its validity ended before the other was granted",
+		Promise: "lease safety under a client pause: the stalled holder's validity ends before another client is granted the key", Quick: "fences|mutant"},
+	{Name: "client-pause", When: "!elapsed", Config: pauseRun(), Expect: report.ExpectAll(report.ExpectViolation), Source: SrcKleppmann + "; " + SrcRedisPy,
+		Why: "a paused holder writes late; with no validity its lease outlives the key too"},
+	{Name: "pause-holder", When: "single elapsed", Config: faults(0, "pause-holder"),
+		Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectViolation}, Source: SrcKleppmann,
+		Why:     "a holder stalled just past its validity writes after the next holder read",
+		Promise: "lease safety under a client pause: the stalled holder's validity ends before another client is granted the key", Quick: "fences"},
+	{Name: "+fencing/client-pause", When: "fence-sound", Config: fenced(pauseRun(), ""), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcKleppmann,
+		Why: "the resource refuses the stale fencing token", Promise: "sound fencing: every token is greater than the last holder's, so the resource refuses a stalled holder's write", Quick: "fences"},
+	{Name: "+fencing/pause-holder", When: "single fence-sound", Config: fenced(faults(0, "pause-holder"), ""), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcKleppmann,
+		Why: "the resource refuses the stalled holder's stale token", Promise: "sound fencing: every token is greater than the last holder's, so the resource refuses a stalled holder's write"},
+	{Name: "+fencing+write-only/client-pause", When: "fence-sound", Config: fenced(pauseRun(), harness.StoreWriteOnly), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcKleppmann,
+		Why:     "one counter on one node increases with every grant: the store refuses the paused holder's stale write",
+		Promise: "sound fencing: every token is greater than the last holder's, so the resource refuses a stalled holder's write"},
+	{Name: "+fencing+write-only/client-pause", When: "fences !fence-sound", Config: nodes(fenced(withWork(pauseRun(), harness.Workload{Hold: 200 * ms}), harness.StoreWriteOnly), 5),
+		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Band: bandFence, Source: SrcKleppmann + "; " + SrcJepsen,
+		Why:     "the maximum of independent per-node counters is not a fencing token: consecutive grants from different majorities get tokens out of grant order (the lease check counts it, Jepsen's fenced-mutex rule); whether the paused holder's stale write then lands in the write-only store depends on how far the counters drifted apart",
+		Missing: "the stale write needs the paused holder's token to exceed the next holder's, which contention decides, not any fault here"},
+	{Name: "+fencing/kill-quorum", When: "fences !fence-sound reports", Config: fenced(nodes(faults(0, "kill-quorum"), 3), ""),
+		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Band: bandKillQ, Source: SrcKleppmann,
+		Why: "two holders at once after a node of a bare majority restarted empty; the maximum of independent per-node counters, one of them reset, is not a fencing token that keeps the stale holder out"},
+	{Name: "+fencing+write-only/kill-quorum", When: "fences !fence-sound reports", Config: fenced(nodes(withWork(faults(500*ms, "kill-quorum"), harness.Workload{Hold: 800 * ms}), 3), harness.StoreWriteOnly),
+		Expect: report.ExpectAll(report.ExpectViolation), Band: bandFence, Source: SrcKleppmann + "; " + SrcJepsen,
+		Why: "two holders at once after a node of a bare majority restarted empty: the maximum of per-node counters, one of them reset, need not order their writes, and the store takes a stale one"},
+	{Name: "+fencing/client-pause,kill", When: "fences !fence-sound !reports", Config: fenced(withWork(restart(faults(time.Second, "client-pause", "kill"), nemesis.RestartImmediate), harness.Workload{Keys: 1, TTL: 500 * ms, Hold: 200 * ms}), ""),
+		Expect: report.ExpectAll(report.ExpectPossible), Source: SrcKleppmann,
+		Why:     "the maximum of independent per-node counters is not a fencing token: it need not grow from one holder to the next",
+		Missing: "kill-quorum, which forces two holders, needs the per-node grants this lock does not report"},
+
+	// Auto-extended leases (a hold of 3 TTLs, renewed every TTL/3), as
+	// redsync's Extend, redislock's Refresh and Redisson's watchdog do.
+	{Name: "+extend/latency", When: "extends elapsed", Config: extended(faults(time.Second, "latency"), 3*time.Second), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis + "; " + SrcExtends,
+		Why: "an extend is a compare-and-pexpire (on a quorum, for RedLock) counted from before it was sent, like the acquire", Promise: "extends: a renewal is counted from before it was sent and checks the token"},
+	{Name: "+extend/client-pause", When: "extends elapsed", Config: extended(pauseRun(), 1500*ms),
+		Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectViolation}, Source: SrcKleppmann + "; " + SrcExtends,
+		Why:     "renewing does not help a holder paused past its TTL between its check and its write; its next extend is refused",
+		Promise: "extends: an extend renews the lease only while its holder still holds it", Quick: "mutant"},
+	{Name: "+extend/clock-holder", When: "single extends", Config: extended(faults(0, "clock-holder"), 3*time.Second),
+		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Source: SrcKleppmann,
+		Why: "a forward jump just past the holder's validity expires its key, whatever the renewals: the next extend is refused, after another client took the key"},
+	{Name: "+extend/clock-majority", When: "quorum extends", Config: extended(faults(0, "clock-majority"), 3*time.Second),
+		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Source: SrcKleppmann + "; " + SrcAntirez,
+		Why: "a jump on a majority of the holder's nodes just past its validity expires the keys while the holder's validity runs on; renewing comes too late"},
+	{Name: "+extend/kill-immediate", When: "single extends", Config: extended(restart(faults(time.Second, "kill"), nemesis.RestartImmediate), 3*time.Second),
+		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Band: bandKill, Source: SrcRedis,
+		Why: "a node restarted without persistence forgets the lock; the holder's next extend is refused, too late"},
+	{Name: "+extend/kill-delayed", When: "quorum extends persist:delayed-restart", Config: extended(restart(faults(time.Second, "kill"), nemesis.RestartDelayed), 3*time.Second),
+		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis,
+		Why: "delayed restarts: a minority down cannot break the quorum of an acquire or an extend", Promise: "quorum with delayed restarts: a minority down or stopped cannot break it"},
+
+	// Clocks: RedLock assumes bounded clock drift; a single instance's key
+	// expires by its one node's clock.
+	{Name: "clock", When: "quorum", Config: faults(time.Second, "clock"),
+		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Band: bandClock5, Source: SrcKleppmann + "; " + SrcAntirez,
+		Why: "a wall-clock jump on nodes expires their keys early while the holder's validity runs on"},
+	{Name: "clock", When: "single", Config: withWork(faults(time.Second, "clock"), harness.Workload{Hold: 500 * ms}),
+		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Band: bandClock1, Source: SrcSingle,
+		Why: "a forward jump on the one node expires the held key at once, while the holder's validity runs on its own clock"},
+	{Name: "clock-holder", When: "single", Config: faults(0, "clock-holder"),
+		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Source: SrcKleppmann + "; " + SrcSingle,
+		Why: "a forward jump just past the holder's validity expires its key while it still counts on it", Quick: "fences"},
+	// The contested case: the clients split onto two bare majorities, one
+	// client a side (the kind's workload); one shared node's clock jump
+	// leaves the holder without a majority and gives the other side one.
+	{Name: "clock-partition", When: "quorum", Config: nodes(faults(0, "clock-partition"), 3),
+		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Source: SrcKleppmann + "; " + SrcAntirez,
+		Why: "two clients on two bare majorities sharing one node: a forward jump of the shared node's clock frees it for the other side while the holder's validity runs on (with more clients a side, the holder's side-mates' partial grants keep the freed node taken)"},
+	{Name: "clock-majority", When: "quorum", Config: faults(0, "clock-majority"),
+		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Source: SrcKleppmann + "; " + SrcAntirez,
+		Why: "a majority of the holder's nodes jump past its validity: RedLock assumes bounded clock drift", Quick: "fences"},
+	{Name: "clock-minority", When: "quorum", Config: faults(0, "clock-minority"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcAntirez,
+		Why: "control: a minority's clocks jump, the rest of the holder's nodes are still a majority", Promise: "quorum: a grant needs a majority, and two majorities intersect", Quick: "fences"},
+	// A backward jump healed by slewing (0.8%, below the 1% drift the
+	// locks allow for) instead of a forward jump.
+	{Name: "clock-back-slew", When: "elapsed !process", Config: withWork(faults(time.Second, "clock-back-slew"), harness.Workload{Keys: 1, TTL: 500 * ms, Hold: 480 * ms}), MinDuration: 16 * time.Second,
+		Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectSafe, Liveness: checker.LivenessOK}, Source: SrcAntirez + "; " + SrcKleppmann,
+		Why:     "a backward jump makes keys outlive their TTL, and the slewed heal runs the node's clock 0.8% fast, so a key set meanwhile expires at most 0.8% of the TTL early, within the drift allowance (1% + 2 ms): liveness only. The holds of 96% of the TTL make it sensitive to a clock running about 4% fast or more",
+		Promise: "drift allowance: a node clock running at most 1% fast cannot expire a key before the holder's validity ends"},
+	// A jump of the client's wall clock (client processes only: the kind
+	// refuses Go locks, whose time.Now the shim cannot move).
+	{Name: "client-clock", When: "quorum monotonic", Config: nodes(withWork(faults(time.Second, "client-clock"), harness.Workload{Keys: 2, TTL: 500 * ms, Hold: 450 * ms}), 3),
+		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcAntirez + "; " + SrcRedLockPy,
+		Why:     "the client's validity is counted on a monotonic clock, which the jumps do not move; the hold of 0.9 TTL fits the validity of a round shorter than 43 ms",
+		Promise: "validity on a monotonic clock: a jump of the client's wall clock does not move it"},
+	// The same with holds of 1.5 TTL, which every correct count ends at
+	// its validity (no section writes: the resource is not tested), so
+	// that a count that over-claims shows as leases outliving their keys.
+	{Name: "client-clock-hold750", When: "quorum monotonic", Config: nodes(withWork(faults(time.Second, "client-clock"), harness.Workload{Keys: 2, TTL: 500 * ms, Hold: 750 * ms}), 3),
+		Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectPossible}, Source: SrcAntirez + "; " + SrcRedLockPy,
+		Why:     "a monotonic count ends each hold of 1.5 TTL at its validity, before the keys expire, whatever the client's wall clock does; no section can write within its validity, so the resource is not tested",
+		Promise: "validity on a monotonic clock: a jump of the client's wall clock does not move it",
+		Missing: "the resource: a hold longer than the TTL lets no correct section write",
+		Catch:   &report.Band{Min: 0.6, Max: 1, Why: "a backward jump of the strobe must fall inside a round that wins the key, and the over-claimed hold must meet the next grant: seen on 3 of 3 seeds and 9 of 10"}},
+
+	// Failover with asynchronous replication.
+	{Name: "failover", When: "single topology:failover", Config: failoverRun("failover", 0), MinDuration: 20 * time.Second,
+		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Band: bandFail, Source: SrcRedis + "; " + SrcKleppmann,
+		Why: "the replica is promoted without the lock the old primary granted", Quick: "fences"},
+	{Name: "failover-unreplicated", When: "single topology:failover", Config: failoverRun("failover-unreplicated", 0),
+		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Source: SrcRedis + "; " + SrcKleppmann,
+		Why: "the primary grants under the cut, the replica never gets the key and is promoted; the next client acquires there while the first holds"},
+	{Name: "+wait/failover", When: "single topology:failover wait", Config: failoverRun("failover", 1), MinDuration: 20 * time.Second,
+		Expect: report.ExpectAll(report.ExpectPossible), Source: SrcWait + "; " + SrcRedis,
+		Why:     "WAIT 1 puts the key on the replica before the client holds, which closes setnx/failover's window for acknowledged grants; the promoted replica still expires by its own clock, and a grant the old primary gives while isolated is never acknowledged (refused), so what is left is narrow",
+		Missing: "a promotion of a replica whose clock is ahead, or a WAIT acknowledged by a replica that is then not the one promoted; no fault here aims at either"},
+	{Name: "+wait/failover-unreplicated", When: "single topology:failover wait", Config: failoverRun("failover-unreplicated", 1),
+		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcWait + "; " + SrcRedis,
+		Why:     "WAIT 1 cannot be acknowledged under the cut, so the lock refuses every acquire the old primary grants there (it deletes the key): every lease it hands out is on the replica that is promoted",
+		Promise: "WAIT 1: a grant only once the replica acknowledged the key"},
+	{Name: "failover-kill-always", When: "single topology:failover", Config: persist(withWork(restart(topology(faults(time.Second, "kill"), "failover"), nemesis.RestartImmediate), harness.Workload{Hold: 500 * ms}), "always"),
+		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcFsync + "; " + SrcRedis,
+		Why:     "one data node crashes and restarts at once from its append-only file: the primary keeps every lock it acknowledged and no promotion is needed; a replica's crash does not touch the primary",
+		Promise: "persistence with appendfsync always: a restarted node keeps every lock it acknowledged"},
+}
+
+// The workloads of the table, built from their parts.
+
+// faults is a run with the fault kinds named, interval apart (0: the
+// harness's default, or a targeted kind's).
+func faults(interval time.Duration, kinds ...string) harness.Config {
+	return harness.Config{Faults: harness.Faults{Nemesis: kinds, NemesisInterval: interval}}
+}
+
+// withWork sets the workload fields w sets.
+func withWork(c harness.Config, w harness.Workload) harness.Config {
+	if w.Keys != 0 {
+		c.Keys = w.Keys
+	}
+	if w.TTL != 0 {
+		c.TTL = w.TTL
+	}
+	if w.Hold != 0 {
+		c.Hold = w.Hold
+	}
+	if w.Clients != 0 {
+		c.Clients = w.Clients
+	}
+	if w.Quorum != 0 {
+		c.Quorum = w.Quorum
+	}
+	return c
+}
+
+func restart(c harness.Config, mode string) harness.Config { c.Restart = mode; return c }
+func nodes(c harness.Config, n int) harness.Config         { c.Nodes = n; return c }
+func topology(c harness.Config, t string) harness.Config   { c.Topology = t; return c }
+
+// persist runs the nodes with the append-only file, fsynced by policy.
+func persist(c harness.Config, policy string) harness.Config {
+	c.Appendfsync = policy
+	return c
+}
+
+// fenced turns fencing on, with the store checking tokens as store says
+// ("" for every access).
+func fenced(c harness.Config, store string) harness.Config {
+	c.Fencing, c.Store = true, store
+	return c
+}
+
+// extended renews the lease while the client works a cycle of hold.
+func extended(c harness.Config, hold time.Duration) harness.Config {
+	c.Extend, c.Hold = true, hold
+	return c
+}
+
+// pauseRun is the client-pause workload: one key, a TTL of 500 ms, a
+// pause every second.
+func pauseRun() harness.Config {
+	return withWork(faults(time.Second, "client-pause"), harness.Workload{Keys: 1, TTL: 500 * ms})
+}
+
+// failoverRun is a run of kind in the failover topology, with WAIT for
+// wait replicas: a TTL of 3 s and holds of 2.5 s, a step every 3 s (the
+// promotion takes seconds).
+func failoverRun(kind string, wait int) harness.Config {
+	c := topology(withWork(faults(3*time.Second, kind), harness.Workload{TTL: 3 * time.Second, Hold: 2500 * ms}), "failover")
+	c.WaitReplicas = wait
+	return c
+}
+
+// Derive returns the cells of Literature for the lock spec with promises
+// p, in the table's order: one for every row p and spec select (When),
+// named lock+row. A fault p claims to survive (SafeUnder) is expected
+// safe, whatever the table says of its class, with that claim as the
+// promise. A mutant's cells are the rows of its bugs alone (locks.Bug),
+// each expecting the bug's property violated.
+func Derive(spec locks.Spec, p locks.Promises) []Spec {
+	traits := spec.Traits(p)
+	var out []Spec
+	for _, r := range Literature {
+		if !locks.Match(traits, r.When) {
+			continue
+		}
+		sp := cell(spec.Name, p, r)
+		sp.Traits = traits
+		sp.Quick = r.Quick != "" && locks.Match(traits, r.Quick)
+		if spec.Mutant {
+			i := slices.IndexFunc(spec.Bugs, func(b locks.Bug) bool { return b.Row == r.Name })
+			if i < 0 {
+				continue
+			}
+			mutate(&sp, r, spec.Bugs[i])
+		} else if fault := r.Name[strings.LastIndex(r.Name, "/")+1:]; sp.Expect.Overall() != report.ExpectSafe && slices.Contains(p.SafeUnder, fault) {
+			sp.Expect = report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectSafe, Liveness: sp.Expect.Liveness}
+			sp.Source, sp.Band = SrcDeclared, report.DefaultBand(report.ExpectSafe)
+			sp.Why = fmt.Sprintf("the lock declares it survives %s (the literature expects %s of its class: %s)", fault, r.Expect, r.Why)
+			sp.Promise, sp.Missing = "safe under "+fault+" (declared)", ""
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+// cell is row r for the lock called lock with promises p.
+func cell(lock string, p locks.Promises, r Row) Spec {
+	c := r.Config
+	c.Nemesis = slices.Clone(c.Nemesis)
+	c.Lock = lock
+	if c.Nodes == 0 && p.Quorum > 0 && c.Topology == "" {
+		c.Nodes = p.Quorum
+	}
+	name := lock + "/" + r.Name
+	if strings.HasPrefix(r.Name, "+") {
+		name = lock + r.Name
+	}
+	band := report.DefaultBand(r.Expect.Overall())
+	if r.Band != nil {
+		band = *r.Band
+	}
+	return Spec{Name: name, Row: r.Name, Config: c, MinDuration: max(r.MinDuration, nemesis.WindowOf(c.Nemesis).Duration),
+		Expect: r.Expect, Band: band, Source: r.Source, Why: r.Why, Promise: r.Promise, Missing: r.Missing}
+}
+
+// mutate turns a row's cell into the cell of a mutant whose bug b breaks
+// it: the bug's property is expected violated (at the row's Catch band),
+// every other property expected safe may now break too, and the cell
+// cites the bug.
+func mutate(sp *Spec, r Row, b locks.Bug) {
+	loosen := func(e report.Expectation) report.Expectation {
+		if e == report.ExpectSafe {
+			return report.ExpectPossible
+		}
+		return e
+	}
+	e := report.Expect{Lease: loosen(sp.Expect.Lease), Resource: loosen(sp.Expect.Resource)}
+	switch b.Property {
+	case report.PropertyLease:
+		e.Lease = report.ExpectViolation
+	case report.PropertyResource:
+		e.Resource = report.ExpectViolation
+	case "liveness":
+		e.Liveness = checker.LivenessStuck
+	}
+	sp.Expect = e
+	sp.Band = report.DefaultBand(report.ExpectViolation)
+	if b.Property == "liveness" {
+		sp.Band = report.DefaultBand(e.Overall())
+	}
+	if r.Catch != nil {
+		sp.Band = *r.Catch
+	}
+	sp.Bug, sp.Why = b.Why, b.Why
+	sp.Source = SrcMutant + "; " + r.Source
+	sp.Promise, sp.Missing = "", ""
+}
+
+// CellsFor returns the cells of the release gate of the lock called lock:
+// the rows of Literature its declared promises select (Derive), every
+// one of them, whatever the row's Quick. A mutant gets its class's rows
+// too: the gate judges a lock by the promises it declares, and a mutant
+// declares those of the lock it mutates, which it breaks.
+func CellsFor(lock string) ([]Spec, locks.Promises, error) {
+	spec, err := locks.Lookup(lock)
+	if err != nil {
+		return nil, locks.Promises{}, err
+	}
+	p, err := locks.DeclaredPromises(spec)
+	if err != nil {
+		return nil, locks.Promises{}, err
+	}
+	spec.Mutant, spec.Bugs = false, nil
+	out := Derive(spec, p)
+	for i := range out {
+		out[i].Quick = false
+	}
+	return out, p, nil
+}
+
+// Cells returns the matrix: the cells of every registered lock (Derive),
+// lock by lock in the registry's order; quick restricts it to the release
+// gate's quick profile. A lock whose promises cannot be read (an exec:
+// lock is not registered) is left out.
+func Cells(quick bool) []Spec {
+	var out []Spec
+	for _, name := range locks.Names() {
+		spec, err := locks.Lookup(name)
+		if err != nil {
+			continue
+		}
+		p, err := locks.DeclaredPromises(spec)
+		if err != nil {
+			continue
+		}
+		for _, sp := range Derive(spec, p) {
+			if !quick || sp.Quick {
+				out = append(out, sp)
+			}
+		}
+	}
+	return out
+}
+
+// Rows returns the names of the rows of Literature, each once, in the
+// table's order.
+func Rows() []string {
+	var out []string
+	for _, r := range Literature {
+		if !slices.Contains(out, r.Name) {
+			out = append(out, r.Name)
+		}
+	}
+	return out
+}

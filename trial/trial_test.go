@@ -1,0 +1,132 @@
+package trial
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/harness"
+	"github.com/locktorture/locktorture/report"
+)
+
+// TestVerdictAboutNothing: a run that was to inject faults and injected
+// none, whose targeted strikes all missed or left no window, in which no
+// key changed hands, or whose clients starved under no fault, is
+// unknown, saying why; a violation always stands; a run that tested
+// something is left alone.
+func TestVerdictAboutNothing(t *testing.T) {
+	faulty := runContext{cfg: harness.Config{Faults: harness.Faults{Nemesis: []string{"kill-quorum"}}}, faults: 2}
+	quiet := runContext{}
+	win := report.Strike{Outcome: report.StrikeWindow}
+	missed := report.Strike{Outcome: report.StrikeMissed, Why: "no hold fit"}
+	closed := report.Strike{Outcome: report.StrikeNoWindow, Why: "released first"}
+	stats := func(faultEvents, maxHolds, ok, completed int) checker.Stats {
+		return checker.Stats{FaultEvents: faultEvents, MaxKeyHolds: maxHolds, Holds: maxHolds, AcquireOK: ok, AcquireCompleted: completed}
+	}
+	for _, tc := range []struct {
+		name            string
+		run             runContext
+		strikes         []report.Strike
+		stats           checker.Stats
+		lease, resource checker.Verdict
+		want            string // the reason's prefix, "" for verdicts left alone
+	}{
+		{"struck with a window", faulty, []report.Strike{win, closed}, stats(4, 50, 50, 60), checker.Valid, checker.Valid, ""},
+		{"no fault event", faulty, []report.Strike{missed, missed}, stats(0, 50, 50, 60), checker.Valid, checker.Valid, checker.ReasonNoFault},
+		{"struck, no window", faulty, []report.Strike{closed, closed}, stats(4, 50, 50, 60), checker.Valid, checker.Valid, ReasonNoWindow},
+		{"missed and no window", faulty, []report.Strike{missed, closed}, stats(2, 50, 50, 60), checker.Valid, checker.Valid, ReasonNoWindow},
+		{"no window, but a violation", faulty, []report.Strike{closed, closed}, stats(4, 50, 50, 60), checker.Invalid, checker.Valid, ReasonNoWindow},
+		{"random steps beside", runContext{cfg: faulty.cfg, faults: 3}, []report.Strike{closed, closed}, stats(6, 50, 50, 60), checker.Valid, checker.Valid, ""},
+		{"no key held twice", quiet, nil, stats(0, 1, 1, 14913), checker.Valid, checker.Valid, ReasonNoHandover},
+		{"starved", quiet, nil, stats(0, 40, 80, 10000), checker.Valid, checker.Valid, ReasonStarved},
+		{"many refusals under faults", faulty, []report.Strike{win}, stats(2, 40, 80, 10000), checker.Valid, checker.Valid, ""},
+		{"plenty", quiet, nil, stats(0, 500, 1000, 1400), checker.Valid, checker.Valid, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := checker.Result{Lease: tc.lease, Resource: tc.resource, Stats: tc.stats}
+			judge(&res, tc.run, tc.strikes)
+			if tc.want == "" {
+				if res.Lease != tc.lease || res.Resource != tc.resource {
+					t.Fatalf("verdicts %s/%s changed (%q)", res.Lease, res.Resource, res.ResourceReason)
+				}
+				return
+			}
+			if tc.lease == checker.Invalid && res.Lease != checker.Invalid {
+				t.Fatalf("a violation was turned into %s", res.Lease)
+			}
+			if res.Resource != checker.Unknown || !strings.HasPrefix(res.ResourceReason, tc.want) {
+				t.Fatalf("resource %s %q, want unknown: %s…", res.Resource, res.ResourceReason, tc.want)
+			}
+		})
+	}
+}
+
+// TestStrikes: a strike is judged against the history: a hold that stayed
+// open a node call after it while another client tried the key is a
+// window; one its holder released first, or that nobody contended, is
+// not; a step that found no hold missed.
+func TestStrikes(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	// Client 0 holds k from 1 s; client 1 tries k from 1.05 s to 1.95 s.
+	ev := func(p int, typ, f, tok string, at int64, valid int64) string {
+		s := `{"process":` + itoa(int64(p)) + `,"type":"` + typ + `","f":"` + f + `","key":"k","time":` + itoa(at)
+		if tok != "" {
+			s += `,"token":"` + tok + `"`
+		}
+		if valid != 0 {
+			s += `,"valid_until":` + itoa(valid)
+		}
+		return s + "}\n"
+	}
+	hist := ev(0, "invoke", "acquire", "", 990*ms, 0) + ev(0, "ok", "acquire", "a", 1000*ms, 1990*ms) +
+		ev(1, "invoke", "acquire", "", 1050*ms, 0) +
+		ev(0, "invoke", "release", "a", releaseAt, 0) + ev(0, "ok", "release", "a", releaseAt+ms, 0) +
+		ev(1, "fail", "acquire", "", 1950*ms, 0)
+	dir := t.TempDir()
+	hpath := filepath.Join(dir, "history.jsonl")
+	if err := os.WriteFile(hpath, []byte(hist), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, _, err := Check(hpath, checker.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := func(at string, client int) string {
+		return `{"kind":"kill-quorum","at":"500ms","for":"2s","desc":"kill-quorum","params":{"pick":0,"min_left":"250ms","window":"2s","active":"1s","decision":{"at":"` + at +
+			`","trigger":{"change":"granted","client":` + itoa(int64(client)) + `,"key":"k","granted":[0,1],"left":"900ms"},"targets":[1]}}}`
+	}
+	sched := `{"seed":1,"kinds":["kill-quorum"],"interval":"250ms","steps":[` +
+		step("1s", 0) + "," + // the hold lasts 1 s after: a window
+		step("1.95s", 0) + "," + // released 1 node call later? no: 50 ms < TTL/10
+		step("1s", 7) + "," + // no hold of client 7
+		`{"kind":"kill-quorum","at":"3s","for":"2s","desc":"kill-quorum","params":{"pick":0,"min_left":"250ms","window":"2s","active":"1s","decision":{"at":"0s","targets":null,"missed":"no hold fit"}}}` +
+		`]}`
+	spath := filepath.Join(dir, "schedule.json")
+	if err := os.WriteFile(spath, []byte(sched), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	strikes, err := Strikes(spath, &a, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{report.StrikeWindow, report.StrikeNoWindow, report.StrikeNoWindow, report.StrikeMissed}
+	if len(strikes) != len(want) {
+		t.Fatalf("%d strikes: %+v", len(strikes), strikes)
+	}
+	for i, w := range want {
+		if strikes[i].Outcome != w || (w != report.StrikeWindow && strikes[i].Why == "") {
+			t.Errorf("strike %d: %+v, want %s with a reason", i, strikes[i], w)
+		}
+	}
+	if !strings.Contains(strikes[1].Why, "before anyone else could be granted") {
+		t.Errorf("strike 1: %q", strikes[1].Why)
+	}
+}
+
+const releaseAt = int64(2000 * time.Millisecond)
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
