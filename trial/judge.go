@@ -144,7 +144,7 @@ func noWindow(res *checker.Result, run runContext, strikes []report.Strike) {
 func coverage(res *checker.Result, run runContext) {
 	st := res.Stats
 	if st.AcquireOK > 0 && !handedOver(res) {
-		unknown(res, fmt.Sprintf("%s: %d hold(s), no key held twice, so no two holds could overlap; run longer, or with fewer keys or a shorter hold", ReasonNoHandover, st.Holds))
+		unknown(res, fmt.Sprintf("%s: %d hold(s) of %d completed acquires, no key held twice, so no two holds could overlap; a longer run, fewer clients per key or a longer TTL tests something", ReasonNoHandover, st.Holds, st.AcquireCompleted))
 		return
 	}
 	if len(run.cfg.Nemesis) == 0 && st.AcquireCompleted > 0 && float64(st.AcquireOK) < MinOKShare*float64(st.AcquireCompleted) {

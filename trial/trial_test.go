@@ -1,8 +1,10 @@
 package trial
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -130,3 +132,35 @@ func TestStrikes(t *testing.T) {
 const releaseAt = int64(2000 * time.Millisecond)
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestOneTrial: outside the checker and this package (tests aside), no
+// code of the module checks a history itself: every verdict goes through
+// Run, Check or Recheck, so every entry point judges a run the same way.
+func TestOneTrial(t *testing.T) {
+	calls := regexp.MustCompile(`\bchecker\.(Check|CheckDecoder|Analyze|AnalyzeDecoder|NewStream|Collect)\(`)
+	root := ".."
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && path != root) {
+			return filepath.SkipDir
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") ||
+			strings.HasPrefix(rel, "checker"+string(filepath.Separator)) || strings.HasPrefix(rel, "trial"+string(filepath.Separator)) {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if m := calls.Find(b); m != nil {
+			t.Errorf("%s calls %s: judge a run with package trial", rel, m)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
