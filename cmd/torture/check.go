@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/history"
@@ -33,7 +32,9 @@ func checkCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 		return fmt.Errorf("check: %w", err)
 	}
 	// Streamed: the history is checked as it is read, never held whole.
-	f, err := os.Open(path)
+	// A history may come from someone else: not a link, nor a pipe or
+	// a device (history.Open); no line longer than history.MaxLine.
+	f, err := history.Open(path)
 	if err != nil {
 		return fmt.Errorf("check: %w", err)
 	}

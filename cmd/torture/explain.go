@@ -38,7 +38,9 @@ func explainCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("explain: %w", err)
 	}
-	f, err := os.Open(path)
+	// A history may come from someone else: not a link, nor a pipe or
+	// a device (history.Open); no line longer than history.MaxLine.
+	f, err := history.Open(path)
 	if err != nil {
 		return fmt.Errorf("explain: %w", err)
 	}
