@@ -92,20 +92,33 @@ func Merge(out string, dirs []string, opts ...MergeOption) (report.Matrix, error
 	if err := checkOut(out, shards); err != nil {
 		return report.Matrix{}, err
 	}
-	// Each run directory from the shard that ran it.
-	from := make(map[string]shardOutput) // run dir → shard
+	// Each run directory from the shard that ran it, each its own: not
+	// another's, nor inside another's.
+	from := make(map[string]shardOutput) // clean run dir → shard
+	outer := make(map[string]string)     // a folder holding run dirs → one of them
 	for _, s := range shards {
 		for _, c := range s.m.Cells {
 			for _, r := range c.Runs {
 				if err := runDir(r.Dir); err != nil {
 					return report.Matrix{}, fmt.Errorf("%w: %s: cell %s, run %s: %v", ErrShards, s.dir, c.Name, r.RunID, err)
 				}
-				for d, other := range from {
-					if d == r.Dir || inside(d, r.Dir) || inside(r.Dir, d) {
-						return report.Matrix{}, fmt.Errorf("%w: run %s of %s and a run of %s share the directory %s", ErrShards, r.RunID, s.dir, other.dir, min(d, r.Dir))
-					}
+				d := filepath.Clean(r.Dir)
+				other := "" // another run's directory that d is, holds or is in
+				if _, ok := from[d]; ok {
+					other = d
+				} else if inner, ok := outer[d]; ok {
+					other = inner
 				}
-				from[r.Dir] = s
+				for p := filepath.Dir(d); p != "." && other == ""; p = filepath.Dir(p) {
+					if _, ok := from[p]; ok {
+						other = p
+					}
+					outer[p] = d
+				}
+				if other != "" {
+					return report.Matrix{}, fmt.Errorf("%w: %s: cell %s, run %s: its directory %s overlaps %s, another run's (one is, or holds, the other)", ErrShards, s.dir, c.Name, r.RunID, r.Dir, other)
+				}
+				from[d] = s
 			}
 		}
 	}
@@ -134,7 +147,7 @@ func Merge(out string, dirs []string, opts ...MergeOption) (report.Matrix, error
 func fill(tmp, out string, m report.Matrix, from map[string]shardOutput) error {
 	for _, c := range m.Cells {
 		for _, r := range c.Runs {
-			s := from[r.Dir]
+			s := from[filepath.Clean(r.Dir)]
 			err := safefs.CopyTree(tmp, s.dir, r.Dir)
 			switch {
 			case err == nil:
@@ -161,12 +174,6 @@ func runDir(dir string) error {
 		return fmt.Errorf("its directory %q is not under runs/", dir)
 	}
 	return nil
-}
-
-// inside reports whether the clean relative path a is inside b.
-func inside(a, b string) bool {
-	rel, err := filepath.Rel(b, a)
-	return err == nil && rel != "." && filepath.IsLocal(rel)
 }
 
 // unTmp is the message of err, about the temporary folder tmp that

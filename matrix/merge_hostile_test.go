@@ -151,13 +151,27 @@ func TestMergeRefusesLinks(t *testing.T) {
 		{"absolute directory", func(t *testing.T, shard, run string, s sentinel) {
 			editSummary(t, shard, func(m *report.Matrix) { m.Cells[0].Runs[0].Dir = s.dir })
 		}, "is not a path inside its folder"},
-		{"two runs, one directory", func(t *testing.T, shard, run string, s sentinel) {
+		{"a run inside another", func(t *testing.T, shard, run string, s sentinel) {
 			editSummary(t, shard, func(m *report.Matrix) {
 				// The shard's last run inside its first.
 				c := &m.Cells[len(m.Cells)-1]
 				c.Runs[len(c.Runs)-1].Dir = run + "/inner"
 			})
-		}, "share the directory RUN"},
+		}, "/inner overlaps RUN, another run's"},
+		{"a run holding another", func(t *testing.T, shard, run string, s sentinel) {
+			editSummary(t, shard, func(m *report.Matrix) {
+				// The shard's first run inside its last.
+				m.Cells[0].Runs[0].Dir = run + "/inner"
+				c := &m.Cells[len(m.Cells)-1]
+				c.Runs[len(c.Runs)-1].Dir = run
+			})
+		}, "its directory RUN overlaps RUN/inner, another run's"},
+		{"two runs, one directory", func(t *testing.T, shard, run string, s sentinel) {
+			editSummary(t, shard, func(m *report.Matrix) {
+				c := &m.Cells[len(m.Cells)-1]
+				c.Runs[len(c.Runs)-1].Dir = "runs/./" + filepath.Base(run)
+			})
+		}, "overlaps RUN, another run's"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSentinel(t)
