@@ -15,8 +15,20 @@ all: lint test
 deps:
 	@scripts/deps
 
+## build: bin/torture, stamped with the commit it is built from (vcs.revision, which
+## the summaries record and matrix merge compares; the environment may set
+## GOFLAGS=-buildvcs=false, so build asks for the stamp). Go recognises a repository by
+## its .git folder only: in a linked git worktree (.git is a file) it stamps nothing or,
+## in a worktree nested inside another checkout, that checkout's commit, a wrong one
+## (https://go.dev/issue/58218). There build stamps nothing, says so, and the binary
+## records its commit as unknown.
+GIT_DIR_ABS    := $(shell git rev-parse --absolute-git-dir 2>/dev/null)
+GIT_COMMON_DIR := $(shell git rev-parse --path-format=absolute --git-common-dir 2>/dev/null)
+BUILDVCS       := $(if $(filter-out $(GIT_COMMON_DIR),$(GIT_DIR_ABS)),false,true)
+
 build:
-	$(GO) build -o $(BIN) ./cmd/torture
+	@[ "$(BUILDVCS)" = true ] || echo "build: a linked git worktree: Go cannot stamp its commit here, so $(BIN) records the commit as unknown (build in the main checkout to record it)" >&2
+	$(GO) build -buildvcs=$(BUILDVCS) -o $(BIN) ./cmd/torture
 
 ## redis-image: the Docker image of --backend docker, built FROM scratch from this
 ## host's redis-server, its libraries and the clock shim (no registry needed).

@@ -11,6 +11,12 @@
 // format is documented in the README and kept stable: a history written by
 // hand or by another tool is read the same way.
 //
+// A history may come from someone else. [Open] (and [ReadFile]) refuse a
+// path that is a symbolic link or not a regular file (a named pipe, a
+// device such as /dev/zero), and a [Decoder] stops at a line longer than
+// [MaxLine] (16 MiB, far above any event) with an error naming the line,
+// so a hostile history costs a bounded amount of memory.
+//
 // The JSON of an event is written and read by hand (codec.go): the
 // Writer's lines are byte for byte encoding/json's, and the Decoder reads
 // the lines it can with a fast path that gives exactly what encoding/json

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"iter"
 	"os"
 	"sync"
@@ -146,6 +147,25 @@ type Decoder struct {
 // verdict about it would be a verdict about nothing.
 var ErrEmpty = errors.New("history: no complete event")
 
+// MaxLine is the longest line a Decoder reads, its newline not counted:
+// 16 MiB. The longest line in the histories of this repository is under
+// 500 bytes; the longest an event can be is bounded by what a client
+// process may send, whose replies are lines of at most 1 MiB
+// (locks/adapter_proc.go): an event holds text from at most two of them
+// (the token its acquire returned, the error of this operation), and
+// JSON escaping at most sextuples a byte, 12 MiB in all. A longer line
+// is no event: Next stops at it with an error wrapping ErrLineTooLong
+// that names its line, having held at most MaxLine bytes of it, instead
+// of reading a history linked to /dev/zero until memory runs out.
+const MaxLine = 16 << 20
+
+// ErrLineTooLong is wrapped by the error of Next for a line longer than
+// MaxLine.
+var ErrLineTooLong = errors.New("history: line too long")
+
+// errLong is readLine's error for a line longer than MaxLine.
+var errLong = errors.New("line longer than MaxLine")
+
 // NewDecoder reads JSON lines from r.
 func NewDecoder(r io.Reader) *Decoder {
 	return &Decoder{r: bufio.NewReaderSize(r, 64<<10)}
@@ -159,6 +179,9 @@ func NewDecoder(r io.Reader) *Decoder {
 func (d *Decoder) Next() (Event, error) {
 	for {
 		b, err := d.readLine()
+		if errors.Is(err, errLong) {
+			return Event{}, fmt.Errorf("%w: line %d is longer than %d MiB, which no event is", ErrLineTooLong, d.line+1, MaxLine>>20)
+		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return Event{}, fmt.Errorf("history: line %d: %w", d.line+1, err)
 		}
@@ -222,15 +245,24 @@ func (d *Decoder) end() error {
 }
 
 // readLine returns the next line, with its '\n' if it has one; it is
-// valid until the next call.
+// valid until the next call. A line longer than MaxLine is errLong, read
+// no further than the first bytes past MaxLine.
 func (d *Decoder) readLine() ([]byte, error) {
 	b, err := d.r.ReadSlice('\n')
 	if !errors.Is(err, bufio.ErrBufferFull) {
-		return b, err
+		return b, err // no longer than the buffer, far below MaxLine
 	}
 	d.long = append(d.long[:0], b...)
 	for {
 		b, err = d.r.ReadSlice('\n')
+		n := len(d.long) + len(b)
+		if err == nil { // b ends the line with its newline
+			n--
+		}
+		if n > MaxLine {
+			d.long = d.long[:0]
+			return nil, errLong
+		}
 		d.long = append(d.long, b...)
 		if !errors.Is(err, bufio.ErrBufferFull) {
 			return d.long, err
@@ -238,11 +270,64 @@ func (d *Decoder) readLine() ([]byte, error) {
 	}
 }
 
-// ReadFile reads every event of the history at path.
-func ReadFile(path string) ([]Event, error) {
-	f, err := os.Open(path)
+// ErrNotFile is wrapped by the error of Open for a path that is a
+// symbolic link or not a regular file.
+var ErrNotFile = errors.New("history: not a regular file")
+
+// Open opens the history file at path for reading (NewDecoder reads it).
+// A history may come from someone else, in a run folder or a bundle:
+// Open refuses, with a one-line error wrapping ErrNotFile, a path that is
+// a symbolic link (to a file, to a folder, or dangling) and anything that
+// is not a regular file: a named pipe (without waiting for a writer), a
+// device such as /dev/zero, a folder.
+func Open(path string) (*os.File, error) {
+	f, err := openNoFollow(path)
 	if err != nil {
+		if st, lerr := os.Lstat(path); lerr == nil {
+			if st.Mode()&fs.ModeSymlink != 0 {
+				return nil, fmt.Errorf("%w: %s is a symbolic link (name the history file itself)", ErrNotFile, path)
+			}
+			if !st.Mode().IsRegular() {
+				return nil, fmt.Errorf("%w: %s is %s", ErrNotFile, path, fileKind(st.Mode()))
+			}
+		}
 		return nil, fmt.Errorf("history: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s is %s", ErrNotFile, path, fileKind(st.Mode()))
+	}
+	return f, nil
+}
+
+// fileKind names what a file that is not a regular one is.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file (mode " + m.String() + ")"
+}
+
+// ReadFile reads every event of the history at path, opened as Open
+// opens it.
+func ReadFile(path string) ([]Event, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	return Read(f)

@@ -13,7 +13,9 @@
 // A matrix can be split into shards that several machines run (Shard,
 // Plan: a deterministic share of the runs, balanced by expected time),
 // and Merge joins their outputs into the whole matrix's, judging each
-// cell by the same function as Run.
+// cell by the same function as Run. Shards come from elsewhere: Merge
+// copies folders and regular files only, never through a link, and
+// leaves its output as it was when it refuses (docs/threat-model.md).
 //
 // It wires harness (to run), checker (to judge) and report (to write);
 // the release gate (`make torture`) is its quick profile.

@@ -4,20 +4,43 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/locktorture/locktorture/internal/safefs"
 	"github.com/locktorture/locktorture/report"
 )
 
 // ErrShards marks shard outputs that Merge refuses to join: of different
 // commits, cell lists, seeds, durations or shard counts, overlapping, or
-// with a shard missing. Its message says which.
+// with a shard missing; shards that hold a symbolic link or anything but
+// folders and regular files, or name a run directory outside runs/; an
+// OUT inside a shard. Its message says which.
 var ErrShards = errors.New("matrix: merge")
+
+// ErrUnknownCommit is wrapped, with ErrShards, by the error of Merge for
+// shards that record no known commit (report.UnknownCommit: binaries
+// built without a VCS stamp), unless AcceptUnknownCommit is given.
+var ErrUnknownCommit = errors.New("no known commit")
+
+// MergeOption configures Merge.
+type MergeOption func(*mergeOptions)
+
+type mergeOptions struct {
+	unknownCommit bool
+}
+
+// AcceptUnknownCommit lets Merge join shards that record no known commit,
+// when none of them does: the caller vouches that one build ran them all,
+// as scripts/matrix does for the shards it starts side by side from one
+// binary. The merged summaries record the commit as unknown. The default
+// refuses such shards (ErrUnknownCommit): two binaries without a stamp
+// may be any two versions of the code.
+func AcceptUnknownCommit() MergeOption {
+	return func(o *mergeOptions) { o.unknownCommit = true }
+}
 
 // shardOutput is one shard's output directory, read.
 type shardOutput struct {
@@ -37,50 +60,147 @@ type shardOutput struct {
 // Merge refuses, with an error wrapping ErrShards that names the
 // directories, shards that do not make one matrix: a directory that is
 // not a shard's output, shards of different commits (or of no known
-// commit), dirty or not, of different cell lists, seeds, durations,
-// shard counts or Redis versions, two outputs of one shard, a shard
-// missing, a run in two shards or in none, or a shard whose summary
-// lacks a run of its plan. It writes nothing then. Uncommitted changes
-// in every shard are allowed, as Merge cannot tell them apart; the
-// merged summaries record them (Matrix.Dirty).
-func Merge(out string, dirs []string) (report.Matrix, error) {
+// commit, see AcceptUnknownCommit), dirty or not, of different cell
+// lists, seeds, durations, shard counts or Redis versions, two outputs
+// of one shard, a shard missing, a run in two shards or in none, or a
+// shard whose summary lacks a run of its plan. Uncommitted changes in
+// every shard are allowed, as Merge cannot tell them apart; the merged
+// summaries record them (Matrix.Dirty).
+//
+// Shards are artifacts from elsewhere (a CI job's download), so Merge
+// also refuses, wrapping ErrShards: a summary.json, run folder or file
+// in one that is a symbolic link (to a file, to a folder, or dangling)
+// or not a folder or regular file; a run directory that is not a path
+// under the shard's runs/ (absolute, with "..", or elsewhere), or that
+// two runs share; an out that is a link, that is inside a shard or
+// equal to one, or that holds a shard. Merge writes into a temporary
+// folder beside out and renames it to out once everything is written:
+// a refusal, found before or while copying, leaves out as it was
+// (absent, or empty), and never writes outside it.
+func Merge(out string, dirs []string, opts ...MergeOption) (report.Matrix, error) {
+	var o mergeOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	shards, err := readShards(dirs)
 	if err != nil {
 		return report.Matrix{}, err
 	}
-	if err := checkShards(shards); err != nil {
+	if err := checkShards(shards, o); err != nil {
 		return report.Matrix{}, err
 	}
-	m := merged(shards)
-	if err := createEmpty(out); err != nil {
-		return m, err
+	if err := checkOut(out, shards); err != nil {
+		return report.Matrix{}, err
 	}
-	if err := os.Mkdir(filepath.Join(out, "runs"), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return m, fmt.Errorf("matrix: merge: %w", err)
-	}
-	// Each run directory from the shard that ran it.
-	from := make(map[string]string) // run dir → shard dir
+	// Each run directory from the shard that ran it, each its own: not
+	// another's, nor inside another's.
+	from := make(map[string]shardOutput) // clean run dir → shard
+	outer := make(map[string]string)     // a folder holding run dirs → one of them
 	for _, s := range shards {
 		for _, c := range s.m.Cells {
 			for _, r := range c.Runs {
-				from[r.Dir] = s.dir
+				if err := runDir(r.Dir); err != nil {
+					return report.Matrix{}, fmt.Errorf("%w: %s: cell %s, run %s: %v", ErrShards, s.dir, c.Name, r.RunID, err)
+				}
+				d := filepath.Clean(r.Dir)
+				other := "" // another run's directory that d is, holds or is in
+				if _, ok := from[d]; ok {
+					other = d
+				} else if inner, ok := outer[d]; ok {
+					other = inner
+				}
+				for p := filepath.Dir(d); p != "." && other == ""; p = filepath.Dir(p) {
+					if _, ok := from[p]; ok {
+						other = p
+					}
+					outer[p] = d
+				}
+				if other != "" {
+					return report.Matrix{}, fmt.Errorf("%w: %s: cell %s, run %s: its directory %s overlaps %s, another run's (one is, or holds, the other)", ErrShards, s.dir, c.Name, r.RunID, r.Dir, other)
+				}
+				from[d] = s
 			}
 		}
 	}
+	m := merged(shards)
+	var filled error // fill's error: the shards' doing, or the copy's
+	err = safefs.WriteDir(out, 0o700, func(tmp string) error {
+		filled = fill(tmp, out, m, from)
+		return filled
+	})
+	switch {
+	case err == nil:
+		return m, nil
+	case filled != nil:
+		return m, filled
+	case errors.Is(err, safefs.ErrNotEmpty):
+		return m, fmt.Errorf("%w: %s exists and is not empty", ErrShards, out)
+	case errors.Is(err, safefs.ErrLink):
+		return m, fmt.Errorf("%w: %s is a symbolic link: name the folder itself", ErrShards, out)
+	}
+	return m, fmt.Errorf("matrix: merge: %w", err)
+}
+
+// fill writes the merged matrix m into tmp, the folder that becomes out:
+// each run's directory copied from its shard (from), then the summaries.
+// Errors name out, not tmp.
+func fill(tmp, out string, m report.Matrix, from map[string]shardOutput) error {
 	for _, c := range m.Cells {
 		for _, r := range c.Runs {
-			if r.Dir == "" || filepath.IsAbs(r.Dir) || !filepath.IsLocal(r.Dir) {
-				return m, fmt.Errorf("%w: %s: run %s has the directory %q, not one inside the shard's", ErrShards, from[r.Dir], r.RunID, r.Dir)
-			}
-			if err := copyTree(filepath.Join(out, r.Dir), filepath.Join(from[r.Dir], r.Dir)); err != nil {
-				return m, fmt.Errorf("matrix: merge: run %s: %w", r.RunID, err)
+			s := from[filepath.Clean(r.Dir)]
+			err := safefs.CopyTree(tmp, s.dir, r.Dir)
+			switch {
+			case err == nil:
+			case errors.Is(err, safefs.ErrLink), errors.Is(err, safefs.ErrNotRegular), errors.Is(err, safefs.ErrNotLocal):
+				return fmt.Errorf("%w: %s: run %s: %s (a shard holds folders and regular files only)", ErrShards, s.dir, r.RunID, unTmp(err, tmp, out))
+			default:
+				return fmt.Errorf("matrix: merge: run %s: %s", r.RunID, unTmp(err, tmp, out))
 			}
 		}
 	}
-	if err := report.WriteMatrix(out, m); err != nil {
-		return m, err
+	if err := report.WriteMatrix(tmp, m); err != nil {
+		return fmt.Errorf("matrix: merge: %s", unTmp(err, tmp, out))
 	}
-	return m, nil
+	return nil
+}
+
+// runDir checks a run directory named by a shard's summary: a path under
+// runs/, without "..".
+func runDir(dir string) error {
+	if err := safefs.Local(dir); err != nil {
+		return fmt.Errorf("its directory %w", err)
+	}
+	if first, rest, _ := strings.Cut(filepath.ToSlash(filepath.Clean(dir)), "/"); first != "runs" || rest == "" {
+		return fmt.Errorf("its directory %q is not under runs/", dir)
+	}
+	return nil
+}
+
+// unTmp is the message of err, about the temporary folder tmp that
+// WriteDir fills in out's place, naming out instead.
+func unTmp(err error, tmp, out string) string {
+	return strings.ReplaceAll(err.Error(), tmp, out)
+}
+
+// checkOut refuses an out that is a shard, inside one, or holds one:
+// the merge would copy a shard into itself, or write into its input.
+func checkOut(out string, shards []shardOutput) error {
+	for _, s := range shards {
+		in, err := safefs.Inside(out, s.dir)
+		if err != nil {
+			return fmt.Errorf("matrix: merge: %w", err)
+		}
+		if in {
+			return fmt.Errorf("%w: %s is inside the shard %s (or is it): the merge would write into its own input", ErrShards, out, s.dir)
+		}
+		if in, err = safefs.Inside(s.dir, out); err != nil {
+			return fmt.Errorf("matrix: merge: %w", err)
+		}
+		if in {
+			return fmt.Errorf("%w: the shard %s is inside %s: the merge would write into its own input", ErrShards, s.dir, out)
+		}
+	}
+	return nil
 }
 
 // readShards reads the summaries in dirs, sorted by shard index.
@@ -107,11 +227,11 @@ func readShards(dirs []string) ([]shardOutput, error) {
 
 // checkShards checks that shards are every shard of one matrix, each
 // once, with every run in exactly one of them.
-func checkShards(shards []shardOutput) error {
+func checkShards(shards []shardOutput, o mergeOptions) error {
 	first := shards[0]
 	f := first.m
-	if f.Commit == "" {
-		return fmt.Errorf("%w: %s records no commit (built without VCS information, outside a git work tree): cannot tell which code ran it", ErrShards, first.dir)
+	if commitOf(f) == report.UnknownCommit && !o.unknownCommit {
+		return fmt.Errorf("%w: %w: %s records no commit (its binary carries no VCS stamp: built with -buildvcs=false, or in a git worktree): nothing tells which code ran it", ErrShards, ErrUnknownCommit, first.dir)
 	}
 	for _, s := range shards[1:] {
 		m := s.m
@@ -119,7 +239,7 @@ func checkShards(shards []shardOutput) error {
 		switch {
 		case m.Shard.Count != f.Shard.Count:
 			what, a, b = "shard counts", fmt.Sprint(f.Shard.Count), fmt.Sprint(m.Shard.Count)
-		case m.Commit != f.Commit || m.Dirty != f.Dirty:
+		case commitOf(m) != commitOf(f) || m.Dirty != f.Dirty:
 			what, a, b = "commits", commitName(f), commitName(m)
 		case !slices.Equal(m.Shard.Cells, f.Shard.Cells):
 			what = "cell lists"
@@ -226,8 +346,8 @@ func merged(shards []shardOutput) report.Matrix {
 	f := shards[0].m
 	m := report.Matrix{
 		Started: f.Started, Command: f.Command, Seeds: f.Seeds, Duration: f.Duration,
-		Versions: f.Versions, Commit: f.Commit, Dirty: f.Dirty,
-		// Every shard records the whole matrix's scenarios (#16).
+		Versions: f.Versions, Commit: commitOf(f), Dirty: f.Dirty,
+		// Every shard records the whole matrix's scenarios.
 		Scenarios: f.Scenarios,
 		Machine:   sameMachine(shards),
 	}
@@ -270,85 +390,20 @@ func merged(shards []shardOutput) report.Matrix {
 	return m
 }
 
-// createEmpty creates dir (mode 0700), or accepts it when it exists and
-// is empty: a merge never mixes its output with another.
-func createEmpty(dir string) error {
-	err := os.MkdirAll(filepath.Dir(dir), 0o700)
-	if err == nil {
-		err = os.Mkdir(dir, 0o700)
+// commitOf is the commit m records, report.UnknownCommit when it
+// records none.
+func commitOf(m report.Matrix) string {
+	if m.Commit == "" {
+		return report.UnknownCommit
 	}
-	if errors.Is(err, fs.ErrExist) {
-		entries, rerr := os.ReadDir(dir)
-		if rerr != nil {
-			return fmt.Errorf("matrix: merge: %w", rerr)
-		}
-		if len(entries) > 0 {
-			return fmt.Errorf("%w: %s exists and is not empty", ErrShards, dir)
-		}
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("matrix: merge: %w", err)
-	}
-	return nil
-}
-
-// copyTree copies the directory src to dst (which must not exist):
-// folders, regular files and symbolic links, keeping their modes.
-func copyTree(dst, src string) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			return os.Mkdir(target, info.Mode().Perm())
-		case d.Type()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(path)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(link, target)
-		case d.Type().IsRegular():
-			return copyFile(target, path, info.Mode().Perm())
-		}
-		return fmt.Errorf("%s: not a file, folder or link (%s)", path, d.Type())
-	})
-}
-
-func copyFile(dst, src string, perm fs.FileMode) (err error) {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	_, err = io.Copy(out, in)
-	return err
+	return m.Commit
 }
 
 func commitName(m report.Matrix) string {
 	if m.Dirty {
-		return m.Commit + " with uncommitted changes"
+		return commitOf(m) + " with uncommitted changes"
 	}
-	return m.Commit
+	return commitOf(m)
 }
 
 // cellsDiff names the first difference of two cell lists.

@@ -184,9 +184,13 @@ var Literature = []Row{
 		Promise: "quorum: a grant needs a majority, and two majorities intersect"},
 
 	// A crashed holder: its key expires within the TTL.
-	{Name: "client-crash", Config: withWork(faults(time.Second, "client-crash"), harness.Workload{Keys: 1, TTL: 500 * ms}),
+	{Name: "client-crash", When: "elapsed", Config: withWork(faults(time.Second, "client-crash"), harness.Workload{Keys: 1, TTL: 500 * ms}),
 		Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectSafe, Liveness: checker.LivenessOK}, Source: SrcRedis,
 		Why: "a crashed holder's key expires within its TTL, and the next client acquires it", Promise: "liveness: a crashed holder's key expires within its TTL"},
+	{Name: "client-crash", When: "!elapsed", Config: withWork(faults(time.Second, "client-crash"), harness.Workload{Keys: 1, TTL: 500 * ms}),
+		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectSafe, Liveness: checker.LivenessOK}, Source: SrcRedis + "; " + SrcRedisPy,
+		Why:     "a crashed holder's key expires within its TTL and the next client acquires it; with no validity the crashed holder's lease is still open then, so the leases overlap on paper (the crashed holder never acts again: the resource is safe)",
+		Promise: "liveness: a crashed holder's key expires within its TTL; a holder that never acts again loses no update"},
 
 	// Client pauses (the GC pause): no lock protects the resource without
 	// fencing; a lock whose validity is counted from before the request

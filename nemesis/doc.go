@@ -43,6 +43,7 @@
 // (trigger, targets, amount) in its parameters, so that schedule.json
 // says what it struck and a replay strikes the same way (targeted.go).
 //
-// It imports history, cluster and internal/wait; never locks, checker or
-// harness.
+// It imports history, cluster, internal/wait and internal/safefs (a
+// schedule to replay may come from someone else: a link or a special
+// file is refused); never locks, checker or harness.
 package nemesis

@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"time"
 
 	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/internal/safefs"
 	"github.com/locktorture/locktorture/internal/wait"
 )
 
@@ -111,7 +111,7 @@ func (sc Schedule) Save(path string) error {
 	if err != nil {
 		return fmt.Errorf("nemesis: %w", err)
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+	if err := safefs.WriteFile(path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("nemesis: %w", err)
 	}
 	return nil
@@ -121,10 +121,13 @@ func (sc Schedule) Save(path string) error {
 // (Load decodes and checks them against a run).
 func ReadSchedule(path string) (Schedule, error) { return read(path) }
 
-// read reads a schedule file without decoding its steps' faults.
+// read reads a schedule file without decoding its steps' faults. A
+// schedule may come from someone else (a published bundle holds each
+// run's, to replay it): one that is a symbolic link or not a regular
+// file is refused (safefs.ReadFile).
 func read(path string) (Schedule, error) {
 	var sc Schedule
-	b, err := os.ReadFile(path)
+	b, err := safefs.ReadFile(path)
 	if err != nil {
 		return sc, fmt.Errorf("nemesis: %w", err)
 	}

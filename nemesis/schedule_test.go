@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,5 +164,35 @@ func TestRunCancelled(t *testing.T) {
 			checkEvents(t, rec.Events(), sc)
 			assertHealthy(t, c)
 		})
+	}
+}
+
+// TestScheduleRefusesLink: a schedule to replay may come from someone
+// else: one that is a symbolic link (to a schedule, or dangling) or a
+// folder is refused, before anything is decoded.
+func TestScheduleRefusesLink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "schedule.json")
+	if err := (nemesis.Schedule{Seed: 1}).Save(real); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nemesis.Load(real, redlock5); err != nil {
+		t.Fatalf("a regular schedule: %v", err)
+	}
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	dangling := filepath.Join(dir, "dangling.json")
+	if err := os.Symlink(filepath.Join(dir, "nowhere"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{link, dangling, dir} {
+		if _, err := nemesis.Load(path, redlock5); err == nil || !strings.Contains(err.Error(), path+" is") {
+			t.Errorf("Load(%s): %v, want a refusal naming it", path, err)
+		}
+		if _, err := nemesis.ScheduleKinds(path); err == nil {
+			t.Errorf("ScheduleKinds(%s) read it", path)
+		}
 	}
 }

@@ -14,7 +14,13 @@
 // For a comparison matrix, WriteMatrix writes summary.md, summary.json,
 // junit.xml and index.html from a Matrix.
 //
-// It imports checker, explain and history; never harness, so stored runs can be
-// re-reported from their files alone. Every page it writes works offline:
+// Run folders, summaries and bundles may come from someone else:
+// ReadResults and ReadMatrix refuse a file that is a symbolic link or not
+// a regular file, Publish packs nothing reached through a link nor a run
+// outside its folder, and every file is written through a temporary file
+// and a rename (internal/safefs; docs/threat-model.md).
+//
+// It imports checker, explain, history and internal/safefs; never
+// harness, so stored runs can be re-reported from their files alone. Every page it writes works offline:
 // no external assets, and no script but porcupine's own.
 package report

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
-	"os"
 	"strings"
 
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/explain"
+	"github.com/locktorture/locktorture/internal/safefs"
 )
 
 // maxVisualized bounds how many keys get a porcupine visualization, so a
@@ -111,7 +111,7 @@ func WriteHTML(path string, r Results, a *checker.Analysis, opts checker.Options
 	if err := pageTmpl.Execute(&out, p); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if err := os.WriteFile(path, out.Bytes(), 0o600); err != nil {
+	if err := safefs.WriteFile(path, out.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil

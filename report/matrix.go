@@ -235,8 +235,10 @@ type Matrix struct {
 	// Interrupted is set when the matrix was stopped before its end;
 	// Cells still lists every cell, with the seeds that never ran.
 	Interrupted bool `json:"interrupted,omitempty"`
-	// Commit is the commit of the code that ran the matrix ("" when
-	// unknown); Dirty is set when its work tree had uncommitted changes.
+	// Commit is the commit of the code that ran the matrix, from its
+	// binary's VCS stamp: UnknownCommit (or "", in summaries written
+	// before it existed) when the binary has none. Dirty is set when
+	// its work tree had uncommitted changes.
 	Commit string `json:"commit,omitempty"`
 	Dirty  bool   `json:"dirty,omitempty"`
 	// Machine is what the matrix ran on, and its load (#16); nil in
@@ -250,6 +252,12 @@ type Matrix struct {
 	// those runs alone. It is nil in a whole matrix, merged or not.
 	Shard *ShardInfo `json:"shard,omitempty"`
 }
+
+// UnknownCommit is the commit recorded by a binary without a VCS stamp
+// (built with -buildvcs=false, with go run or go test, or in a git
+// worktree, where Go finds no repository): nothing tells which code it
+// was, and the working directory it runs in says nothing of it.
+const UnknownCommit = "unknown"
 
 // ShardInfo says which part of a matrix a shard ran, and what the merge
 // needs to check that shards belong together (with Matrix.Commit, Dirty,

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/ulikunitz/xz"
+
+	"github.com/locktorture/locktorture/internal/safefs"
 )
 
 // publishedFiles are the summaries Publish copies as they are.
@@ -33,43 +35,62 @@ const RunsArchive = "runs.tar.xz"
 // summaries as they are, and each run's report.html, results.json and
 // schedule.json in one xz-compressed tar, RunsArchive, under the same
 // runs/<id>/ paths the summaries link (the reports are large and
-// compress about twentyfold). It returns the bundle's size in bytes (#16).
+// compress about twentyfold). It returns the bundle's size in bytes.
+//
+// src may come from someone else, and the bundle is public: Publish
+// packs only regular files, reached from src without a symbolic link on
+// the way (a results.json linked to a private file is refused, not
+// packed), and refuses a run whose directory is absolute or leaves src
+// (".."). It fills a temporary folder beside dst and renames it to dst
+// at the end, so a refusal leaves dst as it was.
 func Publish(src, dst string) (int64, error) {
 	m, err := ReadMatrix(src)
 	if err != nil {
 		return 0, fmt.Errorf("report: publish: %w", err)
 	}
-	if entries, err := os.ReadDir(dst); err == nil && len(entries) > 0 {
-		return 0, fmt.Errorf("report: publish: %s exists and is not empty", dst)
-	}
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return 0, fmt.Errorf("report: publish: %w", err)
+	for _, c := range m.Cells {
+		for _, r := range c.Runs {
+			if r.Dir == "" {
+				continue // never ran
+			}
+			if err := safefs.Local(r.Dir); err != nil {
+				return 0, fmt.Errorf("report: publish: cell %s, run %s: its directory %w", c.Name, r.RunID, err)
+			}
+		}
 	}
 	var size int64
-	for _, name := range publishedFiles {
-		b, err := os.ReadFile(filepath.Join(src, name))
-		if err != nil {
-			return size, fmt.Errorf("report: publish: %w", err)
+	err = safefs.WriteDir(dst, 0o755, func(tmp string) error {
+		for _, name := range publishedFiles {
+			b, err := safefs.ReadFileIn(src, name)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
+				return err
+			}
+			size += int64(len(b))
 		}
-		if err := os.WriteFile(filepath.Join(dst, name), b, 0o644); err != nil {
-			return size, fmt.Errorf("report: publish: %w", err)
-		}
-		size += int64(len(b))
+		n, err := writeRunsArchive(filepath.Join(tmp, RunsArchive), src, m)
+		size += n
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("report: publish: %w", err)
 	}
-	n, err := writeRunsArchive(filepath.Join(dst, RunsArchive), src, m)
-	return size + n, err
+	return size, nil
 }
 
-// writeRunsArchive writes the runs' published files of m, read from src,
-// into the archive at path, and returns its size.
+// writeRunsArchive writes the runs' published files of m, read from src
+// (regular files only, no link followed), into the archive at path, and
+// returns its size.
 func writeRunsArchive(path, src string, m Matrix) (size int64, err error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
-		return 0, fmt.Errorf("report: publish: %w", err)
+		return 0, err
 	}
 	zw, err := xz.WriterConfig{DictCap: 64 << 20}.NewWriter(f)
 	if err != nil {
-		return 0, errors.Join(fmt.Errorf("report: publish: %w", err), f.Close())
+		return 0, errors.Join(err, f.Close())
 	}
 	tw := tar.NewWriter(zw)
 	defer func() {
@@ -78,25 +99,22 @@ func writeRunsArchive(path, src string, m Matrix) (size int64, err error) {
 			size = st.Size()
 		}
 		err = errors.Join(err, f.Close())
-		if err != nil {
-			err = fmt.Errorf("report: publish: %w", err)
-		}
 	}()
 	for _, c := range m.Cells {
 		for _, r := range c.Runs {
-			if r.Dir == "" || filepath.IsAbs(r.Dir) {
+			if r.Dir == "" {
 				continue
 			}
 			for _, name := range publishedRunFiles {
-				rel := filepath.ToSlash(filepath.Join(r.Dir, name))
-				b, err := os.ReadFile(filepath.Join(src, r.Dir, name))
+				rel := filepath.Join(r.Dir, name)
+				b, err := safefs.ReadFileIn(src, rel)
 				if errors.Is(err, fs.ErrNotExist) {
 					continue // a run cut short may lack its report
 				}
 				if err != nil {
-					return 0, err
+					return 0, fmt.Errorf("run %s: %w", r.RunID, err)
 				}
-				hdr := &tar.Header{Name: rel, Mode: 0o644, Size: int64(len(b)), ModTime: m.Started.Truncate(time.Second)}
+				hdr := &tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(b)), ModTime: m.Started.Truncate(time.Second)}
 				if err := tw.WriteHeader(hdr); err != nil {
 					return 0, err
 				}

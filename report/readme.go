@@ -79,7 +79,7 @@ func (r Readme) Markdown() []byte {
 	p("```sh\nmake matrix        # = scripts/matrix: torture matrix --seeds %s --duration %s, then torture matrix publish --readme results/README.md\n```\n\n", joinSeeds(m.Seeds), m.Duration)
 	commit := m.Commit
 	switch {
-	case commit == "":
+	case commit == "" || commit == UnknownCommit:
 		commit = "an unknown commit"
 	case m.Dirty:
 		commit = "commit `" + commit + "` **with uncommitted changes**"

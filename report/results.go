@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/internal/safefs"
 )
 
 // Results is the content of results.json.
@@ -106,26 +106,31 @@ func Versions() map[string]string {
 	return v
 }
 
-// WriteResults writes r as dir/results.json.
+// WriteResults writes r as dir/results.json, through a temporary file
+// and a rename (safefs.WriteFile): a link at that name is replaced, not
+// written through.
 func WriteResults(dir string, r Results) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o600); err != nil {
+	if err := safefs.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil
 }
 
-// ReadResults reads dir/results.json.
+// ReadResults reads dir/results.json. A run folder may come from someone
+// else: a results.json that is a symbolic link or not a regular file is
+// refused (safefs.ReadFile).
 func ReadResults(dir string) (Results, error) { return readJSON[Results](dir, "results.json") }
 
-// readJSON reads the JSON file dir/name into a T.
+// readJSON reads the JSON file dir/name into a T, refusing a link or
+// anything but a regular file at dir/name.
 func readJSON[T any](dir, name string) (T, error) {
 	var v T
 	path := filepath.Join(dir, name)
-	b, err := os.ReadFile(path)
+	b, err := safefs.ReadFile(path)
 	if err != nil {
 		return v, fmt.Errorf("report: %w", err)
 	}

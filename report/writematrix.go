@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/internal/safefs"
 )
 
 // WriteMatrix writes the summaries of m into dir:
@@ -38,12 +38,15 @@ import (
 // in dir; a run whose results.json cannot be read counts as 0. An
 // availability below 0 is shown as n/a (see
 // checker.Stats.AvailabilityDuringFaults). WriteMatrix writes every file
-// it can and returns the errors of the others, joined.
+// it can and returns the errors of the others, joined. Each is written
+// through a temporary file and a rename (safefs.WriteFile): a reader
+// never sees half a summary, and a link at a summary's name is replaced,
+// never written through.
 func WriteMatrix(dir string, m Matrix) error {
 	var errs []error
 	write := func(name string, b []byte, err error) {
 		if err == nil {
-			err = os.WriteFile(filepath.Join(dir, name), b, 0o600)
+			err = safefs.WriteFile(filepath.Join(dir, name), b, 0o600)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("report: matrix %s: %w", name, err))
@@ -60,7 +63,8 @@ func WriteMatrix(dir string, m Matrix) error {
 	return errors.Join(errs...)
 }
 
-// ReadMatrix reads dir/summary.json, as WriteMatrix wrote it.
+// ReadMatrix reads dir/summary.json, as WriteMatrix wrote it, refusing a
+// summary.json that is a symbolic link or not a regular file.
 func ReadMatrix(dir string) (Matrix, error) { return readJSON[Matrix](dir, "summary.json") }
 
 // commitText is the commit line of the summaries: the commit, and

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -129,9 +128,11 @@ func Run(ctx context.Context, plan *harness.Plan, dir string, o Options) (report
 // Check opens the history at path and checks it as it reads it, never
 // holding it whole: the one function that turns a history file into a
 // verdict and the analysis the reports and explanations read. It returns
-// the number of events read.
+// the number of events read. A history may come from someone else: one
+// that is a link, a pipe or a device is refused (history.Open), and so is
+// a line longer than history.MaxLine.
 func Check(path string, opts checker.Options) (checker.Analysis, int, error) {
-	f, err := os.Open(path)
+	f, err := history.Open(path)
 	if err != nil {
 		return checker.Analysis{}, 0, err
 	}

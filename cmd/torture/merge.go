@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/locktorture/locktorture/matrix"
+	"github.com/locktorture/locktorture/report"
 )
 
 // mergeCmd is 'torture matrix merge OUT DIR...': it joins the outputs of
@@ -16,9 +17,10 @@ import (
 func mergeCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("matrix merge", flag.ContinueOnError)
 	fs.Usage = func() {}
+	unknown := fs.Bool("allow-unknown-commit", false, "merge shards that record no commit (binaries built without a VCS stamp) when you know one binary ran them all; the merged summaries say the commit is unknown")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, "torture matrix merge OUT DIR...: join the output directories of every shard of one matrix ('torture matrix --shard i/n', same commit, cells, seeds and duration) into OUT, which must not exist or be empty, and judge the cells as a whole matrix\n")
+			fmt.Fprint(stdout, "torture matrix merge [--allow-unknown-commit] OUT DIR...: join the output directories of every shard of one matrix ('torture matrix --shard i/n', same commit, cells, seeds and duration) into OUT, which must not exist or be empty, and judge the cells as a whole matrix. Shards may come from elsewhere: a symbolic link, a special file or a run directory outside a shard's runs/ is refused, and a refused merge leaves OUT as it was\n")
 		}
 		return err
 	}
@@ -26,9 +28,19 @@ func mergeCmd(args []string, stdout, stderr io.Writer) error {
 		return errors.New("matrix merge: want OUT and at least one shard directory: torture matrix merge OUT DIR...")
 	}
 	out, dirs := fs.Arg(0), fs.Args()[1:]
-	m, err := matrix.Merge(out, dirs)
+	var opts []matrix.MergeOption
+	if *unknown {
+		opts = append(opts, matrix.AcceptUnknownCommit())
+	}
+	m, err := matrix.Merge(out, dirs, opts...)
+	if errors.Is(err, matrix.ErrUnknownCommit) {
+		return fmt.Errorf("%w; if one binary ran every shard, --allow-unknown-commit merges them", err)
+	}
 	if err != nil {
 		return err
+	}
+	if m.Commit == report.UnknownCommit {
+		fmt.Fprintf(stderr, "warning: the shards record no commit (--allow-unknown-commit): the merged summaries say the commit is unknown\n")
 	}
 	if m.Dirty {
 		fmt.Fprintf(stderr, "warning: the shards ran commit %s with uncommitted changes: the merge cannot tell whether they ran the same code\n", m.Commit)

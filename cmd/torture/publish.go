@@ -5,15 +5,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/locktorture/locktorture/internal/safefs"
 	"github.com/locktorture/locktorture/report"
 )
 
-// publishCmd is `torture matrix publish MATRIXDIR OUT` (#16): the bundle
-// that results/ publishes, from one matrix's output.
+// publishCmd is `torture matrix publish MATRIXDIR OUT`: the bundle that
+// results/ publishes, from one matrix's output (report.Publish: no link
+// followed, no run directory outside MATRIXDIR, OUT left as it was on a
+// refusal).
 func publishCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("matrix publish", flag.ContinueOnError)
 	fs.Usage = func() {}
@@ -44,7 +46,8 @@ func publishCmd(args []string, stdout, stderr io.Writer) error {
 
 // writeReadme regenerates the README at path from the published bundle
 // (its summary.json), with links relative to the README's directory,
-// which must hold the bundle.
+// which must hold the bundle; it is written through a temporary file and
+// a rename, so a link at path is replaced, not written through.
 func writeReadme(path, bundle string, size int64) error {
 	m, err := report.ReadMatrix(bundle)
 	if err != nil {
@@ -67,5 +70,5 @@ func writeReadme(path, bundle string, size int64) error {
 		return err
 	}
 	r := report.Readme{Matrix: m, Bundle: filepath.ToSlash(rel), Size: size, Others: others}
-	return os.WriteFile(path, r.Markdown(), 0o644)
+	return safefs.WriteFile(path, r.Markdown(), 0o644)
 }

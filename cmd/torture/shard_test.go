@@ -29,9 +29,18 @@ func TestMatrixShards(t *testing.T) {
 		t.Fatalf("shard folders: %v", dirs)
 	}
 	merged := filepath.Join(out, "merged")
-	stdout, stderr, code := torture(t, append([]string{"matrix", "merge", merged}, dirs...)...)
-	if code != exitValid {
-		t.Fatalf("merge: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	// A test binary carries no VCS stamp: its shards record no commit,
+	// and the merge refuses them unless told one binary ran them all.
+	_, stderr, code := torture(t, append([]string{"matrix", "merge", merged}, dirs...)...)
+	if last := strings.TrimSpace(stderr); code != exitError || strings.Contains(last, "\n") || !strings.Contains(last, "records no commit") || !strings.Contains(last, "--allow-unknown-commit") {
+		t.Fatalf("merge of shards without a commit: exit %d, stderr %q; want exit 2 and one line naming --allow-unknown-commit", code, stderr)
+	}
+	if _, err := os.Lstat(merged); !os.IsNotExist(err) {
+		t.Fatalf("a refused merge created %s: %v", merged, err)
+	}
+	stdout, stderr, code := torture(t, append([]string{"matrix", "merge", "--allow-unknown-commit", merged}, dirs...)...)
+	if code != exitValid || !strings.Contains(stderr, "warning: the shards record no commit") {
+		t.Fatalf("merge --allow-unknown-commit: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	if !strings.Contains(stdout, "setnx/none ") || !strings.Contains(stdout, "setnx-get-set/none ") {
 		t.Errorf("merge: stdout lacks a cell:\n%s", stdout)
@@ -40,7 +49,7 @@ func TestMatrixShards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "torture matrix --cells ^(setnx/none|setnx-get-set/none)$ --duration 2s --out " + out; m.Command != want || m.Shard != nil || m.Commit == "" {
+	if want := "torture matrix --cells ^(setnx/none|setnx-get-set/none)$ --duration 2s --out " + out; m.Command != want || m.Shard != nil || m.Commit != report.UnknownCommit {
 		t.Errorf("merged: command %q (want %q), shard %+v, commit %q", m.Command, want, m.Shard, m.Commit)
 	}
 	b, _ := json.Marshal(m)
@@ -52,8 +61,9 @@ func TestMatrixShards(t *testing.T) {
 		args []string
 		want string
 	}{
-		{append([]string{"matrix", "merge", merged}, dirs...), "exists and is not empty"},
-		{[]string{"matrix", "merge", filepath.Join(out, "other"), dirs[0]}, "shard 2 of 2 missing"},
+		{append([]string{"matrix", "merge", "--allow-unknown-commit", merged}, dirs...), "exists and is not empty"},
+		{[]string{"matrix", "merge", "--allow-unknown-commit", filepath.Join(out, "other"), dirs[0]}, "shard 2 of 2 missing"},
+		{append([]string{"matrix", "merge", "--allow-unknown-commit", filepath.Join(dirs[0], "merged")}, dirs...), "is inside the shard"},
 		{[]string{"matrix", "merge", filepath.Join(out, "other")}, "want OUT and at least one shard directory"},
 		{[]string{"matrix", "--shard", "0/4", "--list"}, `--shard "0/4": want i/n`},
 		{[]string{"matrix", "--shard", "two", "--list"}, `--shard "two": want i/n`},

@@ -1,0 +1,31 @@
+//go:build !unix
+
+package safefs
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+)
+
+// openNoFollow opens name for reading when it is a regular file and not
+// a link: without O_NOFOLLOW, it checks with Lstat first, then that the
+// file opened is the one checked.
+func openNoFollow(name string) (*os.File, error) {
+	st, err := os.Lstat(name)
+	if err != nil {
+		return nil, err
+	}
+	if st.Mode()&fs.ModeSymlink != 0 || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", name)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if fst, err := f.Stat(); err != nil || !os.SameFile(st, fst) {
+		f.Close()
+		return nil, fmt.Errorf("%s changed while it was opened", name)
+	}
+	return f, nil
+}

@@ -1,0 +1,440 @@
+package safefs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+var (
+	// ErrLink is wrapped by the error for a symbolic link where a file or
+	// folder was wanted.
+	ErrLink = errors.New("is a symbolic link")
+	// ErrNotRegular is wrapped by the error for something that is not a
+	// regular file (or, on the way to one, not a folder): a named pipe, a
+	// device, a socket.
+	ErrNotRegular = errors.New("is not a regular file")
+	// ErrNotLocal is wrapped by the error for a path that is not local.
+	ErrNotLocal = errors.New("is not a path inside its folder")
+	// ErrTooLarge is wrapped by the error of ReadFile for a file larger
+	// than MaxFile.
+	ErrTooLarge = errors.New("is too large")
+	// ErrNotEmpty is wrapped by the error of WriteDir for a folder that
+	// exists and holds something.
+	ErrNotEmpty = errors.New("exists and is not empty")
+)
+
+// MaxFile is the largest file ReadFile reads: 256 MiB, about a thousand
+// times the largest summary.json a matrix writes (252 KB for 99 cells
+// on 3 seeds) and two thousand times the largest results.json of a run
+// (101 KB). A file above it is refused rather than read into memory.
+const MaxFile = 256 << 20
+
+// Local returns nil when path names something inside its folder: not
+// empty, not absolute, not the folder itself, and without a ".."
+// element (even one that would stay inside, as "a/../b": a name written
+// by a tool never needs one). The error wraps ErrNotLocal.
+func Local(path string) error {
+	if !filepath.IsLocal(path) || filepath.Clean(path) == "." || hasDotDot(path) {
+		return fmt.Errorf("%q %w", path, ErrNotLocal)
+	}
+	return nil
+}
+
+func hasDotDot(path string) bool {
+	for _, el := range strings.FieldsFunc(filepath.ToSlash(path), func(r rune) bool { return r == '/' }) {
+		if el == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// Open opens the file name for reading. It refuses, with an error
+// wrapping ErrLink, a name that is a symbolic link (to a file, to a
+// folder, or dangling), and, wrapping ErrNotRegular, anything that is not
+// a regular file: a folder, a named pipe (without waiting for a writer),
+// a device such as /dev/zero, a socket. Only the last element of name is
+// checked: the folders that lead to it are the caller's (see OpenIn).
+func Open(name string) (*os.File, error) {
+	f, err := openNoFollow(name)
+	if err != nil {
+		if st, lerr := os.Lstat(name); lerr == nil {
+			if st.Mode()&fs.ModeSymlink != 0 {
+				return nil, fmt.Errorf("%s %w", name, ErrLink)
+			}
+			if !st.Mode().IsRegular() {
+				return nil, fmt.Errorf("%s %w (%s)", name, ErrNotRegular, kind(st.Mode()))
+			}
+		}
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s %w (%s)", name, ErrNotRegular, kind(st.Mode()))
+	}
+	return f, nil
+}
+
+// kind names what a file that is not a regular one is.
+func kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "mode " + m.String()
+}
+
+// ReadFile reads the file name whole, opened as Open opens it. A file
+// larger than MaxFile is an error wrapping ErrTooLarge.
+func ReadFile(name string) ([]byte, error) {
+	f, err := Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readAll(name, f)
+}
+
+func readAll(name string, f *os.File) ([]byte, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > MaxFile {
+		return nil, fmt.Errorf("%s %w: %d bytes, more than %d", name, ErrTooLarge, st.Size(), MaxFile)
+	}
+	b := make([]byte, 0, st.Size()+1)
+	for {
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if errors.Is(err, io.EOF) {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(b) > MaxFile {
+			return nil, fmt.Errorf("%s %w: more than %d bytes", name, ErrTooLarge, MaxFile)
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // the file grew: read on
+		}
+	}
+}
+
+// OpenIn opens root/rel as Open does, where rel must be Local and no
+// folder on the way from root to the file may be a symbolic link: each
+// is checked, so a link anywhere in rel is refused (ErrLink), not only
+// at its end. root itself is the caller's and may be one.
+func OpenIn(root, rel string) (*os.File, error) {
+	if err := walkIn(root, rel); err != nil {
+		return nil, err
+	}
+	return Open(filepath.Join(root, rel))
+}
+
+// ReadFileIn reads root/rel whole, opened as OpenIn opens it, and
+// bounded as ReadFile is.
+func ReadFileIn(root, rel string) ([]byte, error) {
+	f, err := OpenIn(root, rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readAll(filepath.Join(root, rel), f)
+}
+
+// walkIn checks that rel is Local and that every folder of rel but its
+// last element, under root, is a folder and not a link.
+func walkIn(root, rel string) error {
+	if err := Local(rel); err != nil {
+		return err
+	}
+	els := strings.Split(filepath.ToSlash(filepath.Clean(rel)), "/")
+	cur := root
+	for _, el := range els[:len(els)-1] {
+		cur = filepath.Join(cur, el)
+		st, err := os.Lstat(cur)
+		if err != nil {
+			return err
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s %w", cur, ErrLink)
+		}
+		if !st.IsDir() {
+			return fmt.Errorf("%s is not a folder (%s)", cur, kind(st.Mode()))
+		}
+	}
+	return nil
+}
+
+// CopyTree copies the folder root/rel, which must be reached as OpenIn
+// reaches a file (rel Local, no link on the way), to dst/rel, creating
+// the folders of rel under dst. Inside it, only folders and regular files
+// are copied: a symbolic link (to a file, to a folder, dangling) is an
+// error wrapping ErrLink, anything else one wrapping ErrNotRegular, both
+// naming the path under root. Files are created with O_EXCL, so nothing
+// that already exists under dst, a link least of all, is written
+// through; they keep their read and write permissions, not execute ones:
+// nothing copied is meant to run.
+func CopyTree(dst, root, rel string) error {
+	if err := walkIn(root, rel); err != nil {
+		return err
+	}
+	src := filepath.Join(root, rel)
+	st, err := os.Lstat(src)
+	if err != nil {
+		return err
+	}
+	if st.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s %w", src, ErrLink)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a folder (%s)", src, kind(st.Mode()))
+	}
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(dst, rel)), 0o700); err != nil {
+		return err
+	}
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		r, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, r)
+		switch t := d.Type(); {
+		case t&fs.ModeSymlink != 0:
+			return fmt.Errorf("%s %w", path, ErrLink)
+		case t.IsDir():
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			return os.Mkdir(target, info.Mode().Perm()|0o700)
+		case t.IsRegular():
+			return copyFile(target, path)
+		default:
+			return fmt.Errorf("%s %w (%s)", path, ErrNotRegular, kind(t))
+		}
+	})
+}
+
+// copyFile copies the regular file src (opened as Open opens it) to dst,
+// which must not exist.
+func copyFile(dst, src string) (err error) {
+	in, err := Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm()&0o666|0o600)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	_, err = io.Copy(out, in)
+	return err
+}
+
+// WriteFile writes data to the file name, with permissions perm, through
+// a temporary file in name's folder (created with O_EXCL), synced, then
+// renamed onto name: a reader sees the old content or the new, never a
+// part, and a symbolic link at name is replaced by the file, never
+// written through. A folder at name is an error.
+func WriteFile(name string, data []byte, perm fs.FileMode) (err error) {
+	if st, err := os.Lstat(name); err == nil && st.IsDir() {
+		return fmt.Errorf("%s is a folder", name)
+	}
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			os.Remove(tmp)
+		}
+	}()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp, name)
+}
+
+// WriteDir creates the folder dir, with permissions perm, filled by fill:
+// fill writes into a temporary folder beside dir (in its parent, created
+// when missing), which is renamed to dir when fill returns nil. dir may
+// exist if it is an empty folder (it is then replaced); a dir that holds
+// something is an error wrapping ErrNotEmpty, and a dir that is a
+// symbolic link one wrapping ErrLink, both before fill runs. When fill,
+// or anything after it, fails, the temporary folder is removed, and so
+// are the parents WriteDir created: dir is left as it was.
+func WriteDir(dir string, perm fs.FileMode, fill func(tmp string) error) (err error) {
+	existed := false
+	switch st, err := os.Lstat(dir); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return err
+	case st.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("%s %w", dir, ErrLink)
+	case !st.IsDir():
+		return fmt.Errorf("%s exists and is not a folder", dir)
+	default:
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		if len(entries) > 0 {
+			return fmt.Errorf("%s %w", dir, ErrNotEmpty)
+		}
+		existed = true
+	}
+	parent := filepath.Dir(dir)
+	created, err := mkdirAll(parent)
+	defer func() {
+		if err != nil {
+			for _, d := range created { // deepest first
+				os.Remove(d)
+			}
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+	if err := os.Chmod(tmp, perm); err != nil {
+		return err
+	}
+	if err := fill(tmp); err != nil {
+		return err
+	}
+	if existed {
+		// os.Rename refuses a folder in the way, even an empty one;
+		// Remove removes only an empty one.
+		if err := os.Remove(dir); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if existed {
+			os.Mkdir(dir, perm)
+		}
+		return err
+	}
+	return nil
+}
+
+// mkdirAll creates dir and its missing parents, mode 0700, and returns
+// the folders it created, deepest first.
+func mkdirAll(dir string) ([]string, error) {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	var created []string
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := os.Mkdir(missing[i], 0o700); err != nil {
+			return created, err
+		}
+		created = append([]string{missing[i]}, created...)
+	}
+	return created, nil
+}
+
+// Inside reports whether the path inner is the folder outer or inside it,
+// once both are absolute and the links of the part of each that exists
+// are resolved: "out" inside a link to a shard is inside the shard.
+func Inside(inner, outer string) (bool, error) {
+	in, err := realPath(inner)
+	if err != nil {
+		return false, err
+	}
+	out, err := realPath(outer)
+	if err != nil {
+		return false, err
+	}
+	rel, err := filepath.Rel(out, in)
+	if err != nil {
+		return false, nil
+	}
+	return rel == "." || filepath.IsLocal(rel), nil
+}
+
+// realPath is path made absolute, with the links of its longest existing
+// prefix resolved.
+func realPath(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	dir, rest := abs, ""
+	for {
+		r, err := filepath.EvalSymlinks(dir)
+		if err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return abs, nil
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
+}
