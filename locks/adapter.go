@@ -233,15 +233,24 @@ func NewProcessLock(name string, argv []string, cfg Config, opts ...ProcessOptio
 // Info returns what the client said of itself in its hello.
 func (l *ProcessLock) Info() ClientInfo { return l.info }
 
-// Versions returns the client's name, language and library versions,
-// for results.json: "client", "client language", and its Versions.
+// Versions returns what the client says it runs on, for results.json,
+// under the client's own names: "client" (its name), "client language"
+// and, for each library of its hello's versions, "client:" + the
+// library's name. Every key begins with "client", so a client cannot
+// put a version under the harness's own keys ("go", the module paths of
+// report.Versions): one whose hello claims {"go": "go9.9"} gets
+// "client:go", and whatever merges the two maps keeps the harness's.
 func (l *ProcessLock) Versions() map[string]string {
 	v := map[string]string{"client": l.info.Name, "client language": l.info.Language}
 	for k, s := range l.info.Versions {
-		v[k] = s
+		v[ClientVersionPrefix+k] = s
 	}
 	return v
 }
+
+// ClientVersionPrefix begins the key of each library version a client
+// process reports (ProcessLock.Versions): "client:redis-py".
+const ClientVersionPrefix = "client:"
 
 // Pids returns the process ids of the client processes running now.
 func (l *ProcessLock) Pids() []int {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"strconv"
@@ -107,6 +108,22 @@ func TestProcessLockProtocol(t *testing.T) {
 	}
 	if left := time.Until(lease.Validity); left < locks.UntilRelease-time.Hour {
 		t.Errorf("until_release lease valid for %v, want about %v", left, locks.UntilRelease)
+	}
+}
+
+// TestProcessLockVersions: what a client says it runs on is reported
+// under the client's own keys: a hello that claims "go" and go-redis's
+// module path gets "client:go" and "client:github.com/…", never the
+// harness's keys.
+func TestProcessLockVersions(t *testing.T) {
+	t.Parallel()
+	l := newFake(t, "claims-versions")
+	want := map[string]string{
+		"client": "fake", "client language": "Go", "client:libfake": "1.2",
+		"client:go": "go0.0.1-client", "client:github.com/redis/go-redis/v9": "v0.0.1-client",
+	}
+	if got := l.Versions(); !maps.Equal(got, want) {
+		t.Errorf("Versions() = %v\nwant %v", got, want)
 	}
 }
 

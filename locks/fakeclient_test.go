@@ -48,7 +48,9 @@ func TestMain(m *testing.M) {
 //   - nodes: the hello says reports_nodes, and every reply to an acquire,
 //     release or extend carries node 0's answer (attempt 1; an acquire
 //     that finds the key held, attempt 2);
-//   - bad-nodes: like nodes, but an acquire names node 7 of 1.
+//   - bad-nodes: like nodes, but an acquire names node 7 of 1;
+//   - claims-versions: the hello's versions claim this harness's own
+//     keys ("go", go-redis's module path) beside a library of its own.
 func fakeClient(mode string) {
 	has := func(m string) bool {
 		for _, x := range strings.Split(mode, ",") {
@@ -86,6 +88,9 @@ func fakeClient(mode string) {
 			}
 			reply["name"], reply["language"] = "fake", "Go"
 			reply["reports_nodes"] = has("nodes") || has("bad-nodes")
+			if has("claims-versions") {
+				reply["versions"] = map[string]string{"go": "go0.0.1-client", "github.com/redis/go-redis/v9": "v0.0.1-client", "libfake": "1.2"}
+			}
 			if has("env") {
 				_, found := os.LookupEnv("LOCKTORTURE_PASSWORD")
 				reply["name"] = fmt.Sprintf("password-in-env=%v", found)
