@@ -454,15 +454,20 @@ func (l *ProcessLock) lease(lease Lease, r clientReply, sent time.Time, acquire 
 		lease.Validity = sent.Add(UntilRelease)
 	case r.ValidityMS == nil:
 		return Lease{}, fmt.Errorf("%w: ok without validity_ms or until_release", ErrProtocol)
+	case !(*r.ValidityMS >= 0 && *r.ValidityMS <= maxValidityMS):
+		return Lease{}, fmt.Errorf("%w: validity_ms %g is out of range: a validity is 0 to %.0f ms (a century; until_release for none)", ErrProtocol, *r.ValidityMS, maxValidityMS)
 	default:
 		v := *r.ValidityMS * float64(time.Millisecond)
-		if v > float64(UntilRelease) {
-			v = float64(UntilRelease)
-		}
 		lease.Validity = sent.Add(time.Duration(math.Round(v)))
 	}
 	return lease, nil
 }
+
+// maxValidityMS is the longest validity_ms a client may claim:
+// UntilRelease, a century. Beyond it, or below 0, the claim is a protocol
+// error, the outcome unknown, rather than a time the lease cannot end at
+// (a validity past the range of time.Time loses its monotonic reading).
+var maxValidityMS = ms(UntilRelease)
 
 // Close kills every client process and waits until each is reaped. The
 // leases still held are left to their TTL.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -134,7 +135,8 @@ func (r clientReply) unknown() error {
 	return fmt.Errorf("%w: result %q%s", ErrProtocol, r.Result, r.because())
 }
 
-// maxLine bounds a reply line.
+// maxLine bounds a reply line: a client that writes a longer one broke
+// the protocol and is killed.
 const maxLine = 1 << 20
 
 // proc is one client process.
@@ -152,6 +154,7 @@ type proc struct {
 	nextID int64
 
 	gone     atomic.Bool // killed, or its stdout ended: never used again
+	readErr  error       // why its stdout's lines ended; set before lines is closed
 	killOnce sync.Once
 	reapMu   sync.Mutex // orders kill against the reaping of the process
 	reaped   bool
@@ -171,6 +174,7 @@ func (p *proc) read(stdout io.Reader, done func()) {
 		case <-p.killed:
 		}
 	}
+	p.readErr = sc.Err()
 	p.gone.Store(true)
 	close(p.lines)
 	p.kill()
@@ -236,6 +240,9 @@ func (p *proc) exchange(ctx context.Context, req clientRequest, bound time.Durat
 	select {
 	case line, ok := <-p.lines:
 		if !ok {
+			if errors.Is(p.readErr, bufio.ErrTooLong) {
+				return clientReply{}, sent, fmt.Errorf("%w: a reply longer than %d bytes (1 MiB), the most a line may hold (client killed)", ErrProtocol, maxLine)
+			}
 			return clientReply{}, sent, fmt.Errorf("%w%s", ErrClientGone, p.why())
 		}
 		var r clientReply

@@ -142,6 +142,7 @@ func TestProcessLockMisbehavingClient(t *testing.T) {
 		{"die-acquire", locks.ErrClientGone},
 		{"garbage-acquire", locks.ErrProtocol},
 		{"wrong-id-acquire", locks.ErrProtocol},
+		{"long-acquire", locks.ErrProtocol},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			t.Parallel()
@@ -161,9 +162,57 @@ func TestProcessLockMisbehavingClient(t *testing.T) {
 			if tc.mode == "die-acquire" && !strings.Contains(err.Error(), "dying in acquire") {
 				t.Errorf("acquire: %v, want the client's last words on stderr", err)
 			}
+			if tc.mode == "long-acquire" && !strings.Contains(err.Error(), "a reply longer than 1048576 bytes (1 MiB)") {
+				t.Errorf("acquire: %v, want the reply's length named as the client's fault", err)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("acquire: %q has more than one line", err)
+			}
 			waitGone(t, pids)
 			if _, err := l.Ping(t.Context()); err != nil {
 				t.Errorf("ping after the client was lost: %v", err)
+			}
+		})
+	}
+}
+
+// TestProcessLockValidityRange: a validity_ms from 0 to a century is a
+// lease's; one below or beyond is the client's protocol error, the
+// outcome unknown (the harness records it and goes on), said in one line;
+// the lock goes on serving.
+func TestProcessLockValidityRange(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		validity string
+		refused  string // "" for accepted; else as the error writes it
+	}{
+		{"0", ""},
+		{"987.5", ""},
+		{"3153600000000", ""}, // a century
+		{"3153600000001", "3.153600000001e+12"},
+		{"1e300", "1e+300"},
+		{"-1", "-1"},
+		{"-1e300", "-1e+300"},
+	} {
+		t.Run(tc.validity, func(t *testing.T) {
+			t.Parallel()
+			l := newFake(t, "validity="+tc.validity)
+			lease, err := l.Acquire(t.Context(), "k")
+			if tc.refused == "" {
+				if err != nil {
+					t.Fatalf("acquire: %v", err)
+				}
+				if _, err := l.Extend(t.Context(), lease); err != nil {
+					t.Fatalf("extend: %v", err)
+				}
+				return
+			}
+			want := "locks: client broke the protocol: validity_ms " + tc.refused + " is out of range: a validity is 0 to 3153600000000 ms (a century; until_release for none)"
+			if !errors.Is(err, locks.ErrProtocol) || !strings.HasSuffix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("acquire: %v\nwant one line ending %q", err, want)
+			}
+			if _, err := l.Ping(t.Context()); err != nil {
+				t.Errorf("ping after the refused validity: %v", err)
 			}
 		})
 	}

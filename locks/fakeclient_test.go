@@ -50,7 +50,12 @@ func TestMain(m *testing.M) {
 //     that finds the key held, attempt 2);
 //   - bad-nodes: like nodes, but an acquire names node 7 of 1;
 //   - claims-versions: the hello's versions claim this harness's own
-//     keys ("go", go-redis's module path) beside a library of its own.
+//     keys ("go", go-redis's module path) beside a library of its own;
+//   - long-acquire: answer an acquire with a line of 2 MiB;
+//   - validity=V: acquires and extends claim validity_ms V (a JSON
+//     number, written as is);
+//   - typo-promises: the hello's promises misspell a topology and a
+//     fault ("failvoer", "client-pase").
 func fakeClient(mode string) {
 	has := func(m string) bool {
 		for _, x := range strings.Split(mode, ",") {
@@ -59,6 +64,12 @@ func fakeClient(mode string) {
 			}
 		}
 		return false
+	}
+	validity := json.RawMessage("500")
+	for _, x := range strings.Split(mode, ",") {
+		if v, ok := strings.CutPrefix(x, "validity="); ok {
+			validity = json.RawMessage(v)
+		}
 	}
 	in := bufio.NewScanner(os.Stdin)
 	out := json.NewEncoder(os.Stdout)
@@ -88,6 +99,9 @@ func fakeClient(mode string) {
 			}
 			reply["name"], reply["language"] = "fake", "Go"
 			reply["reports_nodes"] = has("nodes") || has("bad-nodes")
+			if has("typo-promises") {
+				reply["promises"] = map[string]any{"topologies": []string{"failvoer"}, "safe_under": []string{"client-pase"}}
+			}
 			if has("claims-versions") {
 				reply["versions"] = map[string]string{"go": "go0.0.1-client", "github.com/redis/go-redis/v9": "v0.0.1-client", "libfake": "1.2"}
 			}
@@ -107,6 +121,8 @@ func fakeClient(mode string) {
 				continue
 			case has("wrong-id-acquire"):
 				reply["id"] = 1e9
+			case has("long-acquire"):
+				reply["error"] = strings.Repeat("x", 2<<20)
 			}
 			mu.Lock()
 			if held[key] != "" {
@@ -119,7 +135,7 @@ func fakeClient(mode string) {
 				if has("until-release") {
 					reply["until_release"] = true
 				} else {
-					reply["validity_ms"] = 500
+					reply["validity_ms"] = validity
 				}
 			}
 			mu.Unlock()
@@ -130,7 +146,7 @@ func fakeClient(mode string) {
 			} else if op == "release" {
 				delete(held, key)
 			} else {
-				reply["validity_ms"] = 500
+				reply["validity_ms"] = validity
 			}
 			mu.Unlock()
 		case "ping":

@@ -3,8 +3,13 @@
 client process: the example client, changed by the mode in its first
 argument.
 
-    versions   the hello's versions claim the harness's own keys ("go",
-               go-redis's module path)
+    versions         the hello's versions claim the harness's own keys
+                     ("go", go-redis's module path)
+    absurd-validity  every other acquire that succeeds claims a validity
+                     of -1e300 ms or 1e300 ms, in turn
+    long-reply       the reply to the first acquire is 2 MiB long
+    typo-promises    the hello's promises misspell a fault
+                     ("client-pase")
 """
 
 import json
@@ -17,10 +22,22 @@ import example_client  # noqa: E402
 mode = sys.argv[1] if len(sys.argv) > 1 else ""
 
 
+acquired = [0]
+
+
 def change(reply, req):
     """Return the reply the mode makes of the example's reply to req."""
-    if req.get("op") == "hello" and mode == "versions":
+    op = req.get("op")
+    if op == "hello" and mode == "versions":
         reply["versions"] = {"go": "go0.0.1-client", "github.com/redis/go-redis/v9": "v0.0.1-client"}
+    if op == "hello" and mode == "typo-promises":
+        reply["promises"]["safe_under"] = ["client-pase"]
+    if op == "acquire" and reply.get("result") == "ok":
+        acquired[0] += 1
+        if mode == "absurd-validity" and acquired[0] % 2 == 0:
+            reply["validity_ms"] = -1e300 if acquired[0] % 4 == 2 else 1e300
+    if op == "acquire" and mode == "long-reply" and acquired[0] <= 1:
+        reply["error"] = "x" * (2 << 20)
     return reply
 
 
