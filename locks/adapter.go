@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/google/shlex"
@@ -84,10 +83,14 @@ type ClientInfo struct {
 // never on its command line or in its environment (LOCKTORTURE_PASSWORD
 // is removed from the environment it inherits).
 //
-// Every process is started in a process group of its own with
-// Pdeathsig SIGKILL: if this process dies, even by SIGKILL, the kernel
-// kills the clients; Close kills every process group it started and
-// reaps them. A process that does not answer within the call's deadline
+// The processes are started by the lock's client supervisor
+// (supervise.go), a small process of this binary that is their parent
+// and a child subreaper, each in a process group of its own with
+// Pdeathsig SIGKILL. A process killed during the run (below) is killed
+// with its process group; Close, and the death of this process even by
+// SIGKILL, end every process the clients started too, in their groups or
+// not (setsid, daemons): none is left when Close returns, nor soon after
+// this process dies. A process that does not answer within the call's deadline
 // (ctx's, else the default bound) or breaks the protocol is killed, and
 // the call's outcome is unknown; a process that exits gives unknown
 // outcomes for its calls and leases, never a crash. The next call starts
@@ -115,6 +118,8 @@ type ProcessLock struct {
 	opts  processOptions
 	bound time.Duration // a call's deadline when ctx has none
 	info  ClientInfo
+
+	sup *supervisor // starts the clients, and ends their trees
 
 	mu      sync.Mutex
 	idle    []*proc
@@ -221,8 +226,12 @@ func NewProcessLock(name string, argv []string, cfg Config, opts ...ProcessOptio
 	if l.opts.callTimeout > 0 {
 		l.bound = l.opts.callTimeout
 	}
+	if l.sup, err = startSupervisor(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	p, err := l.start()
 	if err != nil {
+		l.Close()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	l.info = p.info
@@ -258,7 +267,9 @@ func (l *ProcessLock) Pids() []int {
 	defer l.mu.Unlock()
 	pids := make([]int, 0, len(l.all))
 	for p := range l.all {
-		pids = append(pids, p.cmd.Process.Pid)
+		if pid := p.pid.Load(); pid != 0 {
+			pids = append(pids, int(pid))
+		}
 	}
 	return pids
 }
@@ -469,8 +480,9 @@ func (l *ProcessLock) lease(lease Lease, r clientReply, sent time.Time, acquire 
 // (a validity past the range of time.Time loses its monotonic reading).
 var maxValidityMS = ms(UntilRelease)
 
-// Close kills every client process and waits until each is reaped. The
-// leases still held are left to their TTL.
+// Close kills every client process and every process one started, and
+// waits until each is reaped. The leases still held are left to their
+// TTL.
 func (l *ProcessLock) Close() error {
 	l.mu.Lock()
 	if l.closed {
@@ -484,13 +496,16 @@ func (l *ProcessLock) Close() error {
 	}
 	l.idle, l.leases = nil, map[string]*proc{}
 	l.mu.Unlock()
-	for _, p := range procs {
-		p.kill()
-	}
+	// The supervisor kills every client and every descendant of one, and
+	// exits once it has reaped them all.
+	err := l.sup.close()
 	for _, p := range procs {
 		<-p.exited
 	}
 	l.spawns.Wait()
+	if err != nil {
+		return fmt.Errorf("%s: close: %w", l.name, err)
+	}
 	return nil
 }
 
@@ -567,64 +582,74 @@ func (l *ProcessLock) start() (*proc, error) {
 	l.started++
 	l.mu.Unlock()
 
-	cmd := exec.Command(l.argv[0], l.argv[1:]...)
-	cmd.Env = clientEnv(l.opts.env)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.WaitDelay = time.Second
-	stdin, err := cmd.StdinPipe()
+	// The pipes are made here and the client's ends handed to the
+	// supervisor, which starts it (supervise.go).
+	path, err := exec.LookPath(l.argv[0])
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("start client %q: %w", strings.Join(l.argv, " "), err)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
+	closeAll := func(fs []*os.File) {
+		for _, f := range fs {
+			if f != nil {
+				f.Close()
+			}
+		}
 	}
-	p := &proc{
-		cmd:    cmd,
-		stdin:  stdin,
-		stdout: stdout,
-		lines:  make(chan []byte, 1),
-		killed: make(chan struct{}),
-		exited: make(chan struct{}),
-		stderr: &tail{max: 2048},
+	var fs [6]*os.File // read and write ends of stdin, stdout, stderr
+	for i := 0; i < len(fs); i += 2 {
+		if fs[i], fs[i+1], err = os.Pipe(); err != nil {
+			closeAll(fs[:i])
+			return nil, fmt.Errorf("start client: %w", err)
+		}
 	}
-	cmd.Stderr = p.stderr
+	stdinW, stdoutR, stderrR := fs[1], fs[2], fs[4]
+	ours, theirs := []*os.File{stdinW, stdoutR, stderrR}, []*os.File{fs[0], fs[3], fs[5]}
 	var script *os.File
 	if l.opts.script != nil {
 		r, w, err := os.Pipe()
 		if err != nil {
-			return nil, err
+			closeAll(fs[:])
+			return nil, fmt.Errorf("start client: %w", err)
 		}
-		defer r.Close() // the child has its own copy
-		cmd.ExtraFiles = []*os.File{r}
-		script = w
+		theirs, script = append(theirs, r), w // the script is the client's descriptor 3
 	}
+	p := newProc(l.sup)
+	p.stdin, p.stdout = stdinW, stdoutR
 	// Registered before it starts, under the lock that Close takes: a
-	// process Close does not see is never started.
+	// process Close does not see is never started (Close ends the
+	// supervisor, which then starts nothing).
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
+		closeAll(ours)
+		closeAll(theirs)
 		if script != nil {
 			script.Close()
 		}
 		return nil, ErrClosed
 	}
-	if err := cmd.Start(); err != nil {
+	l.all[p] = struct{}{}
+	l.mu.Unlock()
+	err = l.sup.spawn(p, path, l.argv, clientEnv(l.opts.env), theirs)
+	closeAll(theirs) // the client has its own
+	if err != nil {
+		l.mu.Lock()
+		delete(l.all, p)
 		l.mu.Unlock()
+		closeAll(ours)
 		if script != nil {
 			script.Close()
 		}
+		close(p.exited)
 		return nil, fmt.Errorf("start client %q: %w", strings.Join(l.argv, " "), err)
 	}
-	l.all[p] = struct{}{}
-	l.mu.Unlock()
 	if script != nil {
 		go func() {
 			script.Write(l.opts.script) // a client that never reads it fails its hello
 			script.Close()
 		}()
 	}
-	go p.read(stdout, func() {
+	go p.read(stderrR, func() {
 		l.mu.Lock()
 		delete(l.all, p)
 		l.mu.Unlock()

@@ -56,7 +56,10 @@ func waitGone(tb testing.TB, pids []int) {
 			return
 		}
 		if time.Now().After(deadline) {
-			tb.Fatalf("client processes %v still alive", left)
+			for _, pid := range left {
+				syscall.Kill(pid, syscall.SIGKILL) // leave nothing running
+			}
+			tb.Fatalf("processes %v still alive", left)
 		}
 		time.Sleep(pollEvery)
 	}
@@ -320,11 +323,59 @@ func TestProcessLockClose(t *testing.T) {
 	}
 }
 
+// treePids are the pids of the processes the fake client in mode
+// fork-tree started, from its hello.
+func treePids(info locks.ClientInfo) ([]int, error) {
+	var pids []int
+	for _, name := range []string{"group", "setsid", "daemon"} {
+		pid, err := strconv.Atoi(info.Versions[name])
+		if err != nil {
+			return nil, fmt.Errorf("fork-tree: %s pid %q", name, info.Versions[name])
+		}
+		pids = append(pids, pid)
+	}
+	return pids, nil
+}
+
+// TestProcessLockTreeEnds: Close ends every descendant of a client
+// process, also those that left its process group: one in a session of
+// its own that holds the client's stdout and stderr, and an orphaned
+// daemon; none is left when Close returns.
+func TestProcessLockTreeEnds(t *testing.T) {
+	t.Parallel()
+	l, err := locks.NewProcessLock("fake", []string{os.Args[0]}, fakeConfig(), locks.WithProcessEnv(fakeClientEnv+"=fork-tree"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := treePids(l.Info())
+	if err != nil {
+		l.Close()
+		t.Fatal(err)
+	}
+	pids := append(l.Pids(), tree...)
+	for _, pid := range pids {
+		if !testutil.Running(pid) {
+			t.Fatalf("process %d not running before Close", pid)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	for _, pid := range pids {
+		if testutil.Running(pid) {
+			t.Errorf("process %d (client and descendants %v) running after Close", pid, pids)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
 // harnessChild is the test binary as a stand-in for the harness: it
-// starts three client processes (the fake client), prints their pids on
-// one line and waits to be killed.
-func harnessChild() {
-	l, err := locks.NewProcessLock("fake", []string{os.Args[0]}, fakeConfig(), locks.WithProcessEnv(fakeClientEnv+"=ok"))
+// starts three client processes (the fake client, in the mode its
+// environment names), prints the pids of all its descendants (the
+// supervisor, the clients and theirs) on one line and waits to be
+// killed.
+func harnessChild(mode string) {
+	l, err := locks.NewProcessLock("fake", []string{os.Args[0]}, fakeConfig(), locks.WithProcessEnv(fakeClientEnv+"="+mode))
 	if err == nil {
 		err = l.Warm(context.Background(), 3)
 	}
@@ -332,17 +383,18 @@ func harnessChild() {
 		fmt.Println("error", err)
 		os.Exit(1)
 	}
-	fmt.Println("pids", strings.Trim(fmt.Sprint(l.Pids()), "[]"))
+	fmt.Println("pids", strings.Trim(fmt.Sprint(testutil.Descendants(os.Getpid())), "[]"))
 	select {}
 }
 
 // TestAdapterSIGKILL: when the process that started the clients is killed
-// with SIGKILL (no deferred Close runs), no client process is left: the
-// kernel kills them (Pdeathsig).
+// with SIGKILL (no deferred Close runs), no client process is left, and
+// no descendant of one, in its process group or not: the supervisor reads
+// the end of its socket and kills them all.
 func TestAdapterSIGKILL(t *testing.T) {
 	t.Parallel()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), harnessChildEnv+"=1")
+	cmd.Env = append(os.Environ(), harnessChildEnv+"=fork-tree")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -356,8 +408,9 @@ func TestAdapterSIGKILL(t *testing.T) {
 		t.Fatalf("child: %v", err)
 	}
 	fields := strings.Fields(line)
-	if len(fields) != 4 || fields[0] != "pids" {
-		t.Fatalf("child said %q, want pids and three numbers", line)
+	// The supervisor, three clients, three processes each.
+	if len(fields) != 1+1+3+3*3 || fields[0] != "pids" {
+		t.Fatalf("child said %q, want pids and 13 numbers", line)
 	}
 	var pids []int
 	for _, f := range fields[1:] {
@@ -374,8 +427,6 @@ func TestAdapterSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	// The clients were the child's children: once it is gone they are
-	// reparented to init (or a subreaper), which reaps them.
 	waitGone(t, pids)
 }
 

@@ -10,11 +10,18 @@ argument.
     long-reply       the reply to the first acquire is 2 MiB long
     typo-promises    the hello's promises misspell a fault
                      ("client-pase")
+    fork FILE        before it serves, fork three processes that sleep for
+                     an hour: one stays in the client's process group, one
+                     calls setsid (and keeps the protocol's pipes open), one
+                     is a daemon (its parent calls setsid, forks it and
+                     exits); append "client group setsid daemon" pids to
+                     FILE, one line
 """
 
 import json
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "example"))
 import example_client  # noqa: E402
@@ -68,6 +75,43 @@ class Replies:
     def flush(self):
         self.f.flush()
 
+
+def sleep_forked(setsid):
+    """Fork a process that sleeps for an hour, in a session of its own if
+    setsid, and return its pid."""
+    pid = os.fork()
+    if pid == 0:
+        if setsid:
+            os.setsid()
+        time.sleep(3600)
+        os._exit(0)
+    return pid
+
+
+def daemon():
+    """Fork a process that calls setsid, forks a sleeper and exits at
+    once, leaving the sleeper an orphan; return the sleeper's pid."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        sleeper = os.fork()
+        if sleeper == 0:
+            time.sleep(3600)
+            os._exit(0)
+        os.write(w, str(sleeper).encode())
+        os._exit(0)
+    os.close(w)
+    sleeper = int(os.read(r, 32))
+    os.close(r)
+    os.waitpid(pid, 0)
+    return sleeper
+
+
+if mode == "fork":
+    pids = [os.getpid(), sleep_forked(False), sleep_forked(True), daemon()]
+    with open(sys.argv[2], "a") as f:
+        f.write(" ".join(map(str, pids)) + "\n")
 
 sys.stdin = Requests(sys.stdin)
 sys.stdout = Replies(sys.stdout, sys.stdin)
