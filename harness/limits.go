@@ -59,15 +59,20 @@ const (
 //     up; the clients may take half of the memory available when the run
 //     is planned, the rest being the nodes', this process's and the
 //     machine's.
-//   - File descriptors in this process: the three pipes of the client's
-//     standard input, output and error, and a fourth while it starts
-//     (the script of a built-in client); plus, per node, both ends of the
-//     node's in-process proxy for the client's own connection. See
-//     processFiles.
+//   - File descriptors in this process: one end of each of the three
+//     pipes of the client's standard input, output and error once it
+//     runs (5.2 per client measured with one node, the proxy's two
+//     included), but both ends of each and the script's pipe (a built-in
+//     client's) while it starts, 8, and every client starts at once;
+//     plus, per node, both ends of the node's in-process proxy for the
+//     client's own connection. See processFiles. (Each lock's client
+//     supervisor, one process per client group, adds about 17 MB
+//     resident, 9 MB its own, and three descriptors here: within the
+//     base.)
 const (
 	processClientsPerCore = 64
 	processClientMemory   = 32 << 20
-	processClientFiles    = 4
+	processClientFiles    = 8
 )
 
 // openFileLimit returns how many files this process may open (Go raises

@@ -95,14 +95,14 @@ func TestProcessClientsRefused(t *testing.T) {
 	}{
 		{"64 per core", 2, 24 << 30, lock, 128, ""},
 		{"more than 64 per core", 2, 24 << 30, lock, 129,
-			"harness: 129 clients of " + lock + ", one client process each: this machine runs at most 128 (cores: 2 × 64, as each start costs about 0.16 s of CPU and every client must start within 20 s; memory: 384, at 32 MiB each in half of the 24.0 GiB available; open files: 1655, at 6 each of ulimit -n 10000): use fewer clients"},
+			"harness: 129 clients of " + lock + ", one client process each: this machine runs at most 128 (cores: 2 × 64, as each start costs about 0.16 s of CPU and every client must start within 20 s; memory: 384, at 32 MiB each in half of the 24.0 GiB available; open files: 993, at 10 each of ulimit -n 10000): use fewer clients"},
 		{"100000", 2, 24 << 30, lock, 100_000,
 			"harness: 100000 clients of " + lock + ", one client process each: this machine runs at most 128 ("},
 		{"memory", 64, 4 << 30, lock, 65,
-			"this machine runs at most 64 (cores: 64 × 64, as each start costs about 0.16 s of CPU and every client must start within 20 s; memory: 64, at 32 MiB each in half of the 4.0 GiB available; open files: 1655, at 6 each of ulimit -n 10000)"},
-		{"open files", 1024, 1 << 40, lock, 1656, "this machine runs at most 1655 ("},
+			"this machine runs at most 64 (cores: 64 × 64, as each start costs about 0.16 s of CPU and every client must start within 20 s; memory: 64, at 32 MiB each in half of the 4.0 GiB available; open files: 993, at 10 each of ulimit -n 10000)"},
+		{"open files", 1024, 1 << 40, lock, 994, "this machine runs at most 993 ("},
 		{"memory unknown", 2, 0, lock, 129,
-			"this machine runs at most 128 (cores: 2 × 64, as each start costs about 0.16 s of CPU and every client must start within 20 s; open files: 1655, at 6 each of ulimit -n 10000)"},
+			"this machine runs at most 128 (cores: 2 × 64, as each start costs about 0.16 s of CPU and every client must start within 20 s; open files: 993, at 10 each of ulimit -n 10000)"},
 		{"a Go lock is not bounded so", 2, 24 << 30, "setnx", 100_000, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
