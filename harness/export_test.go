@@ -18,3 +18,12 @@ var CheckLease = checkLease
 func WithView(fn func(nemesis.View)) Option {
 	return func(o *runOptions) { o.view = fn }
 }
+
+// SetMachine makes the run see a machine of cores cores and available
+// bytes of memory available until restore is called, for tests of the
+// limits.
+func SetMachine(cores int, available int64) (restore func()) {
+	old := machine
+	machine = func() (int, int64) { return cores, available }
+	return func() { machine = old }
+}

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,7 +46,10 @@ type Summary struct {
 	Stopped bool `json:"stopped,omitempty"`
 	// LockVersions is what a lock served by client processes says it
 	// runs on (the client, its language, its libraries); nil for a Go
-	// lock, whose modules report.Versions lists.
+	// lock, whose modules report.Versions lists. Every key begins with
+	// "client" ("client", "client language", "client:redis-py"), so none
+	// is one of report.Versions's: whatever merges the two writes these
+	// beside the harness's own, never over them.
 	LockVersions map[string]string `json:"lock_versions,omitempty"`
 }
 
@@ -59,6 +63,22 @@ type warmer interface {
 // modules (the process adapter: its client's self-description).
 type versioner interface {
 	Versions() map[string]string
+}
+
+// lockVersions is what a lock says it runs on, each key under the
+// client's names: a key that does not begin with "client" (the process
+// adapter's keys all do; see locks.ProcessLock.Versions) gets
+// locks.ClientVersionPrefix, so that no lock can put a version under the
+// harness's own keys ("go", the module paths).
+func lockVersions(v map[string]string) map[string]string {
+	out := make(map[string]string, len(v))
+	for k, s := range v {
+		if !strings.HasPrefix(k, "client") {
+			k = locks.ClientVersionPrefix + k
+		}
+		out[k] = s
+	}
+	return out
 }
 
 // Option configures Run and Plan.Run.
@@ -214,7 +234,7 @@ func (p *Plan) openLocks(ctx context.Context, cl *cluster.Cluster, sum *Summary,
 			}
 		}
 		if d, ok := lk.(versioner); ok && sum.LockVersions == nil {
-			sum.LockVersions = d.Versions()
+			sum.LockVersions = lockVersions(d.Versions())
 		}
 	}
 	return lks, nil

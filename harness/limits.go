@@ -2,6 +2,9 @@ package harness
 
 import (
 	"fmt"
+	"os"
+	"runtime"
+	"strings"
 	"syscall"
 
 	"github.com/locktorture/locktorture/cluster"
@@ -32,9 +35,44 @@ import (
 //     node (the client's socket and both ends of the node's in-process
 //     proxy: 1,660 descriptors for 50 nodes × 10 clients), one for an
 //     external node without a proxy; see openFiles.
+//   - Client processes: a lock served by client processes (Spec.Process:
+//     exec: and the built-in Python locks) starts one per client, so
+//     MaxClients does not bound them: see maxProcessClients.
 const (
 	MaxNodes   = 100
 	MaxClients = 100_000
+)
+
+// What one client process costs, measured on the project's 2-core
+// machine with the built-in clients after a few acquires (Python 3.11):
+//
+//   - CPU at start: 0.10–0.16 s of CPU to start an interpreter and
+//     answer the hello (the example, redis-py-lock and redlock-py alike;
+//     the interpreter dominates). The harness starts every client before
+//     the run, in parallel, and each must answer its hello within the
+//     start bound (20 s, locks.WithStartTimeout): with half of it to
+//     spare on a loaded machine, 20 s / 0.16 s / 2 ≈ 62 starts per core,
+//     hence processClientsPerCore.
+//   - Memory: 18.7 MB resident for the example (standard library only;
+//     8.6 MB of it its own, the rest shared), 26 MB for redis-py-lock and
+//     redlock-py (16 MB their own). processClientMemory rounds the larger
+//     up; the clients may take half of the memory available when the run
+//     is planned, the rest being the nodes', this process's and the
+//     machine's.
+//   - File descriptors in this process: one end of each of the three
+//     pipes of the client's standard input, output and error once it
+//     runs (5.2 per client measured with one node, the proxy's two
+//     included), but both ends of each and the script's pipe (a built-in
+//     client's) while it starts, 8, and every client starts at once;
+//     plus, per node, both ends of the node's in-process proxy for the
+//     client's own connection. See processFiles. (Each lock's client
+//     supervisor, one process per client group, adds about 17 MB
+//     resident, 9 MB its own, and three descriptors here: within the
+//     base.)
+const (
+	processClientsPerCore = 64
+	processClientMemory   = 32 << 20
+	processClientFiles    = 8
 )
 
 // openFileLimit returns how many files this process may open (Go raises
@@ -48,28 +86,103 @@ var openFileLimit = func() int {
 	return int(min(rl.Cur, 1<<30))
 }
 
+// machine returns this machine's cores and the memory available now
+// (MemAvailable of /proc/meminfo, in bytes; 0 if unknown). A variable so
+// tests can set them.
+var machine = func() (cores int, available int64) {
+	return runtime.NumCPU(), memAvailable()
+}
+
+// memAvailable is MemAvailable of /proc/meminfo in bytes, or 0.
+func memAvailable() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		var kib int64
+		if _, err := fmt.Sscanf(line, "MemAvailable: %d kB", &kib); err == nil {
+			return kib << 10
+		}
+	}
+	return 0
+}
+
+// proxyFiles is the descriptors this process holds per connection
+// through a node's in-process proxy (its accepted socket and its socket
+// to the node); 0 where the nodes are reached without one.
+func (c Config) proxyFiles() int {
+	if !cluster.Spec(c.Cluster).RunsNodes() {
+		return 0 // no in-process proxy; a remote toxiproxy holds the rest
+	}
+	return 2
+}
+
+// baseFiles is the descriptors the run holds whatever its clients: a few
+// per node and client group (proxy listeners, logs) and a base for the
+// process.
+func (c Config) baseFiles(groups int) int {
+	return c.Nodes*(2*groups+4) + 64
+}
+
 // openFiles estimates the file descriptors the run holds at its busiest:
 // per node, each client group's lock keeps up to locks.PoolSize
 // connections (one per client of the group that waits on the node at
-// once), each three descriptors through an in-process proxy; plus a few
-// per node (proxy listeners, logs) and a base for the process.
+// once), each three descriptors through an in-process proxy (the client's
+// socket and the proxy's two); plus baseFiles.
 func (c Config) openFiles(groups int) int {
-	perConn := 3
-	if !cluster.Spec(c.Cluster).RunsNodes() {
-		perConn = 1 // no in-process proxy; a remote toxiproxy holds the rest
-	}
 	perGroup := min((c.Clients+groups-1)/groups, locks.PoolSize)
-	return c.Nodes*(groups*perGroup*perConn+2*groups+4) + 64
+	return c.Nodes*groups*perGroup*(1+c.proxyFiles()) + c.baseFiles(groups)
+}
+
+// processFiles is the descriptors this process holds per client process:
+// processClientFiles, and the proxy's two for the client's connection to
+// each node (each process has its own; locks.PoolSize does not bound
+// them).
+func (c Config) processFiles() int {
+	return processClientFiles + c.Nodes*c.proxyFiles()
+}
+
+// processLimit is the most client processes a run may start on this
+// machine, the least of three bounds (see processClientsPerCore and the
+// figures beside it): by cores, processClientsPerCore each; by memory,
+// processClientMemory each in half of the memory available; by open
+// files, processFiles each in what this process may open beyond
+// baseFiles. why says each bound, in a few words. A bound this machine
+// does not tell (memory, open files) is left out.
+func (c Config) processLimit(groups int) (limit int, why string) {
+	cores, avail := machine()
+	limit = cores * processClientsPerCore
+	parts := []string{fmt.Sprintf("cores: %d × %d, as each start costs about 0.16 s of CPU and every client must start within 20 s", cores, processClientsPerCore)}
+	if avail > 0 {
+		byMem := int(avail / 2 / processClientMemory)
+		limit = min(limit, byMem)
+		parts = append(parts, fmt.Sprintf("memory: %d, at %d MiB each in half of the %.1f GiB available", byMem, processClientMemory>>20, float64(avail)/(1<<30)))
+	}
+	if files := openFileLimit(); files > 0 {
+		byFiles := max(0, (files-c.baseFiles(groups))/c.processFiles())
+		limit = min(limit, byFiles)
+		parts = append(parts, fmt.Sprintf("open files: %d, at %d each of ulimit -n %d", byFiles, c.processFiles(), files))
+	}
+	return limit, strings.Join(parts, "; ")
 }
 
 // checkLimits refuses what the machine cannot run: see MaxNodes,
-// MaxClients and openFiles.
-func (c Config) checkLimits(groups int) error {
+// MaxClients, openFiles, and for a lock served by client processes
+// (process), processLimit.
+func (c Config) checkLimits(groups int, process bool) error {
 	switch {
 	case c.Nodes > MaxNodes && cluster.Spec(c.Cluster).RunsNodes():
 		return fmt.Errorf("harness: %d nodes: a run starts at most %d (on a 2-core machine, of 1000 redis-server processes some did not answer within the 10 s start-up time; 100 start in about 2 s)", c.Nodes, MaxNodes)
 	case c.Clients > MaxClients:
 		return fmt.Errorf("harness: %d clients: a run drives at most %d (100,000 took 460 MB and twice the run's time to drive on a 2-core machine)", c.Clients, MaxClients)
+	}
+	if process {
+		if limit, why := c.processLimit(groups); c.Clients > limit {
+			return fmt.Errorf("harness: %d clients of %s, one client process each: this machine runs at most %d (%s): use fewer clients",
+				c.Clients, c.Lock, limit, why)
+		}
+		return nil
 	}
 	if limit, need := openFileLimit(), c.openFiles(groups); limit > 0 && need > limit {
 		return fmt.Errorf("harness: %d nodes with %d clients need about %d open files, more than this process may open (%d, ulimit -n): use fewer nodes or clients, or raise the limit",

@@ -76,6 +76,60 @@ func TestRefusedAtStart(t *testing.T) {
 	}
 }
 
+// TestProcessClientsRefused: a lock served by client processes starts one
+// per client, so its clients are bounded by the machine: cores, memory
+// and open files, each per process; the refusal is one line that gives
+// every bound, and comes before any client process starts.
+func TestProcessClientsRefused(t *testing.T) {
+	dir := t.TempDir()
+	started := filepath.Join(dir, "started")
+	lock := locks.ExecPrefix + "sh -c 'touch " + started + "; exec sleep 60'"
+	defer harness.SetOpenFileLimit(10000)()
+	for _, tc := range []struct {
+		name      string
+		cores     int
+		available int64
+		lock      string
+		clients   int
+		want      string // "" for accepted
+	}{
+		{"64 per core", 2, 24 << 30, lock, 128, ""},
+		{"more than 64 per core", 2, 24 << 30, lock, 129,
+			"harness: 129 clients of " + lock + ", one client process each: this machine runs at most 128 (cores: 2 × 64, as each start costs about 0.16 s of CPU and every client must start within 20 s; memory: 384, at 32 MiB each in half of the 24.0 GiB available; open files: 993, at 10 each of ulimit -n 10000): use fewer clients"},
+		{"100000", 2, 24 << 30, lock, 100_000,
+			"harness: 100000 clients of " + lock + ", one client process each: this machine runs at most 128 ("},
+		{"memory", 64, 4 << 30, lock, 65,
+			"this machine runs at most 64 (cores: 64 × 64, as each start costs about 0.16 s of CPU and every client must start within 20 s; memory: 64, at 32 MiB each in half of the 4.0 GiB available; open files: 993, at 10 each of ulimit -n 10000)"},
+		{"open files", 1024, 1 << 40, lock, 994, "this machine runs at most 993 ("},
+		{"memory unknown", 2, 0, lock, 129,
+			"this machine runs at most 128 (cores: 2 × 64, as each start costs about 0.16 s of CPU and every client must start within 20 s; open files: 993, at 10 each of ulimit -n 10000)"},
+		{"a Go lock is not bounded so", 2, 24 << 30, "setnx", 100_000, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer harness.SetMachine(tc.cores, tc.available)()
+			cfg := harness.Config{Workload: harness.Workload{Lock: tc.lock, Clients: tc.clients}, Output: harness.Output{Dir: "x"}}
+			_, err := cfg.WithDefaults()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want == "":
+			case err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n"):
+				t.Fatalf("err = %v\nwant one line containing %q", err, tc.want)
+			}
+		})
+	}
+
+	// Run refuses it the same way, before it starts a client.
+	defer harness.SetMachine(2, 24<<30)()
+	cfg := harness.Config{Workload: harness.Workload{Lock: lock, Clients: 100_000}, Output: harness.Output{Dir: filepath.Join(dir, "run")}}
+	if _, err := harness.Run(t.Context(), cfg); err == nil || !strings.Contains(err.Error(), "this machine runs at most 128") {
+		t.Fatalf("Run: %v, want the refusal", err)
+	}
+	if _, err := os.Stat(started); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a client process started before the refusal (%s: %v)", started, err)
+	}
+}
+
 // TestReplaySetsUp: a replay takes its kinds from the schedule, and the
 // run is set up for them: a partition between client groups needs two
 // groups, which a run without the partition kind does not have.

@@ -45,7 +45,7 @@ func NewPlan(c Config) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := p.cfg.checkLimits(p.setup.Groups); err != nil {
+	if err := p.cfg.checkLimits(p.setup.Groups, p.lock.Process); err != nil {
 		return nil, err
 	}
 	if err := cluster.Spec(p.cfg.Cluster).CheckPrograms(p.needs.Cluster.Clock); err != nil {

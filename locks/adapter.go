@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/google/shlex"
@@ -84,10 +83,14 @@ type ClientInfo struct {
 // never on its command line or in its environment (LOCKTORTURE_PASSWORD
 // is removed from the environment it inherits).
 //
-// Every process is started in a process group of its own with
-// Pdeathsig SIGKILL: if this process dies, even by SIGKILL, the kernel
-// kills the clients; Close kills every process group it started and
-// reaps them. A process that does not answer within the call's deadline
+// The processes are started by the lock's client supervisor
+// (supervise.go), a small process of this binary that is their parent
+// and a child subreaper, each in a process group of its own with
+// Pdeathsig SIGKILL. A process killed during the run (below) is killed
+// with its process group; Close, and the death of this process even by
+// SIGKILL, end every process the clients started too, in their groups or
+// not (setsid, daemons): none is left when Close returns, nor soon after
+// this process dies. A process that does not answer within the call's deadline
 // (ctx's, else the default bound) or breaks the protocol is killed, and
 // the call's outcome is unknown; a process that exits gives unknown
 // outcomes for its calls and leases, never a crash. The next call starts
@@ -115,6 +118,8 @@ type ProcessLock struct {
 	opts  processOptions
 	bound time.Duration // a call's deadline when ctx has none
 	info  ClientInfo
+
+	sup *supervisor // starts the clients, and ends their trees
 
 	mu      sync.Mutex
 	idle    []*proc
@@ -221,8 +226,12 @@ func NewProcessLock(name string, argv []string, cfg Config, opts ...ProcessOptio
 	if l.opts.callTimeout > 0 {
 		l.bound = l.opts.callTimeout
 	}
+	if l.sup, err = startSupervisor(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	p, err := l.start()
 	if err != nil {
+		l.Close()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	l.info = p.info
@@ -233,15 +242,24 @@ func NewProcessLock(name string, argv []string, cfg Config, opts ...ProcessOptio
 // Info returns what the client said of itself in its hello.
 func (l *ProcessLock) Info() ClientInfo { return l.info }
 
-// Versions returns the client's name, language and library versions,
-// for results.json: "client", "client language", and its Versions.
+// Versions returns what the client says it runs on, for results.json,
+// under the client's own names: "client" (its name), "client language"
+// and, for each library of its hello's versions, "client:" + the
+// library's name. Every key begins with "client", so a client cannot
+// put a version under the harness's own keys ("go", the module paths of
+// report.Versions): one whose hello claims {"go": "go9.9"} gets
+// "client:go", and whatever merges the two maps keeps the harness's.
 func (l *ProcessLock) Versions() map[string]string {
 	v := map[string]string{"client": l.info.Name, "client language": l.info.Language}
 	for k, s := range l.info.Versions {
-		v[k] = s
+		v[ClientVersionPrefix+k] = s
 	}
 	return v
 }
+
+// ClientVersionPrefix begins the key of each library version a client
+// process reports (ProcessLock.Versions): "client:redis-py".
+const ClientVersionPrefix = "client:"
 
 // Pids returns the process ids of the client processes running now.
 func (l *ProcessLock) Pids() []int {
@@ -249,7 +267,9 @@ func (l *ProcessLock) Pids() []int {
 	defer l.mu.Unlock()
 	pids := make([]int, 0, len(l.all))
 	for p := range l.all {
-		pids = append(pids, p.cmd.Process.Pid)
+		if pid := p.pid.Load(); pid != 0 {
+			pids = append(pids, int(pid))
+		}
 	}
 	return pids
 }
@@ -445,18 +465,24 @@ func (l *ProcessLock) lease(lease Lease, r clientReply, sent time.Time, acquire 
 		lease.Validity = sent.Add(UntilRelease)
 	case r.ValidityMS == nil:
 		return Lease{}, fmt.Errorf("%w: ok without validity_ms or until_release", ErrProtocol)
+	case !(*r.ValidityMS >= 0 && *r.ValidityMS <= maxValidityMS):
+		return Lease{}, fmt.Errorf("%w: validity_ms %g is out of range: a validity is 0 to %.0f ms (a century; until_release for none)", ErrProtocol, *r.ValidityMS, maxValidityMS)
 	default:
 		v := *r.ValidityMS * float64(time.Millisecond)
-		if v > float64(UntilRelease) {
-			v = float64(UntilRelease)
-		}
 		lease.Validity = sent.Add(time.Duration(math.Round(v)))
 	}
 	return lease, nil
 }
 
-// Close kills every client process and waits until each is reaped. The
-// leases still held are left to their TTL.
+// maxValidityMS is the longest validity_ms a client may claim:
+// UntilRelease, a century. Beyond it, or below 0, the claim is a protocol
+// error, the outcome unknown, rather than a time the lease cannot end at
+// (a validity past the range of time.Time loses its monotonic reading).
+var maxValidityMS = ms(UntilRelease)
+
+// Close kills every client process and every process one started, and
+// waits until each is reaped. The leases still held are left to their
+// TTL.
 func (l *ProcessLock) Close() error {
 	l.mu.Lock()
 	if l.closed {
@@ -470,13 +496,16 @@ func (l *ProcessLock) Close() error {
 	}
 	l.idle, l.leases = nil, map[string]*proc{}
 	l.mu.Unlock()
-	for _, p := range procs {
-		p.kill()
-	}
+	// The supervisor kills every client and every descendant of one, and
+	// exits once it has reaped them all.
+	err := l.sup.close()
 	for _, p := range procs {
 		<-p.exited
 	}
 	l.spawns.Wait()
+	if err != nil {
+		return fmt.Errorf("%s: close: %w", l.name, err)
+	}
 	return nil
 }
 
@@ -553,64 +582,74 @@ func (l *ProcessLock) start() (*proc, error) {
 	l.started++
 	l.mu.Unlock()
 
-	cmd := exec.Command(l.argv[0], l.argv[1:]...)
-	cmd.Env = clientEnv(l.opts.env)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.WaitDelay = time.Second
-	stdin, err := cmd.StdinPipe()
+	// The pipes are made here and the client's ends handed to the
+	// supervisor, which starts it (supervise.go).
+	path, err := exec.LookPath(l.argv[0])
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("start client %q: %w", strings.Join(l.argv, " "), err)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
+	closeAll := func(fs []*os.File) {
+		for _, f := range fs {
+			if f != nil {
+				f.Close()
+			}
+		}
 	}
-	p := &proc{
-		cmd:    cmd,
-		stdin:  stdin,
-		stdout: stdout,
-		lines:  make(chan []byte, 1),
-		killed: make(chan struct{}),
-		exited: make(chan struct{}),
-		stderr: &tail{max: 2048},
+	var fs [6]*os.File // read and write ends of stdin, stdout, stderr
+	for i := 0; i < len(fs); i += 2 {
+		if fs[i], fs[i+1], err = os.Pipe(); err != nil {
+			closeAll(fs[:i])
+			return nil, fmt.Errorf("start client: %w", err)
+		}
 	}
-	cmd.Stderr = p.stderr
+	stdinW, stdoutR, stderrR := fs[1], fs[2], fs[4]
+	ours, theirs := []*os.File{stdinW, stdoutR, stderrR}, []*os.File{fs[0], fs[3], fs[5]}
 	var script *os.File
 	if l.opts.script != nil {
 		r, w, err := os.Pipe()
 		if err != nil {
-			return nil, err
+			closeAll(fs[:])
+			return nil, fmt.Errorf("start client: %w", err)
 		}
-		defer r.Close() // the child has its own copy
-		cmd.ExtraFiles = []*os.File{r}
-		script = w
+		theirs, script = append(theirs, r), w // the script is the client's descriptor 3
 	}
+	p := newProc(l.sup)
+	p.stdin, p.stdout = stdinW, stdoutR
 	// Registered before it starts, under the lock that Close takes: a
-	// process Close does not see is never started.
+	// process Close does not see is never started (Close ends the
+	// supervisor, which then starts nothing).
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
+		closeAll(ours)
+		closeAll(theirs)
 		if script != nil {
 			script.Close()
 		}
 		return nil, ErrClosed
 	}
-	if err := cmd.Start(); err != nil {
+	l.all[p] = struct{}{}
+	l.mu.Unlock()
+	err = l.sup.spawn(p, path, l.argv, clientEnv(l.opts.env), theirs)
+	closeAll(theirs) // the client has its own
+	if err != nil {
+		l.mu.Lock()
+		delete(l.all, p)
 		l.mu.Unlock()
+		closeAll(ours)
 		if script != nil {
 			script.Close()
 		}
+		close(p.exited)
 		return nil, fmt.Errorf("start client %q: %w", strings.Join(l.argv, " "), err)
 	}
-	l.all[p] = struct{}{}
-	l.mu.Unlock()
 	if script != nil {
 		go func() {
 			script.Write(l.opts.script) // a client that never reads it fails its hello
 			script.Close()
 		}()
 	}
-	go p.read(stdout, func() {
+	go p.read(stderrR, func() {
 		l.mu.Lock()
 		delete(l.all, p)
 		l.mu.Unlock()

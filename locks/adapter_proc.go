@@ -4,14 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -19,15 +18,23 @@ import (
 // process, and the process itself.
 
 // clientEnv is this process's environment without LOCKTORTURE_PASSWORD,
-// plus extra.
+// plus extra, which replaces a variable of the same name (as os/exec
+// does: the last of a name wins), so that each name appears once.
 func clientEnv(extra []string) []string {
+	all := append(os.Environ(), extra...)
+	last := map[string]int{}
+	for i, kv := range all {
+		name, _, _ := strings.Cut(kv, "=")
+		last[name] = i
+	}
 	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "LOCKTORTURE_PASSWORD=") {
+	for i, kv := range all {
+		name, _, _ := strings.Cut(kv, "=")
+		if last[name] == i && name != "LOCKTORTURE_PASSWORD" {
 			env = append(env, kv)
 		}
 	}
-	return append(env, extra...)
+	return env
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -134,35 +141,58 @@ func (r clientReply) unknown() error {
 	return fmt.Errorf("%w: result %q%s", ErrProtocol, r.Result, r.because())
 }
 
-// maxLine bounds a reply line.
+// maxLine bounds a reply line: a client that writes a longer one broke
+// the protocol and is killed.
 const maxLine = 1 << 20
 
 // proc is one client process.
 type proc struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stdout io.Closer
+	pid    atomic.Int64 // set by the supervisor's answer to the spawn
+	sup    *supervisor
+	stdin  *os.File      // the write end of its standard input
+	stdout *os.File      // the read end of its standard output
 	lines  chan []byte   // reply lines; closed when its stdout ends
 	killed chan struct{} // closed by kill
-	exited chan struct{} // closed once reaped
+	exited chan struct{} // closed once reaped (or never started)
 	stderr *tail
 	info   ClientInfo
+
+	spawned chan superviseMsg // the supervisor's answer to the spawn
+	status  chan string       // how it ended, once the supervisor reaped it
 
 	mu     sync.Mutex // one exchange at a time
 	nextID int64
 
 	gone     atomic.Bool // killed, or its stdout ended: never used again
+	readErr  error       // why its stdout's lines ended; set before lines is closed
 	killOnce sync.Once
-	reapMu   sync.Mutex // orders kill against the reaping of the process
-	reaped   bool
-	waitErr  error
+	ended    string // how it ended ("" for exit status 0); set before exited is closed
+}
+
+func newProc(sup *supervisor) *proc {
+	return &proc{
+		sup:     sup,
+		lines:   make(chan []byte, 1),
+		killed:  make(chan struct{}),
+		exited:  make(chan struct{}),
+		stderr:  &tail{max: 2048},
+		spawned: make(chan superviseMsg, 1),
+		status:  make(chan string, 1),
+	}
 }
 
 // read forwards p's reply lines until its stdout ends, then kills its
-// process group (a client's children go with it), reaps it and calls
-// done.
-func (p *proc) read(stdout io.Reader, done func()) {
-	sc := bufio.NewScanner(stdout)
+// process group (a client's children go with it), waits until the
+// supervisor reaped it, closes its pipes (the last words on stderr
+// first, for at most a second: a descendant that left its group may hold
+// stderr open until the lock closes) and calls done.
+func (p *proc) read(stderr *os.File, done func()) {
+	stderrDone := make(chan struct{})
+	go func() {
+		io.Copy(p.stderr, stderr)
+		close(stderrDone)
+	}()
+	sc := bufio.NewScanner(p.stdout)
 	sc.Buffer(make([]byte, 0, 4096), maxLine)
 	for sc.Scan() {
 		line := append([]byte(nil), sc.Bytes()...)
@@ -171,27 +201,36 @@ func (p *proc) read(stdout io.Reader, done func()) {
 		case <-p.killed:
 		}
 	}
+	p.readErr = sc.Err()
 	p.gone.Store(true)
 	close(p.lines)
 	p.kill()
-	err := p.cmd.Wait()
-	p.reapMu.Lock()
-	p.reaped, p.waitErr = true, err
-	p.reapMu.Unlock()
+	status := <-p.status
+	select {
+	case <-stderrDone:
+	case <-time.After(time.Second):
+	}
+	stderr.Close()
+	p.stdin.Close()
+	p.stdout.Close()
+	p.ended = status
 	close(p.exited)
 	done()
 }
 
-// kill sends SIGKILL to p's process group, once, unless it has been
-// reaped (its pid could then belong to another process).
+// kill has the supervisor SIGKILL p's process group, once, unless it
+// was reaped (its pid could then belong to another process).
 func (p *proc) kill() {
 	p.gone.Store(true)
-	p.killOnce.Do(func() { close(p.killed) })
-	p.reapMu.Lock()
-	if !p.reaped {
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) // ESRCH: gone already
+	first := false
+	p.killOnce.Do(func() { close(p.killed); first = true })
+	if first {
+		select {
+		case <-p.exited:
+		default:
+			p.sup.kill(int(p.pid.Load()))
+		}
 	}
-	p.reapMu.Unlock()
 	// A child that left the process group may still hold the pipe open:
 	// closing our end ends read's loop all the same.
 	p.stdout.Close()
@@ -236,6 +275,9 @@ func (p *proc) exchange(ctx context.Context, req clientRequest, bound time.Durat
 	select {
 	case line, ok := <-p.lines:
 		if !ok {
+			if errors.Is(p.readErr, bufio.ErrTooLong) {
+				return clientReply{}, sent, fmt.Errorf("%w: a reply longer than %d bytes (1 MiB), the most a line may hold (client killed)", ErrProtocol, maxLine)
+			}
 			return clientReply{}, sent, fmt.Errorf("%w%s", ErrClientGone, p.why())
 		}
 		var r clientReply
@@ -265,12 +307,10 @@ func (p *proc) why() string {
 	case <-time.After(2 * time.Second):
 		return " (still running)"
 	}
-	p.reapMu.Lock()
 	status := "exited"
-	if p.waitErr != nil {
-		status = p.waitErr.Error()
+	if p.ended != "" {
+		status = p.ended
 	}
-	p.reapMu.Unlock()
 	if s := p.stderr.String(); s != "" {
 		return fmt.Sprintf(" (%s; stderr: %s)", status, s)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"strconv"
@@ -55,7 +56,10 @@ func waitGone(tb testing.TB, pids []int) {
 			return
 		}
 		if time.Now().After(deadline) {
-			tb.Fatalf("client processes %v still alive", left)
+			for _, pid := range left {
+				syscall.Kill(pid, syscall.SIGKILL) // leave nothing running
+			}
+			tb.Fatalf("processes %v still alive", left)
 		}
 		time.Sleep(pollEvery)
 	}
@@ -110,6 +114,22 @@ func TestProcessLockProtocol(t *testing.T) {
 	}
 }
 
+// TestProcessLockVersions: what a client says it runs on is reported
+// under the client's own keys: a hello that claims "go" and go-redis's
+// module path gets "client:go" and "client:github.com/…", never the
+// harness's keys.
+func TestProcessLockVersions(t *testing.T) {
+	t.Parallel()
+	l := newFake(t, "claims-versions")
+	want := map[string]string{
+		"client": "fake", "client language": "Go", "client:libfake": "1.2",
+		"client:go": "go0.0.1-client", "client:github.com/redis/go-redis/v9": "v0.0.1-client",
+	}
+	if got := l.Versions(); !maps.Equal(got, want) {
+		t.Errorf("Versions() = %v\nwant %v", got, want)
+	}
+}
+
 // TestProcessLockMisbehavingClient: a client that hangs, dies, writes a
 // line that is not JSON or answers with another id gives an error that is
 // neither ErrNotAcquired nor ErrNotHeld (the harness records it as an
@@ -125,6 +145,7 @@ func TestProcessLockMisbehavingClient(t *testing.T) {
 		{"die-acquire", locks.ErrClientGone},
 		{"garbage-acquire", locks.ErrProtocol},
 		{"wrong-id-acquire", locks.ErrProtocol},
+		{"long-acquire", locks.ErrProtocol},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			t.Parallel()
@@ -144,9 +165,57 @@ func TestProcessLockMisbehavingClient(t *testing.T) {
 			if tc.mode == "die-acquire" && !strings.Contains(err.Error(), "dying in acquire") {
 				t.Errorf("acquire: %v, want the client's last words on stderr", err)
 			}
+			if tc.mode == "long-acquire" && !strings.Contains(err.Error(), "a reply longer than 1048576 bytes (1 MiB)") {
+				t.Errorf("acquire: %v, want the reply's length named as the client's fault", err)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("acquire: %q has more than one line", err)
+			}
 			waitGone(t, pids)
 			if _, err := l.Ping(t.Context()); err != nil {
 				t.Errorf("ping after the client was lost: %v", err)
+			}
+		})
+	}
+}
+
+// TestProcessLockValidityRange: a validity_ms from 0 to a century is a
+// lease's; one below or beyond is the client's protocol error, the
+// outcome unknown (the harness records it and goes on), said in one line;
+// the lock goes on serving.
+func TestProcessLockValidityRange(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		validity string
+		refused  string // "" for accepted; else as the error writes it
+	}{
+		{"0", ""},
+		{"987.5", ""},
+		{"3153600000000", ""}, // a century
+		{"3153600000001", "3.153600000001e+12"},
+		{"1e300", "1e+300"},
+		{"-1", "-1"},
+		{"-1e300", "-1e+300"},
+	} {
+		t.Run(tc.validity, func(t *testing.T) {
+			t.Parallel()
+			l := newFake(t, "validity="+tc.validity)
+			lease, err := l.Acquire(t.Context(), "k")
+			if tc.refused == "" {
+				if err != nil {
+					t.Fatalf("acquire: %v", err)
+				}
+				if _, err := l.Extend(t.Context(), lease); err != nil {
+					t.Fatalf("extend: %v", err)
+				}
+				return
+			}
+			want := "locks: client broke the protocol: validity_ms " + tc.refused + " is out of range: a validity is 0 to 3153600000000 ms (a century; until_release for none)"
+			if !errors.Is(err, locks.ErrProtocol) || !strings.HasSuffix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("acquire: %v\nwant one line ending %q", err, want)
+			}
+			if _, err := l.Ping(t.Context()); err != nil {
+				t.Errorf("ping after the refused validity: %v", err)
 			}
 		})
 	}
@@ -254,11 +323,59 @@ func TestProcessLockClose(t *testing.T) {
 	}
 }
 
+// treePids are the pids of the processes the fake client in mode
+// fork-tree started, from its hello.
+func treePids(info locks.ClientInfo) ([]int, error) {
+	var pids []int
+	for _, name := range []string{"group", "setsid", "daemon"} {
+		pid, err := strconv.Atoi(info.Versions[name])
+		if err != nil {
+			return nil, fmt.Errorf("fork-tree: %s pid %q", name, info.Versions[name])
+		}
+		pids = append(pids, pid)
+	}
+	return pids, nil
+}
+
+// TestProcessLockTreeEnds: Close ends every descendant of a client
+// process, also those that left its process group: one in a session of
+// its own that holds the client's stdout and stderr, and an orphaned
+// daemon; none is left when Close returns.
+func TestProcessLockTreeEnds(t *testing.T) {
+	t.Parallel()
+	l, err := locks.NewProcessLock("fake", []string{os.Args[0]}, fakeConfig(), locks.WithProcessEnv(fakeClientEnv+"=fork-tree"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := treePids(l.Info())
+	if err != nil {
+		l.Close()
+		t.Fatal(err)
+	}
+	pids := append(l.Pids(), tree...)
+	for _, pid := range pids {
+		if !testutil.Running(pid) {
+			t.Fatalf("process %d not running before Close", pid)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	for _, pid := range pids {
+		if testutil.Running(pid) {
+			t.Errorf("process %d (client and descendants %v) running after Close", pid, pids)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
 // harnessChild is the test binary as a stand-in for the harness: it
-// starts three client processes (the fake client), prints their pids on
-// one line and waits to be killed.
-func harnessChild() {
-	l, err := locks.NewProcessLock("fake", []string{os.Args[0]}, fakeConfig(), locks.WithProcessEnv(fakeClientEnv+"=ok"))
+// starts three client processes (the fake client, in the mode its
+// environment names), prints the pids of all its descendants (the
+// supervisor, the clients and theirs) on one line and waits to be
+// killed.
+func harnessChild(mode string) {
+	l, err := locks.NewProcessLock("fake", []string{os.Args[0]}, fakeConfig(), locks.WithProcessEnv(fakeClientEnv+"="+mode))
 	if err == nil {
 		err = l.Warm(context.Background(), 3)
 	}
@@ -266,17 +383,18 @@ func harnessChild() {
 		fmt.Println("error", err)
 		os.Exit(1)
 	}
-	fmt.Println("pids", strings.Trim(fmt.Sprint(l.Pids()), "[]"))
+	fmt.Println("pids", strings.Trim(fmt.Sprint(testutil.Descendants(os.Getpid())), "[]"))
 	select {}
 }
 
 // TestAdapterSIGKILL: when the process that started the clients is killed
-// with SIGKILL (no deferred Close runs), no client process is left: the
-// kernel kills them (Pdeathsig).
+// with SIGKILL (no deferred Close runs), no client process is left, and
+// no descendant of one, in its process group or not: the supervisor reads
+// the end of its socket and kills them all.
 func TestAdapterSIGKILL(t *testing.T) {
 	t.Parallel()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), harnessChildEnv+"=1")
+	cmd.Env = append(os.Environ(), harnessChildEnv+"=fork-tree")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -290,8 +408,9 @@ func TestAdapterSIGKILL(t *testing.T) {
 		t.Fatalf("child: %v", err)
 	}
 	fields := strings.Fields(line)
-	if len(fields) != 4 || fields[0] != "pids" {
-		t.Fatalf("child said %q, want pids and three numbers", line)
+	// The supervisor, three clients, three processes each.
+	if len(fields) != 1+1+3+3*3 || fields[0] != "pids" {
+		t.Fatalf("child said %q, want pids and 13 numbers", line)
 	}
 	var pids []int
 	for _, f := range fields[1:] {
@@ -308,8 +427,6 @@ func TestAdapterSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	// The clients were the child's children: once it is gone they are
-	// reparented to init (or a subreaper), which reaps them.
 	waitGone(t, pids)
 }
 

@@ -23,8 +23,10 @@
 // Locks in any language run behind [ProcessLock], the process adapter: it
 // starts client processes that speak a JSON-lines protocol on their
 // standard input and output (clients/PROTOCOL.md), one per concurrent
-// caller, kills every one of them on every exit path, and maps the
-// validity each client reports onto this process's clock. Two Python
+// caller, kills every one of them, and every process they start, on
+// every exit path (through a supervisor process: this binary re-executed
+// in a hidden mode, see supervise.go), and maps the validity each client
+// reports onto this process's clock. Two Python
 // clients are built in, embedded from clients/python/: "redis-py-lock"
 // (redis-py's Lock) and "redlock-py" (RedLock from the Redis page's
 // description); a name "exec:COMMAND" runs any other ([ExecSpec]).

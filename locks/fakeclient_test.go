@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // fakeClientEnv makes the test binary a protocol client instead of a test
@@ -21,12 +25,27 @@ const fakeClientEnv = "LOCKS_TEST_FAKE_CLIENT"
 const harnessChildEnv = "LOCKS_TEST_HARNESS_CHILD"
 
 func TestMain(m *testing.M) {
-	if mode := os.Getenv(fakeClientEnv); mode != "" {
+	switch mode := os.Getenv(fakeClientEnv); mode {
+	case "":
+	case "sleep":
+		time.Sleep(time.Hour)
+		os.Exit(0)
+	case "daemonize":
+		// Start a sleeper in a session of its own, say its pid, and exit:
+		// the sleeper is an orphan.
+		cmd := sleeper()
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			os.Exit(7)
+		}
+		fmt.Println(cmd.Process.Pid)
+		os.Exit(0)
+	default:
 		fakeClient(mode)
 		os.Exit(0)
 	}
-	if os.Getenv(harnessChildEnv) != "" {
-		harnessChild()
+	if mode := os.Getenv(harnessChildEnv); mode != "" {
+		harnessChild(mode)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -48,7 +67,22 @@ func TestMain(m *testing.M) {
 //   - nodes: the hello says reports_nodes, and every reply to an acquire,
 //     release or extend carries node 0's answer (attempt 1; an acquire
 //     that finds the key held, attempt 2);
-//   - bad-nodes: like nodes, but an acquire names node 7 of 1.
+//   - bad-nodes: like nodes, but an acquire names node 7 of 1;
+//   - claims-versions: the hello's versions claim this harness's own
+//     keys ("go", go-redis's module path) beside a library of its own;
+//   - long-acquire: answer an acquire with a line of 2 MiB;
+//   - validity=V: acquires and extends claim validity_ms V (a JSON
+//     number, written as is);
+//   - typo-promises: the hello's promises misspell a topology and a
+//     fault ("failvoer", "client-pase");
+//   - fork-tree: at the hello, start three processes that sleep for an
+//     hour: one in the client's process group, one in a session of its
+//     own (setsid) holding the client's stdout and stderr, and one a
+//     daemon (started by a process that calls setsid and exits at once,
+//     so that it is an orphan); the hello's versions name their pids
+//     ("group", "setsid", "daemon").
+//
+// The modes sleep and daemonize are fork-tree's processes.
 func fakeClient(mode string) {
 	has := func(m string) bool {
 		for _, x := range strings.Split(mode, ",") {
@@ -57,6 +91,12 @@ func fakeClient(mode string) {
 			}
 		}
 		return false
+	}
+	validity := json.RawMessage("500")
+	for _, x := range strings.Split(mode, ",") {
+		if v, ok := strings.CutPrefix(x, "validity="); ok {
+			validity = json.RawMessage(v)
+		}
 	}
 	in := bufio.NewScanner(os.Stdin)
 	out := json.NewEncoder(os.Stdout)
@@ -86,6 +126,15 @@ func fakeClient(mode string) {
 			}
 			reply["name"], reply["language"] = "fake", "Go"
 			reply["reports_nodes"] = has("nodes") || has("bad-nodes")
+			if has("typo-promises") {
+				reply["promises"] = map[string]any{"topologies": []string{"failvoer"}, "safe_under": []string{"client-pase"}}
+			}
+			if has("fork-tree") {
+				reply["versions"] = forkTree()
+			}
+			if has("claims-versions") {
+				reply["versions"] = map[string]string{"go": "go0.0.1-client", "github.com/redis/go-redis/v9": "v0.0.1-client", "libfake": "1.2"}
+			}
 			if has("env") {
 				_, found := os.LookupEnv("LOCKTORTURE_PASSWORD")
 				reply["name"] = fmt.Sprintf("password-in-env=%v", found)
@@ -102,6 +151,8 @@ func fakeClient(mode string) {
 				continue
 			case has("wrong-id-acquire"):
 				reply["id"] = 1e9
+			case has("long-acquire"):
+				reply["error"] = strings.Repeat("x", 2<<20)
 			}
 			mu.Lock()
 			if held[key] != "" {
@@ -114,7 +165,7 @@ func fakeClient(mode string) {
 				if has("until-release") {
 					reply["until_release"] = true
 				} else {
-					reply["validity_ms"] = 500
+					reply["validity_ms"] = validity
 				}
 			}
 			mu.Unlock()
@@ -125,7 +176,7 @@ func fakeClient(mode string) {
 			} else if op == "release" {
 				delete(held, key)
 			} else {
-				reply["validity_ms"] = 500
+				reply["validity_ms"] = validity
 			}
 			mu.Unlock()
 		case "ping":
@@ -149,4 +200,34 @@ func fakeClient(mode string) {
 			os.Exit(6)
 		}
 	}
+}
+
+// sleeper is the test binary as a process that sleeps for an hour.
+func sleeper() *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), fakeClientEnv+"=sleep")
+	return cmd
+}
+
+// forkTree starts fork-tree's three sleepers and returns their pids by
+// name; it exits the client if one cannot start.
+func forkTree() map[string]string {
+	group := sleeper()
+	setsid := sleeper()
+	setsid.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	setsid.Stdout, setsid.Stderr = os.Stdout, os.Stderr
+	for _, c := range []*exec.Cmd{group, setsid} {
+		if err := c.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "fake client: fork-tree:", err)
+			os.Exit(8)
+		}
+	}
+	d := exec.Command(os.Args[0], "-test.run=^$")
+	d.Env = append(os.Environ(), fakeClientEnv+"=daemonize")
+	out, err := d.Output()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake client: fork-tree: daemonize:", err)
+		os.Exit(8)
+	}
+	return map[string]string{"group": strconv.Itoa(group.Process.Pid), "setsid": strconv.Itoa(setsid.Process.Pid), "daemon": strings.TrimSpace(string(out))}
 }

@@ -187,15 +187,113 @@ func checkPromises(s Spec) error {
 	return nil
 }
 
+// PromiseNames are the names that a lock's promises may use for its
+// topologies and the faults it claims to survive. This package knows
+// neither: the topologies are the cluster's (cluster.TopologyFailover),
+// the faults the names of the literature table's rows (matrix.Literature:
+// "client-pause", "kill-immediate", the part of a row's name after its
+// last "/"). The caller that derives cells from promises passes them
+// (WithKnownNames).
+type PromiseNames struct {
+	// Topologies are the names Promises.Topologies may hold.
+	Topologies []string
+	// SafeUnder are the names Promises.SafeUnder may hold.
+	SafeUnder []string
+}
+
+// CheckNames refuses, in one line, a name in p's Topologies or SafeUnder
+// that known does not hold, saying which known name is closest when one
+// is close: a misspelt name would otherwise match no row, and what the
+// lock declares would be dropped without a word.
+func (p Promises) CheckNames(known PromiseNames) error {
+	for _, f := range []struct {
+		field       string
+		names, want []string
+	}{{"topologies", p.Topologies, known.Topologies}, {"safe_under", p.SafeUnder, known.SafeUnder}} {
+		for _, name := range f.names {
+			if slices.Contains(f.want, name) {
+				continue
+			}
+			if near := closest(name, f.want); near != "" {
+				return fmt.Errorf("%w: %s names %q, which is none of the known names (did you mean %q?)", ErrBadPromises, f.field, name, near)
+			}
+			return fmt.Errorf("%w: %s names %q, which is none of the known names (%s)", ErrBadPromises, f.field, name, strings.Join(f.want, ", "))
+		}
+	}
+	return nil
+}
+
+// closest returns the name of names nearest to s in edit distance
+// (ignoring case), when it is near enough to be a misspelling of it: at
+// most a third of s's letters, and at least 2, apart. "" when none is.
+func closest(s string, names []string) string {
+	best, bestD := "", max(2, len(s)/3)+1
+	for _, n := range names {
+		if d := editDistance(strings.ToLower(s), strings.ToLower(n)); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// PromisesOption configures DeclaredPromises.
+type PromisesOption func(*promisesOptions)
+
+type promisesOptions struct {
+	known *PromiseNames
+}
+
+// WithKnownNames makes DeclaredPromises refuse promises that name a
+// topology or a fault known does not hold (Promises.CheckNames). By
+// default no name is checked.
+func WithKnownNames(known PromiseNames) PromisesOption {
+	return func(o *promisesOptions) { o.known = &known }
+}
+
 // DeclaredPromises returns what the lock s declares: s.Promises, or, for a
 // lock that declares none in its Spec and is served by client processes
 // (ExecSpec), what its client says in its hello (ClientInfo.Promises), read
 // from one process started for the purpose with an address it must not
 // connect to before a request. A lock that declares nothing is refused
-// with ErrNoPromises.
-func DeclaredPromises(s Spec) (Promises, error) {
+// with ErrNoPromises; with WithKnownNames, one whose promises name an
+// unknown topology or fault with ErrBadPromises, saying whose fault it is
+// (the Spec's, or the client's hello).
+func DeclaredPromises(s Spec, opts ...PromisesOption) (Promises, error) {
+	var o promisesOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if s.Promises != nil {
-		return *s.Promises, checkPromises(s)
+		if err := checkPromises(s); err != nil {
+			return *s.Promises, err
+		}
+		if o.known != nil {
+			if err := s.Promises.CheckNames(*o.known); err != nil {
+				return *s.Promises, fmt.Errorf("%w: %q: %w", ErrBadSpec, s.Name, err)
+			}
+		}
+		return *s.Promises, nil
 	}
 	if !strings.HasPrefix(s.Name, ExecPrefix) {
 		return Promises{}, fmt.Errorf("%w: %q", ErrNoPromises, s.Name)
@@ -211,6 +309,11 @@ func DeclaredPromises(s Spec) (Promises, error) {
 	}
 	p := *pl.Info().Promises
 	p.ReportsNodes = p.ReportsNodes || pl.ReportsNodes()
+	if o.known != nil {
+		if err := p.CheckNames(*o.known); err != nil {
+			return p, fmt.Errorf("%s: the promises of its client's hello: %w", s.Name, err)
+		}
+	}
 	s.Promises = &p
 	return p, checkPromises(s)
 }

@@ -2,6 +2,7 @@ package locks_test
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -71,5 +72,65 @@ func TestPromisesRefused(t *testing.T) {
 	}
 	if _, err := locks.DeclaredPromises(locks.Spec{Name: "none", New: build}); !errors.Is(err, locks.ErrNoPromises) {
 		t.Errorf("DeclaredPromises of a lock without = %v, want ErrNoPromises", err)
+	}
+}
+
+// known are names as the caller that derives cells would pass them.
+var known = locks.PromiseNames{
+	Topologies: []string{"masters", "failover"},
+	SafeUnder:  []string{"none", "latency", "kill-immediate", "kill-delayed", "client-pause", "clock", "client-clock"},
+}
+
+// TestPromiseNames: a topology or fault name that is not known is refused
+// in one line, with the closest known name when one is close; known names
+// pass.
+func TestPromiseNames(t *testing.T) {
+	for _, tc := range []struct {
+		p    locks.Promises
+		want string // "" for accepted
+	}{
+		{locks.Promises{Topologies: []string{"failover"}, SafeUnder: []string{"client-pause", "kill-delayed"}}, ""},
+		{locks.Promises{SafeUnder: []string{"client-pase"}},
+			`locks: bad promises: safe_under names "client-pase", which is none of the known names (did you mean "client-pause"?)`},
+		{locks.Promises{SafeUnder: []string{"Client-Pause"}},
+			`locks: bad promises: safe_under names "Client-Pause", which is none of the known names (did you mean "client-pause"?)`},
+		{locks.Promises{Topologies: []string{"failvoer"}},
+			`locks: bad promises: topologies names "failvoer", which is none of the known names (did you mean "failover"?)`},
+		{locks.Promises{SafeUnder: []string{"gremlins"}},
+			`locks: bad promises: safe_under names "gremlins", which is none of the known names (none, latency, kill-immediate, kill-delayed, client-pause, clock, client-clock)`},
+	} {
+		err := tc.p.CheckNames(known)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%v: %v", tc.p, err)
+		case tc.want != "" && (err == nil || err.Error() != tc.want || !errors.Is(err, locks.ErrBadPromises)):
+			t.Errorf("%v: %v\nwant %s", tc.p, err, tc.want)
+		}
+	}
+}
+
+// TestDeclaredPromisesNames: with the known names, DeclaredPromises
+// refuses a misspelt name and says whose it is: the client's hello, or the
+// Spec of a registered lock; without them it checks no name.
+func TestDeclaredPromisesNames(t *testing.T) {
+	t.Setenv(fakeClientEnv, "typo-promises") // inherited by the client process
+	spec, err := locks.ExecSpec(locks.ExecPrefix + os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = locks.DeclaredPromises(spec, locks.WithKnownNames(known))
+	want := "the promises of its client's hello: locks: bad promises: topologies names \"failvoer\", which is none of the known names (did you mean \"failover\"?)"
+	if !errors.Is(err, locks.ErrBadPromises) || !strings.HasPrefix(err.Error(), spec.Name+": ") || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("DeclaredPromises of the client: %v\nwant %s: %s", err, spec.Name, want)
+	}
+	if _, err := locks.DeclaredPromises(spec); err != nil {
+		t.Errorf("DeclaredPromises without known names: %v", err)
+	}
+
+	build := func(locks.Config) (locks.Lock, error) { return nil, errors.New("unused") }
+	mine := locks.Spec{Name: "mine", New: build, Promises: &locks.Promises{SafeUnder: []string{"kill-delaid"}}}
+	_, err = locks.DeclaredPromises(mine, locks.WithKnownNames(known))
+	if want := `locks: bad spec: "mine": locks: bad promises: safe_under names "kill-delaid", which is none of the known names (did you mean "kill-delayed"?)`; err == nil || err.Error() != want {
+		t.Errorf("DeclaredPromises of a Spec: %v\nwant %s", err, want)
 	}
 }

@@ -159,8 +159,41 @@ func Running(pid int) bool {
 // Children returns the pids of the processes whose parent is ppid and
 // whose command line contains match.
 func Children(ppid int, match string) []int {
-	entries, _ := os.ReadDir("/proc")
 	var out []int
+	for pid, parent := range parents() {
+		if parent != ppid {
+			continue
+		}
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if strings.Contains(string(cmdline), match) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// Descendants returns the pids of the live processes below pid: its
+// children, theirs, and so on (zombies left out).
+func Descendants(pid int) []int {
+	kids := map[int][]int{}
+	for p, parent := range parents() {
+		kids[parent] = append(kids[parent], p)
+	}
+	var out []int
+	for todo := kids[pid]; len(todo) > 0; {
+		p := todo[0]
+		todo = append(todo[1:], kids[p]...)
+		if Running(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// parents maps every process's pid to its parent's, from /proc.
+func parents() map[int]int {
+	entries, _ := os.ReadDir("/proc")
+	out := map[int]int{}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -176,12 +209,11 @@ func Children(ppid int, match string) []int {
 			continue
 		}
 		f := strings.Fields(s[i+1:]) // state, ppid, …
-		if len(f) < 2 || f[1] != strconv.Itoa(ppid) {
+		if len(f) < 2 {
 			continue
 		}
-		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if strings.Contains(string(cmdline), match) {
-			out = append(out, pid)
+		if ppid, err := strconv.Atoi(f[1]); err == nil {
+			out[pid] = ppid
 		}
 	}
 	return out
