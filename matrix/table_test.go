@@ -212,3 +212,18 @@ func TestCellsGolden(t *testing.T) {
 		t.Fatalf("%d cells, %s has %d", len(got)-1, path, len(wl)-1)
 	}
 }
+
+// TestEveryLockDeclares: every registered lock declares promises that
+// check against the names the table knows, so none drops out of the
+// matrix unseen.
+func TestEveryLockDeclares(t *testing.T) {
+	for _, name := range locks.Names() {
+		spec, err := locks.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := locks.DeclaredPromises(spec, locks.WithKnownNames(KnownNames())); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

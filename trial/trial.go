@@ -106,10 +106,13 @@ func Run(ctx context.Context, plan *harness.Plan, dir string, o Options) (report
 		Resource:      a.Result.Resource,
 		Check:         a.Result,
 	}
-	// A client process's own account of what it runs on goes under its
-	// own name: it may describe itself, never the harness.
+	// A client process's own account of what it runs on comes under its
+	// own keys (client, client:<library>; the harness sees to it) and
+	// never over the harness's: it may describe itself, not the harness.
 	for k, v := range sum.LockVersions {
-		r.Versions["client "+k] = v
+		if _, ok := r.Versions[k]; !ok {
+			r.Versions[k] = v
+		}
 	}
 	if err := report.WriteResults(dir, r); err != nil {
 		return r, err
