@@ -2,6 +2,7 @@ package gate
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -438,12 +439,30 @@ func whyNot(c report.Cell) string {
 	switch {
 	case c.Incomplete():
 		return "not every run ran to its end"
-	case c.Outcome == checker.OutcomeUnknown:
-		return "the checker could not decide, which is never a pass (see the runs' reasons)"
-	case c.Expect == report.ExpectViolation:
-		return "no run showed the violation the literature expects of this lock's class: the fault did not bite in these runs (more seeds or a longer --duration), or the lock keeps more than it declares (declare it: locks.Promises.SafeUnder)"
-	case c.Props.Liveness == checker.LivenessStuck:
+	case c.Unknown > 0:
+		for _, r := range c.Runs {
+			if r.Outcome() != checker.OutcomeUnknown {
+				continue
+			}
+			why := cmp.Or(r.LeaseReason, r.ResourceReason, r.Error, "no verdict")
+			return fmt.Sprintf("%d of %d runs decided nothing, which is never a pass (seed %d: %s)", c.Unknown, len(c.Runs), r.Seed, report.Printable(why))
+		}
+	case c.Props.Liveness == checker.LivenessStuck && c.StuckRuns < len(c.Runs):
 		return fmt.Sprintf("%d of %d runs were stuck; the class expects every one", c.StuckRuns, len(c.Runs))
+	}
+	var missing []string
+	for _, p := range []struct {
+		name string
+		e    report.Expectation
+		r    *report.Rate
+	}{{"lease", c.Props.Lease, c.LeaseRate}, {"resource", c.Props.Resource, c.ResourceRate}} {
+		if p.e == report.ExpectViolation && (p.r == nil || p.r.Violations == 0 || c.Band.Contradicts(p.r.Violations, p.r.Runs)) {
+			missing = append(missing, p.name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Sprintf("the runs did not show the %s violation the literature expects of this lock's class (at the rate %s): the fault did not bite in these runs (more seeds or a longer --duration), or the lock keeps more than it declares (declare it: locks.Promises.SafeUnder)",
+			strings.Join(missing, " and "), c.Band)
 	}
 	return fmt.Sprintf("expected %s, outcome %s", c.Props, c.Outcome)
 }
