@@ -180,8 +180,10 @@ type Options struct {
 	Fault    Fault
 	From, To float64
 	// Points is the sweep's number of points (at least 2), Bisect the
-	// bisection steps after it, Seeds the runs per point (seeds 1..k).
-	Points, Bisect, Seeds int
+	// bisection steps after it.
+	Points, Bisect int
+	// Seeds are the seeds every point runs with, one run each.
+	Seeds []int64
 	// The workload of every run: clients on one key.
 	Duration, TTL, Hold time.Duration
 	Clients             int
@@ -233,8 +235,8 @@ func (o *Options) check() error {
 		return errors.New("envelope: no --lock")
 	case !(o.From < o.To) || o.From < 0:
 		return fmt.Errorf("envelope: --from %g --to %g: want 0 ≤ from < to", o.From, o.To)
-	case o.Points < 2 || o.Seeds < 1 || o.Bisect < 0:
-		return fmt.Errorf("envelope: --points %d, --seeds %d, --bisect %d: want ≥ 2, ≥ 1, ≥ 0", o.Points, o.Seeds, o.Bisect)
+	case o.Points < 2 || len(o.Seeds) < 1 || o.Bisect < 0:
+		return fmt.Errorf("envelope: --points %d, %d seeds, --bisect %d: want ≥ 2, ≥ 1, ≥ 0", o.Points, len(o.Seeds), o.Bisect)
 	case o.TTL <= 0 || o.Duration <= 0 || o.Hold < 0 || o.Clients < 2:
 		return errors.New("envelope: want a positive TTL and duration, a hold ≥ 0 and at least 2 clients")
 	case o.Dir == "":
@@ -348,14 +350,14 @@ func falling(ctx context.Context, o Options, lk string, sweep []Point) (float64,
 	return lo, pts, nil
 }
 
-// point runs seeds 1..k of lock at value v.
+// point runs every seed of o of lock at value v.
 func point(ctx context.Context, o Options, lk string, v float64) (Point, error) {
 	spec, err := locks.Lookup(lk)
 	if err != nil {
 		return Point{}, err
 	}
 	p := Point{Lock: lk, Value: v}
-	for seed := int64(1); seed <= int64(o.Seeds); seed++ {
+	for _, seed := range o.Seeds {
 		dir := filepath.Join(o.Dir, "runs", fmt.Sprintf("%s-%.4f-seed%d", strings.ReplaceAll(lk, "/", "_"), v, seed))
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return p, fmt.Errorf("envelope: %w", err)

@@ -65,7 +65,7 @@ func TestSchedules(t *testing.T) {
 func TestOutputs(t *testing.T) {
 	f, _ := Lookup("clock", "")
 	res := Result{
-		Options:  Options{Locks: []string{"setnx", "redlock"}, Fault: f, From: 0.5, To: 1.5, Points: 3, Seeds: 3, TTL: time.Second, Dir: t.TempDir()},
+		Options:  Options{Locks: []string{"setnx", "redlock"}, Fault: f, From: 0.5, To: 1.5, Points: 3, Seeds: []int64{1, 2, 3}, TTL: time.Second, Dir: t.TempDir()},
 		Boundary: map[string]float64{"setnx": 1.05, "redlock": math.NaN()},
 		Theory:   1,
 		Why:      "because",
@@ -142,7 +142,7 @@ func TestPointMissedIsUnknown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Options{Locks: []string{"envelope-test-refusing"}, Fault: f, Seeds: 1, Duration: 3 * time.Second, TTL: 300 * time.Millisecond, Hold: 50 * time.Millisecond, Clients: 2, Dir: t.TempDir()}
+	o := Options{Locks: []string{"envelope-test-refusing"}, Fault: f, Seeds: []int64{1}, Duration: 3 * time.Second, TTL: 300 * time.Millisecond, Hold: 50 * time.Millisecond, Clients: 2, Dir: t.TempDir()}
 	p, err := point(t.Context(), o, "envelope-test-refusing", 1.5)
 	if err != nil {
 		t.Fatal(err)

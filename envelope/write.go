@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // write writes envelope.csv, envelope.svg and table.md into the result's
@@ -40,8 +41,8 @@ func write(res Result) error {
 func Table(res Result) string {
 	o := res.Options
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "Envelope: %s, %s from %g to %g (%d points, %d bisection steps, seeds 1..%d, %s runs, TTL %s, hold %s, %d clients on one key).\n\n",
-		o.Fault.Name, o.Fault.Param+per(o.Fault), o.From, o.To, o.Points, o.Bisect, o.Seeds, o.Duration, o.TTL, o.Hold, o.Clients)
+	fmt.Fprintf(&b, "Envelope: %s, %s from %g to %g (%d points, %d bisection steps, seeds %s, %s runs, TTL %s, hold %s, %d clients on one key).\n\n",
+		o.Fault.Name, o.Fault.Param+per(o.Fault), o.From, o.To, o.Points, o.Bisect, seedList(o.Seeds), o.Duration, o.TTL, o.Hold, o.Clients)
 	fmt.Fprintf(&b, "Theory: %s → %.3f %s.\n\n", res.Why, res.Theory, o.Fault.unit())
 	if o.Fault.Falling {
 		fmt.Fprintf(&b, "Violations lie below the boundary: the boundary found is the largest value with a violation.\n\n")
@@ -81,7 +82,7 @@ func SVG(res Result) []byte {
 	colors := []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" font-family="sans-serif" font-size="12">`+"\n", W, H)
-	fmt.Fprintf(&b, `<text x="%g" y="18" font-size="14">%s</text>`+"\n", left, html.EscapeString(fmt.Sprintf("violation rate vs %s%s (%s fault, seeds 1..%d per point, 95%% Wilson)", o.Fault.Param, per(o.Fault), o.Fault.Name, o.Seeds)))
+	fmt.Fprintf(&b, `<text x="%g" y="18" font-size="14">%s</text>`+"\n", left, html.EscapeString(fmt.Sprintf("violation rate vs %s%s (%s fault, seeds %s per point, 95%% Wilson)", o.Fault.Param, per(o.Fault), o.Fault.Name, seedList(o.Seeds))))
 	// Axes and ticks.
 	fmt.Fprintf(&b, `<path d="M%g %g V%g H%g" stroke="black" fill="none"/>`+"\n", left, top, H-bottom, W-right)
 	for i := 0; i <= 4; i++ {
@@ -138,4 +139,13 @@ func per(f Fault) string {
 		return " ÷ TTL"
 	}
 	return ""
+}
+
+// seedList writes seeds as --seeds takes them: "1,2,3".
+func seedList(seeds []int64) string {
+	s := make([]string, len(seeds))
+	for i, n := range seeds {
+		s[i] = strconv.FormatInt(n, 10)
+	}
+	return strings.Join(s, ",")
 }

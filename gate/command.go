@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/internal/cli"
 	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/matrix"
 	"github.com/locktorture/locktorture/report"
@@ -21,9 +22,10 @@ import (
 
 // Exit statuses of Main.
 const (
-	ExitPass   = 0 // every cell matches
-	ExitBroken = 1 // the lock broke a promise it declared
-	ExitError  = 2 // inconclusive, or the gate could not run
+	ExitPass         = 0 // every cell matches
+	ExitBroken       = 1 // the lock broke a promise it declared
+	ExitError        = 2 // the gate could not run (bad input, an error)
+	ExitInconclusive = 3 // no promise broke, but some cell decided nothing or did not show what its class shows: never a pass
 )
 
 // Main is the main of a program that gates a lock it registered:
@@ -32,7 +34,8 @@ const (
 //	func main() { os.Exit(gate.Main(os.Args[1:])) }
 //
 // It runs Command under a context that Ctrl-C and SIGTERM cancel and
-// returns the exit status: ExitPass, ExitBroken or ExitError.
+// returns the exit status: ExitPass, ExitBroken, ExitError or
+// ExitInconclusive.
 func Main(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -48,6 +51,9 @@ func ExitCode(err error, stderr io.Writer) int {
 		return ExitPass
 	case errors.Is(err, ErrBroken):
 		return ExitBroken
+	case errors.Is(err, ErrInconclusive):
+		fmt.Fprintln(stderr, report.Printable(err.Error()))
+		return ExitInconclusive
 	}
 	fmt.Fprintln(stderr, report.Printable(err.Error()))
 	return ExitError
@@ -67,15 +73,8 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	list := fs.Bool("list", false, "list the cells with their expectations and the fault kinds not run, and exit")
 	timeout := fs.Duration("check-timeout", checker.DefaultTimeout, "porcupine time limit per model (exceeded: verdict unknown)")
 	jobs := fs.Int("jobs", DefaultJobs, "runs side by side (each starts its own nodes on free ports)")
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stdout)
-			fmt.Fprintln(stdout, "usage of torture gate: derive a lock's cells from the promises it declares and the literature's table, run them, and fail when it breaks a promise (exit 1; 2 on error or an inconclusive gate)")
-			fs.PrintDefaults()
-			return err
-		}
-		return fmt.Errorf("gate: %v (see torture gate -h)", err)
+	if err := cli.Parse(fs, args, "usage of torture gate: derive a lock's cells from the promises it declares and the literature's table, run them, and fail when it breaks a promise (exit 1; 2 on error; 3 when inconclusive)", stdout); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("gate: unexpected argument %q (see torture gate -h)", fs.Arg(0))

@@ -1,6 +1,8 @@
 package locks
 
 import (
+	"github.com/locktorture/locktorture/internal/suggest"
+
 	"errors"
 	"fmt"
 	"slices"
@@ -214,47 +216,13 @@ func (p Promises) CheckNames(known PromiseNames) error {
 			if slices.Contains(f.want, name) {
 				continue
 			}
-			if near := closest(name, f.want); near != "" {
+			if near := suggest.Closest(name, f.want); near != "" {
 				return fmt.Errorf("%w: %s names %q, which is none of the known names (did you mean %q?)", ErrBadPromises, f.field, name, near)
 			}
 			return fmt.Errorf("%w: %s names %q, which is none of the known names (%s)", ErrBadPromises, f.field, name, strings.Join(f.want, ", "))
 		}
 	}
 	return nil
-}
-
-// closest returns the name of names nearest to s in edit distance
-// (ignoring case), when it is near enough to be a misspelling of it: at
-// most a third of s's letters, and at least 2, apart. "" when none is.
-func closest(s string, names []string) string {
-	best, bestD := "", max(2, len(s)/3)+1
-	for _, n := range names {
-		if d := editDistance(strings.ToLower(s), strings.ToLower(n)); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			sub := prev[j-1]
-			if a[i-1] != b[j-1] {
-				sub++
-			}
-			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // PromisesOption configures DeclaredPromises.

@@ -1,6 +1,8 @@
 package locks
 
 import (
+	"github.com/locktorture/locktorture/internal/suggest"
+
 	"errors"
 	"fmt"
 	"strings"
@@ -249,7 +251,7 @@ func Lookup(name string) (Spec, error) {
 	for i, s := range registry {
 		names[i] = s.Name
 	}
-	return Spec{}, fmt.Errorf("%w %q (known: %v)", ErrUnknownLock, name, names)
+	return Spec{}, fmt.Errorf("%w %q%s (known: %s)", ErrUnknownLock, name, suggest.DidYouMean(name, names), strings.Join(names, ", "))
 }
 
 // newSetNXLock builds "setnx" (see setnx).

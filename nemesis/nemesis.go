@@ -1,6 +1,8 @@
 package nemesis
 
 import (
+	"github.com/locktorture/locktorture/internal/suggest"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -296,7 +298,7 @@ func Lookup(name string) (Kind, error) {
 		}
 		names = append(names, k.Name)
 	}
-	return Kind{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownKind, name, strings.Join(names, ", "))
+	return Kind{}, fmt.Errorf("%w %q%s (known: %s)", ErrUnknownKind, name, suggest.DidYouMean(name, names), strings.Join(names, ", "))
 }
 
 // Check looks every name up and refuses the first kind whose needs s does

@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/envelope"
+	"github.com/locktorture/locktorture/matrix"
 )
 
 // envelopeCmd is torture envelope: the safety envelope of locks along
-// one fault parameter (#14).
+// one fault parameter.
 func envelopeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("envelope", flag.ContinueOnError)
 	var faults []string
@@ -27,7 +28,7 @@ func envelopeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	to := fs.Float64("to", 1.5, "the sweep's last value, in TTLs (for --fault drift a rate)")
 	points := fs.Int("points", 6, "points of the sweep, evenly spaced")
 	bisect := fs.Int("bisect", 3, "bisection steps between the last point without a violation and the first with one")
-	seeds := fs.Int("seeds", 3, "runs per point, seeds 1..k")
+	seeds := fs.String("seeds", "1..3", "seeds every point runs with, one run each: comma-separated, each a number or a range a..b (as everywhere)")
 	duration := fs.Duration("duration", 6*time.Second, "duration of every run")
 	ttl := fs.Duration("ttl", 500*time.Millisecond, "lock TTL")
 	hold := fs.Duration("hold", 100*time.Millisecond, "time inside the critical section")
@@ -38,6 +39,10 @@ func envelopeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("envelope: unexpected argument %q", fs.Arg(0))
+	}
+	seedList, err := matrix.ParseSeeds(*seeds)
+	if err != nil {
+		return fmt.Errorf("envelope: %w", err)
 	}
 	f, err := envelope.Lookup(*fault, *param)
 	if err != nil {
@@ -50,7 +55,7 @@ func envelopeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	dir := filepath.Join(*out, fmt.Sprintf("%s-%s-%s", time.Now().UTC().Format("20060102T150405"), strings.Join(locks, "+"), f.Name))
 	fmt.Fprintf(stderr, "envelope %s of %s, %s ÷ TTL %g..%g → %s\n", f.Name, strings.Join(locks, ","), f.Param, *from, *to, dir)
 	res, err := envelope.Run(ctx, envelope.Options{
-		Locks: locks, Fault: f, From: *from, To: *to, Points: *points, Bisect: *bisect, Seeds: *seeds,
+		Locks: locks, Fault: f, From: *from, To: *to, Points: *points, Bisect: *bisect, Seeds: seedList,
 		Duration: *duration, TTL: *ttl, Hold: *hold, Clients: *clients, Dir: dir,
 		Progress: func(s string) { fmt.Fprintln(stderr, "  "+s) },
 	})

@@ -151,7 +151,7 @@ func TestExitCode(t *testing.T) {
 	for err, want := range map[error]int{
 		nil:                exitValid,
 		errViolation:       exitViolation,
-		errUnknown:         exitError,
+		errUnknown:         exitUnknown,
 		errors.New("boom"): exitError,
 		context.Canceled:   exitError,
 	} {

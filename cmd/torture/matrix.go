@@ -137,10 +137,7 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stdout, "shard %s ran every run it was given; 'torture matrix merge OUT DIR...' judges the cells once every shard is done\n", shard)
 		return nil
 	}
-	if bad := m.Failed(); len(bad) > 0 {
-		return fmt.Errorf("%w: %d cells contradict their expectation", errViolation, len(bad))
-	}
-	return nil
+	return matrixErr(m)
 }
 
 // parseSeeds parses --seeds (matrix.ParseSeeds).
@@ -230,4 +227,25 @@ func printMatrix(w io.Writer, m report.Matrix, dir string) {
 	}
 	fmt.Fprintf(w, "whole matrix: %s\n", time.Duration(m.Elapsed*float64(time.Second)).Round(time.Second))
 	fmt.Fprintf(w, "summary: %s, %s, %s\n", filepath.Join(dir, "summary.md"), filepath.Join(dir, "junit.xml"), filepath.Join(dir, "index.html"))
+}
+
+// matrixErr is the error that gives a whole matrix its exit status: a
+// violation when a cell's outcome contradicts its expectation, inconclusive
+// when no cell does but some decided nothing (unknown is never a pass).
+func matrixErr(m report.Matrix) error {
+	contradicted, undecided := 0, 0
+	for _, c := range m.Failed() {
+		if c.Outcome == checker.OutcomeUnknown || c.Outcome == report.OutcomeNotRun {
+			undecided++
+		} else {
+			contradicted++
+		}
+	}
+	switch {
+	case contradicted > 0:
+		return fmt.Errorf("%w: %d cells contradict their expectation (%d more undecided)", errViolation, contradicted, undecided)
+	case undecided > 0:
+		return fmt.Errorf("%w: %d cells decided nothing", errUnknown, undecided)
+	}
+	return nil
 }

@@ -51,8 +51,5 @@ func mergeCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("matrix merge: a shard was interrupted: %d of %d cells never ran, %d more did not run every seed to its end (see %s)",
 			len(m.NeverRan()), len(m.Cells), incomplete(m)-len(m.NeverRan()), filepath.Join(out, "summary.md"))
 	}
-	if bad := m.Failed(); len(bad) > 0 {
-		return fmt.Errorf("%w: %d cells contradict their expectation", errViolation, len(bad))
-	}
-	return nil
+	return matrixErr(m)
 }

@@ -74,10 +74,10 @@ func TestCheckNothing(t *testing.T) {
 			`^history: line too long: line 1 is longer than 16 MiB, which no event is$`, ""},
 		{"a release invoked before its acquire's ok", write("release-first.jsonl", []byte(releaseFirst)), exitError,
 			`^checker: malformed history: event 2 \(time 50\): process 0 invokes release at 50, earlier than its acquire ok at 100 \(event 1\): a process does one thing at a time$`, ""},
-		{"no acquire succeeded", write("no-acquire-ok.jsonl", []byte(noAcquireOK)), exitError, "",
+		{"no acquire succeeded", write("no-acquire-ok.jsonl", []byte(noAcquireOK)), exitUnknown, "",
 			"  lease safety:    unknown — no acquire succeeded: 2 acquires, none ok (2 fail; most often \"setnx: acquire \\\"k0\\\": locks: not acquired\" (2 times))\n" +
 				"  resource safety: unknown — no section completed: no acquire succeeded, so no section ran\n"},
-		{"no section", write("no-section.jsonl", []byte(noSection)), exitError, "",
+		{"no section", write("no-section.jsonl", []byte(noSection)), exitUnknown, "",
 			"  lease safety:    valid\n  resource safety: unknown — no section completed: the history has no section\n"},
 		{"an overlap and no section", write("overlap.jsonl", []byte(overlapNoSection)), exitViolation, "",
 			"  lease safety:    invalid\n  resource safety: unknown — no section completed: the history has no section\n"},
@@ -174,12 +174,12 @@ func TestRunNothing(t *testing.T) {
 			`^torture: nemesis: .*schedule.json: step 0 \(kill\) refused: kill: no node n100: the run has 5$`, nil},
 
 		// Run, and tested nothing.
-		{"the hold is longer than the TTL", []string{"--hold", "1s", "--ttl", "100ms", "--keys", "1", "--clients", "3"}, exitError, "", []string{
+		{"the hold is longer than the TTL", []string{"--hold", "1s", "--ttl", "100ms", "--keys", "1", "--clients", "3"}, exitUnknown, "", []string{
 			"  lease safety:    valid\n",
 			"  resource safety: unknown — no section completed: the hold of 1s is longer than the TTL of 100ms; ",
 			` sections, none ok (`, ` fail; most often "harness: lease expired" (`,
 		}},
-		{"no acquire succeeded", []string{"--lock", "test-never", "--clients", "3"}, exitError, "", []string{
+		{"no acquire succeeded", []string{"--lock", "test-never", "--clients", "3"}, exitUnknown, "", []string{
 			"  lease safety:    unknown — no acquire succeeded: ",
 			` acquires, none ok (`, ` fail; most often "never: locks: not acquired" (`,
 			"  resource safety: unknown — no section completed: no acquire succeeded, so no section ran\n",

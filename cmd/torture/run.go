@@ -14,6 +14,7 @@ import (
 
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/harness"
+	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/nemesis"
 	"github.com/locktorture/locktorture/report"
 	"github.com/locktorture/locktorture/trial"
@@ -50,6 +51,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// runs (the kinds of a replayed schedule, and the workload of a
 	// targeted kind, included).
 	plan, err := harness.NewPlan(cfg)
+	if errors.Is(err, locks.ErrUnknownLock) {
+		return fmt.Errorf("%w; a lock of your own runs from a main of your own that registers it (locks.Register; docs/your-lock.md), or as exec:COMMAND (locks/clients/PROTOCOL.md)", err)
+	}
 	if err != nil {
 		return err
 	}

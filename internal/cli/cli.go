@@ -4,7 +4,10 @@
 // status in one place (STYLE rule 18). cmd/torture keeps a main of its
 // own, whose exit statuses say more (a violation, an unknown verdict).
 //
-// It imports only the standard library.
+// It also parses a command's flags the same way everywhere (Parse: flags
+// anywhere on the line, one-line errors with the flag meant).
+//
+// It imports the standard library and internal/suggest.
 package cli
 
 import (
@@ -12,9 +15,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/locktorture/locktorture/internal/suggest"
 )
 
 // Main runs run with the command's arguments under a context cancelled by
@@ -36,4 +43,52 @@ func exitStatus(name string, err error) int {
 	}
 	fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 	return 2
+}
+
+// Parse parses args with fs, flags anywhere on the line (before, between
+// or after the arguments; "--" ends the flags), and leaves the arguments
+// in fs.Args(). Its error is one line, with the flag the user most likely
+// meant when a flag is unknown; -h writes the usage (usage, then every
+// flag) to stdout and returns flag.ErrHelp.
+func Parse(fs *flag.FlagSet, args []string, usage string, stdout io.Writer) error {
+	fs.SetOutput(io.Discard)
+	var positional []string
+	for {
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fmt.Fprintln(stdout, usage)
+			fs.PrintDefaults()
+			return err
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %v%s (see torture %s -h)", fs.Name(), err, flagHint(fs, err), fs.Name())
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		// flag stops at the first argument, or consumed a "--".
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			positional = append(positional, rest...)
+			break
+		}
+		positional, args = append(positional, rest[0]), rest[1:]
+	}
+	return fs.Parse(append([]string{"--"}, positional...))
+}
+
+// flagHint is " (did you mean --x?)" for an unknown flag close to one of
+// fs's, "" otherwise.
+func flagHint(fs *flag.FlagSet, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if !ok {
+		return ""
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if c := suggest.Closest(strings.TrimLeft(name, "-"), names); c != "" {
+		return " (did you mean --" + c + "?)"
+	}
+	return ""
 }
