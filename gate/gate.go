@@ -165,27 +165,7 @@ type Cell struct {
 // what the cell expected: "lease broken in 1/1 runs (promised safe),
 // resource lost in 1/1 runs (expected)".
 func (c Cell) Properties() string {
-	p := func(name, bad, good string, e report.Expectation, r report.Rate) string {
-		word := good
-		if r.Violations > 0 {
-			word = bad
-		}
-		why := map[report.Expectation]string{report.ExpectSafe: "promised safe", report.ExpectViolation: "expected", report.ExpectPossible: "possible"}[e]
-		return fmt.Sprintf("%s %s in %d/%d runs (%s)", name, word, pick(r.Violations > 0, r.Violations, r.Runs), r.Runs, why)
-	}
-	s := p("lease", "broken", "held", c.Expect.Lease, c.Lease) + ", " + p("resource", "lost", "kept", c.Expect.Resource, c.Resource)
-	if c.Expect.Liveness != "" {
-		s += fmt.Sprintf(", liveness stuck in %d/%d runs (expected %s)", c.Stuck, c.Runs, c.Expect.Liveness)
-	}
-	return s
-}
-
-// pick is a if cond, else b.
-func pick(cond bool, a, b int) int {
-	if cond {
-		return a
-	}
-	return b
+	return report.PropertiesText(c.Expect, &c.Lease, &c.Resource, c.Stuck, c.Runs)
 }
 
 // Coverage is what the gate did with one fault kind.
@@ -327,6 +307,10 @@ func (p *Plan) Run(ctx context.Context) (Result, error) {
 	defer cancel()
 	m, runErr := p.matrix.Run(ctx)
 	res := p.res
+	m.Gate = p.o.Lock
+	for _, n := range res.NotRun() {
+		m.Skipped = append(m.Skipped, report.Skipped{Kinds: n.Kinds, Why: n.Why})
+	}
 	res.Matrix = m
 	judge(&res, p.specs, p.o.Dir)
 	var errs []error

@@ -297,7 +297,7 @@ func (sp Spec) cell() report.Cell {
 		topology = cluster.TopologyMasters
 	}
 	return report.Cell{Name: sp.Name, Lock: sp.Lock(), Language: language(sp.Lock()), Nemesis: nemesisName(sp.Kinds()), Fencing: sp.Config.Fencing,
-		Topology: topology, Row: sp.Row, Expect: sp.Expect.Overall(), Props: sp.Expect, Source: sp.Source, Why: sp.Why, Band: new(sp.Band)}
+		Topology: topology, Row: sp.Row, Class: sp.Class, Expect: sp.Expect.Overall(), Props: sp.Expect, Source: sp.Source, Why: sp.Why, Band: new(sp.Band)}
 }
 
 // RunConfig is the harness configuration of one run of the cell with
@@ -378,6 +378,7 @@ func cellRun(r report.Results, id string, err error) report.CellRun {
 		}
 	}
 	cr.Violations = c.LeaseViolationCount + c.FenceViolationCount + len(c.ResourceFailedKeys)
+	cr.Causes = r.Causes
 	cr.AcqPerSec = c.Stats.AcquisitionsPerSecond
 	cr.P99Acquire = float64(c.Stats.AcquireLatency.P99) / float64(time.Millisecond)
 	cr.Availability = c.Stats.AvailabilityDuringFaults
@@ -454,6 +455,7 @@ func aggregate(c *report.Cell) {
 	// (report.Band.Contradicts: its 95% interval wholly outside, or an
 	// expected violation never seen). A property with no violation and
 	// some run undecided matches nothing: unknown is never a pass.
+	c.Causes = cellCauses(c.Runs)
 	legacy := c.Props.Lease == "" && c.Props.Resource == ""
 	if legacy {
 		c.Props = report.Expect{Lease: c.Expect, Resource: c.Expect, Liveness: c.Props.Liveness}
@@ -554,4 +556,22 @@ func (c counts) matches(e report.Expectation, band report.Band) bool {
 		return c.violated == 0
 	}
 	return !band.Contradicts(c.violated, c.decided)
+}
+
+// cellCauses counts, per cause, the runs whose violations it explains,
+// most runs first (ties in the order first seen).
+func cellCauses(runs []report.CellRun) []report.CauseCount {
+	var out []report.CauseCount
+	for _, r := range runs {
+		for _, k := range r.Causes {
+			i := slices.IndexFunc(out, func(c report.CauseCount) bool { return c.Cause == k.Cause })
+			if i < 0 {
+				out = append(out, report.CauseCount{Cause: k.Cause})
+				i = len(out) - 1
+			}
+			out[i].Count++
+		}
+	}
+	slices.SortStableFunc(out, func(x, y report.CauseCount) int { return y.Count - x.Count })
+	return out
 }

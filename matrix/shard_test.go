@@ -159,7 +159,7 @@ func comparable(tb testing.TB, dir string) map[string]any {
 		tb.Fatal(err)
 	}
 	measured := []string{"started", "elapsed_seconds", "machine", "violations", "first_violation_s", "median_first_violation_s",
-		"acquisitions_per_second", "p99_acquire_ms", "availability_during_faults"}
+		"acquisitions_per_second", "p99_acquire_ms", "availability_during_faults", "count"}
 	var strip func(v any)
 	strip = func(v any) {
 		switch v := v.(type) {

@@ -66,8 +66,10 @@ type Spec struct {
 	// Name is lock + the row's name ("setnx/client-pause",
 	// "redlock+extend/latency").
 	Name string
-	// Row is the row's name.
-	Row string
+	// Row is the row's name; Class the class of lock it is for (the row's
+	// When, "any" for every lock).
+	Row   string
+	Class string
 	// Config is the run, Lock set (Seed, Duration and Dir are per run).
 	Config harness.Config
 	// MinDuration is the least duration a run of this cell needs: the
@@ -429,7 +431,11 @@ func cell(lock string, p locks.Promises, r Row) Spec {
 	if r.Band != nil {
 		band = *r.Band
 	}
-	return Spec{Name: name, Row: r.Name, Config: c, MinDuration: max(r.MinDuration, nemesis.WindowOf(c.Nemesis).Duration),
+	class := r.When
+	if class == "" {
+		class = "any"
+	}
+	return Spec{Name: name, Row: r.Name, Class: class, Config: c, MinDuration: max(r.MinDuration, nemesis.WindowOf(c.Nemesis).Duration),
 		Expect: r.Expect, Band: band, Source: r.Source, Why: r.Why, Promise: r.Promise, Missing: r.Missing}
 }
 

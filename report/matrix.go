@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/locktorture/locktorture/checker"
@@ -112,6 +113,8 @@ type CellRun struct {
 	P99Acquire   float64 `json:"p99_acquire_ms"`
 	Availability float64 `json:"availability_during_faults"`
 	Error        string  `json:"error,omitempty"`
+	// Causes are the causes of the run's violations (Results.Causes).
+	Causes []CauseCount `json:"causes,omitempty"`
 }
 
 // Outcome folds the run's verdicts (checker.Fold); a run that never
@@ -134,8 +137,11 @@ type Cell struct {
 	Fencing  bool   `json:"fencing"`
 	Topology string `json:"topology"`
 	// Row names the row of the literature table the cell is (the part of
-	// its name after the lock's); "" in summaries written before rows.
-	Row string `json:"row,omitempty"`
+	// its name after the lock's), and Class the class of lock the row is
+	// for (its traits, e.g. "quorum elapsed"; "any" for every lock); ""
+	// in summaries written before rows.
+	Row   string `json:"row,omitempty"`
+	Class string `json:"class,omitempty"`
 	// Expect is Props folded into one word (Expect.Overall).
 	Expect Expectation `json:"expect"`
 	// Props is the expectation property by property. A stuck run counts
@@ -182,11 +188,76 @@ type Cell struct {
 	// matches only with no violation (matrix's aggregate judges).
 	LeaseRate    *Rate `json:"lease_rate,omitempty"`
 	ResourceRate *Rate `json:"resource_rate,omitempty"`
+	// Causes are the causes of the cell's violations, each with the
+	// number of runs it explained a violation of, most runs first.
+	Causes []CauseCount `json:"causes,omitempty"`
 	// NotRun lists the seeds whose run never started because the matrix
 	// was interrupted. A cell with one, or with an interrupted run, does
 	// not match its expectation; with no run at all its Outcome is "not
 	// run".
 	NotRun []int64 `json:"not_run_seeds,omitempty"`
+}
+
+// PropertiesText says, property by property, what the runs showed beside
+// what the cell expected: "lease broken in 1/3 runs (promised safe),
+// resource lost in 3/3 runs (expected)", and liveness where the cell
+// states it.
+func (c Cell) PropertiesText() string {
+	if c.Props.Lease == "" && c.Props.Resource == "" { // a summary written before per-property expectations
+		return fmt.Sprintf("%s: %d of %d runs found a violation", c.Outcome, c.RunsWithViolation, len(c.Runs))
+	}
+	return PropertiesText(c.Props, c.LeaseRate, c.ResourceRate, c.StuckRuns, len(c.Runs))
+}
+
+// PropertiesText renders what the runs showed of each property beside its
+// expectation e (see Cell.PropertiesText); a nil rate is "not measured".
+func PropertiesText(e Expect, lease, resource *Rate, stuck, runs int) string {
+	p := func(name, bad, good string, e Expectation, r *Rate) string {
+		why := map[Expectation]string{ExpectSafe: "promised safe", ExpectViolation: "expected", ExpectPossible: "possible"}[e]
+		if why == "" {
+			why = "no expectation"
+		}
+		switch {
+		case r == nil:
+			return fmt.Sprintf("%s not measured (%s)", name, why)
+		case r.Runs == 0:
+			return fmt.Sprintf("%s undecided (%s)", name, why)
+		case r.Violations > 0:
+			return fmt.Sprintf("%s %s in %d/%d runs (%s)", name, bad, r.Violations, r.Runs, why)
+		}
+		return fmt.Sprintf("%s %s in %d/%d runs (%s)", name, good, r.Runs, r.Runs, why)
+	}
+	s := p("lease", "broken", "held", e.Lease, lease) + ", " + p("resource", "lost", "kept", e.Resource, resource)
+	if e.Liveness != "" {
+		s += fmt.Sprintf(", liveness stuck in %d/%d runs (expected %s)", stuck, runs, e.Liveness)
+	}
+	return s
+}
+
+// CausesText is "restart without persistence (3 runs), clock jump (1
+// run)", or "" without a cause.
+func (c Cell) CausesText() string {
+	var parts []string
+	for _, k := range c.Causes {
+		unit := "runs"
+		if k.Count == 1 {
+			unit = "run"
+		}
+		parts = append(parts, fmt.Sprintf("%s (%d %s)", k.Cause, k.Count, unit))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Short is the cell's outcome in a few characters for the grid: each
+// property's violations over its decided runs, "L 0/3 · R 3/3".
+func (c Cell) Short() string {
+	f := func(r *Rate) string {
+		if r == nil {
+			return "–"
+		}
+		return fmt.Sprintf("%d/%d", r.Violations, r.Runs)
+	}
+	return "L " + f(c.LeaseRate) + " · R " + f(c.ResourceRate)
 }
 
 // ViolationKind says which property the cell's runs broke (#15): "lease"
@@ -247,6 +318,13 @@ type Matrix struct {
 	// Scenarios map the literature's scenarios to the matrix's cells
 	// (#16); WriteMatrix renders them with the cells' rates.
 	Scenarios []Scenario `json:"scenarios,omitempty"`
+	// Gate names the lock when the matrix is a release gate's (package
+	// gate): its JUnit cases are then classed by the lock alone.
+	Gate string `json:"gate,omitempty"`
+	// Skipped lists the fault kinds no cell took, one entry per reason
+	// (a release gate's: no row for the lock's class, a cell filtered
+	// out); JUnit reports each as a skipped case.
+	Skipped []Skipped `json:"skipped,omitempty"`
 	// Shard is set in the output of one shard of a matrix: Cells then
 	// holds only the cells with a run in this shard, each aggregated over
 	// those runs alone. It is nil in a whole matrix, merged or not.
@@ -258,6 +336,12 @@ type Matrix struct {
 // worktree, where Go finds no repository): nothing tells which code it
 // was, and the working directory it runs in says nothing of it.
 const UnknownCommit = "unknown"
+
+// Skipped is a reason some fault kinds were not run, with the kinds.
+type Skipped struct {
+	Kinds string `json:"kinds"`
+	Why   string `json:"why"`
+}
 
 // ShardInfo says which part of a matrix a shard ran, and what the merge
 // needs to check that shards belong together (with Matrix.Commit, Dirty,

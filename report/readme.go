@@ -129,14 +129,15 @@ func (r Readme) Markdown() []byte {
 			p("### %d. %s\n\n", i+1, s.Name)
 			p("*Source:* %s. *The literature says:* %s.\n\n", s.Source, strings.TrimSuffix(s.Claim, "."))
 			if len(s.Cells) > 0 {
-				p("| cell | expected | band | rate [95%% interval] | would contradict | matches |\n|---|---|---|---|---|:---:|\n")
+				p("| cell | expected | leases overlapped [95%% interval] | updates lost [95%% interval] | band | causes | matches |\n|---|---|---|---|---|---|:---:|\n")
 				for _, name := range s.Cells {
 					c, ok := cellNamed(m, name)
 					if !ok {
-						p("| %s | – | – | not run | – | – |\n", mdCell(name))
+						p("| %s | – | not run | – | – | – | – |\n", mdCell(name))
 						continue
 					}
-					p("| %s | %s | %s | %s | %s | %s |\n", mdCell(c.Name), c.Expect, mdCell(cellBand(c).String()), mdCell(cellRate(c).String()), mdCell(contradictedBy(c)), fmtMatch(c.Matches))
+					p("| %s | %s | %s | %s | %s | %s | %s |\n", mdCell(c.Name), mdCell(expectText(c)), mdCell(rateText(c.LeaseRate)), mdCell(rateText(c.ResourceRate)),
+						mdCell(cellBand(c).String()), mdCell(causesCell(c)), fmtMatch(c.Matches))
 				}
 				p("\n")
 			}
@@ -155,7 +156,7 @@ func (r Readme) Markdown() []byte {
 		}
 	}
 	p("**%d cells: %d match their expectation, %d do not.** Each cell's reason, source and runs are in [summary.md](%s).\n\n", len(m.Cells), matched, len(m.Cells)-matched, link("summary.md"))
-	p("| cell | language | faults | expected | band | rate [95%% interval] | would contradict | availability during faults | matches |\n|---|---|---|---|---|---|---|---:|:---:|\n")
+	p("| cell | language | faults | expected | leases overlapped [95%% interval] | updates lost [95%% interval] | band | would contradict | causes | availability during faults | matches |\n|---|---|---|---|---|---|---|---|---|---:|:---:|\n")
 	for _, c := range m.Cells {
 		avail := "n/a"
 		if c.Nemesis != "none" && c.Nemesis != "" {
@@ -165,8 +166,8 @@ func (r Readme) Markdown() []byte {
 		if lang == "" {
 			lang = "–"
 		}
-		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdCell(c.Name), lang, mdCell(c.Nemesis), c.Expect, mdCell(cellBand(c).String()),
-			mdCell(cellRate(c).String()), mdCell(contradictedBy(c)), avail, fmtMatch(c.Matches))
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdCell(c.Name), lang, mdCell(c.Nemesis), mdCell(expectText(c)), mdCell(rateText(c.LeaseRate)),
+			mdCell(rateText(c.ResourceRate)), mdCell(cellBand(c).String()), mdCell(contradictedBy(c)), mdCell(causesCell(c)), avail, fmtMatch(c.Matches))
 	}
 	if len(r.Others) > 0 {
 		p("\n## Other published results\n\n")
@@ -317,4 +318,20 @@ func fmtLoad(l float64) string {
 		return "unknown"
 	}
 	return fmt.Sprintf("%.2f", l)
+}
+
+// rateText is a property's rate, "–" where the summary has none.
+func rateText(r *Rate) string {
+	if r == nil {
+		return "–"
+	}
+	return r.String()
+}
+
+// causesCell is the cell's causes, "–" without one.
+func causesCell(c Cell) string {
+	if s := c.CausesText(); s != "" {
+		return s
+	}
+	return "–"
 }

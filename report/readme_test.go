@@ -30,7 +30,7 @@ func TestReadme(t *testing.T) {
 		"[summary.md](2026-11-30/summary.md)",
 		"2.5 MB",
 		"### 1. Races",
-		"| setnx-get-set/none | violation | ≥ 0.9 | 2/2 = 1.00",
+		"| setnx-get-set/none | lease violation, resource possible | 2/2 = 1.00 [0.34, 1.00] | 1/2 = 0.50 [0.09, 0.91] | ≥ 0.9 |",
 		"*Reading:* the cell expected to fail showed a violation in 2 of 2 decided runs (rate 1.00); the cell expected safe showed none in 2 decided runs: as the literature expects.",
 		"**Contradicts the literature's expectation:** redlock/partition (1/2 = 0.50",
 		"(not run: redsync/partition)",

@@ -46,11 +46,21 @@ type Results struct {
 	// Strikes are what the run's targeted fault steps did (package
 	// trial): struck with a window, struck without one, or missed.
 	Strikes []Strike `json:"strikes,omitempty"`
+	// Causes counts the violations of the run by the cause package explain
+	// names from the evidence, most frequent first.
+	Causes []CauseCount `json:"causes,omitempty"`
 	// Lease and Resource are the verdicts; Check holds everything else
 	// the checker found.
 	Lease    checker.Verdict `json:"lease"`
 	Resource checker.Verdict `json:"resource"`
 	Check    checker.Result  `json:"check"`
+}
+
+// CauseCount is how many of a run's (or a cell's) violations one cause
+// explains.
+type CauseCount struct {
+	Cause string `json:"cause"`
+	Count int    `json:"count"`
 }
 
 // Strike is what one targeted fault step of a run did, judged against

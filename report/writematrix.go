@@ -139,12 +139,17 @@ func fmtMatch(b bool) string {
 // runReport is the relative link to a run's report.html.
 func runReport(r CellRun) string { return path.Join(filepath.ToSlash(r.Dir), "report.html") }
 
-// mismatchText explains a cell that contradicts its expectation.
+// mismatchText explains a cell that contradicts its expectation,
+// property by property; it says what the runs showed, and never blames
+// the harness for what a lock did.
 func mismatchText(c Cell) string {
 	if c.Outcome == OutcomeNotRun {
 		return fmt.Sprintf("never ran: the matrix was interrupted before %s", seedsNamed(c.NotRun))
 	}
-	s := fmt.Sprintf("expected %s, outcome %s: %d of %d runs found a violation", c.Expect, c.Outcome, c.RunsWithViolation, len(c.Runs))
+	s := c.PropertiesText()
+	if c.Props.Lease == "" && c.Props.Resource == "" {
+		s = fmt.Sprintf("expected %s, outcome %s: %d of %d runs found a violation", c.Expect, c.Outcome, c.RunsWithViolation, len(c.Runs))
+	}
 	if c.Broken != "" {
 		s = "broke its declared promise (" + c.Broken + "): " + s
 	}
@@ -165,18 +170,29 @@ func mismatchText(c Cell) string {
 		return s
 	}
 	if c.Unknown > 0 {
-		s += fmt.Sprintf(", %d undecided", c.Unknown)
+		s += fmt.Sprintf("; %d of %d runs decided nothing, which is never a pass", c.Unknown, len(c.Runs))
 	}
 	switch {
 	case c.Outcome == checker.OutcomeUnknown:
-		s += "; the checker could not decide, which is never a pass"
-	case c.Expect == ExpectSafe:
-		s += "; a violation where the lock's assumptions hold is a bug of the lock or a false alarm of the harness"
+	case c.Broken == "" && (brokeSafe(c.Props.Lease, c.LeaseRate) || brokeSafe(c.Props.Resource, c.ResourceRate)):
+		s += "; a violation where the literature expects none: the run's explanation names its cause"
 	case c.Expect == ExpectViolation:
-		s += "; no run exposed the expected violation, so the harness lost its power here"
+		s += "; the runs did not show the violation the literature expects of this lock's class (the fault did not bite in these runs, or the lock keeps more than its class)"
 	}
 	return s
 }
+
+// expectText is the cell's expectation per property, or its one word in a
+// summary written before per-property expectations.
+func expectText(c Cell) string {
+	if c.Props.Lease == "" && c.Props.Resource == "" {
+		return string(c.Expect)
+	}
+	return c.Props.String()
+}
+
+// brokeSafe reports whether a property expected safe has a violation.
+func brokeSafe(e Expectation, r *Rate) bool { return e == ExpectSafe && r != nil && r.Violations > 0 }
 
 // runLine describes one run for JUnit: "seed N: " and runDetail.
 func runLine(r CellRun) string { return fmt.Sprintf("seed %d: %s", r.Seed, runDetail(r)) }
@@ -298,12 +314,18 @@ func matrixMarkdown(m Matrix) []byte {
 	}
 	p(".**\n\n")
 
-	p("| cell | lock | language | faults | fencing | expected | outcome | runs with violation / runs | median s to first violation | acq/s | p99 ms | availability during faults | matches |\n")
-	p("|---|---|---|---|---|---|---|---:|---:|---:|---:|---:|:---:|\n")
+	p("| cell | lock | language | faults | fencing | expected | what the runs showed | median s to first violation | acq/s | p99 ms | availability during faults | matches |\n")
+	p("|---|---|---|---|---|---|---|---:|---:|---:|---:|:---:|\n")
 	for _, c := range m.Cells {
-		p("| %s | %s | %s | %s | %s | %s | %s | %d / %d | %s | %.1f | %.1f | %s | %s |\n",
-			mdCell(c.Name), mdCell(c.Lock), mdCell(c.Language), mdCell(c.Nemesis), fmtFencing(c.Fencing), mdCell(string(c.Expect)), mdCell(string(c.Outcome)),
-			c.RunsWithViolation, len(c.Runs), fmtFirst(c.MedianFirstViolation), c.AcqPerSec, c.P99Acquire, fmtAvail(c.Availability), fmtMatch(c.Matches))
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %.1f | %s | %s |\n",
+			mdCell(c.Name), mdCell(c.Lock), mdCell(c.Language), mdCell(c.Nemesis), fmtFencing(c.Fencing), mdCell(expectText(c)), mdCell(c.PropertiesText()),
+			fmtFirst(c.MedianFirstViolation), c.AcqPerSec, c.P99Acquire, fmtAvail(c.Availability), fmtMatch(c.Matches))
+	}
+	if len(m.Skipped) > 0 {
+		p("\nNot run:\n\n")
+		for _, sk := range m.Skipped {
+			p("- %s: %s\n", mdCell(sk.Kinds), mdCell(sk.Why))
+		}
 	}
 
 	b.Write(ratesMarkdown(m))     // #16
@@ -396,6 +418,7 @@ type junitCase struct {
 	Time      string        `xml:"time,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
 	Error     *junitFailure `xml:"error,omitempty"` // a cell that never ran
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
 	SystemOut *junitText    `xml:"system-out,omitempty"`
 }
 
@@ -405,19 +428,33 @@ type junitFailure struct {
 	Text    string `xml:",cdata"`
 }
 
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
+}
+
 // junitText is element text kept readable, line breaks and all.
 type junitText struct {
 	Text string `xml:",cdata"`
 }
 
-// junitClass is the classname of every testcase.
-const junitClass = "locktorture.matrix"
+// junitSuiteName names the one testsuite of junit.xml.
+const junitSuiteName = "locktorture.matrix"
+
+// junitClass is the classname of c's testcase: its lock in a release gate
+// (m.Gate), lock/class in the matrix (the class of lock its row is for),
+// so that a CI's report groups the cases by lock.
+func junitClass(m Matrix, c Cell) string {
+	if m.Gate != "" || c.Class == "" {
+		return c.Lock
+	}
+	return c.Lock + "/" + strings.ReplaceAll(c.Class, " ", ",")
+}
 
 // matrixJUnit renders junit.xml; times[i] is the time of cell i.
 func matrixJUnit(m Matrix, times []float64) ([]byte, error) {
 	secs := func(f float64) string { return fmt.Sprintf("%.3f", f) }
 	suite := junitSuite{
-		Name:      junitClass,
+		Name:      junitSuiteName,
 		Tests:     len(m.Cells),
 		Time:      secs(m.Elapsed),
 		Timestamp: m.Started.UTC().Format("2006-01-02T15:04:05"),
@@ -439,13 +476,13 @@ func matrixJUnit(m Matrix, times []float64) ([]byte, error) {
 		suite.Properties = append(suite.Properties, junitProperty{"version " + name, ver})
 	}
 	for i, c := range m.Cells {
-		tc := junitCase{Classname: junitClass, Name: c.Name, Time: secs(times[i])}
+		tc := junitCase{Classname: junitClass(m, c), Name: c.Name, Time: secs(times[i])}
 		var out strings.Builder
 		fmt.Fprintf(&out, "lock %s, faults %s, fencing %s", c.Lock, c.Nemesis, fmtFencing(c.Fencing))
 		if c.Topology != "" {
 			fmt.Fprintf(&out, ", topology %s", c.Topology)
 		}
-		fmt.Fprintf(&out, "\nexpected %s (%s), outcome %s\n", c.Expect, c.Source, c.Outcome)
+		fmt.Fprintf(&out, "\nexpected %s (%s); %s\n", c.Props, c.Source, c.PropertiesText())
 		for _, r := range c.Runs {
 			fmt.Fprintf(&out, "%s; report %s\n", runLine(r), runReport(r))
 		}
@@ -472,6 +509,17 @@ func matrixJUnit(m Matrix, times []float64) ([]byte, error) {
 			}
 		}
 		suite.Cases = append(suite.Cases, tc)
+	}
+	for _, sk := range m.Skipped {
+		// A fault kind no cell took: a case of its own, skipped with the
+		// reason, so that a CI report shows what was not tested.
+		class := m.Gate
+		if class == "" {
+			class = junitSuiteName
+		}
+		suite.Cases = append(suite.Cases, junitCase{Classname: class, Name: "not run: " + sk.Kinds, Time: secs(0), Skipped: &junitSkipped{Message: sk.Why}})
+		suite.Tests++
+		suite.Skipped++
 	}
 	root := junitSuites{Name: "locktorture", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Time: suite.Time, Suites: []junitSuite{suite}}
 	b, err := xml.MarshalIndent(root, "", "  ")
@@ -583,6 +631,7 @@ var matrixTmpl = template.Must(template.New("matrix").Funcs(template.FuncMap{
 	"fencing":   fmtFencing,
 	"match":     fmtMatch,
 	"report":    runReport,
+	"expect":    expectText,
 	"mismatch":  mismatchText,
 	"runline":   runLine,
 	"detail":    runDetail,
@@ -642,16 +691,16 @@ code{background:#f6f6f6;padding:0 .2em}
 <h2>Lock × faults</h2>
 <table class="grid">
 <tr><th>lock</th>{{range .Nemesis}}<th>{{.}}</th>{{end}}</tr>
-{{range .Grid}}<tr><th>{{.Label}}</th>{{range .Cols}}{{if .}}<td{{if eq (len .) 1}} class="{{(index . 0).Status}}"{{end}}>{{range .}}<a class="{{.Status}}" href="#cell-{{.Index}}" title="{{.Cell.Name}}: expected {{.Cell.Expect}}, outcome {{.Cell.Outcome}}">{{with .Label}}<span class="small">{{.}}</span><br>{{end}}{{.Cell.Outcome}} {{.Cell.RunsWithViolation}}/{{len .Cell.Runs}} {{match .Cell.Matches}}{{with .Cell.ViolationKind}}<br><span class="{{kindclass .}}">{{.}}</span>{{end}}</a>{{end}}</td>{{else}}<td></td>{{end}}{{end}}</tr>
+{{range .Grid}}<tr><th>{{.Label}}</th>{{range .Cols}}{{if .}}<td{{if eq (len .) 1}} class="{{(index . 0).Status}}"{{end}}>{{range .}}<a class="{{.Status}}" href="#cell-{{.Index}}" title="{{.Cell.Name}}: expected {{expect .Cell}}; {{.Cell.PropertiesText}}">{{with .Label}}<span class="small">{{.}}</span><br>{{end}}{{.Cell.Short}} {{match .Cell.Matches}}{{with .Cell.ViolationKind}}<br><span class="{{kindclass .}}">{{.}}</span>{{end}}</a>{{end}}</td>{{else}}<td></td>{{end}}{{end}}</tr>
 {{end}}</table>
-<p class="small">Each entry: outcome, runs with a violation / runs, ✓ when it matches the expectation; under a violation, which property broke: <span class="kind-lease">lease</span> (two clients held the lock at once) or <span class="kind-resource">resource only</span> (no two leases overlapped; a holder wrote after its validity). Click for the cell's row.</p>
+<p class="small">Each entry: L, runs whose leases overlapped / runs that decided the lease; R, runs that lost an update / runs that decided the resource; ✓ when it matches the expectation of each property; under a violation, which property broke: <span class="kind-lease">lease</span> (two clients held the lock at once) or <span class="kind-resource">resource only</span> (no two leases overlapped; a holder wrote after its validity). Click for the cell's row.</p>
 
 <h2>Cells</h2>
 <table>
-<tr><th>cell</th><th>lock</th><th>language</th><th>faults</th><th>fencing</th><th>expected</th><th>why (source)</th><th>outcome</th><th>runs with violation / runs</th><th>median s to first violation</th><th>acq/s</th><th>p99 ms</th><th>availability during faults</th><th></th><th>runs</th></tr>
+<tr><th>cell</th><th>lock</th><th>language</th><th>faults</th><th>fencing</th><th>expected</th><th>why (source)</th><th>outcome</th><th>what the runs showed</th><th>median s to first violation</th><th>acq/s</th><th>p99 ms</th><th>availability during faults</th><th></th><th>runs</th></tr>
 {{range .Rows}}{{$c := .Cell}}<tr id="cell-{{.Index}}" class="{{.Status}}">
-<td>{{$c.Name}}</td><td>{{$c.Lock}}</td><td>{{$c.Language}}</td><td>{{$c.Nemesis}}</td><td>{{fencing $c.Fencing}}</td><td>{{$c.Expect}}</td><td class="why">{{$c.Why}}{{with $c.Source}} <span class="small">({{.}})</span>{{end}}</td><td>{{$c.Outcome}}{{with $c.ViolationKind}}<br><span class="{{kindclass .}}">{{.}}</span>{{end}}</td>
-<td class="num">{{$c.RunsWithViolation}} / {{len $c.Runs}}</td><td class="num">{{first $c.MedianFirstViolation}}</td><td class="num">{{f1 $c.AcqPerSec}}</td><td class="num">{{f1 $c.P99Acquire}}</td><td class="num">{{avail $c.Availability}}</td><td>{{match $c.Matches}}</td>
+<td>{{$c.Name}}</td><td>{{$c.Lock}}</td><td>{{$c.Language}}</td><td>{{$c.Nemesis}}</td><td>{{fencing $c.Fencing}}</td><td>{{expect $c}}</td><td class="why">{{$c.Why}}{{with $c.Source}} <span class="small">({{.}})</span>{{end}}</td><td>{{$c.Outcome}}{{with $c.ViolationKind}}<br><span class="{{kindclass .}}">{{.}}</span>{{end}}</td>
+<td>{{$c.PropertiesText}}</td><td class="num">{{first $c.MedianFirstViolation}}</td><td class="num">{{f1 $c.AcqPerSec}}</td><td class="num">{{f1 $c.P99Acquire}}</td><td class="num">{{avail $c.Availability}}</td><td>{{match $c.Matches}}</td>
 <td class="runs">{{range $c.Runs}}<a href="{{report .}}" title="{{runline .}}">seed {{.Seed}}: {{.Outcome}}{{if .Interrupted}} (interrupted){{end}}</a> {{end}}{{with $c.NotRun}}<span class="small">never ran: {{seeds .}}</span>{{end}}</td></tr>
 {{end}}</table>
 

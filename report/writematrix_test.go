@@ -34,27 +34,32 @@ func sampleMatrix() Matrix {
 		Elapsed:      123.4,
 		Cells: []Cell{
 			{
-				Name: "setnx/none", Lock: "setnx", Language: "Go", Nemesis: "none", Topology: "masters", Expect: ExpectSafe, Source: `Redis docs, "Distributed Locks"`,
+				Name: "setnx/none", Lock: "setnx", Language: "Go", Nemesis: "none", Topology: "masters", Expect: ExpectSafe, Props: ExpectAll(ExpectSafe), Class: "any",
+				LeaseRate: ptrRate(0, 2), ResourceRate: ptrRate(0, 2), Source: `Redis docs, "Distributed Locks"`,
 				Runs:    []CellRun{run(1, "runs/setnx_none-seed1", valid, valid), run(2, "runs/setnx_none-seed2", valid, valid)},
 				Outcome: checker.OutcomeSafe, Matches: true, AcqPerSec: 812.34, P99Acquire: 4.25, Availability: -1,
 			},
 			{
-				Name: "setnx-get-set/none", Lock: "setnx-get-set", Nemesis: "none", Expect: ExpectViolation, Source: "deliberate bug (locks/mutants.go)",
+				Name: "setnx-get-set/none", Lock: "setnx-get-set", Nemesis: "none", Expect: ExpectViolation, Props: Expect{Lease: ExpectViolation, Resource: ExpectPossible}, Class: "any",
+				LeaseRate: ptrRate(2, 2), ResourceRate: ptrRate(1, 2), Source: "deliberate bug (locks/mutants.go)",
 				Runs:              []CellRun{run(1, "runs/setnx-get-set_none-seed1", invalid, invalid), run(2, "runs/setnx-get-set_none-seed2", invalid, valid)},
 				RunsWithViolation: 2, Violations: 240, MedianFirstViolation: ptr(1.5), Outcome: checker.OutcomeViolation, Matches: true, AcqPerSec: 179.6, P99Acquire: 92.9, Availability: -1,
 			},
 			{
-				Name: "redlock/partition", Lock: "redlock", Nemesis: "partition", Expect: ExpectSafe, Source: `Redis docs, "Distributed Locks"; antirez <script>alert(1)</script> & co ]]>`,
+				Name: "redlock/partition", Lock: "redlock", Nemesis: "partition", Expect: ExpectSafe, Props: ExpectAll(ExpectSafe), Class: "quorum",
+				LeaseRate: ptrRate(1, 2), ResourceRate: ptrRate(0, 2), Source: `Redis docs, "Distributed Locks"; antirez <script>alert(1)</script> & co ]]>`,
 				Runs:              []CellRun{run(1, "runs/redlock_partition-seed1", invalid, valid), run(2, "runs/redlock_partition-seed2", valid, valid)},
 				RunsWithViolation: 1, Violations: 3, MedianFirstViolation: ptr(4.25), Outcome: checker.OutcomeViolation, Matches: false, AcqPerSec: 79.7, P99Acquire: 334.8, Availability: 0.654,
 			},
 			{
-				Name: "setnx/kill-immediate", Lock: "setnx", Nemesis: "kill", Expect: ExpectPossible, Source: `M. Kleppmann, "How to do distributed locking", 2016`,
+				Name: "setnx/kill-immediate", Lock: "setnx", Nemesis: "kill", Expect: ExpectPossible, Props: ExpectAll(ExpectPossible), Class: "single",
+				LeaseRate: ptrRate(0, 0), ResourceRate: ptrRate(0, 1), Source: `M. Kleppmann, "How to do distributed locking", 2016`,
 				Runs:    []CellRun{run(1, "runs/setnx_kill-immediate-seed1", unknown, valid)},
 				Unknown: 1, Outcome: checker.OutcomeUnknown, Matches: false, AcqPerSec: 50, P99Acquire: 10, Availability: 0.25,
 			},
 			{
-				Name: "setnx/kill-delayed", Lock: "setnx", Nemesis: "kill", Expect: ExpectSafe, Source: `Redis docs, "Distributed Locks"`,
+				Name: "setnx/kill-delayed", Lock: "setnx", Nemesis: "kill", Expect: ExpectSafe, Props: ExpectAll(ExpectSafe), Class: "single persist:delayed-restart",
+				LeaseRate: ptrRate(0, 1), ResourceRate: ptrRate(0, 1), Source: `Redis docs, "Distributed Locks"`,
 				Runs:    []CellRun{run(1, "runs/setnx_kill-delayed-seed1", valid, valid)},
 				Outcome: checker.OutcomeSafe, Matches: true, AcqPerSec: 60, P99Acquire: 11, Availability: 0.5,
 			},
@@ -158,7 +163,7 @@ func TestWriteMatrixJUnit(t *testing.T) {
 	}
 	for i, tc := range s.Cases {
 		c := m.Cells[i]
-		if tc.Classname != "locktorture.matrix" || tc.Name != c.Name {
+		if want := c.Lock + "/" + strings.ReplaceAll(c.Class, " ", ","); tc.Classname != want || tc.Name != c.Name {
 			t.Errorf("testcase %d: classname %q name %q", i, tc.Classname, tc.Name)
 		}
 		if (tc.Failure != nil) != !c.Matches {
@@ -173,7 +178,7 @@ func TestWriteMatrixJUnit(t *testing.T) {
 		default:
 			t.Errorf("%s: want the details in the failure or else in system-out, not both", c.Name)
 		}
-		if !strings.Contains(details, c.Runs[0].Dir+" (lease ") || !strings.Contains(details, "\nexpected "+string(c.Expect)) {
+		if !strings.Contains(details, c.Runs[0].Dir+" (lease ") || !strings.Contains(details, "\nexpected "+c.Props.String()) {
 			t.Errorf("%s: details lack the expectation or the run dir: %q", c.Name, details)
 		}
 	}
@@ -187,7 +192,7 @@ func TestWriteMatrixJUnit(t *testing.T) {
 	if f.Type != "mismatch" {
 		t.Errorf("failure type %q", f.Type)
 	}
-	wantContains(t, "failure message", f.Message, "expected safe, outcome violation: 1 of 2 runs found a violation",
+	wantContains(t, "failure message", f.Message, "lease broken in 1/2 runs (promised safe), resource kept in 2/2 runs (promised safe); a violation where the literature expects none",
 		"runs/redlock_partition-seed1, runs/redlock_partition-seed2")
 	wantContains(t, "failure text", f.Text, "seed 1: runs/redlock_partition-seed1 (lease invalid, resource valid, 0 violations)",
 		"antirez <script>alert(1)</script> & co ]]>")
@@ -205,15 +210,15 @@ func TestWriteMatrixMarkdown(t *testing.T) {
 		"- redis: 7.0.15",
 		"github.com/anishathalye/porcupine v1.3.1, go go1.26.8",
 		"**5 cells: 3 match their expectation, 2 do not.**",
-		"| cell | lock | language | faults | fencing | expected | outcome | runs with violation / runs | median s to first violation | acq/s | p99 ms | availability during faults | matches |",
-		"| setnx/none | setnx | Go | none | no | safe | safe | 0 / 2 | – | 812.3 | 4.2 | n/a | ✓ |",
-		"| setnx-get-set/none | setnx-get-set |  | none | no | violation | violation | 2 / 2 | 1.50 | 179.6 | 92.9 | n/a | ✓ |",
-		"| redlock/partition | redlock |  | partition | no | safe | violation | 1 / 2 | 4.25 | 79.7 | 334.8 | 65.4% | ✗ |",
-		"| setnx/kill-immediate | setnx |  | kill | no | possible | unknown | 0 / 1 | – | 50.0 | 10.0 | 25.0% | ✗ |",
+		"| cell | lock | language | faults | fencing | expected | what the runs showed | median s to first violation | acq/s | p99 ms | availability during faults | matches |",
+		"| setnx/none | setnx | Go | none | no | safe | lease held in 2/2 runs (promised safe), resource kept in 2/2 runs (promised safe) | – | 812.3 | 4.2 | n/a | ✓ |",
+		"| setnx-get-set/none | setnx-get-set |  | none | no | lease violation, resource possible | lease broken in 2/2 runs (expected), resource lost in 1/2 runs (possible) | 1.50 | 179.6 | 92.9 | n/a | ✓ |",
+		"| redlock/partition | redlock |  | partition | no | safe | lease broken in 1/2 runs (promised safe), resource kept in 2/2 runs (promised safe) | 4.25 | 79.7 | 334.8 | 65.4% | ✗ |",
+		"| setnx/kill-immediate | setnx |  | kill | no | possible | lease undecided (possible), resource kept in 1/1 runs (possible) | – | 50.0 | 10.0 | 25.0% | ✗ |",
 		"## Mismatches",
-		"- **redlock/partition**: expected safe, outcome violation: 1 of 2 runs found a violation; a violation where",
+		"- **redlock/partition**: lease broken in 1/2 runs (promised safe), resource kept in 2/2 runs (promised safe); a violation where the literature expects none",
 		"  - [seed 1](runs/redlock_partition-seed1/report.html): runs/redlock_partition-seed1 (lease invalid",
-		"- **setnx/kill-immediate**: expected possible, outcome unknown",
+		"- **setnx/kill-immediate**: lease undecided (possible), resource kept in 1/1 runs (possible); 1 of 1 runs decided nothing",
 		"## Sources",
 		`1. Redis docs, "Distributed Locks" — cited by setnx/none, redlock/partition, setnx/kill-delayed`,
 		"2. deliberate bug (locks/mutants.go) — cited by setnx-get-set/none",
@@ -368,4 +373,25 @@ func TestWriteMatrixKinds(t *testing.T) {
 		`<td class="why">no faults <span class="small">(Redis docs)</span></td><td>safe</td>`,
 		`✓<br><span class="kind-resource">resource only</span></a>`,
 	)
+}
+
+func ptrRate(k, n int) *Rate { r := NewRate(k, n); return &r }
+
+// TestJUnitGate: a release gate's cases are classed by its lock, and the
+// fault kinds it did not run are skipped cases with the reason.
+func TestJUnitGate(t *testing.T) {
+	m := sampleMatrix()
+	m.Gate = "setnx"
+	m.Skipped = []Skipped{{Kinds: "partition, clock-partition", Why: "no row of the literature table for a lock with these promises"}}
+	b, err := matrixJUnit(m, make([]float64, len(m.Cells)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := string(b)
+	for _, want := range []string{`classname="setnx-get-set" name="setnx-get-set/none"`, `name="not run: partition, clock-partition"`,
+		`<skipped message="no row of the literature table for a lock with these promises"></skipped>`, `skipped="1"`} {
+		if !strings.Contains(x, want) {
+			t.Errorf("junit.xml lacks %s:\n%s", want, x)
+		}
+	}
 }

@@ -20,6 +20,7 @@
 //     TTL says so in the reason.
 //
 // A violation always stands. It imports harness (to run), checker (to
-// judge), nemesis (the strikes' decisions) and report (to write); nothing
-// it imports imports it.
+// judge), explain (the causes of the violations), nemesis (the strikes'
+// decisions), history (to open a history file) and report (to write);
+// nothing it imports imports it.
 package trial

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/explain"
 	"github.com/locktorture/locktorture/harness"
 	"github.com/locktorture/locktorture/history"
 	"github.com/locktorture/locktorture/report"
@@ -102,6 +103,7 @@ func Run(ctx context.Context, plan *harness.Plan, dir string, o Options) (report
 		Interrupted:   sum.Interrupted,
 		Stopped:       sum.Stopped,
 		Strikes:       strikes,
+		Causes:        causes(&a),
 		Lease:         a.Result.Lease,
 		Resource:      a.Result.Resource,
 		Check:         a.Result,
@@ -213,4 +215,22 @@ func stopAt(anyOf, allOf []string) func(history.Event) bool {
 		}
 		return len(allOf) > 0 && !slices.ContainsFunc(allOf, func(p string) bool { return !seen(p) })
 	}
+}
+
+// causes counts the run's violations by the cause explain names, most
+// frequent first (ties in explain's order of causes).
+func causes(a *checker.Analysis) []report.CauseCount {
+	ex, _ := explain.Explain(a, explain.DefaultLimit)
+	n := map[explain.Cause]int{}
+	for _, e := range ex {
+		n[e.Cause]++
+	}
+	var out []report.CauseCount
+	for _, c := range explain.Causes {
+		if n[c] > 0 {
+			out = append(out, report.CauseCount{Cause: string(c), Count: n[c]})
+		}
+	}
+	slices.SortStableFunc(out, func(x, y report.CauseCount) int { return y.Count - x.Count })
+	return out
 }
