@@ -153,6 +153,34 @@ func (a *Analysis) Lease(key, token string) (Lease, bool) {
 	return Lease{}, false
 }
 
+// LeaseAt returns the lease of key with token that was current at time
+// t: the latest granted (by the time of its ok) at or before t, else the
+// first; and whether there is one. A lock whose token is fixed per client
+// grants one token many times: a hold's lease is LeaseAt(key, token,
+// hold.Start), a section's LeaseAt(key, token, section.Call).
+func (a *Analysis) LeaseAt(key, token string, t int64) (Lease, bool) {
+	ke := a.Keys[key]
+	if ke == nil {
+		return Lease{}, false
+	}
+	found := -1
+	for i := range ke.leases {
+		if ke.leases[i].token != token {
+			continue
+		}
+		if found < 0 || ke.leases[i].start <= t {
+			found = i
+		}
+		if ke.leases[i].start > t {
+			break
+		}
+	}
+	if found < 0 {
+		return Lease{}, false
+	}
+	return ke.leases[found].lease(), true
+}
+
 // Sections returns the ok critical sections of key, by call.
 func (a *Analysis) Sections(key string) []OKSection {
 	if a.d == nil || a.d.keys[key] == nil {

@@ -79,3 +79,35 @@ func TestAnalyze(t *testing.T) {
 		t.Errorf("without Analyze: %+v, %v", a, err)
 	}
 }
+
+// TestLeaseAt: a token fixed per client is granted many times; LeaseAt
+// gives the grant current at a time (a hold's start, a section's call),
+// and the released one is the one the release ended.
+func TestLeaseAt(t *testing.T) {
+	evs, err := history.ReadFile(filepath.Join("testdata", "lease-valid_resource-unknown_client-token-reacquired.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Analyze(evs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		at                  int64
+		start, valid, freed int64
+	}{
+		{5, 11, 17, 0}, // before any grant: the first
+		{11, 11, 17, 0},
+		{19, 11, 17, 0},
+		{20, 20, 34, 21},
+		{30, 20, 34, 21},
+	} {
+		l, ok := a.LeaseAt("k0", "t1", tc.at)
+		if !ok || l.Start != tc.start || l.ValidUntil != tc.valid || l.Released != tc.freed {
+			t.Errorf("LeaseAt(k0, t1, %d) = %+v, %v; want start %d, valid until %d, released %d", tc.at, l, ok, tc.start, tc.valid, tc.freed)
+		}
+	}
+	if _, ok := a.LeaseAt("k0", "nope", 30); ok {
+		t.Error("LeaseAt found a lease of a token never granted")
+	}
+}

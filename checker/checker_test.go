@@ -106,6 +106,25 @@ func TestCheckClaims(t *testing.T) {
 			Acquire(1, k, "b", 20, 100, 300),
 			Valid, Unknown},
 
+		// A client's own token, granted again (a token fixed per
+		// client): a release ends the client's current grant of it.
+		{"own token re-acquired after a lapse, released, then another's grant", new(hist).
+			Acquire(0, k, "t1", 10, 11, 17).Acquire(0, k, "t1", 19, 20, 34).Release(0, k, "t1", 21, 22).
+			Acquire(2, k, "t2", 25, 26, 40),
+			Valid, Unknown},
+		{"own token re-acquired, another's grant before the release", new(hist).
+			Acquire(0, k, "t1", 10, 11, 17).Acquire(0, k, "t1", 19, 20, 34).Release(0, k, "t1", 27, 28).
+			Acquire(2, k, "t2", 25, 26, 40),
+			Invalid, Unknown},
+		{"own token re-acquired while held: one holder, not two", new(hist).
+			Acquire(0, k, "t1", 10, 11, 30).Acquire(0, k, "t1", 19, 20, 34).Release(0, k, "t1", 21, 22).
+			Acquire(2, k, "t2", 25, 26, 40),
+			Valid, Unknown},
+		{"own token re-acquired, extended, released: the extend is the current grant's", new(hist).
+			Acquire(0, k, "t1", 10, 11, 17).Acquire(0, k, "t1", 19, 20, 24).Extend(0, k, "t1", 22, 23, 60).Release(0, k, "t1", 50, 51).
+			Acquire(2, k, "t2", 40, 45, 80),
+			Invalid, Unknown},
+
 		// Acquires that create no hold.
 		{"info acquire creates no hold", new(hist).
 			AcquireEnds(0, k, history.Info, 0, 10).

@@ -20,6 +20,13 @@
 // ok's ValidUntil, replaced by the ValidUntil of an extend ok of that
 // token if the extend was invoked before the current validity.
 //
+// A token fixed per client. Some locks give a client the same token on
+// every acquire (Redisson's is its client id and thread): a release or an
+// extend then acts on the client's current grant of that token, the
+// latest, and a new grant of a token ends the client's earlier hold of it
+// at the new ok, if that hold had not ended yet. A lapsed grant is never
+// stretched to the release of a later one.
+//
 // Late extends. An extend invoked at or after the current validity finds
 // the hold already ended there. If it returns ok all the same, the client
 // goes on as the holder on the strength of it (it may write), so its ok

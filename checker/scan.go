@@ -253,6 +253,11 @@ func (s *scanner) add(e *history.Event) error {
 			if s.an != nil {
 				s.an.acquired(p, e, token, op.t)
 			}
+			// A lock whose token is fixed per client (Redisson's, the
+			// client id and thread) grants that client the same token
+			// again: the new grant is the client's current one, and
+			// its earlier hold of the token, if still open, ends here.
+			s.endHold(p, e.Key, token, e.Time)
 			s.active[e.Key] = append(s.active[e.Key], &activeHold{
 				hold:       Hold{Key: e.Key, Process: p, Token: token, Fence: e.Fence, Start: e.Time},
 				validUntil: e.ValidUntil,
@@ -287,11 +292,13 @@ func (s *scanner) add(e *history.Event) error {
 	return nil
 }
 
-// findHold returns the index in s.active[key] of process p's active hold
-// of token (any token when token is empty), or -1.
+// findHold returns the index in s.active[key] of process p's latest
+// active hold of token (any token when token is empty), or -1: a release
+// or an extend acts on the client's current grant of its token.
 func (s *scanner) findHold(p int, key, token string) int {
-	for i, a := range s.active[key] {
-		if a.hold.Process == p && (token == "" || a.hold.Token == token) {
+	as := s.active[key]
+	for i := len(as) - 1; i >= 0; i-- {
+		if a := as[i]; a.hold.Process == p && (token == "" || a.hold.Token == token) {
 			return i
 		}
 	}

@@ -222,7 +222,11 @@ func rank(c Cause) int {
 	return 0
 }
 
-func lease(a *checker.Analysis, key, token string) (checker.Lease, bool) { return a.Lease(key, token) }
+// lease is the lease of key with token current at t (a hold's start, a
+// section's call): a token fixed per client is granted many times.
+func lease(a *checker.Analysis, key, token string, t int64) (checker.Lease, bool) {
+	return a.LeaseAt(key, token, t)
+}
 
 // validity is the lease's validity at its end: the last extend ok
 // invoked before the validity then.
@@ -238,8 +242,8 @@ func validity(l checker.Lease) int64 {
 
 func overlap(a *checker.Analysis, ov checker.Overlap) Explanation {
 	ex := Explanation{Property: "lease", Key: ov.Key, At: ov.Start, Cause: Unknown}
-	la, okA := lease(a, ov.Key, ov.A.Token)
-	lb, okB := lease(a, ov.Key, ov.B.Token)
+	la, okA := lease(a, ov.Key, ov.A.Token, ov.A.Start)
+	lb, okB := lease(a, ov.Key, ov.B.Token, ov.B.Start)
 	head := fmt.Sprintf("P%d held %s from %s", ov.A.Process, ov.Key, Secs(ov.A.Start))
 	tail := fmt.Sprintf("P%d acquired %s at %s", ov.B.Process, ov.Key, Secs(ov.B.Start))
 	if okA {
@@ -273,8 +277,8 @@ func fence(a *checker.Analysis, v checker.FenceViolation) Explanation {
 	ex := Explanation{Property: "fence", Key: v.Key, At: v.B.Start, Cause: LockLogic}
 	text := fmt.Sprintf("P%d was granted %s at %s with fencing token %d, after P%d's grant at %s with %d: the tokens do not increase in grant order, so a resource that keeps the highest token refuses the newer holder, or, checking writes only, takes the older holder's late write.",
 		v.B.Process, v.Key, Secs(v.B.Start), v.B.Fence, v.A.Process, Secs(v.A.Start), v.A.Fence)
-	la, okA := lease(a, v.Key, v.A.Token)
-	lb, okB := lease(a, v.Key, v.B.Token)
+	la, okA := lease(a, v.Key, v.A.Token, v.A.Start)
+	lb, okB := lease(a, v.Key, v.B.Token, v.B.Start)
 	if okA && okB && la.Granted != nil && lb.Granted != nil {
 		text += fmt.Sprintf(" P%d's grant came from %s, P%d's from %s.", v.A.Process, nodeList(la.Granted), v.B.Process, nodeList(lb.Granted))
 		fs := faults(&a.Result)
@@ -519,8 +523,8 @@ func lost(a *checker.Analysis, lu checker.LostUpdate) Explanation {
 	s1, s2 := lu.A, lu.B
 	desc := fmt.Sprintf("P%d's section (%s–%s) and P%d's (%s–%s) on %s both read %d and wrote %d: an update was lost.",
 		s1.Process, Secs(s1.Call), Secs(s1.Return), s2.Process, Secs(s2.Call), Secs(s2.Return), lu.Key, s1.Read, s1.Read+1)
-	l1, ok1 := lease(a, lu.Key, s1.Token)
-	l2, ok2 := lease(a, lu.Key, s2.Token)
+	l1, ok1 := lease(a, lu.Key, s1.Token, s1.Call)
+	l2, ok2 := lease(a, lu.Key, s2.Token, s2.Call)
 	if !ok1 || !ok2 {
 		ex.Text = desc + " No lease of the sections is known. Cause: unknown."
 		return ex
