@@ -129,6 +129,7 @@ type scanner struct {
 	latencies   []int64
 	emptyHolds  int
 	lateExtends int   // extend oks invoked after the hold's validity
+	lossNotices int   // lost events
 	maxValidity int64 // the longest validity an acquire ok granted, from its invoke
 	faultEvents int
 	windows     faultWindows
@@ -183,6 +184,18 @@ func (s *scanner) add(e *history.Event) error {
 	s.first = min(s.first, e.Time)
 	s.last = max(s.last, e.Time)
 
+	if e.F == history.Lost {
+		// The lock told the holder it lost the lease: its current hold
+		// of the token ends here, if it has not ended yet. A notice is
+		// no operation: it may come while the client has one open.
+		s.lossNotices++
+		s.count(e.F, string(e.Type))
+		s.endHold(e.Process, e.Key, e.Token, e.Time)
+		if s.an != nil {
+			s.an.lost(e)
+		}
+		return nil
+	}
 	if e.F == history.FaultStart || e.F == history.FaultStop {
 		s.faultEvents++
 		s.windows.add(e)
@@ -306,7 +319,8 @@ func (s *scanner) findHold(p int, key, token string) int {
 }
 
 // endHold ends p's hold of token on key at t, or at its validity if that
-// came first.
+// came first: at the invoke of its release, at a new grant of its token,
+// at a loss notice.
 func (s *scanner) endHold(p int, key, token string, t int64) {
 	i := s.findHold(p, key, token)
 	if i < 0 {
@@ -369,6 +383,7 @@ type scanned struct {
 	latencies   []int64
 	emptyHolds  int
 	lateExtends int
+	lossNotices int
 	maxValidity int64
 	faultEvents int
 	windows     []Window
@@ -423,6 +438,7 @@ func (s *scanner) finish() *scanned {
 		latencies:   s.latencies,
 		emptyHolds:  s.emptyHolds,
 		lateExtends: s.lateExtends,
+		lossNotices: s.lossNotices,
 		maxValidity: s.maxValidity,
 		faultEvents: s.faultEvents,
 		windows:     s.windows.finish(s.last),
