@@ -33,12 +33,52 @@ type Lease struct {
 	// Validity is the deadline until which the client may act as the
 	// holder, computed on the client's own clock. It carries a monotonic
 	// clock reading (it comes from time.Now), so comparing it with
-	// time.Now is immune to wall-clock jumps on the client.
+	// time.Now is immune to wall-clock jumps on the client. A lock that
+	// claims no validity (it renews the lease by itself, or its users
+	// hold until they release) sets it [UntilRelease] ahead.
 	Validity time.Time
+	// Lost is closed when the lock tells its holder that it no longer
+	// holds the lease: a lock that renews the lease by itself (a
+	// watchdog) closes it when a renewal is refused, or when none
+	// succeeded within the lease's last validity, as Redisson's watchdog
+	// and rueidislock's cancelled context tell theirs. Release never
+	// closes it. Nil for a lock that never tells (a nil channel never
+	// fires).
+	Lost <-chan struct{}
 }
 
-// Valid reports whether the lease is still inside its validity at now.
-func (l Lease) Valid(now time.Time) bool { return now.Before(l.Validity) }
+// Valid reports whether the lease is still inside its validity at now
+// and its lock has not told the holder it lost it.
+func (l Lease) Valid(now time.Time) bool { return now.Before(l.Validity) && !l.Told() }
+
+// Told reports whether the lock has told the holder it lost the lease
+// (Lost is closed).
+func (l Lease) Told() bool {
+	select {
+	case <-l.Lost:
+		return true
+	default:
+		return false
+	}
+}
+
+// callerKey is the context key of WithCaller.
+type callerKey struct{}
+
+// WithCaller returns ctx carrying the caller's identity: the client on
+// whose behalf a call runs, as a thread's id is to Redisson's lock. The
+// harness puts its client number in every acquire; a lock whose token is
+// fixed per client (Promises.ClientToken) builds it from Caller.
+func WithCaller(ctx context.Context, caller int) context.Context {
+	return context.WithValue(ctx, callerKey{}, caller)
+}
+
+// Caller returns the caller's identity that WithCaller put in ctx, and
+// whether there is one.
+func Caller(ctx context.Context) (int, bool) {
+	c, ok := ctx.Value(callerKey{}).(int)
+	return c, ok
+}
 
 // Lock is the interface every system under test implements. A Lock is
 // safe for concurrent use by many goroutines; each goroutine plays one
