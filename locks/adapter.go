@@ -16,8 +16,10 @@ import (
 )
 
 // ProtocolVersion is the version of the line protocol that ProcessLock
-// speaks (locks/clients/PROTOCOL.md); the hello carries it.
-const ProtocolVersion = 1
+// speaks (locks/clients/PROTOCOL.md); the hello carries it. Version 2
+// adds the "lost" event, which a client may send unprompted; a client of
+// version 1 is a client of version 2 that sends none.
+const ProtocolVersion = 2
 
 // ExecPrefix starts the name of a lock served by a client process of the
 // caller's choosing: "exec:" followed by its command line, e.g.
@@ -118,7 +120,7 @@ type ProcessLock struct {
 
 	mu      sync.Mutex
 	idle    []*proc
-	leases  map[string]*proc // token → the process that acquired it
+	leases  map[string]*held // token → the lease's process and notice
 	all     map[*proc]struct{}
 	started int // processes started so far: the next one's number
 	closed  bool
@@ -208,7 +210,7 @@ func NewProcessLock(name string, argv []string, cfg Config, opts ...ProcessOptio
 		name:   name,
 		argv:   append([]string(nil), argv...),
 		cfg:    cfg,
-		leases: map[string]*proc{},
+		leases: map[string]*held{},
 		all:    map[*proc]struct{}{},
 	}
 	l.opts.startTimeout = 20 * time.Second
@@ -323,7 +325,9 @@ func (l *ProcessLock) Acquire(ctx context.Context, key string) (Lease, error) {
 			if _, taken := l.leases[lease.Token]; taken {
 				err = fmt.Errorf("%w: token %q issued twice", ErrProtocol, lease.Token)
 			} else {
-				l.leases[lease.Token] = p
+				h := &held{p: p, lost: NewNotice()}
+				l.leases[lease.Token] = h
+				lease.Lost = h.lost
 			}
 			l.mu.Unlock()
 		}
@@ -381,7 +385,7 @@ func (l *ProcessLock) Extend(ctx context.Context, lease Lease) (Lease, error) {
 		return Lease{}, fmt.Errorf("%s: extend %q: %w", l.name, lease.Key, err)
 	}
 	l.mu.Lock()
-	owned := l.leases[lease.Token] == p
+	owned := l.leases[lease.Token] != nil && l.leases[lease.Token].p == p
 	l.mu.Unlock()
 	if !owned {
 		l.put(p)
@@ -403,12 +407,43 @@ func (l *ProcessLock) Extend(ctx context.Context, lease Lease) (Lease, error) {
 	}
 }
 
+// held is a lease a client process granted: the process that acquired
+// it, and its loss notice (Lease.Lost), given at the client's "lost"
+// event.
+type held struct {
+	p    *proc
+	lost *Notice
+}
+
+// event takes an event line of a client process: "lost" gives the notice
+// of the lease it names, with the client's error, while it is held (after its
+// release, or for a token never granted, it is ignored). An event of
+// another name is ignored: a later version of the protocol may add some.
+func (l *ProcessLock) event(r clientReply) {
+	if r.Event != eventLost {
+		return
+	}
+	l.mu.Lock()
+	h := l.leases[r.Token]
+	l.mu.Unlock()
+	if h != nil {
+		why := r.Error
+		if why == "" {
+			why = "the client said it lost the lease"
+		}
+		h.lost.Tell(errors.New(why))
+	}
+}
+
 // owner returns the live process that acquired token, or else an idle
 // (or new) one; release also forgets the token. The caller puts the
 // process back unless it still owns a lease.
 func (l *ProcessLock) owner(ctx context.Context, token string, release bool) (*proc, error) {
 	l.mu.Lock()
-	p := l.leases[token]
+	var p *proc
+	if h := l.leases[token]; h != nil {
+		p = h.p
+	}
 	if release {
 		delete(l.leases, token)
 	}
@@ -468,7 +503,7 @@ func (l *ProcessLock) Close() error {
 	for p := range l.all {
 		procs = append(procs, p)
 	}
-	l.idle, l.leases = nil, map[string]*proc{}
+	l.idle, l.leases = nil, map[string]*held{}
 	l.mu.Unlock()
 	for _, p := range procs {
 		p.kill()
@@ -569,7 +604,8 @@ func (l *ProcessLock) start() (*proc, error) {
 		cmd:    cmd,
 		stdin:  stdin,
 		stdout: stdout,
-		lines:  make(chan []byte, 1),
+		lines:  make(chan parsed, 1),
+		event:  l.event,
 		killed: make(chan struct{}),
 		exited: make(chan struct{}),
 		stderr: &tail{max: 2048},

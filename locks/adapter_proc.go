@@ -64,9 +64,10 @@ type clientRequest struct {
 	AddrMap      map[string]string `json:"addr_map,omitempty"`
 }
 
-// reply is one line from a client.
+// reply is one line from a client: a reply to a request, or an event.
 type clientReply struct {
 	ID           int64        `json:"id"`
+	Event        string       `json:"event,omitempty"` // an event: "lost"
 	Result       string       `json:"result"`
 	Error        string       `json:"error"`
 	Token        string       `json:"token"`
@@ -75,6 +76,17 @@ type clientReply struct {
 	UntilRelease bool         `json:"until_release"`
 	Nodes        *clientNodes `json:"nodes"` // with reports_nodes
 	ClientInfo                // the hello's reply
+}
+
+// The events a client may send unprompted (protocol version 2).
+const eventLost = "lost" // the client told its holder it lost a lease: key, token, error
+
+// parsed is one line a client wrote, read by proc.read: its reply, or
+// why it is not one (not JSON).
+type parsed struct {
+	r   clientReply
+	raw []byte
+	err error
 }
 
 // clientNodes is the per-node evidence of a reply (PROTOCOL.md), in the
@@ -142,7 +154,8 @@ type proc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout io.Closer
-	lines  chan []byte   // reply lines; closed when its stdout ends
+	lines  chan parsed   // reply lines; closed when its stdout ends
+	event  func(clientReply) // takes an event line (Event set)
 	killed chan struct{} // closed by kill
 	exited chan struct{} // closed once reaped
 	stderr *tail
@@ -165,9 +178,18 @@ func (p *proc) read(stdout io.Reader, done func()) {
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 0, 4096), maxLine)
 	for sc.Scan() {
-		line := append([]byte(nil), sc.Bytes()...)
+		var l parsed
+		if l.err = json.Unmarshal(sc.Bytes(), &l.r); l.err != nil {
+			l.raw = append([]byte(nil), sc.Bytes()...)
+		} else if l.r.Event != "" {
+			// An event, unprompted, at any time: never a reply.
+			if p.event != nil {
+				p.event(l.r)
+			}
+			continue
+		}
 		select {
-		case p.lines <- line:
+		case p.lines <- l:
 		case <-p.killed:
 		}
 	}
@@ -238,11 +260,11 @@ func (p *proc) exchange(ctx context.Context, req clientRequest, bound time.Durat
 		if !ok {
 			return clientReply{}, sent, fmt.Errorf("%w%s", ErrClientGone, p.why())
 		}
-		var r clientReply
-		if err := json.Unmarshal(line, &r); err != nil {
+		if line.err != nil {
 			p.kill()
-			return clientReply{}, sent, fmt.Errorf("%w: %v in %q (client killed)", ErrProtocol, err, truncate(line))
+			return clientReply{}, sent, fmt.Errorf("%w: %v in %q (client killed)", ErrProtocol, line.err, truncate(line.raw))
 		}
+		r := line.r
 		if r.ID != req.ID {
 			p.kill()
 			return clientReply{}, sent, fmt.Errorf("%w: reply id %d to request %d (client killed)", ErrProtocol, r.ID, req.ID)

@@ -110,6 +110,46 @@ func TestProcessLockProtocol(t *testing.T) {
 	}
 }
 
+// TestProcessLockLost: a client's "lost" event, unprompted, gives the
+// notice of the lease it names (Lease.Lost, with the client's error);
+// events of other tokens, or of names the harness does not know, are
+// ignored, and none is ever taken for a reply; a notice after the
+// release is ignored.
+func TestProcessLockLost(t *testing.T) {
+	t.Parallel()
+	l := newFake(t, "lost")
+	a, err := l.Acquire(t.Context(), "a")
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	b, err := l.Acquire(t.Context(), "b")
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	if a.Lost == nil || a.Told() || b.Told() {
+		t.Fatalf("leases %+v, %+v: want a notice not given yet", a, b)
+	}
+	if _, err := l.Extend(t.Context(), a); !errors.Is(err, locks.ErrNotHeld) {
+		t.Fatalf("extend: %v, want ErrNotHeld", err)
+	}
+	testutil.Until(t, 10*time.Second, "the notice of lease a", a.Told)
+	if err := a.Lost.Err(); err == nil || err.Error() != "renewal refused" {
+		t.Errorf("the notice says %v, want the client's error", err)
+	}
+	if b.Told() {
+		t.Error("lease b was told of a's loss")
+	}
+	if err := l.Release(t.Context(), b); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	if rtt, err := l.Ping(t.Context()); err != nil || rtt <= 0 {
+		t.Fatalf("ping after the events: %v, %v", rtt, err)
+	}
+	if b.Told() {
+		t.Error("a notice after the release was given")
+	}
+}
+
 // TestProcessLockMisbehavingClient: a client that hangs, dies, writes a
 // line that is not JSON or answers with another id gives an error that is
 // neither ErrNotAcquired nor ErrNotHeld (the harness records it as an

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -37,14 +38,52 @@ type Lease struct {
 	// claims no validity (it renews the lease by itself, or its users
 	// hold until they release) sets it [UntilRelease] ahead.
 	Validity time.Time
-	// Lost is closed when the lock tells its holder that it no longer
-	// holds the lease: a lock that renews the lease by itself (a
-	// watchdog) closes it when a renewal is refused, or when none
-	// succeeded within the lease's last validity, as Redisson's watchdog
-	// and rueidislock's cancelled context tell theirs. Release never
-	// closes it. Nil for a lock that never tells (a nil channel never
-	// fires).
-	Lost <-chan struct{}
+	// Lost is how the lock tells its holder that it no longer holds the
+	// lease: a lock that renews the lease by itself (a watchdog) tells
+	// when a renewal is refused, or when none succeeded within the
+	// lease's last validity, as Redisson's watchdog and rueidislock's
+	// cancelled context tell theirs. Release never tells. Nil for a lock
+	// that never tells.
+	Lost *Notice
+}
+
+// Notice is a lock's notice to the holder of a lease that it lost it:
+// Done is closed when it comes, and Err says why. The zero value is not
+// usable; NewNotice makes one. A nil *Notice never comes.
+type Notice struct {
+	done chan struct{}
+	once sync.Once
+	err  error // set before done is closed
+}
+
+// NewNotice returns a notice that has not come.
+func NewNotice() *Notice { return &Notice{done: make(chan struct{})} }
+
+// Tell gives the notice, once, with why (the first why is kept).
+func (n *Notice) Tell(why error) {
+	n.once.Do(func() {
+		n.err = why
+		close(n.done)
+	})
+}
+
+// Done returns a channel closed when the notice comes; nil for a nil
+// Notice (it never fires).
+func (n *Notice) Done() <-chan struct{} {
+	if n == nil {
+		return nil
+	}
+	return n.done
+}
+
+// Err says why the lease was lost, once Done is closed; nil before.
+func (n *Notice) Err() error {
+	select {
+	case <-n.Done():
+		return n.err
+	default:
+		return nil
+	}
 }
 
 // Valid reports whether the lease is still inside its validity at now
@@ -52,10 +91,10 @@ type Lease struct {
 func (l Lease) Valid(now time.Time) bool { return now.Before(l.Validity) && !l.Told() }
 
 // Told reports whether the lock has told the holder it lost the lease
-// (Lost is closed).
+// (its Notice came).
 func (l Lease) Told() bool {
 	select {
-	case <-l.Lost:
+	case <-l.Lost.Done():
 		return true
 	default:
 		return false

@@ -70,7 +70,7 @@ var _ Lock = (*rueidisLock)(nil)
 // rueidisHold is one lease the library holds.
 type rueidisHold struct {
 	cancel   context.CancelFunc // the library's: releases
-	lost     chan struct{}      // closed when the library cancels on its own
+	lost     *Notice            // told when the library cancels on its own
 	released atomic.Bool
 	watched  chan struct{} // closed when the watcher returned
 }
@@ -167,7 +167,7 @@ func (l *rueidisLock) try(ctx context.Context, key string) (context.Context, con
 
 // hold records the lease the library granted and watches its context.
 func (l *rueidisLock) hold(key string, lctx context.Context, cancel context.CancelFunc, start time.Time) (Lease, error) {
-	h := &rueidisHold{cancel: cancel, lost: make(chan struct{}), watched: make(chan struct{})}
+	h := &rueidisHold{cancel: cancel, lost: NewNotice(), watched: make(chan struct{})}
 	token := newToken()
 	l.mu.Lock()
 	if l.closed {
@@ -181,7 +181,8 @@ func (l *rueidisLock) hold(key string, lctx context.Context, cancel context.Canc
 		defer close(h.watched)
 		<-lctx.Done()
 		if !h.released.Load() {
-			close(h.lost) // the library cancelled: the holder is told
+			// The library cancelled: the holder is told.
+			h.lost.Tell(errors.New("rueidislock cancelled the lock's context: the extends of a majority of its keys failed"))
 		}
 	}()
 	return Lease{Key: key, Token: token, Validity: start.Add(UntilRelease), Lost: h.lost}, nil
@@ -211,7 +212,7 @@ func (l *rueidisLock) Release(ctx context.Context, lease Lease) error {
 		return fmt.Errorf("%s: release %q: %w", l.name, lease.Key, ctx.Err())
 	}
 	select {
-	case <-h.lost:
+	case <-h.lost.Done():
 		return fmt.Errorf("%s: release %q: the library had cancelled the lease: %w", l.name, lease.Key, ErrNotHeld)
 	default:
 		return nil

@@ -2,6 +2,7 @@ package locks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -57,7 +58,7 @@ var (
 // dog is the renewal goroutine of one lease.
 type dog struct {
 	key, token string
-	lost       chan struct{} // closed when the holder is told
+	lost       *Notice // told when the lease is lost
 	stop       chan struct{} // closed by Release and Close
 	done       chan struct{} // closed when the goroutine returned
 	renewed    chan time.Time
@@ -65,7 +66,6 @@ type dog struct {
 	mu       sync.Mutex
 	deadline time.Time // the lease's last validity
 	told     bool
-	why      string
 }
 
 // newSetNXWatchdog builds "setnx-watchdog".
@@ -102,7 +102,7 @@ func (w *watchdog) Acquire(ctx context.Context, key string) (Lease, error) {
 		return Lease{}, err
 	}
 	// setnx's validity: the start of the SET + TTL − drift.
-	d := &dog{key: key, token: lease.Token, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}), renewed: make(chan time.Time, 1), deadline: lease.Validity}
+	d := &dog{key: key, token: lease.Token, lost: NewNotice(), stop: make(chan struct{}), done: make(chan struct{}), renewed: make(chan time.Time, 1), deadline: lease.Validity}
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
@@ -166,7 +166,7 @@ func (w *watchdog) renew(key, token string) (held bool, err error) {
 	return n > 0, err
 }
 
-// tell closes d.lost with why, once, and reports whether the watchdog is
+// tell gives d's notice with why, once, and reports whether the watchdog is
 // done; the mutant tells nothing and goes on.
 func (w *watchdog) tell(d *dog, why string) bool {
 	if w.ignoreLoss {
@@ -175,8 +175,8 @@ func (w *watchdog) tell(d *dog, why string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.told {
-		d.told, d.why = true, why
-		close(d.lost)
+		d.told = true
+		d.lost.Tell(errors.New(why))
 	}
 	return true
 }

@@ -287,3 +287,63 @@ func TestRueidislock(t *testing.T) {
 		}
 	})
 }
+
+// TestAsProcess: a Go lock served in client processes of its own
+// (AsProcess: this test binary run as `client --lock NAME`, as torture
+// is) keeps its name, promises and fencing, grants leases through the
+// protocol, and its watchdog's notice crosses the process boundary as a
+// "lost" event, with its reason. A lock that runs as processes already,
+// or that is not registered, is refused.
+func TestAsProcess(t *testing.T) {
+	t.Parallel()
+	spec, err := locks.Lookup("setnx-watchdog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := locks.AsProcess(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps.Name != spec.Name || !ps.Process || ps.Promises != spec.Promises || !ps.Fencing || ps.Lang() != "Go" {
+		t.Errorf("AsProcess(setnx-watchdog) = %+v", ps)
+	}
+	c := startCluster(t, 1)
+	cfg := config(c, 1, 300*time.Millisecond)
+	cfg.Fencing = true
+	built, err := ps.Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { built.Close() })
+	pl, ok := built.(*locks.ProcessLock)
+	if !ok || pl.Info().Name != "setnx-watchdog" || !pl.Info().Fencing || !pl.ReportsNodes() || pl.Info().Promises == nil || !pl.Info().Promises.Renews {
+		t.Fatalf("built %T, hello %+v", built, pl.Info())
+	}
+	key := testKey(t)
+	lease := mustAcquire(t, built, key)
+	if lease.Fence <= 0 || time.Until(lease.Validity) < locks.UntilRelease/2 {
+		t.Errorf("lease %+v: want a fence and no validity", lease)
+	}
+	renewals(t, c, 0, key, lease.Token, 2)
+	setOther(t, c, 0, key, "other", 10*time.Second)
+	testutil.Until(t, within, "the notice across the process boundary", lease.Told)
+	if err := lease.Lost.Err(); err == nil || !strings.Contains(err.Error(), "renewal refused") {
+		t.Errorf("the notice says %v, want the watchdog's reason", err)
+	}
+	if err := built.Release(t.Context(), lease); !errors.Is(err, locks.ErrNotHeld) {
+		t.Errorf("release of a lost lease: %v, want ErrNotHeld", err)
+	}
+
+	for _, name := range []string{"redis-py-lock", "exec:true"} {
+		s, err := locks.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := locks.AsProcess(s); err == nil {
+			t.Errorf("AsProcess(%s) accepted", name)
+		}
+	}
+	if _, err := locks.AsProcess(locks.Spec{Name: "not-registered", New: func(locks.Config) (locks.Lock, error) { return nil, nil }}); err == nil {
+		t.Error("AsProcess of a lock that is not registered accepted")
+	}
+}
