@@ -154,10 +154,10 @@ type proc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout io.Closer
-	lines  chan parsed   // reply lines; closed when its stdout ends
+	lines  chan parsed       // reply lines; closed when its stdout ends
 	event  func(clientReply) // takes an event line (Event set)
-	killed chan struct{} // closed by kill
-	exited chan struct{} // closed once reaped
+	killed chan struct{}     // closed by kill
+	exited chan struct{}     // closed once reaped
 	stderr *tail
 	info   ClientInfo
 

@@ -58,7 +58,7 @@ var (
 // dog is the renewal goroutine of one lease.
 type dog struct {
 	key, token string
-	lost       *Notice // told when the lease is lost
+	lost       *Notice       // told when the lease is lost
 	stop       chan struct{} // closed by Release and Close
 	done       chan struct{} // closed when the goroutine returned
 	renewed    chan time.Time
