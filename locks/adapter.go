@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -435,6 +436,54 @@ func (l *ProcessLock) event(r clientReply) {
 	}
 }
 
+// ErrNoProcess: no live client process serves the lease (it was
+// released, or its process is gone), or none runs at all.
+var ErrNoProcess = errors.New("locks: no live client process")
+
+// StopLease stops the client process that serves the lease token
+// (SIGSTOP to its process group: the process and any child of it) and
+// returns its pid and the function that continues it (SIGCONT), once; a
+// process killed meanwhile is not signalled. A call to a stopped process
+// gets no answer: its deadline kills it, and the outcome is unknown.
+// ErrNoProcess when no live process serves the lease.
+func (l *ProcessLock) StopLease(token string) (pid int, cont func() error, err error) {
+	l.mu.Lock()
+	h := l.leases[token]
+	l.mu.Unlock()
+	if h == nil || h.p.gone.Load() {
+		return 0, nil, fmt.Errorf("%s: stop the process of lease %q: %w", l.name, token, ErrNoProcess)
+	}
+	cont, err = h.p.stop()
+	return h.p.cmd.Process.Pid, cont, err
+}
+
+// StopProcess stops the pick-th (modulo their number, in the order they
+// started) of the client processes running now, as StopLease does, and
+// returns the token of the lease it serves, "" for none.
+func (l *ProcessLock) StopProcess(pick int) (pid int, token string, cont func() error, err error) {
+	l.mu.Lock()
+	var live []*proc
+	for p := range l.all {
+		if !p.gone.Load() {
+			live = append(live, p)
+		}
+	}
+	if len(live) == 0 {
+		l.mu.Unlock()
+		return 0, "", nil, fmt.Errorf("%s: %w", l.name, ErrNoProcess)
+	}
+	slices.SortFunc(live, func(a, b *proc) int { return a.n - b.n })
+	p := live[((pick%len(live))+len(live))%len(live)]
+	for t, h := range l.leases {
+		if h.p == p {
+			token = t
+		}
+	}
+	l.mu.Unlock()
+	cont, err = p.stop()
+	return p.cmd.Process.Pid, token, cont, err
+}
+
 // owner returns the live process that acquired token, or else an idle
 // (or new) one; release also forgets the token. The caller puts the
 // process back unless it still owns a lease.
@@ -601,6 +650,7 @@ func (l *ProcessLock) start() (*proc, error) {
 		return nil, err
 	}
 	p := &proc{
+		n:      n,
 		cmd:    cmd,
 		stdin:  stdin,
 		stdout: stdout,

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -151,6 +152,7 @@ const maxLine = 1 << 20
 
 // proc is one client process.
 type proc struct {
+	n      int // its number in the lock: the hello's client
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout io.Closer
@@ -217,6 +219,38 @@ func (p *proc) kill() {
 	// A child that left the process group may still hold the pipe open:
 	// closing our end ends read's loop all the same.
 	p.stdout.Close()
+}
+
+// stop sends SIGSTOP to p's process group unless it has been reaped,
+// and returns the function that sends SIGCONT, once.
+func (p *proc) stop() (cont func() error, err error) {
+	if err := p.signal(syscall.SIGSTOP); err != nil {
+		return nil, fmt.Errorf("stop client process %d: %w", p.cmd.Process.Pid, err)
+	}
+	var once sync.Once
+	return func() error {
+		var err error
+		once.Do(func() {
+			if e := p.signal(syscall.SIGCONT); e != nil {
+				err = fmt.Errorf("continue client process %d: %w", p.cmd.Process.Pid, e)
+			}
+		})
+		return err
+	}, nil
+}
+
+// signal sends sig to p's process group, unless it has been reaped (its
+// pid could then belong to another process) or is gone already.
+func (p *proc) signal(sig syscall.Signal) error {
+	p.reapMu.Lock()
+	defer p.reapMu.Unlock()
+	if p.reaped {
+		return nil
+	}
+	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	return nil
 }
 
 // exchange writes req with the next id and the time left as timeout_ms,

@@ -156,6 +156,18 @@ func Running(pid int) bool {
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
 
+// Stopped reports whether pid is a process stopped by a signal (SIGSTOP:
+// state T in /proc/PID/stat).
+func Stopped(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] == 'T'
+}
+
 // Children returns the pids of the processes whose parent is ppid and
 // whose command line contains match.
 func Children(ppid int, match string) []int {
