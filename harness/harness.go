@@ -174,7 +174,8 @@ func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary
 	if cfg.Store == StoreWriteOnly {
 		store = NewWriteOnlyStore()
 	}
-	r := &run{cfg: cfg, rec: NewRecorder(base, w), store: store, stalls: &staller{}, view: newView(base), locks: lks, clientClock: clientClock}
+	v := newView(base)
+	r := &run{cfg: cfg, rec: NewRecorder(base, w), store: store, stalls: &staller{locks: lks, view: v}, view: v, locks: lks, clientClock: clientClock}
 	if o.view != nil {
 		o.view(r.view)
 	}
@@ -353,6 +354,8 @@ func healthy(ctx context.Context, cl *cluster.Cluster) error {
 func (c *client) loop(ctx, runCtx context.Context, r *run, keys []string, rng *rand.Rand) error {
 	cfg := r.cfg
 	lk := r.locks[c.id%len(r.locks)]
+	c.ctx = ctx
+	defer c.unwatch() // a lease's loss notice is watched until its release
 	for runCtx.Err() == nil {
 		key := keys[c.id%len(keys)]
 		if !cfg.KeyPerClient {
@@ -375,11 +378,17 @@ func (c *client) loop(ctx, runCtx context.Context, r *run, keys []string, rng *r
 		if r.stalls.crash() {
 			// client-crash: this client stops here, holding the lease
 			// it never releases; a fresh one takes its place.
+			c.unwatch()
 			c.crashed(r.cfg.Clients)
 			continue
 		}
 		if lease, err = c.work(ctx, runCtx, r, lk, lease); err != nil {
 			return err
+		}
+		// A client whose process is stopped (client-stop) takes no
+		// step until it runs again.
+		if r.stalls.await(ctx, c.id) != nil {
+			return nil
 		}
 		// Release even when the run is ending, so the last holds end
 		// with a release rather than by expiry.

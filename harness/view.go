@@ -172,3 +172,19 @@ func (v *view) ended(client int, t int64) {
 	h.InSection, h.Ended = false, t
 	v.change(nemesis.HoldEnded, t, h)
 }
+
+// holder returns the client whose open hold has token, and whether one
+// has. A nil view knows none.
+func (v *view) holder(token string) (int, bool) {
+	if v == nil {
+		return 0, false
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for c, h := range v.open {
+		if h.Token == token {
+			return c, true
+		}
+	}
+	return 0, false
+}

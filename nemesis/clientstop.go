@@ -69,7 +69,7 @@ var (
 // well past the lease, short enough for another client to acquire and
 // write meanwhile.
 func drawPause(rng *rand.Rand, ttl time.Duration) Duration {
-	return Duration(ttl + ttl/2 + time.Duration(rng.Int64N(int64(max(ttl, 1)))))
+	return Duration((ttl + ttl/2 + time.Duration(rng.Int64N(int64(max(ttl, 1))))).Truncate(time.Millisecond))
 }
 
 var clientStopKind = Kind{
