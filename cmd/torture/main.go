@@ -101,6 +101,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return gate.Command(ctx, args[1:], stdout, stderr)
 	case "envelope":
 		return envelopeCmd(ctx, args[1:], stdout, stderr)
+	case "client":
+		return clientCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -35,6 +35,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.DurationVar(&cfg.ExtendEvery, "extend-every", 0, "with --extend, the work between two extends (default TTL/3)")
 	fs.Int64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the run's one random source")
 	fs.BoolVar(&cfg.Fencing, "fencing", false, "issue fencing tokens and have the resource check them")
+	fs.BoolVar(&cfg.ClientProcess, "client-process", false, "run a Go lock in client processes of its own (torture client --lock NAME), which client-stop can stop whole")
 	fs.IntVar(&cfg.WaitReplicas, "wait-replicas", 0, "setnx on --topology failover: WAIT for this many replicas (1) after each granted SET, and hold only if they acknowledged it")
 	fs.IntVar(&cfg.Quorum, "quorum", 0, "redlock: nodes that must grant (default ⌊N/2⌋+1, the Redis page's majority; the seed article's ⌈N/2⌉+1 is one more for an odd N)")
 	fs.StringVar(&cfg.Store, "store", harness.StoreAll, "with --fencing, where the resource checks the token: all (every access) or write-only (writes only, Kleppmann's storage service)")
