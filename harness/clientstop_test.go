@@ -158,35 +158,35 @@ func decidedAt(tb testing.TB, path string) int64 {
 	return 0
 }
 
-// TestLossNotice: a holder cut off from its node cannot renew. The
-// watchdog tells it before its key can expire: a lost event in the
-// history, the hold ended there, no overlap. The mutant that ignores
-// failed renewals tells nothing, and its holder overlaps the client
-// granted the key after the heal.
+// TestLossNotice: a holder cut off its node right after its grant
+// (partition-holder) cannot renew. The watchdog tells it before its key
+// can expire: a lost event in the history, its hold ended there, its
+// write refused, and no overlap with the client of the other group
+// granted the key. The mutant that ignores failed renewals tells
+// nothing: its holder overlaps that client and writes over it.
 func TestLossNotice(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		lock  string
-		lease checker.Verdict
-		lost  bool
+		lock            string
+		lease, resource checker.Verdict
+		lost            bool
 	}{
-		{"setnx-watchdog", checker.Valid, true},
-		{"setnx-watchdog-no-notice", checker.Invalid, false},
+		{"setnx-watchdog", checker.Valid, checker.Valid, true},
+		{"setnx-watchdog-no-notice", checker.Invalid, checker.Invalid, false},
 	} {
 		t.Run(tc.lock, func(t *testing.T) {
 			t.Parallel()
 			_, evs, res, err := run(t, context.Background(), harness.Config{
-				// Holds of 6 TTLs: a holder is cut off for 2 TTLs and
-				// still holds when the other is granted the key after
-				// the heal.
-				Workload: harness.Workload{Lock: tc.lock, Clients: 2, Keys: 1, Duration: 5 * time.Second, TTL: 500 * time.Millisecond, Hold: 3 * time.Second, Seed: 1},
-				Faults:   harness.Faults{Nemesis: []string{"partition"}, NemesisInterval: time.Second},
+				// Holds of 3 TTLs: the cut holder still holds when the
+				// other group's client is granted the expired key.
+				Workload: harness.Workload{Lock: tc.lock, Clients: 4, Keys: 1, Duration: 5 * time.Second, TTL: 500 * time.Millisecond, Hold: 1500 * time.Millisecond, Seed: 1},
+				Faults:   harness.Faults{Nemesis: []string{"partition-holder"}, NemesisInterval: time.Second},
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if starts, _ := faultEvents(evs); starts == 0 {
-				t.Fatal("no partition")
+				t.Fatal("no holder was cut off")
 			}
 			lost := 0
 			for _, e := range evs {
@@ -197,8 +197,8 @@ func TestLossNotice(t *testing.T) {
 					}
 				}
 			}
-			if res.Lease != tc.lease || (lost > 0) != tc.lost || res.Stats.LossNotices != lost {
-				t.Fatalf("lease %s, %d loss notices (stats %d); want %s and notices %v", res.Lease, lost, res.Stats.LossNotices, tc.lease, tc.lost)
+			if res.Lease != tc.lease || res.Resource != tc.resource || (lost > 0) != tc.lost || res.Stats.LossNotices != lost {
+				t.Fatalf("lease %s, resource %s, %d loss notices (stats %d); want %s, %s and notices %v", res.Lease, res.Resource, lost, res.Stats.LossNotices, tc.lease, tc.resource, tc.lost)
 			}
 		})
 	}

@@ -292,7 +292,7 @@ func (r *run) clients(ctx, runCtx context.Context, stop context.CancelFunc, seed
 	var wg sync.WaitGroup
 	for id := range r.cfg.Clients {
 		wg.Go(func() {
-			c := &client{id: id, rec: r.rec, lock: r.cfg.Lock, view: r.view}
+			c := &client{id: id, group: id % len(r.locks), rec: r.rec, lock: r.cfg.Lock, view: r.view}
 			rng := rand.New(rand.NewPCG(seeds[id], uint64(id)))
 			if errs[id] = c.loop(ctx, runCtx, r, keys, rng); errs[id] != nil {
 				failed.Store(true)
@@ -353,7 +353,7 @@ func healthy(ctx context.Context, cl *cluster.Cluster) error {
 // ctx (the caller's) is cancelled.
 func (c *client) loop(ctx, runCtx context.Context, r *run, keys []string, rng *rand.Rand) error {
 	cfg := r.cfg
-	lk := r.locks[c.id%len(r.locks)]
+	lk := r.locks[c.group]
 	c.ctx = ctx
 	defer c.unwatch() // a lease's loss notice is watched until its release
 	for runCtx.Err() == nil {

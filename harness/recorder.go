@@ -63,11 +63,12 @@ func completion(err error) history.Type {
 // client is one simulated client: a process number and the recorder. One
 // client never has two operations open at once.
 type client struct {
-	id   int
-	rec  *Recorder
-	lock string         // the lock's registry name, for errors
-	view *view          // the live holds; nil records none
-	ev   locks.Evidence // the per-node evidence of the open call (see traced)
+	id    int
+	group int // the client group whose lock and proxies it uses
+	rec   *Recorder
+	lock  string         // the lock's registry name, for errors
+	view  *view          // the live holds; nil records none
+	ev    locks.Evidence // the per-node evidence of the open call (see traced)
 	// ctx ends the watch of a loss notice (the run's, not the cycle's);
 	// watching is that watch while it lasts (see watchLoss).
 	ctx      context.Context
@@ -186,7 +187,7 @@ func (c *client) acquire(ctx context.Context, lk locks.Lock, key string) (locks.
 		return locks.Lease{}, werr
 	}
 	if err == nil {
-		c.view.granted(c.id, lease, done.Time, done.Nodes)
+		c.view.granted(c.id, c.group, lease, done.Time, done.Nodes)
 		c.watchLoss(lease)
 	}
 	return lease, err

@@ -48,15 +48,16 @@ type processStopper interface {
 // the process serving token is stopped; cont continues the process, then
 // the client.
 func (s *staller) StopHolder(client int, token string) (func() error, error) {
-	if len(s.locks) == 0 {
-		return nil, errors.New("no lock to stop")
-	}
-	ps, ok := s.locks[client%len(s.locks)].(processStopper)
-	if !ok {
-		return nil, errors.New("the lock runs in this process: no client process to stop")
-	}
 	thaw := s.freeze(client)
-	_, cont, err := ps.StopLease(token)
+	err := errors.New("the lock runs in this process: no client process to stop")
+	var cont func() error
+	for _, lk := range s.locks { // the lease's is the group's: try each
+		if ps, ok := lk.(processStopper); ok {
+			if _, cont, err = ps.StopLease(token); err == nil {
+				break
+			}
+		}
+	}
 	if err != nil {
 		thaw()
 		return nil, err

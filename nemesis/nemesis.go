@@ -167,6 +167,7 @@ var kinds = []Kind{
 	latencyGroupKind, // #14: the envelope of the elapsed-time term
 	clientStopKind,
 	clientStopRandomKind,
+	partitionHolderKind,
 }
 
 // Kinds returns every known kind in a fixed order.
