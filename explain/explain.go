@@ -512,15 +512,6 @@ func lateNotice(fs []fault, obs []checker.NodeObservation, la, lb checker.Lease)
 	// ended its hold), or after it released (the notice came too late
 	// to end it).
 	late := la.Lost > lb.Start && (la.Released == 0 || la.Lost <= la.Released)
-	if !late && !stopped && !(la.Lost > lb.Start) {
-		return finding{}, false // never told and never stopped: see nodeCause
-	}
-	f := finding{cause: LateNotice, node: -1}
-	var b strings.Builder
-	if stopped {
-		f.fault = stop.num
-		fmt.Fprintf(&b, "%s stopped P%d's process %s after the grant. ", capital(stop.String()), la.Process, secsDelta(stop.w.Start-la.Start))
-	}
 	// The key's end on a node that granted la, as its observer saw it.
 	var gone *checker.NodeObservation
 	for i := range obs {
@@ -530,6 +521,22 @@ func lateNotice(fs []fault, obs []checker.NodeObservation, la, lb checker.Lease)
 			gone = o
 			break
 		}
+	}
+	if !late && !stopped && !(la.Lost > lb.Start) {
+		if gone != nil && la.Lost == 0 {
+			// Running, yet never told: the lock's own logic (a watchdog
+			// that ignores its failed renewals, a lock whose users hold
+			// until they release).
+			return finding{cause: LockLogic, node: gone.Node, text: fmt.Sprintf("%s %s the key at %s; P%d's lock claims no validity and never told it the lease was lost.",
+				NodeName(gone.Node), gone.Event, Secs(gone.Time), la.Process)}, true
+		}
+		return finding{}, false // never told and never stopped: see nodeCause
+	}
+	f := finding{cause: LateNotice, node: -1}
+	var b strings.Builder
+	if stopped {
+		f.fault = stop.num
+		fmt.Fprintf(&b, "%s stopped P%d's process %s after the grant. ", capital(stop.String()), la.Process, secsDelta(stop.w.Start-la.Start))
 	}
 	if gone != nil {
 		f.node = gone.Node

@@ -152,7 +152,7 @@ func TestLateNotice(t *testing.T) {
 		{"told after the release", edit(1_600_000_000, false), explain.LateNotice, "P0 was not told it lost the lock before it released it at 1.520 s; the notice came at 1.600 s."},
 		{"never told", edit(0, false), explain.LateNotice, "P0 was never told it lost the lock; it held on until it released it at 1.520 s."},
 		{"told late, not stopped", edit(1_513_000_000, true), explain.LateNotice, "P0 was told it lost the lock at 1.513 s"},
-		{"never told, not stopped", edit(0, true), explain.LockLogic, "n1 expired the key at 1.012 s"},
+		{"never told, not stopped", edit(0, true), explain.LockLogic, "n1 expired the key at 1.012 s; P0's lock claims no validity and never told it the lease was lost."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, err := checker.Analyze(tc.evs, checker.Options{})
