@@ -11,7 +11,7 @@ import (
 // locks, then the two lock libraries (redsync.go, redislock.go), then the
 // mutants (mutants.go), each a reference lock with one deliberate bug,
 // then the Python clients behind the process adapter (python.go), then
-// the seed article's lock as written (setnxseed.go, #16), then the
+// the seed article's lock as written (setnxseed.go), then the
 // locks that renew themselves (watchdog.go, rueidislock.go) and a test
 // lock whose token is fixed per client; then
 // whatever Register added, in the order it was added. registryMu
