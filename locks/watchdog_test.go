@@ -141,11 +141,11 @@ func TestWatchdog(t *testing.T) {
 }
 
 // TestWatchdogPartition: a holder cut off from its node cannot renew.
-// setnx-watchdog tells it before the key expires on the node (when no
-// renewal succeeded within the lease's last validity), so no other
-// client can be granted the key while it believes it holds it;
-// setnx-watchdog-no-notice, the mutant, has told it nothing even once
-// the key is gone.
+// setnx-watchdog tells it (when no renewal succeeded within the lease's
+// last validity, which ends before the key can expire; the harness's
+// TestLossNotice shows that no other client is granted the key before
+// the notice); setnx-watchdog-no-notice, the mutant, has told it nothing
+// even once the key is gone.
 func TestWatchdogPartition(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t, 1)
@@ -158,9 +158,6 @@ func TestWatchdogPartition(t *testing.T) {
 	renewals(t, c, 0, gk, gl.Token, 1)
 	heal := cut(t, c, 0)
 	testutil.Until(t, within, "the notice of the correct watchdog", gl.Told)
-	if got := get(t, c, 0, gk); got != gl.Token {
-		t.Errorf("told after the key expired: the node holds %q", got) // too late
-	}
 	// Once both keys are gone on the node, the mutant still believes.
 	testutil.Until(t, within, "both keys to expire on the node", func() bool { return get(t, c, 0, gk) == "" && get(t, c, 0, bk) == "" })
 	if bl.Told() {
