@@ -83,7 +83,8 @@ type lossWatch struct {
 
 // watchLoss records the lock's notice that the holder lost lease
 // (Lease.Lost), when it comes, as a history.Lost event of the client,
-// stamped when it came, with the lock's reason; the view's hold ends
+// stamped when the lock gave it (Notice.At: not later, by the time this
+// goroutine took to wake), with the lock's reason; the view's hold ends
 // there. unwatch ends the watch: at the release's invoke, at a crash, at
 // the end of the client's life. A lease of a lock that never tells is not
 // watched.
@@ -107,7 +108,7 @@ func (c *client) watchLoss(lease locks.Lease) {
 		case <-ctx.Done():
 			return
 		}
-		e := history.Event{Type: history.Info, F: history.Lost, Process: id, Time: rec.Now(), Key: lease.Key, Token: lease.Token, Fence: lease.Fence}
+		e := history.Event{Type: history.Info, F: history.Lost, Process: id, Time: max(rec.Offset(lease.Lost.At()), 1), Key: lease.Key, Token: lease.Token, Fence: lease.Fence}
 		if err := lease.Lost.Err(); err != nil {
 			e.Error = err.Error()
 		}

@@ -53,18 +53,31 @@ type Lease struct {
 type Notice struct {
 	done chan struct{}
 	once sync.Once
-	err  error // set before done is closed
+	err  error     // set before done is closed
+	at   time.Time // likewise
 }
 
 // NewNotice returns a notice that has not come.
 func NewNotice() *Notice { return &Notice{done: make(chan struct{})} }
 
-// Tell gives the notice, once, with why (the first why is kept).
+// Tell gives the notice, once, with why (the first why is kept), at
+// time.Now.
 func (n *Notice) Tell(why error) {
 	n.once.Do(func() {
-		n.err = why
+		n.err, n.at = why, time.Now()
 		close(n.done)
 	})
+}
+
+// At returns when the notice was given (with a monotonic reading), once
+// Done is closed; the zero time before.
+func (n *Notice) At() time.Time {
+	select {
+	case <-n.Done():
+		return n.at
+	default:
+		return time.Time{}
+	}
 }
 
 // Done returns a channel closed when the notice comes; nil for a nil

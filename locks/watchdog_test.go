@@ -118,6 +118,9 @@ func TestWatchdog(t *testing.T) {
 		if lease.Valid(time.Now()) {
 			t.Error("a lease told lost is still valid")
 		}
+		if at := lease.Lost.At(); at.IsZero() || at.After(time.Now()) || at == at.Round(0) || !strings.Contains(lease.Lost.Err().Error(), "renewal refused") {
+			t.Errorf("notice at %v (%v): want when it was given, on the monotonic clock, and why", at, lease.Lost.Err())
+		}
 		if got := get(t, c, 0, key); got != "other" {
 			t.Errorf("the other's key holds %q after the refused renewal", got)
 		}
