@@ -47,12 +47,12 @@ type KeyEvidence struct {
 
 // leaseRec is a Lease as kept.
 type leaseRec struct {
-	token                                string
-	invoked, start, validUntil, released int64
-	granted                              uint64 // the granting nodes 0–63
-	process                              int32
-	reported                             bool // granted was reported
-	more                                 *leaseMore
+	token                                      string
+	invoked, start, validUntil, released, lost int64
+	granted                                    uint64 // the granting nodes 0–63
+	process                                    int32
+	reported                                   bool // granted was reported
+	more                                       *leaseMore
 }
 
 // leaseMore is what few leases have.
@@ -72,7 +72,7 @@ func (ke *KeyEvidence) Leases() []Lease {
 }
 
 func (r *leaseRec) lease() Lease {
-	l := Lease{Process: int(r.process), Token: r.token, Invoked: r.invoked, Start: r.start, ValidUntil: r.validUntil, Released: r.released}
+	l := Lease{Process: int(r.process), Token: r.token, Invoked: r.invoked, Start: r.start, ValidUntil: r.validUntil, Released: r.released, Lost: r.lost}
 	if r.reported {
 		l.Granted = []int{}
 		for i := range 64 {
@@ -103,6 +103,9 @@ type Lease struct {
 	Extends []Extend `json:"extends,omitempty"`
 	// Released is the time its release was invoked, 0 for none.
 	Released int64 `json:"released,omitempty"`
+	// Lost is the time of the first loss notice of the lease (the lock
+	// told its holder it lost it), 0 for none.
+	Lost int64 `json:"lost,omitempty"`
 }
 
 // Extend is one completed extend of a lease.
@@ -151,6 +154,34 @@ func (a *Analysis) Lease(key, token string) (Lease, bool) {
 		}
 	}
 	return Lease{}, false
+}
+
+// LeaseAt returns the lease of key with token that was current at time
+// t: the latest granted (by the time of its ok) at or before t, else the
+// first; and whether there is one. A lock whose token is fixed per client
+// grants one token many times: a hold's lease is LeaseAt(key, token,
+// hold.Start), a section's LeaseAt(key, token, section.Call).
+func (a *Analysis) LeaseAt(key, token string, t int64) (Lease, bool) {
+	ke := a.Keys[key]
+	if ke == nil {
+		return Lease{}, false
+	}
+	found := -1
+	for i := range ke.leases {
+		if ke.leases[i].token != token {
+			continue
+		}
+		if found < 0 || ke.leases[i].start <= t {
+			found = i
+		}
+		if ke.leases[i].start > t {
+			break
+		}
+	}
+	if found < 0 {
+		return Lease{}, false
+	}
+	return ke.leases[found].lease(), true
 }
 
 // Sections returns the ok critical sections of key, by call.
@@ -482,5 +513,24 @@ func (c *collector) released(e *history.Event) {
 	if l := c.lease(e.Key, e.Token); l != nil && l.released == 0 {
 		l.released = max(e.Time, 1)
 		delete(c.open, e.Key+"\x00"+e.Token) // a lease does nothing after its release
+	}
+}
+
+// lost takes a loss notice: the first of the lease it names, the latest
+// lease of its key and token granted to its process by then (also after
+// its release, which a history written by hand may show).
+func (c *collector) lost(e *history.Event) {
+	ke := c.keys[e.Key]
+	if ke == nil {
+		return
+	}
+	for i := len(ke.leases) - 1; i >= 0; i-- {
+		r := &ke.leases[i]
+		if r.token == e.Token && int(r.process) == e.Process && r.start <= e.Time {
+			if r.lost == 0 {
+				r.lost = max(e.Time, 1)
+			}
+			return
+		}
 	}
 }

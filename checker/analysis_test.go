@@ -79,3 +79,64 @@ func TestAnalyze(t *testing.T) {
 		t.Errorf("without Analyze: %+v, %v", a, err)
 	}
 }
+
+// TestLeaseAt: a token fixed per client is granted many times; LeaseAt
+// gives the grant current at a time (a hold's start, a section's call),
+// and the released one is the one the release ended.
+func TestLeaseAt(t *testing.T) {
+	evs, err := history.ReadFile(filepath.Join("testdata", "lease-valid_resource-unknown_client-token-reacquired.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Analyze(evs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		at                  int64
+		start, valid, freed int64
+	}{
+		{5, 11, 17, 0}, // before any grant: the first
+		{11, 11, 17, 0},
+		{19, 11, 17, 0},
+		{20, 20, 34, 21},
+		{30, 20, 34, 21},
+	} {
+		l, ok := a.LeaseAt("k0", "t1", tc.at)
+		if !ok || l.Start != tc.start || l.ValidUntil != tc.valid || l.Released != tc.freed {
+			t.Errorf("LeaseAt(k0, t1, %d) = %+v, %v; want start %d, valid until %d, released %d", tc.at, l, ok, tc.start, tc.valid, tc.freed)
+		}
+	}
+	if _, ok := a.LeaseAt("k0", "nope", 30); ok {
+		t.Error("LeaseAt found a lease of a token never granted")
+	}
+}
+
+// TestLossNotices: a loss notice is counted, and the analysis gives each
+// lease the time of its first notice, also one after its release.
+func TestLossNotices(t *testing.T) {
+	evs := new(hist).
+		Acquire(0, "k", "a", 0, 10, 1000).Lost(0, "k", "a", 30).Lost(0, "k", "a", 35).Release(0, "k", "a", 90, 95).
+		Acquire(1, "k", "b", 100, 110, 1000).Release(1, "k", "b", 120, 125).Lost(1, "k", "b", 130).
+		Acquire(2, "k", "c", 200, 210, 1000).Release(2, "k", "c", 220, 225).
+		Events()
+	a, err := Analyze(evs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Result.Stats.LossNotices != 3 || a.Result.Stats.Ops["lost"]["info"] != 3 {
+		t.Errorf("loss notices %d, ops %v; want 3", a.Result.Stats.LossNotices, a.Result.Stats.Ops["lost"])
+	}
+	for _, tc := range []struct {
+		token string
+		lost  int64
+	}{{"a", 30}, {"b", 130}, {"c", 0}} {
+		if l, ok := a.LeaseAt("k", tc.token, 1000); !ok || l.Lost != tc.lost {
+			t.Errorf("lease %s: %+v, %v; want lost at %d", tc.token, l, ok, tc.lost)
+		}
+	}
+	holds := a.Holds()["k"]
+	if len(holds) != 3 || holds[0].End != 30 || holds[1].End != 120 {
+		t.Errorf("holds %+v; want the first to end at its notice (30), the second at its release (120)", holds)
+	}
+}

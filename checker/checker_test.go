@@ -106,6 +106,64 @@ func TestCheckClaims(t *testing.T) {
 			Acquire(1, k, "b", 20, 100, 300),
 			Valid, Unknown},
 
+		// A client's own token, granted again (a token fixed per
+		// client): a release ends the client's current grant of it.
+		{"own token re-acquired after a lapse, released, then another's grant", new(hist).
+			Acquire(0, k, "t1", 10, 11, 17).Acquire(0, k, "t1", 19, 20, 34).Release(0, k, "t1", 21, 22).
+			Acquire(2, k, "t2", 25, 26, 40),
+			Valid, Unknown},
+		{"own token re-acquired, another's grant before the release", new(hist).
+			Acquire(0, k, "t1", 10, 11, 17).Acquire(0, k, "t1", 19, 20, 34).Release(0, k, "t1", 27, 28).
+			Acquire(2, k, "t2", 25, 26, 40),
+			Invalid, Unknown},
+		{"own token re-acquired while held: one holder, not two", new(hist).
+			Acquire(0, k, "t1", 10, 11, 30).Acquire(0, k, "t1", 19, 20, 34).Release(0, k, "t1", 21, 22).
+			Acquire(2, k, "t2", 25, 26, 40),
+			Valid, Unknown},
+		{"own token re-acquired, extended, released: the extend is the current grant's", new(hist).
+			Acquire(0, k, "t1", 10, 11, 17).Acquire(0, k, "t1", 19, 20, 24).Extend(0, k, "t1", 22, 23, 60).Release(0, k, "t1", 50, 51).
+			Acquire(2, k, "t2", 40, 45, 80),
+			Invalid, Unknown},
+
+		// Loss notices: a hold ends at the earliest of its release, its
+		// validity and the lock's notice that it was lost.
+		{"told of the loss before another's grant", new(hist).
+			Acquire(0, k, "a", 0, 10, 1000).Lost(0, k, "a", 30).Release(0, k, "a", 90, 95).
+			Acquire(1, k, "b", 20, 40, 200),
+			Valid, Unknown},
+		{"told of the loss after another's grant", new(hist).
+			Acquire(0, k, "a", 0, 10, 1000).Lost(0, k, "a", 50).Release(0, k, "a", 90, 95).
+			Acquire(1, k, "b", 20, 40, 200),
+			Invalid, Unknown},
+		{"told at the other's grant: touching", new(hist).
+			Acquire(0, k, "a", 0, 10, 1000).Lost(0, k, "a", 40).
+			Acquire(1, k, "b", 20, 40, 200),
+			Valid, Unknown},
+		{"told while a section is open", new(hist).
+			Acquire(0, k, "a", 0, 10, 1000).Invoke(0, history.Section, k, "a", 12).Lost(0, k, "a", 30).
+			Acquire(1, k, "b", 20, 40, 200),
+			Valid, Unknown},
+		{"a notice after the release changes nothing", new(hist).
+			Acquire(0, k, "a", 0, 10, 1000).Release(0, k, "a", 30, 35).Lost(0, k, "a", 300).
+			Acquire(1, k, "b", 20, 40, 200),
+			Valid, Unknown},
+		{"a notice after the validity changes nothing", new(hist).
+			Acquire(0, k, "a", 0, 10, 30).Lost(0, k, "a", 300).
+			Acquire(1, k, "b", 20, 40, 200),
+			Valid, Unknown},
+		{"a notice of another token ends nothing", new(hist).
+			Acquire(0, k, "a", 0, 10, 1000).Lost(0, k, "zz", 30).
+			Acquire(1, k, "b", 20, 40, 200),
+			Invalid, Unknown},
+		{"a notice of another process ends nothing", new(hist).
+			Acquire(0, k, "a", 0, 10, 1000).Lost(2, k, "a", 30).
+			Acquire(1, k, "b", 20, 40, 200),
+			Invalid, Unknown},
+		{"a notice ends the current grant of a reused token", new(hist).
+			Acquire(0, k, "t1", 0, 10, 17).Acquire(0, k, "t1", 19, 20, 1000).Lost(0, k, "t1", 30).
+			Acquire(1, k, "b", 25, 40, 200),
+			Valid, Unknown},
+
 		// Acquires that create no hold.
 		{"info acquire creates no hold", new(hist).
 			AcquireEnds(0, k, history.Info, 0, 10).

@@ -15,10 +15,23 @@
 // # Lease safety
 //
 // Per key, a client holds the lock (a [Hold]) from the Time of its
-// acquire's ok until the earlier of the Time of the invoke of its next
-// release of that token and its validity. The validity is the acquire
+// acquire's ok until the earliest of the Time of the invoke of its next
+// release of that token, its validity, and the Time of a loss notice of
+// that token (history.Lost: the lock told the holder it lost the lease, as
+// a watchdog does when a renewal fails). The validity is the acquire
 // ok's ValidUntil, replaced by the ValidUntil of an extend ok of that
-// token if the extend was invoked before the current validity.
+// token if the extend was invoked before the current validity. A lock
+// that renews itself claims no validity (it is a century away) and its
+// hold ends at its release or its notice: a holder told after another
+// client was granted the key overlapped it, a lease violation.
+// [Stats.LossNotices] counts the notices.
+//
+// A token fixed per client. Some locks give a client the same token on
+// every acquire (Redisson's is its client id and thread): a release or an
+// extend then acts on the client's current grant of that token, the
+// latest, and a new grant of a token ends the client's earlier hold of it
+// at the new ok, if that hold had not ended yet. A lapsed grant is never
+// stretched to the release of a later one.
 //
 // Late extends. An extend invoked at or after the current validity finds
 // the hold already ended there. If it returns ok all the same, the client

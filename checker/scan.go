@@ -130,6 +130,7 @@ type scanner struct {
 	latencies   []int64
 	emptyHolds  int
 	lateExtends int   // extend oks invoked after the hold's validity
+	lossNotices int   // lost events
 	maxValidity int64 // the longest validity an acquire ok granted, from its invoke
 	faultEvents int
 	windows     faultWindows
@@ -184,6 +185,18 @@ func (s *scanner) add(e *history.Event) error {
 	s.first = min(s.first, e.Time)
 	s.last = max(s.last, e.Time)
 
+	if e.F == history.Lost {
+		// The lock told the holder it lost the lease: its current hold
+		// of the token ends here, if it has not ended yet. A notice is
+		// no operation: it may come while the client has one open.
+		s.lossNotices++
+		s.count(e.F, string(e.Type))
+		s.endHold(e.Process, e.Key, e.Token, e.Time)
+		if s.an != nil {
+			s.an.lost(e)
+		}
+		return nil
+	}
 	if e.F == history.FaultStart || e.F == history.FaultStop {
 		s.faultEvents++
 		s.windows.add(e)
@@ -254,6 +267,11 @@ func (s *scanner) add(e *history.Event) error {
 			if s.an != nil {
 				s.an.acquired(p, e, token, op.t)
 			}
+			// A lock whose token is fixed per client (Redisson's, the
+			// client id and thread) grants that client the same token
+			// again: the new grant is the client's current one, and
+			// its earlier hold of the token, if still open, ends here.
+			s.endHold(p, e.Key, token, e.Time)
 			s.active[e.Key] = append(s.active[e.Key], &activeHold{
 				hold:       Hold{Key: e.Key, Process: p, Token: token, Fence: e.Fence, Start: e.Time},
 				validUntil: e.ValidUntil,
@@ -288,11 +306,13 @@ func (s *scanner) add(e *history.Event) error {
 	return nil
 }
 
-// findHold returns the index in s.active[key] of process p's active hold
-// of token (any token when token is empty), or -1.
+// findHold returns the index in s.active[key] of process p's latest
+// active hold of token (any token when token is empty), or -1: a release
+// or an extend acts on the client's current grant of its token.
 func (s *scanner) findHold(p int, key, token string) int {
-	for i, a := range s.active[key] {
-		if a.hold.Process == p && (token == "" || a.hold.Token == token) {
+	as := s.active[key]
+	for i := len(as) - 1; i >= 0; i-- {
+		if a := as[i]; a.hold.Process == p && (token == "" || a.hold.Token == token) {
 			return i
 		}
 	}
@@ -300,7 +320,8 @@ func (s *scanner) findHold(p int, key, token string) int {
 }
 
 // endHold ends p's hold of token on key at t, or at its validity if that
-// came first.
+// came first: at the invoke of its release, at a new grant of its token,
+// at a loss notice.
 func (s *scanner) endHold(p int, key, token string, t int64) {
 	i := s.findHold(p, key, token)
 	if i < 0 {
@@ -363,6 +384,7 @@ type scanned struct {
 	latencies   []int64
 	emptyHolds  int
 	lateExtends int
+	lossNotices int
 	maxValidity int64
 	faultEvents int
 	windows     []Window
@@ -417,6 +439,7 @@ func (s *scanner) finish() *scanned {
 		latencies:   s.latencies,
 		emptyHolds:  s.emptyHolds,
 		lateExtends: s.lateExtends,
+		lossNotices: s.lossNotices,
 		maxValidity: s.maxValidity,
 		faultEvents: s.faultEvents,
 		windows:     s.windows.finish(s.last),

@@ -40,6 +40,9 @@ type Stats struct {
 	// they were invoked after their hold's validity had passed; each
 	// started a new hold from its ok (see the package doc, Lease safety).
 	LateExtends int `json:"late_extends,omitempty"`
+	// LossNotices is the number of loss notices (history.Lost): times a
+	// lock told its holder it no longer held the lease.
+	LossNotices int `json:"loss_notices,omitempty"`
 	// Sections is the number of critical sections, finished or not;
 	// SectionsOK the number that returned ok (read and wrote).
 	Sections   int `json:"sections"`
@@ -270,6 +273,7 @@ func (d *scanned) stats(keys []string) Stats {
 		FaultEvents: d.faultEvents,
 		EmptyHolds:  d.emptyHolds,
 		LateExtends: d.lateExtends,
+		LossNotices: d.lossNotices,
 
 		FaultWindows:             d.windows,
 		AvailabilityDuringFaults: -1,

@@ -9,7 +9,10 @@
 // a clock jump on a node that granted both leases, a restart without
 // persistence, a failover that promoted a replica without the key, a
 // holder that stalled past its validity (resource only), an extend after
-// the key had expired, the lock's own logic (no node evidence of a loss:
+// the key had expired, a holder told too late (its lock claims no
+// validity, and it learnt of the loss after the other's grant or not at
+// all: its process stopped, by the node observer's expiry of the key how
+// late), the lock's own logic (no node evidence of a loss:
 // a node set the key over a live one, deleted it for another client, or
 // two quorums that do not intersect: a mutant), or unknown. Each
 // Explanation is one paragraph, times in seconds from the start of the

@@ -33,6 +33,13 @@ const (
 	// that node had expired or deleted the key, so the validity it was
 	// told ran on a key that no longer existed.
 	ExtendAfterExpiry Cause = "extend after expiry"
+	// LateNotice: the earlier holder's lock claims no validity (it renews
+	// itself, or its users hold until they release) and the holder was
+	// told it lost the lock only after the other client was granted it,
+	// or not at all before it released: its whole process was stopped (a
+	// client-stop fault) while its key expired, or its lock noticed the
+	// loss too late.
+	LateNotice Cause = "holder told too late"
 	// LockLogic: no fault explains it; the nodes' evidence shows the lock
 	// itself broke exclusion (a key set over a live one, deleted for
 	// another client, quorums that do not intersect, a validity that
@@ -43,7 +50,7 @@ const (
 )
 
 // Causes lists every Cause, in the order of their constants.
-var Causes = []Cause{ClockJump, Restart, Failover, Stalled, ExtendAfterExpiry, LockLogic, Unknown}
+var Causes = []Cause{ClockJump, Restart, Failover, Stalled, ExtendAfterExpiry, LateNotice, LockLogic, Unknown}
 
 // Explanation is the cause of one violation, in one paragraph.
 type Explanation struct {
@@ -176,6 +183,8 @@ func family(kind string) string {
 		return "failover"
 	case kind == "pause-holder":
 		return "client-pause"
+	case strings.HasPrefix(kind, "client-stop"):
+		return "client-stop"
 	}
 	return kind
 }
@@ -212,7 +221,7 @@ type finding struct {
 // rank orders causes by how specific they are: a named fault first.
 func rank(c Cause) int {
 	switch c {
-	case ClockJump, Restart, Failover, ExtendAfterExpiry:
+	case ClockJump, Restart, Failover, ExtendAfterExpiry, LateNotice:
 		return 3
 	case Stalled:
 		return 2
@@ -222,7 +231,11 @@ func rank(c Cause) int {
 	return 0
 }
 
-func lease(a *checker.Analysis, key, token string) (checker.Lease, bool) { return a.Lease(key, token) }
+// lease is the lease of key with token current at t (a hold's start, a
+// section's call): a token fixed per client is granted many times.
+func lease(a *checker.Analysis, key, token string, t int64) (checker.Lease, bool) {
+	return a.LeaseAt(key, token, t)
+}
 
 // validity is the lease's validity at its end: the last extend ok
 // invoked before the validity then.
@@ -238,12 +251,16 @@ func validity(l checker.Lease) int64 {
 
 func overlap(a *checker.Analysis, ov checker.Overlap) Explanation {
 	ex := Explanation{Property: "lease", Key: ov.Key, At: ov.Start, Cause: Unknown}
-	la, okA := lease(a, ov.Key, ov.A.Token)
-	lb, okB := lease(a, ov.Key, ov.B.Token)
+	la, okA := lease(a, ov.Key, ov.A.Token, ov.A.Start)
+	lb, okB := lease(a, ov.Key, ov.B.Token, ov.B.Start)
 	head := fmt.Sprintf("P%d held %s from %s", ov.A.Process, ov.Key, Secs(ov.A.Start))
 	tail := fmt.Sprintf("P%d acquired %s at %s", ov.B.Process, ov.Key, Secs(ov.B.Start))
 	if okA {
-		head += fmt.Sprintf(" (token %s, granted by %s, valid to %s)", Short(la.Token), nodeList(la.Granted), Secs(validity(la)))
+		valid := "valid to " + Secs(validity(la))
+		if untilReleased(la) {
+			valid = "no validity: held until released or told it lost the lock"
+		}
+		head += fmt.Sprintf(" (token %s, granted by %s, %s)", Short(la.Token), nodeList(la.Granted), valid)
 	}
 	if okB {
 		tail += fmt.Sprintf(" from %s", nodeList(lb.Granted))
@@ -273,8 +290,8 @@ func fence(a *checker.Analysis, v checker.FenceViolation) Explanation {
 	ex := Explanation{Property: "fence", Key: v.Key, At: v.B.Start, Cause: LockLogic}
 	text := fmt.Sprintf("P%d was granted %s at %s with fencing token %d, after P%d's grant at %s with %d: the tokens do not increase in grant order, so a resource that keeps the highest token refuses the newer holder, or, checking writes only, takes the older holder's late write.",
 		v.B.Process, v.Key, Secs(v.B.Start), v.B.Fence, v.A.Process, Secs(v.A.Start), v.A.Fence)
-	la, okA := lease(a, v.Key, v.A.Token)
-	lb, okB := lease(a, v.Key, v.B.Token)
+	la, okA := lease(a, v.Key, v.A.Token, v.A.Start)
+	lb, okB := lease(a, v.Key, v.B.Token, v.B.Start)
 	if okA && okB && la.Granted != nil && lb.Granted != nil {
 		text += fmt.Sprintf(" P%d's grant came from %s, P%d's from %s.", v.A.Process, nodeList(la.Granted), v.B.Process, nodeList(lb.Granted))
 		fs := faults(&a.Result)
@@ -313,6 +330,10 @@ func cause(a *checker.Analysis, fs []fault, ke *checker.KeyEvidence, la, lb chec
 			}
 		}
 		slices.Sort(common)
+	}
+
+	if f, ok := lateNotice(fs, obs, la, lb); ok {
+		return f
 	}
 
 	// Extend after expiry: an extend ok granted by a node that had already
@@ -446,6 +467,99 @@ func nodeCause(fs []fault, ke *checker.KeyEvidence, obs []checker.NodeObservatio
 	return finding{cause: Unknown, node: n, text: fmt.Sprintf("%s granted both; it was not seen to lose the key.", name)}
 }
 
+// untilReleased reports whether l claims no validity: a lock that renews
+// itself, or whose users hold until they release, is recorded with a
+// validity a century away.
+func untilReleased(l checker.Lease) bool {
+	const day = 24 * 3600 * 1e9
+	return validity(l)-l.Invoked > 365*day
+}
+
+// clientRef finds the client a client-stop fault's description names
+// ("stop client 3's process …").
+var clientRef = regexp.MustCompile(`\bclient ([0-9]+)'s process`)
+
+// stoppedBy returns the client-stop fault active at some time in [from,
+// to] that stopped client p's process.
+func stoppedBy(fs []fault, p int, from, to int64) (fault, bool) {
+	var best fault
+	ok := false
+	for _, f := range fs {
+		if f.kind != "client-stop" || f.w.Start > to || f.w.End < from {
+			continue
+		}
+		targets, _, _ := strings.Cut(f.w.Desc, ", at client ")
+		m := clientRef.FindStringSubmatch(targets)
+		if m == nil || m[1] != strconv.Itoa(p) {
+			continue
+		}
+		best, ok = f, true
+	}
+	return best, ok
+}
+
+// lateNotice explains lease lb starting inside la when la claims no
+// validity and its holder was told of the loss only after lb's grant, or
+// not at all while it held: how late, by the node observer's expiry of
+// the key, and the client-stop fault that stopped its process, if one
+// did.
+func lateNotice(fs []fault, obs []checker.NodeObservation, la, lb checker.Lease) (finding, bool) {
+	if !untilReleased(la) {
+		return finding{}, false
+	}
+	stop, stopped := stoppedBy(fs, la.Process, la.Start, lb.Start)
+	// Told after the other's grant, while it still held (the notice
+	// ended its hold), or after it released (the notice came too late
+	// to end it).
+	late := la.Lost > lb.Start && (la.Released == 0 || la.Lost <= la.Released)
+	// The key's end on a node that granted la, as its observer saw it.
+	var gone *checker.NodeObservation
+	for i := range obs {
+		o := &obs[i]
+		if o.Time > la.Start && o.Time <= lb.Start+50e6 && (o.Event == "expired" || o.Event == "evicted") &&
+			(la.Granted == nil || slices.Contains(la.Granted, o.Node)) {
+			gone = o
+			break
+		}
+	}
+	if !late && !stopped && !(la.Lost > lb.Start) {
+		if gone != nil && la.Lost == 0 {
+			// Running, yet never told: the lock's own logic (a watchdog
+			// that ignores its failed renewals, a lock whose users hold
+			// until they release).
+			return finding{cause: LockLogic, node: gone.Node, text: fmt.Sprintf("%s %s the key at %s; P%d's lock claims no validity and never told it the lease was lost.",
+				NodeName(gone.Node), gone.Event, Secs(gone.Time), la.Process)}, true
+		}
+		return finding{}, false // never told and never stopped: see nodeCause
+	}
+	f := finding{cause: LateNotice, node: -1}
+	var b strings.Builder
+	if stopped {
+		f.fault = stop.num
+		fmt.Fprintf(&b, "%s stopped P%d's process %s after the grant. ", capital(stop.String()), la.Process, secsDelta(stop.w.Start-la.Start))
+	}
+	if gone != nil {
+		f.node = gone.Node
+		fmt.Fprintf(&b, "%s %s the key at %s. ", NodeName(gone.Node), gone.Event, Secs(gone.Time))
+	}
+	switch {
+	case late:
+		fmt.Fprintf(&b, "P%d was told it lost the lock at %s, %s after P%d was granted it", la.Process, Secs(la.Lost), secsDelta(la.Lost-lb.Start), lb.Process)
+		if gone != nil {
+			fmt.Fprintf(&b, " and %s after its key %s", secsDelta(la.Lost-gone.Time), gone.Event)
+		}
+		b.WriteString(".")
+	case la.Released != 0 && la.Lost != 0:
+		fmt.Fprintf(&b, "P%d was not told it lost the lock before it released it at %s; the notice came at %s.", la.Process, Secs(la.Released), Secs(la.Lost))
+	case la.Released != 0:
+		fmt.Fprintf(&b, "P%d was never told it lost the lock; it held on until it released it at %s.", la.Process, Secs(la.Released))
+	default:
+		fmt.Fprintf(&b, "P%d was never told it lost the lock.", la.Process)
+	}
+	f.text = b.String()
+	return f, true
+}
+
 // removal returns node n's first expired, evicted or del of the key
 // after from and at or before to.
 func removal(obs []checker.NodeObservation, n int, from, to int64) (checker.NodeObservation, bool) {
@@ -519,8 +633,8 @@ func lost(a *checker.Analysis, lu checker.LostUpdate) Explanation {
 	s1, s2 := lu.A, lu.B
 	desc := fmt.Sprintf("P%d's section (%s–%s) and P%d's (%s–%s) on %s both read %d and wrote %d: an update was lost.",
 		s1.Process, Secs(s1.Call), Secs(s1.Return), s2.Process, Secs(s2.Call), Secs(s2.Return), lu.Key, s1.Read, s1.Read+1)
-	l1, ok1 := lease(a, lu.Key, s1.Token)
-	l2, ok2 := lease(a, lu.Key, s2.Token)
+	l1, ok1 := lease(a, lu.Key, s1.Token, s1.Call)
+	l2, ok2 := lease(a, lu.Key, s2.Token, s2.Call)
 	if !ok1 || !ok2 {
 		ex.Text = desc + " No lease of the sections is known. Cause: unknown."
 		return ex

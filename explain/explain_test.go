@@ -1,7 +1,9 @@
 package explain_test
 
 import (
+	"cmp"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,6 +65,11 @@ func TestCauses(t *testing.T) {
 			[]string{"n1 expired the key at 0.610 s", "extend at 0.700 s"}},
 		{"lease-invalid_resource-invalid_cause-lock-logic.jsonl", "lease", explain.LockLogic, 0, "n1",
 			[]string{"n1 set the key for P1", "neither expired nor deleted"}},
+		// A watchdog's holder whose process was stopped past its TTL,
+		// told of the loss once it ran again.
+		{"lease-invalid_resource-invalid_cause-told-too-late.jsonl", "lease", explain.LateNotice, 1, "n1",
+			[]string{"no validity: held until released or told it lost the lock", "Fault #1 (client-stop: stop client 0's process for 1.5s", "stopped P0's process 0.001 s after the grant", "n1 expired the key at 1.012 s",
+				"P0 was told it lost the lock at 1.513 s, 0.413 s after P1 was granted it and 0.501 s after its key expired"}},
 		{"lease-invalid_resource-unknown_cause-unknown.jsonl", "lease", explain.Unknown, 0, "",
 			[]string{"nodes not reported"}},
 	} {
@@ -105,5 +112,68 @@ func TestNothingToExplain(t *testing.T) {
 	ex, total := explain.Explain(&a, 1)
 	if len(ex) != 1 || total != 2 || ex[0].Property != "lease" {
 		t.Errorf("limit 1: %d explanations (%+v) of %d, want 1 of 2 (one overlap, one lost update), the overlap first", len(ex), ex, total)
+	}
+}
+
+// TestLateNotice: a holder that claims no validity and was stopped, or
+// told after the other's grant, is a holder told too late, whether the
+// notice came after its release or never; one told in time overlaps
+// nothing, and one never told and never stopped is not blamed on a
+// notice.
+func TestLateNotice(t *testing.T) {
+	evs, err := history.ReadFile(filepath.Join("..", "checker", "testdata", "lease-invalid_resource-invalid_cause-told-too-late.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// edit returns evs with the loss notice moved to t (dropped when t is
+	// 0) and, when unstopped, without the client-stop fault.
+	edit := func(lost int64, unstopped bool) []history.Event {
+		var out []history.Event
+		for _, e := range evs {
+			switch {
+			case e.F == history.Lost && lost == 0:
+				continue
+			case e.F == history.Lost:
+				e.Time = lost
+			case unstopped && (e.F == history.FaultStart || e.F == history.FaultStop):
+				continue
+			}
+			out = append(out, e)
+		}
+		slices.SortStableFunc(out, func(a, b history.Event) int { return cmp.Compare(a.Time, b.Time) })
+		return out
+	}
+	for _, tc := range []struct {
+		name  string
+		evs   []history.Event
+		cause explain.Cause
+		says  string
+	}{
+		{"told after the release", edit(1_600_000_000, false), explain.LateNotice, "P0 was not told it lost the lock before it released it at 1.520 s; the notice came at 1.600 s."},
+		{"never told", edit(0, false), explain.LateNotice, "P0 was never told it lost the lock; it held on until it released it at 1.520 s."},
+		{"told late, not stopped", edit(1_513_000_000, true), explain.LateNotice, "P0 was told it lost the lock at 1.513 s"},
+		{"never told, not stopped", edit(0, true), explain.LockLogic, "n1 expired the key at 1.012 s; P0's lock claims no validity and never told it the lease was lost."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := checker.Analyze(tc.evs, checker.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ex, _ := explain.Explain(&a, 0)
+			if len(ex) == 0 || ex[0].Property != "lease" {
+				t.Fatalf("explanations %+v, want a lease violation first", ex)
+			}
+			if ex[0].Cause != tc.cause || !strings.Contains(ex[0].Text, tc.says) {
+				t.Errorf("cause %q, want %q, saying %q:\n%s", ex[0].Cause, tc.cause, tc.says, ex[0].Text)
+			}
+		})
+	}
+	// Told before the other's grant: no violation to explain.
+	a, err := checker.Analyze(edit(1_050_000_000, false), checker.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Result.Lease != checker.Valid {
+		t.Errorf("told before the other's grant: lease %s, want valid", a.Result.Lease)
 	}
 }

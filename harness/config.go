@@ -94,6 +94,14 @@ type Workload struct {
 	// ExtendEvery is the work done between two extends. Only with
 	// Extend; shorter than the TTL. Default TTL/3.
 	ExtendEvery time.Duration `json:"extend_every,omitempty"`
+	// ClientProcess runs a Go lock in client processes of its own, one
+	// per client (locks.AsProcess: this program as `torture client
+	// --lock NAME`), each call crossing the process boundary of the
+	// line protocol, so that a whole client can be stopped (the
+	// client-stop fault kinds). The default is false: the lock runs in
+	// this process, the fast path. A lock that runs as processes already
+	// (Python, exec:) refuses it.
+	ClientProcess bool `json:"client_process,omitempty"`
 }
 
 // Cluster is where the nodes run: the backend, the topology, the nodes.

@@ -31,6 +31,17 @@
 // abandon its lease unreleased, and a fresh client, with the slot's next
 // process number (id + Clients), take its place.
 //
+// A lock that tells its holder when it lost the lease (locks.Lease.Lost:
+// a watchdog's failed renewal) has the notice recorded as a history.Lost
+// event of the holder, stamped when it came, until the holder invokes
+// its release; a section's validity check then fails (ErrLeaseLost). With
+// Workload.ClientProcess a Go lock runs in client processes of its own
+// (locks.AsProcess), and the client-stop faults can stop a holder's whole
+// process: the client in the harness that drives it is stopped with it,
+// taking no step (a check, a write, an extend, a release) until the
+// process runs again. Every acquire carries the client's number
+// (locks.WithCaller), which a lock whose token is fixed per client uses.
+//
 // The protected resource is a fault-free, linearizable in-process store
 // ([Store]) holding one integer per key; with fencing it refuses any access
 // carrying a fencing token older than the newest it has seen, or, with

@@ -35,6 +35,9 @@ func (c *client) work(ctx, runCtx context.Context, r *run, lk locks.Lock, lease 
 		if err != nil || !ok || left <= 0 || runCtx.Err() != nil {
 			return lease, err
 		}
+		if r.stalls.await(ctx, c.id) != nil {
+			return lease, nil
+		}
 		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.AcquireTimeout)
 		next, err := c.extend(ectx, lk, lease)
 		cancel()

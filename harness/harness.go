@@ -194,7 +194,8 @@ func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary
 	if cfg.Store == StoreWriteOnly {
 		store = NewWriteOnlyStore()
 	}
-	r := &run{cfg: cfg, rec: NewRecorder(base, w), store: store, stalls: &staller{}, view: newView(base), locks: lks, clientClock: clientClock}
+	v := newView(base)
+	r := &run{cfg: cfg, rec: NewRecorder(base, w), store: store, stalls: &staller{locks: lks, view: v}, view: v, locks: lks, clientClock: clientClock}
 	if o.view != nil {
 		o.view(r.view)
 	}
@@ -311,7 +312,7 @@ func (r *run) clients(ctx, runCtx context.Context, stop context.CancelFunc, seed
 	var wg sync.WaitGroup
 	for id := range r.cfg.Clients {
 		wg.Go(func() {
-			c := &client{id: id, rec: r.rec, lock: r.cfg.Lock, view: r.view}
+			c := &client{id: id, group: id % len(r.locks), rec: r.rec, lock: r.cfg.Lock, view: r.view}
 			rng := rand.New(rand.NewPCG(seeds[id], uint64(id)))
 			if errs[id] = c.loop(ctx, runCtx, r, keys, rng); errs[id] != nil {
 				failed.Store(true)
@@ -372,7 +373,9 @@ func healthy(ctx context.Context, cl *cluster.Cluster) error {
 // ctx (the caller's) is cancelled.
 func (c *client) loop(ctx, runCtx context.Context, r *run, keys []string, rng *rand.Rand) error {
 	cfg := r.cfg
-	lk := r.locks[c.id%len(r.locks)]
+	lk := r.locks[c.group]
+	c.ctx = ctx
+	defer c.unwatch() // a lease's loss notice is watched until its release
 	for runCtx.Err() == nil {
 		key := keys[c.id%len(keys)]
 		if !cfg.KeyPerClient {
@@ -395,11 +398,17 @@ func (c *client) loop(ctx, runCtx context.Context, r *run, keys []string, rng *r
 		if r.stalls.crash() {
 			// client-crash: this client stops here, holding the lease
 			// it never releases; a fresh one takes its place.
+			c.unwatch()
 			c.crashed(r.cfg.Clients)
 			continue
 		}
 		if lease, err = c.work(ctx, runCtx, r, lk, lease); err != nil {
 			return err
+		}
+		// A client whose process is stopped (client-stop) takes no
+		// step until it runs again.
+		if r.stalls.await(ctx, c.id) != nil {
+			return nil
 		}
 		// Release even when the run is ending, so the last holds end
 		// with a release rather than by expiry.

@@ -37,6 +37,11 @@ func NewPlan(c Config) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.ClientProcess {
+		if lock, err = locks.AsProcess(lock); err != nil {
+			return nil, fmt.Errorf("harness: client process: %w", err)
+		}
+	}
 	p := &Plan{lock: lock}
 	if p.cfg, err = c.withDefaults(lock); err != nil {
 		return nil, err
@@ -99,7 +104,7 @@ func (p *Plan) setUp() ([]nemesis.Kind, error) {
 	p.setup = nemesis.Setup{
 		Lock: c.Lock, MultiNode: p.lock.MultiNode, Nodes: c.Nodes, Groups: max(1, p.needs.Groups), TTL: c.TTL,
 		Topology: c.Topology, Abilities: cluster.Spec(c.Cluster).Abilities(), Persistent: c.Persistence,
-		RestartDelay: c.RestartDelay, Restart: c.Restart, ClientProcesses: p.lock.Process,
+		RestartDelay: c.RestartDelay, Restart: c.Restart, ClientProcesses: p.lock.Process, GoClients: p.lock.Lang() == "Go",
 	}
 	return nemesis.Check(c.Nemesis, p.setup)
 }

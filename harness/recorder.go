@@ -63,11 +63,69 @@ func completion(err error) history.Type {
 // client is one simulated client: a process number and the recorder. One
 // client never has two operations open at once.
 type client struct {
-	id   int
-	rec  *Recorder
-	lock string         // the lock's registry name, for errors
-	view *view          // the live holds; nil records none
-	ev   locks.Evidence // the per-node evidence of the open call (see traced)
+	id    int
+	group int // the client group whose lock and proxies it uses
+	rec   *Recorder
+	lock  string         // the lock's registry name, for errors
+	view  *view          // the live holds; nil records none
+	ev    locks.Evidence // the per-node evidence of the open call (see traced)
+	// ctx ends the watch of a loss notice (the run's, not the cycle's);
+	// watching is that watch while it lasts (see watchLoss).
+	ctx      context.Context
+	watching *lossWatch
+}
+
+// lossWatch is the watch of one lease's loss notice.
+type lossWatch struct {
+	stop chan struct{} // closed by unwatch
+	done chan struct{} // closed when the watch returned
+}
+
+// watchLoss records the lock's notice that the holder lost lease
+// (Lease.Lost), when it comes, as a history.Lost event of the client,
+// stamped when the lock gave it (Notice.At: not later, by the time this
+// goroutine took to wake), with the lock's reason; the view's hold ends
+// there. unwatch ends the watch: at the release's invoke, at a crash, at
+// the end of the client's life. A lease of a lock that never tells is not
+// watched.
+func (c *client) watchLoss(lease locks.Lease) {
+	if lease.Lost == nil {
+		return
+	}
+	w := &lossWatch{stop: make(chan struct{}), done: make(chan struct{})}
+	c.watching = w
+	ctx := c.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	id, rec, v := c.id, c.rec, c.view
+	go func() {
+		defer close(w.done)
+		select {
+		case <-lease.Lost.Done():
+		case <-w.stop:
+			return
+		case <-ctx.Done():
+			return
+		}
+		e := history.Event{Type: history.Info, F: history.Lost, Process: id, Time: max(rec.Offset(lease.Lost.At()), 1), Key: lease.Key, Token: lease.Token, Fence: lease.Fence}
+		if err := lease.Lost.Err(); err != nil {
+			e.Error = err.Error()
+		}
+		// A write error reaches the client's own next event too.
+		_ = rec.Append(e)
+		v.ended(id, e.Time)
+	}()
+}
+
+// unwatch ends the watch of the current lease's notice, if any, and
+// waits for it: no notice is recorded after it returns.
+func (c *client) unwatch() {
+	if w := c.watching; w != nil {
+		close(w.stop)
+		<-w.done
+		c.watching = nil
+	}
 }
 
 // crashed makes c a fresh client in the place of one that crashed
@@ -111,7 +169,7 @@ func (c *client) acquire(ctx context.Context, lk locks.Lock, key string) (locks.
 	if err := c.rec.Append(history.Event{Type: history.Invoke, F: history.Acquire, Process: c.id, Key: key}); err != nil {
 		return locks.Lease{}, err
 	}
-	ctx, ev := c.traced(ctx, lk)
+	ctx, ev := c.traced(locks.WithCaller(ctx, c.id), lk)
 	lease, err := lk.Acquire(ctx, key)
 	if err == nil {
 		if err = checkLease(c.lock, c.id, lease, key); err != nil {
@@ -130,12 +188,14 @@ func (c *client) acquire(ctx context.Context, lk locks.Lock, key string) (locks.
 		return locks.Lease{}, werr
 	}
 	if err == nil {
-		c.view.granted(c.id, lease, done.Time, done.Nodes)
+		c.view.granted(c.id, c.group, lease, done.Time, done.Nodes)
+		c.watchLoss(lease)
 	}
 	return lease, err
 }
 
 func (c *client) release(ctx context.Context, lk locks.Lock, l locks.Lease) error {
+	c.unwatch() // a notice after the release's invoke changes nothing
 	inv := history.Event{Type: history.Invoke, F: history.Release, Process: c.id, Time: c.rec.Now(), Key: l.Key, Token: l.Token, Fence: l.Fence}
 	if err := c.rec.Append(inv); err != nil {
 		return err

@@ -14,8 +14,20 @@ import (
 // Errors with which a critical section gives up without writing.
 var (
 	ErrLeaseExpired = errors.New("harness: lease expired")
-	ErrInterrupted  = errors.New("harness: interrupted")
+	// ErrLeaseLost: the lock told the holder it lost the lease
+	// (locks.Lease.Lost).
+	ErrLeaseLost   = errors.New("harness: the lock told the holder it lost the lease")
+	ErrInterrupted = errors.New("harness: interrupted")
 )
+
+// invalid is why a lease is not valid at now: ErrLeaseLost when its lock
+// told the holder, else ErrLeaseExpired.
+func invalid(l locks.Lease) error {
+	if l.Told() {
+		return ErrLeaseLost
+	}
+	return ErrLeaseExpired
+}
 
 // criticalSection is the lock-protected read-modify-write: check the
 // lease, read, hold, check the lease again, write read+1. It returns what
@@ -28,10 +40,19 @@ var (
 // mark tells the view each check that passed (nemesis.HoldEntered, then
 // nemesis.HoldChecked, the last before the write) and the end of the
 // section (nemesis.HoldLeft), with the time of each.
-func criticalSection(ctx context.Context, st *Store, l locks.Lease, hold time.Duration, stall func(left time.Duration) time.Duration, mark func(nemesis.ChangeKind, time.Time)) (read, wrote int64, err error) {
+//
+// await holds the client before each check while its process is stopped
+// (the client-stop faults): a stopped client checks nothing until it runs
+// again, and a check it passed before it was stopped is the one it acts
+// on after, as a real process does. A lease's check fails when its lock
+// told the holder it lost it (ErrLeaseLost).
+func criticalSection(ctx context.Context, st *Store, l locks.Lease, hold time.Duration, stall func(left time.Duration) time.Duration, mark func(nemesis.ChangeKind, time.Time), await func() error) (read, wrote int64, err error) {
+	if await() != nil {
+		return 0, 0, ErrInterrupted
+	}
 	now := time.Now()
 	if !l.Valid(now) {
-		return 0, 0, ErrLeaseExpired
+		return 0, 0, invalid(l)
 	}
 	mark(nemesis.HoldEntered, now)
 	defer func() { mark(nemesis.HoldLeft, time.Now()) }()
@@ -39,11 +60,11 @@ func criticalSection(ctx context.Context, st *Store, l locks.Lease, hold time.Du
 	if err != nil {
 		return 0, 0, err
 	}
-	if wait.Sleep(ctx, hold) != nil {
+	if wait.Sleep(ctx, hold) != nil || await() != nil {
 		return read, 0, ErrInterrupted
 	}
 	if now = time.Now(); !l.Valid(now) {
-		return read, 0, ErrLeaseExpired
+		return read, 0, invalid(l)
 	}
 	mark(nemesis.HoldChecked, now)
 	if d := stall(l.Validity.Sub(now)); d > 0 && wait.Sleep(ctx, d) != nil {
@@ -64,7 +85,8 @@ func (c *client) section(ctx context.Context, st *Store, l locks.Lease, hold tim
 	}
 	mark := func(k nemesis.ChangeKind, now time.Time) { c.view.section(c.id, k, now) }
 	stall := func(left time.Duration) time.Duration { return stalls.take(c.id, left) }
-	read, wrote, err := criticalSection(ctx, st, l, hold, stall, mark)
+	await := func() error { return stalls.await(ctx, c.id) }
+	read, wrote, err := criticalSection(ctx, st, l, hold, stall, mark, await)
 	done := inv
 	done.Time = 0
 	if err != nil {

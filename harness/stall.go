@@ -1,9 +1,13 @@
 package harness
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
+	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/nemesis"
 )
 
@@ -12,16 +16,129 @@ import (
 // takes one and waits. It implements nemesis.HoldStaller, and
 // nemesis.ClientCrasher for the client-crash fault: the next client to
 // acquire takes a crash and abandons its lease.
+//
+// It is also nemesis.ProcessStopper, for the client-stop kinds: it stops
+// the client process of a lock served by processes (locks.ProcessLock's
+// StopLease, StopProcess) and the client that drives it, which takes no
+// step (a validity check, a write, an extend, a release) while frozen.
 type staller struct {
+	locks []locks.Lock // the run's, one per client group
+	view  *view        // to name the client of a lease
+
 	mu      sync.Mutex
 	pending []*stall
-	crashes []*stall // the armed crashes (their d is unused)
+	crashes []*stall              // the armed crashes (their d is unused)
+	frozen  map[int]chan struct{} // by client: closed when it runs again
 }
 
 var (
-	_ nemesis.HoldStaller   = (*staller)(nil)
-	_ nemesis.ClientCrasher = (*staller)(nil)
+	_ nemesis.HoldStaller    = (*staller)(nil)
+	_ nemesis.ClientCrasher  = (*staller)(nil)
+	_ nemesis.ProcessStopper = (*staller)(nil)
 )
+
+// processStopper is a lock whose clients are processes that can be
+// stopped (locks.ProcessLock).
+type processStopper interface {
+	StopLease(token string) (pid int, cont func() error, err error)
+	StopProcess(pick int) (pid int, token string, cont func() error, err error)
+}
+
+// StopHolder implements nemesis.ProcessStopper: client is frozen, then
+// the process serving token is stopped; cont continues the process, then
+// the client.
+func (s *staller) StopHolder(client int, token string) (func() error, error) {
+	thaw := s.freeze(client)
+	err := errors.New("the lock runs in this process: no client process to stop")
+	var cont func() error
+	for _, lk := range s.locks { // the lease's is the group's: try each
+		if ps, ok := lk.(processStopper); ok {
+			if _, cont, err = ps.StopLease(token); err == nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		thaw()
+		return nil, err
+	}
+	return func() error {
+		err := cont()
+		thaw()
+		return err
+	}, nil
+}
+
+// StopProcess implements nemesis.ProcessStopper: the pick-th process of
+// the pick-th group's lock (modulo each), and the client of the lease it
+// serves, if the view shows one.
+func (s *staller) StopProcess(pick int) (string, func() error, error) {
+	if len(s.locks) == 0 {
+		return "", nil, errors.New("no lock to stop")
+	}
+	pick = max(pick, 0)
+	ps, ok := s.locks[pick%len(s.locks)].(processStopper)
+	if !ok {
+		return "", nil, errors.New("the lock runs in this process: no client process to stop")
+	}
+	pid, token, cont, err := ps.StopProcess(pick / len(s.locks))
+	if err != nil {
+		return "", nil, err
+	}
+	what := fmt.Sprintf("an idle client process (pid %d)", pid)
+	thaw := func() {}
+	if client, ok := s.view.holder(token); ok && token != "" {
+		what = fmt.Sprintf("client %d's process (pid %d)", client, pid)
+		thaw = s.freeze(client)
+	}
+	return what, func() error {
+		err := cont()
+		thaw()
+		return err
+	}, nil
+}
+
+// freeze makes client wait at its next step until thaw, once.
+func (s *staller) freeze(client int) (thaw func()) {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	if s.frozen == nil {
+		s.frozen = map[int]chan struct{}{}
+	}
+	s.frozen[client] = ch
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			if s.frozen[client] == ch {
+				delete(s.frozen, client)
+			}
+			s.mu.Unlock()
+			close(ch)
+		})
+	}
+}
+
+// await waits while client is frozen; ErrInterrupted when ctx ends
+// first. A nil staller never waits.
+func (s *staller) await(ctx context.Context, client int) error {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	ch := s.frozen[client]
+	s.mu.Unlock()
+	if ch == nil {
+		return nil
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ErrInterrupted
+	}
+}
 
 // Crash arms one crash; the returned function withdraws it if no client
 // has taken it.

@@ -91,14 +91,14 @@ func (v *view) change(kind nemesis.ChangeKind, t int64, h *nemesis.Hold) {
 }
 
 // granted opens client's hold of lease, granted at run-clock time t by
-// the nodes of n (nil: not reported). A nil view records nothing, as do
-// the methods below.
-func (v *view) granted(client int, lease locks.Lease, t int64, n *history.Nodes) {
+// the nodes of n (nil: not reported), to a client of group. A nil view
+// records nothing, as do the methods below.
+func (v *view) granted(client, group int, lease locks.Lease, t int64, n *history.Nodes) {
 	if v == nil {
 		return
 	}
 	h := &nemesis.Hold{
-		Client: client, Key: lease.Key, Token: lease.Token, Fence: lease.Fence,
+		Client: client, Group: group, Key: lease.Key, Token: lease.Token, Fence: lease.Fence,
 		Acquired: t, ValidUntil: lease.Validity.Sub(v.base).Nanoseconds(), Deadline: lease.Validity,
 	}
 	if n != nil {
@@ -171,4 +171,20 @@ func (v *view) ended(client int, t int64) {
 	delete(v.open, client)
 	h.InSection, h.Ended = false, t
 	v.change(nemesis.HoldEnded, t, h)
+}
+
+// holder returns the client whose open hold has token, and whether one
+// has. A nil view knows none.
+func (v *view) holder(token string) (int, bool) {
+	if v == nil {
+		return 0, false
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for c, h := range v.open {
+		if h.Token == token {
+			return c, true
+		}
+	}
+	return 0, false
 }

@@ -20,7 +20,7 @@ func TestViewNext(t *testing.T) {
 	base := time.Now()
 	v := newView(base)
 	lease := locks.Lease{Key: "k", Token: "t1", Validity: base.Add(time.Second)}
-	v.granted(3, lease, 5, &history.Nodes{Attempt: 1, Granted: []int{0, 2, 4}})
+	v.granted(3, 1, lease, 5, &history.Nodes{Attempt: 1, Granted: []int{0, 2, 4}})
 	cs, err := v.Next(t.Context(), 0)
 	if err != nil || len(cs) != 1 || cs[0].Seq != 1 || cs[0].Kind != nemesis.HoldGranted || cs[0].Hold.Client != 3 ||
 		!cs[0].Hold.Reported || len(cs[0].Hold.Granted) != 3 || cs[0].Hold.ValidUntil != time.Second.Nanoseconds() {
@@ -69,5 +69,5 @@ func TestViewNext(t *testing.T) {
 		t.Fatalf("after the end: %+v, seq %d", holds, seq)
 	}
 	var nilView *view
-	nilView.granted(1, lease, 1, nil) // a nil view records nothing, and does not panic
+	nilView.granted(1, 0, lease, 1, nil) // a nil view records nothing, and does not panic
 }

@@ -53,6 +53,15 @@ const (
 	// notification arrived (after the change, never before). The
 	// checkers' verdicts never depend on it.
 	NodeKey Func = "node"
+	// Lost: the lock told the holder Process, at Time, that it no longer
+	// holds the lease Token on Key (a watchdog's renewal was refused or
+	// came too late, a context the lock hands its holder was cancelled);
+	// Error says why, when the lock said. An Info event with no matching
+	// Invoke, of the client's own Process: it may come while that client
+	// has an operation open (the notice arrives when the lock sends it).
+	// A hold ends at the earliest of its release, its validity and its
+	// loss notice.
+	Lost Func = "lost"
 )
 
 // NemesisProcess is the Process of every nemesis event.
@@ -188,6 +197,15 @@ func (e Event) Validate() error {
 	case FaultStart, FaultStop:
 		if e.Type != Info {
 			return fmt.Errorf("%w: %s must be of type info, not %q", ErrInvalid, e.F, e.Type)
+		}
+	case Lost:
+		switch {
+		case e.Type != Info:
+			return fmt.Errorf("%w: %s must be of type info, not %q", ErrInvalid, e.F, e.Type)
+		case e.Process < 0:
+			return fmt.Errorf("%w: %s by negative process %d", ErrInvalid, e.F, e.Process)
+		case e.Key == "" || e.Token == "":
+			return fmt.Errorf("%w: %s without a key or a token", ErrInvalid, e.F)
 		}
 	case NodeKey:
 		switch {

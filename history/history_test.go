@@ -134,6 +134,11 @@ func TestReadRejects(t *testing.T) {
 		"node event negative": {`{"type":"info","f":"node","process":-2,"time":1,"key":"k","node":-1,"value":"set"}` + "\n", "without a node"},
 		"node event no value": {`{"type":"info","f":"node","process":-2,"time":1,"key":"k","node":0}` + "\n", "without a key or a value"},
 		"node on an acquire":  {`{"type":"invoke","f":"acquire","process":0,"time":1,"key":"k","node":0}` + "\n", "only a node event"},
+		// A loss notice.
+		"lost not info":       {`{"type":"ok","f":"lost","process":0,"time":1,"key":"k","token":"t"}` + "\n", "must be of type info"},
+		"lost by the nemesis": {`{"type":"info","f":"lost","process":-1,"time":1,"key":"k","token":"t"}` + "\n", "by negative process"},
+		"lost without token":  {`{"type":"info","f":"lost","process":0,"time":1,"key":"k"}` + "\n", "without a key or a token"},
+		"lost without key":    {`{"type":"info","f":"lost","process":0,"time":1,"token":"t"}` + "\n", "without a key or a token"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := history.Read(strings.NewReader(tc.in))
@@ -184,6 +189,7 @@ func TestNodes(t *testing.T) {
 {"type":"info","f":"extend","process":0,"time":6,"key":"k","token":"t","error":"timeout"}
 {"type":"invoke","f":"acquire","process":1,"time":7,"key":"k"}
 {"type":"fail","f":"acquire","process":1,"time":8,"key":"k","nodes":{"attempt":1,"refused":[70]}}
+{"type":"info","f":"lost","process":0,"time":9,"key":"k","token":"t","error":"renewal refused"}
 `
 	evs, err := history.Read(strings.NewReader(in))
 	if err != nil {
@@ -196,6 +202,7 @@ func TestNodes(t *testing.T) {
 		{Granted: []int{0}},
 		nil, nil, nil,
 		{Attempt: 1, Refused: []int{70}},
+		nil,
 	}
 	for i, e := range evs {
 		if !reflect.DeepEqual(e.Nodes, want[i]) {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,8 +16,10 @@ import (
 )
 
 // ProtocolVersion is the version of the line protocol that ProcessLock
-// speaks (locks/clients/PROTOCOL.md); the hello carries it.
-const ProtocolVersion = 1
+// speaks (locks/clients/PROTOCOL.md); the hello carries it. Version 2
+// adds the "lost" event, which a client may send unprompted; a client of
+// version 1 is a client of version 2 that sends none.
+const ProtocolVersion = 2
 
 // ExecPrefix starts the name of a lock served by a client process of the
 // caller's choosing: "exec:" followed by its command line, e.g.
@@ -123,7 +126,7 @@ type ProcessLock struct {
 
 	mu      sync.Mutex
 	idle    []*proc
-	leases  map[string]*proc // token → the process that acquired it
+	leases  map[string]*held // token → the lease's process and notice
 	all     map[*proc]struct{}
 	started int // processes started so far: the next one's number
 	closed  bool
@@ -213,7 +216,7 @@ func NewProcessLock(name string, argv []string, cfg Config, opts ...ProcessOptio
 		name:   name,
 		argv:   append([]string(nil), argv...),
 		cfg:    cfg,
-		leases: map[string]*proc{},
+		leases: map[string]*held{},
 		all:    map[*proc]struct{}{},
 	}
 	l.opts.startTimeout = 20 * time.Second
@@ -343,7 +346,9 @@ func (l *ProcessLock) Acquire(ctx context.Context, key string) (Lease, error) {
 			if _, taken := l.leases[lease.Token]; taken {
 				err = fmt.Errorf("%w: token %q issued twice", ErrProtocol, lease.Token)
 			} else {
-				l.leases[lease.Token] = p
+				h := &held{p: p, lost: NewNotice()}
+				l.leases[lease.Token] = h
+				lease.Lost = h.lost
 			}
 			l.mu.Unlock()
 		}
@@ -401,7 +406,7 @@ func (l *ProcessLock) Extend(ctx context.Context, lease Lease) (Lease, error) {
 		return Lease{}, fmt.Errorf("%s: extend %q: %w", l.name, lease.Key, err)
 	}
 	l.mu.Lock()
-	owned := l.leases[lease.Token] == p
+	owned := l.leases[lease.Token] != nil && l.leases[lease.Token].p == p
 	l.mu.Unlock()
 	if !owned {
 		l.put(p)
@@ -423,12 +428,91 @@ func (l *ProcessLock) Extend(ctx context.Context, lease Lease) (Lease, error) {
 	}
 }
 
+// held is a lease a client process granted: the process that acquired
+// it, and its loss notice (Lease.Lost), given at the client's "lost"
+// event.
+type held struct {
+	p    *proc
+	lost *Notice
+}
+
+// event takes an event line of a client process: "lost" gives the notice
+// of the lease it names, with the client's error, while it is held (after its
+// release, or for a token never granted, it is ignored). An event of
+// another name is ignored: a later version of the protocol may add some.
+func (l *ProcessLock) event(r clientReply) {
+	if r.Event != eventLost {
+		return
+	}
+	l.mu.Lock()
+	h := l.leases[r.Token]
+	l.mu.Unlock()
+	if h != nil {
+		why := r.Error
+		if why == "" {
+			why = "the client said it lost the lease"
+		}
+		h.lost.Tell(errors.New(why))
+	}
+}
+
+// ErrNoProcess: no live client process serves the lease (it was
+// released, or its process is gone), or none runs at all.
+var ErrNoProcess = errors.New("locks: no live client process")
+
+// StopLease stops the client process that serves the lease token
+// (SIGSTOP to its process group: the process and any child of it) and
+// returns its pid and the function that continues it (SIGCONT), once; a
+// process killed meanwhile is not signalled. A call to a stopped process
+// gets no answer: its deadline kills it, and the outcome is unknown.
+// ErrNoProcess when no live process serves the lease.
+func (l *ProcessLock) StopLease(token string) (pid int, cont func() error, err error) {
+	l.mu.Lock()
+	h := l.leases[token]
+	l.mu.Unlock()
+	if h == nil || h.p.gone.Load() {
+		return 0, nil, fmt.Errorf("%s: stop the process of lease %q: %w", l.name, token, ErrNoProcess)
+	}
+	cont, err = h.p.stop()
+	return int(h.p.pid.Load()), cont, err
+}
+
+// StopProcess stops the pick-th (modulo their number, in the order they
+// started) of the client processes running now, as StopLease does, and
+// returns the token of the lease it serves, "" for none.
+func (l *ProcessLock) StopProcess(pick int) (pid int, token string, cont func() error, err error) {
+	l.mu.Lock()
+	var live []*proc
+	for p := range l.all {
+		if !p.gone.Load() {
+			live = append(live, p)
+		}
+	}
+	if len(live) == 0 {
+		l.mu.Unlock()
+		return 0, "", nil, fmt.Errorf("%s: %w", l.name, ErrNoProcess)
+	}
+	slices.SortFunc(live, func(a, b *proc) int { return a.n - b.n })
+	p := live[((pick%len(live))+len(live))%len(live)]
+	for t, h := range l.leases {
+		if h.p == p {
+			token = t
+		}
+	}
+	l.mu.Unlock()
+	cont, err = p.stop()
+	return int(p.pid.Load()), token, cont, err
+}
+
 // owner returns the live process that acquired token, or else an idle
 // (or new) one; release also forgets the token. The caller puts the
 // process back unless it still owns a lease.
 func (l *ProcessLock) owner(ctx context.Context, token string, release bool) (*proc, error) {
 	l.mu.Lock()
-	p := l.leases[token]
+	var p *proc
+	if h := l.leases[token]; h != nil {
+		p = h.p
+	}
 	if release {
 		delete(l.leases, token)
 	}
@@ -494,7 +578,7 @@ func (l *ProcessLock) Close() error {
 	for p := range l.all {
 		procs = append(procs, p)
 	}
-	l.idle, l.leases = nil, map[string]*proc{}
+	l.idle, l.leases = nil, map[string]*held{}
 	l.mu.Unlock()
 	// The supervisor kills every client and every descendant of one, and
 	// exits once it has reaped them all.
@@ -614,6 +698,7 @@ func (l *ProcessLock) start() (*proc, error) {
 		theirs, script = append(theirs, r), w // the script is the client's descriptor 3
 	}
 	p := newProc(l.sup)
+	p.n, p.event = n, l.event
 	p.stdin, p.stdout = stdinW, stdoutR
 	// Registered before it starts, under the lock that Close takes: a
 	// process Close does not see is never started (Close ends the

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -71,9 +72,10 @@ type clientRequest struct {
 	AddrMap      map[string]string `json:"addr_map,omitempty"`
 }
 
-// reply is one line from a client.
+// reply is one line from a client: a reply to a request, or an event.
 type clientReply struct {
 	ID           int64        `json:"id"`
+	Event        string       `json:"event,omitempty"` // an event: "lost"
 	Result       string       `json:"result"`
 	Error        string       `json:"error"`
 	Token        string       `json:"token"`
@@ -82,6 +84,17 @@ type clientReply struct {
 	UntilRelease bool         `json:"until_release"`
 	Nodes        *clientNodes `json:"nodes"` // with reports_nodes
 	ClientInfo                // the hello's reply
+}
+
+// The events a client may send unprompted (protocol version 2).
+const eventLost = "lost" // the client told its holder it lost a lease: key, token, error
+
+// parsed is one line a client wrote, read by proc.read: its reply, or
+// why it is not one (not JSON).
+type parsed struct {
+	r   clientReply
+	raw []byte
+	err error
 }
 
 // clientNodes is the per-node evidence of a reply (PROTOCOL.md), in the
@@ -147,13 +160,15 @@ const maxLine = 1 << 20
 
 // proc is one client process.
 type proc struct {
+	n      int          // its number in the lock: the hello's client
 	pid    atomic.Int64 // set by the supervisor's answer to the spawn
 	sup    *supervisor
-	stdin  *os.File      // the write end of its standard input
-	stdout *os.File      // the read end of its standard output
-	lines  chan []byte   // reply lines; closed when its stdout ends
-	killed chan struct{} // closed by kill
-	exited chan struct{} // closed once reaped (or never started)
+	stdin  *os.File          // the write end of its standard input
+	stdout *os.File          // the read end of its standard output
+	lines  chan parsed       // reply lines; closed when its stdout ends
+	event  func(clientReply) // takes an event line (Event set)
+	killed chan struct{}     // closed by kill
+	exited chan struct{}     // closed once reaped (or never started)
 	stderr *tail
 	info   ClientInfo
 
@@ -172,7 +187,7 @@ type proc struct {
 func newProc(sup *supervisor) *proc {
 	return &proc{
 		sup:     sup,
-		lines:   make(chan []byte, 1),
+		lines:   make(chan parsed, 1),
 		killed:  make(chan struct{}),
 		exited:  make(chan struct{}),
 		stderr:  &tail{max: 2048},
@@ -195,9 +210,18 @@ func (p *proc) read(stderr *os.File, done func()) {
 	sc := bufio.NewScanner(p.stdout)
 	sc.Buffer(make([]byte, 0, 4096), maxLine)
 	for sc.Scan() {
-		line := append([]byte(nil), sc.Bytes()...)
+		var l parsed
+		if l.err = json.Unmarshal(sc.Bytes(), &l.r); l.err != nil {
+			l.raw = append([]byte(nil), sc.Bytes()...)
+		} else if l.r.Event != "" {
+			// An event, unprompted, at any time: never a reply.
+			if p.event != nil {
+				p.event(l.r)
+			}
+			continue
+		}
 		select {
-		case p.lines <- line:
+		case p.lines <- l:
 		case <-p.killed:
 		}
 	}
@@ -234,6 +258,42 @@ func (p *proc) kill() {
 	// A child that left the process group may still hold the pipe open:
 	// closing our end ends read's loop all the same.
 	p.stdout.Close()
+}
+
+// stop sends SIGSTOP to p's process group unless it has been reaped,
+// and returns the function that sends SIGCONT, once.
+func (p *proc) stop() (cont func() error, err error) {
+	if err := p.signal(syscall.SIGSTOP); err != nil {
+		return nil, fmt.Errorf("stop client process %d: %w", p.pid.Load(), err)
+	}
+	var once sync.Once
+	return func() error {
+		var err error
+		once.Do(func() {
+			if e := p.signal(syscall.SIGCONT); e != nil {
+				err = fmt.Errorf("continue client process %d: %w", p.pid.Load(), e)
+			}
+		})
+		return err
+	}, nil
+}
+
+// signal sends sig to p's process group, unless it has been reaped (its
+// pid could then belong to another process) or is gone already.
+func (p *proc) signal(sig syscall.Signal) error {
+	select {
+	case <-p.exited:
+		return nil
+	default:
+	}
+	pid := int(p.pid.Load())
+	if pid <= 0 {
+		return errors.New("not started")
+	}
+	if err := syscall.Kill(-pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	return nil
 }
 
 // exchange writes req with the next id and the time left as timeout_ms,
@@ -280,11 +340,11 @@ func (p *proc) exchange(ctx context.Context, req clientRequest, bound time.Durat
 			}
 			return clientReply{}, sent, fmt.Errorf("%w%s", ErrClientGone, p.why())
 		}
-		var r clientReply
-		if err := json.Unmarshal(line, &r); err != nil {
+		if line.err != nil {
 			p.kill()
-			return clientReply{}, sent, fmt.Errorf("%w: %v in %q (client killed)", ErrProtocol, err, truncate(line))
+			return clientReply{}, sent, fmt.Errorf("%w: %v in %q (client killed)", ErrProtocol, line.err, truncate(line.raw))
 		}
+		r := line.r
 		if r.ID != req.ID {
 			p.kill()
 			return clientReply{}, sent, fmt.Errorf("%w: reply id %d to request %d (client killed)", ErrProtocol, r.ID, req.ID)

@@ -130,6 +130,111 @@ func TestProcessLockVersions(t *testing.T) {
 	}
 }
 
+// TestProcessLockLost: a client's "lost" event, unprompted, gives the
+// notice of the lease it names (Lease.Lost, with the client's error);
+// events of other tokens, or of names the harness does not know, are
+// ignored, and none is ever taken for a reply; a notice after the
+// release is ignored.
+func TestProcessLockLost(t *testing.T) {
+	t.Parallel()
+	l := newFake(t, "lost")
+	a, err := l.Acquire(t.Context(), "a")
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	b, err := l.Acquire(t.Context(), "b")
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	if a.Lost == nil || a.Told() || b.Told() {
+		t.Fatalf("leases %+v, %+v: want a notice not given yet", a, b)
+	}
+	if _, err := l.Extend(t.Context(), a); !errors.Is(err, locks.ErrNotHeld) {
+		t.Fatalf("extend: %v, want ErrNotHeld", err)
+	}
+	testutil.Until(t, 10*time.Second, "the notice of lease a", a.Told)
+	if err := a.Lost.Err(); err == nil || err.Error() != "renewal refused" {
+		t.Errorf("the notice says %v, want the client's error", err)
+	}
+	if b.Told() {
+		t.Error("lease b was told of a's loss")
+	}
+	if err := l.Release(t.Context(), b); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	if rtt, err := l.Ping(t.Context()); err != nil || rtt <= 0 {
+		t.Fatalf("ping after the events: %v, %v", rtt, err)
+	}
+	if b.Told() {
+		t.Error("a notice after the release was given")
+	}
+}
+
+// TestProcessLockStop: StopLease stops the process that serves a lease
+// (its state T) until cont continues it, once; a lease that is not held
+// has no process to stop. StopProcess stops one of the processes by its
+// pick; a call to a stopped process gets no answer, and its deadline
+// kills it; Close kills and reaps a stopped process too.
+func TestProcessLockStop(t *testing.T) {
+	t.Parallel()
+	l := newFake(t, "ok", locks.WithCallTimeout(300*time.Millisecond))
+	if err := l.Warm(t.Context(), 2); err != nil {
+		t.Fatal(err)
+	}
+	lease, err := l.Acquire(t.Context(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, cont, err := l.StopLease(lease.Token)
+	if err != nil {
+		t.Fatalf("StopLease: %v", err)
+	}
+	testutil.Until(t, 10*time.Second, "the process stopped", func() bool { return testutil.Stopped(pid) })
+	if _, err := l.Acquire(t.Context(), "other"); err != nil {
+		t.Errorf("another process serves while one is stopped: %v", err)
+	}
+	if err := cont(); err != nil {
+		t.Fatalf("cont: %v", err)
+	}
+	testutil.Until(t, 10*time.Second, "the process continued", func() bool { return !testutil.Stopped(pid) })
+	if err := cont(); err != nil {
+		t.Errorf("a second cont: %v", err)
+	}
+	if err := l.Release(t.Context(), lease); err != nil {
+		t.Errorf("release after the stop: %v", err)
+	}
+	if _, _, err := l.StopLease(lease.Token); !errors.Is(err, locks.ErrNoProcess) {
+		t.Errorf("StopLease of a released lease: %v, want ErrNoProcess", err)
+	}
+
+	// Stopped by pick, and asked: no answer; the deadline kills it.
+	one := newFake(t, "ok", locks.WithCallTimeout(300*time.Millisecond)) // one process
+	pid, token, _, err := one.StopProcess(-1)
+	if err != nil || token != "" {
+		t.Fatalf("StopProcess: %d, %q, %v; want the idle process", pid, token, err)
+	}
+	testutil.Until(t, 10*time.Second, "the picked process stopped", func() bool { return testutil.Stopped(pid) })
+	if _, err := one.Ping(t.Context()); err == nil {
+		t.Error("a stopped process answered a ping")
+	}
+	waitGone(t, []int{pid})
+
+	// Close kills a stopped process.
+	lease, err = l.Acquire(t.Context(), "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _, err = l.StopLease(lease.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Until(t, 10*time.Second, "the process stopped", func() bool { return testutil.Stopped(pid) })
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, []int{pid})
+}
+
 // TestProcessLockMisbehavingClient: a client that hangs, dies, writes a
 // line that is not JSON or answers with another id gives an error that is
 // neither ErrNotAcquired nor ErrNotHeld (the harness records it as an

@@ -31,6 +31,22 @@
 // (redis-py's Lock) and "redlock-py" (RedLock from the Redis page's
 // description); a name "exec:COMMAND" runs any other ([ExecSpec]).
 //
+// Locks that renew themselves: "setnx-watchdog" (setnx with Redisson's
+// watchdog, renewed every TTL/3 while held) and "rueidislock"
+// (github.com/redis/rueidis/rueidislock, which extends its keys by itself
+// and cancels its holder's context on a loss) claim no
+// validity (Lease.Validity is UntilRelease ahead): the holder holds until
+// it releases or the lock tells it, through the lease's [Notice]
+// (Lease.Lost), that it lost the lease. Beside them, the mutant
+// "setnx-watchdog-no-notice", which never tells, and "setnx-client-token",
+// a test lock whose token is fixed per client ([WithCaller]).
+//
+// Any Go lock of the registry can also run in client processes of its
+// own: [Serve] answers the protocol for it (`torture client --lock
+// NAME`), and [AsProcess] makes its Spec start them, so that a whole
+// client can be stopped (SIGSTOP: [ProcessLock.StopLease]). A client
+// process tells of a lost lease with a "lost" event (protocol version 2).
+//
 // Per-node evidence: a caller that wants to know which nodes granted,
 // refused or did not answer each call puts an [Evidence] in the call's
 // context ([WithEvidence]); every lock of this package reports into it
@@ -62,7 +78,8 @@
 // the lock it mutates claims, which is how it fails.
 //
 // This package knows nothing of faults, histories or the harness: it
-// imports go-redis, the two lock libraries, google/shlex (to split an
+// imports go-redis, the three lock libraries (and rueidis, which
+// rueidislock runs on), google/shlex (to split an
 // exec: command line), and of this module only two leaves under internal/
 // that import nothing of it: wait (the interruptible sleep) and redisopt
 // (the go-redis options; see ClientOptions).

@@ -2,6 +2,7 @@ package locks_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/locktorture/locktorture/locks"
 )
 
 // fakeClientEnv makes the test binary a protocol client instead of a test
@@ -25,6 +28,16 @@ const fakeClientEnv = "LOCKS_TEST_FAKE_CLIENT"
 const harnessChildEnv = "LOCKS_TEST_HARNESS_CHILD"
 
 func TestMain(m *testing.M) {
+	// `client --lock NAME`: the test binary serves a Go lock in a client
+	// process, as `torture client` does (locks.ClientCommand runs this
+	// executable so; TestAsProcess).
+	if len(os.Args) == 4 && os.Args[1] == "client" && os.Args[2] == "--lock" {
+		if err := locks.Serve(context.Background(), os.Args[3], os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "client:", err)
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
 	switch mode := os.Getenv(fakeClientEnv); mode {
 	case "":
 	case "sleep":
@@ -83,6 +96,11 @@ func TestMain(m *testing.M) {
 //     ("group", "setsid", "daemon").
 //
 // The modes sleep and daemonize are fork-tree's processes.
+//   - lost: before each reply, events the harness must take as events:
+//     one of a name it does not know and a "lost" of a token never
+//     granted; an extend then finds the lease lost, sends its "lost"
+//     event and answers not_held; a release answers, then sends a
+//     "lost" of the released token.
 func fakeClient(mode string) {
 	has := func(m string) bool {
 		for _, x := range strings.Split(mode, ",") {
@@ -196,8 +214,19 @@ func fakeClient(mode string) {
 				reply["nodes"] = map[string]any{"attempt": 1, "refused": []int{0}}
 			}
 		}
+		if has("lost") && op != "hello" {
+			_ = out.Encode(map[string]any{"event": "something-new", "key": key})
+			_ = out.Encode(map[string]any{"event": "lost", "key": key, "token": "never-granted"})
+			if op == "extend" {
+				_ = out.Encode(map[string]any{"event": "lost", "key": key, "token": token, "error": "renewal refused"})
+				reply = map[string]any{"id": id, "result": "not_held"}
+			}
+		}
 		if err := out.Encode(reply); err != nil {
 			os.Exit(6)
+		}
+		if has("lost") && op == "release" {
+			_ = out.Encode(map[string]any{"event": "lost", "key": key, "token": token, "error": "after the release"})
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -33,12 +34,103 @@ type Lease struct {
 	// Validity is the deadline until which the client may act as the
 	// holder, computed on the client's own clock. It carries a monotonic
 	// clock reading (it comes from time.Now), so comparing it with
-	// time.Now is immune to wall-clock jumps on the client.
+	// time.Now is immune to wall-clock jumps on the client. A lock that
+	// claims no validity (it renews the lease by itself, or its users
+	// hold until they release) sets it [UntilRelease] ahead.
 	Validity time.Time
+	// Lost is how the lock tells its holder that it no longer holds the
+	// lease: a lock that renews the lease by itself (a watchdog) tells
+	// when a renewal is refused, or when none succeeded within the
+	// lease's last validity, as Redisson's watchdog and rueidislock's
+	// cancelled context tell theirs. Release never tells. Nil for a lock
+	// that never tells.
+	Lost *Notice
 }
 
-// Valid reports whether the lease is still inside its validity at now.
-func (l Lease) Valid(now time.Time) bool { return now.Before(l.Validity) }
+// Notice is a lock's notice to the holder of a lease that it lost it:
+// Done is closed when it comes, and Err says why. The zero value is not
+// usable; NewNotice makes one. A nil *Notice never comes.
+type Notice struct {
+	done chan struct{}
+	once sync.Once
+	err  error     // set before done is closed
+	at   time.Time // likewise
+}
+
+// NewNotice returns a notice that has not come.
+func NewNotice() *Notice { return &Notice{done: make(chan struct{})} }
+
+// Tell gives the notice, once, with why (the first why is kept), at
+// time.Now.
+func (n *Notice) Tell(why error) {
+	n.once.Do(func() {
+		n.err, n.at = why, time.Now()
+		close(n.done)
+	})
+}
+
+// At returns when the notice was given (with a monotonic reading), once
+// Done is closed; the zero time before.
+func (n *Notice) At() time.Time {
+	select {
+	case <-n.Done():
+		return n.at
+	default:
+		return time.Time{}
+	}
+}
+
+// Done returns a channel closed when the notice comes; nil for a nil
+// Notice (it never fires).
+func (n *Notice) Done() <-chan struct{} {
+	if n == nil {
+		return nil
+	}
+	return n.done
+}
+
+// Err says why the lease was lost, once Done is closed; nil before.
+func (n *Notice) Err() error {
+	select {
+	case <-n.Done():
+		return n.err
+	default:
+		return nil
+	}
+}
+
+// Valid reports whether the lease is still inside its validity at now
+// and its lock has not told the holder it lost it.
+func (l Lease) Valid(now time.Time) bool { return now.Before(l.Validity) && !l.Told() }
+
+// Told reports whether the lock has told the holder it lost the lease
+// (its Notice came).
+func (l Lease) Told() bool {
+	select {
+	case <-l.Lost.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// callerKey is the context key of WithCaller.
+type callerKey struct{}
+
+// WithCaller returns ctx carrying the caller's identity: the client on
+// whose behalf a call runs, as a thread's id is to Redisson's lock. The
+// harness puts its client number in every acquire; a lock whose token is
+// fixed per client (Promises.ClientToken) builds it from Caller.
+func WithCaller(ctx context.Context, caller int) context.Context {
+	return context.WithValue(ctx, callerKey{}, caller)
+}
+
+// Caller returns the caller's identity that WithCaller put in ctx, and
+// whether there is one.
+func Caller(ctx context.Context) (int, bool) {
+	c, ok := ctx.Value(callerKey{}).(int)
+	return c, ok
+}
 
 // Lock is the interface every system under test implements. A Lock is
 // safe for concurrent use by many goroutines; each goroutine plays one

@@ -85,3 +85,27 @@ func redlockMutant(name string, cfg Config, bug redlockBug) (Lock, error) {
 	}
 	return redlockLock(name, cfg, bug)
 }
+
+// newSetNXClientToken builds "setnx-client-token", a test lock: setnx
+// with a token fixed per client instead of one per lease, as Redisson's
+// lock uses its client id and thread (and a user's lock its host name):
+// this lock's random id and the caller's number (Caller; the harness puts
+// its client number in every acquire). A client that finds the key
+// holding its own token holds it again (the expiry set anew), as
+// Redisson's does. It is correct: it shows that the checker pairs a
+// release with the client's current grant of its token, not with an
+// earlier lapsed one. No fencing tokens.
+func newSetNXClientToken(cfg Config) (Lock, error) {
+	if err := refuseFencing("setnx-client-token", cfg); err != nil {
+		return nil, err
+	}
+	if cfg.WaitReplicas != 0 {
+		return nil, fmt.Errorf("locks: setnx-client-token takes no WAIT")
+	}
+	l, err := newSetNX("setnx-client-token", cfg, setnxBug{})
+	if err != nil {
+		return nil, err
+	}
+	l.clientToken = newToken()[:12]
+	return l, nil
+}

@@ -58,6 +58,19 @@ type Promises struct {
 	// the random form of those faults (#14). A client process's hello
 	// sets it with "reports_nodes".
 	ReportsNodes bool `json:"reports_nodes,omitempty"`
+	// Renews: the lock renews its lease by itself while it is held (a
+	// watchdog: Redisson's, rueidislock's auto-extend), so its holder may
+	// hold past the TTL, claims no validity, and is told when the lock
+	// lost the lease (Lease.Lost; a client process's "lost" event). Its
+	// hold lasts until it is released or its holder is told: a correct
+	// watchdog tells before the key can expire when its renewals fail,
+	// and a stopped process is told only once it runs again.
+	Renews bool `json:"renews,omitempty"`
+	// ClientToken: the lock's token is fixed per client (Redisson's is
+	// its client id and thread; a user's may be a host name), the same on
+	// every acquire of that client, not one per lease; a client that
+	// finds the key holding its own token holds it again.
+	ClientToken bool `json:"client_token,omitempty"`
 	// SafeUnder lists fault kinds (cell names after the lock's, e.g.
 	// "client-pause", "kill-immediate") the lock claims to survive beyond
 	// what its class survives: the gate then expects them safe. Without
@@ -96,7 +109,8 @@ func (p Promises) Check() error {
 
 // Traits are the promises as words, which the literature table's rows
 // select locks by (matrix.Expectation.When): "single" or "quorum",
-// "elapsed", "monotonic", "fences", "fence-sound", "extends", "persist:" + Persistence,
+// "elapsed", "monotonic", "fences", "fence-sound", "extends", "reports",
+// "renews", "client-token", "persist:" + Persistence,
 // "topology:" + each of Topologies, "safe-under:" + each of SafeUnder.
 // A new promise is a new word here; the table selects by words, and the
 // gate never looks at a promise by name.
@@ -110,7 +124,7 @@ func (p Promises) Traits() []string {
 	for _, b := range []struct {
 		on   bool
 		word string
-	}{{p.ElapsedFromRequest, "elapsed"}, {p.MonotonicClock, "monotonic"}, {p.Fences, "fences"}, {p.FenceSound, "fence-sound"}, {p.Extends, "extends"}, {p.ReportsNodes, "reports"}} {
+	}{{p.ElapsedFromRequest, "elapsed"}, {p.MonotonicClock, "monotonic"}, {p.Fences, "fences"}, {p.FenceSound, "fence-sound"}, {p.Extends, "extends"}, {p.ReportsNodes, "reports"}, {p.Renews, "renews"}, {p.ClientToken, "client-token"}} {
 		if b.on {
 			t = append(t, b.word)
 		}

@@ -13,7 +13,9 @@ import (
 // locks, then the two lock libraries (redsync.go, redislock.go), then the
 // mutants (mutants.go), each a reference lock with one deliberate bug,
 // then the Python clients behind the process adapter (python.go), then
-// the seed article's lock as written (setnxseed.go, #16); then
+// the seed article's lock as written (setnxseed.go), then the
+// locks that renew themselves (watchdog.go, rueidislock.go) and a test
+// lock whose token is fixed per client; then
 // whatever Register added, in the order it was added. registryMu
 // guards it: Register may run while the harness looks locks up.
 var (
@@ -146,6 +148,35 @@ var (
 			Check:     pythonCheck,
 			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, MonotonicClock: true, Persistence: PersistDelayedRestart},
 			New:       newRedLockPyWall,
+		},
+		// Locks that renew themselves (watchdog.go, rueidislock.go): no
+		// validity, a notice when the lease is lost.
+		{
+			Name:     "setnx-watchdog",
+			Summary:  "setnx with Redisson's watchdog: renewed every TTL/3 while held, no validity; the holder is told (Lease.Lost) when a renewal is refused or none succeeded within the lease's last validity",
+			Fencing:  true,
+			Promises: &Promises{Renews: true, Fences: true, FenceSound: true, Extends: true, Persistence: PersistDelayedRestart, ReportsNodes: true},
+			New:      newSetNXWatchdog,
+		},
+		{
+			Name:     "rueidislock",
+			Summary:  "library github.com/redis/rueidis/rueidislock: a majority of 3 keys on one node, extended every TTL/2 by the library, no validity; the holder is told when the library cancels its context",
+			Promises: &Promises{Renews: true},
+			New:      newRueidisLock,
+		},
+		{
+			Name:     "setnx-watchdog-no-notice",
+			Summary:  "mutant of setnx-watchdog: failed renewals are ignored, so the holder is never told it lost the lock",
+			Mutant:   true,
+			Promises: &Promises{Renews: true, Extends: true, Persistence: PersistDelayedRestart, ReportsNodes: true},
+			New:      newSetNXWatchdogNoNotice,
+		},
+		// A test lock whose token is fixed per client (mutants.go).
+		{
+			Name:     "setnx-client-token",
+			Summary:  "test lock: setnx with a token fixed per client (the lock's id and the caller's number, as Redisson's client id and thread), taken again by its own client",
+			Promises: &Promises{ElapsedFromRequest: true, Extends: true, Persistence: PersistDelayedRestart, ReportsNodes: true, ClientToken: true},
+			New:      newSetNXClientToken,
 		},
 	}
 )

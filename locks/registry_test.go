@@ -34,6 +34,10 @@ func TestRegistry(t *testing.T) {
 		{"redlock-py", false, true, false},
 		{"setnx-seed", false, false, false},    // #16
 		{"redlock-py-wall", true, true, false}, // #16
+		{"setnx-watchdog", false, false, true},
+		{"rueidislock", false, false, false},
+		{"setnx-watchdog-no-notice", true, false, false},
+		{"setnx-client-token", false, false, false},
 	}
 	specs := locks.Specs()
 	if len(specs) < len(want) {
@@ -57,6 +61,7 @@ func TestRegistry(t *testing.T) {
 		"setnx", "redlock", "redsync", "redislock",
 		"setnx-plain-del", "setnx-get-set", "setnx-no-ttl", "setnx-extend-no-check", "redlock-no-quorum", "redlock-no-elapsed",
 		"redis-py-lock", "redlock-py", "setnx-seed", "redlock-py-wall",
+		"setnx-watchdog", "rueidislock", "setnx-watchdog-no-notice", "setnx-client-token",
 	}) {
 		t.Errorf("Names() = %v", names)
 	}

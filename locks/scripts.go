@@ -17,6 +17,21 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
 end
 return 0`)
 
+	// acquireOwnScript sets KEYS[1] to ARGV[1] with NX and PX ARGV[2] and
+	// returns 1; if the key already holds ARGV[1] (a token fixed per
+	// client, found again), it sets its expiry to ARGV[2] milliseconds
+	// and returns 2, as Redisson's lock takes its own key again; it
+	// returns 0 when another token holds the key.
+	acquireOwnScript = redis.NewScript(`
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return 1
+end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 2
+end
+return 0`)
+
 	// releaseScript deletes KEYS[1] only if it holds ARGV[1]
 	// (compare-and-delete); it returns 1 if it deleted the key, else 0.
 	releaseScript = redis.NewScript(`

@@ -59,6 +59,9 @@ type setnx struct {
 	client  *redis.Client
 	backoff *backoff
 	bug     setnxBug
+	// clientToken, when set, makes the token fixed per client: this
+	// lock's clientToken and the caller's number (setnx-client-token).
+	clientToken string
 }
 
 // setnxBug selects the deliberate bug of a setnx mutant (mutants.go); the
@@ -130,7 +133,7 @@ func validConfig(name string, cfg Config) (Config, error) {
 
 // Acquire implements [Lock].
 func (l *setnx) Acquire(ctx context.Context, key string) (Lease, error) {
-	token := newToken()
+	token := l.token(ctx)
 	ev := ContextEvidence(ctx)
 	unknown := false // some attempt's SET may have landed unseen
 	var last error   // the last attempt's error; nil after a definite "no"
@@ -197,6 +200,9 @@ func (l *setnx) set(ctx context.Context, key, token string) (granted bool, fence
 			return false, 0, err
 		}
 		return true, 0, nil
+	case l.clientToken != "":
+		n, err := acquireOwnScript.Run(ctx, l.client, []string{key}, token, ttl).Int64()
+		return n > 0, 0, err
 	case l.cfg.Fencing:
 		n, err := acquireFencedScript.Run(ctx, l.client, []string{key, fenceKey(key)}, token, ttl).Int64()
 		if err != nil {
@@ -214,6 +220,17 @@ func (l *setnx) set(ctx context.Context, key, token string) (granted bool, fence
 		}
 		return err == nil, 0, err
 	}
+}
+
+// token is the token of an acquire: 128 fresh random bits, or, for a
+// token fixed per client, the lock's clientToken and the caller's number
+// (Caller; 0 when ctx names none).
+func (l *setnx) token(ctx context.Context) string {
+	if l.clientToken == "" {
+		return newToken()
+	}
+	c, _ := Caller(ctx)
+	return fmt.Sprintf("%s:%d", l.clientToken, c)
 }
 
 // cleanup deletes key if it holds token, best effort, even if ctx is

@@ -60,7 +60,7 @@ func (c *ClientClock) Refuse(s Setup) string {
 	if err := c.fit(); err != nil {
 		return "client-clock: " + err.Error()
 	}
-	if !s.ClientProcesses {
+	if !s.ClientProcesses || s.GoClients {
 		return clientClockKind.Needs.refuse(s)
 	}
 	return ""

@@ -6,11 +6,12 @@
 //
 // # Kinds
 //
-// A Kind lives in a file of its own and has one line in kinds, the one
-// ordered list (nemesis.go), so that one seed always draws the same
+// A Kind lives in a file of its own (client-stop and its random form
+// share one) and has one line in kinds, the one ordered list (nemesis.go), so that one seed always draws the same
 // faults. It declares what it needs of a run (Needs: a multi-node lock, a
 // topology, what the cluster must be able to do to its nodes, client
-// groups, a TTL), and Check refuses it in one line on a run that lacks it;
+// groups, a TTL, clients that run as processes of their own), and Check
+// refuses it in one line on a run that lacks it;
 // a run is set up for what its kinds need together (NeedsOf). Adding a
 // kind is one file and one line: nothing else switches on kind names.
 //
@@ -21,7 +22,9 @@
 // ArmedFault waits for a moment of a live hold to strike. A Target's
 // Clients may likewise offer more than stalls: ClientCrasher, for the
 // client-crash kind (a holder abandons its lease unreleased and a fresh
-// client takes its place).
+// client takes its place), and ProcessStopper, for the client-stop kinds
+// (a holder's whole client process stopped, SIGSTOP, and continued after
+// longer than the TTL; refused for a lock that runs in this process).
 //
 // # The run's live state
 //
@@ -34,7 +37,8 @@
 // majority, right after the holder's last validity check) by following
 // its changes (View.Next, WaitFor) without polling. The targeted kinds
 // (kill-quorum, clock-holder, clock-minority, clock-majority,
-// clock-partition, pause-holder, delay-grant, failover-unreplicated) do;
+// clock-partition, pause-holder, delay-grant, failover-unreplicated,
+// client-stop, partition-holder) do;
 // some first shape the moment they wait for (kill-quorum cuts the nodes
 // outside a bare majority off until the others grant;
 // failover-unreplicated cuts the primary from its replica right before a

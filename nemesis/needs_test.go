@@ -42,6 +42,12 @@ func TestNeeds(t *testing.T) {
 		{"latency on failover", cluster.Spec{}.Abilities(), func(s *Setup) { s.Topology = cluster.TopologyFailover }, "latency", "needs topology masters"},
 		{"client-pause without a TTL", cluster.Spec{}.Abilities(), func(s *Setup) { s.TTL = 0 }, "client-pause", "needs the TTL"},
 		{"clock without a TTL", cluster.Spec{}.Abilities(), func(s *Setup) { s.TTL = 0 }, "clock", "needs the TTL"},
+		{"client-stop in this process", cluster.Spec{}.Abilities(), nil, "client-stop", "runs in this process (add --client-process"},
+		{"client-stop-random in this process", cluster.Spec{}.Abilities(), nil, "client-stop-random", "runs in this process"},
+		{"client-stop of client processes", cluster.Spec{}.Abilities(), func(s *Setup) { s.ClientProcesses = true }, "client-stop", ""},
+		{"client-stop of Go client processes", cluster.Spec{}.Abilities(), func(s *Setup) { s.ClientProcesses, s.GoClients = true, true }, "client-stop", ""},
+		{"client-clock of Go client processes", cluster.Spec{}.Abilities(), func(s *Setup) { s.ClientProcesses, s.GoClients = true, true }, "client-clock", "whose time.Now reads the clock without libc"},
+		{"client-clock of Python client processes", cluster.Spec{}.Abilities(), func(s *Setup) { s.ClientProcesses = true }, "client-clock", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := base

@@ -47,9 +47,13 @@ type Setup struct {
 	// RestartDelayed.
 	Restart string
 	// ClientProcesses is set when the lock's clients run as processes of
-	// their own (locks.Spec.Process), whose wall clock the clock shim can
-	// move; a Go lock's time.Now reads the clock without libc.
+	// their own (locks.Spec.Process): a whole client can be stopped, and,
+	// unless GoClients, the clock shim can move its wall clock.
 	ClientProcesses bool
+	// GoClients is set when the lock's code is Go (locks.Spec.Lang), in
+	// this process or in client processes of its own: Go's time.Now
+	// reads the clock without libc, which the clock shim cannot move.
+	GoClients bool
 }
 
 // The restart modes of the kill kind.
@@ -214,6 +218,9 @@ var kinds = []Kind{
 	delayGrantKind, // #14
 	failoverUnreplicatedKind,
 	latencyGroupKind, // #14: the envelope of the elapsed-time term
+	clientStopKind,
+	clientStopRandomKind,
+	partitionHolderKind,
 }
 
 // Kinds returns every known kind in a fixed order.
@@ -239,9 +246,13 @@ type Needs struct {
 	// TTL: a known TTL, which the kind draws its durations from.
 	TTL bool
 	// ClientClock: client processes the clock shim can move
-	// (Setup.ClientProcesses); the run then starts them with the shim
-	// and hands the nemesis their offset (Target.ClientClock).
+	// (Setup.ClientProcesses, not Setup.GoClients); the run then starts
+	// them with the shim and hands the nemesis their offset
+	// (Target.ClientClock).
 	ClientClock bool
+	// ClientProcesses: clients that run as processes of their own
+	// (Setup.ClientProcesses), which a fault can stop whole.
+	ClientProcesses bool
 }
 
 // topologies describes each topology in a few words, for refusals.
@@ -259,8 +270,10 @@ func (n Needs) refuse(s Setup) string {
 		return fmt.Sprintf("needs topology %s (%s), the run's is %s", n.Topology, topologies[n.Topology], s.Topology)
 	case n.TTL && s.TTL <= 0:
 		return "needs the TTL, which is unknown"
-	case n.ClientClock && !s.ClientProcesses:
+	case n.ClientClock && (!s.ClientProcesses || s.GoClients):
 		return fmt.Sprintf("needs clients that run as processes (the process adapter) so the clock shim can move their wall clock; %s runs in Go, whose time.Now reads the clock without libc", s.Lock)
+	case n.ClientProcesses && !s.ClientProcesses:
+		return fmt.Sprintf("needs clients that run as processes of their own, so that a whole client can be stopped; %s runs in this process (add --client-process to serve a Go lock in client processes)", s.Lock)
 	}
 	return s.Abilities.Missing(n.Cluster)
 }
@@ -275,6 +288,7 @@ func NeedsOf(ks []Kind) Needs {
 		all.MultiNode = all.MultiNode || n.MultiNode
 		all.TTL = all.TTL || n.TTL
 		all.ClientClock = all.ClientClock || n.ClientClock
+		all.ClientProcesses = all.ClientProcesses || n.ClientProcesses
 		all.Cluster.Process = all.Cluster.Process || n.Cluster.Process
 		all.Cluster.Clock = all.Cluster.Clock || n.Cluster.Clock
 		all.Cluster.Network = all.Cluster.Network || n.Cluster.Network

@@ -36,6 +36,9 @@ type View interface {
 type Hold struct {
 	// Client is the client that holds (the history's process).
 	Client int
+	// Group is the client group of the holder: it reaches the nodes
+	// through their proxies of that group (cluster.Node.GroupLink).
+	Group int
 	// Key, Token and Fence are the lease's.
 	Key   string
 	Token string

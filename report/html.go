@@ -158,10 +158,10 @@ func explainInto(p *page, a *checker.Analysis) {
 	for _, ov := range ovs[:min(len(ovs), maxTableRows)] {
 		row := overlapRow{Key: ov.Key, From: millis(ov.Start), To: millis(ov.End),
 			A: fmt.Sprintf("P%d %s", ov.A.Process, explain.Short(ov.A.Token)), B: fmt.Sprintf("P%d %s", ov.B.Process, explain.Short(ov.B.Token))}
-		if l, ok := a.Lease(ov.Key, ov.A.Token); ok {
+		if l, ok := a.LeaseAt(ov.Key, ov.A.Token, ov.A.Start); ok {
 			row.NodesA = nodeNames(l.Granted)
 		}
-		if l, ok := a.Lease(ov.Key, ov.B.Token); ok {
+		if l, ok := a.LeaseAt(ov.Key, ov.B.Token, ov.B.Start); ok {
 			row.NodesB = nodeNames(l.Granted)
 		}
 		if e, ok := byAt[[2]string{ov.Key, fmt.Sprint(ov.Start)}]; ok {

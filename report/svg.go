@@ -501,7 +501,7 @@ func lateWrites(a *checker.Analysis) []lateWrite {
 	seen := map[string]bool{}
 	for _, lu := range a.LostUpdates {
 		for _, s := range []checker.OKSection{lu.A, lu.B} {
-			l, ok := a.Lease(lu.Key, s.Token)
+			l, ok := a.LeaseAt(lu.Key, s.Token, s.Call)
 			id := fmt.Sprintf("%s/%s/%d", lu.Key, s.Token, s.Call)
 			if !ok || seen[id] || s.Return <= l.ValidUntil || len(out) == MaxTimelineBars {
 				continue

@@ -86,6 +86,7 @@ commands:
   matrix publish  write the bundle results/ publishes
   gate      the release gate of one lock: its rows of the table; exit 1 when it breaks a promise it declared
   envelope  sweep and bisect one fault's size (÷ TTL) to find where each lock's safety ends
+  client    serve a registered Go lock over the client protocol (for exec: or --client-process)
   version   the versions of this binary, its commit and the libraries that decide verdicts
 
 'torture <command> -h' lists the flags of a command; flags may come anywhere on the line.
@@ -94,7 +95,7 @@ exit status: 0 valid or as expected, 1 a violation or a contradicted expectation
 `
 
 // commands are the commands run dispatches, for suggestions.
-var commands = []string{"run", "check", "explain", "shrink", "matrix", "gate", "envelope", "version", "help"}
+var commands = []string{"run", "check", "explain", "shrink", "matrix", "gate", "envelope", "client", "version", "help"}
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
@@ -118,6 +119,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return envelopeCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		return versionCmd(stdout)
+	case "client":
+		return clientCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -81,6 +81,11 @@ func (h *History) SectionEnds(p int, key string, typ history.Type, fence, inv, r
 	)
 }
 
+// Lost: the lock tells p, at t, that it lost the lease tok on key.
+func (h *History) Lost(p int, key, tok string, t int64) *History {
+	return h.Add(history.Event{Type: history.Info, F: history.Lost, Process: p, Key: key, Token: tok, Time: t, Error: "renewal refused"})
+}
+
 // Fault: a nemesis event (history.FaultStart or FaultStop) with value.
 func (h *History) Fault(f history.Func, value string, t int64) *History {
 	return h.Add(history.Event{Type: history.Info, F: f, Process: history.NemesisProcess, Value: value, Time: t})

@@ -156,6 +156,18 @@ func Running(pid int) bool {
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
 
+// Stopped reports whether pid is a process stopped by a signal (SIGSTOP:
+// state T in /proc/PID/stat).
+func Stopped(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] == 'T'
+}
+
 // Children returns the pids of the processes whose parent is ppid and
 // whose command line contains match.
 func Children(ppid int, match string) []int {
@@ -167,6 +179,19 @@ func Children(ppid int, match string) []int {
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		if strings.Contains(string(cmdline), match) {
 			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// DescendantsMatching returns the live processes below pid (Descendants)
+// whose command line holds match.
+func DescendantsMatching(pid int, match string) []int {
+	var out []int
+	for _, p := range Descendants(pid) {
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+		if strings.Contains(string(cmdline), match) {
+			out = append(out, p)
 		}
 	}
 	return out

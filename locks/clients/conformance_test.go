@@ -3,6 +3,7 @@ package clients_test
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -25,6 +26,7 @@ const pollEvery = 20 * time.Millisecond
 // nodes it uses.
 type client struct {
 	name  string
+	label string // the subtests' name of an exec: client
 	nodes int
 	// untilRelease: the client claims no validity (redis-py's Lock).
 	untilRelease bool
@@ -49,16 +51,26 @@ func execName(tb testing.TB, script string) string {
 // clientsUnderTest are the clients every conformance test runs over.
 func clientsUnderTest(tb testing.TB) []client {
 	return []client{
-		{name: execName(tb, "example/example_client.py"), nodes: 1},
+		{name: execName(tb, "example/example_client.py"), label: "example", nodes: 1},
 		{name: "redis-py-lock", nodes: 1, untilRelease: true},
 		{name: "redlock-py", nodes: 3},
+		// Go locks served in client processes of their own (locks.Serve,
+		// as `torture client --lock NAME` serves them; TestMain).
+		{name: serveName("setnx"), label: "go-setnx", nodes: 1},
+		{name: serveName("redlock"), label: "go-redlock", nodes: 3},
 	}
+}
+
+// serveName is the lock name that runs this test binary as the client
+// process serving the registered lock (TestMain).
+func serveName(lock string) string {
+	return "exec:'" + os.Args[0] + "' client --lock " + lock
 }
 
 // short names a client for subtests.
 func (c client) short() string {
-	if strings.HasPrefix(c.name, locks.ExecPrefix) {
-		return "example"
+	if c.label != "" {
+		return c.label
 	}
 	return c.name
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/locktorture/locktorture/harness"
 	"github.com/locktorture/locktorture/internal/testutil"
+	"github.com/locktorture/locktorture/locks"
 )
 
 // harnessChildEnv makes the test binary run the harness (TestMain) with
@@ -24,6 +25,15 @@ import (
 const harnessChildEnv = "LOCKS_CLIENTS_TEST_HARNESS_CHILD"
 
 func TestMain(m *testing.M) {
+	// `client --lock NAME`: serve a Go lock as `torture client` does
+	// (serveName).
+	if len(os.Args) == 4 && os.Args[1] == "client" && os.Args[2] == "--lock" {
+		if err := locks.Serve(context.Background(), os.Args[3], os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "client:", err)
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
 	if dir := os.Getenv(harnessChildEnv); dir != "" {
 		lock := os.Getenv(harnessChildEnv + "_LOCK")
 		_, err := harness.Run(context.Background(), harness.Config{Workload: harness.Workload{Lock: lock, Clients: 3, Duration: 2 * time.Minute, Seed: 1}, Output: harness.Output{Dir: dir}})

@@ -1,0 +1,363 @@
+package locks
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The client side of the line protocol (clients/PROTOCOL.md), for the Go
+// locks of this package: Serve answers a harness's requests on a
+// process's standard input and output with a registered lock, so that a
+// Go lock can run in a client process of its own (AsProcess, `torture
+// client --lock NAME`) and be stopped whole, as any process lock can.
+
+// ClientCommand returns the command line that serves the registered lock
+// name in a client process: this program run as `PROG client --lock
+// NAME`, which cmd/torture answers with Serve. A program that registers
+// locks of its own and wants them run as processes answers those
+// arguments the same way, or sets ClientCommand to a command of its own.
+var ClientCommand = func(name string) ([]string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("locks: the command that serves %s: %w", name, err)
+	}
+	return []string{exe, "client", "--lock", name}, nil
+}
+
+// AsProcess returns the Spec of s served by client processes of their
+// own (ClientCommand): the same lock, each of its calls crossing a
+// process boundary (the process adapter, ProcessLock), so that a whole
+// client can be stopped, as the client-stop fault does. s keeps its name,
+// promises and language; Process is set. A lock that runs as client
+// processes already, or that is not registered (Serve looks it up by
+// name), is refused.
+func AsProcess(s Spec) (Spec, error) {
+	if s.Process {
+		return Spec{}, fmt.Errorf("locks: %s runs in client processes already", s.Name)
+	}
+	if _, err := Lookup(s.Name); err != nil || strings.HasPrefix(s.Name, ExecPrefix) {
+		return Spec{}, fmt.Errorf("locks: %s is not a registered lock a client process can serve", s.Name)
+	}
+	argv, err := ClientCommand(s.Name)
+	if err != nil {
+		return Spec{}, err
+	}
+	p := s
+	p.Process = true
+	p.Summary = s.Summary + "; in client processes of its own"
+	p.New = func(cfg Config) (Lock, error) {
+		l, err := NewProcessLock(s.Name, argv, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return l, nil
+	}
+	return p, nil
+}
+
+// Serve speaks the client side of the line protocol on r and w for the
+// registered Go lock name: the hello's configuration builds it (a lock
+// served by client processes itself is refused), and each request calls
+// it with the time the harness gave it, less a margin for the reply. The
+// caller's number (WithCaller) is the hello's client. A lease whose lock
+// tells its holder of a loss (Lease.Lost) is reported at once with a
+// "lost" event, unless it was released first; per-node evidence is
+// reported when the lock reports it (NodeReporter). Serve returns nil
+// when r ends, the first error reading or writing, and a refused hello's
+// reason; it closes the lock before it returns (the leases still held are
+// left to their TTL, or to the lock's own Close).
+func Serve(ctx context.Context, name string, r io.Reader, w io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s := &server{name: name, out: bufio.NewWriter(w), leases: map[string]*served{}}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), maxLine)
+	var watchers sync.WaitGroup
+	defer watchers.Wait()
+	defer func() {
+		if s.lock != nil {
+			s.lock.Close()
+		}
+	}()
+	defer cancel() // before Wait: the watchers return
+	for sc.Scan() {
+		var req clientRequest
+		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
+			return fmt.Errorf("serve %s: a request that is not JSON: %w", name, err)
+		}
+		if s.lock == nil && req.Op != "hello" {
+			return fmt.Errorf("serve %s: %s before the hello", name, req.Op)
+		}
+		rep, err := s.handle(ctx, req, &watchers)
+		if err != nil {
+			if werr := s.write(rep); werr != nil {
+				return werr
+			}
+			return err
+		}
+		if err := s.write(rep); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("serve %s: %w", name, err)
+	}
+	return nil
+}
+
+// server is Serve's state.
+type server struct {
+	name   string
+	lock   Lock
+	cfg    Config
+	client int
+	nodes  bool // the lock reports per-node evidence
+
+	mu     sync.Mutex // guards out and leases
+	out    *bufio.Writer
+	leases map[string]*served
+}
+
+// served is a lease this process granted.
+type served struct {
+	lease    Lease
+	released bool // under server.mu: its notice is no longer reported
+}
+
+// serveReply is a reply line; Nodes and ClientInfo as clientReply has them.
+type serveReply struct {
+	ID           int64        `json:"id,omitempty"`
+	Event        string       `json:"event,omitempty"`
+	Result       string       `json:"result,omitempty"`
+	Error        string       `json:"error,omitempty"`
+	Key          string       `json:"key,omitempty"` // an event's
+	Token        string       `json:"token,omitempty"`
+	Fence        int64        `json:"fence,omitempty"`
+	ValidityMS   *float64     `json:"validity_ms,omitempty"`
+	UntilRelease bool         `json:"until_release,omitempty"`
+	Nodes        *clientNodes `json:"nodes,omitempty"`
+	// The hello's reply.
+	Protocol     int               `json:"protocol,omitempty"`
+	Name         string            `json:"name,omitempty"`
+	Language     string            `json:"language,omitempty"`
+	Versions     map[string]string `json:"versions,omitempty"`
+	Fencing      bool              `json:"fencing,omitempty"`
+	ReportsNodes bool              `json:"reports_nodes,omitempty"`
+	Promises     *Promises         `json:"promises,omitempty"`
+}
+
+// write writes one line and flushes it.
+func (s *server) write(r serveReply) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.out.Write(b)
+	s.out.WriteByte('\n')
+	if err := s.out.Flush(); err != nil {
+		return fmt.Errorf("serve %s: write: %w", s.name, err)
+	}
+	return nil
+}
+
+// handle answers one request; an error ends Serve after its reply is
+// written.
+func (s *server) handle(ctx context.Context, req clientRequest, watchers *sync.WaitGroup) (serveReply, error) {
+	rep := serveReply{ID: req.ID}
+	if req.Op == "hello" {
+		return s.hello(req)
+	}
+	if req.Op == "ping" {
+		rep.Result = resultOK
+		return rep, nil
+	}
+	// Answer within the time the harness waits, its last call to Redis
+	// included: a tenth of it (at most 50 ms) is kept for the reply.
+	wait := time.Duration(req.TimeoutMS * float64(time.Millisecond))
+	if wait <= 0 {
+		wait = 10 * time.Second // a harness that sent no timeout_ms
+	}
+	cctx, cancel := context.WithTimeout(ctx, wait-min(wait/10, 50*time.Millisecond))
+	defer cancel()
+	var ev *Evidence
+	if s.nodes {
+		ev = &Evidence{}
+		cctx = WithEvidence(cctx, ev)
+	}
+	start := time.Now()
+	var err error
+	switch req.Op {
+	case "acquire":
+		var lease Lease
+		lease, err = s.lock.Acquire(WithCaller(cctx, s.client), req.Key)
+		if err == nil {
+			s.granted(ctx, lease, watchers)
+			rep.Token, rep.Fence = lease.Token, lease.Fence
+			setValidity(&rep, lease, start)
+		}
+	case "release":
+		err = s.lock.Release(cctx, s.lease(req.Key, req.Token, true))
+		if err == nil || errors.Is(err, ErrNotHeld) {
+			s.mu.Lock()
+			delete(s.leases, req.Token)
+			s.mu.Unlock()
+		}
+	case "extend":
+		var lease Lease
+		lease, err = s.lock.Extend(cctx, s.lease(req.Key, req.Token, false))
+		if err == nil {
+			s.mu.Lock()
+			if sv := s.leases[req.Token]; sv != nil {
+				sv.lease = lease
+			}
+			s.mu.Unlock()
+			setValidity(&rep, lease, start)
+		}
+	default:
+		rep.Result, rep.Error = "error", fmt.Sprintf("unknown op %q", req.Op)
+		return rep, fmt.Errorf("serve %s: unknown op %q", s.name, req.Op)
+	}
+	switch {
+	case err == nil:
+		rep.Result = resultOK
+	case errors.Is(err, ErrNotAcquired):
+		rep.Result, rep.Error = resultNotAcquired, err.Error()
+	case errors.Is(err, ErrNotHeld):
+		rep.Result, rep.Error = resultNotHeld, err.Error()
+	default:
+		rep.Result, rep.Error = "unknown", err.Error()
+	}
+	if ev != nil {
+		if n := ev.Nodes(); n.Reported() {
+			rep.Nodes = &clientNodes{Attempt: n.Attempt, Granted: n.Granted, Refused: n.Refused, Silent: n.Silent, Unlocked: n.Unlocked}
+		}
+	}
+	return rep, nil
+}
+
+// hello builds the lock from the hello's configuration and says what it
+// is.
+func (s *server) hello(req clientRequest) (serveReply, error) {
+	rep := serveReply{ID: req.ID}
+	refuse := func(err error) (serveReply, error) {
+		rep.Result, rep.Error = "error", err.Error()
+		return rep, err
+	}
+	if s.lock != nil {
+		return refuse(errors.New("a second hello"))
+	}
+	spec, err := Lookup(s.name)
+	switch {
+	case err != nil:
+		return refuse(err)
+	case spec.Process:
+		return refuse(fmt.Errorf("%s runs in client processes of its own; only a Go lock is served", s.name))
+	}
+	dur := func(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+	s.cfg = Config{
+		Addrs: req.Addrs, Password: req.Password, TTL: dur(req.TTLMS), Fencing: req.Fencing, Timeout: dur(req.NodeTimeout),
+		Tries: req.Tries, RetryDelay: dur(req.RetryDelayMS), Seed: req.Seed + int64(req.Client),
+		Sentinels: req.Sentinels, SentinelPassword: req.SentinelPass, MasterName: req.MasterName, AddrMap: req.AddrMap,
+	}
+	s.client = req.Client
+	if s.lock, err = spec.Build(s.cfg); err != nil {
+		return refuse(err)
+	}
+	if r, ok := s.lock.(NodeReporter); ok && r.ReportsNodes() {
+		s.nodes = true
+	}
+	rep.Result = resultOK
+	rep.Protocol, rep.Name, rep.Language = ProtocolVersion, s.name, "Go "+strings.TrimPrefix(runtime.Version(), "go")
+	rep.Versions = moduleVersions()
+	rep.Fencing, rep.ReportsNodes, rep.Promises = req.Fencing && spec.Fencing, s.nodes, spec.Promises
+	return rep, nil
+}
+
+// moduleVersions lists the Redis clients and lock libraries this program
+// was built with, for results.json.
+func moduleVersions() map[string]string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return nil
+	}
+	out := map[string]string{}
+	for _, m := range bi.Deps {
+		if strings.Contains(m.Path, "redis") || strings.Contains(m.Path, "redsync") || strings.Contains(m.Path, "rueidis") {
+			out[m.Path] = m.Version
+		}
+	}
+	return out
+}
+
+// setValidity sets the reply's validity from lease, counted from start,
+// taken before the lock's first request to Redis: until_release for a
+// lease that claims none.
+func setValidity(rep *serveReply, lease Lease, start time.Time) {
+	v := lease.Validity.Sub(start)
+	if v >= UntilRelease/2 {
+		rep.UntilRelease = true
+		return
+	}
+	vms := math.Max(float64(v)/float64(time.Millisecond), 0)
+	rep.ValidityMS = &vms
+}
+
+// lease returns the lease this process granted with token, or, for a
+// token it did not grant (its process is gone), one made of the key and
+// the token alone; release stops its notice first.
+func (s *server) lease(key, token string, release bool) Lease {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sv := s.leases[token]
+	if sv == nil {
+		return Lease{Key: key, Token: token, Validity: time.Now().Add(UntilRelease)}
+	}
+	if release {
+		sv.released = true
+	}
+	return sv.lease
+}
+
+// granted keeps lease and, when its lock tells of a loss, reports the
+// notice as a "lost" event once it comes, unless the lease was released
+// first.
+func (s *server) granted(ctx context.Context, lease Lease, watchers *sync.WaitGroup) {
+	sv := &served{lease: lease}
+	s.mu.Lock()
+	s.leases[lease.Token] = sv
+	s.mu.Unlock()
+	if lease.Lost == nil {
+		return
+	}
+	watchers.Go(func() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-lease.Lost.Done():
+		}
+		s.mu.Lock()
+		released := sv.released
+		s.mu.Unlock()
+		if released {
+			return
+		}
+		why := "lost"
+		if err := lease.Lost.Err(); err != nil {
+			why = err.Error()
+		}
+		_ = s.write(serveReply{Event: eventLost, Key: lease.Key, Token: lease.Token, Error: why}) // a broken pipe ends Serve too
+	})
+}
