@@ -66,6 +66,12 @@ type Promises struct {
 	// watchdog tells before the key can expire when its renewals fail,
 	// and a stopped process is told only once it runs again.
 	Renews bool `json:"renews,omitempty"`
+	// NoticeInTime: a lock that renews itself tells its holder of a loss
+	// before the key can expire (its renewal gives up within the lease's
+	// last validity), so no one else is granted the key while the holder
+	// still counts on it. Needs Renews. rueidislock's auto-extend, by
+	// contrast, fails only at its own new deadline, after the key expired.
+	NoticeInTime bool `json:"notice_in_time,omitempty"`
 	// ClientToken: the lock's token is fixed per client (Redisson's is
 	// its client id and thread; a user's may be a host name), the same on
 	// every acquire of that client, not one per lease; a client that
@@ -101,6 +107,8 @@ func (p Promises) Check() error {
 		return fmt.Errorf("%w: a quorum of %d nodes survives no failure; use 0 (one instance) or at least 3", ErrBadPromises, p.Quorum)
 	case p.FenceSound && !p.Fences:
 		return fmt.Errorf("%w: fence_sound without fences", ErrBadPromises)
+	case p.NoticeInTime && !p.Renews:
+		return fmt.Errorf("%w: notice_in_time without renews", ErrBadPromises)
 	case p.Persistence != PersistNone && p.Persistence != PersistDelayedRestart:
 		return fmt.Errorf("%w: persistence %q (want %q or none)", ErrBadPromises, p.Persistence, PersistDelayedRestart)
 	}
@@ -110,7 +118,7 @@ func (p Promises) Check() error {
 // Traits are the promises as words, which the literature table's rows
 // select locks by (matrix.Expectation.When): "single" or "quorum",
 // "elapsed", "monotonic", "fences", "fence-sound", "extends", "reports",
-// "renews", "client-token", "persist:" + Persistence,
+// "renews", "notice-in-time", "client-token", "persist:" + Persistence,
 // "topology:" + each of Topologies, "safe-under:" + each of SafeUnder.
 // A new promise is a new word here; the table selects by words, and the
 // gate never looks at a promise by name.
@@ -124,7 +132,7 @@ func (p Promises) Traits() []string {
 	for _, b := range []struct {
 		on   bool
 		word string
-	}{{p.ElapsedFromRequest, "elapsed"}, {p.MonotonicClock, "monotonic"}, {p.Fences, "fences"}, {p.FenceSound, "fence-sound"}, {p.Extends, "extends"}, {p.ReportsNodes, "reports"}, {p.Renews, "renews"}, {p.ClientToken, "client-token"}} {
+	}{{p.ElapsedFromRequest, "elapsed"}, {p.MonotonicClock, "monotonic"}, {p.Fences, "fences"}, {p.FenceSound, "fence-sound"}, {p.Extends, "extends"}, {p.ReportsNodes, "reports"}, {p.Renews, "renews"}, {p.NoticeInTime, "notice-in-time"}, {p.ClientToken, "client-token"}} {
 		if b.on {
 			t = append(t, b.word)
 		}

@@ -20,6 +20,11 @@ const (
 	// SrcDeclared is the source of an expectation a lock sets for itself
 	// (locks.Promises.SafeUnder).
 	SrcDeclared = "declared by the lock (locks.Promises.SafeUnder)"
+	// SrcRedisson is the watchdog's design: Redisson's lock renews its key
+	// every lockWatchdogTimeout/3 while its holder holds.
+	SrcRedisson = "Redisson docs, Locks and synchronizers: the lock watchdog renews the lock every lockWatchdogTimeout/3 while the holder is alive"
+	// SrcRueidislock is rueidislock's auto-extend.
+	SrcRueidislock = "rueidislock (github.com/redis/rueidis/rueidislock): a lock is auto-extended in the background; its context is cancelled once an extension fails"
 	// SrcPause is the source of the node-pause row.
 	SrcPause = "Redis docs, \"Distributed Locks with Redis\": the algorithm is safe as long as a majority of the nodes is up and behaves; a stopped minority cannot grant a lease the others refused"
 )

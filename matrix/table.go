@@ -141,7 +141,7 @@ var Literature = []Row{
 	{Name: "delay-grant", When: "elapsed", Config: faults(0, "delay-grant"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis + "; " + SrcLeaseRule,
 		Why:     "the held reply comes off the validity, so the holder's validity ends before the key expires (here its second check fails and it writes nothing)",
 		Promise: "elapsed from request: the validity is counted from before the request, so a slow reply shortens it"},
-	{Name: "delay-grant", When: "!elapsed", Config: faults(0, "delay-grant"), Expect: report.ExpectAll(report.ExpectViolation), Source: SrcRedisPy + "; " + SrcRedis,
+	{Name: "delay-grant", When: "!elapsed !renews", Config: faults(0, "delay-grant"), Expect: report.ExpectAll(report.ExpectViolation), Source: SrcRedisPy + "; " + SrcRedis,
 		Why: "no validity counted from before the request: the holder whose reply was held counts on the lease for that long after its key expired, and the next client's fast acquire takes the key meanwhile; the late holder's write then loses the next one's update"},
 
 	// Process faults.
@@ -187,10 +187,10 @@ var Literature = []Row{
 		Promise: "quorum: a grant needs a majority, and two majorities intersect"},
 
 	// A crashed holder: its key expires within the TTL.
-	{Name: "client-crash", When: "elapsed", Config: withWork(faults(time.Second, "client-crash"), harness.Workload{Keys: 1, TTL: 500 * ms}),
+	{Name: "client-crash", When: "elapsed !renews", Config: withWork(faults(time.Second, "client-crash"), harness.Workload{Keys: 1, TTL: 500 * ms}),
 		Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectSafe, Liveness: checker.LivenessOK}, Source: SrcRedis,
 		Why: "a crashed holder's key expires within its TTL, and the next client acquires it", Promise: "liveness: a crashed holder's key expires within its TTL"},
-	{Name: "client-crash", When: "!elapsed", Config: withWork(faults(time.Second, "client-crash"), harness.Workload{Keys: 1, TTL: 500 * ms}),
+	{Name: "client-crash", When: "!elapsed !renews", Config: withWork(faults(time.Second, "client-crash"), harness.Workload{Keys: 1, TTL: 500 * ms}),
 		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectSafe, Liveness: checker.LivenessOK}, Source: SrcRedis + "; " + SrcRedisPy,
 		Why:     "a crashed holder's key expires within its TTL and the next client acquires it; with no validity the crashed holder's lease is still open then, so the leases overlap on paper (the crashed holder never acts again: the resource is safe)",
 		Promise: "liveness: a crashed holder's key expires within its TTL; a holder that never acts again loses no update"},
@@ -202,8 +202,40 @@ var Literature = []Row{
 		Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectViolation}, Source: SrcKleppmann + "; " + SrcAntirez,
 		Why:     "a holder paused past its TTL writes after another client; its validity ended before the other was granted",
 		Promise: "lease safety under a client pause: the stalled holder's validity ends before another client is granted the key", Quick: "fences|mutant"},
-	{Name: "client-pause", When: "!elapsed", Config: pauseRun(), Expect: report.ExpectAll(report.ExpectViolation), Source: SrcKleppmann + "; " + SrcRedisPy,
+	{Name: "client-pause", When: "!elapsed !renews", Config: pauseRun(), Expect: report.ExpectAll(report.ExpectViolation), Source: SrcKleppmann + "; " + SrcRedisPy,
 		Why: "a paused holder writes late; with no validity its lease outlives the key too"},
+
+	// Locks that renew themselves (a watchdog: Redisson's, rueidislock's
+	// auto-extend): the holder claims no validity and holds until it
+	// releases or is told it lost the lease.
+	{Name: "delay-grant", When: "renews", Config: faults(0, "delay-grant"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedisson,
+		Why:     "the held reply delays the grant, but the watchdog renews the key while the holder works: it never expires under a holder that still counts on it",
+		Promise: "renewal: the lock keeps its key alive while its holder holds"},
+	{Name: "client-pause", When: "renews", Config: pauseRun(), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedisson + "; " + SrcKleppmann,
+		Why:     "a paused thread of the holder does not stop its watchdog, which keeps renewing the key: no one else is granted it while the holder is paused (others wait: the price); a pause of the whole process is client-stop",
+		Promise: "renewal: the lock keeps its key alive while its holder holds"},
+	{Name: "client-stop", When: "renews", Config: clientStop(false),
+		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Source: SrcKleppmann + "; " + SrcRedisson,
+		Why: "the whole client process stops, its watchdog with it; the key expires and another client is granted it, and the resumed holder, not yet told, still counts on its lease"},
+	{Name: "+fencing/client-stop", When: "renews fence-sound", Config: clientStop(true),
+		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectSafe}, Source: SrcKleppmann,
+		Why:     "as client-stop, two holders at once; the resumed holder's write carries an older fencing token than the next holder's, and the store refuses it",
+		Promise: "sound fencing: every token is greater than the last holder's, so the resource refuses a stalled holder's write"},
+	{Name: "partition-holder", When: "renews notice-in-time", Config: partitionHolder(),
+		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedisson,
+		Why:     "the holder's client is cut off its node: its renewals fail, and the watchdog tells it before the key can expire, so it stops counting on the lease before another client is granted the key",
+		Promise: "loss notice in time: a holder whose renewals fail is told before its key can expire"},
+	{Name: "partition-holder", When: "renews !notice-in-time", Config: partitionHolder(),
+		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Source: SrcRueidislock,
+		Why: "an auto-extend blocked by the cut fails only at its own new deadline (now + the key's validity), so the holder is told about half a validity after its key expired and another client was granted it"},
+	// Client processes stopped whole (a GC or VM pause of the process):
+	// a validity counted from before the request runs out while the
+	// process is stopped, and the client checks it again before it acts.
+	{Name: "client-stop", When: "process elapsed !renews", Config: clientStop(false), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcKleppmann + "; " + SrcLeaseRule,
+		Why:     "the stopped holder's validity ends while it is stopped; resumed, it checks it before it writes, and writes nothing",
+		Promise: "lease safety under a client pause: the stalled holder's validity ends before another client is granted the key"},
+	{Name: "client-stop", When: "process !elapsed !renews", Config: clientStop(false), Expect: report.ExpectAll(report.ExpectViolation), Source: SrcKleppmann + "; " + SrcRedisPy,
+		Why: "a holder with no validity, stopped past its TTL, resumes still counting on the lease after another client was granted the key, and writes late"},
 	{Name: "pause-holder", When: "single elapsed", Config: faults(0, "pause-holder"),
 		Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectViolation}, Source: SrcKleppmann,
 		Why:     "a holder stalled just past its validity writes after the next holder read",
@@ -365,6 +397,22 @@ func fenced(c harness.Config, store string) harness.Config {
 func extended(c harness.Config, hold time.Duration) harness.Config {
 	c.Extend, c.Hold = true, hold
 	return c
+}
+
+// clientStop is the client-stop workload: the harness's defaults (the
+// strike is right after a grant, and the stopped holder's hold lasts as
+// long as the stop), a Go lock in client processes of its own, with
+// fencing when fenced.
+func clientStop(fenced bool) harness.Config {
+	c := faults(0, "client-stop")
+	c.ClientProcess, c.Fencing = true, fenced
+	return c
+}
+
+// partitionHolder is the partition-holder workload: four clients on one
+// key, a TTL of 500 ms and holds of 1.5 s that a watchdog renews.
+func partitionHolder() harness.Config {
+	return withWork(faults(time.Second, "partition-holder"), harness.Workload{Clients: 4, Keys: 1, TTL: 500 * ms, Hold: 1500 * ms})
 }
 
 // pauseRun is the client-pause workload: one key, a TTL of 500 ms, a

@@ -104,7 +104,7 @@ func TestPublishRefusesHostile(t *testing.T) {
 				t.Fatal(err)
 			}
 			dst := filepath.Join(t.TempDir(), "results", "bundle")
-			_, err := Publish(src, dst)
+			_, err := Publish(src, dst, PublishOptions{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("Publish: %v; want one line with %q", err, tc.want)
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -163,6 +164,9 @@ func Recheck(dir string, opts checker.Options) (checker.Analysis, int, error) {
 		opts.LivenessBound = cfg.LivenessBound
 	}
 	a, n, err := Check(filepath.Join(dir, "history.jsonl"), opts)
+	if errors.Is(err, fs.ErrNotExist) {
+		return a, n, fmt.Errorf("%s holds no history.jsonl: a published bundle keeps the histories of the runs that showed a violation or decided nothing, and of each cell's first run; this run is replayed by the command its results.json records (%s)", dir, prev.Command)
+	}
 	if err != nil {
 		return a, n, err
 	}

@@ -19,17 +19,18 @@ import (
 func publishCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("matrix publish", flag.ContinueOnError)
 	fs.Usage = func() {}
+	all := fs.Bool("all-histories", false, "keep every run's history (by default: every run that showed a violation or decided nothing, and the first of every cell)")
 	readme := fs.String("readme", "", "also regenerate this README (e.g. results/README.md) from the bundle: the twelve scenarios, every cell's rate and what would contradict it, with links relative to the README")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stdout, "torture matrix publish [--readme FILE] MATRIXDIR OUT: write the bundle that results/ publishes into OUT, which must not exist or be empty: the summaries (summary.md, summary.json, junit.xml, index.html) and %s, each run's report.html, results.json and schedule.json (unpack it beside index.html for the links)\n", report.RunsArchive)
+			fmt.Fprintf(stdout, "torture matrix publish [--readme FILE] MATRIXDIR OUT: write the bundle that results/ publishes into OUT, which must not exist or be empty: the summaries (summary.md, summary.json, junit.xml, index.html) and %s, each run's report.html, results.json and schedule.json and the histories kept (unpack it beside index.html, tar -xJf %s, for the links, torture check and torture explain)\n", report.RunsArchive, report.RunsArchive)
 		}
 		return err
 	}
 	if fs.NArg() != 2 {
 		return errors.New("matrix publish: want MATRIXDIR and OUT: torture matrix publish [--readme FILE] MATRIXDIR OUT")
 	}
-	size, err := report.Publish(fs.Arg(0), fs.Arg(1))
+	size, err := report.Publish(fs.Arg(0), fs.Arg(1), report.PublishOptions{AllHistories: *all})
 	if err != nil {
 		return err
 	}
