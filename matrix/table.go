@@ -214,10 +214,13 @@ var Literature = []Row{
 	{Name: "client-pause", When: "renews", Config: pauseRun(), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedisson + "; " + SrcKleppmann,
 		Why:     "a paused thread of the holder does not stop its watchdog, which keeps renewing the key: no one else is granted it while the holder is paused (others wait: the price); a pause of the whole process is client-stop",
 		Promise: "renewal: the lock keeps its key alive while its holder holds"},
-	{Name: "client-stop", When: "renews", Config: clientStop(false),
+	{Name: "client-stop", When: "renews !process", Config: clientStop(false),
 		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Source: SrcKleppmann + "; " + SrcRedisson,
 		Why: "the whole client process stops, its watchdog with it; the key expires and another client is granted it, and the resumed holder, not yet told, still counts on its lease"},
-	{Name: "+fencing/client-stop", When: "renews fence-sound", Config: clientStop(true),
+	{Name: "client-stop", When: "renews process", Config: faults(0, "client-stop"),
+		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Source: SrcKleppmann + "; " + SrcRedisson,
+		Why: "the whole client process stops, its watchdog with it; the key expires and another client is granted it, and the resumed holder, not yet told, still counts on its lease"},
+	{Name: "+fencing/client-stop", When: "renews fence-sound !process", Config: clientStop(true),
 		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectSafe}, Source: SrcKleppmann,
 		Why:     "as client-stop, two holders at once; the resumed holder's write carries an older fencing token than the next holder's, and the store refuses it",
 		Promise: "sound fencing: every token is greater than the last holder's, so the resource refuses a stalled holder's write"},
@@ -231,10 +234,10 @@ var Literature = []Row{
 	// Client processes stopped whole (a GC or VM pause of the process):
 	// a validity counted from before the request runs out while the
 	// process is stopped, and the client checks it again before it acts.
-	{Name: "client-stop", When: "process elapsed !renews", Config: clientStop(false), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcKleppmann + "; " + SrcLeaseRule,
+	{Name: "client-stop", When: "process elapsed !renews", Config: faults(0, "client-stop"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcKleppmann + "; " + SrcLeaseRule,
 		Why:     "the stopped holder's validity ends while it is stopped; resumed, it checks it before it writes, and writes nothing",
 		Promise: "lease safety under a client pause: the stalled holder's validity ends before another client is granted the key"},
-	{Name: "client-stop", When: "process !elapsed !renews", Config: clientStop(false), Expect: report.ExpectAll(report.ExpectViolation), Source: SrcKleppmann + "; " + SrcRedisPy,
+	{Name: "client-stop", When: "process !elapsed !renews", Config: faults(0, "client-stop"), Expect: report.ExpectAll(report.ExpectViolation), Source: SrcKleppmann + "; " + SrcRedisPy,
 		Why: "a holder with no validity, stopped past its TTL, resumes still counting on the lease after another client was granted the key, and writes late"},
 	{Name: "pause-holder", When: "single elapsed", Config: faults(0, "pause-holder"),
 		Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectViolation}, Source: SrcKleppmann,
