@@ -186,11 +186,13 @@ var Literature = []Row{
 		Why:     "SIGSTOP of some nodes: their keys expire on their wall clock, the commands sent meanwhile run late after SIGCONT; a grant still needs a majority, and two majorities intersect",
 		Promise: "quorum: a grant needs a majority, and two majorities intersect"},
 
-	// A crashed holder: its key expires within the TTL.
-	{Name: "client-crash", When: "elapsed !renews", Config: withWork(faults(time.Second, "client-crash"), harness.Workload{Keys: 1, TTL: 500 * ms}),
+	// A crashed holder: its key expires within the TTL (the default 1 s:
+	// with 500 ms, redsync, whose rounds get a twentieth of the TTL, was
+	// once refused every acquire for its first 4 s on a loaded machine).
+	{Name: "client-crash", When: "elapsed !renews", Config: withWork(faults(time.Second, "client-crash"), harness.Workload{Keys: 1}),
 		Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectSafe, Liveness: checker.LivenessOK}, Source: SrcRedis,
 		Why: "a crashed holder's key expires within its TTL, and the next client acquires it", Promise: "liveness: a crashed holder's key expires within its TTL"},
-	{Name: "client-crash", When: "!elapsed !renews", Config: withWork(faults(time.Second, "client-crash"), harness.Workload{Keys: 1, TTL: 500 * ms}),
+	{Name: "client-crash", When: "!elapsed !renews", Config: withWork(faults(time.Second, "client-crash"), harness.Workload{Keys: 1}),
 		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectSafe, Liveness: checker.LivenessOK}, Source: SrcRedis + "; " + SrcRedisPy,
 		Why:     "a crashed holder's key expires within its TTL and the next client acquires it; with no validity the crashed holder's lease is still open then, so the leases overlap on paper (the crashed holder never acts again: the resource is safe)",
 		Promise: "liveness: a crashed holder's key expires within its TTL; a holder that never acts again loses no update"},
