@@ -19,7 +19,7 @@
 //   - a section that could not write because the hold is longer than the
 //     TTL says so in the reason.
 //
-// A violation always stands. It imports harness (to run), checker (to
-// judge), nemesis (the strikes' decisions) and report (to write); nothing
-// it imports imports it.
+// A violation always stands. It imports harness (to run), history (to
+// read), checker (to judge), nemesis (the strikes' decisions) and report
+// (to write); nothing it imports imports it.
 package trial
