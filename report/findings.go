@@ -100,11 +100,11 @@ func Findings(m Matrix, o FindingsOptions) []byte {
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	bundle := strings.TrimSuffix(o.Bundle, "/")
 	p("<!-- begin %s: rendered by report.Findings from %s/summary.json; do not edit by hand -->\n", FindingsBlock, mdText(bundle))
-	p("From [`%s/`](%s/) (%s, seeds %s, %s a run", mdText(bundle), bundle, cellsNamed(len(m.Cells)), seedList(m.Seeds), mdText(m.Duration))
+	p("From [`%s/`](%s/) (", mdText(bundle), bundle)
 	if !m.Started.IsZero() {
-		p(", %s", m.Started.UTC().Format("2006-01-02"))
+		p("%s; ", m.Started.UTC().Format("2006-01-02"))
 	}
-	p("). Each entry is a lock and how many of its runs that decided the property showed the violation.\n\n")
+	p("%s; seeds %s; %s a run). Each entry is a lock and how many of its runs that decided the property showed the violation.\n\n", cellsNamed(len(m.Cells)), seedList(m.Seeds), mdText(m.Duration))
 	p("| row of the table | two holders at once (lease) | lost updates only (resource) | no violation |\n")
 	p("|---|---|---|---|\n")
 	dash := func(s []string) string {
@@ -260,8 +260,9 @@ func lineStarting(b, prefix []byte) int {
 }
 
 // NewestBundle returns the name of the newest published bundle in dir
-// (results/): of its folders that hold a summary.json and an index.html
-// (what `torture matrix publish` writes) of a whole matrix (not one
+// (results/): of its folders that hold a summary.json, an index.html and
+// a RunsArchive (what `torture matrix publish` writes; a matrix's or a
+// merge's own output folder has runs/ instead) of a whole matrix (not one
 // shard's), the one whose matrix started last. Folders are read as
 // ReadMatrix reads them (no link followed).
 func NewestBundle(dir string) (string, error) {
@@ -275,7 +276,13 @@ func NewestBundle(dir string) (string, error) {
 			continue
 		}
 		sub := filepath.Join(dir, e.Name())
-		if st, err := os.Lstat(filepath.Join(sub, "index.html")); err != nil || !st.Mode().IsRegular() {
+		published := true
+		for _, f := range []string{"index.html", RunsArchive} {
+			if st, err := os.Lstat(filepath.Join(sub, f)); err != nil || !st.Mode().IsRegular() {
+				published = false
+			}
+		}
+		if !published {
 			continue
 		}
 		m, err := ReadMatrix(sub)
@@ -287,7 +294,7 @@ func NewestBundle(dir string) (string, error) {
 		}
 	}
 	if best == "" {
-		return "", fmt.Errorf("report: no published bundle (summary.json and index.html of a whole matrix) in %s", dir)
+		return "", fmt.Errorf("report: no published bundle (summary.json, index.html and %s of a whole matrix) in %s", RunsArchive, dir)
 	}
 	return best, nil
 }

@@ -39,7 +39,7 @@ func TestFindings(t *testing.T) {
 	}
 	want := []string{
 		"<!-- begin findings: rendered by report.Findings from results/2026-11-30/summary.json; do not edit by hand -->",
-		"From [`results/2026-11-30/`](results/2026-11-30/) (8 cells, seeds 1, 2, 8s a run, 2026-11-30).",
+		"From [`results/2026-11-30/`](results/2026-11-30/) (2026-11-30; 8 cells; seeds 1, 2; 8s a run).",
 		"| `none` | – | – | setnx 0/2 |",
 		"| `partition` | redlock 1/2 ✗ | – | – |",
 		"| `client-pause` | – | setnx 2/2 | – |",
@@ -106,7 +106,8 @@ func TestReplaceBlock(t *testing.T) {
 }
 
 // TestNewestBundle picks the published whole matrix that started last,
-// not a shard, not a folder without index.html, not one by its name.
+// not a shard, not a folder that was not published (a matrix's or a
+// merge's output), not one by its name.
 func TestNewestBundle(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, started time.Time, shard bool, index bool) {
@@ -127,14 +128,16 @@ func TestNewestBundle(t *testing.T) {
 			t.Fatal(err)
 		}
 		if index {
-			if err := os.WriteFile(filepath.Join(d, "index.html"), []byte("<html>"), 0o644); err != nil {
-				t.Fatal(err)
+			for _, f := range []string{"index.html", RunsArchive} {
+				if err := os.WriteFile(filepath.Join(d, f), []byte("x"), 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 	}
 	day := func(d int) time.Time { return time.Date(2026, 12, d, 0, 0, 0, 0, time.UTC) }
 	write("2026-12-01", day(1), false, true)
-	write("2026-12-01-languages", day(2), false, false) // no index.html: not a published bundle
+	write("2026-12-01-languages", day(2), false, false) // no index.html nor runs archive: not a published bundle
 	write("2026-11-30-late", day(3), false, true)       // started last, whatever its name
 	write("2026-12-09", day(9), true, true)             // a shard
 	got, err := NewestBundle(dir)
