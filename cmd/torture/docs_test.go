@@ -21,6 +21,7 @@ import (
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/harness"
 	"github.com/locktorture/locktorture/internal/testutil"
+	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/matrix"
 	"github.com/locktorture/locktorture/nemesis"
 	"github.com/locktorture/locktorture/report"
@@ -112,6 +113,27 @@ func TestFaultsDoc(t *testing.T) {
 			t.Errorf("%s has no note on the kind %s: add a line \"- **`%s`** …\" under Random kinds or Targeted kinds", rel, k.Name, k.Name)
 		}
 	}
+}
+
+// TestLocksDoc: docs/tutorial.md's table of locks is the registry's.
+func TestLocksDoc(t *testing.T) {
+	const rel = "docs/tutorial.md"
+	var b bytes.Buffer
+	b.WriteString("<!-- begin locks: rendered from the locks registry by TestLocksDoc (cmd/torture/docs_test.go); do not edit by hand -->\n")
+	b.WriteString("| lock | what it is |\n|---|---|\n")
+	for _, name := range locks.Names() {
+		spec, err := locks.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "| `%s` | %s |\n", name, strings.ReplaceAll(spec.Summary, "|", `\|`))
+	}
+	b.WriteString("<!-- end locks -->\n")
+	want, err := report.ReplaceBlock([]byte(readPage(t, rel)), b.Bytes(), "locks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	syncBlock(t, rel, want, "the table of locks")
 }
 
 // TestMatrixDoc: docs/matrix.md's table of rows is rendered from
