@@ -10,6 +10,7 @@
 // rate with 95% Wilson intervals against the parameter, one line per
 // lock, the theoretical boundary marked) and a short table.
 //
-// It imports harness, checker, locks and nemesis; cmd/torture wires it
+// It imports harness (the runs' configuration), trial (to run and judge
+// each), checker, report, locks and nemesis; cmd/torture wires it
 // (torture envelope). Nothing imports it but cmd.
 package envelope

@@ -16,6 +16,7 @@
 // with report. Nothing in it switches on a fault or a promise by name: a
 // new row of the table or a new fault kind needs no code here.
 //
-// It imports matrix, report, locks and nemesis; nothing imports it but
+// It imports matrix, report, checker, locks, nemesis and internal/cli (to
+// parse Command's flags as every command does); nothing imports it but
 // cmd/torture and users' mains.
 package gate

@@ -79,8 +79,9 @@
 //
 // This package knows nothing of faults, histories or the harness: it
 // imports go-redis, the three lock libraries (and rueidis, which
-// rueidislock runs on), google/shlex (to split an
-// exec: command line), and of this module only two leaves under internal/
-// that import nothing of it: wait (the interruptible sleep) and redisopt
-// (the go-redis options; see ClientOptions).
+// rueidislock runs on), google/shlex (to split an exec: command line),
+// and of this module only three leaves under internal/ that import
+// nothing of it: wait (the interruptible sleep), redisopt (the go-redis
+// options; see ClientOptions) and suggest (the name meant by a misspelt
+// lock).
 package locks

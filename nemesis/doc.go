@@ -47,7 +47,8 @@
 // (trigger, targets, amount) in its parameters, so that schedule.json
 // says what it struck and a replay strikes the same way (targeted.go).
 //
-// It imports history, cluster, internal/wait and internal/safefs (a
+// It imports history, cluster, internal/wait, internal/safefs (a
 // schedule to replay may come from someone else: a link or a special
-// file is refused); never locks, checker or harness.
+// file is refused) and internal/suggest (the kind meant by a misspelt
+// name); never locks, checker or harness.
 package nemesis

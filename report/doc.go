@@ -8,7 +8,7 @@
 // bands; see Timeline, Throughput and Latency) and porcupine's
 // visualization of each failing key (or of the busiest key when all is
 // valid). report.html is written from a checker.Analysis, the value the
-// check derives in its one pass over the history (#15): the report never
+// check derives in its one pass over the history: the report never
 // reads the events again.
 //
 // For a comparison matrix, WriteMatrix writes summary.md, summary.json,
@@ -20,7 +20,12 @@
 // outside its folder, and every file is written through a temporary file
 // and a rename (internal/safefs; docs/threat-model.md).
 //
-// It imports checker, explain, history and internal/safefs; never
-// harness, so stored runs can be re-reported from their files alone. Every page it writes works offline:
-// no external assets, and no script but porcupine's own.
+// It imports checker, explain and internal/safefs; never harness, so
+// stored runs can be re-reported from their files alone. Every page it
+// writes works offline: no external assets, and no script but
+// porcupine's own.
+//
+// The findings table of the README is rendered here too (Findings, from
+// a published bundle's summary.json), between markers that ReplaceBlock
+// finds, so that the page's figures are the data's.
 package report

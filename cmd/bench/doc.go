@@ -1,5 +1,6 @@
-// Command bench measures the harness, as issue 8 asks, and writes
-// BENCHMARKS.md (`make bench`):
+// Command bench measures the harness and writes BENCHMARKS.md (`make
+// bench`): how fast it drives, how fast it checks, how surely it finds
+// violations:
 //
 //  1. workload: lock cycles per second of harness.Run (setnx, 50 clients
 //     on their own keys, hold 0, recording on) through the node's proxy
@@ -29,7 +30,7 @@
 //
 // `bench gen <path> <ops> valid|violation` writes one generated history.
 //
-// It imports harness, checker, history, cluster, locks, matrix, report and
-// internal/cli (its main), and go-redis for the raw loop; nothing imports
-// it.
+// It imports harness, trial (to run and judge), checker, history,
+// cluster, locks, nemesis, matrix, report and internal/cli (its main), and
+// go-redis for the raw loop; nothing imports it.
 package main

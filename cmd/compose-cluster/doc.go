@@ -14,4 +14,6 @@
 // torture command that runs against it, without the password. down
 // removes the containers and the network and checks that none is left.
 // Exit status 2 and one line on an error.
+//
+// It imports deploy/compose (the cluster) and internal/cli (its main).
 package main

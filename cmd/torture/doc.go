@@ -1,14 +1,22 @@
 // Command torture runs torture tests against Redis locks and checks
 // recorded histories.
 //
-//	torture run    [flags]           run one test, write <out>/<run-id>/
-//	torture check  [flags] DIR|FILE  re-check a stored run or a bare history
-//	torture matrix [flags]           run the comparison matrix (--quick: the release gate; --shard i/n: a share of it)
-//	torture matrix merge OUT DIR...  join the outputs of a matrix's shards and judge its cells
+//	torture run      [flags]            run one test, write <out>/<run-id>/
+//	torture check    [flags] DIR|FILE   re-check a stored run or a bare history
+//	torture explain  [flags] DIR|FILE   name the cause of each violation
+//	torture shrink   [flags] DIR        the fewest fault steps that still reproduce a run's violation
+//	torture matrix   [flags]            the comparison matrix (--quick: the release gate; --shard i/n: a share of it)
+//	torture matrix merge OUT DIR...     join the outputs of a matrix's shards and judge its cells
+//	torture matrix publish MATRIXDIR OUT  the bundle results/ publishes (--readme, --findings: the pages made from it)
+//	torture gate     [flags]            the release gate of one lock, from the promises it declares
+//	torture envelope [flags]            sweep one fault's size to find where each lock's safety ends
+//	torture version                     this binary's commit and the versions that decide verdicts
 //
-// Exit status: 0 when every verdict is valid (every cell matches, for
-// matrix), 1 on a safety violation (a cell that contradicts its
-// expectation), 2 when a verdict is unknown or on an error.
+// Flags may come anywhere on the line; a misspelt command, flag, lock or
+// fault kind gets a suggestion. Exit status, the same for every command:
+// 0 every verdict valid (every cell as expected), 1 a violation (a cell
+// that contradicts its expectation, a promise broken), 2 an error, 3
+// inconclusive (a verdict unknown, which is never a pass).
 //
 // Beside it, cmd/bench measures the harness (make bench, BENCHMARKS.md),
 // cmd/redis-image builds the docker backend's image (make redis-image)
@@ -16,4 +24,8 @@
 // backend (make compose-up). Every default of run's flags is
 // harness.Defaults'; every --check-timeout defaults to
 // checker.DefaultTimeout.
+//
+// It is wiring only: it imports harness, trial, checker, report, explain,
+// shrink, matrix, gate, envelope, locks, nemesis and cluster, and
+// internal/cli, internal/safefs and internal/suggest; nothing imports it.
 package main

@@ -14,7 +14,8 @@ import (
 // TestMatrixScript runs scripts/matrix (make matrix) as a user would, on
 // two cells and one short seed, in one job and in two shards side by
 // side: each publishes a bundle with its runs and regenerates the README
-// beside it from the bundle, with the commit and each cell's rate; a
+// beside it from the bundle, with the commit and each cell's rate, and the
+// findings table of the README at the root; a
 // second publication on the same day goes to a folder of its own.
 func TestMatrixScript(t *testing.T) {
 	if testing.Short() {
@@ -45,6 +46,10 @@ func TestMatrixScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	results := filepath.Join(tmp, "results")
+	// A README with the findings table's markers, as the repository's.
+	if err := os.WriteFile(filepath.Join(tmp, "README.md"), []byte("# x\n\n<!-- begin findings -->\n<!-- end findings -->\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	jobList := []string{"1", "2"}
 	for i, jobs := range jobList {
 		cmd := exec.CommandContext(ctx, script)
@@ -71,6 +76,15 @@ func TestMatrixScript(t *testing.T) {
 		for _, want := range []string{"](" + filepath.Base(pub) + "/summary.md)", "- code: " + wantCommit, "| setnx-get-set/none | Go | none | lease violation, resource possible | 1/1 = 1.00", "| setnx/none | Go | none | safe | 0/1 = 0.00"} {
 			if !strings.Contains(string(readme), want) {
 				t.Errorf("MATRIX_JOBS=%s: README lacks %q:\n%s", jobs, want, readme)
+			}
+		}
+		top, err := os.ReadFile(filepath.Join(tmp, "README.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"from results/" + filepath.Base(pub) + "/summary.json", "| `none` | – | – | setnx 0/1 |", "setnx-get-set/none (lease 1/1)"} {
+			if !strings.Contains(string(top), want) {
+				t.Errorf("MATRIX_JOBS=%s: README.md's findings lack %q:\n%s", jobs, want, top)
 			}
 		}
 	}

@@ -5,10 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/locktorture/locktorture/internal/safefs"
+	"github.com/locktorture/locktorture/locks"
+	"github.com/locktorture/locktorture/matrix"
 	"github.com/locktorture/locktorture/report"
 )
 
@@ -21,28 +24,81 @@ func publishCmd(args []string, stdout, stderr io.Writer) error {
 	fs.Usage = func() {}
 	all := fs.Bool("all-histories", false, "keep every run's history (by default: every run that showed a violation or decided nothing, and the first of every cell)")
 	readme := fs.String("readme", "", "also regenerate this README (e.g. results/README.md) from the bundle: the twelve scenarios, every cell's rate and what would contradict it, with links relative to the README")
+	findings := fs.String("findings", "", "also rewrite the findings table of this page (e.g. README.md, between its findings markers) from the bundle")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stdout, "torture matrix publish [--readme FILE] MATRIXDIR OUT: write the bundle that results/ publishes into OUT, which must not exist or be empty: the summaries (summary.md, summary.json, junit.xml, index.html) and %s, each run's report.html, results.json and schedule.json and the histories kept (unpack it beside index.html, tar -xJf %s, for the links, torture check and torture explain)\n", report.RunsArchive, report.RunsArchive)
+			fmt.Fprintf(stdout, "torture matrix publish [--readme FILE] [--findings FILE] [--all-histories] MATRIXDIR OUT: write the bundle that results/ publishes into OUT, which must not exist or be empty: the summaries (summary.md, summary.json, junit.xml, index.html) and %s, each run's report.html, results.json and schedule.json and the histories kept (unpack it beside index.html, tar -xJf %s, for the links, torture check and torture explain)\n", report.RunsArchive, report.RunsArchive)
 		}
 		return err
 	}
 	if fs.NArg() != 2 {
-		return errors.New("matrix publish: want MATRIXDIR and OUT: torture matrix publish [--readme FILE] MATRIXDIR OUT")
+		return errors.New("matrix publish: want MATRIXDIR and OUT: torture matrix publish [--readme FILE] [--findings FILE] MATRIXDIR OUT")
 	}
 	size, err := report.Publish(fs.Arg(0), fs.Arg(1), report.PublishOptions{AllHistories: *all})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "published %s → %s: %.1f MB\n", fs.Arg(0), fs.Arg(1), float64(size)/1e6)
-	if *readme == "" {
-		return nil
+	if *readme != "" {
+		if err := writeReadme(*readme, fs.Arg(1), size); err != nil {
+			return fmt.Errorf("matrix publish: --readme: %w", err)
+		}
+		fmt.Fprintf(stderr, "regenerated %s from %s\n", *readme, fs.Arg(1))
 	}
-	if err := writeReadme(*readme, fs.Arg(1), size); err != nil {
-		return fmt.Errorf("matrix publish: --readme: %w", err)
+	if *findings != "" {
+		page, err := findingsPage(*findings, fs.Arg(1))
+		if err == nil {
+			err = safefs.WriteFile(*findings, page, 0o644)
+		}
+		if err != nil {
+			return fmt.Errorf("matrix publish: --findings: %w", err)
+		}
+		fmt.Fprintf(stderr, "rewrote the findings of %s from %s\n", *findings, fs.Arg(1))
 	}
-	fmt.Fprintf(stderr, "regenerated %s from %s\n", *readme, fs.Arg(1))
 	return nil
+}
+
+// findingsPage returns the page at path with its findings table rendered
+// anew from the bundle's summary (report.Findings), the bundle linked
+// relative to the page, the rows in the literature table's order and the
+// registry's mutants apart. The page must already have the table's
+// markers (report.FindingsBlock).
+func findingsPage(path, bundle string) ([]byte, error) {
+	m, err := report.ReadMatrix(bundle)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := relativeTo(path, bundle)
+	if err != nil {
+		return nil, err
+	}
+	page, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	block := report.Findings(m, report.FindingsOptions{Bundle: rel, Rows: matrix.Rows(), Mutant: func(lock string) bool {
+		spec, err := locks.Lookup(lock)
+		return err == nil && spec.Mutant
+	}})
+	return report.ReplaceBlock(page, block, report.FindingsBlock)
+}
+
+// relativeTo is the path of dir relative to the directory of the page at
+// path, with slashes; dir must lie inside it.
+func relativeTo(path, dir string) (string, error) {
+	base, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(base, abs)
+	if err != nil || !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("the bundle %s is not inside %s, the page's directory", dir, base)
+	}
+	return filepath.ToSlash(rel), nil
 }
 
 // writeReadme regenerates the README at path from the published bundle

@@ -1,0 +1,300 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/locktorture/locktorture/checker"
+)
+
+// FindingsOptions say how Findings renders a bundle's summary.
+type FindingsOptions struct {
+	// Bundle is the bundle's directory as the page that shows the
+	// findings links it ("results/2026-12-01"), with slashes.
+	Bundle string
+	// Rows orders the table: the rows of the literature table, in its
+	// order (matrix.Rows). A row not listed comes after them, in the
+	// order the summary first names it.
+	Rows []string
+	// Mutant reports whether the lock called lock is a deliberately
+	// broken variant (locks.Spec.Mutant): its cells are summed up in one
+	// line under the table rather than mixed with the real locks'. Nil:
+	// no lock is.
+	Mutant func(lock string) bool
+}
+
+// The markers of the findings block: Findings writes them around the
+// block, and ReplaceBlock finds them in a page to replace what lies
+// between.
+const FindingsBlock = "findings"
+
+// Findings renders, from a bundle's summary, the table of what broke at a
+// glance: one line per row of the literature table, and in it the locks
+// under which two leases overlapped (lease), those that only lost updates
+// (resource), and those that showed neither, each with how many of the
+// runs that decided that property showed its violation ("3/3"). It is
+// Markdown between the markers of FindingsBlock, for ReplaceBlock: the
+// README's table is made from the published data, never typed.
+func Findings(m Matrix, o FindingsOptions) []byte {
+	type line struct {
+		row                    string
+		lease, resource, clean []string
+	}
+	var (
+		lines   []*line
+		byRow   = map[string]*line{}
+		mutants []string
+		marked  bool
+	)
+	for _, c := range m.Cells {
+		row := cellRow(c)
+		lease, resource := propertyRate(c, PropertyLease), propertyRate(c, PropertyResource)
+		entry := mdText(c.Lock)
+		mark := ""
+		if !c.Matches {
+			mark, marked = " ✗", true
+		}
+		if o.Mutant != nil && o.Mutant(c.Lock) {
+			mutants = append(mutants, fmt.Sprintf("%s (%s)%s", mdText(c.Name), brokeText(c, lease, resource), mark))
+			continue
+		}
+		l := byRow[row]
+		if l == nil {
+			l = &line{row: row}
+			byRow[row] = l
+			lines = append(lines, l)
+		}
+		stuck := ""
+		if n := stuckRuns(c); n > 0 {
+			stuck = fmt.Sprintf(", stuck %d/%d", n, len(c.Runs))
+		}
+		switch {
+		case lease.Violations > 0:
+			l.lease = append(l.lease, fmt.Sprintf("%s %d/%d%s%s", entry, lease.Violations, lease.Runs, stuck, mark))
+		case resource.Violations > 0:
+			l.resource = append(l.resource, fmt.Sprintf("%s %d/%d%s%s", entry, resource.Violations, resource.Runs, stuck, mark))
+		case lease.Runs == 0 && resource.Runs == 0:
+			l.clean = append(l.clean, fmt.Sprintf("%s undecided%s%s", entry, stuck, mark))
+		case resource.Runs == 0:
+			l.clean = append(l.clean, fmt.Sprintf("%s 0/%d, resource untested%s%s", entry, lease.Runs, stuck, mark))
+		case lease.Runs == 0:
+			l.clean = append(l.clean, fmt.Sprintf("%s 0/%d, lease undecided%s%s", entry, resource.Runs, stuck, mark))
+		default:
+			l.clean = append(l.clean, fmt.Sprintf("%s 0/%d%s%s", entry, max(lease.Runs, resource.Runs), stuck, mark))
+		}
+	}
+	order := func(row string) int {
+		if i := slices.Index(o.Rows, row); i >= 0 {
+			return i
+		}
+		return len(o.Rows)
+	}
+	slices.SortStableFunc(lines, func(a, b *line) int { return order(a.row) - order(b.row) })
+
+	var b bytes.Buffer
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	bundle := strings.TrimSuffix(o.Bundle, "/")
+	p("<!-- begin %s: rendered by report.Findings from %s/summary.json; do not edit by hand -->\n", FindingsBlock, mdText(bundle))
+	p("From [`%s/`](%s/) (", mdText(bundle), bundle)
+	if !m.Started.IsZero() {
+		p("%s; ", m.Started.UTC().Format("2006-01-02"))
+	}
+	p("%s; seeds %s; %s a run). Each entry is a lock and how many of its runs that decided the property showed the violation.\n\n", cellsNamed(len(m.Cells)), seedList(m.Seeds), mdText(m.Duration))
+	p("| row of the table | two holders at once (lease) | lost updates only (resource) | no violation |\n")
+	p("|---|---|---|---|\n")
+	dash := func(s []string) string {
+		if len(s) == 0 {
+			return "–"
+		}
+		return strings.Join(s, ", ")
+	}
+	for _, l := range lines {
+		p("| `%s` | %s | %s | %s |\n", mdText(l.row), dash(l.lease), dash(l.resource), dash(l.clean))
+	}
+	if len(mutants) > 0 {
+		p("\nMutants, locks broken on purpose to show the checkers see what they claim: %s.\n", strings.Join(mutants, ", "))
+	}
+	if marked {
+		p("\n✗: the cell contradicts what the literature expects of it (see the bundle's summary.md).\n")
+	}
+	p("<!-- end %s -->\n", FindingsBlock)
+	return b.Bytes()
+}
+
+// cellRow is the row of the literature table c is: its Row, or for a
+// summary written before rows its name after the lock's ("setnx/none" is
+// row "none", "setnx+fencing/none" row "+fencing/none").
+func cellRow(c Cell) string {
+	if c.Row != "" {
+		return c.Row
+	}
+	row := strings.TrimPrefix(c.Name, c.Lock)
+	if strings.HasPrefix(row, "/") {
+		return row[1:]
+	}
+	return row
+}
+
+// propertyRate is the rate of c's runs that broke property p of the runs
+// that decided it (valid or invalid).
+func propertyRate(c Cell, p string) Rate {
+	k, n := 0, 0
+	for _, r := range c.Runs {
+		v := r.Lease
+		if p == PropertyResource {
+			v = r.Resource
+		}
+		switch v {
+		case checker.Invalid:
+			k++
+			n++
+		case checker.Valid:
+			n++
+		}
+	}
+	return NewRate(k, n)
+}
+
+// stuckRuns counts c's runs whose liveness was stuck.
+func stuckRuns(c Cell) int {
+	n := 0
+	for _, r := range c.Runs {
+		if r.Liveness == checker.LivenessStuck {
+			n++
+		}
+	}
+	return n
+}
+
+// brokeText says what a mutant's cell broke: "lease 3/3", "resource
+// 2/3", "stuck 3/3", or "no violation 0/3".
+func brokeText(c Cell, lease, resource Rate) string {
+	switch {
+	case lease.Violations > 0:
+		return fmt.Sprintf("lease %d/%d", lease.Violations, lease.Runs)
+	case resource.Violations > 0:
+		return fmt.Sprintf("resource %d/%d", resource.Violations, resource.Runs)
+	case stuckRuns(c) > 0:
+		return fmt.Sprintf("stuck %d/%d", stuckRuns(c), len(c.Runs))
+	}
+	return fmt.Sprintf("no violation 0/%d", max(lease.Runs, resource.Runs))
+}
+
+// mdText is s as text in a Markdown table cell: printable, no column
+// break, and no HTML (a name from a summary could otherwise close the
+// block's marker comment).
+func mdText(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "`", "'").Replace(mdCell(Printable(s)))
+}
+
+// ErrNoBlock: a page without the markers of the block to replace.
+var ErrNoBlock = errors.New("report: no generated block")
+
+// ReplaceBlock returns page with its block called name — from the line
+// that begins "<!-- begin name:" (or "<!-- begin name -->") through the
+// line "<!-- end name -->" — replaced by block, which carries the
+// markers itself (as Findings writes them). A page without both markers,
+// or with the beginning twice, is ErrNoBlock.
+func ReplaceBlock(page, block []byte, name string) ([]byte, error) {
+	i, stop, err := blockSpan(page, name)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Concat(page[:i], block, page[stop:]), nil
+}
+
+// Block returns the block called name of page, markers included, as
+// ReplaceBlock finds it.
+func Block(page []byte, name string) ([]byte, error) {
+	i, stop, err := blockSpan(page, name)
+	if err != nil {
+		return nil, err
+	}
+	return page[i:stop], nil
+}
+
+// blockSpan is where the block called name lies in page: from the start
+// of its beginning's line to just after its end's line.
+func blockSpan(page []byte, name string) (from, to int, err error) {
+	begin, end := []byte("<!-- begin "+name), []byte("<!-- end "+name+" -->")
+	i := lineStarting(page, begin)
+	if i < 0 || lineStarting(page[i+len(begin):], begin) >= 0 {
+		return 0, 0, fmt.Errorf("%w %q: want one line beginning %q", ErrNoBlock, name, begin)
+	}
+	j := lineStarting(page[i:], end)
+	if j < 0 {
+		return 0, 0, fmt.Errorf("%w %q: no line %q after its beginning", ErrNoBlock, name, end)
+	}
+	stop := i + j + len(end)
+	if k := bytes.IndexByte(page[stop:], '\n'); k >= 0 {
+		stop += k + 1
+	} else {
+		stop = len(page)
+	}
+	return i, stop, nil
+}
+
+// lineStarting is the offset of the first line of b that begins with
+// prefix, or -1.
+func lineStarting(b, prefix []byte) int {
+	for off := 0; off <= len(b); {
+		if bytes.HasPrefix(b[off:], prefix) {
+			k := off + len(prefix)
+			// "<!-- begin findings" must not match "<!-- begin findingsX".
+			if k == len(b) || b[k] == ':' || b[k] == ' ' || b[k] == '\n' {
+				return off
+			}
+		}
+		n := bytes.IndexByte(b[off:], '\n')
+		if n < 0 {
+			return -1
+		}
+		off += n + 1
+	}
+	return -1
+}
+
+// NewestBundle returns the name of the newest published bundle in dir
+// (results/): of its folders that hold a summary.json, an index.html and
+// a RunsArchive (what `torture matrix publish` writes; a matrix's or a
+// merge's own output folder has runs/ instead) of a whole matrix (not one
+// shard's), the one whose matrix started last. Folders are read as
+// ReadMatrix reads them (no link followed).
+func NewestBundle(dir string) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	best, bestM := "", Matrix{}
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		sub := filepath.Join(dir, e.Name())
+		published := true
+		for _, f := range []string{"index.html", RunsArchive} {
+			if st, err := os.Lstat(filepath.Join(sub, f)); err != nil || !st.Mode().IsRegular() {
+				published = false
+			}
+		}
+		if !published {
+			continue
+		}
+		m, err := ReadMatrix(sub)
+		if err != nil || m.Shard != nil {
+			continue
+		}
+		if best == "" || m.Started.After(bestM.Started) || m.Started.Equal(bestM.Started) && e.Name() > best {
+			best, bestM = e.Name(), m
+		}
+	}
+	if best == "" {
+		return "", fmt.Errorf("report: no published bundle (summary.json, index.html and %s of a whole matrix) in %s", RunsArchive, dir)
+	}
+	return best, nil
+}
