@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/locktorture/locktorture/gate"
 )
 
 // modulePath is this module's, which the example requires.
@@ -160,6 +162,28 @@ func copyFiles(tb testing.TB, src, dst string) {
 		}
 		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
 			tb.Fatal(err)
+		}
+	}
+}
+
+// TestUnknownLockSaysHowToGateYourOwn: torture gate --lock NAME for a
+// lock the registry does not know exits 2 with one line that says how a
+// lock of one's own is gated, and every file it points at exists.
+func TestUnknownLockSaysHowToGateYourOwn(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := gate.ExitCode(gate.Command(t.Context(), []string{"--lock", "mylock", "--out", t.TempDir()}, &stdout, &stderr), &stderr)
+	msg := strings.TrimSuffix(stderr.String(), "\n")
+	if code != gate.ExitError || stdout.Len() > 0 || msg == "" || strings.Contains(msg, "\n") {
+		t.Fatalf("exit %d, stdout %q, stderr %q: want exit %d and one line", code, stdout.String(), stderr.String(), gate.ExitError)
+	}
+	for _, want := range []string{`unknown lock "mylock"`, "locks.Register", "gate.Main", "exec:COMMAND"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the line does not say %q: %s", want, msg)
+		}
+	}
+	for _, path := range regexp.MustCompile(`\b(?:docs|examples|locks)/[\w./-]*\w`).FindAllString(msg, -1) {
+		if _, err := os.Stat(filepath.Join("..", path)); err != nil {
+			t.Errorf("the line points at %s: %v", path, err)
 		}
 	}
 }
