@@ -3,12 +3,14 @@ package gate_test
 import (
 	"bytes"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/locktorture/locktorture/gate"
+	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/matrix"
 )
 
@@ -49,5 +51,39 @@ func TestGateDocFigures(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("torture gate -h:\n%s", usage.String())
+	}
+}
+
+// TestGateDocPromises: docs/gate.md's table of promises has a line for
+// every field of locks.Promises, with the trait the rows select it by.
+func TestGateDocPromises(t *testing.T) {
+	doc, err := os.ReadFile("../docs/gate.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(doc)
+	typ := reflect.TypeFor[locks.Promises]()
+	for i := range typ.NumField() {
+		if f := typ.Field(i); !strings.Contains(page, "\n| `"+f.Name+" ") {
+			t.Errorf("docs/gate.md's table of promises has no line for %s", f.Name)
+		}
+	}
+	all := locks.Promises{Quorum: 3, Persistence: locks.PersistDelayedRestart, Topologies: []string{"failover"}, SafeUnder: []string{"FAULT"}}
+	v := reflect.ValueOf(&all).Elem()
+	for i := range v.NumField() {
+		if v.Field(i).Kind() == reflect.Bool {
+			v.Field(i).SetBool(true)
+		}
+	}
+	var table []string
+	for line := range strings.Lines(page) {
+		if strings.HasPrefix(line, "| `") {
+			table = append(table, line)
+		}
+	}
+	for _, trait := range append(all.Traits(), "single") {
+		if !slices.ContainsFunc(table, func(line string) bool { return strings.Contains(line, "`"+trait+"`") }) {
+			t.Errorf("docs/gate.md's table of promises does not name the trait %s", trait)
+		}
 	}
 }
