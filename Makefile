@@ -52,7 +52,9 @@ compose-down:
 	$(GO) run ./cmd/compose-cluster down
 
 ## test: unit and integration tests against real redis-server, race detector on; then
-## the example of the release gate (examples/gate, a module of its own).
+## the example of the release gate (examples/gate, a module of its own, which requires
+## the published module and builds here against the checkout through examples/go.work;
+## gate's TestExampleOutsideRepository also tests a copy of it outside the repository).
 test: deps
 	$(GO) test -race -count=1 -timeout 9m ./...
 	cd examples/gate && $(GO) test -race -count=1 -timeout 3m ./...

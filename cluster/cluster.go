@@ -61,7 +61,7 @@ type Cluster struct {
 	password  string
 	version   string
 	srv       *toxiproxy.ApiServer // in-process proxies; nil for the external backend
-	docker    *dockerBackend       // docker backend only
+	docker    ContainerSet         // docker backend only
 	keeper    *keeper              // docker backend only: keeps what containers write private
 	remote    *remoteToxiproxy     // external backend with WithToxiproxy only
 	nodes     []*Node
@@ -299,7 +299,7 @@ func (c *Cluster) close() error {
 		errs = append(errs, n.clock.close())
 	}
 	if c.docker != nil {
-		errs = append(errs, c.docker.close(ctx))
+		errs = append(errs, c.docker.Close(ctx))
 	}
 	if c.keeper != nil {
 		errs = append(errs, c.keeper.close())

@@ -14,14 +14,15 @@
 //   - Start, the process backend, spawns redis-server processes bound to
 //     127.0.0.1 on free ports, in their own process group and killed when
 //     this process dies.
-//   - StartDocker, the docker backend, runs one container per node with
-//     testcontainers-go (its reaper disabled: the package removes its own
-//     containers, labelled with LabelRun and LabelOwner, on Close, on a
-//     cancelled context, and in the next StartDocker after a crash). Ports
-//     are published on 127.0.0.1 and kept across restarts. BuildImage
-//     (make redis-image) builds DefaultImage FROM scratch out of this
-//     host's redis-server, its libraries and the clock shim: nothing is
-//     pulled.
+//   - StartDocker, the docker backend, runs one container per node
+//     through the ContainerEngine that package cluster/docker registers
+//     when a program imports it (testcontainers-go, its reaper disabled:
+//     it removes its own labelled containers on Close, on a cancelled
+//     context, and in the next StartDocker after a crash); a program
+//     built without it gets ErrNoDockerBackend. Ports are published on
+//     127.0.0.1 and kept across restarts. BuildImage (make redis-image)
+//     builds DefaultImage FROM scratch out of this host's redis-server,
+//     its libraries and the clock shim: nothing is pulled.
 //   - Connect, the external backend, drives nodes that run elsewhere; only
 //     the addresses given are contacted. Their proxies, if any, live on a
 //     toxiproxy server someone else runs (WithToxiproxy), driven through
@@ -64,6 +65,8 @@
 // in containers on a private Docker network.
 //
 // It imports go-redis (to wait for PING), toxiproxy (server and client)
-// and testcontainers-go with the Docker client, and of this module only
-// internal/redisopt (the go-redis options, a leaf shared with locks).
+// and fsnotify (see keeper in private.go), and of this module only
+// internal/redisopt (the go-redis options, a leaf shared with locks). It
+// must not import the Docker client: cluster/docker does, and only the
+// programs that run the docker backend import cluster/docker.
 package cluster

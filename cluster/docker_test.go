@@ -8,16 +8,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	cerrdefs "github.com/containerd/errdefs"
-	"github.com/moby/moby/api/types/container"
-	"github.com/moby/moby/client"
 )
+
+// These tests run the docker backend with the engine that engine_test.go
+// registers (package cluster/docker, which this package may not import),
+// and look at the containers with the docker CLI, which BuildImage needs
+// anyway.
 
 var (
 	imageOnce sync.Once
@@ -31,7 +32,11 @@ var (
 // fails it.
 func dockerImage(tb testing.TB) string {
 	tb.Helper()
-	if err := DockerPing(tb.Context()); err != nil {
+	e, err := containerEngine()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := e.Host(tb.Context()); err != nil {
 		if errors.Is(err, ErrNoDocker) {
 			tb.Skipf("docker backend not tested: %v", err)
 		}
@@ -57,18 +62,32 @@ func startDockerTB(tb testing.TB, n int, opts ...Option) *Cluster {
 	return openTB(tb, Spec{Backend: BackendDocker, Nodes: n, Image: dockerImage(tb)}, opts...)
 }
 
-// runContainers returns the names of the containers of the cluster with
-// id run.
-func runContainers(tb testing.TB, run string) []string {
+// The labels of package cluster/docker's containers (LabelRun and
+// LabelOwner there).
+const (
+	labelRun   = "io.locktorture.run"
+	labelOwner = "io.locktorture.owner"
+)
+
+// dockerPS returns the lines docker ps -a prints, in format, for every
+// container of the docker backend (labelled labelRun).
+func dockerPS(tb testing.TB, format string) []string {
 	tb.Helper()
-	cs, err := Containers(context.Background())
+	out, err := exec.Command("docker", "ps", "-a", "--filter", "label="+labelRun, "--format", format).Output()
 	if err != nil {
-		tb.Fatal(err)
+		tb.Fatalf("docker ps: %v", err)
 	}
+	return strings.Split(strings.TrimSpace(string(out)), "\n")
+}
+
+// runContainers returns "name (state)" of each container of the cluster
+// whose containers are b.
+func runContainers(tb testing.TB, b ContainerSet) []string {
+	tb.Helper()
 	var names []string
-	for _, c := range cs {
-		if c.Run == run {
-			names = append(names, c.Name+" ("+c.State+")")
+	for _, l := range dockerPS(tb, "{{.Names}} ({{.State}})") {
+		if strings.HasPrefix(l, b.Name("")) {
+			names = append(names, l)
 		}
 	}
 	return names
@@ -80,21 +99,16 @@ func TestDockerKillRestartPause(t *testing.T) {
 	if c.Backend() != BackendDocker || c.Version() == "" || len(c.Versions()) != 3 {
 		t.Errorf("Backend %q, Version %q, Versions %q", c.Backend(), c.Version(), c.Versions())
 	}
-	cs, err := Containers(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mine := 0
+	own := strings.Join(mine(t), " ")
+	cs := runContainers(t, c.docker)
 	for _, ct := range cs {
-		if ct.Run == c.docker.run {
-			mine++
-			if !ct.Mine || ct.State != "running" || !strings.HasPrefix(ct.Name, "locktorture-"+c.docker.run+"-n") {
-				t.Errorf("container %+v", ct)
-			}
+		name, _, _ := strings.Cut(ct, " ")
+		if !strings.HasSuffix(ct, " (running)") || !strings.HasPrefix(name, c.docker.Name("n")) || !strings.Contains(own, name) {
+			t.Errorf("container %s: want one of this process's, running, named after its node", ct)
 		}
 	}
-	if mine != 3 {
-		t.Errorf("%d containers of the run, want 3", mine)
+	if len(cs) != 3 {
+		t.Errorf("containers of the cluster: %v, want 3", cs)
 	}
 
 	n := c.Node(1)
@@ -154,7 +168,7 @@ func TestDockerKillRestartPause(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if left := runContainers(t, c.docker.run); len(left) > 0 {
+	if left := runContainers(t, c.docker); len(left) > 0 {
 		t.Errorf("containers left after Close: %v", left)
 	}
 	if _, err := os.Stat(c.Node(0).LogPath()); err != nil {
@@ -170,12 +184,12 @@ func TestDockerCancelRemoves(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if n := len(runContainers(t, c.docker.run)); n != 2 {
+	if n := len(runContainers(t, c.docker)); n != 2 {
 		t.Fatalf("%d containers, want 2", n)
 	}
 	cancel()
 	deadline := time.Now().Add(20 * time.Second)
-	for left := runContainers(t, c.docker.run); len(left) > 0; left = runContainers(t, c.docker.run) {
+	for left := runContainers(t, c.docker); len(left) > 0; left = runContainers(t, c.docker) {
 		if time.Now().After(deadline) {
 			t.Fatalf("containers left 20 s after cancel: %v", left)
 		}
@@ -189,17 +203,18 @@ func TestDockerCancelRemoves(t *testing.T) {
 	}
 }
 
-// mine returns the names of the containers this process made.
+// mine returns the names of the containers this process made: those
+// whose owner label ("host pidns pid start") names this host and PID.
 func mine(tb testing.TB) []string {
 	tb.Helper()
-	cs, err := Containers(context.Background())
+	host, err := os.Hostname()
 	if err != nil {
 		tb.Fatal(err)
 	}
 	var names []string
-	for _, c := range cs {
-		if c.Mine {
-			names = append(names, c.Name)
+	for _, l := range dockerPS(tb, "{{.Names}} {{.Label \""+labelOwner+"\"}}") {
+		if f := strings.Fields(l); len(f) == 5 && f[1] == host && f[3] == strconv.Itoa(os.Getpid()) {
+			names = append(names, f[0])
 		}
 	}
 	return names
@@ -271,75 +286,6 @@ func TestDockerImageWithoutShim(t *testing.T) {
 	}
 }
 
-func TestRemoveStaleContainers(t *testing.T) {
-	image := dockerImage(t)
-	ctx := t.Context()
-	cli, err := newDockerClient(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
-	me := strings.Fields(ownerLabel())
-	if len(me) != 4 {
-		t.Fatalf("ownerLabel() = %q", ownerLabel())
-	}
-	owner := func(host, pid, start string) string { return strings.Join([]string{host, me[1], pid, start}, " ") }
-	run := fmt.Sprintf("stale%d", os.Getpid())
-	for _, tc := range []struct {
-		name, owner string
-		stale       bool
-	}{
-		{"dead", owner(me[0], fmt.Sprint(dead.Process.Pid), "1"), true},
-		{"reused", owner(me[0], me[2], "1"), true}, // this PID, another start time
-		{"alive", ownerLabel(), false},
-		{"elsewhere", owner("another-host", fmt.Sprint(dead.Process.Pid), "1"), false},
-		{"garbled", "who knows", false},
-	} {
-		res, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
-			Name:   "locktorture-" + run + "-" + tc.name,
-			Config: &container.Config{Image: image, Labels: map[string]string{LabelRun: run, LabelOwner: tc.owner}},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			cli.ContainerRemove(context.Background(), res.ID, client.ContainerRemoveOptions{Force: true})
-		})
-	}
-	for _, nw := range []struct{ name, owner string }{
-		{"locktorture-" + run + "-net-dead", owner(me[0], fmt.Sprint(dead.Process.Pid), "1")},
-		{"locktorture-" + run + "-net-alive", ownerLabel()},
-	} {
-		if _, err := cli.NetworkCreate(ctx, nw.name, client.NetworkCreateOptions{Driver: "bridge",
-			Labels: map[string]string{LabelRun: run, LabelOwner: nw.owner}}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cli.NetworkRemove(context.Background(), nw.name, client.NetworkRemoveOptions{}) })
-	}
-	removed, err := RemoveStaleContainers(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, r := range removed {
-		if strings.Contains(r, run) {
-			got = append(got, r)
-		}
-	}
-	slices.Sort(got)
-	want := []string{"locktorture-" + run + "-dead", "locktorture-" + run + "-net-dead", "locktorture-" + run + "-reused"}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("removed %v, want %v", got, want)
-	}
-	if left := runContainers(t, run); len(left) != 3 {
-		t.Errorf("left %v, want alive, elsewhere and garbled", left)
-	}
-}
-
 // TestDockerFailover: the failover topology in containers on a private
 // network, the sentinels in containers too: healthy, a write replicates,
 // cutting the primary's internal path promotes the replica, the heal
@@ -356,16 +302,17 @@ func TestDockerFailover(t *testing.T) {
 	t.Logf("healthy after %v", time.Since(start))
 	ctx := t.Context()
 	b := f.Cluster().docker
-	if b == nil || b.network == "" || b.gateway == "" {
+	if b == nil || b.Gateway() == "" {
 		t.Fatalf("no private network: %+v", b)
 	}
-	if n := len(runContainers(t, b.run)); n != 5 {
+	network := strings.TrimSuffix(b.Name(""), "-") // package cluster/docker names it after the run
+	if n := len(runContainers(t, b)); n != 5 {
 		t.Errorf("%d containers, want 2 nodes and 3 sentinels", n)
 	}
 	n1, n2 := f.Nodes()[0], f.Nodes()[1]
 	for _, n := range f.Nodes() {
-		if host, _, _ := strings.Cut(f.InternalAddr(n), ":"); host != b.gateway {
-			t.Errorf("%s: internal address %s, want one on the network's gateway %s", n.Name(), f.InternalAddr(n), b.gateway)
+		if host, _, _ := strings.Cut(f.InternalAddr(n), ":"); host != b.Gateway() {
+			t.Errorf("%s: internal address %s, want one on the network's gateway %s", n.Name(), f.InternalAddr(n), b.Gateway())
 		}
 	}
 	rc := newClient(n1.Addr(), f.Password())
@@ -406,12 +353,13 @@ func TestDockerFailover(t *testing.T) {
 	// containers wrote under Docker's umask 022 (the sentinels'
 	// rewritten sentinel.conf, the nodes' CONFIG REWRITE after the
 	// failover, logs, RDB files) is made private by the keeper.
-	out, err := exec.Command("docker", "ps", "-q", "--filter", "label="+LabelRun+"="+b.run).Output()
-	if err != nil {
-		t.Fatal(err)
+	var ids []string
+	for _, l := range dockerPS(t, "{{.ID}} {{.Names}} {{.State}}") {
+		if f := strings.Fields(l); len(f) == 3 && strings.HasPrefix(f[1], b.Name("")) && f[2] == "running" {
+			ids = append(ids, f[0])
+		}
 	}
-	ids := strings.Fields(string(out))
-	out, err = exec.Command("docker", append([]string{"inspect", "--format", "{{json .Path}} {{json .Args}} {{json .Config.Cmd}} {{json .Config.Env}}"}, ids...)...).Output()
+	out, err := exec.Command("docker", append([]string{"inspect", "--format", "{{json .Path}} {{json .Args}} {{json .Config.Cmd}} {{json .Config.Env}}"}, ids...)...).Output()
 	if err != nil || len(ids) != 5 {
 		t.Fatalf("docker inspect %v: %v", ids, err)
 	}
@@ -440,11 +388,11 @@ func TestDockerFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkPrivate(t, f.c.dir, f.Password(), f.SentinelPassword())
-	if left := runContainers(t, b.run); len(left) > 0 {
+	if left := runContainers(t, b); len(left) > 0 {
 		t.Errorf("containers left after Close: %v", left)
 	}
-	if out, err := exec.Command("docker", "network", "ls", "-q", "--filter", "name="+b.network).Output(); err != nil || len(out) > 0 {
-		t.Errorf("network %s after Close: %q, %v", b.network, out, err)
+	if out, err := exec.Command("docker", "network", "ls", "-q", "--filter", "name="+network).Output(); err != nil || len(out) > 0 {
+		t.Errorf("network %s after Close: %q, %v", network, out, err)
 	}
 }
 
@@ -456,13 +404,9 @@ func TestEnsureImage(t *testing.T) {
 	dockerImage(t) // skips without an engine
 	tag := fmt.Sprintf("locktorture/redis:ensure-test-%d", os.Getpid())
 	rmi := func() {
-		cli, err := newDockerClient(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cli.Close()
-		if _, err := cli.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
-			t.Fatal(err)
+		out, err := exec.Command("docker", "rmi", "-f", tag).CombinedOutput()
+		if err != nil && !strings.Contains(string(out), "No such image") {
+			t.Fatalf("docker rmi %s: %v: %s", tag, err, out)
 		}
 	}
 	rmi()

@@ -190,7 +190,7 @@ func startFailover(ctx context.Context, c *Cluster) (*Failover, error) {
 // host's address on the private Docker network.
 func (f *Failover) host() string {
 	if f.c.docker != nil {
-		return f.c.docker.gateway
+		return f.c.docker.Gateway()
 	}
 	return loopback
 }
@@ -350,25 +350,25 @@ func (f *Failover) spawnSentinel(s *sentinel, primaryHost, primaryPort string) (
 // published on 127.0.0.1:s.port.
 func (f *Failover) startSentinelContainer(ctx context.Context, s *sentinel, primaryHost, primaryPort string) (run, error) {
 	const port = 26379
-	conf := f.sentinelConf("0.0.0.0", port, imageData, primaryHost, primaryPort)
+	conf := f.sentinelConf("0.0.0.0", port, ImageData, primaryHost, primaryPort)
 	if err := writePrivate(filepath.Join(s.dir, sentinelConf), []byte(conf)); err != nil {
 		return nil, err
 	}
 	b := f.c.docker
-	id, err := b.startContainer(ctx, containerSpec{
-		name:     s.name,
-		cmd:      []string{imageData + "/" + sentinelConf, "--sentinel"},
-		dir:      s.dir,
-		port:     port,
-		hostPort: s.port,
+	id, err := b.Start(ctx, ContainerSpec{
+		Name:     s.name,
+		Cmd:      []string{ImageData + "/" + sentinelConf, "--sentinel"},
+		Dir:      s.dir,
+		Port:     port,
+		HostPort: s.port,
 	})
 	if err != nil {
 		if id != "" {
-			err = errors.Join(err, b.remove(context.WithoutCancel(ctx), id))
+			err = errors.Join(err, b.Remove(context.WithoutCancel(ctx), id))
 		}
 		return nil, err
 	}
-	return b.watch(id), nil
+	return containerRun{b.Watch(id)}, nil
 }
 
 // stop ends the sentinel (SIGTERM, then SIGKILL after 2 s; a container is

@@ -14,8 +14,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	cerrdefs "github.com/containerd/errdefs"
 )
 
 // DefaultImage is the image that BuildImage builds by default (make
@@ -35,8 +33,11 @@ const (
 const (
 	imageRedisServer = "/usr/bin/redis-server"
 	imageClockShim   = "/usr/lib/locktorture/clockshim.so"
-	imageData        = "/data"
 )
+
+// ImageData is the working directory of the images BuildImage builds,
+// where the docker backend mounts each node's folder.
+const ImageData = "/data"
 
 // BuildImage builds the Docker image tag (DefaultImage if "") from files
 // of this host, pulling nothing: FROM scratch, with this host's
@@ -47,11 +48,16 @@ const (
 // directory. It runs "docker build" (the docker CLI must be in PATH),
 // against the engine StartDocker uses, on a context it writes to a
 // temporary directory, and returns the build's output in the error when
-// it fails; ErrNoDocker when no engine answers. Of the options, only WithRedisServer
+// it fails; ErrNoDocker when no engine answers (ErrNoDockerBackend in a
+// program built without one). Of the options, only WithRedisServer
 // applies.
 func BuildImage(ctx context.Context, tag string, opts ...Option) error {
 	if tag == "" {
 		tag = DefaultImage
+	}
+	e, err := containerEngine()
+	if err != nil {
+		return err
 	}
 	o, err := newOptions(1, opts)
 	if err != nil {
@@ -73,13 +79,9 @@ func BuildImage(ctx context.Context, tag string, opts ...Option) error {
 	// Build on the engine that StartDocker will use: testcontainers may
 	// settle on another one than the docker CLI's (it falls back to the
 	// default socket when DOCKER_HOST does not answer).
-	cli, err := newDockerClient(ctx)
+	host, err := e.Host(ctx)
 	if err != nil {
 		return err
-	}
-	host := cli.DaemonHost()
-	if err := cli.Close(); err != nil {
-		return fmt.Errorf("cluster: image: %w", err)
 	}
 	cmd := exec.CommandContext(ctx, docker, "build", "--label", LabelRedisVersion+"="+version, "-t", tag, dir)
 	cmd.Env = append(os.Environ(), "DOCKER_HOST="+host, "DOCKER_CONTEXT=")
@@ -129,7 +131,7 @@ func writeImageContext(ctx context.Context, dir, redisServer string) (string, er
 			return "", err
 		}
 	}
-	for _, d := range []string{imageData, "/tmp"} {
+	for _, d := range []string{ImageData, "/tmp"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o777); err != nil {
 			return "", fmt.Errorf("cluster: image: %w", err)
 		}
@@ -142,7 +144,7 @@ func writeImageContext(ctx context.Context, dir, redisServer string) (string, er
 		"FROM scratch",
 		"COPY root/ /",
 		fmt.Sprintf("LABEL %s=%s", LabelClockShim, imageClockShim),
-		"WORKDIR " + imageData,
+		"WORKDIR " + ImageData,
 		"EXPOSE 6379",
 		fmt.Sprintf("ENTRYPOINT [%q]", imageRedisServer),
 	}, "\n") + "\n"
@@ -212,9 +214,6 @@ func copyFile(dst, src string) (err error) {
 	return nil
 }
 
-// errNoImage marks an image missing from the Docker engine.
-var errNoImage = errors.New("not found in the Docker engine (make redis-image builds the default one; another must be built or pulled by whoever named it)")
-
 // ensureImage makes sure the Docker engine has image. When it lacks
 // buildable (DefaultImage), ensureImage builds it with BuildImage (opts as
 // there), which takes seconds and pulls nothing, and writes one line to log
@@ -223,19 +222,13 @@ var errNoImage = errors.New("not found in the Docker engine (make redis-image bu
 // ErrNoDocker (wrapped) when no engine answers. Open calls it for the
 // docker backend.
 func ensureImage(ctx context.Context, image, buildable string, log io.Writer, opts []Option) error {
-	cli, err := newDockerClient(ctx)
+	e, err := containerEngine()
 	if err != nil {
 		return err
 	}
-	_, err = cli.ImageInspect(ctx, image)
-	cli.Close()
-	switch {
-	case err == nil:
-		return nil
-	case !cerrdefs.IsNotFound(err):
-		return fmt.Errorf("cluster: inspect image %s: %w", image, err)
-	case image != buildable:
-		return fmt.Errorf("cluster: image %s %w", image, errNoImage)
+	_, err = e.ImageLabels(ctx, image)
+	if err == nil || !errors.Is(err, ErrNoImage) || image != buildable {
+		return err
 	}
 	if log != nil {
 		fmt.Fprintf(log, "building the docker image %s from this host's redis-server (once; make redis-image does the same)\n", image)

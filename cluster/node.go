@@ -15,10 +15,6 @@ import (
 // errExited marks a run that ended before answering PING.
 var errExited = errors.New("exited before answering PING")
 
-// errPortTaken marks a start that found the port it was given taken, for
-// Node.start to try another.
-var errPortTaken = errors.New("port taken")
-
 // Node is one Redis node and its proxies: a redis-server process or
 // container that the cluster runs, or a node someone else runs (see
 // Connect). Its methods are safe for concurrent use.
@@ -50,7 +46,7 @@ type Node struct {
 type runner interface {
 	// start starts a new run of redis-server. With fresh, it first moves
 	// the node to a new free port (and, in Docker, a new container);
-	// otherwise it reuses those of the last run. It returns errPortTaken
+	// otherwise it reuses those of the last run. It returns ErrPortTaken
 	// when it finds that port taken.
 	start(ctx context.Context, fresh bool) (run, error)
 	// addr returns the address at which this process reaches redis-server.
@@ -328,14 +324,14 @@ func (n *Node) start(ctx context.Context) error {
 // onFreePort starts something on a free port, trying up to portAttempts
 // ports, as a port can be taken between finding it and binding it: start
 // starts a run on a new free port, ready waits until it answers. A start
-// that finds its port taken (errPortTaken: a container learns it from the
+// that finds its port taken (ErrPortTaken: a container learns it from the
 // engine) or a process that exits before it answers (errExited: it may
 // have found its port taken) is tried again on another port.
 func onFreePort(start func() (run, error), ready func(run) error) error {
 	var err error
 	for range portAttempts {
 		var r run
-		if r, err = start(); errors.Is(err, errPortTaken) {
+		if r, err = start(); errors.Is(err, ErrPortTaken) {
 			continue
 		} else if err != nil {
 			return err

@@ -26,10 +26,16 @@ func lookProgram(name, why string) error {
 // are redis-server in sentinel mode, the same binary), and gcc when its
 // nodes are to run with the clock shim (clockShim). The docker backend
 // needs them only to build DefaultImage when the engine lacks it (Open
-// does); the external backend needs none. It takes a few microseconds:
-// callers run it before anything starts.
+// does), but needs this program to be built with it: ErrNoDockerBackend
+// otherwise. The external backend needs none. It takes a few
+// microseconds: callers run it before anything starts.
 func (s Spec) CheckPrograms(clockShim bool) error {
-	if s.backend() != BackendProcess {
+	switch s.backend() {
+	case BackendDocker:
+		_, err := containerEngine()
+		return err
+	case BackendProcess:
+	default:
 		return nil
 	}
 	if err := lookProgram("redis-server", "the process backend runs every node as a redis-server process"); err != nil {

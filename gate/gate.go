@@ -210,7 +210,7 @@ func NewPlan(o Options) (*Plan, error) {
 	}
 	specs, p, err := matrix.CellsFor(o.Lock)
 	if errors.Is(err, locks.ErrUnknownLock) {
-		return nil, fmt.Errorf("gate: %w; to gate a lock of your own, register it (locks.Register, with its Promises) in a main of your own that calls gate.Main (docs/gate.md, examples/gate), or serve it as exec:COMMAND (locks/clients/PROTOCOL.md)", err)
+		return nil, fmt.Errorf("gate: %w; to gate a lock of your own, register it with its promises (locks.Register) in a main of your own that calls gate.Main (docs/gate.md, examples/gate), or run it as client processes: --lock exec:COMMAND (locks/clients/PROTOCOL.md)", err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("gate: %w", err)

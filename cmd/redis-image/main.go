@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/locktorture/locktorture/cluster"
+	_ "github.com/locktorture/locktorture/cluster/docker" // the engine BuildImage builds on
 	"github.com/locktorture/locktorture/internal/cli"
 )
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	_ "github.com/locktorture/locktorture/cluster/docker" // the docker backend (--backend docker)
 	"github.com/locktorture/locktorture/gate"
 	"github.com/locktorture/locktorture/internal/cli"
 	"github.com/locktorture/locktorture/internal/suggest"

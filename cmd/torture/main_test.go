@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/cluster/docker"
 	"github.com/locktorture/locktorture/report"
 )
 
@@ -178,7 +179,7 @@ func TestRelativeOut(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if slices.Contains(tc.args, "docker") {
-				if err := cluster.DockerPing(t.Context()); errors.Is(err, cluster.ErrNoDocker) {
+				if err := docker.Ping(t.Context()); errors.Is(err, cluster.ErrNoDocker) {
 					t.Skipf("docker backend not tested: %v", err)
 				}
 			}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/checker"
-	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/cluster/docker"
 	"github.com/locktorture/locktorture/internal/testutil"
 	"github.com/locktorture/locktorture/report"
 )
@@ -52,7 +52,7 @@ func TestWriteConfig(t *testing.T) {
 // down and finds no container, network or volume of it left.
 func TestComposeCluster(t *testing.T) {
 	ctx := t.Context()
-	if err := cluster.DockerPing(ctx); err != nil {
+	if err := docker.Ping(ctx); err != nil {
 		t.Skipf("the compose cluster is not tested: %v", err)
 	}
 	cli, err := FindCLI(ctx)

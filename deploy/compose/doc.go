@@ -10,6 +10,7 @@
 //
 // It owns nothing of a run: the harness reaches the cluster through the
 // external backend like any cluster someone else runs. It imports
-// cluster (for its image) and go-redis (to see the nodes answer); it is
-// imported by cmd/compose-cluster and by nothing the harness uses.
+// cluster and cluster/docker (for its image: the docker backend's engine)
+// and go-redis (to see the nodes answer); it is imported by
+// cmd/compose-cluster and by nothing the harness uses.
 package compose

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/locktorture/locktorture/cluster"
+	_ "github.com/locktorture/locktorture/cluster/docker" // the engine cluster.BuildImage builds on
 )
 
 // ToxiproxyImage is the image BuildToxiproxyImage builds by default and

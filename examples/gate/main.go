@@ -6,8 +6,14 @@
 //	go run . --lock mylock --list     # the cells and their expectations
 //
 // Exit status 0: every cell matches; 1: the lock broke a promise it
-// declared (the summary names it); 2: inconclusive, or an error.
+// declared (the summary names it); 2: an error; 3: inconclusive.
 // redis-server must be on the PATH.
+//
+// go.mod requires the published module; copied out of the locktorture
+// repository before that version is published, one line points it at a
+// checkout (docs/gate.md):
+//
+//	go mod edit -replace github.com/locktorture/locktorture=/path/to/a/checkout
 package main
 
 import (

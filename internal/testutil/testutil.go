@@ -17,6 +17,7 @@ import (
 
 	"github.com/Shopify/toxiproxy/v2"
 	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/cluster/docker"
 	"github.com/locktorture/locktorture/internal/redisopt"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
@@ -55,7 +56,7 @@ var (
 // build fails it.
 func DockerImage(tb testing.TB) string {
 	tb.Helper()
-	if err := cluster.DockerPing(tb.Context()); err != nil {
+	if err := docker.Ping(tb.Context()); err != nil {
 		if errors.Is(err, cluster.ErrNoDocker) {
 			tb.Skipf("docker backend not tested: %v", err)
 		}
@@ -76,7 +77,7 @@ func DockerImage(tb testing.TB) string {
 // process made and that are left, with their state.
 func MyContainers(tb testing.TB) []string {
 	tb.Helper()
-	cs, err := cluster.Containers(context.Background())
+	cs, err := docker.Containers(context.Background())
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package cluster
+package docker
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/locktorture/locktorture/cluster"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/network"
@@ -39,91 +39,8 @@ const (
 	LabelNode = "io.locktorture.node"
 )
 
-// ErrNoDocker is returned when no Docker engine answers.
-var ErrNoDocker = errors.New("cluster: no Docker engine answers")
-
-// redisPort is where redis-server listens inside a container.
-const redisPort = 6379
-
 // loopbackAddr is where containers publish their port.
-var loopbackAddr = netip.MustParseAddr(loopback)
-
-// StartDocker starts n Redis containers from image (DefaultImage if ""),
-// with one random requirepass (unless WithPassword) shared by the cluster,
-// each behind its own toxiproxy proxy in this process, and waits until
-// every node answers PING through its proxy. It never pulls: the image
-// must be in the engine (make redis-image builds DefaultImage). Every
-// container publishes Redis on a free port of 127.0.0.1 only, kept across
-// Restart, so the proxies' upstreams stay valid; runs as this process's
-// user and group; and bind-mounts its node's directory (see Dir) as /data,
-// where its redis.log, its data and its clock offset live — so the Docker
-// engine must be local. WithClockShim needs an image that carries the
-// shim (see LabelClockShim); the shim is preloaded from the image and its
-// offset file is the bind-mounted one that SetClockOffset writes.
-// WithRedisServer and WithToxiproxy do not apply.
-//
-// Kill is docker kill (SIGKILL), Restart docker start of the same
-// container, Pause docker pause (the cgroup freezer), Resume docker
-// unpause. Containers are created with testcontainers-go with its reaper
-// (ryuk) disabled, whose image is not assumed to be there: Close removes
-// them, as does a cancelled ctx, and so does any later StartDocker once
-// this process has died without closing (see RemoveStaleContainers). Every
-// container carries LabelRun, LabelOwner and LabelNode.
-func StartDocker(ctx context.Context, n int, image string, opts ...Option) (*Cluster, error) {
-	return startDocker(ctx, n, image, false, opts)
-}
-
-// startDocker is StartDocker; with private, every container joins a
-// Docker network of its own (see StartDockerFailover).
-func startDocker(ctx context.Context, n int, image string, private bool, opts []Option) (*Cluster, error) {
-	o, err := newOptions(n, opts)
-	if err != nil {
-		return nil, err
-	}
-	if o.redisServer != "redis-server" || o.toxiproxy != "" {
-		return nil, errors.New("cluster: docker: WithRedisServer and WithToxiproxy do not apply")
-	}
-	if image == "" {
-		image = DefaultImage
-	}
-	b, err := newDockerBackend(ctx, image)
-	if err != nil {
-		return nil, err
-	}
-	shim, err := b.imageClockShim(ctx)
-	if err != nil {
-		return nil, errors.Join(err, b.close(ctx))
-	}
-	if o.clockShim && shim == "" {
-		return nil, errors.Join(fmt.Errorf("%w: image %s carries none (no label %s; make redis-image builds one that does)", ErrNoClockShim, image, LabelClockShim), b.close(ctx))
-	}
-	if _, err := RemoveStaleContainers(ctx); err != nil {
-		return nil, errors.Join(err, b.close(ctx))
-	}
-	if private {
-		if err := b.createNetwork(ctx); err != nil {
-			return nil, errors.Join(err, b.close(context.WithoutCancel(ctx)))
-		}
-	}
-	c, err := newCluster(BackendDocker, o, n)
-	if err != nil {
-		return nil, errors.Join(err, b.close(context.WithoutCancel(ctx)))
-	}
-	c.docker = b
-	if c.keeper, err = newKeeper(); err != nil {
-		return nil, errors.Join(err, c.Close())
-	}
-	if o.clockShim {
-		c.shim = shim
-	}
-	for _, nd := range c.nodes {
-		nd.rn = &containerRunner{n: nd, b: b}
-	}
-	if err := c.start(ctx); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
+var loopbackAddr = netip.MustParseAddr("127.0.0.1")
 
 var dockerSetupOnce sync.Once
 
@@ -158,34 +75,19 @@ func newDockerClient(ctx context.Context) (*testcontainers.DockerClient, error) 
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("cluster: docker: %w", ctx.Err())
 		}
-		return nil, fmt.Errorf("%w: %v", ErrNoDocker, err)
+		return nil, fmt.Errorf("%w: %v", cluster.ErrNoDocker, err)
 	}
 	return cli, nil
 }
 
-// DockerPing returns nil if a Docker engine answers, else ErrNoDocker
+// Ping returns nil if a Docker engine answers, else cluster.ErrNoDocker
 // (wrapped, with the reason).
-func DockerPing(ctx context.Context) error {
+func Ping(ctx context.Context) error {
 	cli, err := newDockerClient(ctx)
 	if err != nil {
 		return err
 	}
 	return cli.Close()
-}
-
-// imageShim returns the path of the clock shim inside image, from its
-// LabelClockShim, or "" when the image carries none. It returns an error
-// if no Docker engine answers or the engine has no such image.
-func imageShim(ctx context.Context, image string) (string, error) {
-	if image == "" {
-		image = DefaultImage
-	}
-	b, err := newDockerBackend(ctx, image)
-	if err != nil {
-		return "", err
-	}
-	shim, err := b.imageClockShim(ctx)
-	return shim, errors.Join(err, b.close(ctx))
 }
 
 // dockerBackend is the Docker engine of one cluster.
@@ -213,21 +115,6 @@ func newDockerBackend(ctx context.Context, image string) (*dockerBackend, error)
 		run:    run,
 		labels: map[string]string{LabelRun: run, LabelOwner: ownerLabel()},
 	}, nil
-}
-
-// imageClockShim returns the image's LabelClockShim, or an error if the
-// engine does not have the image.
-func (b *dockerBackend) imageClockShim(ctx context.Context) (string, error) {
-	img, err := b.cli.ImageInspect(ctx, b.image)
-	if cerrdefs.IsNotFound(err) {
-		return "", fmt.Errorf("cluster: image %s %w", b.image, errNoImage)
-	} else if err != nil {
-		return "", fmt.Errorf("cluster: inspect image %s: %w", b.image, err)
-	}
-	if img.Config == nil {
-		return "", nil
-	}
-	return img.Config.Labels[LabelClockShim], nil
 }
 
 // createNetwork creates the cluster's own bridge network, named after
@@ -372,73 +259,6 @@ func (b *dockerBackend) watch(id string) *containerRun {
 	return cr
 }
 
-// containerRunner runs a node's redis-server in a container, created by
-// the first start and started again by later ones.
-type containerRunner struct {
-	n    *Node
-	b    *dockerBackend
-	port int    // on 127.0.0.1 of the host; fixed once Start returns
-	id   string // of the current container; "" before the first start
-}
-
-var _ runner = (*containerRunner)(nil)
-
-func (r *containerRunner) addr() string { return net.JoinHostPort(loopback, strconv.Itoa(r.port)) }
-
-// start creates and starts a container on a new free port (fresh), or
-// starts the node's container again.
-func (r *containerRunner) start(ctx context.Context, fresh bool) (run, error) {
-	n := r.n
-	writeConf := func() error {
-		return n.writeConf(filepath.Join(n.dir, nodeConf), redisPort, "0.0.0.0", imageData, imageData+"/redis.log")
-	}
-	if !fresh {
-		if err := writeConf(); err != nil {
-			return nil, err
-		}
-		if _, err := r.b.cli.ContainerStart(ctx, r.id, client.ContainerStartOptions{}); err != nil {
-			return nil, fmt.Errorf("cluster: docker start %s: %w", r.n.name, err)
-		}
-		return r.b.watch(r.id), nil
-	}
-	if err := r.release(ctx); err != nil {
-		return nil, err
-	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	r.port = port
-	if err := writeConf(); err != nil {
-		return nil, err
-	}
-	id, err := r.b.startContainer(ctx, containerSpec{
-		name:     n.name,
-		cmd:      append([]string{imageData + "/" + nodeConf}, n.c.opts.extraArgs...),
-		env:      n.clockEnv(n.c.opts.env, imageData),
-		dir:      n.dir,
-		port:     redisPort,
-		hostPort: port,
-	})
-	r.id = id
-	if err != nil {
-		return nil, errors.Join(err, r.release(context.WithoutCancel(ctx)))
-	}
-	return r.b.watch(id), nil
-}
-
-// release removes the node's container, if any.
-func (r *containerRunner) release(ctx context.Context) error {
-	if r.id == "" {
-		return nil
-	}
-	if err := r.b.remove(ctx, r.id); err != nil {
-		return fmt.Errorf("cluster: docker rm %s: %w", r.b.containerName(r.n.name), err)
-	}
-	r.id = ""
-	return nil
-}
-
 // containerRun is one start of a node's container.
 type containerRun struct {
 	b      *dockerBackend
@@ -449,8 +269,6 @@ type containerRun struct {
 	code    int64 // the exit code; read once exit is closed
 	waitErr error // set instead when the wait failed
 }
-
-var _ run = (*containerRun)(nil)
 
 func (c *containerRun) done() <-chan struct{} { return c.exit }
 
@@ -465,7 +283,7 @@ func (c *containerRun) kill(ctx context.Context) error {
 func (c *containerRun) pause(ctx context.Context) error {
 	_, err := c.b.cli.ContainerPause(ctx, c.id, client.ContainerPauseOptions{})
 	if notRunning(err) {
-		return ErrNotRunning
+		return cluster.ErrNotRunning
 	}
 	return err
 }
@@ -473,7 +291,7 @@ func (c *containerRun) pause(ctx context.Context) error {
 func (c *containerRun) resume(ctx context.Context) error {
 	_, err := c.b.cli.ContainerUnpause(ctx, c.id, client.ContainerUnpauseOptions{})
 	if notRunning(err) {
-		return ErrNotRunning
+		return cluster.ErrNotRunning
 	}
 	return err
 }
@@ -571,7 +389,7 @@ func Containers(ctx context.Context) ([]Container, error) {
 // and PID namespace and a PID that is not running, or that a process
 // started at another time now has. Containers of live processes, of other
 // hosts or PID namespaces, or without the label are left alone.
-// StartDocker calls it.
+// Opening a cluster (cluster.StartDocker) calls it.
 func RemoveStaleContainers(ctx context.Context) ([]string, error) {
 	cli, err := newDockerClient(ctx)
 	if err != nil {

@@ -1,0 +1,167 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// redisPort is where redis-server listens inside a container.
+const redisPort = 6379
+
+// StartDocker starts n Redis containers from image (DefaultImage if ""),
+// with one random requirepass (unless WithPassword) shared by the cluster,
+// each behind its own toxiproxy proxy in this process, and waits until
+// every node answers PING through its proxy. It never pulls: the image
+// must be in the engine (make redis-image builds DefaultImage). Every
+// container publishes Redis on a free port of 127.0.0.1 only, kept across
+// Restart, so the proxies' upstreams stay valid; runs as this process's
+// user and group; and bind-mounts its node's directory (see Dir) as /data,
+// where its redis.log, its data and its clock offset live — so the Docker
+// engine must be local. WithClockShim needs an image that carries the
+// shim (see LabelClockShim); the shim is preloaded from the image and its
+// offset file is the bind-mounted one that SetClockOffset writes.
+// WithRedisServer and WithToxiproxy do not apply.
+//
+// Kill is docker kill (SIGKILL), Restart docker start of the same
+// container, Pause docker pause (the cgroup freezer), Resume docker
+// unpause. The containers are run by the registered ContainerEngine
+// (package cluster/docker; ErrNoDockerBackend without one), which labels
+// them: Close removes them, as does a cancelled ctx, and so does any later
+// StartDocker once this process has died without closing.
+func StartDocker(ctx context.Context, n int, image string, opts ...Option) (*Cluster, error) {
+	return startDocker(ctx, n, image, false, opts)
+}
+
+// startDocker is StartDocker; with private, every container joins a
+// Docker network of its own (see StartDockerFailover).
+func startDocker(ctx context.Context, n int, image string, private bool, opts []Option) (*Cluster, error) {
+	o, err := newOptions(n, opts)
+	if err != nil {
+		return nil, err
+	}
+	if o.redisServer != "redis-server" || o.toxiproxy != "" {
+		return nil, errors.New("cluster: docker: WithRedisServer and WithToxiproxy do not apply")
+	}
+	if image == "" {
+		image = DefaultImage
+	}
+	shim, err := imageShim(ctx, image)
+	if err != nil {
+		return nil, err
+	}
+	if o.clockShim && shim == "" {
+		return nil, fmt.Errorf("%w: image %s carries none (no label %s; make redis-image builds one that does)", ErrNoClockShim, image, LabelClockShim)
+	}
+	e, err := containerEngine()
+	if err != nil {
+		return nil, err
+	}
+	b, err := e.Open(ctx, image, private)
+	if err != nil {
+		return nil, err
+	}
+	c, err := newCluster(BackendDocker, o, n)
+	if err != nil {
+		return nil, errors.Join(err, b.Close(context.WithoutCancel(ctx)))
+	}
+	c.docker = b
+	if c.keeper, err = newKeeper(); err != nil {
+		return nil, errors.Join(err, c.Close())
+	}
+	if o.clockShim {
+		c.shim = shim
+	}
+	for _, nd := range c.nodes {
+		nd.rn = &containerRunner{n: nd, b: b}
+	}
+	if err := c.start(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// containerRunner runs a node's redis-server in a container, created by
+// the first start and started again by later ones.
+type containerRunner struct {
+	n    *Node
+	b    ContainerSet
+	port int    // on 127.0.0.1 of the host; fixed once Start returns
+	id   string // of the current container; "" before the first start
+}
+
+var _ runner = (*containerRunner)(nil)
+
+func (r *containerRunner) addr() string { return net.JoinHostPort(loopback, strconv.Itoa(r.port)) }
+
+// start creates and starts a container on a new free port (fresh), or
+// starts the node's container again.
+func (r *containerRunner) start(ctx context.Context, fresh bool) (run, error) {
+	n := r.n
+	writeConf := func() error {
+		return n.writeConf(filepath.Join(n.dir, nodeConf), redisPort, "0.0.0.0", ImageData, ImageData+"/redis.log")
+	}
+	if !fresh {
+		if err := writeConf(); err != nil {
+			return nil, err
+		}
+		if err := r.b.Restart(ctx, r.id); err != nil {
+			return nil, fmt.Errorf("cluster: docker start %s: %w", r.n.name, err)
+		}
+		return containerRun{r.b.Watch(r.id)}, nil
+	}
+	if err := r.release(ctx); err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	r.port = port
+	if err := writeConf(); err != nil {
+		return nil, err
+	}
+	id, err := r.b.Start(ctx, ContainerSpec{
+		Name:     n.name,
+		Cmd:      append([]string{ImageData + "/" + nodeConf}, n.c.opts.extraArgs...),
+		Env:      n.clockEnv(n.c.opts.env, ImageData),
+		Dir:      n.dir,
+		Port:     redisPort,
+		HostPort: port,
+	})
+	r.id = id
+	if err != nil {
+		return nil, errors.Join(err, r.release(context.WithoutCancel(ctx)))
+	}
+	return containerRun{r.b.Watch(id)}, nil
+}
+
+// release removes the node's container, if any.
+func (r *containerRunner) release(ctx context.Context) error {
+	if r.id == "" {
+		return nil
+	}
+	if err := r.b.Remove(ctx, r.id); err != nil {
+		return fmt.Errorf("cluster: docker rm %s: %w", r.b.Name(r.n.name), err)
+	}
+	r.id = ""
+	return nil
+}
+
+// containerRun is a ContainerRun as a node's (or sentinel's) run.
+type containerRun struct{ r ContainerRun }
+
+var _ run = containerRun{}
+
+func (c containerRun) done() <-chan struct{}            { return c.r.Done() }
+func (c containerRun) kill(ctx context.Context) error   { return c.r.Kill(ctx) }
+func (c containerRun) pause(ctx context.Context) error  { return c.r.Pause(ctx) }
+func (c containerRun) resume(ctx context.Context) error { return c.r.Resume(ctx) }
+func (c containerRun) status() string                   { return c.r.Status() }
+func (c containerRun) stop(ctx context.Context, grace time.Duration, paused bool) error {
+	return c.r.Stop(ctx, grace, paused)
+}

@@ -1,0 +1,115 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/locktorture/locktorture/cluster"
+	"github.com/moby/moby/client"
+)
+
+func init() { cluster.RegisterContainerEngine(engine{}) }
+
+// The names of package cluster that the containers use.
+const (
+	imageData = cluster.ImageData // where a node's folder is mounted
+	tailLines = 10                // lines of a container's output quoted in errors
+)
+
+var errPortTaken = cluster.ErrPortTaken
+
+// engine is the Docker engine of the environment (DOCKER_HOST, the
+// default socket, ...), reached with testcontainers-go.
+type engine struct{}
+
+var _ cluster.ContainerEngine = engine{}
+
+func (engine) Host(ctx context.Context) (string, error) {
+	cli, err := newDockerClient(ctx)
+	if err != nil {
+		return "", err
+	}
+	host := cli.DaemonHost()
+	if err := cli.Close(); err != nil {
+		return "", fmt.Errorf("cluster: docker: %w", err)
+	}
+	return host, nil
+}
+
+func (engine) ImageLabels(ctx context.Context, image string) (map[string]string, error) {
+	cli, err := newDockerClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cli.Close()
+	img, err := cli.ImageInspect(ctx, image)
+	if cerrdefs.IsNotFound(err) {
+		return nil, fmt.Errorf("cluster: image %s %w", image, cluster.ErrNoImage)
+	} else if err != nil {
+		return nil, fmt.Errorf("cluster: inspect image %s: %w", image, err)
+	}
+	if img.Config == nil {
+		return nil, nil
+	}
+	return img.Config.Labels, nil
+}
+
+// Open connects to the engine, removes what dead processes left behind
+// (RemoveStaleContainers) and, with network, creates the cluster's own
+// network.
+func (engine) Open(ctx context.Context, image string, network bool) (cluster.ContainerSet, error) {
+	b, err := newDockerBackend(ctx, image)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := RemoveStaleContainers(ctx); err != nil {
+		return nil, errors.Join(err, b.close(ctx))
+	}
+	if network {
+		if err := b.createNetwork(ctx); err != nil {
+			return nil, errors.Join(err, b.close(context.WithoutCancel(ctx)))
+		}
+	}
+	return containerSet{b}, nil
+}
+
+// containerSet is a dockerBackend as a cluster.ContainerSet.
+type containerSet struct{ b *dockerBackend }
+
+var _ cluster.ContainerSet = containerSet{}
+
+func (s containerSet) Gateway() string { return s.b.gateway }
+
+func (s containerSet) Start(ctx context.Context, spec cluster.ContainerSpec) (string, error) {
+	return s.b.startContainer(ctx, containerSpec{name: spec.Name, cmd: spec.Cmd, env: spec.Env, dir: spec.Dir, port: spec.Port, hostPort: spec.HostPort})
+}
+
+func (s containerSet) Restart(ctx context.Context, id string) error {
+	_, err := s.b.cli.ContainerStart(ctx, id, client.ContainerStartOptions{})
+	return err
+}
+
+func (s containerSet) Watch(id string) cluster.ContainerRun { return run{s.b.watch(id)} }
+
+func (s containerSet) Remove(ctx context.Context, id string) error { return s.b.remove(ctx, id) }
+
+func (s containerSet) Name(node string) string { return s.b.containerName(node) }
+
+func (s containerSet) Close(ctx context.Context) error { return s.b.close(ctx) }
+
+// run is a containerRun as a cluster.ContainerRun.
+type run struct{ c *containerRun }
+
+var _ cluster.ContainerRun = run{}
+
+func (r run) Done() <-chan struct{}            { return r.c.done() }
+func (r run) Kill(ctx context.Context) error   { return r.c.kill(ctx) }
+func (r run) Pause(ctx context.Context) error  { return r.c.pause(ctx) }
+func (r run) Resume(ctx context.Context) error { return r.c.resume(ctx) }
+func (r run) Status() string                   { return r.c.status() }
+func (r run) Stop(ctx context.Context, grace time.Duration, paused bool) error {
+	return r.c.stop(ctx, grace, paused)
+}
