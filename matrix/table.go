@@ -124,13 +124,13 @@ var Literature = []Row{
 	{Name: "none", Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis,
 		Why: "no faults: SET NX PX is mutual exclusion", Promise: "mutual exclusion without faults", Quick: "*"},
 	{Name: "+fencing/none", When: "fence-sound", Config: harness.Config{Workload: harness.Workload{Fencing: true}}, Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis,
-		Why: "no faults", Promise: "mutual exclusion without faults, fencing on", Quick: "fences"},
+		Why: "no faults", Promise: "mutual exclusion without faults, fencing on", Quick: "fences !renews"},
 
 	// Network faults: RedLock's quorum keeps it safe.
 	{Name: "partition", When: "quorum", Config: faults(time.Second, "partition"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis,
-		Why: "two majorities always intersect, whatever the partition", Promise: "quorum: a grant needs a majority, and two majorities intersect", Quick: "fences"},
+		Why: "two majorities always intersect, whatever the partition", Promise: "quorum: a grant needs a majority, and two majorities intersect", Quick: "fences !renews"},
 	{Name: "latency", When: "elapsed", Config: faults(time.Second, "latency"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis + "; " + SrcLeaseRule,
-		Why: "validity is counted from before the request", Promise: "elapsed from request: the validity is counted from before the request, so a slow reply shortens it", Quick: "fences"},
+		Why: "validity is counted from before the request", Promise: "elapsed from request: the validity is counted from before the request, so a slow reply shortens it", Quick: "fences !renews"},
 	{Name: "latency-hold950", When: "elapsed", Config: withWork(faults(time.Second, "latency"), harness.Workload{Keys: 1, Hold: 950 * ms}), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis + "; " + SrcLeaseRule,
 		Why:     "a hold of 0.95 TTL under latency: a validity counted from before the SET ends the hold before the key expires (a slow round leaves less than the hold, and the section refuses to write)",
 		Promise: "elapsed from request: the validity is counted from before the request, so a slow reply shortens it",
@@ -147,7 +147,7 @@ var Literature = []Row{
 	// Process faults.
 	{Name: "kill-immediate", When: "single", Config: withWork(restart(faults(time.Second, "kill"), nemesis.RestartImmediate), harness.Workload{Hold: 500 * ms}),
 		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Band: bandKill, Source: SrcRedis,
-		Why: "a node restarted without persistence forgets the lock: a second client is granted it while the first holds (an update is lost when their sections interleave)", Quick: "fences"},
+		Why: "a node restarted without persistence forgets the lock: a second client is granted it while the first holds (an update is lost when their sections interleave)", Quick: "fences !renews"},
 	{Name: "kill-immediate-always", When: "single", Config: persist(withWork(restart(faults(time.Second, "kill"), nemesis.RestartImmediate), harness.Workload{Hold: 500 * ms}), "always"),
 		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcFsync,
 		Why:     "appendfsync always: the SET is on disk before its reply, and the restarted node reloads it with its absolute expiry (PXAT)",
@@ -159,13 +159,13 @@ var Literature = []Row{
 	{Name: "kill-delayed", When: "single persist:delayed-restart", Config: withWork(restart(faults(time.Second, "kill"), nemesis.RestartDelayed), harness.Workload{Hold: 500 * ms}),
 		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis,
 		Why:     "a node that stays down longer than the TTL comes back after every lock it granted expired",
-		Promise: "delayed restarts: a restarted node comes back after every lock it granted expired", Quick: "fences"},
+		Promise: "delayed restarts: a restarted node comes back after every lock it granted expired", Quick: "fences !renews"},
 	// Where the lock reports which nodes granted each hold, the targeted
 	// kill forces what random kills leave to luck; the workload is the
 	// kind's (one key, holds of 0.8 TTL, 250 ms between steps).
 	{Name: "kill-quorum", When: "quorum reports", Config: nodes(faults(0, "kill-quorum"), 3),
 		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Band: bandKillQ, Source: SrcRedis + "; " + SrcKleppmann,
-		Why: "a node of a hold that a bare majority granted, killed while the hold is valid and restarted empty at once, makes with the node that never granted a second majority", Quick: "fences"},
+		Why: "a node of a hold that a bare majority granted, killed while the hold is valid and restarted empty at once, makes with the node that never granted a second majority", Quick: "fences !renews"},
 	{Name: "kill-immediate", When: "quorum !reports", Config: nodes(withWork(restart(faults(500*ms, "kill"), nemesis.RestartImmediate), harness.Workload{Keys: 1, Hold: 500 * ms}), 3),
 		Expect: report.ExpectAll(report.ExpectPossible), Source: SrcRedis + "; " + SrcKleppmann,
 		Why:     "a node restarted empty can hand a held lock to a second majority, if the holder had exactly a majority",
@@ -177,11 +177,11 @@ var Literature = []Row{
 	{Name: "kill-delayed,pause", When: "quorum persist:delayed-restart", Config: withWork(restart(faults(time.Second, "kill", "pause"), nemesis.RestartDelayed), harness.Workload{Hold: 500 * ms}),
 		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis,
 		Why:     "delayed restarts: a minority down or stopped cannot break the quorum",
-		Promise: "quorum with delayed restarts: a minority down or stopped cannot break it", Quick: "fences"},
+		Promise: "quorum with delayed restarts: a minority down or stopped cannot break it", Quick: "fences !renews"},
 	{Name: "kill-quorum-delayed", When: "quorum persist:delayed-restart reports", Config: withWork(restart(faults(500*ms, "kill-quorum"), nemesis.RestartDelayed), harness.Workload{Hold: 500 * ms}),
 		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis,
 		Why:     "the aim of kill-quorum with the delayed restart: the node is back after every lease it granted expired",
-		Promise: "quorum with delayed restarts: a minority down or stopped cannot break it", Quick: "fences"},
+		Promise: "quorum with delayed restarts: a minority down or stopped cannot break it", Quick: "fences !renews"},
 	{Name: "pause", When: "quorum", Config: faults(time.Second, "pause"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcPause,
 		Why:     "SIGSTOP of some nodes: their keys expire on their wall clock, the commands sent meanwhile run late after SIGCONT; a grant still needs a majority, and two majorities intersect",
 		Promise: "quorum: a grant needs a majority, and two majorities intersect"},
@@ -203,7 +203,7 @@ var Literature = []Row{
 	{Name: "client-pause", When: "elapsed", Config: pauseRun(),
 		Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectViolation}, Source: SrcKleppmann + "; " + SrcAntirez,
 		Why:     "a holder paused past its TTL writes after another client; its validity ended before the other was granted",
-		Promise: "lease safety under a client pause: the stalled holder's validity ends before another client is granted the key", Quick: "fences|mutant"},
+		Promise: "lease safety under a client pause: the stalled holder's validity ends before another client is granted the key", Quick: "fences !renews|mutant"},
 	{Name: "client-pause", When: "!elapsed !renews", Config: pauseRun(), Expect: report.ExpectAll(report.ExpectViolation), Source: SrcKleppmann + "; " + SrcRedisPy,
 		Why: "a paused holder writes late; with no validity its lease outlives the key too"},
 
@@ -244,9 +244,9 @@ var Literature = []Row{
 	{Name: "pause-holder", When: "single elapsed", Config: faults(0, "pause-holder"),
 		Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectViolation}, Source: SrcKleppmann,
 		Why:     "a holder stalled just past its validity writes after the next holder read",
-		Promise: "lease safety under a client pause: the stalled holder's validity ends before another client is granted the key", Quick: "fences"},
+		Promise: "lease safety under a client pause: the stalled holder's validity ends before another client is granted the key", Quick: "fences !renews"},
 	{Name: "+fencing/client-pause", When: "fence-sound", Config: fenced(pauseRun(), ""), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcKleppmann,
-		Why: "the resource refuses the stale fencing token", Promise: "sound fencing: every token is greater than the last holder's, so the resource refuses a stalled holder's write", Quick: "fences"},
+		Why: "the resource refuses the stale fencing token", Promise: "sound fencing: every token is greater than the last holder's, so the resource refuses a stalled holder's write", Quick: "fences !renews"},
 	{Name: "+fencing/pause-holder", When: "single fence-sound", Config: fenced(faults(0, "pause-holder"), ""), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcKleppmann,
 		Why: "the resource refuses the stalled holder's stale token", Promise: "sound fencing: every token is greater than the last holder's, so the resource refuses a stalled holder's write"},
 	{Name: "+fencing+write-only/client-pause", When: "fence-sound", Config: fenced(pauseRun(), harness.StoreWriteOnly), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcKleppmann,
@@ -298,7 +298,7 @@ var Literature = []Row{
 		Why: "a forward jump on the one node expires the held key at once, while the holder's validity runs on its own clock"},
 	{Name: "clock-holder", When: "single", Config: faults(0, "clock-holder"),
 		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Source: SrcKleppmann + "; " + SrcSingle,
-		Why: "a forward jump just past the holder's validity expires its key while it still counts on it", Quick: "fences"},
+		Why: "a forward jump just past the holder's validity expires its key while it still counts on it", Quick: "fences !renews"},
 	// The contested case: the clients split onto two bare majorities, one
 	// client a side (the kind's workload); one shared node's clock jump
 	// leaves the holder without a majority and gives the other side one.
@@ -307,9 +307,9 @@ var Literature = []Row{
 		Why: "two clients on two bare majorities sharing one node: a forward jump of the shared node's clock frees it for the other side while the holder's validity runs on (with more clients a side, the holder's side-mates' partial grants keep the freed node taken)"},
 	{Name: "clock-majority", When: "quorum", Config: faults(0, "clock-majority"),
 		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Source: SrcKleppmann + "; " + SrcAntirez,
-		Why: "a majority of the holder's nodes jump past its validity: RedLock assumes bounded clock drift", Quick: "fences"},
+		Why: "a majority of the holder's nodes jump past its validity: RedLock assumes bounded clock drift", Quick: "fences !renews"},
 	{Name: "clock-minority", When: "quorum", Config: faults(0, "clock-minority"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcAntirez,
-		Why: "control: a minority's clocks jump, the rest of the holder's nodes are still a majority", Promise: "quorum: a grant needs a majority, and two majorities intersect", Quick: "fences"},
+		Why: "control: a minority's clocks jump, the rest of the holder's nodes are still a majority", Promise: "quorum: a grant needs a majority, and two majorities intersect", Quick: "fences !renews"},
 	// A backward jump healed by slewing (0.8%, below the 1% drift the
 	// locks allow for) instead of a forward jump.
 	{Name: "clock-back-slew", When: "elapsed !process", Config: withWork(faults(time.Second, "clock-back-slew"), harness.Workload{Keys: 1, TTL: 500 * ms, Hold: 480 * ms}), MinDuration: 16 * time.Second,
@@ -335,7 +335,7 @@ var Literature = []Row{
 	// Failover with asynchronous replication.
 	{Name: "failover", When: "single topology:failover", Config: failoverRun("failover", 0), MinDuration: 20 * time.Second,
 		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Band: bandFail, Source: SrcRedis + "; " + SrcKleppmann,
-		Why: "the replica is promoted without the lock the old primary granted", Quick: "fences"},
+		Why: "the replica is promoted without the lock the old primary granted", Quick: "fences !renews"},
 	{Name: "failover-unreplicated", When: "single topology:failover", Config: failoverRun("failover-unreplicated", 0),
 		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Source: SrcRedis + "; " + SrcKleppmann,
 		Why: "the primary grants under the cut, the replica never gets the key and is promoted; the next client acquires there while the first holds"},

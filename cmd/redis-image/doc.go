@@ -3,6 +3,6 @@
 // the shared libraries it links and the clock shim, so it needs no
 // registry. See cluster.BuildImage.
 //
-// It is wiring only: it imports cluster and internal/cli (its main), and
-// nothing else of this module.
+// It is wiring only: it imports cluster, cluster/docker (the docker
+// backend) and internal/cli (its main), and nothing else of this module.
 package main
