@@ -99,8 +99,12 @@ func (p *PauseHolder) Arm(ctx context.Context, t *Target, base time.Time) (bool,
 	}
 	ch := make(chan taken, 1)
 	margin, fixed := time.Duration(p.Margin), time.Duration(p.Stall)
+	ttl := time.Duration(p.Active) / 2 // Plan: stalled up to a TTL, then a TTL for the late write
 	withdraw := hs.StallHold(func(client int, left time.Duration) time.Duration {
-		st := max(left, 0) + margin
+		// Just past the validity left, but never longer than a TTL and
+		// the margin: a lease that claims no validity (a lock that renews
+		// itself holds until it is told) would be stalled for ever.
+		st := min(max(left, 0), ttl) + margin
 		if fixed > 0 {
 			st = fixed
 		}
