@@ -145,7 +145,11 @@ var Literature = []Row{
 		Why: "no validity counted from before the request: the holder whose reply was held counts on the lease for that long after its key expired, and the next client's fast acquire takes the key meanwhile; the late holder's write then loses the next one's update"},
 
 	// Process faults.
-	{Name: "kill-immediate", When: "single", Config: withWork(restart(faults(time.Second, "kill"), nemesis.RestartImmediate), harness.Workload{Hold: 500 * ms}),
+	{Name: "kill-immediate", When: "single renews !notice-in-time", Config: withWork(restart(faults(time.Second, "kill"), nemesis.RestartImmediate), harness.Workload{Hold: 500 * ms}),
+		Expect: report.ExpectAll(report.ExpectPossible), Source: SrcRedis + "; " + SrcRueidislock,
+		Why:     "a node restarted without persistence forgets the lock; a lock whose renewal fails only at its own deadline keeps its holder counting on the lease meanwhile, and a second client may be granted the key (rueidislock: on 3 of 10 seeds)",
+		Missing: "the moment between the restart and the lock's next renewal, when another client must win the key: no fault here aims at it"},
+	{Name: "kill-immediate", When: "single !renews|single notice-in-time", Config: withWork(restart(faults(time.Second, "kill"), nemesis.RestartImmediate), harness.Workload{Hold: 500 * ms}),
 		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Band: bandKill, Source: SrcRedis,
 		Why: "a node restarted without persistence forgets the lock: a second client is granted it while the first holds (an update is lost when their sections interleave)", Quick: "fences !renews"},
 	{Name: "kill-immediate-always", When: "single", Config: persist(withWork(restart(faults(time.Second, "kill"), nemesis.RestartImmediate), harness.Workload{Hold: 500 * ms}), "always"),
