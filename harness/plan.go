@@ -99,7 +99,7 @@ func (p *Plan) setUp() ([]nemesis.Kind, error) {
 	p.setup = nemesis.Setup{
 		Lock: c.Lock, MultiNode: p.lock.MultiNode, Nodes: c.Nodes, Groups: max(1, p.needs.Groups), TTL: c.TTL,
 		Topology: c.Topology, Abilities: cluster.Spec(c.Cluster).Abilities(), Persistent: c.Persistence,
-		RestartDelay: c.RestartDelay, Restart: c.Restart, ClientProcesses: p.lock.Process,
+		RestartDelay: c.RestartDelay, Restart: c.Restart, ClientProcesses: p.lock.Process, Compose: c.NemesisCompose,
 	}
 	return nemesis.Check(c.Nemesis, p.setup)
 }

@@ -48,6 +48,10 @@ type Setup struct {
 	// their own (locks.Spec.Process), whose wall clock the clock shim can
 	// move; a Go lock's time.Now reads the clock without libc.
 	ClientProcesses bool
+	// Compose is the most faults one step of a drawn schedule may hold
+	// at once, each of another kind (see Plan); 0 or 1 is one fault a
+	// step.
+	Compose int
 }
 
 // The restart modes of the kill kind.
