@@ -22,4 +22,6 @@ const (
 	SrcDeclared = "declared by the lock (locks.Promises.SafeUnder)"
 	// SrcPause is the source of the node-pause row.
 	SrcPause = "Redis docs, \"Distributed Locks with Redis\": the algorithm is safe as long as a majority of the nodes is up and behaves; a stopped minority cannot grant a lease the others refused"
+	// SrcEvict is the source of the memory-pressure rows.
+	SrcEvict = "Redis docs, \"Key eviction\" (redis.io/docs/latest/develop/reference/eviction/): with maxmemory reached, allkeys-lru evicts the least recently used keys whatever their TTL, and noeviction evicts nothing and refuses the writes that need more memory"
 )

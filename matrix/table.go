@@ -293,6 +293,15 @@ var Literature = []Row{
 		Missing: "the resource: a hold longer than the TTL lets no correct section write",
 		Catch:   &report.Band{Min: 0.6, Max: 1, Why: "a backward jump of the strobe must fall inside a round that wins the key, and the over-claimed hold must meet the next grant: seen on 3 of 3 seeds and 9 of 10"}},
 
+	// Memory pressure: maxmemory lowered under a policy, filler keys
+	// written (the kinds' workload: one key, holds of 500 ms).
+	{Name: "evict", When: "single", Config: faults(0, "evict"),
+		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Source: SrcEvict,
+		Why: "allkeys-lru evicts the held lock key once the fillers written since its grant are newer than it: the next SET NX is granted while the holder still holds"},
+	{Name: "noeviction", When: "single", Config: faults(0, "noeviction"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcEvict,
+		Why:     "noeviction evicts nothing: past maxmemory the node refuses the writes that need memory, the lock's SET NX among them, so the lock is unavailable, never granted twice",
+		Promise: "no eviction: a lock key stays until it is deleted or expires"},
+
 	// Failover with asynchronous replication.
 	{Name: "failover", When: "single topology:failover", Config: failoverRun("failover", 0), MinDuration: 20 * time.Second,
 		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Band: bandFail, Source: SrcRedis + "; " + SrcKleppmann,

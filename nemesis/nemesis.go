@@ -216,6 +216,10 @@ var kinds = []Kind{
 	delayGrantKind, // #14
 	failoverUnreplicatedKind,
 	latencyGroupKind, // #14: the envelope of the elapsed-time term
+	// The rest of the catalogue: memory pressure, lost un-fsynced
+	// writes, server stalls, broken connections, node-to-node links.
+	evictKind,
+	noevictionKind,
 }
 
 // Kinds returns every known kind in a fixed order.
