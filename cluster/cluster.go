@@ -296,7 +296,7 @@ func (c *Cluster) close() error {
 		return n.stop(ctx)
 	}))
 	for _, n := range c.nodes {
-		errs = append(errs, n.clock.close())
+		errs = append(errs, n.clock.close(), n.unmountDisk())
 	}
 	if c.docker != nil {
 		errs = append(errs, c.docker.close(ctx))

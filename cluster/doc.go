@@ -63,7 +63,13 @@
 // clients still write to it (see Failover); StartDockerFailover runs it
 // in containers on a private Docker network.
 //
+// WithLazyFS runs each node's data folder on lazyfs (internal/lazyfs), a
+// FUSE file system that keeps what the node wrote but did not fsync
+// apart, so Node.DropUnsynced can drop it as a power loss would; the
+// mounts are made as the nodes start and unmounted by Close.
+//
 // It imports go-redis (to wait for PING), toxiproxy (server and client)
 // and testcontainers-go with the Docker client, and of this module only
-// internal/redisopt (the go-redis options, a leaf shared with locks).
+// internal/redisopt (the go-redis options, a leaf shared with locks) and
+// internal/lazyfs.
 package cluster

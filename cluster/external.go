@@ -45,7 +45,7 @@ func Connect(ctx context.Context, addrs []string, opts ...Option) (*Cluster, err
 		return nil, err
 	}
 	switch {
-	case o.redisServer != "redis-server" || o.persistence || o.clockShim || len(o.extraArgs) > 0 || len(o.env) > 0:
+	case o.redisServer != "redis-server" || o.persistence || o.clockShim || o.lazyFS || len(o.extraArgs) > 0 || len(o.env) > 0:
 		return nil, errors.New("cluster: external nodes: options for nodes the cluster runs do not apply")
 	}
 	seen := make(map[string]bool)

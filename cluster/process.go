@@ -39,7 +39,7 @@ func (p *processRunner) start(_ context.Context, fresh bool) (run, error) {
 	}
 	n := p.n
 	conf := filepath.Join(n.dir, nodeConf)
-	if err := n.writeConf(conf, p.port, loopback, n.dir, n.LogPath()); err != nil {
+	if err := n.writeConf(conf, p.port, loopback, n.dataDir(), n.LogPath()); err != nil {
 		return nil, err
 	}
 	log, err := os.OpenFile(n.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, fileMode)

@@ -154,8 +154,12 @@ type Abilities struct {
 	// Network: cut and slow the clients' links to the nodes (Node.GroupLink):
 	// every node is behind proxies.
 	Network bool
+	// PowerLoss: drop what a node wrote but did not fsync
+	// (Node.DropUnsynced): its data folder is on lazyfs (WithLazyFS).
+	PowerLoss bool
 
-	backend string // for Missing's reasons; "" for Abilities made by hand
+	backend      string // for Missing's reasons; "" for Abilities made by hand
+	powerLossWhy string // why not PowerLoss, when the machine or backend says
 }
 
 // RunsNodes reports whether a cluster of s starts and runs its nodes, each
@@ -172,16 +176,21 @@ func (s Spec) NodesFixed() bool { return s.Topology == TopologyFailover || len(s
 // is opened WithClockShim (on the docker backend, the image must also carry
 // the shim, which Open checks), Network unless its nodes are external ones
 // reached without a toxiproxy server, Process unless they are external.
+//
+// PowerLoss when it is opened WithLazyFS on the process backend, on a
+// machine that mounts FUSE: finding that out mounts one lazyfs, once per
+// process.
 func (s Spec) Abilities() Abilities {
 	runs := s.RunsNodes()
-	return Abilities{Process: runs, Clock: runs, Network: runs || s.Toxiproxy != "", backend: s.backend()}
+	why := lazyFSWhy(s.backend())
+	return Abilities{Process: runs, Clock: runs, Network: runs || s.Toxiproxy != "", PowerLoss: why == "", backend: s.backend(), powerLossWhy: why}
 }
 
 // Abilities returns what the cluster can do: see Spec.Abilities; Clock only
 // when it was started WithClockShim.
 func (c *Cluster) Abilities() Abilities {
 	ext := c.backend == BackendExternal
-	return Abilities{Process: !ext, Clock: c.opts.clockShim && !ext, Network: !ext || c.remote != nil, backend: c.backend}
+	return Abilities{Process: !ext, Clock: c.opts.clockShim && !ext, Network: !ext || c.remote != nil, PowerLoss: c.opts.lazyFS && c.backend == BackendProcess, backend: c.backend}
 }
 
 func (s Spec) backend() string {
@@ -208,6 +217,10 @@ func (a Abilities) Missing(need Abilities) string {
 		return "the external backend reaches the nodes through no proxy; give it a toxiproxy server to fault the network"
 	case need.Network && !a.Network:
 		return "the nodes are reached through no proxy, so their network cannot be faulted"
+	case need.PowerLoss && !a.PowerLoss && a.powerLossWhy != "":
+		return a.powerLossWhy
+	case need.PowerLoss && !a.PowerLoss:
+		return "the nodes' data folders are not on lazyfs, so their unsynced writes cannot be dropped"
 	}
 	return ""
 }

@@ -475,6 +475,10 @@ func nodeCause(fs []fault, ke *checker.KeyEvidence, obs []checker.NodeObservatio
 		if f, ok := find(fs, "kill", n, la.Invoked, rm.Time); ok {
 			return finding{cause: Restart, fault: f.num, node: n, text: fmt.Sprintf("%s %s the key at %s%s, after %s.", name, rm.Event, Secs(rm.Time), early, f)}
 		}
+		if f, ok := find(fs, "power-loss", n, la.Invoked, rm.Time); ok {
+			return finding{cause: PowerLoss, fault: f.num, node: n, text: fmt.Sprintf("%s dropped what %s had not fsynced, the grant with it; %s came back with an older copy of the key, which it %s at %s%s, and granted it again.",
+				capital(f.String()), name, name, rm.Event, Secs(rm.Time), early)}
+		}
 		return finding{cause: LockLogic, node: n, text: fmt.Sprintf("%s expired the key at %s%s, with no clock or restart fault on it: the lock told the holder a validity longer than the key's life.", name, Secs(rm.Time), early)}
 	}
 	if f, ok := find(fs, "power-loss", n, la.Invoked, lb.Start); ok {

@@ -112,6 +112,9 @@ func (p *Plan) clusterOptions(dir string, o runOptions) []cluster.Option {
 	if p.needs.Cluster.Clock {
 		opts = append(opts, cluster.WithClockShim())
 	}
+	if p.needs.Cluster.PowerLoss {
+		opts = append(opts, cluster.WithLazyFS())
+	}
 	return opts
 }
 

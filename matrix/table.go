@@ -106,11 +106,12 @@ var (
 	bandKill = &report.Band{Min: 0.6, Max: 1, Why: "random kills must land while a lock is held, and the restarted node must be asked before the key would have expired: seen on 2 or 3 of 3 seeds"}
 	// bandClock1 and bandClock5: a random jump must land while a lock is
 	// held and be large enough to expire it.
-	bandClock1 = &report.Band{Min: 0.5, Max: 1, Why: "a random jump must land while a lock is held and be large enough to expire it: seen on 5 to 7 of 8 seeds"}
-	bandClock5 = &report.Band{Min: 0.3, Max: 1, Why: "a random jump must move enough of the five nodes while a lock is held: seen on 4 or 5 of 8 seeds"}
-	bandKillQ  = &report.Band{Min: 0.9, Max: 1, Why: "kill-quorum makes the bare majority itself (the nodes outside it cut off until it grants) and kills one of its nodes at the grant; the second client must still win the restarted node and the freed ones before the holder releases: 10 of 10 seeds for each cell in BENCHMARKS.md, 3 of 3 in the matrix"}
-	bandFail   = &report.Band{Min: 0.6, Max: 1, Why: "the isolation must fall inside a hold the replica has not yet copied: seen on 3 of 3 seeds, with random timing"}
-	bandFence  = &report.Band{Min: 0.6, Max: 1, Why: "tokens come out of order when consecutive grants come from different majorities, which contention decides: seen on 3 of 3 seeds; the stale write lands in 2 of 3"}
+	bandClock1    = &report.Band{Min: 0.5, Max: 1, Why: "a random jump must land while a lock is held and be large enough to expire it: seen on 5 to 7 of 8 seeds"}
+	bandClock5    = &report.Band{Min: 0.3, Max: 1, Why: "a random jump must move enough of the five nodes while a lock is held: seen on 4 or 5 of 8 seeds"}
+	bandKillQ     = &report.Band{Min: 0.9, Max: 1, Why: "kill-quorum makes the bare majority itself (the nodes outside it cut off until it grants) and kills one of its nodes at the grant; the second client must still win the restarted node and the freed ones before the holder releases: 10 of 10 seeds for each cell in BENCHMARKS.md, 3 of 3 in the matrix"}
+	bandFail      = &report.Band{Min: 0.6, Max: 1, Why: "the isolation must fall inside a hold the replica has not yet copied: seen on 3 of 3 seeds, with random timing"}
+	bandPowerLoss = &report.Band{Min: 0.6, Max: 1, Why: "a power loss must come while a hold granted since the node's last fsync (once a second under everysec) is still valid, and the restarted node must be asked before that hold ends: 8 of 10 seeds of 8 s"}
+	bandFence     = &report.Band{Min: 0.6, Max: 1, Why: "tokens come out of order when consecutive grants come from different majorities, which contention decides: seen on 3 of 3 seeds; the stale write lands in 2 of 3"}
 )
 
 // Literature is the table of expectations. A row for a new fault kind or a
@@ -153,7 +154,16 @@ var Literature = []Row{
 	{Name: "kill-immediate-everysec", When: "single", Config: persist(withWork(restart(faults(time.Second, "kill"), nemesis.RestartImmediate), harness.Workload{Hold: 500 * ms}), "everysec"),
 		Expect: report.ExpectAll(report.ExpectPossible), Source: SrcFsync,
 		Why:     "everysec loses what the OS had not written on a machine crash; a process kill keeps the page cache, so only a write Redis postponed behind a slow fsync can be lost",
-		Missing: "a fault that loses what the OS had not written to disk (a power loss that drops the page cache), or a slow disk that makes Redis postpone its fsync; a process kill forces neither"},
+		Missing: "a slow disk that makes Redis postpone its fsync; a process kill forces no loss (the page cache survives it: the power-loss-everysec row drops it)"},
+	// A power loss: the data folder on lazyfs, which drops what the node
+	// wrote but did not fsync; killed and restarted at once.
+	{Name: "power-loss-everysec", When: "single", Config: persist(withWork(faults(time.Second, "power-loss"), harness.Workload{Hold: 500 * ms}), "everysec"),
+		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Band: bandPowerLoss, Source: SrcFsync + "; " + SrcLazyFS,
+		Why: "everysec fsyncs once a second: a power loss drops the grants of the last second, and the node restarted at once grants the held lock again"},
+	{Name: "power-loss-always", When: "single", Config: persist(withWork(faults(time.Second, "power-loss"), harness.Workload{Hold: 500 * ms}), "always"),
+		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcFsync + "; " + SrcLazyFS,
+		Why:     "appendfsync always fsyncs each write before its reply: a power loss drops nothing the node acknowledged, and the restarted node reloads every grant with its absolute expiry",
+		Promise: "persistence with appendfsync always: a restarted node keeps every lock it acknowledged"},
 	{Name: "kill-delayed", When: "single persist:delayed-restart", Config: withWork(restart(faults(time.Second, "kill"), nemesis.RestartDelayed), harness.Workload{Hold: 500 * ms}),
 		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis,
 		Why:     "a node that stays down longer than the TTL comes back after every lock it granted expired",

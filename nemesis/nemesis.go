@@ -35,7 +35,8 @@ type Setup struct {
 	// it lacks is refused. A Setup made by hand without them can do
 	// nothing to its nodes.
 	Abilities cluster.Abilities
-	// Persistent is set when the nodes run with appendfsync always.
+	// Persistent is set when the nodes run with the append-only file
+	// (appendfsync always or everysec).
 	Persistent bool
 	// RestartDelay, when set, is the delay of every delayed restart the
 	// kill kind draws; otherwise it draws 1.5×TTL.
@@ -220,6 +221,7 @@ var kinds = []Kind{
 	// writes, server stalls, broken connections, node-to-node links.
 	evictKind,
 	noevictionKind,
+	powerLossKind,
 }
 
 // Kinds returns every known kind in a fixed order.
@@ -248,6 +250,10 @@ type Needs struct {
 	// (Setup.ClientProcesses); the run then starts them with the shim
 	// and hands the nemesis their offset (Target.ClientClock).
 	ClientClock bool
+	// Persistent: nodes that write what they are told to disk
+	// (Setup.Persistent): without, there is nothing for a fault on the
+	// disk to lose.
+	Persistent bool
 }
 
 // topologies describes each topology in a few words, for refusals.
@@ -265,6 +271,8 @@ func (n Needs) refuse(s Setup) string {
 		return fmt.Sprintf("needs topology %s (%s), the run's is %s", n.Topology, topologies[n.Topology], s.Topology)
 	case n.TTL && s.TTL <= 0:
 		return "needs the TTL, which is unknown"
+	case n.Persistent && !s.Persistent:
+		return "needs persistent nodes (--appendfsync always or everysec): without persistence a restarted node has nothing on disk to lose (kind kill)"
 	case n.ClientClock && !s.ClientProcesses:
 		return fmt.Sprintf("needs clients that run as processes (the process adapter) so the clock shim can move their wall clock; %s runs in Go, whose time.Now reads the clock without libc", s.Lock)
 	}
@@ -284,6 +292,8 @@ func NeedsOf(ks []Kind) Needs {
 		all.Cluster.Process = all.Cluster.Process || n.Cluster.Process
 		all.Cluster.Clock = all.Cluster.Clock || n.Cluster.Clock
 		all.Cluster.Network = all.Cluster.Network || n.Cluster.Network
+		all.Cluster.PowerLoss = all.Cluster.PowerLoss || n.Cluster.PowerLoss
+		all.Persistent = all.Persistent || n.Persistent
 		all.Groups = max(all.Groups, n.Groups)
 		if all.Topology == "" {
 			all.Topology = n.Topology
