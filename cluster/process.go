@@ -83,6 +83,10 @@ func (n *Node) writeConf(path string, port int, bind, dir, logfile string) error
 		"logfile " + redisQuote(logfile),
 		"daemonize no",
 		"protected-mode no",
+		// DEBUG SLEEP stalls a node's event loop (nemesis server-stall);
+		// Redis 7 refuses DEBUG unless told otherwise. The password
+		// guards it like every other command.
+		"enable-debug-command yes",
 	}
 	switch {
 	case !o.persistence:

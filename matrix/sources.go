@@ -24,6 +24,8 @@ const (
 	SrcPause = "Redis docs, \"Distributed Locks with Redis\": the algorithm is safe as long as a majority of the nodes is up and behaves; a stopped minority cannot grant a lease the others refused"
 	// SrcLazyFS is the source of the power-loss rows' file system.
 	SrcLazyFS = "Jepsen's lazyfs (dsrhaslab/lazyfs): a file system that keeps writes in its own cache until fsync and drops them on a simulated power failure, with which Jepsen finds the writes a database acknowledged before they were durable"
+	// SrcStall is the source of the server-stall rows.
+	SrcStall = "Redis docs, CLIENT PAUSE (redis.io/docs/latest/commands/client-pause/) and DEBUG SLEEP: the server stops running commands while its process runs on; commands sent meanwhile run when it resumes, and a key whose TTL ran out meanwhile is expired on its next access"
 	// SrcEvict is the source of the memory-pressure rows.
 	SrcEvict = "Redis docs, \"Key eviction\" (redis.io/docs/latest/develop/reference/eviction/): with maxmemory reached, allkeys-lru evicts the least recently used keys whatever their TTL, and noeviction evicts nothing and refuses the writes that need more memory"
 )

@@ -303,6 +303,15 @@ var Literature = []Row{
 		Missing: "the resource: a hold longer than the TTL lets no correct section write",
 		Catch:   &report.Band{Min: 0.6, Max: 1, Why: "a backward jump of the strobe must fall inside a round that wins the key, and the over-claimed hold must meet the next grant: seen on 3 of 3 seeds and 9 of 10"}},
 
+	// Server stalls: the process runs, the event loop does not (the
+	// kinds' workload: one key, holds of 500 ms).
+	{Name: "server-stall", When: "elapsed", Config: faults(0, "server-stall"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcStall + "; " + SrcLeaseRule,
+		Why:     "a stalled node only delays: the commands sent meanwhile run late, and a key expires by the wall clock as the holder's validity, counted from before its request, runs out",
+		Promise: "elapsed from request: a stall delays the grants and the replies, never stretches the validity past the key"},
+	{Name: "server-stall-holder", When: "elapsed", Config: faults(0, "server-stall-holder"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcStall + "; " + SrcLeaseRule,
+		Why:     "the holder's nodes (a majority of them) stall at the grant for just over the validity left: the holder's validity ends during the stall, and the contenders' queued commands run only after it",
+		Promise: "elapsed from request: a stall delays the grants and the replies, never stretches the validity past the key"},
+
 	// Memory pressure: maxmemory lowered under a policy, filler keys
 	// written (the kinds' workload: one key, holds of 500 ms).
 	{Name: "evict", When: "single", Config: faults(0, "evict"),

@@ -222,6 +222,8 @@ var kinds = []Kind{
 	evictKind,
 	noevictionKind,
 	powerLossKind,
+	serverStallKind,
+	serverStallHolderKind,
 }
 
 // Kinds returns every known kind in a fixed order.
