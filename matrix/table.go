@@ -312,6 +312,20 @@ var Literature = []Row{
 		Why:     "the holder's nodes (a majority of them) stall at the grant for just over the validity left: the holder's validity ends during the stall, and the contenders' queued commands run only after it",
 		Promise: "elapsed from request: a stall delays the grants and the replies, never stretches the validity past the key"},
 
+	// Broken connections (the kinds' workload: one key, holds of 500 ms).
+	{Name: "reset-peer", When: "elapsed", Config: faults(0, "reset-peer"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcConn,
+		Why:     "a reset loses a command or its reply: the lock takes the acquire as failed or unknown, never as granted, and a key it set unknowingly expires within the TTL",
+		Promise: "unknown outcomes: a call whose reply was lost is never taken for a grant"},
+	{Name: "limit-data", When: "elapsed", Config: faults(0, "limit-data"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcConn,
+		Why:     "a connection cut after some bytes, mid-reply or mid-command, fails the call under way: failed or unknown, never granted",
+		Promise: "unknown outcomes: a call whose reply was lost is never taken for a grant"},
+	{Name: "slicer", When: "elapsed", Config: faults(0, "slicer"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcConn + "; " + SrcLeaseRule,
+		Why:     "replies in fragments arrive whole and late; the validity counted from before the request is shortened by the delay",
+		Promise: "elapsed from request: the validity is counted from before the request, so a slow reply shortens it"},
+	{Name: "conn-drop", When: "elapsed", Config: faults(0, "conn-drop"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcConn,
+		Why:     "a dropped connection times its call out: the lock takes it as unknown, and the call on another connection decides afresh",
+		Promise: "unknown outcomes: a call whose reply was lost is never taken for a grant"},
+
 	// Memory pressure: maxmemory lowered under a policy, filler keys
 	// written (the kinds' workload: one key, holds of 500 ms).
 	{Name: "evict", When: "single", Config: faults(0, "evict"),

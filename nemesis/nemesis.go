@@ -224,6 +224,10 @@ var kinds = []Kind{
 	powerLossKind,
 	serverStallKind,
 	serverStallHolderKind,
+	resetPeerKind,
+	limitDataKind,
+	slicerKind,
+	connDropKind,
 }
 
 // Kinds returns every known kind in a fixed order.
