@@ -157,6 +157,10 @@ type Abilities struct {
 	// PowerLoss: drop what a node wrote but did not fsync
 	// (Node.DropUnsynced): its data folder is on lazyfs (WithLazyFS).
 	PowerLoss bool
+	// Links: cut and slow the links between nodes: the replication link
+	// of the failover topology on the process backend
+	// (Failover.ReplicationLink).
+	Links bool
 
 	backend      string // for Missing's reasons; "" for Abilities made by hand
 	powerLossWhy string // why not PowerLoss, when the machine or backend says
@@ -183,14 +187,18 @@ func (s Spec) NodesFixed() bool { return s.Topology == TopologyFailover || len(s
 func (s Spec) Abilities() Abilities {
 	runs := s.RunsNodes()
 	why := lazyFSWhy(s.backend())
-	return Abilities{Process: runs, Clock: runs, Network: runs || s.Toxiproxy != "", PowerLoss: why == "", backend: s.backend(), powerLossWhy: why}
+	links := s.backend() == BackendProcess && s.Topology == TopologyFailover
+	return Abilities{Process: runs, Clock: runs, Network: runs || s.Toxiproxy != "", PowerLoss: why == "", Links: links, backend: s.backend(), powerLossWhy: why}
 }
 
 // Abilities returns what the cluster can do: see Spec.Abilities; Clock only
 // when it was started WithClockShim.
 func (c *Cluster) Abilities() Abilities {
 	ext := c.backend == BackendExternal
-	return Abilities{Process: !ext, Clock: c.opts.clockShim && !ext, Network: !ext || c.remote != nil, PowerLoss: c.opts.lazyFS && c.backend == BackendProcess, backend: c.backend}
+	c.mu.Lock()
+	links := c.failover != nil && len(c.failover.repl) > 0
+	c.mu.Unlock()
+	return Abilities{Process: !ext, Clock: c.opts.clockShim && !ext, Network: c.backend != BackendExternal || c.remote != nil, PowerLoss: c.opts.lazyFS && c.backend == BackendProcess, Links: links, backend: c.backend}
 }
 
 func (s Spec) backend() string {
@@ -221,6 +229,8 @@ func (a Abilities) Missing(need Abilities) string {
 		return a.powerLossWhy
 	case need.PowerLoss && !a.PowerLoss:
 		return "the nodes' data folders are not on lazyfs, so their unsynced writes cannot be dropped"
+	case need.Links && !a.Links:
+		return "the links between nodes have proxies of their own only in the failover topology on the process backend (the replication link)"
 	}
 	return ""
 }

@@ -28,6 +28,8 @@ const (
 	SrcStall = "Redis docs, CLIENT PAUSE (redis.io/docs/latest/commands/client-pause/) and DEBUG SLEEP: the server stops running commands while its process runs on; commands sent meanwhile run when it resumes, and a key whose TTL ran out meanwhile is expired on its next access"
 	// SrcConn is the source of the broken-connection rows.
 	SrcConn = "toxiproxy's toxics reset_peer, limit_data, slicer and timeout with a toxicity (Shopify/toxiproxy README), and Jepsen's rule that an operation whose reply was lost has an unknown outcome: it may or may not have happened"
+	// SrcRepl is the source of the replication-link rows.
+	SrcRepl = "Redis docs, replication (redis.io/docs/latest/operate/oss_and_stack/management/replication/): replication is asynchronous, a replica cut off from its master lags and resynchronises once the link is back; Sentinel promotes a replica only when a quorum of sentinels cannot reach the master"
 	// SrcEvict is the source of the memory-pressure rows.
 	SrcEvict = "Redis docs, \"Key eviction\" (redis.io/docs/latest/develop/reference/eviction/): with maxmemory reached, allkeys-lru evicts the least recently used keys whatever their TTL, and noeviction evicts nothing and refuses the writes that need more memory"
 )

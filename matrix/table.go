@@ -350,6 +350,20 @@ var Literature = []Row{
 		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcWait + "; " + SrcRedis,
 		Why:     "WAIT 1 cannot be acknowledged under the cut, so the lock refuses every acquire the old primary grants there (it deletes the key): every lease it hands out is on the replica that is promoted",
 		Promise: "WAIT 1: a grant only once the replica acknowledged the key"},
+	// The replication link alone (its own proxy): the sentinels and the
+	// clients still reach the primary, which nobody promotes away.
+	{Name: "replica-partition", When: "single topology:failover", Config: topology(withWork(faults(time.Second, "replica-partition"), harness.Workload{Hold: 500 * ms}), "failover"),
+		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRepl,
+		Why:     "the lock talks to the primary alone; the replica's lag matters only once it is promoted, and the sentinels, who still reach the primary, promote nobody",
+		Promise: "one primary: a lock that talks to the primary alone is unmoved by its replica's lag"},
+	{Name: "replica-latency", When: "single topology:failover", Config: topology(withWork(faults(time.Second, "replica-latency"), harness.Workload{Hold: 500 * ms}), "failover"),
+		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRepl,
+		Why:     "a slow replication link only makes the replica lag; the lock talks to the primary alone",
+		Promise: "one primary: a lock that talks to the primary alone is unmoved by its replica's lag"},
+	{Name: "+wait/replica-partition", When: "single topology:failover wait", Config: waited(topology(withWork(faults(time.Second, "replica-partition"), harness.Workload{Hold: 500 * ms}), "failover"), 1),
+		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcWait + "; " + SrcRepl,
+		Why:     "WAIT 1 cannot be acknowledged across the cut: the lock refuses those grants, unavailable rather than unsafe",
+		Promise: "WAIT 1: a grant only once the replica acknowledged the key"},
 	{Name: "failover-kill-always", When: "single topology:failover", Config: persist(withWork(restart(topology(faults(time.Second, "kill"), "failover"), nemesis.RestartImmediate), harness.Workload{Hold: 500 * ms}), "always"),
 		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcFsync + "; " + SrcRedis,
 		Why:     "one data node crashes and restarts at once from its append-only file: the primary keeps every lock it acknowledged and no promotion is needed; a replica's crash does not touch the primary",
@@ -393,6 +407,9 @@ func persist(c harness.Config, policy string) harness.Config {
 	c.Appendfsync = policy
 	return c
 }
+
+// waited makes setnx WAIT for n replicas after each granted SET.
+func waited(c harness.Config, n int) harness.Config { c.WaitReplicas = n; return c }
 
 // fenced turns fencing on, with the store checking tokens as store says
 // ("" for every access).

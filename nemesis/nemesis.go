@@ -228,6 +228,8 @@ var kinds = []Kind{
 	limitDataKind,
 	slicerKind,
 	connDropKind,
+	replicaPartitionKind,
+	replicaLatencyKind,
 }
 
 // Kinds returns every known kind in a fixed order.
@@ -299,6 +301,7 @@ func NeedsOf(ks []Kind) Needs {
 		all.Cluster.Clock = all.Cluster.Clock || n.Cluster.Clock
 		all.Cluster.Network = all.Cluster.Network || n.Cluster.Network
 		all.Cluster.PowerLoss = all.Cluster.PowerLoss || n.Cluster.PowerLoss
+		all.Cluster.Links = all.Cluster.Links || n.Cluster.Links
 		all.Persistent = all.Persistent || n.Persistent
 		all.Groups = max(all.Groups, n.Groups)
 		if all.Topology == "" {
