@@ -64,6 +64,7 @@ type Cluster struct {
 	docker    *dockerBackend       // docker backend only
 	keeper    *keeper              // docker backend only: keeps what containers write private
 	remote    *remoteToxiproxy     // external backend with WithToxiproxy only
+	adopted   *adoption            // external nodes that are containers of this machine; see adopt.go
 	nodes     []*Node
 
 	mu       sync.Mutex // guards failover
@@ -303,6 +304,9 @@ func (c *Cluster) close() error {
 	}
 	if c.keeper != nil {
 		errs = append(errs, c.keeper.close())
+	}
+	if c.adopted != nil {
+		errs = append(errs, c.adopted.b.cli.Close())
 	}
 	if c.removeDir {
 		errs = append(errs, os.RemoveAll(c.dir))

@@ -26,7 +26,13 @@
 //     the addresses given are contacted. Their proxies, if any, live on a
 //     toxiproxy server someone else runs (WithToxiproxy), driven through
 //     toxiproxy's HTTP client. Kill, Restart, Pause, Resume and clock
-//     shifts return errors: the cluster does not run those nodes.
+//     shifts return errors: the cluster does not run those nodes, unless
+//     every node is a container of this machine's Docker engine, found
+//     by its address (the compose cluster of deploy/compose): then they
+//     are docker kill, docker start, docker pause and unpause of its
+//     container, and the clock shim's offset file bind-mounted into it
+//     (see adopt.go); Close leaves the containers running, as it found
+//     them.
 //
 // Nodes the cluster runs have no persistence unless asked, a random
 // requirepass per cluster and each node's log kept. The password is never

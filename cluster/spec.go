@@ -180,6 +180,10 @@ func (s Spec) NodesFixed() bool { return s.Topology == TopologyFailover || len(s
 // is opened WithClockShim (on the docker backend, the image must also carry
 // the shim, which Open checks), Network unless its nodes are external ones
 // reached without a toxiproxy server, Process unless they are external.
+// External nodes that are all containers of this machine's Docker engine
+// (the compose cluster's) are adopted: Process, and Clock when every
+// container runs the clock shim with its offset file bind-mounted from
+// this machine; finding that out asks the engine.
 //
 // PowerLoss when it is opened WithLazyFS on the process backend, on a
 // machine that mounts FUSE: finding that out mounts one lazyfs, once per
@@ -188,13 +192,17 @@ func (s Spec) Abilities() Abilities {
 	runs := s.RunsNodes()
 	why := lazyFSWhy(s.backend())
 	links := s.backend() == BackendProcess && s.Topology == TopologyFailover
-	return Abilities{Process: runs, Clock: runs, Network: runs || s.Toxiproxy != "", PowerLoss: why == "", Links: links, backend: s.backend(), powerLossWhy: why}
+	process, clock := runs, runs
+	if !runs {
+		process, clock = adoptedAbilities(s)
+	}
+	return Abilities{Process: process, Clock: clock, Network: runs || s.Toxiproxy != "", PowerLoss: why == "", Links: links, backend: s.backend(), powerLossWhy: why}
 }
 
 // Abilities returns what the cluster can do: see Spec.Abilities; Clock only
 // when it was started WithClockShim.
 func (c *Cluster) Abilities() Abilities {
-	ext := c.backend == BackendExternal
+	ext := c.backend == BackendExternal && c.adopted == nil
 	c.mu.Lock()
 	links := c.failover != nil && len(c.failover.repl) > 0
 	c.mu.Unlock()
@@ -214,11 +222,11 @@ func (a Abilities) Missing(need Abilities) string {
 	ext := a.backend == BackendExternal
 	switch {
 	case need.Process && !a.Process && ext:
-		return "the external backend does not run the nodes, so it cannot kill, restart or pause them (the process and docker backends do)"
+		return "the external backend does not run the nodes, so it cannot kill, restart or pause them (the process and docker backends do, and so does the external backend when its nodes are containers of this machine's Docker engine, as the compose cluster's)"
 	case need.Process && !a.Process:
 		return "the cluster cannot kill, restart or pause its nodes"
 	case need.Clock && !a.Clock && ext:
-		return "the external backend does not run the nodes, so it cannot shift their clocks (the process and docker backends do)"
+		return "the external backend does not run the nodes, so it cannot shift their clocks (the process and docker backends do, and so does the external backend when its nodes are containers of this machine running the clock shim with their offset files bind-mounted, as the compose cluster's)"
 	case need.Clock && !a.Clock:
 		return "the nodes run without the clock shim, so their clocks cannot be shifted"
 	case need.Network && !a.Network && ext:
