@@ -162,8 +162,7 @@ type Abilities struct {
 	// (Failover.ReplicationLink).
 	Links bool
 
-	backend      string // for Missing's reasons; "" for Abilities made by hand
-	powerLossWhy string // why not PowerLoss, when the machine or backend says
+	backend string // for Missing's reasons; "" for Abilities made by hand
 }
 
 // RunsNodes reports whether a cluster of s starts and runs its nodes, each
@@ -185,18 +184,17 @@ func (s Spec) NodesFixed() bool { return s.Topology == TopologyFailover || len(s
 // container runs the clock shim with its offset file bind-mounted from
 // this machine; finding that out asks the engine.
 //
-// PowerLoss when it is opened WithLazyFS on the process backend, on a
-// machine that mounts FUSE: finding that out mounts one lazyfs, once per
-// process.
+// PowerLoss on the process backend, opened WithLazyFS; whether this
+// machine mounts FUSE is found out only when a kind needs it (Missing
+// mounts one lazyfs, once per process).
 func (s Spec) Abilities() Abilities {
 	runs := s.RunsNodes()
-	why := lazyFSWhy(s.backend())
 	links := s.backend() == BackendProcess && s.Topology == TopologyFailover
 	process, clock := runs, runs
 	if !runs {
 		process, clock = adoptedAbilities(s)
 	}
-	return Abilities{Process: process, Clock: clock, Network: runs || s.Toxiproxy != "", PowerLoss: why == "", Links: links, backend: s.backend(), powerLossWhy: why}
+	return Abilities{Process: process, Clock: clock, Network: runs || s.Toxiproxy != "", PowerLoss: s.backend() == BackendProcess, Links: links, backend: s.backend()}
 }
 
 // Abilities returns what the cluster can do: see Spec.Abilities; Clock only
@@ -233,10 +231,12 @@ func (a Abilities) Missing(need Abilities) string {
 		return "the external backend reaches the nodes through no proxy; give it a toxiproxy server to fault the network"
 	case need.Network && !a.Network:
 		return "the nodes are reached through no proxy, so their network cannot be faulted"
-	case need.PowerLoss && !a.PowerLoss && a.powerLossWhy != "":
-		return a.powerLossWhy
+	case need.PowerLoss && !a.PowerLoss && a.backend != "" && a.backend != BackendProcess:
+		return lazyFSWhy(a.backend)
 	case need.PowerLoss && !a.PowerLoss:
 		return "the nodes' data folders are not on lazyfs, so their unsynced writes cannot be dropped"
+	case need.PowerLoss && a.backend == BackendProcess && lazyFSWhy(a.backend) != "":
+		return lazyFSWhy(a.backend)
 	case need.Links && !a.Links:
 		return "the links between nodes have proxies of their own only in the failover topology on the process backend (the replication link)"
 	}
