@@ -12,6 +12,7 @@ require (
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/go-redsync/redsync/v4 v4.18.1
 	github.com/google/shlex v0.0.0-20191202100458-e7afc7fbc510
+	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/moby/moby/api v1.56.1
 	github.com/moby/moby/client v0.6.2
 	github.com/redis/go-redis/v9 v9.23.0

@@ -64,6 +64,7 @@ type Cluster struct {
 	docker    ContainerSet         // docker backend only
 	keeper    *keeper              // docker backend only: keeps what containers write private
 	remote    *remoteToxiproxy     // external backend with WithToxiproxy only
+	adopted   *adoption            // external nodes that are containers of this machine; see adopt.go
 	nodes     []*Node
 
 	mu       sync.Mutex // guards failover
@@ -296,13 +297,16 @@ func (c *Cluster) close() error {
 		return n.stop(ctx)
 	}))
 	for _, n := range c.nodes {
-		errs = append(errs, n.clock.close())
+		errs = append(errs, n.clock.close(), n.unmountDisk())
 	}
 	if c.docker != nil {
 		errs = append(errs, c.docker.Close(ctx))
 	}
 	if c.keeper != nil {
 		errs = append(errs, c.keeper.close())
+	}
+	if c.adopted != nil {
+		errs = append(errs, c.adopted.b.Close())
 	}
 	if c.removeDir {
 		errs = append(errs, os.RemoveAll(c.dir))

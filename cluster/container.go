@@ -47,6 +47,9 @@ func startDocker(ctx context.Context, n int, image string, private bool, opts []
 	if o.redisServer != "redis-server" || o.toxiproxy != "" {
 		return nil, errors.New("cluster: docker: WithRedisServer and WithToxiproxy do not apply")
 	}
+	if o.lazyFS {
+		return nil, errors.New("cluster: docker: " + lazyFSWhy(BackendDocker))
+	}
 	if image == "" {
 		image = DefaultImage
 	}

@@ -27,7 +27,13 @@
 //     the addresses given are contacted. Their proxies, if any, live on a
 //     toxiproxy server someone else runs (WithToxiproxy), driven through
 //     toxiproxy's HTTP client. Kill, Restart, Pause, Resume and clock
-//     shifts return errors: the cluster does not run those nodes.
+//     shifts return errors: the cluster does not run those nodes, unless
+//     every node is a container of this machine's Docker engine, found
+//     by its address (the compose cluster of deploy/compose): then they
+//     are docker kill, docker start, docker pause and unpause of its
+//     container, and the clock shim's offset file bind-mounted into it
+//     (see adopt.go); Close leaves the containers running, as it found
+//     them.
 //
 // Nodes the cluster runs have no persistence unless asked, a random
 // requirepass per cluster and each node's log kept. The password is never
@@ -64,9 +70,15 @@
 // clients still write to it (see Failover); StartDockerFailover runs it
 // in containers on a private Docker network.
 //
+// WithLazyFS runs each node's data folder on lazyfs (internal/lazyfs), a
+// FUSE file system that keeps what the node wrote but did not fsync
+// apart, so Node.DropUnsynced can drop it as a power loss would; the
+// mounts are made as the nodes start and unmounted by Close.
+//
 // It imports go-redis (to wait for PING), toxiproxy (server and client)
 // and fsnotify (see keeper in private.go), and of this module only
-// internal/redisopt (the go-redis options, a leaf shared with locks). It
-// must not import the Docker client: cluster/docker does, and only the
-// programs that run the docker backend import cluster/docker.
+// internal/redisopt (the go-redis options, a leaf shared with locks) and
+// internal/lazyfs. It must not import the Docker client: cluster/docker
+// does, and only the programs that run the docker backend import
+// cluster/docker.
 package cluster

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"sync"
 	"time"
 )
@@ -48,6 +49,38 @@ type ContainerEngine interface {
 	// first removes the containers and networks left behind by a process
 	// of this host that died without closing its cluster.
 	Open(ctx context.Context, image string, network bool) (ContainerSet, error)
+	// Adopt finds, for each of ips, the container of the engine that has
+	// that address on one of its networks: the nodes of a cluster someone
+	// else runs on this machine (deploy/compose; adopt.go). It returns nil
+	// and no error when some address is no container's.
+	Adopt(ctx context.Context, ips []netip.Addr) (Adopted, error)
+}
+
+// Adopted drives containers someone else runs: it never creates or
+// removes one, and Close only lets go of the engine.
+type Adopted interface {
+	// Containers are the containers found, in the order of the addresses.
+	Containers() []AdoptedContainer
+	// State says whether container id runs, and whether it is paused.
+	State(ctx context.Context, id string) (running, paused bool, err error)
+	// Start starts container id (docker start); Unpause thaws it.
+	Start(ctx context.Context, id string) error
+	Unpause(ctx context.Context, id string) error
+	// Watch returns the run of container id, running now: its Kill,
+	// Pause and Resume act on the container, and its Stop only thaws it
+	// when paused and stops watching it (the container keeps running).
+	Watch(id string) ContainerRun
+	Close() error
+}
+
+// AdoptedContainer is one adopted node's container.
+type AdoptedContainer struct {
+	ID, Name string
+	// ClockFile is the host's path of the container's clock offset file
+	// (its LOCKTORTURE_CLOCK_FILE, in a bind mount of this machine), ""
+	// when it runs without the clock shim or the file is not this
+	// machine's to map.
+	ClockFile string
 }
 
 // ContainerSet is the containers of one cluster. Close removes those

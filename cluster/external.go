@@ -33,7 +33,10 @@ func WithToxiproxy(apiURL string) Option {
 // its own host.
 //
 // The nodes cannot be killed, restarted, paused or have their clocks
-// shifted: those methods return ErrNotManaged. Options that configure
+// shifted: those methods return ErrNotManaged; unless every node is a
+// container of this machine's Docker engine (adopt.go), whose container
+// those methods then drive (the clock WithClockShim, when every container
+// runs the shim with its offset file bind-mounted from this machine). Options that configure
 // nodes the cluster runs (WithRedisServer, WithPersistence, WithClockShim,
 // WithExtraArgs, WithEnv) are refused; WithDir and WithKeepLogs do nothing,
 // as the cluster keeps no files of nodes it does not run. Close closes the
@@ -45,7 +48,7 @@ func Connect(ctx context.Context, addrs []string, opts ...Option) (*Cluster, err
 		return nil, err
 	}
 	switch {
-	case o.redisServer != "redis-server" || o.persistence || o.clockShim || len(o.extraArgs) > 0 || len(o.env) > 0:
+	case o.redisServer != "redis-server" || o.persistence || o.lazyFS || len(o.extraArgs) > 0 || len(o.env) > 0:
 		return nil, errors.New("cluster: external nodes: options for nodes the cluster runs do not apply")
 	}
 	seen := make(map[string]bool)
@@ -67,8 +70,30 @@ func Connect(ctx context.Context, addrs []string, opts ...Option) (*Cluster, err
 			return nil, err
 		}
 	}
+	// Nodes that are containers of this machine are driven as such (see
+	// adopt.go).
+	a, err := adopt(ctx, addrs)
+	if err != nil {
+		return nil, err
+	}
+	if o.clockShim && (a == nil || !a.clock()) {
+		if a != nil {
+			a.b.Close()
+		}
+		return nil, errNotAdopted
+	}
+	c.adopted = a
 	for i, nd := range c.nodes {
-		nd.rn = externalRunner{address: addrs[i]}
+		if a == nil {
+			nd.rn = externalRunner{address: addrs[i]}
+			continue
+		}
+		nd.rn = &adoptedRunner{n: nd, b: a.b, address: addrs[i], c: a.containers[i]}
+		if o.clockShim {
+			if err := nd.openAdoptedClock(a.containers[i].ClockFile); err != nil {
+				return nil, errors.Join(err, c.Close())
+			}
+		}
 	}
 	if err := c.start(ctx); err != nil {
 		return nil, err

@@ -175,7 +175,7 @@ func TestConnectErrors(t *testing.T) {
 		{"not host:port", []string{"localhost"}, nil, "want host:port"},
 		{"twice", []string{addr, addr}, nil, "given twice"},
 		{"wrong password", []string{addr}, []Option{WithPassword("nope")}, "WRONGPASS"},
-		{"clock shim", []string{addr}, []Option{WithClockShim()}, "do not apply"},
+		{"clock shim", []string{addr}, []Option{WithClockShim()}, "the clock shim needs nodes that are containers of this machine"},
 		{"bad toxiproxy URL", []string{addr}, []Option{WithPassword(remote.Password()), WithToxiproxy("localhost:8474")}, "want http://host:port"},
 		{"no toxiproxy there", []string{addr}, []Option{WithPassword(remote.Password()), WithToxiproxy("http://127.0.0.1:1")}, "toxiproxy server"},
 	} {

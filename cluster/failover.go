@@ -114,6 +114,11 @@ type Failover struct {
 	internal  []*toxiproxy.Proxy // by node index
 	intAddrs  []string           // internal addresses, by node index
 	sentinels []*sentinel
+
+	// The replication links, on the process backend (replink.go).
+	repl    []*Link // by node index
+	linksMu sync.Mutex
+	fronts  []*front
 }
 
 // sentinel is one Redis Sentinel, a process or a container.
@@ -205,12 +210,20 @@ func (f *Failover) start(ctx context.Context) error {
 		f.internal = append(f.internal, px)
 		f.intAddrs = append(f.intAddrs, px.Listen) // the bound port, set by Add
 	}
+	if err := f.startLinks(); err != nil {
+		return err
+	}
 	for i, n := range f.c.nodes {
 		_, port, _ := net.SplitHostPort(f.intAddrs[i])
 		set := []string{
 			"masterauth", f.c.password,
 			"replica-announce-port", port,
 			"repl-diskless-sync-delay", "0", // the default waits 5 s for more replicas before a full sync
+		}
+		if f.c.docker == nil {
+			// The replica dials from here, so its front tells its
+			// connection from the sentinels' (replink.go).
+			set = append(set, "bind-source-addr", replSource)
 		}
 		if f.c.docker != nil {
 			// The primary would list its replica by the address its
@@ -705,8 +718,9 @@ func (f *Failover) Close() error { return f.c.Close() }
 
 // stopSentinels stops every sentinel still running; it can be called
 // again.
+// It also closes the fronts of the replication links.
 func (f *Failover) stopSentinels(ctx context.Context) error {
-	if err := inParallel(f.sentinels, func(s *sentinel) error { return s.stop(ctx) }); err != nil {
+	if err := errors.Join(inParallel(f.sentinels, func(s *sentinel) error { return s.stop(ctx) }), f.closeFronts()); err != nil {
 		return fmt.Errorf("cluster: close: %w", err)
 	}
 	return nil

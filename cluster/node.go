@@ -9,6 +9,7 @@ import (
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/locktorture/locktorture/internal/lazyfs"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -30,6 +31,7 @@ type Node struct {
 
 	groups   []groupProxy // of client groups 1, 2, ...; see groups.go
 	clock    *clockFile   // nil without WithClockShim; see clock.go
+	disk     *lazyfs.FS   // the data folder's lazyfs; nil without WithLazyFS (disk.go)
 	settings [][2]string  // this node's own configuration directives (name, value), after the cluster's; see failover.go
 
 	mu      sync.Mutex
@@ -290,6 +292,9 @@ func (n *Node) Client() *redis.Client {
 // its proxies.
 func (n *Node) start(ctx context.Context) error {
 	if err := n.makeDir(); err != nil {
+		return err
+	}
+	if err := n.mountDisk(); err != nil {
 		return err
 	}
 	if err := n.openClock(); err != nil {

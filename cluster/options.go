@@ -16,6 +16,7 @@ type options struct {
 	env         []string
 	proxyGroups int  // see WithProxyGroups
 	clockShim   bool // see WithClockShim
+	lazyFS      bool // see WithLazyFS
 	password    string
 	passwordSet bool
 	toxiproxy   string    // see WithToxiproxy

@@ -39,7 +39,7 @@ func (p *processRunner) start(_ context.Context, fresh bool) (run, error) {
 	}
 	n := p.n
 	conf := filepath.Join(n.dir, nodeConf)
-	if err := n.writeConf(conf, p.port, loopback, n.dir, n.LogPath()); err != nil {
+	if err := n.writeConf(conf, p.port, loopback, n.dataDir(), n.LogPath()); err != nil {
 		return nil, err
 	}
 	log, err := os.OpenFile(n.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, fileMode)
@@ -83,6 +83,10 @@ func (n *Node) writeConf(path string, port int, bind, dir, logfile string) error
 		"logfile " + redisQuote(logfile),
 		"daemonize no",
 		"protected-mode no",
+		// DEBUG SLEEP stalls a node's event loop (nemesis server-stall);
+		// Redis 7 refuses DEBUG unless told otherwise. The password
+		// guards it like every other command.
+		"enable-debug-command yes",
 	}
 	switch {
 	case !o.persistence:

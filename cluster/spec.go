@@ -154,6 +154,13 @@ type Abilities struct {
 	// Network: cut and slow the clients' links to the nodes (Node.GroupLink):
 	// every node is behind proxies.
 	Network bool
+	// PowerLoss: drop what a node wrote but did not fsync
+	// (Node.DropUnsynced): its data folder is on lazyfs (WithLazyFS).
+	PowerLoss bool
+	// Links: cut and slow the links between nodes: the replication link
+	// of the failover topology on the process backend
+	// (Failover.ReplicationLink).
+	Links bool
 
 	backend string // for Missing's reasons; "" for Abilities made by hand
 }
@@ -172,16 +179,32 @@ func (s Spec) NodesFixed() bool { return s.Topology == TopologyFailover || len(s
 // is opened WithClockShim (on the docker backend, the image must also carry
 // the shim, which Open checks), Network unless its nodes are external ones
 // reached without a toxiproxy server, Process unless they are external.
+// External nodes that are all containers of this machine's Docker engine
+// (the compose cluster's) are adopted: Process, and Clock when every
+// container runs the clock shim with its offset file bind-mounted from
+// this machine; finding that out asks the engine.
+//
+// PowerLoss on the process backend, opened WithLazyFS; whether this
+// machine mounts FUSE is found out only when a kind needs it (Missing
+// mounts one lazyfs, once per process).
 func (s Spec) Abilities() Abilities {
 	runs := s.RunsNodes()
-	return Abilities{Process: runs, Clock: runs, Network: runs || s.Toxiproxy != "", backend: s.backend()}
+	links := s.backend() == BackendProcess && s.Topology == TopologyFailover
+	process, clock := runs, runs
+	if !runs {
+		process, clock = adoptedAbilities(s)
+	}
+	return Abilities{Process: process, Clock: clock, Network: runs || s.Toxiproxy != "", PowerLoss: s.backend() == BackendProcess, Links: links, backend: s.backend()}
 }
 
 // Abilities returns what the cluster can do: see Spec.Abilities; Clock only
 // when it was started WithClockShim.
 func (c *Cluster) Abilities() Abilities {
-	ext := c.backend == BackendExternal
-	return Abilities{Process: !ext, Clock: c.opts.clockShim && !ext, Network: !ext || c.remote != nil, backend: c.backend}
+	ext := c.backend == BackendExternal && c.adopted == nil
+	c.mu.Lock()
+	links := c.failover != nil && len(c.failover.repl) > 0
+	c.mu.Unlock()
+	return Abilities{Process: !ext, Clock: c.opts.clockShim && !ext, Network: c.backend != BackendExternal || c.remote != nil, PowerLoss: c.opts.lazyFS && c.backend == BackendProcess, Links: links, backend: c.backend}
 }
 
 func (s Spec) backend() string {
@@ -197,17 +220,25 @@ func (a Abilities) Missing(need Abilities) string {
 	ext := a.backend == BackendExternal
 	switch {
 	case need.Process && !a.Process && ext:
-		return "the external backend does not run the nodes, so it cannot kill, restart or pause them (the process and docker backends do)"
+		return "the external backend does not run the nodes, so it cannot kill, restart or pause them (the process and docker backends do, and so does the external backend when its nodes are containers of this machine's Docker engine, as the compose cluster's)"
 	case need.Process && !a.Process:
 		return "the cluster cannot kill, restart or pause its nodes"
 	case need.Clock && !a.Clock && ext:
-		return "the external backend does not run the nodes, so it cannot shift their clocks (the process and docker backends do)"
+		return "the external backend does not run the nodes, so it cannot shift their clocks (the process and docker backends do, and so does the external backend when its nodes are containers of this machine running the clock shim with their offset files bind-mounted, as the compose cluster's)"
 	case need.Clock && !a.Clock:
 		return "the nodes run without the clock shim, so their clocks cannot be shifted"
 	case need.Network && !a.Network && ext:
 		return "the external backend reaches the nodes through no proxy; give it a toxiproxy server to fault the network"
 	case need.Network && !a.Network:
 		return "the nodes are reached through no proxy, so their network cannot be faulted"
+	case need.PowerLoss && !a.PowerLoss && a.backend != "" && a.backend != BackendProcess:
+		return lazyFSWhy(a.backend)
+	case need.PowerLoss && !a.PowerLoss:
+		return "the nodes' data folders are not on lazyfs, so their unsynced writes cannot be dropped"
+	case need.PowerLoss && a.backend == BackendProcess && lazyFSWhy(a.backend) != "":
+		return lazyFSWhy(a.backend)
+	case need.Links && !a.Links:
+		return "the links between nodes have proxies of their own only in the failover topology on the process backend (the replication link)"
 	}
 	return ""
 }

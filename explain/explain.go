@@ -40,6 +40,28 @@ const (
 	// client-stop fault) while its key expired, or its lock noticed the
 	// loss too late.
 	LateNotice Cause = "holder told too late"
+	// Evicted: a node that granted the earlier lease evicted its key under
+	// memory pressure (maxmemory with an evicting policy) and granted the
+	// later lease.
+	Evicted Cause = "key evicted under maxmemory"
+	// PowerLoss: a node that granted the earlier lease lost its power: it
+	// was killed and what it had written but not fsynced was dropped, the
+	// grant with it; it came back without the key and granted the later
+	// lease.
+	PowerLoss Cause = "power loss dropped the unsynced grant"
+	// ServerStall: a node that granted the earlier lease stalled (its
+	// event loop stopped, DEBUG SLEEP or CLIENT PAUSE) and expired the key
+	// while the holder counted on it.
+	ServerStall Cause = "server stall"
+	// BrokenConnection: a connection fault (a reset, a cut after some
+	// bytes, sliced replies, dropped connections) was active between the
+	// two acquires, and no node's evidence names another cause: a reply
+	// lost with its connection, an outcome the lock took for known.
+	BrokenConnection Cause = "broken connection"
+	// ReplicationCut: the link between the primary and its replica was cut
+	// or slowed between the two acquires, and no node's evidence names
+	// another cause.
+	ReplicationCut Cause = "replication link cut"
 	// LockLogic: no fault explains it; the nodes' evidence shows the lock
 	// itself broke exclusion (a key set over a live one, deleted for
 	// another client, quorums that do not intersect, a validity that
@@ -50,7 +72,7 @@ const (
 )
 
 // Causes lists every Cause, in the order of their constants.
-var Causes = []Cause{ClockJump, Restart, Failover, Stalled, ExtendAfterExpiry, LateNotice, LockLogic, Unknown}
+var Causes = []Cause{ClockJump, Restart, Failover, Stalled, ExtendAfterExpiry, LateNotice, Evicted, PowerLoss, ServerStall, BrokenConnection, ReplicationCut, LockLogic, Unknown}
 
 // Explanation is the cause of one violation, in one paragraph.
 type Explanation struct {
@@ -171,8 +193,10 @@ func faults(r *checker.Result) []fault {
 // family is the kind of fault a cause names, for a fault kind: the
 // targeted kinds act as the kinds they aim (kill-quorum kills,
 // clock-holder and clock-partition jump node clocks, pause-holder
-// stalls the holder, failover-unreplicated fails over); the rest are
-// their own.
+// stalls the holder, failover-unreplicated fails over,
+// server-stall-holder stalls a node); the two memory kinds are
+// "evict", the connection kinds "connection", the replication link's
+// "replica-link"; the rest are their own.
 func family(kind string) string {
 	switch {
 	case strings.HasPrefix(kind, "kill"):
@@ -185,6 +209,14 @@ func family(kind string) string {
 		return "client-pause"
 	case strings.HasPrefix(kind, "client-stop"):
 		return "client-stop"
+	case kind == "evict" || kind == "noeviction":
+		return "evict"
+	case strings.HasPrefix(kind, "server-stall"):
+		return "server-stall"
+	case kind == "reset-peer" || kind == "limit-data" || kind == "slicer" || kind == "conn-drop":
+		return "connection"
+	case strings.HasPrefix(kind, "replica-"):
+		return "replica-link"
 	}
 	return kind
 }
@@ -221,9 +253,9 @@ type finding struct {
 // rank orders causes by how specific they are: a named fault first.
 func rank(c Cause) int {
 	switch c {
-	case ClockJump, Restart, Failover, ExtendAfterExpiry, LateNotice:
+	case ClockJump, Restart, Failover, ExtendAfterExpiry, LateNotice, Evicted, PowerLoss:
 		return 3
-	case Stalled:
+	case Stalled, ServerStall, BrokenConnection, ReplicationCut:
 		return 2
 	case LockLogic:
 		return 1
@@ -372,14 +404,24 @@ func cause(a *checker.Analysis, fs []fault, ke *checker.KeyEvidence, la, lb chec
 	}
 	if best.cause == Unknown && !a.Observed {
 		// No observation: faults alone, else the lock.
-		for _, kind := range []string{"clock", "kill", "failover"} {
+		for _, kind := range []string{"clock", "kill", "power-loss", "failover", "evict"} {
 			if f, ok := find(fs, kind, -1, la.Invoked, lb.Start); ok {
-				c := map[string]Cause{"clock": ClockJump, "kill": Restart, "failover": Failover}[kind]
+				c := map[string]Cause{"clock": ClockJump, "kill": Restart, "power-loss": PowerLoss, "failover": Failover, "evict": Evicted}[kind]
 				return finding{cause: c, fault: f.num, node: firstOr(f.nodes), text: fmt.Sprintf("No node observations; %s was active between the two acquires.", f)}
 			}
 		}
 		if len(fs) == 0 || !anyFault(fs, la.Invoked, lb.Start) {
 			return finding{cause: LockLogic, node: -1, text: "No fault was active between the two acquires."}
+		}
+	}
+	if best.cause == Unknown {
+		// Faults that leave no mark on a node's key: a stall, a broken
+		// connection, a cut replication link, named when nothing else is.
+		for _, kind := range []string{"server-stall", "connection", "replica-link"} {
+			if f, ok := find(fs, kind, -1, la.Invoked, lb.Start); ok {
+				c := map[string]Cause{"server-stall": ServerStall, "connection": BrokenConnection, "replica-link": ReplicationCut}[kind]
+				return finding{cause: c, fault: f.num, node: firstOr(f.nodes), text: fmt.Sprintf("%s %s was active between the two acquires, and no node was seen to lose the key otherwise.", best.text, capital(f.String()))}
+			}
 		}
 	}
 	return best
@@ -433,9 +475,20 @@ func nodeCause(fs []fault, ke *checker.KeyEvidence, obs []checker.NodeObservatio
 		if rm.Time < valid {
 			early = fmt.Sprintf(", %s before the end of P%d's validity", secsDelta(valid-rm.Time), la.Process)
 		}
+		if rm.Event == "evicted" {
+			if f, ok := find(fs, "evict", n, la.Invoked, rm.Time); ok {
+				return finding{cause: Evicted, fault: f.num, node: n, text: fmt.Sprintf("%s evicted the key at %s%s, %s after the start of %s, and granted it again.",
+					name, Secs(rm.Time), early, secsDelta(rm.Time-f.w.Start), f)}
+			}
+			return finding{cause: Evicted, node: n, text: fmt.Sprintf("%s evicted the key at %s%s (maxmemory under an evicting policy, set outside the run's faults), and granted it again.", name, Secs(rm.Time), early)}
+		}
 		if f, ok := find(fs, "clock", n, la.Invoked, rm.Time); ok {
 			return finding{cause: ClockJump, fault: f.num, node: n, text: fmt.Sprintf("%s %s the key at %s%s, %s after the start of %s.",
 				name, rm.Event, Secs(rm.Time), early, secsDelta(rm.Time-f.w.Start), f)}
+		}
+		if f, ok := find(fs, "server-stall", n, la.Invoked, rm.Time); ok {
+			return finding{cause: ServerStall, fault: f.num, node: n, text: fmt.Sprintf("%s expired the key at %s%s, after %s stopped its event loop.",
+				name, Secs(rm.Time), early, f)}
 		}
 		if f, ok := find(fs, "client-pause", -1, la.Start, lb.Start); ok {
 			return finding{cause: Stalled, fault: f.num, node: n, text: fmt.Sprintf("%s %s the key at %s%s, while %s stalled the holder.", name, rm.Event, Secs(rm.Time), early, f)}
@@ -443,10 +496,15 @@ func nodeCause(fs []fault, ke *checker.KeyEvidence, obs []checker.NodeObservatio
 		if f, ok := find(fs, "kill", n, la.Invoked, rm.Time); ok {
 			return finding{cause: Restart, fault: f.num, node: n, text: fmt.Sprintf("%s %s the key at %s%s, after %s.", name, rm.Event, Secs(rm.Time), early, f)}
 		}
-		if rm.Event == "evicted" {
-			return finding{cause: Unknown, node: n, text: fmt.Sprintf("%s evicted the key at %s (maxmemory).", name, Secs(rm.Time))}
+		if f, ok := find(fs, "power-loss", n, la.Invoked, rm.Time); ok {
+			return finding{cause: PowerLoss, fault: f.num, node: n, text: fmt.Sprintf("%s dropped what %s had not fsynced, the grant with it; %s came back with an older copy of the key, which it %s at %s%s, and granted it again.",
+				capital(f.String()), name, name, rm.Event, Secs(rm.Time), early)}
 		}
 		return finding{cause: LockLogic, node: n, text: fmt.Sprintf("%s expired the key at %s%s, with no clock or restart fault on it: the lock told the holder a validity longer than the key's life.", name, Secs(rm.Time), early)}
+	}
+	if f, ok := find(fs, "power-loss", n, la.Invoked, lb.Start); ok {
+		return finding{cause: PowerLoss, fault: f.num, node: n, text: fmt.Sprintf("%s, %s after the lease was granted, killed %s and dropped what it had not fsynced, the grant with it; %s came back without the key and granted it again.",
+			capital(f.String()), secsDelta(f.w.Start-la.Start), name, name)}
 	}
 	if f, ok := find(fs, "kill", n, la.Invoked, lb.Start); ok {
 		return finding{cause: Restart, fault: f.num, node: n, text: fmt.Sprintf("%s, %s after the lease was granted, restarted %s empty; it granted the key again.", capital(f.String()), secsDelta(f.w.Start-la.Start), name)}

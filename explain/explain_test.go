@@ -57,6 +57,14 @@ func TestCauses(t *testing.T) {
 			[]string{"P1 was granted k at 0.040 s with fencing token 1, after P0's grant at 0.010 s with 9", "P0's grant came from n1 n2, P1's from n2 n3", "restarted n2 between the two grants"}},
 		{"lease-invalid_resource-valid_fence-order-decreases.jsonl", "fence", explain.LockLogic, 0, "",
 			[]string{"with fencing token 7, after P0's grant", "No restart came between them"}},
+		// Memory pressure: the held key evicted while the evict fault
+		// wrote fillers (matrix setnx/evict).
+		{"lease-invalid_resource-invalid_cause-evicted.jsonl", "lease", explain.Evicted, 1, "n1",
+			[]string{"n1 evicted the key at 0.130 s, 0.960 s before the end of P0's validity", "evict n1: maxmemory-policy allkeys-lru", "P1 acquired k0 at 0.140 s from n1"}},
+		// A power loss dropped the unsynced grant (matrix
+		// setnx/power-loss-everysec).
+		{"lease-invalid_resource-invalid_cause-power-loss.jsonl", "lease", explain.PowerLoss, 1, "n1",
+			[]string{"power-loss n1: kill, drop unsynced writes, restart at once", "dropped what it had not fsynced, the grant with it", "n1 came back without the key"}},
 		{"lease-invalid_resource-invalid_cause-failover.jsonl", "lease", explain.Failover, 1, "n2",
 			[]string{"made n2 the primary", "n2 never had the key"}},
 		{"lease-valid_resource-invalid_cause-stalled.jsonl", "resource", explain.Stalled, 1, "",

@@ -125,6 +125,12 @@ type Faults struct {
 	// NemesisInterval is the quiet time between faults and the least time
 	// each fault stays active.
 	NemesisInterval time.Duration `json:"nemesis_interval,omitempty"`
+	// NemesisCompose is the most faults, each of another of the Nemesis
+	// kinds, that one step may hold at once (a partition with a clock
+	// jump, latency with a kill); how many each step holds, and which, is
+	// drawn from the seed (nemesis.Plan). Default 0, as 1: one fault a
+	// step. A replay takes its steps as schedule.json holds them.
+	NemesisCompose int `json:"nemesis_compose,omitempty"`
 	// RestartDelay, when set, is the delay of every delayed restart a kill
 	// fault draws. Default 1.5×TTL.
 	RestartDelay time.Duration `json:"restart_delay,omitempty"`
@@ -328,6 +334,9 @@ func (f Faults) withDefaults(d Faults) (Faults, error) {
 	}
 	if f.NemesisInterval < 0 || f.RestartDelay < 0 || f.LivenessBound < 0 {
 		return f, errors.New("harness: durations must not be negative")
+	}
+	if f.NemesisCompose < 0 {
+		return f, fmt.Errorf("harness: nemesis compose %d: want the most faults a step may hold, at least 1", f.NemesisCompose)
 	}
 	if f.Replay == "" {
 		return f, nil

@@ -56,6 +56,7 @@ func BindFlags(fs *flag.FlagSet, c *Config) {
 	fs.IntVar(&c.WaitReplicas, "wait-replicas", 0, "setnx on --topology failover: WAIT for this many replicas (1) after each granted SET, and hold only if they acknowledged it")
 
 	fs.Var((*kindsFlag)(&c.Nemesis), "nemesis", "comma-separated fault kinds: "+strings.Join(kindNames(), ", "))
+	fs.IntVar(&c.NemesisCompose, "nemesis-compose", 0, "the most fault kinds one step may hold at once (a partition with a clock jump, latency with a kill), drawn from the seed (default 1: one at a time)")
 	fs.DurationVar(&c.NemesisInterval, "nemesis-interval", 0, fmt.Sprintf("quiet time between faults, and least time each stays active (default %s, or what a targeted fault kind asks for)", d.NemesisInterval))
 	fs.DurationVar(&c.RestartDelay, "restart-delay", 0, "delay of the kill fault's delayed restarts (default 1.5×TTL)")
 	fs.StringVar(&c.Restart, "restart", "", "how kill faults restart nodes: mixed (the default), immediate or delayed")

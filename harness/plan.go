@@ -104,7 +104,7 @@ func (p *Plan) setUp() ([]nemesis.Kind, error) {
 	p.setup = nemesis.Setup{
 		Lock: c.Lock, MultiNode: p.lock.MultiNode, Nodes: c.Nodes, Groups: max(1, p.needs.Groups), TTL: c.TTL,
 		Topology: c.Topology, Abilities: cluster.Spec(c.Cluster).Abilities(), Persistent: c.Persistence,
-		RestartDelay: c.RestartDelay, Restart: c.Restart, ClientProcesses: p.lock.Process, GoClients: p.lock.Lang() == "Go",
+		RestartDelay: c.RestartDelay, Restart: c.Restart, ClientProcesses: p.lock.Process, GoClients: p.lock.Lang() == "Go", Compose: c.NemesisCompose,
 	}
 	return nemesis.Check(c.Nemesis, p.setup)
 }
@@ -116,6 +116,9 @@ func (p *Plan) clusterOptions(dir string, o runOptions) []cluster.Option {
 	opts := []cluster.Option{cluster.WithDir(filepath.Join(dir, "nodes")), cluster.WithProxyGroups(p.setup.Groups), cluster.WithLog(o.log)}
 	if p.needs.Cluster.Clock {
 		opts = append(opts, cluster.WithClockShim())
+	}
+	if p.needs.Cluster.PowerLoss {
+		opts = append(opts, cluster.WithLazyFS())
 	}
 	return opts
 }

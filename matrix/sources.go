@@ -27,4 +27,14 @@ const (
 	SrcRueidislock = "rueidislock (github.com/redis/rueidis/rueidislock): a lock is auto-extended in the background; its context is cancelled once an extension fails"
 	// SrcPause is the source of the node-pause row.
 	SrcPause = "Redis docs, \"Distributed Locks with Redis\": the algorithm is safe as long as a majority of the nodes is up and behaves; a stopped minority cannot grant a lease the others refused"
+	// SrcLazyFS is the source of the power-loss rows' file system.
+	SrcLazyFS = "Jepsen's lazyfs (dsrhaslab/lazyfs): a file system that keeps writes in its own cache until fsync and drops them on a simulated power failure, with which Jepsen finds the writes a database acknowledged before they were durable"
+	// SrcStall is the source of the server-stall rows.
+	SrcStall = "Redis docs, CLIENT PAUSE (redis.io/docs/latest/commands/client-pause/) and DEBUG SLEEP: the server stops running commands while its process runs on; commands sent meanwhile run when it resumes, and a key whose TTL ran out meanwhile is expired on its next access"
+	// SrcConn is the source of the broken-connection rows.
+	SrcConn = "toxiproxy's toxics reset_peer, limit_data, slicer and timeout with a toxicity (Shopify/toxiproxy README), and Jepsen's rule that an operation whose reply was lost has an unknown outcome: it may or may not have happened"
+	// SrcRepl is the source of the replication-link rows.
+	SrcRepl = "Redis docs, replication (redis.io/docs/latest/operate/oss_and_stack/management/replication/): replication is asynchronous, a replica cut off from its master lags and resynchronises once the link is back; Sentinel promotes a replica only when a quorum of sentinels cannot reach the master"
+	// SrcEvict is the source of the memory-pressure rows.
+	SrcEvict = "Redis docs, \"Key eviction\" (redis.io/docs/latest/develop/reference/eviction/): with maxmemory reached, allkeys-lru evicts the least recently used keys whatever their TTL, and noeviction evicts nothing and refuses the writes that need more memory"
 )

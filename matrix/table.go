@@ -108,11 +108,12 @@ var (
 	bandKill = &report.Band{Min: 0.6, Max: 1, Why: "random kills must land while a lock is held, and the restarted node must be asked before the key would have expired: seen on 2 or 3 of 3 seeds"}
 	// bandClock1 and bandClock5: a random jump must land while a lock is
 	// held and be large enough to expire it.
-	bandClock1 = &report.Band{Min: 0.5, Max: 1, Why: "a random jump must land while a lock is held and be large enough to expire it: seen on 5 to 7 of 8 seeds"}
-	bandClock5 = &report.Band{Min: 0.3, Max: 1, Why: "a random jump must move enough of the five nodes while a lock is held: seen on 4 or 5 of 8 seeds"}
-	bandKillQ  = &report.Band{Min: 0.9, Max: 1, Why: "kill-quorum makes the bare majority itself (the nodes outside it cut off until it grants) and kills one of its nodes at the grant; the second client must still win the restarted node and the freed ones before the holder releases: 10 of 10 seeds for each cell in BENCHMARKS.md, 3 of 3 in the matrix"}
-	bandFail   = &report.Band{Min: 0.6, Max: 1, Why: "the isolation must fall inside a hold the replica has not yet copied: seen on 3 of 3 seeds, with random timing"}
-	bandFence  = &report.Band{Min: 0.6, Max: 1, Why: "tokens come out of order when consecutive grants come from different majorities, which contention decides: seen on 3 of 3 seeds; the stale write lands in 2 of 3"}
+	bandClock1    = &report.Band{Min: 0.5, Max: 1, Why: "a random jump must land while a lock is held and be large enough to expire it: seen on 5 to 7 of 8 seeds"}
+	bandClock5    = &report.Band{Min: 0.3, Max: 1, Why: "a random jump must move enough of the five nodes while a lock is held: seen on 4 or 5 of 8 seeds"}
+	bandKillQ     = &report.Band{Min: 0.9, Max: 1, Why: "kill-quorum makes the bare majority itself (the nodes outside it cut off until it grants) and kills one of its nodes at the grant; the second client must still win the restarted node and the freed ones before the holder releases: 10 of 10 seeds for each cell in BENCHMARKS.md, 3 of 3 in the matrix"}
+	bandFail      = &report.Band{Min: 0.6, Max: 1, Why: "the isolation must fall inside a hold the replica has not yet copied: seen on 3 of 3 seeds, with random timing"}
+	bandPowerLoss = &report.Band{Min: 0.6, Max: 1, Why: "a power loss must come while a hold granted since the node's last fsync (once a second under everysec) is still valid, and the restarted node must be asked before that hold ends: 8 of 10 seeds of 8 s"}
+	bandFence     = &report.Band{Min: 0.6, Max: 1, Why: "tokens come out of order when consecutive grants come from different majorities, which contention decides: seen on 3 of 3 seeds; the stale write lands in 2 of 3"}
 )
 
 // Literature is the table of expectations. A row for a new fault kind or a
@@ -159,7 +160,16 @@ var Literature = []Row{
 	{Name: "kill-immediate-everysec", When: "single", Config: persist(withWork(restart(faults(time.Second, "kill"), nemesis.RestartImmediate), harness.Workload{Hold: 500 * ms}), "everysec"),
 		Expect: report.ExpectAll(report.ExpectPossible), Source: SrcFsync,
 		Why:     "everysec loses what the OS had not written on a machine crash; a process kill keeps the page cache, so only a write Redis postponed behind a slow fsync can be lost",
-		Missing: "a fault that loses what the OS had not written to disk (a power loss that drops the page cache), or a slow disk that makes Redis postpone its fsync; a process kill forces neither"},
+		Missing: "a slow disk that makes Redis postpone its fsync; a process kill forces no loss (the page cache survives it: the power-loss-everysec row drops it)"},
+	// A power loss: the data folder on lazyfs, which drops what the node
+	// wrote but did not fsync; killed and restarted at once.
+	{Name: "power-loss-everysec", When: "single", Config: persist(withWork(faults(time.Second, "power-loss"), harness.Workload{Hold: 500 * ms}), "everysec"),
+		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Band: bandPowerLoss, Source: SrcFsync + "; " + SrcLazyFS,
+		Why: "everysec fsyncs once a second: a power loss drops the grants of the last second, and the node restarted at once grants the held lock again"},
+	{Name: "power-loss-always", When: "single", Config: persist(withWork(faults(time.Second, "power-loss"), harness.Workload{Hold: 500 * ms}), "always"),
+		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcFsync + "; " + SrcLazyFS,
+		Why:     "appendfsync always fsyncs each write before its reply: a power loss drops nothing the node acknowledged, and the restarted node reloads every grant with its absolute expiry",
+		Promise: "persistence with appendfsync always: a restarted node keeps every lock it acknowledged"},
 	{Name: "kill-delayed", When: "single persist:delayed-restart", Config: withWork(restart(faults(time.Second, "kill"), nemesis.RestartDelayed), harness.Workload{Hold: 500 * ms}),
 		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis,
 		Why:     "a node that stays down longer than the TTL comes back after every lock it granted expired",
@@ -334,6 +344,38 @@ var Literature = []Row{
 		Missing: "the resource: a hold longer than the TTL lets no correct section write",
 		Catch:   &report.Band{Min: 0.6, Max: 1, Why: "a backward jump of the strobe must fall inside a round that wins the key, and the over-claimed hold must meet the next grant: seen on 3 of 3 seeds and 9 of 10"}},
 
+	// Server stalls: the process runs, the event loop does not (the
+	// kinds' workload: one key, holds of 500 ms).
+	{Name: "server-stall", When: "elapsed", Config: faults(0, "server-stall"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcStall + "; " + SrcLeaseRule,
+		Why:     "a stalled node only delays: the commands sent meanwhile run late, and a key expires by the wall clock as the holder's validity, counted from before its request, runs out",
+		Promise: "elapsed from request: a stall delays the grants and the replies, never stretches the validity past the key"},
+	{Name: "server-stall-holder", When: "elapsed", Config: faults(0, "server-stall-holder"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcStall + "; " + SrcLeaseRule,
+		Why:     "the holder's nodes (a majority of them) stall at the grant for just over the validity left: the holder's validity ends during the stall, and the contenders' queued commands run only after it",
+		Promise: "elapsed from request: a stall delays the grants and the replies, never stretches the validity past the key"},
+
+	// Broken connections (the kinds' workload: one key, holds of 500 ms).
+	{Name: "reset-peer", When: "elapsed", Config: faults(0, "reset-peer"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcConn,
+		Why:     "a reset loses a command or its reply: the lock takes the acquire as failed or unknown, never as granted, and a key it set unknowingly expires within the TTL",
+		Promise: "unknown outcomes: a call whose reply was lost is never taken for a grant"},
+	{Name: "limit-data", When: "elapsed", Config: faults(0, "limit-data"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcConn,
+		Why:     "a connection cut after some bytes, mid-reply or mid-command, fails the call under way: failed or unknown, never granted",
+		Promise: "unknown outcomes: a call whose reply was lost is never taken for a grant"},
+	{Name: "slicer", When: "elapsed", Config: faults(0, "slicer"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcConn + "; " + SrcLeaseRule,
+		Why:     "replies in fragments arrive whole and late; the validity counted from before the request is shortened by the delay",
+		Promise: "elapsed from request: the validity is counted from before the request, so a slow reply shortens it"},
+	{Name: "conn-drop", When: "elapsed", Config: faults(0, "conn-drop"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcConn,
+		Why:     "a dropped connection times its call out: the lock takes it as unknown, and the call on another connection decides afresh",
+		Promise: "unknown outcomes: a call whose reply was lost is never taken for a grant"},
+
+	// Memory pressure: maxmemory lowered under a policy, filler keys
+	// written (the kinds' workload: one key, holds of 500 ms).
+	{Name: "evict", When: "single", Config: faults(0, "evict"),
+		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Source: SrcEvict,
+		Why: "allkeys-lru evicts the held lock key once the fillers written since its grant are newer than it: the next SET NX is granted while the holder still holds"},
+	{Name: "noeviction", When: "single", Config: faults(0, "noeviction"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcEvict,
+		Why:     "noeviction evicts nothing: past maxmemory the node refuses the writes that need memory, the lock's SET NX among them, so the lock is unavailable, never granted twice",
+		Promise: "no eviction: a lock key stays until it is deleted or expires"},
+
 	// Failover with asynchronous replication.
 	{Name: "failover", When: "single topology:failover", Config: failoverRun("failover", 0), MinDuration: 20 * time.Second,
 		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Band: bandFail, Source: SrcRedis + "; " + SrcKleppmann,
@@ -348,6 +390,20 @@ var Literature = []Row{
 	{Name: "+wait/failover-unreplicated", When: "single topology:failover wait", Config: failoverRun("failover-unreplicated", 1),
 		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcWait + "; " + SrcRedis,
 		Why:     "WAIT 1 cannot be acknowledged under the cut, so the lock refuses every acquire the old primary grants there (it deletes the key): every lease it hands out is on the replica that is promoted",
+		Promise: "WAIT 1: a grant only once the replica acknowledged the key"},
+	// The replication link alone (its own proxy): the sentinels and the
+	// clients still reach the primary, which nobody promotes away.
+	{Name: "replica-partition", When: "single topology:failover", Config: topology(withWork(faults(time.Second, "replica-partition"), harness.Workload{Hold: 500 * ms}), "failover"),
+		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRepl,
+		Why:     "the lock talks to the primary alone; the replica's lag matters only once it is promoted, and the sentinels, who still reach the primary, promote nobody",
+		Promise: "one primary: a lock that talks to the primary alone is unmoved by its replica's lag"},
+	{Name: "replica-latency", When: "single topology:failover", Config: topology(withWork(faults(time.Second, "replica-latency"), harness.Workload{Hold: 500 * ms}), "failover"),
+		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRepl,
+		Why:     "a slow replication link only makes the replica lag; the lock talks to the primary alone",
+		Promise: "one primary: a lock that talks to the primary alone is unmoved by its replica's lag"},
+	{Name: "+wait/replica-partition", When: "single topology:failover wait", Config: waited(topology(withWork(faults(time.Second, "replica-partition"), harness.Workload{Hold: 500 * ms}), "failover"), 1),
+		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcWait + "; " + SrcRepl,
+		Why:     "WAIT 1 cannot be acknowledged across the cut: the lock refuses those grants, unavailable rather than unsafe",
 		Promise: "WAIT 1: a grant only once the replica acknowledged the key"},
 	{Name: "failover-kill-always", When: "single topology:failover", Config: persist(withWork(restart(topology(faults(time.Second, "kill"), "failover"), nemesis.RestartImmediate), harness.Workload{Hold: 500 * ms}), "always"),
 		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcFsync + "; " + SrcRedis,
@@ -392,6 +448,9 @@ func persist(c harness.Config, policy string) harness.Config {
 	c.Appendfsync = policy
 	return c
 }
+
+// waited makes setnx WAIT for n replicas after each granted SET.
+func waited(c harness.Config, n int) harness.Config { c.WaitReplicas = n; return c }
 
 // fenced turns fencing on, with the store checking tokens as store says
 // ("" for every access).

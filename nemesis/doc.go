@@ -15,6 +15,13 @@
 // a run is set up for what its kinds need together (NeedsOf). Adding a
 // kind is one file and one line: nothing else switches on kind names.
 //
+// A step of a schedule may hold faults of several kinds at once
+// (Setup.Compose, Step.With): they start together and heal in reverse
+// order, each its own fault in the history; a targeted fault is never
+// composed. docs/faults.md describes the kinds of memory pressure, lost
+// un-fsynced writes, server stalls, broken connections and the
+// replication link.
+//
 // Each occurrence of a kind is a Fault (Start, Heal, String) with its
 // parameters as JSON, and may have optional abilities, named interfaces
 // declared beside Fault: RefusingFault checks its parameters against a
@@ -38,7 +45,7 @@
 // its changes (View.Next, WaitFor) without polling. The targeted kinds
 // (kill-quorum, clock-holder, clock-minority, clock-majority,
 // clock-partition, pause-holder, delay-grant, failover-unreplicated,
-// client-stop, partition-holder) do;
+// client-stop, partition-holder, server-stall-holder) do;
 // some first shape the moment they wait for (kill-quorum cuts the nodes
 // outside a bare majority off until the others grant;
 // failover-unreplicated cuts the primary from its replica right before a

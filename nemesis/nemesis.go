@@ -37,7 +37,8 @@ type Setup struct {
 	// it lacks is refused. A Setup made by hand without them can do
 	// nothing to its nodes.
 	Abilities cluster.Abilities
-	// Persistent is set when the nodes run with appendfsync always.
+	// Persistent is set when the nodes run with the append-only file
+	// (appendfsync always or everysec).
 	Persistent bool
 	// RestartDelay, when set, is the delay of every delayed restart the
 	// kill kind draws; otherwise it draws 1.5×TTL.
@@ -54,6 +55,10 @@ type Setup struct {
 	// this process or in client processes of its own: Go's time.Now
 	// reads the clock without libc, which the clock shim cannot move.
 	GoClients bool
+	// Compose is the most faults one step of a drawn schedule may hold
+	// at once, each of another kind (see Plan); 0 or 1 is one fault a
+	// step.
+	Compose int
 }
 
 // The restart modes of the kill kind.
@@ -221,6 +226,19 @@ var kinds = []Kind{
 	clientStopKind,
 	clientStopRandomKind,
 	partitionHolderKind,
+	// The rest of the catalogue: memory pressure, lost un-fsynced
+	// writes, server stalls, broken connections, node-to-node links.
+	evictKind,
+	noevictionKind,
+	powerLossKind,
+	serverStallKind,
+	serverStallHolderKind,
+	resetPeerKind,
+	limitDataKind,
+	slicerKind,
+	connDropKind,
+	replicaPartitionKind,
+	replicaLatencyKind,
 }
 
 // Kinds returns every known kind in a fixed order.
@@ -253,6 +271,10 @@ type Needs struct {
 	// ClientProcesses: clients that run as processes of their own
 	// (Setup.ClientProcesses), which a fault can stop whole.
 	ClientProcesses bool
+	// Persistent: nodes that write what they are told to disk
+	// (Setup.Persistent): without, there is nothing for a fault on the
+	// disk to lose.
+	Persistent bool
 }
 
 // topologies describes each topology in a few words, for refusals.
@@ -271,6 +293,9 @@ func (n Needs) refuse(s Setup) string {
 	case n.TTL && s.TTL <= 0:
 		return "needs the TTL, which is unknown"
 	case n.ClientClock && (!s.ClientProcesses || s.GoClients):
+	case n.Persistent && !s.Persistent:
+		return "needs persistent nodes (--appendfsync always or everysec): without persistence a restarted node has nothing on disk to lose (kind kill)"
+	case n.ClientClock && !s.ClientProcesses:
 		return fmt.Sprintf("needs clients that run as processes (the process adapter) so the clock shim can move their wall clock; %s runs in Go, whose time.Now reads the clock without libc", s.Lock)
 	case n.ClientProcesses && !s.ClientProcesses:
 		return fmt.Sprintf("needs clients that run as processes of their own, so that a whole client can be stopped; %s runs in this process (add --client-process to serve a Go lock in client processes)", s.Lock)
@@ -292,6 +317,9 @@ func NeedsOf(ks []Kind) Needs {
 		all.Cluster.Process = all.Cluster.Process || n.Cluster.Process
 		all.Cluster.Clock = all.Cluster.Clock || n.Cluster.Clock
 		all.Cluster.Network = all.Cluster.Network || n.Cluster.Network
+		all.Cluster.PowerLoss = all.Cluster.PowerLoss || n.Cluster.PowerLoss
+		all.Cluster.Links = all.Cluster.Links || n.Cluster.Links
+		all.Persistent = all.Persistent || n.Persistent
 		all.Groups = max(all.Groups, n.Groups)
 		if all.Topology == "" {
 			all.Topology = n.Topology

@@ -35,18 +35,39 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 }
 
 // Step is one fault of a schedule: started At the offset from the start
-// of the run, healed For later.
+// of the run, healed For later. A composed step (Setup.Compose) holds
+// faults of other kinds too (With): they start after the step's own
+// fault, in order, and heal before it, in reverse order; each is a fault
+// of its own in the history.
 type Step struct {
 	Kind   string          `json:"kind"`
 	At     Duration        `json:"at"`
 	For    Duration        `json:"for"`
 	Desc   string          `json:"desc"`
 	Params json.RawMessage `json:"params"`
+	With   []Part          `json:"with,omitempty"`
 	fault  Fault
 }
 
-// Fault returns the step's decoded fault.
+// Part is one more fault of a composed step: its kind and parameters.
+type Part struct {
+	Kind   string          `json:"kind"`
+	Desc   string          `json:"desc"`
+	Params json.RawMessage `json:"params"`
+	fault  Fault
+}
+
+// Fault returns the step's decoded fault (of a composed step, the first).
 func (s *Step) Fault() Fault { return s.fault }
+
+// faults returns the step's decoded faults: its own, then those of With.
+func (s *Step) faults() []Fault {
+	fs := []Fault{s.fault}
+	for _, p := range s.With {
+		fs = append(fs, p.fault)
+	}
+	return fs
+}
 
 // Schedule is the explicit plan of a run's faults, expanded from the seed
 // and saved as schedule.json so the run can be replayed.
@@ -59,7 +80,10 @@ type Schedule struct {
 
 // Plan expands kinds into a schedule over duration: quiet for interval,
 // a fault drawn from rng active for interval, healed, quiet again, and
-// so on; one fault at a time, the last healed before the run ends.
+// so on; one step at a time, the last healed before the run ends. With
+// s.Compose above 1, a step may hold up to that many faults of different
+// kinds at once (see compose); with 0 or 1 the draws are those of a
+// schedule of one fault a step.
 func Plan(rng *rand.Rand, seed int64, kinds []Kind, s Setup, duration, interval time.Duration) (Schedule, error) {
 	sc := Schedule{Seed: seed, Interval: Duration(interval)}
 	for _, k := range kinds {
@@ -74,21 +98,85 @@ func Plan(rng *rand.Rand, seed int64, kinds []Kind, s Setup, duration, interval 
 	for at := interval; at+interval <= duration; at += 2 * interval {
 		k := kinds[rng.IntN(len(kinds))]
 		f := k.Plan(rng, s)
+		st := Step{Kind: k.Name, fault: f}
+		if s.Compose > 1 {
+			st.With = compose(rng, kinds, k, f, s)
+		}
 		active := interval
-		if l, ok := f.(LastingFault); ok {
-			active = max(active, l.MinActive())
+		for _, g := range st.faults() {
+			if l, ok := g.(LastingFault); ok {
+				active = max(active, l.MinActive())
+			}
 		}
 		if at+active > duration {
 			break
 		}
-		params, err := json.Marshal(f)
-		if err != nil {
-			return sc, fmt.Errorf("nemesis: %s: %w", k.Name, err)
+		st.At, st.For = Duration(at), Duration(active)
+		if err := st.encode(); err != nil {
+			return sc, err
 		}
-		sc.Steps = append(sc.Steps, Step{Kind: k.Name, At: Duration(at), For: Duration(active), Desc: f.String(), Params: params, fault: f})
+		sc.Steps = append(sc.Steps, st)
 		at += active - interval
 	}
 	return sc, nil
+}
+
+// compose draws the further faults of a step whose own fault f, of kind
+// k, was just drawn: up to s.Compose−1 of them (how many is drawn too),
+// each of another kind of the run, none targeted (a targeted fault
+// strikes alone, at its moment; clock-partition is the written recipe of
+// a partition with a clock jump), and at most one that acts on the
+// nodes' processes (a kill and a pause of one node would undo each
+// other). A targeted f takes none.
+func compose(rng *rand.Rand, kinds []Kind, k Kind, f Fault, s Setup) []Part {
+	if _, armed := f.(ArmedFault); armed {
+		return nil
+	}
+	extra := rng.IntN(min(s.Compose, len(kinds)))
+	used := []string{k.Name}
+	process := k.Needs.Cluster.Process
+	var parts []Part
+	for range extra {
+		var free []Kind
+		for _, o := range kinds {
+			if !slices.Contains(used, o.Name) && !(process && o.Needs.Cluster.Process) {
+				free = append(free, o)
+			}
+		}
+		if len(free) == 0 {
+			break
+		}
+		o := free[rng.IntN(len(free))]
+		g := o.Plan(rng, s)
+		used = append(used, o.Name)
+		if _, armed := g.(ArmedFault); armed {
+			continue
+		}
+		process = process || o.Needs.Cluster.Process
+		parts = append(parts, Part{Kind: o.Name, fault: g})
+	}
+	return parts
+}
+
+// encode sets the step's parameters and descriptions from its faults as
+// they are now.
+func (st *Step) encode() error {
+	params, err := json.Marshal(st.fault)
+	if err != nil {
+		return fmt.Errorf("nemesis: %s: %w", st.Kind, err)
+	}
+	st.Params, st.Desc = params, st.fault.String()
+	for i := range st.With {
+		p := &st.With[i]
+		if p.fault == nil {
+			continue
+		}
+		if p.Params, err = json.Marshal(p.fault); err != nil {
+			return fmt.Errorf("nemesis: %s: %w", p.Kind, err)
+		}
+		p.Desc = p.fault.String()
+	}
+	return nil
 }
 
 // Save writes the schedule as indented JSON. Each step's parameters and
@@ -101,11 +189,10 @@ func (sc Schedule) Save(path string) error {
 		if st.fault == nil {
 			continue
 		}
-		params, err := json.Marshal(st.fault)
-		if err != nil {
-			return fmt.Errorf("nemesis: %s: %w", st.Kind, err)
+		st.With = slices.Clone(st.With)
+		if err := st.encode(); err != nil {
+			return err
 		}
-		st.Params, st.Desc = params, st.fault.String()
 	}
 	b, err := json.MarshalIndent(sc, "", "  ")
 	if err != nil {
@@ -152,6 +239,11 @@ func ScheduleKinds(path string) ([]string, error) {
 		if !slices.Contains(kinds, st.Kind) {
 			kinds = append(kinds, st.Kind)
 		}
+		for _, p := range st.With {
+			if !slices.Contains(kinds, p.Kind) {
+				kinds = append(kinds, p.Kind)
+			}
+		}
 	}
 	return kinds, nil
 }
@@ -175,13 +267,26 @@ func Load(path string, s Setup) (Schedule, error) {
 		if err != nil {
 			return sc, fmt.Errorf("%s: step %d: %w", path, i, err)
 		}
-		if st.fault, err = ks[0].Decode(st.Params); err != nil {
-			return sc, fmt.Errorf("%s: step %d (%s): %w", path, i, st.Kind, err)
+		name := fmt.Sprintf("%s: step %d (%s)", path, i, st.Kind)
+		if st.fault, err = decodeFault(ks[0], st.Params, s, name); err != nil {
+			return sc, err
 		}
-		if r, ok := st.fault.(RefusingFault); ok {
-			if why := r.Refuse(s); why != "" {
-				return sc, fmt.Errorf("nemesis: %s: step %d (%s) refused: %s", path, i, st.Kind, why)
+		for j := range st.With {
+			p := &st.With[j]
+			ks, err := Check([]string{p.Kind}, s)
+			if err != nil {
+				return sc, fmt.Errorf("%s: step %d, with %d: %w", path, i, j, err)
 			}
+			if p.fault, err = decodeFault(ks[0], p.Params, s, fmt.Sprintf("%s: step %d, with %d (%s)", path, i, j, p.Kind)); err != nil {
+				return sc, err
+			}
+			if _, armed := p.fault.(ArmedFault); armed {
+				return sc, fmt.Errorf("nemesis: %s: step %d, with %d (%s): a targeted fault strikes alone, at its moment, and is never composed", path, i, j, p.Kind)
+			}
+			p.Desc = p.fault.String()
+		}
+		if _, armed := st.fault.(ArmedFault); armed && len(st.With) > 0 {
+			return sc, fmt.Errorf("nemesis: %s: a targeted fault strikes alone, at its moment, and is never composed", name)
 		}
 		if st.At < 0 || st.For < 0 || (i > 0 && st.At < sc.Steps[i-1].At+sc.Steps[i-1].For) {
 			return sc, fmt.Errorf("nemesis: %s: step %d: steps must not overlap or go back in time", path, i)
@@ -189,6 +294,21 @@ func Load(path string, s Setup) (Schedule, error) {
 		st.Desc = st.fault.String()
 	}
 	return sc, nil
+}
+
+// decodeFault decodes a fault of kind k from params and asks it to Refuse
+// what s lacks; name names the step (or part) in the error.
+func decodeFault(k Kind, params json.RawMessage, s Setup, name string) (Fault, error) {
+	f, err := k.Decode(params)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if r, ok := f.(RefusingFault); ok {
+		if why := r.Refuse(s); why != "" {
+			return nil, fmt.Errorf("nemesis: %s refused: %s", name, why)
+		}
+	}
+	return f, nil
 }
 
 // Recorder writes a nemesis event to the history, stamped on the run's
@@ -227,6 +347,8 @@ const healTimeout = 30 * time.Second
 // its moment, for the step's time less what the fault needs active; it
 // is recorded when it strikes, described with its concrete targets, and
 // healed at the step's end; one that finds no moment records nothing.
+// The faults of a composed step start in order, each recorded as it
+// starts, and heal in reverse order, each recorded as it heals.
 func runStep(ctx context.Context, st *Step, t *Target, base time.Time, rec Recorder) (err error) {
 	f := st.fault
 	if f == nil {
@@ -247,22 +369,42 @@ func runStep(ctx context.Context, st *Step, t *Target, base time.Time, rec Recor
 		}
 		desc, active = f.String(), max(time.Until(end), need)
 	}
-	if err := rec.Append(history.Event{Type: history.Info, F: history.FaultStart, Process: history.NemesisProcess, Value: desc}); err != nil {
-		return err
+	parts := []struct {
+		f    Fault
+		desc string
+	}{{f, desc}}
+	for _, p := range st.With {
+		if p.fault == nil {
+			return fmt.Errorf("nemesis: step %q: part %q has no decoded fault", st.Desc, p.Desc)
+		}
+		parts = append(parts, struct {
+			f    Fault
+			desc string
+		}{p.fault, p.fault.String()})
 	}
+	started := 0
 	defer func() {
 		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), healTimeout)
 		defer cancel()
-		herr := f.Heal(hctx, t)
-		ev := history.Event{Type: history.Info, F: history.FaultStop, Process: history.NemesisProcess, Value: desc}
-		if herr != nil {
-			ev.Error = herr.Error()
-			herr = fmt.Errorf("nemesis: heal %s: %w", desc, herr)
+		for i := started - 1; i >= 0; i-- {
+			p := parts[i]
+			herr := p.f.Heal(hctx, t)
+			ev := history.Event{Type: history.Info, F: history.FaultStop, Process: history.NemesisProcess, Value: p.desc}
+			if herr != nil {
+				ev.Error = herr.Error()
+				herr = fmt.Errorf("nemesis: heal %s: %w", p.desc, herr)
+			}
+			err = errors.Join(err, herr, rec.Append(ev))
 		}
-		err = errors.Join(err, herr, rec.Append(ev))
 	}()
-	if err := f.Start(ctx, t); err != nil {
-		return fmt.Errorf("nemesis: start %s: %w", desc, err)
+	for _, p := range parts {
+		if err := rec.Append(history.Event{Type: history.Info, F: history.FaultStart, Process: history.NemesisProcess, Value: p.desc}); err != nil {
+			return err
+		}
+		started++
+		if err := p.f.Start(ctx, t); err != nil {
+			return fmt.Errorf("nemesis: start %s: %w", p.desc, err)
+		}
 	}
 	return wait.Sleep(ctx, active)
 }

@@ -55,6 +55,10 @@ type Cluster struct {
 	// Config is the nodes' redis.conf (see WriteConfig). Default
 	// Dir/redis.conf.
 	Config string
+	// ClockDir holds each node's clock offset file, ClockDir/nI/clock.offset,
+	// bind-mounted into its container, through which the external backend
+	// shifts the node's clock. Default: the folder "clock" beside Config.
+	ClockDir string
 	// RedisImage and ToxiproxyImage are the images the containers run.
 	// Defaults: cluster.DefaultImage and ToxiproxyImage, as in the file.
 	RedisImage, ToxiproxyImage string
@@ -79,6 +83,12 @@ func (c Cluster) withDefaults(ctx context.Context) (Cluster, error) {
 	}
 	var err error
 	if c.Config, err = filepath.Abs(c.Config); err != nil {
+		return c, fmt.Errorf("compose: %w", err)
+	}
+	if c.ClockDir == "" {
+		c.ClockDir = filepath.Join(filepath.Dir(c.Config), "clock")
+	}
+	if c.ClockDir, err = filepath.Abs(c.ClockDir); err != nil {
 		return c, fmt.Errorf("compose: %w", err)
 	}
 	if c.RedisImage == "" {
@@ -141,6 +151,7 @@ func (c Cluster) compose(ctx context.Context, args ...string) ([]byte, error) {
 	cmd.Env = append(os.Environ(),
 		"LOCKTORTURE_NET="+c.Net,
 		"LOCKTORTURE_REDIS_CONF="+c.Config,
+		"LOCKTORTURE_CLOCK_DIR="+c.ClockDir,
 		"LOCKTORTURE_REDIS_IMAGE="+c.RedisImage,
 		"LOCKTORTURE_TOXIPROXY_IMAGE="+c.ToxiproxyImage,
 	)
@@ -174,10 +185,33 @@ func (c Cluster) Up(ctx context.Context, password string) error {
 	} else if fi.Mode().Perm()&0o077 != 0 {
 		return fmt.Errorf("compose: %s holds the password but is mode %04o: make it 0600", c.Config, fi.Mode().Perm())
 	}
+	if err := c.writeClocks(); err != nil {
+		return err
+	}
 	if _, err := c.compose(ctx, "up", "-d"); err != nil {
 		return err
 	}
 	return c.wait(ctx, password, time.Minute)
+}
+
+// writeClocks writes each node's clock offset file, 8 zero bytes (no
+// offset), mode 0600 in a folder of mode 0700, unless it is there: a
+// running node's shim maps it, and must not see it cut short.
+func (c Cluster) writeClocks() error {
+	for i := range Nodes {
+		dir := filepath.Join(c.ClockDir, fmt.Sprintf("n%d", i+1))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("compose: %w", err)
+		}
+		path := filepath.Join(dir, "clock.offset")
+		if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == 8 {
+			continue
+		}
+		if err := os.WriteFile(path, make([]byte, 8), 0o600); err != nil {
+			return fmt.Errorf("compose: %w", err)
+		}
+	}
+	return nil
 }
 
 // wait polls the nodes and the toxiproxy API until each answers, or
@@ -341,6 +375,9 @@ func WriteConfig(path, password string) error {
 		"requirepass " + password,
 		`save ""`,
 		"appendonly no",
+		// DEBUG SLEEP stalls a node (nemesis server-stall); the password
+		// guards it like every other command.
+		"enable-debug-command yes",
 		"",
 	}, "\n")
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)

@@ -1,0 +1,162 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"syscall"
+	"time"
+
+)
+
+// Nodes someone else runs that are containers of this machine's Docker
+// engine (the compose cluster of deploy/compose) are adopted by Connect:
+// found by their address (an address of the container on one of its
+// networks), they can be killed (docker kill) and restarted (docker start
+// of the same container), paused (docker pause) and resumed, and, when
+// the container runs the clock shim with its offset file bind-mounted
+// from this machine, have their clocks shifted. Close leaves them as it
+// found them: running, unpaused, their clocks right; their containers
+// are never removed. Either every node is adopted or none: faults that
+// could reach some nodes and not others would test something else than
+// they say.
+
+// adoptTimeout bounds the look for the containers.
+const adoptTimeout = 5 * time.Second
+
+// adoption is what Connect learned of external nodes that are containers.
+type adoption struct {
+	b          Adopted            // the engine's; it runs nothing of its own
+	containers []AdoptedContainer // by node index
+}
+
+// clock reports whether every container runs the clock shim with an
+// offset file this process can map.
+func (a *adoption) clock() bool {
+	for _, c := range a.containers {
+		if c.ClockFile == "" {
+			return false
+		}
+	}
+	return len(a.containers) > 0
+}
+
+// adopt finds, for every address, the container of this machine's Docker
+// engine it is an address of. It returns nil, and no error, when no engine
+// answers or some address is no container's (nodes on other machines).
+func adopt(ctx context.Context, addrs []string) (*adoption, error) {
+	ctx, cancel := context.WithTimeout(ctx, adoptTimeout)
+	defer cancel()
+	var ips []netip.Addr
+	for _, a := range addrs {
+		host, _, err := net.SplitHostPort(a)
+		if err != nil {
+			return nil, nil
+		}
+		ip, err := netip.ParseAddr(host)
+		if err != nil || ip.IsLoopback() {
+			return nil, nil // a name, or a port published on this host: not found by address
+		}
+		ips = append(ips, ip)
+	}
+	e, err := containerEngine()
+	if err != nil {
+		return nil, nil // built without the docker backend: no container is ours to drive
+	}
+	b, err := e.Adopt(ctx, ips)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	return &adoption{b: b, containers: b.Containers()}, nil
+}
+
+// adoptedRunner runs nothing: it drives the container of a node someone
+// else runs.
+type adoptedRunner struct {
+	n       *Node
+	b       Adopted
+	address string
+	c       AdoptedContainer
+}
+
+var _ runner = (*adoptedRunner)(nil)
+
+func (r *adoptedRunner) addr() string { return r.address }
+
+// start attaches to the container (fresh: the node's first run, when it
+// is running already) or starts it again.
+func (r *adoptedRunner) start(ctx context.Context, fresh bool) (run, error) {
+	if fresh {
+		running, paused, err := r.b.State(ctx, r.c.ID)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: docker inspect %s: %w", r.c.Name, err)
+		}
+		if running {
+			if paused {
+				// Left paused by a run that died: thaw it.
+				if err := r.b.Unpause(ctx, r.c.ID); err != nil {
+					return nil, fmt.Errorf("cluster: docker unpause %s: %w", r.c.Name, err)
+				}
+			}
+			return containerRun{r.b.Watch(r.c.ID)}, nil
+		}
+	}
+	if err := r.b.Start(ctx, r.c.ID); err != nil {
+		return nil, fmt.Errorf("cluster: docker start %s: %w", r.c.Name, err)
+	}
+	return containerRun{r.b.Watch(r.c.ID)}, nil
+}
+
+// release starts the container again if a fault left it down: the
+// cluster leaves the nodes as it found them.
+func (r *adoptedRunner) release(ctx context.Context) error {
+	running, _, err := r.b.State(ctx, r.c.ID)
+	if err != nil {
+		return fmt.Errorf("cluster: docker inspect %s: %w", r.c.Name, err)
+	}
+	if !running {
+		if err := r.b.Start(ctx, r.c.ID); err != nil {
+			return fmt.Errorf("cluster: docker start %s: %w", r.c.Name, err)
+		}
+	}
+	return nil
+}
+
+// openAdoptedClock maps the node's clock offset file, the container's,
+// without truncating it (the running shim maps it too) and sets it to 0.
+func (n *Node) openAdoptedClock(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("cluster: %s: clock offset file: %w", n.name, err)
+	}
+	defer f.Close()
+	mem, err := syscall.Mmap(int(f.Fd()), 0, 8, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		return fmt.Errorf("cluster: %s: map %s: %w", n.name, path, err)
+	}
+	n.clock = &clockFile{path: path, mem: mem}
+	n.clock.store(0)
+	return nil
+}
+
+// adoptedAbilities is what a cluster of s can do to external nodes that
+// are containers of this machine: kill, restart and pause them, and
+// shift their clocks when every container runs the shim. It looks for
+// them (adopt), and says nothing of nodes that are not.
+func adoptedAbilities(s Spec) (process, clock bool) {
+	if s.backend() != BackendExternal {
+		return false, false
+	}
+	a, err := adopt(context.Background(), s.External)
+	if err != nil || a == nil {
+		return false, false
+	}
+	defer a.b.Close()
+	return true, a.clock()
+}
+
+// errNotAdopted explains a refused clock shim on external nodes.
+var errNotAdopted = errors.New("cluster: external nodes: the clock shim needs nodes that are containers of this machine's Docker engine, each running the shim with its offset file bind-mounted from this machine (deploy/compose does)")

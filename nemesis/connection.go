@@ -1,0 +1,288 @@
+package nemesis
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/locktorture/locktorture/cluster"
+)
+
+// The connection kinds break the clients' connections to nodes through
+// toxiproxy's toxics, on every client group's proxy of each node, open
+// and new connections alike, until Heal removes them:
+//
+//   - reset-peer: each connection is reset (TCP RST) Reset after its
+//     first bytes in Stream's direction, and those bytes are dropped. On
+//     the replies (downstream) Redis ran the command and the client never
+//     learns it: a reset mid-reply is an outcome the lock must take as
+//     unknown, neither granted nor refused. On the commands (upstream)
+//     the command never reaches Redis.
+//   - limit-data: each connection is closed once Bytes have passed in
+//     Stream's direction, wherever that falls: mid-reply or mid-command.
+//   - slicer: every chunk is cut into pieces of about Size bytes (±
+//     Variation), each Delay after the last: replies (and commands) come
+//     in fragments, late.
+//   - conn-drop: a Share of the connections, drawn by toxiproxy once per
+//     connection and direction, drop every byte (a black hole, as a
+//     partition's) until healed; the rest pass. A command on a dropped
+//     connection times out at the client, run (the reply dropped) or not
+//     (the command dropped).
+//
+// None of them delays a reply past its call's timeout without failing
+// the call, so a lock whose validity is counted from before its request
+// and that takes an unknown outcome for one stays safe.
+
+// The directions a connection fault acts in: replies, or commands.
+var connStreams = []string{downstream, upstream}
+
+// connNodes draws the nodes of a connection fault: the one node of a
+// single-instance lock; every node or a minority of a multi-node lock's.
+func connNodes(rng *rand.Rand, s Setup) []int {
+	if !s.MultiNode {
+		return []int{0}
+	}
+	if rng.IntN(2) == 0 {
+		return allNodes(s.Nodes)
+	}
+	return pickMinority(rng, s.Nodes)
+}
+
+// connKind is a connection fault kind: its needs are the proxies.
+func connKind(name, summary string, plan func(*rand.Rand, Setup) Fault, dec func(json.RawMessage) (Fault, error)) Kind {
+	return Kind{
+		Name:    name,
+		Summary: summary,
+		Needs:   Needs{Cluster: cluster.Abilities{Network: true}, TTL: true},
+		Window:  Workload{Keys: 1, Hold: 500 * time.Millisecond, Interval: time.Second},
+		Plan:    plan,
+		Decode:  dec,
+	}
+}
+
+// addToxics adds spec, with toxicity share, to every group's proxy of
+// each node idx, checked against the cluster first.
+func addToxics(ctx context.Context, t *Target, idx []int, spec toxicSpec, share float32) error {
+	if t.Cluster == nil {
+		return errors.New("no cluster")
+	}
+	if err := checkNodes(idx, len(t.Cluster.Nodes())); err != nil {
+		return err
+	}
+	spec.Toxicity = share
+	var errs []error
+	for _, i := range idx {
+		for g := range t.Cluster.Groups() {
+			l := t.Cluster.Node(i).GroupLink(g)
+			if l == nil {
+				errs = append(errs, fmt.Errorf("toxic %s: n%d has no proxy", spec.Name, i+1))
+				continue
+			}
+			errs = append(errs, l.AddToxic(ctx, spec))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// refuseConn checks a connection fault's nodes and stream.
+func refuseConn(kind string, nodes []int, stream string, s Setup) string {
+	if err := checkNodes(nodes, s.Nodes); err != nil {
+		return kind + ": " + err.Error()
+	}
+	if stream != downstream && stream != upstream {
+		return fmt.Sprintf("%s: stream %q: want %q (replies) or %q (commands)", kind, stream, downstream, upstream)
+	}
+	return ""
+}
+
+// way names a stream for descriptions: "replies" or "commands", or in
+// the singular.
+func way(stream string, singular bool) string {
+	w := "replies"
+	if stream == upstream {
+		w = "commands"
+	}
+	if singular {
+		return map[string]string{"replies": "reply", "commands": "command"}[w]
+	}
+	return w
+}
+
+// ResetPeer resets connections (see the connection kinds above).
+type ResetPeer struct {
+	Nodes  []int    `json:"nodes"`
+	Stream string   `json:"stream"`
+	Reset  Duration `json:"reset"`
+}
+
+var _ RefusingFault = (*ResetPeer)(nil)
+
+// The toxic names of the connection kinds.
+const (
+	resetPeerToxic = "reset_peer"
+	limitDataToxic = "limit_data"
+	slicerToxic    = "slicer"
+	connDropUp     = "conn_drop_" + upstream
+	connDropDown   = "conn_drop_" + downstream
+)
+
+var resetPeerKind = connKind("reset-peer", "reset the connections to nodes (TCP RST) right after, or up to a tenth of the TTL after, their first reply (or command), which is lost",
+	func(rng *rand.Rand, s Setup) Fault {
+		f := &ResetPeer{Nodes: connNodes(rng, s), Stream: connStreams[rng.IntN(2)]}
+		if rng.IntN(2) == 1 {
+			f.Reset = Duration(time.Duration(rng.Int64N(int64(s.TTL/10) + 1)).Truncate(time.Millisecond))
+		}
+		return f
+	}, decode[ResetPeer])
+
+// Refuse says why the fault does not fit s, or "".
+func (r *ResetPeer) Refuse(s Setup) string {
+	if r.Reset < 0 {
+		return fmt.Sprintf("reset-peer: reset %v: want it ≥ 0", time.Duration(r.Reset))
+	}
+	return refuseConn("reset-peer", r.Nodes, r.Stream, s)
+}
+
+func (r *ResetPeer) String() string {
+	return fmt.Sprintf("reset-peer %s: reset each connection %s after its first %s", nodeNames(r.Nodes), time.Duration(r.Reset), way(r.Stream, true))
+}
+
+// Start adds the reset_peer toxics.
+func (r *ResetPeer) Start(ctx context.Context, t *Target) error {
+	return addToxics(ctx, t, r.Nodes, toxicSpec{Name: resetPeerToxic, Type: "reset_peer", Stream: r.Stream,
+		Attributes: map[string]int64{"timeout": time.Duration(r.Reset).Milliseconds()}}, 1)
+}
+
+// Heal removes them.
+func (r *ResetPeer) Heal(ctx context.Context, t *Target) error {
+	return clearToxics(ctx, t, resetPeerToxic)
+}
+
+// LimitData closes connections after some bytes (see the connection
+// kinds above).
+type LimitData struct {
+	Nodes  []int  `json:"nodes"`
+	Stream string `json:"stream"`
+	Bytes  int64  `json:"bytes"`
+}
+
+var _ RefusingFault = (*LimitData)(nil)
+
+var limitDataKind = connKind("limit-data", "close each connection to nodes once 16 to 512 bytes of replies (or commands) have passed, mid-reply or not",
+	func(rng *rand.Rand, s Setup) Fault {
+		return &LimitData{Nodes: connNodes(rng, s), Stream: connStreams[rng.IntN(2)], Bytes: 16 + rng.Int64N(497)}
+	}, decode[LimitData])
+
+// Refuse says why the fault does not fit s, or "".
+func (l *LimitData) Refuse(s Setup) string {
+	if l.Bytes < 1 {
+		return fmt.Sprintf("limit-data: bytes %d: want at least 1", l.Bytes)
+	}
+	return refuseConn("limit-data", l.Nodes, l.Stream, s)
+}
+
+func (l *LimitData) String() string {
+	return fmt.Sprintf("limit-data %s: close each connection after %d bytes of %s", nodeNames(l.Nodes), l.Bytes, way(l.Stream, false))
+}
+
+// Start adds the limit_data toxics.
+func (l *LimitData) Start(ctx context.Context, t *Target) error {
+	return addToxics(ctx, t, l.Nodes, toxicSpec{Name: limitDataToxic, Type: "limit_data", Stream: l.Stream,
+		Attributes: map[string]int64{"bytes": l.Bytes}}, 1)
+}
+
+// Heal removes them.
+func (l *LimitData) Heal(ctx context.Context, t *Target) error {
+	return clearToxics(ctx, t, limitDataToxic)
+}
+
+// Slicer cuts the data of connections into small, late pieces (see the
+// connection kinds above).
+type Slicer struct {
+	Nodes     []int    `json:"nodes"`
+	Stream    string   `json:"stream"`
+	Size      int64    `json:"size"`
+	Variation int64    `json:"variation"`
+	Delay     Duration `json:"delay"`
+}
+
+var _ RefusingFault = (*Slicer)(nil)
+
+var slicerKind = connKind("slicer", "cut the replies (or commands) of nodes into pieces of a few bytes, up to a millisecond apart",
+	func(rng *rand.Rand, s Setup) Fault {
+		size := 1 + rng.Int64N(8)
+		return &Slicer{Nodes: connNodes(rng, s), Stream: connStreams[rng.IntN(2)], Size: size, Variation: size / 2,
+			Delay: Duration(time.Duration(rng.Int64N(1001)) * time.Microsecond)}
+	}, decode[Slicer])
+
+// Refuse says why the fault does not fit s, or "".
+func (sl *Slicer) Refuse(s Setup) string {
+	if sl.Size < 1 || sl.Variation < 0 || sl.Variation >= sl.Size || sl.Delay < 0 {
+		return fmt.Sprintf("slicer: size %d, variation %d, delay %v: want size ≥ 1, 0 ≤ variation < size, delay ≥ 0", sl.Size, sl.Variation, time.Duration(sl.Delay))
+	}
+	return refuseConn("slicer", sl.Nodes, sl.Stream, s)
+}
+
+func (sl *Slicer) String() string {
+	return fmt.Sprintf("slicer %s: %s in pieces of %d±%d bytes, %s apart", nodeNames(sl.Nodes), way(sl.Stream, false), sl.Size, sl.Variation, time.Duration(sl.Delay))
+}
+
+// Start adds the slicer toxics.
+func (sl *Slicer) Start(ctx context.Context, t *Target) error {
+	return addToxics(ctx, t, sl.Nodes, toxicSpec{Name: slicerToxic, Type: "slicer", Stream: sl.Stream,
+		Attributes: map[string]int64{"average_size": sl.Size, "size_variation": sl.Variation, "delay": time.Duration(sl.Delay).Microseconds()}}, 1)
+}
+
+// Heal removes them.
+func (sl *Slicer) Heal(ctx context.Context, t *Target) error {
+	return clearToxics(ctx, t, slicerToxic)
+}
+
+// ConnDrop black-holes a share of the connections (see the connection
+// kinds above).
+type ConnDrop struct {
+	Nodes []int   `json:"nodes"`
+	Share float32 `json:"share"`
+}
+
+var _ RefusingFault = (*ConnDrop)(nil)
+
+var connDropKind = connKind("conn-drop", "drop every byte of a fifth to a half of the connections to nodes (each direction drawn by itself); the rest pass",
+	func(rng *rand.Rand, s Setup) Fault {
+		share := 0.2 + 0.3*rng.Float64()
+		return &ConnDrop{Nodes: connNodes(rng, s), Share: float32(int(share*100)) / 100}
+	}, decode[ConnDrop])
+
+// Refuse says why the fault does not fit s, or "".
+func (c *ConnDrop) Refuse(s Setup) string {
+	if c.Share <= 0 || c.Share > 1 {
+		return fmt.Sprintf("conn-drop: share %v: want it in (0, 1]", c.Share)
+	}
+	if err := checkNodes(c.Nodes, s.Nodes); err != nil {
+		return "conn-drop: " + err.Error()
+	}
+	return ""
+}
+
+func (c *ConnDrop) String() string {
+	return fmt.Sprintf("conn-drop %s: drop %.0f%% of the connections each way", nodeNames(c.Nodes), 100*c.Share)
+}
+
+// Start adds timeout toxics of timeout 0 with toxicity Share, commands
+// first.
+func (c *ConnDrop) Start(ctx context.Context, t *Target) error {
+	var errs []error
+	for _, tx := range []struct{ name, stream string }{{connDropUp, upstream}, {connDropDown, downstream}} {
+		errs = append(errs, addToxics(ctx, t, c.Nodes, toxicSpec{Name: tx.name, Type: "timeout", Stream: tx.stream,
+			Attributes: map[string]int64{"timeout": 0}}, c.Share))
+	}
+	return errors.Join(errs...)
+}
+
+// Heal removes them, which closes the connections they held.
+func (c *ConnDrop) Heal(ctx context.Context, t *Target) error {
+	return clearToxics(ctx, t, connDropUp, connDropDown)
+}

@@ -1,0 +1,303 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/locktorture/locktorture/internal/wait"
+	"github.com/redis/go-redis/v9"
+)
+
+// The modes of a server stall.
+const (
+	// StallSleep: DEBUG SLEEP. The event loop stops: no command is read,
+	// run or answered, and no key is expired, until it wakes; a reply it
+	// had not yet sent waits too. Keys whose TTL ran out meanwhile are
+	// expired on their next access. The nodes must allow DEBUG
+	// (enable-debug-command, which the cluster sets for the nodes it
+	// runs).
+	StallSleep = "sleep"
+	// StallPause: CLIENT PAUSE ALL. The event loop runs (connections are
+	// accepted, replicas served) but no client's command is run, and
+	// the active expiry of keys is paused, until the pause ends.
+	StallPause = "pause"
+)
+
+// ServerStall stalls nodes for Stall while their processes keep running,
+// unlike pause (SIGSTOP): the server itself stops serving (Mode). Commands
+// sent meanwhile wait and run once it wakes, late. A lock whose validity
+// is counted from before its request is safe: a stall only delays its
+// grants, and a key expires by the wall clock as the holder's validity
+// does. Heal waits for the stall to end (neither can be cut short: CLIENT
+// UNPAUSE waits for a pause of ALL like every other command) and for the
+// nodes to answer.
+type ServerStall struct {
+	Nodes []int    `json:"nodes"`
+	Mode  string   `json:"mode"`
+	Stall Duration `json:"stall"`
+
+	bg background // the DEBUG SLEEP calls, which return when the stall ends
+}
+
+var (
+	_ RefusingFault = (*ServerStall)(nil)
+	_ LastingFault  = (*ServerStall)(nil)
+)
+
+var serverStallKind = Kind{
+	Name:    "server-stall",
+	Summary: "stall nodes' event loops (DEBUG SLEEP or CLIENT PAUSE ALL) for half a TTL to two TTLs; their processes run on",
+	Needs:   Needs{TTL: true},
+	Window:  Workload{Keys: 1, Hold: 500 * time.Millisecond, Interval: time.Second},
+	Plan: func(rng *rand.Rand, s Setup) Fault {
+		f := &ServerStall{Nodes: []int{0}, Mode: StallSleep}
+		if n := s.Nodes; s.MultiNode {
+			if rng.IntN(2) == 0 {
+				f.Nodes = pickMinority(rng, n)
+			} else {
+				f.Nodes = pickNodes(rng, n, n/2+1+rng.IntN(n-n/2)) // a majority
+			}
+		}
+		if rng.IntN(2) == 1 {
+			f.Mode = StallPause
+		}
+		ttl := max(s.TTL, time.Millisecond)
+		f.Stall = Duration((ttl/2 + time.Duration(rng.Int64N(int64(ttl*3/2)+1))).Truncate(time.Millisecond))
+		return f
+	},
+	Decode: decode[ServerStall],
+}
+
+// refuseMode checks a stall's mode.
+func refuseMode(kind, mode string) string {
+	if mode != StallSleep && mode != StallPause {
+		return fmt.Sprintf("%s: mode %q: want %q or %q", kind, mode, StallSleep, StallPause)
+	}
+	return ""
+}
+
+// Refuse says why the fault does not fit s, or "".
+func (f *ServerStall) Refuse(s Setup) string {
+	if err := checkNodes(f.Nodes, s.Nodes); err != nil {
+		return "server-stall: " + err.Error()
+	}
+	if f.Stall < Duration(time.Millisecond) {
+		return fmt.Sprintf("server-stall: stall %v: want at least 1ms", time.Duration(f.Stall))
+	}
+	return refuseMode("server-stall", f.Mode)
+}
+
+// MinActive keeps the step for the whole stall.
+func (f *ServerStall) MinActive() time.Duration { return time.Duration(f.Stall) }
+
+func (f *ServerStall) String() string {
+	return fmt.Sprintf("server-stall %s: %s for %s", nodeNames(f.Nodes), stallCommand(f.Mode), time.Duration(f.Stall))
+}
+
+func stallCommand(mode string) string {
+	if mode == StallPause {
+		return "CLIENT PAUSE ALL"
+	}
+	return "DEBUG SLEEP"
+}
+
+// Start stalls the nodes.
+func (f *ServerStall) Start(ctx context.Context, t *Target) error {
+	if t.Cluster == nil {
+		return errors.New("no cluster")
+	}
+	if err := checkNodes(f.Nodes, len(t.Cluster.Nodes())); err != nil {
+		return err
+	}
+	return stallNodes(ctx, t, f.Nodes, f.Mode, time.Duration(f.Stall), &f.bg)
+}
+
+// Heal waits for the stall to end and the nodes to answer.
+func (f *ServerStall) Heal(ctx context.Context, t *Target) error {
+	return healStall(ctx, t, f.Nodes, &f.bg)
+}
+
+// stallNodes stalls nodes idx of t for d in mode: CLIENT PAUSE returns at
+// once, DEBUG SLEEP when the stall is over, so each runs in bg.
+func stallNodes(ctx context.Context, t *Target, idx []int, mode string, d time.Duration, bg *background) error {
+	var clients []*redis.Client
+	for _, i := range idx {
+		clients = append(clients, t.Cluster.Node(i).Client())
+	}
+	if mode == StallPause {
+		var errs []error
+		for j, rc := range clients {
+			if err := rc.Do(ctx, "CLIENT", "PAUSE", max(d.Milliseconds(), 1), "ALL").Err(); err != nil {
+				errs = append(errs, fmt.Errorf("n%d: client pause: %w", idx[j]+1, err))
+			}
+		}
+		return errors.Join(errs...)
+	}
+	for j, rc := range clients {
+		v, err := rc.ConfigGet(ctx, "enable-debug-command").Result()
+		if err != nil {
+			return fmt.Errorf("n%d: config get enable-debug-command: %w", idx[j]+1, err)
+		}
+		if v["enable-debug-command"] == "no" {
+			return fmt.Errorf("n%d refuses DEBUG (enable-debug-command no; the nodes the cluster runs allow it)", idx[j]+1)
+		}
+	}
+	// Each DEBUG SLEEP returns when its node wakes: Heal waits for them.
+	secs := strconv.FormatFloat(d.Seconds(), 'f', 3, 64)
+	bg.start(func(<-chan struct{}) error {
+		errs := make([]error, len(clients))
+		var wg sync.WaitGroup
+		for j, rc := range clients {
+			wg.Go(func() {
+				sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d+healTimeout)
+				defer cancel()
+				if err := rc.Do(sctx, "DEBUG", "SLEEP", secs).Err(); err != nil {
+					errs[j] = fmt.Errorf("n%d: debug sleep: %w", idx[j]+1, err)
+				}
+			})
+		}
+		wg.Wait()
+		return errors.Join(errs...)
+	})
+	return nil
+}
+
+// healStall waits for the DEBUG SLEEP calls, if any, then until every
+// node of idx answers PING (a pause ends by itself), within healTimeout.
+func healStall(ctx context.Context, t *Target, idx []int, bg *background) error {
+	err := bg.halt()
+	if t.Cluster == nil {
+		return errors.Join(err, errors.New("no cluster"))
+	}
+	for _, i := range idx {
+		n, nerr := node(t, i)
+		if nerr != nil {
+			return errors.Join(err, nerr)
+		}
+		if !n.Running() {
+			continue // a composed fault took it down, and heals it
+		}
+		for {
+			pctx, cancel := context.WithTimeout(ctx, time.Second)
+			perr := n.Ping(pctx)
+			cancel()
+			if perr == nil {
+				break
+			}
+			if werr := wait.Sleep(ctx, 10*time.Millisecond); werr != nil {
+				return errors.Join(err, fmt.Errorf("%s still stalled: %w", n.Name(), perr))
+			}
+		}
+	}
+	return err
+}
+
+// ServerStallHolder is server-stall aimed at a live hold: at a grant, the
+// nodes that granted it (on a multi-node lock, a majority of them: enough
+// to leave the holder without a majority that serves) stall for the
+// validity the hold has left plus Margin, so that the holder's validity
+// and the keys' TTLs run out while the nodes do not serve; the
+// contenders' commands queued meanwhile run when they wake. The validity
+// left counts up to Cap (the TTL, when planned): past a TTL every key the
+// nodes hold has expired, and a lock that reports no validity has none
+// to stall past.
+type ServerStallHolder struct {
+	Mode   string   `json:"mode"`
+	Pick   int      `json:"pick"`
+	Margin Duration `json:"margin"`
+	Cap    Duration `json:"cap"`
+	Aim
+
+	bg background
+}
+
+var (
+	_ ArmedFault    = (*ServerStallHolder)(nil)
+	_ RefusingFault = (*ServerStallHolder)(nil)
+	_ LastingFault  = (*ServerStallHolder)(nil)
+)
+
+var serverStallHolderKind = Kind{
+	Name:    "server-stall-holder",
+	Summary: "at a grant, stall the event loops of the holder's nodes (a majority of them) for just over the validity it has left",
+	Needs:   Needs{TTL: true},
+	Window:  Workload{Keys: 1, Hold: 500 * time.Millisecond, Interval: time.Second},
+	Plan: func(rng *rand.Rand, s Setup) Fault {
+		f := &ServerStallHolder{Mode: StallSleep, Pick: rng.IntN(max(1, s.Nodes)), Margin: Duration(s.TTL / 10), Cap: Duration(s.TTL), Aim: newAim(s)}
+		if rng.IntN(2) == 1 {
+			f.Mode = StallPause
+		}
+		// Stalled for up to a TTL and a margin, then a TTL for the
+		// contenders to act.
+		f.Active = Duration(2*s.TTL + s.TTL/10)
+		return f
+	},
+	Decode: decode[ServerStallHolder],
+}
+
+// Refuse says why the fault does not fit s, or "".
+func (f *ServerStallHolder) Refuse(s Setup) string {
+	if why := refuseMode("server-stall-holder", f.Mode); why != "" {
+		return why
+	}
+	if f.Pick < 0 || f.Margin < 0 || f.Cap <= 0 {
+		return "server-stall-holder: negative pick or margin, or a cap that is not positive"
+	}
+	return f.refuse("server-stall-holder", s.Nodes)
+}
+
+func (f *ServerStallHolder) String() string {
+	s := fmt.Sprintf("server-stall-holder: %s on a live hold's nodes just past its validity", stallCommand(f.Mode))
+	if f.struck() {
+		return s + decided(f.Decision, fmt.Sprintf("stall %s for %s", nodeNames(f.Decision.Targets), time.Duration(f.Decision.Amount).Round(time.Millisecond)))
+	}
+	return s + decided(f.Decision, "")
+}
+
+// Arm waits for a grant (or extend) and picks the nodes: the one node of
+// a single-instance lock, a majority of the granting nodes otherwise.
+func (f *ServerStallHolder) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
+	if t.Cluster == nil {
+		return false, errors.New("no cluster")
+	}
+	nodes := len(t.Cluster.Nodes())
+	q := quorum(nodes)
+	return f.decide(ctx, t, base, func(ch Change, left time.Duration) (aim, bool) {
+		if ch.Kind != HoldGranted && ch.Kind != HoldExtended {
+			return aim{}, false
+		}
+		granted := ch.Hold.Granted
+		if !ch.Hold.Reported && nodes == 1 {
+			granted = []int{0}
+		}
+		if len(granted) < q {
+			return aim{}, false
+		}
+		return aim{targets: nth(slices.Clone(granted), f.Pick, q), amount: min(left, time.Duration(f.Cap)) + time.Duration(f.Margin)}, true
+	})
+}
+
+// Start stalls the chosen nodes for the decided amount.
+func (f *ServerStallHolder) Start(ctx context.Context, t *Target) error {
+	if !f.struck() {
+		return nil
+	}
+	if err := checkNodes(f.Decision.Targets, len(t.Cluster.Nodes())); err != nil {
+		return err
+	}
+	return stallNodes(ctx, t, f.Decision.Targets, f.Mode, max(time.Duration(f.Decision.Amount), time.Millisecond), &f.bg)
+}
+
+// Heal waits for the stall to end and the nodes to answer.
+func (f *ServerStallHolder) Heal(ctx context.Context, t *Target) error {
+	if !f.struck() {
+		return nil
+	}
+	return healStall(ctx, t, f.Decision.Targets, &f.bg)
+}
