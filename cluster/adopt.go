@@ -9,7 +9,6 @@ import (
 	"os"
 	"syscall"
 	"time"
-
 )
 
 // Nodes someone else runs that are containers of this machine's Docker
