@@ -292,10 +292,9 @@ func (n Needs) refuse(s Setup) string {
 		return fmt.Sprintf("needs topology %s (%s), the run's is %s", n.Topology, topologies[n.Topology], s.Topology)
 	case n.TTL && s.TTL <= 0:
 		return "needs the TTL, which is unknown"
-	case n.ClientClock && (!s.ClientProcesses || s.GoClients):
 	case n.Persistent && !s.Persistent:
 		return "needs persistent nodes (--appendfsync always or everysec): without persistence a restarted node has nothing on disk to lose (kind kill)"
-	case n.ClientClock && !s.ClientProcesses:
+	case n.ClientClock && (!s.ClientProcesses || s.GoClients):
 		return fmt.Sprintf("needs clients that run as processes (the process adapter) so the clock shim can move their wall clock; %s runs in Go, whose time.Now reads the clock without libc", s.Lock)
 	case n.ClientProcesses && !s.ClientProcesses:
 		return fmt.Sprintf("needs clients that run as processes of their own, so that a whole client can be stopped; %s runs in this process (add --client-process to serve a Go lock in client processes)", s.Lock)
