@@ -112,7 +112,7 @@ func (r Readme) Markdown() []byte {
 		p("- machine: %d CPUs, %s/%s; one-minute load average %s at the start, %s at the end (acquisitions per second and latencies are rough on a shared machine; the verdicts are what count).\n",
 			mc.CPUs, mc.OS, mc.Arch, fmtLoad(mc.LoadStart), fmtLoad(mc.LoadEnd))
 	}
-	p("\nEach run is reproduced by `torture run` with the flags its `results.json` records under `command` (in %s); its `schedule.json` replays the faults with `--replay`.\n\n", RunsArchive)
+	p("\nEach run is reproduced by `torture run` with the flags its `results.json` records under `command` (in %s); its `schedule.json` replays the faults with `--replay`. The archive also keeps the history of every run that showed a violation or decided nothing and of the first run of every cell: unpacked in the bundle's folder (`tar -xJf %s`), `torture check runs/ID` and `torture explain runs/ID` judge and explain such a run again from the bundle alone.\n\n", RunsArchive, RunsArchive)
 
 	p("## How to read a rate\n\n%s\n\n", ratesIntro)
 
