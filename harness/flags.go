@@ -50,7 +50,7 @@ func BindFlags(fs *flag.FlagSet, c *Config) {
 	fs.DurationVar(&c.ExtendEvery, "extend-every", 0, "with --extend, the work between two extends (default TTL/3)")
 	fs.Int64Var(&c.Seed, "seed", 0, fmt.Sprintf("seed of the run's one random source (default %d)", d.Seed))
 	fs.BoolVar(&c.Fencing, "fencing", false, "issue fencing tokens and have the resource check them")
-	fs.BoolVar(&c.ClientProcess, "client-process", false, "run a Go lock in client processes of its own (torture client --lock NAME), which client-stop can stop whole")
+	fs.BoolVar(&c.ClientProcess, "client-process", false, "run a Go lock in client processes of its own (torture client --lock NAME), which a fault can stop whole; client-stop and client-stop-random turn it on for a Go lock")
 	fs.StringVar(&c.Store, "store", "", "with --fencing, where the resource checks the token: all (every access; the default) or write-only (writes only, Kleppmann's storage service)")
 	fs.IntVar(&c.Quorum, "quorum", 0, "redlock: nodes that must grant (default ⌊N/2⌋+1, the Redis page's majority; the seed article's ⌈N/2⌉+1 is one more for an odd N)")
 	fs.IntVar(&c.WaitReplicas, "wait-replicas", 0, "setnx on --topology failover: WAIT for this many replicas (1) after each granted SET, and hold only if they acknowledged it")

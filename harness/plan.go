@@ -37,6 +37,14 @@ func NewPlan(c Config) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !c.ClientProcess && !lock.Process && stopsProcesses(c.Nemesis) {
+		// A kind that stops a whole client process (client-stop) needs
+		// the clients to be processes: a Go lock is served in client
+		// processes of its own, as --client-process would, and the
+		// configuration the run records says so, so that its command
+		// reproduces it.
+		c.ClientProcess = true
+	}
 	if c.ClientProcess {
 		if lock, err = locks.AsProcess(lock); err != nil {
 			return nil, fmt.Errorf("harness: client process: %w", err)
@@ -82,6 +90,18 @@ func NewPlan(c Config) (*Plan, error) {
 		p.seeds[i] = rng.Uint64()
 	}
 	return p, nil
+}
+
+// stopsProcesses reports whether any of the named kinds stops whole
+// client processes (nemesis.Needs.ClientProcesses); an unknown name is
+// left to setUp to refuse.
+func stopsProcesses(names []string) bool {
+	for _, name := range names {
+		if k, err := nemesis.Lookup(name); err == nil && k.Needs.ClientProcesses {
+			return true
+		}
+	}
+	return false
 }
 
 // Config returns the configuration the plan runs, its defaults set.
