@@ -136,3 +136,25 @@ func TestKindWindow(t *testing.T) {
 		t.Errorf("a random kind asks for nothing: keys %d, hold %s, interval %s", c.Keys, c.Hold, c.NemesisInterval)
 	}
 }
+
+// TestNemesisNone: --nemesis none is a run without faults, as the
+// matrix's none rows; a kind list is split at its commas.
+func TestNemesisNone(t *testing.T) {
+	for _, tc := range []struct {
+		arg  string
+		want []string
+	}{
+		{"none", nil},
+		{"", nil},
+		{"kill", []string{"kill"}},
+		{"partition,clock", []string{"partition", "clock"}},
+	} {
+		var cfg harness.Config
+		fs := flag.NewFlagSet("run", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		harness.BindFlags(fs, &cfg)
+		if err := fs.Parse([]string{"--nemesis", tc.arg}); err != nil || !slices.Equal(cfg.Nemesis, tc.want) {
+			t.Errorf("--nemesis %q: %q (%v), want %q", tc.arg, cfg.Nemesis, err, tc.want)
+		}
+	}
+}
