@@ -53,6 +53,11 @@ var partitionHolderKind = Kind{
 	Name:    "partition-holder",
 	Summary: "cut a holder's client group off the nodes of its hold right after its grant, for 2–3 TTLs, while the other group reaches them",
 	Needs:   Needs{Topology: cluster.TopologyMasters, Cluster: cluster.Abilities{Network: true}, Groups: 2, TTL: true},
+	// Holds of three TTLs on one key that four clients contend for: a
+	// hold that ends before the cut could matter (the default 10 ms)
+	// strikes nothing, and a lock that renews itself is tested only while
+	// its holder needs the key longer than a TTL.
+	Window: Workload{Clients: 4, Keys: 1, TTL: 500 * time.Millisecond, Hold: 1500 * time.Millisecond, Interval: time.Second},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
 		ttl := max(s.TTL, time.Millisecond)
 		cut := (2*ttl + time.Duration(rng.Int64N(int64(ttl)))).Truncate(time.Millisecond)
