@@ -8,5 +8,7 @@
 // outcome on both versions; `make bugs` builds them into bin/bugs/.
 //
 // The package itself has only a test, which builds and vets every module
-// against both of its versions.
+// against both of its versions; it imports none of this module's
+// packages (each bug module imports what it runs: gate and locks, or
+// nothing of locktorture).
 package bugs
