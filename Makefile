@@ -5,7 +5,7 @@ BIN     := bin/torture
 # The race detector needs cgo.
 export CGO_ENABLED := 1
 
-.PHONY: all deps build test lint torture matrix redis-image toxiproxy-image compose-up compose-down clean
+.PHONY: all deps build bugs bugs-deps test lint torture matrix redis-image toxiproxy-image compose-up compose-down clean
 
 all: lint test
 
@@ -51,11 +51,27 @@ compose-up: redis-image toxiproxy-image
 compose-down:
 	$(GO) run ./cmd/compose-cluster down
 
+## bugs: the lock bugs that shipped (bugs/, docs/bugs.md): each module built twice
+## into bin/bugs/, NAME with the library version that had the bug (go.mod) and
+## NAME-fixed with the version that fixed it (go.fixed.mod). bugs-deps downloads
+## both versions of every module into the module cache (the only step that needs the
+## network; test runs it first, and bugs/'s test then builds offline).
+BUG_MODULES := $(patsubst %/go.mod,%,$(wildcard bugs/*/go.mod))
+
+bugs-deps:
+	@for d in $(BUG_MODULES); do (cd $$d && $(GO) mod download && $(GO) mod download -modfile=go.fixed.mod) || exit 1; done
+
+bugs: bugs-deps
+	@mkdir -p bin/bugs
+	@for d in $(BUG_MODULES); do n=$$(basename $$d); \
+	  (cd $$d && $(GO) build -o ../../bin/bugs/$$n . && $(GO) build -modfile=go.fixed.mod -o ../../bin/bugs/$$n-fixed .) || exit 1; \
+	  echo "bin/bugs/$$n bin/bugs/$$n-fixed"; done
+
 ## test: unit and integration tests against real redis-server, race detector on; then
 ## the example of the release gate (examples/gate, a module of its own, which requires
 ## the published module and builds here against the checkout through examples/go.work;
 ## gate's TestExampleOutsideRepository also tests a copy of it outside the repository).
-test: deps
+test: deps bugs-deps
 	$(GO) test -race -count=1 -timeout 9m ./...
 	cd examples/gate && $(GO) test -race -count=1 -timeout 3m ./...
 
@@ -65,6 +81,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	cd examples/gate && $(GO) vet ./...
+	@for d in $(BUG_MODULES); do (cd $$d && $(GO) vet . && $(GO) vet -modfile=go.fixed.mod .) || exit 1; done
 	@if command -v actionlint >/dev/null; then actionlint; else echo "lint: actionlint not installed: .github/workflows not checked"; fi
 
 ## torture: the release gate — the quick matrix; fails when a cell contradicts the literature.

@@ -297,6 +297,9 @@ func moduleVersions() map[string]string {
 	for _, m := range bi.Deps {
 		if strings.Contains(m.Path, "redis") || strings.Contains(m.Path, "redsync") || strings.Contains(m.Path, "rueidis") {
 			out[m.Path] = m.Version
+			if m.Replace != nil && m.Replace.Version != "" { // pinned by a replace (bugs/)
+				out[m.Path] = m.Replace.Version
+			}
 		}
 	}
 	return out

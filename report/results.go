@@ -109,11 +109,22 @@ func Versions() map[string]string {
 			strings.HasPrefix(m.Path, "github.com/anishathalye/porcupine"),
 			strings.HasPrefix(m.Path, "github.com/Shopify/toxiproxy"),
 			strings.HasPrefix(m.Path, "github.com/go-redsync/redsync"),
-			strings.HasPrefix(m.Path, "github.com/bsm/redislock"):
-			v[m.Path] = m.Version
+			strings.HasPrefix(m.Path, "github.com/bsm/redislock"),
+			strings.HasPrefix(m.Path, "github.com/redis/rueidis"):
+			v[m.Path] = ModuleVersion(m)
 		}
 	}
 	return v
+}
+
+// ModuleVersion is the version of m the binary was built with: its
+// replacement's when go.mod replaced it (a module pinned to an older
+// version than the one the build would pick, as bugs/ does).
+func ModuleVersion(m *debug.Module) string {
+	if m.Replace != nil && m.Replace.Version != "" {
+		return m.Replace.Version
+	}
+	return m.Version
 }
 
 // WriteResults writes r as dir/results.json, through a temporary file

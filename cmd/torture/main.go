@@ -85,6 +85,7 @@ commands:
   matrix    run the comparison matrix: every lock × the rows of the literature table its promises select
   matrix merge    join the outputs of the matrix's shards
   matrix publish  write the bundle results/ publishes
+  matrix trend    compare bundles night by night: rates, intervals, versions; exit 1 when a cell's rate moved
   gate      the release gate of one lock: its rows of the table; exit 1 when it breaks a promise it declared
   envelope  sweep and bisect one fault's size (÷ TTL) to find where each lock's safety ends
   client    serve a registered Go lock over the client protocol (for exec: or --client-process)

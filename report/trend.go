@@ -1,0 +1,339 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"html/template"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/locktorture/locktorture/internal/safefs"
+)
+
+// The trend of the matrix over nights: each cell's violation rate and
+// its interval per bundle (a matrix's summary.json, as the nightly
+// publishes it), the modules each bundle was built with, and the cells
+// whose rate moved outside the interval of the night before.
+
+// TrendNight is one bundle of a trend.
+type TrendNight struct {
+	Dir      string            `json:"dir"`
+	Started  time.Time         `json:"started"`
+	Commit   string            `json:"commit,omitempty"`
+	Seeds    []int64           `json:"seeds"`
+	Versions map[string]string `json:"versions"`
+}
+
+// TrendCell is one cell's rate on every night, in the nights' order; a
+// night whose bundle has no such cell, or no decided run of it, has
+// Rate.Runs == 0.
+type TrendCell struct {
+	Name  string `json:"name"`
+	Rates []Rate `json:"rates"`
+	// Moved[i] is set when night i's rate lies outside night i−1's
+	// interval (both decided something).
+	Moved []bool `json:"moved"`
+}
+
+// Move is a cell whose rate on one night lies outside the interval of
+// the night before.
+type Move struct {
+	Cell     string `json:"cell"`
+	Prev     Rate   `json:"prev"`
+	Last     Rate   `json:"last"`
+	PrevDir  string `json:"prev_dir"`
+	LastDir  string `json:"last_dir"`
+	LastPair bool   `json:"last_pair"` // between the last two nights
+}
+
+// String names the cell, both rates with their intervals and both bundles.
+func (m Move) String() string {
+	dir := "rose"
+	if m.Last.Rate < m.Prev.Rate {
+		dir = "fell"
+	}
+	return fmt.Sprintf("%s: the violation rate %s from %s in %s to %s in %s, outside the earlier interval",
+		m.Cell, dir, m.Prev, m.PrevDir, m.Last, m.LastDir)
+}
+
+// VersionChange is a module whose version differs between two
+// consecutive nights (absent: "").
+type VersionChange struct {
+	Module   string `json:"module"`
+	From, To string
+	Night    int `json:"night"` // the index of the later night
+}
+
+// Trend is the trend of a matrix over its bundles, oldest night first.
+type Trend struct {
+	Nights  []TrendNight    `json:"nights"`
+	Cells   []TrendCell     `json:"cells"`
+	Moves   []Move          `json:"moves"`
+	Changes []VersionChange `json:"version_changes"`
+}
+
+// Regressions returns the moves between the last two nights: the ones
+// the nightly fails on.
+func (t Trend) Regressions() []Move {
+	var out []Move
+	for _, m := range t.Moves {
+		if m.LastPair {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// ReadTrend reads the summary.json of every bundle in dirs (at least two)
+// and builds their trend, ordered by the time each matrix started.
+func ReadTrend(dirs []string) (Trend, error) {
+	if len(dirs) < 2 {
+		return Trend{}, errors.New("trend: want at least two bundles to compare")
+	}
+	var ms []Matrix
+	for _, d := range dirs {
+		m, err := ReadMatrix(d)
+		if err != nil {
+			return Trend{}, fmt.Errorf("trend: %s: %w", d, err)
+		}
+		ms = append(ms, m)
+	}
+	return NewTrend(dirs, ms), nil
+}
+
+// NewTrend builds the trend of the matrices ms, read from dirs (the same
+// length), ordered by Started.
+func NewTrend(dirs []string, ms []Matrix) Trend {
+	idx := make([]int, len(ms))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return ms[idx[a]].Started.Before(ms[idx[b]].Started) })
+	var t Trend
+	rates := map[string][]Rate{}
+	var names []string
+	for n, i := range idx {
+		m := ms[i]
+		t.Nights = append(t.Nights, TrendNight{Dir: dirs[i], Started: m.Started, Commit: m.Commit, Seeds: m.Seeds, Versions: m.Versions})
+		for _, c := range m.Cells {
+			r, ok := rates[c.Name]
+			if !ok {
+				names = append(names, c.Name)
+				r = make([]Rate, len(ms))
+			}
+			if c.Rate != nil {
+				r[n] = *c.Rate
+			}
+			rates[c.Name] = r
+		}
+	}
+	for _, name := range names {
+		c := TrendCell{Name: name, Rates: rates[name], Moved: make([]bool, len(ms))}
+		for n := 1; n < len(ms); n++ {
+			prev, last := c.Rates[n-1], c.Rates[n]
+			if prev.Runs == 0 || last.Runs == 0 || (last.Rate >= prev.Low && last.Rate <= prev.High) {
+				continue
+			}
+			c.Moved[n] = true
+			t.Moves = append(t.Moves, Move{Cell: name, Prev: prev, Last: last, PrevDir: t.Nights[n-1].Dir, LastDir: t.Nights[n].Dir, LastPair: n == len(ms)-1})
+		}
+		t.Cells = append(t.Cells, c)
+	}
+	for n := 1; n < len(t.Nights); n++ {
+		a, b := t.Nights[n-1].Versions, t.Nights[n].Versions
+		var mods []string
+		for k := range a {
+			mods = append(mods, k)
+		}
+		for k := range b {
+			if _, ok := a[k]; !ok {
+				mods = append(mods, k)
+			}
+		}
+		sort.Strings(mods)
+		for _, k := range mods {
+			if a[k] != b[k] {
+				t.Changes = append(t.Changes, VersionChange{Module: k, From: a[k], To: b[k], Night: n})
+			}
+		}
+	}
+	return t
+}
+
+// rateCell is a rate as the trend's tables show it.
+func rateCell(r Rate) string {
+	if r.Runs == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%d/%d = %.2f [%.2f, %.2f]", r.Violations, r.Runs, r.Rate, r.Low, r.High)
+}
+
+// nightLabel is a night's column heading: its start, its folder's name.
+func nightLabel(n TrendNight) string {
+	return n.Started.UTC().Format("2006-01-02 15:04") + " (" + filepath.Base(n.Dir) + ")"
+}
+
+// Markdown is the trend as a markdown page.
+func (t Trend) Markdown() []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# Matrix trend over %d nights\n\n", len(t.Nights))
+	b.WriteString("Each cell's violation rate per night: violations/decided runs = rate [95% Wilson interval]. ")
+	b.WriteString("⚠ marks a rate outside the interval of the night before.\n\n")
+	b.WriteString("| night | bundle | commit | seeds |\n|---|---|---|---|\n")
+	for _, n := range t.Nights {
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %d |\n", n.Started.UTC().Format(time.RFC3339), mdEscape(n.Dir), mdEscape(shortCommit(n.Commit)), len(n.Seeds))
+	}
+	b.WriteString("\n## Versions\n\n")
+	b.WriteString(versionsMarkdown(t))
+	b.WriteString("\n## Moved\n\n")
+	if len(t.Moves) == 0 {
+		b.WriteString("No cell's rate left the interval of the night before.\n")
+	}
+	for _, m := range t.Moves {
+		fmt.Fprintf(&b, "- ⚠ %s\n", mdEscape(m.String()))
+	}
+	b.WriteString("\n## Cells\n\n| cell |")
+	for _, n := range t.Nights {
+		fmt.Fprintf(&b, " %s |", mdEscape(nightLabel(n)))
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(t.Nights)) + "\n")
+	for _, c := range t.Cells {
+		fmt.Fprintf(&b, "| %s |", mdEscape(c.Name))
+		for i, r := range c.Rates {
+			mark := ""
+			if c.Moved[i] {
+				mark = " ⚠"
+			}
+			fmt.Fprintf(&b, " %s%s |", rateCell(r), mark)
+		}
+		b.WriteString("\n")
+	}
+	return b.Bytes()
+}
+
+// versionsMarkdown is the table of every module's version per night,
+// a changed one in bold.
+func versionsMarkdown(t Trend) string {
+	mods := trendModules(t)
+	if len(mods) == 0 {
+		return "The bundles record no versions.\n"
+	}
+	var b strings.Builder
+	b.WriteString("| module |")
+	for _, n := range t.Nights {
+		fmt.Fprintf(&b, " %s |", mdEscape(nightLabel(n)))
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(t.Nights)) + "\n")
+	for _, m := range mods {
+		fmt.Fprintf(&b, "| %s |", mdEscape(m))
+		for i, n := range t.Nights {
+			v := n.Versions[m]
+			if v == "" {
+				v = "–"
+			}
+			if i > 0 && n.Versions[m] != t.Nights[i-1].Versions[m] {
+				v = "**" + v + "** (changed)"
+			}
+			fmt.Fprintf(&b, " %s |", mdEscape(v))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func trendModules(t Trend) []string {
+	seen := map[string]bool{}
+	var mods []string
+	for _, n := range t.Nights {
+		for m := range n.Versions {
+			if !seen[m] {
+				seen[m] = true
+				mods = append(mods, m)
+			}
+		}
+	}
+	sort.Strings(mods)
+	return mods
+}
+
+func shortCommit(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	if c == "" {
+		return "unknown"
+	}
+	return c
+}
+
+// mdEscape keeps a value inside its table cell.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "`", "'").Replace(Printable(s))
+}
+
+var trendTemplate = template.Must(template.New("trend").Funcs(template.FuncMap{
+	"rate":  rateCell,
+	"label": nightLabel,
+	"short": shortCommit,
+	"version": func(t Trend, i int, m string) string {
+		v := t.Nights[i].Versions[m]
+		if v == "" {
+			return "–"
+		}
+		return v
+	},
+	"changed": func(t Trend, i int, m string) bool {
+		return i > 0 && t.Nights[i].Versions[m] != t.Nights[i-1].Versions[m]
+	},
+	"modules": trendModules,
+}).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Matrix trend</title>
+<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;white-space:nowrap}td.moved{background:#fdd;font-weight:bold}td.changed{background:#ffd;font-weight:bold}</style>
+</head><body>
+<h1>Matrix trend over {{len .Nights}} nights</h1>
+<p>Each cell's violation rate per night: violations/decided runs = rate [95% Wilson interval]. A red cell's rate lies outside the interval of the night before; a yellow version changed since the night before.</p>
+<table><tr><th>night</th><th>bundle</th><th>commit</th><th>seeds</th></tr>
+{{range .Nights}}<tr><td>{{.Started.UTC.Format "2006-01-02 15:04 MST"}}</td><td>{{.Dir}}</td><td>{{short .Commit}}</td><td>{{len .Seeds}}</td></tr>
+{{end}}</table>
+<h2>Versions</h2>
+{{$t := .}}{{with modules .}}<table><tr><th>module</th>{{range $t.Nights}}<th>{{label .}}</th>{{end}}</tr>
+{{range $m := .}}<tr><td>{{$m}}</td>{{range $i, $n := $t.Nights}}<td{{if changed $t $i $m}} class="changed"{{end}}>{{version $t $i $m}}</td>{{end}}</tr>
+{{end}}</table>{{else}}<p>The bundles record no versions.</p>{{end}}
+<h2>Moved</h2>
+{{with .Moves}}<ul>{{range .}}<li>{{.String}}</li>{{end}}</ul>{{else}}<p>No cell's rate left the interval of the night before.</p>{{end}}
+<h2>Cells</h2>
+<table><tr><th>cell</th>{{range .Nights}}<th>{{label .}}</th>{{end}}</tr>
+{{range .Cells}}{{$c := .}}<tr><td>{{.Name}}</td>{{range $i, $r := .Rates}}<td{{if index $c.Moved $i}} class="moved"{{end}}>{{rate $r}}</td>{{end}}</tr>
+{{end}}</table>
+</body></html>
+`))
+
+// HTML is the trend as an HTML page.
+func (t Trend) HTML() ([]byte, error) {
+	var b bytes.Buffer
+	if err := trendTemplate.Execute(&b, t); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// Trend page names, in the directory WriteTrend writes to.
+const (
+	TrendHTML     = "trend.html"
+	TrendMarkdown = "trend.md"
+)
+
+// WriteTrend writes the trend's pages, trend.html and trend.md, into dir.
+func WriteTrend(dir string, t Trend) error {
+	page, err := t.HTML()
+	if err != nil {
+		return err
+	}
+	if err := safefs.WriteFile(filepath.Join(dir, TrendHTML), page, 0o644); err != nil {
+		return err
+	}
+	return safefs.WriteFile(filepath.Join(dir, TrendMarkdown), t.Markdown(), 0o644)
+}
