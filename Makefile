@@ -82,8 +82,11 @@ matrix: deps build
 clean:
 	rm -rf bin results/runs results/matrix
 
-## bench: the benchmarks of issue 8 — workload, checker, detection power, start-up
-## and the Go benchmarks — printed and written to BENCHMARKS.md (at most ~15 minutes).
+## bench: every part of BENCHMARKS.md and BENCHMARKS.json, written by cmd/bench
+## (its doc.go lists the parts). About 30 minutes on the shared 2-core machine,
+## estimated from the parts' timings; BENCHMARKS.md gives each part's duration.
+## `bin/bench -only PART[,PART]` measures those parts again and rewrites only
+## their sections.
 .PHONY: bench
 bench:
 	$(GO) build -o bin/bench ./cmd/bench
