@@ -114,7 +114,7 @@
 //
 // [Analyze] (and [AnalyzeDecoder], [Stream.Analyze] with
 // [Stream.FinishAnalysis]) checks a history and, in the same pass,
-// derives an [Analysis] (#15): the Result and, per key, the leases (each
+// derives an [Analysis]: the Result and, per key, the leases (each
 // acquire ok with the nodes that granted it, its extends, its release),
 // the ok sections and the nodes' observations (history.NodeKey events,
 // which no verdict depends on), and the pairs of sections that lost an
