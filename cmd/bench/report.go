@@ -390,7 +390,18 @@ func (r *results) checkerSection(p func(string, ...any)) {
 
 func (r *results) detectSection(p func(string, ...any)) {
 	o := r.Opts
-	p("Every expected-violation cell of `matrix.Cells(false)` with %d seeds, every expected-safe cell with %d, plus cells that are not in the matrix (marked †, below the table). ", o.seeds, o.safeSeeds)
+	which := "of the quick profile (`matrix.Cells(true)`, what `make torture` runs; `-detect-full` takes the whole matrix)"
+	if o.detectFull {
+		which = "of the whole matrix (`matrix.Cells(false)`)"
+	}
+	if o.cells != nil {
+		which += fmt.Sprintf(" whose name matches `%s`", o.cells)
+	}
+	p("Every expected-violation cell %s with %d seeds, every expected-safe cell with %d", which, o.seeds, o.safeSeeds)
+	if slices.ContainsFunc(r.Detect, func(row detectRow) bool { return row.Extra }) {
+		p(", plus cells that are not in the matrix (marked †, below the table)")
+	}
+	p(". ")
 	p("A run of an expected-violation cell lasts at most %v but stops at the first violation a watcher sees in the recorded events (`harness.WithStop`; the verdict and the time are still the checker's, on the whole history); ", o.detectMax)
 	p("a run of an expected-safe cell lasts %v, the matrix's default (both raised to the cell's `MinDuration`, at most 30 s); %d runs at a time. ", o.detectDur, o.parallel)
 	p("Time to first violation is from the start of the clients (after the nodes are up) to the earliest of `FirstLeaseViolation` and `FirstResourceViolation`; ")
