@@ -126,7 +126,6 @@ func selectParts(only string) ([]part, error) {
 
 // runPart measures one part and makes its section.
 func runPart(ctx context.Context, e *benchEnv, pt part, commit string) (section, error) {
-	r := &results{Opts: e.o}
 	s := section{Part: pt.name, Title: pt.title, Number: slices.Index(partNames(), pt.name) + 1, Date: time.Now().UTC(), Commit: commit, LoadStart: loadAvg(),
 		Command: "go build -o bin/bench ./cmd/bench && bin/bench -only " + pt.name}
 	for _, f := range e.o.flags {
@@ -134,6 +133,7 @@ func runPart(ctx context.Context, e *benchEnv, pt part, commit string) (section,
 			s.Command += " " + f
 		}
 	}
+	r := &results{Opts: e.o, LoadStart: s.LoadStart}
 	e.deadline = time.Now().Add(e.o.budget)
 	start := time.Now()
 	e.logf("part %s: load average %s", pt.name, s.LoadStart)

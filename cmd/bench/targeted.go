@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -220,4 +222,41 @@ func clockMatches(row detectRow) bool {
 		ok = ok && stuck == 0
 	}
 	return ok
+}
+
+// newNotes explain the targets not met of the gate, targeted, one-pass
+// and clock parts.
+func (r *results) newNotes() []string {
+	var out []string
+	load := fmt.Sprintf("the load average at %s on %d CPUs", r.LoadStart, runtime.NumCPU())
+	for _, g := range r.Gate {
+		if g.Wall > 3*r.Opts.gateBudget/2 {
+			out = append(out, fmt.Sprintf("**Gate, %s took %.0f s, more than 1.5 × its budget of %v.** The gate cuts its runs short at 1.5 × the budget; what is left is the nodes' start and the checks, which stretch with the run queue (%s).", g.Lock, g.Wall.Seconds(), r.Opts.gateBudget, load))
+		}
+		if len(g.Mismatched) > 0 || g.Err != "" || g.Exit != 0 {
+			out = append(out, fmt.Sprintf("**Gate, %s exited %d (%s); cells not matching: %s.** Its `summary.md` names, for each, the promise broken or why the cell is undecided; `torture gate --lock %s --cells '^NAME$'` runs one again.",
+				g.Lock, g.Exit, g.Status, strings.Join(g.Mismatched, ", ")+g.Err, g.Lock))
+		}
+	}
+	for _, row := range r.Targeted {
+		if row.Extra || row.Spec.Expect.Overall() != report.ExpectViolation {
+			continue
+		}
+		if s := statsOf(row); s.n > 0 && s.share < targetTargetedShare {
+			out = append(out, fmt.Sprintf("**Targeted, %s found the violation in %d of %d seeds.** A strike needs a hold of the shape it aims at within its window, and the violation a second client to win the key before the holder releases; a run's `schedule.json` says whether each step struck. %s.",
+				row.Spec.Name, s.found, s.n, strings.ToUpper(load[:1])+load[1:]))
+		}
+	}
+	if op := r.OnePass; op != nil && len(op.Rounds) > 0 {
+		if t, _ := op.ratios(); median(t) > targetOnePass {
+			out = append(out, fmt.Sprintf("**One pass, %s's check and report at %.2f× `torture check`'s time instead of ≤ %.1f×.** Measured with %s: the rounds' ratios (%s) move by more than the report adds; `bin/bench -only onepass` on a quiet machine settles it.",
+				"`torture run`", median(t), targetOnePass, load, joinF(t)))
+		}
+	}
+	for _, row := range r.Clock {
+		if !clockMatches(row) {
+			out = append(out, fmt.Sprintf("**Clock, %s's runs do not match its expectation (%s).** See its row in part 10; `torture matrix --cells '^%s$' --seeds 1..10` measures it with more seeds.", row.Spec.Name, row.Spec.Expect, regexp.QuoteMeta(row.Spec.Name)))
+		}
+	}
+	return out
 }
