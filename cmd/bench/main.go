@@ -98,7 +98,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.detectFull, "detect-full", false, "detection: every cell of the full matrix instead of the quick profile's")
 	fs.StringVar(&o.gateLocks, "gate-locks", "redislock,redsync", "gate: the locks gated, comma-separated")
 	fs.StringVar(&o.gateSeeds, "gate-seeds", "1", "gate: torture gate --seeds")
-	fs.DurationVar(&o.gateBudget, "gate-budget", 2*time.Minute, "gate: torture gate --budget")
+	fs.DurationVar(&o.gateBudget, "gate-budget", 3*time.Minute, "gate: torture gate --budget")
 	targeted := fs.String("targeted-cells", defaultTargeted, "targeted: the cells (regular expression on the name) run beside their random twins")
 	fs.IntVar(&o.targetedSeeds, "targeted-seeds", 3, "targeted: seeds per expected-violation cell and per random twin")
 	fs.IntVar(&o.targetedSafe, "targeted-safe-seeds", 2, "targeted: seeds per expected-safe control")
