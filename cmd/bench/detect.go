@@ -147,12 +147,12 @@ func twins() []matrix.Spec {
 // (after the cells), and the extra cells with safeSeeds each.
 func detectPlan(cells []matrix.Spec, seeds, safeSeeds int, withTwins bool) []detectRow {
 	var rows []detectRow
-	have := map[string]bool{}
+	have, chosen := map[string]bool{}, map[string]bool{}
 	for _, sp := range cells {
 		if e := sp.Expect.Overall(); e == report.ExpectViolation || e == report.ExpectSafe {
 			rows = append(rows, detectRow{Spec: sp})
 		}
-		have[sp.Name] = true
+		chosen[sp.Name] = true
 	}
 	for _, sp := range matrix.Cells(false) {
 		have[sp.Name] = true
@@ -160,7 +160,7 @@ func detectPlan(cells []matrix.Spec, seeds, safeSeeds int, withTwins bool) []det
 	var extra []matrix.Spec
 	if withTwins {
 		for _, tw := range twins() {
-			if have[strings.TrimSuffix(tw.Name, twinSuffix)] {
+			if chosen[strings.TrimSuffix(tw.Name, twinSuffix)] {
 				extra = append(extra, tw)
 			}
 		}

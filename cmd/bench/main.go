@@ -51,6 +51,7 @@ type options struct {
 	targeted      *regexp.Regexp
 	targetedSeeds int
 	targetedSafe  int
+	targetedMax   time.Duration
 	onepassOps    int
 	onepassRounds int
 	clockCells    *regexp.Regexp
@@ -101,6 +102,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.gateBudget, "gate-budget", 3*time.Minute, "gate: torture gate --budget")
 	targeted := fs.String("targeted-cells", defaultTargeted, "targeted: the cells (regular expression on the name) run beside their random twins")
 	fs.IntVar(&o.targetedSeeds, "targeted-seeds", 3, "targeted: seeds per expected-violation cell and per random twin")
+	fs.DurationVar(&o.targetedMax, "targeted-max", 10*time.Second, "targeted: longest run of an expected-violation cell or a twin, which stops at its first violation (the targets are set for 10 s runs)")
 	fs.IntVar(&o.targetedSafe, "targeted-safe-seeds", 2, "targeted: seeds per expected-safe control")
 	fs.IntVar(&o.onepassOps, "onepass-ops", 1000000, "one pass: operations of the generated history")
 	fs.IntVar(&o.onepassRounds, "onepass-rounds", 3, "one pass: rounds of the two modes, alternating")

@@ -79,7 +79,7 @@ var parts = []part{
 		figures: func(r *results) any { return r.Evidence }},
 	{name: "gate", flags: []string{"gate-locks", "gate-seeds", "gate-budget"}, title: "The release gate: `torture gate` on two libraries", run: runGate, render: (*results).gateSection,
 		figures: func(r *results) any { return r.Gate }},
-	{name: "targeted", flags: []string{"targeted-cells", "targeted-seeds", "targeted-safe-seeds", "detect-duration", "detect-max", "parallel", "budget"}, title: "Targeted faults beside random ones", run: runTargeted, render: (*results).targetedSection,
+	{name: "targeted", flags: []string{"targeted-cells", "targeted-seeds", "targeted-safe-seeds", "targeted-max", "detect-duration", "parallel", "budget"}, title: "Targeted faults beside random ones", run: runTargeted, render: (*results).targetedSection,
 		figures: func(r *results) any { return detectFigures(r.Targeted) }},
 	{name: "onepass", flags: []string{"onepass-ops", "onepass-rounds"}, title: "One pass: `torture run`'s check and report against `torture check`", run: runOnePass, render: (*results).onePassSection,
 		figures: func(r *results) any { return r.OnePass }},

@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/locktorture/locktorture/matrix"
 )
 
 // fakePart is a part that measures nothing: its start-up figures are
@@ -187,4 +190,25 @@ func mustEncode(t *testing.T, r record) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestTargetedPlan: the targeted part runs the cells chosen and the
+// random twins of those alone.
+func TestTargetedPlan(t *testing.T) {
+	var cells []matrix.Spec
+	for _, sp := range matrix.Cells(false) {
+		if sp.Name == "redlock/kill-quorum" || sp.Name == "redlock/kill-quorum-delayed" {
+			cells = append(cells, sp)
+		}
+	}
+	if len(cells) != 2 {
+		t.Fatalf("%d cells", len(cells))
+	}
+	var names []string
+	for _, row := range detectPlan(cells, 3, 2, true) {
+		names = append(names, fmt.Sprintf("%s %d", row.Spec.Name, len(row.Runs)))
+	}
+	if want := []string{"redlock/kill-quorum 3", "redlock/kill-quorum-delayed 2", "redlock/kill-quorum (random twin) 3"}; !reflect.DeepEqual(names, want) {
+		t.Fatalf("plan %v, want %v", names, want)
+	}
 }

@@ -36,7 +36,7 @@ func runTargeted(ctx context.Context, e *benchEnv, r *results) error {
 	}
 	rows := detectPlan(cells, e.o.targetedSeeds, e.o.targetedSafe, true)
 	start := time.Now()
-	detect(ctx, e.tmp, rows, runLengths{safe: e.o.detectDur, violation: e.o.detectMax}, e.o.parallel, e.deadline, e.logf)
+	detect(ctx, e.tmp, rows, runLengths{safe: e.o.detectDur, violation: e.o.targetedMax}, e.o.parallel, e.deadline, e.logf)
 	r.Targeted, r.TargetedWall = rows, time.Since(start)
 	return ctx.Err()
 }
@@ -85,7 +85,7 @@ func (r *results) targetedSection(p func(string, ...any)) {
 	p("`clock-partition` splits the nodes and jumps the shared one, `pause-holder` stops the holder's process, `delay-grant` returns a grant late, `failover-unreplicated` fails over before the grant reached the replica. ")
 	p("Each expected-violation cell ran beside its **random twin** (`cmd/bench/detect.go`: the same lock, nodes, keys, hold, TTL and interval, the same seeds, with the random kind instead: ")
 	p("`kill-quorum` → `kill` restarting at once, `clock-holder` and `clock-majority` → `clock`, `clock-partition` → `clock,partition`, `pause-holder` → `client-pause`, `delay-grant` → `latency`, `failover-unreplicated` → `failover`), ")
-	p("%d seeds each; each expected-safe control %d seeds. A violation run stops at its first violation (at most %v); a safe run lasts %v (both raised to the cell's `MinDuration`); %d runs at a time. ", o.targetedSeeds, o.targetedSafe, o.detectMax, o.detectDur, o.parallel)
+	p("%d seeds each; each expected-safe control %d seeds. A violation run stops at its first violation (at most %v); a safe run lasts %v (both raised to the cell's `MinDuration`); %d runs at a time. ", o.targetedSeeds, o.targetedSafe, o.targetedMax, o.detectDur, o.parallel)
 	p("\"After the fault\" is from the first `fault-start` (for a targeted kind its first strike) to the first violation. %d runs in %s. ", r.targetedRuns(), r.TargetedWall.Round(time.Second))
 	p("With this few seeds a share is coarse: `-targeted-seeds 10 -targeted-safe-seeds 50` measures the targets as they were set (≥ 9 of 10 seeds, no false alarm in 50 runs).\n\n")
 	p("| cell | targeted: found / runs | median s after the fault | median first s | random twin: found / runs | twin: median s after the fault | twin: median first s | notes |\n|---|---|---|---|---|---|---|---|\n")
