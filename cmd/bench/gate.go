@@ -32,8 +32,10 @@ type gateRun struct {
 	Scaled   string  `json:"scaled,omitempty"`
 	// Violated lists the cells with a violation, as "cell k/n".
 	Violated []string `json:"violated,omitempty"`
-	// Mismatched lists the cells whose outcome did not match.
+	// Mismatched lists the cells whose outcome did not match, and Why,
+	// for each, the promise broken or what went wrong (its gate.json's).
 	Mismatched []string `json:"mismatched,omitempty"`
+	Why        []string `json:"why,omitempty"`
 	Err        string   `json:"err,omitempty"`
 }
 
@@ -98,6 +100,9 @@ func readGate(dir string, g *gateRun) error {
 			Violated int    `json:"runs_with_violation"`
 			Runs     int    `json:"runs"`
 			Matches  bool   `json:"matches"`
+			Broken   string `json:"broken"`
+			Why      string `json:"why"`
+			First    string `json:"first_violation"`
 		} `json:"cells"`
 	}
 	if err := json.Unmarshal(b, &res); err != nil {
@@ -110,6 +115,14 @@ func readGate(dir string, g *gateRun) error {
 		}
 		if !c.Matches {
 			g.Mismatched = append(g.Mismatched, c.Name)
+			why := c.Why
+			if c.Broken != "" {
+				why = c.Broken + " promise broken"
+				if c.First != "" {
+					why += ": " + c.First
+				}
+			}
+			g.Why = append(g.Why, c.Name+": "+why)
 		}
 	}
 	return nil
@@ -145,8 +158,15 @@ func (r *results) gateSection(p func(string, ...any)) {
 	}
 	for _, g := range r.Gate {
 		if g.Scaled != "" {
-			p("\n%s: scaled to the budget: %s", g.Lock, g.Scaled)
+			p("\n%s: scaled to the budget: %s\n", g.Lock, g.Scaled)
 		}
 	}
-	p("\n")
+	for _, g := range r.Gate {
+		if len(g.Why) > 0 {
+			p("\nThe cells of %s that did not match, as its gate.json gives them:\n\n", g.Lock)
+			for _, w := range g.Why {
+				p("- %s\n", strings.ReplaceAll(w, "\n", " "))
+			}
+		}
+	}
 }

@@ -234,8 +234,8 @@ func (r *results) newNotes() []string {
 			out = append(out, fmt.Sprintf("**Gate, %s took %.0f s, more than 1.5 × its budget of %v.** The gate cuts its runs short at 1.5 × the budget; what is left is the nodes' start and the checks, which stretch with the run queue (%s).", g.Lock, g.Wall.Seconds(), r.Opts.gateBudget, load))
 		}
 		if len(g.Mismatched) > 0 || g.Err != "" || g.Exit != 0 {
-			out = append(out, fmt.Sprintf("**Gate, %s exited %d (%s); cells not matching: %s.** Its `summary.md` names, for each, the promise broken or why the cell is undecided; `torture gate --lock %s --cells '^NAME$'` runs one again.",
-				g.Lock, g.Exit, g.Status, strings.Join(g.Mismatched, ", ")+g.Err, g.Lock))
+			out = append(out, fmt.Sprintf("**Gate, %s exited %d (%s); cells not matching: %s.** Part 7 gives, for each, the promise broken or why the cell is undecided, measured with %s; `torture gate --lock %s --cells '^NAME$'` runs one again.",
+				g.Lock, g.Exit, g.Status, strings.Join(g.Mismatched, ", ")+g.Err, load, g.Lock))
 		}
 	}
 	for _, row := range r.Targeted {
