@@ -243,8 +243,8 @@ func (r *results) newNotes() []string {
 			continue
 		}
 		if s := statsOf(row); s.n > 0 && s.share < targetTargetedShare {
-			out = append(out, fmt.Sprintf("**Targeted, %s found the violation in %d of %d seeds.** A strike needs a hold of the shape it aims at within its window, and the violation a second client to win the key before the holder releases; a run's `schedule.json` says whether each step struck. %s.",
-				row.Spec.Name, s.found, s.n, strings.ToUpper(load[:1])+load[1:]))
+			out = append(out, fmt.Sprintf("**Targeted, %s found the violation in %d of %d seeds.** A strike needs a hold of the shape it aims at within its window, and the violation a second client to win the key before the holder releases; a run's `schedule.json` says whether each step struck. Measured with %s.",
+				row.Spec.Name, s.found, s.n, load))
 		}
 	}
 	if op := r.OnePass; op != nil && len(op.Rounds) > 0 {
