@@ -83,10 +83,11 @@ clean:
 	rm -rf bin results/runs results/matrix
 
 ## bench: every part of BENCHMARKS.md and BENCHMARKS.json, written by cmd/bench
-## (its doc.go lists the parts). About 30 minutes: the eleven parts took 27.5
-## minutes in all, one after the other, on the shared 2-core machine at load
-## averages of 13 to 56 (the longest: the gate part 6.5, workload 4.5, targeted,
-## detect, onepass and adapter 2.5 each); BENCHMARKS.md gives each part's duration.
+## (its doc.go lists the parts). About 20 to 30 minutes on the shared 2-core
+## machine: the parts of the committed BENCHMARKS.md took 21.4 minutes in all
+## (load averages 8 to 24), a first pass of all eleven one after the other 27.5
+## (load averages 13 to 56); the longest part is the gate (6.5 minutes), then
+## targeted, adapter and detect (2.5 to 3 each). BENCHMARKS.md gives each part's.
 ## `bin/bench -only PART[,PART]` measures those parts again and rewrites only
 ## their sections.
 .PHONY: bench
