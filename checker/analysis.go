@@ -10,7 +10,7 @@ import (
 	"github.com/locktorture/locktorture/history"
 )
 
-// Analysis is what one pass over a history derives (#15): the verdicts
+// Analysis is what one pass over a history derives: the verdicts
 // and, for the report and the explanations of each violation, per key
 // the leases (each acquire that returned ok, with the nodes that granted
 // it, its extends and its release), the ok critical sections, and what

@@ -8,7 +8,7 @@ import (
 	"github.com/locktorture/locktorture/history"
 )
 
-// TestAnalyze (#15): the analysis of a history carries the same Result as
+// TestAnalyze: the analysis of a history carries the same Result as
 // Check, and per key the leases (with their granting nodes and release),
 // the ok sections, the node observations and the lost update; over every
 // checkable history of testdata/ the Result is Check's.

@@ -106,7 +106,7 @@
 // per key the holds, the sections and the acquire attempts. `torture
 // check` uses it; [Check] is the same on a slice. Memory then grows with
 // the number of holds and sections, not with the history's text: 10⁶
-// operations check in about 150 MiB (BENCHMARKS.md). A Stream that
+// operations check in about 150–250 MiB (BENCHMARKS.md, part 2). A Stream that
 // [Stream.Watch]es also notices, as events come, the first violation they
 // already show, so that a run can stop there (cmd/bench's detection runs).
 //
@@ -114,7 +114,7 @@
 //
 // [Analyze] (and [AnalyzeDecoder], [Stream.Analyze] with
 // [Stream.FinishAnalysis]) checks a history and, in the same pass,
-// derives an [Analysis] (#15): the Result and, per key, the leases (each
+// derives an [Analysis]: the Result and, per key, the leases (each
 // acquire ok with the nodes that granted it, its extends, its release),
 // the ok sections and the nodes' observations (history.NodeKey events,
 // which no verdict depends on), and the pairs of sections that lost an

@@ -175,7 +175,7 @@ func (s *scanner) add(e *history.Event) error {
 		return fmt.Errorf("%w: event %d (time %d): %w", ErrMalformed, idx, e.Time, err)
 	}
 	if e.F == history.NodeKey {
-		// A node's observation (#15): evidence for explanations, never
+		// A node's observation: evidence for explanations, never
 		// for a verdict or a statistic.
 		if s.an != nil {
 			s.an.node(e)

@@ -100,7 +100,7 @@ func TestVerdictsIgnoreNodes(t *testing.T) {
 				}
 				n++
 			}
-			// #15: a node's observation after every event, misleading
+			// A node's observation after every event, misleading
 			// too (a key set by a node after a client released it, gone
 			// while a client held it), the verdicts and the statistics but
 			// the count of events stay the same.

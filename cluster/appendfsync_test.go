@@ -6,7 +6,7 @@ import (
 )
 
 // TestSpecAppendfsync: Appendfsync sets Persistence, Persistence alone
-// means always, and Open runs the nodes with the policy asked (#16).
+// means always, and Open runs the nodes with the policy asked.
 func TestSpecAppendfsync(t *testing.T) {
 	for _, tc := range []struct {
 		in          Spec

@@ -52,7 +52,7 @@
 // remove every container the package started.
 //
 // Node.Observe starts an Observer of a node's keyspace notifications
-// (#15) on a connection to its direct address, outside its proxies: it
+// on a connection to its direct address, outside its proxies: it
 // sets notify-keyspace-events (KeyEvents) on every connection it makes,
 // so again after a restart, and reports every set, del, expire, expired
 // and evicted of the keys it is told to keep.

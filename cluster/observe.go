@@ -13,7 +13,7 @@ import (
 )
 
 // KeyEvents is the value of notify-keyspace-events an observer sets on
-// its node (#15): E, notifications on the keyevent channels
+// its node: E, notifications on the keyevent channels
 // (__keyevent@0__:set carries the key); $, string commands (set); g,
 // generic ones (del, expire, pexpire); x, expirations (when the key is
 // removed, lazily or by the active expiry cycle, not at the instant its TTL
@@ -50,7 +50,7 @@ type Observer struct {
 	lastConnErr error
 }
 
-// Observe starts an Observer of n (#15): it sets notify-keyspace-events
+// Observe starts an Observer of n: it sets notify-keyspace-events
 // to KeyEvents on every connection it makes (a node restarted without
 // persistence forgets its configuration; go-redis resubscribes on a new
 // connection after the old one broke) and calls fn, from one goroutine,

@@ -41,7 +41,7 @@ func (s *seen) count() int {
 // TestObserve: the observer sees a lock key set, deleted, extended and
 // expired, only the keys it keeps; it sees them while the node's proxy
 // is cut (it bypasses the proxy); and after the node restarts it sets
-// notify-keyspace-events again and sees the new keys (#15).
+// notify-keyspace-events again and sees the new keys.
 func TestObserve(t *testing.T) {
 	c := startCluster(t, 1)
 	ctx := t.Context()

@@ -59,7 +59,7 @@ type Spec struct {
 	// AppendfsyncAlways (before each reply; the default with
 	// Persistence) or AppendfsyncEverysec (once a second, Redis's own
 	// default: a kill may lose the writes of the last second). Setting it
-	// sets Persistence (#16).
+	// sets Persistence.
 	Appendfsync string `json:"appendfsync,omitempty"`
 	// Password is the nodes' password (requirepass): the external nodes'
 	// own, or the one the other backends give their nodes instead of a

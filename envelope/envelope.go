@@ -78,7 +78,7 @@ var Faults = []Fault{
 		},
 	},
 	{
-		// #16: a node clock running fast by the rate v, by the slew's
+		// Drift: a node clock running fast by the rate v, by the slew's
 		// mechanism (nemesis.ClockDrift), on the single node or on two of
 		// RedLock's three nodes, for three TTLs at a time.
 		Name: "drift", Param: "rate", Unit: "rate", Doc: "how fast the node's clock runs (setnx) or a majority's (RedLock), as a fraction of real time: 0.02 is 2% fast (clock-drift)",

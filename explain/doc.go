@@ -1,5 +1,5 @@
 // Package explain says, for each violation a check found, what caused
-// it, from the evidence in the history alone (#15): which nodes granted
+// it, from the evidence in the history alone: which nodes granted
 // each lease (history.Event.Nodes), what each node did to the key
 // (history.NodeKey observations) and which faults were active
 // (checker.Window).

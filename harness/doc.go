@@ -21,7 +21,7 @@
 //
 // An observer on every node (cluster.Node.Observe), outside the fault
 // proxies, records each keyspace notification of a lock key as a
-// history.NodeKey event on the run's clock (#15): when each node set,
+// history.NodeKey event on the run's clock: when each node set,
 // deleted, extended, expired or evicted the key.
 //
 // With Workload.Extend a client renews its lease while it works (the

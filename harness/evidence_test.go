@@ -91,7 +91,7 @@ func TestRecordsEvidence(t *testing.T) {
 	}
 }
 
-// TestObservesNodes (#15): in a quiet run, the node observers record, on
+// TestObservesNodes: in a quiet run, the node observers record, on
 // the run's clock, one "set" of node 0 for every ok acquire of the
 // single-instance lock and one "del" for every ok release (and at most
 // one more for each release or acquire that timed out — a timed-out

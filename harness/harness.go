@@ -261,7 +261,7 @@ type run struct {
 // completes the summary: elapsed time, interruption, errors, the nodes'
 // health.
 func (r *run) drive(ctx context.Context, p *Plan, cl *cluster.Cluster, o runOptions, sum Summary) (Summary, error) {
-	// The node observers (#15) start before the first client and stop
+	// The node observers start before the first client and stop
 	// after the last, before the history closes; an error of a
 	// connection to a node that went away says nothing of the run.
 	obs := r.observe(ctx, cl, runKeys(r.cfg.Keys), o.log)

@@ -10,7 +10,7 @@ import (
 	"github.com/locktorture/locktorture/history"
 )
 
-// observers are the node observers of a run (#15): one per node, on a
+// observers are the node observers of a run: one per node, on a
 // connection that bypasses the fault proxies, recording every
 // notification of a lock key as a history.NodeKey event on the run's
 // clock.

@@ -8,7 +8,8 @@ import (
 )
 
 // TestQuorumConfig: a quorum is for redlock, more than half its nodes and
-// at most all (#16).
+// at most all (a quorum below a majority would let two clients hold
+// the lock at once).
 func TestQuorumConfig(t *testing.T) {
 	for _, tc := range []struct {
 		lock          string
@@ -37,7 +38,8 @@ func TestQuorumConfig(t *testing.T) {
 }
 
 // TestWaitReplicasConfig: WAIT after the SET is for setnx on the failover
-// topology, with its one replica (#16).
+// topology, with its one replica (WAIT needs a replica to
+// acknowledge).
 func TestWaitReplicasConfig(t *testing.T) {
 	for _, tc := range []struct {
 		lock, topology string

@@ -67,7 +67,7 @@ func TestKeyPerClientNoHold(t *testing.T) {
 	failed := 0
 	for _, e := range evs {
 		if e.F == history.NodeKey {
-			continue // a node's observation (#15), not a client's
+			continue // a node's observation, not a client's
 		}
 		if e.Key != fmt.Sprintf("k%d", e.Process) {
 			t.Fatalf("process %d used key %q", e.Process, e.Key)

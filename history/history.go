@@ -46,7 +46,7 @@ const (
 	// with no matching Invoke.
 	FaultStart Func = "fault-start"
 	FaultStop  Func = "fault-stop"
-	// NodeKey (#15): a node's observer saw a lock key change on Node:
+	// NodeKey: a node's observer saw a lock key change on Node:
 	// Value is the keyspace notification ("set", "expired", "del",
 	// "evicted", "expire"), Key the key. An Info event of Process
 	// ObserverProcess with no matching Invoke, stamped when the
@@ -67,7 +67,7 @@ const (
 // NemesisProcess is the Process of every nemesis event.
 const NemesisProcess = -1
 
-// ObserverProcess is the Process of every NodeKey event (#15).
+// ObserverProcess is the Process of every NodeKey event: a node's observation, not a client's.
 const ObserverProcess = -2
 
 // Event is one line of a history.

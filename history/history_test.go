@@ -128,7 +128,7 @@ func TestReadRejects(t *testing.T) {
 		"node 70 twice":        {`{"type":"fail","f":"release","process":0,"time":1,"key":"k","nodes":{"attempt":1,"refused":[70,70]}}` + "\n", "node 70 listed twice"},
 		"negative attempt":     {`{"type":"info","f":"extend","process":0,"time":1,"key":"k","nodes":{"attempt":-2}}` + "\n", "negative attempt"},
 		"negative unlocked":    {`{"type":"fail","f":"acquire","process":0,"time":1,"key":"k","nodes":{"attempt":1,"unlocked":[-3]}}` + "\n", "negative unlocked"},
-		// #15: a node's observation.
+		// A node's observation.
 		"node event not info": {`{"type":"ok","f":"node","process":-2,"time":1,"key":"k","node":0,"value":"set"}` + "\n", "must be of type info"},
 		"node event no node":  {`{"type":"info","f":"node","process":-2,"time":1,"key":"k","value":"set"}` + "\n", "without a node"},
 		"node event negative": {`{"type":"info","f":"node","process":-2,"time":1,"key":"k","node":-1,"value":"set"}` + "\n", "without a node"},

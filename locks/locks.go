@@ -215,7 +215,7 @@ type Config struct {
 	// than half of them, at most all. Default 0: ⌊N/2⌋+1, the majority of
 	// the Redis page. The seed article writes ⌈N/2⌉+1, one more for an
 	// odd N (4 of 5, 3 of 3: every node), the same for an even N; a
-	// larger quorum costs availability, never safety (#16). Other locks
+	// larger quorum costs availability, never safety. Other locks
 	// refuse it.
 	Quorum int
 	// WaitReplicas, for setnx on a primary found through Sentinels, sends
@@ -224,7 +224,7 @@ type Config struct {
 	// deletes the key (best effort) and reports ErrNotAcquired. The Redis
 	// page names WAIT as narrowing the failover window of the single-
 	// instance lock, not closing it. Default 0: no WAIT. Other locks, and
-	// setnx without Sentinels, refuse it (#16).
+	// setnx without Sentinels, refuse it (WAIT needs a replica).
 	WaitReplicas int
 	// ClientEnv is added to the environment of the lock's client
 	// processes (the process adapter: Spec.Process), e.g. the clock shim

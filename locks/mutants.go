@@ -38,7 +38,7 @@ func newSetNXNoTTL(cfg Config) (Lock, error) {
 // newSetNXExtendNoCheck builds "setnx-extend-no-check". Bug: Extend is
 // a bare PEXPIRE key ttl, as a renewal timer sends it: it checks neither
 // that the key still holds the lease's token nor that the lease is still
-// valid (the extends behind redsync #72 and node-redlock #296). A client
+// valid (the extends behind redsync issue 72 and node-redlock issue 296). A client
 // whose lease lapsed while it worked (a pause) renews the key of whoever
 // holds it now, is told it succeeded and goes on as the holder beside
 // the new one.

@@ -55,7 +55,7 @@ type Promises struct {
 	// (NodeReporter), so the targeted faults that aim at the nodes of a
 	// hold (kill-quorum: one node of a hold a bare majority granted) can
 	// aim at it; without it they would never strike, and the gate keeps
-	// the random form of those faults (#14). A client process's hello
+	// the random form of those faults. A client process's hello
 	// sets it with "reports_nodes".
 	ReportsNodes bool `json:"reports_nodes,omitempty"`
 	// Renews: the lock renews its lease by itself while it is held (a

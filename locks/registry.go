@@ -25,7 +25,7 @@ var (
 			Name:     "setnx",
 			Summary:  "single instance: SET key token NX PX ttl, Lua compare-and-delete release",
 			Fencing:  true,
-			Wait:     true, // #16
+			Wait:     true, // WAIT after the SET, on the failover topology
 			Promises: &Promises{ElapsedFromRequest: true, Fences: true, FenceSound: true, Extends: true, Persistence: PersistDelayedRestart, Topologies: []string{"failover"}, ReportsNodes: true},
 			New:      newSetNXLock,
 		},
@@ -34,7 +34,7 @@ var (
 			Summary:   "RedLock: SET NX PX on N independent masters, quorum N/2+1, validity TTL − elapsed − drift",
 			MultiNode: true,
 			Fencing:   true,
-			Quorum:    true, // #16
+			Quorum:    true, // a quorum other than a bare majority
 			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, Fences: true, Extends: true, Persistence: PersistDelayedRestart, ReportsNodes: true},
 			New:       newRedLockLock,
 		},
@@ -125,7 +125,7 @@ var (
 			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, MonotonicClock: true, Persistence: PersistDelayedRestart, ReportsNodes: true},
 			New:       newRedLockPy,
 		},
-		// #16: the seed article's own pattern.
+		// The seed article's own pattern.
 		{
 			Name:    "setnx-seed",
 			Summary: "the seed article's single-instance lock as written: SET NX PX, Lua compare-and-delete release, no client-side validity (held from acquire until release)",
@@ -134,7 +134,7 @@ var (
 			Promises: &Promises{Extends: true, Persistence: PersistDelayedRestart},
 			New:      newSetNXSeed,
 		},
-		// #16: redlock-py's elapsed time on the wall clock, as the
+		// redlock-py's elapsed time on the wall clock, as the
 		// redlock-py library counts it: a mutant of redlock-py, which
 		// claims what redlock-py claims and breaks the monotonic count.
 		{

@@ -32,8 +32,8 @@ func TestRegistry(t *testing.T) {
 		{"redlock-no-elapsed", true, true, false},
 		{"redis-py-lock", false, false, false},
 		{"redlock-py", false, true, false},
-		{"setnx-seed", false, false, false},    // #16
-		{"redlock-py-wall", true, true, false}, // #16
+		{"setnx-seed", false, false, false},    // the seed article's lock
+		{"redlock-py-wall", true, true, false}, // elapsed on the wall clock
 		{"setnx-watchdog", false, false, true},
 		{"rueidislock", false, false, false},
 		{"setnx-watchdog-no-notice", true, false, false},

@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// newSetNXSeed builds "setnx-seed" (#16): the single-instance lock exactly
+// newSetNXSeed builds "setnx-seed": the single-instance lock exactly
 // as the seed article writes it — SET key token NX PX ttl to acquire, the
 // Lua compare-and-delete to release — and nothing more: the article tells
 // the client no validity, so the client holds from the moment its SET
@@ -23,7 +23,7 @@ func newSetNXSeed(cfg Config) (Lock, error) {
 }
 
 // waitReplica sends WAIT Config.WaitReplicas after attempt's granted SET
-// of key (#16): nil if enough replicas acknowledged it; else, having
+// of key: nil if enough replicas acknowledged it; else, having
 // deleted the key (best effort), ErrNotAcquired, or the WAIT's error
 // (outcome unknown). The promoted replica of a later failover then has
 // every key a client held; what is left of the failover window is a

@@ -110,7 +110,7 @@ var (
 	// held and be large enough to expire it.
 	bandClock1    = &report.Band{Min: 0.5, Max: 1, Why: "a random jump must land while a lock is held and be large enough to expire it: seen on 5 to 7 of 8 seeds"}
 	bandClock5    = &report.Band{Min: 0.3, Max: 1, Why: "a random jump must move enough of the five nodes while a lock is held: seen on 4 or 5 of 8 seeds"}
-	bandKillQ     = &report.Band{Min: 0.9, Max: 1, Why: "kill-quorum makes the bare majority itself (the nodes outside it cut off until it grants) and kills one of its nodes at the grant; the second client must still win the restarted node and the freed ones before the holder releases: 10 of 10 seeds for each cell in BENCHMARKS.md, 3 of 3 in the matrix"}
+	bandKillQ     = &report.Band{Min: 0.9, Max: 1, Why: "kill-quorum makes the bare majority itself (the nodes outside it cut off until it grants) and kills one of its nodes at the grant; the second client must still win the restarted node and the freed ones before the holder releases: 10 of 10 seeds for each cell with `bin/bench -only targeted -targeted-seeds 10`, 3 of 3 in the matrix"}
 	bandFail      = &report.Band{Min: 0.6, Max: 1, Why: "the isolation must fall inside a hold the replica has not yet copied: seen on 3 of 3 seeds, with random timing"}
 	bandPowerLoss = &report.Band{Min: 0.6, Max: 1, Why: "a power loss must come while a hold granted since the node's last fsync (once a second under everysec) is still valid, and the restarted node must be asked before that hold ends: 8 of 10 seeds of 8 s"}
 	bandFence     = &report.Band{Min: 0.6, Max: 1, Why: "tokens come out of order when consecutive grants come from different majorities, which contention decides: seen on 3 of 3 seeds; the stale write lands in 2 of 3"}
@@ -135,7 +135,7 @@ var Literature = []Row{
 	{Name: "latency-hold950", When: "elapsed", Config: withWork(faults(time.Second, "latency"), harness.Workload{Keys: 1, Hold: 950 * ms}), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis + "; " + SrcLeaseRule,
 		Why:     "a hold of 0.95 TTL under latency: a validity counted from before the SET ends the hold before the key expires (a slow round leaves less than the hold, and the section refuses to write)",
 		Promise: "elapsed from request: the validity is counted from before the request, so a slow reply shortens it",
-		Catch:   &report.Band{Min: 0.6, Max: 1, Why: "a latency fault must slow the acquire of a 950 ms hold: seen on 3 of 3 seeds and 10 of 10 in BENCHMARKS.md"}},
+		Catch:   &report.Band{Min: 0.6, Max: 1, Why: "a latency fault must slow the acquire of a 950 ms hold: seen on 3 of 3 seeds and 10 of 10 in a 10-seed run of the benchmarks' detection part"}},
 	// The forced form of the elapsed-time term: one acquire's reply is held
 	// by just under a node call's timeout (TTL/10), the next is fast; the
 	// workload is the kind's (a hold of 0.96 TTL, 12 s: three steps).

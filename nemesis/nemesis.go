@@ -209,20 +209,20 @@ var kinds = []Kind{
 	clockKind,
 	clientPauseKind,
 	failoverKind,
-	// #14: targeted kinds, which strike at a moment of a live hold.
+	// Targeted kinds, which strike at a moment of a live hold.
 	killQuorumKind,
 	clockHolderKind,
 	clockMinorityKind,
 	clockMajorityKind,
 	pauseHolderKind,
 	clockPartitionKind,
-	clientCrashKind, // #13
-	clientClockKind, // #16
+	clientCrashKind, // a client process killed while it holds
+	clientClockKind, // the clients' clocks, through libfaketime
 	clockBackSlewKind,
 	clockDriftKind,
-	delayGrantKind, // #14
+	delayGrantKind, // targeted: a grant returned late
 	failoverUnreplicatedKind,
-	latencyGroupKind, // #14: the envelope of the elapsed-time term
+	latencyGroupKind, // the envelope of the elapsed-time term
 	clientStopKind,
 	clientStopRandomKind,
 	partitionHolderKind,

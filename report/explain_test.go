@@ -10,7 +10,7 @@ import (
 	"github.com/locktorture/locktorture/history"
 )
 
-// TestReportExplains (#15): report.html says in words which property
+// TestReportExplains: report.html says in words which property
 // broke — a lease violation, or a resource-only one — with its colour
 // class, the cause of each violation, and the overlapping leases as a
 // table in ms with short tokens and the granting nodes; a valid run has

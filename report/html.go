@@ -28,7 +28,7 @@ type page struct {
 	Errors  []string
 	// Inline SVGs, generated here with every text escaped.
 	Timeline, Throughput, Latency template.HTML
-	// Kind says in words which property broke (#15).
+	// Kind says in words which property broke.
 	Kind string
 	// Overlaps is the table of overlapping leases, at most maxTableRows;
 	// OverlapsMore how many more there are.
@@ -60,7 +60,7 @@ const maxTableRows = 50
 func millis(t int64) string { return fmt.Sprintf("%.1f", float64(t)/1e6) }
 
 // WriteHTML writes report.html to path from the run's analysis a (one
-// pass over its history; #15): the summary of r; in words, which property
+// pass over its history): the summary of r; in words, which property
 // broke (two leases held at once, or only the resource: an update lost
 // while no two leases overlapped); the cause of each violation (package
 // explain), the overlapping leases as a table (relative ms, short tokens,

@@ -9,7 +9,7 @@ import (
 )
 
 // Machine is what a matrix ran on and how busy it was: rates and
-// latencies of a loaded machine are rough, verdicts are not (#16).
+// latencies of a loaded machine are rough, verdicts are not.
 type Machine struct {
 	CPUs int    `json:"cpus"`
 	OS   string `json:"os"`

@@ -150,7 +150,7 @@ type Cell struct {
 	Props Expect `json:"expect_by_property"`
 	// Source cites the literature behind the expectation.
 	Source string `json:"source"`
-	// Why is the expectation's reason in one sentence (#15: shown in
+	// Why is the expectation's reason in one sentence (shown in
 	// index.html); empty in summaries written before it existed.
 	Why  string    `json:"why,omitempty"`
 	Runs []CellRun `json:"runs"`
@@ -260,7 +260,7 @@ func (c Cell) Short() string {
 	return "L " + f(c.LeaseRate) + " · R " + f(c.ResourceRate)
 }
 
-// ViolationKind says which property the cell's runs broke (#15): "lease"
+// ViolationKind says which property the cell's runs broke: "lease"
 // when some run's lease verdict is invalid (two clients held the lock at
 // once), "resource only" when runs lost an update but no lease overlapped
 // (a holder wrote after its validity), "" when no run broke either.
@@ -312,11 +312,12 @@ type Matrix struct {
 	// its work tree had uncommitted changes.
 	Commit string `json:"commit,omitempty"`
 	Dirty  bool   `json:"dirty,omitempty"`
-	// Machine is what the matrix ran on, and its load (#16); nil in
+	// Machine is what the matrix ran on, and its load (rates and latencies of
+	// a loaded machine read differently); nil in
 	// summaries written before it existed.
 	Machine *Machine `json:"machine,omitempty"`
 	// Scenarios map the literature's scenarios to the matrix's cells
-	// (#16); WriteMatrix renders them with the cells' rates.
+	// that measure them; WriteMatrix renders them with the cells' rates.
 	Scenarios []Scenario `json:"scenarios,omitempty"`
 	// Gate names the lock when the matrix is a release gate's (package
 	// gate): its JUnit cases are then classed by the lock alone.

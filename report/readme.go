@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// Readme is what results/README.md says about one published bundle
-// (#16): Readme renders it from the bundle's summary, so the page that
+// Readme is what results/README.md says about one published bundle:
+// Readme renders it from the bundle's summary, so the page that
 // researchers read is regenerated with the results and cannot drift from
 // them.
 type Readme struct {

@@ -8,7 +8,7 @@ import (
 )
 
 // Scenario is one scenario of the lock-safety literature and the matrix
-// cells that measure it (#16): results/README.md's table, filled with the
+// cells that measure it: results/README.md's table, filled with the
 // cells' rates by WriteMatrix.
 type Scenario struct {
 	// Name is the scenario in a few words.

@@ -301,7 +301,7 @@ func matrixMarkdown(m Matrix) []byte {
 		p("- redis: %s\n", m.RedisVersion)
 	}
 	if m.Machine != nil {
-		p("- machine: %s\n", m.Machine) // #16
+		p("- machine: %s\n", m.Machine) // what ran the cells, and its load
 	}
 	if v := versionList(m.Versions); len(v) > 0 {
 		p("- versions: %s\n", strings.Join(v, ", "))
@@ -328,8 +328,8 @@ func matrixMarkdown(m Matrix) []byte {
 		}
 	}
 
-	b.Write(ratesMarkdown(m))     // #16
-	b.Write(scenariosMarkdown(m)) // #16
+	b.Write(ratesMarkdown(m))     // each cell's rates with their intervals
+	b.Write(scenariosMarkdown(m)) // the literature's scenarios and their cells
 
 	p("\n## Mismatches\n\n")
 	if len(failed) == 0 {
@@ -640,9 +640,9 @@ var matrixTmpl = template.Must(template.New("matrix").Funcs(template.FuncMap{
 	"sub":       func(a, b int) int { return a - b },
 	"seeds":     seedsNamed,
 	"cells":     cellsNamed,
-	"rates":     ratesHTML,     // #16
-	"scenarios": scenariosHTML, // #16
-	"kindclass": func(k string) string { // #15
+	"rates":     ratesHTML,     // each cell's rates with their intervals
+	"scenarios": scenariosHTML, // the literature's scenarios and their cells
+	"kindclass": func(k string) string { // lease or resource-only violation
 		if k == "lease" {
 			return "kind-lease"
 		}

@@ -343,7 +343,7 @@ func TestWriteMatrixShard(t *testing.T) {
 	}
 }
 
-// TestWriteMatrixKinds (#15): index.html tells a cell whose runs broke the
+// TestWriteMatrixKinds: index.html tells a cell whose runs broke the
 // lease (two clients held the lock at once) from a resource-only one (an
 // update lost while no two leases overlapped), in the grid and in the
 // cells' table, and shows each cell's why and source.

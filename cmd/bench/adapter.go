@@ -222,7 +222,6 @@ func lockLabel(lock string, a adapterResult) string {
 
 func (r *results) adapterSection(p func(string, ...any)) {
 	a := r.Adapter
-	p("## 5. Locks in other languages: the process adapter\n\n")
 	p("`locks.ProcessLock` (locks/clients/PROTOCOL.md) against one redis-server (`cluster.Start`, 1 node, through its proxy).\n\n")
 	p("**The pipe.** Round trip of a `ping` (request written → reply read: the pipe both ways, the client's JSON decode and encode, a Python `readline` loop) with the example client (`%s`): ", a.ExampleCmd)
 	p("one process alone, %d pings: p50 %s, p99 %s; %d processes pinging at once, %d pings: p50 %s, p99 %s. ",

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,6 +28,7 @@ type detectRun struct {
 	Seed     int64
 	Lease    checker.Verdict
 	Resource checker.Verdict
+	Liveness checker.Liveness
 	// First is the time of the first violation the checker reported
 	// (lease or resource, whichever came first), seconds from the start of
 	// the clients; nil when none.
@@ -90,7 +92,11 @@ func (r detectRow) summary() (found, unknown, errs, stoppedValid int, med, medAf
 // the matrix's own redlock/latency-hold950).
 var extraCells []matrix.Spec
 
-// randomTwins are, for each targeted kind (#14), the random kinds its
+// twinSuffix ends the name of a random twin.
+const twinSuffix = " (random twin)"
+
+// randomTwins are, for each targeted kind (one that strikes at a moment
+// of a live hold, nemesis/targeted.go), the random kinds its
 // twin cell draws instead: the same lock and workload, the same seeds,
 // the fault at a time drawn in advance rather than at a moment of a
 // hold, for detection speed targeted beside random.
@@ -125,7 +131,7 @@ func twins() []matrix.Spec {
 		if !c.NoHold {
 			c.Hold = cmp.Or(c.Hold, w.Hold)
 		}
-		tw.Name, c.Nemesis, tw.Quick = sp.Name+" (random twin)", kinds, false
+		tw.Name, c.Nemesis, tw.Quick = sp.Name+twinSuffix, kinds, false
 		if sp.Kinds()[0] == "kill-quorum" {
 			c.Restart = "immediate"
 		}
@@ -135,24 +141,33 @@ func twins() []matrix.Spec {
 	return out
 }
 
-// detectPlan picks the cells: every expected-violation cell of the full
-// matrix with seeds each, every expected-safe cell and the extra cells
-// (and the random twins of the targeted cells) with safeSeeds each.
-func detectPlan(seeds, safeSeeds int) []detectRow {
+// detectPlan picks the cells of cells: every expected-violation cell
+// with seeds each, every expected-safe one with safeSeeds each; with
+// withTwins, the random twins of cells' targeted cells with seeds each
+// (after the cells), and the extra cells with safeSeeds each.
+func detectPlan(cells []matrix.Spec, seeds, safeSeeds int, withTwins bool) []detectRow {
 	var rows []detectRow
-	for _, sp := range matrix.Cells(false) {
+	have, chosen := map[string]bool{}, map[string]bool{}
+	for _, sp := range cells {
 		if e := sp.Expect.Overall(); e == report.ExpectViolation || e == report.ExpectSafe {
 			rows = append(rows, detectRow{Spec: sp})
 		}
-	}
-	have := map[string]bool{}
-	for _, r := range rows {
-		have[r.Spec.Name] = true
+		chosen[sp.Name] = true
 	}
 	for _, sp := range matrix.Cells(false) {
 		have[sp.Name] = true
 	}
-	for _, sp := range append(slices.Clone(extraCells), twins()...) {
+	var extra []matrix.Spec
+	if withTwins {
+		for _, tw := range twins() {
+			if chosen[strings.TrimSuffix(tw.Name, twinSuffix)] {
+				extra = append(extra, tw)
+			}
+		}
+	} else {
+		extra = slices.Clone(extraCells)
+	}
+	for _, sp := range extra {
 		if !have[sp.Name] {
 			rows = append(rows, detectRow{Spec: sp, Extra: true})
 		}
@@ -273,7 +288,7 @@ func detectOne(ctx context.Context, tmp string, sp matrix.Spec, seed int64, d ti
 		}
 	}
 	res := r.Check
-	run.Lease, run.Resource = res.Lease, res.Resource
+	run.Lease, run.Resource, run.Liveness = res.Lease, res.Resource, res.Liveness
 	var first *int64
 	for _, t := range []*int64{res.FirstLeaseViolation, res.FirstResourceViolation} {
 		if t != nil && (first == nil || *t < *first) {

@@ -124,7 +124,6 @@ func evidenceBench(ctx context.Context, tmp string, clients int, d time.Duration
 // evidenceSection writes part 6.
 func (r *results) evidenceSection(p func(string, ...any)) {
 	e := r.Evidence
-	p("## 6. Per-node evidence: what recording it costs\n\n")
 	p("`harness.Run` as in part 1 (%d clients, each on its own key, hold 0, %d rounds of %v, straight to redis-server: no proxy, so that the proxy's cost does not hide the recording's), ", e.Clients, e.Rounds, e.Duration)
 	p("each lock as it is — it reports per-node evidence, and every completion of an acquire and a release carries `nodes` — and behind a wrapper with the four methods of `locks.Lock` only, which the harness cannot ask for evidence; the two back to back in each round, the first alternating. Medians, rounds in brackets; the ratio is the median of each round's ratio.\n\n")
 	p("| lock | nodes | cycles/s with evidence | without | ratio | CPU/cycle with | without | history bytes/cycle with | without | bytes per event more |\n|---|---|---|---|---|---|---|---|---|---|\n")

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -44,6 +43,22 @@ type options struct {
 	adapterDur    time.Duration
 	adapterRounds int
 	example       string
+	jsonOut       string
+	detectFull    bool
+	gateLocks     string
+	gateSeeds     string
+	gateBudget    time.Duration
+	targeted      *regexp.Regexp
+	targetedSeeds int
+	targetedSafe  int
+	targetedMax   time.Duration
+	onepassOps    int
+	onepassRounds int
+	clockCells    *regexp.Regexp
+	clockSeeds    int
+	// flags are the flags given on the command line, as given, but for
+	// -only, -out and -json: a part's command repeats them.
+	flags []string
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -64,14 +79,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
-	fs.StringVar(&o.out, "out", "BENCHMARKS.md", "write the report here too (empty: stdout only)")
-	fs.DurationVar(&o.budget, "budget", 14*time.Minute, "wall-clock budget of the whole run; detection runs not started by then are skipped and reported")
+	fs.StringVar(&o.out, "out", "BENCHMARKS.md", "rewrite this file, and the record beside it (-json), with the sections measured (empty: print them only)")
+	fs.DurationVar(&o.budget, "budget", 10*time.Minute, "wall-clock budget of each part that runs cells (detect, targeted, clock); runs not started by then are skipped and reported")
 	fs.IntVar(&o.clients, "clients", 50, "workload: clients, each on its own key")
 	fs.DurationVar(&o.workloadDur, "workload-duration", 4*time.Second, "workload: length of each measurement")
 	fs.IntVar(&o.rounds, "rounds", 4, "workload: rounds of the four measurements, back to back, the order rotated each round")
 	sizes := fs.String("sizes", "10000,100000,1000000", "checker: history sizes, in operations")
-	fs.IntVar(&o.seeds, "seeds", 10, "detection: seeds per expected-violation cell")
-	fs.IntVar(&o.safeSeeds, "safe-seeds", 3, "detection: seeds per expected-safe cell")
+	fs.IntVar(&o.seeds, "seeds", 3, "detection: seeds per expected-violation cell")
+	fs.IntVar(&o.safeSeeds, "safe-seeds", 1, "detection: seeds per expected-safe cell")
 	fs.DurationVar(&o.detectDur, "detect-duration", matrix.DefaultDuration, "detection: length of a run of an expected-safe cell (raised to the cell's MinDuration, at most 30s)")
 	fs.DurationVar(&o.detectMax, "detect-max", 30*time.Second, "detection: longest run of an expected-violation cell, which stops at its first violation (raised to the cell's MinDuration, at most 30s)")
 	fs.IntVar(&o.parallel, "parallel", 2, "detection: runs at once")
@@ -79,13 +94,43 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.startupRounds, "startup-rounds", 5, "start-up: cluster starts measured")
 	fs.BoolVar(&o.goBench, "gobench", true, "run the Go benchmarks (go test -bench) and include their output")
 	fs.StringVar(&o.benchTime, "benchtime", "300ms", "Go benchmarks: -benchtime")
-	fs.StringVar(&o.only, "only", "", "run one part only: workload, checker, detect, startup, adapter, evidence or gobench")
+	fs.StringVar(&o.only, "only", "", "run only these parts, comma-separated ("+strings.Join(partNames(), ", ")+"), and rewrite only their sections")
+	fs.StringVar(&o.jsonOut, "json", "", "the machine-readable record (default: -out with .json for .md)")
+	fs.BoolVar(&o.detectFull, "detect-full", false, "detection: every cell of the full matrix instead of the quick profile's")
+	fs.StringVar(&o.gateLocks, "gate-locks", "redislock,redsync", "gate: the locks gated, comma-separated")
+	fs.StringVar(&o.gateSeeds, "gate-seeds", "1", "gate: torture gate --seeds")
+	fs.DurationVar(&o.gateBudget, "gate-budget", 3*time.Minute, "gate: torture gate --budget")
+	targeted := fs.String("targeted-cells", defaultTargeted, "targeted: the cells (regular expression on the name) run beside their random twins")
+	fs.IntVar(&o.targetedSeeds, "targeted-seeds", 3, "targeted: seeds per expected-violation cell and per random twin")
+	fs.DurationVar(&o.targetedMax, "targeted-max", 10*time.Second, "targeted: longest run of an expected-violation cell or a twin, which stops at its first violation (the targets are set for 10 s runs)")
+	fs.IntVar(&o.targetedSafe, "targeted-safe-seeds", 2, "targeted: seeds per expected-safe control")
+	fs.IntVar(&o.onepassOps, "onepass-ops", 1000000, "one pass: operations of the generated history")
+	fs.IntVar(&o.onepassRounds, "onepass-rounds", 3, "one pass: rounds of the two modes, alternating")
+	clockCells := fs.String("clock-cells", defaultClockCells, "clock: the cells (regular expression on the name)")
+	fs.IntVar(&o.clockSeeds, "clock-seeds", 3, "clock: seeds per cell")
 	fs.IntVar(&o.adapterCl, "adapter-clients", 10, "adapter: clients (one client process each)")
 	fs.DurationVar(&o.adapterDur, "adapter-duration", 4*time.Second, "adapter: length of each measurement")
 	fs.IntVar(&o.adapterRounds, "adapter-rounds", 3, "adapter: rounds of the measurements, back to back, the order rotated each round")
 	fs.StringVar(&o.example, "example", filepath.Join("locks", "clients", "example", "example_client.py"), "adapter: the example client")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "only", "out", "json":
+		default:
+			o.flags = append(o.flags, "-"+f.Name+"="+shellQuote(f.Value.String()))
+		}
+	})
+	if o.jsonOut == "" && o.out != "" {
+		o.jsonOut = strings.TrimSuffix(o.out, filepath.Ext(o.out)) + ".json"
+	}
+	var err error
+	if o.targeted, err = regexp.Compile(*targeted); err != nil {
+		return fmt.Errorf("-targeted-cells: %v", err)
+	}
+	if o.clockCells, err = regexp.Compile(*clockCells); err != nil {
+		return fmt.Errorf("-clock-cells: %v", err)
 	}
 	if *cells != "" {
 		re, err := regexp.Compile(*cells)
@@ -104,10 +149,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return bench(ctx, o, stdout, stderr)
 }
 
-// bench runs every part and writes the report.
+// bench runs the parts asked for (all without -only), prints their
+// sections and, with -out, merges them into BENCHMARKS.json and rewrites
+// BENCHMARKS.md from it.
 func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	start := time.Now()
-	deadline := start.Add(o.budget)
 	tmp, err := os.MkdirTemp("", "locktorture-bench-")
 	if err != nil {
 		return err
@@ -116,74 +162,35 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	logf := func(format string, a ...any) {
 		fmt.Fprintf(stderr, "[%6.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, a...))
 	}
-	part := func(name string) bool { return o.only == "" || o.only == name }
-
-	r := &results{Opts: o, Started: start, Machine: machine()}
-	logf("machine: %s, %d CPUs, load average %s", r.Machine.CPU, r.Machine.NumCPU, r.Machine.LoadStart)
-
-	if part("startup") {
-		if r.Startup, err = startup(ctx, 5, o.startupRounds, logf); err != nil {
-			return fmt.Errorf("start-up: %w", err)
-		}
-	}
-	if part("workload") {
-		r.ProfilePath = filepath.Join(tmp, "harness.prof")
-		w, err := workload(ctx, tmp, o.clients, o.workloadDur, o.rounds, r.ProfilePath, logf)
-		if err != nil {
-			return fmt.Errorf("workload: %w", err)
-		}
-		r.Workload = &w
-		r.ProfileTop = profileTop(ctx, r.ProfilePath)
-	}
-	if part("adapter") {
-		example, err := filepath.Abs(o.example)
-		if err != nil {
-			return err
-		}
-		a, err := adapterBench(ctx, tmp, example, filepath.ToSlash(o.example), o.adapterCl, o.adapterDur, o.adapterRounds, logf)
-		if err != nil {
-			return fmt.Errorf("adapter: %w", err)
-		}
-		r.Adapter = &a
-	}
-	if part("evidence") {
-		e, err := evidenceBench(ctx, tmp, o.clients, o.workloadDur, o.rounds, logf)
-		if err != nil {
-			return fmt.Errorf("evidence: %w", err)
-		}
-		r.Evidence = &e
-	}
-	if part("checker") {
-		if r.Checker, err = checkerBench(ctx, tmp, o.sizes, logf); err != nil {
-			return fmt.Errorf("checker: %w", err)
-		}
-	}
-	if part("gobench") && o.goBench {
-		if r.GoBench, err = goBench(ctx, o.benchTime, logf); err != nil {
-			return fmt.Errorf("go benchmarks: %w", err)
-		}
-	}
-	if part("detect") {
-		rows := detectPlan(o.seeds, o.safeSeeds)
-		if o.cells != nil {
-			rows = slices.DeleteFunc(rows, func(row detectRow) bool { return !o.cells.MatchString(row.Spec.Name) })
-		}
-		dstart := time.Now()
-		detect(ctx, tmp, rows, runLengths{safe: o.detectDur, violation: o.detectMax}, o.parallel, deadline, logf)
-		r.Detect, r.DetectWall = rows, time.Since(dstart)
-	}
-	if err := ctx.Err(); err != nil {
+	todo, err := selectParts(o.only)
+	if err != nil {
 		return err
 	}
-	r.Wall = time.Since(start)
-	r.Machine.LoadEnd = loadAvg()
-	md := r.markdown()
-	fmt.Fprint(stdout, md)
-	if o.out != "" && o.only == "" {
-		if err := os.WriteFile(o.out, []byte(md), 0o644); err != nil {
+	m := machine()
+	logf("machine: %s, %d CPUs, load average %s", m.CPU, m.NumCPU, m.LoadStart)
+	env := &benchEnv{o: o, tmp: tmp, logf: logf}
+	var fresh []section
+	for _, pt := range todo {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
-		logf("wrote %s", o.out)
+		s, err := runPart(ctx, env, pt, m.Revision)
+		if err != nil {
+			return fmt.Errorf("%s: %w", pt.name, err)
+		}
+		logf("%s took %s", pt.name, time.Duration(s.Duration).Round(time.Second))
+		fresh = append(fresh, s)
 	}
+	m.LoadStart, m.LoadEnd, m.Revision = "", "", ""
+	if o.out == "" {
+		fmt.Fprint(stdout, merge(record{}, m, fresh, partNames()).markdown())
+		return nil
+	}
+	r, err := writeRecord(o.out, o.jsonOut, m, fresh, partNames())
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, r.markdown())
+	logf("wrote %s and %s", o.out, o.jsonOut)
 	return nil
 }

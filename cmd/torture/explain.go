@@ -15,7 +15,7 @@ import (
 	"github.com/locktorture/locktorture/trial"
 )
 
-// explainCmd is `torture explain RUN` (#15): the cause of each violation
+// explainCmd is `torture explain RUN`: the cause of each violation
 // of a run, from its history alone, one paragraph each.
 func explainCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("explain", flag.ContinueOnError)

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestExplain (#15): `torture explain` names the cause of each violation
+// TestExplain: `torture explain` names the cause of each violation
 // of a recorded history, in text or JSON, exits 0, and says when there
 // is nothing to explain.
 func TestExplain(t *testing.T) {

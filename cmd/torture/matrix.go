@@ -22,7 +22,7 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(args) > 0 && args[0] == "merge" {
 		return mergeCmd(args[1:], stdout, stderr)
 	}
-	if len(args) > 0 && args[0] == "publish" { // #16
+	if len(args) > 0 && args[0] == "publish" { // a bundle for results/, with its README
 		return publishCmd(args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "trend" {

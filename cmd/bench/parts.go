@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locktorture/locktorture/matrix"
+)
+
+// benchEnv is what every part is given.
+type benchEnv struct {
+	o    options
+	tmp  string
+	logf func(string, ...any)
+	// deadline is the end of the budget of the part running.
+	deadline time.Time
+}
+
+// part is one section of BENCHMARKS.md: how to measure it, what its
+// figures are, how to write them.
+type part struct {
+	name, title string
+	// run measures into r.
+	run func(ctx context.Context, e *benchEnv, r *results) error
+	// render writes the section's text below its heading.
+	render func(r *results, p func(string, ...any))
+	// figures are what BENCHMARKS.json keeps of r.
+	figures func(r *results) any
+	// flags are the flags that change what the part measures; its
+	// command repeats those given.
+	flags []string
+}
+
+// parts are the parts in the order of BENCHMARKS.md.
+var parts = []part{
+	{name: "workload", flags: []string{"clients", "workload-duration", "rounds"}, title: "Workload: lock cycles per second", run: runWorkload, render: (*results).workloadSection,
+		figures: func(r *results) any {
+			return struct {
+				Workload   *workloadResult
+				ProfileTop []profileLine
+			}{r.Workload, r.ProfileTop}
+		}},
+	{name: "checker", flags: []string{"sizes"}, title: "Checker: time and peak memory", render: (*results).checkerSection,
+		run: func(ctx context.Context, e *benchEnv, r *results) (err error) {
+			r.Checker, err = checkerBench(ctx, e.tmp, e.o.sizes, e.logf)
+			return err
+		},
+		figures: func(r *results) any { return r.Checker }},
+	{name: "detect", flags: []string{"seeds", "safe-seeds", "detect-duration", "detect-max", "parallel", "cells", "detect-full", "budget"}, title: "Detection power", run: runDetect, render: (*results).detectSection,
+		figures: func(r *results) any { return detectFigures(r.Detect) }},
+	{name: "startup", flags: []string{"startup-rounds"}, title: "Start-up", render: (*results).startupSection,
+		run: func(ctx context.Context, e *benchEnv, r *results) (err error) {
+			r.Startup, err = startup(ctx, 5, e.o.startupRounds, e.logf)
+			return err
+		},
+		figures: func(r *results) any { return r.Startup }},
+	{name: "adapter", flags: []string{"adapter-clients", "adapter-duration", "adapter-rounds", "example"}, title: "Locks in other languages: the process adapter", render: (*results).adapterSection,
+		run: func(ctx context.Context, e *benchEnv, r *results) error {
+			example, err := filepath.Abs(e.o.example)
+			if err != nil {
+				return err
+			}
+			a, err := adapterBench(ctx, e.tmp, example, filepath.ToSlash(e.o.example), e.o.adapterCl, e.o.adapterDur, e.o.adapterRounds, e.logf)
+			r.Adapter = &a
+			return err
+		},
+		figures: func(r *results) any { return r.Adapter }},
+	{name: "evidence", flags: []string{"clients", "workload-duration", "rounds"}, title: "Per-node evidence: what recording it costs", render: (*results).evidenceSection,
+		run: func(ctx context.Context, e *benchEnv, r *results) error {
+			ev, err := evidenceBench(ctx, e.tmp, e.o.clients, e.o.workloadDur, e.o.rounds, e.logf)
+			r.Evidence = &ev
+			return err
+		},
+		figures: func(r *results) any { return r.Evidence }},
+	{name: "gate", flags: []string{"gate-locks", "gate-seeds", "gate-budget"}, title: "The release gate: `torture gate` on two libraries", run: runGate, render: (*results).gateSection,
+		figures: func(r *results) any { return r.Gate }},
+	{name: "targeted", flags: []string{"targeted-cells", "targeted-seeds", "targeted-safe-seeds", "targeted-max", "detect-duration", "parallel", "budget"}, title: "Targeted faults beside random ones", run: runTargeted, render: (*results).targetedSection,
+		figures: func(r *results) any { return detectFigures(r.Targeted) }},
+	{name: "onepass", flags: []string{"onepass-ops", "onepass-rounds"}, title: "One pass: `torture run`'s check and report against `torture check`", run: runOnePass, render: (*results).onePassSection,
+		figures: func(r *results) any { return r.OnePass }},
+	{name: "clock", flags: []string{"clock-cells", "clock-seeds", "detect-duration", "detect-max", "parallel", "budget"}, title: "Clock faults on the client and slewed heals", run: runClock, render: (*results).clockSection,
+		figures: func(r *results) any { return detectFigures(r.Clock) }},
+	{name: "gobench", flags: []string{"benchtime"}, title: "Go benchmarks", render: (*results).goBenchSection,
+		run: func(ctx context.Context, e *benchEnv, r *results) (err error) {
+			r.GoBench, err = goBench(ctx, e.o.benchTime, e.logf)
+			return err
+		},
+		figures: func(r *results) any { return r.GoBench }},
+}
+
+func partNames() []string {
+	var n []string
+	for _, p := range parts {
+		n = append(n, p.name)
+	}
+	return n
+}
+
+// selectParts returns the parts named in only (comma-separated), in the
+// order of parts; every part when only is empty.
+func selectParts(only string) ([]part, error) {
+	if only == "" {
+		return parts, nil
+	}
+	want := map[string]bool{}
+	for _, n := range strings.Split(only, ",") {
+		n = strings.TrimSpace(n)
+		if !slices.Contains(partNames(), n) {
+			return nil, fmt.Errorf("-only: unknown part %q (parts: %s)", n, strings.Join(partNames(), ", "))
+		}
+		want[n] = true
+	}
+	var out []part
+	for _, p := range parts {
+		if want[p.name] {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// runPart measures one part and makes its section.
+func runPart(ctx context.Context, e *benchEnv, pt part, commit string) (section, error) {
+	s := section{Part: pt.name, Title: pt.title, Number: slices.Index(partNames(), pt.name) + 1, Date: time.Now().UTC(), Commit: commit, LoadStart: loadAvg(),
+		Command: "go build -o bin/bench ./cmd/bench && bin/bench -only " + pt.name}
+	for _, f := range e.o.flags {
+		if name, _, _ := strings.Cut(strings.TrimPrefix(f, "-"), "="); slices.Contains(pt.flags, name) {
+			s.Command += " " + f
+		}
+	}
+	r := &results{Opts: e.o, LoadStart: s.LoadStart}
+	e.deadline = time.Now().Add(e.o.budget)
+	start := time.Now()
+	e.logf("part %s: load average %s", pt.name, s.LoadStart)
+	if err := pt.run(ctx, e, r); err != nil {
+		return s, err
+	}
+	s.Duration = duration(time.Since(start))
+	s.LoadEnd = loadAvg()
+	var b strings.Builder
+	pt.render(r, func(format string, a ...any) { fmt.Fprintf(&b, format, a...) })
+	s.Markdown = b.String()
+	s.Targets, s.Notes = r.targetRows(), r.notes()
+	fig, err := json.Marshal(pt.figures(r))
+	if err != nil {
+		return s, err
+	}
+	s.Figures = fig
+	return s, nil
+}
+
+func runWorkload(ctx context.Context, e *benchEnv, r *results) error {
+	r.ProfilePath = filepath.Join(e.tmp, "harness.prof")
+	w, err := workload(ctx, e.tmp, e.o.clients, e.o.workloadDur, e.o.rounds, r.ProfilePath, e.logf)
+	if err != nil {
+		return err
+	}
+	r.Workload = &w
+	r.ProfileTop = profileTop(ctx, r.ProfilePath)
+	return nil
+}
+
+func runDetect(ctx context.Context, e *benchEnv, r *results) error {
+	cells := matrix.Cells(!e.o.detectFull)
+	if e.o.cells != nil {
+		cells = slices.DeleteFunc(cells, func(sp matrix.Spec) bool { return !e.o.cells.MatchString(sp.Name) })
+	}
+	rows := detectPlan(cells, e.o.seeds, e.o.safeSeeds, false)
+	start := time.Now()
+	detect(ctx, e.tmp, rows, runLengths{safe: e.o.detectDur, violation: e.o.detectMax}, e.o.parallel, e.deadline, e.logf)
+	r.Detect, r.DetectWall = rows, time.Since(start)
+	return ctx.Err()
+}
+
+// detectFigure is one cell's runs as BENCHMARKS.json keeps them.
+type detectFigure struct {
+	Cell   string      `json:"cell"`
+	Expect string      `json:"expect"`
+	Extra  bool        `json:"extra,omitempty"`
+	Runs   []detectRun `json:"runs"`
+}
+
+func detectFigures(rows []detectRow) []detectFigure {
+	var out []detectFigure
+	for _, r := range rows {
+		out = append(out, detectFigure{Cell: r.Spec.Name, Expect: r.Spec.Expect.String(), Extra: r.Extra, Runs: r.Runs})
+	}
+	return out
+}
+
+func (r *results) goBenchSection(p func(string, ...any)) {
+	p("`go test -run '^$' -bench . -benchmem -benchtime %s ./history ./harness ./checker` (one count; for a comparison run it with `-count 10` before and after a change and feed both outputs to `benchstat`):\n\n", r.Opts.benchTime)
+	p("```\n%s\n```\n\n", r.GoBench)
+	p("`BenchmarkEncode/encoding-json` and `BenchmarkDecode/encoding-json` are what `history.Writer` and `history.Decoder` did before (encoding/json by reflection); they stay as the reference.\n")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_./,:=+", c))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

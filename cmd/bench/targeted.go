@@ -1,0 +1,262 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/matrix"
+	"github.com/locktorture/locktorture/report"
+)
+
+// defaultTargeted are the targeted part's cells by default: one
+// expected-violation cell of each targeted kind (two for kill-quorum,
+// whose two locks differ in how they retry) and the expected-safe
+// controls of those kinds.
+const defaultTargeted = `^(redlock/kill-quorum|redsync/kill-quorum|setnx/clock-holder|redlock/clock-partition|redlock/clock-majority|setnx/pause-holder|redlock-no-elapsed/delay-grant|setnx/failover-unreplicated` +
+	`|redlock/kill-quorum-delayed|redlock/clock-minority|setnx\+fencing/pause-holder|setnx/delay-grant|setnx\+wait/failover-unreplicated)$`
+
+// Targets of the targeted kinds, set when they were added: a targeted
+// cell finds its violation on nearly every seed, soon after its strike,
+// and its controls raise no alarm.
+const (
+	targetTargetedShare = 0.9
+	targetTargetedAfter = 1.0 // seconds from the strike to the first violation
+)
+
+func runTargeted(ctx context.Context, e *benchEnv, r *results) error {
+	cells := slices.DeleteFunc(matrix.Cells(false), func(sp matrix.Spec) bool { return !e.o.targeted.MatchString(sp.Name) })
+	if len(cells) == 0 {
+		return fmt.Errorf("no cell matches -targeted-cells %s", e.o.targeted)
+	}
+	rows := detectPlan(cells, e.o.targetedSeeds, e.o.targetedSafe, true)
+	start := time.Now()
+	detect(ctx, e.tmp, rows, runLengths{safe: e.o.detectDur, violation: e.o.targetedMax}, e.o.parallel, e.deadline, e.logf)
+	r.Targeted, r.TargetedWall = rows, time.Since(start)
+	return ctx.Err()
+}
+
+// cellStats are a row's figures as the tables print them.
+type cellStats struct {
+	found, n               int
+	med, after             string
+	share                  float64
+	medAfter               *float64
+	unknown, errs, skipped int
+}
+
+func statsOf(row detectRow) cellStats {
+	found, unknown, errs, _, med, after := row.summary()
+	s := cellStats{found: found, n: row.ran(), med: "–", after: "–", medAfter: after, unknown: unknown, errs: errs, skipped: len(row.Runs) - row.ran()}
+	if med != nil {
+		s.med = fmt.Sprintf("%.2f", *med)
+	}
+	if after != nil {
+		s.after = fmt.Sprintf("%.2f", *after)
+	}
+	if s.n > 0 {
+		s.share = float64(found) / float64(s.n)
+	}
+	return s
+}
+
+func (s cellStats) notes() string {
+	var n []string
+	if s.unknown > 0 {
+		n = append(n, fmt.Sprintf("%d unknown", s.unknown))
+	}
+	if s.errs > 0 {
+		n = append(n, fmt.Sprintf("%d errors", s.errs))
+	}
+	if s.skipped > 0 {
+		n = append(n, fmt.Sprintf("%d skipped (budget)", s.skipped))
+	}
+	return strings.Join(n, "; ")
+}
+
+func (r *results) targetedSection(p func(string, ...any)) {
+	o := r.Opts
+	p("A targeted kind strikes at a moment of a live hold (`nemesis/targeted.go`): `kill-quorum` kills a node of a bare majority that granted the hold, `clock-holder` and `clock-majority` jump the clocks of the nodes that granted it, ")
+	p("`clock-partition` splits the nodes and jumps the shared one, `pause-holder` stops the holder's process, `delay-grant` returns a grant late, `failover-unreplicated` fails over before the grant reached the replica. ")
+	p("Each expected-violation cell ran beside its **random twin** (`cmd/bench/detect.go`: the same lock, nodes, keys, hold, TTL and interval, the same seeds, with the random kind instead: ")
+	p("`kill-quorum` → `kill` restarting at once, `clock-holder` and `clock-majority` → `clock`, `clock-partition` → `clock,partition`, `pause-holder` → `client-pause`, `delay-grant` → `latency`, `failover-unreplicated` → `failover`), ")
+	p("%d seeds each; each expected-safe control %d seeds. A violation run stops at its first violation (at most %v); a safe run lasts %v (both raised to the cell's `MinDuration`); %d runs at a time. ", o.targetedSeeds, o.targetedSafe, o.targetedMax, o.detectDur, o.parallel)
+	p("\"After the fault\" is from the first `fault-start` (for a targeted kind its first strike) to the first violation. %d runs in %s. ", r.targetedRuns(), r.TargetedWall.Round(time.Second))
+	p("With this few seeds a share is coarse: `-targeted-seeds 10 -targeted-safe-seeds 50` measures the targets as they were set (≥ 9 of 10 seeds, no false alarm in 50 runs).\n\n")
+	p("| cell | targeted: found / runs | median s after the fault | median first s | random twin: found / runs | twin: median s after the fault | twin: median first s | notes |\n|---|---|---|---|---|---|---|---|\n")
+	byName := map[string]detectRow{}
+	for _, row := range r.Targeted {
+		byName[row.Spec.Name] = row
+	}
+	for _, row := range r.Targeted {
+		if row.Extra || row.Spec.Expect.Overall() != report.ExpectViolation {
+			continue
+		}
+		t := statsOf(row)
+		tw, ok := byName[row.Spec.Name+twinSuffix]
+		twS := cellStats{med: "–", after: "–"}
+		twFound := "–"
+		if ok {
+			twS = statsOf(tw)
+			twFound = fmt.Sprintf("%d / %d", twS.found, twS.n)
+		}
+		notes := t.notes()
+		if n := twS.notes(); n != "" {
+			notes = strings.Trim(notes+"; twin: "+n, "; ")
+		}
+		p("| %s | %d / %d | %s | %s | %s | %s | %s | %s |\n", row.Spec.Name, t.found, t.n, t.after, t.med, twFound, twS.after, twS.med, notes)
+	}
+	p("\n| expected-safe control (targeted) | runs | false alarms | notes |\n|---|---|---|---|\n")
+	for _, row := range r.Targeted {
+		if row.Spec.Expect.Overall() != report.ExpectSafe {
+			continue
+		}
+		s := statsOf(row)
+		p("| %s | %d | %d | %s |\n", row.Spec.Name, s.n, s.found, s.notes())
+	}
+}
+
+func (r *results) targetedRuns() int {
+	n := 0
+	for _, row := range r.Targeted {
+		n += row.ran()
+	}
+	return n
+}
+
+// newTargetRows are the targets rows of the gate, targeted, one-pass
+// and clock parts.
+func (r *results) newTargetRows() []string {
+	var out []string
+	for _, g := range r.Gate {
+		ok := g.Exit == 0 && len(g.Mismatched) == 0 && g.Err == "" && g.Wall <= 3*r.Opts.gateBudget/2
+		out = append(out, fmt.Sprintf("| 7. `torture gate --lock %s` (%d cells × %d seeds): wall, every cell matching | ≤ 1.5 × its budget (%v) | %.0f s, %d not matching | %s |",
+			g.Lock, g.Cells, len(g.Seeds), 3*r.Opts.gateBudget/2, g.Wall.Seconds(), len(g.Mismatched), mark(ok)))
+	}
+	if len(r.Targeted) > 0 {
+		worst, worstAfter, cells := 1.0, 0.0, 0
+		var worstCell, worstAfterCell string
+		falseAlarms, safeRuns := 0, 0
+		for _, row := range r.Targeted {
+			s := statsOf(row)
+			switch {
+			case row.Extra:
+			case row.Spec.Expect.Overall() == report.ExpectViolation:
+				cells++
+				if s.n > 0 && s.share < worst {
+					worst, worstCell = s.share, row.Spec.Name
+				}
+				if s.medAfter != nil && *s.medAfter > worstAfter {
+					worstAfter, worstAfterCell = *s.medAfter, row.Spec.Name
+				}
+			case row.Spec.Expect.Overall() == report.ExpectSafe:
+				falseAlarms += s.found
+				safeRuns += s.n
+			}
+		}
+		out = append(out,
+			fmt.Sprintf("| 8. share of seeds finding the violation, worst of %d targeted cells | ≥ %.0f%% | %.0f%% %s | %s |", cells, 100*targetTargetedShare, 100*worst, paren(worstCell), mark(worst >= targetTargetedShare)),
+			fmt.Sprintf("| 8. median time from the strike to the first violation, worst targeted cell | ≤ %.0f s | %.2f s %s | %s |", targetTargetedAfter, worstAfter, paren(worstAfterCell), mark(worstAfter <= targetTargetedAfter)),
+			fmt.Sprintf("| 8. false alarms in the targeted kinds' expected-safe controls | 0 | %d of %d runs | %s |", falseAlarms, safeRuns, mark(falseAlarms == 0)))
+	}
+	if op := r.OnePass; op != nil && len(op.Rounds) > 0 {
+		t, m := op.ratios()
+		out = append(out,
+			fmt.Sprintf("| 9. `torture run`'s check and report ÷ `torture check`, %d ops: time (median of rounds) | ≤ %.1f× | %.2f× | %s |", op.Ops, targetOnePass, median(t), mark(median(t) <= targetOnePass)),
+			fmt.Sprintf("| 9. the same: peak RSS | ≤ %.1f× | %.2f× | %s |", targetOnePass, median(m), mark(median(m) <= targetOnePass)))
+	}
+	if len(r.Clock) > 0 {
+		matched, n := 0, 0
+		for _, row := range r.Clock {
+			n++
+			if clockMatches(row) {
+				matched++
+			}
+		}
+		out = append(out, fmt.Sprintf("| 10. clock-on-the-client and slewed-heal cells whose runs match their expectation | all | %d of %d | %s |", matched, n, mark(matched == n)))
+	}
+	return out
+}
+
+// clockMatches says whether a clock cell's runs match its expectation
+// per property: a property expected safe shows no violation, one expected
+// to show a violation shows one on some seed, a lock expected live is
+// never stuck; an undecided or failed run matches nothing.
+func clockMatches(row detectRow) bool {
+	e := row.Spec.Expect
+	var lease, resource, stuck, bad int
+	for _, run := range row.Runs {
+		switch {
+		case run.Skipped:
+			continue
+		case run.Err != "":
+			bad++
+		}
+		if run.Lease == checker.Invalid {
+			lease++
+		}
+		if run.Resource == checker.Invalid {
+			resource++
+		}
+		if run.Liveness == checker.LivenessStuck {
+			stuck++
+		}
+	}
+	ok := bad == 0 && row.ran() > 0
+	check := func(want report.Expectation, got int) {
+		switch want {
+		case report.ExpectSafe:
+			ok = ok && got == 0
+		case report.ExpectViolation:
+			ok = ok && got > 0
+		}
+	}
+	check(e.Lease, lease)
+	check(e.Resource, resource)
+	if e.Liveness == checker.LivenessOK {
+		ok = ok && stuck == 0
+	}
+	return ok
+}
+
+// newNotes explain the targets not met of the gate, targeted, one-pass
+// and clock parts.
+func (r *results) newNotes() []string {
+	var out []string
+	load := fmt.Sprintf("the load average at %s on %d CPUs", r.LoadStart, runtime.NumCPU())
+	for _, g := range r.Gate {
+		if g.Wall > 3*r.Opts.gateBudget/2 {
+			out = append(out, fmt.Sprintf("**Gate, %s took %.0f s, more than 1.5 × its budget of %v.** The gate cuts its runs short at 1.5 × the budget; what is left is the nodes' start and the checks, which stretch with the run queue (%s).", g.Lock, g.Wall.Seconds(), r.Opts.gateBudget, load))
+		}
+		if len(g.Mismatched) > 0 || g.Err != "" || g.Exit != 0 {
+			out = append(out, fmt.Sprintf("**Gate, %s exited %d (%s); cells not matching: %s.** Part 7 gives, for each, the promise broken or why the cell is undecided, measured with %s; `torture gate --lock %s --cells '^NAME$'` runs one again.",
+				g.Lock, g.Exit, g.Status, strings.Join(g.Mismatched, ", ")+g.Err, load, g.Lock))
+		}
+	}
+	for _, row := range r.Targeted {
+		if row.Extra || row.Spec.Expect.Overall() != report.ExpectViolation {
+			continue
+		}
+		if s := statsOf(row); s.n > 0 && s.share < targetTargetedShare {
+			out = append(out, fmt.Sprintf("**Targeted, %s found the violation in %d of %d seeds.** A strike needs a hold of the shape it aims at within its window, and the violation a second client to win the key before the holder releases; a run's `schedule.json` says whether each step struck. Measured with %s.",
+				row.Spec.Name, s.found, s.n, load))
+		}
+	}
+	if op := r.OnePass; op != nil && len(op.Rounds) > 0 {
+		if t, _ := op.ratios(); median(t) > targetOnePass {
+			out = append(out, fmt.Sprintf("**One pass, %s's check and report at %.2f× `torture check`'s time instead of ≤ %.1f×.** Measured with %s: the rounds' ratios (%s) move by more than the report adds; `bin/bench -only onepass` on a quiet machine settles it.",
+				"`torture run`", median(t), targetOnePass, load, joinF(t)))
+		}
+	}
+	for _, row := range r.Clock {
+		if !clockMatches(row) {
+			out = append(out, fmt.Sprintf("**Clock, %s's runs do not match its expectation (%s).** See its row in part 10; `torture matrix --cells '^%s$' --seeds 1..10` measures it with more seeds.", row.Spec.Name, row.Spec.Expect, regexp.QuoteMeta(row.Spec.Name)))
+		}
+	}
+	return out
+}
