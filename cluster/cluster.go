@@ -67,8 +67,9 @@ type Cluster struct {
 	adopted   *adoption            // external nodes that are containers of this machine; see adopt.go
 	nodes     []*Node
 
-	mu       sync.Mutex // guards failover
-	failover *Failover  // the failover topology of these nodes, once started; see Failover
+	mu           sync.Mutex    // guards failover and redisCluster
+	failover     *Failover     // the failover topology of these nodes, once started; see Failover
+	redisCluster *RedisCluster // the cluster topology of these nodes, once started
 
 	closing   chan struct{} // closed when Close begins
 	closeOnce sync.Once
@@ -145,6 +146,13 @@ func newCluster(backend string, o options, n int) (*Cluster, error) {
 	}
 	for i := range c.nodes {
 		c.nodes[i] = &Node{c: c, index: i, name: fmt.Sprintf("n%d", i+1)}
+		if o.clusterNode != nil {
+			set, err := o.clusterNode(i)
+			if err != nil {
+				return nil, err
+			}
+			c.nodes[i].settings = set
+		}
 	}
 	if backend == BackendExternal {
 		c.dir = "" // no files of nodes someone else runs
@@ -279,10 +287,13 @@ func (c *Cluster) close() error {
 	defer cancel()
 	var errs []error
 	c.mu.Lock()
-	f := c.failover
+	f, rc := c.failover, c.redisCluster
 	c.mu.Unlock()
 	if f != nil {
 		errs = append(errs, f.stopSentinels(ctx))
+	}
+	if rc != nil {
+		errs = append(errs, rc.closeFronts())
 	}
 	if c.srv != nil {
 		c.srv.Collection.Clear() // always nil
