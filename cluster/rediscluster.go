@@ -279,10 +279,14 @@ func (rc *RedisCluster) AnnouncedAddr(n *Node) string { return rc.data[rc.index(
 
 // AddrMap maps each node's announced address to its client address
 // (Node.Addr), which clients dial instead. A new map each time.
-func (rc *RedisCluster) AddrMap() map[string]string {
+func (rc *RedisCluster) AddrMap() map[string]string { return rc.GroupAddrMap(0) }
+
+// GroupAddrMap is AddrMap for client group g: to each node's
+// Node.GroupAddr(g).
+func (rc *RedisCluster) GroupAddrMap(g int) map[string]string {
 	m := make(map[string]string, len(rc.data))
 	for i, d := range rc.data {
-		m[d.addr()] = rc.c.nodes[i].addr
+		m[d.addr()] = rc.c.nodes[i].GroupAddr(g)
 	}
 	return m
 }

@@ -56,7 +56,7 @@ type setnx struct {
 	name    string
 	cfg     Config
 	drift   time.Duration
-	client  *redis.Client
+	client  redis.UniversalClient
 	backoff *backoff
 	bug     setnxBug
 	// clientToken, when set, makes the token fixed per client: this
@@ -101,14 +101,14 @@ func newSetNX(name string, cfg Config, bug setnxBug) (*setnx, error) {
 	switch {
 	case cfg.WaitReplicas < 0:
 		return nil, fmt.Errorf("locks: %s: WaitReplicas %d is negative", name, cfg.WaitReplicas)
-	case cfg.WaitReplicas > 0 && len(cfg.Sentinels) == 0:
-		return nil, fmt.Errorf("locks: %s: WAIT needs a primary with replicas, found through Sentinels (topology failover)", name)
+	case cfg.WaitReplicas > 0 && len(cfg.Sentinels) == 0 && !cfg.Cluster:
+		return nil, fmt.Errorf("locks: %s: WAIT needs a primary with replicas, found through Sentinels (topology failover) or a Redis Cluster (topology cluster)", name)
 	}
 	return &setnx{
 		name:    name,
 		cfg:     cfg,
 		drift:   drift(cfg.TTL),
-		client:  NewSingleClient(cfg),
+		client:  NewUniversalClient(cfg),
 		backoff: newBackoff(cfg),
 		bug:     bug,
 	}, nil
@@ -204,7 +204,7 @@ func (l *setnx) set(ctx context.Context, key, token string) (granted bool, fence
 		n, err := acquireOwnScript.Run(ctx, l.client, []string{key}, token, ttl).Int64()
 		return n > 0, 0, err
 	case l.cfg.Fencing:
-		n, err := acquireFencedScript.Run(ctx, l.client, []string{key, fenceKey(key)}, token, ttl).Int64()
+		n, err := acquireFencedScript.Run(ctx, l.client, []string{key, l.fenceKey(key)}, token, ttl).Int64()
 		if err != nil {
 			return false, 0, err
 		}
@@ -307,6 +307,15 @@ func (l *setnx) validity() time.Duration {
 		return UntilRelease
 	}
 	return l.cfg.TTL - l.drift
+}
+
+// fenceKey is the key of key's fencing counter: in a Redis Cluster, with
+// key as its hash tag, so that both are in one slot, as one script needs.
+func (l *setnx) fenceKey(key string) string {
+	if l.cfg.Cluster {
+		return "{" + key + "}:fence"
+	}
+	return fenceKey(key)
 }
 
 // Close implements [Lock].

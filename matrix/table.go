@@ -661,7 +661,7 @@ func Rows() []string {
 // (cluster.Topologies) and, for SafeUnder, the faults of the table's rows
 // (the part of a row's name after its last "/").
 func KnownNames() locks.PromiseNames {
-	k := locks.PromiseNames{Topologies: []string{cluster.TopologyMasters, cluster.TopologyFailover}}
+	k := locks.PromiseNames{Topologies: []string{cluster.TopologyMasters, cluster.TopologyFailover, cluster.TopologyCluster}}
 	for _, r := range Rows() {
 		fault := r[strings.LastIndex(r, "/")+1:]
 		if !slices.Contains(k.SafeUnder, fault) {
