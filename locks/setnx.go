@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/locktorture/locktorture/internal/wait"
@@ -47,7 +48,8 @@ import (
 // token until then, which costs liveness, never safety. A cancelled ctx
 // ends the loop with ctx.Err(), wrapped.
 //
-// Evidence ([NodeReporter]): node 0's answer to each attempt's command
+// Evidence ([NodeReporter]): node 0's answer (in a Redis Cluster, the
+// answer of the master of the key's slot, see node) to each attempt's command
 // (the GET of setnx-get-set counts as a refusal when the key is held) and
 // to the clean-up, whose attempt is the last one made.
 //
@@ -148,7 +150,7 @@ func (l *setnx) Acquire(ctx context.Context, key string) (Lease, error) {
 		start := time.Now()
 		granted, fence, err := l.set(ctx, key, token)
 		attempts = try + 1
-		ev.add(NodeAnswer{Attempt: attempts, Answer: answerOf(granted, err), Err: err})
+		ev.add(NodeAnswer{Node: l.node(ctx, key), Attempt: attempts, Answer: answerOf(granted, err), Err: err})
 		if err == nil && granted && l.cfg.WaitReplicas > 0 {
 			err = l.waitReplica(ctx, attempts, key, token)
 			if err != nil {
@@ -240,7 +242,7 @@ func (l *setnx) cleanup(ctx context.Context, attempt int, key, token string) {
 	ctx, cancel := cleanupCtx(ctx, l.cfg)
 	defer cancel()
 	n, err := releaseScript.Run(ctx, l.client, []string{key}, token).Int64() // best effort: an error leaves the key to its TTL
-	ev.add(NodeAnswer{Attempt: attempt, Cleanup: true, Answer: answerOf(n > 0, err), Err: err})
+	ev.add(NodeAnswer{Node: l.node(ctx, key), Attempt: attempt, Cleanup: true, Answer: answerOf(n > 0, err), Err: err})
 }
 
 // Release implements [Lock].
@@ -256,7 +258,7 @@ func (l *setnx) Release(ctx context.Context, lease Lease) error {
 	} else {
 		n, err = releaseScript.Run(ctx, l.client, []string{lease.Key}, lease.Token).Int64()
 	}
-	Report(ctx, NodeAnswer{Attempt: 1, Answer: answerOf(n > 0, err), Err: err})
+	Report(ctx, NodeAnswer{Node: l.node(ctx, lease.Key), Attempt: 1, Answer: answerOf(n > 0, err), Err: err})
 	if err != nil {
 		return fmt.Errorf("%s: release %q: %w", l.name, lease.Key, err)
 	}
@@ -289,7 +291,7 @@ func (l *setnx) Extend(ctx context.Context, lease Lease) (Lease, error) {
 		}
 		n, err = script.Run(ctx, l.client, []string{lease.Key}, lease.Token, l.cfg.TTL.Milliseconds()).Int64()
 	}
-	Report(ctx, NodeAnswer{Attempt: 1, Answer: answerOf(n > 0, err), Err: err})
+	Report(ctx, NodeAnswer{Node: l.node(ctx, lease.Key), Attempt: 1, Answer: answerOf(n > 0, err), Err: err})
 	if err != nil {
 		return Lease{}, fmt.Errorf("%s: extend %q: %w", l.name, lease.Key, err)
 	}
@@ -307,6 +309,29 @@ func (l *setnx) validity() time.Duration {
 		return UntilRelease
 	}
 	return l.cfg.TTL - l.drift
+}
+
+// node is the index in Config.Addrs of the node that serves key: 0 but
+// in a Redis Cluster, where it is the master of key's slot as the
+// cluster client's map of the slots says (its last CLUSTER SLOTS; a
+// MOVED reply updates it); 0 when the map names no node of Addrs.
+func (l *setnx) node(ctx context.Context, key string) int {
+	cc, ok := l.client.(*redis.ClusterClient)
+	if !ok {
+		return 0
+	}
+	m, err := cc.MasterForKey(ctx, key)
+	if err != nil {
+		return 0
+	}
+	addr := m.Options().Addr
+	if to, ok := l.cfg.AddrMap[addr]; ok {
+		addr = to
+	}
+	if i := slices.Index(l.cfg.Addrs, addr); i >= 0 {
+		return i
+	}
+	return 0
 }
 
 // fenceKey is the key of key's fencing counter: in a Redis Cluster, with

@@ -223,6 +223,9 @@ var kinds = []Kind{
 	clockDriftKind,
 	delayGrantKind, // #14
 	failoverUnreplicatedKind,
+	// Redis Cluster (rediscluster.go).
+	clusterFailoverUnreplicatedKind,
+	clusterKillMasterKind,
 	latencyGroupKind, // #14: the envelope of the elapsed-time term
 	clientStopKind,
 	clientStopRandomKind,
