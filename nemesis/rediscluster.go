@@ -128,6 +128,9 @@ func (f *ClusterFailoverUnreplicated) Arm(ctx context.Context, t *Target, base t
 		return false, nil
 	}
 	at := runNow(base)
+	if rec != nil {
+		at = int64(rec.At) // replay has slept until it
+	}
 	rc.Cut(master, reps[0])
 	f.cut = []*cluster.Node{master, reps[0]}
 	gctx, cancel := context.WithTimeout(ctx, time.Duration(f.GrantWait))
