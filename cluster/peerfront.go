@@ -20,6 +20,7 @@ type peerFront struct {
 	ln   net.Listener
 	to   string // the node's own address
 	self int    // index of the node it serves
+	bus  bool   // the node's cluster bus, not its announced client port
 	cuts *peerCuts
 
 	mu     sync.Mutex
@@ -33,35 +34,46 @@ type peerFront struct {
 // its fronts.
 type peerCuts struct {
 	mu     sync.Mutex
-	cut    map[[2]int]bool // {lower, higher} index
+	cut    map[cutKey]bool
 	fronts []*peerFront
 }
 
-func pairOf(a, b int) [2]int {
+// cutKey is a cut pair of nodes, {lower, higher} index, on the bus or
+// on the replication path (the announced client ports).
+type cutKey struct {
+	a, b int
+	bus  bool
+}
+
+func keyOf(a, b int, bus bool) cutKey {
 	if a > b {
 		a, b = b, a
 	}
-	return [2]int{a, b}
+	return cutKey{a, b, bus}
 }
 
-func (p *peerCuts) isCut(a, b int) bool {
+func (p *peerCuts) isCut(a, b int, bus bool) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.cut[pairOf(a, b)]
+	return p.cut[keyOf(a, b, bus)]
 }
 
-// set cuts (or heals) the pairs, and closes the connections of the pairs
-// it cuts.
-func (p *peerCuts) set(pairs [][2]int, cut bool) {
+// set cuts (or heals) the pairs, on the bus as well with bus, and closes
+// the connections of the pairs it cuts.
+func (p *peerCuts) set(pairs [][2]int, bus, cut bool) {
 	p.mu.Lock()
 	if p.cut == nil {
-		p.cut = make(map[[2]int]bool)
+		p.cut = make(map[cutKey]bool)
 	}
 	for _, pr := range pairs {
-		if cut {
-			p.cut[pairOf(pr[0], pr[1])] = true
-		} else {
-			delete(p.cut, pairOf(pr[0], pr[1]))
+		for _, k := range []cutKey{keyOf(pr[0], pr[1], false), keyOf(pr[0], pr[1], true)} {
+			switch {
+			case k.bus && !bus:
+			case cut:
+				p.cut[k] = true
+			default:
+				delete(p.cut, k)
+			}
 		}
 	}
 	fronts := p.fronts
@@ -95,12 +107,12 @@ func peerIndex(addr net.Addr, n int) int {
 }
 
 // newPeerFront listens on 127.0.0.1:0 and forwards to to.
-func newPeerFront(self int, to string, cuts *peerCuts, nodes int) (*peerFront, error) {
+func newPeerFront(self int, bus bool, to string, cuts *peerCuts, nodes int) (*peerFront, error) {
 	ln, err := net.Listen("tcp", net.JoinHostPort(loopback, "0"))
 	if err != nil {
 		return nil, fmt.Errorf("cluster: front: %w", err)
 	}
-	f := &peerFront{ln: ln, to: to, self: self, cuts: cuts, conns: make(map[net.Conn]int), ups: make(map[net.Conn]struct{})}
+	f := &peerFront{ln: ln, to: to, self: self, bus: bus, cuts: cuts, conns: make(map[net.Conn]int), ups: make(map[net.Conn]struct{})}
 	cuts.mu.Lock()
 	cuts.fronts = append(cuts.fronts, f)
 	cuts.mu.Unlock()
@@ -122,7 +134,7 @@ func (f *peerFront) serve(nodes int) {
 			return
 		}
 		peer := peerIndex(c.RemoteAddr(), nodes)
-		if peer >= 0 && f.cuts.isCut(peer, f.self) {
+		if peer >= 0 && f.cuts.isCut(peer, f.self, f.bus) {
 			c.Close()
 			continue
 		}
@@ -143,7 +155,7 @@ func (f *peerFront) dropCut() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for c, peer := range f.conns {
-		if peer >= 0 && f.cuts.isCut(peer, f.self) {
+		if peer >= 0 && f.cuts.isCut(peer, f.self, f.bus) {
 			c.Close()
 		}
 	}

@@ -50,9 +50,11 @@ const (
 // Each node makes its outgoing connections from an address of its own
 // (bind-source-addr 127.0.0.(10+i)), so a front knows which node a
 // connection comes from: Cut cuts two nodes apart on both paths, both
-// directions, while the clients still reach both. Cutting a master from
-// its replica alone stops its replication, and its writes are lost if the
-// replica is then promoted (CLUSTER FAILOVER FORCE); cutting it from
+// directions, while the clients still reach both; CutReplication cuts
+// the announced path alone. Cutting a master's replication to its
+// replica stops it, and its writes are lost if the replica is then
+// promoted (CLUSTER FAILOVER FORCE; over the bus, the old master learns
+// of it at once and turns replica); cutting it from
 // every other node puts it in a minority, and the majority promotes its
 // replica after the node timeout, while it keeps accepting writes until
 // it notices (the node timeout again).
@@ -131,12 +133,12 @@ func (rc *RedisCluster) start(ctx context.Context) error {
 				busPort = kv[1]
 			}
 		}
-		d, err := newPeerFront(i, n.DirectAddr(), rc.cuts, len(nodes))
+		d, err := newPeerFront(i, false, n.DirectAddr(), rc.cuts, len(nodes))
 		if err != nil {
 			return err
 		}
 		rc.data = append(rc.data, d)
-		b, err := newPeerFront(i, net.JoinHostPort(loopback, busPort), rc.cuts, len(nodes))
+		b, err := newPeerFront(i, true, net.JoinHostPort(loopback, busPort), rc.cuts, len(nodes))
 		if err != nil {
 			return err
 		}
@@ -428,12 +430,20 @@ func (rc *RedisCluster) Role(ctx context.Context, n *Node) (string, error) {
 // bus, both ways: connections between them are closed and new ones
 // refused. The clients' paths are untouched.
 func (rc *RedisCluster) Cut(a *Node, others ...*Node) {
-	rc.cuts.set(rc.pairs(a, others), true)
+	rc.cuts.set(rc.pairs(a, others), true, true)
 }
 
-// Heal undoes Cut of the same nodes.
+// CutReplication cuts node a from each of others on the announced path
+// alone, both ways: a replica of a stops receiving its writes, while the
+// cluster bus still carries the nodes' pings, failure reports and
+// failover messages between them.
+func (rc *RedisCluster) CutReplication(a *Node, others ...*Node) {
+	rc.cuts.set(rc.pairs(a, others), false, true)
+}
+
+// Heal undoes Cut and CutReplication of the same nodes.
 func (rc *RedisCluster) Heal(a *Node, others ...*Node) {
-	rc.cuts.set(rc.pairs(a, others), false)
+	rc.cuts.set(rc.pairs(a, others), true, false)
 }
 
 // HealAll undoes every cut.

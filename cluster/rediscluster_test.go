@@ -76,7 +76,7 @@ func TestRedisClusterForceFailoverLosesUnreplicatedWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := reps[0]
-	rc.Cut(m, r)
+	rc.CutReplication(m, r)
 	if err := m.Client().Set(ctx, key, "lost", 0).Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -31,15 +31,15 @@ func redisClusterOf(t *Target) (*cluster.RedisCluster, error) {
 
 // ClusterFailoverUnreplicated is failover-unreplicated on Redis Cluster:
 // when a hold ends (its key about to be free), the master of the key's
-// slot is cut from its replica (the replication stream and the cluster
-// bus between the two; the clients and the other masters still reach
-// both), and the fault waits up to GrantWait for a grant of that key
+// slot is cut from its replica (the replication stream between the two;
+// the clients still reach both, and the cluster bus carries on), and the fault waits up to GrantWait for a grant of that key
 // under the cut: the trigger (without one, the hold that ended). Start
 // promotes the replica at once (CLUSTER FAILOVER FORCE, an operator's
 // manual failover right after a write it does not know is unreplicated):
-// the new master never had the grant, and another client acquires the
-// key there while the first still holds it. The old master learns of the
-// promotion from the other masters and turns replica; Heal lifts the cut
+// the new master never had the grant; the old master learns of the
+// promotion over the bus at once and turns replica, its clients are
+// redirected (MOVED), and another client acquires the key on the new
+// master while the first still holds it. Heal lifts the cut
 // and waits for a healthy cluster (it resynchronises, losing the key).
 type ClusterFailoverUnreplicated struct {
 	GrantWait Duration `json:"grant_wait"`
@@ -97,9 +97,21 @@ func (f *ClusterFailoverUnreplicated) Arm(ctx context.Context, t *Target, base t
 		return false, errors.New("no view of the run's holds to aim at")
 	}
 	rec := f.Decision
-	_, after := t.View.Holds()
+	holds, after := t.View.Holds()
 	var moment Change
 	var key string
+	// The next grant follows a release within a millisecond: the owners
+	// of the held keys are asked for now, so that the cut follows the
+	// end of a hold at once.
+	owners := map[string][2]*cluster.Node{}
+	for _, h := range holds {
+		if _, ok := owners[h.Key]; ok {
+			continue
+		}
+		if m, reps, err := rc.SlotOwner(ctx, nil, cluster.Slot(h.Key)); err == nil && len(reps) > 0 {
+			owners[h.Key] = [2]*cluster.Node{m, reps[0]}
+		}
+	}
 	if rec != nil {
 		r, err := replay(ctx, t, base, rec)
 		if err != nil || r.Missed != "" {
@@ -116,22 +128,29 @@ func (f *ClusterFailoverUnreplicated) Arm(ctx context.Context, t *Target, base t
 		}
 		moment, after, key = m, m.Seq, m.Hold.Key
 	}
-	master, reps, err := rc.SlotOwner(ctx, nil, cluster.Slot(key))
-	switch {
-	case err != nil && ctx.Err() != nil:
-		f.Decision = &Decision{Missed: "the step's window closed before the cluster named the key's master"}
-		return false, nil
-	case err != nil:
-		return false, err
-	case len(reps) == 0:
-		f.Decision = &Decision{Missed: fmt.Sprintf("the master %s of %s's slot has no replica", master.Name(), key)}
-		return false, nil
+	var master *cluster.Node
+	var reps []*cluster.Node
+	if o, ok := owners[key]; ok && rec == nil {
+		master, reps = o[0], o[1:]
+	} else {
+		var err error
+		master, reps, err = rc.SlotOwner(ctx, nil, cluster.Slot(key))
+		switch {
+		case err != nil && ctx.Err() != nil:
+			f.Decision = &Decision{Missed: "the step's window closed before the cluster named the key's master"}
+			return false, nil
+		case err != nil:
+			return false, err
+		case len(reps) == 0:
+			f.Decision = &Decision{Missed: fmt.Sprintf("the master %s of %s's slot has no replica", master.Name(), key)}
+			return false, nil
+		}
 	}
 	at := runNow(base)
 	if rec != nil {
 		at = int64(rec.At) // replay has slept until it
 	}
-	rc.Cut(master, reps[0])
+	rc.CutReplication(master, reps[0])
 	f.cut = []*cluster.Node{master, reps[0]}
 	gctx, cancel := context.WithTimeout(ctx, time.Duration(f.GrantWait))
 	grant, gerr := WaitFor(gctx, t.View, after, func(c Change) bool { return c.Kind == HoldGranted && c.Time >= at && c.Hold.Key == key })
@@ -198,7 +217,7 @@ func (f *ClusterFailoverUnreplicated) Start(ctx context.Context, t *Target) erro
 		if err != nil {
 			return err
 		}
-		rc.Cut(m, r)
+		rc.CutReplication(m, r)
 		f.cut = []*cluster.Node{m, r}
 	}
 	wctx, cancel := context.WithTimeout(ctx, promoteTimeout)
@@ -237,7 +256,7 @@ var (
 
 var clusterKillMasterKind = Kind{
 	Name:    "cluster-kill-master",
-	Window:  Workload{Keys: 1, TTL: 8 * time.Second, Hold: 7500 * time.Millisecond, Interval: 3 * time.Second, Duration: 24 * time.Second},
+	Window:  Workload{Keys: 1, TTL: 5 * time.Second, Hold: 4500 * time.Millisecond, Interval: 3 * time.Second, Duration: 20 * time.Second},
 	Summary: "kill the master of a held key's slot; the cluster promotes its replica, which has the key if it was replicated",
 	Needs:   Needs{Topology: cluster.TopologyCluster, Cluster: cluster.Abilities{Process: true}, TTL: true},
 	Plan: func(_ *rand.Rand, s Setup) Fault {
