@@ -510,6 +510,13 @@ func (rc *RedisCluster) ForceFailover(ctx context.Context, replica *Node) error 
 	if err := replica.Client().Do(ctx, "CLUSTER", "FAILOVER", "FORCE").Err(); err != nil {
 		return fmt.Errorf("cluster: %s: cluster failover force: %w", replica.name, err)
 	}
+	return rc.WaitMaster(ctx, replica)
+}
+
+// WaitMaster waits until n says it is a master (INFO replication), at
+// most until ctx is done: a replica the cluster promotes.
+func (rc *RedisCluster) WaitMaster(ctx context.Context, n *Node) error {
+	replica := n
 	return rc.poll(ctx, replica.name+" to be a master", func(ctx context.Context) error {
 		role, err := rc.Role(ctx, replica)
 		if err == nil && role != "master" {

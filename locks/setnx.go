@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/locktorture/locktorture/internal/wait"
@@ -149,6 +150,7 @@ func (l *setnx) Acquire(ctx context.Context, key string) (Lease, error) {
 		}
 		start := time.Now()
 		granted, fence, err := l.set(ctx, key, token)
+		l.refreshSlots(err)
 		attempts = try + 1
 		ev.add(NodeAnswer{Node: l.node(ctx, key), Attempt: attempts, Answer: answerOf(granted, err), Err: err})
 		if err == nil && granted && l.cfg.WaitReplicas > 0 {
@@ -332,6 +334,17 @@ func (l *setnx) node(ctx context.Context, key string) int {
 		return i
 	}
 	return 0
+}
+
+// refreshSlots has a cluster client reload its map of the slots after a
+// CLUSTERDOWN reply: a master cut off the majority says so once it notices,
+// while the majority has promoted its replica, which a client that never
+// asks again would not find (go-redis reloads on MOVED and ASK, and
+// otherwise only every few seconds).
+func (l *setnx) refreshSlots(err error) {
+	if cc, ok := l.client.(*redis.ClusterClient); ok && err != nil && strings.HasPrefix(err.Error(), "CLUSTERDOWN") {
+		cc.ReloadState(context.Background())
+	}
 }
 
 // fenceKey is the key of key's fencing counter: in a Redis Cluster, with

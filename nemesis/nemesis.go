@@ -226,6 +226,7 @@ var kinds = []Kind{
 	// Redis Cluster (rediscluster.go).
 	clusterFailoverUnreplicatedKind,
 	clusterKillMasterKind,
+	clusterPartitionMasterKind,
 	latencyGroupKind, // #14: the envelope of the elapsed-time term
 	clientStopKind,
 	clientStopRandomKind,

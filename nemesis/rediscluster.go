@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/locktorture/locktorture/cluster"
@@ -45,7 +46,8 @@ type ClusterFailoverUnreplicated struct {
 	GrantWait Duration `json:"grant_wait"`
 	Aim
 
-	cut []*cluster.Node // the pair cut, until lifted
+	cut       []*cluster.Node // the master, then the nodes cut from it, until lifted
+	partition bool            // cluster-partition-master's: cut it from every node, no forced failover
 }
 
 var (
@@ -150,8 +152,14 @@ func (f *ClusterFailoverUnreplicated) Arm(ctx context.Context, t *Target, base t
 	if rec != nil {
 		at = int64(rec.At) // replay has slept until it
 	}
-	rc.CutReplication(master, reps[0])
-	f.cut = []*cluster.Node{master, reps[0]}
+	if f.partition {
+		others := slices.DeleteFunc(rc.Cluster().Nodes(), func(n *cluster.Node) bool { return n == master })
+		rc.Cut(master, others...)
+		f.cut = append([]*cluster.Node{master}, others...)
+	} else {
+		rc.CutReplication(master, reps[0])
+		f.cut = []*cluster.Node{master, reps[0]}
+	}
 	gctx, cancel := context.WithTimeout(ctx, time.Duration(f.GrantWait))
 	grant, gerr := WaitFor(gctx, t.View, after, func(c Change) bool { return c.Kind == HoldGranted && c.Time >= at && c.Hold.Key == key })
 	cancel()
@@ -192,8 +200,8 @@ func replayTargets(rec, live *Decision) string {
 }
 
 func (f *ClusterFailoverUnreplicated) lift(rc *cluster.RedisCluster) {
-	if len(f.cut) == 2 {
-		rc.Heal(f.cut[0], f.cut[1])
+	if len(f.cut) >= 2 {
+		rc.Heal(f.cut[0], f.cut[1:]...)
 	}
 	f.cut = nil
 }
@@ -222,6 +230,11 @@ func (f *ClusterFailoverUnreplicated) Start(ctx context.Context, t *Target) erro
 	}
 	wctx, cancel := context.WithTimeout(ctx, promoteTimeout)
 	defer cancel()
+	if f.partition {
+		// The majority promotes the replica once it calls the master
+		// failed: the node timeout, then an election.
+		return rc.WaitMaster(wctx, r)
+	}
 	return rc.ForceFailover(wctx, r)
 }
 
@@ -346,4 +359,70 @@ func (f *ClusterKillMaster) Heal(ctx context.Context, t *Target) error {
 	wctx, cancel := context.WithTimeout(ctx, clusterHealTimeout)
 	defer cancel()
 	return rc.WaitHealthy(wctx)
+}
+
+// ClusterPartitionMaster is cluster-failover-unreplicated's aim with a
+// partition instead of a forced failover: when a hold ends, the master of
+// its key's slot is cut from every other node (the replication stream and
+// the cluster bus, both ways; the clients still reach it), so the grant it
+// gives next is never replicated. The majority calls it failed after the
+// node timeout (1 s) and promotes its replica without the key, while the
+// master, a minority of one, keeps accepting writes until it notices (the
+// node timeout again, then CLUSTERDOWN); the next client acquires the key
+// on the promoted replica while the first still holds it. Start waits for
+// the promotion; Heal lifts the cut and waits for a healthy cluster (the
+// old master rejoins as a replica).
+type ClusterPartitionMaster struct {
+	ClusterFailoverUnreplicated
+}
+
+var clusterPartitionMasterKind = Kind{
+	Name:    "cluster-partition-master",
+	Window:  Workload{Keys: 1, TTL: 8 * time.Second, Hold: 7500 * time.Millisecond, Interval: 3 * time.Second, Duration: 30 * time.Second},
+	Summary: "cut the master of a key's slot from every other node right before a grant: it keeps granting until the node timeout, and the majority promotes its replica without the key",
+	Needs:   Needs{Topology: cluster.TopologyCluster, TTL: true},
+	Plan: func(_ *rand.Rand, s Setup) Fault {
+		return &ClusterPartitionMaster{ClusterFailoverUnreplicated{GrantWait: Duration(min(s.TTL/2, 500*time.Millisecond)), Aim: newAim(s)}}
+	},
+	Decode: decode[ClusterPartitionMaster],
+}
+
+// Refuse says why the fault does not fit s, or "".
+func (f *ClusterPartitionMaster) Refuse(s Setup) string {
+	r := f.ClusterFailoverUnreplicated.Refuse(s)
+	return strings.Replace(r, "cluster-failover-unreplicated", "cluster-partition-master", 1)
+}
+
+func (f *ClusterPartitionMaster) String() string {
+	s := "cluster-partition-master: cut a key's master from every other node right before a grant, the majority promotes its replica"
+	if f.struck() {
+		return s + decided(f.Decision, "master "+nodeNames(f.Decision.Targets[:1])+" cut off at "+time.Duration(f.Decision.At).Round(time.Millisecond).String())
+	}
+	return s + decided(f.Decision, "")
+}
+
+// Arm is cluster-failover-unreplicated's, with the master cut from every
+// node.
+func (f *ClusterPartitionMaster) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
+	f.partition = true
+	return f.ClusterFailoverUnreplicated.Arm(ctx, t, base)
+}
+
+// Start waits until the majority has promoted the replica.
+func (f *ClusterPartitionMaster) Start(ctx context.Context, t *Target) error {
+	f.partition = true
+	if len(f.cut) == 0 && f.struck() { // not armed here (a test's Start alone)
+		rc, err := redisClusterOf(t)
+		if err != nil {
+			return err
+		}
+		m, err := node(t, f.Decision.Targets[0])
+		if err != nil {
+			return err
+		}
+		others := slices.DeleteFunc(rc.Cluster().Nodes(), func(n *cluster.Node) bool { return n == m })
+		rc.Cut(m, others...)
+		f.cut = append([]*cluster.Node{m}, others...)
+	}
+	return f.ClusterFailoverUnreplicated.Start(ctx, t)
 }
