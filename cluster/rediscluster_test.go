@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -98,5 +99,25 @@ func TestRedisClusterForceFailoverLosesUnreplicatedWrite(t *testing.T) {
 	}
 	if err := rc.WaitHealthy(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestClusterSpec: the cluster topology takes 6 nodes by default, an
+// even number otherwise, on the process backend only; each refusal is
+// one line.
+func TestClusterSpec(t *testing.T) {
+	s, err := Spec{Topology: TopologyCluster}.WithDefaults()
+	if err != nil || s.Nodes != 6 || !s.NodesFixed() {
+		t.Fatalf("default: %+v, %v; want 6 nodes, fixed", s, err)
+	}
+	for _, bad := range []Spec{
+		{Topology: TopologyCluster, Nodes: 3},
+		{Topology: TopologyCluster, Backend: BackendDocker},
+		{Topology: TopologyCluster, Backend: BackendExternal, External: []string{"127.0.0.1:1"}},
+	} {
+		_, err := bad.WithDefaults()
+		if err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%+v: %v; want a one-line refusal", bad, err)
+		}
 	}
 }

@@ -1,8 +1,10 @@
 package harness_test
 
 import (
+	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,5 +58,22 @@ func TestClusterReplay(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestClusterRefused: a RedLock lock, or a lock without a cluster
+// client, is refused on the cluster topology in one line, before
+// anything starts.
+func TestClusterRefused(t *testing.T) {
+	for lock, want := range map[string]string{
+		"redlock":         "needs independent masters",
+		"setnx-plain-del": "does not speak Redis Cluster",
+	} {
+		cfg := harness.Config{Workload: harness.Workload{Lock: lock, Duration: time.Second}, Cluster: harness.Cluster{Topology: cluster.TopologyCluster}}
+		cfg.Dir = filepath.Join(t.TempDir(), "run")
+		_, err := harness.Run(context.Background(), cfg)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s on a cluster: %v; want one line saying %q", lock, err, want)
+		}
 	}
 }
