@@ -146,13 +146,6 @@ func newCluster(backend string, o options, n int) (*Cluster, error) {
 	}
 	for i := range c.nodes {
 		c.nodes[i] = &Node{c: c, index: i, name: fmt.Sprintf("n%d", i+1)}
-		if o.clusterNode != nil {
-			set, err := o.clusterNode(i)
-			if err != nil {
-				return nil, err
-			}
-			c.nodes[i].settings = set
-		}
 	}
 	if backend == BackendExternal {
 		c.dir = "" // no files of nodes someone else runs
