@@ -67,8 +67,9 @@ type Cluster struct {
 	adopted   *adoption            // external nodes that are containers of this machine; see adopt.go
 	nodes     []*Node
 
-	mu       sync.Mutex // guards failover
-	failover *Failover  // the failover topology of these nodes, once started; see Failover
+	mu           sync.Mutex    // guards failover and redisCluster
+	failover     *Failover     // the failover topology of these nodes, once started; see Failover
+	redisCluster *RedisCluster // the cluster topology of these nodes, once started
 
 	closing   chan struct{} // closed when Close begins
 	closeOnce sync.Once
@@ -279,10 +280,13 @@ func (c *Cluster) close() error {
 	defer cancel()
 	var errs []error
 	c.mu.Lock()
-	f := c.failover
+	f, rc := c.failover, c.redisCluster
 	c.mu.Unlock()
 	if f != nil {
 		errs = append(errs, f.stopSentinels(ctx))
+	}
+	if rc != nil {
+		errs = append(errs, rc.closeFronts())
 	}
 	if c.srv != nil {
 		c.srv.Collection.Clear() // always nil

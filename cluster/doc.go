@@ -70,6 +70,15 @@
 // clients still write to it (see Failover); StartDockerFailover runs it
 // in containers on a private Docker network.
 //
+// StartRedisCluster starts the cluster topology (Cluster.RedisCluster):
+// Redis Cluster, N masters each with one replica, the slots split evenly,
+// on the process backend. The nodes announce the addresses of fronts in
+// this process, which the redirections name (RedisCluster.AddrMap maps
+// them to the client proxies), and make their own connections from
+// addresses of their own, so RedisCluster.Cut and CutReplication can cut
+// two nodes apart (the replication stream, the cluster bus) while the
+// clients reach both.
+//
 // WithLazyFS runs each node's data folder on lazyfs (internal/lazyfs), a
 // FUSE file system that keeps what the node wrote but did not fsync
 // apart, so Node.DropUnsynced can drop it as a power loss would; the

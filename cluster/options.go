@@ -21,6 +21,9 @@ type options struct {
 	passwordSet bool
 	toxiproxy   string    // see WithToxiproxy
 	log         io.Writer // see WithLog
+	// clusterNode gives node i's own settings before it first starts
+	// (the cluster topology's; see StartRedisCluster).
+	clusterNode func(i int) ([][2]string, error)
 }
 
 // WithPassword sets the nodes' password: the requirepass that Start and

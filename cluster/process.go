@@ -30,14 +30,24 @@ func (p *processRunner) release(context.Context) error { return nil }
 // start starts redis-server and a goroutine that reaps it. A port taken
 // by someone else shows as a process that exits before answering PING.
 func (p *processRunner) start(_ context.Context, fresh bool) (run, error) {
+	n := p.n
 	if fresh {
 		port, err := freePort()
 		if err != nil {
 			return nil, err
 		}
 		p.port = port
+		if f := n.c.opts.clusterNode; f != nil {
+			// The cluster bus's port too may have been taken since.
+			set, err := f(n.index)
+			if err != nil {
+				return nil, err
+			}
+			n.mu.Lock()
+			n.settings = set
+			n.mu.Unlock()
+		}
 	}
-	n := p.n
 	conf := filepath.Join(n.dir, nodeConf)
 	if err := n.writeConf(conf, p.port, loopback, n.dataDir(), n.LogPath()); err != nil {
 		return nil, err

@@ -15,6 +15,9 @@ const (
 	// TopologyFailover: a primary, its asynchronous replica and three
 	// sentinels (see Failover).
 	TopologyFailover = "failover"
+	// TopologyCluster: Redis Cluster, masters each with one replica, the
+	// slots spread over the masters (see RedisCluster); process backend.
+	TopologyCluster = "cluster"
 )
 
 // The fsync policies of persistent nodes, as Spec.Appendfsync names them.
@@ -49,8 +52,9 @@ type Spec struct {
 	// http://10.0.0.5:8474; see WithToxiproxy); none by default, and then
 	// no network fault can act on them.
 	Toxiproxy string `json:"toxiproxy,omitempty"`
-	// Topology is TopologyMasters (the default) or TopologyFailover
-	// (process or docker backend).
+	// Topology is TopologyMasters (the default), TopologyFailover
+	// (process or docker backend) or TopologyCluster (process backend;
+	// Nodes counts masters and replicas, default 6).
 	Topology string `json:"topology,omitempty"`
 	// Persistence runs the nodes with the append-only file, so a killed
 	// node keeps its data (WithPersistence); not for external nodes.
@@ -98,8 +102,18 @@ func (s Spec) WithDefaults() (Spec, error) {
 			return s, fmt.Errorf("cluster: topology failover has 2 data nodes (a primary and a replica), not %d", s.Nodes)
 		}
 		s.Nodes = 2
+	case TopologyCluster:
+		if s.Backend != BackendProcess {
+			return s, fmt.Errorf("cluster: topology cluster runs on the process backend only, not %s (its nodes' fronts tell the nodes apart by their loopback source addresses)", s.Backend)
+		}
+		if s.Nodes == 0 {
+			s.Nodes = 2 * DefaultMasters
+		}
+		if s.Nodes < 2 || s.Nodes%2 != 0 {
+			return s, fmt.Errorf("cluster: topology cluster has a replica per master, so an even number of nodes (at least 2), not %d", s.Nodes)
+		}
 	default:
-		return s, fmt.Errorf("cluster: unknown topology %q (want %s or %s)", s.Topology, TopologyMasters, TopologyFailover)
+		return s, fmt.Errorf("cluster: unknown topology %q (want %s, %s or %s)", s.Topology, TopologyMasters, TopologyFailover, TopologyCluster)
 	}
 	switch s.Appendfsync {
 	case "":
@@ -171,9 +185,12 @@ type Abilities struct {
 func (s Spec) RunsNodes() bool { return s.backend() != BackendExternal }
 
 // NodesFixed reports whether s's topology or backend fixes its number of
-// nodes (the failover topology's two, the external backend's addresses),
+// nodes (the failover topology's two, the cluster topology's six by
+// default, the external backend's addresses),
 // so that a zero Nodes takes that number rather than a caller's default.
-func (s Spec) NodesFixed() bool { return s.Topology == TopologyFailover || len(s.External) > 0 }
+func (s Spec) NodesFixed() bool {
+	return s.Topology == TopologyFailover || s.Topology == TopologyCluster || len(s.External) > 0
+}
 
 // Abilities returns what a cluster of s can be opened to do: Clock when it
 // is opened WithClockShim (on the docker backend, the image must also carry
@@ -279,6 +296,12 @@ func Open(ctx context.Context, s Spec, opts ...Option) (*Cluster, error) {
 	case s.Topology == TopologyFailover:
 		f, err := StartFailover(ctx, opts...)
 		return failoverCluster(f, err)
+	case s.Topology == TopologyCluster:
+		rc, err := StartRedisCluster(ctx, s.Nodes/2, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return rc.Cluster(), nil
 	case s.Backend == BackendDocker:
 		return StartDocker(ctx, s.Nodes, s.Image, opts...)
 	case s.Backend == BackendExternal:

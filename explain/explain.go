@@ -62,6 +62,12 @@ const (
 	// or slowed between the two acquires, and no node's evidence names
 	// another cause.
 	ReplicationCut Cause = "replication link cut"
+	// PromotedWithoutKey: on Redis Cluster, the master of the key's slot
+	// granted the first lease and the cluster then promoted its replica
+	// (a forced failover, a killed master), which the node evidence shows
+	// never had the key before the second grant: the grant had not been
+	// replicated.
+	PromotedWithoutKey Cause = "promoted replica without the key"
 	// LockLogic: no fault explains it; the nodes' evidence shows the lock
 	// itself broke exclusion (a key set over a live one, deleted for
 	// another client, quorums that do not intersect, a validity that
@@ -205,6 +211,8 @@ func family(kind string) string {
 		return "clock"
 	case strings.HasPrefix(kind, "failover"):
 		return "failover"
+	case strings.HasPrefix(kind, "cluster-"):
+		return "cluster"
 	case kind == "pause-holder":
 		return "client-pause"
 	case strings.HasPrefix(kind, "client-stop"):
@@ -253,7 +261,7 @@ type finding struct {
 // rank orders causes by how specific they are: a named fault first.
 func rank(c Cause) int {
 	switch c {
-	case ClockJump, Restart, Failover, ExtendAfterExpiry, LateNotice, Evicted, PowerLoss:
+	case ClockJump, Restart, Failover, PromotedWithoutKey, ExtendAfterExpiry, LateNotice, Evicted, PowerLoss:
 		return 3
 	case Stalled, ServerStall, BrokenConnection, ReplicationCut:
 		return 2
@@ -383,6 +391,20 @@ func cause(a *checker.Analysis, fs []fault, ke *checker.KeyEvidence, la, lb chec
 	}
 
 	if len(common) == 0 && la.Granted != nil && lb.Granted != nil {
+		if f, ok := find(fs, "cluster", -1, la.Invoked, lb.Start); ok {
+			text := fmt.Sprintf("%s, started %s after the lease was granted by %s, promoted %s in its place.", capital(f.String()), secsDelta(f.w.Start-la.Start), nodeList(la.Granted), nodeList(lb.Granted))
+			missing := a.Observed
+			for _, n := range lb.Granted {
+				if a.Observed && !setBetween(obs, n, la.Invoked, lb.Invoked) {
+					text += fmt.Sprintf(" %s never had the key before P%d set it: %s's grant had not been replicated.", NodeName(n), lb.Process, nodeList(la.Granted))
+				} else {
+					missing = false
+				}
+			}
+			if missing {
+				return finding{cause: PromotedWithoutKey, fault: f.num, node: firstOr(lb.Granted), text: text}
+			}
+		}
 		if f, ok := find(fs, "failover", -1, la.Invoked, lb.Start); ok {
 			text := fmt.Sprintf("%s, started %s after the lease was granted, made %s the primary.", capital(f.String()), secsDelta(f.w.Start-la.Start), nodeList(lb.Granted))
 			for _, n := range lb.Granted {

@@ -67,6 +67,11 @@ func TestCauses(t *testing.T) {
 			[]string{"power-loss n1: kill, drop unsynced writes, restart at once", "dropped what it had not fsynced, the grant with it", "n1 came back without the key"}},
 		{"lease-invalid_resource-invalid_cause-failover.jsonl", "lease", explain.Failover, 1, "n2",
 			[]string{"made n2 the primary", "n2 never had the key"}},
+		// Redis Cluster: the replica promoted in place of the key's
+		// master never had the key (matrix
+		// setnx/cluster-failover-unreplicated).
+		{"lease-invalid_resource-invalid_cause-promoted-without-key.jsonl", "lease", explain.PromotedWithoutKey, 1, "n5",
+			[]string{"promoted n5 in its place", "n5 never had the key before P1 set it: n2's grant had not been replicated"}},
 		{"lease-valid_resource-invalid_cause-stalled.jsonl", "resource", explain.Stalled, 1, "",
 			[]string{"both read 0 and wrote 1", "P0's lease aaaaaa… was valid to 1.000 s", "client-pause 1s"}},
 		{"lease-invalid_resource-unknown_cause-extend-after-expiry.jsonl", "lease", explain.ExtendAfterExpiry, 0, "n1",
@@ -183,5 +188,27 @@ func TestLateNotice(t *testing.T) {
 	}
 	if a.Result.Lease != checker.Valid {
 		t.Errorf("told before the other's grant: lease %s, want valid", a.Result.Lease)
+	}
+}
+
+// TestPromotedWithoutKeyNeedsEvidence: the same overlap on Redis
+// Cluster without the nodes' observations is not blamed on a promoted
+// replica: nothing shows that it lacked the key.
+func TestPromotedWithoutKeyNeedsEvidence(t *testing.T) {
+	evs, err := history.ReadFile(filepath.Join("..", "checker", "testdata", "lease-invalid_resource-invalid_cause-promoted-without-key.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs = slices.DeleteFunc(evs, func(e history.Event) bool { return e.F == history.NodeKey })
+	a, err := checker.Analyze(evs, checker.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, _ := explain.Explain(&a, 0)
+	if len(ex) == 0 {
+		t.Fatal("no explanation")
+	}
+	if ex[0].Cause == explain.PromotedWithoutKey {
+		t.Errorf("without observations: cause %q\n%s", ex[0].Cause, ex[0].Text)
 	}
 }

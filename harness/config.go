@@ -214,8 +214,10 @@ func (c Config) withDefaults(lock locks.Spec) (Config, error) {
 	}
 	c.Cluster = Cluster(spec)
 	switch {
-	case c.Topology == cluster.TopologyFailover && lock.MultiNode:
-		return c, fmt.Errorf("harness: %s needs independent masters; topology failover is for single-instance locks", c.Lock)
+	case (c.Topology == cluster.TopologyFailover || c.Topology == cluster.TopologyCluster) && lock.MultiNode:
+		return c, fmt.Errorf("harness: %s needs independent masters; topology %s is for single-instance locks", c.Lock, c.Topology)
+	case c.Topology == cluster.TopologyCluster && !lock.Cluster:
+		return c, fmt.Errorf("harness: %s does not speak Redis Cluster (setnx, its mutants and redislock do, through go-redis's cluster client)", c.Lock)
 	case !lock.MultiNode && c.Nodes != 1 && c.Topology == cluster.TopologyMasters:
 		return c, fmt.Errorf("harness: %s is a single-instance lock; it takes 1 node, not %d", c.Lock, c.Nodes)
 	case c.Quorum != 0 && !lock.Quorum:
@@ -225,9 +227,9 @@ func (c Config) withDefaults(lock locks.Spec) (Config, error) {
 	case c.WaitReplicas != 0 && !lock.Wait:
 		return c, fmt.Errorf("harness: %s takes no WAIT (only setnx does)", c.Lock)
 	case c.WaitReplicas < 0 || c.WaitReplicas > 1:
-		return c, fmt.Errorf("harness: wait-replicas %d: the failover topology has one replica", c.WaitReplicas)
-	case c.WaitReplicas != 0 && c.Topology != cluster.TopologyFailover:
-		return c, errors.New("harness: WAIT needs a replica: topology failover")
+		return c, fmt.Errorf("harness: wait-replicas %d: the failover and cluster topologies have one replica per primary", c.WaitReplicas)
+	case c.WaitReplicas != 0 && c.Topology != cluster.TopologyFailover && c.Topology != cluster.TopologyCluster:
+		return c, errors.New("harness: WAIT needs a replica: topology failover or cluster")
 	}
 	return c, nil
 }

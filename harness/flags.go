@@ -35,7 +35,7 @@ func BindFlags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.Image, "image", "", "docker backend: the image (default "+cluster.DefaultImage+", which make redis-image builds; nothing is pulled)")
 	fs.StringVar(&c.Toxiproxy, "toxiproxy", "", "external backend: URL of the API of a toxiproxy server to reach the nodes through, for network faults (e.g. http://10.0.0.5:8474)")
 	fs.Var(nodesFlag{c}, "nodes", "Redis nodes: a number (default 5 for redlock locks, 1 otherwise), or for --backend external their addresses, host:port,...")
-	fs.StringVar(&c.Topology, "topology", "", "masters (independent nodes; the default) or failover (primary, replica, three sentinels; single-instance locks)")
+	fs.StringVar(&c.Topology, "topology", "", "masters (independent nodes; the default), failover (primary, replica, three sentinels; single-instance locks) or cluster (Redis Cluster: --nodes/2 masters, default 3, each with a replica; process backend; setnx, redislock)")
 	fs.BoolVar(&c.Persistence, "persistence", false, "run the nodes with appendfsync always (a killed node keeps its locks)")
 	fs.StringVar(&c.Appendfsync, "appendfsync", "", "run the nodes persistent with this fsync policy: always (as --persistence) or everysec (Redis's default: a kill may lose the last second)")
 
@@ -53,7 +53,7 @@ func BindFlags(fs *flag.FlagSet, c *Config) {
 	fs.BoolVar(&c.ClientProcess, "client-process", false, "run a Go lock in client processes of its own (torture client --lock NAME), which a fault can stop whole; client-stop and client-stop-random turn it on for a Go lock")
 	fs.StringVar(&c.Store, "store", "", "with --fencing, where the resource checks the token: all (every access; the default) or write-only (writes only, Kleppmann's storage service)")
 	fs.IntVar(&c.Quorum, "quorum", 0, "redlock: nodes that must grant (default ⌊N/2⌋+1, the Redis page's majority; the seed article's ⌈N/2⌉+1 is one more for an odd N)")
-	fs.IntVar(&c.WaitReplicas, "wait-replicas", 0, "setnx on --topology failover: WAIT for this many replicas (1) after each granted SET, and hold only if they acknowledged it")
+	fs.IntVar(&c.WaitReplicas, "wait-replicas", 0, "setnx on --topology failover or cluster: WAIT for this many replicas (1) after each granted SET, and hold only if they acknowledged it")
 
 	fs.Var((*kindsFlag)(&c.Nemesis), "nemesis", "comma-separated fault kinds, or none (the default: no fault): "+strings.Join(kindNames(), ", "))
 	fs.IntVar(&c.NemesisCompose, "nemesis-compose", 0, "the most fault kinds one step may hold at once (a partition with a clock jump, latency with a kill), drawn from the seed (default 1: one at a time)")

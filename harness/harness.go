@@ -222,6 +222,9 @@ func (p *Plan) openLocks(ctx context.Context, cl *cluster.Cluster, sum *Summary,
 			lcfg.Addrs, lcfg.Sentinels, lcfg.MasterName, lcfg.AddrMap = nil, f.SentinelAddrs(), f.MasterName(), f.AddrMap()
 			lcfg.SentinelPassword = f.SentinelPassword()
 		}
+		if rc := cl.RedisCluster(); rc != nil {
+			lcfg.Cluster, lcfg.AddrMap = true, rc.GroupAddrMap(g)
+		}
 		lk, err := p.lock.Build(lcfg)
 		if err != nil {
 			return lks, fmt.Errorf("harness: %w", err)

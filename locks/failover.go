@@ -31,6 +31,9 @@ import (
 // unreplicated writes on failover is silently lost — the scenario the
 // harness's failover topology is there to show.
 func NewSingleClient(cfg Config) *redis.Client {
+	if cfg.Cluster {
+		panic("locks: NewSingleClient of a Redis Cluster; use NewUniversalClient")
+	}
 	if len(cfg.Sentinels) == 0 {
 		return NewClient(cfg.Addrs[0], cfg)
 	}
@@ -52,14 +55,54 @@ func NewSingleClient(cfg Config) *redis.Client {
 		PoolSize:              o.PoolSize,
 	}
 	if len(cfg.AddrMap) > 0 {
-		m := maps.Clone(cfg.AddrMap)
-		d := &net.Dialer{Timeout: cfg.Timeout}
-		fo.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if to, ok := m[addr]; ok {
-				addr = to
-			}
-			return d.DialContext(ctx, network, addr)
-		}
+		fo.Dialer = mapDialer(cfg)
 	}
 	return redis.NewFailoverClient(fo)
+}
+
+// NewUniversalClient returns NewSingleClient(cfg), or, when cfg.Cluster
+// is set (the harness's cluster topology), a go-redis cluster client of
+// the Redis Cluster whose nodes cfg.Addrs are: it learns which master
+// serves each slot (CLUSTER SLOTS), sends each command to the master of
+// its key, and follows MOVED and ASK redirections (at most 3 per
+// command), with ClientOptions' options per node. With cfg.AddrMap,
+// every dial goes through the map: the nodes announce addresses of
+// their own, and the client dials what the map says instead.
+func NewUniversalClient(cfg Config) redis.UniversalClient {
+	if !cfg.Cluster {
+		return NewSingleClient(cfg)
+	}
+	o := ClientOptions("", cfg)
+	co := &redis.ClusterOptions{
+		Addrs:                    cfg.Addrs,
+		Password:                 o.Password,
+		Protocol:                 o.Protocol,
+		DisableIdentity:          o.DisableIdentity,
+		MaintNotificationsConfig: o.MaintNotificationsConfig,
+		MaxRetries:               o.MaxRetries,
+		MaxRedirects:             3,
+		ContextTimeoutEnabled:    o.ContextTimeoutEnabled,
+		DialerRetries:            o.DialerRetries,
+		DialTimeout:              o.DialTimeout,
+		ReadTimeout:              o.ReadTimeout,
+		WriteTimeout:             o.WriteTimeout,
+		PoolTimeout:              o.PoolTimeout,
+		PoolSize:                 o.PoolSize,
+	}
+	if len(cfg.AddrMap) > 0 {
+		co.Dialer = mapDialer(cfg)
+	}
+	return redis.NewClusterClient(co)
+}
+
+// mapDialer dials through cfg.AddrMap.
+func mapDialer(cfg Config) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	m := maps.Clone(cfg.AddrMap)
+	d := &net.Dialer{Timeout: cfg.Timeout}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if to, ok := m[addr]; ok {
+			addr = to
+		}
+		return d.DialContext(ctx, network, addr)
+	}
 }

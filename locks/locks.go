@@ -187,10 +187,17 @@ type Config struct {
 	// MasterName is the name under which the Sentinels monitor the
 	// primary; required with Sentinels.
 	MasterName string
+	// Cluster: Addrs are nodes of a Redis Cluster (the harness's cluster
+	// topology), and the single-instance locks that take their client
+	// from NewUniversalClient (setnx, redislock) use go-redis's cluster
+	// client, which sends each key's commands to the master of its slot
+	// and follows MOVED and ASK. Default false.
+	Cluster bool
 	// AddrMap maps a node address, as the Sentinels report it, to the
 	// address dialed instead; other addresses are dialed as reported. It is
 	// for topologies in which the sentinels and the clients reach the nodes
-	// by different paths (cluster.Failover.AddrMap). Only with Sentinels.
+	// by different paths (cluster.Failover.AddrMap,
+	// cluster.RedisCluster.AddrMap). Only with Sentinels or Cluster.
 	// Default none.
 	AddrMap map[string]string
 	// Password is sent with AUTH on every connection; empty for none.
@@ -240,8 +247,10 @@ func (c Config) withDefaults() (Config, error) {
 		return c, errors.New("locks: no Redis address")
 	case len(c.Sentinels) > 0 && c.MasterName == "":
 		return c, errors.New("locks: Sentinels without a MasterName")
-	case len(c.AddrMap) > 0 && len(c.Sentinels) == 0:
-		return c, errors.New("locks: AddrMap is only for Sentinels")
+	case len(c.AddrMap) > 0 && len(c.Sentinels) == 0 && !c.Cluster:
+		return c, errors.New("locks: AddrMap is only for Sentinels or a Redis Cluster")
+	case c.Cluster && len(c.Sentinels) > 0:
+		return c, errors.New("locks: a Redis Cluster has no Sentinels")
 	case c.SentinelPassword != "" && len(c.Sentinels) == 0:
 		return c, errors.New("locks: SentinelPassword is only for Sentinels")
 	}
@@ -288,6 +297,9 @@ type Spec struct {
 	Quorum bool
 	// Wait is true when the lock takes Config.WaitReplicas (setnx).
 	Wait bool
+	// Cluster is true when the lock takes Config.Cluster: it speaks
+	// Redis Cluster (setnx and redislock, through NewUniversalClient).
+	Cluster bool
 	// Nodes is the number of nodes a run starts for the lock when none
 	// is asked for. Default: 5 with MultiNode, else 1.
 	Nodes int

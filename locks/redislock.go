@@ -78,7 +78,7 @@ import (
 type redislockLock struct {
 	name    string
 	cfg     Config
-	client  *redis.Client
+	client  redis.UniversalClient
 	locker  *redislock.Client
 	backoff *backoff
 
@@ -115,7 +115,7 @@ func newRedislock(name string, cfg Config) (*redislockLock, error) {
 	if err := refuseFencing(name, cfg); err != nil {
 		return nil, err
 	}
-	c := NewSingleClient(cfg)
+	c := NewUniversalClient(cfg)
 	c.AddHook(libHook{node: 0, scripts: redislockScripts})
 	return &redislockLock{
 		name:    name,

@@ -25,8 +25,9 @@ var (
 			Name:     "setnx",
 			Summary:  "single instance: SET key token NX PX ttl, Lua compare-and-delete release",
 			Fencing:  true,
-			Wait:     true, // WAIT after the SET, on the failover topology
-			Promises: &Promises{ElapsedFromRequest: true, Fences: true, FenceSound: true, Extends: true, Persistence: PersistDelayedRestart, Topologies: []string{"failover"}, ReportsNodes: true},
+			Wait:     true, // WAIT after the SET, on the failover and cluster topologies
+			Cluster:  true,
+			Promises: &Promises{ElapsedFromRequest: true, Fences: true, FenceSound: true, Extends: true, Persistence: PersistDelayedRestart, Topologies: []string{"failover", "cluster"}, ReportsNodes: true},
 			New:      newSetNXLock,
 		},
 		{
@@ -50,6 +51,7 @@ var (
 		{
 			Name:     "redislock",
 			Summary:  "library github.com/bsm/redislock: SET NX PX on one node, validity = start + TTL (no drift allowance)",
+			Cluster:  true,
 			Promises: &Promises{ElapsedFromRequest: true, Extends: true, ReportsNodes: true},
 			New:      NewRedislock,
 		},

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/locktorture/locktorture/internal/wait"
@@ -47,7 +49,8 @@ import (
 // token until then, which costs liveness, never safety. A cancelled ctx
 // ends the loop with ctx.Err(), wrapped.
 //
-// Evidence ([NodeReporter]): node 0's answer to each attempt's command
+// Evidence ([NodeReporter]): node 0's answer (in a Redis Cluster, the
+// answer of the master of the key's slot, see node) to each attempt's command
 // (the GET of setnx-get-set counts as a refusal when the key is held) and
 // to the clean-up, whose attempt is the last one made.
 //
@@ -56,7 +59,7 @@ type setnx struct {
 	name    string
 	cfg     Config
 	drift   time.Duration
-	client  *redis.Client
+	client  redis.UniversalClient
 	backoff *backoff
 	bug     setnxBug
 	// clientToken, when set, makes the token fixed per client: this
@@ -101,14 +104,14 @@ func newSetNX(name string, cfg Config, bug setnxBug) (*setnx, error) {
 	switch {
 	case cfg.WaitReplicas < 0:
 		return nil, fmt.Errorf("locks: %s: WaitReplicas %d is negative", name, cfg.WaitReplicas)
-	case cfg.WaitReplicas > 0 && len(cfg.Sentinels) == 0:
-		return nil, fmt.Errorf("locks: %s: WAIT needs a primary with replicas, found through Sentinels (topology failover)", name)
+	case cfg.WaitReplicas > 0 && len(cfg.Sentinels) == 0 && !cfg.Cluster:
+		return nil, fmt.Errorf("locks: %s: WAIT needs a primary with replicas, found through Sentinels (topology failover) or a Redis Cluster (topology cluster)", name)
 	}
 	return &setnx{
 		name:    name,
 		cfg:     cfg,
 		drift:   drift(cfg.TTL),
-		client:  NewSingleClient(cfg),
+		client:  NewUniversalClient(cfg),
 		backoff: newBackoff(cfg),
 		bug:     bug,
 	}, nil
@@ -147,8 +150,9 @@ func (l *setnx) Acquire(ctx context.Context, key string) (Lease, error) {
 		}
 		start := time.Now()
 		granted, fence, err := l.set(ctx, key, token)
+		l.refreshSlots(err)
 		attempts = try + 1
-		ev.add(NodeAnswer{Attempt: attempts, Answer: answerOf(granted, err), Err: err})
+		ev.add(NodeAnswer{Node: l.node(ctx, key), Attempt: attempts, Answer: answerOf(granted, err), Err: err})
 		if err == nil && granted && l.cfg.WaitReplicas > 0 {
 			err = l.waitReplica(ctx, attempts, key, token)
 			if err != nil {
@@ -204,7 +208,7 @@ func (l *setnx) set(ctx context.Context, key, token string) (granted bool, fence
 		n, err := acquireOwnScript.Run(ctx, l.client, []string{key}, token, ttl).Int64()
 		return n > 0, 0, err
 	case l.cfg.Fencing:
-		n, err := acquireFencedScript.Run(ctx, l.client, []string{key, fenceKey(key)}, token, ttl).Int64()
+		n, err := acquireFencedScript.Run(ctx, l.client, []string{key, l.fenceKey(key)}, token, ttl).Int64()
 		if err != nil {
 			return false, 0, err
 		}
@@ -240,7 +244,7 @@ func (l *setnx) cleanup(ctx context.Context, attempt int, key, token string) {
 	ctx, cancel := cleanupCtx(ctx, l.cfg)
 	defer cancel()
 	n, err := releaseScript.Run(ctx, l.client, []string{key}, token).Int64() // best effort: an error leaves the key to its TTL
-	ev.add(NodeAnswer{Attempt: attempt, Cleanup: true, Answer: answerOf(n > 0, err), Err: err})
+	ev.add(NodeAnswer{Node: l.node(ctx, key), Attempt: attempt, Cleanup: true, Answer: answerOf(n > 0, err), Err: err})
 }
 
 // Release implements [Lock].
@@ -256,7 +260,7 @@ func (l *setnx) Release(ctx context.Context, lease Lease) error {
 	} else {
 		n, err = releaseScript.Run(ctx, l.client, []string{lease.Key}, lease.Token).Int64()
 	}
-	Report(ctx, NodeAnswer{Attempt: 1, Answer: answerOf(n > 0, err), Err: err})
+	Report(ctx, NodeAnswer{Node: l.node(ctx, lease.Key), Attempt: 1, Answer: answerOf(n > 0, err), Err: err})
 	if err != nil {
 		return fmt.Errorf("%s: release %q: %w", l.name, lease.Key, err)
 	}
@@ -289,7 +293,7 @@ func (l *setnx) Extend(ctx context.Context, lease Lease) (Lease, error) {
 		}
 		n, err = script.Run(ctx, l.client, []string{lease.Key}, lease.Token, l.cfg.TTL.Milliseconds()).Int64()
 	}
-	Report(ctx, NodeAnswer{Attempt: 1, Answer: answerOf(n > 0, err), Err: err})
+	Report(ctx, NodeAnswer{Node: l.node(ctx, lease.Key), Attempt: 1, Answer: answerOf(n > 0, err), Err: err})
 	if err != nil {
 		return Lease{}, fmt.Errorf("%s: extend %q: %w", l.name, lease.Key, err)
 	}
@@ -307,6 +311,49 @@ func (l *setnx) validity() time.Duration {
 		return UntilRelease
 	}
 	return l.cfg.TTL - l.drift
+}
+
+// node is the index in Config.Addrs of the node that serves key: 0 but
+// in a Redis Cluster, where it is the master of key's slot as the
+// cluster client's map of the slots says (its last CLUSTER SLOTS; a
+// MOVED reply updates it); 0 when the map names no node of Addrs.
+func (l *setnx) node(ctx context.Context, key string) int {
+	cc, ok := l.client.(*redis.ClusterClient)
+	if !ok {
+		return 0
+	}
+	m, err := cc.MasterForKey(ctx, key)
+	if err != nil {
+		return 0
+	}
+	addr := m.Options().Addr
+	if to, ok := l.cfg.AddrMap[addr]; ok {
+		addr = to
+	}
+	if i := slices.Index(l.cfg.Addrs, addr); i >= 0 {
+		return i
+	}
+	return 0
+}
+
+// refreshSlots has a cluster client reload its map of the slots after a
+// CLUSTERDOWN reply: a master cut off the majority says so once it notices,
+// while the majority has promoted its replica, which a client that never
+// asks again would not find (go-redis reloads on MOVED and ASK, and
+// otherwise only every few seconds).
+func (l *setnx) refreshSlots(err error) {
+	if cc, ok := l.client.(*redis.ClusterClient); ok && err != nil && strings.HasPrefix(err.Error(), "CLUSTERDOWN") {
+		cc.ReloadState(context.Background())
+	}
+}
+
+// fenceKey is the key of key's fencing counter: in a Redis Cluster, with
+// key as its hash tag, so that both are in one slot, as one script needs.
+func (l *setnx) fenceKey(key string) string {
+	if l.cfg.Cluster {
+		return "{" + key + "}:fence"
+	}
+	return fenceKey(key)
 }
 
 // Close implements [Lock].

@@ -3,6 +3,9 @@ package locks
 import (
 	"context"
 	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // newSetNXSeed builds "setnx-seed": the single-instance lock exactly
@@ -31,7 +34,23 @@ func newSetNXSeed(cfg Config) (Lock, error) {
 func (l *setnx) waitReplica(ctx context.Context, attempt int, key, token string) error {
 	want := l.cfg.WaitReplicas
 	wctx, cancel := nodeCtx(ctx, l.cfg)
-	n, err := l.client.Wait(wctx, want, l.cfg.Timeout/2).Result()
+	var c interface {
+		Wait(ctx context.Context, numSlaves int, timeout time.Duration) *redis.IntCmd
+	}
+	if w, ok := l.client.(*redis.Client); ok {
+		c = w
+	}
+	if cc, ok := l.client.(*redis.ClusterClient); ok {
+		// WAIT names no key: ask the master of this one.
+		m, err := cc.MasterForKey(wctx, key)
+		if err != nil {
+			cancel()
+			l.cleanup(ctx, attempt, key, token)
+			return fmt.Errorf("WAIT %d: the master of %q: %w", want, key, err)
+		}
+		c = m
+	}
+	n, err := c.Wait(wctx, want, l.cfg.Timeout/2).Result()
 	cancel()
 	if err == nil && n >= int64(want) {
 		return nil

@@ -35,6 +35,8 @@ const (
 	SrcConn = "toxiproxy's toxics reset_peer, limit_data, slicer and timeout with a toxicity (Shopify/toxiproxy README), and Jepsen's rule that an operation whose reply was lost has an unknown outcome: it may or may not have happened"
 	// SrcRepl is the source of the replication-link rows.
 	SrcRepl = "Redis docs, replication (redis.io/docs/latest/operate/oss_and_stack/management/replication/): replication is asynchronous, a replica cut off from its master lags and resynchronises once the link is back; Sentinel promotes a replica only when a quorum of sentinels cannot reach the master"
+	// SrcCluster is the source of the Redis Cluster rows.
+	SrcCluster = "Redis docs, Redis Cluster specification (redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/): replication is asynchronous, so a master can acknowledge a write and fail before its replica receives it, and the promoted replica lacks it; a master partitioned with a minority keeps accepting writes for up to node timeout, and those are lost once the majority promotes its replica; WAIT makes the loss less likely, not impossible"
 	// SrcEvict is the source of the memory-pressure rows.
 	SrcEvict = "Redis docs, \"Key eviction\" (redis.io/docs/latest/develop/reference/eviction/): with maxmemory reached, allkeys-lru evicts the least recently used keys whatever their TTL, and noeviction evicts nothing and refuses the writes that need more memory"
 )

@@ -29,8 +29,9 @@ type Setup struct {
 	Groups int
 	// TTL is the lock's time to live.
 	TTL time.Duration
-	// Topology is cluster.TopologyMasters (independent nodes) or
-	// cluster.TopologyFailover (a primary, a replica and sentinels).
+	// Topology is cluster.TopologyMasters (independent nodes),
+	// cluster.TopologyFailover (a primary, a replica and sentinels) or
+	// cluster.TopologyCluster (Redis Cluster).
 	Topology string
 	// Abilities are what the cluster can do to its nodes (see
 	// cluster.Spec.Abilities and Cluster.Abilities): a kind that needs one
@@ -222,6 +223,10 @@ var kinds = []Kind{
 	clockDriftKind,
 	delayGrantKind, // targeted: a grant returned late
 	failoverUnreplicatedKind,
+	// Redis Cluster (rediscluster.go).
+	clusterFailoverUnreplicatedKind,
+	clusterKillMasterKind,
+	clusterPartitionMasterKind,
 	latencyGroupKind, // the envelope of the elapsed-time term
 	clientStopKind,
 	clientStopRandomKind,
@@ -252,7 +257,8 @@ type Needs struct {
 	// MultiNode: a lock that talks to every node (RedLock).
 	MultiNode bool
 	// Topology: the one topology the kind acts on,
-	// cluster.TopologyMasters or cluster.TopologyFailover; "" for any.
+	// cluster.TopologyMasters, cluster.TopologyFailover or
+	// cluster.TopologyCluster; "" for any.
 	Topology string
 	// Cluster: what the cluster must be able to do to its nodes: kill and
 	// pause them (Process), shift their clocks (Clock), fault their
@@ -281,6 +287,7 @@ type Needs struct {
 var topologies = map[string]string{
 	cluster.TopologyMasters:  "independent masters",
 	cluster.TopologyFailover: "a primary, a replica and sentinels",
+	cluster.TopologyCluster:  "Redis Cluster, masters each with a replica",
 }
 
 // refuse returns a one-line reason why s does not meet n, or "".

@@ -122,3 +122,50 @@ func TestClientStopSIGKILL(t *testing.T) {
 		return nil
 	})
 }
+
+// TestClusterSIGKILL: torture killed with SIGKILL during a run on a
+// Redis Cluster leaves none of its six redis-server processes behind.
+func TestClusterSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs torture on a Redis Cluster")
+	}
+	t.Parallel()
+	cmd := exec.Command(os.Args[0], "run", "--lock", "setnx", "--topology", "cluster", "--duration", "2m", "--out", filepath.Join(t.TempDir(), "runs"))
+	cmd.Env = append(os.Environ(), asTortureEnv+"=1")
+	outPath := filepath.Join(t.TempDir(), "stdout")
+	out, err := os.Create(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var nodes []int
+	testutil.Eventually(t, 60*time.Second, "the six nodes of the cluster, its clients acquiring", func() error {
+		nodes = testutil.Children(cmd.Process.Pid, "redis-server")
+		said, _ := os.ReadFile(outPath)
+		if len(nodes) < 6 || !strings.Contains(string(said), " events ") {
+			return fmt.Errorf("%d nodes; torture says: %s", len(nodes), said)
+		}
+		return nil
+	})
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	testutil.Eventually(t, 20*time.Second, "every node gone", func() error {
+		var left []int
+		for _, pid := range nodes {
+			if testutil.Running(pid) {
+				left = append(left, pid)
+			}
+		}
+		if len(left) > 0 {
+			return fmt.Errorf("still running: %v", left)
+		}
+		return nil
+	})
+}

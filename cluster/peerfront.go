@@ -1,0 +1,217 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+)
+
+// peerFront forwards the connections to one address of a Redis Cluster
+// node (its announced client port, or its cluster bus port) to the node
+// itself, and knows each connection's peer by its source address: every
+// node of the cluster makes its outgoing connections (the bus, its
+// replication) from an address of its own (bind-source-addr, see
+// peerSource). A cut between two nodes closes their connections in both
+// directions and refuses new ones, while connections from anything else
+// (the harness, the clients, from 127.0.0.1) pass.
+type peerFront struct {
+	ln   net.Listener
+	to   string // the node's own address
+	self int    // index of the node it serves
+	bus  bool   // the node's cluster bus, not its announced client port
+	cuts *peerCuts
+
+	mu     sync.Mutex
+	conns  map[net.Conn]int // accepted connections, by peer index (-1: no node)
+	ups    map[net.Conn]struct{}
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// peerCuts is the set of cut pairs of a Redis Cluster's nodes, shared by
+// its fronts.
+type peerCuts struct {
+	mu     sync.Mutex
+	cut    map[cutKey]bool
+	fronts []*peerFront
+}
+
+// cutKey is a cut pair of nodes, {lower, higher} index, on the bus or
+// on the replication path (the announced client ports).
+type cutKey struct {
+	a, b int
+	bus  bool
+}
+
+func keyOf(a, b int, bus bool) cutKey {
+	if a > b {
+		a, b = b, a
+	}
+	return cutKey{a, b, bus}
+}
+
+func (p *peerCuts) isCut(a, b int, bus bool) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cut[keyOf(a, b, bus)]
+}
+
+// set cuts (or heals) the pairs, on the bus as well with bus, and closes
+// the connections of the pairs it cuts.
+func (p *peerCuts) set(pairs [][2]int, bus, cut bool) {
+	p.mu.Lock()
+	if p.cut == nil {
+		p.cut = make(map[cutKey]bool)
+	}
+	for _, pr := range pairs {
+		for _, k := range []cutKey{keyOf(pr[0], pr[1], false), keyOf(pr[0], pr[1], true)} {
+			switch {
+			case k.bus && !bus:
+			case cut:
+				p.cut[k] = true
+			default:
+				delete(p.cut, k)
+			}
+		}
+	}
+	fronts := p.fronts
+	p.mu.Unlock()
+	if !cut {
+		return
+	}
+	for _, f := range fronts {
+		f.dropCut()
+	}
+}
+
+// peerSource returns the address node i of a Redis Cluster makes its
+// outgoing connections from: 127.0.0.(10+i), so that a front tells the
+// nodes apart (every 127.0.0.0/8 address is the loopback on Linux).
+func peerSource(i int) string { return fmt.Sprintf("127.0.0.%d", 10+i) }
+
+// peerIndex returns the index of the node whose source address addr is,
+// or -1.
+func peerIndex(addr net.Addr, n int) int {
+	a, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return -1
+	}
+	for i := range n {
+		if a.IP.String() == peerSource(i) {
+			return i
+		}
+	}
+	return -1
+}
+
+// newPeerFront listens on 127.0.0.1:0 and forwards to to.
+func newPeerFront(self int, bus bool, to string, cuts *peerCuts, nodes int) (*peerFront, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(loopback, "0"))
+	if err != nil {
+		return nil, fmt.Errorf("cluster: front: %w", err)
+	}
+	f := &peerFront{ln: ln, to: to, self: self, bus: bus, cuts: cuts, conns: make(map[net.Conn]int), ups: make(map[net.Conn]struct{})}
+	cuts.mu.Lock()
+	cuts.fronts = append(cuts.fronts, f)
+	cuts.mu.Unlock()
+	f.wg.Go(func() { f.serve(nodes) })
+	return f, nil
+}
+
+func (f *peerFront) addr() string { return f.ln.Addr().String() }
+
+func (f *peerFront) port() string {
+	_, p, _ := net.SplitHostPort(f.addr())
+	return p
+}
+
+func (f *peerFront) serve(nodes int) {
+	for {
+		c, err := f.ln.Accept()
+		if err != nil {
+			return
+		}
+		peer := peerIndex(c.RemoteAddr(), nodes)
+		if peer >= 0 && f.cuts.isCut(peer, f.self, f.bus) {
+			c.Close()
+			continue
+		}
+		f.mu.Lock()
+		if f.closed {
+			f.mu.Unlock()
+			c.Close()
+			return
+		}
+		f.conns[c] = peer
+		f.mu.Unlock()
+		f.wg.Go(func() { f.forward(c) })
+	}
+}
+
+// dropCut closes the connections whose peer is now cut from this node.
+func (f *peerFront) dropCut() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for c, peer := range f.conns {
+		if peer >= 0 && f.cuts.isCut(peer, f.self, f.bus) {
+			c.Close()
+		}
+	}
+}
+
+func (f *peerFront) forward(c net.Conn) {
+	defer func() {
+		f.mu.Lock()
+		delete(f.conns, c)
+		f.mu.Unlock()
+		c.Close()
+	}()
+	up, err := net.Dial("tcp", f.to)
+	if err != nil {
+		return
+	}
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		up.Close()
+		return
+	}
+	f.ups[up] = struct{}{}
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		delete(f.ups, up)
+		f.mu.Unlock()
+		up.Close()
+	}()
+	done := make(chan struct{}, 2)
+	pipe := func(dst, src net.Conn) {
+		io.Copy(dst, src)
+		done <- struct{}{}
+	}
+	go pipe(up, c)
+	go pipe(c, up)
+	<-done // one side ended: end both (the deferred closes)
+}
+
+// close stops listening, ends every connection and waits for the
+// forwarders.
+func (f *peerFront) close() error {
+	f.mu.Lock()
+	f.closed = true
+	err := f.ln.Close()
+	for c := range f.conns {
+		c.Close()
+	}
+	for c := range f.ups {
+		c.Close()
+	}
+	f.mu.Unlock()
+	f.wg.Wait()
+	if errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}

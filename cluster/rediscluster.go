@@ -1,0 +1,527 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The settings of the cluster topology.
+const (
+	// DefaultMasters is the number of masters of the cluster topology
+	// when Spec.Nodes leaves it unset: each with one replica, 6 nodes.
+	DefaultMasters = 3
+	// clusterNodeTimeout (ms) is the nodes' cluster-node-timeout: how long
+	// a master may be unreachable before the majority calls it failed and
+	// its replica is promoted, and how long a master cut off the majority
+	// keeps accepting writes. Redis's default is 15000.
+	clusterNodeTimeout = 1000
+	numSlots           = 16384
+	clusterConf        = "nodes.conf" // in each node's data folder, Redis's own
+	clusterHealthy     = 30 * time.Second
+)
+
+// RedisCluster is the cluster topology (TopologyCluster): Redis Cluster,
+// N masters each with one replica (nodes n1..nN are the first masters,
+// n(N+i) the replica of ni), on the process backend. Every node runs
+// with cluster-enabled yes and a cluster-node-timeout of 1 s, so a master
+// cut off the majority for a second is called failed and its replica
+// promoted (cluster-replica-validity-factor 0: whatever its lag).
+//
+// # Three paths to every node
+//
+//   - the client path, Node.Addr, the toxiproxy proxy as in any Cluster:
+//     what lock clients dial;
+//   - the node's announced address (AnnouncedAddr), a front that forwards
+//     to the node: what the other nodes dial to replicate, and what
+//     CLUSTER SLOTS, CLUSTER NODES and the MOVED and ASK redirections
+//     name. A client of the cluster dials the client path instead:
+//     AddrMap maps each announced address to the client address
+//     (locks.Config.AddrMap turns it into a go-redis Dialer);
+//   - the node's cluster bus, also behind a front.
+//
+// Each node makes its outgoing connections from an address of its own
+// (bind-source-addr 127.0.0.(10+i)), so a front knows which node a
+// connection comes from: Cut cuts two nodes apart on both paths, both
+// directions, while the clients still reach both; CutReplication cuts
+// the announced path alone. Cutting a master's replication to its
+// replica stops it, and its writes are lost if the replica is then
+// promoted (CLUSTER FAILOVER FORCE; over the bus, the old master learns
+// of it at once and turns replica); cutting it from
+// every other node puts it in a minority, and the majority promotes its
+// replica after the node timeout, while it keeps accepting writes until
+// it notices (the node timeout again).
+//
+// A node killed and restarted keeps its nodes.conf (its identity and
+// epoch; its data is gone without persistence) and rejoins, as a replica
+// of whoever holds its slots.
+//
+// Its methods are safe for concurrent use.
+type RedisCluster struct {
+	c       *Cluster
+	masters int
+	cuts    *peerCuts
+	data    []*peerFront // by node index
+	bus     []*peerFront
+}
+
+// clusterSettings returns the configuration directives of node i of the
+// cluster topology, before it first starts: its bus port (the default,
+// port + 10000, may be above 65535) and its source address.
+func clusterSettings(i int) ([][2]string, error) {
+	bus, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	return [][2]string{
+		{"cluster-enabled", "yes"},
+		{"cluster-config-file", clusterConf},
+		{"cluster-node-timeout", strconv.Itoa(clusterNodeTimeout)},
+		{"cluster-replica-validity-factor", "0"},
+		{"cluster-port", strconv.Itoa(bus)},
+		{"bind-source-addr", peerSource(i)},
+		{"repl-diskless-sync-delay", "0"},
+	}, nil
+}
+
+// StartRedisCluster starts the cluster topology with masters masters
+// (default 3) and a replica each, as Start with opts, and waits until it
+// is healthy (WaitHealthy), at most 30 s. Only the process backend.
+func StartRedisCluster(ctx context.Context, masters int, opts ...Option) (*RedisCluster, error) {
+	if masters == 0 {
+		masters = DefaultMasters
+	}
+	if masters < 1 {
+		return nil, fmt.Errorf("cluster: the cluster topology needs at least one master, got %d", masters)
+	}
+	opts = append(slices.Clone(opts), func(o *options) { o.clusterNode = clusterSettings })
+	c, err := Start(ctx, 2*masters, opts...)
+	if err != nil {
+		return nil, err
+	}
+	rc := &RedisCluster{c: c, masters: masters, cuts: &peerCuts{}}
+	err = rc.start(ctx)
+	if err == nil {
+		c.mu.Lock()
+		select {
+		case <-c.closing:
+			err = fmt.Errorf("%w: start the cluster topology", ErrClosed)
+		default:
+			c.redisCluster = rc
+		}
+		c.mu.Unlock()
+	}
+	if err != nil {
+		return nil, errors.Join(err, rc.closeFronts(), c.Close())
+	}
+	return rc, nil
+}
+
+func (rc *RedisCluster) start(ctx context.Context) error {
+	nodes := rc.c.nodes
+	for i, n := range nodes {
+		var busPort string
+		for _, kv := range n.settings {
+			if kv[0] == "cluster-port" {
+				busPort = kv[1]
+			}
+		}
+		d, err := newPeerFront(i, false, n.DirectAddr(), rc.cuts, len(nodes))
+		if err != nil {
+			return err
+		}
+		rc.data = append(rc.data, d)
+		b, err := newPeerFront(i, true, net.JoinHostPort(loopback, busPort), rc.cuts, len(nodes))
+		if err != nil {
+			return err
+		}
+		rc.bus = append(rc.bus, b)
+		set := [][2]string{
+			{"cluster-announce-ip", loopback},
+			{"cluster-announce-port", d.port()},
+			{"cluster-announce-bus-port", b.port()},
+			{"masterauth", rc.c.password},
+		}
+		for _, kv := range set {
+			if err := n.Client().ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
+				return fmt.Errorf("cluster: %s: config set %s: %w", n.name, kv[0], err)
+			}
+		}
+		n.mu.Lock()
+		n.settings = append(n.settings, set...)
+		n.mu.Unlock()
+	}
+	// Slots: an even share per master.
+	for i := range rc.masters {
+		lo, hi := i*numSlots/rc.masters, (i+1)*numSlots/rc.masters-1
+		if err := nodes[i].Client().Do(ctx, "CLUSTER", "ADDSLOTSRANGE", lo, hi).Err(); err != nil {
+			return fmt.Errorf("cluster: %s: cluster addslotsrange %d %d: %w", nodes[i].name, lo, hi, err)
+		}
+	}
+	for i, n := range nodes[1:] {
+		if err := n.Client().Do(ctx, "CLUSTER", "MEET", loopback, rc.data[0].port(), rc.bus[0].port()).Err(); err != nil {
+			return fmt.Errorf("cluster: %s: cluster meet: %w", nodes[i+1].name, err)
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, clusterHealthy)
+	defer cancel()
+	ids := make([]string, len(nodes))
+	for i, n := range nodes {
+		id, err := n.Client().Do(ctx, "CLUSTER", "MYID").Text()
+		if err != nil {
+			return fmt.Errorf("cluster: %s: cluster myid: %w", n.name, err)
+		}
+		ids[i] = id
+	}
+	// A replica can follow a master only once it knows it.
+	for i := range rc.masters {
+		r := nodes[rc.masters+i]
+		err := rc.poll(wctx, "replica "+r.name+" to know its master", func(ctx context.Context) error {
+			return r.Client().Do(ctx, "CLUSTER", "REPLICATE", ids[i]).Err()
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if err := rc.WaitHealthy(wctx); err != nil {
+		return fmt.Errorf("%w; %s log tail:\n%s", err, nodes[0].name, logTail(nodes[0].LogPath()))
+	}
+	return nil
+}
+
+// poll calls check every 50 ms, each call bounded by 2 s, until it
+// succeeds or ctx is done; the error then quotes check's last one.
+func (rc *RedisCluster) poll(ctx context.Context, what string, check func(context.Context) error) error {
+	t := time.NewTicker(failoverPoll)
+	defer t.Stop()
+	for {
+		cctx, cancel := context.WithTimeout(ctx, checkTimeout)
+		err := check(cctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cluster: wait for %s: %w (last: %v)", what, ctx.Err(), err)
+		case <-rc.c.closing:
+			return fmt.Errorf("%w: wait for %s", ErrClosed, what)
+		case <-t.C:
+		}
+	}
+}
+
+// WaitHealthy waits until every node reports cluster_state:ok and knows
+// every other node, every master serves slots and has an online replica,
+// and every replica's link to its master is up. It polls every 50 ms
+// until ctx is done.
+func (rc *RedisCluster) WaitHealthy(ctx context.Context) error {
+	return rc.poll(ctx, "a healthy cluster", rc.healthy)
+}
+
+func (rc *RedisCluster) healthy(ctx context.Context) error {
+	masters := 0
+	for _, n := range rc.c.nodes {
+		s, err := n.Client().ClusterInfo(ctx).Result()
+		if err != nil {
+			return fmt.Errorf("%s: cluster info: %w", n.name, err)
+		}
+		info := fields(s)
+		if info["cluster_state"] != "ok" || info["cluster_known_nodes"] != strconv.Itoa(len(rc.c.nodes)) {
+			return fmt.Errorf("%s: cluster_state %q, %s known nodes", n.name, info["cluster_state"], info["cluster_known_nodes"])
+		}
+		repl, err := nodeInfo(ctx, n)
+		if err != nil {
+			return err
+		}
+		switch repl["role"] {
+		case "master":
+			if repl["connected_slaves"] != "1" {
+				return fmt.Errorf("%s: master with %q connected replicas", n.name, repl["connected_slaves"])
+			}
+			masters++
+		case "slave":
+			if repl["master_link_status"] != "up" {
+				return fmt.Errorf("%s: replica with its link %q", n.name, repl["master_link_status"])
+			}
+		}
+	}
+	if masters != rc.masters {
+		return fmt.Errorf("%d masters with a replica, want %d", masters, rc.masters)
+	}
+	return nil
+}
+
+func fields(s string) map[string]string {
+	m := make(map[string]string)
+	for line := range strings.Lines(s) {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// Cluster returns the nodes as a Cluster.
+func (rc *RedisCluster) Cluster() *Cluster { return rc.c }
+
+// Masters returns the number of masters it was started with.
+func (rc *RedisCluster) Masters() int { return rc.masters }
+
+// AnnouncedAddr returns the address by which the cluster knows n (its
+// front): what CLUSTER SLOTS and the redirections name.
+func (rc *RedisCluster) AnnouncedAddr(n *Node) string { return rc.data[rc.index(n)].addr() }
+
+// AddrMap maps each node's announced address to its client address
+// (Node.Addr), which clients dial instead. A new map each time.
+func (rc *RedisCluster) AddrMap() map[string]string { return rc.GroupAddrMap(0) }
+
+// GroupAddrMap is AddrMap for client group g: to each node's
+// Node.GroupAddr(g).
+func (rc *RedisCluster) GroupAddrMap(g int) map[string]string {
+	m := make(map[string]string, len(rc.data))
+	for i, d := range rc.data {
+		m[d.addr()] = rc.c.nodes[i].GroupAddr(g)
+	}
+	return m
+}
+
+func (rc *RedisCluster) index(n *Node) int {
+	if n == nil || n.c != rc.c {
+		panic("cluster: not a node of this cluster topology")
+	}
+	return n.index
+}
+
+// nodeByAnnounced returns the node announced at addr, or nil.
+func (rc *RedisCluster) nodeByAnnounced(addr string) *Node {
+	for i, d := range rc.data {
+		if d.addr() == addr {
+			return rc.c.nodes[i]
+		}
+	}
+	return nil
+}
+
+// Slot returns the hash slot of key (CRC16 of its hash tag, mod 16384).
+func Slot(key string) int {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			key = key[i+1 : i+1+j]
+		}
+	}
+	return int(crc16(key) % numSlots)
+}
+
+// crc16 is CRC16-CCITT (XMODEM), Redis Cluster's key hash.
+func crc16(s string) uint16 {
+	var crc uint16
+	for i := 0; i < len(s); i++ {
+		crc ^= uint16(s[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc
+}
+
+// SlotOwner asks node ask (nil: each node in turn until one answers)
+// which node serves slot, by CLUSTER NODES, and returns it with its
+// replicas as ask sees them.
+func (rc *RedisCluster) SlotOwner(ctx context.Context, ask *Node, slot int) (master *Node, replicas []*Node, err error) {
+	asked := rc.c.nodes
+	if ask != nil {
+		asked = []*Node{ask}
+	}
+	var errs []error
+	for _, n := range asked {
+		text, err := n.Client().ClusterNodes(ctx).Result()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: cluster nodes: %w", n.name, err))
+			continue
+		}
+		master, replicas, err := rc.ownerIn(text, slot)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", n.name, err))
+			continue
+		}
+		return master, replicas, nil
+	}
+	return nil, nil, fmt.Errorf("cluster: who serves slot %d: %w", slot, errors.Join(errs...))
+}
+
+// ownerIn finds slot's master and its replicas in the text of CLUSTER
+// NODES.
+func (rc *RedisCluster) ownerIn(text string, slot int) (*Node, []*Node, error) {
+	type entry struct {
+		node   *Node
+		master string // the master's id, for a replica
+	}
+	byID := map[string]entry{}
+	var ownerID string
+	for line := range strings.Lines(text) {
+		f := strings.Fields(line)
+		if len(f) < 8 {
+			continue
+		}
+		addr, _, _ := strings.Cut(f[1], "@")
+		e := entry{node: rc.nodeByAnnounced(addr)}
+		if f[3] != "-" {
+			e.master = f[3]
+		}
+		byID[f[0]] = e
+		if !strings.Contains(f[2], "master") || strings.Contains(f[2], "fail") && !strings.Contains(f[2], "fail?") {
+			continue
+		}
+		for _, r := range f[8:] {
+			if strings.HasPrefix(r, "[") {
+				continue // a slot being imported or migrated
+			}
+			lo, hi, ok := strings.Cut(r, "-")
+			if !ok {
+				hi = lo
+			}
+			l, err1 := strconv.Atoi(lo)
+			h, err2 := strconv.Atoi(hi)
+			if err1 == nil && err2 == nil && l <= slot && slot <= h {
+				ownerID = f[0]
+			}
+		}
+	}
+	if ownerID == "" {
+		return nil, nil, fmt.Errorf("slot %d is not served", slot)
+	}
+	m := byID[ownerID].node
+	if m == nil {
+		return nil, nil, fmt.Errorf("slot %d is served by a node at no announced address", slot)
+	}
+	var reps []*Node
+	for _, e := range byID {
+		if e.master == ownerID && e.node != nil {
+			reps = append(reps, e.node)
+		}
+	}
+	slices.SortFunc(reps, func(a, b *Node) int { return a.index - b.index })
+	return m, reps, nil
+}
+
+// Role returns n's role as n says (INFO replication): "master" or
+// "slave".
+func (rc *RedisCluster) Role(ctx context.Context, n *Node) (string, error) {
+	info, err := nodeInfo(ctx, n)
+	if err != nil {
+		return "", err
+	}
+	return info["role"], nil
+}
+
+// Cut cuts node a from each of others, on the announced path and the
+// bus, both ways: connections between them are closed and new ones
+// refused. The clients' paths are untouched.
+func (rc *RedisCluster) Cut(a *Node, others ...*Node) {
+	rc.cuts.set(rc.pairs(a, others), true, true)
+}
+
+// CutReplication cuts node a from each of others on the announced path
+// alone, both ways: a replica of a stops receiving its writes, while the
+// cluster bus still carries the nodes' pings, failure reports and
+// failover messages between them.
+func (rc *RedisCluster) CutReplication(a *Node, others ...*Node) {
+	rc.cuts.set(rc.pairs(a, others), false, true)
+}
+
+// Heal undoes Cut and CutReplication of the same nodes.
+func (rc *RedisCluster) Heal(a *Node, others ...*Node) {
+	rc.cuts.set(rc.pairs(a, others), true, false)
+}
+
+// HealAll undoes every cut.
+func (rc *RedisCluster) HealAll() {
+	rc.cuts.mu.Lock()
+	rc.cuts.cut = nil
+	rc.cuts.mu.Unlock()
+}
+
+func (rc *RedisCluster) pairs(a *Node, others []*Node) [][2]int {
+	var ps [][2]int
+	for _, o := range others {
+		if o != a {
+			ps = append(ps, [2]int{rc.index(a), rc.index(o)})
+		}
+	}
+	return ps
+}
+
+// closeFronts closes every front; it can be called again.
+func (rc *RedisCluster) closeFronts() error {
+	var errs []error
+	rc.cuts.mu.Lock()
+	fronts := rc.cuts.fronts
+	rc.cuts.fronts = nil
+	rc.cuts.mu.Unlock()
+	for _, f := range fronts {
+		errs = append(errs, f.close())
+	}
+	return errors.Join(errs...)
+}
+
+// RedisCluster returns the cluster topology of the nodes, when the
+// cluster was opened in it; nil otherwise.
+func (c *Cluster) RedisCluster() *RedisCluster {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.redisCluster
+}
+
+// ClusterClient returns a go-redis cluster client of rc, dialing each
+// node by its client path: for the cluster's own use and tests.
+func (rc *RedisCluster) newClusterClient() *redis.ClusterClient {
+	m := rc.AddrMap()
+	d := &net.Dialer{Timeout: checkTimeout}
+	return redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs:    rc.c.Addrs(),
+		Password: rc.c.password,
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if to, ok := m[addr]; ok {
+				addr = to
+			}
+			return d.DialContext(ctx, network, addr)
+		},
+	})
+}
+
+// ForceFailover makes replica take over its master's slots at once
+// (CLUSTER FAILOVER FORCE: without the master's agreement, nor waiting
+// for the replication to catch up), and waits until replica says it is a
+// master, at most until ctx is done. Whatever the old master wrote that
+// replica had not received is lost once the old master follows it.
+func (rc *RedisCluster) ForceFailover(ctx context.Context, replica *Node) error {
+	if err := replica.Client().Do(ctx, "CLUSTER", "FAILOVER", "FORCE").Err(); err != nil {
+		return fmt.Errorf("cluster: %s: cluster failover force: %w", replica.name, err)
+	}
+	return rc.WaitMaster(ctx, replica)
+}
+
+// WaitMaster waits until n says it is a master (INFO replication), at
+// most until ctx is done: a replica the cluster promotes.
+func (rc *RedisCluster) WaitMaster(ctx context.Context, n *Node) error {
+	replica := n
+	return rc.poll(ctx, replica.name+" to be a master", func(ctx context.Context) error {
+		role, err := rc.Role(ctx, replica)
+		if err == nil && role != "master" {
+			err = fmt.Errorf("role %q", role)
+		}
+		return err
+	})
+}

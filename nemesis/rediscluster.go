@@ -1,0 +1,428 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locktorture/locktorture/cluster"
+)
+
+// The kinds of the cluster topology (cluster.RedisCluster): each aims at
+// the master of the slot of a held key, which it finds by asking the
+// cluster (CLUSTER NODES), so a run with keys spread over the masters
+// strikes where the lock's key lives.
+
+// clusterHealTimeout bounds the wait for a healthy cluster after a heal:
+// a full resynchronisation of the old master, or a restarted node
+// rejoining as a replica.
+const clusterHealTimeout = 25 * time.Second
+
+// redisClusterOf returns the cluster topology of t's cluster.
+func redisClusterOf(t *Target) (*cluster.RedisCluster, error) {
+	if t.Cluster == nil || t.Cluster.RedisCluster() == nil {
+		return nil, errors.New("no cluster topology")
+	}
+	return t.Cluster.RedisCluster(), nil
+}
+
+// ClusterFailoverUnreplicated is failover-unreplicated on Redis Cluster:
+// when a hold ends (its key about to be free), the master of the key's
+// slot is cut from its replica (the replication stream between the two;
+// the clients still reach both, and the cluster bus carries on), and the fault waits up to GrantWait for a grant of that key
+// under the cut: the trigger (without one, the hold that ended). Start
+// promotes the replica at once (CLUSTER FAILOVER FORCE, an operator's
+// manual failover right after a write it does not know is unreplicated):
+// the new master never had the grant; the old master learns of the
+// promotion over the bus at once and turns replica, its clients are
+// redirected (MOVED), and another client acquires the key on the new
+// master while the first still holds it. Heal lifts the cut
+// and waits for a healthy cluster (it resynchronises, losing the key).
+type ClusterFailoverUnreplicated struct {
+	GrantWait Duration `json:"grant_wait"`
+	Aim
+
+	cut       []*cluster.Node // the master, then the nodes cut from it, until lifted
+	partition bool            // cluster-partition-master's: cut it from every node, no forced failover
+}
+
+var (
+	_ ArmedFault    = (*ClusterFailoverUnreplicated)(nil)
+	_ RefusingFault = (*ClusterFailoverUnreplicated)(nil)
+	_ LastingFault  = (*ClusterFailoverUnreplicated)(nil)
+)
+
+var clusterFailoverUnreplicatedKind = Kind{
+	Name:    "cluster-failover-unreplicated",
+	Window:  Workload{Keys: 1, TTL: 3 * time.Second, Hold: 2500 * time.Millisecond, Interval: 3 * time.Second, Duration: 20 * time.Second},
+	Summary: "cut the master of a key's slot from its replica right before a grant, then promote the replica at once (CLUSTER FAILOVER FORCE): it never had the grant",
+	Needs:   Needs{Topology: cluster.TopologyCluster, TTL: true},
+	Plan: func(_ *rand.Rand, s Setup) Fault {
+		return &ClusterFailoverUnreplicated{GrantWait: Duration(min(s.TTL/2, 500*time.Millisecond)), Aim: newAim(s)}
+	},
+	Decode: decode[ClusterFailoverUnreplicated],
+}
+
+// Refuse says why the fault does not fit s, or "".
+func (f *ClusterFailoverUnreplicated) Refuse(s Setup) string {
+	if f.GrantWait <= 0 {
+		return fmt.Sprintf("cluster-failover-unreplicated: grant_wait %v: want it positive", time.Duration(f.GrantWait))
+	}
+	if f.struck() && len(f.Decision.Targets) != 2 {
+		return fmt.Sprintf("cluster-failover-unreplicated: decision: %d targets, want the master and its replica", len(f.Decision.Targets))
+	}
+	return f.refuse("cluster-failover-unreplicated", s.Nodes)
+}
+
+func (f *ClusterFailoverUnreplicated) String() string {
+	s := "cluster-failover-unreplicated: cut a key's master from its replica right before a grant, force the replica over"
+	if f.struck() {
+		return s + decided(f.Decision, "master "+nodeNames(f.Decision.Targets[:1])+" cut from replica "+nodeNames(f.Decision.Targets[1:])+" at "+time.Duration(f.Decision.At).Round(time.Millisecond).String())
+	}
+	return s + decided(f.Decision, "")
+}
+
+// Arm waits for a hold to end, cuts its key's master from its replica,
+// and waits up to GrantWait for a grant of the key under the cut. A
+// replay cuts at the recorded offset, the master of the recorded key's
+// slot as the cluster then says.
+func (f *ClusterFailoverUnreplicated) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
+	rc, err := redisClusterOf(t)
+	if err != nil {
+		return false, err
+	}
+	if t.View == nil {
+		return false, errors.New("no view of the run's holds to aim at")
+	}
+	rec := f.Decision
+	holds, after := t.View.Holds()
+	var moment Change
+	var key string
+	// The next grant follows a release within a millisecond: the owners
+	// of the held keys are asked for now, so that the cut follows the
+	// end of a hold at once.
+	owners := map[string][2]*cluster.Node{}
+	for _, h := range holds {
+		if _, ok := owners[h.Key]; ok {
+			continue
+		}
+		if m, reps, err := rc.SlotOwner(ctx, nil, cluster.Slot(h.Key)); err == nil && len(reps) > 0 {
+			owners[h.Key] = [2]*cluster.Node{m, reps[0]}
+		}
+	}
+	if rec != nil {
+		r, err := replay(ctx, t, base, rec)
+		if err != nil || r.Missed != "" {
+			f.Decision = r
+			return false, err
+		}
+		_, after = t.View.Holds()
+		key = rec.Trigger.Key
+	} else {
+		m, err := WaitFor(ctx, t.View, after, func(c Change) bool { return c.Kind == HoldEnded })
+		if err != nil {
+			f.Decision = &Decision{Missed: "no hold ended within the step's window"}
+			return false, nil
+		}
+		moment, after, key = m, m.Seq, m.Hold.Key
+	}
+	var master *cluster.Node
+	var reps []*cluster.Node
+	if o, ok := owners[key]; ok && rec == nil {
+		master, reps = o[0], o[1:]
+	} else {
+		var err error
+		master, reps, err = rc.SlotOwner(ctx, nil, cluster.Slot(key))
+		switch {
+		case err != nil && ctx.Err() != nil:
+			f.Decision = &Decision{Missed: "the step's window closed before the cluster named the key's master"}
+			return false, nil
+		case err != nil:
+			return false, err
+		case len(reps) == 0:
+			f.Decision = &Decision{Missed: fmt.Sprintf("the master %s of %s's slot has no replica", master.Name(), key)}
+			return false, nil
+		}
+	}
+	at := runNow(base)
+	if rec != nil {
+		at = int64(rec.At) // replay has slept until it
+	}
+	if f.partition {
+		others := slices.DeleteFunc(rc.Cluster().Nodes(), func(n *cluster.Node) bool { return n == master })
+		rc.Cut(master, others...)
+		f.cut = append([]*cluster.Node{master}, others...)
+	} else {
+		rc.CutReplication(master, reps[0])
+		f.cut = []*cluster.Node{master, reps[0]}
+	}
+	gctx, cancel := context.WithTimeout(ctx, time.Duration(f.GrantWait))
+	grant, gerr := WaitFor(gctx, t.View, after, func(c Change) bool { return c.Kind == HoldGranted && c.Time >= at && c.Hold.Key == key })
+	cancel()
+	if ctx.Err() != nil {
+		f.Decision = &Decision{Missed: "the step's window closed under the cut"}
+		f.lift(rc)
+		return false, nil
+	}
+	d := &Decision{At: Duration(at), Targets: []int{master.Index(), reps[0].Index()}}
+	now := runNow(base)
+	switch {
+	case gerr == nil:
+		h := grant.Hold
+		d.Trigger = &Trigger{Change: HoldGranted, Client: h.Client, Key: h.Key, Granted: slices.Clone(h.Granted), Left: Duration(h.ValidUntil - now)}
+	case rec != nil:
+		d.Trigger = &Trigger{Change: HoldEnded, Client: -1, Key: key}
+	default:
+		h := moment.Hold
+		d.Trigger = &Trigger{Change: HoldEnded, Client: h.Client, Key: h.Key, Granted: slices.Clone(h.Granted), Left: Duration(h.ValidUntil - now)}
+	}
+	if rec != nil {
+		d.Replay = replayTargets(rec, d)
+	}
+	f.Decision = d
+	return true, nil
+}
+
+// replayTargets compares a replay's live decision with the recorded one:
+// "same", or where they differ.
+func replayTargets(rec, live *Decision) string {
+	switch rt := rec.Trigger; {
+	case !slices.Equal(rec.Targets, live.Targets):
+		return fmt.Sprintf("differs: recorded nodes %s, live %s", nodeNames(rec.Targets), nodeNames(live.Targets))
+	case rt != nil && rt.Change != live.Trigger.Change:
+		return fmt.Sprintf("differs: recorded %s at %s; live: %s", rt.Change, rt, live.Trigger.Change)
+	}
+	return "same"
+}
+
+func (f *ClusterFailoverUnreplicated) lift(rc *cluster.RedisCluster) {
+	if len(f.cut) >= 2 {
+		rc.Heal(f.cut[0], f.cut[1:]...)
+	}
+	f.cut = nil
+}
+
+// Start promotes the replica (CLUSTER FAILOVER FORCE) and waits until it
+// says it is a master.
+func (f *ClusterFailoverUnreplicated) Start(ctx context.Context, t *Target) error {
+	if !f.struck() {
+		return nil
+	}
+	rc, err := redisClusterOf(t)
+	if err != nil {
+		return err
+	}
+	r, err := node(t, f.Decision.Targets[1])
+	if err != nil {
+		return err
+	}
+	if len(f.cut) == 0 { // not armed here (a test's Start alone)
+		m, err := node(t, f.Decision.Targets[0])
+		if err != nil {
+			return err
+		}
+		rc.CutReplication(m, r)
+		f.cut = []*cluster.Node{m, r}
+	}
+	wctx, cancel := context.WithTimeout(ctx, promoteTimeout)
+	defer cancel()
+	if f.partition {
+		// The majority promotes the replica once it calls the master
+		// failed: the node timeout, then an election.
+		return rc.WaitMaster(wctx, r)
+	}
+	return rc.ForceFailover(wctx, r)
+}
+
+// Heal lifts the cut and waits for a healthy cluster.
+func (f *ClusterFailoverUnreplicated) Heal(ctx context.Context, t *Target) error {
+	rc, err := redisClusterOf(t)
+	if err != nil {
+		return err
+	}
+	f.lift(rc)
+	wctx, cancel := context.WithTimeout(ctx, clusterHealTimeout)
+	defer cancel()
+	return rc.WaitHealthy(wctx)
+}
+
+// ClusterKillMaster kills the master of a held key's slot (SIGKILL): the
+// other masters call it failed after the node timeout (1 s) and its
+// replica is promoted with whatever it had received; a grant the master
+// had not yet replicated is lost with it. Heal restarts the killed node,
+// which rejoins as a replica of its promoted one (it keeps its
+// nodes.conf; its data is gone without persistence), and waits for a
+// healthy cluster.
+type ClusterKillMaster struct {
+	Aim
+}
+
+var (
+	_ ArmedFault    = (*ClusterKillMaster)(nil)
+	_ RefusingFault = (*ClusterKillMaster)(nil)
+	_ LastingFault  = (*ClusterKillMaster)(nil)
+)
+
+var clusterKillMasterKind = Kind{
+	Name:    "cluster-kill-master",
+	Window:  Workload{Keys: 1, TTL: 5 * time.Second, Hold: 4500 * time.Millisecond, Interval: 3 * time.Second, Duration: 20 * time.Second},
+	Summary: "kill the master of a held key's slot; the cluster promotes its replica, which has the key if it was replicated",
+	Needs:   Needs{Topology: cluster.TopologyCluster, Cluster: cluster.Abilities{Process: true}, TTL: true},
+	Plan: func(_ *rand.Rand, s Setup) Fault {
+		return &ClusterKillMaster{Aim: newAim(s)}
+	},
+	Decode: decode[ClusterKillMaster],
+}
+
+// Refuse says why the fault does not fit s, or "".
+func (f *ClusterKillMaster) Refuse(s Setup) string {
+	return f.refuse("cluster-kill-master", s.Nodes)
+}
+
+func (f *ClusterKillMaster) String() string {
+	s := "cluster-kill-master: kill the master of a held key's slot"
+	if f.struck() {
+		return s + decided(f.Decision, "master "+nodeNames(f.Decision.Targets)+" killed at "+time.Duration(f.Decision.At).Round(time.Millisecond).String())
+	}
+	return s + decided(f.Decision, "")
+}
+
+// Arm waits for a grant and aims at the master of its key's slot, as the
+// cluster then says; a replay aims at the recorded offset.
+func (f *ClusterKillMaster) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
+	rc, err := redisClusterOf(t)
+	if err != nil {
+		return false, err
+	}
+	rec := f.Decision
+	d, err := watch(ctx, t, base, rec, func(c Change, _ time.Duration) (aim, bool) {
+		return aim{}, c.Kind == HoldGranted
+	})
+	if err != nil || d.Missed != "" {
+		f.Decision = d
+		return false, err
+	}
+	master, _, err := rc.SlotOwner(ctx, nil, cluster.Slot(d.Trigger.Key))
+	switch {
+	case err != nil && ctx.Err() != nil:
+		f.Decision = &Decision{Missed: "the step's window closed before the cluster named the key's master"}
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	d.Targets = []int{master.Index()}
+	if rec != nil {
+		live := *d
+		d.Replay = replayTargets(rec, &live)
+		if d.Replay == "same" {
+			d.Replay = replayDiff(t, base, rec.Trigger)
+		}
+	}
+	f.Decision = d
+	return true, nil
+}
+
+// Start kills the master.
+func (f *ClusterKillMaster) Start(_ context.Context, t *Target) error {
+	if !f.struck() {
+		return nil
+	}
+	n, err := node(t, f.Decision.Targets[0])
+	if err != nil {
+		return err
+	}
+	return n.Kill()
+}
+
+// Heal restarts the killed node and waits for a healthy cluster.
+func (f *ClusterKillMaster) Heal(ctx context.Context, t *Target) error {
+	if !f.struck() {
+		return nil
+	}
+	rc, err := redisClusterOf(t)
+	if err != nil {
+		return err
+	}
+	n, err := node(t, f.Decision.Targets[0])
+	if err != nil {
+		return err
+	}
+	if !n.Running() {
+		if err := n.Restart(ctx); err != nil {
+			return err
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, clusterHealTimeout)
+	defer cancel()
+	return rc.WaitHealthy(wctx)
+}
+
+// ClusterPartitionMaster is cluster-failover-unreplicated's aim with a
+// partition instead of a forced failover: when a hold ends, the master of
+// its key's slot is cut from every other node (the replication stream and
+// the cluster bus, both ways; the clients still reach it), so the grant it
+// gives next is never replicated. The majority calls it failed after the
+// node timeout (1 s) and promotes its replica without the key, while the
+// master, a minority of one, keeps accepting writes until it notices (the
+// node timeout again, then CLUSTERDOWN); the next client acquires the key
+// on the promoted replica while the first still holds it. Start waits for
+// the promotion; Heal lifts the cut and waits for a healthy cluster (the
+// old master rejoins as a replica).
+type ClusterPartitionMaster struct {
+	ClusterFailoverUnreplicated
+}
+
+var clusterPartitionMasterKind = Kind{
+	Name:    "cluster-partition-master",
+	Window:  Workload{Keys: 1, TTL: 8 * time.Second, Hold: 7500 * time.Millisecond, Interval: 3 * time.Second, Duration: 30 * time.Second},
+	Summary: "cut the master of a key's slot from every other node right before a grant: it keeps granting until the node timeout, and the majority promotes its replica without the key",
+	Needs:   Needs{Topology: cluster.TopologyCluster, TTL: true},
+	Plan: func(_ *rand.Rand, s Setup) Fault {
+		return &ClusterPartitionMaster{ClusterFailoverUnreplicated{GrantWait: Duration(min(s.TTL/2, 500*time.Millisecond)), Aim: newAim(s)}}
+	},
+	Decode: decode[ClusterPartitionMaster],
+}
+
+// Refuse says why the fault does not fit s, or "".
+func (f *ClusterPartitionMaster) Refuse(s Setup) string {
+	r := f.ClusterFailoverUnreplicated.Refuse(s)
+	return strings.Replace(r, "cluster-failover-unreplicated", "cluster-partition-master", 1)
+}
+
+func (f *ClusterPartitionMaster) String() string {
+	s := "cluster-partition-master: cut a key's master from every other node right before a grant, the majority promotes its replica"
+	if f.struck() {
+		return s + decided(f.Decision, "master "+nodeNames(f.Decision.Targets[:1])+" cut off at "+time.Duration(f.Decision.At).Round(time.Millisecond).String())
+	}
+	return s + decided(f.Decision, "")
+}
+
+// Arm is cluster-failover-unreplicated's, with the master cut from every
+// node.
+func (f *ClusterPartitionMaster) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
+	f.partition = true
+	return f.ClusterFailoverUnreplicated.Arm(ctx, t, base)
+}
+
+// Start waits until the majority has promoted the replica.
+func (f *ClusterPartitionMaster) Start(ctx context.Context, t *Target) error {
+	f.partition = true
+	if len(f.cut) == 0 && f.struck() { // not armed here (a test's Start alone)
+		rc, err := redisClusterOf(t)
+		if err != nil {
+			return err
+		}
+		m, err := node(t, f.Decision.Targets[0])
+		if err != nil {
+			return err
+		}
+		others := slices.DeleteFunc(rc.Cluster().Nodes(), func(n *cluster.Node) bool { return n == m })
+		rc.Cut(m, others...)
+		f.cut = append([]*cluster.Node{m}, others...)
+	}
+	return f.ClusterFailoverUnreplicated.Start(ctx, t)
+}
