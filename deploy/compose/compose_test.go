@@ -143,11 +143,12 @@ func TestComposeCluster(t *testing.T) {
 	}{
 		{"partition", nil, true},
 		{"latency", nil, true},
-		// A TTL of 2 s, not less: on a loaded machine the calls
-		// through the containers' bridge outlast a shorter TTL's
-		// per-call timeout, and no acquire succeeds at all (a run
-		// that decides nothing, exit 3).
-		{"client-pause", []string{"--keys", "1", "--ttl", "2s"}, false},
+		// A TTL of 1 s, not 500 ms: on a loaded machine the calls
+		// through the containers' bridge outlasted the shorter TTL's
+		// per-call timeout and no acquire succeeded (a run that
+		// decides nothing, exit 3). The pause stays 3–5 TTLs, so the
+		// run lasts 10 s.
+		{"client-pause", []string{"--keys", "1", "--ttl", "1s", "--duration", "10s"}, false},
 		{"kill", []string{"--restart", "delayed"}, true},
 		{"pause", nil, true},
 		{"clock-majority", []string{"--nemesis-interval", "0s"}, false},
