@@ -43,8 +43,8 @@ var stoppedClient = regexp.MustCompile(`^client-stop: stop client ([0-9]+)'s pro
 // as the holder when it runs again (lease and resource invalid, the
 // overlap explained as a holder told too late); with fencing no update
 // is lost. The stopped client takes no step while its process is
-// stopped, and schedule.json keeps the decision. In this process, the
-// fault is refused in one line.
+// stopped, and schedule.json keeps the decision. Without ClientProcess,
+// the Go lock is served in client processes all the same.
 func TestClientStop(t *testing.T) {
 	t.Parallel()
 	cfg := func(fencing bool) harness.Config {
@@ -53,11 +53,16 @@ func TestClientStop(t *testing.T) {
 			Faults:   harness.Faults{Nemesis: []string{"client-stop"}, NemesisInterval: time.Second},
 		}
 	}
-	t.Run("refused in this process", func(t *testing.T) {
+	t.Run("served in client processes without the flag", func(t *testing.T) {
 		c := cfg(false)
 		c.ClientProcess, c.Dir = false, t.TempDir()
-		if _, err := harness.NewPlan(c); err == nil || !strings.Contains(err.Error(), "client-stop refused") || !strings.Contains(err.Error(), "--client-process") || strings.Contains(err.Error(), "\n") {
-			t.Errorf("NewPlan in this process: %v, want one line refusing client-stop", err)
+		p, err := harness.NewPlan(c)
+		if err != nil || !p.Config().ClientProcess {
+			t.Errorf("NewPlan without ClientProcess: %v; want the Go lock served in client processes, as the run records", err)
+		}
+		c.Nemesis = []string{"partition"}
+		if p, err := harness.NewPlan(c); err != nil || p.Config().ClientProcess {
+			t.Errorf("NewPlan under partition: %v; want the lock in this process", err)
 		}
 	})
 	t.Run("without fencing", func(t *testing.T) {

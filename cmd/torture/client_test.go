@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locktorture/locktorture/harness"
 	"github.com/locktorture/locktorture/internal/testutil"
 )
 
@@ -43,29 +42,6 @@ func TestClientCommand(t *testing.T) {
 		if code != exitError || !strings.HasPrefix(lines[len(lines)-1], "torture: client: ") {
 			t.Errorf("torture %q: exit %d, stderr %q; want %d and one line", args, code, stderr, exitError)
 		}
-	}
-}
-
-// TestClientStopServesGoLock: client-stop on a Go lock, without
-// --client-process, serves it in client processes of its own (a stopped
-// process is what the kind is about), and the run records it.
-func TestClientStopServesGoLock(t *testing.T) {
-	p, err := harness.NewPlan(harness.Config{
-		Workload: harness.Workload{Lock: "setnx-watchdog", Duration: 10 * time.Second},
-		Faults:   harness.Faults{Nemesis: []string{"client-stop"}},
-	})
-	if err != nil {
-		t.Fatalf("client-stop on a Go lock: %v", err)
-	}
-	if !p.Config().ClientProcess {
-		t.Errorf("client-stop on a Go lock: the plan does not serve it in client processes")
-	}
-	p, err = harness.NewPlan(harness.Config{
-		Workload: harness.Workload{Lock: "setnx-watchdog", Duration: 10 * time.Second},
-		Faults:   harness.Faults{Nemesis: []string{"partition"}},
-	})
-	if err != nil || p.Config().ClientProcess {
-		t.Errorf("partition on a Go lock: client processes %v (%v), want the lock in this process", p != nil && p.Config().ClientProcess, err)
 	}
 }
 
