@@ -37,27 +37,9 @@ func NewSingleClient(cfg Config) *redis.Client {
 	if len(cfg.Sentinels) == 0 {
 		return NewClient(cfg.Addrs[0], cfg)
 	}
-	o := ClientOptions("", cfg)
-	fo := &redis.FailoverOptions{
-		MasterName:            cfg.MasterName,
-		SentinelAddrs:         cfg.Sentinels,
-		SentinelPassword:      cfg.SentinelPassword,
-		Password:              o.Password,
-		Protocol:              o.Protocol,
-		DisableIdentity:       o.DisableIdentity,
-		MaxRetries:            o.MaxRetries,
-		ContextTimeoutEnabled: o.ContextTimeoutEnabled,
-		DialerRetries:         o.DialerRetries,
-		DialTimeout:           o.DialTimeout,
-		ReadTimeout:           o.ReadTimeout,
-		WriteTimeout:          o.WriteTimeout,
-		PoolTimeout:           o.PoolTimeout,
-		PoolSize:              o.PoolSize,
-	}
-	if len(cfg.AddrMap) > 0 {
-		fo.Dialer = mapDialer(cfg)
-	}
-	return redis.NewFailoverClient(fo)
+	u := universalOptions(cfg, cfg.Sentinels)
+	u.MasterName, u.SentinelPassword = cfg.MasterName, cfg.SentinelPassword
+	return redis.NewFailoverClient(u.Failover())
 }
 
 // NewUniversalClient returns NewSingleClient(cfg), or, when cfg.Cluster
@@ -72,15 +54,24 @@ func NewUniversalClient(cfg Config) redis.UniversalClient {
 	if !cfg.Cluster {
 		return NewSingleClient(cfg)
 	}
+	u := universalOptions(cfg, cfg.Addrs)
+	u.MaxRedirects = 3
+	return redis.NewClusterClient(u.Cluster())
+}
+
+// universalOptions are ClientOptions' options for a client of several
+// addresses (the sentinels, or the cluster's nodes), with cfg.AddrMap's
+// dialer; go-redis's Failover and Cluster turn them into the options of
+// its failover and cluster clients, field for field.
+func universalOptions(cfg Config, addrs []string) *redis.UniversalOptions {
 	o := ClientOptions("", cfg)
-	co := &redis.ClusterOptions{
-		Addrs:                    cfg.Addrs,
+	u := &redis.UniversalOptions{
+		Addrs:                    addrs,
 		Password:                 o.Password,
 		Protocol:                 o.Protocol,
 		DisableIdentity:          o.DisableIdentity,
 		MaintNotificationsConfig: o.MaintNotificationsConfig,
 		MaxRetries:               o.MaxRetries,
-		MaxRedirects:             3,
 		ContextTimeoutEnabled:    o.ContextTimeoutEnabled,
 		DialerRetries:            o.DialerRetries,
 		DialTimeout:              o.DialTimeout,
@@ -90,9 +81,9 @@ func NewUniversalClient(cfg Config) redis.UniversalClient {
 		PoolSize:                 o.PoolSize,
 	}
 	if len(cfg.AddrMap) > 0 {
-		co.Dialer = mapDialer(cfg)
+		u.Dialer = mapDialer(cfg)
 	}
-	return redis.NewClusterClient(co)
+	return u
 }
 
 // mapDialer dials through cfg.AddrMap.

@@ -11,9 +11,10 @@ import (
 )
 
 // trackerRef is a bare tracker number: "#" and digits after the start of
-// a line, a space or a bracket, not part of an anchor ("#4-start-up") or
-// a colour ("#16a34a"). "fault #2", the numbering of a run's faults in
-// explain's output, is not one.
+// a line, a space or a bracket, not part of a markdown anchor (a number
+// followed by a dash and words) or a colour (hex digits and letters).
+// Explain's numbering of a run's faults ("fault" and its number) is not
+// one.
 var trackerRef = regexp.MustCompile(`(?:^|[\s(\[])#[0-9]+(?:[^\w-]|$)`)
 
 // TestNoTrackerNumbers: no Go file, markdown page, Makefile, workflow or
