@@ -17,7 +17,7 @@
 // (ryuk) is disabled, as its image is not assumed to be there. Containers
 // lists them, and Ping tells whether an engine answers.
 //
-// It imports package cluster, testcontainers-go, the Docker (moby) client
+// It imports package cluster, internal/procstat, testcontainers-go, the Docker (moby) client
 // and API types and containerd's errdefs; only main packages (cmd/torture,
 // cmd/redis-image), deploy/compose and tests import it.
 package docker

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/locktorture/locktorture/internal/procstat"
+
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/locktorture/locktorture/cluster"
 	"github.com/moby/moby/api/pkg/stdcopy"
@@ -463,30 +465,11 @@ func processOwner(pid int) string {
 	if err != nil {
 		ns = "?"
 	}
-	start, err := processStart(pid)
+	start, err := procstat.Start(pid)
 	if err != nil {
 		return ""
 	}
 	return fmt.Sprintf("%s %s %d %s", host, ns, pid, start)
-}
-
-// processStart returns field 22 of /proc/pid/stat: the process's start
-// time in clock ticks since boot.
-func processStart(pid int) (string, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return "", err
-	}
-	// The command name, field 2, is in parentheses and may hold spaces.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return "", errors.New("bad stat")
-	}
-	f := strings.Fields(string(b[i+1:])) // from field 3
-	if len(f) < 20 {
-		return "", errors.New("bad stat")
-	}
-	return f[19], nil
 }
 
 // ownerDead reports whether the process an owner label names has surely
@@ -505,6 +488,6 @@ func ownerDead(label string) bool {
 	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
 		return true
 	}
-	start, err := processStart(pid)
+	start, err := procstat.Start(pid)
 	return err == nil && start != f[3]
 }

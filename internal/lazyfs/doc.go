@@ -21,5 +21,5 @@
 // no longer running (RemoveStale). Available says whether this machine
 // lets this process mount one at all, and if not, why.
 //
-// It imports go-fuse and the standard library only.
+// It imports go-fuse, internal/procstat and the standard library.
 package lazyfs

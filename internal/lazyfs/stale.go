@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/locktorture/locktorture/internal/procstat"
 )
 
 // owner names process pid for a mount's source: its PID namespace, PID
@@ -22,30 +24,11 @@ func owner(pid int) string {
 		ns = "?"
 	}
 	ns = strings.Trim(strings.TrimPrefix(ns, "pid:"), "[]")
-	start, err := processStart(pid)
+	start, err := procstat.Start(pid)
 	if err != nil {
 		return ""
 	}
 	return fmt.Sprintf("%s.%d.%s", ns, pid, start)
-}
-
-// processStart returns field 22 of /proc/pid/stat: the process's start
-// time in clock ticks since boot.
-func processStart(pid int) (string, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return "", err
-	}
-	// The command name, field 2, is in parentheses and may hold spaces.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return "", errors.New("bad stat")
-	}
-	f := strings.Fields(string(b[i+1:])) // from field 3
-	if len(f) < 20 {
-		return "", errors.New("bad stat")
-	}
-	return f[19], nil
 }
 
 // dead reports whether the process an owner names has surely ended: same
@@ -64,7 +47,7 @@ func dead(o string) bool {
 	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
 		return true
 	}
-	start, err := processStart(pid)
+	start, err := procstat.Start(pid)
 	return err == nil && start != f[2]
 }
 

@@ -1,0 +1,33 @@
+// Package procstat reads what /proc says of a process: its start time,
+// which tells a process from a later one that reuses its PID (the owner
+// labels of the docker backend's containers and of lazyfs's mounts).
+//
+// It imports the standard library only.
+package procstat
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Start returns field 22 of /proc/pid/stat: the process's start time in
+// clock ticks since boot.
+func Start(pid int) (string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "", err
+	}
+	// The command name, field 2, is in parentheses and may hold spaces.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return "", errors.New("bad stat")
+	}
+	f := strings.Fields(string(b[i+1:])) // from field 3
+	if len(f) < 20 {
+		return "", errors.New("bad stat")
+	}
+	return f[19], nil
+}
