@@ -525,3 +525,107 @@ func (rc *RedisCluster) WaitMaster(ctx context.Context, n *Node) error {
 		return err
 	})
 }
+
+// MastersNow returns the nodes node ask says are masters serving slots
+// and not failed, by index.
+func (rc *RedisCluster) MastersNow(ctx context.Context, ask *Node) ([]*Node, error) {
+	text, err := ask.Client().ClusterNodes(ctx).Result()
+	if err != nil {
+		return nil, fmt.Errorf("cluster: %s: cluster nodes: %w", ask.name, err)
+	}
+	var ms []*Node
+	for line := range strings.Lines(text) {
+		f := strings.Fields(line)
+		if len(f) < 9 || !strings.Contains(f[2], "master") || strings.Contains(f[2], "fail") {
+			continue
+		}
+		addr, _, _ := strings.Cut(f[1], "@")
+		if n := rc.nodeByAnnounced(addr); n != nil {
+			ms = append(ms, n)
+		}
+	}
+	slices.SortFunc(ms, func(a, b *Node) int { return a.index - b.index })
+	return ms, nil
+}
+
+// migrateTimeout is MIGRATE's own timeout (ms) for a batch of keys.
+const migrateTimeout = 5000
+
+// MigrateSlot moves slot from master from to master to while clients
+// go on using it, as an operator's live resharding does (redis-cli
+// --cluster reshard): to imports it, from migrates it (a key of the slot
+// from no longer has is redirected to to with ASK), MIGRATE moves its keys
+// in batches (each atomically, DUMP and RESTORE with its remaining TTL,
+// over the announced path, so a cut there stops it), and CLUSTER SETSLOT
+// NODE gives the slot to to, on to first, then from, then the other
+// masters (a client that asks from then gets MOVED). It returns the keys
+// it moved. On an error after some keys moved, the slot is still given
+// to to, which holds them; before, both nodes are set STABLE again.
+func (rc *RedisCluster) MigrateSlot(ctx context.Context, slot int, from, to *Node) ([]string, error) {
+	ids := map[*Node]string{}
+	for _, n := range []*Node{from, to} {
+		id, err := n.Client().Do(ctx, "CLUSTER", "MYID").Text()
+		if err != nil {
+			return nil, fmt.Errorf("cluster: %s: cluster myid: %w", n.name, err)
+		}
+		ids[n] = id
+	}
+	stable := func(err error) error {
+		for _, n := range []*Node{to, from} {
+			if e := n.Client().Do(context.WithoutCancel(ctx), "CLUSTER", "SETSLOT", slot, "STABLE").Err(); e != nil {
+				err = errors.Join(err, fmt.Errorf("cluster: %s: cluster setslot %d stable: %w", n.name, slot, e))
+			}
+		}
+		return err
+	}
+	if err := to.Client().Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", ids[from]).Err(); err != nil {
+		return nil, stable(fmt.Errorf("cluster: %s: cluster setslot %d importing: %w", to.name, slot, err))
+	}
+	if err := from.Client().Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", ids[to]).Err(); err != nil {
+		return nil, stable(fmt.Errorf("cluster: %s: cluster setslot %d migrating: %w", from.name, slot, err))
+	}
+	host, port, err := net.SplitHostPort(rc.AnnouncedAddr(to))
+	if err != nil {
+		return nil, stable(err)
+	}
+	var moved []string
+	var merr error
+	for {
+		keys, err := from.Client().ClusterGetKeysInSlot(ctx, slot, 100).Result()
+		if err != nil {
+			merr = fmt.Errorf("cluster: %s: cluster getkeysinslot %d: %w", from.name, slot, err)
+			break
+		}
+		if len(keys) == 0 {
+			break
+		}
+		// The password travels in the command, never on a command line.
+		args := []any{"MIGRATE", host, port, "", 0, migrateTimeout, "AUTH", rc.c.password, "KEYS"}
+		for _, k := range keys {
+			args = append(args, k)
+		}
+		if err := from.Client().Do(ctx, args...).Err(); err != nil && !errors.Is(err, redis.Nil) {
+			merr = fmt.Errorf("cluster: %s: migrate %d keys of slot %d to %s: %w", from.name, len(keys), slot, to.name, err)
+			break
+		}
+		moved = append(moved, keys...)
+	}
+	if merr != nil && len(moved) == 0 {
+		return nil, stable(merr)
+	}
+	order := []*Node{to, from}
+	others, err := rc.MastersNow(ctx, to)
+	if err == nil {
+		for _, n := range others {
+			if n != to && n != from {
+				order = append(order, n)
+			}
+		}
+	}
+	for _, n := range order {
+		if e := n.Client().Do(context.WithoutCancel(ctx), "CLUSTER", "SETSLOT", slot, "NODE", ids[to]).Err(); e != nil {
+			merr = errors.Join(merr, fmt.Errorf("cluster: %s: cluster setslot %d node %s: %w", n.name, slot, to.name, e))
+		}
+	}
+	return moved, merr
+}

@@ -102,6 +102,63 @@ func TestRedisClusterForceFailoverLosesUnreplicatedWrite(t *testing.T) {
 	}
 }
 
+// A slot migrated while a key of it is held: the key moves to the new
+// master with its TTL, a cluster client follows the redirection to it,
+// and SET NX on it still fails throughout; the slot ends on the new
+// master in every master's view.
+func TestRedisClusterMigrateSlotKeepsTheKey(t *testing.T) {
+	rc := startRedisCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cc := rc.newClusterClient()
+	defer cc.Close()
+	key := "k1"
+	if err := cc.Set(ctx, key, "token", 20*time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	from, _, err := rc.SlotOwner(ctx, nil, Slot(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	masters, err := rc.MastersNow(ctx, from)
+	if err != nil || len(masters) != 3 {
+		t.Fatalf("masters %v, %v; want 3", masters, err)
+	}
+	to := masters[0]
+	if to == from {
+		to = masters[1]
+	}
+	moved, err := rc.MigrateSlot(ctx, Slot(key), from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(moved) != 1 || moved[0] != key {
+		t.Errorf("moved %q, want [%s]", moved, key)
+	}
+	if n, err := from.Client().Exists(ctx, key).Result(); err == nil || !strings.HasPrefix(err.Error(), "MOVED") {
+		t.Errorf("EXISTS %s on the old master %s: %d, %v; want MOVED", key, from.Name(), n, err)
+	}
+	ttl, err := to.Client().PTTL(ctx, key).Result()
+	if err != nil || ttl <= 10*time.Second || ttl > 20*time.Second {
+		t.Errorf("%s's PTTL of %s: %v, %v; want the TTL kept", to.Name(), key, ttl, err)
+	}
+	if ok, err := cc.SetNX(ctx, key, "other", time.Second).Result(); err != nil || ok {
+		t.Errorf("SET NX on the held key after the move: %v, %v; want refused", ok, err)
+	}
+	if got, err := cc.Get(ctx, key).Result(); err != nil || got != "token" {
+		t.Errorf("GET through the cluster client: %q, %v", got, err)
+	}
+	for _, m := range masters {
+		owner, _, err := rc.SlotOwner(ctx, m, Slot(key))
+		if err != nil || owner != to {
+			t.Errorf("%s says slot %d is %v's (%v), want %s", m.Name(), Slot(key), owner, err, to.Name())
+		}
+	}
+	if err := rc.WaitHealthy(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestClusterSpec: the cluster topology takes 6 nodes by default, an
 // even number otherwise, on the process backend only; each refusal is
 // one line.

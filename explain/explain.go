@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/locktorture/locktorture/checker"
 )
@@ -68,6 +69,13 @@ const (
 	// never had the key before the second grant: the grant had not been
 	// replicated.
 	PromotedWithoutKey Cause = "promoted replica without the key"
+	// MinorityMaster: on Redis Cluster, the master of the key's slot was
+	// cut off every other node (cluster-partition-master) before it
+	// granted the first lease: a minority of one, it still accepted the
+	// write until the node timeout told it so, and the majority promoted
+	// its replica, which the node evidence shows never had the key, and
+	// which granted the second.
+	MinorityMaster Cause = "minority master accepted the grant"
 	// LockLogic: no fault explains it; the nodes' evidence shows the lock
 	// itself broke exclusion (a key set over a live one, deleted for
 	// another client, quorums that do not intersect, a validity that
@@ -78,7 +86,7 @@ const (
 )
 
 // Causes lists every Cause, in the order of their constants.
-var Causes = []Cause{ClockJump, Restart, Failover, Stalled, ExtendAfterExpiry, LateNotice, Evicted, PowerLoss, ServerStall, BrokenConnection, ReplicationCut, LockLogic, Unknown}
+var Causes = []Cause{ClockJump, Restart, Failover, PromotedWithoutKey, MinorityMaster, Stalled, ExtendAfterExpiry, LateNotice, Evicted, PowerLoss, ServerStall, BrokenConnection, ReplicationCut, LockLogic, Unknown}
 
 // Explanation is the cause of one violation, in one paragraph.
 type Explanation struct {
@@ -233,6 +241,24 @@ func (f fault) String() string {
 	return fmt.Sprintf("fault #%d (%s, %s–%s)", f.num, f.w.Desc, Secs(f.w.Start), Secs(f.w.End))
 }
 
+// cutOffAt reads when cluster-partition-master cut its master off, from
+// its description ("… master n2 cut off at 7.531s, at client …").
+var cutOffAt = regexp.MustCompile(`^cluster-partition-master: .* cut off at ([0-9.]+(?:ms|s|m))\b`)
+
+// minorityCut reports whether f cut the master that alone granted la off
+// the other nodes before la's acquire returned, and when it did.
+func minorityCut(f fault, la checker.Lease) (int64, bool) {
+	m := cutOffAt.FindStringSubmatch(f.w.Desc)
+	if m == nil || len(la.Granted) != 1 || len(f.nodes) == 0 || f.nodes[0] != la.Granted[0] {
+		return 0, false
+	}
+	d, err := time.ParseDuration(m[1])
+	if err != nil || int64(d) > la.Start {
+		return 0, false
+	}
+	return int64(d), true
+}
+
 // find returns the last fault of kind (on node, when node ≥ 0 and the
 // fault names nodes) active at some time in [from, to].
 func find(fs []fault, kind string, node int, from, to int64) (fault, bool) {
@@ -261,7 +287,7 @@ type finding struct {
 // rank orders causes by how specific they are: a named fault first.
 func rank(c Cause) int {
 	switch c {
-	case ClockJump, Restart, Failover, PromotedWithoutKey, ExtendAfterExpiry, LateNotice, Evicted, PowerLoss:
+	case ClockJump, Restart, Failover, PromotedWithoutKey, MinorityMaster, ExtendAfterExpiry, LateNotice, Evicted, PowerLoss:
 		return 3
 	case Stalled, ServerStall, BrokenConnection, ReplicationCut:
 		return 2
@@ -402,6 +428,14 @@ func cause(a *checker.Analysis, fs []fault, ke *checker.KeyEvidence, la, lb chec
 				}
 			}
 			if missing {
+				if cut, ok := minorityCut(f, la); ok {
+					text = fmt.Sprintf("%s: %s was cut off every other node at %s and granted P%d's lease at %s all the same, a minority of one that had not yet noticed (the node timeout); the majority promoted %s in its place.",
+						capital(f.String()), nodeList(la.Granted), Secs(cut), la.Process, Secs(la.Start), nodeList(lb.Granted))
+					for _, n := range lb.Granted {
+						text += fmt.Sprintf(" %s never had the key before P%d set it.", NodeName(n), lb.Process)
+					}
+					return finding{cause: MinorityMaster, fault: f.num, node: firstOr(la.Granted), text: text}
+				}
 				return finding{cause: PromotedWithoutKey, fault: f.num, node: firstOr(lb.Granted), text: text}
 			}
 		}

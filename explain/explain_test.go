@@ -2,6 +2,9 @@ package explain_test
 
 import (
 	"cmp"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -72,6 +75,11 @@ func TestCauses(t *testing.T) {
 		// setnx/cluster-failover-unreplicated).
 		{"lease-invalid_resource-invalid_cause-promoted-without-key.jsonl", "lease", explain.PromotedWithoutKey, 1, "n5",
 			[]string{"promoted n5 in its place", "n5 never had the key before P1 set it: n2's grant had not been replicated"}},
+		// Redis Cluster: the key's master, already cut off every other
+		// node, granted the first lease, and the majority promoted its
+		// replica (matrix setnx/cluster-partition-master).
+		{"lease-invalid_resource-invalid_cause-minority-master.jsonl", "lease", explain.MinorityMaster, 1, "n2",
+			[]string{"n2 was cut off every other node at 0.100 s and granted P0's lease at 0.105 s all the same", "promoted n5 in its place", "n5 never had the key before P1 set it"}},
 		{"lease-valid_resource-invalid_cause-stalled.jsonl", "resource", explain.Stalled, 1, "",
 			[]string{"both read 0 and wrote 1", "P0's lease aaaaaa… was valid to 1.000 s", "client-pause 1s"}},
 		{"lease-invalid_resource-unknown_cause-extend-after-expiry.jsonl", "lease", explain.ExtendAfterExpiry, 0, "n1",
@@ -210,5 +218,66 @@ func TestPromotedWithoutKeyNeedsEvidence(t *testing.T) {
 	}
 	if ex[0].Cause == explain.PromotedWithoutKey {
 		t.Errorf("without observations: cause %q\n%s", ex[0].Cause, ex[0].Text)
+	}
+}
+
+// TestMinorityMasterNeedsTheCutFirst: the same history with the master
+// cut off after its grant (the grant then reached it while it was part
+// of the majority, and was lost unreplicated) is a promoted replica
+// without the key, not a minority master's grant.
+func TestMinorityMasterNeedsTheCutFirst(t *testing.T) {
+	evs, err := history.ReadFile(filepath.Join("..", "checker", "testdata", "lease-invalid_resource-invalid_cause-minority-master.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range evs {
+		if e.F == history.FaultStart || e.F == history.FaultStop {
+			evs[i].Value = strings.Replace(e.Value, "cut off at 0.100s", "cut off at 0.106s", 1)
+		}
+	}
+	a, err := checker.Analyze(evs, checker.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, _ := explain.Explain(&a, 0)
+	if len(ex) == 0 {
+		t.Fatal("no explanation")
+	}
+	if ex[0].Cause != explain.PromotedWithoutKey {
+		t.Errorf("cut after the grant: cause %q, want %q\n%s", ex[0].Cause, explain.PromotedWithoutKey, ex[0].Text)
+	}
+}
+
+// TestCausesListsEveryCause: Causes, which the cause tables of the
+// reports count by, lists every Cause constant of explain.go once.
+func TestCausesListsEveryCause(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "explain.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var consts []string
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, sp := range g.Specs {
+			v := sp.(*ast.ValueSpec)
+			if id, ok := v.Type.(*ast.Ident); ok && id.Name == "Cause" {
+				for _, n := range v.Names {
+					consts = append(consts, n.Name)
+				}
+			}
+		}
+	}
+	if len(consts) != len(explain.Causes) {
+		t.Errorf("explain.go declares %d causes %v; Causes lists %d", len(consts), consts, len(explain.Causes))
+	}
+	seen := map[explain.Cause]bool{}
+	for _, c := range explain.Causes {
+		if seen[c] {
+			t.Errorf("Causes lists %q twice", c)
+		}
+		seen[c] = true
 	}
 }

@@ -22,7 +22,7 @@ func TestClusterReplay(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two runs on a Redis Cluster per kind")
 	}
-	for _, kind := range []string{"cluster-failover-unreplicated", "cluster-partition-master", "cluster-kill-master"} {
+	for _, kind := range []string{"cluster-failover-unreplicated", "cluster-partition-master", "cluster-kill-master", "cluster-migrate"} {
 		t.Run(kind, func(t *testing.T) {
 			cfg := harness.Config{
 				Workload: harness.Workload{Lock: "setnx", Clients: 4, Keys: 1, Duration: 7 * time.Second, TTL: 2 * time.Second, Hold: 1500 * time.Millisecond, Seed: 3},

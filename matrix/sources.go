@@ -37,6 +37,8 @@ const (
 	SrcRepl = "Redis docs, replication (redis.io/docs/latest/operate/oss_and_stack/management/replication/): replication is asynchronous, a replica cut off from its master lags and resynchronises once the link is back; Sentinel promotes a replica only when a quorum of sentinels cannot reach the master"
 	// SrcCluster is the source of the Redis Cluster rows.
 	SrcCluster = "Redis docs, Redis Cluster specification (redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/): replication is asynchronous, so a master can acknowledge a write and fail before its replica receives it, and the promoted replica lacks it; a master partitioned with a minority keeps accepting writes for up to node timeout, and those are lost once the majority promotes its replica; WAIT makes the loss less likely, not impossible"
+	// SrcMigrate is the source of the slot migration row.
+	SrcMigrate = "Redis docs, Redis Cluster specification, live resharding and ASK redirection (redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/): MIGRATE moves a key atomically, so it is on the source or on the target and never on both, with its expire; a client that misses a key on the migrating node is sent to the importing one with ASK, and once the slot is assigned, with MOVED"
 	// SrcEvict is the source of the memory-pressure rows.
 	SrcEvict = "Redis docs, \"Key eviction\" (redis.io/docs/latest/develop/reference/eviction/): with maxmemory reached, allkeys-lru evicts the least recently used keys whatever their TTL, and noeviction evicts nothing and refuses the writes that need more memory"
 )

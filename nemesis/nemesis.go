@@ -227,6 +227,7 @@ var kinds = []Kind{
 	clusterFailoverUnreplicatedKind,
 	clusterKillMasterKind,
 	clusterPartitionMasterKind,
+	clusterMigrateKind,
 	latencyGroupKind, // the envelope of the elapsed-time term
 	clientStopKind,
 	clientStopRandomKind,

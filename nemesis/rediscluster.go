@@ -426,3 +426,142 @@ func (f *ClusterPartitionMaster) Start(ctx context.Context, t *Target) error {
 	}
 	return f.ClusterFailoverUnreplicated.Start(ctx, t)
 }
+
+// ClusterMigrate moves the slot of a held key to another master while
+// it is held, as an operator's live resharding does
+// (cluster.RedisCluster.MigrateSlot): the old master migrates it, the
+// new one imports it, MIGRATE moves the key with its remaining TTL, and
+// the slot is given to the new master. A client whose key is gone from
+// the old master is redirected (ASK, then MOVED) and finds it, still
+// held, on the new one. The new master is the first other master by
+// index after the old one. Heal waits for a healthy cluster; the slot
+// stays where it moved.
+type ClusterMigrate struct {
+	Aim
+}
+
+var (
+	_ ArmedFault    = (*ClusterMigrate)(nil)
+	_ RefusingFault = (*ClusterMigrate)(nil)
+	_ LastingFault  = (*ClusterMigrate)(nil)
+)
+
+var clusterMigrateKind = Kind{
+	Name:    "cluster-migrate",
+	Window:  Workload{Keys: 1, TTL: 3 * time.Second, Hold: 2500 * time.Millisecond, Interval: 3 * time.Second, Duration: 20 * time.Second},
+	Summary: "move the slot of a held key to another master while it is held (SETSLOT MIGRATING and IMPORTING, MIGRATE, SETSLOT NODE): the key moves with its TTL and clients follow ASK and MOVED",
+	Needs:   Needs{Topology: cluster.TopologyCluster, TTL: true},
+	Plan: func(_ *rand.Rand, s Setup) Fault {
+		return &ClusterMigrate{Aim: newAim(s)}
+	},
+	Decode: decode[ClusterMigrate],
+}
+
+// Refuse says why the fault does not fit s, or "".
+func (f *ClusterMigrate) Refuse(s Setup) string {
+	if f.struck() && len(f.Decision.Targets) != 2 {
+		return fmt.Sprintf("cluster-migrate: decision: %d targets, want the old master and the new", len(f.Decision.Targets))
+	}
+	return f.refuse("cluster-migrate", s.Nodes)
+}
+
+func (f *ClusterMigrate) String() string {
+	s := "cluster-migrate: move a held key's slot to another master"
+	if f.struck() {
+		return s + decided(f.Decision, "slot moved from "+nodeNames(f.Decision.Targets[:1])+" to "+nodeNames(f.Decision.Targets[1:])+" at "+time.Duration(f.Decision.At).Round(time.Millisecond).String())
+	}
+	return s + decided(f.Decision, "")
+}
+
+// Arm waits for a grant and aims at the master of its key's slot, as the
+// cluster then says, and the next master after it; a replay aims at the
+// recorded offset.
+func (f *ClusterMigrate) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
+	rc, err := redisClusterOf(t)
+	if err != nil {
+		return false, err
+	}
+	rec := f.Decision
+	d, err := watch(ctx, t, base, rec, func(c Change, _ time.Duration) (aim, bool) {
+		return aim{}, c.Kind == HoldGranted
+	})
+	if err != nil || d.Missed != "" {
+		f.Decision = d
+		return false, err
+	}
+	from, _, err := rc.SlotOwner(ctx, nil, cluster.Slot(d.Trigger.Key))
+	var masters []*cluster.Node
+	if err == nil {
+		masters, err = rc.MastersNow(ctx, from)
+	}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		f.Decision = &Decision{Missed: "the step's window closed before the cluster named the key's master"}
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	to := nextMaster(masters, from)
+	if to == nil {
+		f.Decision = &Decision{Missed: fmt.Sprintf("no master but %s to move %s's slot to", from.Name(), d.Trigger.Key)}
+		return false, nil
+	}
+	d.Targets = []int{from.Index(), to.Index()}
+	if rec != nil {
+		live := *d
+		d.Replay = replayTargets(rec, &live)
+		if d.Replay == "same" {
+			d.Replay = replayDiff(t, base, rec.Trigger)
+		}
+	}
+	f.Decision = d
+	return true, nil
+}
+
+// nextMaster returns the first of masters (by index) after from, wrapping
+// round, other than from; nil if there is none.
+func nextMaster(masters []*cluster.Node, from *cluster.Node) *cluster.Node {
+	var first *cluster.Node
+	for _, m := range masters {
+		switch {
+		case m == from:
+		case m.Index() > from.Index():
+			return m
+		case first == nil:
+			first = m
+		}
+	}
+	return first
+}
+
+// Start moves the slot.
+func (f *ClusterMigrate) Start(ctx context.Context, t *Target) error {
+	if !f.struck() {
+		return nil
+	}
+	rc, err := redisClusterOf(t)
+	if err != nil {
+		return err
+	}
+	from, err := node(t, f.Decision.Targets[0])
+	if err != nil {
+		return err
+	}
+	to, err := node(t, f.Decision.Targets[1])
+	if err != nil {
+		return err
+	}
+	_, err = rc.MigrateSlot(ctx, cluster.Slot(f.Decision.Trigger.Key), from, to)
+	return err
+}
+
+// Heal waits for a healthy cluster.
+func (f *ClusterMigrate) Heal(ctx context.Context, t *Target) error {
+	rc, err := redisClusterOf(t)
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, clusterHealTimeout)
+	defer cancel()
+	return rc.WaitHealthy(wctx)
+}
