@@ -63,6 +63,7 @@ func TestBugModules(t *testing.T) {
 		t.Fatal(err)
 	}
 	libs := map[string]string{
+		"gozero-reacquire":       "github.com/zeromicro/go-zero",
 		"redsync-extend-cleanup": "github.com/go-redsync/redsync/v4",
 		"redsync-extend-status":  "github.com/go-redsync/redsync/v4",
 	}
