@@ -63,8 +63,10 @@ func TestBugModules(t *testing.T) {
 		t.Fatal(err)
 	}
 	libs := map[string]string{
-		"redsync-extend-cleanup": "github.com/go-redsync/redsync/v4",
-		"redsync-extend-status":  "github.com/go-redsync/redsync/v4",
+		"gozero-reacquire":            "github.com/zeromicro/go-zero",
+		"redsync-extend-cleanup":      "github.com/go-redsync/redsync/v4",
+		"redsync-extend-status":       "github.com/go-redsync/redsync/v4",
+		"rueidislock-extend-deadline": "github.com/redis/rueidis",
 	}
 	for _, dir := range modules(t) {
 		t.Run(dir, func(t *testing.T) {
