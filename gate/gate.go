@@ -261,6 +261,7 @@ func NewPlan(o Options) (*Plan, error) {
 		return nil, errors.New("gate: jobs must be positive")
 	}
 	o.Jobs = max(o.Jobs, 1)
+	keep = floor(keep, o.Seeds, o.Duration)
 	seeds, d, scaled, err := fit(keep, o.Seeds, o.Duration, o.Budget, o.Jobs)
 	if err != nil {
 		return nil, err
@@ -498,6 +499,38 @@ func cost(specs []matrix.Spec, n int, d time.Duration, jobs int) time.Duration {
 		t += time.Duration(n) * matrix.ExpectedRun(sp, d)
 	}
 	return t / time.Duration(max(jobs, 1))
+}
+
+// floor raises each cell's MinDuration to the shortest duration, from
+// MinDuration up to d in whole 100 ms, at which every seed draws a fault
+// schedule that fits the run (harness.FitsSchedule: a run with faults
+// that injects none is refused), so that fit never shortens a cell's runs
+// below what its faults need: a client-stop holds its step for the pause
+// and a TTL more. A cell no shorter duration fits keeps d.
+func floor(specs []matrix.Spec, seeds []int64, d time.Duration) []matrix.Spec {
+	out := slices.Clone(specs)
+	fits := func(sp matrix.Spec, try time.Duration) bool {
+		for _, seed := range seeds {
+			if sp.FitsSchedule(seed, try) != nil {
+				return false
+			}
+		}
+		return true
+	}
+	for i, sp := range out {
+		if len(sp.Config.Nemesis) == 0 || sp.MinDuration >= d {
+			continue
+		}
+		need := d
+		for try := max(sp.MinDuration, min(d, MinDuration)); try < d; try += 100 * time.Millisecond {
+			if fits(sp, try) {
+				need = try
+				break
+			}
+		}
+		out[i].MinDuration = max(sp.MinDuration, need)
+	}
+	return out
 }
 
 // fit returns the seeds and duration that fit the budget: the runs as

@@ -240,3 +240,33 @@ func TestExecLockGate(t *testing.T) {
 		t.Fatalf("cells %v, want %v", names, want)
 	}
 }
+
+// TestFloorFitsEveryCell: whatever the budget shortens the runs to, no
+// cell of a registered lock runs shorter than its faults need: at the
+// shortest duration fit may choose (MinDuration, raised to the cell's
+// floor), every seed draws a fault schedule that fits. (rueidislock's
+// client-stop, its pause and a TTL after 2 s of quiet, needs more than
+// the 5 s floor: unfloored, a gate scaled to 6.7 s refused to start.)
+func TestFloorFitsEveryCell(t *testing.T) {
+	seeds := []int64{1, 2, 3, 4, 5}
+	for _, name := range locks.Names() {
+		specs, _, err := matrix.CellsFor(name)
+		if errors.Is(err, locks.ErrNoPromises) {
+			continue // no cells (this package's tests register such locks)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sp := range floor(specs, seeds, matrix.DefaultDuration) {
+			d := max(MinDuration, sp.MinDuration)
+			if d >= matrix.DefaultDuration {
+				continue // runs as the matrix runs it
+			}
+			for _, seed := range seeds {
+				if err := sp.FitsSchedule(seed, d); err != nil {
+					t.Errorf("%s, seed %d, at %s: %v", sp.Name, seed, d, err)
+				}
+			}
+		}
+	}
+}

@@ -310,6 +310,13 @@ func (sp Spec) RunConfig(seed int64, d time.Duration) harness.Config {
 	return c
 }
 
+// FitsSchedule reports whether a run of the cell with seed, lasting d,
+// draws a fault schedule that fits it (harness.FitsSchedule), with the
+// harness's error when it does not.
+func (sp Spec) FitsSchedule(seed int64, d time.Duration) error {
+	return harness.FitsSchedule(sp.RunConfig(seed, d))
+}
+
 // stops says when a run of the cell may end before its duration: at the
 // first violation of a property it expects safe (anyOf: decided against
 // the lock), or once every property it expects violated has shown one
