@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
@@ -49,12 +50,36 @@ func (l *Link) Name() string { return l.name }
 // Remote reports whether the proxy lives on a remote toxiproxy server.
 func (l *Link) Remote() bool { return l.remote != nil }
 
+// localToxicTimeout bounds a change of an in-process proxy's toxics.
+// toxiproxy v2.12.0 interrupts every toxic of a connection to change its
+// chain, and a toxic blocked handing data to a connection's writer that
+// takes nothing (its client stopped reading) never takes the interrupt:
+// the change, and every later one on that proxy, waits for ever. Bounded,
+// the change returns an error and the run ends with it instead of hanging
+// (the blocked call is left behind).
+var localToxicTimeout = 30 * time.Second
+
+// local runs f, a change of the in-process proxy's toxics, bounded by
+// localToxicTimeout.
+func local(ctx context.Context, f func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, localToxicTimeout)
+	defer cancel()
+	err := callCtx(ctx, f)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("toxiproxy did not change the proxy's toxics within %v (a connection's writer takes nothing): %w", localToxicTimeout, err)
+	}
+	return err
+}
+
 // AddToxic adds t to the proxy; it acts on open and new connections.
 func (l *Link) AddToxic(ctx context.Context, t Toxic) error {
 	if l.local != nil {
 		b, err := json.Marshal(t)
 		if err == nil {
-			_, err = l.local.Toxics.AddToxicJson(bytes.NewReader(b))
+			err = local(ctx, func() error {
+				_, err := l.local.Toxics.AddToxicJson(bytes.NewReader(b))
+				return err
+			})
 		}
 		if err != nil {
 			return fmt.Errorf("cluster: toxic %s on %s: %w", t.Name, l.name, err)
@@ -82,7 +107,8 @@ func (l *Link) AddToxic(ctx context.Context, t Toxic) error {
 func (l *Link) RemoveToxic(ctx context.Context, name string) error {
 	var err error
 	if l.local != nil {
-		if err = l.local.Toxics.RemoveToxic(ctx, name); errors.Is(err, toxiproxy.ErrToxicNotFound) {
+		err = local(ctx, func() error { return l.local.Toxics.RemoveToxic(context.WithoutCancel(ctx), name) })
+		if errors.Is(err, toxiproxy.ErrToxicNotFound) {
 			err = ErrNoToxic
 		}
 	} else {
