@@ -102,6 +102,15 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	plan, err := NewPlan(o)
+	var budgetErr error
+	if *list && errors.Is(err, ErrBudget) {
+		// The cells are listed all the same, and the last line says
+		// that the budget does not hold them.
+		budgetErr = err
+		big := o
+		big.Budget = 1000 * time.Hour
+		plan, err = NewPlan(big)
+	}
 	if err != nil {
 		return err
 	}
@@ -120,6 +129,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(stdout, "seeds %v, %s a run, about %s\n", res.Seeds, res.Duration, time.Duration(res.Expected*float64(time.Second)).Round(time.Second))
 		if res.Scaled != "" {
 			fmt.Fprintf(stdout, "scaled: %s\n", res.Scaled)
+		}
+		if budgetErr != nil {
+			fmt.Fprintf(stdout, "the run would stop: %v (a larger --budget, or fewer cells with --cells)\n", budgetErr)
 		}
 		return nil
 	}

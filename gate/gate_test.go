@@ -270,3 +270,25 @@ func TestFloorFitsEveryCell(t *testing.T) {
 		}
 	}
 }
+
+// TestListBeyondTheBudget: --list of a lock whose cells the budget cannot
+// hold still lists them, and its last line says the run would stop and
+// why (docs/gate.md shows `torture gate --lock setnx --list`).
+func TestListBeyondTheBudget(t *testing.T) {
+	var out, errOut bytes.Buffer
+	err := Command(t.Context(), []string{"--lock", "setnx", "--list", "--budget", "1m"}, &out, &errOut)
+	if err != nil {
+		t.Fatalf("--list: %v\n%s", err, errOut.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if !strings.Contains(out.String(), "setnx/cluster-migrate") {
+		t.Errorf("--list does not list the cells:\n%s", out.String())
+	}
+	if last := lines[len(lines)-1]; !strings.Contains(last, "budget too small") {
+		t.Errorf("last line %q; want it to say the budget is too small", last)
+	}
+	// Without --list the same budget is an error.
+	if err := Command(t.Context(), []string{"--lock", "setnx", "--budget", "1m", "--out", t.TempDir()}, &out, &errOut); !errors.Is(err, ErrBudget) {
+		t.Errorf("the gate itself: %v, want ErrBudget", err)
+	}
+}
