@@ -294,27 +294,54 @@ func (f *ClusterKillMaster) String() string {
 // Arm waits for a grant and aims at the master of its key's slot, as the
 // cluster then says; a replay aims at the recorded offset.
 func (f *ClusterKillMaster) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
-	rc, err := redisClusterOf(t)
+	d, err := armAtGrant(ctx, t, base, f.Decision, func(_ context.Context, _ *cluster.RedisCluster, master *cluster.Node) ([]int, string, error) {
+		return []int{master.Index()}, "", nil
+	})
+	return f.settle(d, err)
+}
+
+// settle keeps an arm's decision, when there is one, and reports whether
+// it struck.
+func (a *Aim) settle(d *Decision, err error) (bool, error) {
+	if d != nil {
+		a.Decision = d
+	}
 	if err != nil {
 		return false, err
 	}
-	rec := f.Decision
+	return a.struck(), nil
+}
+
+// armAtGrant waits for a grant (a replay: the recorded offset) and aims
+// at the nodes targets picks from the master of the granted key's slot,
+// as the cluster then says, or says why it missed; a replay's decision
+// says what it found live. It returns the decision (nil when the cluster
+// could not be asked, with the error).
+func armAtGrant(ctx context.Context, t *Target, base time.Time, rec *Decision,
+	targets func(context.Context, *cluster.RedisCluster, *cluster.Node) ([]int, string, error)) (*Decision, error) {
+	rc, err := redisClusterOf(t)
+	if err != nil {
+		return nil, err
+	}
 	d, err := watch(ctx, t, base, rec, func(c Change, _ time.Duration) (aim, bool) {
 		return aim{}, c.Kind == HoldGranted
 	})
 	if err != nil || d.Missed != "" {
-		f.Decision = d
-		return false, err
+		return d, err
 	}
 	master, _, err := rc.SlotOwner(ctx, nil, cluster.Slot(d.Trigger.Key))
+	missed := ""
+	if err == nil {
+		d.Targets, missed, err = targets(ctx, rc, master)
+	}
 	switch {
 	case err != nil && ctx.Err() != nil:
-		f.Decision = &Decision{Missed: "the step's window closed before the cluster named the key's master"}
-		return false, nil
+		return &Decision{Missed: "the step's window closed before the cluster named the key's master"}, nil
 	case err != nil:
-		return false, err
+		return nil, err
+	case missed != "":
+		return &Decision{Missed: missed}, nil
 	}
-	d.Targets = []int{master.Index()}
 	if rec != nil {
 		live := *d
 		d.Replay = replayTargets(rec, &live)
@@ -322,8 +349,7 @@ func (f *ClusterKillMaster) Arm(ctx context.Context, t *Target, base time.Time) 
 			d.Replay = replayDiff(t, base, rec.Trigger)
 		}
 	}
-	f.Decision = d
-	return true, nil
+	return d, nil
 }
 
 // Start kills the master.
@@ -477,45 +503,18 @@ func (f *ClusterMigrate) String() string {
 // cluster then says, and the next master after it; a replay aims at the
 // recorded offset.
 func (f *ClusterMigrate) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
-	rc, err := redisClusterOf(t)
-	if err != nil {
-		return false, err
-	}
-	rec := f.Decision
-	d, err := watch(ctx, t, base, rec, func(c Change, _ time.Duration) (aim, bool) {
-		return aim{}, c.Kind == HoldGranted
-	})
-	if err != nil || d.Missed != "" {
-		f.Decision = d
-		return false, err
-	}
-	from, _, err := rc.SlotOwner(ctx, nil, cluster.Slot(d.Trigger.Key))
-	var masters []*cluster.Node
-	if err == nil {
-		masters, err = rc.MastersNow(ctx, from)
-	}
-	switch {
-	case err != nil && ctx.Err() != nil:
-		f.Decision = &Decision{Missed: "the step's window closed before the cluster named the key's master"}
-		return false, nil
-	case err != nil:
-		return false, err
-	}
-	to := nextMaster(masters, from)
-	if to == nil {
-		f.Decision = &Decision{Missed: fmt.Sprintf("no master but %s to move %s's slot to", from.Name(), d.Trigger.Key)}
-		return false, nil
-	}
-	d.Targets = []int{from.Index(), to.Index()}
-	if rec != nil {
-		live := *d
-		d.Replay = replayTargets(rec, &live)
-		if d.Replay == "same" {
-			d.Replay = replayDiff(t, base, rec.Trigger)
+	d, err := armAtGrant(ctx, t, base, f.Decision, func(ctx context.Context, rc *cluster.RedisCluster, from *cluster.Node) ([]int, string, error) {
+		masters, err := rc.MastersNow(ctx, from)
+		if err != nil {
+			return nil, "", err
 		}
-	}
-	f.Decision = d
-	return true, nil
+		to := nextMaster(masters, from)
+		if to == nil {
+			return nil, fmt.Sprintf("no master but %s to move the key's slot to", from.Name()), nil
+		}
+		return []int{from.Index(), to.Index()}, "", nil
+	})
+	return f.settle(d, err)
 }
 
 // nextMaster returns the first of masters (by index) after from, wrapping
