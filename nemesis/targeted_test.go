@@ -128,6 +128,7 @@ func TestClockHold(t *testing.T) {
 		{"clock-holder", 1, [][]int{{0}}, []int{0}},
 		{"clock-holder", 3, [][]int{{0, 1, 2}, {1, 2}}, []int{2}},
 		{"clock-minority", 5, [][]int{{0, 1, 2}, {0, 1, 2, 3, 4}}, []int{1, 2}},
+		{"clock-minority", 5, [][]int{{0, 1, 2}, {0, 1, 3, 4}}, []int{1}},
 		{"clock-majority", 3, [][]int{{0, 2}}, []int{0, 2}},
 	} {
 		t.Run(tc.kind+"/"+string(rune('0'+tc.nodes)), func(t *testing.T) {
