@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -214,9 +215,15 @@ func printMatrix(w io.Writer, m report.Matrix, dir string) {
 		}
 		fmt.Fprintf(w, "%-40s %-9s %-9s %5d/%-2d %8.1f  %s\n", c.Name, c.Expect, c.Outcome, c.RunsWithViolation, len(c.Runs), c.AcqPerSec, mark)
 		for _, r := range c.Runs {
-			if r.Error != "" {
-				// The first line of the error: enough to say why, the rest is in the run's directory.
-				first, _, _ := strings.Cut(r.Error, "\n")
+			why := r.Error
+			if why == "" && !c.Matches && r.Outcome() == checker.OutcomeUnknown {
+				// Why a run of a cell that did not match decided nothing:
+				// a CI log then says it without the run's directory.
+				why = "decided nothing: " + cmp.Or(r.LeaseReason, r.ResourceReason, "no verdict")
+			}
+			if why != "" {
+				// The first line: enough to say why, the rest is in the run's directory.
+				first, _, _ := strings.Cut(why, "\n")
 				fmt.Fprintf(w, "    seed %d: %s\n", r.Seed, report.Printable(first))
 			}
 		}

@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/locks"
+	"github.com/locktorture/locktorture/report"
 )
 
 // A verdict about nothing is not a pass: each input below once ended in
@@ -263,5 +265,28 @@ func TestMatrixInterrupted(t *testing.T) {
 	md, _ := os.ReadFile(mds[0])
 	if !strings.Contains(string(md), "## Never ran") || strings.Contains(string(md), "every cell matches") {
 		t.Errorf("summary.md:\n%s", md)
+	}
+}
+
+// TestPrintMatrixSaysWhyUndecided: the one-screen summary of a matrix
+// names why a run of a cell that did not match decided nothing, so that
+// a CI log says it without the run's directory; a matching cell's runs
+// print nothing more.
+func TestPrintMatrixSaysWhyUndecided(t *testing.T) {
+	why := "no strike left a window: of the 2 targeted step(s), 2 missed"
+	m := report.Matrix{Cells: []report.Cell{
+		{Name: "redlock/clock-minority", Expect: report.ExpectSafe, Outcome: checker.OutcomeUnknown,
+			Runs: []report.CellRun{{Seed: 1, Lease: checker.Unknown, LeaseReason: why, Resource: checker.Unknown}}},
+		{Name: "redlock/none", Expect: report.ExpectSafe, Outcome: checker.OutcomeSafe, Matches: true,
+			Runs: []report.CellRun{{Seed: 1, Lease: checker.Valid, Resource: checker.Unknown, ResourceReason: "not tested"}}},
+	}}
+	var b strings.Builder
+	printMatrix(&b, m, "out")
+	out := b.String()
+	if !strings.Contains(out, "    seed 1: decided nothing: "+why+"\n") {
+		t.Errorf("no reason for the undecided run:\n%s", out)
+	}
+	if strings.Contains(out, "not tested") {
+		t.Errorf("a matching cell's run printed a reason:\n%s", out)
 	}
 }
