@@ -24,9 +24,12 @@ type Hold struct {
 	Fence int64 `json:"fence,omitempty"`
 	// Start is the Time of the acquire's ok.
 	Start int64 `json:"start"`
-	// End is the Time the hold ended (release invoke or validity). Start
-	// ≤ End.
+	// End is the Time the hold ended (release invoke, the lock's loss
+	// notice or validity). Start ≤ End.
 	End int64 `json:"end"`
+	// Lost: the lock's notice that the lease was lost ended the hold,
+	// before its validity and before any release.
+	Lost bool `json:"lost,omitempty"`
 }
 
 // Holds returns every hold in the history, per key, sorted by Start then
@@ -191,7 +194,7 @@ func (s *scanner) add(e *history.Event) error {
 		// no operation: it may come while the client has one open.
 		s.lossNotices++
 		s.count(e.F, string(e.Type))
-		s.endHold(e.Process, e.Key, e.Token, e.Time)
+		s.endHold(e.Process, e.Key, e.Token, e.Time, true)
 		if s.an != nil {
 			s.an.lost(e)
 		}
@@ -220,7 +223,7 @@ func (s *scanner) add(e *history.Event) error {
 			s.an.procs[p] = true
 		}
 		if e.F == history.Release {
-			s.endHold(p, e.Key, e.Token, e.Time)
+			s.endHold(p, e.Key, e.Token, e.Time, false)
 			if s.an != nil {
 				s.an.released(e)
 			}
@@ -271,7 +274,7 @@ func (s *scanner) add(e *history.Event) error {
 			// client id and thread) grants that client the same token
 			// again: the new grant is the client's current one, and
 			// its earlier hold of the token, if still open, ends here.
-			s.endHold(p, e.Key, token, e.Time)
+			s.endHold(p, e.Key, token, e.Time, false)
 			s.active[e.Key] = append(s.active[e.Key], &activeHold{
 				hold:       Hold{Key: e.Key, Process: p, Token: token, Fence: e.Fence, Start: e.Time},
 				validUntil: e.ValidUntil,
@@ -322,13 +325,14 @@ func (s *scanner) findHold(p int, key, token string) int {
 // endHold ends p's hold of token on key at t, or at its validity if that
 // came first: at the invoke of its release, at a new grant of its token,
 // at a loss notice.
-func (s *scanner) endHold(p int, key, token string, t int64) {
+func (s *scanner) endHold(p int, key, token string, t int64, lost bool) {
 	i := s.findHold(p, key, token)
 	if i < 0 {
 		return
 	}
 	a := s.active[key][i]
 	s.active[key] = slices.Delete(s.active[key], i, i+1)
+	a.hold.Lost = lost && t < a.validUntil
 	s.closeHold(a, min(t, a.validUntil))
 }
 

@@ -18,7 +18,8 @@ import (
 // strike at a hold whose holder released first tested nothing (with
 // 10 ms holds, RedLock's holder releases long before the node killed
 // under it is back). A strike at a grant the lock then refused (no hold
-// in the history) tested the lock's defence, and counts as a window.
+// in the history), or at a hold the lock then told its holder it had
+// lost, tested the lock's defence, and counts as a window.
 func Strikes(path string, a *checker.Analysis, ttl time.Duration) ([]report.Strike, error) {
 	ns, err := nemesis.Strikes(path)
 	if err != nil {
@@ -55,6 +56,13 @@ func Strikes(path string, a *checker.Analysis, ttl time.Duration) ([]report.Stri
 		rs.Window = open.Seconds()
 		need := MinWindow(ttl)
 		switch {
+		case h.Lost && h.End >= at:
+			// The lock itself told the holder it lost the lease after the
+			// strike (rueidislock watches its keys): the fault met the
+			// lock's defence, however soon.
+			rs.Outcome = report.StrikeWindow
+			rs.Why = fmt.Sprintf("the lock told client %d it lost %s %s after the strike: the fault met the lock's defence",
+				tr.Client, report.Printable(tr.Key), open.Round(time.Millisecond))
 		case open < need:
 			rs.Outcome = report.StrikeNoWindow
 			rs.Why = fmt.Sprintf("client %d's hold of %s ended %s after the strike, less than one node call (%s = TTL/10): its holder released before anyone else could be granted the key; a longer --hold gives the strike a window (leave it unset for the kind's own workload)",

@@ -129,6 +129,50 @@ func TestStrikes(t *testing.T) {
 	}
 }
 
+// TestStrikeAtLostHold: a strike at a hold that the lock then ended by
+// telling its holder it lost the lease, 14 ms later (rueidislock after a
+// power loss), met the lock's defence: a window, not a hold its holder
+// released too soon; the same hold released by its holder 14 ms after
+// the strike is one.
+func TestStrikeAtLostHold(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	for _, tc := range []struct {
+		end  string
+		want string
+	}{
+		{`{"process":0,"type":"info","f":"lost","key":"k","token":"a","time":` + itoa(1014*ms) + "}\n", report.StrikeWindow},
+		{`{"process":0,"type":"invoke","f":"release","key":"k","token":"a","time":` + itoa(1014*ms) + "}\n" +
+			`{"process":0,"type":"ok","f":"release","key":"k","token":"a","time":` + itoa(1015*ms) + "}\n", report.StrikeNoWindow},
+	} {
+		hist := `{"process":0,"type":"invoke","f":"acquire","key":"k","time":` + itoa(990*ms) + "}\n" +
+			`{"process":0,"type":"ok","f":"acquire","key":"k","token":"a","valid_until":` + itoa(1990*ms) + `,"time":` + itoa(1000*ms) + "}\n" +
+			`{"process":1,"type":"invoke","f":"acquire","key":"k","time":` + itoa(1005*ms) + "}\n" +
+			tc.end +
+			`{"process":1,"type":"fail","f":"acquire","key":"k","time":` + itoa(1500*ms) + "}\n"
+		dir := t.TempDir()
+		hpath := filepath.Join(dir, "history.jsonl")
+		if err := os.WriteFile(hpath, []byte(hist), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		a, _, err := Check(hpath, checker.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sched := `{"seed":1,"kinds":["power-loss-holder"],"interval":"1s","steps":[{"kind":"power-loss-holder","at":"500ms","for":"3s","desc":"power-loss-holder","params":{"pick":0,"min_left":"500ms","window":"2s","active":"1s","decision":{"at":"1s","trigger":{"change":"granted","client":0,"key":"k","granted":[0],"left":"990ms"},"targets":[0]}}}]}`
+		spath := filepath.Join(dir, "schedule.json")
+		if err := os.WriteFile(spath, []byte(sched), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		strikes, err := Strikes(spath, &a, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(strikes) != 1 || strikes[0].Outcome != tc.want {
+			t.Errorf("strikes %+v, want one %s", strikes, tc.want)
+		}
+	}
+}
+
 const releaseAt = int64(2000 * time.Millisecond)
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
