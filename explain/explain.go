@@ -223,6 +223,8 @@ func family(kind string) string {
 		return "cluster"
 	case kind == "pause-holder":
 		return "client-pause"
+	case kind == "power-loss-holder":
+		return "power-loss"
 	case strings.HasPrefix(kind, "client-stop"):
 		return "client-stop"
 	case kind == "evict" || kind == "noeviction":

@@ -27,6 +27,7 @@ func TestCatalogueReplay(t *testing.T) {
 		{"evict", nil},
 		{"noeviction", nil},
 		{"power-loss", func(c *harness.Config) { c.Appendfsync = cluster.AppendfsyncEverysec }},
+		{"power-loss-holder", func(c *harness.Config) { c.Appendfsync = cluster.AppendfsyncEverysec }},
 		{"server-stall", nil},
 		{"server-stall-holder", nil},
 		{"reset-peer", nil},
@@ -37,7 +38,7 @@ func TestCatalogueReplay(t *testing.T) {
 		{"replica-latency", func(c *harness.Config) { c.Topology = cluster.TopologyFailover }},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
-			if tc.kind == "power-loss" {
+			if strings.HasPrefix(tc.kind, "power-loss") {
 				if err := lazyfs.Available(); err != nil {
 					t.Skipf("power-loss not tested: %v", err)
 				}

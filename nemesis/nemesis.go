@@ -237,6 +237,7 @@ var kinds = []Kind{
 	evictKind,
 	noevictionKind,
 	powerLossKind,
+	powerLossHolderKind, // targeted: the power cut right after a grant
 	serverStallKind,
 	serverStallHolderKind,
 	resetPeerKind,

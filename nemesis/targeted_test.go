@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/internal/lazyfs"
 	"github.com/locktorture/locktorture/internal/testutil"
 	"github.com/locktorture/locktorture/nemesis"
 )
@@ -496,4 +497,50 @@ func TestKillQuorumRestartDelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertHealthy(t, c)
+}
+
+// TestPowerLossHolder: against real nodes on lazyfs, power-loss-holder
+// passes over a hold of a majority of more than a bare one, strikes at
+// one a bare majority granted, and its node comes back without the
+// grant it had not fsynced (appendfsync no, as everysec between its
+// fsyncs) and with the one it had (appendfsync always).
+func TestPowerLossHolder(t *testing.T) {
+	if err := lazyfs.Available(); err != nil {
+		t.Skipf("power loss not tested: %v", err)
+	}
+	for _, policy := range []string{"no", "always"} {
+		t.Run(policy, func(t *testing.T) {
+			c := testutil.Cluster(t, cluster.Spec{Nodes: 3, Appendfsync: cluster.AppendfsyncAlways}, cluster.WithLazyFS())
+			for _, n := range c.Nodes() {
+				if err := testutil.Client(t, n.DirectAddr(), c.Password()).ConfigSet(t.Context(), "appendfsync", policy).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			setAll(t, c, "k0", time.Minute)
+			base := time.Now()
+			tg := &nemesis.Target{Cluster: c, View: grants(base, 950*time.Millisecond, []int{0, 1, 2}, []int{1, 2})}
+			f := decodeKind(t, "power-loss-holder", `{"pick": 1, "min_left": "500ms", "window": "1s", "active": "1s"}`)
+			struck, err := f.Arm(t.Context(), tg, base)
+			if err != nil || !struck {
+				t.Fatalf("Arm: %v, %v; want a strike", struck, err)
+			}
+			if s := f.String(); !strings.Contains(s, "power-loss n3, at client 1's hold of k0 granted by n2,n3") {
+				t.Errorf("String: %q", s)
+			}
+			if err := f.Start(t.Context(), tg); err != nil {
+				t.Fatal(err)
+			}
+			want := []int{0, 1}
+			if policy == "always" {
+				want = []int{0, 1, 2}
+			}
+			if got := holding(t, c, "k0"); !slices.Equal(got, want) {
+				t.Errorf("k0 held on %v after the power loss, want %v", got, want)
+			}
+			if err := f.Heal(t.Context(), tg); err != nil {
+				t.Fatal(err)
+			}
+			assertHealthy(t, c)
+		})
+	}
 }

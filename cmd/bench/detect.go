@@ -108,6 +108,7 @@ var randomTwins = map[string][]string{
 	"pause-holder":          {"client-pause"},
 	"delay-grant":           {"latency"},
 	"failover-unreplicated": {"failover"},
+	"power-loss-holder":     {"power-loss"},
 }
 
 // twins returns the random twin of every expected-violation matrix cell
