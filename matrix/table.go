@@ -113,7 +113,7 @@ var (
 	bandKillQ  = &report.Band{Min: 0.9, Max: 1, Why: "kill-quorum makes the bare majority itself (the nodes outside it cut off until it grants) and kills one of its nodes at the grant; the second client must still win the restarted node and the freed ones before the holder releases: 10 of 10 seeds for each cell with `bin/bench -only targeted -targeted-seeds 10`, 3 of 3 in the matrix"}
 	bandFail   = &report.Band{Min: 0.6, Max: 1, Why: "the isolation must fall inside a hold the replica has not yet copied: seen on 3 of 3 seeds, with random timing"}
 	bandEvict  = &report.Band{Min: 0.3, Max: 1, Why: "allkeys-lru must evict the held key before its holder releases: 6 of 6 runs for each lock holding one key in two full matrices of 2026-12-02, 3 of 6 for rueidislock, which holds a lock by a majority of three keys, so one eviction does not free it"}
-	bandFence  = &report.Band{Min: 0.6, Max: 1, Why: "tokens come out of order when consecutive grants come from different majorities, which contention decides: seen on 3 of 3 seeds; the stale write lands in 2 of 3"}
+	bandFence  = &report.Band{Min: 0.6, Max: 1, Why: "tokens come out of order when consecutive grants come from different majorities, which contention decides: in three full matrices the lease broke on 9 of 9 runs under kill-quorum (the stale write landing in 4) and 6 of 9 under client-pause"}
 )
 
 // Literature is the table of expectations. A row for a new fault kind or a
@@ -279,8 +279,9 @@ var Literature = []Row{
 		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Band: bandKillQ, Source: SrcKleppmann,
 		Why: "two holders at once after a node of a bare majority restarted empty; the maximum of independent per-node counters, one of them reset, is not a fencing token that keeps the stale holder out"},
 	{Name: "+fencing+write-only/kill-quorum", When: "fences !fence-sound reports", Config: fenced(nodes(withWork(faults(500*ms, "kill-quorum"), harness.Workload{Hold: 800 * ms}), 3), harness.StoreWriteOnly),
-		Expect: report.ExpectAll(report.ExpectViolation), Band: bandFence, Source: SrcKleppmann + "; " + SrcJepsen,
-		Why: "two holders at once after a node of a bare majority restarted empty: the maximum of per-node counters, one of them reset, need not order their writes, and the store takes a stale one"},
+		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Band: bandFence, Source: SrcKleppmann + "; " + SrcJepsen,
+		Why:     "two holders at once after a node of a bare majority restarted empty: the maximum of per-node counters, one of them reset, need not order their writes, and the store may take a stale one",
+		Missing: "the stale write needs the stale holder's token to exceed the next holder's, which how far the counters drifted apart decides, not the fault: 4 of 9 runs in three full matrices of 2026-12-01 and 12-02, 0 of 3 in the last"},
 	{Name: "+fencing/client-pause,kill", When: "fences !fence-sound !reports", Config: fenced(withWork(restart(faults(time.Second, "client-pause", "kill"), nemesis.RestartImmediate), harness.Workload{Keys: 1, TTL: 500 * ms, Hold: 200 * ms}), ""),
 		Expect: report.ExpectAll(report.ExpectPossible), Source: SrcKleppmann,
 		Why:     "the maximum of independent per-node counters is not a fencing token: it need not grow from one holder to the next",

@@ -33,9 +33,10 @@ import (
 // machine. Some locks bound a call more tightly (redsync: one acquire
 // round is bounded by TTL/20) and give up on every delayed acquire: when
 // no acquire returns granted with its reply held within Retry (Plan:
-// TTL/10, two or three acquire attempts of every waiting client), the
-// delay is halved (down to 1 ms) and the wait starts again, until the
-// window closes; but when an acquire already in flight as the delay
+// TTL/10, two or three acquire attempts of every waiting client) plus one
+// round that asks the nodes in turn (dwell), the delay is halved (down to
+// 1 ms) and the wait starts again, until the window (Plan: three TTLs)
+// closes; but when an acquire already in flight as the delay
 // began won the key (its reply came back sooner than the delay), the
 // wait goes on with the same delay until that hold ends. An acquire
 // given up under the delay may leave its key on the nodes it reached
@@ -59,11 +60,14 @@ const delayGrantDown = "delay_grant_" + downstream
 
 var delayGrantKind = Kind{
 	Name:    "delay-grant",
-	Window:  Workload{Keys: 1, Hold: 960 * time.Millisecond, Interval: time.Second, Duration: 12 * time.Second},
+	Window:  Workload{Keys: 1, Hold: 960 * time.Millisecond, Interval: time.Second, Duration: 16 * time.Second},
 	Summary: "hold the reply of the next granted acquire by just under a node call's timeout (TTL/10), so it returns with that much less validity",
 	Needs:   Needs{Topology: cluster.TopologyMasters, Cluster: cluster.Abilities{Network: true}, TTL: true},
 	Plan: func(_ *rand.Rand, s Setup) Fault {
-		return &DelayGrant{Delay: Duration(GrantDelay(s.TTL)), Retry: Duration(max(s.TTL/10, time.Millisecond)), Aim: newAim(s)}
+		// Three TTLs to search in: a hold to wait out, then the delays.
+		a := newAim(s)
+		a.Window = Duration(3 * max(s.TTL, time.Millisecond))
+		return &DelayGrant{Delay: Duration(GrantDelay(s.TTL)), Retry: Duration(max(s.TTL/10, time.Millisecond)), Aim: a}
 	},
 	Decode: decode[DelayGrant],
 }
@@ -90,6 +94,16 @@ func (d *DelayGrant) String() string {
 		return s + decided(d.Decision, fmt.Sprintf("replies of %s held %s from %s", nodeNames(d.Decision.Targets), time.Duration(d.Decision.Amount), time.Duration(d.Decision.At).Round(time.Millisecond)))
 	}
 	return s + decided(d.Decision, "")
+}
+
+// dwell is how long the search waits for a grant under delay before it
+// halves it: Retry, plus one acquire round that asks the nodes one after
+// the other, each reply held by delay (a Python client's redlock takes
+// that long; a Go lock asks them at once and is quicker). Waiting Retry
+// alone ran a slow client's search down to 1 ms before any of its
+// acquires under 40 or 20 ms could come back granted.
+func (d *DelayGrant) dwell(delay time.Duration, nodes int) time.Duration {
+	return time.Duration(d.Retry) + time.Duration(nodes)*delay
 }
 
 // Arm waits until a key is about to be free, delays every node's replies
@@ -122,7 +136,7 @@ func (d *DelayGrant) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 		}
 		var raced *Change // a grant whose reply came back before the delay took hold
 		for {
-			rctx, cancel := context.WithTimeout(ctx, time.Duration(d.Retry))
+			rctx, cancel := context.WithTimeout(ctx, d.dwell(delay, len(nodes)))
 			c, err = WaitFor(rctx, t.View, after, func(c Change) bool {
 				if c.Kind == HoldGranted && c.Time >= at && c.Time < at+int64(delay) && raced == nil {
 					raced = &c
