@@ -107,7 +107,24 @@ func TestStartFailover(t *testing.T) {
 // sentinels promote the replica while the old primary, still reachable by
 // clients, takes a write that is never replicated; once the path is back,
 // the old primary rejoins as a replica and that write is gone.
+//
+// Under a loaded machine (the whole of make test at once) the sentinels
+// once failed back to n1 after the heal, having judged n2 down (1 s
+// without a PING reply): then n1 was never a replica and the write stays.
+// That run tests nothing of the rejoin, and the scenario runs once more
+// on a fresh topology; a second failback fails the test.
 func TestFailoverIsolatedPrimary(t *testing.T) {
+	for attempt := 1; ; attempt++ {
+		if !isolatedPrimary(t, attempt < 2) {
+			return
+		}
+		t.Logf("attempt %d: the sentinels failed back to n1 after the heal; once more on a fresh topology", attempt)
+	}
+}
+
+// isolatedPrimary runs TestFailoverIsolatedPrimary's scenario once; it
+// reports a failback instead of failing when retry is set.
+func isolatedPrimary(t *testing.T, retry bool) (failback bool) {
 	f := startFailoverTB(t)
 	ctx := t.Context()
 	n1, n2 := f.Nodes()[0], f.Nodes()[1]
@@ -142,6 +159,9 @@ func TestFailoverIsolatedPrimary(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("healthy %v after the heal", time.Since(start))
+	if p == n1 && retry {
+		return true
+	}
 	if p != n2 {
 		t.Errorf("primary after the heal: %s, want n2", p.Name())
 	}
@@ -151,6 +171,7 @@ func TestFailoverIsolatedPrimary(t *testing.T) {
 	if err := n1.Client().Get(ctx, "lost").Err(); err == nil {
 		t.Error("the old primary kept its unreplicated write after rejoining")
 	}
+	return false
 }
 
 // TestFailoverRestartReplica kills the replica and restarts it: it comes
