@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -375,7 +377,7 @@ func waitAnswer(ctx context.Context, r run, addr, password string, limit time.Du
 	for {
 		err := ping(wctx, addr, password)
 		if err == nil {
-			return nil
+			return ownAnswer(wctx, r, addr, password, what)
 		}
 		select {
 		case <-r.done():
@@ -387,6 +389,42 @@ func waitAnswer(ctx context.Context, r run, addr, password string, limit time.Du
 			return fmt.Errorf("cluster: %s at %s gave no PONG within %v (last error: %v); log tail:\n%s", what, addr, limit, err, logTail(logPath))
 		case <-t.C:
 		}
+	}
+}
+
+// ownAnswer checks that the server that answered on addr is r's process:
+// between freePort and redis-server's bind another listener (a proxy of
+// the same run, which forwards to another node with the same password)
+// can take the port, and then answers PING for the process, which exits
+// at once. It was seen once in a gate run: a node that never ran, its
+// proxy forwarding to another node, and a quorum of five with four
+// servers. Such a start is an exit (errExited), tried again on another
+// port. A container's process id is its namespace's, and is not compared.
+func ownAnswer(ctx context.Context, r run, addr, password, what string) error {
+	p, ok := r.(*process)
+	if !ok || p.cmd.Process == nil {
+		return nil
+	}
+	c := newClient(addr, password)
+	defer c.Close()
+	info, err := c.Info(ctx, "server").Result()
+	if err != nil {
+		return fmt.Errorf("cluster: %s at %s: INFO server: %w", what, addr, err)
+	}
+	id := -1
+	for line := range strings.SplitSeq(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			id, _ = strconv.Atoi(v)
+		}
+	}
+	if id == p.cmd.Process.Pid {
+		return nil
+	}
+	select {
+	case <-r.done():
+		return fmt.Errorf("cluster: %s at %s: %w: another server (process %d) answers on its port", what, addr, errExited, id)
+	case <-ctx.Done():
+		return fmt.Errorf("cluster: %s at %s: another server (process %d, not %d) answers on its port", what, addr, id, p.cmd.Process.Pid)
 	}
 }
 
