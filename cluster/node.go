@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -407,15 +406,13 @@ func ownAnswer(ctx context.Context, r run, addr, password, what string) error {
 	}
 	c := newClient(addr, password)
 	defer c.Close()
-	info, err := c.Info(ctx, "server").Result()
-	if err != nil {
+	info := c.InfoMap(ctx, "server")
+	if err := info.Err(); err != nil {
 		return fmt.Errorf("cluster: %s at %s: INFO server: %w", what, addr, err)
 	}
-	id := -1
-	for line := range strings.SplitSeq(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
-			id, _ = strconv.Atoi(v)
-		}
+	id, err := strconv.Atoi(info.Item("Server", "process_id"))
+	if err != nil {
+		id = -1
 	}
 	if id == p.cmd.Process.Pid {
 		return nil

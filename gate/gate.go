@@ -2,7 +2,6 @@ package gate
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -432,8 +431,7 @@ func whyNot(c report.Cell) string {
 			if r.Outcome() != checker.OutcomeUnknown {
 				continue
 			}
-			why := cmp.Or(r.LeaseReason, r.ResourceReason, r.Error, "no verdict")
-			return fmt.Sprintf("%d of %d runs decided nothing, which is never a pass (seed %d: %s)", c.Unknown, len(c.Runs), r.Seed, report.Printable(why))
+			return fmt.Sprintf("%d of %d runs decided nothing, which is never a pass (seed %d: %s)", c.Unknown, len(c.Runs), r.Seed, report.Printable(r.Undecided()))
 		}
 	case c.Props.Liveness == checker.LivenessStuck && c.StuckRuns < len(c.Runs):
 		return fmt.Sprintf("%d of %d runs were stuck; the class expects every one", c.StuckRuns, len(c.Runs))

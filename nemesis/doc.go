@@ -45,7 +45,7 @@
 // its changes (View.Next, WaitFor) without polling. The targeted kinds
 // (kill-quorum, clock-holder, clock-minority, clock-majority,
 // clock-partition, pause-holder, delay-grant, failover-unreplicated,
-// client-stop, partition-holder, server-stall-holder) do;
+// power-loss-holder, client-stop, partition-holder, server-stall-holder) do;
 // some first shape the moment they wait for (kill-quorum cuts the nodes
 // outside a bare majority off until the others grant;
 // failover-unreplicated cuts the primary from its replica right before a

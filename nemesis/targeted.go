@@ -14,7 +14,8 @@ import (
 
 // ArmedFault is a Fault that waits for its moment: the targeted kinds
 // (kill-quorum, clock-holder, clock-minority, clock-majority,
-// clock-partition, pause-holder, delay-grant, failover-unreplicated)
+// clock-partition, pause-holder, delay-grant, failover-unreplicated,
+// power-loss-holder, …)
 // strike at a moment of a
 // hold seen in Target.View, not at a time drawn in advance. Run calls Arm
 // at the step's offset; when Arm reports a strike, Run records the start

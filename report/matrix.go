@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -120,6 +121,12 @@ type CellRun struct {
 // Outcome folds the run's verdicts (checker.Fold); a run that never
 // reached the checker is unknown.
 func (r CellRun) Outcome() checker.Outcome { return checker.Fold(r.Lease, r.Resource) }
+
+// Undecided says why a run that decided nothing did: the lease's reason,
+// else the resource's, else its error.
+func (r CellRun) Undecided() string {
+	return cmp.Or(r.LeaseReason, r.ResourceReason, r.Error, "no verdict")
+}
 
 // OutcomeNotRun is the Outcome of a cell none of whose runs started: the
 // matrix was interrupted before.

@@ -56,7 +56,7 @@ func Strikes(path string, a *checker.Analysis, ttl time.Duration) ([]report.Stri
 		rs.Window = open.Seconds()
 		need := MinWindow(ttl)
 		switch {
-		case h.Lost && h.End >= at:
+		case h.Lost:
 			// The lock itself told the holder it lost the lease after the
 			// strike (rueidislock watches its keys): the fault met the
 			// lock's defence, however soon.

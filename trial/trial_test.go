@@ -74,16 +74,6 @@ func TestVerdictAboutNothing(t *testing.T) {
 func TestStrikes(t *testing.T) {
 	const ms = int64(time.Millisecond)
 	// Client 0 holds k from 1 s; client 1 tries k from 1.05 s to 1.95 s.
-	ev := func(p int, typ, f, tok string, at int64, valid int64) string {
-		s := `{"process":` + itoa(int64(p)) + `,"type":"` + typ + `","f":"` + f + `","key":"k","time":` + itoa(at)
-		if tok != "" {
-			s += `,"token":"` + tok + `"`
-		}
-		if valid != 0 {
-			s += `,"valid_until":` + itoa(valid)
-		}
-		return s + "}\n"
-	}
 	hist := ev(0, "invoke", "acquire", "", 990*ms, 0) + ev(0, "ok", "acquire", "a", 1000*ms, 1990*ms) +
 		ev(1, "invoke", "acquire", "", 1050*ms, 0) +
 		ev(0, "invoke", "release", "a", releaseAt, 0) + ev(0, "ok", "release", "a", releaseAt+ms, 0) +
@@ -140,15 +130,11 @@ func TestStrikeAtLostHold(t *testing.T) {
 		end  string
 		want string
 	}{
-		{`{"process":0,"type":"info","f":"lost","key":"k","token":"a","time":` + itoa(1014*ms) + "}\n", report.StrikeWindow},
-		{`{"process":0,"type":"invoke","f":"release","key":"k","token":"a","time":` + itoa(1014*ms) + "}\n" +
-			`{"process":0,"type":"ok","f":"release","key":"k","token":"a","time":` + itoa(1015*ms) + "}\n", report.StrikeNoWindow},
+		{ev(0, "info", "lost", "a", 1014*ms, 0), report.StrikeWindow},
+		{ev(0, "invoke", "release", "a", 1014*ms, 0) + ev(0, "ok", "release", "a", 1015*ms, 0), report.StrikeNoWindow},
 	} {
-		hist := `{"process":0,"type":"invoke","f":"acquire","key":"k","time":` + itoa(990*ms) + "}\n" +
-			`{"process":0,"type":"ok","f":"acquire","key":"k","token":"a","valid_until":` + itoa(1990*ms) + `,"time":` + itoa(1000*ms) + "}\n" +
-			`{"process":1,"type":"invoke","f":"acquire","key":"k","time":` + itoa(1005*ms) + "}\n" +
-			tc.end +
-			`{"process":1,"type":"fail","f":"acquire","key":"k","time":` + itoa(1500*ms) + "}\n"
+		hist := ev(0, "invoke", "acquire", "", 990*ms, 0) + ev(0, "ok", "acquire", "a", 1000*ms, 1990*ms) +
+			ev(1, "invoke", "acquire", "", 1005*ms, 0) + tc.end + ev(1, "fail", "acquire", "", 1500*ms, 0)
 		dir := t.TempDir()
 		hpath := filepath.Join(dir, "history.jsonl")
 		if err := os.WriteFile(hpath, []byte(hist), 0o600); err != nil {
@@ -174,6 +160,19 @@ func TestStrikeAtLostHold(t *testing.T) {
 }
 
 const releaseAt = int64(2000 * time.Millisecond)
+
+// ev is one event of process p on key k, as a line of history.jsonl: a
+// token and a validity when not empty.
+func ev(p int, typ, f, tok string, at int64, valid int64) string {
+	s := `{"process":` + itoa(int64(p)) + `,"type":"` + typ + `","f":"` + f + `","key":"k","time":` + itoa(at)
+	if tok != "" {
+		s += `,"token":"` + tok + `"`
+	}
+	if valid != 0 {
+		s += `,"valid_until":` + itoa(valid)
+	}
+	return s + "}\n"
+}
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -219,7 +218,7 @@ func printMatrix(w io.Writer, m report.Matrix, dir string) {
 			if why == "" && !c.Matches && r.Outcome() == checker.OutcomeUnknown {
 				// Why a run of a cell that did not match decided nothing:
 				// a CI log then says it without the run's directory.
-				why = "decided nothing: " + cmp.Or(r.LeaseReason, r.ResourceReason, "no verdict")
+				why = "decided nothing: " + r.Undecided()
 			}
 			if why != "" {
 				// The first line: enough to say why, the rest is in the run's directory.
