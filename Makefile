@@ -57,6 +57,10 @@ compose-down:
 ## both versions of every module into the module cache (the only step that needs the
 ## network; test runs it first, and bugs/'s test then builds offline).
 BUG_MODULES := $(patsubst %/go.mod,%,$(wildcard bugs/*/go.mod))
+## A bug of a library in another language is kept as source (bugs/NAME/lib, the
+## version that had it) with the upstream change that fixed it (fix.patch): NAME runs
+## bugs/NAME/run.sh on a copy of lib, NAME-fixed on a copy with the patch applied.
+PATCH_BUGS := $(patsubst %/fix.patch,%,$(wildcard bugs/*/fix.patch))
 
 bugs-deps:
 	@for d in $(BUG_MODULES); do (cd $$d && $(GO) mod download && $(GO) mod download -modfile=go.fixed.mod) || exit 1; done
@@ -66,6 +70,12 @@ bugs: bugs-deps
 	@for d in $(BUG_MODULES); do n=$$(basename $$d); \
 	  (cd $$d && $(GO) build -o ../../bin/bugs/$$n . && $(GO) build -modfile=go.fixed.mod -o ../../bin/bugs/$$n-fixed .) || exit 1; \
 	  echo "bin/bugs/$$n bin/bugs/$$n-fixed"; done
+	@for d in $(PATCH_BUGS); do n=$$(basename $$d); \
+	  rm -rf bin/bugs/$$n.lib bin/bugs/$$n-fixed.lib && cp -R $$d/lib bin/bugs/$$n.lib && cp -R $$d/lib bin/bugs/$$n-fixed.lib && \
+	  patch -s -p1 -d bin/bugs/$$n-fixed.lib < $$d/fix.patch || exit 1; \
+	  for v in $$n $$n-fixed; do \
+	    printf '#!/bin/sh\nexec "$$(dirname "$$0")/../../%s/run.sh" "$$(dirname "$$0")/%s.lib"\n' $$d $$v > bin/bugs/$$v && chmod +x bin/bugs/$$v || exit 1; \
+	  done; echo "bin/bugs/$$n bin/bugs/$$n-fixed"; done
 
 ## test: unit and integration tests against real redis-server, race detector on; then
 ## the example of the release gate (examples/gate, a module of its own, which requires

@@ -1,6 +1,11 @@
 package bugs
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,4 +101,169 @@ func TestBugModules(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPatchBugs checks every bug kept as source (a folder with a
+// fix.patch, for a library this machine's registries do not serve): lib/
+// is, file for file, the version that had the bug and lib/ with fix.patch
+// applied the version that fixed it, by the git blob ids VERSIONS records
+// for the two tags (the first tag listed is the buggy one); run.sh starts
+// the client on each and its hello names that version; docs/bugs.md lists
+// the folder.
+func TestPatchBugs(t *testing.T) {
+	patches, err := filepath.Glob(filepath.Join("*", "fix.patch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(patches) == 0 {
+		t.Skip("no bug kept as source")
+	}
+	if _, err := exec.LookPath("patch"); err != nil {
+		t.Skip("no patch command (scripts/deps installs it)")
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "bugs.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range patches {
+		dir := filepath.Dir(p)
+		t.Run(dir, func(t *testing.T) {
+			if !strings.Contains(string(doc), "bugs/"+dir) {
+				t.Errorf("docs/bugs.md does not list bugs/%s", dir)
+			}
+			tags, blobs := versions(t, filepath.Join(dir, "VERSIONS"))
+			if len(tags) != 2 {
+				t.Fatalf("bugs/%s/VERSIONS names %d tags, want the buggy one and the fixed one", dir, len(tags))
+			}
+			buggy, fixed := copyDir(t, filepath.Join(dir, "lib")), copyDir(t, filepath.Join(dir, "lib"))
+			cmd := exec.Command("patch", "-s", "-p1", "-d", fixed, "-i", filepath.Join(mustAbs(t, dir), "fix.patch"))
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("patch: %v\n%s", err, out)
+			}
+			for i, lib := range []string{buggy, fixed} {
+				tag := tags[i]
+				for file, want := range blobs[tag] {
+					if got := blobID(t, filepath.Join(lib, file)); got != want {
+						t.Errorf("%s (%s): blob %s, want %s's %s", file, []string{"lib", "lib + fix.patch"}[i], got, tag, want)
+					}
+				}
+				if got := helloVersion(t, filepath.Join(dir, "run.sh"), lib); got != "" && got != tag {
+					t.Errorf("run.sh on %s: the hello says version %q, want %q", []string{"lib", "lib + fix.patch"}[i], got, tag)
+				}
+			}
+		})
+	}
+}
+
+// versions reads a VERSIONS file: lines of tag, commit, file and git blob
+// id; it returns the tags in their order and each tag's file → blob.
+func versions(t *testing.T, path string) ([]string, map[string]map[string]string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tags []string
+	blobs := map[string]map[string]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		if len(f) != 4 {
+			t.Fatalf("%s: %q: want tag, commit, file and blob", path, l)
+		}
+		if blobs[f[0]] == nil {
+			tags = append(tags, f[0])
+			blobs[f[0]] = map[string]string{}
+		}
+		blobs[f[0]][f[2]] = f[3]
+	}
+	return tags, blobs
+}
+
+// blobID is git's id of the file's content (git hash-object).
+func blobID(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", len(b))
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// copyDir copies the regular files under src into a new temporary folder.
+func copyDir(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		case !d.Type().IsRegular():
+			return fmt.Errorf("%s: not a regular file", path)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func mustAbs(t *testing.T, path string) string {
+	t.Helper()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
+// helloVersion starts run.sh on lib, sends it a hello (nodes it never
+// reaches: a client connects at its first request) and returns the
+// version its reply gives the library; "" when no python3 here can
+// import redis (run.sh says so and exits 1).
+func helloVersion(t *testing.T, run, lib string) string {
+	t.Helper()
+	cmd := exec.Command(run, lib)
+	cmd.Stdin = strings.NewReader(`{"id":1,"op":"hello","protocol":2,"client":0,"addrs":["127.0.0.1:1"],"ttl_ms":1000,"node_timeout_ms":100,"tries":3,"retry_delay_ms":50,"seed":1}` + "\n")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if strings.Contains(stderr.String(), "no python3") {
+			t.Log(strings.TrimSpace(stderr.String()))
+			return ""
+		}
+		t.Fatalf("%s %s: %v\n%s", run, lib, err, stderr.String())
+	}
+	var reply struct {
+		Result   string            `json:"result"`
+		Versions map[string]string `json:"versions"`
+	}
+	if err := json.Unmarshal(out, &reply); err != nil || reply.Result != "ok" {
+		t.Fatalf("%s %s: hello reply %q (%v)", run, lib, out, err)
+	}
+	for lib, v := range reply.Versions {
+		if lib != "redis-py" {
+			return v
+		}
+	}
+	t.Fatalf("%s: the hello reply names no library version: %s", run, out)
+	return ""
 }
