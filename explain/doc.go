@@ -12,7 +12,9 @@
 // the key had expired, a holder told too late (its lock claims no
 // validity, and it learnt of the loss after the other's grant or not at
 // all: its process stopped, by the node observer's expiry of the key how
-// late), the lock's own logic (no node evidence of a loss:
+// late), a grant that came back after its key expired (the lock did not
+// count the time its round took), the lock's own logic (no node
+// evidence of a loss:
 // a node set the key over a live one, deleted it for another client, or
 // two quorums that do not intersect: a mutant), or unknown. Each
 // Explanation is one paragraph, times in seconds from the start of the

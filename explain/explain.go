@@ -76,6 +76,11 @@ const (
 	// its replica, which the node evidence shows never had the key, and
 	// which granted the second.
 	MinorityMaster Cause = "minority master accepted the grant"
+	// LateGrant: the key an acquire set expired before that acquire
+	// returned granted (its replies were slow, or held by a fault): the
+	// lock did not count the time its round took, and told its holder it
+	// held a key that was already gone, which the next client set.
+	LateGrant Cause = "granted after its key expired"
 	// LockLogic: no fault explains it; the nodes' evidence shows the lock
 	// itself broke exclusion (a key set over a live one, deleted for
 	// another client, quorums that do not intersect, a validity that
@@ -86,7 +91,7 @@ const (
 )
 
 // Causes lists every Cause, in the order of their constants.
-var Causes = []Cause{ClockJump, Restart, Failover, PromotedWithoutKey, MinorityMaster, Stalled, ExtendAfterExpiry, LateNotice, Evicted, PowerLoss, ServerStall, BrokenConnection, ReplicationCut, LockLogic, Unknown}
+var Causes = []Cause{ClockJump, Restart, Failover, PromotedWithoutKey, MinorityMaster, Stalled, ExtendAfterExpiry, LateNotice, Evicted, PowerLoss, ServerStall, BrokenConnection, ReplicationCut, LateGrant, LockLogic, Unknown}
 
 // Explanation is the cause of one violation, in one paragraph.
 type Explanation struct {
@@ -289,7 +294,7 @@ type finding struct {
 // rank orders causes by how specific they are: a named fault first.
 func rank(c Cause) int {
 	switch c {
-	case ClockJump, Restart, Failover, PromotedWithoutKey, MinorityMaster, ExtendAfterExpiry, LateNotice, Evicted, PowerLoss:
+	case ClockJump, Restart, Failover, PromotedWithoutKey, MinorityMaster, ExtendAfterExpiry, LateNotice, Evicted, PowerLoss, LateGrant:
 		return 3
 	case Stalled, ServerStall, BrokenConnection, ReplicationCut:
 		return 2
@@ -527,6 +532,9 @@ func nodeCause(fs []fault, ke *checker.KeyEvidence, obs []checker.NodeObservatio
 				name, Secs(before.Time), secsDelta(before.Time-f.w.Start), f)}
 		}
 	}
+	if f, ok := lateGrant(fs, obs, n, la); ok {
+		return f
+	}
 	if expired != nil {
 		rm := *expired
 		early := ""
@@ -581,6 +589,45 @@ func nodeCause(fs []fault, ke *checker.KeyEvidence, obs []checker.NodeObservatio
 		return finding{cause: LockLogic, node: n, text: fmt.Sprintf("%s set the key for P%d at about %s over P%d's, which it had neither expired nor deleted.", name, lb.Process, Secs(lb.Start), la.Process)}
 	}
 	return finding{cause: Unknown, node: n, text: fmt.Sprintf("%s granted both; it was not seen to lose the key.", name)}
+}
+
+// lateGrant explains lease la whose own key on node n expired before its
+// acquire returned: n set the key after la's acquire was invoked and
+// expired it before la's ok (no clock fault on n did it: nodeCause looks
+// for one first). A delay or latency fault active then is named as what
+// held the replies.
+func lateGrant(fs []fault, obs []checker.NodeObservation, n int, la checker.Lease) (finding, bool) {
+	var set, gone *checker.NodeObservation
+	for i := range obs {
+		o := &obs[i]
+		if o.Node != n || o.Time < la.Invoked || o.Time > la.Start {
+			continue
+		}
+		switch {
+		case o.Event == "set" && set == nil:
+			set = o
+		case o.Event == "expired" && set != nil && gone == nil:
+			gone = o
+		}
+	}
+	if gone == nil {
+		return finding{}, false
+	}
+	text := fmt.Sprintf("%s set the key for P%d's acquire (invoked %s) at %s and expired it at %s, %s before that acquire returned granted at %s: the lock said granted for a key already gone, the time its round took not counted",
+		NodeName(n), la.Process, Secs(la.Invoked), Secs(set.Time), Secs(gone.Time), secsDelta(la.Start-gone.Time), Secs(la.Start))
+	f := finding{cause: LateGrant, node: n}
+	// A delay-grant records its start once the grant it held is back:
+	// a little after la's ok.
+	const lag = 50e6
+	for _, kind := range []string{"delay-grant", "latency", "latency-group"} {
+		if flt, ok := find(fs, kind, -1, la.Invoked, la.Start+lag); ok {
+			text += "; its replies were held by " + flt.String()
+			f.fault = flt.num
+			break
+		}
+	}
+	f.text = text + "."
+	return f, true
 }
 
 // untilReleased reports whether l claims no validity: a lock that renews

@@ -91,6 +91,12 @@ func TestCauses(t *testing.T) {
 		{"lease-invalid_resource-invalid_cause-told-too-late.jsonl", "lease", explain.LateNotice, 1, "n1",
 			[]string{"no validity: held until released or told it lost the lock", "Fault #1 (client-stop: stop client 0's process for 1.5s", "stopped P0's process 0.001 s after the grant", "n1 expired the key at 1.012 s",
 				"P0 was told it lost the lock at 1.513 s, 0.413 s after P1 was granted it and 0.501 s after its key expired"}},
+		// A grant whose reply came back after its key expired, from a
+		// lock that did not count the time its round took (bugs/
+		// glasslion-redlock-elapsed under a delay-grant of 1.2 s).
+		{"lease-invalid_resource-invalid_cause-late-grant.jsonl", "lease", explain.LateGrant, 1, "n1",
+			[]string{"n1 set the key for P0's acquire (invoked 0.100 s) at 0.105 s and expired it at 1.105 s, 0.195 s before that acquire returned granted at 1.300 s",
+				"its replies were held by fault #1 (delay-grant", "P1 acquired k0 at 1.310 s"}},
 		{"lease-invalid_resource-unknown_cause-unknown.jsonl", "lease", explain.Unknown, 0, "",
 			[]string{"nodes not reported"}},
 	} {

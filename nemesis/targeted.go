@@ -134,7 +134,22 @@ type Trigger struct {
 }
 
 func (tr *Trigger) String() string {
-	return fmt.Sprintf("client %d's hold of %s granted by %s with %s left", tr.Client, tr.Key, nodeNames(tr.Granted), time.Duration(tr.Left).Round(time.Millisecond))
+	return holdText(tr.Client, tr.Key, tr.Granted, time.Duration(tr.Left))
+}
+
+// holdText describes a hold: whose, of which key, granted by which nodes
+// (when the lock said) and the validity it has left; a lock that claims
+// none (held until its release, a validity of a century) holds "until
+// its release".
+func holdText(client int, key string, granted []int, left time.Duration) string {
+	s := fmt.Sprintf("client %d's hold of %s", client, key)
+	if len(granted) > 0 {
+		s += " granted by " + nodeNames(granted)
+	}
+	if left > 100*365*24*time.Hour/2 {
+		return s + ", held until its release"
+	}
+	return s + fmt.Sprintf(" with %s left", left.Round(time.Millisecond))
 }
 
 // aim is what a targeted kind decides at a change of a hold: its targets
@@ -248,7 +263,7 @@ func replayDiff(t *Target, base time.Time, tr *Trigger) string {
 			return "same"
 		}
 		if left > 0 {
-			live = append(live, fmt.Sprintf("client %d's hold of %s granted by %s with %s left", h.Client, h.Key, nodeNames(h.Granted), left.Round(time.Millisecond)))
+			live = append(live, holdText(h.Client, h.Key, h.Granted, left))
 		}
 	}
 	if len(live) == 0 {

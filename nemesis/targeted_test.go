@@ -544,3 +544,23 @@ func TestPowerLossHolder(t *testing.T) {
 		})
 	}
 }
+
+// TestTriggerText: a hold names the nodes that granted it only when the lock
+// said, and a hold of a lock that claims no validity is held until its
+// release, not for a century.
+func TestTriggerText(t *testing.T) {
+	for _, tc := range []struct {
+		granted []int
+		left    time.Duration
+		want    string
+	}{
+		{[]int{0, 2}, 300 * time.Millisecond, "client 1's hold of k0 granted by n1,n3 with 300ms left"},
+		{nil, 300 * time.Millisecond, "client 1's hold of k0 with 300ms left"},
+		{nil, 100 * 365 * 24 * time.Hour, "client 1's hold of k0, held until its release"},
+	} {
+		tr := nemesis.Trigger{Client: 1, Key: "k0", Granted: tc.granted, Left: nemesis.Duration(tc.left)}
+		if got := tr.String(); got != tc.want {
+			t.Errorf("a trigger granted by %v with %v left: %q, want %q", tc.granted, tc.left, got, tc.want)
+		}
+	}
+}
