@@ -59,7 +59,8 @@ compose-down:
 BUG_MODULES := $(patsubst %/go.mod,%,$(wildcard bugs/*/go.mod))
 ## A bug of a library in another language is kept as source (bugs/NAME/lib, the
 ## version that had it) with the upstream change that fixed it (fix.patch): NAME runs
-## bugs/NAME/run.sh on a copy of lib, NAME-fixed on a copy with the patch applied.
+## its client (bugs/NAME/client.py, through bugs/python.sh) on a copy of lib,
+## NAME-fixed on a copy with the patch applied.
 PATCH_BUGS := $(patsubst %/fix.patch,%,$(wildcard bugs/*/fix.patch))
 
 bugs-deps:
@@ -74,7 +75,7 @@ bugs: bugs-deps
 	  rm -rf bin/bugs/$$n.lib bin/bugs/$$n-fixed.lib && cp -R $$d/lib bin/bugs/$$n.lib && cp -R $$d/lib bin/bugs/$$n-fixed.lib && \
 	  patch -s -p1 -d bin/bugs/$$n-fixed.lib < $$d/fix.patch || exit 1; \
 	  for v in $$n $$n-fixed; do \
-	    printf '#!/bin/sh\nexec "$$(dirname "$$0")/../../%s/run.sh" "$$(dirname "$$0")/%s.lib"\n' $$d $$v > bin/bugs/$$v && chmod +x bin/bugs/$$v || exit 1; \
+	    printf '#!/bin/sh\nexec "$$(dirname "$$0")/../../bugs/python.sh" "$$(dirname "$$0")/../../%s/client.py" "$$(dirname "$$0")/%s.lib"\n' $$d $$v > bin/bugs/$$v && chmod +x bin/bugs/$$v || exit 1; \
 	  done; echo "bin/bugs/$$n bin/bugs/$$n-fixed"; done
 
 ## test: unit and integration tests against real redis-server, race detector on; then

@@ -107,9 +107,9 @@ func TestBugModules(t *testing.T) {
 // fix.patch, for a library this machine's registries do not serve): lib/
 // is, file for file, the version that had the bug and lib/ with fix.patch
 // applied the version that fixed it, by the git blob ids VERSIONS records
-// for the two tags (the first tag listed is the buggy one); run.sh starts
-// the client on each and its hello names that version; docs/bugs.md lists
-// the folder.
+// for the two tags (the first tag listed is the buggy one); its client,
+// started through python.sh, names that version in its hello on each;
+// docs/bugs.md lists the folder.
 func TestPatchBugs(t *testing.T) {
 	patches, err := filepath.Glob(filepath.Join("*", "fix.patch"))
 	if err != nil {
@@ -147,8 +147,8 @@ func TestPatchBugs(t *testing.T) {
 						t.Errorf("%s (%s): blob %s, want %s's %s", file, []string{"lib", "lib + fix.patch"}[i], got, tag, want)
 					}
 				}
-				if got := helloVersion(t, filepath.Join(dir, "run.sh"), lib); got != "" && got != tag {
-					t.Errorf("run.sh on %s: the hello says version %q, want %q", []string{"lib", "lib + fix.patch"}[i], got, tag)
+				if got := helloVersion(t, filepath.Join(dir, "client.py"), lib); got != "" && got != tag {
+					t.Errorf("the client on %s: the hello says version %q, want %q", []string{"lib", "lib + fix.patch"}[i], got, tag)
 				}
 			}
 		})
@@ -234,13 +234,14 @@ func mustAbs(t *testing.T, path string) string {
 	return abs
 }
 
-// helloVersion starts run.sh on lib, sends it a hello (nodes it never
-// reaches: a client connects at its first request) and returns the
-// version its reply gives the library; "" when no python3 here can
-// import redis (run.sh says so and exits 1).
-func helloVersion(t *testing.T, run, lib string) string {
+// helloVersion starts client on lib through python.sh, sends it a hello
+// (nodes it never reaches: a client connects at its first request) and
+// returns the version its reply gives the library; "" when no python3
+// here can import redis (python.sh says so and exits 1).
+func helloVersion(t *testing.T, client, lib string) string {
 	t.Helper()
-	cmd := exec.Command(run, lib)
+	run := "./python.sh"
+	cmd := exec.Command(run, client, lib)
 	cmd.Stdin = strings.NewReader(`{"id":1,"op":"hello","protocol":2,"client":0,"addrs":["127.0.0.1:1"],"ttl_ms":1000,"node_timeout_ms":100,"tries":3,"retry_delay_ms":50,"seed":1}` + "\n")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -250,14 +251,14 @@ func helloVersion(t *testing.T, run, lib string) string {
 			t.Log(strings.TrimSpace(stderr.String()))
 			return ""
 		}
-		t.Fatalf("%s %s: %v\n%s", run, lib, err, stderr.String())
+		t.Fatalf("%s %s %s: %v\n%s", run, client, lib, err, stderr.String())
 	}
 	var reply struct {
 		Result   string            `json:"result"`
 		Versions map[string]string `json:"versions"`
 	}
 	if err := json.Unmarshal(out, &reply); err != nil || reply.Result != "ok" {
-		t.Fatalf("%s %s: hello reply %q (%v)", run, lib, out, err)
+		t.Fatalf("%s %s %s: hello reply %q (%v)", run, client, lib, out, err)
 	}
 	for lib, v := range reply.Versions {
 		if lib != "redis-py" {

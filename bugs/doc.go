@@ -6,8 +6,9 @@
 // client process of the line protocol (--lock exec:COMMAND). A library
 // whose registry this project's machines do not reach is kept as source:
 // lib/ at the tag that had the bug, fix.patch the upstream fix, VERSIONS
-// the git blob id of every file at both tags, and run.sh the client
-// process. docs/bugs.md lists them with the row that catches each, the
+// the git blob id of every file at both tags, and client.py the client
+// process (a Python one, on lineproto.py, started by python.sh on the
+// interpreter that has redis-py). docs/bugs.md lists them with the row that catches each, the
 // command and the measured outcome on both versions; `make bugs` builds
 // them into bin/bugs/.
 //

@@ -6,7 +6,7 @@ Usage: client.py LIBDIR, where LIBDIR holds the `sherlock` package to run:
 bin/bugs/sherlock-renew.lib and the version that fixed it (lib/ with
 fix.patch applied, byte for byte v0.4.1) in bin/bugs/sherlock-renew-fixed.lib;
 bin/bugs/sherlock-renew and bin/bugs/sherlock-renew-fixed start this client
-on each.
+on each (through ../python.sh).
 
 The bug (py-sherlock/sherlock issue 66, fixed in v0.4.1): RedisLock.renew()
 ran the release script instead of the renew script. It deleted the key of
@@ -14,8 +14,8 @@ the lock its holder held and answered True, so a holder that renewed went
 on working, told it was extended, while the next client was granted the
 key at once.
 
-Speaks the line protocol of locks/clients/PROTOCOL.md on stdin/stdout and
-uses sherlock as its documentation says:
+Speaks the line protocol of locks/clients/PROTOCOL.md (../lineproto.py)
+and uses sherlock as its documentation says:
 
     lock = RedisLock(name, expire=SECONDS, client=redis_client)
     lock.acquire(blocking=False)   # True / False
@@ -28,99 +28,61 @@ before the call that succeeded (from the first attempt's request with the
 tries), as the key lives at least that long from when the script ran. The
 tries and the back-off between them are the hello's, done here, each try
 one acquire(blocking=False). The token is the lock's owner id (a UUID4).
-
-The version that ran is told by the git blob id of the lock.py it loaded
-(VERSIONS), so a run's results.json records it under client:sherlock.
-
-Run with an interpreter that can `import redis` (Debian: python3-redis).
 """
 
-import hashlib
-import json
 import math
 import os
 import random
 import sys
 import time
 
-
-def blob_id(path):
-    """The git blob id of the file at path (git hash-object)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
-def version_of(lib):
-    """sherlock's version in lib, from VERSIONS beside this script."""
-    blob = blob_id(os.path.join(lib, "sherlock", "lock.py"))
-    here = os.path.dirname(os.path.abspath(__file__))
-    with open(os.path.join(here, "VERSIONS")) as f:
-        for line in f:
-            fields = line.split()
-            if len(fields) == 4 and fields[2] == "sherlock/lock.py" and fields[3] == blob:
-                return fields[0]
-    return "unknown (lock.py blob %s)" % blob
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import lineproto  # noqa: E402
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.stderr.write("usage: client.py LIBDIR (the folder holding the sherlock package)\n")
-        sys.exit(2)
-    lib = os.path.abspath(sys.argv[1])
-    sys.path.insert(0, lib)
-
+    lib = lineproto.library(__file__)
     import redis
     from sherlock.lock import LockException, RedisLock
 
-    proto = sys.stdout
-    sys.stdout = sys.stderr  # a stray print must not break the protocol
-
-    def send(reply):
-        proto.write(json.dumps(reply) + "\n")
-        proto.flush()
-
-    hello = json.loads(sys.stdin.readline())
-    if hello.get("sentinels"):
-        send({"id": hello["id"], "result": "error", "error": "sherlock's RedisLock talks to one node, not through sentinels"})
-        return
-    if hello.get("fencing"):
-        send({"id": hello["id"], "result": "error", "error": "sherlock issues no fencing tokens"})
-        return
-    ttl_ms = hello["ttl_ms"]
-    if ttl_ms <= 0:
-        send({"id": hello["id"], "result": "error", "error": "a TTL of at least 1ms"})
-        return
-    seconds = int(math.ceil(ttl_ms / 1000))
-    host, port = hello["addrs"][0].rsplit(":", 1)
-    node_timeout = hello["node_timeout_ms"] / 1000
-    tries = max(hello.get("tries", 1), 1)
-    retry_delay = hello.get("retry_delay_ms", 0) / 1000
-    rng = random.Random("%s/%s" % (hello.get("seed", 0), hello.get("client", 0)))
-    r = redis.StrictRedis(host=host, port=int(port), password=hello.get("password") or None,
-                          socket_timeout=node_timeout, socket_connect_timeout=node_timeout)
-    send({"id": hello["id"], "result": "ok", "protocol": 2, "name": "sherlock RedisLock",
-          "language": "Python " + sys.version.split()[0],
-          "versions": {"sherlock": version_of(lib), "redis-py": redis.__version__}, "fencing": False,
-          "promises": {"elapsed_from_request": True, "extends": True}})
-
     held = {}  # token -> the RedisLock that acquired it
+    cfg = {}
+
+    def hello(req):
+        if req.get("sentinels"):
+            return {"result": "error", "error": "sherlock's RedisLock talks to one node, not through sentinels"}, True
+        if req.get("fencing"):
+            return {"result": "error", "error": "sherlock issues no fencing tokens"}, True
+        if req["ttl_ms"] <= 0:
+            return {"result": "error", "error": "a TTL of at least 1ms"}, True
+        host, port = req["addrs"][0].rsplit(":", 1)
+        node_timeout = req["node_timeout_ms"] / 1000
+        cfg.update(ttl_ms=req["ttl_ms"], seconds=int(math.ceil(req["ttl_ms"] / 1000)), node_timeout=node_timeout,
+                   tries=max(req.get("tries", 1), 1), retry_delay=req.get("retry_delay_ms", 0) / 1000,
+                   rng=random.Random("%s/%s" % (req.get("seed", 0), req.get("client", 0))),
+                   r=redis.StrictRedis(host=host, port=int(port), password=req.get("password") or None,
+                                       socket_timeout=node_timeout, socket_connect_timeout=node_timeout))
+        return {"result": "ok", "protocol": 2, "name": "sherlock RedisLock",
+                "language": "Python " + sys.version.split()[0],
+                "versions": {"sherlock": lineproto.version_of(__file__, lib, "sherlock/lock.py"),
+                             "redis-py": redis.__version__},
+                "fencing": False, "promises": {"elapsed_from_request": True, "extends": True}}, False
 
     def acquire(req):
-        deadline = time.monotonic() + req["timeout_ms"] / 1000 - node_timeout - 0.01
+        deadline = time.monotonic() + req["timeout_ms"] / 1000 - cfg["node_timeout"] - 0.01
         first = time.monotonic()
-        for i in range(tries):
+        for i in range(cfg["tries"]):
             if i > 0:
-                d = rng.uniform(retry_delay / 2, retry_delay) if retry_delay > 0 else 0
+                d = cfg["rng"].uniform(cfg["retry_delay"] / 2, cfg["retry_delay"]) if cfg["retry_delay"] > 0 else 0
                 if time.monotonic() + d > deadline:
                     break
                 time.sleep(d)
-            lock = RedisLock(req["key"], expire=seconds, client=r)
+            lock = RedisLock(req["key"], expire=cfg["seconds"], client=cfg["r"])
             start = time.monotonic()
             if lock.acquire(blocking=False):
                 token = lock._owner  # sherlock's owner id: a UUID4 per acquire
                 held[token] = lock
-                return {"result": "ok", "token": token, "validity_ms": (start - first) * 1000 + ttl_ms}
+                return {"result": "ok", "token": token, "validity_ms": (start - first) * 1000 + cfg["ttl_ms"]}
         return {"result": "not_acquired", "error": "sherlock: the key is held"}
 
     def release(req):
@@ -140,19 +102,10 @@ def main():
         if not lock.renew():
             return {"result": "not_held"}
         # The TTL, counted from before the call (validity_ms).
-        return {"result": "ok", "validity_ms": ttl_ms}
+        return {"result": "ok", "validity_ms": cfg["ttl_ms"]}
 
-    ops = {"acquire": acquire, "release": release, "extend": extend,
-           "ping": lambda req: {"result": "ok"}}
-    for line in iter(sys.stdin.readline, ""):
-        req = json.loads(line)
-        op = ops.get(req["op"])
-        try:
-            reply = op(req) if op else {"result": "unknown", "error": "unknown op %r" % req["op"]}
-        except (redis.RedisError, LockException) as e:  # timeouts, lost connections: outcome unknown
-            reply = {"result": "unknown", "error": "%s: %s" % (type(e).__name__, e)}
-        reply["id"] = req["id"]
-        send(reply)
+    lineproto.serve(hello, {"acquire": acquire, "release": release, "extend": extend},
+                    (redis.RedisError, LockException))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,2 @@
+from .lock import RedLock, RedLockFactory
+__VERSION__ = '1.0.0'
