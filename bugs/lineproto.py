@@ -39,6 +39,16 @@ def version_of(client, lib, file):
     return "unknown (%s blob %s)" % (file, blob)
 
 
+def refusal(req, name):
+    """The error reply to a hello this bug's client cannot serve (the
+    failover topology's sentinels, fencing tokens), or None."""
+    if req.get("sentinels"):
+        return {"result": "error", "error": "%s talks to the nodes it is given, not through sentinels" % name}
+    if req.get("fencing"):
+        return {"result": "error", "error": "%s issues no fencing tokens" % name}
+    return None
+
+
 def serve(hello, ops, unknown):
     """Answer the hello with hello(request) -> (reply, stop), then every
     request with ops[op](request) -> reply; an exception of a class in

@@ -48,10 +48,9 @@ def main():
     cfg = {}
 
     def hello(req):
-        if req.get("sentinels"):
-            return {"result": "error", "error": "redlock talks to independent masters, not through sentinels"}, True
-        if req.get("fencing"):
-            return {"result": "error", "error": "redlock issues no fencing tokens"}, True
+        refused = lineproto.refusal(req, "redlock")
+        if refused:
+            return refused, True
         nodes = []
         for addr in req["addrs"]:
             host, port = addr.rsplit(":", 1)

@@ -49,10 +49,9 @@ def main():
     cfg = {}
 
     def hello(req):
-        if req.get("sentinels"):
-            return {"result": "error", "error": "sherlock's RedisLock talks to one node, not through sentinels"}, True
-        if req.get("fencing"):
-            return {"result": "error", "error": "sherlock issues no fencing tokens"}, True
+        refused = lineproto.refusal(req, "sherlock")
+        if refused:
+            return refused, True
         if req["ttl_ms"] <= 0:
             return {"result": "error", "error": "a TTL of at least 1ms"}, True
         host, port = req["addrs"][0].rsplit(":", 1)
