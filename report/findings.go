@@ -37,13 +37,18 @@ const FindingsBlock = "findings"
 // glance: one line per row of the literature table, and in it the locks
 // under which two leases overlapped (lease), those that only lost updates
 // (resource), and those that showed neither, each with how many of the
-// runs that decided that property showed its violation ("3/3"). It is
+// runs that decided that property showed its violation ("3/3"); the rows
+// in which no lock broke anything, and every run decided, are named in
+// one sentence under the table. It is
 // Markdown between the markers of FindingsBlock, for ReplaceBlock: the
 // README's table is made from the published data, never typed.
 func Findings(m Matrix, o FindingsOptions) []byte {
 	type line struct {
 		row                    string
 		lease, resource, clean []string
+		// loud: an entry says more than "0/N" (undecided, untested,
+		// stuck, contradicting): the row keeps its line in the table.
+		loud bool
 	}
 	var (
 		lines   []*line
@@ -73,17 +78,18 @@ func Findings(m Matrix, o FindingsOptions) []byte {
 		if n := stuckRuns(c); n > 0 {
 			stuck = fmt.Sprintf(", stuck %d/%d", n, len(c.Runs))
 		}
+		l.loud = l.loud || stuck != "" || mark != ""
 		switch {
 		case lease.Violations > 0:
 			l.lease = append(l.lease, fmt.Sprintf("%s %d/%d%s%s", entry, lease.Violations, lease.Runs, stuck, mark))
 		case resource.Violations > 0:
 			l.resource = append(l.resource, fmt.Sprintf("%s %d/%d%s%s", entry, resource.Violations, resource.Runs, stuck, mark))
 		case lease.Runs == 0 && resource.Runs == 0:
-			l.clean = append(l.clean, fmt.Sprintf("%s undecided%s%s", entry, stuck, mark))
+			l.clean, l.loud = append(l.clean, fmt.Sprintf("%s undecided%s%s", entry, stuck, mark)), true
 		case resource.Runs == 0:
-			l.clean = append(l.clean, fmt.Sprintf("%s 0/%d, resource untested%s%s", entry, lease.Runs, stuck, mark))
+			l.clean, l.loud = append(l.clean, fmt.Sprintf("%s 0/%d, resource untested%s%s", entry, lease.Runs, stuck, mark)), true
 		case lease.Runs == 0:
-			l.clean = append(l.clean, fmt.Sprintf("%s 0/%d, lease undecided%s%s", entry, resource.Runs, stuck, mark))
+			l.clean, l.loud = append(l.clean, fmt.Sprintf("%s 0/%d, lease undecided%s%s", entry, resource.Runs, stuck, mark)), true
 		default:
 			l.clean = append(l.clean, fmt.Sprintf("%s 0/%d%s%s", entry, max(lease.Runs, resource.Runs), stuck, mark))
 		}
@@ -113,8 +119,23 @@ func Findings(m Matrix, o FindingsOptions) []byte {
 		}
 		return strings.Join(s, ", ")
 	}
+	// A row in which every lock held (every run that ran decided both
+	// properties, none broke) is named under the table, not drawn: the
+	// table is where locks break.
+	var quiet []string
 	for _, l := range lines {
+		if len(l.lease) == 0 && len(l.resource) == 0 && !l.loud {
+			quiet = append(quiet, "`"+mdText(l.row)+"`")
+			continue
+		}
 		p("| `%s` | %s | %s | %s |\n", mdText(l.row), dash(l.lease), dash(l.resource), dash(l.clean))
+	}
+	if len(quiet) > 0 {
+		rows := fmt.Sprintf("the other %d rows of the table", len(quiet))
+		if len(quiet) == 1 {
+			rows = "the other row of the table"
+		}
+		p("\nNo lock showed a violation, on any run, in %s: %s.\n", rows, strings.Join(quiet, ", "))
 	}
 	if len(mutants) > 0 {
 		p("\nMutants, locks broken on purpose to show the checkers see what they claim: %s.\n", strings.Join(mutants, ", "))

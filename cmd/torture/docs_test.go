@@ -97,6 +97,18 @@ func TestReadmeFindings(t *testing.T) {
 	syncBlock(t, "README.md", page, "the findings table (from results/"+bundle+"/summary.json)")
 }
 
+// TestReadmeShort: the README stays a page a newcomer reads in minutes,
+// at most 200 lines, findings table included (the rest is in docs/).
+func TestReadmeShort(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(b, []byte("\n")); n > 200 {
+		t.Errorf("README.md has %d lines, more than 200: move the detail to docs/", n)
+	}
+}
+
 // TestFaultsDoc: docs/faults.md's table of kinds is rendered from
 // nemesis.Kinds (name, summary, needs, the workload a targeted kind
 // brings), and every kind has a note of its own ("- **`kind`**").
