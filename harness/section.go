@@ -80,7 +80,12 @@ func criticalSection(ctx context.Context, st *Store, l locks.Lease, hold time.Du
 // wrote. A section that gave up is a fail: it wrote nothing.
 func (c *client) section(ctx context.Context, st *Store, l locks.Lease, hold time.Duration, stalls *staller) (bool, error) {
 	inv := history.Event{Type: history.Invoke, F: history.Section, Process: c.id, Key: l.Key, Token: l.Token, Fence: l.Fence}
-	if err := c.rec.Append(inv); err != nil {
+	// A client stopped right after its grant (client-stop) records the
+	// section only when it runs again.
+	if err := stalls.step(ctx, c.id, func() error { return c.rec.Append(inv) }); err != nil {
+		if errors.Is(err, ErrInterrupted) {
+			return false, nil
+		}
 		return false, err
 	}
 	mark := func(k nemesis.ChangeKind, now time.Time) { c.view.section(c.id, k, now) }

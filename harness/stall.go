@@ -29,6 +29,11 @@ type staller struct {
 	pending []*stall
 	crashes []*stall              // the armed crashes (their d is unused)
 	frozen  map[int]chan struct{} // by client: closed when it runs again
+	// steps holds, by client, a lock a client keeps from the check that
+	// it is not frozen to the record of the step it then starts (step):
+	// freeze takes it once, so that once freeze returns, no step that
+	// began before it is still being recorded.
+	steps map[int]*sync.Mutex
 }
 
 var (
@@ -107,6 +112,10 @@ func (s *staller) freeze(client int) (thaw func()) {
 	}
 	s.frozen[client] = ch
 	s.mu.Unlock()
+	// Wait for a step being recorded (step) to finish.
+	step := s.stepLock(client)
+	step.Lock()
+	step.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -117,6 +126,50 @@ func (s *staller) freeze(client int) (thaw func()) {
 			s.mu.Unlock()
 			close(ch)
 		})
+	}
+}
+
+// stepLock is client's step lock (steps).
+func (s *staller) stepLock(client int) *sync.Mutex {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.steps == nil {
+		s.steps = map[int]*sync.Mutex{}
+	}
+	mu := s.steps[client]
+	if mu == nil {
+		mu = &sync.Mutex{}
+		s.steps[client] = mu
+	}
+	return mu
+}
+
+// step waits while client is frozen, then runs record (the record of the
+// step the client starts) before any freeze can take effect: a freeze
+// that returned has seen the record, or the client sees the freeze and
+// records nothing until it thaws. ErrInterrupted when ctx ends first. A
+// nil staller runs record at once.
+func (s *staller) step(ctx context.Context, client int, record func() error) error {
+	if s == nil {
+		return record()
+	}
+	mu := s.stepLock(client)
+	for {
+		mu.Lock()
+		s.mu.Lock()
+		ch := s.frozen[client]
+		s.mu.Unlock()
+		if ch == nil {
+			err := record()
+			mu.Unlock()
+			return err
+		}
+		mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ErrInterrupted
+		}
 	}
 }
 
