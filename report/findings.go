@@ -111,8 +111,6 @@ func Findings(m Matrix, o FindingsOptions) []byte {
 		p("%s; ", m.Started.UTC().Format("2006-01-02"))
 	}
 	p("%s; seeds %s; %s a run). Each entry is a lock and how many of its runs that decided the property showed the violation.\n\n", cellsNamed(len(m.Cells)), seedList(m.Seeds), mdText(m.Duration))
-	p("| row of the table | two holders at once (lease) | lost updates only (resource) | no violation |\n")
-	p("|---|---|---|---|\n")
 	dash := func(s []string) string {
 		if len(s) == 0 {
 			return "–"
@@ -123,19 +121,33 @@ func Findings(m Matrix, o FindingsOptions) []byte {
 	// properties, none broke) is named under the table, not drawn: the
 	// table is where locks break.
 	var quiet []string
+	drawn := 0
 	for _, l := range lines {
 		if len(l.lease) == 0 && len(l.resource) == 0 && !l.loud {
 			quiet = append(quiet, "`"+mdText(l.row)+"`")
 			continue
 		}
+		if drawn == 0 {
+			p("| row of the table | two holders at once (lease) | lost updates only (resource) | no violation |\n")
+			p("|---|---|---|---|\n")
+		}
+		drawn++
 		p("| `%s` | %s | %s | %s |\n", mdText(l.row), dash(l.lease), dash(l.resource), dash(l.clean))
 	}
 	if len(quiet) > 0 {
 		rows := fmt.Sprintf("the other %d rows of the table", len(quiet))
-		if len(quiet) == 1 {
+		switch {
+		case drawn == 0 && len(quiet) == 1:
+			rows = "the only row of the table"
+		case drawn == 0:
+			rows = fmt.Sprintf("any of the %d rows of the table", len(quiet))
+		case len(quiet) == 1:
 			rows = "the other row of the table"
 		}
-		p("\nNo lock showed a violation, on any run, in %s: %s.\n", rows, strings.Join(quiet, ", "))
+		if drawn > 0 {
+			p("\n")
+		}
+		p("No lock showed a violation, on any run, in %s: %s.\n", rows, strings.Join(quiet, ", "))
 	}
 	if len(mutants) > 0 {
 		p("\nMutants, locks broken on purpose to show the checkers see what they claim: %s.\n", strings.Join(mutants, ", "))
