@@ -8,9 +8,9 @@
 // lib/ at the tag that had the bug, fix.patch the upstream fix, VERSIONS
 // the git blob id of every file at both tags, and client.py the client
 // process (a Python one, on lineproto.py, started by python.sh on the
-// interpreter that has redis-py). docs/bugs.md lists them with the row that catches each, the
-// command and the measured outcome on both versions; `make bugs` builds
-// them into bin/bugs/.
+// interpreter that has redis-py). docs/bugs.md lists them with the row
+// that catches each, the command and the measured outcome on both
+// versions; `make bugs` builds them into bin/bugs/.
 //
 // The package itself has only tests, which build and vet every module
 // against both of its versions and check every folder kept as source

@@ -176,21 +176,7 @@ func (s *staller) step(ctx context.Context, client int, record func() error) err
 // await waits while client is frozen; ErrInterrupted when ctx ends
 // first. A nil staller never waits.
 func (s *staller) await(ctx context.Context, client int) error {
-	if s == nil {
-		return nil
-	}
-	s.mu.Lock()
-	ch := s.frozen[client]
-	s.mu.Unlock()
-	if ch == nil {
-		return nil
-	}
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-		return ErrInterrupted
-	}
+	return s.step(ctx, client, func() error { return nil })
 }
 
 // Crash arms one crash; the returned function withdraws it if no client

@@ -139,14 +139,14 @@ func (tr *Trigger) String() string {
 
 // holdText describes a hold: whose, of which key, granted by which nodes
 // (when the lock said) and the validity it has left; a lock that claims
-// none (held until its release, a validity of a century) holds "until
-// its release".
+// none is given a validity of a century (locks.UntilRelease), and more
+// than a year left reads "held until its release", as explain reads it.
 func holdText(client int, key string, granted []int, left time.Duration) string {
 	s := fmt.Sprintf("client %d's hold of %s", client, key)
 	if len(granted) > 0 {
 		s += " granted by " + nodeNames(granted)
 	}
-	if left > 100*365*24*time.Hour/2 {
+	if left > 365*24*time.Hour {
 		return s + ", held until its release"
 	}
 	return s + fmt.Sprintf(" with %s left", left.Round(time.Millisecond))
