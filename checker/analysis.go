@@ -366,6 +366,9 @@ type Attempt struct {
 	Process      int
 	Call, Return int64
 	OK           bool
+	// Definite is set when the acquire got an answer about the key:
+	// granted, or refused by a node that answered; a timeout is not one.
+	Definite bool
 }
 
 // Attempts returns every acquire of key, in the order they completed
@@ -380,7 +383,7 @@ func (a *Analysis) Attempts(key string) []Attempt {
 	}
 	out := make([]Attempt, len(kd.attempts))
 	for i, at := range kd.attempts {
-		out[i] = Attempt{Process: at.process, Call: at.call, Return: at.ret, OK: at.ok}
+		out[i] = Attempt{Process: at.process, Call: at.call, Return: at.ret, OK: at.ok, Definite: at.definite}
 	}
 	return out
 }

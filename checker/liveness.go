@@ -36,9 +36,10 @@ type Stuck struct {
 	Key string `json:"key"`
 	// Start is when the key became free and unacquired; From is when the
 	// stretch began to count (Start, or the end of the faults active at
-	// Start); End is when an acquire succeeded again, or when the last
-	// attempt on the key ended (UntilEnd). Quiet is the time of [Start,
-	// End] under no fault: what is judged against the bound.
+	// Start); End is the last definite refusal of an acquire in it (a
+	// stretch counts only while attempts got an answer: timeouts say
+	// nothing about the key). Quiet is the time of [Start, End] under no
+	// fault: what is judged against the bound.
 	Start int64         `json:"start"`
 	From  int64         `json:"from"`
 	End   int64         `json:"end"`
@@ -53,9 +54,9 @@ type Stuck struct {
 
 // String describes the stretch on one line.
 func (s Stuck) String() string {
-	until := "until an acquire succeeded"
+	until := "to its last refusal before an acquire succeeded"
 	if s.UntilEnd {
-		until = "until the last attempt (no acquire succeeded again)"
+		until = "to its last refusal (no acquire succeeded again)"
 	}
 	holder := "never held before"
 	if h := s.LastHolder; h != nil {
@@ -86,7 +87,15 @@ func (d *scanned) liveness(keys []string, bound time.Duration) (Liveness, string
 	for _, k := range keys {
 		kd := d.keys[k]
 		for _, g := range keyGaps(k, kd, d.last) {
-			end := g.Start + int64(g.Duration)
+			// The key counts as stuck only while attempts got a definite
+			// answer (refused): the stretch judged ends at the last
+			// refusal in the gap. A stretch in which every attempt timed
+			// out (a slow machine, nodes that did not answer) says
+			// nothing about the key: unknown, never stuck.
+			end, ok := lastRefusal(kd.attempts, g.Start, g.Start+int64(g.Duration))
+			if !ok {
+				continue
+			}
 			from := g.Start
 			if i := windowAt(merged, g.Start); i >= 0 {
 				from = merged[i].End
@@ -105,6 +114,18 @@ func (d *scanned) liveness(keys []string, bound time.Duration) (Liveness, string
 		return LivenessUnknown, fmt.Sprintf("nothing to judge: the history lasts %s, less than the liveness bound of %s", span, bound), nil, bound
 	}
 	return LivenessOK, "", nil, bound
+}
+
+// lastRefusal returns the latest return in [from, to] of an acquire
+// that failed with a definite answer, and whether there is one.
+func lastRefusal(attempts []attempt, from, to int64) (int64, bool) {
+	last, ok := int64(0), false
+	for _, a := range attempts {
+		if a.definite && !a.ok && a.ret >= from && a.ret <= to && (!ok || a.ret > last) {
+			last, ok = a.ret, true
+		}
+	}
+	return last, ok
 }
 
 // quietTime is how much of [from, to] no merged fault window covers.

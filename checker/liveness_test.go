@@ -60,6 +60,49 @@ func TestLiveness(t *testing.T) {
 	}
 }
 
+// TestLivenessTimeoutsAreNotRefusals: a key free after its holder vanished,
+// around which every attempt timed out (info, or a fail on which every
+// node was silent), is not stuck: nothing answered about the key. The same
+// stretch with refusals is stuck, judged up to the last refusal.
+func TestLivenessTimeoutsAreNotRefusals(t *testing.T) {
+	const k = "k"
+	attempts := func(p int, from, to, step int64, end func(h *hist, t int64)) *hist {
+		h := new(hist).Acquire(0, k, "a", 0, 10, 100)
+		for t := from; t < to; t += step {
+			end(h, t)
+		}
+		return h
+	}
+	info := func(h *hist, t int64) { h.AcquireEnds(1, k, history.Info, t, t+5) }
+	silent := func(h *hist, t int64) {
+		h.Add(history.Event{Type: history.Invoke, F: history.Acquire, Process: 1, Time: t, Key: k},
+			history.Event{Type: history.Fail, F: history.Acquire, Process: 1, Time: t + 5, Key: k, Nodes: &history.Nodes{Attempt: 1, Silent: []int{0, 1, 2}}})
+	}
+	refused := func(h *hist, t int64) {
+		h.Add(history.Event{Type: history.Invoke, F: history.Acquire, Process: 1, Time: t, Key: k},
+			history.Event{Type: history.Fail, F: history.Acquire, Process: 1, Time: t + 5, Key: k, Nodes: &history.Nodes{Attempt: 1, Refused: []int{0, 1}, Silent: []int{2}}})
+	}
+	for _, tc := range []struct {
+		name string
+		h    *hist
+		want Liveness
+	}{
+		{"every attempt timed out", attempts(1, 50, 1000, 10, info), LivenessOK},
+		{"every node silent", attempts(1, 50, 1000, 10, silent), LivenessOK},
+		{"refused by the nodes that answered", attempts(1, 50, 1000, 10, refused), LivenessStuck},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := mustCheck(t, tc.h.Events(), Options{})
+			if r.Liveness != tc.want {
+				t.Fatalf("liveness %s (%s), want %s", r.Liveness, r.LivenessReason, tc.want)
+			}
+			if tc.want == LivenessStuck && (r.Stuck == nil || r.Stuck.End != 995) {
+				t.Fatalf("stuck %+v, want it judged up to the last refusal at 995", r.Stuck)
+			}
+		})
+	}
+}
+
 // TestFaultAvailability: acquires are counted in the part (before,
 // during, after a stretch of faults) in which they were invoked.
 func TestFaultAvailability(t *testing.T) {

@@ -79,6 +79,25 @@ type attempt struct {
 	process   int
 	call, ret int64
 	ok        bool
+	// definite: the acquire got an answer about the key (granted, or
+	// refused by a node that answered), not a timeout (see definite).
+	definite bool
+}
+
+// definite reports whether the completion e of an acquire is an answer
+// about the key: granted, or a definite fail some node answered (a fail
+// whose evidence lists only silent nodes, as a client's timeout on every
+// node, says nothing about the key). An info completion (a timeout, a
+// lost connection) never is.
+func definite(e *history.Event) bool {
+	switch e.Type {
+	case history.Ok:
+		return true
+	case history.Fail:
+		n := e.Nodes
+		return n == nil || len(n.Granted)+len(n.Refused) > 0 || len(n.Silent) == 0
+	}
+	return false
 }
 
 // keyData is what the checks need of one key.
@@ -260,7 +279,7 @@ func (s *scanner) add(e *history.Event) error {
 	switch e.F {
 	case history.Acquire:
 		kd := s.key(e.Key)
-		kd.attempts = append(kd.attempts, attempt{process: e.Process, call: op.t, ret: e.Time, ok: e.Type == history.Ok})
+		kd.attempts = append(kd.attempts, attempt{process: e.Process, call: op.t, ret: e.Time, ok: e.Type == history.Ok, definite: definite(e)})
 		if e.Type == history.Ok {
 			s.latencies = append(s.latencies, e.Time-op.t)
 			s.maxValidity = max(s.maxValidity, e.ValidUntil-op.t)

@@ -69,7 +69,7 @@ func Strikes(path string, a *checker.Analysis, ttl time.Duration) ([]report.Stri
 				tr.Client, report.Printable(tr.Key), open.Round(time.Millisecond), need)
 		case !contended(a.Attempts(tr.Key), tr.Client, from, h.End):
 			rs.Outcome = report.StrikeNoWindow
-			rs.Why = fmt.Sprintf("no other client tried to acquire %s while client %d's struck hold lasted (%s); fewer keys or more clients give the strike a contender",
+			rs.Why = fmt.Sprintf("no other client got an answer to an acquire of %s while client %d's struck hold lasted (%s): none tried, or every try timed out; fewer keys or more clients give the strike a contender",
 				report.Printable(tr.Key), tr.Client, open.Round(time.Millisecond))
 		default:
 			rs.Outcome = report.StrikeWindow
@@ -108,10 +108,12 @@ func struckHold(holds []checker.Hold, client int, at int64) (checker.Hold, bool)
 }
 
 // contended reports whether a client other than holder had an acquire of
-// the key in flight at some time in (from, to).
+// the key in flight at some time in (from, to) that got a definite answer
+// (granted or refused): a window in which every contender timed out (a
+// slow machine, nodes that did not answer) tested nothing.
 func contended(attempts []checker.Attempt, holder int, from, to int64) bool {
 	for _, at := range attempts {
-		if at.Process != holder && at.Call < to && at.Return > from {
+		if at.Process != holder && at.Definite && at.Call < to && at.Return > from {
 			return true
 		}
 	}

@@ -159,6 +159,43 @@ func TestStrikeAtLostHold(t *testing.T) {
 	}
 }
 
+// TestStrikeWindowWithOnlyTimeouts: a struck hold that stayed open while
+// another client tried the key is a window only if that try got an
+// answer; one that timed out (a slow machine, nodes that did not answer)
+// tested nothing.
+func TestStrikeWindowWithOnlyTimeouts(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	for _, tc := range []struct{ end, want string }{
+		{"fail", report.StrikeWindow},
+		{"info", report.StrikeNoWindow},
+	} {
+		hist := ev(0, "invoke", "acquire", "", 990*ms, 0) + ev(0, "ok", "acquire", "a", 1000*ms, 1990*ms) +
+			ev(1, "invoke", "acquire", "", 1005*ms, 0) + ev(1, tc.end, "acquire", "", 1500*ms, 0) +
+			ev(0, "invoke", "release", "a", 1800*ms, 0) + ev(0, "ok", "release", "a", 1801*ms, 0)
+		dir := t.TempDir()
+		hpath := filepath.Join(dir, "history.jsonl")
+		if err := os.WriteFile(hpath, []byte(hist), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		a, _, err := Check(hpath, checker.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sched := `{"seed":1,"kinds":["kill-quorum"],"interval":"250ms","steps":[{"kind":"kill-quorum","at":"500ms","for":"2s","desc":"kill-quorum","params":{"pick":0,"min_left":"250ms","window":"2s","active":"1s","decision":{"at":"1s","trigger":{"change":"granted","client":0,"key":"k","granted":[0,1],"left":"900ms"},"targets":[1]}}}]}`
+		spath := filepath.Join(dir, "schedule.json")
+		if err := os.WriteFile(spath, []byte(sched), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		strikes, err := Strikes(spath, &a, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(strikes) != 1 || strikes[0].Outcome != tc.want {
+			t.Errorf("contender's %s: strikes %+v, want one %s", tc.end, strikes, tc.want)
+		}
+	}
+}
+
 const releaseAt = int64(2000 * time.Millisecond)
 
 // ev is one event of process p on key k, as a line of history.jsonl: a
