@@ -15,6 +15,7 @@ import (
 
 	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/history"
+	"github.com/locktorture/locktorture/internal/health"
 	"github.com/locktorture/locktorture/internal/wait"
 	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/nemesis"
@@ -44,6 +45,10 @@ type Summary struct {
 	Interrupted bool `json:"interrupted"`
 	// Stopped is set when a WithStop watcher ended the run early.
 	Stopped bool `json:"stopped,omitempty"`
+	// Health is how late the harness's timers fired while the run went
+	// (health.Report): a stretch later than HealthThreshold of the TTL
+	// is one in which the machine was too slow for the run's timing.
+	Health health.Report `json:"health"`
 	// LockVersions is what a lock served by client processes says it
 	// runs on (the client, its language, its libraries); nil for a Go
 	// lock, whose modules report.Versions lists. Every key begins with
@@ -190,6 +195,8 @@ func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary
 		}
 	}()
 	base := time.Now()
+	mon := health.Start(0, HealthThreshold(cfg.TTL), base)
+	defer func() { sum.Health = mon.Stop() }()
 	store := NewStore(cfg.Fencing)
 	if cfg.Store == StoreWriteOnly {
 		store = NewWriteOnlyStore()
@@ -207,6 +214,12 @@ func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary
 	}
 	return sum, err
 }
+
+// HealthThreshold is the lateness of the harness's timers from which a
+// stretch of a run with this TTL is unhealthy: one node call (TTL/10,
+// locks.Config.Timeout's default), at least 20 ms. A timer that late means
+// the clients' calls and the faults did not happen when the run says.
+func HealthThreshold(ttl time.Duration) time.Duration { return max(ttl/10, 20*time.Millisecond) }
 
 // openLocks builds one lock per client group, each reaching the nodes
 // through the group's proxies (or, in the failover topology, the primary

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/internal/health"
 	"github.com/locktorture/locktorture/internal/safefs"
 )
 
@@ -46,6 +48,10 @@ type Results struct {
 	// Strikes are what the run's targeted fault steps did (package
 	// trial): struck with a window, struck without one, or missed.
 	Strikes []Strike `json:"strikes,omitempty"`
+	// Trials are the times the run put the lock to the test (package
+	// trial); Health how late the harness's timers fired.
+	Trials Trials        `json:"trials"`
+	Health health.Report `json:"health"`
 	// Causes counts the violations of the run by the cause package explain
 	// names from the evidence, most frequent first.
 	Causes []CauseCount `json:"causes,omitempty"`
@@ -54,6 +60,58 @@ type Results struct {
 	Lease    checker.Verdict `json:"lease"`
 	Resource checker.Verdict `json:"resource"`
 	Check    checker.Result  `json:"check"`
+}
+
+// Trials counts the trials of a run's promises (trial.Trials): the times
+// it could have shown a violation.
+type Trials struct {
+	// Kind is what a trial was: TrialStrike, TrialStep or TrialHandover.
+	Kind string `json:"kind"`
+	// Count is the trials that count; Unhealthy those that met a stretch
+	// in which the machine was too slow, counted neither as safe nor as a
+	// miss.
+	Count     int `json:"count"`
+	Unhealthy int `json:"unhealthy,omitempty"`
+	// ToFirst is the trial (1, 2, …) in which the first violation showed;
+	// 0 for none.
+	ToFirst int `json:"to_first_violation,omitempty"`
+}
+
+// The kinds of a trial.
+const (
+	// TrialStrike: a targeted strike that left a window.
+	TrialStrike = "strike"
+	// TrialStep: a random fault step during which a held key was
+	// contended.
+	TrialStep = "fault step"
+	// TrialHandover: in a run without faults, a contended hold.
+	TrialHandover = "handover"
+)
+
+// Confidence is the confidence at which a count of trials without a
+// violation excludes a per-trial violation rate (ExcludedRate).
+const Confidence = 0.95
+
+// ExcludedRate is the largest per-trial violation rate that n trials
+// without a violation exclude at Confidence: a lock that broke its
+// promise in a share p of trials would have shown a violation in n trials
+// with probability 1-(1-p)^n ≥ Confidence for every p above it (about
+// 3/n). 1 for no trial: nothing is excluded.
+func ExcludedRate(n int) float64 {
+	if n <= 0 {
+		return 1
+	}
+	return 1 - math.Pow(1-Confidence, 1/float64(n))
+}
+
+// TrialsFor is how many trials without a violation exclude a per-trial
+// violation rate of rate at Confidence (ExcludedRate(n) ≤ rate); 0 for a
+// rate outside (0, 1).
+func TrialsFor(rate float64) int {
+	if !(rate > 0 && rate < 1) {
+		return 0
+	}
+	return int(math.Ceil(math.Log(1-Confidence) / math.Log(1-rate)))
 }
 
 // CauseCount is how many of a run's (or a cell's) violations one cause

@@ -8,6 +8,7 @@ import (
 
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/harness"
+	"github.com/locktorture/locktorture/internal/health"
 	"github.com/locktorture/locktorture/nemesis"
 	"github.com/locktorture/locktorture/report"
 )
@@ -38,6 +39,8 @@ type runContext struct {
 	faults      int // fault steps in the schedule
 	interrupted bool
 	elapsed     time.Duration
+	trials      report.Trials
+	health      health.Report
 }
 
 // judge applies the rules that need the run's context to res (see the
@@ -47,6 +50,20 @@ func judge(res *checker.Result, run runContext, strikes []report.Strike) {
 	noFault(res, run)
 	noWindow(res, run, strikes)
 	coverage(res, run)
+	tooSlow(res, run)
+}
+
+// tooSlow: a run whose every trial met a stretch in which the machine was
+// too slow (its timers fired later than one node call) tested nothing it
+// can vouch for: unknown, so that the matrix and the gate run it again.
+func tooSlow(res *checker.Result, run runContext) {
+	t := run.trials
+	if t.Count > 0 || t.Unhealthy == 0 {
+		return
+	}
+	h := run.health
+	unknown(res, fmt.Sprintf("the machine was too slow: all %d trials met a stretch in which the harness's timers fired late by up to %s (more than %s, one node call), %s of the run in all",
+		t.Unhealthy, h.MaxLate.Round(time.Millisecond), h.Threshold, h.UnhealthyTime().Round(time.Millisecond)))
 }
 
 // unknown turns the valid verdicts of res into unknown, with why.

@@ -85,11 +85,12 @@ func Run(ctx context.Context, plan *harness.Plan, dir string, o Options) (report
 		}
 		return report.Results{}, fmt.Errorf("run %s: check %s: %w", o.ID, sum.HistoryPath, err)
 	}
-	run := runContext{cfg: sum.Config, faults: sum.Faults, interrupted: sum.Interrupted, elapsed: sum.Elapsed}
 	strikes, err := Strikes(filepath.Join(sum.Config.Dir, "schedule.json"), &a, sum.Config.TTL)
 	if err != nil {
 		return report.Results{}, fmt.Errorf("run %s: %w", o.ID, err)
 	}
+	trials := Trials(&a, strikes, sum.Config.TTL, sum.Health)
+	run := runContext{cfg: sum.Config, faults: sum.Faults, interrupted: sum.Interrupted, elapsed: sum.Elapsed, trials: trials, health: sum.Health}
 	judge(&a.Result, run, strikes)
 	r := report.Results{
 		RunID:         o.ID,
@@ -104,6 +105,8 @@ func Run(ctx context.Context, plan *harness.Plan, dir string, o Options) (report
 		Interrupted:   sum.Interrupted,
 		Stopped:       sum.Stopped,
 		Strikes:       strikes,
+		Trials:        trials,
+		Health:        sum.Health,
 		Causes:        causes(&a),
 		Lease:         a.Result.Lease,
 		Resource:      a.Result.Resource,

@@ -1,0 +1,106 @@
+package trial
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/internal/health"
+	"github.com/locktorture/locktorture/report"
+)
+
+// Trials counts the trials of the promises a run made: the times the run
+// put a lock to the test, each of which could have shown a violation.
+//   - A targeted strike that left a window (Strikes) is one.
+//   - A random fault step is one when, while it was active, some key was
+//     held and another client got an answer (granted or refused) to an
+//     acquire of it: a step during which nobody contended tested nothing.
+//   - A run without faults tests every handover: a hold during which
+//     another client got an answer to an acquire of its key is one.
+//
+// A trial that meets a stretch in which the machine was too slow (h's
+// unhealthy stretches) counts neither as safe nor as a miss: it is
+// counted apart (report.Trials.Unhealthy). ToFirst is the number of the
+// trial (1, 2, …) in which the run's first violation showed, the trials
+// before it counted, or 0 when there was none; a violation outside every
+// trial is put after the last.
+func Trials(a *checker.Analysis, strikes []report.Strike, ttl time.Duration, h health.Report) report.Trials {
+	var wins [][2]int64
+	kind := report.TrialHandover
+	switch {
+	case len(strikes) > 0:
+		kind = report.TrialStrike
+		for _, s := range strikes {
+			if s.Outcome != report.StrikeWindow {
+				continue
+			}
+			from := int64(s.At * float64(time.Second))
+			to := from + max(int64(s.Window*float64(time.Second)), int64(MinWindow(ttl)))
+			wins = append(wins, [2]int64{from, to})
+		}
+	case len(a.Result.Stats.FaultWindows) > 0:
+		kind = report.TrialStep
+		for _, w := range a.Result.Stats.FaultWindows {
+			if contendedHold(a, w.Start, w.End) {
+				wins = append(wins, [2]int64{w.Start, w.End})
+			}
+		}
+	default:
+		for key, holds := range a.Holds() {
+			attempts := a.Attempts(key)
+			for _, hd := range holds {
+				if contended(attempts, hd.Process, hd.Start, hd.End) {
+					wins = append(wins, [2]int64{hd.Start, hd.End})
+				}
+			}
+		}
+	}
+	slices.SortFunc(wins, func(x, y [2]int64) int { return int(min(max(x[0]-y[0], -1), 1)) })
+	t := report.Trials{Kind: kind}
+	first := firstViolation(a)
+	for _, w := range wins {
+		if h.Overlaps(w[0], w[1]) {
+			t.Unhealthy++
+			continue
+		}
+		t.Count++
+		if first >= 0 && t.ToFirst == 0 && first <= w[1] {
+			t.ToFirst = t.Count
+		}
+	}
+	if first >= 0 && t.ToFirst == 0 {
+		t.ToFirst = t.Count + 1
+	}
+	return t
+}
+
+// contendedHold reports whether, at some time in [from, to], some key was
+// held by one client while another got an answer to an acquire of it.
+func contendedHold(a *checker.Analysis, from, to int64) bool {
+	for key, holds := range a.Holds() {
+		attempts := a.Attempts(key)
+		for _, hd := range holds {
+			lo, hi := max(hd.Start, from), min(hd.End, to)
+			if lo <= hi && contended(attempts, hd.Process, lo, hi) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// firstViolation is the time of the run's first violation of either
+// property, -1 for none.
+func firstViolation(a *checker.Analysis) int64 {
+	first := int64(math.MaxInt64)
+	for _, t := range []*int64{a.Result.FirstLeaseViolation, a.Result.FirstResourceViolation} {
+		if t != nil {
+			first = min(first, *t)
+		}
+	}
+	if first == math.MaxInt64 {
+		return -1
+	}
+	return first
+}
