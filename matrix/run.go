@@ -386,6 +386,7 @@ func cellRun(r report.Results, id string, err error) report.CellRun {
 	}
 	cr.Violations = c.LeaseViolationCount + c.FenceViolationCount + len(c.ResourceFailedKeys)
 	cr.Causes = r.Causes
+	cr.Trials, cr.Slow = r.Trials, r.Health.UnhealthyTime().Seconds()
 	cr.AcqPerSec = c.Stats.AcquisitionsPerSecond
 	cr.P99Acquire = float64(c.Stats.AcquireLatency.P99) / float64(time.Millisecond)
 	cr.Availability = c.Stats.AvailabilityDuringFaults
@@ -405,7 +406,13 @@ func aggregate(c *report.Cell) {
 	c.AcqPerSec, c.P99Acquire, c.Availability = 0, 0, 0
 	c.Outcome, c.Matches = "", false
 	c.StuckRuns = 0
+	c.Trials, c.SlowTrials, c.ToFirst = 0, 0, 0
 	for _, r := range c.Runs {
+		if c.ToFirst == 0 && r.Trials.ToFirst > 0 && r.Outcome() == checker.OutcomeViolation {
+			c.ToFirst = c.Trials + r.Trials.ToFirst
+		}
+		c.Trials += r.Trials.Count
+		c.SlowTrials += r.Trials.Unhealthy
 		if r.Liveness == checker.LivenessStuck {
 			c.StuckRuns++
 		}

@@ -192,13 +192,14 @@ func nodeNames(ns []int) string {
 }
 
 var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
-	"dur":   dur,
-	"gap":   gap,
-	"avail": availability,
-	"secs":  func(t int64) string { return fmt.Sprintf("%.3f", float64(t)/1e9) },
-	"inc":   func(i int) int { return i + 1 },
-	"pct":   func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
-	"f1":    func(f float64) string { return fmt.Sprintf("%.1f", f) },
+	"dur":        dur,
+	"gap":        gap,
+	"avail":      availability,
+	"secs":       func(t int64) string { return fmt.Sprintf("%.3f", float64(t)/1e9) },
+	"inc":        func(i int) int { return i + 1 },
+	"pct":        func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
+	"f1":         func(f float64) string { return fmt.Sprintf("%.1f", f) },
+	"healthText": HealthText,
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>locktorture {{.R.RunID}}</title>
@@ -224,6 +225,8 @@ iframe{width:100%;height:520px;border:1px solid #ccc}
 <tr><th>seed</th><td>{{.R.Seed}}</td></tr>
 <tr><th>redis</th><td>{{.R.RedisVersion}}</td></tr>
 <tr><th>elapsed</th><td>{{f1 .R.Elapsed}} s{{if .R.Interrupted}} (interrupted){{end}}</td></tr>
+<tr><th>trials</th><td>{{.R.Trials.Text}}</td></tr>
+<tr><th>machine health</th><td{{if not .R.Health.Healthy}} class="unknown"{{end}}>{{healthText .R.Health}}</td></tr>
 {{with .R.Check.Stats}}
 <tr><th>acquisitions</th><td>{{.AcquireOK}} ok of {{.AcquireCompleted}} ({{pct .SuccessRatio}}), {{f1 .AcquisitionsPerSecond}}/s</td></tr>
 <tr><th>acquire latency</th><td>p50 {{dur .AcquireLatency.P50}}, p99 {{dur .AcquireLatency.P99}}, max {{dur .AcquireLatency.Max}}</td></tr>

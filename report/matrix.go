@@ -116,6 +116,10 @@ type CellRun struct {
 	Error        string  `json:"error,omitempty"`
 	// Causes are the causes of the run's violations (Results.Causes).
 	Causes []CauseCount `json:"causes,omitempty"`
+	// Trials are the run's trials (Results.Trials); Slow the time in
+	// which the machine was too slow, in seconds (Results.Health).
+	Trials Trials  `json:"trials"`
+	Slow   float64 `json:"slow_s,omitempty"`
 }
 
 // Outcome folds the run's verdicts (checker.Fold); a run that never
@@ -166,9 +170,16 @@ type Cell struct {
 	StuckRuns            int      `json:"stuck_runs,omitempty"`
 	Violations           int      `json:"violations"`
 	MedianFirstViolation *float64 `json:"median_first_violation_s,omitempty"`
-	AcqPerSec            float64  `json:"acquisitions_per_second"`
-	P99Acquire           float64  `json:"p99_acquire_ms"`
-	Availability         float64  `json:"availability_during_faults"`
+	// Trials sums the runs' trials; SlowTrials those that met a stretch
+	// in which the machine was too slow (counted neither way); ToFirst
+	// the trials it took to show the first violation (the trials of the
+	// runs before it and its own run's to it), 0 for none.
+	Trials       int     `json:"trials"`
+	SlowTrials   int     `json:"slow_trials,omitempty"`
+	ToFirst      int     `json:"trials_to_first_violation,omitempty"`
+	AcqPerSec    float64 `json:"acquisitions_per_second"`
+	P99Acquire   float64 `json:"p99_acquire_ms"`
+	Availability float64 `json:"availability_during_faults"`
 	// Outcome aggregates the runs': a violation in any run, else unknown
 	// if any run's is unknown, else safe; OutcomeNotRun when none ran.
 	Outcome checker.Outcome `json:"outcome"`
@@ -203,6 +214,35 @@ type Cell struct {
 	// not match its expectation; with no run at all its Outcome is "not
 	// run".
 	NotRun []int64 `json:"not_run_seeds,omitempty"`
+}
+
+// Power says what the cell's trials showed, in a few words: "34 trials,
+// each a rate above 8.5 % excluded at 95 %" with no violation, "violation
+// in trial 3 of 12" with one, "no trial" with none.
+func (c Cell) Power() string {
+	slow := ""
+	if c.SlowTrials > 0 {
+		slow = fmt.Sprintf(" (%d more on a machine too slow)", c.SlowTrials)
+	}
+	switch {
+	case c.ToFirst > 0:
+		return fmt.Sprintf("violation in trial %d of %d%s", c.ToFirst, c.Trials, slow)
+	case c.Trials == 0:
+		return "no trial" + slow
+	}
+	return fmt.Sprintf("%d trials: a per-trial rate above %s excluded at 95 %%%s", c.Trials, Percent(ExcludedRate(c.Trials)), slow)
+}
+
+// Percent prints a rate as a percentage with two significant digits.
+func Percent(r float64) string {
+	switch p := r * 100; {
+	case p >= 10:
+		return fmt.Sprintf("%.0f %%", p)
+	case p >= 1:
+		return fmt.Sprintf("%.1f %%", p)
+	default:
+		return fmt.Sprintf("%.2f %%", p)
+	}
 }
 
 // PropertiesText says, property by property, what the runs showed beside

@@ -77,6 +77,50 @@ type Trials struct {
 	ToFirst int `json:"to_first_violation,omitempty"`
 }
 
+// Text says what the trials showed: "12 fault steps: a per-trial
+// violation rate above 22 % excluded at 95 %", "violation in trial 3 of
+// 12", with the trials left out on a machine too slow.
+func (t Trials) Text() string {
+	what := t.Kind + "s"
+	if t.Count == 1 {
+		what = t.Kind
+	}
+	s := fmt.Sprintf("%d %s", t.Count, what)
+	switch {
+	case t.ToFirst > 0:
+		s = fmt.Sprintf("violation in trial %d of %d (%s)", t.ToFirst, t.Count, what)
+	case t.Count == 0:
+		s = "no trial: nothing put the lock to the test"
+	default:
+		s += fmt.Sprintf(": a per-trial violation rate above %s excluded at 95 %%", Percent(ExcludedRate(t.Count)))
+	}
+	if t.Unhealthy > 0 {
+		s += fmt.Sprintf("; %d more met a stretch in which the machine was too slow (counted neither way)", t.Unhealthy)
+	}
+	return s
+}
+
+// HealthText says how well the machine kept time in a run: how late the
+// harness's timers fired, and the stretches in which it was too slow.
+func HealthText(h health.Report) string {
+	if h.Samples == 0 {
+		return "not measured"
+	}
+	s := fmt.Sprintf("timers late by %s at p99, %s at most", h.P99Late.Round(100*time.Microsecond), h.MaxLate.Round(100*time.Microsecond))
+	if h.Healthy() {
+		return s + fmt.Sprintf(" (never %s, one node call)", h.Threshold)
+	}
+	s += fmt.Sprintf("; too slow (late by %s or more) in %d stretches, %s in all:", h.Threshold, len(h.Unhealthy), h.UnhealthyTime().Round(time.Millisecond))
+	for i, st := range h.Unhealthy {
+		if i == 5 {
+			s += fmt.Sprintf(" and %d more", len(h.Unhealthy)-5)
+			break
+		}
+		s += fmt.Sprintf(" %.3f–%.3f s", time.Duration(st.From).Seconds(), time.Duration(st.To).Seconds())
+	}
+	return s
+}
+
 // The kinds of a trial.
 const (
 	// TrialStrike: a targeted strike that left a window.

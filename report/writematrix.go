@@ -314,11 +314,11 @@ func matrixMarkdown(m Matrix) []byte {
 	}
 	p(".**\n\n")
 
-	p("| cell | lock | language | faults | fencing | expected | what the runs showed | median s to first violation | acq/s | p99 ms | availability during faults | matches |\n")
-	p("|---|---|---|---|---|---|---|---:|---:|---:|---:|:---:|\n")
+	p("| cell | lock | language | faults | fencing | expected | what the runs showed | trials | median s to first violation | acq/s | p99 ms | availability during faults | matches |\n")
+	p("|---|---|---|---|---|---|---|---|---:|---:|---:|---:|:---:|\n")
 	for _, c := range m.Cells {
-		p("| %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %.1f | %s | %s |\n",
-			mdCell(c.Name), mdCell(c.Lock), mdCell(c.Language), mdCell(c.Nemesis), fmtFencing(c.Fencing), mdCell(expectText(c)), mdCell(c.PropertiesText()),
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %.1f | %s | %s |\n",
+			mdCell(c.Name), mdCell(c.Lock), mdCell(c.Language), mdCell(c.Nemesis), fmtFencing(c.Fencing), mdCell(expectText(c)), mdCell(c.PropertiesText()), mdCell(c.Power()),
 			fmtFirst(c.MedianFirstViolation), c.AcqPerSec, c.P99Acquire, fmtAvail(c.Availability), fmtMatch(c.Matches))
 	}
 	if len(m.Skipped) > 0 {
@@ -697,10 +697,10 @@ code{background:#f6f6f6;padding:0 .2em}
 
 <h2>Cells</h2>
 <table>
-<tr><th>cell</th><th>lock</th><th>language</th><th>faults</th><th>fencing</th><th>expected</th><th>why (source)</th><th>outcome</th><th>what the runs showed</th><th>median s to first violation</th><th>acq/s</th><th>p99 ms</th><th>availability during faults</th><th></th><th>runs</th></tr>
+<tr><th>cell</th><th>lock</th><th>language</th><th>faults</th><th>fencing</th><th>expected</th><th>why (source)</th><th>outcome</th><th>what the runs showed</th><th>trials</th><th>median s to first violation</th><th>acq/s</th><th>p99 ms</th><th>availability during faults</th><th></th><th>runs</th></tr>
 {{range .Rows}}{{$c := .Cell}}<tr id="cell-{{.Index}}" class="{{.Status}}">
 <td>{{$c.Name}}</td><td>{{$c.Lock}}</td><td>{{$c.Language}}</td><td>{{$c.Nemesis}}</td><td>{{fencing $c.Fencing}}</td><td>{{expect $c}}</td><td class="why">{{$c.Why}}{{with $c.Source}} <span class="small">({{.}})</span>{{end}}</td><td>{{$c.Outcome}}{{with $c.ViolationKind}}<br><span class="{{kindclass .}}">{{.}}</span>{{end}}</td>
-<td>{{$c.PropertiesText}}</td><td class="num">{{first $c.MedianFirstViolation}}</td><td class="num">{{f1 $c.AcqPerSec}}</td><td class="num">{{f1 $c.P99Acquire}}</td><td class="num">{{avail $c.Availability}}</td><td>{{match $c.Matches}}</td>
+<td>{{$c.PropertiesText}}</td><td>{{$c.Power}}</td><td class="num">{{first $c.MedianFirstViolation}}</td><td class="num">{{f1 $c.AcqPerSec}}</td><td class="num">{{f1 $c.P99Acquire}}</td><td class="num">{{avail $c.Availability}}</td><td>{{match $c.Matches}}</td>
 <td class="runs">{{range $c.Runs}}<a href="{{report .}}" title="{{runline .}}">seed {{.Seed}}: {{.Outcome}}{{if .Interrupted}} (interrupted){{end}}</a> {{end}}{{with $c.NotRun}}<span class="small">never ran: {{seeds .}}</span>{{end}}</td></tr>
 {{end}}</table>
 
