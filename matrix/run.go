@@ -17,7 +17,6 @@ import (
 	"github.com/locktorture/locktorture/harness"
 	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/report"
-	"github.com/locktorture/locktorture/trial"
 )
 
 // DefaultDuration is the duration of every run of a matrix when
@@ -51,12 +50,19 @@ type Options struct {
 	// ran the matrix. The default is what Commit returns.
 	Commit string
 	Dirty  bool
-	// Jobs is how many runs go side by side. Default 1. Each run starts
-	// its own nodes and proxies on free ports, so runs never share
-	// anything but the machine's cores: on a loaded machine, timing
-	// faults bite differently, and a cell joins the quick profile only
-	// once it matched with the jobs the release gate uses.
+	// Jobs is how many runs go side by side; 0 (the default) starts as
+	// many as the machine holds, measured while they run (schedule). Each
+	// run starts its own nodes and proxies on free ports, so runs never
+	// share anything but the machine's cores, and each measures its own
+	// health: a run the machine was too slow to decide runs again.
 	Jobs int
+	// More, when set, is asked after each run of a cell, with the cell
+	// as its runs so far show it, whether the cell needs another seed
+	// (the release gate's power target); the next seed after the
+	// cell's last is then queued, unless Deadline leaves no room for
+	// one more run.
+	More     func(report.Cell) bool
+	Deadline time.Time
 }
 
 // Progress tells where a matrix run is.
@@ -151,7 +157,9 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 		total += len(seedsOf[i])
 		left += time.Duration(len(seedsOf[i])) * sp.duration(o)
 	}
-	// Every run to do, in the matrix's order; up to o.Jobs at once.
+	// Every run to do, in the matrix's order; up to o.Jobs at once, or
+	// as many as the machine holds (see schedule). A cell the More
+	// option asks more of gets its next seed queued as its run ends.
 	type job struct {
 		cell int
 		seed int64
@@ -162,21 +170,51 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 			jobs = append(jobs, job{i, seed})
 		}
 	}
-	type outcome struct {
-		run    report.CellRun
-		notRun bool
-		redis  string
-	}
 	outcomes := make([]outcome, len(jobs))
-	var mu sync.Mutex // done, left and the progress callback
+	next := 0
+	var mu sync.Mutex // jobs, outcomes, done, left, total and the progress callback
 	done := 0
+	lastSeed := make([]int64, len(specs))
+	for _, j := range jobs {
+		lastSeed[j.cell] = max(lastSeed[j.cell], j.seed)
+	}
+	// more queues the next seed of cell i when o.More asks for it and the
+	// deadline leaves room for one more run; under mu.
+	more := func(i int) {
+		if o.More == nil || ctx.Err() != nil {
+			return
+		}
+		sp := specs[i]
+		if !o.Deadline.IsZero() && time.Until(o.Deadline) < ExpectedRun(sp, o.Duration) {
+			return
+		}
+		cell := sp.cell()
+		for k, j := range jobs {
+			if j.cell == i && !outcomes[k].notRun && outcomes[k].run.RunID != "" {
+				cell.Runs = append(cell.Runs, outcomes[k].run)
+			}
+		}
+		aggregate(&cell)
+		if !o.More(cell) {
+			return
+		}
+		lastSeed[i]++
+		jobs = append(jobs, job{i, lastSeed[i]})
+		outcomes = append(outcomes, outcome{})
+		total++
+		left += sp.duration(o)
+	}
 	work := func(k int) {
+		mu.Lock()
 		j := jobs[k]
+		mu.Unlock()
 		sp := specs[j.cell]
 		if ctx.Err() != nil {
 			// Interrupted: the seeds left are listed as never run, so no
 			// summary can read as a full matrix.
+			mu.Lock()
 			outcomes[k].notRun = true
+			mu.Unlock()
 			return
 		}
 		mu.Lock()
@@ -184,37 +222,26 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 			o.Progress(Progress{Done: done, Total: total, Cell: sp.Name, Seed: j.seed, Elapsed: time.Since(start), Left: left})
 		}
 		mu.Unlock()
-		id := fmt.Sprintf("%s-seed%d", dirName(sp.Name), j.seed)
-		d := sp.duration(o)
-		hp := p.runs[report.ShardRun{Cell: sp.Name, Seed: j.seed}]
-		anyOf, allOf := sp.stops()
-		r, err := trial.Run(ctx, hp, filepath.Join(o.Dir, "runs", id), trial.Options{ID: id, Command: harness.CommandLine(sp.RunConfig(j.seed, d)),
-			CheckTimeout: o.CheckTimeout, StopOn: anyOf, StopAfter: allOf, Log: o.Log})
+		out := p.runOne(ctx, sp, j.seed)
 		mu.Lock()
-		left -= d
+		defer mu.Unlock()
+		left -= sp.duration(o)
 		done++
-		mu.Unlock()
-		if err != nil && ctx.Err() != nil && r.RunID == "" {
-			// Cancelled before it recorded anything to check.
-			outcomes[k].notRun = true
-			return
+		outcomes[k] = out
+		if !out.notRun {
+			more(j.cell)
 		}
-		outcomes[k] = outcome{run: cellRun(r, id, err), redis: r.RedisVersion}
 	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range max(1, min(o.Jobs, len(jobs))) {
-		wg.Go(func() {
-			for k := range next {
-				work(k)
-			}
-		})
-	}
-	for k := range jobs {
-		next <- k
-	}
-	close(next)
-	wg.Wait()
+	schedule(ctx, o.Jobs, func() (func(), bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if next >= len(jobs) {
+			return nil, false
+		}
+		k := next
+		next++
+		return func() { work(k) }, true
+	})
 	for i, sp := range specs {
 		if len(seedsOf[i]) == 0 {
 			continue // every run of the cell is another shard's

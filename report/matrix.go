@@ -120,6 +120,9 @@ type CellRun struct {
 	// which the machine was too slow, in seconds (Results.Health).
 	Trials Trials  `json:"trials"`
 	Slow   float64 `json:"slow_s,omitempty"`
+	// Again is how many times the seed ran again because the machine was
+	// too slow to decide it (its earlier runs' directories end -again1, …).
+	Again int `json:"again,omitempty"`
 }
 
 // Outcome folds the run's verdicts (checker.Fold); a run that never

@@ -21,7 +21,8 @@ import (
 //
 // A trial that meets a stretch in which the machine was too slow (h's
 // unhealthy stretches) counts neither as safe nor as a miss: it is
-// counted apart (report.Trials.Unhealthy). ToFirst is the number of the
+// counted apart (report.Trials.Unhealthy), unless it showed the first
+// violation, which always stands. ToFirst is the number of the
 // trial (1, 2, …) in which the run's first violation showed, the trials
 // before it counted, or 0 when there was none; a violation outside every
 // trial is put after the last.
@@ -60,12 +61,15 @@ func Trials(a *checker.Analysis, strikes []report.Strike, ttl time.Duration, h h
 	t := report.Trials{Kind: kind}
 	first := firstViolation(a)
 	for _, w := range wins {
-		if h.Overlaps(w[0], w[1]) {
+		// The trial that showed the first violation counts, slow or not:
+		// a violation always stands.
+		shows := first >= 0 && t.ToFirst == 0 && first <= w[1]
+		if h.Overlaps(w[0], w[1]) && !shows {
 			t.Unhealthy++
 			continue
 		}
 		t.Count++
-		if first >= 0 && t.ToFirst == 0 && first <= w[1] {
+		if shows {
 			t.ToFirst = t.Count
 		}
 	}

@@ -36,7 +36,7 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	only := fs.String("cells", "", "run only the cells whose name matches this regular expression")
 	list := fs.Bool("list", false, "list the cells with their expectations and exit")
 	timeout := fs.Duration("check-timeout", checker.DefaultTimeout, "porcupine time limit per model (exceeded: verdict unknown)")
-	jobs := fs.Int("jobs", 1, "runs side by side (each starts its own nodes on free ports; timing faults bite differently on a loaded machine)")
+	jobs := fs.Int("jobs", 0, "runs side by side (each starts its own nodes on free ports); 0: as many as the machine holds, measured while they run (up to twice the CPUs, one more only while the timers keep time); a run the machine was too slow to decide runs again")
 	shardFlag := fs.String("shard", "", "run only shard i of n (i/n, e.g. 2/4), a share of the runs balanced by expected time; 'torture matrix merge' joins the shards' outputs")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
@@ -88,8 +88,8 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *timeout <= 0 {
 		return fmt.Errorf("matrix: --check-timeout must be positive, got %s", *timeout)
 	}
-	if *jobs < 1 {
-		return fmt.Errorf("matrix: --jobs must be at least 1, got %d", *jobs)
+	if *jobs < 0 || *jobs > 1024 {
+		return fmt.Errorf("matrix: --jobs must be 0 (as many as the machine holds) to 1024, got %d", *jobs)
 	}
 	started := time.Now()
 	id := started.UTC().Format("20060102T150405")

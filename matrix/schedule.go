@@ -1,0 +1,136 @@
+package matrix
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/harness"
+	"github.com/locktorture/locktorture/internal/health"
+	"github.com/locktorture/locktorture/report"
+	"github.com/locktorture/locktorture/trial"
+)
+
+// outcome is what one job of a matrix left: a run, or none (never run).
+type outcome struct {
+	run    report.CellRun
+	notRun bool
+	redis  string
+}
+
+// Again is how many times a run that decided nothing on a machine too
+// slow (report.Trials.Unhealthy, trial's rule) is run again, with the
+// same seed, before its cell is decided from it.
+const Again = 2
+
+// runOne runs one seed of a cell; a run that the machine's slowness left
+// undecided, or that did not show a violation its cell expects while some
+// of its trials were slow, runs again (up to Again times): the matrix
+// decides from a healthy run, never from a slow one. A violation always
+// stands.
+func (p *Plan) runOne(ctx context.Context, sp Spec, seed int64) outcome {
+	o := p.o
+	d := sp.duration(o)
+	hp := p.runs[report.ShardRun{Cell: sp.Name, Seed: seed}]
+	if hp == nil {
+		// A seed the plan did not hold: one more that More asked for.
+		var err error
+		if hp, err = harness.NewPlan(sp.RunConfig(seed, d)); err != nil {
+			id := fmt.Sprintf("%s-seed%d", dirName(sp.Name), seed)
+			return outcome{run: cellRun(report.Results{Seed: seed}, id, err)}
+		}
+	}
+	anyOf, allOf := sp.stops()
+	var out outcome
+	for again := 0; again <= Again; again++ {
+		id := fmt.Sprintf("%s-seed%d", dirName(sp.Name), seed)
+		if again > 0 {
+			id = fmt.Sprintf("%s-again%d", id, again)
+		}
+		r, err := trial.Run(ctx, hp, filepath.Join(o.Dir, "runs", id), trial.Options{ID: id, Command: harness.CommandLine(sp.RunConfig(seed, d)),
+			CheckTimeout: o.CheckTimeout, StopOn: anyOf, StopAfter: allOf, Log: o.Log})
+		if err != nil && ctx.Err() != nil && r.RunID == "" {
+			// Cancelled before it recorded anything to check.
+			return outcome{notRun: true}
+		}
+		out = outcome{run: cellRun(r, id, err), redis: r.RedisVersion}
+		out.run.Again = again
+		if ctx.Err() != nil || !tooSlow(sp, out.run) {
+			return out
+		}
+	}
+	return out
+}
+
+// tooSlow reports whether run r of a cell must run again: it showed no
+// violation, some of its trials met a stretch in which the machine was
+// too slow, and it decided nothing or did not show what the cell expects.
+func tooSlow(sp Spec, r report.CellRun) bool {
+	if r.Trials.Unhealthy == 0 || r.Outcome() == checker.OutcomeViolation {
+		return false
+	}
+	return r.Outcome() == checker.OutcomeUnknown || sp.Expect.Overall() == report.ExpectViolation
+}
+
+// MaxJobs is the most runs a matrix starts side by side when Options.Jobs
+// is 0: twice the CPUs (the runs wait on TTLs more than they compute).
+func MaxJobs() int { return max(2, 2*runtime.NumCPU()) }
+
+// HealthyLate is how late this process's timers may fire for the matrix
+// to start one more run side by side when Options.Jobs is 0: a fifth of
+// the least unhealthy lateness (harness.HealthThreshold), so that the runs
+// started stay well clear of it.
+var HealthyLate = harness.HealthThreshold(0) / 5
+
+// schedule runs the tasks take hands out, jobs at once, until take has
+// none left and none is running (a running task may make more). With
+// jobs 0 it starts as many as the machine holds, measured: one, then one
+// more whenever this process's timers have kept time (late by less than
+// HealthyLate over the last second), up to MaxJobs.
+func schedule(ctx context.Context, jobs int, take func() (func(), bool)) {
+	limit := jobs
+	var mon *health.Monitor
+	if jobs <= 0 {
+		limit = MaxJobs()
+		mon = health.Start(0, 0, time.Now())
+		defer mon.Stop()
+	}
+	var wg sync.WaitGroup
+	running := 0
+	ended := make(chan struct{}, limit)
+	lastStart := time.Time{}
+	done := ctx.Done()
+	for {
+		// Start what may start now.
+		for running < limit {
+			if mon != nil && running > 0 && (time.Since(lastStart) < time.Second || mon.Recent(time.Second) > HealthyLate) {
+				break
+			}
+			task, ok := take()
+			if !ok {
+				break
+			}
+			running++
+			lastStart = time.Now()
+			wg.Go(func() {
+				task()
+				ended <- struct{}{}
+			})
+		}
+		if running == 0 {
+			break // take has none left, and no running task can make more
+		}
+		select {
+		case <-ended:
+			running--
+		case <-time.After(250 * time.Millisecond):
+		case <-done:
+			done = nil // the tasks see ctx themselves; stop waking for it
+		}
+	}
+	wg.Wait()
+}
