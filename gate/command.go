@@ -65,14 +65,15 @@ func ExitCode(err error, stderr io.Writer) int {
 func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("gate", flag.ContinueOnError)
 	lock := fs.String("lock", "", "the registered lock to gate (or exec:COMMAND, a client process that declares its promises in its hello); required")
-	seeds := fs.String("seeds", "1,2,3", "seeds, comma-separated, each a number or a range a..b; every cell runs once per seed (the budget may drop the last)")
+	seeds := fs.String("seeds", "1", "the first seeds, comma-separated, each a number or a range a..b; every cell runs once per seed, and a cell that needs more trials for --rate, or has not shown the violation its class expects, runs the next seeds within the budget")
 	budget := fs.Duration("budget", DefaultBudget, "the time the runs should take; the duration, then the seeds, are scaled down to fit, and the runs are cut short at 1.5 × it")
 	duration := fs.Duration("duration", matrix.DefaultDuration, "duration of every run (raised where a cell needs more; the budget may shorten it)")
 	out := fs.String("out", filepath.Join("results", "gate"), "directory under which the gate's directory is created")
 	cells := fs.String("cells", "", "run only the cells whose name matches this regular expression (a quick look, not a release: the kinds left out are listed as not run)")
 	list := fs.Bool("list", false, "list the cells with their expectations and the fault kinds not run, and exit")
 	timeout := fs.Duration("check-timeout", checker.DefaultTimeout, "porcupine time limit per model (exceeded: verdict unknown)")
-	jobs := fs.Int("jobs", DefaultJobs, "runs side by side (each starts its own nodes on free ports)")
+	jobs := fs.Int("jobs", DefaultJobs, "runs side by side (each starts its own nodes on free ports); 0: as many as the machine holds, measured while they run")
+	rate := fs.Float64("rate", DefaultRate, "the per-trial violation rate every promise must exclude at 95 % to pass (0.25: 11 trials without a violation per promise cell; smaller needs more)")
 	if err := cli.Parse(fs, args, "usage of torture gate: derive a lock's cells from the promises it declares and the literature's table, run them, and fail when it breaks a promise (exit 1; 2 on error; 3 when inconclusive)", stdout); err != nil {
 		return err
 	}
@@ -86,12 +87,18 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("gate: %w", err)
 	}
-	if *budget <= 0 || *duration <= 0 || *timeout <= 0 || *jobs <= 0 {
-		return errors.New("gate: --budget, --duration, --check-timeout and --jobs must be positive")
+	if *budget <= 0 || *duration <= 0 || *timeout <= 0 {
+		return errors.New("gate: --budget, --duration and --check-timeout must be positive")
+	}
+	if *jobs < 0 || *jobs > 1024 {
+		return fmt.Errorf("gate: --jobs must be 0 (as many as the machine holds) to 1024, got %d", *jobs)
+	}
+	if !(*rate > 0 && *rate < 1) {
+		return fmt.Errorf("gate: --rate must be between 0 and 1 (a per-trial violation rate), got %g", *rate)
 	}
 	id := dirName(*lock) + "-" + time.Now().UTC().Format("20060102T150405")
 	dir := filepath.Join(*out, id)
-	o := Options{Lock: *lock, Seeds: seedList, Duration: *duration, Budget: *budget, CheckTimeout: *timeout, Cells: *cells, Jobs: *jobs,
+	o := Options{Lock: *lock, Seeds: seedList, Duration: *duration, Budget: *budget, CheckTimeout: *timeout, Cells: *cells, Jobs: *jobs, Rate: *rate,
 		Command: "torture gate " + strings.Join(args, " "), Dir: dir}
 	if !*list {
 		o.Progress = func(p matrix.Progress) {

@@ -31,11 +31,26 @@ const (
 	MinDuration = 5 * time.Second
 )
 
-// DefaultJobs is how many runs a gate runs side by side by default.
-const DefaultJobs = 1
+// DefaultJobs is how many runs a gate runs side by side by default: 0,
+// as many as the machine holds (matrix.Options.Jobs).
+const DefaultJobs = 0
 
-// DefaultSeeds are the seeds a gate runs every cell with.
-var DefaultSeeds = []int64{1, 2, 3}
+// DefaultSeeds are the seeds a gate runs every cell with first; a cell
+// that needs more trials for the power target, or has not yet shown the
+// violation its class expects, gets the next seeds (see Options.Rate).
+var DefaultSeeds = []int64{1}
+
+// DefaultRate is the per-trial violation rate a gate's promise cells must
+// exclude at 95 % (Options.Rate): 11 trials without a violation.
+const DefaultRate = 0.25
+
+// MaxSeeds is the most seeds a gate runs a cell with in search of its
+// power target; ExpectSeeds the most it runs a cell with until it shows
+// the violation its class expects.
+const (
+	MaxSeeds    = 16
+	ExpectSeeds = 3
+)
 
 // Errors of Run, by exit status (Main): ErrBroken is 1, every other 2.
 var (
@@ -83,8 +98,14 @@ type Options struct {
 	Progress func(matrix.Progress)
 	Log      io.Writer
 	// Jobs is how many runs go side by side (matrix.Options.Jobs).
-	// Default 1.
+	// Default 0: as many as the machine holds.
 	Jobs int
+	// Rate is the per-trial violation rate every promise cell must
+	// exclude at 95 % for the gate to pass: such a cell runs more seeds,
+	// within the budget, until its trials (report.Trials) number
+	// report.TrialsFor(Rate); one that cannot makes the gate
+	// inconclusive. Default DefaultRate.
+	Rate float64
 }
 
 // Result is a gate's outcome.
@@ -97,8 +118,13 @@ type Result struct {
 	Seeds    []int64 `json:"seeds"`
 	Duration string  `json:"duration"`
 	Budget   string  `json:"budget"`
-	// Jobs is how many runs went side by side.
+	// Jobs is how many runs went side by side (0: as many as the machine
+	// held).
 	Jobs int `json:"jobs"`
+	// Rate is the per-trial violation rate every promise cell had to
+	// exclude at 95 %; Need the trials without a violation that do.
+	Rate float64 `json:"rate"`
+	Need int     `json:"trials_needed"`
 	// Expected is the time the runs were expected to take, in seconds.
 	Expected float64 `json:"expected_seconds"`
 	// Scaled says how the budget shortened the runs or dropped seeds; ""
@@ -141,6 +167,14 @@ type Cell struct {
 	// Violated and Runs: how many runs of the cell showed a violation.
 	Violated int `json:"runs_with_violation"`
 	Runs     int `json:"runs"`
+	// Trials are the cell's trials (report.Cell.Trials), SlowTrials those
+	// the machine was too slow for, ToFirst the trial that showed the
+	// first violation; Excluded the per-trial violation rate the trials
+	// exclude at 95 % when none showed one.
+	Trials     int     `json:"trials"`
+	SlowTrials int     `json:"slow_trials,omitempty"`
+	ToFirst    int     `json:"trials_to_first_violation,omitempty"`
+	Excluded   float64 `json:"excluded_rate,omitempty"`
 	// Matches is the matrix's judgement (the outcome against the
 	// expectation), and false when a promise broke.
 	Matches bool `json:"matches"`
@@ -165,6 +199,47 @@ type Cell struct {
 // resource lost in 1/1 runs (expected)".
 func (c Cell) Properties() string {
 	return report.PropertiesText(c.Expect, &c.Lease, &c.Resource, c.Stuck, c.Runs)
+}
+
+// PowerText says what the cell's trials showed.
+func (c Cell) PowerText() string {
+	switch {
+	case c.ToFirst > 0:
+		return fmt.Sprintf("violation in trial %d of %d", c.ToFirst, c.Trials)
+	case c.Trials == 0:
+		return "no trial"
+	}
+	return fmt.Sprintf("%d trials, a per-trial rate above %s excluded at 95 %%", c.Trials, report.Percent(c.Excluded))
+}
+
+// PowerLine is the gate's verdict with its evidence: for a pass, the
+// per-trial rate at which every promise would have been caught with 95 %
+// probability and the weakest cell's trials.
+func (res Result) PowerLine() string {
+	var weakest *Cell
+	for i := range res.Cells {
+		c := &res.Cells[i]
+		if c.Promise != "" && c.Broken == "" && (weakest == nil || c.Trials < weakest.Trials) {
+			weakest = c
+		}
+	}
+	switch res.Status {
+	case StatusPass:
+		s := fmt.Sprintf("No promise broken; each would have been caught at a per-trial rate of %s with 95 %% probability", report.Percent(res.Rate))
+		if weakest != nil {
+			s += fmt.Sprintf(" (every promise cell had at least %d trials, %s the fewest: %d)", res.Need, weakest.Name, weakest.Trials)
+		}
+		return s + "."
+	case StatusBroken:
+		return "A declared promise broke (below)."
+	}
+	var short []string
+	for _, c := range res.Cells {
+		if !c.Matches && c.Broken == "" {
+			short = append(short, c.Name)
+		}
+	}
+	return fmt.Sprintf("Inconclusive, never a pass: %s could not be decided to a per-trial rate of %s (below).", strings.Join(short, ", "), report.Percent(res.Rate))
 }
 
 // Coverage is what the gate did with one fault kind.
@@ -257,23 +332,82 @@ func NewPlan(o Options) (*Plan, error) {
 	}
 	res.Coverage = coverage(keep, p, refused)
 	if o.Jobs < 0 {
-		return nil, errors.New("gate: jobs must be positive")
+		return nil, errors.New("gate: jobs must be 0 (as many as the machine holds) or more")
 	}
-	o.Jobs = max(o.Jobs, 1)
+	if o.Rate == 0 {
+		o.Rate = DefaultRate
+	}
+	if !(o.Rate > 0 && o.Rate < 1) {
+		return nil, fmt.Errorf("gate: the rate to exclude must be between 0 and 1, got %g", o.Rate)
+	}
 	keep = floor(keep, o.Seeds, o.Duration)
-	seeds, d, scaled, err := fit(keep, o.Seeds, o.Duration, o.Budget, o.Jobs)
+	seeds, d, scaled, err := fit(keep, o.Seeds, o.Duration, o.Budget, estimatedJobs(o.Jobs))
 	if err != nil {
 		return nil, err
 	}
 	o.Seeds, o.Duration = seeds, d
 	res.Seeds, res.Duration, res.Scaled, res.Jobs = seeds, d.String(), scaled, o.Jobs
-	res.Expected = cost(keep, len(seeds), d, o.Jobs).Seconds()
+	res.Rate, res.Need = o.Rate, report.TrialsFor(o.Rate)
+	res.Expected = cost(keep, len(seeds), d, estimatedJobs(o.Jobs)).Seconds()
+	gp := &Plan{o: o, res: res, specs: keep}
 	mp, err := matrix.NewPlan(keep, matrix.Options{Seeds: seeds, Duration: d, Dir: o.Dir, CheckTimeout: o.CheckTimeout,
-		Command: o.Command, Progress: o.Progress, Log: o.Log, Jobs: o.Jobs})
+		Command: o.Command, Progress: o.Progress, Log: o.Log, Jobs: o.Jobs, More: gp.more, Budget: o.Budget})
 	if err != nil {
 		return nil, fmt.Errorf("gate: %w", err)
 	}
-	return &Plan{o: o, res: res, specs: keep, matrix: mp}, nil
+	gp.matrix = mp
+	return gp, nil
+}
+
+// estimatedJobs is the runs side by side a budget counts on: jobs, or
+// for 0 (as many as the machine holds) one per CPU.
+func estimatedJobs(jobs int) int {
+	if jobs > 0 {
+		return jobs
+	}
+	return max(1, matrix.MaxJobs()/2)
+}
+
+// more says whether cell c, as its runs so far show it, needs another
+// seed: not once it broke a promise; while it has not shown the violation
+// its class expects (up to ExpectSeeds); while a promise it carries has
+// fewer trials than the power target needs (up to MaxSeeds).
+func (p *Plan) more(c report.Cell) bool {
+	sp, ok := p.spec(c.Name)
+	if !ok || len(c.Runs) >= MaxSeeds {
+		return false
+	}
+	for _, r := range c.Runs {
+		if broken(sp.Expect, r) != "" {
+			return false
+		}
+	}
+	if expectsViolation(sp.Expect) && c.RunsWithViolation == 0 && len(c.Runs) < ExpectSeeds {
+		return true
+	}
+	return promised(sp.Expect) && c.Trials < p.res.Need
+}
+
+// spec returns the plan's cell named name.
+func (p *Plan) spec(name string) (matrix.Spec, bool) {
+	for _, sp := range p.specs {
+		if sp.Name == name {
+			return sp, true
+		}
+	}
+	return matrix.Spec{}, false
+}
+
+// promised reports whether the cell expects some property safe: a
+// promise the power target applies to.
+func promised(e report.Expect) bool {
+	return e.Lease == report.ExpectSafe || e.Resource == report.ExpectSafe || e.Liveness == checker.LivenessOK
+}
+
+// expectsViolation reports whether the cell expects some property
+// violated.
+func expectsViolation(e report.Expect) bool {
+	return e.Lease == report.ExpectViolation || e.Resource == report.ExpectViolation
 }
 
 // Cells returns the cells the plan runs, with their expectations.
@@ -354,6 +488,10 @@ func judge(res *Result, specs []matrix.Spec, dir string) {
 		sp := byName[mc.Name]
 		c := Cell{Name: mc.Name, Expect: sp.Expect, Outcome: mc.Outcome, Violated: mc.RunsWithViolation, Runs: len(mc.Runs), Matches: mc.Matches,
 			Promise: sp.Promise, Stuck: mc.StuckRuns, Source: sp.Source, Reason: sp.Why}
+		c.Trials, c.SlowTrials, c.ToFirst = mc.Trials, mc.SlowTrials, mc.ToFirst
+		if c.ToFirst == 0 && c.Trials > 0 {
+			c.Excluded = report.ExcludedRate(c.Trials)
+		}
 		if mc.LeaseRate != nil {
 			c.Lease = *mc.LeaseRate
 		}
@@ -378,12 +516,29 @@ func judge(res *Result, specs []matrix.Spec, dir string) {
 			if res.Status == StatusPass {
 				res.Status = StatusInconclusive
 			}
+		} else if promised(sp.Expect) && c.Trials < res.Need {
+			// Held, but too few trials to say it would have caught a
+			// lock that breaks the promise at the target rate.
+			c.Matches = false
+			c.Why = fmt.Sprintf("%d trials (%s), fewer than the %d that catch a per-trial violation rate of %s with 95 %% probability: the budget ran out first (a larger --budget, a longer --duration, or more --jobs on a bigger machine)",
+				c.Trials, slowText(c.SlowTrials), res.Need, report.Percent(res.Rate))
+			if res.Status == StatusPass {
+				res.Status = StatusInconclusive
+			}
 		}
 		res.Cells = append(res.Cells, c)
 	}
 	if res.Matrix.Interrupted && res.Status == StatusPass {
 		res.Status = StatusInconclusive
 	}
+}
+
+// slowText says how many trials the machine was too slow for.
+func slowText(n int) string {
+	if n == 0 {
+		return "none on a machine too slow"
+	}
+	return fmt.Sprintf("%d more left out: the machine was too slow", n)
 }
 
 // broken names the property run r broke that e expects safe ("lease",
@@ -652,7 +807,7 @@ func Markdown(res Result) string {
 	if res.Scaled != "" {
 		p("Scaled to the budget: %s.\n", res.Scaled)
 	}
-	p("\n")
+	p("\n%s\n\n", res.PowerLine())
 	for _, c := range res.Cells {
 		switch {
 		case c.Broken != "":
@@ -660,7 +815,7 @@ func Markdown(res Result) string {
 		case !c.Matches:
 			p("- **%s does not match** — %s: %s.\n", c.Name, c.Properties(), c.Why)
 		default:
-			p("- %s: %s.\n", c.Name, c.Properties())
+			p("- %s: %s; %s.\n", c.Name, c.Properties(), c.PowerText())
 		}
 	}
 	p("\nFault kinds:\n\n")

@@ -59,10 +59,10 @@ type Options struct {
 	// More, when set, is asked after each run of a cell, with the cell
 	// as its runs so far show it, whether the cell needs another seed
 	// (the release gate's power target); the next seed after the
-	// cell's last is then queued, unless Deadline leaves no room for
-	// one more run.
-	More     func(report.Cell) bool
-	Deadline time.Time
+	// cell's last is then queued, unless Budget leaves no room for
+	// one more run within Budget of the matrix's start.
+	More   func(report.Cell) bool
+	Budget time.Duration
 }
 
 // Progress tells where a matrix run is.
@@ -161,13 +161,14 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 	// as many as the machine holds (see schedule). A cell the More
 	// option asks more of gets its next seed queued as its run ends.
 	type job struct {
-		cell int
-		seed int64
+		cell  int
+		seed  int64
+		extra bool // queued by More: dropped, not counted, when cut short
 	}
 	var jobs []job
 	for i := range specs {
 		for _, seed := range seedsOf[i] {
-			jobs = append(jobs, job{i, seed})
+			jobs = append(jobs, job{cell: i, seed: seed})
 		}
 	}
 	outcomes := make([]outcome, len(jobs))
@@ -175,6 +176,8 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 	var mu sync.Mutex // jobs, outcomes, done, left, total and the progress callback
 	done := 0
 	lastSeed := make([]int64, len(specs))
+	var wall time.Duration // the runs' wall time so far, ended of them
+	ended := 0
 	for _, j := range jobs {
 		lastSeed[j.cell] = max(lastSeed[j.cell], j.seed)
 	}
@@ -185,7 +188,13 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 			return
 		}
 		sp := specs[i]
-		if !o.Deadline.IsZero() && time.Until(o.Deadline) < ExpectedRun(sp, o.Duration) {
+		// The next run must fit in the budget as the runs so far took
+		// (on a loaded machine, side by side, longer than expected).
+		took := ExpectedRun(sp, o.Duration)
+		if ended > 0 {
+			took = max(took, wall/time.Duration(ended))
+		}
+		if o.Budget > 0 && time.Since(start)+took > o.Budget {
 			return
 		}
 		cell := sp.cell()
@@ -199,7 +208,7 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 			return
 		}
 		lastSeed[i]++
-		jobs = append(jobs, job{i, lastSeed[i]})
+		jobs = append(jobs, job{i, lastSeed[i], true})
 		outcomes = append(outcomes, outcome{})
 		total++
 		left += sp.duration(o)
@@ -213,7 +222,7 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 			// Interrupted: the seeds left are listed as never run, so no
 			// summary can read as a full matrix.
 			mu.Lock()
-			outcomes[k].notRun = true
+			outcomes[k].notRun, outcomes[k].dropped = true, j.extra
 			mu.Unlock()
 			return
 		}
@@ -222,11 +231,19 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 			o.Progress(Progress{Done: done, Total: total, Cell: sp.Name, Seed: j.seed, Elapsed: time.Since(start), Left: left})
 		}
 		mu.Unlock()
+		began := time.Now()
 		out := p.runOne(ctx, sp, j.seed)
 		mu.Lock()
 		defer mu.Unlock()
 		left -= sp.duration(o)
 		done++
+		wall += time.Since(began)
+		ended++
+		if j.extra && (out.notRun || out.run.Interrupted) {
+			// A seed asked for beyond the plan and cut short by the end
+			// of the time: as if never asked for.
+			out = outcome{dropped: true}
+		}
 		outcomes[k] = out
 		if !out.notRun {
 			more(j.cell)
@@ -249,6 +266,9 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 		cell := sp.cell()
 		for k, j := range jobs {
 			if j.cell != i {
+				continue
+			}
+			if outcomes[k].dropped {
 				continue
 			}
 			if outcomes[k].notRun {

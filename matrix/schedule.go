@@ -17,9 +17,10 @@ import (
 
 // outcome is what one job of a matrix left: a run, or none (never run).
 type outcome struct {
-	run    report.CellRun
-	notRun bool
-	redis  string
+	run     report.CellRun
+	notRun  bool
+	dropped bool // an extra seed cut short: no part of the cell
+	redis   string
 }
 
 // Again is how many times a run that decided nothing on a machine too

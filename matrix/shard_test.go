@@ -159,7 +159,8 @@ func comparable(tb testing.TB, dir string) map[string]any {
 		tb.Fatal(err)
 	}
 	measured := []string{"started", "elapsed_seconds", "machine", "violations", "first_violation_s", "median_first_violation_s",
-		"acquisitions_per_second", "p99_acquire_ms", "availability_during_faults", "count"}
+		"acquisitions_per_second", "p99_acquire_ms", "availability_during_faults", "count",
+		"trials", "slow_trials", "trials_to_first_violation", "slow_s", "again"}
 	var strip func(v any)
 	strip = func(v any) {
 		switch v := v.(type) {

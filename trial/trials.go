@@ -13,9 +13,11 @@ import (
 // Trials counts the trials of the promises a run made: the times the run
 // put a lock to the test, each of which could have shown a violation.
 //   - A targeted strike that left a window (Strikes) is one.
-//   - A random fault step is one when, while it was active, some key was
-//     held and another client got an answer (granted or refused) to an
-//     acquire of it: a step during which nobody contended tested nothing.
+//   - A random fault step is one when, while it was active or a TTL after
+//     it healed (what it did lasts until the keys it touched expire),
+//     some key was held and another client got an answer (granted or
+//     refused) to an acquire of it: a step during which nobody contended
+//     tested nothing.
 //   - A run without faults tests every handover: a hold during which
 //     another client got an answer to an acquire of its key is one.
 //
@@ -43,8 +45,11 @@ func Trials(a *checker.Analysis, strikes []report.Strike, ttl time.Duration, h h
 	case len(a.Result.Stats.FaultWindows) > 0:
 		kind = report.TrialStep
 		for _, w := range a.Result.Stats.FaultWindows {
-			if contendedHold(a, w.Start, w.End) {
-				wins = append(wins, [2]int64{w.Start, w.End})
+			// What a fault did lasts until the keys it touched expire:
+			// a grant whose reply it lost holds its key a TTL more.
+			end := w.End + int64(ttl)
+			if contendedHold(a, w.Start, end) {
+				wins = append(wins, [2]int64{w.Start, end})
 			}
 		}
 	default:
