@@ -12,6 +12,7 @@ import (
 	"github.com/locktorture/locktorture/gate"
 	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/matrix"
+	"github.com/locktorture/locktorture/report"
 )
 
 // TestGateDocFigures: what docs/gate.md says of the gate's defaults and
@@ -30,12 +31,15 @@ func TestGateDocFigures(t *testing.T) {
 		text string
 		ok   bool
 	}{
-		{"`--seeds` (default `1,2,3`)", slices.Equal(gate.DefaultSeeds, []int64{1, 2, 3}) && strings.Contains(usage.String(), `(default "1,2,3")`)},
+		{"`--seeds` (default `1`)", slices.Equal(gate.DefaultSeeds, []int64{1}) && strings.Contains(usage.String(), `(default "1")`)},
+		{"`--rate` (default 0.25)", gate.DefaultRate == 0.25 && strings.Contains(usage.String(), "(default 0.25)")},
+		{"11 trials without a violation per promise cell", report.TrialsFor(gate.DefaultRate) == 11},
+		{"runs up to 3 seeds until it shows it", gate.ExpectSeeds == 3},
 		{"`--duration` (default 8s)", matrix.DefaultDuration == 8*time.Second},
 		{"`--budget` (default 5m)", gate.DefaultBudget == 5*time.Minute},
 		{"(not below 5 s)", gate.MinDuration == 5*time.Second},
 		{"cut short at 1.5 × the budget", strings.Contains(usage.String(), "cut short at 1.5 × it")},
-		{"`--jobs` (default 1)", gate.DefaultJobs == 1},
+		{"`--jobs` (default 0)", gate.DefaultJobs == 0},
 		{"`--out` (default `results/gate`)", strings.Contains(usage.String(), `(default "results/gate")`)},
 		{"| 0 | every cell as expected |", gate.ExitPass == 0},
 		{"| 1 | the lock broke a promise it declared |", gate.ExitBroken == 1},

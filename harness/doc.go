@@ -47,6 +47,7 @@
 // carrying a fencing token older than the newest it has seen, or, with
 // Workload.Store StoreWriteOnly, any write carrying one.
 //
-// It imports locks, nemesis, history, cluster and internal/wait; never
+// It imports locks, nemesis, history, cluster, internal/wait and
+// internal/health (how late its timers fire); never
 // checker.
 package harness

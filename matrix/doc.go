@@ -23,5 +23,6 @@
 // It imports harness (a cell's configuration), trial (to run and judge
 // each run), checker (verdicts), report (to write the summaries), locks
 // (the registry and promises), nemesis (the kinds' windows), cluster (the
-// topologies) and internal/safefs (to read shards and write a merge).
+// topologies), internal/safefs (to read shards and write a merge) and
+// internal/health (to start runs side by side while the timers keep time).
 package matrix

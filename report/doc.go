@@ -20,7 +20,8 @@
 // outside its folder, and every file is written through a temporary file
 // and a rename (internal/safefs; docs/threat-model.md).
 //
-// It imports checker, explain and internal/safefs; never harness, so
+// It imports checker, explain, internal/safefs and internal/health (a
+// run's health); never harness, so
 // stored runs can be re-reported from their files alone. Every page it
 // writes works offline: no external assets, and no script but
 // porcupine's own.

@@ -19,7 +19,8 @@
 //   - a section that could not write because the hold is longer than the
 //     TTL says so in the reason.
 //
-// A violation always stands. It imports harness (to run), checker (to
+// A violation always stands. It imports harness (to run), internal/health
+// (a run's slow stretches), checker (to
 // judge), explain (the causes of the violations), nemesis (the strikes'
 // decisions), history (to open a history file) and report (to write);
 // nothing it imports imports it.

@@ -372,7 +372,7 @@ func TestDocsNumbers(t *testing.T) {
 		{"README.md", fmt.Sprintf("the %d cells whose outcome one short run decides reliably", len(quick)), true},
 		{"README.md", fmt.Sprintf("about %d minutes of runs", minutes), true},
 		{"README.md", "`make torture` is `bin/torture matrix --quick --seeds 1 --duration 8s`", makeTarget(t, "torture") == "$(BIN) matrix --quick --seeds 1 --duration 8s"},
-		{"README.md", "seeds 1,2,3, scaled to a 5-minute budget", strings.Contains(gateUsage, `(default "1,2,3")`) && strings.Contains(gateUsage, "(default 5m0s)")},
+		{"README.md", "until each promise excludes a 25 % per-trial rate, within 5 minutes", strings.Contains(gateUsage, "(default 0.25)") && strings.Contains(gateUsage, "(default 5m0s)")},
 		{"docs/matrix.md", fmt.Sprintf("its %d cells", len(quick)), true},
 		{"docs/matrix.md", fmt.Sprintf("about %d minutes", minutes), true},
 		{"docs/matrix.md", fmt.Sprintf("The table has %d rows", len(matrix.Literature)), true},

@@ -5,7 +5,8 @@
 // stretch in which the timers fire later than a threshold (a share of
 // the TTL) is unhealthy: the harness could not act when it meant to, so
 // the clients' calls and the nemesis's faults did not happen when the run
-// says; a trial in it counts neither as safe nor as a miss.
+// says; a trial in it counts neither as safe nor as a miss. It imports
+// nothing of this module.
 package health
 
 import (
