@@ -95,7 +95,8 @@ lint:
 	@for d in $(BUG_MODULES); do (cd $$d && $(GO) vet . && $(GO) vet -modfile=go.fixed.mod .) || exit 1; done
 	@if command -v actionlint >/dev/null; then actionlint; else echo "lint: actionlint not installed: .github/workflows not checked"; fi
 
-## torture: the release gate — the quick matrix; fails when a cell contradicts the literature.
+## torture: the release gate — the quick matrix, its runs side by side as the machine holds
+## them (matrix --jobs 0); fails when a cell contradicts the literature.
 torture: deps build
 	$(BIN) matrix --quick --seeds 1 --duration 8s
 

@@ -100,6 +100,44 @@ func TestJudge(t *testing.T) {
 	}
 }
 
+// TestJudgePower: a promise cell that held is a pass only with the trials
+// the power target needs; with fewer it is named and the gate is
+// inconclusive; a cell that expects only a violation needs none.
+func TestJudgePower(t *testing.T) {
+	specs := []matrix.Spec{
+		{Name: "l/none", Expect: report.ExpectAll(report.ExpectSafe), Promise: "mutual exclusion"},
+		{Name: "l/clock", Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}},
+	}
+	need := report.TrialsFor(DefaultRate)
+	for _, tc := range []struct {
+		trials int
+		want   Status
+	}{{need, StatusPass}, {need - 1, StatusInconclusive}, {0, StatusInconclusive}} {
+		cells := []report.Cell{
+			{Name: "l/none", Props: specs[0].Expect, Expect: specs[0].Expect.Overall(), Outcome: checker.OutcomeSafe, Matches: true, Trials: tc.trials,
+				Runs: []report.CellRun{{Seed: 1, Lease: checker.Valid, Resource: checker.Valid}}},
+			{Name: "l/clock", Props: specs[1].Expect, Expect: specs[1].Expect.Overall(), Outcome: checker.OutcomeViolation, Matches: true, Trials: 1, ToFirst: 1,
+				Runs: []report.CellRun{{Seed: 1, Lease: checker.Invalid, Resource: checker.Valid}}},
+		}
+		res := Result{Rate: DefaultRate, Need: need, Matrix: report.Matrix{Cells: cells}}
+		judge(&res, specs, t.TempDir())
+		if res.Status != tc.want {
+			t.Errorf("%d trials: status %s, want %s", tc.trials, res.Status, tc.want)
+		}
+		line := res.PowerLine()
+		switch tc.want {
+		case StatusPass:
+			if !strings.Contains(line, "each would have been caught at a per-trial rate of 25 % with 95 % probability") || res.Cells[0].Excluded > DefaultRate {
+				t.Errorf("%d trials: %q, excluded %g", tc.trials, line, res.Cells[0].Excluded)
+			}
+		default:
+			if !strings.Contains(line, "l/none") || strings.Contains(line, "l/clock") || !strings.Contains(res.Cells[0].Why, "fewer than the 11") {
+				t.Errorf("%d trials: %q, why %q: name the cell short of trials, only it", tc.trials, line, res.Cells[0].Why)
+			}
+		}
+	}
+}
+
 // TestQuorumLockRows: the gate of a quorum lock, built in or registered
 // by a user, takes the contested clock case (a violation), its control
 // (safe) and the crashed holder (liveness ok), as the list shows.

@@ -9,16 +9,18 @@ import (
 )
 
 // gateOf registers the lock as name, releasing with release, and runs a
-// short gate on it: its client-pause cell, one seed of 6 s (a release
-// runs every cell its promises give it, over seeds 1–3: drop --cells and
-// --seeds). It returns the exit status and the verdict printed.
+// short gate on it: its client-pause cell, seeds of 6 s until its lease
+// promise excludes a per-trial violation rate of 50 % (5 trials; a release
+// runs every cell its promises give it, to the default 25 %: drop --cells,
+// --duration and --rate). It returns the exit status and the verdict
+// printed.
 func gateOf(t *testing.T, name, release string) (int, string) {
 	t.Helper()
 	if err := Register(name, release); err != nil {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	err := gate.Command(t.Context(), []string{"--lock", name, "--cells", "/client-pause$", "--seeds", "1", "--duration", "6s", "--out", t.TempDir()}, &stdout, &stderr)
+	err := gate.Command(t.Context(), []string{"--lock", name, "--cells", "/client-pause$", "--seeds", "1", "--duration", "6s", "--rate", "0.5", "--out", t.TempDir()}, &stdout, &stderr)
 	return gate.ExitCode(err, &stderr), stdout.String() + stderr.String()
 }
 
