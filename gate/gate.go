@@ -763,8 +763,9 @@ func write(dir string, res Result) error {
 // verdictHTML is the gate's verdict at the top of index.html.
 var verdictHTML = template.Must(template.New("gate").Parse(`<h1>Release gate: {{.Lock}} — {{.Status}}</h1>
 <p>Declared promises: {{range $i, $t := .Traits}}{{if $i}}, {{end}}{{$t}}{{end}}. Seeds {{.Seeds}}, {{.Duration}} a run, budget {{.Budget}}.{{with .Scaled}} Scaled: {{.}}.{{end}}</p>
+<p>{{.PowerLine}}</p>
 <ul>{{range .Cells}}
-<li>{{if .Broken}}<strong>{{.Name}}: {{.Broken}} broken (promised: {{.Promise}})</strong> — {{.Properties}}. First violation: {{.First}}{{else if not .Matches}}<strong>{{.Name}} does not match</strong> — {{.Properties}}: {{.Why}}{{else}}{{.Name}}: {{.Properties}}{{end}}</li>{{end}}
+<li>{{if .Broken}}<strong>{{.Name}}: {{.Broken}} broken (promised: {{.Promise}})</strong> — {{.Properties}}. First violation: {{.First}}{{else if not .Matches}}<strong>{{.Name}} does not match</strong> — {{.Properties}}: {{.Why}}{{else}}{{.Name}}: {{.Properties}}; {{.PowerText}}{{end}}</li>{{end}}
 </ul>
 <ul>{{range .NotRun}}
 <li>not run: {{.Kinds}}: {{.Why}}</li>{{end}}
