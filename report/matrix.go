@@ -220,20 +220,24 @@ type Cell struct {
 }
 
 // Power says what the cell's trials showed, in a few words: "34 trials,
-// each a rate above 8.5 % excluded at 95 %" with no violation, "violation
-// in trial 3 of 12" with one, "no trial" with none.
+// a rate above 8.5 % out" (the per-trial violation rate they exclude at
+// 95 %) with no violation, "violation in trial 3 of 12" with one, "no
+// trial" with none; "+2 slow" counts the trials the machine was too slow
+// for.
 func (c Cell) Power() string {
-	slow := ""
-	if c.SlowTrials > 0 {
-		slow = fmt.Sprintf(" (%d more on a machine too slow)", c.SlowTrials)
-	}
+	var s string
 	switch {
 	case c.ToFirst > 0:
-		return fmt.Sprintf("violation in trial %d of %d%s", c.ToFirst, c.Trials, slow)
+		s = fmt.Sprintf("violation in trial %d of %d", c.ToFirst, c.Trials)
 	case c.Trials == 0:
-		return "no trial" + slow
+		s = "no trial"
+	default:
+		s = fmt.Sprintf("%d trials, a rate above %s out", c.Trials, Percent(ExcludedRate(c.Trials)))
 	}
-	return fmt.Sprintf("%d trials: a per-trial rate above %s excluded at 95 %%%s", c.Trials, Percent(ExcludedRate(c.Trials)), slow)
+	if c.SlowTrials > 0 {
+		s += fmt.Sprintf(" +%d slow", c.SlowTrials)
+	}
+	return s
 }
 
 // Percent prints a rate as a percentage with two significant digits.

@@ -135,24 +135,8 @@ func TestStrikeAtLostHold(t *testing.T) {
 	} {
 		hist := ev(0, "invoke", "acquire", "", 990*ms, 0) + ev(0, "ok", "acquire", "a", 1000*ms, 1990*ms) +
 			ev(1, "invoke", "acquire", "", 1005*ms, 0) + tc.end + ev(1, "fail", "acquire", "", 1500*ms, 0)
-		dir := t.TempDir()
-		hpath := filepath.Join(dir, "history.jsonl")
-		if err := os.WriteFile(hpath, []byte(hist), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		a, _, err := Check(hpath, checker.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
 		sched := `{"seed":1,"kinds":["power-loss-holder"],"interval":"1s","steps":[{"kind":"power-loss-holder","at":"500ms","for":"3s","desc":"power-loss-holder","params":{"pick":0,"min_left":"500ms","window":"2s","active":"1s","decision":{"at":"1s","trigger":{"change":"granted","client":0,"key":"k","granted":[0],"left":"990ms"},"targets":[0]}}}]}`
-		spath := filepath.Join(dir, "schedule.json")
-		if err := os.WriteFile(spath, []byte(sched), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		strikes, err := Strikes(spath, &a, time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
+		strikes := strikesOf(t, hist, sched)
 		if len(strikes) != 1 || strikes[0].Outcome != tc.want {
 			t.Errorf("strikes %+v, want one %s", strikes, tc.want)
 		}
@@ -172,28 +156,36 @@ func TestStrikeWindowWithOnlyTimeouts(t *testing.T) {
 		hist := ev(0, "invoke", "acquire", "", 990*ms, 0) + ev(0, "ok", "acquire", "a", 1000*ms, 1990*ms) +
 			ev(1, "invoke", "acquire", "", 1005*ms, 0) + ev(1, tc.end, "acquire", "", 1500*ms, 0) +
 			ev(0, "invoke", "release", "a", 1800*ms, 0) + ev(0, "ok", "release", "a", 1801*ms, 0)
-		dir := t.TempDir()
-		hpath := filepath.Join(dir, "history.jsonl")
-		if err := os.WriteFile(hpath, []byte(hist), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		a, _, err := Check(hpath, checker.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
 		sched := `{"seed":1,"kinds":["kill-quorum"],"interval":"250ms","steps":[{"kind":"kill-quorum","at":"500ms","for":"2s","desc":"kill-quorum","params":{"pick":0,"min_left":"250ms","window":"2s","active":"1s","decision":{"at":"1s","trigger":{"change":"granted","client":0,"key":"k","granted":[0,1],"left":"900ms"},"targets":[1]}}}]}`
-		spath := filepath.Join(dir, "schedule.json")
-		if err := os.WriteFile(spath, []byte(sched), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		strikes, err := Strikes(spath, &a, time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
+		strikes := strikesOf(t, hist, sched)
 		if len(strikes) != 1 || strikes[0].Outcome != tc.want {
 			t.Errorf("contender's %s: strikes %+v, want one %s", tc.end, strikes, tc.want)
 		}
 	}
+}
+
+// strikesOf checks the history hist and judges the schedule sched's
+// strikes against it, with a TTL of 1 s.
+func strikesOf(t *testing.T, hist, sched string) []report.Strike {
+	t.Helper()
+	dir := t.TempDir()
+	hpath := filepath.Join(dir, "history.jsonl")
+	if err := os.WriteFile(hpath, []byte(hist), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, _, err := Check(hpath, checker.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spath := filepath.Join(dir, "schedule.json")
+	if err := os.WriteFile(spath, []byte(sched), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	strikes, err := Strikes(spath, &a, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strikes
 }
 
 const releaseAt = int64(2000 * time.Millisecond)

@@ -199,25 +199,9 @@ func incomplete(m report.Matrix) int {
 	return n
 }
 
-// trialsShort is a cell's trials in a column: "34 (rate > 8.5 % out)"
-// with no violation, "violated in trial 3/12" with one.
-func trialsShort(c report.Cell) string {
-	slow := ""
-	if c.SlowTrials > 0 {
-		slow = fmt.Sprintf(" +%d slow", c.SlowTrials)
-	}
-	switch {
-	case c.ToFirst > 0:
-		return fmt.Sprintf("violated in trial %d/%d%s", c.ToFirst, c.Trials, slow)
-	case c.Trials == 0:
-		return "none" + slow
-	}
-	return fmt.Sprintf("%d (rate > %s out)%s", c.Trials, report.Percent(report.ExcludedRate(c.Trials)), slow)
-}
-
 // printMatrix writes the one-screen summary of a matrix run.
 func printMatrix(w io.Writer, m report.Matrix, dir string) {
-	fmt.Fprintf(w, "%-40s %-9s %-9s %8s %8s  %-26s\n", "cell", "expect", "outcome", "violated", "acq/s", "trials")
+	fmt.Fprintf(w, "%-40s %-9s %-9s %8s %8s  %-34s\n", "cell", "expect", "outcome", "violated", "acq/s", "trials")
 	for _, c := range m.Cells {
 		mark := "ok"
 		switch {
@@ -228,7 +212,7 @@ func printMatrix(w io.Writer, m report.Matrix, dir string) {
 		case !c.Matches:
 			mark = "CONTRADICTS EXPECTATION"
 		}
-		fmt.Fprintf(w, "%-40s %-9s %-9s %5d/%-2d %8.1f  %-26s %s\n", c.Name, c.Expect, c.Outcome, c.RunsWithViolation, len(c.Runs), c.AcqPerSec, trialsShort(c), mark)
+		fmt.Fprintf(w, "%-40s %-9s %-9s %5d/%-2d %8.1f  %-34s %s\n", c.Name, c.Expect, c.Outcome, c.RunsWithViolation, len(c.Runs), c.AcqPerSec, c.Power(), mark)
 		for _, r := range c.Runs {
 			why := r.Error
 			if why == "" && !c.Matches && r.Outcome() == checker.OutcomeUnknown {
