@@ -78,15 +78,6 @@ func TestStrikes(t *testing.T) {
 		ev(1, "invoke", "acquire", "", 1050*ms, 0) +
 		ev(0, "invoke", "release", "a", releaseAt, 0) + ev(0, "ok", "release", "a", releaseAt+ms, 0) +
 		ev(1, "fail", "acquire", "", 1950*ms, 0)
-	dir := t.TempDir()
-	hpath := filepath.Join(dir, "history.jsonl")
-	if err := os.WriteFile(hpath, []byte(hist), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	a, _, err := Check(hpath, checker.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	step := func(at string, client int) string {
 		return `{"kind":"kill-quorum","at":"500ms","for":"2s","desc":"kill-quorum","params":{"pick":0,"min_left":"250ms","window":"2s","active":"1s","decision":{"at":"` + at +
 			`","trigger":{"change":"granted","client":` + itoa(int64(client)) + `,"key":"k","granted":[0,1],"left":"900ms"},"targets":[1]}}}`
@@ -97,14 +88,7 @@ func TestStrikes(t *testing.T) {
 		step("1s", 7) + "," + // no hold of client 7: the lock refused the grant
 		`{"kind":"kill-quorum","at":"3s","for":"2s","desc":"kill-quorum","params":{"pick":0,"min_left":"250ms","window":"2s","active":"1s","decision":{"at":"0s","targets":null,"missed":"no hold fit"}}}` +
 		`]}`
-	spath := filepath.Join(dir, "schedule.json")
-	if err := os.WriteFile(spath, []byte(sched), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	strikes, err := Strikes(spath, &a, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	strikes := strikesOf(t, hist, sched)
 	want := []string{report.StrikeWindow, report.StrikeNoWindow, report.StrikeWindow, report.StrikeMissed}
 	if len(strikes) != len(want) {
 		t.Fatalf("%d strikes: %+v", len(strikes), strikes)
