@@ -249,7 +249,7 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 			more(j.cell)
 		}
 	}
-	schedule(ctx, o.Jobs, func() (func(), bool) {
+	schedule(ctx, o.Jobs, healthyLate(specs), func() (func(), bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		if next >= len(jobs) {

@@ -81,18 +81,27 @@ func tooSlow(sp Spec, r report.CellRun) bool {
 // is 0: twice the CPUs (the runs wait on TTLs more than they compute).
 func MaxJobs() int { return max(2, 2*runtime.NumCPU()) }
 
-// HealthyLate is how late this process's timers may fire for the matrix
-// to start one more run side by side when Options.Jobs is 0: a fifth of
-// the least unhealthy lateness (harness.HealthThreshold), so that the runs
-// started stay well clear of it.
-var HealthyLate = harness.HealthThreshold(0) / 5
+// healthyLate is how late this process's timers may fire (Monitor.Recent)
+// for the matrix to start one more run side by side when Options.Jobs is
+// 0: half the lateness from which a stretch of its runs is unhealthy
+// (harness.HealthThreshold of the shortest TTL among specs), so that the
+// runs started stay clear of it.
+func healthyLate(specs []Spec) time.Duration {
+	ttl := harness.Defaults().TTL
+	for _, sp := range specs {
+		if sp.Config.TTL > 0 {
+			ttl = min(ttl, sp.Config.TTL)
+		}
+	}
+	return harness.HealthThreshold(ttl) / 2
+}
 
 // schedule runs the tasks take hands out, jobs at once, until take has
 // none left and none is running (a running task may make more). With
 // jobs 0 it starts as many as the machine holds, measured: one, then one
 // more whenever this process's timers have kept time (late by less than
-// HealthyLate over the last second), up to MaxJobs.
-func schedule(ctx context.Context, jobs int, take func() (func(), bool)) {
+// healthy over the last second, at the 90th percentile), up to MaxJobs.
+func schedule(ctx context.Context, jobs int, healthy time.Duration, take func() (func(), bool)) {
 	limit := jobs
 	var mon *health.Monitor
 	if jobs <= 0 {
@@ -108,7 +117,7 @@ func schedule(ctx context.Context, jobs int, take func() (func(), bool)) {
 	for {
 		// Start what may start now.
 		for running < limit {
-			if mon != nil && running > 0 && (time.Since(lastStart) < time.Second || mon.Recent(time.Second) > HealthyLate) {
+			if mon != nil && running > 0 && (time.Since(lastStart) < time.Second || mon.Recent(time.Second) > healthy) {
 				break
 			}
 			task, ok := take()

@@ -31,7 +31,7 @@ func TestSchedule(t *testing.T) {
 				running.Add(-1)
 			}
 		}
-		schedule(context.Background(), jobs, func() (func(), bool) {
+		schedule(context.Background(), jobs, healthyLate(nil), func() (func(), bool) {
 			mu.Lock()
 			defer mu.Unlock()
 			if next >= len(queue) {

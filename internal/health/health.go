@@ -135,16 +135,21 @@ func (m *Monitor) add(want, now time.Time, late time.Duration) {
 	m.rep.Unhealthy = append(m.rep.Unhealthy, Stretch{From: from, To: to, MaxLate: late})
 }
 
-// Recent is the most a firing came late in the last window.
+// Recent is how late the timer fired over the last window, at the 90th
+// percentile: a load that lasts, not one late wake-up.
 func (m *Monitor) Recent(window time.Duration) time.Duration {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	since := time.Now().Add(-window)
-	var late time.Duration
+	var lates []time.Duration
 	for i := len(m.recent) - 1; i >= 0 && m.recent[i].at.After(since); i-- {
-		late = max(late, m.recent[i].late)
+		lates = append(lates, m.recent[i].late)
 	}
-	return late
+	m.mu.Unlock()
+	if len(lates) == 0 {
+		return 0
+	}
+	slices.Sort(lates)
+	return lates[len(lates)*9/10]
 }
 
 // Stop stops the monitor and returns what it measured.
