@@ -213,7 +213,9 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 		total++
 		left += sp.duration(o)
 	}
-	work := func(k int) {
+	// work runs job k and reports whether the machine was too slow for
+	// it (so that fewer run side by side).
+	work := func(k int) (slow bool) {
 		mu.Lock()
 		j := jobs[k]
 		mu.Unlock()
@@ -224,7 +226,7 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 			mu.Lock()
 			outcomes[k].notRun, outcomes[k].dropped = true, j.extra
 			mu.Unlock()
-			return
+			return false
 		}
 		mu.Lock()
 		if o.Progress != nil {
@@ -248,8 +250,9 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 		if !out.notRun {
 			more(j.cell)
 		}
+		return out.run.Slow > 0 || out.run.Again > 0
 	}
-	schedule(ctx, o.Jobs, healthyLate(specs), func() (func(), bool) {
+	schedule(ctx, o.Jobs, healthyLate(specs), func() (func() bool, bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		if next >= len(jobs) {
@@ -257,7 +260,7 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 		}
 		k := next
 		next++
-		return func() { work(k) }, true
+		return func() bool { return work(k) }, true
 	})
 	for i, sp := range specs {
 		if len(seedsOf[i]) == 0 {

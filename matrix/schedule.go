@@ -68,10 +68,10 @@ func (p *Plan) runOne(ctx context.Context, sp Spec, seed int64) outcome {
 }
 
 // tooSlow reports whether run r of a cell must run again: it showed no
-// violation, some of its trials met a stretch in which the machine was
-// too slow, and it decided nothing or did not show what the cell expects.
+// violation, the machine was too slow in some stretch of it, and it
+// decided nothing or did not show what the cell expects.
 func tooSlow(sp Spec, r report.CellRun) bool {
-	if r.Trials.Unhealthy == 0 || r.Outcome() == checker.OutcomeViolation {
+	if r.Slow == 0 || r.Outcome() == checker.OutcomeViolation {
 		return false
 	}
 	return r.Outcome() == checker.OutcomeUnknown || sp.Expect.Overall() == report.ExpectViolation
@@ -99,9 +99,11 @@ func healthyLate(specs []Spec) time.Duration {
 // schedule runs the tasks take hands out, jobs at once, until take has
 // none left and none is running (a running task may make more). With
 // jobs 0 it starts as many as the machine holds, measured: one, then one
-// more whenever this process's timers have kept time (late by less than
-// healthy over the last second, at the 90th percentile), up to MaxJobs.
-func schedule(ctx context.Context, jobs int, healthy time.Duration, take func() (func(), bool)) {
+// more each second while this process's timers keep time (late by less
+// than healthy over the last second, at the 90th percentile), up to
+// MaxJobs; a task that reports its run was slow (its own health) takes
+// one off the most it starts from then on, never below one.
+func schedule(ctx context.Context, jobs int, healthy time.Duration, take func() (func() (slow bool), bool)) {
 	limit := jobs
 	var mon *health.Monitor
 	if jobs <= 0 {
@@ -111,7 +113,7 @@ func schedule(ctx context.Context, jobs int, healthy time.Duration, take func() 
 	}
 	var wg sync.WaitGroup
 	running := 0
-	ended := make(chan struct{}, limit)
+	ended := make(chan bool, MaxJobs()+jobs)
 	lastStart := time.Time{}
 	done := ctx.Done()
 	for {
@@ -126,17 +128,17 @@ func schedule(ctx context.Context, jobs int, healthy time.Duration, take func() 
 			}
 			running++
 			lastStart = time.Now()
-			wg.Go(func() {
-				task()
-				ended <- struct{}{}
-			})
+			wg.Go(func() { ended <- task() })
 		}
 		if running == 0 {
 			break // take has none left, and no running task can make more
 		}
 		select {
-		case <-ended:
+		case slow := <-ended:
 			running--
+			if slow && mon != nil {
+				limit = max(1, min(limit, running+1)-1)
+			}
 		case <-time.After(250 * time.Millisecond):
 		case <-done:
 			done = nil // the tasks see ctx themselves; stop waking for it

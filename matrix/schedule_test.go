@@ -16,9 +16,9 @@ func TestSchedule(t *testing.T) {
 		queue := []int{0, 1, 2, 3, 4}
 		next, ran := 0, map[int]int{}
 		var running, most atomic.Int64
-		var task func(int) func()
-		task = func(n int) func() {
-			return func() {
+		var task func(int) func() bool
+		task = func(n int) func() bool {
+			return func() bool {
 				now := running.Add(1)
 				for m := most.Load(); now > m && !most.CompareAndSwap(m, now); m = most.Load() {
 				}
@@ -29,9 +29,10 @@ func TestSchedule(t *testing.T) {
 				}
 				mu.Unlock()
 				running.Add(-1)
+				return n%2 == 0 // slow: fewer side by side
 			}
 		}
-		schedule(context.Background(), jobs, healthyLate(nil), func() (func(), bool) {
+		schedule(context.Background(), jobs, healthyLate(nil), func() (func() bool, bool) {
 			mu.Lock()
 			defer mu.Unlock()
 			if next >= len(queue) {
