@@ -102,7 +102,8 @@ func healthyLate(specs []Spec) time.Duration {
 // more each second while this process's timers keep time (late by less
 // than healthy over the last second, at the 90th percentile), up to
 // MaxJobs; a task that reports its run was slow (its own health) takes
-// one off the most it starts from then on, never below one.
+// one off the most it starts, never below one, and a healthy one gives
+// one back.
 func schedule(ctx context.Context, jobs int, healthy time.Duration, take func() (func() (slow bool), bool)) {
 	limit := jobs
 	var mon *health.Monitor
@@ -136,8 +137,12 @@ func schedule(ctx context.Context, jobs int, healthy time.Duration, take func() 
 		select {
 		case slow := <-ended:
 			running--
-			if slow && mon != nil {
+			switch {
+			case mon == nil:
+			case slow:
 				limit = max(1, min(limit, running+1)-1)
+			case limit < MaxJobs():
+				limit++ // a healthy run: one more may start again
 			}
 		case <-time.After(250 * time.Millisecond):
 		case <-done:
