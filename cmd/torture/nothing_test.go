@@ -234,7 +234,8 @@ func TestMatrixInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	go func() {
-		// Cancel once the first run has written its results.
+		// Cancel once the first run has written its results (one run at a
+		// time: the others never start).
 		deadline := time.Now().Add(5 * time.Minute)
 		for ctx.Err() == nil && time.Now().Before(deadline) {
 			if m, _ := filepath.Glob(filepath.Join(out, "*", "runs", "*", "results.json")); len(m) > 0 {
@@ -245,7 +246,7 @@ func TestMatrixInterrupted(t *testing.T) {
 		}
 	}()
 	var stdout, stderr bytes.Buffer
-	err := run(ctx, []string{"matrix", "--cells", "^(setnx/none|setnx-get-set/none|redlock/none)$", "--duration", "2s", "--out", out}, &stdout, &stderr)
+	err := run(ctx, []string{"matrix", "--cells", "^(setnx/none|setnx-get-set/none|redlock/none)$", "--duration", "2s", "--jobs", "1", "--out", out}, &stdout, &stderr)
 	code := exitCode(err, &stderr)
 	if code != exitError {
 		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitError, stdout.String(), stderr.String())
