@@ -338,7 +338,7 @@ func TestReadmeRunOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	report.Summary(&out, "title", res)
+	report.Summary(&out, "title", res, nil)
 	for line := range strings.Lines(shown) {
 		if !strings.HasPrefix(line, "  ") {
 			continue
