@@ -833,7 +833,11 @@ func lost(a *checker.Analysis, lu checker.LostUpdate) Explanation {
 	if f.node >= 0 {
 		ex.Nodes = []string{NodeName(f.node)}
 	}
-	ex.Text = fmt.Sprintf("%s Both wrote within their leases (P%d's valid to %s, P%d's from %s): the leases overlapped. %s Cause: %s.",
-		desc, first.Process, Secs(validity(first)), second.Process, Secs(second.Start), f.text, f.cause)
+	firstValid := "valid to " + Secs(validity(first))
+	if untilReleased(first) {
+		firstValid = "held until released or told it lost the lock"
+	}
+	ex.Text = fmt.Sprintf("%s Both wrote within their leases (P%d's %s, P%d's from %s): the leases overlapped. %s Cause: %s.",
+		desc, first.Process, firstValid, second.Process, Secs(second.Start), f.text, f.cause)
 	return ex
 }

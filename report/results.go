@@ -310,7 +310,7 @@ func Summary(w io.Writer, title string, res checker.Result, fs []explain.Finding
 		for _, f := range fs {
 			n += f.Count
 		}
-		fmt.Fprintf(w, "  findings: %d, for %d violations (by fault step and cause; torture explain and report.html say the same)\n", len(fs), n)
+		fmt.Fprintf(w, "  findings: %s for %s (one per fault step and cause; torture explain and report.html say the same)\n", plural(len(fs), "finding"), plural(n, "violation"))
 		WriteFindings(w, "  ", fs, SummaryFindings)
 	} else {
 		for i, ov := range res.LeaseViolations {
@@ -403,4 +403,12 @@ func WriteFindings(w io.Writer, indent string, fs []explain.Finding, limit int) 
 		fmt.Fprintf(w, "%s%d. %s violation on %s at %s: %s%s; %d %s\n%s   %s\n", indent, i+1, f.Property, Printable(f.Key), explain.Secs(f.At), f.Cause, fault,
 			f.Count, explain.Noun(f.Property, f.Count), indent, Printable(f.Paragraph()))
 	}
+}
+
+// plural is "1 finding" or "3 findings".
+func plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %ss", n, one)
 }
