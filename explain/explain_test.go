@@ -304,7 +304,7 @@ func TestGroup(t *testing.T) {
 		t.Fatalf("%d findings, want 3: %+v", len(fs), fs)
 	}
 	if f := fs[0]; f.Count != 3 || f.Text != "first." || !slices.Equal(f.Keys, []string{"k0", "k1"}) ||
-		f.Paragraph() != "first. The same fault (#1) and cause made 2 more overlaps on k0, k1, from 3.000 s to 7.120 s." {
+		f.Paragraph() != "first. The same fault #1 and the same cause made 2 more overlaps on k0, k1, from 3.000 s to 7.120 s." {
 		t.Errorf("first finding: %+v, %q", f, f.Paragraph())
 	}
 	if f := fs[1]; f.Count != 1 || f.Cause != explain.ClockJump || f.More() != "" {

@@ -81,7 +81,7 @@ func Noun(property string, n int) string {
 }
 
 // More is the sentence that follows the finding's paragraph when it
-// stands for more than one violation: "The same fault (#1) and cause made
+// stands for more than one violation: "The same fault #1 and the same cause made
 // 48 more overlaps on k0, from 2.611 s to 7.120 s." It is "" for one.
 func (f Finding) More() string {
 	if f.Count < 2 {
@@ -89,7 +89,7 @@ func (f Finding) More() string {
 	}
 	same := "The same cause"
 	if f.Fault > 0 {
-		same = fmt.Sprintf("The same fault (#%d) and cause", f.Fault)
+		same = fmt.Sprintf("The same fault #%d and the same cause", f.Fault)
 	}
 	when := "at " + Secs(f.Second)
 	if f.Last > f.Second {
