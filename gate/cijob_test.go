@@ -53,16 +53,17 @@ func documentedJob(tb testing.TB, doc string) ciJob {
 
 // TestCIJobOutsideRepository: the CI job docs/gate.md gives a lock author
 // runs as written from a clean runner. Its checkouts are played by a copy
-// of examples/gate (the lock's repository, its gate in gate/) and this
-// checkout (locktorture at the pinned commit), side by side in a
-// workspace outside the repository; its run steps run in order under
+// of examples/gate (the lock's repository, its gate in gate/) in a
+// workspace outside the repository, and by this checkout (locktorture at
+// the pinned commit: $LOCKTORTURE); its run steps run in order under
 // bash -e, in their working directories, with GITHUB_WORKSPACE and
 // RUNNER_TEMP set as a runner sets them, offline (GOPROXY=off: every
 // module comes from the cache that building this repository filled; the
 // system packages step is skipped, redis-server and gcc being here
 // already). The gate's --budget 5m is narrowed to one cell, one seed of
-// 6 s. The example exits 0; the same job on the example with its release
-// made a plain DEL exits 1.
+// 6 s and a 50 % rate (5 trials), as the example's own test asks. The
+// example exits 0; the same job on the example with its release made a
+// plain DEL exits 1.
 func TestCIJobOutsideRepository(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the example and runs two short gates")
@@ -127,7 +128,7 @@ func TestCIJobOutsideRepository(t *testing.T) {
 				if !strings.Contains(script, "--budget 5m") {
 					t.Fatalf("the gate step %q has no --budget 5m to narrow", script)
 				}
-				script = strings.Replace(script, "--budget 5m", "--cells '/client-pause$' --seeds 1 --duration 6s", 1)
+				script = strings.Replace(script, "--budget 5m", "--cells '/client-pause$' --seeds 1 --duration 6s --rate 0.5", 1)
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 			cmd := exec.CommandContext(ctx, "bash", "-e", "-c", script)
