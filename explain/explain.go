@@ -153,10 +153,11 @@ func Explain(a *checker.Analysis, limit int) (ex []Explanation, total int) {
 // Secs formats t (ns from the run's start) as seconds with milliseconds.
 func Secs(t int64) string { return fmt.Sprintf("%.3f s", float64(t)/1e9) }
 
-// Short shortens a token to its first 6 characters.
+// Short shortens a token to its first 6 characters (runes: a token may
+// be any text, and a cut inside a character would leave a broken one).
 func Short(token string) string {
-	if len(token) > 6 {
-		return token[:6] + "…"
+	if r := []rune(token); len(r) > 6 {
+		return string(r[:6]) + "…"
 	}
 	return token
 }
@@ -832,7 +833,11 @@ func lost(a *checker.Analysis, lu checker.LostUpdate) Explanation {
 	if f.node >= 0 {
 		ex.Nodes = []string{NodeName(f.node)}
 	}
-	ex.Text = fmt.Sprintf("%s Both wrote within their leases (P%d's valid to %s, P%d's from %s): the leases overlapped. %s Cause: %s.",
-		desc, first.Process, Secs(validity(first)), second.Process, Secs(second.Start), f.text, f.cause)
+	firstValid := "valid to " + Secs(validity(first))
+	if untilReleased(first) {
+		firstValid = "held until released or told it lost the lock"
+	}
+	ex.Text = fmt.Sprintf("%s Both wrote within their leases (P%d's %s, P%d's from %s): the leases overlapped. %s Cause: %s.",
+		desc, first.Process, firstValid, second.Process, Secs(second.Start), f.text, f.cause)
 	return ex
 }

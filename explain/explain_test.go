@@ -287,3 +287,37 @@ func TestCausesListsEveryCause(t *testing.T) {
 		seen[c] = true
 	}
 }
+
+// TestGroup: explanations with the same property, fault step and cause
+// are one finding that counts them, in the order of their first; the
+// finding's paragraph ends with the sentence that counts the rest.
+func TestGroup(t *testing.T) {
+	ex := []explain.Explanation{
+		{Property: "lease", Key: "k0", At: 2_556e6, Cause: explain.LateNotice, Fault: 1, Text: "first."},
+		{Property: "lease", Key: "k0", At: 3_000e6, Cause: explain.LateNotice, Fault: 1, Text: "second."},
+		{Property: "lease", Key: "k1", At: 4_000e6, Cause: explain.ClockJump, Fault: 2, Text: "other fault."},
+		{Property: "lease", Key: "k1", At: 7_120e6, Cause: explain.LateNotice, Fault: 1, Text: "third."},
+		{Property: "resource", Key: "k0", At: 5_000e6, Cause: explain.LateNotice, Fault: 1, Text: "lost."},
+	}
+	fs := explain.Group(ex)
+	if len(fs) != 3 {
+		t.Fatalf("%d findings, want 3: %+v", len(fs), fs)
+	}
+	if f := fs[0]; f.Count != 3 || f.Text != "first." || !slices.Equal(f.Keys, []string{"k0", "k1"}) ||
+		f.Paragraph() != "first. The same fault #1 and the same cause made 2 more overlaps on k0, k1, from 3.000 s to 7.120 s." {
+		t.Errorf("first finding: %+v, %q", f, f.Paragraph())
+	}
+	if f := fs[1]; f.Count != 1 || f.Cause != explain.ClockJump || f.More() != "" {
+		t.Errorf("second finding: %+v", f)
+	}
+	if f := fs[2]; f.Property != "resource" || f.Count != 1 {
+		t.Errorf("third finding: %+v", f)
+	}
+	two := explain.Group([]explain.Explanation{
+		{Property: "resource", Key: "k0", At: 1e9, Cause: explain.LockLogic},
+		{Property: "resource", Key: "k0", At: 2e9, Cause: explain.LockLogic},
+	})
+	if len(two) != 1 || two[0].More() != "The same cause made 1 more lost update on k0, at 2.000 s." {
+		t.Errorf("no fault: %+v, %q", two, two[0].More())
+	}
+}

@@ -151,8 +151,51 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if len(res.Cells) > 0 {
 		fmt.Fprint(stdout, Markdown(res))
 		fmt.Fprintf(stdout, "\nsummary: %s, %s, %s, %s\n", filepath.Join(dir, "summary.md"), filepath.Join(dir, "junit.xml"), filepath.Join(dir, "index.html"), filepath.Join(dir, "gate.json"))
+		fmt.Fprintln(stdout, VerdictLine(res, colour(stdout)))
 	}
 	return err
+}
+
+// VerdictLine is the gate's last line, read at a glance: "GATE PASS",
+// "GATE BROKEN" or "GATE INCONCLUSIVE", the lock and the count behind it;
+// in bold on green, red or amber when colour is set.
+func VerdictLine(res Result, colour bool) string {
+	broken, off := 0, 0
+	for _, c := range res.Cells {
+		switch {
+		case c.Broken != "":
+			broken++
+		case !c.Matches:
+			off++
+		}
+	}
+	why := fmt.Sprintf("every one of %d cells matches", len(res.Cells))
+	switch res.Status {
+	case StatusBroken:
+		why = fmt.Sprintf("%d of %d cells broke a promise the lock declared", broken, len(res.Cells))
+	case StatusInconclusive:
+		why = fmt.Sprintf("no promise broke, %d of %d cells did not match (never a pass)", off, len(res.Cells))
+	}
+	word := " GATE " + res.Verdict() + " "
+	if colour {
+		code := map[Status]string{StatusPass: "42;97", StatusBroken: "41;97", StatusInconclusive: "43;30"}[res.Status]
+		word = "\x1b[1;" + code + "m" + word + "\x1b[0m"
+	}
+	return fmt.Sprintf("%s %s: %s", word, report.Printable(res.Lock), why)
+}
+
+// colour reports whether w is a terminal and NO_COLOR (no-color.org) is
+// unset: only then does the verdict line carry colour codes.
+func colour(w io.Writer) bool {
+	if _, ok := os.LookupEnv("NO_COLOR"); ok {
+		return false
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // dirName turns a lock name into part of a directory name.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/explain"
 	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/matrix"
 	"github.com/locktorture/locktorture/nemesis"
@@ -500,7 +501,7 @@ func judge(res *Result, specs []matrix.Spec, dir string) {
 		}
 		for _, r := range mc.Runs {
 			if p := broken(sp.Expect, r); p != "" {
-				c.Broken, c.First = p, explain(dir, r)
+				c.Broken, c.First = p, firstViolation(dir, r)
 				break
 			}
 		}
@@ -555,9 +556,12 @@ func broken(e report.Expect, r report.CellRun) string {
 	return ""
 }
 
-// explain describes the first violation of run r: the seed, its report,
-// and the first overlap of holds or lost update the checker recorded.
-func explain(dir string, r report.CellRun) string {
+// firstViolation describes the first violation of run r: the seed, its
+// report, the first overlap of holds (times in seconds, tokens short, as
+// explain prints them) or lost update the checker recorded, and the
+// run's first finding (its fault step, cause and how many violations it
+// made).
+func firstViolation(dir string, r report.CellRun) string {
 	s := fmt.Sprintf("seed %d (%s): lease %s, resource %s", r.Seed, filepath.ToSlash(filepath.Join(r.Dir, "report.html")), r.Lease, r.Resource)
 	if r.FirstViolation != nil {
 		s += fmt.Sprintf(", first violation at %.3f s", *r.FirstViolation)
@@ -568,10 +572,18 @@ func explain(dir string, r report.CellRun) string {
 	}
 	c := res.Check
 	if len(c.LeaseViolations) > 0 {
-		s += "; first overlap: " + report.Printable(c.LeaseViolations[0].String())
+		s += "; first overlap: " + report.Printable(explain.Overlap(c.LeaseViolations[0]))
 	}
 	if len(c.ResourceFailedKeys) > 0 {
 		s += fmt.Sprintf("; lost updates on %d keys (first %s)", len(c.ResourceFailedKeys), report.Printable(c.ResourceFailedKeys[0]))
+	}
+	if len(res.Findings) > 0 {
+		f := res.Findings[0]
+		fault := ""
+		if f.Fault > 0 {
+			fault = fmt.Sprintf(", fault #%d", f.Fault)
+		}
+		s += fmt.Sprintf("; cause: %s%s (%d %s)", f.Cause, fault, f.Count, explain.Noun(f.Property, f.Count))
 	}
 	return s
 }
@@ -760,17 +772,46 @@ func write(dir string, res Result) error {
 	return nil
 }
 
-// verdictHTML is the gate's verdict at the top of index.html.
-var verdictHTML = template.Must(template.New("gate").Parse(`<h1>Release gate: {{.Lock}} — {{.Status}}</h1>
+// verdictHTML is the gate's verdict at the top of index.html: PASS,
+// BROKEN or INCONCLUSIVE large and coloured (green, red, amber), then the
+// broken promises, the cells that did not match, the rest.
+var verdictHTML = template.Must(template.New("gate").Parse(`<style>
+.gate-verdict{font:bold 44px/1.2 system-ui,sans-serif;padding:.35em .6em;margin:.2em 0 .4em;border-radius:6px;color:#fff;letter-spacing:.04em}
+.gate-pass{background:#1b7f3b}.gate-broken{background:#c62828}.gate-inconclusive{background:#e0a100;color:#222}
+.gate-lock{font-size:20px;font-weight:normal;margin-left:.6em}
+</style>
+<h1 class="gate-verdict gate-{{.Status}}" id="gate-verdict">{{.Verdict}}<span class="gate-lock">release gate: {{.Lock}}</span></h1>
 <p>Declared promises: {{range $i, $t := .Traits}}{{if $i}}, {{end}}{{$t}}{{end}}. Seeds {{.Seeds}}, {{.Duration}} a run, budget {{.Budget}}.{{with .Scaled}} Scaled: {{.}}.{{end}}</p>
 <p>{{.PowerLine}}</p>
-<ul>{{range .Cells}}
+<ul>{{range .Ordered}}
 <li>{{if .Broken}}<strong>{{.Name}}: {{.Broken}} broken (promised: {{.Promise}})</strong> — {{.Properties}}. First violation: {{.First}}{{else if not .Matches}}<strong>{{.Name}} does not match</strong> — {{.Properties}}: {{.Why}}{{else}}{{.Name}}: {{.Properties}}; {{.PowerText}}{{end}}</li>{{end}}
 </ul>
 <ul>{{range .NotRun}}
 <li>not run: {{.Kinds}}: {{.Why}}</li>{{end}}
 </ul>
 `))
+
+// Ordered is the cells as a person reads them: the broken promises
+// first, then the cells that did not match, then the rest, each in the
+// order of the cells.
+func (r Result) Ordered() []Cell {
+	rank := func(c Cell) int {
+		switch {
+		case c.Broken != "":
+			return 0
+		case !c.Matches:
+			return 1
+		}
+		return 2
+	}
+	out := slices.Clone(r.Cells)
+	slices.SortStableFunc(out, func(a, b Cell) int { return rank(a) - rank(b) })
+	return out
+}
+
+// Verdict is the status as the gate shouts it: PASS, BROKEN or
+// INCONCLUSIVE.
+func (r Result) Verdict() string { return strings.ToUpper(string(r.Status)) }
 
 // NotRun is a reason no cell took some fault kinds, with the kinds.
 type NotRun struct {
@@ -809,7 +850,7 @@ func Markdown(res Result) string {
 		p("Scaled to the budget: %s.\n", res.Scaled)
 	}
 	p("\n%s\n\n", res.PowerLine())
-	for _, c := range res.Cells {
+	for _, c := range res.Ordered() {
 		switch {
 		case c.Broken != "":
 			p("- **%s: %s broken** (promised: %s) — %s. First violation: %s.\n", c.Name, c.Broken, c.Promise, c.Properties(), c.First)

@@ -228,6 +228,13 @@ func TestLiarFailsItsGate(t *testing.T) {
 	if !strings.Contains(string(page), "<strong>gate-test-liar/client-pause: resource broken (promised: safe under client-pause (declared))</strong>") {
 		t.Fatalf("index.html does not show the broken promise")
 	}
+	if !strings.Contains(string(page), `<h1 class="gate-verdict gate-broken" id="gate-verdict">BROKEN`) {
+		t.Errorf("index.html does not shout BROKEN at its top")
+	}
+	// stdout is no terminal here: the verdict line carries no colour.
+	if !strings.Contains(stdout.String(), " GATE BROKEN  gate-test-liar: 1 of 1 cells broke a promise") || strings.Contains(stdout.String(), "\x1b[") {
+		t.Errorf("the last line is not the plain verdict:\n%s", stdout.String())
+	}
 	junit, _ := os.ReadFile(filepath.Join(dirs[0], "junit.xml"))
 	if !strings.Contains(string(junit), "broke its declared promise (resource: safe under client-pause (declared))") {
 		t.Fatalf("junit.xml does not name the broken promise:\n%s", junit)
@@ -242,7 +249,7 @@ func TestMutantFailsItsGate(t *testing.T) {
 	if !errors.Is(err, ErrBroken) || res.Status != StatusBroken {
 		t.Fatalf("status %s, error %v; want a broken promise", res.Status, err)
 	}
-	if c := res.Cells[0]; c.Broken != "lease" || c.Promise != "mutual exclusion without faults" || !strings.Contains(c.First, "first overlap: key ") {
+	if c := res.Cells[0]; c.Broken != "lease" || c.Promise != "mutual exclusion without faults" || !strings.Contains(c.First, "first overlap: k") {
 		t.Fatalf("cell %+v", c)
 	}
 }
@@ -328,5 +335,35 @@ func TestListBeyondTheBudget(t *testing.T) {
 	// Without --list the same budget is an error.
 	if err := Command(t.Context(), []string{"--lock", "setnx", "--budget", "1m", "--out", t.TempDir()}, &out, &errOut); !errors.Is(err, ErrBudget) {
 		t.Errorf("the gate itself: %v, want ErrBudget", err)
+	}
+}
+
+// TestVerdictAtAGlance: the broken promises come first, then the cells
+// that did not match; the verdict line is coloured only when asked (a
+// terminal without NO_COLOR), red for BROKEN.
+func TestVerdictAtAGlance(t *testing.T) {
+	res := Result{Lock: "l", Status: StatusBroken, Cells: []Cell{
+		{Name: "ok", Matches: true}, {Name: "off"}, {Name: "broke", Broken: "lease"},
+	}}
+	var names []string
+	for _, c := range res.Ordered() {
+		names = append(names, c.Name)
+	}
+	if strings.Join(names, ",") != "broke,off,ok" {
+		t.Errorf("order %v, want the broken promise, the mismatch, the rest", names)
+	}
+	if got := VerdictLine(res, false); got != " GATE BROKEN  l: 1 of 3 cells broke a promise the lock declared" {
+		t.Errorf("plain line %q", got)
+	}
+	if got := VerdictLine(res, true); !strings.HasPrefix(got, "\x1b[1;41;97m GATE BROKEN \x1b[0m") {
+		t.Errorf("coloured line %q", got)
+	}
+	md := Markdown(res)
+	if i, j := strings.Index(md, "broke"), strings.Index(md, "- ok"); i < 0 || j < 0 || i > j {
+		t.Errorf("Markdown does not list the broken promise first:\n%s", md)
+	}
+	t.Setenv("NO_COLOR", "1")
+	if colour(os.Stdout) {
+		t.Error("colour with NO_COLOR set")
 	}
 }

@@ -25,8 +25,8 @@ const checkoutPlaceholder = "/path/to/a/checkout"
 
 // TestExampleOutsideRepository: examples/gate, copied into a folder
 // outside this repository and pointed at this checkout with the line
-// docs/gate.md gives (go mod edit -replace), builds, compiles nothing of
-// the docker backend and passes its tests: what a lock author
+// docs/gate.md gives (go mod edit -replace), builds and compiles nothing
+// of the docker backend: what a lock author
 // who copies it gets before the version it requires is published. The go
 // commands run offline and outside any workspace (GOPROXY=off, GOWORK=off,
 // GOTOOLCHAIN=local): every module comes from the module cache that
@@ -82,8 +82,9 @@ func TestExampleOutsideRepository(t *testing.T) {
 			t.Errorf("the example compiles %s: a gate must not compile the docker backend", d)
 		}
 	}
-	out := goCmd(5*time.Minute, append(append([]string{"go", "test", "-count=1"}, flags...), "./...")...)
-	t.Logf("go test in %s:\n%s", dir, out)
+	// The example's own tests (two short gates) run inside the
+	// repository (make test), and TestCIJobOutsideRepository gates a copy
+	// as the documented CI job does.
 }
 
 // requiredVersion returns the version of this module that the go.mod

@@ -63,6 +63,8 @@ var (
 	_ ArmedFault    = (*ClientStopRandom)(nil)
 	_ RefusingFault = (*ClientStopRandom)(nil)
 	_ LastingFault  = (*ClientStopRandom)(nil)
+	_ EndingFault   = (*ClientStop)(nil)
+	_ EndingFault   = (*ClientStopRandom)(nil)
 )
 
 // drawPause draws a pause from 1.5 to 2.5 TTLs, as client-pause's stall:
@@ -164,6 +166,10 @@ func (c *ClientStop) Start(context.Context, *Target) error { return nil }
 // Heal continues the process if its pause has not run out yet.
 func (c *ClientStop) Heal(context.Context, *Target) error { return c.stop.end() }
 
+// Ended is closed when the process has been continued: the stop, not the
+// step, is the fault's window.
+func (c *ClientStop) Ended() <-chan struct{} { return c.stop.ended() }
+
 // ClientStopRandom is client-stop's random form: at the step's start it
 // stops the Pick-th client process running then (modulo their number),
 // whether its client holds a lease or not, for Pause. Its decision is
@@ -233,13 +239,17 @@ func (c *ClientStopRandom) Start(context.Context, *Target) error { return nil }
 // Heal continues the process if its pause has not run out yet.
 func (c *ClientStopRandom) Heal(context.Context, *Target) error { return c.stop.end() }
 
+// Ended is closed when the process has been continued.
+func (c *ClientStopRandom) Ended() <-chan struct{} { return c.stop.ended() }
+
 // stopped is a stopped process and its continuation: after the pause, or
-// at the heal, whichever comes first, once.
+// at the heal, whichever comes first, once; done is closed once it ran.
 type stopped struct {
 	mu    sync.Mutex
 	cont  func() error
 	timer *time.Timer
 	err   error
+	done  chan struct{}
 }
 
 // begin continues the process with cont after pause.
@@ -247,7 +257,17 @@ func (s *stopped) begin(cont func() error, pause time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cont = cont
+	if s.done == nil {
+		s.done = make(chan struct{})
+	}
 	s.timer = time.AfterFunc(pause, func() { s.end() })
+}
+
+// ended is closed once the process was continued (never, before begin).
+func (s *stopped) ended() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.done
 }
 
 // end continues the process now, unless it was already, and returns the
@@ -261,6 +281,7 @@ func (s *stopped) end() error {
 	if s.cont != nil {
 		s.err = s.cont()
 		s.cont = nil
+		close(s.done)
 	}
 	return s.err
 }

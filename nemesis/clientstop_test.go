@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/history"
 	"github.com/locktorture/locktorture/internal/testutil"
 	"github.com/locktorture/locktorture/nemesis"
 )
@@ -179,5 +180,67 @@ func TestClientStopRandom(t *testing.T) {
 		if why := g.(nemesis.RefusingFault).Refuse(nemesis.Setup{TTL: time.Second, ClientProcesses: true}); why == "" {
 			t.Errorf("%s accepted", bad)
 		}
+	}
+}
+
+// stampRecorder keeps the events, when each came, and how many times the
+// process had been continued then.
+type stampRecorder struct {
+	mu     sync.Mutex
+	events []history.Event
+	at     []time.Time
+	conts  []int
+	st     *fakeStopper
+}
+
+func (r *stampRecorder) Append(e history.Event) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+	r.at = append(r.at, time.Now())
+	r.conts = append(r.conts, r.st.continued())
+	return nil
+}
+
+// TestClientStopRecordsItsEnd: a client-stop step records the fault's
+// stop when the stopped process is continued, not at the step's end, so
+// the fault's window is as long as the stop; the step still runs its
+// whole time, and the process is continued once.
+func TestClientStopRecordsItsEnd(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "schedule.json")
+	js := `{"seed": 1, "kinds": ["client-stop"], "interval": "1s", "steps": [{"kind": "client-stop", "at": "0s", "for": "2s", "params": {"pause": "50ms", "window": "2s", "active": "1s"}}]}`
+	if err := os.WriteFile(path, []byte(js), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := nemesis.Setup{Lock: "setnx-watchdog", Nodes: 1, Groups: 1, TTL: time.Second, Topology: cluster.TopologyMasters, Abilities: cluster.Spec{}.Abilities(), ClientProcesses: true, GoClients: true}
+	sc, err := nemesis.Load(path, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := time.Now()
+	st := &fakeStopper{live: map[int]bool{0: true}}
+	rec := &stampRecorder{st: st}
+	if err := nemesis.Run(t.Context(), sc, &nemesis.Target{Clients: st, View: grants(base, time.Hour, []int{0})}, base, rec); err != nil {
+		t.Fatal(err)
+	}
+	end := base.Add(2 * time.Second) // the step's end
+	if time.Now().Before(end) {
+		t.Errorf("Run returned before the step's end: the step must still last its time")
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.events) != 2 || rec.events[0].F != history.FaultStart || rec.events[1].F != history.FaultStop || rec.events[1].Error != "" {
+		t.Fatalf("events %+v, want a start and a stop", rec.events)
+	}
+	// The step's end is a deadline the old record (at the heal) could
+	// not come before: the stop came when the process was continued.
+	if !rec.at[1].Before(end) {
+		t.Errorf("the stop was recorded at the step's end, not when the process was continued")
+	}
+	if rec.conts[1] != 1 {
+		t.Errorf("the stop was recorded after %d continuations, want after the one", rec.conts[1])
+	}
+	if st.continued() != 1 {
+		t.Errorf("%d continuations, want one", st.continued())
 	}
 }

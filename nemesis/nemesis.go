@@ -131,6 +131,20 @@ type LastingFault interface {
 	MinActive() time.Duration
 }
 
+// EndingFault is a Fault that may end by itself before its step does: a
+// stopped client process continued after its pause, while the step goes
+// on for what the client does once it runs again. The step records the
+// fault's stop when Ended is closed, not at the step's end, so the
+// fault's window in the history is as long as the fault was (a band on
+// the report's timeline as wide as the stop), and still lasts its whole
+// time before the next step starts.
+type EndingFault interface {
+	Fault
+	// Ended is closed once the fault has ended by itself; Heal after it
+	// only reports how the fault ended.
+	Ended() <-chan struct{}
+}
+
 // Kind is one kind of fault: what it needs of a run, and how it draws and
 // reads its faults. Each kind lives in its own file and has one line in
 // kinds.

@@ -348,7 +348,9 @@ const healTimeout = 30 * time.Second
 // is recorded when it strikes, described with its concrete targets, and
 // healed at the step's end; one that finds no moment records nothing.
 // The faults of a composed step start in order, each recorded as it
-// starts, and heal in reverse order, each recorded as it heals.
+// starts, and heal in reverse order, each recorded as it heals. A lone
+// fault that ends by itself (EndingFault) is healed and recorded when it
+// ends, and the step waits out the rest of its time.
 func runStep(ctx context.Context, st *Step, t *Target, base time.Time, rec Recorder) (err error) {
 	f := st.fault
 	if f == nil {
@@ -383,9 +385,10 @@ func runStep(ctx context.Context, st *Step, t *Target, base time.Time, rec Recor
 		}{p.fault, p.fault.String()})
 	}
 	started := 0
-	defer func() {
+	heal := func() error {
 		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), healTimeout)
 		defer cancel()
+		var err error
 		for i := started - 1; i >= 0; i-- {
 			p := parts[i]
 			herr := p.f.Heal(hctx, t)
@@ -396,7 +399,10 @@ func runStep(ctx context.Context, st *Step, t *Target, base time.Time, rec Recor
 			}
 			err = errors.Join(err, herr, rec.Append(ev))
 		}
-	}()
+		started = 0
+		return err
+	}
+	defer func() { err = errors.Join(err, heal()) }()
 	for _, p := range parts {
 		if err := rec.Append(history.Event{Type: history.Info, F: history.FaultStart, Process: history.NemesisProcess, Value: p.desc}); err != nil {
 			return err
@@ -406,5 +412,22 @@ func runStep(ctx context.Context, st *Step, t *Target, base time.Time, rec Recor
 			return fmt.Errorf("nemesis: start %s: %w", p.desc, err)
 		}
 	}
-	return wait.Sleep(ctx, active)
+	end := time.Now().Add(active)
+	// A lone fault that ends by itself (a stopped client continued) is
+	// healed and recorded then; the step still lasts its time.
+	if e, ok := f.(EndingFault); ok && len(parts) == 1 {
+		timer := time.NewTimer(active)
+		defer timer.Stop()
+		select {
+		case <-e.Ended():
+			if err := heal(); err != nil {
+				return err
+			}
+		case <-timer.C:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return wait.Sleep(ctx, time.Until(end))
 }

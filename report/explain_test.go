@@ -12,8 +12,8 @@ import (
 
 // TestReportExplains: report.html says in words which property
 // broke — a lease violation, or a resource-only one — with its colour
-// class, the cause of each violation, and the overlapping leases as a
-// table in ms with short tokens and the granting nodes; a valid run has
+// class, the cause of each fault step's violations, and the overlapping
+// leases as a table in seconds with short tokens and the granting nodes; a valid run has
 // none of it.
 func TestReportExplains(t *testing.T) {
 	for _, tc := range []struct {
@@ -21,15 +21,15 @@ func TestReportExplains(t *testing.T) {
 		want, not []string
 	}{
 		{"lease-invalid_resource-invalid_cause-clock-jump.jsonl",
-			[]string{`class="kind-lease"`, "Lease violation: two clients held the lock at once, and an update was lost.", "Why: the cause of each violation",
+			[]string{`class="kind-lease"`, "Lease violation: two clients held the lock at once, and an update was lost.", "Why: one finding per fault step and cause",
 				"lease violation on k1: clock jump", "<td>P0 aaaaaa…</td><td>n1 n2</td><td>P1 bbbbbb…</td><td>n2 n3</td><td>#1 clock jump &#43;2s on n2</td>",
-				`<td class="num">1200.0</td><td class="num">1310.0</td>`, "Lost updates"},
+				`<td class="num">1</td><td class="num">1.200 s</td><td class="num">1.310 s</td>`, "Lost updates"},
 			[]string{`class="kind-resource"`}},
 		{"lease-valid_resource-invalid_cause-stalled.jsonl",
 			[]string{`class="kind-resource"`, "Resource-only violation: no two leases overlapped", "holder stalled past its validity", `class="late-write"`, "a late write"},
 			[]string{"Overlapping leases", `class="kind-lease"`}},
 		{"lease-valid_resource-unknown_serial.jsonl", nil,
-			[]string{"Why: the cause", "Overlapping leases", `class="kind-lease"`, `class="kind-resource"`, `class="late-write"`}},
+			[]string{"Why: one finding", "Overlapping leases", `class="kind-lease"`, `class="kind-resource"`, `class="late-write"`}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			events, err := history.ReadFile(filepath.Join("..", "checker", "testdata", tc.file))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"math"
 	"strings"
 
 	"github.com/locktorture/locktorture/checker"
@@ -30,24 +31,30 @@ type page struct {
 	Timeline, Throughput, Latency template.HTML
 	// Kind says in words which property broke.
 	Kind string
-	// Overlaps is the table of overlapping leases, at most maxTableRows;
-	// OverlapsMore how many more there are.
+	// Overlaps is the table of overlapping leases, one row per fault
+	// step and cause (as the findings), at most maxTableRows;
+	// OverlapsMore how many more overlaps there are.
 	Overlaps     []overlapRow
 	OverlapsMore int
-	// Lost are the lost updates, one a key, explained.
-	Lost []explain.Explanation
-	// Explanations are the causes, at most explain.DefaultLimit; More
-	// how many more violations there are.
-	Explanations []explain.Explanation
-	More         int
-	Evidence     string
+	// Lost are the lost updates, grouped as the findings.
+	Lost []explain.Finding
+	// Findings are the violations grouped by fault step and cause, at
+	// most explain.DefaultLimit; More how many more findings there are,
+	// Unlisted how many violations the checker counted but did not list.
+	Findings []explain.Finding
+	More     int
+	Unlisted int
+	Evidence string
 }
 
-// overlapRow is one row of the overlaps table: times relative to the run's
-// start in ms, short tokens, the granting nodes, the fault and the cause.
+// overlapRow is one row of the overlaps table: the overlaps one fault
+// step and cause made (Count of them), from the start of the first to the
+// end of the last, in seconds from the run's start; the first overlap's
+// holds (short tokens) and granting nodes; the fault and the cause.
 type overlapRow struct {
 	Key                string
-	From, To           string // ms
+	Count              int
+	From, To           string // "2.556 s"
 	A, B               string // "P3 4be0c1…"
 	NodesA, NodesB     string
 	Fault, Cause, Text string
@@ -55,9 +62,6 @@ type overlapRow struct {
 
 // maxTableRows caps the overlaps table.
 const maxTableRows = 50
-
-// millis formats t (ns from the run's start) as milliseconds.
-func millis(t int64) string { return fmt.Sprintf("%.1f", float64(t)/1e6) }
 
 // WriteHTML writes report.html to path from the run's analysis a (one
 // pass over its history): the summary of r; in words, which property
@@ -132,11 +136,14 @@ func kind(res checker.Result) string {
 	return ""
 }
 
-// explainInto fills the explanations, the overlaps table and the lost
-// updates of p from a.
+// explainInto fills the findings, the overlaps table and the lost
+// updates of p from a: every violation the checker listed is explained,
+// and the explanations grouped by fault step and cause (explain.Group),
+// so one fault that made 49 overlaps is one paragraph and one row.
 func explainInto(p *page, a *checker.Analysis) {
-	ex, total := explain.Explain(a, explain.DefaultLimit)
-	p.Explanations, p.More = ex, total-len(ex)
+	ex, total := explain.Explain(a, math.MaxInt)
+	found := explain.Group(ex)
+	p.Findings, p.More, p.Unlisted = found[:min(len(found), explain.DefaultLimit)], max(len(found)-explain.DefaultLimit, 0), total-len(ex)
 	switch {
 	case a.Reported && a.Observed:
 		p.Evidence = "per-node evidence and node observations"
@@ -147,35 +154,52 @@ func explainInto(p *page, a *checker.Analysis) {
 	default:
 		p.Evidence = "no per-node evidence and no node observations"
 	}
-	byAt := map[[2]string]explain.Explanation{} // key, At → the lease explanation
-	for _, e := range ex {
-		if e.Property == "lease" {
-			byAt[[2]string{e.Key, fmt.Sprint(e.At)}] = e
-		}
-	}
+	// Explain lists the lease overlaps first, in the checker's order: the
+	// i-th explanation is the i-th overlap's.
 	ovs := a.Result.LeaseViolations
-	p.OverlapsMore = a.Result.LeaseViolationCount - min(len(ovs), maxTableRows)
-	for _, ov := range ovs[:min(len(ovs), maxTableRows)] {
-		row := overlapRow{Key: ov.Key, From: millis(ov.Start), To: millis(ov.End),
+	row := map[[2]string]int{} // fault, cause → index in p.Overlaps
+	var ends []int64
+	for i, ov := range ovs {
+		var e explain.Explanation
+		if i < len(ex) && ex[i].Property == "lease" {
+			e = ex[i]
+		}
+		k := [2]string{fmt.Sprint(e.Fault), string(e.Cause)}
+		if j, ok := row[k]; ok {
+			r := &p.Overlaps[j]
+			r.Count++
+			if !strings.Contains(" "+r.Key+",", " "+ov.Key+",") {
+				r.Key += ", " + ov.Key
+			}
+			ends[j] = max(ends[j], ov.End)
+			r.To = explain.Secs(ends[j])
+			continue
+		}
+		if len(p.Overlaps) == maxTableRows {
+			p.OverlapsMore++
+			continue
+		}
+		r := overlapRow{Key: ov.Key, Count: 1, From: explain.Secs(ov.Start), To: explain.Secs(ov.End),
 			A: fmt.Sprintf("P%d %s", ov.A.Process, explain.Short(ov.A.Token)), B: fmt.Sprintf("P%d %s", ov.B.Process, explain.Short(ov.B.Token))}
 		if l, ok := a.LeaseAt(ov.Key, ov.A.Token, ov.A.Start); ok {
-			row.NodesA = nodeNames(l.Granted)
+			r.NodesA = nodeNames(l.Granted)
 		}
 		if l, ok := a.LeaseAt(ov.Key, ov.B.Token, ov.B.Start); ok {
-			row.NodesB = nodeNames(l.Granted)
+			r.NodesB = nodeNames(l.Granted)
 		}
-		if e, ok := byAt[[2]string{ov.Key, fmt.Sprint(ov.Start)}]; ok {
-			row.Cause, row.Text = string(e.Cause), e.Text
-			if e.Fault > 0 {
-				w := a.Result.Stats.FaultWindows[e.Fault-1]
-				row.Fault = fmt.Sprintf("#%d %s", e.Fault, w.Desc)
-			}
+		r.Cause, r.Text = string(e.Cause), e.Text
+		if e.Fault > 0 {
+			w := a.Result.Stats.FaultWindows[e.Fault-1]
+			r.Fault = fmt.Sprintf("#%d %s", e.Fault, w.Desc)
 		}
-		p.Overlaps = append(p.Overlaps, row)
+		row[k] = len(p.Overlaps)
+		ends = append(ends, ov.End)
+		p.Overlaps = append(p.Overlaps, r)
 	}
-	for _, e := range ex {
-		if e.Property == "resource" {
-			p.Lost = append(p.Lost, e)
+	p.OverlapsMore += a.Result.LeaseViolationCount - len(ovs)
+	for _, f := range found {
+		if f.Property == "resource" {
+			p.Lost = append(p.Lost, f)
 		}
 	}
 }
@@ -200,6 +224,8 @@ var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"pct":        func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
 	"f1":         func(f float64) string { return fmt.Sprintf("%.1f", f) },
 	"healthText": HealthText,
+	"noun":       explain.Noun,
+	"fence":      explain.FenceOrder,
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>locktorture {{.R.RunID}}</title>
@@ -235,7 +261,7 @@ iframe{width:100%;height:520px;border:1px solid #ccc}
 {{end}}
 </table>
 {{with .Timeline}}<h2>Holds per client</h2>
-<p class="note">One row per client, one bar per hold (from the acquire's ok to the release or the end of the validity), coloured by key; red: holds that overlap another hold of their key; dashed red ending in a dot: a late write, from the end of the lease's validity to a write that lost an update (a stalled holder). Shaded: faults, numbered as in the table below. Hover for details.</p>
+<p class="note">One row per client, one bar per hold (from the acquire's ok to the release or the end of the validity), coloured by key; red: holds that overlap another hold of their key; dashed red ending in a dot: a late write, from the end of the lease's validity to a write that lost an update (a stalled holder); purple diamond: the lock told the holder it lost its lease (a loss notice), after another client's grant if it sits on a red bar. Shaded: faults, each as long as it lasted, numbered as in the table below. Hover for details.</p>
 {{.}}{{end}}
 <h2>Throughput</h2>
 {{.Throughput}}
@@ -246,18 +272,18 @@ iframe{width:100%;height:520px;border:1px solid #ccc}
 {{range $i, $w := .}}<tr><td class="num">{{inc $i}}</td><td class="num">{{secs $w.Start}}</td><td class="num">{{secs $w.End}}{{if $w.UntilEnd}} (never stopped){{end}}</td><td>{{$w.Desc}}</td></tr>
 {{end}}</table>{{end}}
 {{if .R.Check.Disagreement}}<p class="bug">Checker bug: porcupine and the sweep disagree: {{.R.Check.Disagreement}}</p>{{end}}
-{{with .Explanations}}<h2>Why: the cause of each violation</h2>
-<p class="note">From the history alone ({{$.Evidence}}); times in seconds from the start of the run, nodes as in schedule.json. <code>torture explain</code> prints the same.</p>
-<ol>{{range .}}<li><span class="cause">{{.Property}} violation on {{.Key}}: {{.Cause}}</span> — {{.Text}}</li>{{end}}</ol>
-{{if $.More}}<p class="note">{{$.More}} more violations not explained here.</p>{{end}}{{end}}
+{{with .Findings}}<h2>Why: one finding per fault step and cause</h2>
+<p class="note">From the history alone ({{$.Evidence}}); each finding is the violations one fault step made with one cause, the first explained; times in seconds from the start of the run, nodes as in schedule.json. <code>torture explain</code> prints the same.</p>
+<ol class="findings">{{range .}}<li class="finding"><span class="cause">{{.Property}} violation on {{.Key}}: {{.Cause}}{{if .Fault}}, fault #{{.Fault}}{{end}} ({{.Count}} {{noun .Property .Count}})</span> — {{.Text}}{{with .More}} <strong>{{.}}</strong>{{end}}</li>{{end}}</ol>
+{{if $.More}}<p class="note">{{$.More}} more findings not shown here.</p>{{end}}{{if $.Unlisted}}<p class="note">{{$.Unlisted}} more violations counted by the checker but not listed, so not explained.</p>{{end}}{{end}}
 {{with .Overlaps}}<h2>Overlapping leases</h2>
-<p class="note">Each row: a lease (B) granted while another (A) was still valid; times in ms from the start of the run.</p>
-<table><tr><th>key</th><th>from (ms)</th><th>to (ms)</th><th>A (held)</th><th>granted by</th><th>B (acquired)</th><th>granted by</th><th>fault</th><th>cause</th></tr>
-{{range .}}<tr><td>{{.Key}}</td><td class="num">{{.From}}</td><td class="num">{{.To}}</td><td>{{.A}}</td><td>{{.NodesA}}</td><td>{{.B}}</td><td>{{.NodesB}}</td><td>{{.Fault}}</td><td title="{{.Text}}">{{.Cause}}</td></tr>
+<p class="note">Each row: the overlaps one fault step and cause made (as the findings above), from the start of the first to the end of the last, in seconds from the start of the run; A and B are the first overlap's holds: a lease (B) granted while another (A) was still valid.</p>
+<table><tr><th>key</th><th>overlaps</th><th>from</th><th>to</th><th>A (held)</th><th>granted by</th><th>B (acquired)</th><th>granted by</th><th>fault</th><th>cause</th></tr>
+{{range .}}<tr class="overlap-row"><td>{{.Key}}</td><td class="num">{{.Count}}</td><td class="num">{{.From}}</td><td class="num">{{.To}}</td><td>{{.A}}</td><td>{{.NodesA}}</td><td>{{.B}}</td><td>{{.NodesB}}</td><td>{{.Fault}}</td><td title="{{.Text}}">{{.Cause}}</td></tr>
 {{end}}</table>{{if $.OverlapsMore}}<p class="note">{{$.OverlapsMore}} more overlaps not listed.</p>{{end}}{{end}}
 {{with .R.Check.ResourceFailedKeys}}<h2>Lost updates</h2><p>keys: {{range .}}{{.}} {{end}}</p>
-{{with $.Lost}}<ul>{{range .}}<li><span class="cause">{{.Cause}}</span> — {{.Text}}</li>{{end}}</ul>{{end}}{{end}}
-{{with .R.Check.FenceViolations}}<h2>Fencing tokens out of order</h2><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{with $.Lost}}<ul>{{range .}}<li><span class="cause">{{.Cause}} ({{.Count}} {{noun .Property .Count}})</span> — {{.Paragraph}}</li>{{end}}</ul>{{end}}{{end}}
+{{with .R.Check.FenceViolations}}<h2>Fencing tokens out of order</h2><ul>{{range .}}<li>{{fence .}}</li>{{end}}</ul>{{end}}
 {{range .Errors}}<p class="bug">{{.}}</p>{{end}}
 {{range .Visuals}}<h2>{{.Title}}</h2><iframe sandbox="allow-scripts" srcdoc="{{.Doc}}"></iframe>{{end}}
 <h2>Configuration</h2><pre>{{.Config}}</pre>

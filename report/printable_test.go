@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/explain"
 	"github.com/locktorture/locktorture/history"
 	"github.com/locktorture/locktorture/internal/testutil"
 )
@@ -42,20 +43,23 @@ func TestSummaryEscapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := checker.Check(events, checker.Options{})
+	a, err := checker.Analyze(events, checker.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	res := a.Result
 	if len(res.LeaseViolations) == 0 || len(res.ResourceFailedKeys) == 0 {
 		t.Fatalf("the hostile history should violate both: %s/%s", res.Lease, res.Resource)
 	}
+	fs, _ := explain.Findings(&a)
 	var b bytes.Buffer
-	Summary(&b, "hostile \x1b]0;title\x07", res)
+	Summary(&b, "hostile \x1b]0;title\x07", res, fs)
+	Summary(&b, "hostile, no findings", res, nil)
 	out := b.String()
 	if r, ok := testutil.RawControl(out); ok {
 		t.Errorf("summary prints %U raw:\n%s", r, out)
 	}
-	for _, want := range []string{`\x1b[2J`, `\x1b]0;evil title\a`, `\r\u202e`, "lease safety:    invalid"} {
+	for _, want := range []string{`\x1b[2J`, `\x1b]0;evil title\a`, "lease safety:    invalid"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/explain"
 	"github.com/locktorture/locktorture/internal/health"
 	"github.com/locktorture/locktorture/internal/safefs"
 )
@@ -52,6 +53,10 @@ type Results struct {
 	// trial); Health how late the harness's timers fired.
 	Trials Trials        `json:"trials"`
 	Health health.Report `json:"health"`
+	// Findings are the run's violations grouped by the fault step and
+	// cause package explain names (one per step that broke something,
+	// with how many violations it made), in the order of their first.
+	Findings []explain.Finding `json:"findings,omitempty"`
 	// Causes counts the violations of the run by the cause package explain
 	// names from the evidence, most frequent first.
 	Causes []CauseCount `json:"causes,omitempty"`
@@ -280,9 +285,13 @@ func Printable(s string) string {
 	return s
 }
 
-// Summary writes the one-screen text summary of a checked run. Every text
-// that comes from the history is Printable.
-func Summary(w io.Writer, title string, res checker.Result) {
+// Summary writes the one-screen text summary of a checked run: the
+// verdicts, the findings (the violations grouped by fault step and cause,
+// at most SummaryFindings of them) and the figures. Times are seconds
+// from the run's start with milliseconds and tokens are short, as
+// explain and report.html print them; results.json keeps the raw values.
+// Every text that comes from the history is Printable.
+func Summary(w io.Writer, title string, res checker.Result, fs []explain.Finding) {
 	fmt.Fprintf(w, "%s\n", Printable(title))
 	fmt.Fprintf(w, "  lease safety:    %s\n", verdictLine(res.Lease, res.LeaseReason))
 	fmt.Fprintf(w, "  resource safety: %s\n", verdictLine(res.Resource, res.ResourceReason))
@@ -296,24 +305,33 @@ func Summary(w io.Writer, title string, res checker.Result) {
 	if res.Disagreement != "" {
 		fmt.Fprintf(w, "  CHECKER BUG: porcupine and the sweep disagree: %s\n", Printable(res.Disagreement))
 	}
-	for i, ov := range res.LeaseViolations {
-		if i == 3 {
-			fmt.Fprintf(w, "  … %d more overlaps\n", len(res.LeaseViolations)-3)
-			break
+	if len(fs) > 0 {
+		n := 0
+		for _, f := range fs {
+			n += f.Count
 		}
-		fmt.Fprintf(w, "  overlap: %s\n", Printable(ov.String()))
-	}
-	for i, v := range res.FenceViolations {
-		if i == 3 {
-			fmt.Fprintf(w, "  … %d more fence-order violations\n", res.FenceViolationCount-3)
-			break
+		fmt.Fprintf(w, "  findings: %s for %s (one per fault step and cause; torture explain and report.html say the same)\n", plural(len(fs), "finding"), plural(n, "violation"))
+		WriteFindings(w, "  ", fs, SummaryFindings)
+	} else {
+		for i, ov := range res.LeaseViolations {
+			if i == 3 {
+				fmt.Fprintf(w, "  … %d more overlaps\n", len(res.LeaseViolations)-3)
+				break
+			}
+			fmt.Fprintf(w, "  overlap: %s\n", Printable(explain.Overlap(ov)))
 		}
-		fmt.Fprintf(w, "  fence order: %s\n", Printable(v.String()))
+		for i, v := range res.FenceViolations {
+			if i == 3 {
+				fmt.Fprintf(w, "  … %d more fence-order violations\n", res.FenceViolationCount-3)
+				break
+			}
+			fmt.Fprintf(w, "  fence order: %s\n", Printable(explain.FenceOrder(v)))
+		}
 	}
 	if len(res.ResourceFailedKeys) > 0 {
 		first := ""
 		if t := res.FirstResourceViolation; t != nil {
-			first = fmt.Sprintf(" (first by %.3f s)", time.Duration(*t).Seconds())
+			first = fmt.Sprintf(" (first by %s)", explain.Secs(*t))
 		}
 		keys := make([]string, len(res.ResourceFailedKeys))
 		for i, k := range res.ResourceFailedKeys {
@@ -357,9 +375,40 @@ func availability(s checker.Stats) string {
 func dur(d time.Duration) string { return d.Round(10 * time.Microsecond).String() }
 
 func gap(g *checker.Gap) string {
-	s := fmt.Sprintf("%s on key %s from %s", dur(g.Duration), g.Key, dur(time.Duration(g.Start)))
+	s := fmt.Sprintf("%s on key %s from %s", dur(g.Duration), g.Key, explain.Secs(g.Start))
 	if g.UntilEnd {
 		s += " (until the end of the history)"
 	}
 	return s
+}
+
+// SummaryFindings is how many findings Summary prints; the rest are
+// counted.
+const SummaryFindings = 5
+
+// WriteFindings writes at most limit findings (all when limit ≤ 0),
+// numbered, each a headline ("1. lease violation on k0 at 2.556 s: holder
+// told too late, fault #1; 49 overlaps") and its paragraph, every line
+// under indent; then how many more there are.
+func WriteFindings(w io.Writer, indent string, fs []explain.Finding, limit int) {
+	for i, f := range fs {
+		if limit > 0 && i == limit {
+			fmt.Fprintf(w, "%s… %d more findings\n", indent, len(fs)-limit)
+			return
+		}
+		fault := ""
+		if f.Fault > 0 {
+			fault = fmt.Sprintf(", fault #%d", f.Fault)
+		}
+		fmt.Fprintf(w, "%s%d. %s violation on %s at %s: %s%s; %d %s\n%s   %s\n", indent, i+1, f.Property, Printable(f.Key), explain.Secs(f.At), f.Cause, fault,
+			f.Count, explain.Noun(f.Property, f.Count), indent, Printable(f.Paragraph()))
+	}
+}
+
+// plural is "1 finding" or "3 findings".
+func plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %ss", n, one)
 }

@@ -403,6 +403,12 @@ func Timeline(a *checker.Analysis) string {
 		d.text(x+13, 13, "start", "#111", "late write")
 		x += 13 + float64(len("late write"))*charWidthGuess + 12
 	}
+	notices := lostNotices(holds)
+	if len(notices) > 0 {
+		d.printf(`<path d="%s" fill="%s"/>`+"\n", diamond(x+5, 9, 5), noticeColor)
+		d.text(x+13, 13, "start", "#111", "lost notice")
+		x += 13 + float64(len("lost notice"))*charWidthGuess + 12
+	}
 	if len(wins) > 0 {
 		d.printf(`<rect x="%.1f" y="4" width="10" height="10" fill="%s" fill-opacity="0.3" stroke="%s"/>`+"\n", x, faultFill, faultEdge)
 		d.text(x+13, 13, "start", "#111", "fault")
@@ -480,11 +486,64 @@ func Timeline(a *checker.Analysis) string {
 		d.b.WriteString("</g>\n")
 	}
 
+	// Loss notices: the lock told a holder it had lost its lease (a
+	// watchdog that failed to renew, a lock that watches its key); a
+	// diamond at that moment on the holder's row, so a notice that came
+	// after another client's grant shows as late as it was.
+	if len(notices) > 0 {
+		d.b.WriteString(`<g class="lost-notices">` + "\n")
+		for _, h := range notices {
+			r, ok := row[h.Process]
+			if !ok {
+				continue
+			}
+			y := top + float64(r*rowH) + float64(rowH)/2
+			tip := fmt.Sprintf("P%d was told at %s that it lost %s (held from %s)", h.Process, seconds(h.End), h.key, seconds(h.Start))
+			d.printf(`<path class="lost-notice" d="%s" fill="%s" stroke="#fff" stroke-width="0.8"><title>%s</title></path>`+"\n",
+				diamond(sc.x(h.End), y, max(min(float64(rowH)/2, 6), 3)), noticeColor, esc(tip))
+		}
+		d.b.WriteString("</g>\n")
+	}
+
 	d.timeAxis(sc, bottom)
 	if note != "" {
 		d.printf(`<text class="note" x="%d" y="%.1f" fill="%s">%s</text>`+"\n", plotLeft, bottom+axisHeight+10, axisColor, esc(note))
 	}
 	return d.close()
+}
+
+// noticeColor draws the loss notices.
+const noticeColor = "#6a1b9a"
+
+// diamond is the SVG path of a diamond centred on (x, y), r from its
+// centre to each corner.
+func diamond(x, y, r float64) string {
+	return fmt.Sprintf("M%.2f %.2fL%.2f %.2fL%.2f %.2fL%.2f %.2fZ", x, y-r, x+r, y, x, y+r, x-r, y)
+}
+
+// keyedHold is a hold with its key.
+type keyedHold struct {
+	checker.Hold
+	key string
+}
+
+// lostNotices are the holds a loss notice ended (checker.Hold.Lost), at
+// most MaxTimelineBars, by key and start.
+func lostNotices(holds map[string][]checker.Hold) []keyedHold {
+	keys := make([]string, 0, len(holds))
+	for k := range holds {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []keyedHold
+	for _, k := range keys {
+		for _, h := range holds[k] {
+			if h.Lost && len(out) < MaxTimelineBars {
+				out = append(out, keyedHold{h, k})
+			}
+		}
+	}
+	return out
 }
 
 // lateWrite is an ok section that wrote after its lease's validity.

@@ -369,3 +369,29 @@ func LatencySVG(events []history.Event, res checker.Result) string {
 	a, _ := collect(events, res) // a malformed history: what was read
 	return Latency(&a)
 }
+
+// TestTimelineLostNotice: a hold the lock ended with a loss notice gets a
+// diamond at the notice on its client's row, and the legend names it; a
+// timeline with no notice has neither.
+func TestTimelineLostNotice(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	h := new(testutil.History).
+		Acquire(0, "k0", "t0", 0, 10*ms, 1<<62).
+		Acquire(1, "k0", "t1", 500*ms, 510*ms, 1<<62).
+		Lost(0, "k0", "t0", 800*ms).
+		Release(1, "k0", "t1", 900*ms, 910*ms).Events()
+	svg := Timeline(analyzed(t, h))
+	els := parseSVG(t, svg)
+	if n := count(els, "path", "lost-notice"); n != 1 {
+		t.Errorf("%d loss notices drawn, want 1:\n%s", n, svg)
+	}
+	for _, want := range []string{"lost notice", "P0 was told at 0.800 s that it lost k0"} {
+		if !hasText(els, want) {
+			t.Errorf("no text %q in\n%s", want, svg)
+		}
+	}
+	plain := Timeline(analyzed(t, new(testutil.History).Acquire(0, "k0", "t0", 0, 10*ms, 100*ms).Events()))
+	if strings.Contains(plain, "lost-notice") || strings.Contains(plain, "lost notice") {
+		t.Errorf("a timeline without a notice draws one:\n%s", plain)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/explain"
 	"github.com/locktorture/locktorture/nemesis"
 	"github.com/locktorture/locktorture/report"
 )
@@ -19,7 +20,8 @@ import (
 // 10 ms holds, RedLock's holder releases long before the node killed
 // under it is back). A strike at a grant the lock then refused (no hold
 // in the history), or at a hold the lock then told its holder it had
-// lost, tested the lock's defence, and counts as a window.
+// lost, tested the lock's defence, and counts as a window; a notice that
+// came after another client was granted the key is told as too late.
 func Strikes(path string, a *checker.Analysis, ttl time.Duration) ([]report.Strike, error) {
 	ns, err := nemesis.Strikes(path)
 	if err != nil {
@@ -56,21 +58,30 @@ func Strikes(path string, a *checker.Analysis, ttl time.Duration) ([]report.Stri
 		rs.Window = open.Seconds()
 		need := MinWindow(ttl)
 		switch {
+		case h.Lost && grantedMeanwhile(holds[tr.Key], tr.Client, from, h.End) != nil:
+			// Told of the loss, but only after another client had been
+			// granted the key: the notice came too late, and the lease
+			// broke (the check says so); never a defence that held.
+			o := grantedMeanwhile(holds[tr.Key], tr.Client, from, h.End)
+			rs.Outcome = report.StrikeWindow
+			rs.Why = fmt.Sprintf("the lock told client %d it lost %s %s after the strike, %s after client %d was granted it: too late, the lease was broken",
+				tr.Client, report.Printable(tr.Key), secs(h.End-at), secs(h.End-o.Start), o.Process)
 		case h.Lost:
 			// The lock itself told the holder it lost the lease after the
-			// strike (rueidislock watches its keys): the fault met the
-			// lock's defence, however soon.
+			// strike (rueidislock watches its keys), before anyone else
+			// was granted the key: the fault met the lock's defence,
+			// however soon.
 			rs.Outcome = report.StrikeWindow
-			rs.Why = fmt.Sprintf("the lock told client %d it lost %s %s after the strike: the fault met the lock's defence",
-				tr.Client, report.Printable(tr.Key), open.Round(time.Millisecond))
+			rs.Why = fmt.Sprintf("the lock told client %d it lost %s %s after the strike, before another client was granted it: the fault met the lock's defence",
+				tr.Client, report.Printable(tr.Key), secs(h.End-at))
 		case open < need:
 			rs.Outcome = report.StrikeNoWindow
 			rs.Why = fmt.Sprintf("client %d's hold of %s ended %s after the strike, less than one node call (%s = TTL/10): its holder released before anyone else could be granted the key; a longer --hold gives the strike a window (leave it unset for the kind's own workload)",
-				tr.Client, report.Printable(tr.Key), open.Round(time.Millisecond), need)
+				tr.Client, report.Printable(tr.Key), secs(int64(open)), need)
 		case !contended(a.Attempts(tr.Key), tr.Client, from, h.End):
 			rs.Outcome = report.StrikeNoWindow
 			rs.Why = fmt.Sprintf("no other client got an answer to an acquire of %s while client %d's struck hold lasted (%s): none tried, or every try timed out; fewer keys or more clients give the strike a contender",
-				report.Printable(tr.Key), tr.Client, open.Round(time.Millisecond))
+				report.Printable(tr.Key), tr.Client, secs(int64(open)))
 		default:
 			rs.Outcome = report.StrikeWindow
 		}
@@ -78,6 +89,20 @@ func Strikes(path string, a *checker.Analysis, ttl time.Duration) ([]report.Stri
 	}
 	return out, nil
 }
+
+// grantedMeanwhile returns the first hold of the key by a client other
+// than holder granted in [from, to), or nil.
+func grantedMeanwhile(holds []checker.Hold, holder int, from, to int64) *checker.Hold {
+	for i := range holds {
+		if h := &holds[i]; h.Process != holder && h.Start >= from && h.Start < to {
+			return h
+		}
+	}
+	return nil
+}
+
+// secs is a span in seconds with milliseconds, as explain prints times.
+func secs(d int64) string { return explain.Secs(d) }
 
 // MinWindow is the least time a struck hold must stay open after its
 // strike for another client to act: one call to a node, which the locks

@@ -92,6 +92,7 @@ func Run(ctx context.Context, plan *harness.Plan, dir string, o Options) (report
 	trials := Trials(&a, strikes, sum.Config.TTL, sum.Health)
 	run := runContext{cfg: sum.Config, faults: sum.Faults, interrupted: sum.Interrupted, elapsed: sum.Elapsed, trials: trials, health: sum.Health}
 	judge(&a.Result, run, strikes)
+	findings, _ := explain.Findings(&a)
 	r := report.Results{
 		RunID:         o.ID,
 		Started:       started.UTC(),
@@ -107,7 +108,8 @@ func Run(ctx context.Context, plan *harness.Plan, dir string, o Options) (report
 		Strikes:       strikes,
 		Trials:        trials,
 		Health:        sum.Health,
-		Causes:        causes(&a),
+		Findings:      findings,
+		Causes:        causes(findings),
 		Lease:         a.Result.Lease,
 		Resource:      a.Result.Resource,
 		Check:         a.Result,
@@ -225,12 +227,12 @@ func stopAt(anyOf, allOf []string) func(history.Event) bool {
 }
 
 // causes counts the run's violations by the cause explain names, most
-// frequent first (ties in explain's order of causes).
-func causes(a *checker.Analysis) []report.CauseCount {
-	ex, _ := explain.Explain(a, explain.DefaultLimit)
+// frequent first (ties in explain's order of causes): every overlap (or
+// lost update) a finding stands for counts, not the finding once.
+func causes(fs []explain.Finding) []report.CauseCount {
 	n := map[explain.Cause]int{}
-	for _, e := range ex {
-		n[e.Cause]++
+	for _, f := range fs {
+		n[f.Cause] += f.Count
 	}
 	var out []report.CauseCount
 	for _, c := range explain.Causes {

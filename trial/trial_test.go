@@ -107,22 +107,26 @@ func TestStrikes(t *testing.T) {
 // telling its holder it lost the lease, 14 ms later (rueidislock after a
 // power loss), met the lock's defence: a window, not a hold its holder
 // released too soon; the same hold released by its holder 14 ms after
-// the strike is one.
+// the strike is one; a notice after another client's grant is told as too
+// late, never as a defence.
 func TestStrikeAtLostHold(t *testing.T) {
 	const ms = int64(time.Millisecond)
 	for _, tc := range []struct {
-		end  string
-		want string
+		tail      string // what follows, in time order
+		want, why string
 	}{
-		{ev(0, "info", "lost", "a", 1014*ms, 0), report.StrikeWindow},
-		{ev(0, "invoke", "release", "a", 1014*ms, 0) + ev(0, "ok", "release", "a", 1015*ms, 0), report.StrikeNoWindow},
+		{ev(0, "info", "lost", "a", 1014*ms, 0) + ev(1, "fail", "acquire", "", 1500*ms, 0), report.StrikeWindow, "before another client was granted it: the fault met the lock's defence"},
+		{ev(0, "invoke", "release", "a", 1014*ms, 0) + ev(0, "ok", "release", "a", 1015*ms, 0) + ev(1, "fail", "acquire", "", 1500*ms, 0), report.StrikeNoWindow, "released before anyone else"},
+		// Told only after client 1 was granted the key: too late, never a
+		// defence that held.
+		{ev(1, "ok", "acquire", "b", 1500*ms, 2500*ms) + ev(0, "info", "lost", "a", 1600*ms, 0), report.StrikeWindow, "the lock told client 0 it lost k 0.600 s after the strike, 0.100 s after client 1 was granted it: too late"},
 	} {
-		hist := ev(0, "invoke", "acquire", "", 990*ms, 0) + ev(0, "ok", "acquire", "a", 1000*ms, 1990*ms) +
-			ev(1, "invoke", "acquire", "", 1005*ms, 0) + tc.end + ev(1, "fail", "acquire", "", 1500*ms, 0)
+		hist := ev(0, "invoke", "acquire", "", 990*ms, 0) + ev(0, "ok", "acquire", "a", 1000*ms, 1<<62) +
+			ev(1, "invoke", "acquire", "", 1005*ms, 0) + tc.tail
 		sched := `{"seed":1,"kinds":["power-loss-holder"],"interval":"1s","steps":[{"kind":"power-loss-holder","at":"500ms","for":"3s","desc":"power-loss-holder","params":{"pick":0,"min_left":"500ms","window":"2s","active":"1s","decision":{"at":"1s","trigger":{"change":"granted","client":0,"key":"k","granted":[0],"left":"990ms"},"targets":[0]}}}]}`
 		strikes := strikesOf(t, hist, sched)
-		if len(strikes) != 1 || strikes[0].Outcome != tc.want {
-			t.Errorf("strikes %+v, want one %s", strikes, tc.want)
+		if len(strikes) != 1 || strikes[0].Outcome != tc.want || !strings.Contains(strikes[0].Why, tc.why) {
+			t.Errorf("strikes %+v, want one %s saying %q", strikes, tc.want, tc.why)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/explain"
 	"github.com/locktorture/locktorture/report"
 	"github.com/locktorture/locktorture/trial"
 )
@@ -55,6 +56,7 @@ func checkCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 		return fmt.Errorf("check %s: %w", path, err)
 	}
 	res := a.Result
-	report.Summary(stdout, fmt.Sprintf("%s (%d events)", path, n), res)
+	found, _ := explain.Findings(&a)
+	report.Summary(stdout, fmt.Sprintf("%s (%d events)", path, n), res, found)
 	return verdictErr(res)
 }

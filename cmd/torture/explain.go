@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -16,11 +17,12 @@ import (
 )
 
 // explainCmd is `torture explain RUN`: the cause of each violation
-// of a run, from its history alone, one paragraph each.
+// of a run, from its history alone, one paragraph for each fault step
+// and cause (explain.Findings), with how many violations it made.
 func explainCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
 	timeout := fs.Duration("check-timeout", checker.DefaultTimeout, "porcupine time limit per model (exceeded: verdict unknown)")
-	limit := fs.Int("limit", explain.DefaultLimit, "explain at most this many violations (the rest are counted)")
+	limit := fs.Int("limit", explain.DefaultLimit, "print at most this many findings, one per fault step and cause (the rest are counted)")
 	asJSON := fs.Bool("json", false, "write the explanations as JSON")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
@@ -42,7 +44,8 @@ func explainCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("explain %s: %w", path, err)
 	}
-	ex, total := explain.Explain(&a, *limit)
+	ex, total := explain.Explain(&a, math.MaxInt)
+	found := explain.Group(ex)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -50,9 +53,10 @@ func explainCmd(_ context.Context, args []string, stdout, _ io.Writer) error {
 			Outcome      checker.Outcome       `json:"outcome"`
 			Violations   int                   `json:"violations"`
 			Explanations []explain.Explanation `json:"explanations"`
-		}{a.Result.Outcome(), total, ex})
+			Findings     []explain.Finding     `json:"findings"`
+		}{a.Result.Outcome(), total, ex[:min(len(ex), *limit)], found[:min(len(found), *limit)]})
 	}
-	writeExplanations(stdout, path, &a, ex, total)
+	writeFindings(stdout, path, &a, found, total, *limit)
 	return nil
 }
 
@@ -69,9 +73,9 @@ func historyPath(path string) (string, error) {
 	return path, nil
 }
 
-// writeExplanations prints ex, numbered, under a line that says how many
-// violations there are and what the evidence is.
-func writeExplanations(w io.Writer, path string, a *checker.Analysis, ex []explain.Explanation, total int) {
+// writeFindings prints at most limit findings, numbered, under a line
+// that says how many violations there are and what the evidence is.
+func writeFindings(w io.Writer, path string, a *checker.Analysis, found []explain.Finding, total, limit int) {
 	r := &a.Result
 	if total == 0 {
 		fmt.Fprintf(w, "%s: nothing to explain: lease %s, resource %s\n", report.Printable(path), r.Lease, r.Resource)
@@ -86,16 +90,10 @@ func writeExplanations(w io.Writer, path string, a *checker.Analysis, ex []expla
 	} else {
 		evidence += ", no node observations"
 	}
-	fmt.Fprintf(w, "%s: %d overlaps of leases (%d listed), %d keys with a lost update; %s; explaining %d\n",
-		report.Printable(path), r.LeaseViolationCount, len(r.LeaseViolations), len(a.LostUpdates), evidence, len(ex))
-	for i, e := range ex {
-		fault := ""
-		if e.Fault > 0 {
-			fault = fmt.Sprintf(", fault #%d", e.Fault)
-		}
-		fmt.Fprintf(w, "\n%d. %s violation on %s at %s: %s%s\n   %s\n", i+1, e.Property, report.Printable(e.Key), explain.Secs(e.At), e.Cause, fault, report.Printable(e.Text))
-	}
-	if total > len(ex) {
-		fmt.Fprintf(w, "\n%d more not explained (--limit)\n", total-len(ex))
+	fmt.Fprintf(w, "%s: %d overlaps of leases (%d listed), %d keys with a lost update; %s; %d findings, one per fault step and cause\n\n",
+		report.Printable(path), r.LeaseViolationCount, len(r.LeaseViolations), len(a.LostUpdates), evidence, len(found))
+	report.WriteFindings(w, "", found, limit)
+	if limit < len(found) {
+		fmt.Fprintln(w, "(--limit)")
 	}
 }

@@ -91,7 +91,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintln(stderr, line)
 	}
 	fmt.Fprintf(stderr, "trials: %s\nmachine health: %s\n", r.Trials.Text(), report.HealthText(r.Health))
-	report.Summary(stdout, fmt.Sprintf("%s (%d events) → %s", id, r.Check.Stats.Events, dir), r.Check)
+	report.Summary(stdout, fmt.Sprintf("%s (%d events) → %s", id, r.Check.Stats.Events, dir), r.Check, r.Findings)
 	if err != nil {
 		return err
 	}
