@@ -230,6 +230,11 @@ func readShards(dirs []string) ([]shardOutput, error) {
 func checkShards(shards []shardOutput, o mergeOptions) error {
 	first := shards[0]
 	f := first.m
+	for _, s := range shards {
+		if err := checkPlan(s); err != nil {
+			return err
+		}
+	}
 	if commitOf(f) == report.UnknownCommit && !o.unknownCommit {
 		return fmt.Errorf("%w: %w: %s records no commit (its binary carries no VCS stamp: built with -buildvcs=false, or in a git worktree): nothing tells which code ran it", ErrShards, ErrUnknownCommit, first.dir)
 	}
@@ -314,6 +319,28 @@ func checkShards(shards []shardOutput, o mergeOptions) error {
 				return fmt.Errorf("%w: cell %s, seed %d is in no shard", ErrShards, c.Name, seed)
 			}
 		}
+	}
+	return nil
+}
+
+// checkPlan checks the numbers of a shard's plan before they size a loop
+// or an allocation: a summary.json is an artifact from elsewhere, and a
+// shard count of 2⁶² once ran merge out of memory. A matrix has at least
+// one cell and one seed, and at most one shard per run of them.
+func checkPlan(s shardOutput) error {
+	m := s.m
+	runs := len(m.Shard.Cells) * len(m.Seeds)
+	switch {
+	case len(m.Seeds) == 0:
+		return fmt.Errorf("%w: %s: its plan has no seed", ErrShards, s.dir)
+	case len(m.Shard.Cells) == 0:
+		return fmt.Errorf("%w: %s: its plan has no cell", ErrShards, s.dir)
+	case m.Shard.Count < 1 || m.Shard.Count > runs:
+		return fmt.Errorf("%w: %s: shard count %d: want from 1 to its plan's %d runs (%d cells × %d seeds)", ErrShards, s.dir, m.Shard.Count, runs, len(m.Shard.Cells), len(m.Seeds))
+	case m.Shard.Index < 1 || m.Shard.Index > m.Shard.Count:
+		return fmt.Errorf("%w: %s is shard %d/%d", ErrShards, s.dir, m.Shard.Index, m.Shard.Count)
+	case len(m.Shard.Runs) == 0:
+		return fmt.Errorf("%w: %s: its plan gives it no run", ErrShards, s.dir)
 	}
 	return nil
 }
