@@ -113,7 +113,6 @@ func TestTrendRefusesImpossibleRates(t *testing.T) {
 		{"negative runs", report.Rate{Violations: 0, Runs: -5}, "-5 decided runs"},
 		{"more violations than runs", report.Rate{Violations: 11, Runs: 10}, "11 violations in 10 runs"},
 		{"2^62 violations", report.Rate{Violations: 1 << 62, Runs: 10}, "violations in 10 runs"},
-		{"more runs than listed", report.Rate{Violations: 1, Runs: 1 << 40}, "decided runs of the 10 it lists"},
 		{"rate 1e308", func() report.Rate { r := good; r.Rate = 1e308; return r }(), "does not follow from 1 violations in 10 runs"},
 		{"interval not the counts'", func() report.Rate { r := good; r.Low, r.High = 0, 1; return r }(), "does not follow"},
 	} {
