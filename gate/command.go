@@ -15,6 +15,7 @@ import (
 
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/internal/cli"
+	"github.com/locktorture/locktorture/internal/safefs"
 	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/matrix"
 	"github.com/locktorture/locktorture/report"
@@ -133,6 +134,14 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	id := dirName(*lock) + "-" + time.Now().UTC().Format("20060102T150405")
 	dir := filepath.Join(*out, id)
+	if !*list {
+		// A folder of its own, even beside a gate started in the same
+		// second with the same --out; removed again, empty, when the
+		// plan is refused.
+		if id, dir, err = safefs.Fresh(*out, id); err != nil {
+			return fmt.Errorf("gate: %w", err)
+		}
+	}
 	o := Options{Lock: *lock, Seeds: seedList, Duration: *duration, Budget: *budget, CheckTimeout: *timeout, Cells: *cells, Jobs: *jobs, Rate: *rate,
 		Command: "torture gate " + strings.Join(args, " "), Dir: dir}
 	if !*list {
@@ -154,6 +163,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		plan, err = NewPlan(big)
 	}
 	if err != nil {
+		if !*list {
+			os.Remove(dir)
+		}
 		return err
 	}
 	res := plan.Result()
