@@ -16,7 +16,8 @@
 // with report. Nothing in it switches on a fault or a promise by name: a
 // new row of the table or a new fault kind needs no code here.
 //
-// It imports matrix, report, checker, locks, nemesis and internal/cli (to
-// parse Command's flags as every command does); nothing imports it but
+// It imports matrix, report, checker, locks, nemesis, internal/cli (to
+// parse Command's flags as every command does) and internal/safefs (a
+// gate's output folder of its own); nothing imports it but
 // cmd/torture and users' mains.
 package gate
