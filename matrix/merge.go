@@ -274,13 +274,18 @@ func checkShards(shards []shardOutput, o mergeOptions) error {
 		}
 		seen[i] = s.dir
 	}
-	var missing []string
-	for i := 1; i <= count; i++ {
-		if _, ok := seen[i]; !ok {
-			missing = append(missing, fmt.Sprint(i))
+	if n := count - len(seen); n > 0 {
+		// Named up to a few, in at most len(seen)+listMissing steps,
+		// whatever the count a summary claims.
+		var missing []string
+		for i := 1; i <= count && len(missing) < listMissing; i++ {
+			if _, ok := seen[i]; !ok {
+				missing = append(missing, fmt.Sprint(i))
+			}
 		}
-	}
-	if len(missing) > 0 {
+		if n > len(missing) {
+			missing = append(missing, fmt.Sprintf("and %d more", n-len(missing)))
+		}
 		return fmt.Errorf("%w: shard %s of %d missing (given: %s)", ErrShards, strings.Join(missing, ", "), count, strings.Join(dirsOf(shards), ", "))
 	}
 	// Every run of the matrix in exactly one plan, and in its shard's
@@ -323,24 +328,23 @@ func checkShards(shards []shardOutput, o mergeOptions) error {
 	return nil
 }
 
+// listMissing is how many missing shards an error names.
+const listMissing = 10
+
 // checkPlan checks the numbers of a shard's plan before they size a loop
 // or an allocation: a summary.json is an artifact from elsewhere, and a
-// shard count of 2⁶² once ran merge out of memory. A matrix has at least
-// one cell and one seed, and at most one shard per run of them.
+// shard count of 2⁶² once ran merge out of memory (checkShards lists the
+// missing shards up to a few). A matrix has at least one cell, one seed
+// and one shard.
 func checkPlan(s shardOutput) error {
 	m := s.m
-	runs := len(m.Shard.Cells) * len(m.Seeds)
 	switch {
 	case len(m.Seeds) == 0:
 		return fmt.Errorf("%w: %s: its plan has no seed", ErrShards, s.dir)
 	case len(m.Shard.Cells) == 0:
 		return fmt.Errorf("%w: %s: its plan has no cell", ErrShards, s.dir)
-	case m.Shard.Count < 1 || m.Shard.Count > runs:
-		return fmt.Errorf("%w: %s: shard count %d: want from 1 to its plan's %d runs (%d cells × %d seeds)", ErrShards, s.dir, m.Shard.Count, runs, len(m.Shard.Cells), len(m.Seeds))
-	case m.Shard.Index < 1 || m.Shard.Index > m.Shard.Count:
-		return fmt.Errorf("%w: %s is shard %d/%d", ErrShards, s.dir, m.Shard.Index, m.Shard.Count)
-	case len(m.Shard.Runs) == 0:
-		return fmt.Errorf("%w: %s: its plan gives it no run", ErrShards, s.dir)
+	case m.Shard.Count < 1:
+		return fmt.Errorf("%w: %s: shard count %d: want at least 1", ErrShards, s.dir, m.Shard.Count)
 	}
 	return nil
 }

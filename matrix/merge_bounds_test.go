@@ -27,12 +27,13 @@ func TestMergeHostileSummary(t *testing.T) {
 		raw  string // replaces summary.json of every shard when set
 		want string
 	}{
-		{"huge shard count", func(m *report.Matrix) { m.Shard.Count = 1 << 62 }, "", "shard count"},
-		{"max shard count", func(m *report.Matrix) { m.Shard.Count = math.MaxInt }, "", "shard count"},
+		{"huge shard count", func(m *report.Matrix) { m.Shard.Count = 1 << 62 }, "", "shard 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, and 4611686018427387892 more of 4611686018427387904 missing"},
+		{"max shard count", func(m *report.Matrix) { m.Shard.Count = math.MaxInt }, "", "more of 9223372036854775807 missing"},
 		{"negative shard count", func(m *report.Matrix) { m.Shard.Count = -1 }, "", "shard count"},
 		{"no seeds", func(m *report.Matrix) { m.Seeds = nil }, "", "no seed"},
 		{"no cells in the plan", func(m *report.Matrix) { m.Shard.Cells = nil }, "", "no cell"},
 		{"no runs in the plan", func(m *report.Matrix) { m.Shard.Runs = nil }, "", ""},
+		{"huge shard index", func(m *report.Matrix) { m.Shard.Index = 1 << 62 }, "", "is shard 4611686018427387904/2"},
 		{"a null summary", nil, "null", ""},
 		{"a null shard", nil, `{"shard": null}`, "not a shard"},
 		{"an empty shard", nil, `{"shard": {}}`, ""},
