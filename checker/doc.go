@@ -157,6 +157,7 @@
 // open, a completion earlier than its invoke, an invoke earlier than the
 // previous completion of its process (a process does one thing at a time:
 // a release invoked before its own acquire's ok would otherwise end the
-// hold before it began and hide it), a section ok that did not write
+// hold before it began and hide it), a lost notice earlier than the
+// grant of the hold it ends (for the same reason), a section ok that did not write
 // read+1, and a history without events.
 package checker

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -70,7 +71,7 @@ func (s Stuck) String() string {
 // DefaultLivenessFactor × the longest validity granted); keys are sorted.
 func (d *scanned) liveness(keys []string, bound time.Duration) (Liveness, string, *Stuck, time.Duration) {
 	if bound <= 0 {
-		bound = DefaultLivenessFactor * time.Duration(d.maxValidity)
+		bound = timesSat(DefaultLivenessFactor, d.maxValidity)
 	}
 	attempts := 0
 	for _, k := range keys {
@@ -126,6 +127,17 @@ func lastRefusal(attempts []attempt, from, to int64) (int64, bool) {
 		}
 	}
 	return last, ok
+}
+
+// timesSat is f × d (f > 0), or the longest duration when that overflows:
+// a self-renewing lock reports its validity as "until release", a
+// century, and three of those wrapped to a negative bound, read as "no
+// acquire succeeded".
+func timesSat(f, d int64) time.Duration {
+	if d > math.MaxInt64/f {
+		return math.MaxInt64
+	}
+	return time.Duration(f * d)
 }
 
 // quietTime is how much of [from, to] no merged fault window covers.

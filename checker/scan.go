@@ -211,6 +211,16 @@ func (s *scanner) add(e *history.Event) error {
 		// The lock told the holder it lost the lease: its current hold
 		// of the token ends here, if it has not ended yet. A notice is
 		// no operation: it may come while the client has one open.
+		if i := s.findHold(e.Process, e.Key, e.Token); i >= 0 {
+			if a := s.active[e.Key][i]; e.Time < a.hold.Start {
+				// The notice would end the hold before it began: no
+				// hold at all, which could hide an overlap with
+				// another client (the order rule of invokes, for
+				// notices).
+				return malformed(idx, e.Time, "lost notice of process %d on %q at %d is earlier than the grant it ends, at %d: a notice comes after the grant of the hold it ends",
+					e.Process, e.Key, e.Time, a.hold.Start)
+			}
+		}
 		s.lossNotices++
 		s.count(e.F, string(e.Type))
 		s.endHold(e.Process, e.Key, e.Token, e.Time, true)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/internal/cli"
+	"github.com/locktorture/locktorture/internal/safefs"
 	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/matrix"
 	"github.com/locktorture/locktorture/report"
@@ -39,7 +40,42 @@ const (
 func Main(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if len(args) > 0 && args[0] == "client" {
+		// The gate's client-process cells (client-stop) run this
+		// program as `PROG client --lock NAME` (locks.ClientCommand).
+		return ExitCode(Client(ctx, args[1:], os.Stdin, os.Stdout), os.Stderr)
+	}
 	return ExitCode(Command(ctx, args, os.Stdout, os.Stderr), os.Stderr)
+}
+
+// Client is `PROG client --lock NAME`: it serves the registered Go lock
+// NAME on in and out, the client side of the line protocol
+// (locks.Serve), until in ends. The gate runs its lock in client
+// processes of their own for the cells that stop a whole client
+// (client-stop) by starting this program so (locks.ClientCommand); Main
+// answers it, and a main of one's own that calls Command hands it here:
+//
+//	if len(os.Args) > 1 && os.Args[1] == "client" {
+//		os.Exit(gate.ExitCode(gate.Client(ctx, os.Args[2:], os.Stdin, os.Stdout), os.Stderr))
+//	}
+func Client(ctx context.Context, args []string, in io.Reader, out io.Writer) error {
+	fs := flag.NewFlagSet("client", flag.ContinueOnError)
+	name := fs.String("lock", "", "the registered Go lock to serve")
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	if fs.NArg() > 0 || *name == "" {
+		return errors.New("client: usage: client --lock NAME")
+	}
+	spec, err := locks.Lookup(*name)
+	switch {
+	case err != nil:
+		return fmt.Errorf("client: %w", err)
+	case spec.Process:
+		return fmt.Errorf("client: %s runs in client processes of its own; a client process serves a Go lock", *name)
+	}
+	return locks.Serve(ctx, *name, in, out)
 }
 
 // ExitCode maps an error of Command to its exit status, writing the
@@ -98,6 +134,14 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	id := dirName(*lock) + "-" + time.Now().UTC().Format("20060102T150405")
 	dir := filepath.Join(*out, id)
+	if !*list {
+		// A folder of its own, even beside a gate started in the same
+		// second with the same --out; removed again, empty, when the
+		// plan is refused.
+		if id, dir, err = safefs.Fresh(*out, id); err != nil {
+			return fmt.Errorf("gate: %w", err)
+		}
+	}
 	o := Options{Lock: *lock, Seeds: seedList, Duration: *duration, Budget: *budget, CheckTimeout: *timeout, Cells: *cells, Jobs: *jobs, Rate: *rate,
 		Command: "torture gate " + strings.Join(args, " "), Dir: dir}
 	if !*list {
@@ -119,6 +163,9 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		plan, err = NewPlan(big)
 	}
 	if err != nil {
+		if !*list {
+			os.Remove(dir)
+		}
 		return err
 	}
 	res := plan.Result()

@@ -17,7 +17,8 @@
 // new row of the table or a new fault kind needs no code here.
 //
 // It imports matrix, report, checker, explain (to describe a first
-// violation in seconds and short tokens), locks, nemesis and internal/cli
-// (to parse Command's flags as every command does); nothing imports it
-// but cmd/torture and users' mains.
+// violation in seconds and short tokens), locks, nemesis, internal/cli (to
+// parse Command's flags as every command does) and internal/safefs (a
+// gate's output folder of its own); nothing imports it but cmd/torture and
+// users' mains.
 package gate

@@ -843,7 +843,7 @@ func (r Result) NotRun() []NotRun {
 func Markdown(res Result) string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	p("# Release gate: %s — %s\n\n", report.Printable(res.Lock), strings.ToUpper(string(res.Status)))
+	p("# Release gate: %s — %s\n\n", report.MarkdownText(res.Lock), strings.ToUpper(string(res.Status)))
 	p("Declared promises: %s. Seeds %v, %s a run", strings.Join(res.Traits, ", "), res.Seeds, res.Duration)
 	p(", expected about %s within a budget of %s.\n", time.Duration(res.Expected*float64(time.Second)).Round(time.Second), res.Budget)
 	if res.Scaled != "" {
@@ -853,11 +853,11 @@ func Markdown(res Result) string {
 	for _, c := range res.Ordered() {
 		switch {
 		case c.Broken != "":
-			p("- **%s: %s broken** (promised: %s) — %s. First violation: %s.\n", c.Name, c.Broken, c.Promise, c.Properties(), c.First)
+			p("- **%s: %s broken** (promised: %s) — %s. First violation: %s.\n", report.MarkdownText(c.Name), c.Broken, report.MarkdownText(c.Promise), c.Properties(), report.MarkdownText(c.First))
 		case !c.Matches:
-			p("- **%s does not match** — %s: %s.\n", c.Name, c.Properties(), c.Why)
+			p("- **%s does not match** — %s: %s.\n", report.MarkdownText(c.Name), c.Properties(), report.MarkdownText(c.Why))
 		default:
-			p("- %s: %s; %s.\n", c.Name, c.Properties(), c.PowerText())
+			p("- %s: %s; %s.\n", report.MarkdownText(c.Name), c.Properties(), c.PowerText())
 		}
 	}
 	p("\nFault kinds:\n\n")

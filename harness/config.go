@@ -340,6 +340,9 @@ func (f Faults) withDefaults(d Faults) (Faults, error) {
 	if f.NemesisCompose < 0 {
 		return f, fmt.Errorf("harness: nemesis compose %d: want the most faults a step may hold, at least 1", f.NemesisCompose)
 	}
+	if f.NemesisCompose > max(1, len(f.Nemesis)) && f.Replay == "" {
+		return f, fmt.Errorf("harness: nemesis compose %d: a step holds each kind at most once, so at most the %d kinds given", f.NemesisCompose, len(f.Nemesis))
+	}
 	if f.Replay == "" {
 		return f, nil
 	}

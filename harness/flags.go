@@ -65,8 +65,8 @@ func BindFlags(fs *flag.FlagSet, c *Config) {
 }
 
 // CheckFlags refuses, after fs.Parse, a flag given a value Config would
-// read as "the default" or that is out of range: --clients and --keys
-// must be at least 1, the durations positive, the seed not 0; --hold 0
+// read as "the default" or that is out of range: --clients, --keys,
+// --quorum and --nemesis-compose must be at least 1, the durations positive, the seed not 0; --hold 0
 // is a hold of nothing (Workload.NoHold).
 func CheckFlags(fs *flag.FlagSet, c *Config) error {
 	var err error
@@ -87,6 +87,18 @@ func CheckFlags(fs *flag.FlagSet, c *Config) error {
 		case "keys":
 			if c.Keys < 1 {
 				err = fmt.Errorf("--keys must be at least 1, got %d", c.Keys)
+			}
+		case "quorum":
+			if c.Quorum < 1 {
+				err = fmt.Errorf("--quorum must be at least 1, got %d (leave it out for a majority)", c.Quorum)
+			}
+		case "wait-replicas":
+			if c.WaitReplicas < 0 {
+				err = fmt.Errorf("--wait-replicas must not be negative, got %d", c.WaitReplicas)
+			}
+		case "nemesis-compose":
+			if c.NemesisCompose < 1 {
+				err = fmt.Errorf("--nemesis-compose must be at least 1, got %d", c.NemesisCompose)
 			}
 		case "seed":
 			if c.Seed == 0 {

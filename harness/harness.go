@@ -259,6 +259,7 @@ func (p *Plan) openLocks(ctx context.Context, cl *cluster.Cluster, sum *Summary,
 
 // run is one run under way: what its clients share.
 type run struct {
+	end    time.Time // Duration + RunGrace after the clients started: nothing of theirs outlasts it
 	cfg    Config
 	rec    *Recorder
 	store  *Store
@@ -271,6 +272,12 @@ type run struct {
 
 	acquired, attempts atomic.Int64
 }
+
+// RunGrace is how long the cycles under way when a run's Duration ends
+// may go on (a hold, then a release, each again at most this long): the
+// run ends within about twice it after Duration, whatever its TTL and
+// holds. Every hold of the matrix's rows is under a second.
+const RunGrace = 10 * time.Second
 
 // drive runs the clients and the nemesis for the run's Duration (or until
 // a WithStop watcher or a client's error stops it, or ctx ends), and
@@ -301,7 +308,14 @@ func (r *run) drive(ctx context.Context, p *Plan, cl *cluster.Cluster, o runOpti
 		defer close(nemDone)
 		nemErr = nemesis.Run(runCtx, p.schedule, &nemesis.Target{Cluster: cl, Clients: r.stalls, View: r.view, ClientClock: r.clientClock}, r.rec.base, r.rec)
 	}()
-	errs, failed := r.clients(ctx, runCtx, stop, p.seeds)
+	// The cycles under way when the run's time is up finish, within
+	// RunGrace: a hold or a final release longer than that (a --hold
+	// beyond the run, a TTL of hours) is cut short there, so the run
+	// ends whatever its TTL and holds.
+	r.end = time.Now().Add(r.cfg.Duration + RunGrace)
+	workCtx, cancelWork := context.WithDeadline(ctx, r.end)
+	defer cancelWork()
+	errs, failed := r.clients(workCtx, runCtx, stop, p.seeds)
 	<-nemDone
 	sum.Elapsed = time.Since(r.rec.base)
 	if ctx.Err() != nil {
@@ -428,7 +442,11 @@ func (c *client) loop(ctx, runCtx context.Context, r *run, keys []string, rng *r
 		}
 		// Release even when the run is ending, so the last holds end
 		// with a release rather than by expiry.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.AcquireTimeout)
+		deadline := time.Now().Add(cfg.AcquireTimeout)
+		if last := r.end.Add(RunGrace); last.Before(deadline) {
+			deadline = last
+		}
+		rctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 		err = c.release(rctx, lk, lease)
 		cancel()
 		if errors.Is(err, history.ErrWrite) {

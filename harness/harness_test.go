@@ -189,3 +189,18 @@ func interruptWhen(t *testing.T, cfg harness.Config, cond func([]history.Event) 
 	<-done
 	return sum, err
 }
+
+// TestRunEndsWithinGrace: a hold longer than the run (here an hour) is cut
+// short RunGrace after the run's Duration, and its release bounded too:
+// the run ended only once every hold had, however long (a --hold or a TTL
+// of hours ran on past --duration). What it recorded checks.
+func TestRunEndsWithinGrace(t *testing.T) {
+	cfg := harness.Config{Workload: harness.Workload{Lock: "setnx", Clients: 2, Keys: 1, Duration: time.Second, TTL: 2 * time.Hour, Hold: time.Hour, Seed: 7}}
+	sum, _, res, err := run(t, context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Elapsed >= time.Hour || res.Stats.AcquireOK == 0 {
+		t.Fatalf("elapsed %s, %d acquires ok: want the run to end before its hour-long hold did", sum.Elapsed, res.Stats.AcquireOK)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/locks"
@@ -38,9 +39,20 @@ import (
 //   - Client processes: a lock served by client processes (Spec.Process:
 //     exec: and the built-in Python locks) starts one per client, so
 //     MaxClients does not bound them: see maxProcessClients.
+//   - Keys: the run names every key before it starts (k0, k1, ...) and
+//     watches each; a billion keys took 22 GB of memory before the first
+//     acquire and never started. A run's clients touch at most one key
+//     per acquire, so more keys than MaxClients test nothing that
+//     MaxClients keys do not.
+//   - Durations: the history grows with the run (the default workload
+//     writes about 1,000 events, 115 kB, a second: 10 GB a day), and the
+//     check reads it whole; a TTL, hold, timeout or interval longer than
+//     the longest run is one no run sees end. MaxDuration bounds each.
 const (
-	MaxNodes   = 100
-	MaxClients = 100_000
+	MaxNodes    = 100
+	MaxClients  = 100_000
+	MaxKeys     = MaxClients
+	MaxDuration = 24 * time.Hour
 )
 
 // What one client process costs, measured on the project's 2-core
@@ -187,6 +199,33 @@ func (c Config) checkLimits(groups int, process bool) error {
 	if limit, need := openFileLimit(), c.openFiles(groups); limit > 0 && need > limit {
 		return fmt.Errorf("harness: %d nodes with %d clients need about %d open files, more than this process may open (%d, ulimit -n): use fewer nodes or clients, or raise the limit",
 			c.Nodes, c.Clients, need, limit)
+	}
+	return nil
+}
+
+// checkBounds refuses, in one line that says the bound and why, a value
+// beyond what any run can use (MaxKeys, MaxDuration): unlike checkLimits
+// these do not depend on the machine, so FitsSchedule checks them too,
+// before a key is named or a schedule drawn.
+func (c Config) checkBounds() error {
+	if c.Keys > MaxKeys && !c.KeyPerClient { // then Keys is Clients, which checkLimits bounds
+		return fmt.Errorf("harness: %d keys: a run names and watches every key before it starts, and takes at most %d (a billion took 22 GB before the first acquire; a client touches one key an acquire)", c.Keys, MaxKeys)
+	}
+	if c.TTL > MaxDuration/3 {
+		// The liveness bound (3×TTL) and the delayed restarts (1.5×TTL)
+		// default to multiples of it.
+		return fmt.Errorf("harness: ttl %s: at most %s, a third of the longest run (%s), as the liveness bound defaults to 3×TTL", c.TTL, MaxDuration/3, MaxDuration)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"duration", c.Duration}, {"hold", c.Hold}, {"acquire timeout", c.AcquireTimeout},
+		{"extend every", c.ExtendEvery}, {"nemesis interval", c.NemesisInterval}, {"restart delay", c.RestartDelay}, {"liveness bound", c.LivenessBound},
+	} {
+		if d.v > MaxDuration {
+			return fmt.Errorf("harness: %s %s: at most %s (a run of the default workload writes about 10 GB of history a day, which the check reads whole; a longer %s is one no run sees end)", d.name, d.v, MaxDuration, d.name)
+		}
 	}
 	return nil
 }

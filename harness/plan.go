@@ -67,6 +67,9 @@ func newPlan(c Config, full bool) (*Plan, error) {
 	if p.cfg, err = c.withDefaults(lock); err != nil {
 		return nil, err
 	}
+	if err := p.cfg.checkBounds(); err != nil {
+		return nil, err
+	}
 	kinds, err := p.setUp()
 	if err != nil {
 		return nil, err

@@ -222,6 +222,11 @@ func (e Event) Validate() error {
 	if e.Time < 0 {
 		return fmt.Errorf("%w: negative time %d", ErrInvalid, e.Time)
 	}
+	if e.ValidUntil < 0 {
+		// Times are from the base on; a validity before it would turn
+		// the checker's differences of times into overflows.
+		return fmt.Errorf("%w: negative valid_until %d", ErrInvalid, e.ValidUntil)
+	}
 	if e.Type == Ok && (e.F == Acquire || e.F == Extend) {
 		if e.Token == "" {
 			return fmt.Errorf("%w: %s ok without a token", ErrInvalid, e.F)

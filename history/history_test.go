@@ -256,3 +256,31 @@ func TestDecoderAll(t *testing.T) {
 		break // must not panic
 	}
 }
+
+// TestCreateExclusive: a history is opened with O_EXCL: a path that
+// exists (another run's history, or a link planted in its place) is
+// refused, and neither truncated nor written through.
+func TestCreateExclusive(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "history.jsonl")
+	if err := os.WriteFile(path, []byte("another run's\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(dir, "target")
+	link := filepath.Join(dir, "link.jsonl")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, link} {
+		if w, err := history.Create(p); err == nil {
+			w.Close()
+			t.Errorf("Create(%s) opened a path that exists", p)
+		}
+	}
+	if b, _ := os.ReadFile(path); string(b) != "another run's\n" {
+		t.Errorf("the history that existed now holds %q", b)
+	}
+	if _, err := os.Lstat(target); !os.IsNotExist(err) {
+		t.Errorf("Create wrote through the link: %v", err)
+	}
+}

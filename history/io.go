@@ -32,11 +32,12 @@ type Writer struct {
 // FlushInterval is how often a Writer flushes its buffer to the file.
 const FlushInterval = 100 * time.Millisecond
 
-// Create creates (or truncates) the history file at path, mode 0600 when
-// it creates it: a history holds the run's tokens and keys, no business of
-// other local users.
+// Create creates the history file at path, mode 0600: a history holds
+// the run's tokens and keys, no business of other local users. A path
+// that exists already (another run's history, a link) is an error: two
+// runs never write, nor truncate, one history.
 func Create(path string) (*Writer, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}

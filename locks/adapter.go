@@ -699,6 +699,10 @@ func (l *ProcessLock) start() (*proc, error) {
 	}
 	p := newProc(l.sup)
 	p.n, p.event = n, l.event
+	// What the client writes on stderr (a logged hello included) is
+	// quoted into errors, the history and torture's stderr: the run's
+	// secrets are masked there.
+	p.stderr.secrets = secretsOf(l.cfg)
 	p.stdin, p.stdout = stdinW, stdoutR
 	// Registered before it starts, under the lock that Close takes: a
 	// process Close does not see is never started (Close ends the

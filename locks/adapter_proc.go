@@ -387,9 +387,22 @@ func truncate(b []byte) string {
 // tail keeps the last max bytes written to it, for the errors that
 // quote a client's stderr.
 type tail struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
+	mu      sync.Mutex
+	max     int
+	b       []byte
+	secrets []string // masked in String
+}
+
+// secretsOf are the passwords of cfg, which a client may print (its
+// hello holds them) and which nothing quoted from it may carry.
+func secretsOf(cfg Config) []string {
+	var s []string
+	for _, p := range []string{cfg.Password, cfg.SentinelPassword} {
+		if p != "" {
+			s = append(s, p)
+		}
+	}
+	return s
 }
 
 func (t *tail) Write(b []byte) (int, error) {
@@ -406,5 +419,9 @@ func (t *tail) Write(b []byte) (int, error) {
 func (t *tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return strings.Join(strings.Fields(string(t.b)), " ")
+	s := string(t.b)
+	for _, secret := range t.secrets {
+		s = strings.ReplaceAll(s, secret, "****")
+	}
+	return strings.Join(strings.Fields(s), " ")
 }

@@ -9,10 +9,12 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -35,6 +37,50 @@ var ClientCommand = func(name string) ([]string, error) {
 	return []string{exe, "client", "--lock", name}, nil
 }
 
+// probed holds, per client command line, what probeClient found.
+var probed sync.Map // string → probeResult
+
+type probeResult struct{ err error }
+
+// probeClient runs argv, the command that serves the lock name, once per
+// process with no input: a program that serves it reads its input to the
+// end and exits 0 (Serve). One that does not answer `client --lock NAME`
+// (a gate program of its own whose main does not hand the command on)
+// exits otherwise, and every run of the lock in client processes would
+// start no client and decide nothing: a set-up error, named here before
+// any run starts. A test binary that is its own client command is not
+// probed (with no TestMain of its own that serves, it would run its tests
+// again; the tests that start it serve).
+func probeClient(name string, argv []string) error {
+	if exe, err := os.Executable(); err == nil && argv[0] == exe && testing.Testing() {
+		return nil
+	}
+	key := strings.Join(argv, "\x00")
+	if r, ok := probed.Load(key); ok {
+		return r.(probeResult).err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if err != nil {
+		first, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
+		if first != "" {
+			err = fmt.Errorf("%w: %s", err, first)
+		}
+		err = fmt.Errorf("locks: %s in client processes: %s does not answer `client --lock %s` (%v): a program that registers its own lock serves it there — gate.Main does, a main of your own calls gate.Client (docs/gate.md)",
+			name, argv[0], name, err)
+	}
+	probed.Store(key, probeResult{err})
+	return err
+}
+
+// probeTimeout bounds probeClient: a program that serves exits as soon
+// as its input ends.
+const probeTimeout = 20 * time.Second
+
 // AsProcess returns the Spec of s served by client processes of their
 // own (ClientCommand): the same lock, each of its calls crossing a
 // process boundary (the process adapter, ProcessLock), so that a whole
@@ -56,6 +102,14 @@ func AsProcess(s Spec) (Spec, error) {
 	p := s
 	p.Process = true
 	p.Summary = s.Summary + "; in client processes of its own"
+	p.Check = func() error {
+		if s.Check != nil {
+			if err := s.Check(); err != nil {
+				return err
+			}
+		}
+		return probeClient(s.Name, argv)
+	}
 	p.New = func(cfg Config) (Lock, error) {
 		l, err := NewProcessLock(s.Name, argv, cfg)
 		if err != nil {

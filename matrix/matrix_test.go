@@ -269,3 +269,13 @@ func TestRunRejectsBadCell(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestCellRunSeed: a run that failed before it recorded anything (its
+// results hold no seed) is still filed under the seed the plan gave it,
+// in the cell and so in summary.json: it was called seed 0.
+func TestCellRunSeed(t *testing.T) {
+	cr := cellRun(7, report.Results{}, "cell-seed7", errors.New("harness: the clients did not start"))
+	if cr.Seed != 7 || cr.Lease != checker.Unknown {
+		t.Fatalf("seed %d, lease %s; want seed 7, lease unknown", cr.Seed, cr.Lease)
+	}
+}

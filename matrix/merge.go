@@ -230,6 +230,11 @@ func readShards(dirs []string) ([]shardOutput, error) {
 func checkShards(shards []shardOutput, o mergeOptions) error {
 	first := shards[0]
 	f := first.m
+	for _, s := range shards {
+		if err := checkPlan(s); err != nil {
+			return err
+		}
+	}
 	if commitOf(f) == report.UnknownCommit && !o.unknownCommit {
 		return fmt.Errorf("%w: %w: %s records no commit (its binary carries no VCS stamp: built with -buildvcs=false, or in a git worktree): nothing tells which code ran it", ErrShards, ErrUnknownCommit, first.dir)
 	}
@@ -269,13 +274,18 @@ func checkShards(shards []shardOutput, o mergeOptions) error {
 		}
 		seen[i] = s.dir
 	}
-	var missing []string
-	for i := 1; i <= count; i++ {
-		if _, ok := seen[i]; !ok {
-			missing = append(missing, fmt.Sprint(i))
+	if n := count - len(seen); n > 0 {
+		// Named up to a few, in at most len(seen)+listMissing steps,
+		// whatever the count a summary claims.
+		var missing []string
+		for i := 1; i <= count && len(missing) < listMissing; i++ {
+			if _, ok := seen[i]; !ok {
+				missing = append(missing, fmt.Sprint(i))
+			}
 		}
-	}
-	if len(missing) > 0 {
+		if n > len(missing) {
+			missing = append(missing, fmt.Sprintf("and %d more", n-len(missing)))
+		}
 		return fmt.Errorf("%w: shard %s of %d missing (given: %s)", ErrShards, strings.Join(missing, ", "), count, strings.Join(dirsOf(shards), ", "))
 	}
 	// Every run of the matrix in exactly one plan, and in its shard's
@@ -314,6 +324,27 @@ func checkShards(shards []shardOutput, o mergeOptions) error {
 				return fmt.Errorf("%w: cell %s, seed %d is in no shard", ErrShards, c.Name, seed)
 			}
 		}
+	}
+	return nil
+}
+
+// listMissing is how many missing shards an error names.
+const listMissing = 10
+
+// checkPlan checks the numbers of a shard's plan before they size a loop
+// or an allocation: a summary.json is an artifact from elsewhere, and a
+// shard count of 2⁶² once ran merge out of memory (checkShards lists the
+// missing shards up to a few). A matrix has at least one cell, one seed
+// and one shard.
+func checkPlan(s shardOutput) error {
+	m := s.m
+	switch {
+	case len(m.Seeds) == 0:
+		return fmt.Errorf("%w: %s: its plan has no seed", ErrShards, s.dir)
+	case len(m.Shard.Cells) == 0:
+		return fmt.Errorf("%w: %s: its plan has no cell", ErrShards, s.dir)
+	case m.Shard.Count < 1:
+		return fmt.Errorf("%w: %s: shard count %d: want at least 1", ErrShards, s.dir, m.Shard.Count)
 	}
 	return nil
 }

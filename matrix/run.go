@@ -415,8 +415,11 @@ func dirName(name string) string {
 	return strings.NewReplacer("/", "_", "+", "-", ",", "-").Replace(name)
 }
 
-func cellRun(r report.Results, id string, err error) report.CellRun {
-	cr := report.CellRun{Seed: r.Seed, RunID: id, Dir: filepath.Join("runs", id), Lease: r.Lease, Resource: r.Resource, Liveness: r.Check.Liveness,
+// cellRun is the cell's record of its run of seed: the seed as the plan
+// gave it, not as the results hold it (a run that failed to start has
+// none, and was called seed 0).
+func cellRun(seed int64, r report.Results, id string, err error) report.CellRun {
+	cr := report.CellRun{Seed: seed, RunID: id, Dir: filepath.Join("runs", id), Lease: r.Lease, Resource: r.Resource, Liveness: r.Check.Liveness,
 		LeaseReason: r.Check.LeaseReason, ResourceReason: r.Check.ResourceReason, Interrupted: r.Interrupted}
 	if err != nil {
 		cr.Error = err.Error()

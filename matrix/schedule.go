@@ -42,7 +42,7 @@ func (p *Plan) runOne(ctx context.Context, sp Spec, seed int64) outcome {
 		var err error
 		if hp, err = harness.NewPlan(sp.RunConfig(seed, d)); err != nil {
 			id := fmt.Sprintf("%s-seed%d", dirName(sp.Name), seed)
-			return outcome{run: cellRun(report.Results{Seed: seed}, id, err)}
+			return outcome{run: cellRun(seed, report.Results{Seed: seed}, id, err)}
 		}
 	}
 	anyOf, allOf := sp.stops()
@@ -58,7 +58,7 @@ func (p *Plan) runOne(ctx context.Context, sp Spec, seed int64) outcome {
 			// Cancelled before it recorded anything to check.
 			return outcome{notRun: true}
 		}
-		out = outcome{run: cellRun(r, id, err), redis: r.RedisVersion}
+		out = outcome{run: cellRun(seed, r, id, err), redis: r.RedisVersion}
 		out.run.Again = again
 		if ctx.Err() != nil || !tooSlow(sp, out.run) {
 			return out

@@ -132,7 +132,7 @@ func TestWriteMatrixRates(t *testing.T) {
 		"## Rates",
 		"| cell | expected | band | why this band | rate [95% interval] | would contradict | matches |",
 		"| setnx/none | safe | 0 |  | 0/2 = 0.00 [0.00, 0.66] | 1 or 2 of 2 would | ✓ |",
-		"| setnx-get-set/none | violation | ≥ 0.6 | random kills <must> land | 2/2 = 1.00 [0.34, 1.00] | 0 of 2 would | ✓ |",
+		"| setnx-get-set/none | violation | ≥ 0.6 | random kills &lt;must&gt; land | 2/2 = 1.00 [0.34, 1.00] | 0 of 2 would | ✓ |",
 		"| setnx/kill-immediate | possible | any |  | no decided run | no count of 1 would: any rate fits (only runs all undecided would) | ✗ |",
 	)
 	page := readFile(t, dir, "index.html")

@@ -20,7 +20,7 @@ func TestWriteMatrixScenarios(t *testing.T) {
 		"- machine: 2 CPUs, linux/amd64, load average 1.50 at the start, ? at the end",
 		"## The literature's scenarios",
 		"| 1 | Pauses | Kleppmann | paused holders write late | setnx-get-set/none: 2/2 = 1.00 [0.34, 1.00], expected violation ✓; absent/cell: not run | – |",
-		"| 2 | Client clocks | antirez | monotonic |  | no fault <reaches> the client's clock |",
+		"| 2 | Client clocks | antirez | monotonic |  | no fault &lt;reaches&gt; the client's clock |",
 	)
 	wantContains(t, "index.html", readFile(t, dir, "index.html"),
 		"<tr><th>machine</th><td>2 CPUs, linux/amd64, load average 1.50 at the start, ? at the end</td></tr>",

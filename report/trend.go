@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"math"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -99,10 +100,40 @@ func ReadTrend(dirs []string) (Trend, error) {
 		if err != nil {
 			return Trend{}, fmt.Errorf("trend: %s: %w", d, err)
 		}
+		if err := checkRates(m); err != nil {
+			return Trend{}, fmt.Errorf("trend: %s: %w", d, err)
+		}
 		ms = append(ms, m)
 	}
 	return NewTrend(dirs, ms), nil
 }
+
+// checkRates refuses a bundle whose rates break what a rate must keep: a
+// bundle is an artifact from elsewhere, and negative counts, 2⁶²
+// violations or a rate of 1e308 flagged or hid regressions. Each cell's
+// violations are from 0 to its decided runs, and its rate and interval
+// the ones those counts give (NewRate).
+func checkRates(m Matrix) error {
+	for _, c := range m.Cells {
+		r := c.Rate
+		if r == nil {
+			continue
+		}
+		want := NewRate(r.Violations, r.Runs)
+		switch {
+		case r.Runs < 0:
+			return fmt.Errorf("cell %s: %d decided runs", Printable(c.Name), r.Runs)
+		case r.Violations < 0 || r.Violations > r.Runs:
+			return fmt.Errorf("cell %s: %d violations in %d runs: want from 0 to the runs", Printable(c.Name), r.Violations, r.Runs)
+		case !near(r.Rate, want.Rate) || !near(r.Low, want.Low) || !near(r.High, want.High):
+			return fmt.Errorf("cell %s: rate %g [%g, %g] does not follow from %d violations in %d runs (%s)", Printable(c.Name), r.Rate, r.Low, r.High, r.Violations, r.Runs, want)
+		}
+	}
+	return nil
+}
+
+// near reports whether a is b but for rounding (false for NaN).
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9 }
 
 // NewTrend builds the trend of the matrices ms, read from dirs (the same
 // length), ordered by Started.
@@ -271,7 +302,7 @@ func shortCommit(c string) string {
 
 // mdEscape keeps a value inside its table cell.
 func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ", "`", "'").Replace(Printable(s))
+	return strings.NewReplacer("|", `\|`, "\n", " ", "`", "'", "<", "&lt;", ">", "&gt;").Replace(Printable(s))
 }
 
 var trendTemplate = template.Must(template.New("trend").Funcs(template.FuncMap{

@@ -96,3 +96,42 @@ func TestTrendMoveOnlyBeforeTheLastNightIsNoRegression(t *testing.T) {
 		t.Errorf("regressions = %+v: the last night kept the rate of the night before", r)
 	}
 }
+
+// TestTrendRefusesImpossibleRates: a bundle is read from elsewhere; one
+// whose rates break what a rate keeps (negative counts, more violations
+// than runs, 2⁶² of them, a rate of 1e308 or NaN, an interval that does
+// not follow from the counts) is refused in one line naming the bundle
+// and the cell, never read as a move or as no move.
+func TestTrendRefusesImpossibleRates(t *testing.T) {
+	good := report.NewRate(1, 10)
+	for _, tc := range []struct {
+		name string
+		rate report.Rate
+		want string
+	}{
+		{"negative violations", report.Rate{Violations: -1, Runs: 10}, "-1 violations in 10 runs"},
+		{"negative runs", report.Rate{Violations: 0, Runs: -5}, "-5 decided runs"},
+		{"more violations than runs", report.Rate{Violations: 11, Runs: 10}, "11 violations in 10 runs"},
+		{"2^62 violations", report.Rate{Violations: 1 << 62, Runs: 10}, "violations in 10 runs"},
+		{"rate 1e308", func() report.Rate { r := good; r.Rate = 1e308; return r }(), "does not follow from 1 violations in 10 runs"},
+		{"interval not the counts'", func() report.Rate { r := good; r.Low, r.High = 0, 1; return r }(), "does not follow"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var dirs []string
+			for day, r := range []report.Rate{good, tc.rate} {
+				m := report.Matrix{Started: time.Date(2026, 12, day+1, 2, 0, 0, 0, time.UTC), Seeds: []int64{1}}
+				r := r
+				m.Cells = []report.Cell{{Name: "setnx/<script>", Runs: make([]report.CellRun, 10), Rate: &r}}
+				dir := t.TempDir()
+				if err := report.WriteMatrix(dir, m); err != nil {
+					t.Fatal(err)
+				}
+				dirs = append(dirs, dir)
+			}
+			_, err := report.ReadTrend(dirs)
+			if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), dirs[1]) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("trend: %v; want one line naming %s and %q", err, dirs[1], tc.want)
+			}
+		})
+	}
+}

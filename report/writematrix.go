@@ -277,7 +277,15 @@ func seedList(seeds []int64) string {
 
 // mdCell escapes a markdown table cell.
 func mdCell(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", "").Replace(s)
+	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", "", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// MarkdownText is s as Markdown text outside a table: a name read from
+// elsewhere (a cell's, a lock's) may hold markup, which a Markdown
+// viewer that passes HTML through would run; < and > become entities,
+// and a line break a space.
+func MarkdownText(s string) string {
+	return strings.NewReplacer("\n", " ", "\r", "", "<", "&lt;", ">", "&gt;").Replace(Printable(s))
 }
 
 // matrixMarkdown renders summary.md.
@@ -339,15 +347,15 @@ func matrixMarkdown(m Matrix) []byte {
 		if c.Outcome == OutcomeNotRun {
 			continue // listed below
 		}
-		p("- **%s**: %s.\n", c.Name, mismatchText(c))
+		p("- **%s**: %s.\n", MarkdownText(c.Name), MarkdownText(mismatchText(c)))
 		for _, r := range c.Runs {
-			p("  - [seed %d](%s): %s\n", r.Seed, runReport(r), runDetail(r))
+			p("  - [seed %d](%s): %s\n", r.Seed, runReport(r), MarkdownText(runDetail(r)))
 		}
 	}
 	if len(never) > 0 {
 		p("\n## Never ran\n\nThe matrix was interrupted before these cells ran; they prove nothing either way.\n\n")
 		for _, c := range never {
-			p("- **%s** (%s)\n", c.Name, seedsNamed(c.NotRun))
+			p("- **%s** (%s)\n", MarkdownText(c.Name), seedsNamed(c.NotRun))
 		}
 	}
 
@@ -357,7 +365,7 @@ func matrixMarkdown(m Matrix) []byte {
 		p("None cited.\n")
 	}
 	for i, s := range list {
-		p("%d. %s — cited by %s\n", i+1, s, strings.Join(citedBy[s], ", "))
+		p("%d. %s — cited by %s\n", i+1, MarkdownText(s), MarkdownText(strings.Join(citedBy[s], ", ")))
 	}
 	return b.Bytes()
 }
@@ -425,7 +433,7 @@ type junitCase struct {
 type junitFailure struct {
 	Message string `xml:"message,attr"`
 	Type    string `xml:"type,attr"`
-	Text    string `xml:",cdata"`
+	Text    string `xml:",chardata"`
 }
 
 type junitSkipped struct {
@@ -434,7 +442,7 @@ type junitSkipped struct {
 
 // junitText is element text kept readable, line breaks and all.
 type junitText struct {
-	Text string `xml:",cdata"`
+	Text string `xml:",chardata"`
 }
 
 // junitSuiteName names the one testsuite of junit.xml.

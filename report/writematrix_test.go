@@ -222,7 +222,7 @@ func TestWriteMatrixMarkdown(t *testing.T) {
 		"## Sources",
 		`1. Redis docs, "Distributed Locks" — cited by setnx/none, redlock/partition, setnx/kill-delayed`,
 		"2. deliberate bug (locks/mutants.go) — cited by setnx-get-set/none",
-		"3. antirez <script>alert(1)</script> & co ]]> — cited by redlock/partition",
+		"3. antirez &lt;script&gt;alert(1)&lt;/script&gt; & co ]]&gt; — cited by redlock/partition",
 	)
 	if strings.Contains(md, "- **setnx/none**") {
 		t.Error("a matching cell is listed as a mismatch")

@@ -2,7 +2,10 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 	"strconv"
 
@@ -19,6 +22,11 @@ import (
 // in the history. It returns the number of events written and the time of
 // the injected overlap's start (-1 without).
 func genHistory(path string, ops, keys, perKey int, violation bool) (events int, violationAt int64, err error) {
+	// A generated history replaces the one before it (history.Create
+	// refuses a path that exists).
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return 0, -1, err
+	}
 	w, err := history.Create(path)
 	if err != nil {
 		return 0, -1, err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/envelope"
+	"github.com/locktorture/locktorture/internal/safefs"
 	"github.com/locktorture/locktorture/matrix"
 )
 
@@ -52,7 +53,10 @@ func envelopeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *lockList == "" {
 		locks = nil
 	}
-	dir := filepath.Join(*out, fmt.Sprintf("%s-%s-%s", time.Now().UTC().Format("20060102T150405"), strings.Join(locks, "+"), f.Name))
+	_, dir, err := safefs.Fresh(*out, fmt.Sprintf("%s-%s-%s", time.Now().UTC().Format("20060102T150405"), strings.Join(locks, "+"), f.Name))
+	if err != nil {
+		return fmt.Errorf("envelope: %w", err)
+	}
 	fmt.Fprintf(stderr, "envelope %s of %s, %s ÷ TTL %g..%g → %s\n", f.Name, strings.Join(locks, ","), f.Param, *from, *to, dir)
 	res, err := envelope.Run(ctx, envelope.Options{
 		Locks: locks, Fault: f, From: *from, To: *to, Points: *points, Bisect: *bisect, Seeds: seedList,

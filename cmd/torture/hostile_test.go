@@ -61,3 +61,18 @@ func TestCheckRefusesHostileHistory(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckLostBeforeGrant: a lost notice timed before the grant of the
+// hold it ends (written after it) would end that hold before it began,
+// and the overlap that follows would disappear; check and explain refuse
+// the history in one line naming the event, exit 2.
+func TestCheckLostBeforeGrant(t *testing.T) {
+	path := filepath.Join("..", "..", "checker", "testdata", "malformed_lost-before-grant.jsonl")
+	for _, cmd := range []string{"check", "explain"} {
+		_, stderr, code := torture(t, cmd, path)
+		line := strings.TrimSpace(stderr)
+		if code != exitError || strings.Contains(line, "\n") || !strings.Contains(line, "event 2 (time 50): lost notice of process 0") {
+			t.Errorf("torture %s: exit %d, stderr %q; want exit 2 and one line naming event 2", cmd, code, stderr)
+		}
+	}
+}

@@ -39,6 +39,14 @@ var (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// The first signal cancels the run, which stops its clients,
+		// checks what it recorded and cleans up; a second one always
+		// ends the process at once (the default action), whatever the
+		// run still waits on (a client's final release, up to its TTL).
+		<-ctx.Done()
+		stop()
+	}()
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(exitCode(err, os.Stderr))

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/harness"
+	"github.com/locktorture/locktorture/internal/safefs"
 	"github.com/locktorture/locktorture/matrix"
 	"github.com/locktorture/locktorture/report"
 )
@@ -99,7 +101,13 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if !shard.Whole() {
 		id += fmt.Sprintf("-shard%dof%d", shard.Index, shard.Count)
 	}
-	dir := filepath.Join(*out, id)
+	// A folder of its own, even beside a matrix started in the same
+	// second with the same --out (their histories would mix); removed
+	// again, empty, when the plan is refused.
+	id, dir, err := safefs.Fresh(*out, id)
+	if err != nil {
+		return fmt.Errorf("matrix: %w", err)
+	}
 	prog := newMatrixProgress(stderr)
 	// Every run of every cell is validated here, once, before anything
 	// is printed or created; the plan is what runs.
@@ -112,6 +120,7 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	plan, err := matrix.NewPlan(specs, opts)
 	if err != nil {
+		os.Remove(dir)
 		return err
 	}
 	if shard.Whole() {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/harness"
+	"github.com/locktorture/locktorture/internal/safefs"
 	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/nemesis"
 	"github.com/locktorture/locktorture/report"
@@ -109,26 +110,13 @@ func verdictErr(res checker.Result) error {
 	return nil
 }
 
-// newRunDir creates a fresh run directory under out.
+// newRunDir creates a fresh run directory under out (safefs.Fresh).
 func newRunDir(out string, t time.Time, lock string, seed int64) (id, dir string, err error) {
-	if err := os.MkdirAll(out, 0o700); err != nil {
+	base := fmt.Sprintf("%s-%s-seed%d", t.UTC().Format("20060102T150405"), pathName(lock), seed)
+	if id, dir, err = safefs.Fresh(out, base); err != nil {
 		return "", "", fmt.Errorf("run: %w", err)
 	}
-	base := fmt.Sprintf("%s-%s-seed%d", t.UTC().Format("20060102T150405"), pathName(lock), seed)
-	for i := 0; ; i++ {
-		id = base
-		if i > 0 {
-			id = fmt.Sprintf("%s-%d", base, i)
-		}
-		dir = filepath.Join(out, id)
-		err := os.Mkdir(dir, 0o700)
-		if err == nil {
-			return id, dir, nil
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return "", "", fmt.Errorf("run: %w", err)
-		}
-	}
+	return id, dir, nil
 }
 
 // pathName is lock as one safe path element: a registered name as it is

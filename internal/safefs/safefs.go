@@ -438,3 +438,29 @@ func realPath(path string) (string, error) {
 		dir = parent
 	}
 }
+
+// Fresh creates a folder of its own under out (created too, mode 0700,
+// when missing) named base, or base-1, base-2, … when another command
+// took that name first (two started in the same second with one --out):
+// each is made with one mkdir, which fails on a name that exists, so two
+// commands never share a folder and mix their histories. It returns the
+// folder's name and path.
+func Fresh(out, base string) (name, dir string, err error) {
+	if err := os.MkdirAll(out, 0o700); err != nil {
+		return "", "", err
+	}
+	for i := 0; ; i++ {
+		name = base
+		if i > 0 {
+			name = fmt.Sprintf("%s-%d", base, i)
+		}
+		dir = filepath.Join(out, name)
+		err := os.Mkdir(dir, 0o700)
+		if err == nil {
+			return name, dir, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", "", err
+		}
+	}
+}

@@ -322,3 +322,24 @@ func TestInside(t *testing.T) {
 		}
 	}
 }
+
+// TestFresh: two commands started in the same second with one --out
+// (one base name) get folders of their own, each made by one mkdir; out
+// is created when missing.
+func TestFresh(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	seen := map[string]bool{}
+	for range 3 {
+		name, dir, err := safefs.Fresh(out, "20261207T021700-seed1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[dir] || filepath.Join(out, name) != dir {
+			t.Fatalf("%s (%s) given twice, or not under %s", dir, name, out)
+		}
+		seen[dir] = true
+		if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+			t.Fatalf("%s: %v", dir, err)
+		}
+	}
+}
