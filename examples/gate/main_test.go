@@ -20,7 +20,7 @@ func gateOf(t *testing.T, name, release string) (int, string) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	err := gate.Command(t.Context(), []string{"--lock", name, "--cells", "/client-pause$", "--seeds", "1", "--duration", "6s", "--rate", "0.5", "--out", t.TempDir()}, &stdout, &stderr)
+	err := gate.Command(t.Context(), []string{"--lock", name, "--cells", "^[^+]*/client-pause$", "--seeds", "1", "--duration", "6s", "--rate", "0.5", "--out", t.TempDir()}, &stdout, &stderr)
 	return gate.ExitCode(err, &stderr), stdout.String() + stderr.String()
 }
 
