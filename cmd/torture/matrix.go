@@ -101,23 +101,27 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if !shard.Whole() {
 		id += fmt.Sprintf("-shard%dof%d", shard.Index, shard.Count)
 	}
-	// A folder of its own, even beside a matrix started in the same
-	// second with the same --out (their histories would mix); removed
-	// again, empty, when the plan is refused.
-	id, dir, err := safefs.Fresh(*out, id)
-	if err != nil {
-		return fmt.Errorf("matrix: %w", err)
-	}
 	prog := newMatrixProgress(stderr)
 	// Every run of every cell is validated here, once, before anything
 	// is printed or created; the plan is what runs.
 	opts := matrix.Options{
-		Seeds: seedList, Duration: *duration, CheckTimeout: *timeout, Shard: shard, Dir: dir, Jobs: *jobs,
+		Seeds: seedList, Duration: *duration, CheckTimeout: *timeout, Shard: shard, Jobs: *jobs,
 		// The command of the whole matrix: every shard records the same one.
 		Command:  "torture matrix " + strings.Join(withoutFlag(args, "shard"), " "),
 		Progress: prog.update,
 		Log:      logLines{prog.p},
 	}
+	if _, err := matrix.NewPlan(specs, opts); err != nil {
+		return err
+	}
+	// A folder of its own, even beside a matrix started in the same
+	// second with the same --out (their histories would mix); created
+	// only once the plan holds.
+	id, dir, err := safefs.Fresh(*out, id)
+	if err != nil {
+		return fmt.Errorf("matrix: %w", err)
+	}
+	opts.Dir = dir
 	plan, err := matrix.NewPlan(specs, opts)
 	if err != nil {
 		os.Remove(dir)
