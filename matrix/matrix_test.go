@@ -202,9 +202,9 @@ func TestRunInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	m, err := Run(ctx, specs, Options{Seeds: []int64{1, 2}, Duration: time.Second, Dir: dir, Progress: func(p Progress) {
+	m, err := Run(ctx, specs, Options{Seeds: []int64{1, 2}, Duration: time.Second, Dir: dir, Jobs: 1, Progress: func(p Progress) {
 		if p.Done == 1 {
-			cancel() // after the first run, before the second starts
+			cancel() // after the first run, before the second starts (one at a time)
 		}
 	}})
 	if !errors.Is(err, context.Canceled) || !m.Interrupted {
