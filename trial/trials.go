@@ -27,7 +27,7 @@ import (
 // violation, which always stands. ToFirst is the number of the
 // trial (1, 2, …) in which the run's first violation showed, the trials
 // before it counted, or 0 when there was none; a violation outside every
-// trial is put after the last.
+// trial counts as one more trial, after the last.
 func Trials(a *checker.Analysis, strikes []report.Strike, ttl time.Duration, h health.Report) report.Trials {
 	var wins [][2]int64
 	kind := report.TrialHandover
@@ -79,7 +79,9 @@ func Trials(a *checker.Analysis, strikes []report.Strike, ttl time.Duration, h h
 		}
 	}
 	if first >= 0 && t.ToFirst == 0 {
-		t.ToFirst = t.Count + 1
+		// A violation after every trial shows a test of its own.
+		t.Count++
+		t.ToFirst = t.Count
 	}
 	return t
 }

@@ -55,6 +55,8 @@ func TestTrials(t *testing.T) {
 			report.Trials{Kind: report.TrialStep, Unhealthy: 1}},
 		{"no fault: contended holds", holds + overlap, health.Report{},
 			report.Trials{Kind: report.TrialHandover, Count: 2, ToFirst: 2}},
+		{"a violation after every trial is one more", fault("start", 900*ms) + holds + fault("stop", 1600*ms) + overlap, health.Report{},
+			report.Trials{Kind: report.TrialStep, Count: 2, ToFirst: 2}},
 		{"a violation in a slow trial stands", holds + overlap, health.Report{Unhealthy: []health.Stretch{{From: 5000 * ms, To: 5200 * ms}}},
 			report.Trials{Kind: report.TrialHandover, Count: 2, ToFirst: 2}},
 	} {
