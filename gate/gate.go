@@ -202,15 +202,10 @@ func (c Cell) Properties() string {
 	return report.PropertiesText(c.Expect, &c.Lease, &c.Resource, c.Stuck, c.Runs)
 }
 
-// PowerText says what the cell's trials showed.
+// PowerText says what the cell's trials showed, in the matrix's words
+// (report.Cell.Power).
 func (c Cell) PowerText() string {
-	switch {
-	case c.ToFirst > 0:
-		return fmt.Sprintf("violation in trial %d of %d", c.ToFirst, c.Trials)
-	case c.Trials == 0:
-		return "no trial"
-	}
-	return fmt.Sprintf("%d trials, a per-trial rate above %s excluded at 95 %%", c.Trials, report.Percent(c.Excluded))
+	return report.Cell{Trials: c.Trials, SlowTrials: c.SlowTrials, ToFirst: c.ToFirst}.Power()
 }
 
 // PowerLine is the gate's verdict with its evidence: for a pass, the

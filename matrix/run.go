@@ -120,6 +120,14 @@ func NewPlan(specs []Spec, o Options) (*Plan, error) {
 	return p, nil
 }
 
+// In returns the plan writing into dir (Options.Dir): a command validates
+// the plan before it makes the folder, so a refused plan leaves nothing.
+func (p *Plan) In(dir string) *Plan {
+	q := *p
+	q.o.Dir = dir
+	return &q
+}
+
 // Run plans the matrix (NewPlan) and runs it (Plan.Run).
 func Run(ctx context.Context, specs []Spec, o Options) (report.Matrix, error) {
 	p, err := NewPlan(specs, o)

@@ -220,8 +220,8 @@ type Cell struct {
 }
 
 // Power says what the cell's trials showed, in a few words: "34 trials,
-// a rate above 8.5 % out" (the per-trial violation rate they exclude at
-// 95 %) with no violation, "violation in trial 3 of 12" with one, "no
+// a rate above 8.5 % excluded" (the per-trial violation rate they exclude
+// at 95 %) with no violation, "violation in trial 3 of 12" with one, "no
 // trial" with none; "+2 slow" counts the trials the machine was too slow
 // for.
 func (c Cell) Power() string {
@@ -232,7 +232,7 @@ func (c Cell) Power() string {
 	case c.Trials == 0:
 		s = "no trial"
 	default:
-		s = fmt.Sprintf("%d trials, a rate above %s out", c.Trials, Percent(ExcludedRate(c.Trials)))
+		s = fmt.Sprintf("%d trials, a rate above %s excluded", c.Trials, Percent(ExcludedRate(c.Trials)))
 	}
 	if c.SlowTrials > 0 {
 		s += fmt.Sprintf(" +%d slow", c.SlowTrials)

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -111,7 +110,8 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		Progress: prog.update,
 		Log:      logLines{prog.p},
 	}
-	if _, err := matrix.NewPlan(specs, opts); err != nil {
+	plan, err := matrix.NewPlan(specs, opts)
+	if err != nil {
 		return err
 	}
 	// A folder of its own, even beside a matrix started in the same
@@ -121,12 +121,7 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("matrix: %w", err)
 	}
-	opts.Dir = dir
-	plan, err := matrix.NewPlan(specs, opts)
-	if err != nil {
-		os.Remove(dir)
-		return err
-	}
+	plan = plan.In(dir)
 	if shard.Whole() {
 		fmt.Fprintf(stderr, "matrix %s: %d cells × %d seeds, %s per run → %s\n", id, len(specs), len(seedList), *duration, dir)
 	} else {
@@ -214,7 +209,7 @@ func incomplete(m report.Matrix) int {
 
 // printMatrix writes the one-screen summary of a matrix run.
 func printMatrix(w io.Writer, m report.Matrix, dir string) {
-	fmt.Fprintf(w, "%-40s %-9s %-9s %8s %8s  %-34s\n", "cell", "expect", "outcome", "violated", "acq/s", "trials")
+	fmt.Fprintf(w, "%-40s %-9s %-9s %8s %8s  %-42s\n", "cell", "expect", "outcome", "violated", "acq/s", "trials")
 	for _, c := range m.Cells {
 		mark := "ok"
 		switch {
@@ -225,7 +220,7 @@ func printMatrix(w io.Writer, m report.Matrix, dir string) {
 		case !c.Matches:
 			mark = "CONTRADICTS EXPECTATION"
 		}
-		fmt.Fprintf(w, "%-40s %-9s %-9s %5d/%-2d %8.1f  %-34s %s\n", c.Name, c.Expect, c.Outcome, c.RunsWithViolation, len(c.Runs), c.AcqPerSec, c.Power(), mark)
+		fmt.Fprintf(w, "%-40s %-9s %-9s %5d/%-2d %8.1f  %-42s %s\n", c.Name, c.Expect, c.Outcome, c.RunsWithViolation, len(c.Runs), c.AcqPerSec, c.Power(), mark)
 		for _, r := range c.Runs {
 			why := r.Error
 			if why == "" && !c.Matches && r.Outcome() == checker.OutcomeUnknown {
