@@ -163,6 +163,13 @@ func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary
 		}
 	}()
 	sum.RedisVersion, sum.NodeVersions = cl.Version(), cl.Versions()
+	probe, err := startProbe(ctx, cfg, o)
+	if err != nil {
+		return sum, err
+	}
+	if probe != nil {
+		defer probe.Close()
+	}
 	// A kind that moves the clients' clock (client-clock): the client
 	// processes start with the clock shim and an offset file of their own.
 	var clientClock nemesis.ClockSetter
@@ -196,6 +203,10 @@ func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary
 	}()
 	base := time.Now()
 	mon := health.Start(0, HealthThreshold(cfg.TTL), base)
+	if probe != nil {
+		pn := probe.Node(0)
+		mon.Probe("a PING on a fresh connection to an untouched redis-server", func(ctx context.Context) error { return pn.Ping(ctx) })
+	}
 	defer func() { sum.Health = mon.Stop() }()
 	store := NewStore(cfg.Fencing)
 	if cfg.Store == StoreWriteOnly {
@@ -213,6 +224,23 @@ func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary
 		err = serr
 	}
 	return sum, err
+}
+
+// startProbe starts the redis-server a run's health probe calls, each
+// time on a fresh connection (no fault touches it, so a slow dial or round
+// trip is the machine's, not a fault's: a starved CPU, or loopback out of
+// ports or connection-tracking slots after a churn of connections),
+// for the process backend; the other backends' nodes live elsewhere, and
+// their runs measure the timers alone (nil).
+func startProbe(ctx context.Context, cfg Config, o runOptions) (*cluster.Cluster, error) {
+	if b := cfg.Cluster.Backend; b != "" && b != cluster.BackendProcess {
+		return nil, nil
+	}
+	c, err := cluster.Start(ctx, 1, cluster.WithDir(filepath.Join(cfg.Dir, "probe")), cluster.WithLog(o.log))
+	if err != nil {
+		return nil, fmt.Errorf("harness: start the health probe's node: %w", err)
+	}
+	return c, nil
 }
 
 // HealthThreshold is the lateness of the harness's timers from which a

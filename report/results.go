@@ -106,12 +106,20 @@ func (t Trials) Text() string {
 }
 
 // HealthText says how well the machine kept time in a run: how late the
-// harness's timers fired, and the stretches in which it was too slow.
+// harness's timers fired, the probe's round trips to a node no fault
+// touched, and the stretches in which it was too slow.
 func HealthText(h health.Report) string {
 	if h.Samples == 0 {
 		return "not measured"
 	}
-	s := fmt.Sprintf("timers late by %s at p99, %s at most", h.P99Late.Round(100*time.Microsecond), h.MaxLate.Round(100*time.Microsecond))
+	ms := func(d time.Duration) time.Duration { return d.Round(100 * time.Microsecond) }
+	s := fmt.Sprintf("timers late by %s at p99, %s at most", ms(h.P99Late), ms(h.MaxLate))
+	if p := h.Probe; p != nil {
+		s += fmt.Sprintf("; %d probes (%s) answered in %s at p99, %s at most", p.Samples, p.Target, ms(p.P99), ms(p.Max))
+		if p.Failed > 0 {
+			s += fmt.Sprintf(" (%d failed)", p.Failed)
+		}
+	}
 	if h.Healthy() {
 		return s + fmt.Sprintf(" (never %s, one node call)", h.Threshold)
 	}
@@ -122,6 +130,9 @@ func HealthText(h health.Report) string {
 			break
 		}
 		s += fmt.Sprintf(" %.3f–%.3f s", time.Duration(st.From).Seconds(), time.Duration(st.To).Seconds())
+		if st.By != "" {
+			s += " (" + st.By + ")"
+		}
 	}
 	return s
 }

@@ -1,16 +1,22 @@
 // Package health measures how well this machine keeps time while a run
-// goes: how late a timer fires that asks to wake every Every. A run's
+// goes: how late a timer fires that asks to wake every Every and, where
+// the run has one, the round trip of a probe to a server no fault touches
+// (Monitor.Probe). A run's
 // harness measures its own (harness.Summary.Health), the matrix measures
 // the process's to decide how many runs it can start side by side. A
 // stretch in which the timers fire later than a threshold (a share of
 // the TTL) is unhealthy: the harness could not act when it meant to, so
 // the clients' calls and the nemesis's faults did not happen when the run
-// says; a trial in it counts neither as safe nor as a miss. It imports
-// nothing of this module.
+// says; a trial in it counts neither as safe nor as a miss. The probe
+// sees what the timer cannot: a machine that schedules this process on
+// time but its servers late. It imports nothing of this module.
 package health
 
 import (
+	"cmp"
+	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -32,16 +38,37 @@ type Report struct {
 	// less than a Threshold apart.
 	Threshold time.Duration `json:"threshold_ns"`
 	Unhealthy []Stretch     `json:"unhealthy,omitempty"`
+	// Probe is the probe's round trips; nil when the run had none.
+	Probe *ProbeReport `json:"probe,omitempty"`
+}
+
+// ProbeReport is what a probe measured: how many calls it made to
+// Target, how many of them failed, and the 99th percentile and the most a
+// round trip took (failed ones included).
+type ProbeReport struct {
+	Target  string        `json:"target"`
+	Samples int           `json:"samples"`
+	Failed  int           `json:"failed,omitempty"`
+	P99     time.Duration `json:"p99_ns"`
+	Max     time.Duration `json:"max_ns"`
 }
 
 // Stretch is a time in which the machine was too slow: From and To are
 // offsets in nanoseconds from the monitor's base (a run's history base),
-// MaxLate the most a firing came late in it.
+// MaxLate the most a firing or a probe's round trip came late in it, By
+// what saw it: "timer", "probe" or both.
 type Stretch struct {
 	From    int64         `json:"from"`
 	To      int64         `json:"to"`
 	MaxLate time.Duration `json:"max_late_ns"`
+	By      string        `json:"by,omitempty"`
 }
+
+// What saw a stretch.
+const (
+	ByTimer = "timer"
+	ByProbe = "probe"
+)
 
 // Healthy reports whether no stretch was unhealthy.
 func (r Report) Healthy() bool { return len(r.Unhealthy) == 0 }
@@ -71,10 +98,13 @@ type Monitor struct {
 	base             time.Time
 	stop             chan struct{}
 	done             chan struct{}
+	probes           sync.WaitGroup
 
 	mu     sync.Mutex
-	lates  []time.Duration // every firing's lateness
-	recent []sample        // the last seconds' firings, for Recent
+	lates  []time.Duration      // every firing's lateness
+	recent []sample             // the last seconds' firings, for Recent
+	rtts   []time.Duration      // every probe's round trip
+	seen   map[string][]Stretch // by what saw them, each in order; see merge
 	rep    Report
 }
 
@@ -123,16 +153,105 @@ func (m *Monitor) add(want, now time.Time, late time.Duration) {
 		m.recent = slices.Delete(m.recent, 0, 500)
 	}
 	m.rep.MaxLate = max(m.rep.MaxLate, late)
+	m.slow(want, now, late, ByTimer)
+}
+
+// slow notes [from, to] as unhealthy if late is the threshold or more;
+// m.mu is held.
+func (m *Monitor) slow(from, to time.Time, late time.Duration, by string) {
 	if m.threshold <= 0 || late < m.threshold {
 		return
 	}
-	from, to := want.Sub(m.base).Nanoseconds(), now.Sub(m.base).Nanoseconds()
-	if n := len(m.rep.Unhealthy); n > 0 && from-m.rep.Unhealthy[n-1].To < m.threshold.Nanoseconds() {
-		s := &m.rep.Unhealthy[n-1]
-		s.To, s.MaxLate = max(s.To, to), max(s.MaxLate, late)
-		return
+	st := Stretch{From: from.Sub(m.base).Nanoseconds(), To: to.Sub(m.base).Nanoseconds(), MaxLate: late, By: by}
+	if m.seen == nil {
+		m.seen = map[string][]Stretch{}
 	}
-	m.rep.Unhealthy = append(m.rep.Unhealthy, Stretch{From: from, To: to, MaxLate: late})
+	m.seen[by] = mergeInto(m.seen[by], st, m.threshold)
+}
+
+// mergeInto appends st to stretches in order of their start, or extends
+// the last with it when it begins less than threshold after that one
+// ended.
+func mergeInto(stretches []Stretch, st Stretch, threshold time.Duration) []Stretch {
+	n := len(stretches)
+	if n == 0 || st.From-stretches[n-1].To >= threshold.Nanoseconds() {
+		return append(stretches, st)
+	}
+	last := &stretches[n-1]
+	last.To, last.MaxLate = max(last.To, st.To), max(last.MaxLate, st.MaxLate)
+	if !strings.Contains(last.By, st.By) {
+		last.By += ", " + st.By
+	}
+	return stretches
+}
+
+// merge returns the stretches every source saw, in order of their start,
+// those less than a threshold apart merged; m.mu is held.
+func (m *Monitor) merge() []Stretch {
+	var in []Stretch
+	for _, by := range []string{ByTimer, ByProbe} {
+		in = append(in, m.seen[by]...)
+	}
+	slices.SortStableFunc(in, func(a, b Stretch) int { return cmp.Compare(a.From, b.From) })
+	var out []Stretch
+	for _, st := range in {
+		out = mergeInto(out, st, m.threshold)
+	}
+	return out
+}
+
+// ProbeEvery is how often a probe calls its target.
+const ProbeEvery = 100 * time.Millisecond
+
+// Probe calls call (a round trip to target, a server no fault touches)
+// every ProbeEvery until Stop, each bounded by ten thresholds (a second
+// without one). A round trip of a threshold or more is an unhealthy
+// stretch from its start to its end, as a late timer is; so is a call
+// that failed, whatever the error: nothing touches the target, so a
+// failure is the machine's (out of ports or connection-tracking slots, a
+// server starved of CPU), and it is counted apart.
+func (m *Monitor) Probe(target string, call func(context.Context) error) {
+	m.mu.Lock()
+	m.rep.Probe = &ProbeReport{Target: target}
+	m.mu.Unlock()
+	bound := 10 * m.threshold
+	if bound <= 0 {
+		bound = time.Second
+	}
+	m.probes.Add(1)
+	go func() {
+		defer m.probes.Done()
+		t := time.NewTicker(ProbeEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-m.stop:
+				return
+			case <-t.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), bound)
+			start := time.Now()
+			err := call(ctx)
+			end := time.Now()
+			cancel()
+			m.probed(start, end, err != nil)
+		}
+	}()
+}
+
+// probed records one probe's round trip from start to end; failed when it
+// ended in an error.
+func (m *Monitor) probed(start, end time.Time, failed bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rtt := end.Sub(start)
+	m.rtts = append(m.rtts, rtt)
+	m.rep.Probe.Max = max(m.rep.Probe.Max, rtt)
+	if failed {
+		m.rep.Probe.Failed++
+		rtt = max(rtt, m.threshold)
+	}
+	m.slow(start, end, rtt, ByProbe)
 }
 
 // Recent is how late the timer fired over the last window, at the 90th
@@ -156,15 +275,26 @@ func (m *Monitor) Recent(window time.Duration) time.Duration {
 func (m *Monitor) Stop() Report {
 	close(m.stop)
 	<-m.done
+	m.probes.Wait()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := m.rep
-	r.Samples = len(m.lates)
-	if len(m.lates) > 0 {
-		s := slices.Clone(m.lates)
-		slices.Sort(s)
-		r.P99Late = s[(len(s)*99)/100]
+	r.Samples, r.P99Late = len(m.lates), p99(m.lates)
+	r.Unhealthy = m.merge()
+	if r.Probe != nil {
+		p := *r.Probe
+		p.Samples, p.P99 = len(m.rtts), p99(m.rtts)
+		r.Probe = &p
 	}
-	r.Unhealthy = slices.Clone(r.Unhealthy)
 	return r
+}
+
+// p99 is the 99th percentile of ds, 0 for none.
+func p99(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[(len(s)*99)/100]
 }

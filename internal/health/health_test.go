@@ -1,6 +1,9 @@
 package health
 
 import (
+	"context"
+	"errors"
+	"slices"
 	"testing"
 	"time"
 )
@@ -18,6 +21,7 @@ func TestStretches(t *testing.T) {
 	m.add(at(1000), at(1001), time.Millisecond)     // on time
 	m.add(at(2000), at(2150), 150*time.Millisecond) // a second stretch
 	r := m.rep
+	r.Unhealthy = m.merge()
 	if len(r.Unhealthy) != 2 {
 		t.Fatalf("stretches %+v, want 2", r.Unhealthy)
 	}
@@ -56,5 +60,82 @@ func TestMonitor(t *testing.T) {
 	r := m.Stop()
 	if r.Samples < 3 || !r.Healthy() || r.P99Late > r.MaxLate {
 		t.Fatalf("report %+v", r)
+	}
+}
+
+// TestProbeStretches: a probe's round trip of a threshold or more is a
+// stretch seen by the probe, merged with a timer's stretch it meets and
+// sorted among the timer's though recorded after them; a probe that
+// failed, however fast, is a stretch too (nothing touches its target).
+func TestProbeStretches(t *testing.T) {
+	base := time.Unix(0, 0)
+	m := &Monitor{threshold: 100 * time.Millisecond, base: base, rep: Report{Probe: &ProbeReport{Target: "t"}}}
+	at := func(ms int) time.Time { return base.Add(time.Duration(ms) * time.Millisecond) }
+	ms := int64(time.Millisecond)
+	m.add(at(1000), at(1200), 200*time.Millisecond) // timer: [1000, 1200]
+	m.probed(at(100), at(350), false)               // probe: [100, 350], first
+	m.probed(at(500), at(510), false)               // on time
+	m.probed(at(600), at(601), true)                // failed: [600, 601]
+	m.probed(at(1150), at(1400), false)             // probe: [1150, 1400], merged
+	got := m.merge()
+	if len(got) != 3 {
+		t.Fatalf("stretches %+v, want 3", got)
+	}
+	if s := got[1]; s.From != 600*ms || s.To != 601*ms || s.By != ByProbe || s.MaxLate != 100*time.Millisecond {
+		t.Errorf("failed probe's stretch %+v, want [600 ms, 601 ms] a threshold late", s)
+	}
+	got = slices.Delete(got, 1, 2)
+	if s := got[0]; s.From != 100*ms || s.To != 350*ms || s.By != ByProbe {
+		t.Errorf("first stretch %+v, want [100 ms, 350 ms] by the probe", s)
+	}
+	if s := got[1]; s.From != 1000*ms || s.To != 1400*ms || s.By != ByTimer+", "+ByProbe || s.MaxLate != 250*time.Millisecond {
+		t.Errorf("second stretch %+v, want [1000 ms, 1400 ms] by both, 250 ms late", s)
+	}
+	if m.rep.Probe.Failed != 1 || len(m.rtts) != 4 || m.rep.Probe.Max != 250*time.Millisecond {
+		t.Errorf("probe %+v with %d round trips", m.rep.Probe, len(m.rtts))
+	}
+}
+
+// TestProbe: a started probe whose calls never answer within its bound,
+// or fail at once, makes unhealthy stretches seen by the probe; one whose
+// calls answer at once makes none.
+func TestProbe(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		threshold    time.Duration
+		call         func(context.Context) error
+		slow, failed bool
+	}{
+		{"hangs", 20 * time.Millisecond, func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }, true, true},
+		{"fails", 20 * time.Millisecond, func(context.Context) error { return errors.New("connect: cannot assign requested address") }, true, true},
+		{"answers", 10 * time.Second, func(context.Context) error { return nil }, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := Start(time.Hour, tc.threshold, time.Now())
+			m.Probe("test", tc.call)
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				m.mu.Lock()
+				n := len(m.rtts)
+				m.mu.Unlock()
+				if n >= 2 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the probe never called twice")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			r := m.Stop()
+			if r.Probe == nil || r.Probe.Samples < 2 || r.Probe.Target != "test" {
+				t.Fatalf("probe report %+v", r.Probe)
+			}
+			if slow := !r.Healthy() && r.Unhealthy[0].By == ByProbe; slow != tc.slow {
+				t.Errorf("unhealthy %+v, want slow=%v", r.Unhealthy, tc.slow)
+			}
+			if failed := r.Probe.Failed > 0; failed != tc.failed {
+				t.Errorf("failed %d, want failures=%v", r.Probe.Failed, tc.failed)
+			}
+		})
 	}
 }
