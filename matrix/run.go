@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -179,6 +180,13 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 			jobs = append(jobs, job{cell: i, seed: seed})
 		}
 	}
+	if o.Jobs != 1 {
+		// Side by side, the longest runs first (the LPT rule), so that
+		// no long run starts last and keeps the matrix waiting alone.
+		slices.SortStableFunc(jobs, func(a, b job) int {
+			return cmp.Compare(ExpectedRun(specs[b.cell], o.Duration), ExpectedRun(specs[a.cell], o.Duration))
+		})
+	}
 	outcomes := make([]outcome, len(jobs))
 	next := 0
 	var mu sync.Mutex // jobs, outcomes, done, left, total and the progress callback
@@ -189,6 +197,16 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 	for _, j := range jobs {
 		lastSeed[j.cell] = max(lastSeed[j.cell], j.seed)
 	}
+	// fits reports whether one more run of sp, started now, ends within
+	// the budget as the runs so far took (on a loaded machine, side by
+	// side, longer than expected); under mu.
+	fits := func(sp Spec) bool {
+		took := ExpectedRun(sp, o.Duration)
+		if ended > 0 {
+			took = max(took, wall/time.Duration(ended))
+		}
+		return o.Budget <= 0 || time.Since(start)+took <= o.Budget
+	}
 	// more queues the next seed of cell i when o.More asks for it and the
 	// deadline leaves room for one more run; under mu.
 	more := func(i int) {
@@ -196,13 +214,7 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 			return
 		}
 		sp := specs[i]
-		// The next run must fit in the budget as the runs so far took
-		// (on a loaded machine, side by side, longer than expected).
-		took := ExpectedRun(sp, o.Duration)
-		if ended > 0 {
-			took = max(took, wall/time.Duration(ended))
-		}
-		if o.Budget > 0 && time.Since(start)+took > o.Budget {
+		if !fits(sp) {
 			return
 		}
 		cell := sp.cell()
@@ -226,8 +238,15 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 	work := func(k int) (slow bool) {
 		mu.Lock()
 		j := jobs[k]
-		mu.Unlock()
 		sp := specs[j.cell]
+		if j.extra && !fits(sp) {
+			// Asked for beyond the plan, but it waited its turn past the
+			// point where it could still end within the budget.
+			outcomes[k].notRun, outcomes[k].dropped = true, true
+			mu.Unlock()
+			return false
+		}
+		mu.Unlock()
 		if ctx.Err() != nil {
 			// Interrupted: the seeds left are listed as never run, so no
 			// summary can read as a full matrix.
