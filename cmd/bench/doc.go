@@ -26,8 +26,11 @@
 //     part 1's run shape, with 10 clients and with 1;
 //  6. evidence: harness.Run of setnx (1 node) and redlock (5 nodes) with
 //     and without recording the per-node evidence;
-//  7. gate: `torture gate --lock L` for a few locks: wall time, CPU, peak
-//     RSS, exit status and the cells that did not match;
+//  7. gate: `torture gate --lock L` with its defaults for a few locks,
+//     idle and beside busy CPU hogs: wall time, verdict, trials a minute
+//     of the promise cells, those short of the power target, CPU, peak
+//     RSS; and `torture matrix --quick` at several --jobs: wall time and
+//     cells matching;
 //  8. targeted: cells of the targeted kinds beside their random twins
 //     (the same cell with the random kind): share of seeds finding the
 //     violation, time from the fault to it, and the false alarms of the

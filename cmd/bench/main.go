@@ -46,8 +46,8 @@ type options struct {
 	jsonOut       string
 	detectFull    bool
 	gateLocks     string
-	gateSeeds     string
-	gateBudget    time.Duration
+	gateHogs      string
+	matrixJobs    string
 	targeted      *regexp.Regexp
 	targetedSeeds int
 	targetedSafe  int
@@ -97,9 +97,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.only, "only", "", "run only these parts, comma-separated ("+strings.Join(partNames(), ", ")+"), and rewrite only their sections")
 	fs.StringVar(&o.jsonOut, "json", "", "the machine-readable record (default: -out with .json for .md)")
 	fs.BoolVar(&o.detectFull, "detect-full", false, "detection: every cell of the full matrix instead of the quick profile's")
-	fs.StringVar(&o.gateLocks, "gate-locks", "redislock,redsync", "gate: the locks gated, comma-separated")
-	fs.StringVar(&o.gateSeeds, "gate-seeds", "1", "gate: torture gate --seeds")
-	fs.DurationVar(&o.gateBudget, "gate-budget", 3*time.Minute, "gate: torture gate --budget")
+	fs.StringVar(&o.gateLocks, "gate-locks", "redsync,redislock,setnx", "gate: the locks gated, comma-separated")
+	fs.StringVar(&o.gateHogs, "gate-hogs", "0,4,8", "gate: the counts of busy CPU hogs each gate runs beside, comma-separated")
+	fs.StringVar(&o.matrixJobs, "matrix-jobs", "1,2,4,0", "gate: the --jobs of each `torture matrix --quick` measured (0: the default)")
 	targeted := fs.String("targeted-cells", defaultTargeted, "targeted: the cells (regular expression on the name) run beside their random twins")
 	fs.IntVar(&o.targetedSeeds, "targeted-seeds", 3, "targeted: seeds per expected-violation cell and per random twin")
 	fs.DurationVar(&o.targetedMax, "targeted-max", 10*time.Second, "targeted: longest run of an expected-violation cell or a twin, which stops at its first violation (the targets are set for 10 s runs)")

@@ -77,7 +77,7 @@ var parts = []part{
 			return err
 		},
 		figures: func(r *results) any { return r.Evidence }},
-	{name: "gate", flags: []string{"gate-locks", "gate-seeds", "gate-budget"}, title: "The release gate: `torture gate` on two libraries", run: runGate, render: (*results).gateSection,
+	{name: "gate", flags: []string{"gate-locks", "gate-hogs", "matrix-jobs"}, title: "The release gate's power and runs side by side", run: runGate, render: (*results).gateSection,
 		figures: func(r *results) any { return r.Gate }},
 	{name: "targeted", flags: []string{"targeted-cells", "targeted-seeds", "targeted-safe-seeds", "targeted-max", "detect-duration", "parallel", "budget"}, title: "Targeted faults beside random ones", run: runTargeted, render: (*results).targetedSection,
 		figures: func(r *results) any { return detectFigures(r.Targeted) }},

@@ -46,7 +46,7 @@ type results struct {
 	TargetedWall, ClockWall time.Duration
 	Adapter                 *adapterResult
 	Evidence                *evidenceResult
-	Gate                    []gateRun
+	Gate                    *gateFigures
 	Targeted                []detectRow
 	OnePass                 *onePassResult
 	Clock                   []detectRow

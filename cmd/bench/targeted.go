@@ -133,10 +133,23 @@ func (r *results) targetedRuns() int {
 // and clock parts.
 func (r *results) newTargetRows() []string {
 	var out []string
-	for _, g := range r.Gate {
-		ok := g.Exit == 0 && len(g.Mismatched) == 0 && g.Err == "" && g.Wall <= 3*r.Opts.gateBudget/2
-		out = append(out, fmt.Sprintf("| 7. `torture gate --lock %s` (%d cells × %d seeds): wall, every cell matching | ≤ 1.5 × its budget (%v) | %.0f s, %d not matching | %s |",
-			g.Lock, g.Cells, len(g.Seeds), 3*r.Opts.gateBudget/2, g.Wall.Seconds(), len(g.Mismatched), mark(ok)))
+	if r.Gate != nil {
+		alarms := 0
+		for _, g := range r.Gate.Gates {
+			ok := g.Exit == 0 && g.Err == "" && g.Wall <= 3*time.Minute
+			out = append(out, fmt.Sprintf("| 7. `torture gate --lock %s` beside %d CPU hogs: PASS, each promise cell excluding a per-trial rate of %.0f %% | ≤ 3 min | %.0f s, %s, %d cells short | %s |",
+				g.Lock, g.Hogs, 100*g.Rate, g.Wall.Seconds(), g.Status, len(g.Short), mark(ok)))
+			if g.Exit == 1 {
+				alarms++
+			}
+		}
+		out = append(out, fmt.Sprintf("| 7. false alarms (a gate exiting 1) of %d gates, idle and beside the hogs | 0 | %d | %s |", len(r.Gate.Gates), alarms, mark(alarms == 0)))
+		for _, m := range r.Gate.Matrix {
+			if m.Jobs == 0 {
+				out = append(out, fmt.Sprintf("| 7. `make torture`'s matrix at the default jobs: wall, every cell matching | ≤ 60 s | %.0f s, %d of %d matching | %s |",
+					m.Wall.Seconds(), m.Matching, m.Cells, mark(m.Wall <= time.Minute && m.Matching == m.Cells && m.Cells > 0)))
+			}
+		}
 	}
 	if len(r.Targeted) > 0 {
 		worst, worstAfter, cells := 1.0, 0.0, 0
@@ -229,13 +242,12 @@ func clockMatches(row detectRow) bool {
 func (r *results) newNotes() []string {
 	var out []string
 	load := fmt.Sprintf("the load average at %s on %d CPUs", r.LoadStart, runtime.NumCPU())
-	for _, g := range r.Gate {
-		if g.Wall > 3*r.Opts.gateBudget/2 {
-			out = append(out, fmt.Sprintf("**Gate, %s took %.0f s, more than 1.5 × its budget of %v.** The gate cuts its runs short at 1.5 × the budget; what is left is the nodes' start and the checks, which stretch with the run queue (%s).", g.Lock, g.Wall.Seconds(), r.Opts.gateBudget, load))
-		}
-		if len(g.Mismatched) > 0 || g.Err != "" || g.Exit != 0 {
-			out = append(out, fmt.Sprintf("**Gate, %s exited %d (%s); cells not matching: %s.** Part 7 gives, for each, the promise broken or why the cell is undecided, measured with %s; `torture gate --lock %s --cells '^NAME$'` runs one again.",
-				g.Lock, g.Exit, g.Status, strings.Join(g.Mismatched, ", ")+g.Err, load, g.Lock))
+	if r.Gate != nil {
+		for _, g := range r.Gate.Gates {
+			if g.Exit != 0 || g.Err != "" || g.Wall > 3*time.Minute {
+				out = append(out, fmt.Sprintf("**Gate, %s beside %d CPU hogs exited %d (%s) in %.0f s; promise cells short of %d trials: %s.** A cell's trials come from its fault steps, a few a run: the gate runs more seeds side by side while its budget holds them, fewer when the machine is too slow for more (%s); `torture gate --lock %s --cells '^NAME$'` runs one again.",
+					g.Lock, g.Hogs, g.Exit, g.Status, g.Wall.Seconds(), g.Need, strings.Join(g.Short, ", ")+errNote(g.Err), load, g.Lock))
+			}
 		}
 	}
 	for _, row := range r.Targeted {
