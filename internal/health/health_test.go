@@ -44,19 +44,7 @@ func TestStretches(t *testing.T) {
 // samples; with no threshold nothing is ever unhealthy.
 func TestMonitor(t *testing.T) {
 	m := Start(time.Millisecond, 0, time.Now())
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		m.mu.Lock()
-		n := len(m.lates)
-		m.mu.Unlock()
-		if n >= 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the monitor's timer never fired three times")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	until(t, m, "the monitor's timer fired three times", func() bool { return len(m.lates) >= 3 })
 	r := m.Stop()
 	if r.Samples < 3 || !r.Healthy() || r.P99Late > r.MaxLate {
 		t.Fatalf("report %+v", r)
@@ -113,19 +101,7 @@ func TestProbe(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := Start(time.Hour, tc.threshold, time.Now())
 			m.Probe("test", tc.call)
-			deadline := time.Now().Add(10 * time.Second)
-			for {
-				m.mu.Lock()
-				n := len(m.rtts)
-				m.mu.Unlock()
-				if n >= 2 {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("the probe never called twice")
-				}
-				time.Sleep(time.Millisecond)
-			}
+			until(t, m, "the probe called twice", func() bool { return len(m.rtts) >= 2 })
 			r := m.Stop()
 			if r.Probe == nil || r.Probe.Samples < 2 || r.Probe.Target != "test" {
 				t.Fatalf("probe report %+v", r.Probe)
@@ -137,5 +113,21 @@ func TestProbe(t *testing.T) {
 				t.Errorf("failed %d, want failures=%v", r.Probe.Failed, tc.failed)
 			}
 		})
+	}
+}
+
+// until polls cond, under m's lock, until it holds, for at most 10 s.
+func until(t *testing.T, m *Monitor, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		m.mu.Lock()
+		ok := cond()
+		m.mu.Unlock()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not within 10 s: %s", what)
+		}
 	}
 }
