@@ -72,7 +72,8 @@ type Progress struct {
 	Cell        string
 	Seed        int64
 	Elapsed     time.Duration
-	// Left estimates the time to the end from the durations still to run.
+	// Left estimates the time to the end from the durations still to run,
+	// at the pace of the runs so far (once one has ended).
 	Left time.Duration
 }
 
@@ -161,7 +162,8 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 	seedsOf := p.seedsOf(m.Shard)
 	start := time.Now()
 	total := 0
-	left := time.Duration(0)
+	left := time.Duration(0)   // the planned durations of the runs not ended
+	ranFor := time.Duration(0) // and of those ended
 	for i, sp := range specs {
 		total += len(seedsOf[i])
 		left += time.Duration(len(seedsOf[i])) * sp.duration(o)
@@ -189,7 +191,7 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 	}
 	outcomes := make([]outcome, len(jobs))
 	next := 0
-	var mu sync.Mutex // jobs, outcomes, done, left, total and the progress callback
+	var mu sync.Mutex // jobs, outcomes, done, left, ranFor, total and the progress callback
 	done := 0
 	lastSeed := make([]int64, len(specs))
 	var wall time.Duration // the runs' wall time so far, ended of them
@@ -257,7 +259,14 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 		}
 		mu.Lock()
 		if o.Progress != nil {
-			o.Progress(Progress{Done: done, Total: total, Cell: sp.Name, Seed: j.seed, Elapsed: time.Since(start), Left: left})
+			elapsed := time.Since(start)
+			est := left
+			if ranFor > 0 {
+				// As fast as the runs so far went, side by side and
+				// with their start and check: elapsed per second run.
+				est = time.Duration(float64(left) * elapsed.Seconds() / ranFor.Seconds())
+			}
+			o.Progress(Progress{Done: done, Total: total, Cell: sp.Name, Seed: j.seed, Elapsed: elapsed, Left: est})
 		}
 		mu.Unlock()
 		began := time.Now()
@@ -265,6 +274,7 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		left -= sp.duration(o)
+		ranFor += sp.duration(o)
 		done++
 		wall += time.Since(began)
 		ended++
