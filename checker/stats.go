@@ -153,6 +153,9 @@ type Window struct {
 	End   int64 `json:"end"`
 	// Desc describes the fault: the Value of its events.
 	Desc string `json:"desc"`
+	// Family is the fault's family, the Family of its fault-start; "" when
+	// the history did not record it.
+	Family string `json:"family,omitempty"`
 	// UntilEnd is set when the fault was never stopped; End is then the
 	// time of the last event of the history.
 	UntilEnd bool `json:"until_end,omitempty"`
@@ -172,7 +175,7 @@ func (f *faultWindows) add(e *history.Event) {
 			f.open = make(map[string][]int)
 		}
 		f.open[e.Value] = append(f.open[e.Value], len(f.wins))
-		f.wins = append(f.wins, Window{Start: e.Time, End: e.Time, Desc: e.Value})
+		f.wins = append(f.wins, Window{Start: e.Time, End: e.Time, Desc: e.Value, Family: e.Family})
 	case history.FaultStop:
 		q := f.open[e.Value]
 		if len(q) == 0 {

@@ -60,6 +60,10 @@ func appendEvent(b []byte, e *Event) []byte {
 		b = append(b, `,"value":`...)
 		b = appendString(b, e.Value)
 	}
+	if e.Family != "" {
+		b = append(b, `,"family":`...)
+		b = appendString(b, e.Family)
+	}
 	if e.Error != "" {
 		b = append(b, `,"error":`...)
 		b = appendString(b, e.Error)
@@ -181,6 +185,7 @@ const (
 	fError
 	fNodes
 	fNode
+	fFamily
 )
 
 // parseFast parses a line of one flat JSON object whose members are
@@ -211,7 +216,7 @@ func (d *Decoder) parseFast(b []byte, e *Event) bool {
 		i = skipSpace(b, i+1)
 		var bit int
 		switch string(name) {
-		case "type", "f", "key", "token", "value", "error":
+		case "type", "f", "key", "token", "value", "family", "error":
 			s, j, ok := d.fastString(b, i)
 			if !ok {
 				return false
@@ -228,6 +233,8 @@ func (d *Decoder) parseFast(b []byte, e *Event) bool {
 				bit, e.Token = fToken, string(s)
 			case "value":
 				bit, e.Value = fValue, d.intern(s)
+			case "family":
+				bit, e.Family = fFamily, d.intern(s)
 			case "error":
 				bit, e.Error = fError, d.intern(s)
 			}

@@ -21,11 +21,11 @@ func sampleEvents() []Event {
 		{Type: Invoke, F: Acquire, Process: 3, Time: 12345, Key: "k1"},
 		{Type: Ok, F: Acquire, Process: 3, Time: 12400, Key: "k1", Token: "0123456789abcdef0123456789abcdef", Fence: 7, ValidUntil: 990000},
 		{Type: Ok, F: Section, Process: 0, Time: 1, Key: "k", Read: Int64(0), Wrote: Int64(1)},
-		{Type: Info, F: FaultStart, Process: NemesisProcess, Time: math.MaxInt64, Value: "partition n1|n2,n3"},
+		{Type: Info, F: FaultStart, Process: NemesisProcess, Time: math.MaxInt64, Value: "partition n1|n2,n3", Family: "partition"},
 		{Type: Fail, F: Release, Process: math.MaxInt32, Time: math.MinInt64, Fence: math.MinInt64, ValidUntil: -1, Read: Int64(math.MaxInt64), Error: "x"},
 	}
 	for _, s := range oddStrings {
-		evs = append(evs, Event{Type: Type(s), F: Func(s), Key: s, Token: s, Value: s, Error: s})
+		evs = append(evs, Event{Type: Type(s), F: Func(s), Key: s, Token: s, Value: s, Family: s, Error: s})
 	}
 	evs = append(evs,
 		Event{Type: Ok, F: Acquire, Process: 1, Time: 5, Key: "k", Token: "t", ValidUntil: 9,
@@ -60,7 +60,7 @@ func sampleEvents() []Event {
 	}
 	for range 500 {
 		e := Event{Type: Type(pick()), F: Func(pick()), Process: int(num()), Time: num(), Key: pick(), Token: pick(),
-			Fence: num(), ValidUntil: num(), Value: pick(), Error: pick()}
+			Fence: num(), ValidUntil: num(), Value: pick(), Family: pick(), Error: pick()}
 		if rng.IntN(2) == 0 {
 			e.Read, e.Wrote = Int64(num()), Int64(num())
 		}

@@ -105,6 +105,10 @@ type Event struct {
 	Wrote *int64 `json:"wrote,omitempty"`
 	// Value describes a nemesis event.
 	Value string `json:"value,omitempty"`
+	// Family is the fault family (nemesis.Kind.Family: clock, kill,
+	// failover, …) of a FaultStart, the cause explain names for it. Empty
+	// in a history written before it was recorded, or by hand.
+	Family string `json:"family,omitempty"`
 	// Error is the error text of a Fail or Info.
 	Error string `json:"error,omitempty"`
 }

@@ -31,6 +31,7 @@ var _ RefusingFault = (*ClientClock)(nil)
 
 var clientClockKind = Kind{
 	Name:    "client-clock",
+	Family:  "client-clock",
 	Summary: "jump the wall clock of the client processes 0.5–0.9 TTL forward or back, or strobe it back and forth every 2–6 ms (process-adapter locks only)",
 	Needs:   Needs{ClientClock: true, TTL: true},
 	Plan: func(rng *rand.Rand, s Setup) Fault {

@@ -53,6 +53,7 @@ type ClientCrasher interface {
 
 var clientCrashKind = Kind{
 	Name:    "client-crash",
+	Family:  "client-crash",
 	Summary: "a lock holder stops without releasing; a fresh client takes its place",
 	Needs:   Needs{TTL: true},
 	Plan: func(*rand.Rand, Setup) Fault {

@@ -26,6 +26,7 @@ var (
 
 var clientPauseKind = Kind{
 	Name:    "client-pause",
+	Family:  "client-pause",
 	Summary: "stall a lock holder past its TTL between its validity check and its write",
 	Needs:   Needs{TTL: true},
 	Plan: func(rng *rand.Rand, s Setup) Fault {

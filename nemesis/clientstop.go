@@ -76,6 +76,7 @@ func drawPause(rng *rand.Rand, ttl time.Duration) Duration {
 
 var clientStopKind = Kind{
 	Name:    "client-stop",
+	Family:  "client-stop",
 	Summary: "stop a holder's whole client process (SIGSTOP) right after its grant, for 1.5–2.5 TTLs (client processes only)",
 	Needs:   Needs{TTL: true, ClientProcesses: true},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
@@ -186,6 +187,7 @@ type ClientStopRandom struct {
 
 var clientStopRandomKind = Kind{
 	Name:    "client-stop-random",
+	Family:  "client-stop",
 	Summary: "stop a client process drawn from the seed (SIGSTOP), holder or not, for 1.5–2.5 TTLs (client processes only)",
 	Needs:   Needs{TTL: true, ClientProcesses: true},
 	Plan: func(rng *rand.Rand, s Setup) Fault {

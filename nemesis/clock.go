@@ -38,6 +38,7 @@ var _ RefusingFault = (*Clock)(nil)
 
 var clockKind = Kind{
 	Name:    "clock",
+	Family:  "clock",
 	Summary: "jump the wall clock of some nodes 1.5–3 TTLs forward (or back), or strobe it",
 	Needs:   Needs{Cluster: cluster.Abilities{Clock: true}, TTL: true},
 	Plan: func(rng *rand.Rand, s Setup) Fault {

@@ -29,6 +29,7 @@ var _ RefusingFault = (*ClockDrift)(nil)
 
 var clockDriftKind = Kind{
 	Name:    "clock-drift",
+	Family:  "clock",
 	Summary: "run the wall clock of some nodes 0.5–5% fast until the heal (a backward jump back to the real time)",
 	Needs:   Needs{Cluster: cluster.Abilities{Clock: true}},
 	Plan: func(rng *rand.Rand, s Setup) Fault {

@@ -57,6 +57,8 @@ var (
 func clockHoldKind(scope, summary string, multi bool) Kind {
 	return Kind{
 		Name:    "clock-" + scope,
+		Family:  "clock",
+		Twin:    Twin{Kinds: []string{"clock"}},
 		Summary: summary,
 		Needs:   Needs{MultiNode: multi, Cluster: cluster.Abilities{Clock: true}, TTL: true},
 		Window:  Workload{Keys: 1, Hold: 500 * time.Millisecond, Interval: time.Second},

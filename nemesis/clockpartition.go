@@ -45,6 +45,8 @@ var (
 
 var clockPartitionKind = Kind{
 	Name:    "clock-partition",
+	Family:  "clock",
+	Twin:    Twin{Kinds: []string{"clock", "partition"}},
 	Window:  Workload{Clients: 2, Keys: 1, Hold: 500 * time.Millisecond, Interval: 250 * time.Millisecond},
 	Summary: "split the client groups onto two overlapping bare majorities, then jump the clock of a shared node of a live hold just past its validity (Kleppmann)",
 	Needs:   Needs{MultiNode: true, Topology: cluster.TopologyMasters, Cluster: cluster.Abilities{Clock: true, Network: true}, Groups: 2, TTL: true},

@@ -48,6 +48,7 @@ var (
 
 var clockBackSlewKind = Kind{
 	Name:    "clock-back-slew",
+	Family:  "clock",
 	Summary: "jump the wall clock of some nodes 0.1–0.2 TTL back, then slew it back at 0.8% (no forward jump)",
 	Needs:   Needs{Cluster: cluster.Abilities{Clock: true}, TTL: true},
 	Plan: func(rng *rand.Rand, s Setup) Fault {

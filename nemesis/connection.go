@@ -55,6 +55,7 @@ func connNodes(rng *rand.Rand, s Setup) []int {
 func connKind(name, summary string, plan func(*rand.Rand, Setup) Fault, dec func(json.RawMessage) (Fault, error)) Kind {
 	return Kind{
 		Name:    name,
+		Family:  "connection",
 		Summary: summary,
 		Needs:   Needs{Cluster: cluster.Abilities{Network: true}, TTL: true},
 		Window:  Workload{Keys: 1, Hold: 500 * time.Millisecond, Interval: time.Second},

@@ -60,6 +60,8 @@ const delayGrantDown = "delay_grant_" + downstream
 
 var delayGrantKind = Kind{
 	Name:    "delay-grant",
+	Family:  "delay-grant",
+	Twin:    Twin{Kinds: []string{"latency"}},
 	Window:  Workload{Keys: 1, Hold: 960 * time.Millisecond, Interval: time.Second, Duration: 16 * time.Second},
 	Summary: "hold the reply of the next granted acquire by just under a node call's timeout (TTL/10), so it returns with that much less validity",
 	Needs:   Needs{Topology: cluster.TopologyMasters, Cluster: cluster.Abilities{Network: true}, TTL: true},

@@ -66,6 +66,7 @@ var evictWindow = Workload{Keys: 1, Hold: 500 * time.Millisecond, Interval: time
 func evictionKind(name, policy, summary string) Kind {
 	return Kind{
 		Name:    name,
+		Family:  "evict",
 		Summary: summary,
 		Window:  evictWindow,
 		Plan: func(rng *rand.Rand, s Setup) Fault {

@@ -69,6 +69,7 @@ const (
 
 var failoverKind = Kind{
 	Name:    "failover",
+	Family:  "failover",
 	Summary: "isolate the primary from its replica and the sentinels until they promote the replica, then from clients; rejoin it as a replica",
 	Needs:   Needs{Topology: cluster.TopologyFailover},
 	Plan: func(rng *rand.Rand, s Setup) Fault {

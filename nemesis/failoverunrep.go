@@ -52,6 +52,8 @@ var (
 
 var failoverUnreplicatedKind = Kind{
 	Name:    "failover-unreplicated",
+	Family:  "failover",
+	Twin:    Twin{Kinds: []string{"failover"}},
 	Window:  Workload{TTL: 3 * time.Second, Hold: 2500 * time.Millisecond, Interval: 3 * time.Second, Duration: 20 * time.Second},
 	Summary: "isolate the primary from its replica and the sentinels right before a grant, so the grant is never replicated; the replica is promoted without it",
 	Needs:   Needs{Topology: cluster.TopologyFailover, TTL: true},

@@ -29,6 +29,7 @@ var (
 
 var killKind = Kind{
 	Name:    "kill",
+	Family:  "kill",
 	Summary: "SIGKILL nodes; restart at once, or after a delay of at least the TTL",
 	Needs:   Needs{Cluster: cluster.Abilities{Process: true}},
 	Plan: func(rng *rand.Rand, s Setup) Fault {

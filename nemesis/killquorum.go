@@ -65,6 +65,8 @@ const (
 
 var killQuorumKind = Kind{
 	Name:    "kill-quorum",
+	Family:  "kill",
+	Twin:    Twin{Kinds: []string{"kill"}, Restart: RestartImmediate},
 	Window:  Workload{Keys: 1, Hold: 800 * time.Millisecond, Interval: 250 * time.Millisecond},
 	Summary: "cut the nodes outside a bare majority off the clients until that majority grants a hold, then kill one of its nodes while the hold is valid; restart it at once (or, with delayed restarts, after the delay)",
 	Needs:   Needs{Cluster: cluster.Abilities{Process: true, Network: true}, TTL: true},

@@ -33,6 +33,7 @@ const (
 
 var latencyKind = Kind{
 	Name:    "latency",
+	Family:  "latency",
 	Summary: "delay replies (and maybe commands) of some or all nodes by up to 0.9 × TTL",
 	// The failover topology has faults of its own (kind failover).
 	Needs: Needs{Topology: cluster.TopologyMasters, Cluster: cluster.Abilities{Network: true}},

@@ -32,6 +32,7 @@ var _ RefusingFault = (*LatencyGroup)(nil)
 
 var latencyGroupKind = Kind{
 	Name:    "latency-group",
+	Family:  "latency-group",
 	Summary: "delay the replies of every node to one client group only, below the per-call timeout (TTL/10): a slow holder beside a prompt next holder",
 	Needs:   Needs{Topology: cluster.TopologyMasters, Cluster: cluster.Abilities{Network: true}, Groups: 2},
 	Plan: func(rng *rand.Rand, s Setup) Fault {

@@ -151,6 +151,18 @@ type EndingFault interface {
 type Kind struct {
 	// Name selects the kind in --nemesis.
 	Name string
+	// Family is the family of faults the kind belongs to, the cause
+	// explain names for them: clock, kill, power-loss, failover, cluster,
+	// evict, server-stall, connection, replica-link, client-pause,
+	// client-stop, … (docs/faults.md). Every fault-start in the history
+	// carries it, so a history says what its faults were without this
+	// package.
+	Family string
+	// Twin is, for a kind that strikes at a moment of a live hold, the
+	// random kinds that stand for it: the same fault at a time drawn in
+	// advance (cmd/bench runs a targeted cell beside its twin). Zero for
+	// a kind without one.
+	Twin Twin
 	// Summary is a one-line description.
 	Summary string
 	// Needs is what the kind needs of the run; Check refuses it, saying
@@ -168,6 +180,14 @@ type Kind struct {
 	// each field of it the user left unset (harness.Config.WithDefaults);
 	// the zero Workload asks for nothing.
 	Window Workload
+}
+
+// Twin is the random stand-in of a targeted kind (Kind.Twin): the
+// kinds it draws, and the restart mode (Setup.Restart) it runs with, ""
+// for the run's own.
+type Twin struct {
+	Kinds   []string
+	Restart string
 }
 
 // Workload is the part of a run's workload a kind asks for (Kind.Window);
@@ -363,6 +383,12 @@ func Lookup(name string) (Kind, error) {
 		names = append(names, k.Name)
 	}
 	return Kind{}, fmt.Errorf("%w %q%s (known: %s)", ErrUnknownKind, name, suggest.DidYouMean(name, names), strings.Join(names, ", "))
+}
+
+// familyOf is the Family of the kind called name, "" for an unknown one.
+func familyOf(name string) string {
+	k, _ := Lookup(name)
+	return k.Family
 }
 
 // Check looks every name up and refuses the first kind whose needs s does

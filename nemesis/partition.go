@@ -62,6 +62,7 @@ const (
 
 var partitionKind = Kind{
 	Name:    "partition",
+	Family:  "partition",
 	Summary: "cut client groups off nodes both ways (one, minority, majority, halves, split)",
 	// The failover topology has faults of its own (kind failover); halves
 	// and split cut two client groups apart.

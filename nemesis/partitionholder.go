@@ -51,6 +51,7 @@ const (
 
 var partitionHolderKind = Kind{
 	Name:    "partition-holder",
+	Family:  "partition",
 	Summary: "cut a holder's client group off the nodes of its hold right after its grant, for 2–3 TTLs, while the other group reaches them",
 	Needs:   Needs{Topology: cluster.TopologyMasters, Cluster: cluster.Abilities{Network: true}, Groups: 2, TTL: true},
 	// Holds of three TTLs on one key that four clients contend for: a

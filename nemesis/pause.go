@@ -20,6 +20,7 @@ var _ RefusingFault = (*Pause)(nil)
 
 var pauseKind = Kind{
 	Name:    "pause",
+	Family:  "pause",
 	Summary: "SIGSTOP nodes, SIGCONT them when healed",
 	Needs:   Needs{Cluster: cluster.Abilities{Process: true}},
 	Plan: func(rng *rand.Rand, s Setup) Fault {

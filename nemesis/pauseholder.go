@@ -43,6 +43,8 @@ var (
 
 var pauseHolderKind = Kind{
 	Name:    "pause-holder",
+	Family:  "client-pause",
+	Twin:    Twin{Kinds: []string{"client-pause"}},
 	Window:  Workload{Keys: 1, TTL: 500 * time.Millisecond, Hold: 100 * time.Millisecond, Interval: time.Second},
 	Summary: "stall a holder right after its last validity check for just over the validity it has left",
 	Needs:   Needs{TTL: true},

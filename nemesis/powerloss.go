@@ -28,6 +28,7 @@ var _ RefusingFault = (*PowerLoss)(nil)
 
 var powerLossKind = Kind{
 	Name:    "power-loss",
+	Family:  "power-loss",
 	Summary: "cut nodes' power: SIGKILL, drop what they wrote but did not fsync, restart at once",
 	Needs:   Needs{Cluster: cluster.Abilities{Process: true, PowerLoss: true}, Persistent: true},
 	Window:  Workload{Hold: 500 * time.Millisecond},

@@ -34,6 +34,8 @@ var (
 
 var powerLossHolderKind = Kind{
 	Name:    "power-loss-holder",
+	Family:  "power-loss",
+	Twin:    Twin{Kinds: []string{"power-loss"}},
 	Summary: "cut the power of a node right after it granted a hold (of a bare majority's, on a multi-node lock): SIGKILL, drop what it did not fsync, restart at once",
 	Needs:   Needs{Cluster: cluster.Abilities{Process: true, PowerLoss: true}, Persistent: true, TTL: true},
 	Window:  Workload{Keys: 1, Hold: 800 * time.Millisecond, Interval: time.Second},

@@ -58,6 +58,7 @@ var (
 
 var clusterFailoverUnreplicatedKind = Kind{
 	Name:    "cluster-failover-unreplicated",
+	Family:  "cluster",
 	Window:  Workload{Keys: 1, TTL: 3 * time.Second, Hold: 2500 * time.Millisecond, Interval: 3 * time.Second, Duration: 20 * time.Second},
 	Summary: "cut the master of a key's slot from its replica right before a grant, then promote the replica at once (CLUSTER FAILOVER FORCE): it never had the grant",
 	Needs:   Needs{Topology: cluster.TopologyCluster, TTL: true},
@@ -269,6 +270,7 @@ var (
 
 var clusterKillMasterKind = Kind{
 	Name:    "cluster-kill-master",
+	Family:  "cluster",
 	Window:  Workload{Keys: 1, TTL: 5 * time.Second, Hold: 4500 * time.Millisecond, Interval: 3 * time.Second, Duration: 20 * time.Second},
 	Summary: "kill the master of a held key's slot; the cluster promotes its replica, which has the key if it was replicated",
 	Needs:   Needs{Topology: cluster.TopologyCluster, Cluster: cluster.Abilities{Process: true}, TTL: true},
@@ -404,6 +406,7 @@ type ClusterPartitionMaster struct {
 
 var clusterPartitionMasterKind = Kind{
 	Name:    "cluster-partition-master",
+	Family:  "cluster",
 	Window:  Workload{Keys: 1, TTL: 8 * time.Second, Hold: 7500 * time.Millisecond, Interval: 3 * time.Second, Duration: 30 * time.Second},
 	Summary: "cut the master of a key's slot from every other node right before a grant: it keeps granting until the node timeout, and the majority promotes its replica without the key",
 	Needs:   Needs{Topology: cluster.TopologyCluster, TTL: true},
@@ -474,6 +477,7 @@ var (
 
 var clusterMigrateKind = Kind{
 	Name:    "cluster-migrate",
+	Family:  "cluster",
 	Window:  Workload{Keys: 1, TTL: 3 * time.Second, Hold: 2500 * time.Millisecond, Interval: 3 * time.Second, Duration: 20 * time.Second},
 	Summary: "move the slot of a held key to another master while it is held (SETSLOT MIGRATING and IMPORTING, MIGRATE, SETSLOT NODE): the key moves with its TTL and clients follow ASK and MOVED",
 	Needs:   Needs{Topology: cluster.TopologyCluster, TTL: true},

@@ -50,6 +50,7 @@ var replicaNeeds = Needs{Topology: cluster.TopologyFailover, Cluster: cluster.Ab
 
 var replicaPartitionKind = Kind{
 	Name:    "replica-partition",
+	Family:  "replica-link",
 	Summary: "cut the replication link between the primary and its replica both ways; the sentinels and the clients still reach both",
 	Needs:   replicaNeeds,
 	Plan:    func(*rand.Rand, Setup) Fault { return &ReplicaPartition{} },
@@ -58,6 +59,7 @@ var replicaPartitionKind = Kind{
 
 var replicaLatencyKind = Kind{
 	Name:    "replica-latency",
+	Family:  "replica-link",
 	Summary: "delay the replication link between the primary and its replica by a tenth to half a TTL",
 	Needs:   replicaNeeds,
 	Plan: func(rng *rand.Rand, s Setup) Fault {

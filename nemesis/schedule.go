@@ -371,18 +371,16 @@ func runStep(ctx context.Context, st *Step, t *Target, base time.Time, rec Recor
 		}
 		desc, active = f.String(), max(time.Until(end), need)
 	}
-	parts := []struct {
-		f    Fault
-		desc string
-	}{{f, desc}}
+	type part struct {
+		f            Fault
+		desc, family string
+	}
+	parts := []part{{f, desc, familyOf(st.Kind)}}
 	for _, p := range st.With {
 		if p.fault == nil {
 			return fmt.Errorf("nemesis: step %q: part %q has no decoded fault", st.Desc, p.Desc)
 		}
-		parts = append(parts, struct {
-			f    Fault
-			desc string
-		}{p.fault, p.fault.String()})
+		parts = append(parts, part{p.fault, p.fault.String(), familyOf(p.Kind)})
 	}
 	started := 0
 	heal := func() error {
@@ -404,7 +402,7 @@ func runStep(ctx context.Context, st *Step, t *Target, base time.Time, rec Recor
 	}
 	defer func() { err = errors.Join(err, heal()) }()
 	for _, p := range parts {
-		if err := rec.Append(history.Event{Type: history.Info, F: history.FaultStart, Process: history.NemesisProcess, Value: p.desc}); err != nil {
+		if err := rec.Append(history.Event{Type: history.Info, F: history.FaultStart, Process: history.NemesisProcess, Value: p.desc, Family: p.family}); err != nil {
 			return err
 		}
 		started++

@@ -52,6 +52,7 @@ var (
 
 var serverStallKind = Kind{
 	Name:    "server-stall",
+	Family:  "server-stall",
 	Summary: "stall nodes' event loops (DEBUG SLEEP or CLIENT PAUSE ALL) for half a TTL to two TTLs; their processes run on",
 	Needs:   Needs{TTL: true},
 	Window:  Workload{Keys: 1, Hold: 500 * time.Millisecond, Interval: time.Second},
@@ -225,6 +226,7 @@ var (
 
 var serverStallHolderKind = Kind{
 	Name:    "server-stall-holder",
+	Family:  "server-stall",
 	Summary: "at a grant, stall the event loops of the holder's nodes (a majority of them) for just over the validity it has left",
 	Needs:   Needs{TTL: true},
 	Window:  Workload{Keys: 1, Hold: 500 * time.Millisecond, Interval: time.Second},

@@ -95,32 +95,19 @@ var extraCells []matrix.Spec
 // twinSuffix ends the name of a random twin.
 const twinSuffix = " (random twin)"
 
-// randomTwins are, for each targeted kind (one that strikes at a moment
-// of a live hold, nemesis/targeted.go), the random kinds its
-// twin cell draws instead: the same lock and workload, the same seeds,
-// the fault at a time drawn in advance rather than at a moment of a
-// hold, for detection speed targeted beside random.
-var randomTwins = map[string][]string{
-	"kill-quorum":           {"kill"},
-	"clock-holder":          {"clock"},
-	"clock-majority":        {"clock"},
-	"clock-partition":       {"clock", "partition"},
-	"pause-holder":          {"client-pause"},
-	"delay-grant":           {"latency"},
-	"failover-unreplicated": {"failover"},
-	"power-loss-holder":     {"power-loss"},
-}
-
 // twins returns the random twin of every expected-violation matrix cell
-// with one targeted kind, named "<cell> (random twin)".
+// with one targeted kind, named "<cell> (random twin)": the same lock and
+// workload, the same seeds, the kinds the targeted one names as its twin
+// (nemesis.Kind.Twin), the fault at a time drawn in advance rather than at
+// a moment of a hold, for detection speed targeted beside random.
 func twins() []matrix.Spec {
 	var out []matrix.Spec
 	for _, sp := range matrix.Cells(false) {
 		if len(sp.Kinds()) != 1 || sp.Expect.Overall() != report.ExpectViolation || sp.Config.Restart != "" {
 			continue
 		}
-		kinds, ok := randomTwins[sp.Kinds()[0]]
-		if !ok {
+		k, err := nemesis.Lookup(sp.Kinds()[0])
+		if err != nil || len(k.Twin.Kinds) == 0 {
 			continue
 		}
 		tw := sp
@@ -132,10 +119,8 @@ func twins() []matrix.Spec {
 		if !c.NoHold {
 			c.Hold = cmp.Or(c.Hold, w.Hold)
 		}
-		tw.Name, c.Nemesis, tw.Quick = sp.Name+twinSuffix, kinds, false
-		if sp.Kinds()[0] == "kill-quorum" {
-			c.Restart = "immediate"
-		}
+		tw.Name, c.Nemesis, tw.Quick = sp.Name+twinSuffix, slices.Clone(k.Twin.Kinds), false
+		c.Restart = cmp.Or(k.Twin.Restart, c.Restart)
 		tw.Why = "the random twin of " + sp.Name + ": " + sp.Why
 		out = append(out, tw)
 	}
