@@ -21,6 +21,17 @@
 // run, tokens shortened, nodes named n1, n2, … as schedule.json names
 // them.
 //
-// It imports checker and history only: like the checker, it can explain
-// a saved run offline.
+// A fault is read by its family (the history's fault-start records
+// nemesis.Kind.Family; a history written before it was recorded is read
+// by the kind its description names, legacyFamilies): faults.go holds the
+// one table from family to cause. detect.go runs an ordered list of
+// detectors over an overlap, and, for each node that granted both leases,
+// an ordered list of node detectors; each family's detectors live in a
+// file of their own (clock.go, kill.go, failover.go, evict.go, stall.go,
+// grant.go, notice.go), the lock's own logic in lock.go. A fault kind
+// added to a family needs nothing here.
+//
+// It imports checker only (and, through it, reads history's events): like
+// the checker, it can explain a saved run offline; it never imports
+// nemesis.
 package explain

@@ -321,3 +321,37 @@ func TestGroup(t *testing.T) {
 		t.Errorf("no fault: %+v, %q", two, two[0].More())
 	}
 }
+
+// TestFamilyNamesTheCause: the fault-start's family, not its kind's name,
+// says what the fault was: a kind explain has never heard of, recorded
+// in the clock family, is a clock jump; the same history without the
+// family (a history written before it was recorded) falls back on the
+// kind's name, which here names no family, and the cause is the lock's.
+func TestFamilyNamesTheCause(t *testing.T) {
+	evs, err := history.ReadFile(filepath.Join("..", "checker", "testdata", "lease-invalid_resource-invalid_cause-clock-jump.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		family string
+		want   explain.Cause
+	}{{"clock", explain.ClockJump}, {"", explain.LockLogic}} {
+		renamed := slices.Clone(evs)
+		for i, e := range renamed {
+			if e.F == history.FaultStart || e.F == history.FaultStop {
+				renamed[i].Value = "ntp-step n2: +2s"
+				if e.F == history.FaultStart {
+					renamed[i].Family = tc.family
+				}
+			}
+		}
+		a, err := checker.Analyze(renamed, checker.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex, _ := explain.Explain(&a, 1)
+		if len(ex) != 1 || ex[0].Cause != tc.want {
+			t.Errorf("family %q: got %+v, want cause %q", tc.family, ex, tc.want)
+		}
+	}
+}

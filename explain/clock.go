@@ -1,0 +1,32 @@
+package explain
+
+import "fmt"
+
+// The clock family: a node's clock jumped, slewed or drifted, and the
+// node expired a key whose holder still counted on it.
+
+// clockBeforeGrant: n expired a key at or before la's ok during a clock
+// fault on n (lb's own key, set first and returned later, or an earlier
+// key's end), and granted it again.
+func clockBeforeGrant(ne *nodeEvidence) (finding, bool) {
+	if ne.expired != nil || ne.before == nil {
+		return finding{}, false
+	}
+	f, ok := find(ne.fs, ClockJump, ne.n, ne.from, ne.before.Time)
+	if !ok {
+		return finding{}, false
+	}
+	return finding{cause: ClockJump, fault: f.num, node: ne.n, text: fmt.Sprintf("%s expired the key at %s, %s after the start of %s, and granted it again.",
+		ne.name, Secs(ne.before.Time), secsDelta(ne.before.Time-f.w.Start), f)}, true
+}
+
+// clockExpired: n expired la's key during a clock fault on n.
+func clockExpired(ne *nodeEvidence) (finding, bool) {
+	f, ok := ne.expiredBy(ClockJump)
+	if !ok {
+		return finding{}, false
+	}
+	rm := ne.expired
+	return finding{cause: ClockJump, fault: f.num, node: ne.n, text: fmt.Sprintf("%s %s the key at %s%s, %s after the start of %s.",
+		ne.name, rm.Event, Secs(rm.Time), ne.early, secsDelta(rm.Time-f.w.Start), f)}, true
+}

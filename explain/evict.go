@@ -1,0 +1,19 @@
+package explain
+
+import "fmt"
+
+// The evict family: memory pressure under an evicting policy.
+
+// evictedKey: n evicted la's key; by an evict fault on n when one was
+// active, else by a maxmemory set outside the run's faults.
+func evictedKey(ne *nodeEvidence) (finding, bool) {
+	rm := ne.expired
+	if rm == nil || rm.Event != "evicted" {
+		return finding{}, false
+	}
+	if f, ok := ne.expiredBy(Evicted); ok {
+		return finding{cause: Evicted, fault: f.num, node: ne.n, text: fmt.Sprintf("%s evicted the key at %s%s, %s after the start of %s, and granted it again.",
+			ne.name, Secs(rm.Time), ne.early, secsDelta(rm.Time-f.w.Start), f)}, true
+	}
+	return finding{cause: Evicted, node: ne.n, text: fmt.Sprintf("%s evicted the key at %s%s (maxmemory under an evicting policy, set outside the run's faults), and granted it again.", ne.name, Secs(rm.Time), ne.early)}, true
+}
