@@ -134,7 +134,7 @@ func (c *ClientStop) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 		if err != nil {
 			c.Decision = &Decision{Missed: "no grant within the step's window"}
 			if rec != nil {
-				c.Decision.Replay = "missed"
+				c.Decision.Replay = verdict(rec, c.Decision, 0)
 			}
 			return false, nil
 		}
@@ -152,10 +152,7 @@ func (c *ClientStop) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 			Amount:  c.Pause,
 		}
 		if rec != nil {
-			c.Decision.Replay = "same"
-			if rec.Trigger.Client != ch.Hold.Client || rec.Trigger.Key != ch.Hold.Key {
-				c.Decision.Replay = fmt.Sprintf("differs: recorded client %d's hold of %s; struck client %d's hold of %s", rec.Trigger.Client, rec.Trigger.Key, ch.Hold.Client, ch.Hold.Key)
-			}
+			c.Decision.Replay = verdict(rec, c.Decision, sameHolder)
 		}
 		return true, nil
 	}

@@ -132,7 +132,7 @@ func TestClientStopReplay(t *testing.T) {
 		want   string
 	}{
 		{"same", 0, "same"},
-		{"differs", 1, "differs: recorded client 0's hold of k0; struck client 1's hold of k0"},
+		{"differs", 1, "differs: recorded client 0's hold of k0 granted by n1 with 1s left; live: client 1's hold of k0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sc, err := nemesis.Load(path, s)

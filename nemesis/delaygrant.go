@@ -180,7 +180,7 @@ func (d *DelayGrant) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 	if err != nil {
 		d.Decision = &Decision{Missed: "no acquire returned granted with its reply held within the step's window"}
 		if rec != nil {
-			d.Decision.Replay = "differs: no grant under the delay"
+			d.Decision.Replay = verdict(rec, d.Decision, 0)
 		}
 		return false, nil
 	}
@@ -192,10 +192,7 @@ func (d *DelayGrant) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 		Amount:  Duration(delay),
 	}
 	if rec != nil {
-		d.Decision.Replay = "same"
-		if rt := rec.Trigger; rt != nil && (rt.Key != h.Key || !slices.Equal(rt.Granted, h.Granted)) {
-			d.Decision.Replay = fmt.Sprintf("differs: recorded %s; live: %s", rt, d.Decision.Trigger)
-		}
+		d.Decision.Replay = verdict(rec, d.Decision, sameHold)
 	}
 	return true, nil
 }

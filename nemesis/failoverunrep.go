@@ -180,13 +180,7 @@ func (f *FailoverUnreplicated) Arm(ctx context.Context, t *Target, base time.Tim
 		d.Trigger = &Trigger{Change: HoldEnded, Client: h.Client, Key: h.Key, Granted: slices.Clone(h.Granted), Left: Duration(h.ValidUntil - now)}
 	}
 	if rec != nil {
-		d.Replay = "same"
-		switch rt := rec.Trigger; {
-		case !slices.Equal(rec.Targets, d.Targets):
-			d.Replay = fmt.Sprintf("differs: recorded primary %s, live %s", nodeNames(rec.Targets), nodeNames(d.Targets))
-		case rt != nil && rt.Change != d.Trigger.Change:
-			d.Replay = fmt.Sprintf("differs: recorded %s at %s; live: %s", rt.Change, rt, d.Trigger.Change)
-		}
+		d.Replay = verdict(rec, d, sameTargets|sameChange)
 	}
 	f.Decision = d
 	return true, nil

@@ -83,7 +83,7 @@ func TestFailoverUnreplicated(t *testing.T) {
 		t.Fatalf("replay Arm: %v, %v", struck, err)
 	}
 	b, _ := json.Marshal(rf)
-	if !strings.Contains(string(b), `"replay":"differs: recorded primary n1, live n2"`) {
+	if !strings.Contains(string(b), `"replay":"differs: recorded nodes n1, live n2"`) {
 		t.Errorf("replayed decision %s: want the live primary named as differing", b)
 	}
 	// Heal waits until the topology is healthy again (the replay's cut

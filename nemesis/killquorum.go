@@ -181,7 +181,7 @@ func (k *KillQuorum) armCut(ctx context.Context, t *Target, base time.Time, node
 	case err != nil:
 		k.Decision = &Decision{Missed: "no grant by the bare majority the cut left within the step's window"}
 		if rec != nil {
-			k.Decision.Replay = "differs: no grant under the cut"
+			k.Decision.Replay = verdict(rec, k.Decision, 0)
 		}
 		return false, nil
 	}
@@ -193,13 +193,10 @@ func (k *KillQuorum) armCut(ctx context.Context, t *Target, base time.Time, node
 		Targets: nth(h.Granted, k.Pick, 1),
 	}
 	if rec != nil {
-		d.Replay = "same"
 		if len(rec.Targets) > 0 {
 			d.Targets = rec.Targets
 		}
-		if rt := rec.Trigger; rt != nil && (rt.Key != h.Key || !slices.Equal(rt.Granted, h.Granted)) {
-			d.Replay = fmt.Sprintf("differs: recorded %s; live: %s", rt, d.Trigger)
-		}
+		d.Replay = verdict(rec, d, sameHold)
 	}
 	k.Decision = d
 	return true, nil

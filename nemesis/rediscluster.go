@@ -182,22 +182,10 @@ func (f *ClusterFailoverUnreplicated) Arm(ctx context.Context, t *Target, base t
 		d.Trigger = &Trigger{Change: HoldEnded, Client: h.Client, Key: h.Key, Granted: slices.Clone(h.Granted), Left: Duration(h.ValidUntil - now)}
 	}
 	if rec != nil {
-		d.Replay = replayTargets(rec, d)
+		d.Replay = verdict(rec, d, sameTargets|sameChange)
 	}
 	f.Decision = d
 	return true, nil
-}
-
-// replayTargets compares a replay's live decision with the recorded one:
-// "same", or where they differ.
-func replayTargets(rec, live *Decision) string {
-	switch rt := rec.Trigger; {
-	case !slices.Equal(rec.Targets, live.Targets):
-		return fmt.Sprintf("differs: recorded nodes %s, live %s", nodeNames(rec.Targets), nodeNames(live.Targets))
-	case rt != nil && rt.Change != live.Trigger.Change:
-		return fmt.Sprintf("differs: recorded %s at %s; live: %s", rt.Change, rt, live.Trigger.Change)
-	}
-	return "same"
 }
 
 func (f *ClusterFailoverUnreplicated) lift(rc *cluster.RedisCluster) {
@@ -344,11 +332,11 @@ func armAtGrant(ctx context.Context, t *Target, base time.Time, rec *Decision,
 	case missed != "":
 		return &Decision{Missed: missed}, nil
 	}
+	// A replay's d says already how the live holds met the recorded
+	// trigger (replay); other nodes struck say more.
 	if rec != nil {
-		live := *d
-		d.Replay = replayTargets(rec, &live)
-		if d.Replay == "same" {
-			d.Replay = replayDiff(t, base, rec.Trigger)
+		if v := verdict(rec, d, sameTargets); v != "same" {
+			d.Replay = v
 		}
 	}
 	return d, nil

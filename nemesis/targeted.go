@@ -213,11 +213,47 @@ func replay(ctx context.Context, t *Target, base time.Time, rec *Decision) (*Dec
 		return &d, nil
 	}
 	if err := wait.Sleep(ctx, time.Until(base.Add(time.Duration(d.At)))); err != nil {
-		d.Missed, d.Replay = "the run ended before the recorded offset", "missed"
+		d.Missed = "the run ended before the recorded offset"
+		d.Replay = verdict(rec, &d, 0)
 		return &d, nil
 	}
 	d.Replay = replayDiff(t, base, d.Trigger)
 	return &d, nil
+}
+
+// The aspects of a strike a replay compares with the recording (verdict).
+const (
+	sameTargets = 1 << iota // the nodes struck
+	sameHolder              // the client that held, and its key
+	sameHold                // the key, granted by the same nodes
+	sameChange              // the change of the hold it struck at
+)
+
+// verdict is a replay's Decision.Replay, live the decision it came to
+// where rec was recorded: "missed: …" when it struck nothing, "same" when
+// it agrees with rec on every aspect asked for, else the first on which
+// it differs.
+func verdict(rec, live *Decision, aspects int) string {
+	rt, lt := rec.Trigger, live.Trigger
+	switch {
+	case live.Missed != "":
+		return "missed: " + live.Missed
+	case aspects&sameTargets != 0 && !slices.Equal(rec.Targets, live.Targets):
+		return fmt.Sprintf("differs: recorded nodes %s, live %s", nodeNames(rec.Targets), nodeNames(live.Targets))
+	case rt == nil || lt == nil:
+		return "same"
+	case aspects&sameHolder != 0 && (rt.Client != lt.Client || rt.Key != lt.Key),
+		aspects&sameHold != 0 && (rt.Key != lt.Key || !slices.Equal(rt.Granted, lt.Granted)):
+		return differs(rt, lt.String())
+	case aspects&sameChange != 0 && rt.Change != lt.Change:
+		return fmt.Sprintf("differs: recorded %s at %s; live: %s", rt.Change, rt, lt.Change)
+	}
+	return "same"
+}
+
+// differs says what a replay met instead of the recorded trigger.
+func differs(rec *Trigger, live string) string {
+	return fmt.Sprintf("differs: recorded %s; live: %s", rec, live)
 }
 
 // keyAboutFree waits for the moment at which the kinds that strike at a
@@ -267,9 +303,9 @@ func replayDiff(t *Target, base time.Time, tr *Trigger) string {
 		}
 	}
 	if len(live) == 0 {
-		return fmt.Sprintf("differs: recorded %s; live: no valid hold", tr)
+		return differs(tr, "no valid hold")
 	}
-	return fmt.Sprintf("differs: recorded %s; live: %s", tr, strings.Join(live, "; "))
+	return differs(tr, strings.Join(live, "; "))
 }
 
 // quorum is the smallest majority of n nodes.
