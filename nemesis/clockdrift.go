@@ -33,10 +33,7 @@ var clockDriftKind = Kind{
 	Summary: "run the wall clock of some nodes 0.5–5% fast until the heal (a backward jump back to the real time)",
 	Needs:   Needs{Cluster: cluster.Abilities{Clock: true}},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
-		f := &ClockDrift{Nodes: []int{0}}
-		if n := s.Nodes; s.MultiNode || s.Topology == cluster.TopologyFailover {
-			f.Nodes = pickNodes(rng, n, n/2+1+rng.IntN(n-n/2))
-		}
+		f := &ClockDrift{Nodes: clockTargets(rng, s, someMajority)}
 		f.Rate = float64(5+rng.IntN(46)) / 1000
 		return f
 	},
@@ -47,19 +44,11 @@ func (c *ClockDrift) fit(nodes int) error {
 	if err := checkNodes(c.Nodes, nodes); err != nil {
 		return err
 	}
-	if !(c.Rate > 0 && c.Rate <= 1) {
-		return fmt.Errorf("rate %g: want 0 < rate ≤ 1", c.Rate)
-	}
-	return nil
+	return checkRate(c.Rate)
 }
 
 // Refuse says why the fault does not fit s, or "".
-func (c *ClockDrift) Refuse(s Setup) string {
-	if err := c.fit(s.Nodes); err != nil {
-		return "clock-drift: " + err.Error()
-	}
-	return ""
-}
+func (c *ClockDrift) Refuse(s Setup) string { return refusal("clock-drift", c.fit(s.Nodes)) }
 
 func (c *ClockDrift) String() string {
 	return fmt.Sprintf("clock-drift: clocks %.3g%% fast on %s", c.Rate*100, nodeNames(c.Nodes))
@@ -83,26 +72,5 @@ func (c *ClockDrift) Start(ctx context.Context, t *Target) error {
 
 // Heal stops the drift and sets the clocks right.
 func (c *ClockDrift) Heal(_ context.Context, t *Target) error {
-	return errors.Join(c.bg.halt(), eachNode(t, c.Nodes, func(n *cluster.Node) error { return n.SetClockOffset(0) }))
-}
-
-// Drift sets an offset of rate × the time since Drift began every tick,
-// until stop is closed (ErrSlewStopped) or ctx is done, or set fails: a
-// clock that runs rate fast.
-func Drift(ctx context.Context, stop <-chan struct{}, set func(time.Duration) error, rate float64, tick time.Duration) error {
-	began := time.Now()
-	t := time.NewTicker(tick)
-	defer t.Stop()
-	for {
-		if err := set(time.Duration(rate * float64(time.Since(began)))); err != nil {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-stop:
-			return ErrSlewStopped
-		case <-t.C:
-		}
-	}
+	return errors.Join(c.bg.halt(), resetClocks(t, c.Nodes))
 }

@@ -10,16 +10,6 @@ import (
 	"github.com/locktorture/locktorture/cluster"
 )
 
-// SlewRate is the rate at which clock-back-slew brings a node's clock back
-// to the real time: the clock runs 0.8% fast while it catches up, below
-// the 1% clock drift the locks' drift allowance assumes (TTL×1% + 2 ms,
-// RedLock's drift factor), as NTP's slewing (at most 0.05%) is below it.
-const SlewRate = 0.008
-
-// slewTick is how often a slew rewrites the offset: each rewrite moves the
-// clock forward by Rate × slewTick (40 µs at 0.8% and 5 ms).
-const slewTick = 5 * time.Millisecond
-
 // ClockBackSlew jumps the wall clock of nodes back by Offset (negative),
 // keeps it there for Hold, then brings it back to the real time by
 // slewing: the offset moves to 0 at Rate, rewritten every few
@@ -52,14 +42,7 @@ var clockBackSlewKind = Kind{
 	Summary: "jump the wall clock of some nodes 0.1–0.2 TTL back, then slew it back at 0.8% (no forward jump)",
 	Needs:   Needs{Cluster: cluster.Abilities{Clock: true}, TTL: true},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
-		f := &ClockBackSlew{Nodes: []int{0}, Rate: SlewRate}
-		if n := s.Nodes; s.MultiNode || s.Topology == cluster.TopologyFailover {
-			if rng.IntN(2) == 0 {
-				f.Nodes = pickMinority(rng, n)
-			} else {
-				f.Nodes = pickNodes(rng, n, n/2+1+rng.IntN(n-n/2))
-			}
-		}
+		f := &ClockBackSlew{Nodes: clockTargets(rng, s, minorityOrMajority), Rate: SlewRate}
 		ttl := max(s.TTL, time.Millisecond)
 		off := ttl/10 + time.Duration(rng.Int64N(int64(ttl/10)+1))
 		f.Offset = -Duration(max(off.Truncate(time.Millisecond), time.Millisecond))
@@ -78,19 +61,12 @@ func (c *ClockBackSlew) fit(nodes int) error {
 		return fmt.Errorf("offset %s: want a backward jump (negative)", time.Duration(c.Offset))
 	case c.Hold < 0:
 		return errors.New("negative hold")
-	case !(c.Rate > 0 && c.Rate <= 1):
-		return fmt.Errorf("rate %g: want 0 < rate ≤ 1", c.Rate)
 	}
-	return nil
+	return checkRate(c.Rate)
 }
 
 // Refuse says why the fault does not fit s, or "".
-func (c *ClockBackSlew) Refuse(s Setup) string {
-	if err := c.fit(s.Nodes); err != nil {
-		return "clock-back-slew: " + err.Error()
-	}
-	return ""
-}
+func (c *ClockBackSlew) Refuse(s Setup) string { return refusal("clock-back-slew", c.fit(s.Nodes)) }
 
 // MinActive is Hold plus the slew's time, |Offset| / Rate, and a tick.
 func (c *ClockBackSlew) MinActive() time.Duration {
@@ -144,35 +120,5 @@ func (c *ClockBackSlew) Heal(ctx context.Context, t *Target) error {
 			err = fmt.Errorf("slew cut short (%w): the rest was set right at once", ctx.Err())
 		}
 	}
-	return errors.Join(err, eachNode(t, c.Nodes, func(n *cluster.Node) error { return n.SetClockOffset(0) }))
+	return errors.Join(err, resetClocks(t, c.Nodes))
 }
-
-// Slew moves an offset from from (negative) to 0 at rate, calling set
-// every tick with the offset due then (from + rate × the time since Slew
-// began, at most 0), until it has set 0, stop is closed (then it returns
-// ErrSlewStopped) or ctx is done. The clock it sets runs at most rate
-// faster than the real time, plus one tick's rounding.
-func Slew(ctx context.Context, stop <-chan struct{}, set func(time.Duration) error, from time.Duration, rate float64, tick time.Duration) error {
-	began := time.Now()
-	t := time.NewTicker(tick)
-	defer t.Stop()
-	for {
-		off := min(from+time.Duration(rate*float64(time.Since(began))), 0)
-		if err := set(off); err != nil {
-			return err
-		}
-		if off == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-stop:
-			return ErrSlewStopped
-		case <-t.C:
-		}
-	}
-}
-
-// ErrSlewStopped is returned by Slew when it was stopped before reaching 0.
-var ErrSlewStopped = errors.New("nemesis: slew stopped before the clock caught up")

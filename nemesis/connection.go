@@ -41,15 +41,7 @@ var connStreams = []string{downstream, upstream}
 
 // connNodes draws the nodes of a connection fault: the one node of a
 // single-instance lock; every node or a minority of a multi-node lock's.
-func connNodes(rng *rand.Rand, s Setup) []int {
-	if !s.MultiNode {
-		return []int{0}
-	}
-	if rng.IntN(2) == 0 {
-		return allNodes(s.Nodes)
-	}
-	return pickMinority(rng, s.Nodes)
-}
+func connNodes(rng *rand.Rand, s Setup) []int { return targets(rng, s, allOrMinority) }
 
 // connKind is a connection fault kind: its needs are the proxies.
 func connKind(name, summary string, plan func(*rand.Rand, Setup) Fault, dec func(json.RawMessage) (Fault, error)) Kind {

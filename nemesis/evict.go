@@ -70,15 +70,7 @@ func evictionKind(name, policy, summary string) Kind {
 		Summary: summary,
 		Window:  evictWindow,
 		Plan: func(rng *rand.Rand, s Setup) Fault {
-			f := &Evict{Nodes: []int{0}, Policy: policy, Headroom: 64 << 10, Filler: 4 << 10, Every: Duration(time.Millisecond)}
-			if n := s.Nodes; s.MultiNode {
-				if rng.IntN(2) == 0 {
-					f.Nodes = pickMinority(rng, n)
-				} else {
-					f.Nodes = pickNodes(rng, n, n/2+1) // a bare majority
-				}
-			}
-			return f
+			return &Evict{Nodes: targets(rng, s, minorityOrBareMajority), Policy: policy, Headroom: 64 << 10, Filler: 4 << 10, Every: Duration(time.Millisecond)}
 		},
 		Decode: decode[Evict],
 	}

@@ -33,7 +33,7 @@ var killKind = Kind{
 	Summary: "SIGKILL nodes; restart at once, or after a delay of at least the TTL",
 	Needs:   Needs{Cluster: cluster.Abilities{Process: true}},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
-		f := &Kill{Nodes: pickMinority(rng, s.Nodes)}
+		f := &Kill{Nodes: someMinority.pick(rng, s.Nodes)}
 		delayed := rng.IntN(2) == 1
 		switch s.Restart {
 		case RestartImmediate:

@@ -122,13 +122,6 @@ func (k *KillQuorum) String() string {
 	return s + decided(k.Decision, "")
 }
 
-// bare reports whether h is a hold that exactly a bare majority of nodes
-// granted, none of them in cut.
-func bare(h Hold, nodes int, cut []int) bool {
-	return h.Reported && len(h.Granted) == quorum(nodes) &&
-		!slices.ContainsFunc(h.Granted, func(n int) bool { return slices.Contains(cut, n) })
-}
-
 // Arm waits for a grant (or extend) by exactly a bare majority with at
 // least MinLeft of validity left, and picks one of its nodes; with
 // Isolate it first cuts the other nodes off (see KillQuorum).

@@ -38,14 +38,7 @@ var latencyKind = Kind{
 	// The failover topology has faults of its own (kind failover).
 	Needs: Needs{Topology: cluster.TopologyMasters, Cluster: cluster.Abilities{Network: true}},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
-		f := &Latency{Nodes: []int{0}}
-		if s.MultiNode {
-			if rng.IntN(2) == 0 {
-				f.Nodes = allNodes(s.Nodes)
-			} else {
-				f.Nodes = pickMinority(rng, s.Nodes)
-			}
-		}
+		f := &Latency{Nodes: targets(rng, s, allOrMinority)}
 		d := [...]time.Duration{s.TTL / 10, s.TTL / 2, s.TTL * 9 / 10}[rng.IntN(3)]
 		d = max(d.Truncate(time.Millisecond), time.Millisecond)
 		f.Latency = Duration(d)

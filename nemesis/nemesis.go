@@ -145,6 +145,37 @@ type EndingFault interface {
 	Ended() <-chan struct{}
 }
 
+// background is the goroutine of a fault that goes on after its Start
+// returns (a clock's strobe, drift or slew, a server stall's wait): Start
+// starts it, Heal (in the same goroutine as Start) halts it and takes its
+// error.
+type background struct {
+	stop chan struct{} // closed by halt
+	done chan struct{} // closed when f has returned
+	err  error         // f's error; read once done is closed
+}
+
+// start runs f in a goroutine; f returns once stop is closed.
+func (b *background) start(f func(stop <-chan struct{}) error) {
+	b.stop, b.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(b.done)
+		b.err = f(b.stop)
+	}()
+}
+
+// halt stops the goroutine, waits for it and returns its error; nil when
+// none was started or it was halted already.
+func (b *background) halt() error {
+	if b.stop == nil {
+		return nil
+	}
+	close(b.stop)
+	<-b.done
+	b.stop = nil // done stays closed
+	return b.err
+}
+
 // Kind is one kind of fault: what it needs of a run, and how it draws and
 // reads its faults. Each kind lives in its own file and has one line in
 // kinds.
@@ -385,6 +416,15 @@ func Lookup(name string) (Kind, error) {
 	return Kind{}, fmt.Errorf("%w %q%s (known: %s)", ErrUnknownKind, name, suggest.DidYouMean(name, names), strings.Join(names, ", "))
 }
 
+// refusal is a RefusingFault's reason for err, "kind: err", or "" for
+// nil.
+func refusal(kind string, err error) string {
+	if err == nil {
+		return ""
+	}
+	return kind + ": " + err.Error()
+}
+
 // familyOf is the Family of the kind called name, "" for an unknown one.
 func familyOf(name string) string {
 	k, _ := Lookup(name)
@@ -423,57 +463,4 @@ func decode[T any, P interface {
 		}
 	}
 	return P(&f), nil
-}
-
-// pickMinority draws between one node and the largest minority of n (one
-// node when there are fewer than three), sorted.
-func pickMinority(rng *rand.Rand, n int) []int {
-	return pickNodes(rng, n, 1+rng.IntN(max(1, (n-1)/2)))
-}
-
-// eachNode calls f on the node of t at each index of idx, in order, and
-// joins the errors; an index the cluster lacks ends it at once.
-func eachNode(t *Target, idx []int, f func(n *cluster.Node) error) error {
-	var errs []error
-	for _, i := range idx {
-		n, err := node(t, i)
-		if err != nil {
-			return errors.Join(append(errs, err)...)
-		}
-		errs = append(errs, f(n))
-	}
-	return errors.Join(errs...)
-}
-
-// node returns node i of the target's cluster, or an error naming it.
-func node(t *Target, i int) (*cluster.Node, error) {
-	if t.Cluster == nil || i < 0 || i >= len(t.Cluster.Nodes()) {
-		return nil, fmt.Errorf("no node n%d", i+1)
-	}
-	return t.Cluster.Node(i), nil
-}
-
-// allNodes is 0, 1, …, n−1: every node index.
-func allNodes(n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = i
-	}
-	return out
-}
-
-// pickNodes draws k distinct node indices out of n, sorted.
-func pickNodes(rng *rand.Rand, n, k int) []int {
-	perm := rng.Perm(n)[:k]
-	slices.Sort(perm)
-	return perm
-}
-
-// nodeNames returns "n1,n3" for indices [0 2].
-func nodeNames(idx []int) string {
-	s := make([]string, len(idx))
-	for i, n := range idx {
-		s[i] = fmt.Sprintf("n%d", n+1)
-	}
-	return strings.Join(s, ",")
 }

@@ -103,14 +103,11 @@ func planPartition(rng *rand.Rand, shape string, s Setup) *Partition {
 	p := &Partition{Shape: shape}
 	switch shape {
 	case ShapeOne:
-		p.Isolated = []int{0} // the node of a single-instance lock
-		if s.MultiNode {
-			p.Isolated = pickNodes(rng, n, 1)
-		}
+		p.Isolated = targets(rng, s, one)
 	case ShapeMinority:
-		p.Isolated = pickNodes(rng, n, (n-1)/2)
+		p.Isolated = minority.pick(rng, n)
 	case ShapeMajority:
-		p.Isolated = pickNodes(rng, n, n/2+1)
+		p.Isolated = majority.pick(rng, n)
 	case ShapeHalves:
 		k := n / 2
 		if n%2 == 1 && rng.IntN(2) == 1 {

@@ -24,17 +24,14 @@ var pauseKind = Kind{
 	Summary: "SIGSTOP nodes, SIGCONT them when healed",
 	Needs:   Needs{Cluster: cluster.Abilities{Process: true}},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
-		return &Pause{Nodes: pickMinority(rng, s.Nodes)}
+		return &Pause{Nodes: someMinority.pick(rng, s.Nodes)}
 	},
 	Decode: decode[Pause],
 }
 
 // Refuse says why the fault's nodes do not fit s, or "".
 func (p *Pause) Refuse(s Setup) string {
-	if err := checkNodes(p.Nodes, s.Nodes); err != nil {
-		return "pause: " + err.Error()
-	}
-	return ""
+	return refusal("pause", checkNodes(p.Nodes, s.Nodes))
 }
 
 func (p *Pause) String() string { return fmt.Sprintf("pause %s", nodeNames(p.Nodes)) }

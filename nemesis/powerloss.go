@@ -33,21 +33,14 @@ var powerLossKind = Kind{
 	Needs:   Needs{Cluster: cluster.Abilities{Process: true, PowerLoss: true}, Persistent: true},
 	Window:  Workload{Hold: 500 * time.Millisecond},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
-		f := &PowerLoss{Nodes: []int{0}}
-		if s.MultiNode {
-			f.Nodes = pickMinority(rng, s.Nodes)
-		}
-		return f
+		return &PowerLoss{Nodes: targets(rng, s, someMinority)}
 	},
 	Decode: decode[PowerLoss],
 }
 
 // Refuse says why the fault's nodes do not fit s, or "".
 func (p *PowerLoss) Refuse(s Setup) string {
-	if err := checkNodes(p.Nodes, s.Nodes); err != nil {
-		return "power-loss: " + err.Error()
-	}
-	return ""
+	return refusal("power-loss", checkNodes(p.Nodes, s.Nodes))
 }
 
 func (p *PowerLoss) String() string {

@@ -65,23 +65,3 @@ func clearToxics(ctx context.Context, t *Target, names ...string) error {
 	}
 	return errors.Join(errs...)
 }
-
-// checkNodes returns an error unless idx is a non-empty, strictly
-// increasing list of node indices, each below nodes (when nodes ≥ 0).
-func checkNodes(idx []int, nodes int) error {
-	if len(idx) == 0 {
-		return errors.New("no nodes")
-	}
-	for i, n := range idx {
-		if n < 0 {
-			return fmt.Errorf("negative node index %d", n)
-		}
-		if nodes >= 0 && n >= nodes {
-			return fmt.Errorf("no node n%d: the run has %d", n+1, nodes)
-		}
-		if i > 0 && n <= idx[i-1] {
-			return fmt.Errorf("nodes %v: want distinct indices in increasing order", idx)
-		}
-	}
-	return nil
-}

@@ -57,14 +57,7 @@ var serverStallKind = Kind{
 	Needs:   Needs{TTL: true},
 	Window:  Workload{Keys: 1, Hold: 500 * time.Millisecond, Interval: time.Second},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
-		f := &ServerStall{Nodes: []int{0}, Mode: StallSleep}
-		if n := s.Nodes; s.MultiNode {
-			if rng.IntN(2) == 0 {
-				f.Nodes = pickMinority(rng, n)
-			} else {
-				f.Nodes = pickNodes(rng, n, n/2+1+rng.IntN(n-n/2)) // a majority
-			}
-		}
+		f := &ServerStall{Nodes: targets(rng, s, minorityOrMajority), Mode: StallSleep}
 		if rng.IntN(2) == 1 {
 			f.Mode = StallPause
 		}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/internal/wait"
 )
 
@@ -66,19 +65,6 @@ func (a *Aim) aimed() *Aim { return a }
 // struck reports whether the fault has a decision with a strike.
 func (a *Aim) struck() bool {
 	return a.Decision != nil && a.Decision.Missed == "" && a.Decision.Trigger != nil
-}
-
-// setClocks sets the clocks of the decision's target nodes to the
-// decision's amount (jumped) or to 0; nothing when it did not strike.
-func (a *Aim) setClocks(t *Target, jumped bool) error {
-	if !a.struck() {
-		return nil
-	}
-	off := time.Duration(0)
-	if jumped {
-		off = time.Duration(a.Decision.Amount)
-	}
-	return eachNode(t, a.Decision.Targets, func(n *cluster.Node) error { return n.SetClockOffset(off) })
 }
 
 // decide runs watch and keeps its decision.
@@ -306,21 +292,6 @@ func replayDiff(t *Target, base time.Time, tr *Trigger) string {
 		return differs(tr, "no valid hold")
 	}
 	return differs(tr, strings.Join(live, "; "))
-}
-
-// quorum is the smallest majority of n nodes.
-func quorum(n int) int { return n/2 + 1 }
-
-// nth returns k of the nodes in from, starting at the pick-th (mod
-// len(from)) and wrapping, sorted: a seed's choice among nodes only
-// known at the strike.
-func nth(from []int, pick, k int) []int {
-	var out []int
-	for i := range min(k, len(from)) {
-		out = append(out, from[(pick+i)%len(from)])
-	}
-	slices.Sort(out)
-	return out
 }
 
 // decided describes a fault's decision for String: its targets once it
