@@ -2,7 +2,6 @@ package nemesis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -17,19 +16,13 @@ import (
 // never replicated; the sentinels promote the replica without the key,
 // and a second client acquires it there while the first still holds it.
 //
-// The cut cannot follow the grant: the replica has a SET within a
-// millisecond of the primary's reply, long before a client's grant
-// reaches the run's view. So Arm waits until a hold ends (its key about
-// to be free), cuts the primary's internal path at once, and waits up to
-// GrantWait (less than the sentinels' 1 s down-after, so that a
-// strike the run ends lifts the cut before a promotion) for the grant the
-// old primary gives under the cut: the trigger. When none comes — a lock
-// that waits for its replica (setnx with WAIT 1) refuses every acquire
-// the replica cannot acknowledge — the trigger is the hold that ended,
-// and the failover goes on: what the lock does through a failover with no
-// unreplicated grant is the measurement. Start waits for the promotion
-// and cuts the clients' path to the old primary too; Heal is the failover
-// kind's (the old primary rejoins as a replica).
+// Arm is the step the Redis Cluster kinds share (cutBeforeGrant): when a
+// hold ends, it cuts the primary's internal path at once and waits up to
+// GrantWait (less than the sentinels' 1 s down-after) for a grant under
+// the cut; a lock that waits for its replica (setnx with WAIT 1) gives
+// none, and the failover goes on. Start waits for the promotion and cuts
+// the clients' path to the old primary too; Heal is the failover kind's
+// (the old primary rejoins as a replica).
 //
 // With Force (Plan sets it) Start does not leave the promotion to the
 // sentinels' down-after (1 s) and election: it asks them to fail over at
@@ -82,108 +75,32 @@ func (f *FailoverUnreplicated) String() string {
 	return s + decided(f.Decision, "")
 }
 
-// Arm waits for a hold to end, cuts the primary's internal path, and
-// waits up to GrantWait for a grant under the cut (see
-// FailoverUnreplicated). With Force, a cut under which no grant came is
-// lifted (before the sentinels' down-after) and tried again at the next
-// hold's end while the window leaves room for one more; the last try
-// fails over with or without one. A replay cuts at the recorded offset.
+// Arm is the failover before the grant replicates (cutBeforeGrant) on
+// the Sentinel topology: it cuts the primary's internal path (from its
+// replica and the sentinels). With Force, a cut under which no grant came
+// is lifted (before the sentinels' down-after) and tried again at the
+// next hold's end while the window leaves room for one more.
 func (f *FailoverUnreplicated) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	fo, err := failoverOf(t)
 	if err != nil {
 		return false, err
 	}
-	if t.View == nil {
-		return false, errors.New("no view of the run's holds to aim at")
-	}
-	rec := f.Decision
-	var (
-		moment, grant Change
-		gerr          error
-		old           *cluster.Node
-		at            int64
-	)
-	_, after := t.View.Holds()
-	if rec != nil {
-		r, err := replay(ctx, t, base, rec)
-		if err != nil || r.Missed != "" {
-			f.Decision = r
-			return false, err
-		}
-		_, after = t.View.Holds()
-	}
-	deadline, bounded := ctx.Deadline()
-	// room: whether the window leaves time for another try after this
-	// one (a hold's end, then a cut of GrantWait), judged by what this
-	// one took.
-	room := func(took time.Duration) bool {
-		return f.Force && rec == nil && bounded && time.Until(deadline) > 2*took+time.Duration(f.GrantWait)
-	}
-	for try := 0; ; try++ {
-		began := time.Now()
-		if rec == nil {
-			wctx, cancel := ctx, context.CancelFunc(func() {})
-			if try > 0 && bounded {
-				// A later try must leave its cut time before the window
-				// closes: without a hold's end by then, it cuts at once.
-				wctx, cancel = context.WithDeadline(ctx, deadline.Add(-2*time.Duration(f.GrantWait)))
+	var old *cluster.Node
+	return f.cutBeforeGrant(ctx, t, base, time.Duration(f.GrantWait), primaryCut{
+		primary: func(ctx context.Context, _ string) ([]int, string, error) {
+			if old, err = fo.WaitPrimary(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil, "the sentinels named no primary within the step's window", nil
+				}
+				return nil, "", err
 			}
-			m, err := WaitFor(wctx, t.View, after, func(c Change) bool { return c.Kind == HoldEnded })
-			cancel()
-			switch {
-			case err == nil:
-				moment, after = m, m.Seq
-			case try == 0 || ctx.Err() != nil:
-				f.Decision = &Decision{Missed: "no hold ended within the step's window"}
-				return false, nil
-			}
-		}
-		if old, err = fo.WaitPrimary(ctx); err != nil {
-			if ctx.Err() != nil {
-				f.Decision = &Decision{Missed: "the sentinels named no primary within the step's window"}
-				return false, nil
-			}
-			return false, err
-		}
-		at = runNow(base)
-		if err := f.fo.blackHole(fo.InternalProxy(old)); err != nil {
-			return false, errors.Join(err, f.lift(ctx))
-		}
-		gctx, cancel := context.WithTimeout(ctx, time.Duration(f.GrantWait))
-		grant, gerr = WaitFor(gctx, t.View, after, func(c Change) bool { return c.Kind == HoldGranted && c.Time >= at })
-		cancel()
-		if ctx.Err() != nil {
-			// The run's step ends: lift the cut before the sentinels act.
-			f.Decision = &Decision{Missed: "the step's window closed under the cut"}
-			return false, f.lift(ctx)
-		}
-		if gerr == nil || !room(time.Since(began)) {
-			break
-		}
-		// No grant under this cut (the keys were all held): lift it
-		// before the sentinels call the primary down, and try again.
-		if err := f.lift(ctx); err != nil {
-			return false, err
-		}
-		_, after = t.View.Holds()
-	}
-	target := slices.Index(fo.Nodes(), old)
-	d := &Decision{At: Duration(at), Targets: []int{target}}
-	now := runNow(base)
-	if gerr == nil {
-		h := grant.Hold
-		d.Trigger = &Trigger{Change: HoldGranted, Client: h.Client, Key: h.Key, Granted: slices.Clone(h.Granted), Left: Duration(h.ValidUntil - now)}
-	} else if rec != nil && rec.Trigger != nil {
-		d.Trigger = &Trigger{Change: HoldEnded, Client: -1, Key: rec.Trigger.Key}
-	} else {
-		h := moment.Hold
-		d.Trigger = &Trigger{Change: HoldEnded, Client: h.Client, Key: h.Key, Granted: slices.Clone(h.Granted), Left: Duration(h.ValidUntil - now)}
-	}
-	if rec != nil {
-		d.Replay = verdict(rec, d, sameTargets|sameChange)
-	}
-	f.Decision = d
-	return true, nil
+			return []int{slices.Index(fo.Nodes(), old)}, "", nil
+		},
+		cut:    func() error { return f.fo.blackHole(fo.InternalProxy(old)) },
+		lift:   func() error { return f.lift(ctx) },
+		anyKey: true,
+		retry:  f.Force,
+	})
 }
 
 // lift removes the cuts made so far.

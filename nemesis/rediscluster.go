@@ -87,10 +87,9 @@ func (f *ClusterFailoverUnreplicated) String() string {
 	return s + decided(f.Decision, "")
 }
 
-// Arm waits for a hold to end, cuts its key's master from its replica,
-// and waits up to GrantWait for a grant of the key under the cut. A
-// replay cuts at the recorded offset, the master of the recorded key's
-// slot as the cluster then says.
+// Arm is the failover before the grant replicates (cutBeforeGrant) on
+// Redis Cluster: the primary is the master of the key's slot, cut from its
+// replica (with partition, from every other node).
 func (f *ClusterFailoverUnreplicated) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	rc, err := redisClusterOf(t)
 	if err != nil {
@@ -99,93 +98,62 @@ func (f *ClusterFailoverUnreplicated) Arm(ctx context.Context, t *Target, base t
 	if t.View == nil {
 		return false, errors.New("no view of the run's holds to aim at")
 	}
-	rec := f.Decision
-	holds, after := t.View.Holds()
-	var moment Change
-	var key string
 	// The next grant follows a release within a millisecond: the owners
 	// of the held keys are asked for now, so that the cut follows the
-	// end of a hold at once.
-	owners := map[string][2]*cluster.Node{}
-	for _, h := range holds {
-		if _, ok := owners[h.Key]; ok {
-			continue
-		}
-		if m, reps, err := rc.SlotOwner(ctx, nil, cluster.Slot(h.Key)); err == nil && len(reps) > 0 {
-			owners[h.Key] = [2]*cluster.Node{m, reps[0]}
-		}
-	}
-	if rec != nil {
-		r, err := replay(ctx, t, base, rec)
-		if err != nil || r.Missed != "" {
-			f.Decision = r
-			return false, err
-		}
-		_, after = t.View.Holds()
-		key = rec.Trigger.Key
-	} else {
-		m, err := WaitFor(ctx, t.View, after, func(c Change) bool { return c.Kind == HoldEnded })
-		if err != nil {
-			f.Decision = &Decision{Missed: "no hold ended within the step's window"}
-			return false, nil
-		}
-		moment, after, key = m, m.Seq, m.Hold.Key
-	}
-	var master *cluster.Node
-	var reps []*cluster.Node
-	if o, ok := owners[key]; ok && rec == nil {
-		master, reps = o[0], o[1:]
-	} else {
-		var err error
-		master, reps, err = rc.SlotOwner(ctx, nil, cluster.Slot(key))
-		switch {
-		case err != nil && ctx.Err() != nil:
-			f.Decision = &Decision{Missed: "the step's window closed before the cluster named the key's master"}
-			return false, nil
-		case err != nil:
-			return false, err
-		case len(reps) == 0:
-			f.Decision = &Decision{Missed: fmt.Sprintf("the master %s of %s's slot has no replica", master.Name(), key)}
-			return false, nil
+	// end of a hold at once (a replay asks then).
+	owners := map[string][]*cluster.Node{}
+	if f.Decision == nil {
+		holds, _ := t.View.Holds()
+		for _, h := range holds {
+			if _, ok := owners[h.Key]; ok {
+				continue
+			}
+			if m, reps, err := rc.SlotOwner(ctx, nil, cluster.Slot(h.Key)); err == nil && len(reps) > 0 {
+				owners[h.Key] = []*cluster.Node{m, reps[0]}
+			}
 		}
 	}
-	at := runNow(base)
-	if rec != nil {
-		at = int64(rec.At) // replay has slept until it
-	}
+	var master, replica *cluster.Node
+	return f.cutBeforeGrant(ctx, t, base, time.Duration(f.GrantWait), primaryCut{
+		primary: func(ctx context.Context, key string) ([]int, string, error) {
+			if o, ok := owners[key]; ok {
+				master, replica = o[0], o[1]
+				return []int{master.Index(), replica.Index()}, "", nil
+			}
+			m, reps, err := rc.SlotOwner(ctx, nil, cluster.Slot(key))
+			switch {
+			case err != nil && ctx.Err() != nil:
+				return nil, "the step's window closed before the cluster named the key's master", nil
+			case err != nil:
+				return nil, "", err
+			case len(reps) == 0:
+				return nil, fmt.Sprintf("the master %s of %s's slot has no replica", m.Name(), key), nil
+			}
+			master, replica = m, reps[0]
+			return []int{master.Index(), replica.Index()}, "", nil
+		},
+		cut: func() error {
+			f.cutOff(rc, master, replica)
+			return nil
+		},
+		lift: func() error {
+			f.lift(rc)
+			return nil
+		},
+	})
+}
+
+// cutOff cuts master from replica, or, with partition, from every other
+// node.
+func (f *ClusterFailoverUnreplicated) cutOff(rc *cluster.RedisCluster, master, replica *cluster.Node) {
 	if f.partition {
 		others := slices.DeleteFunc(rc.Cluster().Nodes(), func(n *cluster.Node) bool { return n == master })
 		rc.Cut(master, others...)
 		f.cut = append([]*cluster.Node{master}, others...)
-	} else {
-		rc.CutReplication(master, reps[0])
-		f.cut = []*cluster.Node{master, reps[0]}
+		return
 	}
-	gctx, cancel := context.WithTimeout(ctx, time.Duration(f.GrantWait))
-	grant, gerr := WaitFor(gctx, t.View, after, func(c Change) bool { return c.Kind == HoldGranted && c.Time >= at && c.Hold.Key == key })
-	cancel()
-	if ctx.Err() != nil {
-		f.Decision = &Decision{Missed: "the step's window closed under the cut"}
-		f.lift(rc)
-		return false, nil
-	}
-	d := &Decision{At: Duration(at), Targets: []int{master.Index(), reps[0].Index()}}
-	now := runNow(base)
-	switch {
-	case gerr == nil:
-		h := grant.Hold
-		d.Trigger = &Trigger{Change: HoldGranted, Client: h.Client, Key: h.Key, Granted: slices.Clone(h.Granted), Left: Duration(h.ValidUntil - now)}
-	case rec != nil:
-		d.Trigger = &Trigger{Change: HoldEnded, Client: -1, Key: key}
-	default:
-		h := moment.Hold
-		d.Trigger = &Trigger{Change: HoldEnded, Client: h.Client, Key: h.Key, Granted: slices.Clone(h.Granted), Left: Duration(h.ValidUntil - now)}
-	}
-	if rec != nil {
-		d.Replay = verdict(rec, d, sameTargets|sameChange)
-	}
-	f.Decision = d
-	return true, nil
+	rc.CutReplication(master, replica)
+	f.cut = []*cluster.Node{master, replica}
 }
 
 func (f *ClusterFailoverUnreplicated) lift(rc *cluster.RedisCluster) {
@@ -214,8 +182,7 @@ func (f *ClusterFailoverUnreplicated) Start(ctx context.Context, t *Target) erro
 		if err != nil {
 			return err
 		}
-		rc.CutReplication(m, r)
-		f.cut = []*cluster.Node{m, r}
+		f.cutOff(rc, m, r)
 	}
 	wctx, cancel := context.WithTimeout(ctx, promoteTimeout)
 	defer cancel()
@@ -428,19 +395,6 @@ func (f *ClusterPartitionMaster) Arm(ctx context.Context, t *Target, base time.T
 // Start waits until the majority has promoted the replica.
 func (f *ClusterPartitionMaster) Start(ctx context.Context, t *Target) error {
 	f.partition = true
-	if len(f.cut) == 0 && f.struck() { // not armed here (a test's Start alone)
-		rc, err := redisClusterOf(t)
-		if err != nil {
-			return err
-		}
-		m, err := node(t, f.Decision.Targets[0])
-		if err != nil {
-			return err
-		}
-		others := slices.DeleteFunc(rc.Cluster().Nodes(), func(n *cluster.Node) bool { return n == m })
-		rc.Cut(m, others...)
-		f.cut = append([]*cluster.Node{m}, others...)
-	}
 	return f.ClusterFailoverUnreplicated.Start(ctx, t)
 }
 

@@ -1,0 +1,153 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+)
+
+// The failover before the grant replicates: the step failover-unreplicated
+// (Sentinel) and cluster-failover-unreplicated and
+// cluster-partition-master (Redis Cluster) share. The cut cannot follow
+// the grant: the replica has a SET within a millisecond of the primary's
+// reply, long before a client's grant reaches the run's view. So the
+// strike waits until a hold ends (its key about to be free), cuts the
+// primary of that key from its replica at once, and waits up to a grant
+// wait (shorter than the failure detection, so that a strike the run
+// ends lifts the cut before a promotion) for the grant the primary gives
+// under the cut: the trigger. When none comes, the trigger is the hold
+// that ended, and the failover goes on: what the lock does through a
+// failover with no unreplicated grant is the measurement. Each topology
+// gives the step its primary, its cut and its lift (primaryCut).
+
+// primaryCut is a topology's part of cutBeforeGrant.
+type primaryCut struct {
+	// primary finds the primary of key, returned as the decision's
+	// targets, or says why the step missed (the window closed first, no
+	// replica).
+	primary func(ctx context.Context, key string) (targets []int, missed string, err error)
+	// cut cuts the primary primary found from its replica; lift lifts
+	// every cut made so far.
+	cut, lift func() error
+	// anyKey: the primary serves every key (Sentinel), so a grant of any
+	// key under the cut is the trigger; otherwise only one of key's.
+	anyKey bool
+	// retry: a cut under which no grant came is lifted (before the
+	// failure detection acts) and tried again at the next hold's end
+	// while the window leaves room for one more; the last try fails over
+	// with or without a grant.
+	retry bool
+}
+
+// cutBeforeGrant is the strike of a failover before the grant replicates,
+// with p's topology; it keeps the decision in a. A replay cuts at the
+// recorded offset, the primary of the recorded key as the topology then
+// says.
+func (a *Aim) cutBeforeGrant(ctx context.Context, t *Target, base time.Time, grantWait time.Duration, p primaryCut) (bool, error) {
+	if t.View == nil {
+		return false, errors.New("no view of the run's holds to aim at")
+	}
+	rec := a.Decision
+	var (
+		moment, grant Change
+		gerr          error
+		targets       []int
+		key           string
+		at            int64
+	)
+	_, after := t.View.Holds()
+	if rec != nil {
+		r, err := replay(ctx, t, base, rec)
+		if err != nil || r.Missed != "" {
+			a.Decision = r
+			return false, err
+		}
+		_, after = t.View.Holds()
+		if rec.Trigger != nil {
+			key = rec.Trigger.Key
+		}
+	}
+	deadline, bounded := ctx.Deadline()
+	// room: whether the window leaves time for another try after this
+	// one (a hold's end, then a cut of the grant wait), judged by what
+	// this one took.
+	room := func(took time.Duration) bool {
+		return p.retry && rec == nil && bounded && time.Until(deadline) > 2*took+grantWait
+	}
+	for try := 0; ; try++ {
+		began := time.Now()
+		if rec == nil {
+			wctx, cancel := ctx, context.CancelFunc(func() {})
+			if try > 0 && bounded {
+				// A later try must leave its cut time before the window
+				// closes: without a hold's end by then, it cuts at once.
+				wctx, cancel = context.WithDeadline(ctx, deadline.Add(-2*grantWait))
+			}
+			m, err := WaitFor(wctx, t.View, after, func(c Change) bool { return c.Kind == HoldEnded })
+			cancel()
+			switch {
+			case err == nil:
+				moment, after, key = m, m.Seq, m.Hold.Key
+			case try == 0 || ctx.Err() != nil:
+				a.Decision = &Decision{Missed: "no hold ended within the step's window"}
+				return false, nil
+			}
+		}
+		var missed string
+		var err error
+		if targets, missed, err = p.primary(ctx, key); err != nil || missed != "" {
+			if missed != "" {
+				a.Decision = &Decision{Missed: missed}
+			}
+			return false, err
+		}
+		at = runNow(base)
+		if rec != nil {
+			at = int64(rec.At) // replay has slept until it
+		}
+		if err := p.cut(); err != nil {
+			return false, errors.Join(err, p.lift())
+		}
+		gctx, cancel := context.WithTimeout(ctx, grantWait)
+		grant, gerr = WaitFor(gctx, t.View, after, func(c Change) bool {
+			return c.Kind == HoldGranted && c.Time >= at && (p.anyKey || c.Hold.Key == key)
+		})
+		cancel()
+		if ctx.Err() != nil {
+			// The run's step ends: lift the cut before a promotion.
+			a.Decision = &Decision{Missed: "the step's window closed under the cut"}
+			return false, p.lift()
+		}
+		if gerr == nil || !room(time.Since(began)) {
+			break
+		}
+		// No grant under this cut (the keys were all held): lift it
+		// before the failure detection acts, and try again.
+		if err := p.lift(); err != nil {
+			return false, err
+		}
+		_, after = t.View.Holds()
+	}
+	d := &Decision{At: Duration(at), Targets: targets, Trigger: cutTrigger(grant, gerr == nil, rec != nil, moment, key, runNow(base))}
+	if rec != nil {
+		d.Replay = verdict(rec, d, sameTargets|sameChange)
+	}
+	a.Decision = d
+	return true, nil
+}
+
+// cutTrigger is what a cut before the grant struck at: the grant under
+// it, else (a replay) the recorded key's hold that ended, else the hold
+// whose end it followed; now is the run-clock time.
+func cutTrigger(grant Change, granted, replayed bool, moment Change, key string, now int64) *Trigger {
+	switch {
+	case granted:
+		h := grant.Hold
+		return &Trigger{Change: HoldGranted, Client: h.Client, Key: h.Key, Granted: slices.Clone(h.Granted), Left: Duration(h.ValidUntil - now)}
+	case replayed:
+		return &Trigger{Change: HoldEnded, Client: -1, Key: key}
+	}
+	h := moment.Hold
+	return &Trigger{Change: HoldEnded, Client: h.Client, Key: h.Key, Granted: slices.Clone(h.Granted), Left: Duration(h.ValidUntil - now)}
+}
