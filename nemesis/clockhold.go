@@ -98,10 +98,9 @@ func (c *ClockHold) Refuse(s Setup) string {
 
 func (c *ClockHold) String() string {
 	s := fmt.Sprintf("clock-%s: jump the clock of %s of a live hold's nodes just past its validity", c.Scope, map[string]string{ScopeHolder: "one", ScopeMinority: "a minority", ScopeMajority: "a majority"}[c.Scope])
-	if c.struck() {
-		return s + decided(c.Decision, fmt.Sprintf("jump +%s on %s", time.Duration(c.Decision.Amount).Round(time.Millisecond), nodeNames(c.Decision.Targets)))
-	}
-	return s + decided(c.Decision, "")
+	return s + c.says(func(d *Decision) string {
+		return fmt.Sprintf("jump +%s on %s", time.Duration(d.Amount).Round(time.Millisecond), nodeNames(d.Targets))
+	})
 }
 
 // Arm waits for a grant (or extend) its scope fits, and picks the nodes.

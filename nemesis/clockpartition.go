@@ -74,10 +74,9 @@ func (c *ClockPartition) Refuse(s Setup) string {
 
 func (c *ClockPartition) String() string {
 	s := fmt.Sprintf("clock-partition: client group 0 reaches %s, group 1 %s, then a clock jump on a shared node of a hold", sideNames(c.Sides, 0), sideNames(c.Sides, 1))
-	if c.struck() {
-		return s + decided(c.Decision, fmt.Sprintf("jump +%s on %s", time.Duration(c.Decision.Amount).Round(time.Millisecond), nodeNames(c.Decision.Targets)))
-	}
-	return s + decided(c.Decision, "")
+	return s + c.says(func(d *Decision) string {
+		return fmt.Sprintf("jump +%s on %s", time.Duration(d.Amount).Round(time.Millisecond), nodeNames(d.Targets))
+	})
 }
 
 // Arm splits the groups, then waits for a hold a bare majority granted,

@@ -92,10 +92,9 @@ func (d *DelayGrant) Refuse(s Setup) string {
 
 func (d *DelayGrant) String() string {
 	s := fmt.Sprintf("delay-grant: hold the reply of the next granted acquire by %s", time.Duration(d.Delay))
-	if d.struck() {
-		return s + decided(d.Decision, fmt.Sprintf("replies of %s held %s from %s", nodeNames(d.Decision.Targets), time.Duration(d.Decision.Amount), time.Duration(d.Decision.At).Round(time.Millisecond)))
-	}
-	return s + decided(d.Decision, "")
+	return s + d.says(func(d *Decision) string {
+		return fmt.Sprintf("replies of %s held %s from %s", nodeNames(d.Targets), time.Duration(d.Amount), time.Duration(d.At).Round(time.Millisecond))
+	})
 }
 
 // dwell is how long the search waits for a grant under delay before it

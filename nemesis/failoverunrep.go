@@ -69,10 +69,7 @@ func (f *FailoverUnreplicated) String() string {
 	if f.Force {
 		s += " at once (SENTINEL FAILOVER)"
 	}
-	if f.struck() {
-		return s + decided(f.Decision, "primary "+nodeNames(f.Decision.Targets)+" cut from "+time.Duration(f.Decision.At).Round(time.Millisecond).String())
-	}
-	return s + decided(f.Decision, "")
+	return s + f.says(func(d *Decision) string { return "primary " + nodeNames(d.Targets) + " cut from " + d.at() })
 }
 
 // Arm is the failover before the grant replicates (cutBeforeGrant) on

@@ -115,7 +115,7 @@ func (k *KillQuorum) String() string {
 	if k.struck() {
 		what := "kill " + nodeNames(k.Decision.Targets) + ", " + restart
 		if len(k.Cut) > 0 {
-			what = "cut " + nodeNames(k.Cut) + " from " + time.Duration(k.Decision.At).Round(time.Millisecond).String() + " until the grant, " + what
+			what = "cut " + nodeNames(k.Cut) + " from " + k.Decision.at() + " until the grant, " + what
 		}
 		return s + decided(k.Decision, what)
 	}

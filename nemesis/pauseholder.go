@@ -67,10 +67,9 @@ func (p *PauseHolder) Refuse(Setup) string {
 
 func (p *PauseHolder) String() string {
 	s := "pause-holder: stall a holder after its last check just past its validity"
-	if p.struck() {
-		return s + decided(p.Decision, fmt.Sprintf("stall client %d for %s", p.Decision.Targets[0], time.Duration(p.Decision.Amount).Round(time.Millisecond)))
-	}
-	return s + decided(p.Decision, "")
+	return s + p.says(func(d *Decision) string {
+		return fmt.Sprintf("stall client %d for %s", d.Targets[0], time.Duration(d.Amount).Round(time.Millisecond))
+	})
 }
 
 // Arm arms a stall sized at the holder's last check and waits until a

@@ -55,10 +55,7 @@ func (p *PowerLossHolder) Refuse(s Setup) string {
 
 func (p *PowerLossHolder) String() string {
 	s := "power-loss-holder: cut the power of a node that has just granted a hold, drop unsynced writes, restart at once"
-	if p.struck() {
-		return s + decided(p.Decision, "power-loss "+nodeNames(p.Decision.Targets))
-	}
-	return s + decided(p.Decision, "")
+	return s + p.says(func(d *Decision) string { return "power-loss " + nodeNames(d.Targets) })
 }
 
 // Arm waits for a grant with at least MinLeft of validity left: on one

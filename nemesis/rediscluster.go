@@ -81,10 +81,9 @@ func (f *ClusterFailoverUnreplicated) Refuse(s Setup) string {
 
 func (f *ClusterFailoverUnreplicated) String() string {
 	s := "cluster-failover-unreplicated: cut a key's master from its replica right before a grant, force the replica over"
-	if f.struck() {
-		return s + decided(f.Decision, "master "+nodeNames(f.Decision.Targets[:1])+" cut from replica "+nodeNames(f.Decision.Targets[1:])+" at "+time.Duration(f.Decision.At).Round(time.Millisecond).String())
-	}
-	return s + decided(f.Decision, "")
+	return s + f.says(func(d *Decision) string {
+		return "master " + nodeNames(d.Targets[:1]) + " cut from replica " + nodeNames(d.Targets[1:]) + " at " + d.at()
+	})
 }
 
 // Arm is the failover before the grant replicates (cutBeforeGrant) on
@@ -242,10 +241,7 @@ func (f *ClusterKillMaster) Refuse(s Setup) string {
 
 func (f *ClusterKillMaster) String() string {
 	s := "cluster-kill-master: kill the master of a held key's slot"
-	if f.struck() {
-		return s + decided(f.Decision, "master "+nodeNames(f.Decision.Targets)+" killed at "+time.Duration(f.Decision.At).Round(time.Millisecond).String())
-	}
-	return s + decided(f.Decision, "")
+	return s + f.says(func(d *Decision) string { return "master " + nodeNames(d.Targets) + " killed at " + d.at() })
 }
 
 // Arm waits for a grant and aims at the master of its key's slot, as the
@@ -379,10 +375,7 @@ func (f *ClusterPartitionMaster) Refuse(s Setup) string {
 
 func (f *ClusterPartitionMaster) String() string {
 	s := "cluster-partition-master: cut a key's master from every other node right before a grant, the majority promotes its replica"
-	if f.struck() {
-		return s + decided(f.Decision, "master "+nodeNames(f.Decision.Targets[:1])+" cut off at "+time.Duration(f.Decision.At).Round(time.Millisecond).String())
-	}
-	return s + decided(f.Decision, "")
+	return s + f.says(func(d *Decision) string { return "master " + nodeNames(d.Targets[:1]) + " cut off at " + d.at() })
 }
 
 // Arm is cluster-failover-unreplicated's, with the master cut from every
@@ -439,10 +432,9 @@ func (f *ClusterMigrate) Refuse(s Setup) string {
 
 func (f *ClusterMigrate) String() string {
 	s := "cluster-migrate: move a held key's slot to another master"
-	if f.struck() {
-		return s + decided(f.Decision, "slot moved from "+nodeNames(f.Decision.Targets[:1])+" to "+nodeNames(f.Decision.Targets[1:])+" at "+time.Duration(f.Decision.At).Round(time.Millisecond).String())
-	}
-	return s + decided(f.Decision, "")
+	return s + f.says(func(d *Decision) string {
+		return "slot moved from " + nodeNames(d.Targets[:1]) + " to " + nodeNames(d.Targets[1:]) + " at " + d.at()
+	})
 }
 
 // Arm waits for a grant and aims at the master of its key's slot, as the

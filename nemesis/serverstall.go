@@ -249,10 +249,9 @@ func (f *ServerStallHolder) Refuse(s Setup) string {
 
 func (f *ServerStallHolder) String() string {
 	s := fmt.Sprintf("server-stall-holder: %s on a live hold's nodes just past its validity", stallCommand(f.Mode))
-	if f.struck() {
-		return s + decided(f.Decision, fmt.Sprintf("stall %s for %s", nodeNames(f.Decision.Targets), time.Duration(f.Decision.Amount).Round(time.Millisecond)))
-	}
-	return s + decided(f.Decision, "")
+	return s + f.says(func(d *Decision) string {
+		return fmt.Sprintf("stall %s for %s", nodeNames(d.Targets), time.Duration(d.Amount).Round(time.Millisecond))
+	})
 }
 
 // Arm waits for a grant (or extend) and picks the nodes: the one node of

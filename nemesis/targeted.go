@@ -294,6 +294,18 @@ func replayDiff(t *Target, base time.Time, tr *Trigger) string {
 	return differs(tr, strings.Join(live, "; "))
 }
 
+// says is decided for an aimed fault, with what drawn from its decision
+// only once it struck.
+func (a *Aim) says(what func(d *Decision) string) string {
+	if !a.struck() {
+		return decided(a.Decision, "")
+	}
+	return decided(a.Decision, what(a.Decision))
+}
+
+// at is when the decision struck, to the millisecond.
+func (d *Decision) at() string { return time.Duration(d.At).Round(time.Millisecond).String() }
+
 // decided describes a fault's decision for String: its targets once it
 // has struck, "" before.
 func decided(d *Decision, what string) string {
