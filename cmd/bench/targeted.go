@@ -11,6 +11,7 @@ import (
 
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/matrix"
+	"github.com/locktorture/locktorture/nemesis"
 	"github.com/locktorture/locktorture/report"
 )
 
@@ -79,12 +80,29 @@ func (s cellStats) notes() string {
 	return strings.Join(n, "; ")
 }
 
+// twinList names each targeted kind's random twin (nemesis.Kind.Twin):
+// "`kill-quorum` → `kill` restarting immediate, …".
+func twinList() string {
+	var s []string
+	for _, k := range nemesis.Kinds() {
+		if len(k.Twin.Kinds) == 0 {
+			continue
+		}
+		t := fmt.Sprintf("`%s` → `%s`", k.Name, strings.Join(k.Twin.Kinds, ","))
+		if k.Twin.Restart != "" {
+			t += " restarting " + k.Twin.Restart
+		}
+		s = append(s, t)
+	}
+	return strings.Join(s, ", ")
+}
+
 func (r *results) targetedSection(p func(string, ...any)) {
 	o := r.Opts
 	p("A targeted kind strikes at a moment of a live hold (`nemesis/targeted.go`): `kill-quorum` kills a node of a bare majority that granted the hold, `clock-holder` and `clock-majority` jump the clocks of the nodes that granted it, ")
 	p("`clock-partition` splits the nodes and jumps the shared one, `pause-holder` stops the holder's process, `delay-grant` returns a grant late, `failover-unreplicated` fails over before the grant reached the replica. ")
 	p("Each expected-violation cell ran beside its **random twin** (`cmd/bench/detect.go`: the same lock, nodes, keys, hold, TTL and interval, the same seeds, with the random kind instead: ")
-	p("`kill-quorum` → `kill` restarting at once, `clock-holder` and `clock-majority` → `clock`, `clock-partition` → `clock,partition`, `pause-holder` → `client-pause`, `delay-grant` → `latency`, `failover-unreplicated` → `failover`), ")
+	p("%s), ", twinList())
 	p("%d seeds each; each expected-safe control %d seeds. A violation run stops at its first violation (at most %v); a safe run lasts %v (both raised to the cell's `MinDuration`); %d runs at a time. ", o.targetedSeeds, o.targetedSafe, o.targetedMax, o.detectDur, o.parallel)
 	p("\"After the fault\" is from the first `fault-start` (for a targeted kind its first strike) to the first violation. %d runs in %s. ", r.targetedRuns(), r.TargetedWall.Round(time.Second))
 	p("With this few seeds a share is coarse: `-targeted-seeds 10 -targeted-safe-seeds 50` measures the targets as they were set (≥ 9 of 10 seeds, no false alarm in 50 runs).\n\n")
