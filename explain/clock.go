@@ -21,12 +21,7 @@ func clockBeforeGrant(ne *nodeEvidence) (finding, bool) {
 }
 
 // clockExpired: n expired la's key during a clock fault on n.
-func clockExpired(ne *nodeEvidence) (finding, bool) {
-	f, ok := ne.expiredBy(ClockJump)
-	if !ok {
-		return finding{}, false
-	}
-	rm := ne.expired
-	return finding{cause: ClockJump, fault: f.num, node: ne.n, text: fmt.Sprintf("%s %s the key at %s%s, %s after the start of %s.",
-		ne.name, rm.Event, Secs(rm.Time), ne.early, secsDelta(rm.Time-f.w.Start), f)}, true
-}
+var clockExpired = nodeFault{ClockJump, expired, func(ne *nodeEvidence, f fault) string {
+	return fmt.Sprintf("%s %s the key at %s%s, %s after the start of %s.",
+		ne.name, ne.expired.Event, Secs(ne.expired.Time), ne.early, secsDelta(ne.expired.Time-f.w.Start), f)
+}}

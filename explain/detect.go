@@ -148,20 +148,20 @@ const lag = 50e6
 // nodeDetectors name what node n's evidence says, in order: the first
 // that reports a finding names it.
 var nodeDetectors = []func(*nodeEvidence) (finding, bool){
-	clockBeforeGrant, // clock.go
-	lateGrant,        // grant.go
-	evictedKey,       // evict.go
-	clockExpired,     // clock.go
-	stallExpired,     // stall.go
-	pauseExpired,     // stall.go
-	killExpired,      // kill.go
-	powerLossExpired, // kill.go
-	expiredEarly,     // lock.go
-	powerLost,        // kill.go
-	killed,           // kill.go
-	failedOver,       // failover.go
-	deletedForOther,  // lock.go
-	setOver,          // lock.go
+	clockBeforeGrant,        // clock.go
+	lateGrant,               // grant.go
+	evictedKey,              // evict.go
+	clockExpired.detect,     // clock.go
+	stallExpired.detect,     // stall.go
+	pauseExpired.detect,     // stall.go
+	killExpired.detect,      // kill.go
+	powerLossExpired.detect, // kill.go
+	expiredEarly,            // lock.go
+	powerLost.detect,        // kill.go
+	killed.detect,           // kill.go
+	failedOver.detect,       // failover.go
+	deletedForOther,         // lock.go
+	setOver,                 // lock.go
 }
 
 // nodeFinding is what node n's evidence says of lb starting inside la,
@@ -200,13 +200,42 @@ func nodeFinding(e *evidence, n int) finding {
 	return finding{cause: Unknown, node: n, text: fmt.Sprintf("%s granted both; it was not seen to lose the key.", ne.name)}
 }
 
-// expiredBy finds a fault making cause on n between la's invoke and the
-// key's expiry, when the key expired.
-func (ne *nodeEvidence) expiredBy(cause Cause) (fault, bool) {
-	if ne.expired == nil {
-		return fault{}, false
+// nodeFault is a node detector that names a fault of cause active while
+// n lost the key, in the sentence text makes of it.
+type nodeFault struct {
+	cause Cause
+	// when is what the fault must overlap: expired (on n, from la's
+	// invoke to n's expiry of the key), between (on n, from la's invoke
+	// to lb's grant), anywhere (between, on any node), or stalled (on any
+	// node, from la's ok to lb's grant, once n expired the key).
+	when int
+	text func(ne *nodeEvidence, f fault) string
+}
+
+const (
+	expired = iota
+	between
+	anywhere
+	stalled
+)
+
+func (nf nodeFault) detect(ne *nodeEvidence) (finding, bool) {
+	node, from, to := ne.n, ne.la.Invoked, ne.lb.Start
+	switch {
+	case (nf.when == expired || nf.when == stalled) && ne.expired == nil:
+		return finding{}, false
+	case nf.when == expired:
+		to = ne.expired.Time
+	case nf.when == anywhere:
+		node = -1
+	case nf.when == stalled:
+		node, from = -1, ne.la.Start
 	}
-	return find(ne.fs, cause, ne.n, ne.la.Invoked, ne.expired.Time)
+	f, ok := find(ne.fs, nf.cause, node, from, to)
+	if !ok {
+		return finding{}, false
+	}
+	return finding{cause: nf.cause, fault: f.num, node: ne.n, text: nf.text(ne, f)}, true
 }
 
 // removal returns node n's first expired, evicted or del of the key

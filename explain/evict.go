@@ -11,7 +11,7 @@ func evictedKey(ne *nodeEvidence) (finding, bool) {
 	if rm == nil || rm.Event != "evicted" {
 		return finding{}, false
 	}
-	if f, ok := ne.expiredBy(Evicted); ok {
+	if f, ok := find(ne.fs, Evicted, ne.n, ne.la.Invoked, rm.Time); ok {
 		return finding{cause: Evicted, fault: f.num, node: ne.n, text: fmt.Sprintf("%s evicted the key at %s%s, %s after the start of %s, and granted it again.",
 			ne.name, Secs(rm.Time), ne.early, secsDelta(rm.Time-f.w.Start), f)}, true
 	}

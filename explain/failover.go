@@ -74,10 +74,6 @@ func minorityCut(f fault, la checker.Lease) (int64, bool) {
 
 // failedOver: a failover between the two acquires, on a node that
 // granted both.
-func failedOver(ne *nodeEvidence) (finding, bool) {
-	f, ok := find(ne.fs, Failover, -1, ne.la.Invoked, ne.lb.Start)
-	if !ok {
-		return finding{}, false
-	}
-	return finding{cause: Failover, fault: f.num, node: ne.n, text: fmt.Sprintf("%s was active between the two acquires.", capital(f.String()))}, true
-}
+var failedOver = nodeFault{Failover, anywhere, func(ne *nodeEvidence, f fault) string {
+	return fmt.Sprintf("%s was active between the two acquires.", capital(f.String()))
+}}
