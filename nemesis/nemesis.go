@@ -1,9 +1,8 @@
 package nemesis
 
 import (
-	"github.com/locktorture/locktorture/internal/suggest"
-
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/internal/suggest"
 )
 
 // Setup describes the run a nemesis will act on, for a kind to refuse
@@ -243,24 +243,8 @@ func WindowOf(names []string) Workload {
 			continue
 		}
 		kw := k.Window
-		if w.Clients == 0 {
-			w.Clients = kw.Clients
-		}
-		if w.Keys == 0 {
-			w.Keys = kw.Keys
-		}
-		if w.TTL == 0 {
-			w.TTL = kw.TTL
-		}
-		if w.Hold == 0 {
-			w.Hold = kw.Hold
-		}
-		if w.Interval == 0 {
-			w.Interval = kw.Interval
-		}
-		if w.Duration == 0 {
-			w.Duration = kw.Duration
-		}
+		w.Clients, w.Keys, w.TTL = cmp.Or(w.Clients, kw.Clients), cmp.Or(w.Keys, kw.Keys), cmp.Or(w.TTL, kw.TTL)
+		w.Hold, w.Interval, w.Duration = cmp.Or(w.Hold, kw.Hold), cmp.Or(w.Interval, kw.Interval), cmp.Or(w.Duration, kw.Duration)
 	}
 	return w
 }
