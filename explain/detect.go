@@ -7,30 +7,6 @@ import (
 	"github.com/locktorture/locktorture/checker"
 )
 
-// finding is what the evidence says of an overlap.
-type finding struct {
-	cause Cause
-	fault int
-	node  int
-	text  string
-}
-
-// evidence is what the detectors read of lease lb starting inside lease
-// la: the faults, the key's evidence and the nodes to look at.
-type evidence struct {
-	a      *checker.Analysis
-	fs     []fault
-	ke     *checker.KeyEvidence
-	obs    []checker.NodeObservation
-	la, lb checker.Lease
-	// common are the nodes that granted both leases; with no report,
-	// every node observed.
-	common []int
-	// best is the best of the nodes' findings (byNode), Unknown until one
-	// names a cause.
-	best finding
-}
-
 // detectors name the cause of an overlap, in order: the first that
 // reports a finding names it.
 var detectors = []func(*evidence) (finding, bool){
@@ -70,19 +46,6 @@ func explainOverlap(a *checker.Analysis, fs []fault, ke *checker.KeyEvidence, la
 	return e.best
 }
 
-// rank orders causes by how specific they are: a named fault first.
-func rank(c Cause) int {
-	switch c {
-	case ClockJump, Restart, Failover, PromotedWithoutKey, MinorityMaster, ExtendAfterExpiry, LateNotice, Evicted, PowerLoss, LateGrant:
-		return 3
-	case Stalled, ServerStall, BrokenConnection, ReplicationCut:
-		return 2
-	case LockLogic:
-		return 1
-	}
-	return 0
-}
-
 // byNode asks every node that granted both what it did (nodeDetectors)
 // and keeps the most specific finding; it reports one that names a cause.
 func byNode(e *evidence) (finding, bool) {
@@ -120,30 +83,6 @@ func unmarkedFault(e *evidence) (finding, bool) {
 	}
 	return finding{cause: fam.cause, fault: f.num, node: firstOr(f.nodes), text: fmt.Sprintf("%s %s was active between the two acquires, and no node was seen to lose the key otherwise.", e.best.text, capital(f.String()))}, true
 }
-
-// nodeEvidence is what node n did to the key after la's ok and before
-// lb's (with a slack of lag for the notifications).
-type nodeEvidence struct {
-	*evidence
-	n     int
-	name  string
-	valid int64 // la's validity
-	from  int64 // the earlier of the two acquires' invokes
-	// expired is the first expiry or eviction after la's ok; before the
-	// first expiry at or before it (an earlier key's end, or lb's own
-	// key, set first and returned later); deleted the first del that
-	// was not la's release.
-	expired, before, deleted *checker.NodeObservation
-	// sets counts the sets from la's invoke on.
-	sets int
-	// early is ", 0.5 s before the end of P0's validity" when expired
-	// came before la's validity ended.
-	early string
-}
-
-// lag is the slack of a node's notifications: they arrive after the
-// change they report.
-const lag = 50e6
 
 // nodeDetectors name what node n's evidence says, in order: the first
 // that reports a finding names it.
@@ -200,61 +139,16 @@ func nodeFinding(e *evidence, n int) finding {
 	return finding{cause: Unknown, node: n, text: fmt.Sprintf("%s granted both; it was not seen to lose the key.", ne.name)}
 }
 
-// nodeFault is a node detector that names a fault of cause active while
-// n lost the key, in the sentence text makes of it.
-type nodeFault struct {
-	cause Cause
-	// when is what the fault must overlap: expired (on n, from la's
-	// invoke to n's expiry of the key), between (on n, from la's invoke
-	// to lb's grant), anywhere (between, on any node), or stalled (on any
-	// node, from la's ok to lb's grant, once n expired the key).
-	when int
-	text func(ne *nodeEvidence, f fault) string
-}
-
-const (
-	expired = iota
-	between
-	anywhere
-	stalled
-)
-
-func (nf nodeFault) detect(ne *nodeEvidence) (finding, bool) {
-	node, from, to := ne.n, ne.la.Invoked, ne.lb.Start
-	switch {
-	case (nf.when == expired || nf.when == stalled) && ne.expired == nil:
-		return finding{}, false
-	case nf.when == expired:
-		to = ne.expired.Time
-	case nf.when == anywhere:
-		node = -1
-	case nf.when == stalled:
-		node, from = -1, ne.la.Start
-	}
-	f, ok := find(ne.fs, nf.cause, node, from, to)
-	if !ok {
-		return finding{}, false
-	}
-	return finding{cause: nf.cause, fault: f.num, node: ne.n, text: nf.text(ne, f)}, true
-}
-
-// removal returns node n's first expired, evicted or del of the key
-// after from and at or before to.
-func removal(obs []checker.NodeObservation, n int, from, to int64) (checker.NodeObservation, bool) {
-	for _, o := range obs {
-		if o.Node == n && o.Time > from && o.Time <= to && (o.Event == "expired" || o.Event == "evicted" || o.Event == "del") {
-			return o, true
+// blamed names the first family (in the table's order) of blame b with a
+// fault active between the two acquires of e.
+func blamed(e *evidence, b blame) (family, fault, bool) {
+	for _, fam := range families {
+		if fam.blame != b {
+			continue
+		}
+		if f, ok := findFamily(e.fs, fam.name, -1, e.la.Invoked, e.lb.Start); ok {
+			return fam, f, true
 		}
 	}
-	return checker.NodeObservation{}, false
-}
-
-// setBetween reports whether node n set the key in [from, to].
-func setBetween(obs []checker.NodeObservation, n int, from, to int64) bool {
-	for _, o := range obs {
-		if o.Node == n && o.Event == "set" && o.Time >= from && o.Time <= to {
-			return true
-		}
-	}
-	return false
+	return family{}, fault{}, false
 }

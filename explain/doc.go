@@ -24,12 +24,13 @@
 // A fault is read by its family (the history's fault-start records
 // nemesis.Kind.Family; a history written before it was recorded is read
 // by the kind its description names, legacyFamilies): faults.go holds the
-// one table from family to cause. detect.go runs an ordered list of
-// detectors over an overlap, and, for each node that granted both leases,
-// an ordered list of node detectors; each family's detectors live in a
-// file of their own (clock.go, kill.go, failover.go, evict.go, stall.go,
-// grant.go, notice.go), the lock's own logic in lock.go. A fault kind
-// added to a family needs nothing here.
+// one table from family to cause. The files stand in layers: text.go
+// and cause.go (the words and the causes), faults.go, evidence.go (what
+// the detectors read), one file per family's detectors (clock.go,
+// kill.go, failover.go, evict.go, stall.go, grant.go, notice.go; the
+// lock's own logic in lock.go), detect.go (the ordered lists of
+// detectors and of node detectors), and explain.go and findings.go (the
+// entry points). A fault kind added to a family needs nothing here.
 //
 // It imports checker only (and, through it, reads history's events): like
 // the checker, it can explain a saved run offline; it never imports

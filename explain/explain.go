@@ -2,93 +2,9 @@ package explain
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/locktorture/locktorture/checker"
 )
-
-// Cause is what made a violation happen, as the evidence shows it.
-type Cause string
-
-const (
-	// ClockJump: a node that granted the earlier lease expired its key
-	// during or after a clock fault on that node, while the holder's
-	// validity ran on.
-	ClockJump Cause = "clock jump"
-	// Restart: a node that granted the earlier lease was killed and
-	// restarted without persistence, forgetting the key, and granted the
-	// later lease.
-	Restart Cause = "restart without persistence"
-	// Failover: a failover promoted a replica that did not have the key,
-	// and the new primary granted the later lease.
-	Failover Cause = "failover promotion without the key"
-	// Stalled: a holder's critical section went on past its lease's
-	// validity (a stalled client) and wrote after another's; the leases
-	// themselves did not overlap (resource only).
-	Stalled Cause = "holder stalled past its validity"
-	// ExtendAfterExpiry: the holder's lease was extended on a node after
-	// that node had expired or deleted the key, so the validity it was
-	// told ran on a key that no longer existed.
-	ExtendAfterExpiry Cause = "extend after expiry"
-	// LateNotice: the earlier holder's lock claims no validity (it renews
-	// itself, or its users hold until they release) and the holder was
-	// told it lost the lock only after the other client was granted it,
-	// or not at all before it released: its whole process was stopped (a
-	// client-stop fault) while its key expired, or its lock noticed the
-	// loss too late.
-	LateNotice Cause = "holder told too late"
-	// Evicted: a node that granted the earlier lease evicted its key under
-	// memory pressure (maxmemory with an evicting policy) and granted the
-	// later lease.
-	Evicted Cause = "key evicted under maxmemory"
-	// PowerLoss: a node that granted the earlier lease lost its power: it
-	// was killed and what it had written but not fsynced was dropped, the
-	// grant with it; it came back without the key and granted the later
-	// lease.
-	PowerLoss Cause = "power loss dropped the unsynced grant"
-	// ServerStall: a node that granted the earlier lease stalled (its
-	// event loop stopped, DEBUG SLEEP or CLIENT PAUSE) and expired the key
-	// while the holder counted on it.
-	ServerStall Cause = "server stall"
-	// BrokenConnection: a connection fault (a reset, a cut after some
-	// bytes, sliced replies, dropped connections) was active between the
-	// two acquires, and no node's evidence names another cause: a reply
-	// lost with its connection, an outcome the lock took for known.
-	BrokenConnection Cause = "broken connection"
-	// ReplicationCut: the link between the primary and its replica was cut
-	// or slowed between the two acquires, and no node's evidence names
-	// another cause.
-	ReplicationCut Cause = "replication link cut"
-	// PromotedWithoutKey: on Redis Cluster, the master of the key's slot
-	// granted the first lease and the cluster then promoted its replica
-	// (a forced failover, a killed master), which the node evidence shows
-	// never had the key before the second grant: the grant had not been
-	// replicated.
-	PromotedWithoutKey Cause = "promoted replica without the key"
-	// MinorityMaster: on Redis Cluster, the master of the key's slot was
-	// cut off every other node (cluster-partition-master) before it
-	// granted the first lease: a minority of one, it still accepted the
-	// write until the node timeout told it so, and the majority promoted
-	// its replica, which the node evidence shows never had the key, and
-	// which granted the second.
-	MinorityMaster Cause = "minority master accepted the grant"
-	// LateGrant: the key an acquire set expired before that acquire
-	// returned granted (its replies were slow, or held by a fault): the
-	// lock did not count the time its round took, and told its holder it
-	// held a key that was already gone, which the next client set.
-	LateGrant Cause = "granted after its key expired"
-	// LockLogic: no fault explains it; the nodes' evidence shows the lock
-	// itself broke exclusion (a key set over a live one, deleted for
-	// another client, quorums that do not intersect, a validity that
-	// outlived the key): a mutant.
-	LockLogic Cause = "the lock's own logic"
-	// Unknown: the evidence does not say.
-	Unknown Cause = "unknown"
-)
-
-// Causes lists every Cause, in the order of their constants.
-var Causes = []Cause{ClockJump, Restart, Failover, PromotedWithoutKey, MinorityMaster, Stalled, ExtendAfterExpiry, LateNotice, Evicted, PowerLoss, ServerStall, BrokenConnection, ReplicationCut, LateGrant, LockLogic, Unknown}
 
 // Explanation is the cause of one violation, in one paragraph.
 type Explanation struct {
@@ -147,51 +63,10 @@ func Explain(a *checker.Analysis, limit int) (ex []Explanation, total int) {
 	return ex, total
 }
 
-// Secs formats t (ns from the run's start) as seconds with milliseconds.
-func Secs(t int64) string { return fmt.Sprintf("%.3f s", float64(t)/1e9) }
-
-// Short shortens a token to its first 6 characters (runes: a token may
-// be any text, and a cut inside a character would leave a broken one).
-func Short(token string) string {
-	if r := []rune(token); len(r) > 6 {
-		return string(r[:6]) + "…"
-	}
-	return token
-}
-
-// NodeName is node i's name: n1 for 0.
-func NodeName(i int) string { return "n" + strconv.Itoa(i+1) }
-
-func nodeList(ns []int) string {
-	if ns == nil {
-		return "nodes not reported"
-	}
-	if len(ns) == 0 {
-		return "no node"
-	}
-	s := make([]string, len(ns))
-	for i, n := range ns {
-		s[i] = NodeName(n)
-	}
-	return strings.Join(s, " ")
-}
-
 // lease is the lease of key with token current at t (a hold's start, a
 // section's call): a token fixed per client is granted many times.
 func lease(a *checker.Analysis, key, token string, t int64) (checker.Lease, bool) {
 	return a.LeaseAt(key, token, t)
-}
-
-// validity is the lease's validity at its end: the last extend ok
-// invoked before the validity then.
-func validity(l checker.Lease) int64 {
-	v := l.ValidUntil
-	for _, e := range l.Extends {
-		if e.Type == "ok" && e.Invoked < v {
-			v = e.ValidUntil
-		}
-	}
-	return v
 }
 
 func overlap(a *checker.Analysis, ov checker.Overlap) Explanation {
@@ -250,36 +125,6 @@ func fence(a *checker.Analysis, v checker.FenceViolation) Explanation {
 	}
 	ex.Text = fmt.Sprintf("%s No restart came between them: the lock's token does not order its grants (a maximum of per-node counters counts, on each majority, only the grants that majority saw). Cause: %s.", text, LockLogic)
 	return ex
-}
-
-// untilReleased reports whether l claims no validity: a lock that renews
-// itself, or whose users hold until they release, is recorded with a
-// validity a century away.
-func untilReleased(l checker.Lease) bool {
-	const day = 24 * 3600 * 1e9
-	return validity(l)-l.Invoked > 365*day
-}
-
-// capital capitalises the first letter of s, which begins a sentence.
-func capital(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
-}
-
-func firstOr(ns []int) int {
-	if len(ns) == 0 {
-		return -1
-	}
-	return ns[0]
-}
-
-func secsDelta(d int64) string {
-	if d < 0 {
-		return "-" + secsDelta(-d)
-	}
-	return fmt.Sprintf("%.3f s", float64(d)/1e9)
 }
 
 // lost explains a lost update: the sections of two leases that read the

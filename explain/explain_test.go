@@ -257,7 +257,7 @@ func TestMinorityMasterNeedsTheCutFirst(t *testing.T) {
 // TestCausesListsEveryCause: Causes, which the cause tables of the
 // reports count by, lists every Cause constant of explain.go once.
 func TestCausesListsEveryCause(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), "explain.go", nil, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), "cause.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestCausesListsEveryCause(t *testing.T) {
 		}
 	}
 	if len(consts) != len(explain.Causes) {
-		t.Errorf("explain.go declares %d causes %v; Causes lists %d", len(consts), consts, len(explain.Causes))
+		t.Errorf("cause.go declares %d causes %v; Causes lists %d", len(consts), consts, len(explain.Causes))
 	}
 	seen := map[explain.Cause]bool{}
 	for _, c := range explain.Causes {

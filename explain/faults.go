@@ -143,20 +143,6 @@ func findFamily(fs []fault, family string, node int, from, to int64) (fault, boo
 	return best, ok
 }
 
-// blamed names the first family (in the table's order) of blame b with a
-// fault active between the two acquires of e.
-func blamed(e *evidence, b blame) (family, fault, bool) {
-	for _, fam := range families {
-		if fam.blame != b {
-			continue
-		}
-		if f, ok := findFamily(e.fs, fam.name, -1, e.la.Invoked, e.lb.Start); ok {
-			return fam, f, true
-		}
-	}
-	return family{}, fault{}, false
-}
-
 func anyFault(fs []fault, from, to int64) bool {
 	for _, f := range fs {
 		if f.w.Start <= to && f.w.End >= from {
