@@ -66,6 +66,9 @@ type Cluster struct {
 	remote    *remoteToxiproxy     // external backend with WithToxiproxy only
 	adopted   *adoption            // external nodes that are containers of this machine; see adopt.go
 	nodes     []*Node
+	server    string       // ServerEtcd, or "" for redis-server; see etcd.go
+	peers     *peerCuts    // the cut pairs of etcd members; nil for Redis nodes
+	fronts    []*peerFront // etcd members' peer fronts, in node order
 
 	mu           sync.Mutex    // guards failover and redisCluster
 	failover     *Failover     // the failover topology of these nodes, once started; see Failover
@@ -200,6 +203,14 @@ func (c *Cluster) start(ctx context.Context) error {
 // readVersions asks every node for its redis_version.
 func (c *Cluster) readVersions(ctx context.Context) error {
 	for _, n := range c.nodes {
+		if c.server == ServerEtcd {
+			v, err := etcdVersion(ctx, n.DirectAddr())
+			if err != nil {
+				return fmt.Errorf("cluster: %s: %w", n.name, err)
+			}
+			n.version = v
+			continue
+		}
 		info, err := n.Client().Info(ctx, "server").Result()
 		if err != nil {
 			return fmt.Errorf("cluster: %s: info server: %w", n.name, err)
@@ -290,6 +301,9 @@ func (c *Cluster) close() error {
 	}
 	if c.srv != nil {
 		c.srv.Collection.Clear() // always nil
+	}
+	for _, f := range c.fronts {
+		errs = append(errs, f.close())
 	}
 	if c.remote != nil {
 		errs = append(errs, c.remote.deleteAll(ctx))

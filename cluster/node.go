@@ -265,6 +265,14 @@ func (n *Node) managed(op string) error {
 // Ping sends PING on a fresh connection to the node's direct address, so
 // proxy faults do not hide the node's health.
 func (n *Node) Ping(ctx context.Context) error {
+	if n.c.server == ServerEtcd {
+		// An etcd member answers /version when its process serves,
+		// leader or not.
+		if _, err := etcdVersion(ctx, n.DirectAddr()); err != nil {
+			return fmt.Errorf("cluster: ping %s: %w", n.name, err)
+		}
+		return nil
+	}
 	if err := ping(ctx, n.DirectAddr(), n.c.password); err != nil {
 		return fmt.Errorf("cluster: ping %s: %w", n.name, err)
 	}
@@ -361,6 +369,9 @@ func (n *Node) waitReady(ctx context.Context, r run, addr string) error {
 			return fmt.Errorf("cluster: %s at %s: %w", n.name, addr, err)
 		}
 		return nil
+	}
+	if e, ok := n.rn.(*etcdRunner); ok {
+		return e.ready(ctx, r, addr)
 	}
 	return waitAnswer(ctx, r, addr, n.c.password, readyTimeout, n.name, n.LogPath())
 }

@@ -22,6 +22,10 @@ type peerFront struct {
 	self int    // index of the node it serves
 	bus  bool   // the node's cluster bus, not its announced client port
 	cuts *peerCuts
+	// identify, when set, tells a connection's peer from what it sends
+	// (etcd's peer fronts, etcd.go) rather than from its source address,
+	// and returns the connection to forward, what it read included.
+	identify func(net.Conn) (int, net.Conn)
 
 	mu     sync.Mutex
 	conns  map[net.Conn]int // accepted connections, by peer index (-1: no node)
@@ -161,6 +165,13 @@ func (f *peerFront) dropCut() {
 	}
 }
 
+// setTo points the front at to, for the connections it accepts next.
+func (f *peerFront) setTo(to string) {
+	f.mu.Lock()
+	f.to = to
+	f.mu.Unlock()
+}
+
 func (f *peerFront) forward(c net.Conn) {
 	defer func() {
 		f.mu.Lock()
@@ -168,7 +179,21 @@ func (f *peerFront) forward(c net.Conn) {
 		f.mu.Unlock()
 		c.Close()
 	}()
-	up, err := net.Dial("tcp", f.to)
+	src := c // what is read from the peer
+	if f.identify != nil {
+		var peer int
+		peer, src = f.identify(c)
+		f.mu.Lock()
+		f.conns[c] = peer
+		f.mu.Unlock()
+		if peer >= 0 && f.cuts.isCut(peer, f.self, f.bus) {
+			return
+		}
+	}
+	f.mu.Lock()
+	to := f.to
+	f.mu.Unlock()
+	up, err := net.Dial("tcp", to)
 	if err != nil {
 		return
 	}
@@ -191,7 +216,7 @@ func (f *peerFront) forward(c net.Conn) {
 		io.Copy(dst, src)
 		done <- struct{}{}
 	}
-	go pipe(up, c)
+	go pipe(up, src)
 	go pipe(c, up)
 	<-done // one side ended: end both (the deferred closes)
 }

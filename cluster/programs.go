@@ -38,6 +38,9 @@ func (s Spec) CheckPrograms(clockShim bool) error {
 	default:
 		return nil
 	}
+	if s.Server == ServerEtcd {
+		return lookProgram(etcdProgram, "the etcd lock's members run as etcd processes (scripts/deps installs Debian's etcd-server)")
+	}
 	if err := lookProgram("redis-server", "the process backend runs every node as a redis-server process"); err != nil {
 		return err
 	}

@@ -65,6 +65,10 @@ type Spec struct {
 	// default: a kill may lose the writes of the last second). Setting it
 	// sets Persistence.
 	Appendfsync string `json:"appendfsync,omitempty"`
+	// Server is what the nodes run: ServerRedis (the default) or
+	// ServerEtcd, etcd members on the process backend in the masters
+	// topology, one Raft group (see StartEtcd).
+	Server string `json:"server,omitempty"`
 	// Password is the nodes' password (requirepass): the external nodes'
 	// own, or the one the other backends give their nodes instead of a
 	// random one (see WithPassword). It is never on a command line, and
@@ -80,6 +84,21 @@ func (s Spec) WithDefaults() (Spec, error) {
 	}
 	if s.Topology == "" {
 		s.Topology = TopologyMasters
+	}
+	switch s.Server {
+	case "", ServerRedis:
+		s.Server = ""
+	case ServerEtcd:
+		switch {
+		case s.Backend != BackendProcess:
+			return s, fmt.Errorf("cluster: etcd members run on the process backend only, not %s", s.Backend)
+		case s.Topology != TopologyMasters:
+			return s, fmt.Errorf("cluster: etcd members are one Raft group; topology %s is Redis's", s.Topology)
+		case s.Persistence || s.Appendfsync != "":
+			return s, errors.New("cluster: etcd members always write their log to disk; persistence and appendfsync are Redis's")
+		}
+	default:
+		return s, fmt.Errorf("cluster: unknown server %q (want %s or %s)", s.Server, ServerRedis, ServerEtcd)
 	}
 	switch s.Backend {
 	case BackendProcess, BackendDocker, BackendExternal:
@@ -175,8 +194,13 @@ type Abilities struct {
 	// of the failover topology on the process backend
 	// (Failover.ReplicationLink).
 	Links bool
+	// Redis: the nodes are Redis servers, which a kind sends Redis
+	// commands to (DEBUG SLEEP, CONFIG SET, ...). Needed by such kinds;
+	// missing only from a cluster of etcd members.
+	Redis bool
 
 	backend string // for Missing's reasons; "" for Abilities made by hand
+	etcd    bool   // the nodes are etcd members, for Missing's reasons
 }
 
 // RunsNodes reports whether a cluster of s starts and runs its nodes, each
@@ -211,7 +235,10 @@ func (s Spec) Abilities() Abilities {
 	if !runs {
 		process, clock = adoptedAbilities(s)
 	}
-	return Abilities{Process: process, Clock: clock, Network: runs || s.Toxiproxy != "", PowerLoss: s.backend() == BackendProcess, Links: links, backend: s.backend()}
+	if s.Server == ServerEtcd {
+		return Abilities{Process: true, Network: true, backend: BackendProcess, etcd: true}
+	}
+	return Abilities{Process: process, Clock: clock, Network: runs || s.Toxiproxy != "", PowerLoss: s.backend() == BackendProcess, Links: links, Redis: true, backend: s.backend()}
 }
 
 // Abilities returns what the cluster can do: see Spec.Abilities; Clock only
@@ -221,7 +248,10 @@ func (c *Cluster) Abilities() Abilities {
 	c.mu.Lock()
 	links := c.failover != nil && len(c.failover.repl) > 0
 	c.mu.Unlock()
-	return Abilities{Process: !ext, Clock: c.opts.clockShim && !ext, Network: c.backend != BackendExternal || c.remote != nil, PowerLoss: c.opts.lazyFS && c.backend == BackendProcess, Links: links, backend: c.backend}
+	if c.server == ServerEtcd {
+		return Abilities{Process: true, Network: true, backend: BackendProcess, etcd: true}
+	}
+	return Abilities{Process: !ext, Clock: c.opts.clockShim && !ext, Network: c.backend != BackendExternal || c.remote != nil, PowerLoss: c.opts.lazyFS && c.backend == BackendProcess, Links: links, Redis: true, backend: c.backend}
 }
 
 func (s Spec) backend() string {
@@ -236,6 +266,14 @@ func (s Spec) backend() string {
 func (a Abilities) Missing(need Abilities) string {
 	ext := a.backend == BackendExternal
 	switch {
+	case a.etcd && need.Clock:
+		return "the nodes are etcd members, Go programs that read the clock through the vDSO, not libc: the clock shim cannot move them"
+	case a.etcd && need.PowerLoss:
+		return "the nodes are etcd members, which fsync their log before they answer: the power-loss kinds drop what a Redis node did not fsync"
+	case a.etcd && need.Links:
+		return "the nodes are etcd members: their links are cut by partition (CutPeers), not by the failover topology's replication link"
+	case a.etcd && need.Redis:
+		return "the nodes are etcd members: the kind sends Redis commands"
 	case need.Process && !a.Process && ext:
 		return "the external backend does not run the nodes, so it cannot kill, restart or pause them (the process and docker backends do, and so does the external backend when its nodes are containers of this machine's Docker engine, as the compose cluster's)"
 	case need.Process && !a.Process:
@@ -302,6 +340,8 @@ func Open(ctx context.Context, s Spec, opts ...Option) (*Cluster, error) {
 			return nil, err
 		}
 		return rc.Cluster(), nil
+	case s.Server == ServerEtcd:
+		return StartEtcd(ctx, s.Nodes, opts...)
 	case s.Backend == BackendDocker:
 		return StartDocker(ctx, s.Nodes, s.Image, opts...)
 	case s.Backend == BackendExternal:

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locktorture/locktorture/cluster"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -68,6 +69,7 @@ func evictionKind(name, policy, summary string) Kind {
 		Name:    name,
 		Family:  "evict",
 		Summary: summary,
+		Needs:   Needs{Cluster: cluster.Abilities{Redis: true}},
 		Window:  evictWindow,
 		Plan: func(rng *rand.Rand, s Setup) Fault {
 			return &Evict{Nodes: targets(rng, s, minorityOrBareMajority), Policy: policy, Headroom: 64 << 10, Filler: 4 << 10, Every: Duration(time.Millisecond)}

@@ -376,6 +376,7 @@ func NeedsOf(ks []Kind) Needs {
 		all.Cluster.Network = all.Cluster.Network || n.Cluster.Network
 		all.Cluster.PowerLoss = all.Cluster.PowerLoss || n.Cluster.PowerLoss
 		all.Cluster.Links = all.Cluster.Links || n.Cluster.Links
+		all.Cluster.Redis = all.Cluster.Redis || n.Cluster.Redis
 		all.Persistent = all.Persistent || n.Persistent
 		all.Groups = max(all.Groups, n.Groups)
 		if all.Topology == "" {

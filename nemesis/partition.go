@@ -233,7 +233,30 @@ func (p *Partition) Start(ctx context.Context, t *Target) error {
 			errs = append(errs, blackHole(ctx, t.Cluster.Node(i).GroupLink(g), partitionUp, partitionDown))
 		}
 	}
+	// Nodes that talk to each other (etcd members) are cut apart as the
+	// clients are: an isolated node from every other, two sides where
+	// no side holds both. Redis nodes have no such links here.
+	t.Cluster.CutPeers(p.peerPairs(nodes))
 	return errors.Join(errs...)
+}
+
+// peerPairs returns the pairs of nodes the partition cuts apart.
+func (p *Partition) peerPairs(nodes int) [][2]int {
+	var pairs [][2]int
+	for a := range nodes {
+		for b := a + 1; b < nodes; b++ {
+			var apart bool
+			if p.sided() {
+				apart = !slices.ContainsFunc(p.Sides, func(side []int) bool { return slices.Contains(side, a) && slices.Contains(side, b) })
+			} else {
+				apart = slices.Contains(p.Isolated, a) != slices.Contains(p.Isolated, b)
+			}
+			if apart {
+				pairs = append(pairs, [2]int{a, b})
+			}
+		}
+	}
+	return pairs
 }
 
 // Heal removes the partition's toxics from every proxy. That closes the
@@ -243,5 +266,8 @@ func (p *Partition) Start(ctx context.Context, t *Target) error {
 // dials in its life its dial circuit breaker fails dials at once and probes
 // only once a second.
 func (p *Partition) Heal(ctx context.Context, t *Target) error {
+	if t.Cluster != nil {
+		t.Cluster.HealPeers()
+	}
 	return clearToxics(ctx, t, partitionUp, partitionDown)
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/internal/wait"
 	"github.com/redis/go-redis/v9"
 )
@@ -54,7 +55,7 @@ var serverStallKind = Kind{
 	Name:    "server-stall",
 	Family:  "server-stall",
 	Summary: "stall nodes' event loops (DEBUG SLEEP or CLIENT PAUSE ALL) for half a TTL to two TTLs; their processes run on",
-	Needs:   Needs{TTL: true},
+	Needs:   Needs{Cluster: cluster.Abilities{Redis: true}, TTL: true},
 	Window:  Workload{Keys: 1, Hold: 500 * time.Millisecond, Interval: time.Second},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
 		f := &ServerStall{Nodes: targets(rng, s, minorityOrMajority), Mode: StallSleep}
@@ -221,7 +222,7 @@ var serverStallHolderKind = Kind{
 	Name:    "server-stall-holder",
 	Family:  "server-stall",
 	Summary: "at a grant, stall the event loops of the holder's nodes (a majority of them) for just over the validity it has left",
-	Needs:   Needs{TTL: true},
+	Needs:   Needs{Cluster: cluster.Abilities{Redis: true}, TTL: true},
 	Window:  Workload{Keys: 1, Hold: 500 * time.Millisecond, Interval: time.Second},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
 		f := &ServerStallHolder{Mode: StallSleep, Pick: rng.IntN(max(1, s.Nodes)), Margin: Duration(s.TTL / 10), Cap: Duration(s.TTL), Aim: newAim(s)}

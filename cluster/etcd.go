@@ -1,0 +1,342 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The servers a cluster's nodes run, as Spec.Server names them.
+const (
+	// ServerRedis: redis-server (the default).
+	ServerRedis = "redis"
+	// ServerEtcd: etcd members, one Raft group (see StartEtcd).
+	ServerEtcd = "etcd"
+)
+
+// etcdProgram is the etcd server the members run, looked up in PATH:
+// Debian's etcd-server package (scripts/deps installs it). It is never
+// linked into this module: the server and its dependencies would
+// multiply the build time of every race-enabled test binary that links
+// this package (docs/consensus.md).
+const etcdProgram = "etcd"
+
+// Raft timing of the members: a 50 ms heartbeat and a 500 ms election
+// timeout (etcd's defaults are 100 ms and 1 s) suit loopback, and bring
+// the shortest lease the members grant down to 750 ms
+// (3/2 × election ticks × heartbeat), under the harness's one-second TTLs.
+const (
+	etcdHeartbeatMS = 50
+	etcdElectionMS  = 500
+)
+
+// StartEtcd starts n etcd members bound to 127.0.0.1 on free ports, one
+// Raft group, each member's client port behind its toxiproxy proxies
+// (Node.Addr, GroupAddr) as a Redis node's is, and its peer port behind a
+// front of this process (see peerFront) that the other members reach it
+// through and that tells them apart by the peer URLs every Raft request
+// of etcd names, so CutPeers can cut two members apart. It waits until
+// every member reports itself healthy (a leader elected). Kill, Restart,
+// Pause and Resume act on a member's process as on redis-server's;
+// a restarted member keeps its data folder, so it rejoins with its log.
+// The members are Go programs, which read the clock without libc, so the
+// clock shim cannot move them: a cluster of them has no Clock ability.
+func StartEtcd(ctx context.Context, n int, opts ...Option) (*Cluster, error) {
+	o, err := newOptions(n, opts)
+	if err != nil {
+		return nil, err
+	}
+	bin, err := exec.LookPath(etcdProgram)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: etcd %q: %v (scripts/deps installs Debian's etcd-server); %w", etcdProgram, err, ErrMissingProgram)
+	}
+	o.clockShim, o.lazyFS = false, false
+	c, err := newCluster(BackendProcess, o, n)
+	if err != nil {
+		return nil, err
+	}
+	c.bin, c.server = bin, ServerEtcd
+	c.peers = &peerCuts{}
+	// The fronts first, so every member's peer URL is known before any
+	// member starts; a front forwards to its member's peer port, which
+	// the member's start sets.
+	runners := make([]*etcdRunner, n)
+	for i, nd := range c.nodes {
+		f, err := newPeerFront(i, true, "", c.peers, n)
+		if err != nil {
+			return nil, errors.Join(err, c.Close())
+		}
+		f.identify = c.etcdPeer
+		c.fronts = append(c.fronts, f)
+		runners[i] = &etcdRunner{n: nd, front: f}
+		nd.rn = runners[i]
+	}
+	if err := c.start(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.etcdHealthy(ctx, readyTimeout); err != nil {
+		return nil, errors.Join(err, c.Close())
+	}
+	return c, nil
+}
+
+// etcdRunner runs one etcd member as a child process.
+type etcdRunner struct {
+	n          *Node
+	front      *peerFront
+	port, peer int // client and peer ports, fixed once Start returns
+}
+
+var _ runner = (*etcdRunner)(nil)
+
+func (r *etcdRunner) addr() string { return net.JoinHostPort(loopback, strconv.Itoa(r.port)) }
+
+func (r *etcdRunner) release(context.Context) error { return nil }
+
+// peerURL is the member's advertised peer URL: its front's.
+func (r *etcdRunner) peerURL() string { return "http://" + r.front.addr() }
+
+func (r *etcdRunner) start(_ context.Context, fresh bool) (run, error) {
+	n := r.n
+	if fresh {
+		var err error
+		if r.port, err = freePort(); err != nil {
+			return nil, err
+		}
+		if r.peer, err = freePort(); err != nil {
+			return nil, err
+		}
+		r.front.setTo(net.JoinHostPort(loopback, strconv.Itoa(r.peer)))
+	}
+	var initial []string
+	for _, m := range n.c.nodes {
+		initial = append(initial, m.name+"="+m.rn.(*etcdRunner).peerURL())
+	}
+	client := "http://" + r.addr()
+	args := []string{
+		"--name", n.name,
+		"--data-dir", filepath.Join(n.dir, "data"),
+		"--listen-client-urls", client,
+		"--advertise-client-urls", client,
+		"--listen-peer-urls", "http://" + net.JoinHostPort(loopback, strconv.Itoa(r.peer)),
+		"--initial-advertise-peer-urls", r.peerURL(),
+		"--initial-cluster", strings.Join(initial, ","),
+		"--initial-cluster-state", "new",
+		"--initial-cluster-token", filepath.Base(n.c.dir),
+		"--heartbeat-interval", strconv.Itoa(etcdHeartbeatMS),
+		"--election-timeout", strconv.Itoa(etcdElectionMS),
+		"--logger", "zap",
+	}
+	log, err := os.OpenFile(n.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, fileMode)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	defer log.Close() // the child has its own copy
+	cmd := privateCommand(n.c.bin, args...)
+	cmd.Dir = n.dir
+	// ETCD_* variables of the caller's environment would configure the
+	// members too: leave them out.
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "ETCD_") {
+			cmd.Env = append(cmd.Env, e)
+		}
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("cluster: start %s: %w", n.name, err)
+	}
+	return newProcess(cmd), nil
+}
+
+// ready polls the member's /version on addr (its own port or a proxy's)
+// until it answers, rn exits, ctx is done or the ready timeout passes. A
+// member answers /version before it has a leader, so a restarted member
+// of a cluster that lost its quorum is up too.
+func (r *etcdRunner) ready(ctx context.Context, rn run, addr string) error {
+	n := r.n
+	wctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	t := time.NewTicker(pollInterval)
+	defer t.Stop()
+	for {
+		_, err := etcdVersion(wctx, addr)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-rn.done():
+			return fmt.Errorf("cluster: %s at %s: %w (%s); log tail:\n%s", n.name, addr, errExited, rn.status(), logTail(n.LogPath()))
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				return fmt.Errorf("cluster: wait for %s: %w", n.name, ctx.Err())
+			}
+			return fmt.Errorf("cluster: %s at %s gave no version within %v (last error: %v); log tail:\n%s", n.name, addr, readyTimeout, err, logTail(n.LogPath()))
+		case <-t.C:
+		}
+	}
+}
+
+// etcdHTTP is the client of the members' HTTP endpoints (/version,
+// /health): no keep-alive, so a poll never reuses a connection a fault
+// left hanging.
+var etcdHTTP = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+
+// etcdGet GETs path on the member at addr and decodes its JSON into v.
+func etcdGet(ctx context.Context, addr, path string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := etcdHTTP.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", path, resp.Status)
+	}
+	return json.Unmarshal(body, v)
+}
+
+// etcdVersion returns the server version of the member at addr.
+func etcdVersion(ctx context.Context, addr string) (string, error) {
+	var v struct {
+		Server string `json:"etcdserver"`
+	}
+	if err := etcdGet(ctx, addr, "/version", &v); err != nil {
+		return "", err
+	}
+	if v.Server == "" {
+		return "", errors.New("GET /version: no etcdserver")
+	}
+	return v.Server, nil
+}
+
+// etcdHealth returns nil when the member at addr reports itself healthy:
+// it has a leader and its Raft group answers a read (etcd's /health).
+func etcdHealth(ctx context.Context, addr string) error {
+	var h struct {
+		Health string `json:"health"`
+	}
+	if err := etcdGet(ctx, addr, "/health", &h); err != nil {
+		return err
+	}
+	if h.Health != "true" {
+		return fmt.Errorf("GET /health: health %q", h.Health)
+	}
+	return nil
+}
+
+// etcdHealthy waits until every member reports itself healthy.
+func (c *Cluster) etcdHealthy(ctx context.Context, limit time.Duration) error {
+	wctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	return inParallel(c.nodes, func(n *Node) error {
+		t := time.NewTicker(10 * pollInterval)
+		defer t.Stop()
+		for {
+			err := etcdHealth(wctx, n.DirectAddr())
+			if err == nil {
+				return nil
+			}
+			select {
+			case <-wctx.Done():
+				return fmt.Errorf("cluster: etcd member %s not healthy within %v (last error: %v); log tail:\n%s", n.name, limit, err, logTail(n.LogPath()))
+			case <-t.C:
+			}
+		}
+	})
+}
+
+// etcdPeer reads the head of the first HTTP request of a connection to
+// a member's peer front and returns the index of the member that sent
+// it, from the X-PeerURLs header etcd's Raft transport sets on its
+// streams, pipelines and snapshots (-1 for anything else: a probe, the
+// harness), and the connection to forward, the bytes read included.
+func (c *Cluster) etcdPeer(conn net.Conn) (int, net.Conn) {
+	br := bufio.NewReaderSize(conn, 4096)
+	conn.SetReadDeadline(time.Now().Add(readyTimeout))
+	defer conn.SetReadDeadline(time.Time{})
+	var head string
+	for {
+		buf, _ := br.Peek(br.Buffered())
+		if i := strings.Index(string(buf), "\r\n\r\n"); i >= 0 {
+			head = string(buf[:i])
+			break
+		}
+		if br.Buffered() == br.Size() {
+			break
+		}
+		if _, err := br.Peek(br.Buffered() + 1); err != nil {
+			break
+		}
+	}
+	for line := range strings.Lines(head) {
+		name, value, ok := strings.Cut(line, ":")
+		if !ok || !strings.EqualFold(strings.TrimSpace(name), "X-PeerURLs") {
+			continue
+		}
+		for _, u := range strings.Split(value, ",") {
+			for i, f := range c.fronts {
+				if strings.TrimSpace(u) == "http://"+f.addr() {
+					return i, &bufConn{Conn: conn, r: br}
+				}
+			}
+		}
+	}
+	return -1, &bufConn{Conn: conn, r: br}
+}
+
+// bufConn is a connection whose first bytes were read into r.
+type bufConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (b *bufConn) Read(p []byte) (int, error) { return b.r.Read(p) }
+
+// CutPeers cuts each pair of nodes apart, both ways, in a cluster whose
+// nodes talk to each other through fronts of this process (etcd
+// members): their connections are closed and new ones refused until
+// HealPeers. For a cluster of Redis nodes it does nothing: their links
+// are faulted by kinds of their own.
+func (c *Cluster) CutPeers(pairs [][2]int) {
+	if c.peers != nil {
+		c.peers.set(pairs, true, true)
+	}
+}
+
+// HealPeers heals every cut of CutPeers.
+func (c *Cluster) HealPeers() {
+	if c.peers == nil {
+		return
+	}
+	c.peers.mu.Lock()
+	c.peers.cut = nil
+	c.peers.mu.Unlock()
+}
+
+// Server returns the server the nodes run: ServerRedis or ServerEtcd.
+func (c *Cluster) Server() string {
+	if c.server == "" {
+		return ServerRedis
+	}
+	return c.server
+}
