@@ -208,6 +208,13 @@ func (c Config) withDefaults(lock locks.Spec) (Config, error) {
 	if c.Nodes == 0 && !cluster.Spec(c.Cluster).NodesFixed() {
 		c.Nodes = lock.DefaultNodes()
 	}
+	// The lock says what its nodes run (etcd members for etcd-mutex).
+	switch {
+	case c.Server == "":
+		c.Server = lock.Server
+	case c.Server != lock.Server && (c.Server != cluster.ServerRedis || lock.Server != ""):
+		return c, fmt.Errorf("harness: %s runs against %s, not %s", c.Lock, serverName(lock.Server), serverName(c.Server))
+	}
 	spec, err := cluster.Spec(c.Cluster).WithDefaults()
 	if err != nil {
 		return c, fmt.Errorf("harness: %w", err)
@@ -366,4 +373,12 @@ func sameKinds(a, b []string) bool {
 	slices.Sort(a)
 	slices.Sort(b)
 	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
+
+// serverName names a cluster.Spec.Server for messages.
+func serverName(s string) string {
+	if s == "" || s == cluster.ServerRedis {
+		return "redis-server"
+	}
+	return s + " members"
 }

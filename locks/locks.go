@@ -303,6 +303,10 @@ type Spec struct {
 	// Nodes is the number of nodes a run starts for the lock when none
 	// is asked for. Default: 5 with MultiNode, else 1.
 	Nodes int
+	// Server is what the lock's nodes run: "" for redis-server, "etcd"
+	// for etcd members (cluster.ServerEtcd), which the harness then
+	// starts instead. Default "".
+	Server string
 	// Language is what the lock is written in, for the results table.
 	// Default "Go".
 	Language string

@@ -77,6 +77,12 @@ type Promises struct {
 	// every acquire of that client, not one per lease; a client that
 	// finds the key holding its own token holds it again.
 	ClientToken bool `json:"client_token,omitempty"`
+	// Consensus: the lock is granted by a consensus system (one Raft
+	// group: etcd), not by Redis nodes: its own class ("consensus",
+	// instead of "single" or "quorum"), which the literature expects
+	// safe under partitions, kills and restarts of its members, and
+	// which takes no Redis-only row. Excludes Quorum.
+	Consensus bool `json:"consensus,omitempty"`
 	// SafeUnder lists fault kinds (cell names after the lock's, e.g.
 	// "client-pause", "kill-immediate") the lock claims to survive beyond
 	// what its class survives: the gate then expects them safe. Without
@@ -105,6 +111,8 @@ func (p Promises) Check() error {
 		return fmt.Errorf("%w: quorum %d is negative", ErrBadPromises, p.Quorum)
 	case p.Quorum == 1 || p.Quorum == 2:
 		return fmt.Errorf("%w: a quorum of %d nodes survives no failure; use 0 (one instance) or at least 3", ErrBadPromises, p.Quorum)
+	case p.Consensus && p.Quorum > 0:
+		return fmt.Errorf("%w: consensus and a quorum of Redis masters", ErrBadPromises)
 	case p.FenceSound && !p.Fences:
 		return fmt.Errorf("%w: fence_sound without fences", ErrBadPromises)
 	case p.NoticeInTime && !p.Renews:
@@ -116,7 +124,7 @@ func (p Promises) Check() error {
 }
 
 // Traits are the promises as words, which the literature table's rows
-// select locks by (matrix.Expectation.When): "single" or "quorum",
+// select locks by (matrix.Expectation.When): "consensus", "single" or "quorum",
 // "elapsed", "monotonic", "fences", "fence-sound", "extends", "reports",
 // "renews", "notice-in-time", "client-token", "persist:" + Persistence,
 // "topology:" + each of Topologies, "safe-under:" + each of SafeUnder.
@@ -124,7 +132,9 @@ func (p Promises) Check() error {
 // gate never looks at a promise by name.
 func (p Promises) Traits() []string {
 	var t []string
-	if p.Quorum > 0 {
+	if p.Consensus {
+		t = append(t, "consensus")
+	} else if p.Quorum > 0 {
 		t = append(t, "quorum")
 	} else {
 		t = append(t, "single")

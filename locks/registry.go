@@ -174,6 +174,18 @@ var (
 			Promises: &Promises{Renews: true, NoticeInTime: true, Extends: true, Persistence: PersistDelayedRestart, ReportsNodes: true},
 			New:      newSetNXWatchdogNoNotice,
 		},
+		// The consensus side of the argument (etcd.go): etcd's own lock,
+		// on members the harness runs (cluster.ServerEtcd).
+		{
+			Name:      "etcd-mutex",
+			Summary:   "library go.etcd.io/etcd/client/v3/concurrency: Mutex on a session lease of etcd members (one Raft group), renewed by the session's keep-alive; the holder is told when the session ends or the lease's expiry is no longer bounded; the key's create revision as fencing token",
+			MultiNode: true,
+			Fencing:   true,
+			Nodes:     3,
+			Server:    "etcd",
+			Promises:  &Promises{Consensus: true, Renews: true, NoticeInTime: true, Fences: true, FenceSound: true, Extends: true},
+			New:       newEtcdMutex,
+		},
 		// A test lock whose token is fixed per client (mutants.go).
 		{
 			Name:     "setnx-client-token",

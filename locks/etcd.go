@@ -1,0 +1,307 @@
+package locks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+	"go.uber.org/zap"
+)
+
+// etcdMutex is "etcd-mutex": the lock of etcd's official client,
+// concurrency.Mutex, on a session lease, against etcd members (the
+// harness runs them: cluster.ServerEtcd), the consensus side of the
+// argument this project measures. It talks to every member
+// (Config.Addrs) through one clientv3.Client, which never syncs its
+// endpoints (the members advertise their own ports, not their proxies).
+//
+// Acquire grants a lease of the TTL (whole seconds, at least one), opens
+// a concurrency.Session on it and calls the Mutex's TryLock: a key
+// "PREFIX/LEASE" created under the lease, held when it has the lowest
+// create revision under the prefix. Refused (concurrency.ErrLocked), the
+// attempt revokes its lease and is tried again after the back-off, up to
+// Config.Tries; a grant that fails creates no key, so it is a refusal
+// too. Any other error is an unknown outcome, and the lease is revoked.
+//
+// While held, the session's keep-alive (the client's LeaseKeepAlive
+// stream, every TTL/3) renews the lease: the lease claims no validity
+// (UntilRelease), and the holder holds until it releases or the lock
+// tells it (Lease.Lost) that it lost the lease: when the session ends
+// (its keep-alive gave up), when the lease is gone from the members, or
+// when no answer bounds the lease's expiry past now. That bound is the
+// lock's own: every TTL/4 it asks the members for the lease's remaining
+// time (LeaseTimeToLive) and counts it from before the request, less the
+// drift setnx allows, so a holder cut off from the members is told
+// before the leader can expire the lease — the session alone learns of a
+// loss only up to half a second after its own deadline, counted from the
+// reply. A process stopped whole (SIGSTOP, a long GC pause) stops this
+// with it, and learns of the loss when it runs again, too late: fencing
+// guards against that.
+//
+// The fencing token (Config.Fencing) is the key's create revision: etcd's
+// revisions only grow, and a key holds the lock only once every key
+// created before it under the prefix is gone, so each holder's token is
+// greater than every earlier holder's.
+//
+// Release deletes the key if it still has its create revision (a
+// transaction; ErrNotHeld when it has not) and revokes the lease. Extend
+// sends one keep-alive (LeaseKeepAliveOnce): ErrNotHeld, and the notice,
+// when the lease is gone.
+type etcdMutex struct {
+	cli   *clientv3.Client
+	cfg   Config
+	ttl   int64 // seconds
+	drift time.Duration
+	bo    *backoff
+
+	mu     sync.Mutex
+	holds  map[string]*etcdHold // by token
+	closed bool
+}
+
+var _ Lock = (*etcdMutex)(nil)
+
+// etcdHold is one held lease of an etcdMutex.
+type etcdHold struct {
+	id    clientv3.LeaseID
+	key   string // the Mutex's key
+	rev   int64  // its create revision
+	lost  *Notice
+	stop  context.CancelFunc // ends the session's keep-alive and the watch
+	done  chan struct{}      // closed when the watch returned
+	sess  *concurrency.Session
+	start time.Time
+}
+
+// etcdPrefix is the prefix of every lock key, before the harness's key.
+const etcdPrefix = "/locktorture/"
+
+// newEtcdMutex builds "etcd-mutex".
+func newEtcdMutex(cfg Config) (Lock, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(cfg.Sentinels) > 0 || cfg.Cluster:
+		return nil, errors.New("locks: etcd-mutex talks to etcd members, not to Sentinels or a Redis Cluster")
+	case len(cfg.Addrs) == 0:
+		return nil, errors.New("locks: etcd-mutex: no member address")
+	}
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints: cfg.Addrs,
+		Logger:    zap.NewNop(),
+		// No endpoint sync (AutoSyncInterval 0): the members advertise
+		// their own ports, which no fault reaches.
+	})
+	if err != nil {
+		return nil, fmt.Errorf("locks: etcd client: %w", err)
+	}
+	ttl := int64((cfg.TTL + time.Second - 1) / time.Second)
+	return &etcdMutex{cli: cli, cfg: cfg, ttl: max(ttl, 1), drift: drift(cfg.TTL), bo: newBackoff(cfg), holds: make(map[string]*etcdHold)}, nil
+}
+
+func (e *etcdMutex) call(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, e.cfg.Timeout)
+}
+
+// Acquire tries to lock key, up to Config.Tries times.
+func (e *etcdMutex) Acquire(ctx context.Context, key string) (Lease, error) {
+	for try := range e.cfg.Tries {
+		if try > 0 {
+			t := time.NewTimer(e.bo.next())
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return Lease{}, fmt.Errorf("acquire %q: %w", key, ctx.Err())
+			case <-t.C:
+			}
+		}
+		l, err := e.try(ctx, key)
+		if err == nil || !errors.Is(err, ErrNotAcquired) {
+			return l, err
+		}
+	}
+	return Lease{}, fmt.Errorf("acquire %q: %w after %d tries", key, ErrNotAcquired, e.cfg.Tries)
+}
+
+// try is one attempt: grant, session, TryLock.
+func (e *etcdMutex) try(ctx context.Context, key string) (Lease, error) {
+	start := time.Now()
+	cctx, cancel := e.call(ctx)
+	g, err := e.cli.Grant(cctx, e.ttl)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return Lease{}, fmt.Errorf("acquire %q: %w", key, ctx.Err())
+		}
+		// No key is made without a lease: certainly not held.
+		return Lease{}, fmt.Errorf("acquire %q: grant: %w: %w", key, ErrNotAcquired, err)
+	}
+	hctx, stop := context.WithCancel(context.Background())
+	sess, err := concurrency.NewSession(e.cli, concurrency.WithLease(g.ID), concurrency.WithContext(hctx))
+	if err != nil {
+		stop()
+		e.revoke(g.ID)
+		return Lease{}, fmt.Errorf("acquire %q: session: %w: %w", key, ErrNotAcquired, err)
+	}
+	m := concurrency.NewMutex(sess, etcdPrefix+key)
+	cctx, cancel = e.call(ctx)
+	err = m.TryLock(cctx)
+	cancel()
+	switch {
+	case errors.Is(err, concurrency.ErrLocked):
+		stop()
+		e.revoke(g.ID)
+		return Lease{}, fmt.Errorf("acquire %q: %w", key, ErrNotAcquired)
+	case err != nil:
+		stop()
+		e.revoke(g.ID)
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		return Lease{}, fmt.Errorf("acquire %q: %w", key, err)
+	}
+	h := &etcdHold{id: g.ID, key: m.Key(), rev: m.Header().Revision, lost: NewNotice(), stop: stop, done: make(chan struct{}), sess: sess, start: start}
+	l := Lease{Key: key, Token: m.Key(), Validity: time.Now().Add(UntilRelease), Lost: h.lost}
+	if e.cfg.Fencing {
+		l.Fence = h.rev
+	}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		stop()
+		e.revoke(g.ID)
+		return Lease{}, fmt.Errorf("acquire %q: %w", key, ErrClosed)
+	}
+	e.holds[l.Token] = h
+	e.mu.Unlock()
+	go e.watch(hctx, h, time.Duration(g.TTL)*time.Second)
+	return l, nil
+}
+
+// watch tells the holder of h when it lost the lease: the session ended,
+// the lease is gone, or its expiry as bounded from below (the start of the
+// last LeaseTimeToLive that answered, plus the remaining time it gave,
+// less the drift) passed.
+func (e *etcdMutex) watch(ctx context.Context, h *etcdHold, ttl time.Duration) {
+	defer close(h.done)
+	deadline := h.start.Add(ttl - e.drift)
+	every := max(ttl/4, 10*time.Millisecond)
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-h.sess.Done():
+			if ctx.Err() == nil {
+				h.lost.Tell(errors.New("etcd session ended: its keep-alive gave up"))
+			}
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		if !now.Before(deadline) {
+			h.lost.Tell(errors.New("no answer bounds the lease's expiry past now"))
+			return
+		}
+		cctx, cancel := context.WithTimeout(ctx, min(e.cfg.Timeout, deadline.Sub(now)))
+		r, err := e.cli.TimeToLive(cctx, h.id)
+		cancel()
+		switch {
+		case err == nil && r.TTL <= 0:
+			h.lost.Tell(errors.New("the lease is gone from the members"))
+			return
+		case err == nil:
+			if d := now.Add(time.Duration(r.TTL)*time.Second - e.drift); d.After(deadline) {
+				deadline = d
+			}
+		}
+		t.Reset(min(every, time.Until(deadline)))
+	}
+}
+
+// revoke revokes lease id, best effort: an unrevoked lease expires.
+func (e *etcdMutex) revoke(id clientv3.LeaseID) {
+	ctx, cancel := e.call(context.Background())
+	defer cancel()
+	e.cli.Revoke(ctx, id)
+}
+
+// take removes and returns the hold of l.
+func (e *etcdMutex) take(l Lease) *etcdHold {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	h := e.holds[l.Token]
+	delete(e.holds, l.Token)
+	return h
+}
+
+// Release deletes the key if it is still this lease's, then revokes the
+// lease.
+func (e *etcdMutex) Release(ctx context.Context, l Lease) error {
+	h := e.take(l)
+	if h == nil {
+		return fmt.Errorf("release %q: %w", l.Key, ErrNotHeld)
+	}
+	h.stop()
+	<-h.done
+	defer e.revoke(h.id)
+	cctx, cancel := e.call(ctx)
+	defer cancel()
+	r, err := e.cli.Txn(cctx).If(clientv3.Compare(clientv3.CreateRevision(h.key), "=", h.rev)).Then(clientv3.OpDelete(h.key)).Commit()
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return fmt.Errorf("release %q: %w", l.Key, ctx.Err())
+	case err != nil:
+		return fmt.Errorf("release %q: %w", l.Key, err)
+	case !r.Succeeded:
+		return fmt.Errorf("release %q: %w", l.Key, ErrNotHeld)
+	}
+	return nil
+}
+
+// Extend sends one keep-alive of the lease; the session's own go on.
+func (e *etcdMutex) Extend(ctx context.Context, l Lease) (Lease, error) {
+	e.mu.Lock()
+	h := e.holds[l.Token]
+	e.mu.Unlock()
+	if h == nil || l.Told() {
+		return Lease{}, fmt.Errorf("extend %q: %w", l.Key, ErrNotHeld)
+	}
+	cctx, cancel := e.call(ctx)
+	defer cancel()
+	_, err := e.cli.KeepAliveOnce(cctx, h.id)
+	switch {
+	case errors.Is(err, rpctypes.ErrLeaseNotFound):
+		h.lost.Tell(errors.New("the lease is gone from the members"))
+		return Lease{}, fmt.Errorf("extend %q: %w", l.Key, ErrNotHeld)
+	case err != nil && ctx.Err() != nil:
+		return Lease{}, fmt.Errorf("extend %q: %w", l.Key, ctx.Err())
+	case err != nil:
+		return Lease{}, fmt.Errorf("extend %q: %w", l.Key, err)
+	}
+	return l, nil
+}
+
+// Close ends every hold's keep-alive, revokes their leases and closes the
+// client.
+func (e *etcdMutex) Close() error {
+	e.mu.Lock()
+	e.closed = true
+	holds := e.holds
+	e.holds = map[string]*etcdHold{}
+	e.mu.Unlock()
+	for _, h := range holds {
+		h.stop()
+		<-h.done
+		e.revoke(h.id)
+	}
+	return e.cli.Close()
+}
