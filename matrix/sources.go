@@ -42,3 +42,7 @@ const (
 	// SrcEvict is the source of the memory-pressure rows.
 	SrcEvict = "Redis docs, \"Key eviction\" (redis.io/docs/latest/develop/reference/eviction/): with maxmemory reached, allkeys-lru evicts the least recently used keys whatever their TTL, and noeviction evicts nothing and refuses the writes that need more memory"
 )
+
+// SrcRaft is the consensus side: etcd's lock is a key under a lease that
+// one Raft group commits and expires.
+const SrcRaft = "etcd docs, leases and the concurrency package (etcd.io/docs/v3.4/learning/api/#lease-api): a lease is granted, renewed and expired by the Raft leader, a key is written only once a majority commits it, and revisions only grow (D. Ongaro, J. Ousterhout, \"In Search of an Understandable Consensus Algorithm\", 2014)"

@@ -212,6 +212,20 @@ var Literature = []Row{
 		Why:     "SIGSTOP of some nodes: their keys expire on their wall clock, the commands sent meanwhile run late after SIGCONT; a grant still needs a majority, and two majorities intersect",
 		Promise: "quorum: a grant needs a majority, and two majorities intersect"},
 
+	// A consensus lock (etcd-mutex): one Raft group grants, renews and
+	// expires the lease, so what breaks Redis locks here (a node that
+	// forgets, a minority that grants) cannot break it.
+	{Name: "partition", When: "consensus", Config: faults(time.Second, "partition"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRaft + "; " + SrcKleppmann,
+		Why:     "a member cut off from the majority commits nothing; a holder whose keep-alives fail is told before the leader can expire its lease",
+		Promise: "consensus: a grant is a write a majority of members commits", Quick: "consensus"},
+	{Name: "kill-immediate", When: "consensus", Config: withWork(restart(faults(time.Second, "kill"), nemesis.RestartImmediate), harness.Workload{Hold: 500 * ms}),
+		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRaft + "; " + SrcKleppmann,
+		Why:     "a member restarted at once comes back with its log (etcd fsyncs before it answers), so no restart forgets a grant, as a Redis node without persistence does",
+		Promise: "consensus: a grant is a write a majority of members commits", Quick: "consensus"},
+	{Name: "pause", When: "consensus", Config: faults(time.Second, "pause"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRaft,
+		Why:     "a stopped minority, leader or not, commits nothing alone; a new leader extends every lease by its TTL rather than expiring one early",
+		Promise: "consensus: a grant is a write a majority of members commits"},
+
 	// A crashed holder: its key expires within the TTL (crashRun).
 	{Name: "client-crash", When: "elapsed !renews", Config: crashRun(),
 		Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectSafe, Liveness: checker.LivenessOK}, Source: SrcRedis,
