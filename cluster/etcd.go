@@ -134,7 +134,10 @@ func (r *etcdRunner) start(_ context.Context, fresh bool) (run, error) {
 		"--initial-advertise-peer-urls", r.peerURL(),
 		"--initial-cluster", strings.Join(initial, ","),
 		"--initial-cluster-state", "new",
-		"--initial-cluster-token", filepath.Base(n.c.dir),
+		// One token per cluster (its first front's port is this
+		// machine's alone while it runs), so members of two clusters
+		// never take each other for their own.
+		"--initial-cluster-token", "locktorture-" + n.c.fronts[0].port(),
 		"--heartbeat-interval", strconv.Itoa(etcdHeartbeatMS),
 		"--election-timeout", strconv.Itoa(etcdElectionMS),
 		"--logger", "zap",
