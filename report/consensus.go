@@ -1,0 +1,171 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// ConsensusBlock names the block of docs/consensus.md that Consensus
+// renders.
+const ConsensusBlock = "consensus"
+
+// ConsensusOptions says how Consensus reads a bundle.
+type ConsensusOptions struct {
+	// Bundle is the bundle's folder as the page links it.
+	Bundle string
+	// Consensus reports whether a lock is granted by a consensus system
+	// (locks.Promises.Consensus); every other lock is a Redis lock.
+	Consensus func(lock string) bool
+	// Skip reports whether a lock is left out (a mutant).
+	Skip func(lock string) bool
+}
+
+// Reading is what one row of the comparison says about the argument.
+const (
+	// ReadEvery: the row breaks the consensus lock as it breaks Redis
+	// locks: no lease lock survives it.
+	ReadEvery = "breaks every lease lock"
+	// ReadRedisOnly: the row breaks a Redis lock and leaves the
+	// consensus lock safe.
+	ReadRedisOnly = "breaks only Redis locks"
+	// ReadFencing: a +fencing row whose resource stayed safe where the
+	// same fault without fencing lost updates.
+	ReadFencing = "fencing repairs it"
+	// ReadSafe: no lock broke anything.
+	ReadSafe = "safe for every lock"
+	// ReadUnmeasured: the consensus lock has no cell of the row, or none
+	// that decided it.
+	ReadUnmeasured = "not measured on the consensus lock"
+)
+
+// Consensus renders, from a bundle's matrix, the comparison of its
+// consensus locks' cells with its Redis locks' cells, one line per row of
+// the literature table that a consensus lock was run on or a Redis lock
+// broke: each lock's measured rate of runs that broke the lease and the
+// resource, and the reading (ReadEvery, ReadRedisOnly, ReadFencing,
+// ReadSafe, ReadUnmeasured). Then a count of the rows by reading. It is
+// the block between the consensus markers of docs/consensus.md, never
+// typed.
+func Consensus(m Matrix, o ConsensusOptions) []byte {
+	var cons, redis []string
+	byRow := map[string]map[string]Cell{}
+	var rows []string
+	for _, c := range m.Cells {
+		if o.Skip != nil && o.Skip(c.Lock) {
+			continue
+		}
+		isCons := o.Consensus != nil && o.Consensus(c.Lock)
+		if isCons && !slices.Contains(cons, c.Lock) {
+			cons = append(cons, c.Lock)
+		} else if !isCons && !slices.Contains(redis, c.Lock) {
+			redis = append(redis, c.Lock)
+		}
+		row := cellRow(c)
+		if byRow[row] == nil {
+			byRow[row] = map[string]Cell{}
+			rows = append(rows, row)
+		}
+		byRow[row][c.Lock] = c
+	}
+	locksIn := append(append([]string(nil), redis...), cons...)
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "From [%s](%s), %s, seeds %s, %s a run. Each cell: runs that broke the lease (L) and lost an update (R), of the runs that decided it; — where the lock has no cell of the row.\n\n",
+		mdText(o.Bundle), o.Bundle, m.Started.UTC().Format("2006-01-02"), joinSeeds(m.Seeds), mdText(m.Duration))
+	b.WriteString("| row | " + strings.Join(mapStrings(locksIn, func(l string) string { return "`" + mdText(l) + "`" }), " | ") + " | reading |\n")
+	b.WriteString("|---|" + strings.Repeat("---|", len(locksIn)) + "---|\n")
+	counts := map[string]int{}
+	for _, row := range rows {
+		cells := byRow[row]
+		reading := consensusReading(row, cells, byRow, cons, redis)
+		if reading == "" {
+			continue
+		}
+		counts[reading]++
+		line := "| " + mdText(row) + " |"
+		for _, l := range locksIn {
+			c, ok := cells[l]
+			if !ok {
+				line += " — |"
+				continue
+			}
+			lease, res := propertyRate(c, PropertyLease), propertyRate(c, PropertyResource)
+			line += fmt.Sprintf(" L %d/%d · R %d/%d |", lease.Violations, lease.Runs, res.Violations, res.Runs)
+		}
+		b.WriteString(line + " " + reading + " |\n")
+	}
+	b.WriteString("\n")
+	for _, r := range []string{ReadEvery, ReadRedisOnly, ReadFencing, ReadSafe, ReadUnmeasured} {
+		if counts[r] > 0 {
+			fmt.Fprintf(&b, "- %s: %s\n", r, plural(counts[r], "row"))
+		}
+	}
+	return b.Bytes()
+}
+
+// consensusReading reads one row; "" leaves it out (no consensus lock's
+// cell, and no Redis lock broke it).
+func consensusReading(row string, cells map[string]Cell, byRow map[string]map[string]Cell, cons, redis []string) string {
+	broke := func(c Cell) bool {
+		return propertyRate(c, PropertyLease).Violations > 0 || propertyRate(c, PropertyResource).Violations > 0
+	}
+	decided := func(c Cell) bool {
+		return propertyRate(c, PropertyLease).Runs > 0 || propertyRate(c, PropertyResource).Runs > 0
+	}
+	var redisBroke, consBroke, consDecided, consHas bool
+	for _, l := range redis {
+		if c, ok := cells[l]; ok && broke(c) {
+			redisBroke = true
+		}
+	}
+	for _, l := range cons {
+		if c, ok := cells[l]; ok {
+			consHas = true
+			consDecided = consDecided || decided(c)
+			consBroke = consBroke || broke(c)
+		}
+	}
+	if base, ok := strings.CutPrefix(row, "+fencing"); ok && !slices.ContainsFunc(slices.Collect(mapValues(cells)), func(c Cell) bool { return propertyRate(c, PropertyResource).Violations > 0 }) {
+		// The same fault without fencing: "+fencing/x" is "x",
+		// "+fencing+write-only/x" is "+write-only/x".
+		plain := strings.TrimPrefix(base, "+write-only")
+		if strings.HasPrefix(plain, "/") {
+			plain = plain[1:]
+		}
+		for _, c := range byRow[plain] {
+			if propertyRate(c, PropertyResource).Violations > 0 {
+				return ReadFencing
+			}
+		}
+	}
+	switch {
+	case !consHas && !redisBroke:
+		return ""
+	case !consHas || !consDecided:
+		return ReadUnmeasured
+	case consBroke:
+		return ReadEvery
+	case redisBroke:
+		return ReadRedisOnly
+	}
+	return ReadSafe
+}
+
+func mapStrings(in []string, f func(string) string) []string {
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = f(s)
+	}
+	return out
+}
+
+func mapValues[K comparable, V any](m map[K]V) func(func(V) bool) {
+	return func(yield func(V) bool) {
+		for _, v := range m {
+			if !yield(v) {
+				return
+			}
+		}
+	}
+}
