@@ -34,12 +34,13 @@ import (
 // tells it (Lease.Lost) that it lost the lease: when the session ends
 // (its keep-alive gave up), when the lease is gone from the members, or
 // when no answer bounds the lease's expiry past now. That bound is the
-// lock's own: every TTL/4 it asks the members for the lease's remaining
-// time (LeaseTimeToLive) and counts it from before the request, less the
-// drift setnx allows, so a holder cut off from the members is told
-// before the leader can expire the lease — the session alone learns of a
-// loss only up to half a second after its own deadline, counted from the
-// reply. A process stopped whole (SIGSTOP, a long GC pause) stops this
+// lock's own: every TTL/4 it sends one keep-alive of its own
+// (LeaseKeepAliveOnce, which answers the TTL the lease was renewed to)
+// and counts the TTL from before the request, less the drift setnx
+// allows, so a holder cut off from the members is told before the leader
+// can expire the lease — the session alone learns of a loss only up to
+// half a second after its own deadline, counted from the reply, and
+// LeaseTimeToLive answers whole seconds, which round a 1 s lease to 0. A process stopped whole (SIGSTOP, a long GC pause) stops this
 // with it, and learns of the loss when it runs again, too late: fencing
 // guards against that.
 //
@@ -187,8 +188,8 @@ func (e *etcdMutex) try(ctx context.Context, key string) (Lease, error) {
 
 // watch tells the holder of h when it lost the lease: the session ended,
 // the lease is gone, or its expiry as bounded from below (the start of the
-// last LeaseTimeToLive that answered, plus the remaining time it gave,
-// less the drift) passed.
+// last keep-alive of its own that was answered, plus the TTL it renewed
+// the lease to, less the drift) passed.
 func (e *etcdMutex) watch(ctx context.Context, h *etcdHold, ttl time.Duration) {
 	defer close(h.done)
 	deadline := h.start.Add(ttl - e.drift)
@@ -212,10 +213,10 @@ func (e *etcdMutex) watch(ctx context.Context, h *etcdHold, ttl time.Duration) {
 			return
 		}
 		cctx, cancel := context.WithTimeout(ctx, min(e.cfg.Timeout, deadline.Sub(now)))
-		r, err := e.cli.TimeToLive(cctx, h.id)
+		r, err := e.cli.KeepAliveOnce(cctx, h.id)
 		cancel()
 		switch {
-		case err == nil && r.TTL <= 0:
+		case errors.Is(err, rpctypes.ErrLeaseNotFound):
 			h.lost.Tell(errors.New("the lease is gone from the members"))
 			return
 		case err == nil:
