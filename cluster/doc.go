@@ -1,5 +1,7 @@
 // Package cluster starts and owns the Redis nodes a run talks to, or
-// connects to nodes someone else runs.
+// connects to nodes someone else runs; for the etcd lock it starts etcd
+// members instead (StartEtcd, Spec.Server "etcd": Debian's etcd binary
+// as child processes, never the etcd server linked in).
 //
 // Open opens the cluster a Spec describes (a backend, a topology, the
 // nodes) with Options saying how (its folder, its proxy groups, the clock
@@ -78,6 +80,17 @@
 // addresses of their own, so RedisCluster.Cut and CutReplication can cut
 // two nodes apart (the replication stream, the cluster bus) while the
 // clients reach both.
+//
+// StartEtcd starts etcd members (Spec.Server ServerEtcd) on the process
+// backend: one Raft group of 1, 3 or 5 processes of the etcd program on
+// the PATH, each member's client port behind its toxiproxy proxies like a
+// Redis node's, its peer port behind a front of this process that knows
+// each Raft connection's member from the X-PeerURLs header etcd sends,
+// so CutPeers can cut members apart (kind partition does, beside the
+// clients). Kill, Restart, Pause and Resume act on a member's process;
+// Abilities has no Clock (a Go program's clock is out of the shim's
+// reach), no PowerLoss and no Redis, so the kinds that need them are
+// refused in one line.
 //
 // WithLazyFS runs each node's data folder on lazyfs (internal/lazyfs), a
 // FUSE file system that keeps what the node wrote but did not fsync

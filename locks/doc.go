@@ -41,6 +41,12 @@
 // "setnx-watchdog-no-notice", which never tells, and "setnx-client-token",
 // a test lock whose token is fixed per client ([WithCaller]).
 //
+// The consensus side of the argument: "etcd-mutex" ([go.etcd.io/etcd/client/v3/concurrency]'s
+// Mutex on a session lease, its keep-alive the renewal, a lost session
+// or an unbounded lease the [Notice], the key's create revision the
+// fencing token) talks to etcd members (Spec.Server "etcd"), not Redis;
+// it is the only lock that imports the etcd client.
+//
 // Any Go lock of the registry can also run in client processes of its
 // own: [Serve] answers the protocol for it (`torture client --lock
 // NAME`), and [AsProcess] makes its Spec start them, so that a whole

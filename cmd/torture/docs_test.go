@@ -97,6 +97,21 @@ func TestReadmeFindings(t *testing.T) {
 	syncBlock(t, "README.md", page, "the findings table (from results/"+bundle+"/summary.json)")
 }
 
+// TestConsensusDoc: docs/consensus.md's comparison of the consensus lock
+// with the Redis locks is the one the newest bundle of results/ holding a
+// consensus lock's cells gives (report.Consensus).
+func TestConsensusDoc(t *testing.T) {
+	bundle, err := consensusBundle(filepath.Join(repoRoot, "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := consensusPage(filepath.Join(repoRoot, "docs", "consensus.md"), bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syncBlock(t, "docs/consensus.md", page, "the comparison (from "+filepath.Base(bundle)+"/summary.json)")
+}
+
 // TestReadmeShort: the README stays a page a newcomer reads in minutes,
 // at most 200 lines, findings table included (the rest is in docs/).
 func TestReadmeShort(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/locktorture/locktorture/internal/safefs"
@@ -128,4 +129,62 @@ func writeReadme(path, bundle string, size int64) error {
 	}
 	r := report.Readme{Matrix: m, Bundle: filepath.ToSlash(rel), Size: size, Others: others}
 	return safefs.WriteFile(path, r.Markdown(), 0o644)
+}
+
+// consensusPage returns the page at path with its consensus block
+// rendered from the bundle (report.Consensus): the consensus locks
+// beside the Redis locks, mutants left out.
+func consensusPage(path, bundle string) ([]byte, error) {
+	m, err := report.ReadMatrix(bundle)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := relativeTo(path, bundle)
+	if err != nil {
+		return nil, err
+	}
+	page, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	lookup := func(lock string) locks.Spec {
+		spec, _ := locks.Lookup(lock)
+		return spec
+	}
+	block := report.Consensus(m, report.ConsensusOptions{
+		Bundle:    rel,
+		Consensus: func(l string) bool { p := lookup(l).Promises; return p != nil && p.Consensus },
+		Skip:      func(l string) bool { return lookup(l).Mutant },
+	})
+	return report.ReplaceBlock(page, block, report.ConsensusBlock)
+}
+
+// consensusBundle returns the newest folder of results (by its matrix's
+// start) whose summary.json holds a cell of a consensus lock.
+func consensusBundle(results string) (string, error) {
+	entries, err := os.ReadDir(results)
+	if err != nil {
+		return "", err
+	}
+	best, bestM := "", report.Matrix{}
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		m, err := report.ReadMatrix(filepath.Join(results, e.Name()))
+		if err != nil {
+			continue
+		}
+		has := slices.ContainsFunc(m.Cells, func(c report.Cell) bool {
+			spec, err := locks.Lookup(c.Lock)
+			return err == nil && spec.Promises != nil && spec.Promises.Consensus
+		})
+		if has && (best == "" || m.Started.After(bestM.Started)) {
+			best, bestM = e.Name(), m
+		}
+	}
+	if best == "" {
+		return "", fmt.Errorf("no bundle in %s holds a consensus lock's cells", results)
+	}
+	return filepath.Join(results, best), nil
 }
