@@ -14,8 +14,8 @@ import (
 // mutants (mutants.go), each a reference lock with one deliberate bug,
 // then the Python clients behind the process adapter (python.go), then
 // the seed article's lock as written (setnxseed.go), then the
-// locks that renew themselves (watchdog.go, rueidislock.go) and a test
-// lock whose token is fixed per client; then
+// locks that renew themselves (watchdog.go, rueidislock.go), a test
+// lock whose token is fixed per client, and the etcd lock (etcd.go); then
 // whatever Register added, in the order it was added. registryMu
 // guards it: Register may run while the harness looks locks up.
 var (
@@ -174,6 +174,13 @@ var (
 			Promises: &Promises{Renews: true, NoticeInTime: true, Extends: true, Persistence: PersistDelayedRestart, ReportsNodes: true},
 			New:      newSetNXWatchdogNoNotice,
 		},
+		// A test lock whose token is fixed per client (mutants.go).
+		{
+			Name:     "setnx-client-token",
+			Summary:  "test lock: setnx with a token fixed per client (the lock's id and the caller's number, as Redisson's client id and thread), taken again by its own client",
+			Promises: &Promises{ElapsedFromRequest: true, Extends: true, Persistence: PersistDelayedRestart, ReportsNodes: true, ClientToken: true},
+			New:      newSetNXClientToken,
+		},
 		// The consensus side of the argument (etcd.go): etcd's own lock,
 		// on members the harness runs (cluster.ServerEtcd).
 		{
@@ -185,13 +192,6 @@ var (
 			Server:    "etcd",
 			Promises:  &Promises{Consensus: true, Renews: true, NoticeInTime: true, Fences: true, FenceSound: true, Extends: true},
 			New:       newEtcdMutex,
-		},
-		// A test lock whose token is fixed per client (mutants.go).
-		{
-			Name:     "setnx-client-token",
-			Summary:  "test lock: setnx with a token fixed per client (the lock's id and the caller's number, as Redisson's client id and thread), taken again by its own client",
-			Promises: &Promises{ElapsedFromRequest: true, Extends: true, Persistence: PersistDelayedRestart, ReportsNodes: true, ClientToken: true},
-			New:      newSetNXClientToken,
 		},
 	}
 )
