@@ -21,6 +21,9 @@ type observers []*cluster.Observer
 // and left out: the run goes on, its history without that node's
 // observations. It returns the observers started.
 func (r *run) observe(ctx context.Context, cl *cluster.Cluster, keys []string, log io.Writer) observers {
+	if cl.Server() != cluster.ServerRedis {
+		return nil // etcd members have no keyspace notifications
+	}
 	keep := make(map[string]bool, len(keys))
 	for _, k := range keys {
 		keep[k] = true
