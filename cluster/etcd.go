@@ -176,6 +176,13 @@ func (r *etcdRunner) ready(ctx context.Context, rn run, addr string) error {
 	defer t.Stop()
 	for {
 		_, err := etcdVersion(wctx, addr)
+		if err == nil && addr == r.addr() {
+			// Another server can take the port between freePort and the
+			// member's bind (another run's member answers /version on its
+			// peer port too): the answer counts only once the member's
+			// own process listens on it.
+			err = ownsPort(rn, r.port)
+		}
 		if err == nil {
 			return nil
 		}
@@ -342,4 +349,42 @@ func (c *Cluster) Server() string {
 		return ServerRedis
 	}
 	return c.server
+}
+
+// ownsPort returns nil when rn's process holds a listening socket on
+// 127.0.0.1:port, found through /proc/net/tcp (the socket's inode) and
+// /proc/PID/fd (the process's sockets); an error otherwise, or when rn
+// is not a local process.
+func ownsPort(rn run, port int) error {
+	p, ok := rn.(*process)
+	if !ok || p.cmd.Process == nil {
+		return nil
+	}
+	tcp, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return nil // not Linux's /proc: nothing to check by
+	}
+	want := fmt.Sprintf("0100007F:%04X", port) // 127.0.0.1 in /proc's byte order
+	var inode string
+	for line := range strings.Lines(string(tcp)) {
+		f := strings.Fields(line)
+		// local_address rem_address st ... inode (the 10th field); 0A is LISTEN.
+		if len(f) > 9 && f[1] == want && f[3] == "0A" {
+			inode = f[9]
+		}
+	}
+	if inode == "" {
+		return fmt.Errorf("nothing listens on port %d yet", port)
+	}
+	dir := fmt.Sprintf("/proc/%d/fd", p.cmd.Process.Pid)
+	fds, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", dir, err)
+	}
+	for _, fd := range fds {
+		if l, err := os.Readlink(filepath.Join(dir, fd.Name())); err == nil && l == "socket:["+inode+"]" {
+			return nil
+		}
+	}
+	return fmt.Errorf("another process listens on port %d", port)
 }

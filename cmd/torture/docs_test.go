@@ -110,6 +110,14 @@ func TestConsensusDoc(t *testing.T) {
 		t.Fatal(err)
 	}
 	syncBlock(t, "docs/consensus.md", page, "the comparison (from "+filepath.Base(bundle)+"/summary.json)")
+	// The bundle's own page carries the same comparison, linked from
+	// where it stands.
+	rel := filepath.Join("results", filepath.Base(bundle), "README.md")
+	page, err = consensusPage(filepath.Join(repoRoot, rel), bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syncBlock(t, filepath.ToSlash(rel), page, "the comparison")
 }
 
 // TestReadmeShort: the README stays a page a newcomer reads in minutes,

@@ -139,10 +139,20 @@ func consensusPage(path, bundle string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	rel, err := relativeTo(path, bundle)
+	// docs/ links the bundle in results/ beside it: relative, with "..".
+	base, err := filepath.Abs(filepath.Dir(path))
 	if err != nil {
 		return nil, err
 	}
+	abs, err := filepath.Abs(bundle)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := filepath.Rel(base, abs)
+	if err != nil {
+		return nil, err
+	}
+	rel = filepath.ToSlash(rel)
 	page, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
