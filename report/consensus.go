@@ -33,6 +33,10 @@ const (
 	// ReadFencing: a +fencing row whose resource stayed safe where the
 	// same fault without fencing lost updates.
 	ReadFencing = "fencing repairs it"
+	// ReadSomeRedis: the row breaks some Redis locks, another Redis lock
+	// stayed safe too, and so did the consensus lock: what saves them is
+	// not consensus (a watchdog's renewal, say).
+	ReadSomeRedis = "breaks some Redis locks, not the consensus lock nor every Redis lock"
 	// ReadSafe: no lock broke anything.
 	ReadSafe = "safe for every lock"
 	// ReadUnmeasured: the consensus lock has no cell of the row, or none
@@ -44,8 +48,8 @@ const (
 // consensus locks' cells with its Redis locks' cells, one line per row of
 // the literature table that a consensus lock was run on or a Redis lock
 // broke: each lock's measured rate of runs that broke the lease and the
-// resource, and the reading (ReadEvery, ReadRedisOnly, ReadFencing,
-// ReadSafe, ReadUnmeasured). Then a count of the rows by reading. It is
+// resource, and the reading (ReadEvery, ReadRedisOnly, ReadSomeRedis,
+// ReadFencing, ReadSafe, ReadUnmeasured). Then a count of the rows by reading. It is
 // the block between the consensus markers of docs/consensus.md, never
 // typed.
 func Consensus(m Matrix, o ConsensusOptions) []byte {
@@ -71,6 +75,7 @@ func Consensus(m Matrix, o ConsensusOptions) []byte {
 	}
 	locksIn := append(append([]string(nil), redis...), cons...)
 	var b bytes.Buffer
+	fmt.Fprintf(&b, "<!-- begin %s: rendered by report.Consensus from %s/summary.json; do not edit by hand -->\n", ConsensusBlock, mdText(o.Bundle))
 	fmt.Fprintf(&b, "From [%s](%s), %s, seeds %s, %s a run. Each cell: runs that broke the lease (L) and lost an update (R), of the runs that decided it; — where the lock has no cell of the row.\n\n",
 		mdText(o.Bundle), o.Bundle, m.Started.UTC().Format("2006-01-02"), joinSeeds(m.Seeds), mdText(m.Duration))
 	b.WriteString("| row | " + strings.Join(mapStrings(locksIn, func(l string) string { return "`" + mdText(l) + "`" }), " | ") + " | reading |\n")
@@ -91,16 +96,21 @@ func Consensus(m Matrix, o ConsensusOptions) []byte {
 				continue
 			}
 			lease, res := propertyRate(c, PropertyLease), propertyRate(c, PropertyResource)
+			if lease.Runs == 0 && res.Runs == 0 {
+				line += fmt.Sprintf(" undecided (%d runs) |", len(c.Runs))
+				continue
+			}
 			line += fmt.Sprintf(" L %d/%d · R %d/%d |", lease.Violations, lease.Runs, res.Violations, res.Runs)
 		}
 		b.WriteString(line + " " + reading + " |\n")
 	}
 	b.WriteString("\n")
-	for _, r := range []string{ReadEvery, ReadRedisOnly, ReadFencing, ReadSafe, ReadUnmeasured} {
+	for _, r := range []string{ReadEvery, ReadRedisOnly, ReadSomeRedis, ReadFencing, ReadSafe, ReadUnmeasured} {
 		if counts[r] > 0 {
 			fmt.Fprintf(&b, "- %s: %s\n", r, plural(counts[r], "row"))
 		}
 	}
+	fmt.Fprintf(&b, "<!-- end %s -->\n", ConsensusBlock)
 	return b.Bytes()
 }
 
@@ -113,10 +123,12 @@ func consensusReading(row string, cells map[string]Cell, byRow map[string]map[st
 	decided := func(c Cell) bool {
 		return propertyRate(c, PropertyLease).Runs > 0 || propertyRate(c, PropertyResource).Runs > 0
 	}
-	var redisBroke, consBroke, consDecided, consHas bool
+	var redisBroke, redisSafe, consBroke, consDecided, consHas bool
 	for _, l := range redis {
 		if c, ok := cells[l]; ok && broke(c) {
 			redisBroke = true
+		} else if ok && decided(c) {
+			redisSafe = true
 		}
 	}
 	for _, l := range cons {
@@ -146,6 +158,8 @@ func consensusReading(row string, cells map[string]Cell, byRow map[string]map[st
 		return ReadUnmeasured
 	case consBroke:
 		return ReadEvery
+	case redisBroke && redisSafe:
+		return ReadSomeRedis
 	case redisBroke:
 		return ReadRedisOnly
 	}

@@ -30,6 +30,10 @@ func TestConsensus(t *testing.T) {
 		cell("setnx", "none", run(v, v)),
 		cell("etcd-mutex", "none", run(v, v)),
 		cell("setnx", "clock", run(x, v)),
+		cell("setnx", "client-pause", run(v, x)),
+		cell("setnx-watchdog", "client-pause", run(v, v)),
+		cell("etcd-mutex", "client-pause", run(v, v)),
+		cell("etcd-mutex", "pause", CellRun{}),
 		cell("setnx-plain-del", "client-pause", run(x, x)),
 	}}
 	got := string(Consensus(m, ConsensusOptions{
@@ -45,6 +49,8 @@ func TestConsensus(t *testing.T) {
 		"| none | L 0/1 · R 0/1 | — | L 0/1 · R 0/1 | " + ReadSafe + " |",
 		"| clock | L 1/1 · R 0/1 | — | — | " + ReadUnmeasured + " |",
 		"- " + ReadEvery + ": 1 row",
+		"| client-pause | L 0/1 · R 1/1 | L 0/1 · R 0/1 | L 0/1 · R 0/1 | " + ReadSomeRedis + " |",
+		"| pause | — | — | undecided (1 runs) | " + ReadUnmeasured + " |",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no %q in\n%s", want, got)
