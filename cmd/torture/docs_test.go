@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io"
@@ -329,6 +330,48 @@ func TestDocsHistory(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("rewrote the outputs of %s", rel)
+	}
+}
+
+// TestDocsHistoryEvents: the `f` row of docs/correctness.md's history
+// format names every operation the history package declares (a Func
+// constant), so an event the history can hold is never left undocumented.
+func TestDocsHistoryEvents(t *testing.T) {
+	page := readPage(t, "docs/correctness.md")
+	_, row, ok := strings.Cut(page, "\n| `f` |")
+	row, _, _ = strings.Cut(row, "\n")
+	if !ok {
+		t.Fatal("docs/correctness.md has no `f` row in its history format")
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(repoRoot, "history", "history.go"), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range g.Specs {
+			v := spec.(*ast.ValueSpec)
+			if id, ok := v.Type.(*ast.Ident); !ok || id.Name != "Func" {
+				continue
+			}
+			for _, val := range v.Values {
+				lit, ok := val.(*ast.BasicLit)
+				if !ok {
+					continue
+				}
+				n++
+				if name := strings.Trim(lit.Value, `"`); !strings.Contains(row, "`"+name+"`") {
+					t.Errorf("docs/correctness.md's history format does not list the event %q", name)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("found no Func constant in history/history.go")
 	}
 }
 
