@@ -103,8 +103,10 @@ torture: deps build
 ## matrix: the full comparison matrix that results/ publishes (scripts/matrix): every
 ## cell on seeds 1,2,3, 8 s a run (about 45 minutes on 2 cores; MATRIX_JOBS=n runs n
 ## shards side by side on a bigger machine), its bundle in results/<date>/ (summaries,
-## index.html, runs.tar.xz of every run's report.html, results.json and schedule.json)
-## and results/README.md regenerated from it; exits as the matrix did.
+## index.html, archives.json: the sha256 of runs.tar.xz, every run's report.html,
+## results.json and schedule.json, which is never committed: a release asset, fetched
+## back by torture matrix fetch) and results/README.md regenerated from it; exits as
+## the matrix did.
 matrix: deps build
 	@BIN=$(BIN) scripts/matrix
 

@@ -294,7 +294,7 @@ func lineStarting(b, prefix []byte) int {
 
 // NewestBundle returns the name of the newest published bundle in dir
 // (results/): of its folders that hold a summary.json, an index.html and
-// a RunsArchive (what `torture matrix publish` writes; a matrix's or a
+// a ManifestFile (what `torture matrix publish` writes; a matrix's or a
 // merge's own output folder has runs/ instead) of a whole matrix (not one
 // shard's), the one whose matrix started last. Folders are read as
 // ReadMatrix reads them (no link followed).
@@ -310,7 +310,7 @@ func NewestBundle(dir string) (string, error) {
 		}
 		sub := filepath.Join(dir, e.Name())
 		published := true
-		for _, f := range []string{"index.html", RunsArchive} {
+		for _, f := range []string{"index.html", ManifestFile} {
 			if st, err := os.Lstat(filepath.Join(sub, f)); err != nil || !st.Mode().IsRegular() {
 				published = false
 			}
@@ -327,7 +327,7 @@ func NewestBundle(dir string) (string, error) {
 		}
 	}
 	if best == "" {
-		return "", fmt.Errorf("report: no published bundle (summary.json, index.html and %s of a whole matrix) in %s", RunsArchive, dir)
+		return "", fmt.Errorf("report: no published bundle (summary.json, index.html and %s of a whole matrix) in %s", ManifestFile, dir)
 	}
 	return best, nil
 }

@@ -132,7 +132,7 @@ func TestNewestBundle(t *testing.T) {
 			t.Fatal(err)
 		}
 		if index {
-			for _, f := range []string{"index.html", RunsArchive} {
+			for _, f := range []string{"index.html", ManifestFile} {
 				if err := os.WriteFile(filepath.Join(d, f), []byte("x"), 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -141,7 +141,7 @@ func TestNewestBundle(t *testing.T) {
 	}
 	day := func(d int) time.Time { return time.Date(2026, 12, d, 0, 0, 0, 0, time.UTC) }
 	write("2026-12-01", day(1), false, true)
-	write("2026-12-01-languages", day(2), false, false) // no index.html nor runs archive: not a published bundle
+	write("2026-12-01-languages", day(2), false, false) // no index.html nor manifest: not a published bundle
 	write("2026-11-30-late", day(3), false, true)       // started last, whatever its name
 	write("2026-12-09", day(9), true, true)             // a shard
 	got, err := NewestBundle(dir)

@@ -36,6 +36,10 @@ type PublishOptions struct {
 	// violation or decided nothing, and of the first run of every cell,
 	// within about HistoryBudget compressed.
 	AllHistories bool
+	// ArchiveURL, when set, is where the runs archive will be published
+	// (a release asset or a CI artifact): the manifest names it as the
+	// archive's source.
+	ArchiveURL string
 }
 
 // HistoryBudget is the size a bundle's histories are expected to take,
@@ -63,8 +67,10 @@ const RunsArchive = "runs.tar.xz"
 // summaries as they are, and each run's report.html, results.json and
 // schedule.json, and the histories o keeps, in one xz-compressed tar,
 // RunsArchive, under the same runs/<id>/ paths the summaries link (the
-// reports and histories are large and compress about fourteenfold). It
-// returns the bundle's size in bytes.
+// reports and histories are large and compress about fourteenfold), and
+// the manifest (ManifestFile) with the archive's sha256: the tree keeps
+// the manifest, the archive travels apart. It returns the bundle's size
+// in bytes.
 //
 // src may come from someone else, and the bundle is public: Publish
 // packs only regular files, reached from src without a symbolic link on
@@ -101,7 +107,18 @@ func Publish(src, dst string, o PublishOptions) (int64, error) {
 		}
 		n, err := writeRunsArchive(filepath.Join(tmp, RunsArchive), src, m, o)
 		size += n
-		return err
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(filepath.Join(tmp, RunsArchive))
+		if err != nil {
+			return err
+		}
+		var sources []string
+		if o.ArchiveURL != "" {
+			sources = append(sources, o.ArchiveURL)
+		}
+		return WriteManifest(tmp, Manifest{Archives: []Archive{NewArchive(RunsArchive, b, sources...)}})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("report: publish: %w", err)

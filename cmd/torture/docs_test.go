@@ -593,7 +593,7 @@ func TestDocsCommands(t *testing.T) {
 				}
 			case len(w) >= 2 && w[0] == "bin/torture":
 				cmd := []string{w[1]}
-				if w[1] == "matrix" && len(w) > 2 && (w[2] == "merge" || w[2] == "publish") {
+				if w[1] == "matrix" && len(w) > 2 && slices.Contains([]string{"merge", "publish", "trend", "fetch"}, w[2]) {
 					cmd = append(cmd, w[2])
 				}
 				key := strings.Join(cmd, " ")

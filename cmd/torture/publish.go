@@ -25,6 +25,7 @@ func publishCmd(args []string, stdout, stderr io.Writer) error {
 	fs.Usage = func() {}
 	all := fs.Bool("all-histories", false, "keep every run's history (by default: every run that showed a violation or decided nothing, and the first of every cell)")
 	readme := fs.String("readme", "", "also regenerate this README (e.g. results/README.md) from the bundle: the twelve scenarios, every cell's rate and what would contradict it, with links relative to the README")
+	url := fs.String("archive-url", "", "where "+report.RunsArchive+" will be published (a release asset): the manifest names it as the archive's source")
 	findings := fs.String("findings", "", "also rewrite the findings table of this page (e.g. README.md, between its findings markers) from the bundle")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -35,7 +36,7 @@ func publishCmd(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() != 2 {
 		return errors.New("matrix publish: want MATRIXDIR and OUT: torture matrix publish [--readme FILE] [--findings FILE] MATRIXDIR OUT")
 	}
-	size, err := report.Publish(fs.Arg(0), fs.Arg(1), report.PublishOptions{AllHistories: *all})
+	size, err := report.Publish(fs.Arg(0), fs.Arg(1), report.PublishOptions{AllHistories: *all, ArchiveURL: *url})
 	if err != nil {
 		return err
 	}
