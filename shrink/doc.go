@@ -4,6 +4,9 @@
 // by a test the caller gives (in `torture shrink`: replay the candidate
 // schedule with --replay, up to k times, and look for a violation).
 //
-// It knows nothing of runs, faults or histories; it imports the standard
-// library only.
+// Steps knows nothing of runs, faults or histories. Run is `torture
+// shrink`'s orchestration: it reads a stored run (its results.json,
+// schedule.json and history), refuses what it must not replay, and
+// replays candidate schedules through trial. It imports checker,
+// cluster, harness, locks, nemesis, report and trial.
 package shrink
