@@ -333,6 +333,24 @@ func TestDocsHistory(t *testing.T) {
 	}
 }
 
+// TestDocListsCommands: the package doc lists every command of the table
+// that dispatches them, and no other.
+func TestDocListsCommands(t *testing.T) {
+	doc := readPage(t, "cmd/torture/doc.go")
+	listed := regexp.MustCompile(`(?m)^//\ttorture ((?:[a-z]+ )*?[a-z]+)(?: {2,}| [\[A-Z-]|\s*$)`).FindAllStringSubmatch(doc, -1)
+	var got []string
+	for _, m := range listed {
+		got = append(got, m[1])
+	}
+	var want []string
+	for _, c := range commands {
+		want = append(want, c.name)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("cmd/torture's doc lists %q; the commands are %q", got, want)
+	}
+}
+
 // TestDocsHistoryEvents: the `f` row of docs/correctness.md's history
 // format names every operation the history package declares (a Func
 // constant), so an event the history can hold is never left undocumented.
@@ -592,11 +610,13 @@ func TestDocsCommands(t *testing.T) {
 					t.Errorf("%s:%d: make %s: no such target", name, at[i], w[1])
 				}
 			case len(w) >= 2 && w[0] == "bin/torture":
-				cmd := []string{w[1]}
-				if w[1] == "matrix" && len(w) > 2 && slices.Contains([]string{"merge", "publish", "trend", "fetch"}, w[2]) {
-					cmd = append(cmd, w[2])
+				c, rest, ok := lookup(w[1:])
+				if !ok {
+					t.Errorf("%s:%d: torture %s: no such command", name, at[i], w[1])
+					continue
 				}
-				key := strings.Join(cmd, " ")
+				cmd := strings.Fields(c.name)
+				key := c.name
 				u, ok := usage[key]
 				if !ok {
 					stdout, stderr, code := torture(t, append(slices.Clone(cmd), "-h")...)
@@ -607,7 +627,7 @@ func TestDocsCommands(t *testing.T) {
 					u = stdout
 					usage[key] = u
 				}
-				for _, a := range w[len(cmd)+1:] {
+				for _, a := range rest {
 					if !strings.HasPrefix(a, "--") {
 						continue
 					}

@@ -83,66 +83,89 @@ func printableLines(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-const usage = `usage: torture <command> [flags] [arguments]
+// command is one command of torture: the words that name it, what it
+// takes, what it does, and the function that runs it. The one table,
+// commands, gives the usage, the suggestions for a misspelt command, the
+// dispatch, and the list the package doc holds (TestDocListsCommands).
+type command struct {
+	name, args, summary string
+	run                 func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
 
-commands:
-  run       run one torture test and write <out>/<run-id>/
-  check     re-check a stored run directory or a bare history file
-  explain   name the cause of each violation of a run directory or history file
-  shrink    the fewest fault steps (and the shortest duration) that still reproduce a run's violation
-  matrix    run the comparison matrix: every lock × the rows of the literature table its promises select
-  matrix merge    join the outputs of the matrix's shards
-  matrix publish  write the bundle results/ publishes
-  matrix trend    compare bundles night by night: rates, intervals, versions; exit 1 when a cell's rate moved
-  gate      the release gate of one lock: its rows of the table; exit 1 when it breaks a promise it declared
-  envelope  sweep and bisect one fault's size (÷ TTL) to find where each lock's safety ends
-  client    serve a registered Go lock over the client protocol (for exec: or --client-process)
-  version   the versions of this binary, its commit and the libraries that decide verdicts
+// commands are torture's commands, in the order the usage lists them.
+var commands = []command{
+	{"run", "[flags]", "run one torture test and write <out>/<run-id>/", runCmd},
+	{"check", "[flags] DIR|FILE", "re-check a stored run directory or a bare history file", checkCmd},
+	{"explain", "[flags] DIR|FILE", "name the cause of each violation of a run directory or history file", explainCmd},
+	{"shrink", "[flags] DIR", "the fewest fault steps (and the shortest duration) that still reproduce a run's violation", shrinkCmd},
+	{"matrix", "[flags]", "the comparison matrix: every lock × the rows of the literature table its promises select (--quick: the release gate; --shard i/n: a share of it)", matrixCmd},
+	{"matrix merge", "OUT DIR...", "join the outputs of a matrix's shards and judge its cells", mergeCmd},
+	{"matrix publish", "[flags] MATRIXDIR OUT", "the bundle results/ publishes (--readme, --findings: the pages made from it)", publishCmd},
+	{"matrix fetch", "[flags] BUNDLE...", "fetch a published bundle's runs archive, verify its sha256 and hold it against the bundle's summary", fetchCmd},
+	{"matrix trend", "NIGHT... TONIGHT", "compare bundles night by night: rates, intervals, versions; exit 1 when a cell's rate moved", trendCmd},
+	{"gate", "[flags]", "the release gate of one lock, from the promises it declares; exit 1 when it breaks one", gate.Command},
+	{"envelope", "[flags]", "sweep and bisect one fault's size (÷ TTL) to find where each lock's safety ends", envelopeCmd},
+	{"client", "--lock NAME", "serve a registered Go lock over the client protocol (for exec: or --client-process)", clientCmd},
+	{"version", "", "this binary's commit and the versions that decide verdicts", versionCmd},
+}
 
+// usage lists the commands, from the table.
+func usage() string {
+	var b strings.Builder
+	b.WriteString("usage: torture <command> [flags] [arguments]\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-15s %s\n", c.name, c.summary)
+	}
+	b.WriteString(`
 'torture <command> -h' lists the flags of a command; flags may come anywhere on the line.
 exit status: 0 valid or as expected, 1 a violation or a contradicted expectation,
 2 an error, 3 inconclusive (a verdict unknown, which is never a pass).
-`
+`)
+	return b.String()
+}
 
-// commands are the commands run dispatches, for suggestions.
-var commands = []string{"run", "check", "explain", "shrink", "matrix", "gate", "envelope", "client", "version", "help"}
+// lookup returns the command args name (the longest that matches, so
+// "matrix merge" before "matrix") and the arguments that follow it.
+func lookup(args []string) (command, []string, bool) {
+	best, n := command{}, 0
+	for _, c := range commands {
+		words := strings.Fields(c.name)
+		if len(words) > n && len(args) >= len(words) && slices.Equal(args[:len(words)], words) {
+			best, n = c, len(words)
+		}
+	}
+	return best, args[n:], n > 0
+}
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usage())
 		return errors.New("no command given")
 	}
 	switch args[0] {
-	case "run":
-		return runCmd(ctx, args[1:], stdout, stderr)
-	case "check":
-		return checkCmd(ctx, args[1:], stdout, stderr)
-	case "explain":
-		return explainCmd(ctx, args[1:], stdout, stderr)
-	case "shrink":
-		return shrinkCmd(ctx, args[1:], stdout, stderr)
-	case "matrix":
-		return matrixCmd(ctx, args[1:], stdout, stderr)
-	case "gate":
-		return gate.Command(ctx, args[1:], stdout, stderr)
-	case "envelope":
-		return envelopeCmd(ctx, args[1:], stdout, stderr)
-	case "version", "--version", "-version":
-		return versionCmd(stdout)
-	case "client":
-		return clientCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(stdout, usage())
 		return nil
-	default:
-		return fmt.Errorf("unknown command %q%s (want %s; torture help lists them)", args[0], suggest.DidYouMean(args[0], commands), strings.Join(commands[:len(commands)-1], ", "))
+	case "--version", "-version":
+		args = append([]string{"version"}, args[1:]...)
 	}
+	c, rest, ok := lookup(args)
+	if !ok {
+		var names []string
+		for _, c := range commands {
+			if !strings.Contains(c.name, " ") {
+				names = append(names, c.name)
+			}
+		}
+		return fmt.Errorf("unknown command %q%s (want %s; torture help lists them)", args[0], suggest.DidYouMean(args[0], append(names, "help")), strings.Join(names, ", "))
+	}
+	return c.run(ctx, rest, stdout, stderr)
 }
 
 // versionCmd prints the binary's versions: its module, its commit (from
 // the build's VCS stamp: "unknown" without one), Go, and the libraries
 // whose versions a verdict depends on.
-func versionCmd(stdout io.Writer) error {
+func versionCmd(_ context.Context, _ []string, stdout, _ io.Writer) error {
 	v := report.Versions()
 	mod := "(devel)"
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {

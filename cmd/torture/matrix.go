@@ -20,18 +20,6 @@ import (
 )
 
 func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "merge" {
-		return mergeCmd(args[1:], stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "publish" { // a bundle for results/, with its README
-		return publishCmd(args[1:], stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "trend" {
-		return trendCmd(args[1:], stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "fetch" {
-		return fetchCmd(ctx, args[1:], stdout, stderr)
-	}
 	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
 	quick := fs.Bool("quick", false, "only the release gate's cells (the reliable ones)")
 	seeds := fs.String("seeds", strconv.FormatInt(harness.Defaults().Seed, 10), "seeds, comma-separated, each a number or a range a..b (e.g. 1..10); every cell runs once per seed")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,7 +21,7 @@ import (
 // results/ publishes, from one matrix's output (report.Publish: no link
 // followed, no run directory outside MATRIXDIR, OUT left as it was on a
 // refusal).
-func publishCmd(args []string, stdout, stderr io.Writer) error {
+func publishCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("matrix publish", flag.ContinueOnError)
 	fs.Usage = func() {}
 	all := fs.Bool("all-histories", false, "keep every run's history (by default: every run that showed a violation or decided nothing, and the first of every cell)")

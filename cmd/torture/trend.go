@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,7 +18,7 @@ import (
 // trend.md; exit 1 (errViolation) when a cell's rate in the latest
 // bundle lies outside its interval in the one before, each such cell
 // named with both rates, both intervals and both bundles.
-func trendCmd(args []string, stdout, stderr io.Writer) error {
+func trendCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("matrix trend", flag.ContinueOnError)
 	fs.Usage = func() {}
 	out := fs.String("out", ".", "directory the pages are written into (trend.html, trend.md)")
