@@ -101,14 +101,14 @@ func ExitCode(err error, stderr io.Writer) int {
 func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("gate", flag.ContinueOnError)
 	lock := fs.String("lock", "", "the registered lock to gate (or exec:COMMAND, a client process that declares its promises in its hello); required")
-	seeds := fs.String("seeds", "1", "the first seeds, comma-separated, each a number or a range a..b; every cell runs once per seed, and a cell that needs more trials for --rate, or has not shown the violation its class expects, runs the next seeds within the budget")
+	f := matrix.Flags{Seeds: "1", Duration: matrix.DefaultDuration, Out: filepath.Join("results", "gate"), CheckTimeout: checker.DefaultTimeout, Jobs: DefaultJobs}
+	matrix.BindFlags(fs, &f, map[string]string{
+		"seeds":    "the first seeds: a cell that needs more trials for --rate, or has not shown the violation its class expects, runs the next seeds within the budget",
+		"duration": "the budget may shorten it",
+		"cells":    "a quick look, not a release: the kinds left out are listed as not run",
+		"list":     "with the fault kinds not run",
+	})
 	budget := fs.Duration("budget", DefaultBudget, "the time the runs should take; the duration, then the seeds, are scaled down to fit, and the runs are cut short at 1.5 × it")
-	duration := fs.Duration("duration", matrix.DefaultDuration, "duration of every run (raised where a cell needs more; the budget may shorten it)")
-	out := fs.String("out", filepath.Join("results", "gate"), "directory under which the gate's directory is created")
-	cells := fs.String("cells", "", "run only the cells whose name matches this regular expression (a quick look, not a release: the kinds left out are listed as not run)")
-	list := fs.Bool("list", false, "list the cells with their expectations and the fault kinds not run, and exit")
-	timeout := fs.Duration("check-timeout", checker.DefaultTimeout, "porcupine time limit per model (exceeded: verdict unknown)")
-	jobs := fs.Int("jobs", DefaultJobs, "runs side by side (each starts its own nodes on free ports); 0: as many as the machine holds, measured while they run")
 	rate := fs.Float64("rate", DefaultRate, "the per-trial violation rate every promise must exclude at 95 % to pass (0.25: 11 trials without a violation per promise cell; smaller needs more)")
 	if err := cli.Parse(fs, args, "usage of torture gate: derive a lock's cells from the promises it declares and the literature's table, run them, and fail when it breaks a promise (exit 1; 2 on error; 3 when inconclusive)", stdout); err != nil {
 		return err
@@ -119,42 +119,30 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *lock == "" {
 		return errors.New("gate: --lock is required (see torture gate -h)")
 	}
-	seedList, err := matrix.ParseSeeds(*seeds)
+	seedList, err := f.Check()
 	if err != nil {
 		return fmt.Errorf("gate: %w", err)
 	}
-	if *budget <= 0 || *duration <= 0 || *timeout <= 0 {
-		return errors.New("gate: --budget, --duration and --check-timeout must be positive")
-	}
-	if *jobs < 0 || *jobs > 1024 {
-		return fmt.Errorf("gate: --jobs must be 0 (as many as the machine holds) to 1024, got %d", *jobs)
+	if *budget <= 0 {
+		return fmt.Errorf("gate: --budget must be positive, got %s", *budget)
 	}
 	if !(*rate > 0 && *rate < 1) {
 		return fmt.Errorf("gate: --rate must be between 0 and 1 (a per-trial violation rate), got %g", *rate)
 	}
-	id := dirName(*lock) + "-" + time.Now().UTC().Format("20060102T150405")
-	dir := filepath.Join(*out, id)
-	if !*list {
-		// A folder of its own, even beside a gate started in the same
-		// second with the same --out; removed again, empty, when the
-		// plan is refused.
-		if id, dir, err = safefs.Fresh(*out, id); err != nil {
-			return fmt.Errorf("gate: %w", err)
-		}
+	o := Options{Lock: *lock, Seeds: seedList, Duration: f.Duration, Budget: *budget, CheckTimeout: f.CheckTimeout, Cells: f.Cells, Jobs: f.Jobs, Rate: *rate,
+		Command: "torture gate " + strings.Join(args, " ")}
+	if f.List {
+		return list(o, stdout)
 	}
-	o := Options{Lock: *lock, Seeds: seedList, Duration: *duration, Budget: *budget, CheckTimeout: *timeout, Cells: *cells, Jobs: *jobs, Rate: *rate,
-		Command: "torture gate " + strings.Join(args, " "), Dir: dir}
-	if !*list {
-		o.Progress = func(p matrix.Progress) {
-			if p.Cell != "" {
-				fmt.Fprintf(stderr, "gate: [%d/%d] %s seed %d (%s elapsed, about %s left)\n", p.Done+1, p.Total, p.Cell, p.Seed,
-					p.Elapsed.Round(time.Second), p.Left.Round(time.Second))
-			}
-		}
-	}
+	return run(ctx, o, f.Out, stdout, stderr)
+}
+
+// list prints the cells the gate o would run, with their expectations
+// and promises, the kinds it leaves out and its budget.
+func list(o Options, stdout io.Writer) error {
 	plan, err := NewPlan(o)
 	var budgetErr error
-	if *list && errors.Is(err, ErrBudget) {
+	if errors.Is(err, ErrBudget) {
 		// The cells are listed all the same, and the last line says
 		// that the budget does not hold them.
 		budgetErr = err
@@ -163,32 +151,52 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		plan, err = NewPlan(big)
 	}
 	if err != nil {
-		if !*list {
-			os.Remove(dir)
-		}
 		return err
 	}
 	res := plan.Result()
-	if *list {
-		fmt.Fprintf(stdout, "%s declares: %s\n", res.Lock, strings.Join(res.Traits, ", "))
-		for _, sp := range plan.Cells() {
-			fmt.Fprintf(stdout, "%-36s expect %s\n", sp.Name, sp.Expect)
-			if sp.Promise != "" {
-				fmt.Fprintf(stdout, "%-36s promise: %s\n", "", sp.Promise)
-			}
+	fmt.Fprintf(stdout, "%s declares: %s\n", res.Lock, strings.Join(res.Traits, ", "))
+	for _, sp := range plan.Cells() {
+		fmt.Fprintf(stdout, "%-36s expect %s\n", sp.Name, sp.Expect)
+		if sp.Promise != "" {
+			fmt.Fprintf(stdout, "%-36s promise: %s\n", "", sp.Promise)
 		}
-		for _, n := range res.NotRun() {
-			fmt.Fprintf(stdout, "not run: %s: %s\n", n.Kinds, n.Why)
-		}
-		fmt.Fprintf(stdout, "seeds %v, %s a run, about %s\n", res.Seeds, res.Duration, time.Duration(res.Expected*float64(time.Second)).Round(time.Second))
-		if res.Scaled != "" {
-			fmt.Fprintf(stdout, "scaled: %s\n", res.Scaled)
-		}
-		if budgetErr != nil {
-			fmt.Fprintf(stdout, "the run would stop: %v (a larger --budget, or fewer cells with --cells)\n", budgetErr)
-		}
-		return nil
 	}
+	for _, n := range res.NotRun() {
+		fmt.Fprintf(stdout, "not run: %s: %s\n", n.Kinds, n.Why)
+	}
+	fmt.Fprintf(stdout, "seeds %v, %s a run, about %s\n", res.Seeds, res.Duration, time.Duration(res.Expected*float64(time.Second)).Round(time.Second))
+	if res.Scaled != "" {
+		fmt.Fprintf(stdout, "scaled: %s\n", res.Scaled)
+	}
+	if budgetErr != nil {
+		fmt.Fprintf(stdout, "the run would stop: %v (a larger --budget, or fewer cells with --cells)\n", budgetErr)
+	}
+	return nil
+}
+
+// run runs the gate o in a folder of its own under out and prints its
+// verdict.
+func run(ctx context.Context, o Options, out string, stdout, stderr io.Writer) error {
+	// A folder of its own, even beside a gate started in the same
+	// second with the same --out; removed again, empty, when the plan
+	// is refused.
+	_, dir, err := safefs.Fresh(out, dirName(o.Lock)+"-"+time.Now().UTC().Format("20060102T150405"))
+	if err != nil {
+		return fmt.Errorf("gate: %w", err)
+	}
+	o.Dir = dir
+	o.Progress = func(p matrix.Progress) {
+		if p.Cell != "" {
+			fmt.Fprintf(stderr, "gate: [%d/%d] %s seed %d (%s elapsed, about %s left)\n", p.Done+1, p.Total, p.Cell, p.Seed,
+				p.Elapsed.Round(time.Second), p.Left.Round(time.Second))
+		}
+	}
+	plan, err := NewPlan(o)
+	if err != nil {
+		os.Remove(dir)
+		return err
+	}
+	res := plan.Result()
 	if res.Scaled != "" {
 		fmt.Fprintf(stderr, "gate: scaled to the budget: %s\n", res.Scaled)
 	}

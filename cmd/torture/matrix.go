@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -22,13 +20,8 @@ import (
 func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
 	quick := fs.Bool("quick", false, "only the release gate's cells (the reliable ones)")
-	seeds := fs.String("seeds", strconv.FormatInt(harness.Defaults().Seed, 10), "seeds, comma-separated, each a number or a range a..b (e.g. 1..10); every cell runs once per seed")
-	duration := fs.Duration("duration", matrix.DefaultDuration, "duration of every run (raised where a cell needs more)")
-	out := fs.String("out", filepath.Join("results", "matrix"), "directory under which the matrix directory is created")
-	only := fs.String("cells", "", "run only the cells whose name matches this regular expression")
-	list := fs.Bool("list", false, "list the cells with their expectations and exit")
-	timeout := fs.Duration("check-timeout", checker.DefaultTimeout, "porcupine time limit per model (exceeded: verdict unknown)")
-	jobs := fs.Int("jobs", 0, "runs side by side (each starts its own nodes on free ports); 0: as many as the machine holds, measured while they run (up to twice the CPUs, one more only while the timers keep time); a run the machine was too slow to decide runs again")
+	f := matrix.Flags{Seeds: strconv.FormatInt(harness.Defaults().Seed, 10), Duration: matrix.DefaultDuration, Out: filepath.Join("results", "matrix"), CheckTimeout: checker.DefaultTimeout}
+	matrix.BindFlags(fs, &f, map[string]string{"jobs": "up to twice the CPUs, one more only while the timers keep time; a run the machine was too slow to decide runs again"})
 	shardFlag := fs.String("shard", "", "run only shard i of n (i/n, e.g. 2/4), a share of the runs balanced by expected time; 'torture matrix merge' joins the shards' outputs")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
@@ -43,33 +36,22 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if fs.NArg() > 0 {
 		return fmt.Errorf("matrix: unexpected argument %q (see torture matrix -h)", fs.Arg(0))
 	}
-	specs := matrix.Cells(*quick)
-	if *only != "" {
-		re, err := regexp.Compile(*only)
-		if err != nil {
-			return fmt.Errorf("matrix: --cells: %v", err)
-		}
-		var keep []matrix.Spec
-		for _, s := range specs {
-			if re.MatchString(s.Name) {
-				keep = append(keep, s)
-			}
-		}
-		if len(keep) == 0 {
-			return fmt.Errorf("matrix: --cells %q matches no cell", *only)
-		}
-		specs = keep
-	}
-	seedList, err := parseSeeds(*seeds)
+	seedList, err := f.Check()
 	if err != nil {
-		return err
+		return fmt.Errorf("matrix: %w", err)
 	}
-	if *duration <= 0 {
-		return errors.New("matrix: --duration must be positive")
+	specs, err := matrix.Select(matrix.Cells(*quick), f.Cells)
+	if err != nil {
+		return fmt.Errorf("matrix: %w", err)
 	}
-	if *list {
+	opts := matrix.Options{
+		Seeds: seedList, Duration: f.Duration, CheckTimeout: f.CheckTimeout, Shard: shard, Jobs: f.Jobs,
+		// The command of the whole matrix: every shard records the same one.
+		Command: "torture matrix " + strings.Join(withoutFlag(args, "shard"), " "),
+	}
+	if f.List {
 		if !shard.Whole() {
-			listShard(stdout, specs, matrix.Options{Seeds: seedList, Duration: *duration}, shard)
+			listShard(stdout, specs, opts, shard)
 			return nil
 		}
 		for _, s := range specs {
@@ -77,30 +59,24 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return nil
 	}
-	if *timeout <= 0 {
-		return fmt.Errorf("matrix: --check-timeout must be positive, got %s", *timeout)
-	}
-	if *jobs < 0 || *jobs > 1024 {
-		return fmt.Errorf("matrix: --jobs must be 0 (as many as the machine holds) to 1024, got %d", *jobs)
-	}
-	started := time.Now()
-	id := started.UTC().Format("20060102T150405")
+	id := time.Now().UTC().Format("20060102T150405")
 	if *quick {
 		id += "-quick"
 	}
 	if !shard.Whole() {
 		id += fmt.Sprintf("-shard%dof%d", shard.Index, shard.Count)
 	}
+	return runMatrix(ctx, specs, opts, f.Out, id, stdout, stderr)
+}
+
+// runMatrix plans the cells specs with opts, runs them in a folder of
+// their own under out (named after id) and prints their table.
+func runMatrix(ctx context.Context, specs []matrix.Spec, opts matrix.Options, out, id string, stdout, stderr io.Writer) error {
+	shard := opts.Shard
 	prog := newMatrixProgress(stderr)
+	opts.Progress, opts.Log = prog.update, logLines{prog.p}
 	// Every run of every cell is validated here, once, before anything
 	// is printed or created; the plan is what runs.
-	opts := matrix.Options{
-		Seeds: seedList, Duration: *duration, CheckTimeout: *timeout, Shard: shard, Jobs: *jobs,
-		// The command of the whole matrix: every shard records the same one.
-		Command:  "torture matrix " + strings.Join(withoutFlag(args, "shard"), " "),
-		Progress: prog.update,
-		Log:      logLines{prog.p},
-	}
 	plan, err := matrix.NewPlan(specs, opts)
 	if err != nil {
 		return err
@@ -108,17 +84,17 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// A folder of its own, even beside a matrix started in the same
 	// second with the same --out (their histories would mix); created
 	// only once the plan holds.
-	id, dir, err := safefs.Fresh(*out, id)
+	id, dir, err := safefs.Fresh(out, id)
 	if err != nil {
 		return fmt.Errorf("matrix: %w", err)
 	}
 	plan = plan.In(dir)
 	if shard.Whole() {
-		fmt.Fprintf(stderr, "matrix %s: %d cells × %d seeds, %s per run → %s\n", id, len(specs), len(seedList), *duration, dir)
+		fmt.Fprintf(stderr, "matrix %s: %d cells × %d seeds, %s per run → %s\n", id, len(specs), len(opts.Seeds), opts.Duration, dir)
 	} else {
 		runs := matrix.Shards(specs, opts, shard.Count)[shard.Index-1]
 		fmt.Fprintf(stderr, "matrix %s: shard %s, %d of the %d runs (%d cells × %d seeds), %s per run, about %s → %s\n", id, shard, len(runs),
-			len(specs)*len(seedList), len(specs), len(seedList), *duration, matrix.ExpectedTime(specs, opts, runs).Round(time.Second), dir)
+			len(specs)*len(opts.Seeds), len(specs), len(opts.Seeds), opts.Duration, matrix.ExpectedTime(specs, opts, runs).Round(time.Second), dir)
 	}
 	m, err := plan.Run(ctx)
 	prog.done()
@@ -140,15 +116,6 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return nil
 	}
 	return matrixErr(m)
-}
-
-// parseSeeds parses --seeds (matrix.ParseSeeds).
-func parseSeeds(s string) ([]int64, error) {
-	seeds, err := matrix.ParseSeeds(s)
-	if err != nil {
-		return nil, fmt.Errorf("matrix: %w", err)
-	}
-	return seeds, nil
 }
 
 // withoutFlag returns args without the flag name and its value (as

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,28 +78,6 @@ func TestMatrixShards(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "other")); !os.IsNotExist(err) {
 		t.Errorf("a refused merge created its output: %v", err)
-	}
-}
-
-func TestParseSeeds(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want string
-	}{
-		{"1", "[1]"},
-		{"1,2,3", "[1 2 3]"},
-		{"1..10", "[1 2 3 4 5 6 7 8 9 10]"},
-		{"5, 1..3", "[5 1 2 3]"},
-		{"-3..-1", "[-3 -2 -1]"},
-	} {
-		got, err := parseSeeds(tc.in)
-		if err != nil {
-			t.Errorf("parseSeeds(%q): %v", tc.in, err)
-			continue
-		}
-		if fmt.Sprint(got) != tc.want {
-			t.Errorf("parseSeeds(%q) = %v, want %s", tc.in, got, tc.want)
-		}
 	}
 }
 
