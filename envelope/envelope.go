@@ -1,6 +1,7 @@
 package envelope
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -310,7 +311,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		if a.Lock != b.Lock {
 			return strings.Compare(a.Lock, b.Lock)
 		}
-		return cmpFloat(a.Value, b.Value)
+		return cmp.Compare(a.Value, b.Value)
 	})
 	return res, write(res)
 }

@@ -2,15 +2,17 @@ package envelope
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"fmt"
-	"html"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/locktorture/locktorture/report"
 )
 
 // write writes envelope.csv, envelope.svg and table.md into the result's
@@ -73,27 +75,32 @@ func Table(res Result) string {
 }
 
 // SVG plots the violation rate against the parameter, one line per lock
-// with its 95% Wilson intervals as bars, and theory's boundary dashed.
+// with its 95% Wilson intervals as bars, and theory's boundary dashed
+// (drawn with report.SVG, the module's one SVG writer).
 func SVG(res Result) []byte {
 	const W, H, left, right, top, bottom = 640.0, 400.0, 60.0, 150.0, 30.0, 50.0
 	o := res.Options
 	x := func(v float64) float64 { return left + (v-o.From)/(o.To-o.From)*(W-left-right) }
 	y := func(r float64) float64 { return top + (1-r)*(H-top-bottom) }
 	colors := []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" font-family="sans-serif" font-size="12">`+"\n", W, H)
-	fmt.Fprintf(&b, `<text x="%g" y="18" font-size="14">%s</text>`+"\n", left, html.EscapeString(fmt.Sprintf("violation rate vs %s%s (%s fault, seeds %s per point, 95%% Wilson)", o.Fault.Param, per(o.Fault), o.Fault.Name, seedList(o.Seeds))))
+	title := fmt.Sprintf("violation rate vs %s%s (%s fault, seeds %s per point, 95%% Wilson)", o.Fault.Param, per(o.Fault), o.Fault.Name, seedList(o.Seeds))
+	var d report.SVG
+	d.Open(W, H, title)
+	d.Text(left, 18, "start", "black", title)
 	// Axes and ticks.
-	fmt.Fprintf(&b, `<path d="M%g %g V%g H%g" stroke="black" fill="none"/>`+"\n", left, top, H-bottom, W-right)
+	d.Printf(`<path d="M%g %g V%g H%g" stroke="black" fill="none"/>`+"\n", left, top, H-bottom, W-right)
 	for i := 0; i <= 4; i++ {
 		r := float64(i) / 4
-		fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="end">%.2f</text><path d="M%g %g h-4" stroke="black"/>`+"\n", left-6, y(r)+4, r, left, y(r))
+		d.Text(left-6, y(r)+4, "end", "black", fmt.Sprintf("%.2f", r))
+		d.Printf(`<path d="M%g %g h-4" stroke="black"/>`+"\n", left, y(r))
 		v := o.From + (o.To-o.From)*float64(i)/4
-		fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">%.2f</text><path d="M%g %g v4" stroke="black"/>`+"\n", x(v), H-bottom+18, v, x(v), H-bottom)
+		d.Text(x(v), H-bottom+18, "middle", "black", fmt.Sprintf("%.2f", v))
+		d.Printf(`<path d="M%g %g v4" stroke="black"/>`+"\n", x(v), H-bottom)
 	}
-	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">%s</text>`+"\n", (left+W-right)/2, H-12, html.EscapeString(o.Fault.Param+per(o.Fault)))
+	d.Text((left+W-right)/2, H-12, "middle", "black", o.Fault.Param+per(o.Fault))
 	if res.Theory >= o.From && res.Theory <= o.To {
-		fmt.Fprintf(&b, `<path d="M%g %g V%g" stroke="gray" stroke-dasharray="5,4"/><text x="%g" y="%g" fill="gray">theory %.2f</text>`+"\n", x(res.Theory), top, H-bottom, x(res.Theory)+4, top+12, res.Theory)
+		d.Printf(`<path d="M%g %g V%g" stroke="gray" stroke-dasharray="5,4"/>`+"\n", x(res.Theory), top, H-bottom)
+		d.Text(x(res.Theory)+4, top+12, "start", "gray", fmt.Sprintf("theory %.2f", res.Theory))
 	}
 	// Locks that agree draw on top of each other: each line has its own
 	// dashes, so the one below shows through the gaps of the one above.
@@ -106,31 +113,21 @@ func SVG(res Result) []byte {
 				pts = append(pts, p)
 			}
 		}
-		slices.SortFunc(pts, func(a, b Point) int { return cmpFloat(a.Value, b.Value) })
-		var d bytes.Buffer
+		slices.SortFunc(pts, func(a, b Point) int { return cmp.Compare(a.Value, b.Value) })
+		var line strings.Builder
 		for j, p := range pts {
 			cmd := "L"
 			if j == 0 {
 				cmd = "M"
 			}
-			fmt.Fprintf(&d, "%s%.1f %.1f ", cmd, x(p.Value), y(p.Rate()))
-			fmt.Fprintf(&b, `<path d="M%.1f %.1f V%.1f" stroke="%s" stroke-width="1"/><circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", x(p.Value), y(p.Lo), y(p.Hi), col, x(p.Value), y(p.Rate()), col)
+			fmt.Fprintf(&line, "%s%.1f %.1f ", cmd, x(p.Value), y(p.Rate()))
+			d.Printf(`<path d="M%.1f %.1f V%.1f" stroke="%s" stroke-width="1"/><circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", x(p.Value), y(p.Lo), y(p.Hi), col, x(p.Value), y(p.Rate()), col)
 		}
-		fmt.Fprintf(&b, `<path d="%s" stroke="%s" fill="none" stroke-width="2"%s/>`+"\n", d.String(), col, dash)
-		fmt.Fprintf(&b, `<path d="M%g %g h20" stroke="%s" stroke-width="2"%s/><text x="%g" y="%g">%s</text>`+"\n", W-right+15, top+20+float64(i)*18, col, dash, W-right+40, top+24+float64(i)*18, html.EscapeString(lk))
+		d.Printf(`<path d="%s" stroke="%s" fill="none" stroke-width="2"%s/>`+"\n", line.String(), col, dash)
+		d.Printf(`<path d="M%g %g h20" stroke="%s" stroke-width="2"%s/>`+"\n", W-right+15, top+20+float64(i)*18, col, dash)
+		d.Text(W-right+40, top+24+float64(i)*18, "start", "black", lk)
 	}
-	b.WriteString("</svg>\n")
-	return b.Bytes()
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return []byte(d.Close())
 }
 
 // per is " ÷ TTL" for a parameter in TTLs, "" for a rate.

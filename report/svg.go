@@ -95,27 +95,33 @@ func (s timeScale) x(t int64) float64 {
 // nsPerPixel is how much time one pixel of the plot stands for.
 func (s timeScale) nsPerPixel() float64 { return float64(s.t1-s.t0) / plotWidth }
 
-// svgDoc accumulates one SVG document.
-type svgDoc struct {
+// SVG is the module's one SVG writer: report's plots and envelope's
+// draw with it. Open starts the document, Printf adds elements, Text a
+// text (escaped), Close ends it and returns it.
+type SVG struct {
 	b strings.Builder
 }
 
-func (d *svgDoc) printf(format string, args ...any) { fmt.Fprintf(&d.b, format, args...) }
+// Printf adds to the document what format says, as fmt.Printf would.
+func (d *SVG) Printf(format string, args ...any) { fmt.Fprintf(&d.b, format, args...) }
 
-func (d *svgDoc) open(height float64, label string) {
-	d.printf(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %.0f" width="%d" height="%.0f" font-family="%s" font-size="11" role="img" aria-label="%s">`+"\n",
-		svgWidth, height, svgWidth, height, svgFontFamily, esc(label))
-	d.printf(`<title>%s</title>`+"\n", esc(label))
+// Open starts a document width by height whose title and accessible
+// label is label.
+func (d *SVG) Open(width, height float64, label string) {
+	d.Printf(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" width="%.0f" height="%.0f" font-family="%s" font-size="11" role="img" aria-label="%s">`+"\n",
+		width, height, width, height, svgFontFamily, esc(label))
+	d.Printf(`<title>%s</title>`+"\n", esc(label))
 }
 
-func (d *svgDoc) close() string {
+// Close ends the document and returns it.
+func (d *SVG) Close() string {
 	d.b.WriteString("</svg>\n")
 	return d.b.String()
 }
 
-// text writes a text element; anchor is start, middle or end.
-func (d *svgDoc) text(x, y float64, anchor, fill, s string) {
-	d.printf(`<text x="%.1f" y="%.1f" text-anchor="%s" fill="%s">%s</text>`+"\n", x, y, anchor, fill, esc(s))
+// Text writes a text element; anchor is start, middle or end.
+func (d *SVG) Text(x, y float64, anchor, fill, s string) {
+	d.Printf(`<text x="%.1f" y="%.1f" text-anchor="%s" fill="%s">%s</text>`+"\n", x, y, anchor, fill, esc(s))
 }
 
 // esc escapes s for XML text and attribute values.
@@ -140,16 +146,16 @@ func niceStep(v float64) float64 {
 }
 
 // timeAxis draws the time axis at y: a line, ticks and labels in seconds.
-func (d *svgDoc) timeAxis(s timeScale, y float64) {
-	d.printf(`<g class="axis" stroke="%s">`+"\n", axisColor)
-	d.printf(`<line x1="%d" y1="%.1f" x2="%d" y2="%.1f"/>`+"\n", plotLeft, y, svgWidth-plotRight, y)
+func (d *SVG) timeAxis(s timeScale, y float64) {
+	d.Printf(`<g class="axis" stroke="%s">`+"\n", axisColor)
+	d.Printf(`<line x1="%d" y1="%.1f" x2="%d" y2="%.1f"/>`+"\n", plotLeft, y, svgWidth-plotRight, y)
 	d.b.WriteString("</g>\n")
 	step := niceStep(float64(s.t1-s.t0) / 1e9 / 12)
 	first := math.Ceil(float64(s.t0)/1e9/step-1e-9) * step
 	for v := first; v <= float64(s.t1)/1e9+1e-9; v += step {
 		x := s.x(int64(math.Round(v * 1e9)))
-		d.printf(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s"/>`+"\n", x, y, x, y+4, axisColor)
-		d.text(x, y+15, "middle", axisColor, strconvG(v)+" s")
+		d.Printf(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s"/>`+"\n", x, y, x, y+4, axisColor)
+		d.Text(x, y+15, "middle", axisColor, strconvG(v)+" s")
 	}
 }
 
@@ -166,7 +172,7 @@ func strconvG(v float64) string {
 // bottom, with its description as tooltip, and a numbered label (the
 // number is the window's index + 1, as in the page's fault table) in one
 // of the label lanes that start at labelTop.
-func (d *svgDoc) faultBands(s timeScale, wins []checker.Window, labelTop, top, bottom float64) {
+func (d *SVG) faultBands(s timeScale, wins []checker.Window, labelTop, top, bottom float64) {
 	for i, w := range wins {
 		x0, x1 := s.x(w.Start), s.x(w.End)
 		width := max(x1-x0, 2)
@@ -174,12 +180,12 @@ func (d *svgDoc) faultBands(s timeScale, wins []checker.Window, labelTop, top, b
 		if w.UntilEnd {
 			tip += " (never stopped)"
 		}
-		d.printf(`<g class="fault"><title>%s</title>`+"\n", esc(tip))
-		d.printf(`<rect class="fault-band" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" fill-opacity="0.16" stroke="%s" stroke-opacity="0.45" stroke-width="0.8"/>`+"\n",
+		d.Printf(`<g class="fault"><title>%s</title>`+"\n", esc(tip))
+		d.Printf(`<rect class="fault-band" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" fill-opacity="0.16" stroke="%s" stroke-opacity="0.45" stroke-width="0.8"/>`+"\n",
 			x0, top, width, bottom-top, faultFill, faultEdge)
 		label := fitLabel(fmt.Sprintf("%d %s", i+1, w.Desc), max(width, 14), fmt.Sprint(i+1))
 		lane := float64(i % faultLanes)
-		d.printf(`<text class="fault-label" x="%.1f" y="%.1f" fill="%s">%s</text>`+"\n",
+		d.Printf(`<text class="fault-label" x="%.1f" y="%.1f" fill="%s">%s</text>`+"\n",
 			x0+2, labelTop+lane*laneHeight+10, faultLabel, esc(label))
 		d.b.WriteString("</g>\n")
 	}
@@ -377,20 +383,20 @@ func Timeline(a *checker.Analysis) string {
 		height += 16
 	}
 
-	var d svgDoc
-	d.open(height, "timeline of holds per client")
+	var d SVG
+	d.Open(svgWidth, height, "timeline of holds per client")
 
 	// Legend: the keys' colours, red for overlaps, the note.
 	x := float64(plotLeft)
 	swatch := func(color, label string) {
-		d.printf(`<rect x="%.1f" y="4" width="10" height="10" fill="%s"/>`+"\n", x, color)
-		d.text(x+13, 13, "start", "#111", label)
+		d.Printf(`<rect x="%.1f" y="4" width="10" height="10" fill="%s"/>`+"\n", x, color)
+		d.Text(x+13, 13, "start", "#111", label)
 		x += 13 + float64(len([]rune(label)))*charWidthGuess + 12
 	}
 	const maxLegendKeys = 8
 	for i, k := range keys {
 		if i == maxLegendKeys {
-			d.text(x, 13, "start", "#111", fmt.Sprintf("+%d more keys", len(keys)-maxLegendKeys))
+			d.Text(x, 13, "start", "#111", fmt.Sprintf("+%d more keys", len(keys)-maxLegendKeys))
 			x += 90
 			break
 		}
@@ -399,33 +405,33 @@ func Timeline(a *checker.Analysis) string {
 	swatch(overlapColor, "overlapping holds")
 	late := lateWrites(a)
 	if len(late) > 0 {
-		d.printf(`<rect x="%.1f" y="4" width="10" height="10" fill="none" stroke="%s" stroke-dasharray="3,2"/>`+"\n", x, overlapColor)
-		d.text(x+13, 13, "start", "#111", "late write")
+		d.Printf(`<rect x="%.1f" y="4" width="10" height="10" fill="none" stroke="%s" stroke-dasharray="3,2"/>`+"\n", x, overlapColor)
+		d.Text(x+13, 13, "start", "#111", "late write")
 		x += 13 + float64(len("late write"))*charWidthGuess + 12
 	}
 	notices := lostNotices(holds)
 	if len(notices) > 0 {
-		d.printf(`<path d="%s" fill="%s"/>`+"\n", diamond(x+5, 9, 5), noticeColor)
-		d.text(x+13, 13, "start", "#111", "lost notice")
+		d.Printf(`<path d="%s" fill="%s"/>`+"\n", diamond(x+5, 9, 5), noticeColor)
+		d.Text(x+13, 13, "start", "#111", "lost notice")
 		x += 13 + float64(len("lost notice"))*charWidthGuess + 12
 	}
 	if len(wins) > 0 {
-		d.printf(`<rect x="%.1f" y="4" width="10" height="10" fill="%s" fill-opacity="0.3" stroke="%s"/>`+"\n", x, faultFill, faultEdge)
-		d.text(x+13, 13, "start", "#111", "fault")
+		d.Printf(`<rect x="%.1f" y="4" width="10" height="10" fill="%s" fill-opacity="0.3" stroke="%s"/>`+"\n", x, faultFill, faultEdge)
+		d.Text(x+13, 13, "start", "#111", "fault")
 		x += 60
 	}
 	if len(bars) == 0 {
-		d.text(x, 13, "start", axisColor, "no holds")
+		d.Text(x, 13, "start", axisColor, "no holds")
 	}
 
 	// Rows: stripes and labels.
 	for i, p := range procs {
 		y := top + float64(i*rowH)
 		if i%2 == 1 {
-			d.printf(`<rect x="%d" y="%.1f" width="%d" height="%d" fill="%s"/>`+"\n", plotLeft, y, plotWidth, rowH, stripeColor)
+			d.Printf(`<rect x="%d" y="%.1f" width="%d" height="%d" fill="%s"/>`+"\n", plotLeft, y, plotWidth, rowH, stripeColor)
 		}
 		if i%labelEvery == 0 {
-			d.printf(`<text x="%d" y="%.1f" text-anchor="end" font-size="%d" fill="%s">P%d</text>`+"\n",
+			d.Printf(`<text x="%d" y="%.1f" text-anchor="end" font-size="%d" fill="%s">P%d</text>`+"\n",
 				plotLeft-6, y+float64(rowH)/2+3.5, min(11, max(rowH, 8)), axisColor, p)
 		}
 	}
@@ -459,7 +465,7 @@ func Timeline(a *checker.Analysis) string {
 		if b.overlap {
 			tip += "; overlaps another hold of " + b.key
 		}
-		d.printf(`<rect class="%s" x="%.2f" y="%.1f" width="%.2f" height="%.1f" fill="%s"><title>%s</title></rect>`+"\n",
+		d.Printf(`<rect class="%s" x="%.2f" y="%.1f" width="%.2f" height="%.1f" fill="%s"><title>%s</title></rect>`+"\n",
 			cls, x0, top+float64(row[b.process]*rowH)+pad, max(x1-x0, 0.6), barH, fill, esc(tip))
 	}
 	d.b.WriteString("</g>\n")
@@ -478,9 +484,9 @@ func Timeline(a *checker.Analysis) string {
 			x0, x1 := sc.x(lw.validUntil), sc.x(lw.wrote)
 			y := top + float64(r*rowH) + pad
 			tip := fmt.Sprintf("P%d wrote %s at %s, %s after its lease's validity ended at %s: a late write", lw.process, lw.key, seconds(lw.wrote), dur(time.Duration(lw.wrote-lw.validUntil)), seconds(lw.validUntil))
-			d.printf(`<rect class="late-write" x="%.2f" y="%.1f" width="%.2f" height="%.1f" fill="none" stroke="%s" stroke-width="1.5" stroke-dasharray="3,2"><title>%s</title></rect>`+"\n",
+			d.Printf(`<rect class="late-write" x="%.2f" y="%.1f" width="%.2f" height="%.1f" fill="none" stroke="%s" stroke-width="1.5" stroke-dasharray="3,2"><title>%s</title></rect>`+"\n",
 				x0, y, max(x1-x0, 1), barH, overlapColor, esc(tip))
-			d.printf(`<circle class="late-write" cx="%.2f" cy="%.1f" r="%.1f" fill="%s"><title>%s</title></circle>`+"\n",
+			d.Printf(`<circle class="late-write" cx="%.2f" cy="%.1f" r="%.1f" fill="%s"><title>%s</title></circle>`+"\n",
 				x1, y+barH/2, max(min(barH/2, 4), 1.5), overlapColor, esc(tip))
 		}
 		d.b.WriteString("</g>\n")
@@ -499,7 +505,7 @@ func Timeline(a *checker.Analysis) string {
 			}
 			y := top + float64(r*rowH) + float64(rowH)/2
 			tip := fmt.Sprintf("P%d was told at %s that it lost %s (held from %s)", h.Process, seconds(h.End), h.key, seconds(h.Start))
-			d.printf(`<path class="lost-notice" d="%s" fill="%s" stroke="#fff" stroke-width="0.8"><title>%s</title></path>`+"\n",
+			d.Printf(`<path class="lost-notice" d="%s" fill="%s" stroke="#fff" stroke-width="0.8"><title>%s</title></path>`+"\n",
 				diamond(sc.x(h.End), y, max(min(float64(rowH)/2, 6), 3)), noticeColor, esc(tip))
 		}
 		d.b.WriteString("</g>\n")
@@ -507,9 +513,9 @@ func Timeline(a *checker.Analysis) string {
 
 	d.timeAxis(sc, bottom)
 	if note != "" {
-		d.printf(`<text class="note" x="%d" y="%.1f" fill="%s">%s</text>`+"\n", plotLeft, bottom+axisHeight+10, axisColor, esc(note))
+		d.Printf(`<text class="note" x="%d" y="%.1f" fill="%s">%s</text>`+"\n", plotLeft, bottom+axisHeight+10, axisColor, esc(note))
 	}
-	return d.close()
+	return d.Close()
 }
 
 // noticeColor draws the loss notices.
@@ -642,9 +648,9 @@ func newPlotFrame(plotHeight float64) plotFrame {
 }
 
 // gridLine draws a horizontal grid line at y with its label.
-func (d *svgDoc) gridLine(y float64, label string) {
-	d.printf(`<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s"/>`+"\n", plotLeft, y, svgWidth-plotRight, y, gridColor)
-	d.text(plotLeft-6, y+3.5, "end", axisColor, label)
+func (d *SVG) gridLine(y float64, label string) {
+	d.Printf(`<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s"/>`+"\n", plotLeft, y, svgWidth-plotRight, y, gridColor)
+	d.Text(plotLeft-6, y+3.5, "end", axisColor, label)
 }
 
 // Throughput is ThroughputSVG of an analysed history.
@@ -663,12 +669,12 @@ func Throughput(a *checker.Analysis) string {
 	f := newPlotFrame(160)
 	y := func(v float64) float64 { return f.bottom - v/ymax*(f.bottom-f.top) }
 
-	var d svgDoc
-	d.open(f.height, "acquires per second over time")
-	d.printf(`<rect x="%d" y="4" width="10" height="10" fill="%s"/>`+"\n", plotLeft, okBarColor)
-	d.text(plotLeft+13, 13, "start", "#111", "ok acquires/s")
-	d.printf(`<line x1="%d" y1="9" x2="%d" y2="9" stroke="%s" stroke-width="1.5" stroke-dasharray="4 2"/>`+"\n", plotLeft+120, plotLeft+140, failLineColor)
-	d.text(plotLeft+144, 13, "start", "#111", fmt.Sprintf("failed or unknown acquires/s, by return time, in %s buckets", dur(time.Duration(w))))
+	var d SVG
+	d.Open(svgWidth, f.height, "acquires per second over time")
+	d.Printf(`<rect x="%d" y="4" width="10" height="10" fill="%s"/>`+"\n", plotLeft, okBarColor)
+	d.Text(plotLeft+13, 13, "start", "#111", "ok acquires/s")
+	d.Printf(`<line x1="%d" y1="9" x2="%d" y2="9" stroke="%s" stroke-width="1.5" stroke-dasharray="4 2"/>`+"\n", plotLeft+120, plotLeft+140, failLineColor)
+	d.Text(plotLeft+144, 13, "start", "#111", fmt.Sprintf("failed or unknown acquires/s, by return time, in %s buckets", dur(time.Duration(w))))
 	for v := 0.0; v <= ymax+step/2; v += step {
 		d.gridLine(y(v), strconvG(v))
 	}
@@ -677,7 +683,7 @@ func Throughput(a *checker.Analysis) string {
 	for _, b := range bs {
 		x0, x1 := sc.x(b.start), sc.x(b.end)
 		r := rate(b.ok, b)
-		d.printf(`<rect class="bucket" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" fill-opacity="0.8"><title>%s to %s: %d ok (%.1f/s), %d failed or unknown</title></rect>`+"\n",
+		d.Printf(`<rect class="bucket" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" fill-opacity="0.8"><title>%s to %s: %d ok (%.1f/s), %d failed or unknown</title></rect>`+"\n",
 			x0+0.5, y(r), max(x1-x0-1, 0.5), f.bottom-y(r), okBarColor, seconds(b.start), seconds(b.end), b.ok, r, b.notOK)
 	}
 	var pts []string
@@ -686,11 +692,11 @@ func Throughput(a *checker.Analysis) string {
 		pts = append(pts, fmt.Sprintf("%.1f,%.1f %.1f,%.1f", sc.x(b.start), r, sc.x(b.end), r))
 	}
 	if len(pts) > 0 {
-		d.printf(`<polyline points="%s" fill="none" stroke="%s" stroke-width="1.5" stroke-dasharray="4 2"/>`+"\n", strings.Join(pts, " "), failLineColor)
+		d.Printf(`<polyline points="%s" fill="none" stroke="%s" stroke-width="1.5" stroke-dasharray="4 2"/>`+"\n", strings.Join(pts, " "), failLineColor)
 	}
 	d.b.WriteString("</g>\n")
 	d.timeAxis(sc, f.bottom)
-	return d.close()
+	return d.Close()
 }
 
 // Latency is LatencySVG of an analysed history.
@@ -736,24 +742,24 @@ func Latency(a *checker.Analysis) string {
 		return f.bottom - (v-dlo)/(dhi-dlo)*(f.bottom-f.top)
 	}
 
-	var d svgDoc
-	d.open(f.height, "acquire latency over time")
-	d.printf(`<line x1="%d" y1="9" x2="%d" y2="9" stroke="%s" stroke-width="2"/>`+"\n", plotLeft, plotLeft+20, p50Color)
-	d.text(plotLeft+24, 13, "start", "#111", "p50")
-	d.printf(`<line x1="%d" y1="9" x2="%d" y2="9" stroke="%s" stroke-width="2"/>`+"\n", plotLeft+56, plotLeft+76, maxColor)
-	d.text(plotLeft+80, 13, "start", "#111", fmt.Sprintf("max of ok acquires' latency, ms (log scale), by return time, in %s buckets", dur(time.Duration(w))))
+	var d SVG
+	d.Open(svgWidth, f.height, "acquire latency over time")
+	d.Printf(`<line x1="%d" y1="9" x2="%d" y2="9" stroke="%s" stroke-width="2"/>`+"\n", plotLeft, plotLeft+20, p50Color)
+	d.Text(plotLeft+24, 13, "start", "#111", "p50")
+	d.Printf(`<line x1="%d" y1="9" x2="%d" y2="9" stroke="%s" stroke-width="2"/>`+"\n", plotLeft+56, plotLeft+76, maxColor)
+	d.Text(plotLeft+80, 13, "start", "#111", fmt.Sprintf("max of ok acquires' latency, ms (log scale), by return time, in %s buckets", dur(time.Duration(w))))
 	for e := dlo; e <= dhi; e++ {
 		d.gridLine(y(math.Pow(10, e)), strconvG(math.Pow(10, e)))
 	}
 	d.faultBands(sc, wins, f.labelTop, f.top, f.bottom)
 	if math.IsInf(lo, 0) {
-		d.text(plotLeft+plotWidth/2, (f.top+f.bottom)/2, "middle", axisColor, "no acquire returned ok")
+		d.Text(plotLeft+plotWidth/2, (f.top+f.bottom)/2, "middle", axisColor, "no acquire returned ok")
 	}
 	line := func(color string, v func(*point) float64) {
 		var seg []string
 		flush := func() {
 			if len(seg) > 0 {
-				d.printf(`<polyline points="%s" fill="none" stroke="%s" stroke-width="1.5"/>`+"\n", strings.Join(seg, " "), color)
+				d.Printf(`<polyline points="%s" fill="none" stroke="%s" stroke-width="1.5"/>`+"\n", strings.Join(seg, " "), color)
 			}
 			seg = seg[:0]
 		}
@@ -774,10 +780,10 @@ func Latency(a *checker.Analysis) string {
 			continue
 		}
 		tip := fmt.Sprintf("%s to %s: %d ok acquires, p50 %.2f ms, max %.2f ms", seconds(p.b.start), seconds(p.b.end), len(p.b.latencies), p.p50, p.max)
-		d.printf(`<g class="bucket"><title>%s</title><circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"/><circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"/></g>`+"\n",
+		d.Printf(`<g class="bucket"><title>%s</title><circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"/><circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"/></g>`+"\n",
 			esc(tip), p.x, y(p.p50), p50Color, p.x, y(p.max), maxColor)
 	}
 	d.b.WriteString("</g>\n")
 	d.timeAxis(sc, f.bottom)
-	return d.close()
+	return d.Close()
 }
