@@ -11,8 +11,11 @@
 //     refuses a file larger than [MaxFile].
 //   - [Local] refuses a path that is not local: empty, absolute, or with
 //     a ".." that leaves its folder ([ErrNotLocal]). [OpenIn], [ReadFileIn]
-//     and [CopyTree] join such a path to a folder and refuse a link at
-//     every step of it, not only at its end.
+//     and [CopyTree] take such a path in an [os.Root] of its folder, one
+//     step at a time, each folder opened from the one before, and refuse
+//     a link at every step of it, not only at its end (os.Root alone
+//     would follow a link that stays inside the root); the file or
+//     folder opened must be the one checked ([os.SameFile]).
 //   - [WriteFile] writes through a temporary file in the same folder and a
 //     rename, so a reader sees the old content or the new, and a link at
 //     the name is replaced, never followed. [WriteDir] does the same for a

@@ -8,6 +8,11 @@ import (
 	"os"
 )
 
+// openFlags are added to every open for reading; elsewhere than on
+// unix there are none, and the checks before and after the open stand
+// alone.
+const openFlags = 0
+
 // openNoFollow opens name for reading when it is a regular file and not
 // a link: without O_NOFOLLOW, it checks with Lstat first, then that the
 // file opened is the one checked.

@@ -1,6 +1,7 @@
 package safefs
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -145,12 +146,21 @@ func readAll(name string, f *os.File) ([]byte, error) {
 // OpenIn opens root/rel as Open does, where rel must be Local and no
 // folder on the way from root to the file may be a symbolic link: each
 // is checked, so a link anywhere in rel is refused (ErrLink), not only
-// at its end. root itself is the caller's and may be one.
+// at its end. root itself is the caller's and may be one. Every step is
+// taken in an os.Root, from the folder the step before opened, so a ".."
+// or a link cannot lead out of root even when the folder changes while
+// it is read; the file opened must be the one checked (os.SameFile).
 func OpenIn(root, rel string) (*os.File, error) {
-	if err := walkIn(root, rel); err != nil {
+	if err := Local(rel); err != nil {
 		return nil, err
 	}
-	return Open(filepath.Join(root, rel))
+	dir, name := filepath.Split(filepath.Clean(rel))
+	r, err := rootIn(root, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return openRegular(r, name, filepath.Join(root, rel))
 }
 
 // ReadFileIn reads root/rel whole, opened as OpenIn opens it, and
@@ -164,28 +174,76 @@ func ReadFileIn(root, rel string) ([]byte, error) {
 	return readAll(filepath.Join(root, rel), f)
 }
 
-// walkIn checks that rel is Local and that every folder of rel but its
-// last element, under root, is a folder and not a link.
-func walkIn(root, rel string) error {
-	if err := Local(rel); err != nil {
-		return err
+// rootIn opens root/dir as an os.Root, one folder of dir at a time, each
+// checked with Lstat (a link is refused: ErrLink) and opened from the one
+// before; dir may be empty (root itself).
+func rootIn(root, dir string) (*os.Root, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
 	}
-	els := strings.Split(filepath.ToSlash(filepath.Clean(rel)), "/")
 	cur := root
-	for _, el := range els[:len(els)-1] {
+	for _, el := range strings.FieldsFunc(filepath.ToSlash(dir), func(c rune) bool { return c == '/' }) {
 		cur = filepath.Join(cur, el)
-		st, err := os.Lstat(cur)
+		next, err := subRoot(r, el, cur)
+		r.Close()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if st.Mode()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("%s %w", cur, ErrLink)
-		}
-		if !st.IsDir() {
-			return fmt.Errorf("%s is not a folder (%s)", cur, kind(st.Mode()))
-		}
+		r = next
 	}
-	return nil
+	return r, nil
+}
+
+// subRoot opens the folder el of r, which Lstat finds a folder and not a
+// link, and which must still be that folder once opened; path names it in
+// errors.
+func subRoot(r *os.Root, el, path string) (*os.Root, error) {
+	st, err := r.Lstat(el)
+	if err != nil {
+		return nil, err
+	}
+	if st.Mode()&fs.ModeSymlink != 0 {
+		return nil, fmt.Errorf("%s %w", path, ErrLink)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a folder (%s)", path, kind(st.Mode()))
+	}
+	next, err := r.OpenRoot(el)
+	if err != nil {
+		return nil, err
+	}
+	if now, err := next.Stat("."); err != nil || !os.SameFile(st, now) {
+		next.Close()
+		return nil, fmt.Errorf("%s changed while it was opened", path)
+	}
+	return next, nil
+}
+
+// openRegular opens name, one element, in r for reading: a link (ErrLink)
+// and anything but a regular file (ErrNotRegular) are refused before the
+// open, and the file opened must be the one checked; path names it in
+// errors.
+func openRegular(r *os.Root, name, path string) (*os.File, error) {
+	st, err := r.Lstat(name)
+	if err != nil {
+		return nil, err
+	}
+	if st.Mode()&fs.ModeSymlink != 0 {
+		return nil, fmt.Errorf("%s %w", path, ErrLink)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s %w (%s)", path, ErrNotRegular, kind(st.Mode()))
+	}
+	f, err := r.OpenFile(name, os.O_RDONLY|openFlags, 0)
+	if err != nil {
+		return nil, err
+	}
+	if now, err := f.Stat(); err != nil || !os.SameFile(st, now) {
+		f.Close()
+		return nil, fmt.Errorf("%s changed while it was opened", path)
+	}
+	return f, nil
 }
 
 // CopyTree copies the folder root/rel, which must be reached as OpenIn
@@ -193,58 +251,74 @@ func walkIn(root, rel string) error {
 // the folders of rel under dst. Inside it, only folders and regular files
 // are copied: a symbolic link (to a file, to a folder, dangling) is an
 // error wrapping ErrLink, anything else one wrapping ErrNotRegular, both
-// naming the path under root. Files are created with O_EXCL, so nothing
-// that already exists under dst, a link least of all, is written
+// naming the path under root. The folder is read in an os.Root, each
+// folder opened from its parent. Files are created with O_EXCL, so
+// nothing that already exists under dst, a link least of all, is written
 // through; they keep their read and write permissions, not execute ones:
 // nothing copied is meant to run.
 func CopyTree(dst, root, rel string) error {
-	if err := walkIn(root, rel); err != nil {
+	if err := Local(rel); err != nil {
 		return err
 	}
-	src := filepath.Join(root, rel)
-	st, err := os.Lstat(src)
+	r, err := rootIn(root, rel)
 	if err != nil {
 		return err
 	}
-	if st.Mode()&fs.ModeSymlink != 0 {
-		return fmt.Errorf("%s %w", src, ErrLink)
-	}
-	if !st.IsDir() {
-		return fmt.Errorf("%s is not a folder (%s)", src, kind(st.Mode()))
-	}
+	defer r.Close()
 	if err := os.MkdirAll(filepath.Dir(filepath.Join(dst, rel)), 0o700); err != nil {
 		return err
 	}
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		r, err := filepath.Rel(root, path)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, r)
-		switch t := d.Type(); {
+	return copyDir(r, filepath.Join(root, rel), filepath.Join(dst, rel))
+}
+
+// copyDir copies the folder r (at src) to the new folder dst.
+func copyDir(r *os.Root, src, dst string) error {
+	st, err := r.Stat(".")
+	if err != nil {
+		return err
+	}
+	if err := os.Mkdir(dst, st.Mode().Perm()|0o700); err != nil {
+		return err
+	}
+	d, err := r.Open(".")
+	if err != nil {
+		return err
+	}
+	entries, err := d.ReadDir(-1)
+	d.Close()
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		path, target := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())
+		switch t := e.Type(); {
 		case t&fs.ModeSymlink != 0:
 			return fmt.Errorf("%s %w", path, ErrLink)
 		case t.IsDir():
-			info, err := d.Info()
+			sub, err := subRoot(r, e.Name(), path)
 			if err != nil {
 				return err
 			}
-			return os.Mkdir(target, info.Mode().Perm()|0o700)
+			err = copyDir(sub, path, target)
+			sub.Close()
+			if err != nil {
+				return err
+			}
 		case t.IsRegular():
-			return copyFile(target, path)
+			if err := copyFile(r, e.Name(), path, target); err != nil {
+				return err
+			}
 		default:
 			return fmt.Errorf("%s %w (%s)", path, ErrNotRegular, kind(t))
 		}
-	})
+	}
+	return nil
 }
 
-// copyFile copies the regular file src (opened as Open opens it) to dst,
-// which must not exist.
-func copyFile(dst, src string) (err error) {
-	in, err := Open(src)
+// copyFile copies the regular file name of r (at path, opened as
+// openRegular opens it) to dst, which must not exist.
+func copyFile(r *os.Root, name, path, dst string) (err error) {
+	in, err := openRegular(r, name, path)
 	if err != nil {
 		return err
 	}
@@ -267,22 +341,28 @@ func copyFile(dst, src string) (err error) {
 }
 
 // WriteFile writes data to the file name, with permissions perm, through
-// a temporary file in name's folder (created with O_EXCL), synced, then
-// renamed onto name: a reader sees the old content or the new, never a
+// a temporary file in name's folder (created with O_EXCL in an os.Root of
+// that folder), synced, then renamed onto name: a reader sees the old content or the new, never a
 // part, and a symbolic link at name is replaced by the file, never
 // written through. A folder at name is an error.
 func WriteFile(name string, data []byte, perm fs.FileMode) (err error) {
-	if st, err := os.Lstat(name); err == nil && st.IsDir() {
-		return fmt.Errorf("%s is a folder", name)
-	}
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
+	r, err := os.OpenRoot(filepath.Dir(name))
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
+	defer r.Close()
+	base := filepath.Base(name)
+	if st, err := r.Lstat(base); err == nil && st.IsDir() {
+		return fmt.Errorf("%s is a folder", name)
+	}
+	tmp := "." + base + ".tmp-" + rand.Text()
+	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
 	defer func() {
 		if err != nil {
-			os.Remove(tmp)
+			r.Remove(tmp)
 		}
 	}()
 	_, err = f.Write(data)
@@ -298,7 +378,7 @@ func WriteFile(name string, data []byte, perm fs.FileMode) (err error) {
 	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, name)
+	return r.Rename(tmp, base)
 }
 
 // WriteDir creates the folder dir, with permissions perm, filled by fill:

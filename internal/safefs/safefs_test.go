@@ -136,6 +136,16 @@ func TestOpenIn(t *testing.T) {
 	if _, err := safefs.ReadFileIn(dir, "plain/x"); err == nil {
 		t.Error("a file taken for a folder was read")
 	}
+	// A named pipe inside a folder is refused without waiting for a
+	// writer, and so is a folder where a file was wanted.
+	if err := syscall.Mkfifo(filepath.Join(dir, "runs", "a", "fifo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{"runs/a/fifo", "runs/a"} {
+		if _, err := safefs.ReadFileIn(dir, rel); !errors.Is(err, safefs.ErrNotRegular) {
+			t.Errorf("%s: %v, want ErrNotRegular", rel, err)
+		}
+	}
 }
 
 func TestCopyTree(t *testing.T) {
@@ -180,6 +190,17 @@ func TestCopyTree(t *testing.T) {
 			}
 		})
 	}
+	t.Run("the folder copied a link", func(t *testing.T) {
+		src, other := t.TempDir(), t.TempDir()
+		write(t, filepath.Join(other, "results.json"), "r")
+		if err := os.Mkdir(filepath.Join(src, "runs"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		symlink(t, other, filepath.Join(src, "runs", "a"))
+		if err := safefs.CopyTree(t.TempDir(), src, "runs/a"); !errors.Is(err, safefs.ErrLink) {
+			t.Fatalf("CopyTree of a linked runs/a: %v, want ErrLink", err)
+		}
+	})
 	t.Run("run folder a link", func(t *testing.T) {
 		src, other := t.TempDir(), t.TempDir()
 		write(t, filepath.Join(other, "a", "results.json"), "r")
