@@ -57,7 +57,7 @@ compose-down:
 ## both versions of every module into the module cache (the only step that needs the
 ## network; test runs it first, and bugs/'s test then builds offline).
 BUG_MODULES := $(patsubst %/go.mod,%,$(wildcard bugs/*/go.mod))
-## A bug of a library in another language is kept as source (bugs/NAME/lib, the
+## A bug of a library in another language is kept as source (bugs/NAME/third_party, the
 ## version that had it) with the upstream change that fixed it (fix.patch): NAME runs
 ## its client (bugs/NAME/client.py, through bugs/python.sh) on a copy of lib,
 ## NAME-fixed on a copy with the patch applied.
@@ -72,7 +72,7 @@ bugs: bugs-deps
 	  (cd $$d && $(GO) build -o ../../bin/bugs/$$n . && $(GO) build -modfile=go.fixed.mod -o ../../bin/bugs/$$n-fixed .) || exit 1; \
 	  echo "bin/bugs/$$n bin/bugs/$$n-fixed"; done
 	@for d in $(PATCH_BUGS); do n=$$(basename $$d); \
-	  rm -rf bin/bugs/$$n.lib bin/bugs/$$n-fixed.lib && cp -R $$d/lib bin/bugs/$$n.lib && cp -R $$d/lib bin/bugs/$$n-fixed.lib && \
+	  rm -rf bin/bugs/$$n.lib bin/bugs/$$n-fixed.lib && cp -R $$d/third_party bin/bugs/$$n.lib && cp -R $$d/third_party bin/bugs/$$n-fixed.lib && \
 	  patch -s -p1 -d bin/bugs/$$n-fixed.lib < $$d/fix.patch || exit 1; \
 	  for v in $$n $$n-fixed; do \
 	    printf '#!/bin/sh\nexec "$$(dirname "$$0")/../../bugs/python.sh" "$$(dirname "$$0")/../../%s/client.py" "$$(dirname "$$0")/%s.lib"\n' $$d $$v > bin/bugs/$$v && chmod +x bin/bugs/$$v || exit 1; \

@@ -103,12 +103,12 @@ func TestBugModules(t *testing.T) {
 }
 
 // TestPatchBugs checks every bug kept as source (a folder with a
-// fix.patch, for a library this machine's registries do not serve): lib/
-// is, file for file, the version that had the bug and lib/ with fix.patch
-// applied the version that fixed it, by the git blob ids VERSIONS records
-// for the two tags (the first tag listed is the buggy one); its client,
-// started through python.sh, names that version in its hello on each;
-// docs/bugs.md lists the folder.
+// fix.patch, for a library this machine's registries do not serve):
+// third_party/ is, file for file, the version that had the bug and
+// third_party/ with fix.patch applied the version that fixed it, by the
+// git blob ids VERSIONS records for the two tags (the first tag listed is
+// the buggy one); its client, started through python.sh, names that
+// version in its hello on each; docs/bugs.md lists the folder.
 func TestPatchBugs(t *testing.T) {
 	patches, err := filepath.Glob(filepath.Join("*", "fix.patch"))
 	if err != nil {
@@ -134,7 +134,7 @@ func TestPatchBugs(t *testing.T) {
 			if len(tags) != 2 {
 				t.Fatalf("bugs/%s/VERSIONS names %d tags, want the buggy one and the fixed one", dir, len(tags))
 			}
-			buggy, fixed := copyDir(t, filepath.Join(dir, "lib")), copyDir(t, filepath.Join(dir, "lib"))
+			buggy, fixed := copyDir(t, filepath.Join(dir, "third_party")), copyDir(t, filepath.Join(dir, "third_party"))
 			cmd := exec.Command("patch", "-s", "-p1", "-d", fixed, "-i", filepath.Join(mustAbs(t, dir), "fix.patch"))
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("patch: %v\n%s", err, out)
@@ -143,11 +143,11 @@ func TestPatchBugs(t *testing.T) {
 				tag := tags[i]
 				for file, want := range blobs[tag] {
 					if got := blobID(t, filepath.Join(lib, file)); got != want {
-						t.Errorf("%s (%s): blob %s, want %s's %s", file, []string{"lib", "lib + fix.patch"}[i], got, tag, want)
+						t.Errorf("%s (%s): blob %s, want %s's %s", file, []string{"third_party", "third_party + fix.patch"}[i], got, tag, want)
 					}
 				}
 				if got := helloVersion(t, filepath.Join(dir, "client.py"), lib); got != "" && got != tag {
-					t.Errorf("the client on %s: the hello says version %q, want %q", []string{"lib", "lib + fix.patch"}[i], got, tag)
+					t.Errorf("the client on %s: the hello says version %q, want %q", []string{"third_party", "third_party + fix.patch"}[i], got, tag)
 				}
 			}
 		})

@@ -5,7 +5,7 @@
 // either the release gate built against that version (gate.Main) or a
 // client process of the line protocol (--lock exec:COMMAND). A library
 // whose registry this project's machines do not reach is kept as source:
-// lib/ at the tag that had the bug, fix.patch the upstream fix, VERSIONS
+// third_party/ (its license beside it) at the tag that had the bug, fix.patch the upstream fix, VERSIONS
 // the git blob id of every file at both tags, and client.py the client
 // process (a Python one, on lineproto.py, started by python.sh on the
 // interpreter that has redis-py). docs/bugs.md lists them with the row

@@ -2,8 +2,8 @@
 """glasslion/redlock (PyPI "redlock") behind locktorture's process adapter.
 
 Usage: client.py LIBDIR, where LIBDIR holds the `redlock` package to run:
-`make bugs` puts the version that had the bug (lib/ here, 1.0.0) in
-bin/bugs/glasslion-redlock-elapsed.lib and the next release (lib/ with
+`make bugs` puts the version that had the bug (third_party/ here, 1.0.0) in
+bin/bugs/glasslion-redlock-elapsed.lib and the next release (third_party/ with
 fix.patch applied, byte for byte 1.1.0) in
 bin/bugs/glasslion-redlock-elapsed-fixed.lib; bin/bugs/glasslion-redlock-elapsed
 and …-fixed start this client on each (through ../python.sh).

@@ -2,8 +2,8 @@
 """sherlock's RedisLock behind locktorture's process adapter.
 
 Usage: client.py LIBDIR, where LIBDIR holds the `sherlock` package to run:
-`make bugs` puts the version that had the bug (lib/ here, v0.4.0) in
-bin/bugs/sherlock-renew.lib and the version that fixed it (lib/ with
+`make bugs` puts the version that had the bug (third_party/ here, v0.4.0) in
+bin/bugs/sherlock-renew.lib and the version that fixed it (third_party/ with
 fix.patch applied, byte for byte v0.4.1) in bin/bugs/sherlock-renew-fixed.lib;
 bin/bugs/sherlock-renew and bin/bugs/sherlock-renew-fixed start this client
 on each (through ../python.sh).
