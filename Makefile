@@ -56,7 +56,7 @@ compose-down:
 ## NAME-fixed with the version that fixed it (go.fixed.mod). bugs-deps downloads
 ## both versions of every module into the module cache (the only step that needs the
 ## network; test runs it first, and bugs/'s test then builds offline).
-BUG_MODULES := $(patsubst %/go.mod,%,$(wildcard bugs/*/go.mod))
+BUG_MODULES := $(patsubst %/go.fixed.mod,%,$(wildcard bugs/*/go.fixed.mod))
 ## A bug of a library in another language is kept as source (bugs/NAME/third_party, the
 ## version that had it) with the upstream change that fixed it (fix.patch): NAME runs
 ## its client (bugs/NAME/client.py, through bugs/python.sh) on a copy of lib,

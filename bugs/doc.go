@@ -3,7 +3,9 @@
 // version of the library that had the bug, its go.fixed.mod the version
 // that fixed it (go build -modfile=go.fixed.mod), and its command is
 // either the release gate built against that version (gate.Main) or a
-// client process of the line protocol (--lock exec:COMMAND). A library
+// client process of the line protocol (--lock exec:COMMAND), on
+// bugs/lineproto, a module of its own that imports the standard library
+// only (as the Python clients build on lineproto.py). A library
 // whose registry this project's machines do not reach is kept as source:
 // third_party/ (its license beside it) at the tag that had the bug, fix.patch the upstream fix, VERSIONS
 // the git blob id of every file at both tags, and client.py the client

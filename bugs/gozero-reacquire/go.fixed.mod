@@ -15,3 +15,7 @@ require (
 	golang.org/x/sys v0.0.0-20220227234510-4e6760a101f9 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 )
+
+require github.com/locktorture/locktorture/bugs/lineproto v0.0.0
+
+replace github.com/locktorture/locktorture/bugs/lineproto => ../lineproto

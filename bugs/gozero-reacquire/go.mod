@@ -14,3 +14,7 @@ require (
 	go.uber.org/automaxprocs v1.4.0 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 )
+
+require github.com/locktorture/locktorture/bugs/lineproto v0.0.0
+
+replace github.com/locktorture/locktorture/bugs/lineproto => ../lineproto

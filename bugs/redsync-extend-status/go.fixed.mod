@@ -13,3 +13,7 @@ require (
 	github.com/hashicorp/errwrap v1.0.0 // indirect
 	github.com/hashicorp/go-multierror v1.1.0 // indirect
 )
+
+require github.com/locktorture/locktorture/bugs/lineproto v0.0.0
+
+replace github.com/locktorture/locktorture/bugs/lineproto => ../lineproto

@@ -1,0 +1,3 @@
+module github.com/locktorture/locktorture/bugs/lineproto
+
+go 1.26.0
