@@ -80,25 +80,16 @@ func CheckFlags(fs *flag.FlagSet, c *Config) error {
 			return
 		}
 		switch f.Name {
-		case "clients":
-			if c.Clients < 1 {
-				err = fmt.Errorf("--clients must be at least 1, got %d", c.Clients)
+		case "clients", "keys", "quorum", "nemesis-compose", "wait-replicas":
+			least, want := 1, "be at least 1"
+			switch f.Name {
+			case "quorum":
+				want += " (leave it out for a majority)"
+			case "wait-replicas":
+				least, want = 0, "not be negative"
 			}
-		case "keys":
-			if c.Keys < 1 {
-				err = fmt.Errorf("--keys must be at least 1, got %d", c.Keys)
-			}
-		case "quorum":
-			if c.Quorum < 1 {
-				err = fmt.Errorf("--quorum must be at least 1, got %d (leave it out for a majority)", c.Quorum)
-			}
-		case "wait-replicas":
-			if c.WaitReplicas < 0 {
-				err = fmt.Errorf("--wait-replicas must not be negative, got %d", c.WaitReplicas)
-			}
-		case "nemesis-compose":
-			if c.NemesisCompose < 1 {
-				err = fmt.Errorf("--nemesis-compose must be at least 1, got %d", c.NemesisCompose)
+			if n := f.Value.(flag.Getter).Get().(int); n < least {
+				err = fmt.Errorf("--%s must %s, got %d", f.Name, want, n)
 			}
 		case "seed":
 			if c.Seed == 0 {

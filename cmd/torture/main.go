@@ -99,14 +99,19 @@ var commands = []command{
 	{"explain", "[flags] DIR|FILE", "name the cause of each violation of a run directory or history file", explainCmd},
 	{"shrink", "[flags] DIR", "the fewest fault steps (and the shortest duration) that still reproduce a run's violation", shrinkCmd},
 	{"matrix", "[flags]", "the comparison matrix: every lock × the rows of the literature table its promises select (--quick: the release gate; --shard i/n: a share of it)", matrixCmd},
-	{"matrix merge", "OUT DIR...", "join the outputs of a matrix's shards and judge its cells", mergeCmd},
-	{"matrix publish", "[flags] MATRIXDIR OUT", "the bundle results/ publishes (--readme, --findings: the pages made from it)", publishCmd},
+	{"matrix merge", "OUT DIR...", "join the outputs of a matrix's shards and judge its cells", offline(mergeCmd)},
+	{"matrix publish", "[flags] MATRIXDIR OUT", "the bundle results/ publishes (--readme, --findings: the pages made from it)", offline(publishCmd)},
 	{"matrix fetch", "[flags] BUNDLE...", "fetch a published bundle's runs archive, verify its sha256 and hold it against the bundle's summary", fetchCmd},
-	{"matrix trend", "NIGHT... TONIGHT", "compare bundles night by night: rates, intervals, versions; exit 1 when a cell's rate moved", trendCmd},
+	{"matrix trend", "NIGHT... TONIGHT", "compare bundles night by night: rates, intervals, versions; exit 1 when a cell's rate moved", offline(trendCmd)},
 	{"gate", "[flags]", "the release gate of one lock, from the promises it declares; exit 1 when it breaks one", gate.Command},
 	{"envelope", "[flags]", "sweep and bisect one fault's size (÷ TTL) to find where each lock's safety ends", envelopeCmd},
 	{"client", "--lock NAME", "serve a registered Go lock over the client protocol (for exec: or --client-process)", clientCmd},
 	{"version", "", "this binary's commit and the versions that decide verdicts", versionCmd},
+}
+
+// offline is a command that takes no context: it reads and writes files.
+func offline(f func(args []string, stdout, stderr io.Writer) error) func(context.Context, []string, io.Writer, io.Writer) error {
+	return func(_ context.Context, args []string, stdout, stderr io.Writer) error { return f(args, stdout, stderr) }
 }
 
 // usage lists the commands, from the table.

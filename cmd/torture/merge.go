@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,7 +14,7 @@ import (
 // mergeCmd is 'torture matrix merge OUT DIR...': it joins the outputs of
 // the shards of one matrix into OUT and judges the cells, with the exit
 // status of a whole matrix.
-func mergeCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func mergeCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("matrix merge", flag.ContinueOnError)
 	fs.Usage = func() {}
 	unknown := fs.Bool("allow-unknown-commit", false, "merge shards that record no commit (binaries built without a VCS stamp) when you know one binary ran them all; the merged summaries say the commit is unknown")

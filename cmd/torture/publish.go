@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,7 +20,7 @@ import (
 // results/ publishes, from one matrix's output (report.Publish: no link
 // followed, no run directory outside MATRIXDIR, OUT left as it was on a
 // refusal).
-func publishCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func publishCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("matrix publish", flag.ContinueOnError)
 	fs.Usage = func() {}
 	all := fs.Bool("all-histories", false, "keep every run's history (by default: every run that showed a violation or decided nothing, and the first of every cell)")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,7 +17,7 @@ import (
 // trend.md; exit 1 (errViolation) when a cell's rate in the latest
 // bundle lies outside its interval in the one before, each such cell
 // named with both rates, both intervals and both bundles.
-func trendCmd(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func trendCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("matrix trend", flag.ContinueOnError)
 	fs.Usage = func() {}
 	out := fs.String("out", ".", "directory the pages are written into (trend.html, trend.md)")
