@@ -75,6 +75,25 @@ func (r Readme) Markdown() []byte {
 	}
 	p("), which travels apart from the tree: `torture matrix fetch results/%s` fetches it, checks its sha256 and holds it against summary.json; unpacked beside index.html, it gives each run's report.\n\n", r.Bundle)
 
+	r.provenance(&b)
+	p("## How to read a rate\n\n%s\n\n", ratesIntro)
+
+	scenarios(&b, m)
+	r.cells(&b)
+	if len(r.Others) > 0 {
+		p("\n## Other published results\n\n")
+		for _, o := range r.Others {
+			p("- [`%s/`](%s)\n", o.Dir, path.Join(o.Dir, o.Page))
+		}
+	}
+	return b.Bytes()
+}
+
+// provenance writes how the bundle was produced: the command, the code,
+// the runs, the versions and the machine.
+func (r Readme) provenance(b *bytes.Buffer) {
+	m := r.Matrix
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	p("## How it was produced\n\n")
 	p("```sh\nmake matrix        # = scripts/matrix: torture matrix --seeds %s --duration %s, then torture matrix publish --readme results/README.md\n```\n\n", joinSeeds(m.Seeds), m.Duration)
 	commit := m.Commit
@@ -114,8 +133,12 @@ func (r Readme) Markdown() []byte {
 	}
 	p("\nEach run is reproduced by `torture run` with the flags its `results.json` records under `command` (in %s); its `schedule.json` replays the faults with `--replay`. The archive also keeps the history of every run that showed a violation or decided nothing and of the first run of every cell: unpacked in the bundle's folder (`tar -xJf %s`), `torture check runs/ID` and `torture explain runs/ID` judge and explain such a run again from the bundle alone.\n\n", RunsArchive, RunsArchive)
 
-	p("## How to read a rate\n\n%s\n\n", ratesIntro)
+}
 
+// scenarios writes the literature's scenarios: one table at a glance,
+// then each scenario's cells and reading.
+func scenarios(b *bytes.Buffer, m Matrix) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	if len(m.Scenarios) > 0 {
 		p("## The literature's %d scenarios at a glance\n\n", len(m.Scenarios))
 		p("Each scenario's cells, what they measured (violations of decided runs, summed over the cells expected to fail and over those expected safe) and its reading; the sections below give every cell's rate, interval and band.\n\n")
@@ -148,6 +171,13 @@ func (r Readme) Markdown() []byte {
 		}
 	}
 
+}
+
+// cells writes the table of every cell.
+func (r Readme) cells(b *bytes.Buffer) {
+	m := r.Matrix
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	link := func(name string) string { return path.Join(r.Bundle, name) }
 	p("## Every cell\n\n")
 	matched := 0
 	for _, c := range m.Cells {
@@ -169,13 +199,6 @@ func (r Readme) Markdown() []byte {
 		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdCell(c.Name), lang, mdCell(c.Nemesis), mdCell(expectText(c)), mdCell(rateText(c.LeaseRate)),
 			mdCell(rateText(c.ResourceRate)), mdCell(cellBand(c).String()), mdCell(contradictedBy(c)), mdCell(causesCell(c)), avail, fmtMatch(c.Matches))
 	}
-	if len(r.Others) > 0 {
-		p("\n## Other published results\n\n")
-		for _, o := range r.Others {
-			p("- [`%s/`](%s)\n", o.Dir, path.Join(o.Dir, o.Page))
-		}
-	}
-	return b.Bytes()
 }
 
 // reading is a scenario's sentence of reading, made from its cells'
