@@ -438,17 +438,42 @@ func Timeline(a *checker.Analysis) string {
 
 	d.faultBands(sc, wins, labelTop, top, bottom)
 
+	t := timelineRows{sc: sc, row: row, top: top, rowH: rowH}
+	t.barH = max(float64(rowH)-2, 1)
+	t.pad = (float64(rowH) - t.barH) / 2
+	t.holds(&d, bars, keys)
+	t.lateWrites(&d, late)
+	t.notices(&d, notices)
+
+	d.timeAxis(sc, bottom)
+	if note != "" {
+		d.Printf(`<text class="note" x="%d" y="%.1f" fill="%s">%s</text>`+"\n", plotLeft, bottom+axisHeight+10, axisColor, esc(note))
+	}
+	return d.Close()
+}
+
+// timelineRows places the timeline's marks: a client's row, the time
+// scale, the bars' height and padding.
+type timelineRows struct {
+	sc        timeScale
+	row       map[int]int
+	top       float64
+	rowH      int
+	barH, pad float64
+}
+
+// holds draws the hold bars, each key in its colour, overlapping holds
+// in red and on top.
+func (t timelineRows) holds(d *SVG, bars []bar, keys []string) {
 	keyColor := make(map[string]string, len(keys))
 	for i, k := range keys {
 		keyColor[k] = keyPalette[i%len(keyPalette)]
 	}
-	barH := max(float64(rowH)-2, 1)
-	pad := (float64(rowH) - barH) / 2
 	// Overlapping holds last, so they are drawn on top.
 	sort.SliceStable(bars, func(i, j int) bool { return !bars[i].overlap && bars[j].overlap })
 	d.b.WriteString(`<g class="holds">` + "\n")
 	for _, b := range bars {
-		x0, x1 := sc.x(b.start), sc.x(b.end)
+		x0, x1 := t.sc.x(b.start), t.sc.x(b.end)
 		fill, cls := keyColor[b.key], "hold"
 		if b.overlap {
 			fill, cls = overlapColor, "hold overlap"
@@ -466,56 +491,59 @@ func Timeline(a *checker.Analysis) string {
 			tip += "; overlaps another hold of " + b.key
 		}
 		d.Printf(`<rect class="%s" x="%.2f" y="%.1f" width="%.2f" height="%.1f" fill="%s"><title>%s</title></rect>`+"\n",
-			cls, x0, top+float64(row[b.process]*rowH)+pad, max(x1-x0, 0.6), barH, fill, esc(tip))
+			cls, x0, t.top+float64(t.row[b.process]*t.rowH)+t.pad, max(x1-x0, 0.6), t.barH, fill, esc(tip))
 	}
 	d.b.WriteString("</g>\n")
 
+}
+
+// lateWrites draws the late writes.
+func (t timelineRows) lateWrites(d *SVG, late []lateWrite) {
 	// Late writes: a section of a lost update that wrote after its
 	// lease's validity had ended (the stalled holder of Kleppmann's GC
 	// pause) is drawn on its client's row from the end of the validity to
 	// the write, hatched, so the stall shows beside the hold it outlived.
-	if len(late) > 0 {
-		d.b.WriteString(`<g class="late-writes">` + "\n")
-		for _, lw := range late {
-			r, ok := row[lw.process]
-			if !ok {
-				continue
-			}
-			x0, x1 := sc.x(lw.validUntil), sc.x(lw.wrote)
-			y := top + float64(r*rowH) + pad
-			tip := fmt.Sprintf("P%d wrote %s at %s, %s after its lease's validity ended at %s: a late write", lw.process, lw.key, seconds(lw.wrote), dur(time.Duration(lw.wrote-lw.validUntil)), seconds(lw.validUntil))
-			d.Printf(`<rect class="late-write" x="%.2f" y="%.1f" width="%.2f" height="%.1f" fill="none" stroke="%s" stroke-width="1.5" stroke-dasharray="3,2"><title>%s</title></rect>`+"\n",
-				x0, y, max(x1-x0, 1), barH, overlapColor, esc(tip))
-			d.Printf(`<circle class="late-write" cx="%.2f" cy="%.1f" r="%.1f" fill="%s"><title>%s</title></circle>`+"\n",
-				x1, y+barH/2, max(min(barH/2, 4), 1.5), overlapColor, esc(tip))
-		}
-		d.b.WriteString("</g>\n")
+	if len(late) == 0 {
+		return
 	}
+	d.b.WriteString(`<g class="late-writes">` + "\n")
+	for _, lw := range late {
+		r, ok := t.row[lw.process]
+		if !ok {
+			continue
+		}
+		x0, x1 := t.sc.x(lw.validUntil), t.sc.x(lw.wrote)
+		y := t.top + float64(r*t.rowH) + t.pad
+		tip := fmt.Sprintf("P%d wrote %s at %s, %s after its lease's validity ended at %s: a late write", lw.process, lw.key, seconds(lw.wrote), dur(time.Duration(lw.wrote-lw.validUntil)), seconds(lw.validUntil))
+		d.Printf(`<rect class="late-write" x="%.2f" y="%.1f" width="%.2f" height="%.1f" fill="none" stroke="%s" stroke-width="1.5" stroke-dasharray="3,2"><title>%s</title></rect>`+"\n",
+			x0, y, max(x1-x0, 1), t.barH, overlapColor, esc(tip))
+		d.Printf(`<circle class="late-write" cx="%.2f" cy="%.1f" r="%.1f" fill="%s"><title>%s</title></circle>`+"\n",
+			x1, y+t.barH/2, max(min(t.barH/2, 4), 1.5), overlapColor, esc(tip))
+	}
+	d.b.WriteString("</g>\n")
+}
 
+// notices draws the loss notices.
+func (t timelineRows) notices(d *SVG, notices []keyedHold) {
 	// Loss notices: the lock told a holder it had lost its lease (a
 	// watchdog that failed to renew, a lock that watches its key); a
 	// diamond at that moment on the holder's row, so a notice that came
 	// after another client's grant shows as late as it was.
-	if len(notices) > 0 {
-		d.b.WriteString(`<g class="lost-notices">` + "\n")
-		for _, h := range notices {
-			r, ok := row[h.Process]
-			if !ok {
-				continue
-			}
-			y := top + float64(r*rowH) + float64(rowH)/2
-			tip := fmt.Sprintf("P%d was told at %s that it lost %s (held from %s)", h.Process, seconds(h.End), h.key, seconds(h.Start))
-			d.Printf(`<path class="lost-notice" d="%s" fill="%s" stroke="#fff" stroke-width="0.8"><title>%s</title></path>`+"\n",
-				diamond(sc.x(h.End), y, max(min(float64(rowH)/2, 6), 3)), noticeColor, esc(tip))
+	if len(notices) == 0 {
+		return
+	}
+	d.b.WriteString(`<g class="lost-notices">` + "\n")
+	for _, h := range notices {
+		r, ok := t.row[h.Process]
+		if !ok {
+			continue
 		}
-		d.b.WriteString("</g>\n")
+		y := t.top + float64(r*t.rowH) + float64(t.rowH)/2
+		tip := fmt.Sprintf("P%d was told at %s that it lost %s (held from %s)", h.Process, seconds(h.End), h.key, seconds(h.Start))
+		d.Printf(`<path class="lost-notice" d="%s" fill="%s" stroke="#fff" stroke-width="0.8"><title>%s</title></path>`+"\n",
+			diamond(t.sc.x(h.End), y, max(min(float64(t.rowH)/2, 6), 3)), noticeColor, esc(tip))
 	}
-
-	d.timeAxis(sc, bottom)
-	if note != "" {
-		d.Printf(`<text class="note" x="%d" y="%.1f" fill="%s">%s</text>`+"\n", plotLeft, bottom+axisHeight+10, axisColor, esc(note))
-	}
-	return d.Close()
+	d.b.WriteString("</g>\n")
 }
 
 // noticeColor draws the loss notices.
