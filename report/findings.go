@@ -43,16 +43,9 @@ const FindingsBlock = "findings"
 // Markdown between the markers of FindingsBlock, for ReplaceBlock: the
 // README's table is made from the published data, never typed.
 func Findings(m Matrix, o FindingsOptions) []byte {
-	type line struct {
-		row                    string
-		lease, resource, clean []string
-		// loud: an entry says more than "0/N" (undecided, untested,
-		// stuck, contradicting): the row keeps its line in the table.
-		loud bool
-	}
 	var (
-		lines   []*line
-		byRow   = map[string]*line{}
+		lines   []*findingsLine
+		byRow   = map[string]*findingsLine{}
 		mutants []string
 		marked  bool
 	)
@@ -70,7 +63,7 @@ func Findings(m Matrix, o FindingsOptions) []byte {
 		}
 		l := byRow[row]
 		if l == nil {
-			l = &line{row: row}
+			l = &findingsLine{row: row}
 			byRow[row] = l
 			lines = append(lines, l)
 		}
@@ -78,21 +71,7 @@ func Findings(m Matrix, o FindingsOptions) []byte {
 		if n := stuckRuns(c); n > 0 {
 			stuck = fmt.Sprintf(", stuck %d/%d", n, len(c.Runs))
 		}
-		l.loud = l.loud || stuck != "" || mark != ""
-		switch {
-		case lease.Violations > 0:
-			l.lease = append(l.lease, fmt.Sprintf("%s %d/%d%s%s", entry, lease.Violations, lease.Runs, stuck, mark))
-		case resource.Violations > 0:
-			l.resource = append(l.resource, fmt.Sprintf("%s %d/%d%s%s", entry, resource.Violations, resource.Runs, stuck, mark))
-		case lease.Runs == 0 && resource.Runs == 0:
-			l.clean, l.loud = append(l.clean, fmt.Sprintf("%s undecided%s%s", entry, stuck, mark)), true
-		case resource.Runs == 0:
-			l.clean, l.loud = append(l.clean, fmt.Sprintf("%s 0/%d, resource untested%s%s", entry, lease.Runs, stuck, mark)), true
-		case lease.Runs == 0:
-			l.clean, l.loud = append(l.clean, fmt.Sprintf("%s 0/%d, lease undecided%s%s", entry, resource.Runs, stuck, mark)), true
-		default:
-			l.clean = append(l.clean, fmt.Sprintf("%s 0/%d%s%s", entry, max(lease.Runs, resource.Runs), stuck, mark))
-		}
+		l.add(entry, lease, resource, stuck, mark)
 	}
 	order := func(row string) int {
 		if i := slices.Index(o.Rows, row); i >= 0 {
@@ -100,7 +79,7 @@ func Findings(m Matrix, o FindingsOptions) []byte {
 		}
 		return len(o.Rows)
 	}
-	slices.SortStableFunc(lines, func(a, b *line) int { return order(a.row) - order(b.row) })
+	slices.SortStableFunc(lines, func(a, b *findingsLine) int { return order(a.row) - order(b.row) })
 
 	var b bytes.Buffer
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
@@ -135,19 +114,10 @@ func Findings(m Matrix, o FindingsOptions) []byte {
 		p("| `%s` | %s | %s | %s |\n", mdText(l.row), dash(l.lease), dash(l.resource), dash(l.clean))
 	}
 	if len(quiet) > 0 {
-		rows := fmt.Sprintf("the other %d rows of the table", len(quiet))
-		switch {
-		case drawn == 0 && len(quiet) == 1:
-			rows = "the only row of the table"
-		case drawn == 0:
-			rows = fmt.Sprintf("any of the %d rows of the table", len(quiet))
-		case len(quiet) == 1:
-			rows = "the other row of the table"
-		}
 		if drawn > 0 {
 			p("\n")
 		}
-		p("No lock showed a violation, on any run, in %s: %s.\n", rows, strings.Join(quiet, ", "))
+		p("No lock showed a violation, on any run, in %s: %s.\n", quietRows(drawn, len(quiet)), strings.Join(quiet, ", "))
 	}
 	if len(mutants) > 0 {
 		p("\nMutants, locks broken on purpose to show the checkers see what they claim: %s.\n", strings.Join(mutants, ", "))
@@ -157,6 +127,48 @@ func Findings(m Matrix, o FindingsOptions) []byte {
 	}
 	p("<!-- end %s -->\n", FindingsBlock)
 	return b.Bytes()
+}
+
+// findingsLine is one row of the findings table: the locks that broke
+// the lease, those that lost updates only, those that held.
+type findingsLine struct {
+	row                    string
+	lease, resource, clean []string
+	// loud: an entry says more than "0/N" (undecided, untested,
+	// stuck, contradicting): the row keeps its line in the table.
+	loud bool
+}
+
+// add puts the lock entry in its column, by what its rates showed.
+func (l *findingsLine) add(entry string, lease, resource Rate, stuck, mark string) {
+	l.loud = l.loud || stuck != "" || mark != ""
+	switch {
+	case lease.Violations > 0:
+		l.lease = append(l.lease, fmt.Sprintf("%s %d/%d%s%s", entry, lease.Violations, lease.Runs, stuck, mark))
+	case resource.Violations > 0:
+		l.resource = append(l.resource, fmt.Sprintf("%s %d/%d%s%s", entry, resource.Violations, resource.Runs, stuck, mark))
+	case lease.Runs == 0 && resource.Runs == 0:
+		l.clean, l.loud = append(l.clean, fmt.Sprintf("%s undecided%s%s", entry, stuck, mark)), true
+	case resource.Runs == 0:
+		l.clean, l.loud = append(l.clean, fmt.Sprintf("%s 0/%d, resource untested%s%s", entry, lease.Runs, stuck, mark)), true
+	case lease.Runs == 0:
+		l.clean, l.loud = append(l.clean, fmt.Sprintf("%s 0/%d, lease undecided%s%s", entry, resource.Runs, stuck, mark)), true
+	default:
+		l.clean = append(l.clean, fmt.Sprintf("%s 0/%d%s%s", entry, max(lease.Runs, resource.Runs), stuck, mark))
+	}
+}
+
+// quietRows names the quiet rows of the table, with drawn rows above.
+func quietRows(drawn, quiet int) string {
+	switch {
+	case drawn == 0 && quiet == 1:
+		return "the only row of the table"
+	case drawn == 0:
+		return fmt.Sprintf("any of the %d rows of the table", quiet)
+	case quiet == 1:
+		return "the other row of the table"
+	}
+	return fmt.Sprintf("the other %d rows of the table", quiet)
 }
 
 // cellRow is the row of the literature table c is: its Row, or for a
