@@ -51,6 +51,28 @@ func judge(res *checker.Result, run runContext, strikes []report.Strike) {
 	noWindow(res, run, strikes)
 	coverage(res, run)
 	tooSlow(res, run)
+	slowStuck(res, run)
+}
+
+// slowStuck: a key the checker found stuck is not stuck if, less the
+// stretches in which the machine was too slow, its time free yet
+// unacquired is within the bound: the clients could not act when they
+// meant to, and a grant's reply late past their timeout reads as a
+// refusal of everyone else for a TTL. Liveness is then unknown, so the
+// matrix and the gate run it again; a key stuck in healthy time stays
+// stuck.
+func slowStuck(res *checker.Result, run runContext) {
+	st := res.Stuck
+	if res.Liveness != checker.LivenessStuck || st == nil || run.health.Healthy() {
+		return
+	}
+	slow := run.health.UnhealthyWithin(st.From, st.End)
+	if slow == 0 || st.Quiet-slow > res.LivenessBound {
+		return
+	}
+	res.Liveness = checker.LivenessUnknown
+	res.LivenessReason = fmt.Sprintf("the machine was too slow: key %s went %s without a grant, %s of it in stretches in which the harness's timers or its probe were late by more than %s; the rest is within the bound of %s",
+		st.Key, st.Quiet.Round(time.Millisecond), slow.Round(time.Millisecond), run.health.Threshold, res.LivenessBound)
 }
 
 // tooSlow: a run whose every trial met a stretch in which the machine was

@@ -12,6 +12,7 @@ import (
 
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/harness"
+	"github.com/locktorture/locktorture/internal/health"
 	"github.com/locktorture/locktorture/report"
 )
 
@@ -225,5 +226,40 @@ func TestOneTrial(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSlowStuck: a key the checker found stuck is unknown when, less the
+// stretches in which the machine was too slow, its time free yet
+// unacquired is within the bound; stuck when the healthy rest passes it,
+// or when the machine was healthy throughout.
+func TestSlowStuck(t *testing.T) {
+	const s = int64(time.Second)
+	stuck := func() *checker.Result {
+		return &checker.Result{Liveness: checker.LivenessStuck, LivenessBound: 2 * time.Second,
+			Stuck: &checker.Stuck{Key: "k0", Start: 0, From: 0, End: 6 * s, Quiet: 6 * time.Second}}
+	}
+	slow := func(stretches ...[2]int64) health.Report {
+		h := health.Report{Threshold: 100 * time.Millisecond, Samples: 600}
+		for _, st := range stretches {
+			h.Unhealthy = append(h.Unhealthy, health.Stretch{From: st[0], To: st[1], MaxLate: time.Second})
+		}
+		return h
+	}
+	for _, tc := range []struct {
+		name string
+		h    health.Report
+		want checker.Liveness
+	}{
+		{"healthy", slow(), checker.LivenessStuck},
+		{"slow for 4.5 of 6 s", slow([2]int64{0, 2 * s}, [2]int64{3 * s, 5*s + s/2}), checker.LivenessUnknown},
+		{"slow for 1 of 6 s", slow([2]int64{s, 2 * s}), checker.LivenessStuck},
+		{"slow outside the stretch", slow([2]int64{7 * s, 20 * s}), checker.LivenessStuck},
+	} {
+		res := stuck()
+		slowStuck(res, runContext{health: tc.h})
+		if res.Liveness != tc.want {
+			t.Errorf("%s: liveness %s (%s), want %s", tc.name, res.Liveness, res.LivenessReason, tc.want)
+		}
 	}
 }

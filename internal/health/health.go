@@ -82,6 +82,18 @@ func (r Report) UnhealthyTime() time.Duration {
 	return d
 }
 
+// UnhealthyWithin is how much of [from, to] the unhealthy stretches
+// cover.
+func (r Report) UnhealthyWithin(from, to int64) time.Duration {
+	var d int64
+	for _, s := range r.Unhealthy {
+		if lo, hi := max(s.From, from), min(s.To, to); lo < hi {
+			d += hi - lo
+		}
+	}
+	return time.Duration(d)
+}
+
 // Overlaps reports whether [from, to] meets an unhealthy stretch.
 func (r Report) Overlaps(from, to int64) bool {
 	for _, s := range r.Unhealthy {
