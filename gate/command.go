@@ -132,18 +132,8 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if !(*rate > 0 && *rate < 1) {
 		return fmt.Errorf("gate: --rate must be between 0 and 1 (a per-trial violation rate), got %g", *rate)
 	}
-	id := dirName(*lock) + "-" + time.Now().UTC().Format("20060102T150405")
-	dir := filepath.Join(*out, id)
-	if !*list {
-		// A folder of its own, even beside a gate started in the same
-		// second with the same --out; removed again, empty, when the
-		// plan is refused.
-		if id, dir, err = safefs.Fresh(*out, id); err != nil {
-			return fmt.Errorf("gate: %w", err)
-		}
-	}
 	o := Options{Lock: *lock, Seeds: seedList, Duration: *duration, Budget: *budget, CheckTimeout: *timeout, Cells: *cells, Jobs: *jobs, Rate: *rate,
-		Command: "torture gate " + strings.Join(args, " "), Dir: dir}
+		Command: "torture gate " + strings.Join(args, " ")}
 	if !*list {
 		o.Progress = func(p matrix.Progress) {
 			if p.Cell != "" {
@@ -163,9 +153,6 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		plan, err = NewPlan(big)
 	}
 	if err != nil {
-		if !*list {
-			os.Remove(dir)
-		}
 		return err
 	}
 	res := plan.Result()
@@ -189,6 +176,15 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		return nil
 	}
+	// A folder of its own, even beside a gate started in the same second
+	// with the same --out (their histories would mix); created only once
+	// the plan holds, so a refused gate leaves no folder behind, --out
+	// included.
+	_, dir, err := safefs.Fresh(*out, dirName(*lock)+"-"+time.Now().UTC().Format("20060102T150405"))
+	if err != nil {
+		return fmt.Errorf("gate: %w", err)
+	}
+	plan = plan.In(dir)
 	if res.Scaled != "" {
 		fmt.Fprintf(stderr, "gate: scaled to the budget: %s\n", res.Scaled)
 	}
