@@ -14,6 +14,7 @@ import (
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/harness"
+	"github.com/locktorture/locktorture/internal/safefs"
 	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/nemesis"
 	"github.com/locktorture/locktorture/report"
@@ -24,7 +25,8 @@ import (
 // shrinkCmd is `torture shrink RUN`: the smallest subset of the run's
 // fault steps, and then the shortest duration, that still reproduce a
 // violation within --tries replays each; written as RUN/minimal.json
-// with the one command that replays it.
+// (minimal-1.json, … when that name is taken: a shrink never replaces
+// another's result) with the one command that replays it.
 //
 // A run directory may come from someone else (a bundle, a colleague), so
 // shrink treats what it stores as a request, not an order: it prints what
@@ -138,8 +140,15 @@ func shrinkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	for _, i := range keep {
 		minimal.Steps = append(minimal.Steps, sc.Steps[i])
 	}
-	out := filepath.Join(dir, "minimal.json")
-	if err := minimal.Save(out); err != nil {
+	b, err := minimal.Encode()
+	if err != nil {
+		return fmt.Errorf("shrink: %w", err)
+	}
+	// A file of its own: a shrink of the same run beside this one, or an
+	// earlier one, keeps its minimal.json (this one is minimal-1.json, …),
+	// and a link at the name is never written through.
+	out, err := safefs.WriteFresh(dir, "minimal", ".json", b, 0o600)
+	if err != nil {
 		return fmt.Errorf("shrink: %w", err)
 	}
 	fmt.Fprintf(stdout, "%d of %d fault steps reproduce a violation within %d tries, over %s (%d replays):\n", len(keep), len(sc.Steps), *tries, d, trials)
