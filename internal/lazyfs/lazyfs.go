@@ -44,6 +44,13 @@ func Mount(dir string) (*FS, error) {
 	if _, err := RemoveStale(); err != nil {
 		return nil, err
 	}
+	return mount(dir)
+}
+
+// mount mounts a new, empty lazyfs on dir, an absolute path; Mount after
+// RemoveStale, the probe of Available alone (what it finds stale is left
+// to whoever mounts next, who can say what it removed).
+func mount(dir string) (*FS, error) {
 	f := &FS{dir: dir, files: make(map[*file]struct{})}
 	root := &directory{lfs: f, mode: 0o700, uid: uint32(os.Getuid()), gid: uint32(os.Getgid())}
 	zero := time.Duration(0)
@@ -539,7 +546,7 @@ func probe() error {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	defer os.Remove(dir)
-	f, err := Mount(dir)
+	f, err := mount(dir)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
