@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -70,12 +71,44 @@ func mount(dir string) (*FS, error) {
 			DisableXAttrs: true,
 		},
 	}
+	direct := opts.MountOptions.DirectMount
+	if direct {
+		// go-fuse's direct mount opens /dev/fuse without O_CLOEXEC, and
+		// every program started from then on inherited it: a node's
+		// redis-server held its own disk's FUSE device, so when torture
+		// was killed the connection never ended, and the node hung for
+		// ever in its exit, flushing a file to a server that could not
+		// answer. The device is opened under ForkLock (no fork meanwhile;
+		// strict: no fallback to fusermount, which forks) and marked
+		// close-on-exec before the lock is let go.
+		opts.MountOptions.DirectMountStrict = true
+		syscall.ForkLock.RLock()
+	}
 	srv, err := fs.Mount(dir, root, opts)
+	if direct {
+		closeFuseOnExec()
+		syscall.ForkLock.RUnlock()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lazyfs: mount %s: %w", dir, err)
 	}
 	f.server, f.mounted = srv, true
 	return f, nil
+}
+
+// closeFuseOnExec marks every FUSE device this process holds open
+// close-on-exec.
+func closeFuseOnExec() {
+	ents, _ := os.ReadDir("/proc/self/fd")
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if target, _ := os.Readlink("/proc/self/fd/" + e.Name()); target == "/dev/fuse" {
+			syscall.CloseOnExec(fd)
+		}
+	}
 }
 
 // Dir is where the file system is mounted.
