@@ -5,7 +5,7 @@ BIN     := bin/torture
 # The race detector needs cgo.
 export CGO_ENABLED := 1
 
-.PHONY: all deps build bugs bugs-deps test lint torture matrix redis-image toxiproxy-image compose-up compose-down clean
+.PHONY: all deps build bugs bugs-deps test kill lint torture matrix redis-image toxiproxy-image compose-up compose-down clean
 
 all: lint test
 
@@ -85,6 +85,17 @@ bugs: bugs-deps
 test: deps bugs-deps
 	$(GO) test -race -count=1 -timeout 9m ./...
 	cd examples/gate && $(GO) test -race -count=1 -timeout 3m ./...
+
+## kill: the SIGKILL script in full (cmd/torture TestSIGKILLLeavesNothing): torture run
+## killed with SIGKILL 20 times for each backend and topology (processes, RedLock,
+## Redis Cluster, failover, power loss on FUSE disks, client processes, Docker when an
+## engine answers), at random moments while it starts, runs and heals; after each, no
+## process is left, what a dead run cannot remove (a FUSE mount, a container) the next
+## start removes and names, and every history checks. make test kills each 3 times.
+## KILLS=n changes the count; the test logs the seed that repeats the moments.
+KILLS ?= 20
+kill: deps
+	LOCKTORTURE_KILLS=$(KILLS) $(GO) test -count=1 -timeout 60m -run 'TestSIGKILLLeavesNothing' -v ./cmd/torture
 
 ## lint: gofmt and go vet must be clean, and actionlint on the workflows when it is
 ## installed (go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12).

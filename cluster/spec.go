@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
+
+	"github.com/locktorture/locktorture/internal/lazyfs"
 )
 
 // The topologies, as Spec.Topology names them.
@@ -327,6 +330,9 @@ func Open(ctx context.Context, s Spec, opts ...Option) (*Cluster, error) {
 			return nil, err
 		}
 	}
+	if err := removeLeftovers(ctx, s, opts); err != nil {
+		return nil, err
+	}
 	switch {
 	case s.Topology == TopologyFailover && s.Backend == BackendDocker:
 		f, err := StartDockerFailover(ctx, s.Image, opts...)
@@ -369,4 +375,55 @@ func (c *Cluster) Failover() *Failover { return c.failover }
 // the docker backend's default image). The default is nothing.
 func WithLog(w io.Writer) Option {
 	return func(o *options) { o.log = w }
+}
+
+// StaleRemover is the optional ability of a ContainerEngine to remove,
+// before a cluster opens, the containers and networks that a process of
+// this host left when it died without closing its cluster (its owner
+// mark names a process that has ended), and to name them.
+type StaleRemover interface {
+	RemoveStale(ctx context.Context) ([]string, error)
+}
+
+// removeLeftovers removes what an earlier process, killed before it could
+// clean up, left of the kind of cluster s is (the FUSE mounts of its
+// nodes' disks, WithLazyFS; the containers of the docker backend), each
+// known by the owner mark that names the dead process, and says what it
+// removed, one line, on the cluster's log (WithLog). A process that dies
+// kills its nodes' processes itself (they die with it); a mount or a
+// container outlives it.
+func removeLeftovers(ctx context.Context, s Spec, opts []Option) error {
+	o, err := newOptions(s.Nodes, opts)
+	if err != nil {
+		return err
+	}
+	var gone []string
+	if o.lazyFS {
+		mounts, err := lazyfs.RemoveStale()
+		if err != nil {
+			return fmt.Errorf("cluster: %w", err)
+		}
+		for _, m := range mounts {
+			gone = append(gone, "the FUSE mount "+m)
+		}
+	}
+	if s.Backend == BackendDocker {
+		e, err := containerEngine()
+		if err != nil {
+			return err
+		}
+		if r, ok := e.(StaleRemover); ok {
+			names, err := r.RemoveStale(ctx)
+			if err != nil {
+				return err
+			}
+			for _, n := range names {
+				gone = append(gone, "the container or network "+n)
+			}
+		}
+	}
+	if len(gone) > 0 && o.log != nil {
+		fmt.Fprintf(o.log, "removed what an earlier run, killed before it could clean up, left behind: %s\n", strings.Join(gone, ", "))
+	}
+	return nil
 }

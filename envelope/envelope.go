@@ -230,6 +230,15 @@ type Result struct {
 	Why      string
 }
 
+// Check validates the options but Dir: what a command checks before it
+// makes the output folder, so that a refused envelope leaves none.
+func (o Options) Check() error {
+	if o.Dir == "" {
+		o.Dir = "."
+	}
+	return o.check()
+}
+
 func (o *Options) check() error {
 	switch {
 	case len(o.Locks) == 0:

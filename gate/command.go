@@ -177,14 +177,6 @@ func list(o Options, stdout io.Writer) error {
 // run runs the gate o in a folder of its own under out and prints its
 // verdict.
 func run(ctx context.Context, o Options, out string, stdout, stderr io.Writer) error {
-	// A folder of its own, even beside a gate started in the same
-	// second with the same --out; removed again, empty, when the plan
-	// is refused.
-	_, dir, err := safefs.Fresh(out, dirName(o.Lock)+"-"+time.Now().UTC().Format("20060102T150405"))
-	if err != nil {
-		return fmt.Errorf("gate: %w", err)
-	}
-	o.Dir = dir
 	o.Progress = func(p matrix.Progress) {
 		if p.Cell != "" {
 			fmt.Fprintf(stderr, "gate: [%d/%d] %s seed %d (%s elapsed, about %s left)\n", p.Done+1, p.Total, p.Cell, p.Seed,
@@ -193,9 +185,17 @@ func run(ctx context.Context, o Options, out string, stdout, stderr io.Writer) e
 	}
 	plan, err := NewPlan(o)
 	if err != nil {
-		os.Remove(dir)
 		return err
 	}
+	// A folder of its own, even beside a gate started in the same second
+	// with the same --out (their histories would mix); created only once
+	// the plan holds, so a refused gate leaves no folder behind, --out
+	// included.
+	_, dir, err := safefs.Fresh(out, dirName(o.Lock)+"-"+time.Now().UTC().Format("20060102T150405"))
+	if err != nil {
+		return fmt.Errorf("gate: %w", err)
+	}
+	plan = plan.In(dir)
 	res := plan.Result()
 	if res.Scaled != "" {
 		fmt.Fprintf(stderr, "gate: scaled to the budget: %s\n", res.Scaled)

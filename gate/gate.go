@@ -406,6 +406,16 @@ func expectsViolation(e report.Expect) bool {
 	return e.Lease == report.ExpectViolation || e.Resource == report.ExpectViolation
 }
 
+// In returns the plan writing into dir (the Options' Dir): a command
+// validates its plan first and makes its output folder only once the plan
+// holds.
+func (p *Plan) In(dir string) *Plan {
+	q := *p
+	q.o.Dir = dir
+	q.matrix = p.matrix.In(dir)
+	return &q
+}
+
 // Cells returns the cells the plan runs, with their expectations.
 func (p *Plan) Cells() []matrix.Spec { return slices.Clone(p.specs) }
 

@@ -338,6 +338,32 @@ func TestListBeyondTheBudget(t *testing.T) {
 	}
 }
 
+// TestRefusedGateMakesNoFolder: a gate whose plan is refused (a budget
+// too small, an unknown lock, a cell filter that matches nothing or does
+// not parse) says so before it creates anything: neither its folder nor
+// --out itself (results/gate by default) is left behind.
+func TestRefusedGateMakesNoFolder(t *testing.T) {
+	for _, args := range [][]string{
+		{"--lock", "setnx", "--budget", "1m"},
+		{"--lock", "no-such-lock"},
+		{"--lock", "setnx", "--cells", "nothing-matches"},
+		{"--lock", "setnx", "--cells", "("},
+		{"--lock", "setnx", "--rate", "2"},
+	} {
+		root := t.TempDir()
+		out := filepath.Join(root, "results", "gate")
+		var stdout, stderr bytes.Buffer
+		err := Command(t.Context(), append(args, "--out", out), &stdout, &stderr)
+		if err == nil {
+			t.Errorf("%v: accepted", args)
+			continue
+		}
+		if ents, rerr := os.ReadDir(root); rerr != nil || len(ents) != 0 {
+			t.Errorf("%v: refused (%v) but left %v behind (%v)", args, err, ents, rerr)
+		}
+	}
+}
+
 // TestVerdictAtAGlance: the broken promises come first, then the cells
 // that did not match; the verdict line is coloured only when asked (a
 // terminal without NO_COLOR), red for BROKEN.

@@ -179,10 +179,24 @@ func (st *Step) encode() error {
 	return nil
 }
 
-// Save writes the schedule as indented JSON. Each step's parameters and
-// description are taken from its fault as it is now: after a run, the
-// decisions of the targeted faults (ArmedFault) are part of them.
+// Save writes the schedule as indented JSON (Encode) to path, replacing
+// what is there (safefs.WriteFile).
 func (sc Schedule) Save(path string) error {
+	b, err := sc.Encode()
+	if err != nil {
+		return err
+	}
+	if err := safefs.WriteFile(path, b, 0o600); err != nil {
+		return fmt.Errorf("nemesis: %w", err)
+	}
+	return nil
+}
+
+// Encode returns the schedule as indented JSON, as Save writes it. Each
+// step's parameters and description are taken from its fault as it is
+// now: after a run, the decisions of the targeted faults (ArmedFault) are
+// part of them.
+func (sc Schedule) Encode() ([]byte, error) {
 	sc.Steps = slices.Clone(sc.Steps)
 	for i := range sc.Steps {
 		st := &sc.Steps[i]
@@ -191,17 +205,14 @@ func (sc Schedule) Save(path string) error {
 		}
 		st.With = slices.Clone(st.With)
 		if err := st.encode(); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	b, err := json.MarshalIndent(sc, "", "  ")
 	if err != nil {
-		return fmt.Errorf("nemesis: %w", err)
+		return nil, fmt.Errorf("nemesis: %w", err)
 	}
-	if err := safefs.WriteFile(path, append(b, '\n'), 0o600); err != nil {
-		return fmt.Errorf("nemesis: %w", err)
-	}
-	return nil
+	return append(b, '\n'), nil
 }
 
 // ReadSchedule reads a schedule file without decoding its steps' faults

@@ -13,6 +13,7 @@ import (
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/harness"
+	"github.com/locktorture/locktorture/internal/safefs"
 	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/nemesis"
 	"github.com/locktorture/locktorture/report"
@@ -49,7 +50,9 @@ type Result struct {
 
 // Run shrinks the stored run in dir: the smallest subset of its fault
 // steps (Steps), and then the shortest duration, that still reproduce a
-// violation within o.Tries replays each; written as dir/minimal.json.
+// violation within o.Tries replays each; written as dir/minimal.json
+// (minimal-1.json, … when that name is taken: a shrink never replaces
+// another's result).
 //
 // A run directory may come from someone else (a bundle, a colleague), so
 // Run treats what it stores as a request, not an order: it runs a client
@@ -90,8 +93,15 @@ func Run(ctx context.Context, dir string, o Options) (Result, error) {
 			d = short
 		}
 	}
-	out := filepath.Join(dir, "minimal.json")
-	if err := subset(sc, keep).Save(out); err != nil {
+	b, err := subset(sc, keep).Encode()
+	if err != nil {
+		return Result{}, fmt.Errorf("shrink: %w", err)
+	}
+	// A file of its own: a shrink of the same run beside this one, or an
+	// earlier one, keeps its minimal.json (this one is minimal-1.json, …),
+	// and a link at the name is never written through.
+	out, err := safefs.WriteFresh(dir, "minimal", ".json", b, 0o600)
+	if err != nil {
 		return Result{}, fmt.Errorf("shrink: %w", err)
 	}
 	c := cfg

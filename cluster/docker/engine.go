@@ -26,6 +26,11 @@ var errPortTaken = cluster.ErrPortTaken
 type engine struct{}
 
 var _ cluster.ContainerEngine = engine{}
+var _ cluster.StaleRemover = engine{}
+
+// RemoveStale is RemoveStaleContainers: cluster.Open calls it first, and
+// names what it removed.
+func (engine) RemoveStale(ctx context.Context) ([]string, error) { return RemoveStaleContainers(ctx) }
 
 func (engine) Host(ctx context.Context) (string, error) {
 	cli, err := newDockerClient(ctx)

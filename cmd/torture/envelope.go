@@ -53,16 +53,22 @@ func envelopeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *lockList == "" {
 		locks = nil
 	}
+	o := envelope.Options{
+		Locks: locks, Fault: f, From: *from, To: *to, Points: *points, Bisect: *bisect, Seeds: seedList,
+		Duration: *duration, TTL: *ttl, Hold: *hold, Clients: *clients,
+		Progress: func(s string) { fmt.Fprintln(stderr, "  "+s) },
+	}
+	// Checked before its folder is made: a refused envelope leaves none.
+	if err := o.Check(); err != nil {
+		return err
+	}
 	_, dir, err := safefs.Fresh(*out, fmt.Sprintf("%s-%s-%s", time.Now().UTC().Format("20060102T150405"), strings.Join(locks, "+"), f.Name))
 	if err != nil {
 		return fmt.Errorf("envelope: %w", err)
 	}
+	o.Dir = dir
 	fmt.Fprintf(stderr, "envelope %s of %s, %s ÷ TTL %g..%g → %s\n", f.Name, strings.Join(locks, ","), f.Param, *from, *to, dir)
-	res, err := envelope.Run(ctx, envelope.Options{
-		Locks: locks, Fault: f, From: *from, To: *to, Points: *points, Bisect: *bisect, Seeds: seedList,
-		Duration: *duration, TTL: *ttl, Hold: *hold, Clients: *clients, Dir: dir,
-		Progress: func(s string) { fmt.Fprintln(stderr, "  "+s) },
-	})
+	res, err := envelope.Run(ctx, o)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,8 @@ import (
 // shrinkCmd is `torture shrink RUN` (shrink.Run): the smallest subset of
 // the run's fault steps, and then the shortest duration, that still
 // reproduce a violation within --tries replays each; written as
-// RUN/minimal.json with the one command that replays it.
+// RUN/minimal.json (minimal-1.json, … when that name is taken) with the
+// one command that replays it.
 func shrinkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("shrink", flag.ContinueOnError)
 	o := shrink.Options{Log: stderr}

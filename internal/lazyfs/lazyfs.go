@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -44,6 +45,13 @@ func Mount(dir string) (*FS, error) {
 	if _, err := RemoveStale(); err != nil {
 		return nil, err
 	}
+	return mount(dir)
+}
+
+// mount mounts a new, empty lazyfs on dir, an absolute path; Mount after
+// RemoveStale, the probe of Available alone (what it finds stale is left
+// to whoever mounts next, who can say what it removed).
+func mount(dir string) (*FS, error) {
 	f := &FS{dir: dir, files: make(map[*file]struct{})}
 	root := &directory{lfs: f, mode: 0o700, uid: uint32(os.Getuid()), gid: uint32(os.Getgid())}
 	zero := time.Duration(0)
@@ -63,12 +71,44 @@ func Mount(dir string) (*FS, error) {
 			DisableXAttrs: true,
 		},
 	}
+	direct := opts.MountOptions.DirectMount
+	if direct {
+		// go-fuse's direct mount opens /dev/fuse without O_CLOEXEC, and
+		// every program started from then on inherited it: a node's
+		// redis-server held its own disk's FUSE device, so when torture
+		// was killed the connection never ended, and the node hung for
+		// ever in its exit, flushing a file to a server that could not
+		// answer. The device is opened under ForkLock (no fork meanwhile;
+		// strict: no fallback to fusermount, which forks) and marked
+		// close-on-exec before the lock is let go.
+		opts.MountOptions.DirectMountStrict = true
+		syscall.ForkLock.RLock()
+	}
 	srv, err := fs.Mount(dir, root, opts)
+	if direct {
+		closeFuseOnExec()
+		syscall.ForkLock.RUnlock()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lazyfs: mount %s: %w", dir, err)
 	}
 	f.server, f.mounted = srv, true
 	return f, nil
+}
+
+// closeFuseOnExec marks every FUSE device this process holds open
+// close-on-exec.
+func closeFuseOnExec() {
+	ents, _ := os.ReadDir("/proc/self/fd")
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if target, _ := os.Readlink("/proc/self/fd/" + e.Name()); target == "/dev/fuse" {
+			syscall.CloseOnExec(fd)
+		}
+	}
 }
 
 // Dir is where the file system is mounted.
@@ -539,7 +579,7 @@ func probe() error {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	defer os.Remove(dir)
-	f, err := Mount(dir)
+	f, err := mount(dir)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}

@@ -21,6 +21,10 @@
 //     the name is replaced, never followed. [WriteDir] does the same for a
 //     whole folder: it is filled under a temporary name beside it and
 //     renamed into place, so a refusal half way leaves nothing behind.
+//   - [Fresh] makes a folder of its own and [WriteFresh] a file of its
+//     own: a name that is taken (by another command started in the same
+//     second, an earlier result, a link) is never shared nor replaced;
+//     the next free name, base-1, base-2, …, is taken instead.
 //   - [Inside] tells whether one path is inside another once both are
 //     absolute and their links resolved: an output folder must not be in
 //     its input.

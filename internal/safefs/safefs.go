@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 var (
@@ -436,18 +437,28 @@ func WriteDir(dir string, perm fs.FileMode, fill func(tmp string) error) (err er
 	if err := fill(tmp); err != nil {
 		return err
 	}
+	// Another command given the same dir may have filled it meanwhile:
+	// its folder is then in the way (rename(2) never replaces a folder
+	// that holds something), and this one is refused as if it had found
+	// it there at the start.
+	taken := func(err error) error {
+		if errors.Is(err, fs.ErrExist) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTEMPTY) {
+			return fmt.Errorf("%s %w: another command wrote it meanwhile", dir, ErrNotEmpty)
+		}
+		return err
+	}
 	if existed {
 		// os.Rename refuses a folder in the way, even an empty one;
 		// Remove removes only an empty one.
 		if err := os.Remove(dir); err != nil {
-			return err
+			return taken(err)
 		}
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		if existed {
 			os.Mkdir(dir, perm)
 		}
-		return err
+		return taken(err)
 	}
 	return nil
 }
@@ -529,18 +540,73 @@ func Fresh(out, base string) (name, dir string, err error) {
 	if err := os.MkdirAll(out, 0o700); err != nil {
 		return "", "", err
 	}
-	for i := 0; ; i++ {
-		name = base
-		if i > 0 {
-			name = fmt.Sprintf("%s-%d", base, i)
-		}
+	name, err = fresh(base, "", func(name string) error {
 		dir = filepath.Join(out, name)
-		err := os.Mkdir(dir, 0o700)
+		return os.Mkdir(dir, 0o700)
+	})
+	if err != nil {
+		return "", "", err
+	}
+	return name, dir, nil
+}
+
+// WriteFresh writes data, with permissions perm, to a file of its own in
+// the folder dir: base+ext, or base-1+ext, base-2+ext, … when that name
+// is taken (by an earlier result, by a command writing beside it, by a
+// link). The file is written whole under a temporary name and then
+// hard-linked to its name, which fails on any name that exists: nothing
+// is ever replaced or written through, and a reader never sees a part.
+// It returns the file's path.
+func WriteFresh(dir, base, ext string, data []byte, perm fs.FileMode) (path string, err error) {
+	f, err := os.CreateTemp(dir, "."+base+ext+".tmp-*")
+	if err != nil {
+		return "", err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", err
+	}
+	name, err := fresh(base, ext, func(name string) error {
+		path = filepath.Join(dir, name)
+		return os.Link(tmp, path)
+	})
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, name), nil
+}
+
+// maxFresh bounds the names fresh tries: a folder holding a thousand
+// results of one base name was filled on purpose.
+const maxFresh = 1000
+
+// fresh calls try with base+ext, then base-1+ext, base-2+ext, … until
+// it succeeds or fails otherwise than on a name that exists, and returns
+// the name it made.
+func fresh(base, ext string, try func(name string) error) (string, error) {
+	for i := range maxFresh {
+		name := base + ext
+		if i > 0 {
+			name = fmt.Sprintf("%s-%d%s", base, i, ext)
+		}
+		err := try(name)
 		if err == nil {
-			return name, dir, nil
+			return name, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
-			return "", "", err
+			return "", err
 		}
 	}
+	return "", fmt.Errorf("%s%s: %d names of it taken already", base, ext, maxFresh)
 }

@@ -4,6 +4,7 @@ package safefs_test
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -362,5 +363,103 @@ func TestFresh(t *testing.T) {
 		if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
 			t.Fatalf("%s: %v", dir, err)
 		}
+	}
+}
+
+// TestWriteFresh: a result written beside an earlier one, beside a link
+// at its name or by commands started together gets a name of its own,
+// whole; nothing is replaced, and nothing is written through the link.
+func TestWriteFresh(t *testing.T) {
+	dir := t.TempDir()
+	private := filepath.Join(t.TempDir(), "private")
+	if err := os.WriteFile(private, []byte("secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(private, filepath.Join(dir, "minimal.json")); err != nil {
+		t.Fatal(err)
+	}
+	const n = 8
+	paths := make(chan string, n)
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			p, err := safefs.WriteFresh(dir, "minimal", ".json", []byte(fmt.Sprintf("writer %d\n", i)), 0o600)
+			paths <- p
+			errs <- err
+		}()
+	}
+	seen := map[string]bool{}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+		p := <-paths
+		if seen[p] || filepath.Base(p) == "minimal.json" {
+			t.Fatalf("%s given twice, or the link's name taken", p)
+		}
+		seen[p] = true
+		if b, err := safefs.ReadFile(p); err != nil || !strings.HasPrefix(string(b), "writer ") {
+			t.Fatalf("%s: %q, %v", p, b, err)
+		}
+	}
+	if b, _ := os.ReadFile(private); string(b) != "secret" {
+		t.Fatalf("written through the link: %q", b)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != n+1 {
+		t.Fatalf("%d entries; want %d results and the link, no temporary file left", len(ents), n)
+	}
+}
+
+// TestWriteDirSideBySide: commands started together with one output
+// folder (a merge, a publish) never mix their files: one fills it, each
+// other is refused with ErrNotEmpty, and no temporary folder is left.
+func TestWriteDirSideBySide(t *testing.T) {
+	root := t.TempDir()
+	out := filepath.Join(root, "out")
+	const n = 6
+	start, ready := make(chan struct{}), make(chan struct{}, n)
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			errs <- safefs.WriteDir(out, 0o700, func(tmp string) error {
+				ready <- struct{}{}
+				<-start // every writer has its temporary folder before any renames
+				for j := range 3 {
+					if err := os.WriteFile(filepath.Join(tmp, fmt.Sprint(j)), []byte(fmt.Sprint(i)), 0o600); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}()
+	}
+	for range n {
+		<-ready
+	}
+	close(start)
+	won := 0
+	for range n {
+		err := <-errs
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, safefs.ErrNotEmpty):
+			t.Errorf("a writer refused otherwise than ErrNotEmpty: %v", err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d writers filled %s; want one", won, out)
+	}
+	var first []byte
+	for j := range 3 {
+		b, err := os.ReadFile(filepath.Join(out, fmt.Sprint(j)))
+		if err != nil || (first != nil && string(b) != string(first)) {
+			t.Fatalf("%s mixes the writers' files: %q after %q (%v)", out, b, first, err)
+		}
+		first = b
+	}
+	if ents, _ := os.ReadDir(root); len(ents) != 1 {
+		t.Errorf("%d entries beside the folder; want no temporary one left", len(ents)-1)
 	}
 }
