@@ -8,5 +8,6 @@
 // shrink`'s orchestration: it reads a stored run (its results.json,
 // schedule.json and history), refuses what it must not replay, and
 // replays candidate schedules through trial. It imports checker,
-// cluster, harness, locks, nemesis, report and trial.
+// cluster, harness, internal/safefs (its minimal.json, a file of its own),
+// locks, nemesis, report and trial.
 package shrink
