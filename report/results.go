@@ -313,6 +313,11 @@ func Summary(w io.Writer, title string, res checker.Result, fs []explain.Finding
 		}
 		fmt.Fprintf(w, "  liveness:        %s\n", line)
 	}
+	if res.Holds == checker.Invalid {
+		// Only when broken: a hold cut short with no fault is a finding
+		// of its own, kept holds are the rule.
+		fmt.Fprintf(w, "  holds kept:      %s\n", verdictLine(res.Holds, res.HoldsReason))
+	}
 	if res.Disagreement != "" {
 		fmt.Fprintf(w, "  CHECKER BUG: porcupine and the sweep disagree: %s\n", Printable(res.Disagreement))
 	}

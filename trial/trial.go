@@ -77,7 +77,7 @@ func Run(ctx context.Context, plan *harness.Plan, dir string, o Options) (report
 	if runErr != nil && !sum.Interrupted {
 		return report.Results{}, fmt.Errorf("run %s: %w", o.ID, runErr)
 	}
-	copts := checker.Options{Timeout: o.CheckTimeout, LivenessBound: sum.Config.LivenessBound}
+	copts := checker.Options{Timeout: o.CheckTimeout, LivenessBound: sum.Config.LivenessBound, Benign: explain.Benign(sum.Config.TTL)}
 	a, _, err := Check(sum.HistoryPath, copts)
 	if err != nil {
 		if sum.Interrupted && errors.Is(err, history.ErrEmpty) {
@@ -167,6 +167,9 @@ func Recheck(dir string, opts checker.Options) (checker.Analysis, int, error) {
 	}
 	if opts.LivenessBound == 0 {
 		opts.LivenessBound = cfg.LivenessBound
+	}
+	if opts.Benign == nil {
+		opts.Benign = explain.Benign(cfg.TTL)
 	}
 	a, n, err := Check(filepath.Join(dir, "history.jsonl"), opts)
 	if errors.Is(err, fs.ErrNotExist) {
