@@ -329,6 +329,9 @@ func (s *scanner) add(e *history.Event) error {
 			s.cut(s.active[e.Key][i], e.Time, CutExtend, e)
 		}
 	case history.Release:
+		if s.an != nil {
+			s.an.releaseDone(e)
+		}
 		if a, ok := s.releasing[p]; ok && refused(e) {
 			s.cut(&a, e.Time, CutRelease, e)
 		}
