@@ -57,6 +57,10 @@ type Results struct {
 	// cause package explain names (one per step that broke something,
 	// with how many violations it made), in the order of their first.
 	Findings []explain.Finding `json:"findings,omitempty"`
+	// Contradictions are the lock's replies the nodes' observations
+	// contradict (checker.Analysis.Contradictions): an extend ok on a key
+	// already gone, a release ok the key outlived.
+	Contradictions []checker.Contradiction `json:"contradictions,omitempty"`
 	// Causes counts the violations of the run by the cause package explain
 	// names from the evidence, most frequent first.
 	Causes []CauseCount `json:"causes,omitempty"`
