@@ -59,6 +59,7 @@ type leaseRec struct {
 type leaseMore struct {
 	extends []Extend
 	big     []int // granting nodes ≥ 64
+	release *Extend
 }
 
 // Leases returns the key's acquires that returned ok, by the time of the
@@ -84,6 +85,7 @@ func (r *leaseRec) lease() Lease {
 	if r.more != nil {
 		l.Extends = r.more.extends
 		l.Granted = append(l.Granted, r.more.big...)
+		l.Release = r.more.release
 	}
 	return l
 }
@@ -106,6 +108,9 @@ type Lease struct {
 	// Lost is the time of the first loss notice of the lease (the lock
 	// told its holder it lost it), 0 for none.
 	Lost int64 `json:"lost,omitempty"`
+	// Release is its release's completion (Invoked is Released), nil
+	// when it was not released or the release never completed.
+	Release *Extend `json:"release,omitempty"`
 }
 
 // Extend is one completed extend of a lease.
@@ -434,15 +439,22 @@ func lostUpdate(key string, secs []section) (LostUpdate, bool) {
 
 // collector is the scanner's part of Stream.Analyze.
 type collector struct {
-	keys     map[string]*KeyEvidence
-	open     map[string]int // key + "\x00" + token → index in Leases, until its release
-	procs    map[int]bool
-	observed bool
-	reported bool
+	keys      map[string]*KeyEvidence
+	releasing map[int]leaseRef // per process: the lease its open release gives up
+	open      map[string]int   // key + "\x00" + token → index in Leases, until its release
+	procs     map[int]bool
+	observed  bool
+	reported  bool
 }
 
 func newCollector() *collector {
-	return &collector{keys: make(map[string]*KeyEvidence), open: make(map[string]int), procs: make(map[int]bool)}
+	return &collector{keys: make(map[string]*KeyEvidence), releasing: make(map[int]leaseRef), open: make(map[string]int), procs: make(map[int]bool)}
+}
+
+// leaseRef names a lease kept: its key and index in the key's leases.
+type leaseRef struct {
+	key string
+	i   int
 }
 
 func (c *collector) key(k string) *KeyEvidence {
@@ -513,10 +525,27 @@ func (c *collector) extended(e *history.Event, token string, invoked int64) {
 
 // released takes a release's invoke.
 func (c *collector) released(e *history.Event) {
+	delete(c.releasing, e.Process)
 	if l := c.lease(e.Key, e.Token); l != nil && l.released == 0 {
+		c.releasing[e.Process] = leaseRef{e.Key, c.open[e.Key+"\x00"+e.Token]}
 		l.released = max(e.Time, 1)
 		delete(c.open, e.Key+"\x00"+e.Token) // a lease does nothing after its release
 	}
+}
+
+// releaseDone takes a release's completion.
+func (c *collector) releaseDone(e *history.Event) {
+	c.reported = c.reported || e.Nodes != nil
+	ref, ok := c.releasing[e.Process]
+	delete(c.releasing, e.Process)
+	if !ok {
+		return
+	}
+	l := &c.keys[ref.key].leases[ref.i]
+	if l.more == nil {
+		l.more = &leaseMore{}
+	}
+	l.more.release = &Extend{Invoked: l.released, Completed: e.Time, Type: e.Type, Granted: granted(e.Nodes)}
 }
 
 // lost takes a loss notice: the first of the lease it names, the latest

@@ -47,8 +47,13 @@ func TestAnalyze(t *testing.T) {
 		t.Fatalf("k1: %+v", ke)
 	}
 	want := Lease{Process: 0, Token: "aaaaaaaa11", Invoked: 100e6, Start: 110e6, ValidUntil: 3000e6, Granted: []int{0, 1}, Released: 2600e6}
-	if !reflect.DeepEqual(ke.Leases()[0], want) {
-		t.Errorf("lease 0: %+v, want %+v", ke.Leases()[0], want)
+	got := ke.Leases()[0]
+	if r := got.Release; r == nil || r.Invoked != 2600e6 || r.Completed == 0 {
+		t.Errorf("lease 0's release %+v, want its completion", r)
+	}
+	got.Release = nil
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("lease 0: %+v, want %+v", got, want)
 	}
 	if l, ok := a.Lease("k1", "bbbbbbbb22"); !ok || l.Process != 1 || !reflect.DeepEqual(l.Granted, []int{1, 2}) {
 		t.Errorf("Lease(k1, bbbbbbbb22) = %+v, %v", l, ok)

@@ -47,6 +47,11 @@ type Options struct {
 	// negative means DefaultLivenessFactor (3) × the longest validity an
 	// acquire was granted in the history (about the TTL).
 	LivenessBound time.Duration
+	// Benign, when not nil, says of a fault window's description that
+	// the fault cannot cut a healthy hold short (a latency below the
+	// lock's per-call bound): a hold cut short under it alone is a
+	// spurious loss. Default nil: every fault may cut a hold.
+	Benign func(desc string) bool
 	// Timings, when not nil, receives how long each phase of the check
 	// took. Default nil.
 	Timings *Timings
@@ -124,6 +129,20 @@ type Result struct {
 	LivenessReason string        `json:"liveness_reason,omitempty"`
 	Stuck          *Stuck        `json:"stuck,omitempty"`
 	LivenessBound  time.Duration `json:"liveness_bound_ns,omitempty"`
+	// Holds is the verdict on holds cut short: Invalid when the lock
+	// ended some hold before its validity (a loss notice, a refused
+	// extend or release) while no fault was active (a spurious loss),
+	// Valid when it had holds and cut none so, Unknown when it had none;
+	// HoldsReason says why it is not Valid. Cuts are the holds cut short
+	// (see Cut), the spurious first, at most 100; CutCount counts them
+	// all and SpuriousCount the spurious ones. Like liveness, it does
+	// not count in Outcome: a matrix cell that expects holds kept judges
+	// it by its own.
+	Holds         Verdict `json:"holds,omitempty"`
+	HoldsReason   string  `json:"holds_reason,omitempty"`
+	Cuts          []Cut   `json:"cuts,omitempty"`
+	CutCount      int     `json:"cut_count,omitempty"`
+	SpuriousCount int     `json:"spurious_count,omitempty"`
 	// Stats are liveness and latency figures from the same history.
 	Stats Stats `json:"stats"`
 }
@@ -273,6 +292,7 @@ func check(d *scanned, opts Options) Result {
 	lap = time.Now()
 	r.Stats = d.stats(keys)
 	r.Liveness, r.LivenessReason, r.Stuck, r.LivenessBound = d.liveness(keys, opts.LivenessBound)
+	judgeCuts(&r, d, opts.Benign)
 	since(&tm.Stats)
 
 	// Say why a verdict is unknown. A verdict about nothing is never

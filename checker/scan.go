@@ -156,18 +156,21 @@ type scanner struct {
 	maxValidity int64 // the longest validity an acquire ok granted, from its invoke
 	faultEvents int
 	windows     faultWindows
+	cuts        []Cut              // holds cut short (see Cut)
+	releasing   map[int]activeHold // per process: the hold its open release ended
 }
 
 func newScanner() *scanner {
 	return &scanner{
-		open:   make(map[int]openOp),
-		prev:   make(map[int]lastOp),
-		active: make(map[string][]*activeHold),
-		errs:   make(map[history.Func]*errorCounts),
-		keys:   make(map[string]*keyData),
-		ops:    make(map[string]map[string]int),
-		first:  math.MaxInt64,
-		last:   math.MinInt64,
+		open:      make(map[int]openOp),
+		prev:      make(map[int]lastOp),
+		active:    make(map[string][]*activeHold),
+		releasing: make(map[int]activeHold),
+		errs:      make(map[history.Func]*errorCounts),
+		keys:      make(map[string]*keyData),
+		ops:       make(map[string]map[string]int),
+		first:     math.MaxInt64,
+		last:      math.MinInt64,
 	}
 }
 
@@ -221,6 +224,9 @@ func (s *scanner) add(e *history.Event) error {
 					e.Process, e.Key, e.Time, a.hold.Start)
 			}
 		}
+		if i := s.findHold(e.Process, e.Key, e.Token); i >= 0 {
+			s.cut(s.active[e.Key][i], e.Time, CutLost, e)
+		}
 		s.lossNotices++
 		s.count(e.F, string(e.Type))
 		s.endHold(e.Process, e.Key, e.Token, e.Time, true)
@@ -252,6 +258,10 @@ func (s *scanner) add(e *history.Event) error {
 			s.an.procs[p] = true
 		}
 		if e.F == history.Release {
+			delete(s.releasing, p)
+			if i := s.findHold(p, e.Key, e.Token); i >= 0 {
+				s.releasing[p] = *s.active[e.Key][i]
+			}
 			s.endHold(p, e.Key, e.Token, e.Time, false)
 			if s.an != nil {
 				s.an.released(e)
@@ -315,7 +325,17 @@ func (s *scanner) add(e *history.Event) error {
 		}
 		if e.Type == history.Ok {
 			s.extendHold(idx, e, token, op.t)
+		} else if i := s.findHold(p, e.Key, token); i >= 0 && refused(e) {
+			s.cut(s.active[e.Key][i], e.Time, CutExtend, e)
 		}
+	case history.Release:
+		if s.an != nil {
+			s.an.releaseDone(e)
+		}
+		if a, ok := s.releasing[p]; ok && refused(e) {
+			s.cut(&a, e.Time, CutRelease, e)
+		}
+		delete(s.releasing, p)
 	case history.Section:
 		sec := section{process: p, call: op.t, ret: e.Time, fence: op.fence}
 		switch e.Type {
@@ -421,6 +441,7 @@ type scanned struct {
 	maxValidity int64
 	faultEvents int
 	windows     []Window
+	cuts        []Cut
 	errs        map[history.Func]*errorCounts
 }
 
@@ -476,6 +497,7 @@ func (s *scanner) finish() *scanned {
 		maxValidity: s.maxValidity,
 		faultEvents: s.faultEvents,
 		windows:     s.windows.finish(s.last),
+		cuts:        s.cuts,
 		errs:        s.errs,
 	}
 	if s.n == 0 {

@@ -70,6 +70,17 @@ const (
 	// lock did not count the time its round took, and told its holder it
 	// held a key that was already gone, which the next client set.
 	LateGrant Cause = "granted after its key expired"
+	// ExpiredUnderHolder: a node that granted the lease expired its key
+	// while its holder was healthy and no fault was active, before the
+	// lock told the holder: the lock let its own key lapse (a renewal
+	// that came late or set too short an expiry). A holds finding
+	// (holds.go).
+	ExpiredUnderHolder Cause = "key expired under a healthy holder"
+	// GaveUp: the lock gave up a hold no node had dropped: no node that
+	// granted it removed the key before the lock said it was lost (a
+	// watchdog that stops renewing, a renewal refused in error). A holds
+	// finding (holds.go).
+	GaveUp Cause = "lock gave up a live hold"
 	// LockLogic: no fault explains it; the nodes' evidence shows the lock
 	// itself broke exclusion (a key set over a live one, deleted for
 	// another client, quorums that do not intersect, a validity that
@@ -80,7 +91,7 @@ const (
 )
 
 // Causes lists every Cause, in the order of their constants.
-var Causes = []Cause{ClockJump, Restart, Failover, PromotedWithoutKey, MinorityMaster, Stalled, ExtendAfterExpiry, LateNotice, Evicted, PowerLoss, ServerStall, BrokenConnection, ReplicationCut, LateGrant, LockLogic, Unknown}
+var Causes = []Cause{ClockJump, Restart, Failover, PromotedWithoutKey, MinorityMaster, Stalled, ExtendAfterExpiry, LateNotice, Evicted, PowerLoss, ServerStall, BrokenConnection, ReplicationCut, LateGrant, ExpiredUnderHolder, GaveUp, LockLogic, Unknown}
 
 // rank orders causes by how specific they are: a named fault first.
 func rank(c Cause) int {

@@ -10,7 +10,8 @@ import (
 type Explanation struct {
 	// Property is "lease" (two holds overlapped), "fence" (a later
 	// grant's fencing token was not above an earlier one's: a lease
-	// violation too) or "resource" (an update was lost).
+	// violation too), "resource" (an update was lost) or "holds" (a hold
+	// cut short while no fault was active, holds.go).
 	Property string `json:"property"`
 	// Key is the lock key.
 	Key string `json:"key"`
@@ -33,7 +34,8 @@ type Explanation struct {
 const DefaultLimit = 20
 
 // Explain explains the violations of a: the lease overlaps first, then
-// the fencing tokens out of order, then the lost updates, each earliest
+// the fencing tokens out of order, then the lost updates, then the holds
+// cut short while no fault was active (holds.go), each earliest
 // first, at most limit of them (when limit ≤ 0, DefaultLimit); total is
 // how many there are (those beyond the checker's caps not counted).
 func Explain(a *checker.Analysis, limit int) (ex []Explanation, total int) {
@@ -60,6 +62,8 @@ func Explain(a *checker.Analysis, limit int) (ex []Explanation, total int) {
 		}
 		ex = append(ex, lost(a, lu))
 	}
+	total += min(r.SpuriousCount, len(r.Cuts))
+	ex = append(ex, spuriousCuts(a, limit-len(ex))...)
 	return ex, total
 }
 

@@ -73,6 +73,8 @@ func Noun(property string, n int) string {
 		one, many = "grant with a fencing token out of order", "grants with fencing tokens out of order"
 	case "resource":
 		one, many = "lost update", "lost updates"
+	case "holds":
+		one, many = "hold cut short", "holds cut short"
 	}
 	if n == 1 {
 		return one

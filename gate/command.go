@@ -212,8 +212,11 @@ func run(ctx context.Context, o Options, out string, stdout, stderr io.Writer) e
 }
 
 // VerdictLine is the gate's last line, read at a glance: "GATE PASS",
-// "GATE BROKEN" or "GATE INCONCLUSIVE", the lock and the count behind it;
-// in bold on green, red or amber when colour is set.
+// "GATE BROKEN" or "GATE INCONCLUSIVE", the lock and the count behind it
+// (a pass: it keeps its promises); in bold on green, red or amber when
+// colour is set. When the runs broke the lease where the literature
+// expects it of the lock's class, a second line says where
+// (Result.KnownUnsafe): a pass is not "safe under every fault".
 func VerdictLine(res Result, colour bool) string {
 	broken, off := 0, 0
 	for _, c := range res.Cells {
@@ -224,7 +227,7 @@ func VerdictLine(res Result, colour bool) string {
 			off++
 		}
 	}
-	why := fmt.Sprintf("every one of %d cells matches", len(res.Cells))
+	why := fmt.Sprintf("keeps its promises, every one of %d cells matches", len(res.Cells))
 	switch res.Status {
 	case StatusBroken:
 		why = fmt.Sprintf("%d of %d cells broke a promise the lock declared", broken, len(res.Cells))
@@ -236,7 +239,11 @@ func VerdictLine(res Result, colour bool) string {
 		code := map[Status]string{StatusPass: "42;97", StatusBroken: "41;97", StatusInconclusive: "43;30"}[res.Status]
 		word = "\x1b[1;" + code + "m" + word + "\x1b[0m"
 	}
-	return fmt.Sprintf("%s %s: %s", word, report.Printable(res.Lock), why)
+	line := fmt.Sprintf("%s %s: %s", word, report.Printable(res.Lock), why)
+	if u := res.KnownUnsafe(); u != "" {
+		line += "\n" + u
+	}
+	return line
 }
 
 // colour reports whether w is a terminal and NO_COLOR (no-color.org) is

@@ -163,8 +163,10 @@ type Cell struct {
 	Outcome  checker.Outcome `json:"outcome"`
 	Lease    report.Rate     `json:"lease"`
 	Resource report.Rate     `json:"resource"`
-	// Stuck counts the runs whose liveness was stuck.
+	// Stuck counts the runs whose liveness was stuck; Cut those that cut
+	// a hold short with no fault active.
 	Stuck int `json:"stuck_runs,omitempty"`
+	Cut   int `json:"cut_runs,omitempty"`
 	// Violated and Runs: how many runs of the cell showed a violation.
 	Violated int `json:"runs_with_violation"`
 	Runs     int `json:"runs"`
@@ -199,7 +201,7 @@ type Cell struct {
 // what the cell expected: "lease broken in 1/1 runs (promised safe),
 // resource lost in 1/1 runs (expected)".
 func (c Cell) Properties() string {
-	return report.PropertiesText(c.Expect, &c.Lease, &c.Resource, c.Stuck, c.Runs)
+	return report.PropertiesText(c.Expect, &c.Lease, &c.Resource, c.Stuck, c.Cut, c.Runs)
 }
 
 // PowerText says what the cell's trials showed, in the matrix's words
@@ -236,6 +238,38 @@ func (res Result) PowerLine() string {
 		}
 	}
 	return fmt.Sprintf("Inconclusive, never a pass: %s could not be decided to a per-trial rate of %s (below).", strings.Join(short, ", "), report.Percent(res.Rate))
+}
+
+// KnownUnsafe says where the lock's lease broke as the literature expects
+// of its class (a cell expecting the lease violated whose runs showed it):
+// "known unsafe, as the literature expects: the lease broke under
+// clock-majority (3/3 runs), kill-immediate (2/3 runs)"; "" when nowhere.
+// A release engineer reads a pass as what the lock kept, and this line as
+// what it never promised.
+func (res Result) KnownUnsafe() string {
+	var rows []string
+	for _, c := range res.Cells {
+		if c.Expect.Lease != report.ExpectViolation || c.Lease.Violations == 0 {
+			continue
+		}
+		row := c.Name
+		if i := strings.IndexAny(row, "/+"); i >= 0 {
+			row = row[i+1:]
+		}
+		rows = append(rows, fmt.Sprintf("%s (%d/%d runs)", row, c.Lease.Violations, c.Lease.Runs))
+	}
+	if len(rows) == 0 {
+		return ""
+	}
+	return "known unsafe, as the literature expects: the lease broke under " + strings.Join(rows, ", ")
+}
+
+// capital capitalises the first letter of s, which begins a sentence.
+func capital(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // Coverage is what the gate did with one fault kind.
@@ -397,7 +431,7 @@ func (p *Plan) spec(name string) (matrix.Spec, bool) {
 // promised reports whether the cell expects some property safe: a
 // promise the power target applies to.
 func promised(e report.Expect) bool {
-	return e.Lease == report.ExpectSafe || e.Resource == report.ExpectSafe || e.Liveness == checker.LivenessOK
+	return e.Lease == report.ExpectSafe || e.Resource == report.ExpectSafe || e.Liveness == checker.LivenessOK || e.Holds == report.ExpectSafe
 }
 
 // expectsViolation reports whether the cell expects some property
@@ -493,7 +527,7 @@ func judge(res *Result, specs []matrix.Spec, dir string) {
 		mc := &res.Matrix.Cells[i]
 		sp := byName[mc.Name]
 		c := Cell{Name: mc.Name, Expect: sp.Expect, Outcome: mc.Outcome, Violated: mc.RunsWithViolation, Runs: len(mc.Runs), Matches: mc.Matches,
-			Promise: sp.Promise, Stuck: mc.StuckRuns, Source: sp.Source, Reason: sp.Why}
+			Promise: sp.Promise, Stuck: mc.StuckRuns, Cut: mc.CutRuns(), Source: sp.Source, Reason: sp.Why}
 		c.Trials, c.SlowTrials, c.ToFirst = mc.Trials, mc.SlowTrials, mc.ToFirst
 		if c.ToFirst == 0 && c.Trials > 0 {
 			c.Excluded = report.ExcludedRate(c.Trials)
@@ -548,7 +582,8 @@ func slowText(n int) string {
 }
 
 // broken names the property run r broke that e expects safe ("lease",
-// "resource" or "liveness"), or "".
+// "resource", "liveness" or "holds": a hold cut short with no fault), or
+// "".
 func broken(e report.Expect, r report.CellRun) string {
 	switch {
 	case e.Lease == report.ExpectSafe && r.Lease == checker.Invalid:
@@ -557,6 +592,8 @@ func broken(e report.Expect, r report.CellRun) string {
 		return report.PropertyResource
 	case e.Liveness == checker.LivenessOK && r.Liveness == checker.LivenessStuck:
 		return "liveness"
+	case e.Holds == report.ExpectSafe && r.Holds == checker.Invalid:
+		return "holds"
 	}
 	return ""
 }
@@ -855,6 +892,9 @@ func Markdown(res Result) string {
 		p("Scaled to the budget: %s.\n", res.Scaled)
 	}
 	p("\n%s\n\n", res.PowerLine())
+	if u := res.KnownUnsafe(); u != "" {
+		p("%s.\n\n", capital(u))
+	}
 	for _, c := range res.Ordered() {
 		switch {
 		case c.Broken != "":

@@ -393,3 +393,29 @@ func TestVerdictAtAGlance(t *testing.T) {
 		t.Error("colour with NO_COLOR set")
 	}
 }
+
+// TestVerdictBothWays: a pass says the lock kept its promises and, on a
+// second line, where its lease broke as the literature expects of its
+// class; a cell that expected a violation and showed none, or a promise
+// cell, is not named there.
+func TestVerdictBothWays(t *testing.T) {
+	viol := report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}
+	res := Result{Lock: "redsync", Status: StatusPass, Cells: []Cell{
+		{Name: "redsync/none", Matches: true, Expect: report.ExpectAll(report.ExpectSafe), Lease: report.Rate{Runs: 3}},
+		{Name: "redsync/clock-majority", Matches: true, Expect: viol, Lease: report.Rate{Violations: 3, Runs: 3}},
+		{Name: "redsync+extend/kill-immediate", Matches: true, Expect: viol, Lease: report.Rate{Violations: 2, Runs: 3}},
+		{Name: "redsync/clock", Expect: viol, Lease: report.Rate{Runs: 3}},
+	}}
+	want := " GATE PASS  redsync: keeps its promises, every one of 4 cells matches\n" +
+		"known unsafe, as the literature expects: the lease broke under clock-majority (3/3 runs), extend/kill-immediate (2/3 runs)"
+	if got := VerdictLine(res, false); got != want {
+		t.Errorf("verdict\n%s\nwant\n%s", got, want)
+	}
+	if md := Markdown(res); !strings.Contains(md, "Known unsafe, as the literature expects: the lease broke under clock-majority") {
+		t.Errorf("Markdown does not say where the lease broke as expected:\n%s", md)
+	}
+	res.Cells = res.Cells[:1]
+	if got := VerdictLine(res, false); strings.Contains(got, "\n") {
+		t.Errorf("a lock that broke nowhere gets a second line: %q", got)
+	}
+}

@@ -457,6 +457,7 @@ func dirName(name string) string {
 // none, and was called seed 0).
 func cellRun(seed int64, r report.Results, id string, err error) report.CellRun {
 	cr := report.CellRun{Seed: seed, RunID: id, Dir: filepath.Join("runs", id), Lease: r.Lease, Resource: r.Resource, Liveness: r.Check.Liveness,
+		Holds: r.Check.Holds, Spurious: r.Check.SpuriousCount,
 		LeaseReason: r.Check.LeaseReason, ResourceReason: r.Check.ResourceReason, Interrupted: r.Interrupted}
 	if err != nil {
 		cr.Error = err.Error()
@@ -513,6 +514,10 @@ func aggregate(c *report.Cell) {
 			// Stuck counts like invalid only where the cell expects
 			// the lock to stay live.
 			c.RunsWithViolation++
+		case c.Props.Holds == report.ExpectSafe && r.Holds == checker.Invalid:
+			// A hold cut short with no fault counts only where the
+			// cell expects the lock to keep its holds.
+			c.RunsWithViolation++
 		case o == checker.OutcomeUnknown && undecided(c.Props, r):
 			c.Unknown++
 		}
@@ -562,7 +567,7 @@ func aggregate(c *report.Cell) {
 	c.Causes = cellCauses(c.Runs)
 	legacy := c.Props.Lease == "" && c.Props.Resource == ""
 	if legacy {
-		c.Props = report.Expect{Lease: c.Expect, Resource: c.Expect, Liveness: c.Props.Liveness}
+		c.Props = report.Expect{Lease: c.Expect, Resource: c.Expect, Liveness: c.Props.Liveness, Holds: c.Props.Holds}
 	}
 	c.Expect = c.Props.Overall()
 	band := report.DefaultBand(c.Expect)
@@ -582,7 +587,7 @@ func aggregate(c *report.Cell) {
 		// it was: its one word against the rate of runs with any
 		// violation.
 		c.Matches = decided > 0 && c.Outcome != checker.OutcomeUnknown && !band.Contradicts(c.RunsWithViolation, decided)
-		c.Props = report.Expect{Liveness: c.Props.Liveness}
+		c.Props = report.Expect{Liveness: c.Props.Liveness, Holds: c.Props.Holds}
 	}
 	// Liveness: a cell that expects its lock live matches no stuck run
 	// (counted above as a violation); one that expects it stuck matches
@@ -592,6 +597,13 @@ func aggregate(c *report.Cell) {
 	}
 	if c.Props.Liveness == checker.LivenessStuck && c.StuckRuns < n {
 		c.Matches = false
+	}
+	// Holds: a cell that expects them kept matches no run that cut one
+	// short with no fault active.
+	for _, r := range c.Runs {
+		if c.Props.Holds == report.ExpectSafe && r.Holds == checker.Invalid {
+			c.Matches = false
+		}
 	}
 	// A cell not run to its end matches nothing, whatever its runs so far
 	// found.

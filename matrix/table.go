@@ -127,8 +127,13 @@ var (
 var Literature = []Row{
 	// No faults: every correct lock is safe; a mutant with a race is
 	// caught.
-	{Name: "none", Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis,
+	{Name: "none", When: "!renews", Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis,
 		Why: "no faults: SET NX PX is mutual exclusion", Promise: "mutual exclusion without faults", Quick: "*"},
+	// A lock that renews itself also promises to keep a healthy hold: with
+	// no fault it tells no holder it lost the lease.
+	{Name: "none", When: "renews", Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectSafe, Holds: report.ExpectSafe}, Source: SrcRedis + "; " + SrcRedisson,
+		Why:     "no faults: SET NX PX is mutual exclusion, and the watchdog renews every hold until its release",
+		Promise: "mutual exclusion without faults; renewal: no hold is cut short while nothing touches it", Quick: "*"},
 	{Name: "+fencing/none", When: "fence-sound", Config: harness.Config{Workload: harness.Workload{Fencing: true}}, Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis,
 		Why: "no faults", Promise: "mutual exclusion without faults, fencing on", Quick: "fences !renews"},
 
@@ -260,6 +265,10 @@ var Literature = []Row{
 	{Name: "client-pause", When: "renews", Config: pauseRun(), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedisson + "; " + SrcKleppmann,
 		Why:     "a paused thread of the holder does not stop its watchdog, which keeps renewing the key: no one else is granted it while the holder is paused (others wait: the price); a pause of the whole process is client-stop",
 		Promise: "renewal: the lock keeps its key alive while its holder holds"},
+	{Name: "+long/latency-group", When: "renews", Config: withWork(faults(4*time.Second, "latency-group"), harness.Workload{Keys: 2, Clients: 4, TTL: time.Second, Hold: 6 * time.Second}), MinDuration: 24 * time.Second,
+		Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectSafe, Holds: report.ExpectSafe}, Source: SrcRedisson + "; " + SrcRueidislock,
+		Why:     "holds of 6 s with a TTL of 1 s while one client group's replies come back up to a twelfth of the TTL late, within the per-call bound: the watchdog's renewals arrive in time, and no holder is told it lost a key nobody touched",
+		Promise: "renewal: a holder on a slow link within the per-call bound keeps its hold"},
 	{Name: "client-stop", When: "renews !process", Config: clientStop(false),
 		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Source: SrcKleppmann + "; " + SrcRedisson,
 		Why: "the whole client process stops, its watchdog with it; the key expires and another client is granted it, and the resumed holder, not yet told, still counts on its lease"},

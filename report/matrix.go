@@ -41,6 +41,10 @@ type Expect struct {
 	// (checker.LivenessOK or LivenessStuck), or "" when the cell states
 	// none; then liveness does not count.
 	Liveness checker.Liveness `json:"liveness,omitempty"`
+	// Holds is ExpectSafe when no hold may be cut short while no fault
+	// touches it (checker.Result.Holds: a spurious loss breaks it), or ""
+	// when the cell states nothing of it; then it does not count.
+	Holds Expectation `json:"holds,omitempty"`
 }
 
 // ExpectAll is the expectation e for both safety properties.
@@ -82,6 +86,9 @@ func (e Expect) String() string {
 	if e.Liveness != "" {
 		s += ", liveness " + string(e.Liveness)
 	}
+	if e.Holds == ExpectSafe {
+		s += ", holds kept"
+	}
 	return s
 }
 
@@ -96,6 +103,11 @@ type CellRun struct {
 	// Liveness is the run's liveness verdict; empty in summaries written
 	// before it existed.
 	Liveness checker.Liveness `json:"liveness,omitempty"`
+	// Holds is the run's verdict on holds cut short with no fault
+	// active (checker.Result.Holds), Spurious how many were; empty in
+	// summaries written before it existed.
+	Holds    checker.Verdict `json:"holds,omitempty"`
+	Spurious int             `json:"spurious_losses,omitempty"`
 	// LeaseReason and ResourceReason say why a verdict is unknown (see
 	// checker.Result.LeaseReason).
 	LeaseReason    string `json:"lease_reason,omitempty"`
@@ -260,12 +272,26 @@ func (c Cell) PropertiesText() string {
 	if c.Props.Lease == "" && c.Props.Resource == "" { // a summary written before per-property expectations
 		return fmt.Sprintf("%s: %d of %d runs found a violation", c.Outcome, c.RunsWithViolation, len(c.Runs))
 	}
-	return PropertiesText(c.Props, c.LeaseRate, c.ResourceRate, c.StuckRuns, len(c.Runs))
+	return PropertiesText(c.Props, c.LeaseRate, c.ResourceRate, c.StuckRuns, c.CutRuns(), len(c.Runs))
+}
+
+// CutRuns counts the runs that cut a hold short with no fault active
+// (CellRun.Holds invalid).
+func (c Cell) CutRuns() int {
+	n := 0
+	for _, r := range c.Runs {
+		if r.Holds == checker.Invalid {
+			n++
+		}
+	}
+	return n
 }
 
 // PropertiesText renders what the runs showed of each property beside its
-// expectation e (see Cell.PropertiesText); a nil rate is "not measured".
-func PropertiesText(e Expect, lease, resource *Rate, stuck, runs int) string {
+// expectation e (see Cell.PropertiesText), stuck and cut being the runs
+// stuck and those that cut a hold short with no fault; a nil rate is "not
+// measured".
+func PropertiesText(e Expect, lease, resource *Rate, stuck, cut, runs int) string {
 	p := func(name, bad, good string, e Expectation, r *Rate) string {
 		why := map[Expectation]string{ExpectSafe: "promised safe", ExpectViolation: "expected", ExpectPossible: "possible"}[e]
 		if why == "" {
@@ -284,6 +310,9 @@ func PropertiesText(e Expect, lease, resource *Rate, stuck, runs int) string {
 	s := p("lease", "broken", "held", e.Lease, lease) + ", " + p("resource", "lost", "kept", e.Resource, resource)
 	if e.Liveness != "" {
 		s += fmt.Sprintf(", liveness stuck in %d/%d runs (expected %s)", stuck, runs, e.Liveness)
+	}
+	if e.Holds == ExpectSafe {
+		s += fmt.Sprintf(", holds cut short with no fault in %d/%d runs (promised kept)", cut, runs)
 	}
 	return s
 }

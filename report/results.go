@@ -57,6 +57,10 @@ type Results struct {
 	// cause package explain names (one per step that broke something,
 	// with how many violations it made), in the order of their first.
 	Findings []explain.Finding `json:"findings,omitempty"`
+	// Contradictions are the lock's replies the nodes' observations
+	// contradict (checker.Analysis.Contradictions): an extend ok on a key
+	// already gone, a release ok the key outlived.
+	Contradictions []checker.Contradiction `json:"contradictions,omitempty"`
 	// Causes counts the violations of the run by the cause package explain
 	// names from the evidence, most frequent first.
 	Causes []CauseCount `json:"causes,omitempty"`
@@ -312,6 +316,11 @@ func Summary(w io.Writer, title string, res checker.Result, fs []explain.Finding
 			line += " — " + Printable(res.LivenessReason)
 		}
 		fmt.Fprintf(w, "  liveness:        %s\n", line)
+	}
+	if res.Holds == checker.Invalid {
+		// Only when broken: a hold cut short with no fault is a finding
+		// of its own, kept holds are the rule.
+		fmt.Fprintf(w, "  holds kept:      %s\n", verdictLine(res.Holds, res.HoldsReason))
 	}
 	if res.Disagreement != "" {
 		fmt.Fprintf(w, "  CHECKER BUG: porcupine and the sweep disagree: %s\n", Printable(res.Disagreement))

@@ -77,7 +77,7 @@ func Run(ctx context.Context, plan *harness.Plan, dir string, o Options) (report
 	if runErr != nil && !sum.Interrupted {
 		return report.Results{}, fmt.Errorf("run %s: %w", o.ID, runErr)
 	}
-	copts := checker.Options{Timeout: o.CheckTimeout, LivenessBound: sum.Config.LivenessBound}
+	copts := checker.Options{Timeout: o.CheckTimeout, LivenessBound: sum.Config.LivenessBound, Benign: explain.Benign(sum.Config.TTL)}
 	a, _, err := Check(sum.HistoryPath, copts)
 	if err != nil {
 		if sum.Interrupted && errors.Is(err, history.ErrEmpty) {
@@ -94,25 +94,26 @@ func Run(ctx context.Context, plan *harness.Plan, dir string, o Options) (report
 	judge(&a.Result, run, strikes)
 	findings, _ := explain.Findings(&a)
 	r := report.Results{
-		RunID:         o.ID,
-		Started:       started.UTC(),
-		Command:       o.Command,
-		Config:        sum.Config,
-		Seed:          sum.Config.Seed,
-		RedisVersion:  sum.RedisVersion,
-		RedisVersions: sum.NodeVersions,
-		Versions:      report.Versions(),
-		Elapsed:       sum.Elapsed.Seconds(),
-		Interrupted:   sum.Interrupted,
-		Stopped:       sum.Stopped,
-		Strikes:       strikes,
-		Trials:        trials,
-		Health:        sum.Health,
-		Findings:      findings,
-		Causes:        causes(findings),
-		Lease:         a.Result.Lease,
-		Resource:      a.Result.Resource,
-		Check:         a.Result,
+		RunID:          o.ID,
+		Started:        started.UTC(),
+		Command:        o.Command,
+		Config:         sum.Config,
+		Seed:           sum.Config.Seed,
+		RedisVersion:   sum.RedisVersion,
+		RedisVersions:  sum.NodeVersions,
+		Versions:       report.Versions(),
+		Elapsed:        sum.Elapsed.Seconds(),
+		Interrupted:    sum.Interrupted,
+		Stopped:        sum.Stopped,
+		Strikes:        strikes,
+		Trials:         trials,
+		Health:         sum.Health,
+		Findings:       findings,
+		Contradictions: a.Contradictions(),
+		Causes:         causes(findings),
+		Lease:          a.Result.Lease,
+		Resource:       a.Result.Resource,
+		Check:          a.Result,
 	}
 	// A client process's own account of what it runs on comes under its
 	// own keys (client, client:<library>; the harness sees to it) and
@@ -167,6 +168,9 @@ func Recheck(dir string, opts checker.Options) (checker.Analysis, int, error) {
 	}
 	if opts.LivenessBound == 0 {
 		opts.LivenessBound = cfg.LivenessBound
+	}
+	if opts.Benign == nil {
+		opts.Benign = explain.Benign(cfg.TTL)
 	}
 	a, n, err := Check(filepath.Join(dir, "history.jsonl"), opts)
 	if errors.Is(err, fs.ErrNotExist) {
