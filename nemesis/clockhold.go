@@ -47,11 +47,7 @@ type ClockHold struct {
 	Aim
 }
 
-var (
-	_ ArmedFault    = (*ClockHold)(nil)
-	_ RefusingFault = (*ClockHold)(nil)
-	_ LastingFault  = (*ClockHold)(nil)
-)
+var _ aimedFault = (*ClockHold)(nil)
 
 // clockHoldKind is the kind of one scope.
 func clockHoldKind(scope, summary string, multi bool) Kind {

@@ -51,11 +51,7 @@ type KillQuorum struct {
 	restart background // the delayed restart, RestartDelay after the kill
 }
 
-var (
-	_ ArmedFault    = (*KillQuorum)(nil)
-	_ RefusingFault = (*KillQuorum)(nil)
-	_ LastingFault  = (*KillQuorum)(nil)
-)
+var _ aimedFault = (*KillQuorum)(nil)
 
 // Names of the toxics of a kill-quorum's cut.
 const (

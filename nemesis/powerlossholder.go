@@ -26,11 +26,7 @@ type PowerLossHolder struct {
 	Aim
 }
 
-var (
-	_ ArmedFault    = (*PowerLossHolder)(nil)
-	_ RefusingFault = (*PowerLossHolder)(nil)
-	_ LastingFault  = (*PowerLossHolder)(nil)
-)
+var _ aimedFault = (*PowerLossHolder)(nil)
 
 var powerLossHolderKind = Kind{
 	Name:    "power-loss-holder",

@@ -212,11 +212,7 @@ type ServerStallHolder struct {
 	bg background
 }
 
-var (
-	_ ArmedFault    = (*ServerStallHolder)(nil)
-	_ RefusingFault = (*ServerStallHolder)(nil)
-	_ LastingFault  = (*ServerStallHolder)(nil)
-)
+var _ aimedFault = (*ServerStallHolder)(nil)
 
 var serverStallHolderKind = Kind{
 	Name:    "server-stall-holder",
