@@ -122,10 +122,10 @@ func (k *KillQuorum) String() string {
 // least MinLeft of validity left, and picks one of its nodes; with
 // Isolate it first cuts the other nodes off (see KillQuorum).
 func (k *KillQuorum) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
-	if t.Cluster == nil {
-		return false, fmt.Errorf("no cluster")
+	nodes, err := clusterSize(t)
+	if err != nil {
+		return false, err
 	}
-	nodes := len(t.Cluster.Nodes())
 	if k.Isolate && nodes > quorum(nodes) {
 		return k.armCut(ctx, t, base, nodes)
 	}
