@@ -57,14 +57,10 @@ type ProcessStopper interface {
 }
 
 var (
-	_ ArmedFault    = (*ClientStop)(nil)
-	_ RefusingFault = (*ClientStop)(nil)
-	_ LastingFault  = (*ClientStop)(nil)
-	_ ArmedFault    = (*ClientStopRandom)(nil)
-	_ RefusingFault = (*ClientStopRandom)(nil)
-	_ LastingFault  = (*ClientStopRandom)(nil)
-	_ EndingFault   = (*ClientStop)(nil)
-	_ EndingFault   = (*ClientStopRandom)(nil)
+	_ aimedFault  = (*ClientStop)(nil)
+	_ aimedFault  = (*ClientStopRandom)(nil)
+	_ EndingFault = (*ClientStop)(nil)
+	_ EndingFault = (*ClientStopRandom)(nil)
 )
 
 // drawPause draws a pause from 1.5 to 2.5 TTLs, as client-pause's stall:

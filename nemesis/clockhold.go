@@ -3,7 +3,6 @@ package nemesis
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -47,11 +46,7 @@ type ClockHold struct {
 	Aim
 }
 
-var (
-	_ ArmedFault    = (*ClockHold)(nil)
-	_ RefusingFault = (*ClockHold)(nil)
-	_ LastingFault  = (*ClockHold)(nil)
-)
+var _ aimedFault = (*ClockHold)(nil)
 
 // clockHoldKind is the kind of one scope.
 func clockHoldKind(scope, summary string, multi bool) Kind {
@@ -105,18 +100,15 @@ func (c *ClockHold) String() string {
 
 // Arm waits for a grant (or extend) its scope fits, and picks the nodes.
 func (c *ClockHold) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
-	if t.Cluster == nil {
-		return false, errors.New("no cluster")
+	nodes, err := clusterSize(t)
+	if err != nil {
+		return false, err
 	}
-	nodes := len(t.Cluster.Nodes())
 	q := quorum(nodes)
 	return c.decide(ctx, t, base, func(ch Change, left time.Duration) (aim, bool) {
-		if ch.Kind != HoldGranted && ch.Kind != HoldExtended {
+		granted, ok := grantedBy(ch, nodes)
+		if !ok {
 			return aim{}, false
-		}
-		granted := ch.Hold.Granted
-		if !ch.Hold.Reported && nodes == 1 {
-			granted = []int{0}
 		}
 		var k int
 		switch {

@@ -37,11 +37,7 @@ type ClockPartition struct {
 	Aim
 }
 
-var (
-	_ ArmedFault    = (*ClockPartition)(nil)
-	_ RefusingFault = (*ClockPartition)(nil)
-	_ LastingFault  = (*ClockPartition)(nil)
-)
+var _ aimedFault = (*ClockPartition)(nil)
 
 var clockPartitionKind = Kind{
 	Name:    "clock-partition",

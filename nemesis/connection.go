@@ -59,10 +59,7 @@ func connKind(name, summary string, plan func(*rand.Rand, Setup) Fault, dec func
 // addToxics adds spec, with toxicity share, to every group's proxy of
 // each node idx, checked against the cluster first.
 func addToxics(ctx context.Context, t *Target, idx []int, spec toxicSpec, share float32) error {
-	if t.Cluster == nil {
-		return errors.New("no cluster")
-	}
-	if err := checkNodes(idx, len(t.Cluster.Nodes())); err != nil {
+	if err := checkTarget(t, idx); err != nil {
 		return err
 	}
 	spec.Toxicity = share

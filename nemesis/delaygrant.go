@@ -49,11 +49,7 @@ type DelayGrant struct {
 	Aim
 }
 
-var (
-	_ ArmedFault    = (*DelayGrant)(nil)
-	_ RefusingFault = (*DelayGrant)(nil)
-	_ LastingFault  = (*DelayGrant)(nil)
-)
+var _ aimedFault = (*DelayGrant)(nil)
 
 // Names of the toxics a delay-grant adds.
 const delayGrantDown = "delay_grant_" + downstream

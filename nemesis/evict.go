@@ -104,10 +104,7 @@ func (e *Evict) String() string {
 // Start lowers the nodes' maxmemory under the policy and starts writing
 // fillers.
 func (e *Evict) Start(ctx context.Context, t *Target) error {
-	if t.Cluster == nil {
-		return errors.New("no cluster")
-	}
-	if err := checkNodes(e.Nodes, len(t.Cluster.Nodes())); err != nil {
+	if err := checkTarget(t, e.Nodes); err != nil {
 		return err
 	}
 	var clients []*redis.Client

@@ -37,11 +37,7 @@ type FailoverUnreplicated struct {
 	fo Failover // its cuts, and their heal
 }
 
-var (
-	_ ArmedFault    = (*FailoverUnreplicated)(nil)
-	_ RefusingFault = (*FailoverUnreplicated)(nil)
-	_ LastingFault  = (*FailoverUnreplicated)(nil)
-)
+var _ aimedFault = (*FailoverUnreplicated)(nil)
 
 var failoverUnreplicatedKind = Kind{
 	Name:    "failover-unreplicated",

@@ -51,11 +51,7 @@ type KillQuorum struct {
 	restart background // the delayed restart, RestartDelay after the kill
 }
 
-var (
-	_ ArmedFault    = (*KillQuorum)(nil)
-	_ RefusingFault = (*KillQuorum)(nil)
-	_ LastingFault  = (*KillQuorum)(nil)
-)
+var _ aimedFault = (*KillQuorum)(nil)
 
 // Names of the toxics of a kill-quorum's cut.
 const (
@@ -126,10 +122,10 @@ func (k *KillQuorum) String() string {
 // least MinLeft of validity left, and picks one of its nodes; with
 // Isolate it first cuts the other nodes off (see KillQuorum).
 func (k *KillQuorum) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
-	if t.Cluster == nil {
-		return false, fmt.Errorf("no cluster")
+	nodes, err := clusterSize(t)
+	if err != nil {
+		return false, err
 	}
-	nodes := len(t.Cluster.Nodes())
 	if k.Isolate && nodes > quorum(nodes) {
 		return k.armCut(ctx, t, base, nodes)
 	}

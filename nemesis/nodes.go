@@ -134,6 +134,38 @@ func checkNodes(idx []int, nodes int) error {
 	return nil
 }
 
+// clusterSize is the number of the target's nodes, or an error when it
+// has no cluster.
+func clusterSize(t *Target) (int, error) {
+	if t.Cluster == nil {
+		return 0, errors.New("no cluster")
+	}
+	return len(t.Cluster.Nodes()), nil
+}
+
+// checkTarget returns an error unless the target has a cluster and idx
+// are nodes of it (checkNodes).
+func checkTarget(t *Target, idx []int) error {
+	nodes, err := clusterSize(t)
+	if err != nil {
+		return err
+	}
+	return checkNodes(idx, nodes)
+}
+
+// grantedBy returns the nodes that granted a hold at a grant or an extend
+// (the one node of a single-node run whose lock does not report them),
+// and false at any other change.
+func grantedBy(ch Change, nodes int) ([]int, bool) {
+	if ch.Kind != HoldGranted && ch.Kind != HoldExtended {
+		return nil, false
+	}
+	if !ch.Hold.Reported && nodes == 1 {
+		return []int{0}, true
+	}
+	return ch.Hold.Granted, true
+}
+
 // node returns node i of the target's cluster, or an error naming it.
 func node(t *Target, i int) (*cluster.Node, error) {
 	if t.Cluster == nil || i < 0 || i >= len(t.Cluster.Nodes()) {

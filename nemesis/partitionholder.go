@@ -37,11 +37,7 @@ type PartitionHolder struct {
 	timer *time.Timer
 }
 
-var (
-	_ ArmedFault    = (*PartitionHolder)(nil)
-	_ RefusingFault = (*PartitionHolder)(nil)
-	_ LastingFault  = (*PartitionHolder)(nil)
-)
+var _ aimedFault = (*PartitionHolder)(nil)
 
 // Names of the toxics a holder's partition adds.
 const (

@@ -35,11 +35,7 @@ type PauseHolder struct {
 	withdraw func()
 }
 
-var (
-	_ ArmedFault    = (*PauseHolder)(nil)
-	_ RefusingFault = (*PauseHolder)(nil)
-	_ LastingFault  = (*PauseHolder)(nil)
-)
+var _ aimedFault = (*PauseHolder)(nil)
 
 var pauseHolderKind = Kind{
 	Name:    "pause-holder",

@@ -2,7 +2,6 @@ package nemesis
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 	"time"
 
@@ -26,11 +25,7 @@ type PowerLossHolder struct {
 	Aim
 }
 
-var (
-	_ ArmedFault    = (*PowerLossHolder)(nil)
-	_ RefusingFault = (*PowerLossHolder)(nil)
-	_ LastingFault  = (*PowerLossHolder)(nil)
-)
+var _ aimedFault = (*PowerLossHolder)(nil)
 
 var powerLossHolderKind = Kind{
 	Name:    "power-loss-holder",
@@ -63,10 +58,10 @@ func (p *PowerLossHolder) String() string {
 // its nodes' copies leaves the holder without a majority), and picks the
 // node.
 func (p *PowerLossHolder) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
-	if t.Cluster == nil {
-		return false, errors.New("no cluster")
+	nodes, err := clusterSize(t)
+	if err != nil {
+		return false, err
 	}
-	nodes := len(t.Cluster.Nodes())
 	return p.decide(ctx, t, base, func(c Change, left time.Duration) (aim, bool) {
 		if c.Kind != HoldGranted || left < time.Duration(p.MinLeft) {
 			return aim{}, false

@@ -50,11 +50,7 @@ type ClusterFailoverUnreplicated struct {
 	partition bool            // cluster-partition-master's: cut it from every node, no forced failover
 }
 
-var (
-	_ ArmedFault    = (*ClusterFailoverUnreplicated)(nil)
-	_ RefusingFault = (*ClusterFailoverUnreplicated)(nil)
-	_ LastingFault  = (*ClusterFailoverUnreplicated)(nil)
-)
+var _ aimedFault = (*ClusterFailoverUnreplicated)(nil)
 
 var clusterFailoverUnreplicatedKind = Kind{
 	Name:    "cluster-failover-unreplicated",
@@ -216,11 +212,7 @@ type ClusterKillMaster struct {
 	Aim
 }
 
-var (
-	_ ArmedFault    = (*ClusterKillMaster)(nil)
-	_ RefusingFault = (*ClusterKillMaster)(nil)
-	_ LastingFault  = (*ClusterKillMaster)(nil)
-)
+var _ aimedFault = (*ClusterKillMaster)(nil)
 
 var clusterKillMasterKind = Kind{
 	Name:    "cluster-kill-master",
@@ -404,11 +396,7 @@ type ClusterMigrate struct {
 	Aim
 }
 
-var (
-	_ ArmedFault    = (*ClusterMigrate)(nil)
-	_ RefusingFault = (*ClusterMigrate)(nil)
-	_ LastingFault  = (*ClusterMigrate)(nil)
-)
+var _ aimedFault = (*ClusterMigrate)(nil)
 
 var clusterMigrateKind = Kind{
 	Name:    "cluster-migrate",

@@ -104,10 +104,7 @@ func stallCommand(mode string) string {
 
 // Start stalls the nodes.
 func (f *ServerStall) Start(ctx context.Context, t *Target) error {
-	if t.Cluster == nil {
-		return errors.New("no cluster")
-	}
-	if err := checkNodes(f.Nodes, len(t.Cluster.Nodes())); err != nil {
+	if err := checkTarget(t, f.Nodes); err != nil {
 		return err
 	}
 	return stallNodes(ctx, t, f.Nodes, f.Mode, time.Duration(f.Stall), &f.bg)
@@ -212,11 +209,7 @@ type ServerStallHolder struct {
 	bg background
 }
 
-var (
-	_ ArmedFault    = (*ServerStallHolder)(nil)
-	_ RefusingFault = (*ServerStallHolder)(nil)
-	_ LastingFault  = (*ServerStallHolder)(nil)
-)
+var _ aimedFault = (*ServerStallHolder)(nil)
 
 var serverStallHolderKind = Kind{
 	Name:    "server-stall-holder",
@@ -258,20 +251,14 @@ func (f *ServerStallHolder) String() string {
 // Arm waits for a grant (or extend) and picks the nodes: the one node of
 // a single-instance lock, a majority of the granting nodes otherwise.
 func (f *ServerStallHolder) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
-	if t.Cluster == nil {
-		return false, errors.New("no cluster")
+	nodes, err := clusterSize(t)
+	if err != nil {
+		return false, err
 	}
-	nodes := len(t.Cluster.Nodes())
 	q := quorum(nodes)
 	return f.decide(ctx, t, base, func(ch Change, left time.Duration) (aim, bool) {
-		if ch.Kind != HoldGranted && ch.Kind != HoldExtended {
-			return aim{}, false
-		}
-		granted := ch.Hold.Granted
-		if !ch.Hold.Reported && nodes == 1 {
-			granted = []int{0}
-		}
-		if len(granted) < q {
+		granted, ok := grantedBy(ch, nodes)
+		if !ok || len(granted) < q {
 			return aim{}, false
 		}
 		return aim{targets: nth(slices.Clone(granted), f.Pick, q), amount: min(left, time.Duration(f.Cap)) + time.Duration(f.Margin)}, true
@@ -283,7 +270,7 @@ func (f *ServerStallHolder) Start(ctx context.Context, t *Target) error {
 	if !f.struck() {
 		return nil
 	}
-	if err := checkNodes(f.Decision.Targets, len(t.Cluster.Nodes())); err != nil {
+	if err := checkTarget(t, f.Decision.Targets); err != nil {
 		return err
 	}
 	return stallNodes(ctx, t, f.Decision.Targets, f.Mode, max(time.Duration(f.Decision.Amount), time.Millisecond), &f.bg)

@@ -38,6 +38,14 @@ type ArmedFault interface {
 	Lasts() time.Duration
 }
 
+// aimedFault is what every targeted kind asserts it is: armed, refusing
+// what does not fit a run, and lasting its Aim's window and active time.
+type aimedFault interface {
+	ArmedFault
+	RefusingFault
+	LastingFault
+}
+
 // Aim is what every targeted fault has: how long it looks for its moment
 // (Window: two TTLs, a few grants under contention), how long it stays active once struck (Active), and what it
 // decided. Its fields are part of the fault's JSON parameters.

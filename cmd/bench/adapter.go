@@ -69,23 +69,34 @@ func adapterBench(ctx context.Context, tmp, examplePath, exampleShown string, cl
 	defer cl.Close()
 	cfg := locks.Config{Addrs: cl.Addrs(), Password: cl.Password(), TTL: time.Second}
 
-	// The pipe: 2000 pings of one process, then of every process at once.
-	l, err := locks.New(example, cfg)
-	if err != nil {
+	if err := a.pipe(ctx, example, cfg, clients, logf); err != nil {
 		return a, err
 	}
+	if err := a.startup(ctx, cfg, clients, logf); err != nil {
+		return a, err
+	}
+	err = a.cycles(ctx, tmp, cl, logf)
+	return a, err
+}
+
+// pipe measures the process protocol's pipe: 2000 pings of one process,
+// then of every process at once.
+func (a *adapterResult) pipe(ctx context.Context, example string, cfg locks.Config, clients int, logf func(string, ...any)) error {
+	l, err := locks.New(example, cfg)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
 	pl := l.(*locks.ProcessLock)
 	for range 2000 {
 		rtt, err := pl.Ping(ctx)
 		if err != nil {
-			l.Close()
-			return a, err
+			return err
 		}
 		a.PingOne = append(a.PingOne, rtt)
 	}
 	if err := pl.Warm(ctx, clients); err != nil {
-		l.Close()
-		return a, err
+		return err
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -103,43 +114,48 @@ func adapterBench(ctx context.Context, tmp, examplePath, exampleShown string, cl
 		})
 	}
 	wg.Wait()
-	l.Close()
 	logf("adapter: pipe round trip p50 %v p99 %v alone, p50 %v p99 %v with %d processes", pct(a.PingOne, 50), pct(a.PingOne, 99), pct(a.PingAll, 50), pct(a.PingAll, 99), clients)
+	return nil
+}
 
-	// What a redis-py-lock process costs (the interpreter is looked for
-	// first: the probes are children too).
+// startup measures what a redis-py-lock process costs (the interpreter
+// is looked for first: the probes are children too).
+func (a *adapterResult) startup(ctx context.Context, cfg locks.Config, clients int, logf func(string, ...any)) error {
 	if _, err := locks.PythonWithRedis(); err != nil {
-		return a, err
+		return err
 	}
 	cpu0 := childCPU()
 	t0 := time.Now()
-	l, err = locks.New("redis-py-lock", cfg)
+	l, err := locks.New("redis-py-lock", cfg)
 	if err != nil {
-		return a, err
+		return err
 	}
 	a.Start = time.Since(t0)
-	pl = l.(*locks.ProcessLock)
+	pl := l.(*locks.ProcessLock)
 	t0 = time.Now()
 	err = pl.Warm(ctx, clients+1)
 	a.Warm = time.Since(t0)
 	a.RSS = rssOf(pl)
 	l.Close()
 	if err != nil {
-		return a, err
+		return err
 	}
 	a.StartCPU = (childCPU() - cpu0) / time.Duration(clients+1)
 	logf("adapter: one redis-py-lock process starts in %v, %d more in %v, %d KiB resident each", a.Start, clients, a.Warm, a.RSS)
+	return nil
+}
 
-	// Cycles per second: the locks back to back each round, the order
-	// rotated every round; with clients clients, then with one.
-	n := cl.Node(0)
-	for r := range rounds {
+// cycles measures cycles per second: the locks back to back each round,
+// the order rotated every round; with a.Clients clients, then with one.
+func (a *adapterResult) cycles(ctx context.Context, tmp string, cl *cluster.Cluster, logf func(string, ...any)) error {
+	clients, n := a.Clients, cl.Node(0)
+	for r := range a.Rounds {
 		for k := range a.Locks {
 			lock := a.Locks[(k+r)%len(a.Locks)]
 			for _, c := range []int{clients, 1} {
 				dir := filepath.Join(tmp, fmt.Sprintf("adapter-%d-%d-%d", r, k, c))
 				cpu0 := childCPU()
-				h, err := harnessCycles(ctx, lock, dir, n.Addr(), cl.Password(), c, d, "")
+				h, err := harnessCycles(ctx, lock, dir, n.Addr(), cl.Password(), c, a.Duration, "")
 				if lock == "redis-py-lock" && c == clients && err == nil && h.cycles > 0 {
 					// The client processes are reaped when the run ends.
 					a.CycleCPU = append(a.CycleCPU, (childCPU()-cpu0-time.Duration(c)*a.StartCPU)/time.Duration(h.cycles))
@@ -147,7 +163,7 @@ func adapterBench(ctx context.Context, tmp, examplePath, exampleShown string, cl
 				os.RemoveAll(dir)
 				a.TotalRuns++
 				if err != nil {
-					return a, fmt.Errorf("%s, %d clients: %w", lock, c, err)
+					return fmt.Errorf("%s, %d clients: %w", lock, c, err)
 				}
 				a.ValidRuns++
 				if c == clients {
@@ -155,11 +171,11 @@ func adapterBench(ctx context.Context, tmp, examplePath, exampleShown string, cl
 				} else {
 					a.RatesOne[lock] = append(a.RatesOne[lock], h.rate)
 				}
-				logf("adapter round %d: %s, %d clients: %.0f cycles/s", r+1, lockLabel(lock, a), c, h.rate)
+				logf("adapter round %d: %s, %d clients: %.0f cycles/s", r+1, lockLabel(lock, *a), c, h.rate)
 			}
 		}
 	}
-	return a, nil
+	return nil
 }
 
 // childCPU is the user and system CPU time of this process's children

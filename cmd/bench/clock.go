@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/matrix"
 	"github.com/locktorture/locktorture/report"
 )
@@ -49,21 +48,7 @@ func (r *results) clockSection(p func(string, ...any)) {
 	p("The rates come with their 95%% Wilson interval; with a few seeds it is wide: `-clock-seeds 10` narrows it. A Go lock under `client-clock` is refused in one line (Go's `time.Now` reads the clock without libc, which libfaketime cannot reach).\n\n")
 	p("| cell | expected | runs | lease violations (95%% Wilson) | resource violations | liveness stuck | matches | notes |\n|---|---|---|---|---|---|---|---|\n")
 	for _, row := range r.Clock {
-		var lease, resource, stuck int
-		for _, run := range row.Runs {
-			if run.Skipped {
-				continue
-			}
-			if run.Lease == checker.Invalid {
-				lease++
-			}
-			if run.Resource == checker.Invalid {
-				resource++
-			}
-			if run.Liveness == checker.LivenessStuck {
-				stuck++
-			}
-		}
+		lease, resource, stuck, _ := row.outcomes()
 		n := row.ran()
 		lo, hi := report.Wilson(lease, n)
 		s := statsOf(row)

@@ -293,6 +293,29 @@ func (row detectRow) ran() int {
 	return n
 }
 
+// outcomes counts the runs that were not skipped by what they showed: a
+// lease violation, a resource violation, liveness stuck, an error.
+func (row detectRow) outcomes() (lease, resource, stuck, failed int) {
+	for _, run := range row.Runs {
+		if run.Skipped {
+			continue
+		}
+		if run.Err != "" {
+			failed++
+		}
+		if run.Lease == checker.Invalid {
+			lease++
+		}
+		if run.Resource == checker.Invalid {
+			resource++
+		}
+		if run.Liveness == checker.LivenessStuck {
+			stuck++
+		}
+	}
+	return lease, resource, stuck, failed
+}
+
 func (r *results) workloadSection(p func(string, ...any)) {
 	w := r.Workload
 	p("%d clients, each on its own key, each cycle acquire + release (SET key token NX PX 1000, then the Lua compare-and-delete), ", w.Clients)

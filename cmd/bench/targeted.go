@@ -220,24 +220,7 @@ func (r *results) newTargetRows() []string {
 // never stuck; an undecided or failed run matches nothing.
 func clockMatches(row detectRow) bool {
 	e := row.Spec.Expect
-	var lease, resource, stuck, bad int
-	for _, run := range row.Runs {
-		switch {
-		case run.Skipped:
-			continue
-		case run.Err != "":
-			bad++
-		}
-		if run.Lease == checker.Invalid {
-			lease++
-		}
-		if run.Resource == checker.Invalid {
-			resource++
-		}
-		if run.Liveness == checker.LivenessStuck {
-			stuck++
-		}
-	}
+	lease, resource, stuck, bad := row.outcomes()
 	ok := bad == 0 && row.ran() > 0
 	check := func(want report.Expectation, got int) {
 		switch want {

@@ -168,8 +168,9 @@ func (c Cluster) compose(ctx context.Context, args ...string) ([]byte, error) {
 // Up starts the cluster (compose up -d) and waits until every node
 // answers PING with password and the toxiproxy API answers, at their
 // addresses from this machine. The images must exist (nothing is
-// pulled; BuildImages builds them) and so must the configuration. On
-// failure the containers started are left for Down.
+// pulled; make redis-image and make toxiproxy-image build them) and so
+// must the configuration. On failure the containers started are left for
+// Down.
 func (c Cluster) Up(ctx context.Context, password string) error {
 	c, err := c.withDefaults(ctx)
 	if err != nil {

@@ -7,9 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-
-	"github.com/locktorture/locktorture/cluster"
-	_ "github.com/locktorture/locktorture/cluster/docker" // the engine cluster.BuildImage builds on
 )
 
 // ToxiproxyImage is the image BuildToxiproxyImage builds by default and
@@ -19,17 +16,6 @@ const ToxiproxyImage = "locktorture/toxiproxy:local"
 // toxiproxyModule is the module whose server the image runs, at the
 // version go.mod requires.
 const toxiproxyModule = "github.com/Shopify/toxiproxy/v2"
-
-// BuildImages builds the two images of the compose file from this
-// machine, pulling nothing: redisTag (cluster.DefaultImage if "") with
-// cluster.BuildImage, and toxiproxyTag (ToxiproxyImage if "") with
-// BuildToxiproxyImage.
-func BuildImages(ctx context.Context, redisTag, toxiproxyTag string) error {
-	if err := cluster.BuildImage(ctx, redisTag); err != nil {
-		return err
-	}
-	return BuildToxiproxyImage(ctx, toxiproxyTag)
-}
 
 // BuildToxiproxyImage builds the Docker image tag (ToxiproxyImage if "")
 // of toxiproxy's server at the version this module requires (go.mod):
