@@ -52,6 +52,27 @@ func judge(res *checker.Result, run runContext, strikes []report.Strike) {
 	coverage(res, run)
 	tooSlow(res, run)
 	slowStuck(res, run)
+	slowCuts(res, run)
+}
+
+// slowCuts: holds cut short with no fault to blame are no spurious loss
+// when every one of them met a stretch in which the machine was too slow
+// (a renewal that went out late, or came back past its bound, ends a
+// healthy lock's hold as a fault would). Holds are then unknown, so the
+// matrix and the gate run it again; one spurious cut in healthy time
+// stands.
+func slowCuts(res *checker.Result, run runContext) {
+	if res.Holds != checker.Invalid || run.health.Healthy() || res.SpuriousCount > len(res.Cuts) {
+		return
+	}
+	for _, c := range res.Cuts[:res.SpuriousCount] {
+		if !run.health.Overlaps(c.Start, c.At) {
+			return
+		}
+	}
+	res.Holds = checker.Unknown
+	res.HoldsReason = fmt.Sprintf("the machine was too slow: each of the %d hold(s) cut short with no fault met a stretch in which the harness's timers or its probe were late by more than %s",
+		res.SpuriousCount, run.health.Threshold)
 }
 
 // slowStuck: a key the checker found stuck is not stuck if, less the

@@ -263,3 +263,36 @@ func TestSlowStuck(t *testing.T) {
 		}
 	}
 }
+
+// TestSlowCuts: holds cut short with no fault are unknown when every one
+// met a stretch in which the machine was too slow, a spurious loss when
+// one did not, or when the machine was healthy throughout.
+func TestSlowCuts(t *testing.T) {
+	const s = int64(time.Second)
+	cut := func() *checker.Result {
+		return &checker.Result{Holds: checker.Invalid, SpuriousCount: 2, CutCount: 2,
+			Cuts: []checker.Cut{{Key: "k0", Start: 0, At: 2 * s, How: checker.CutLost}, {Key: "k1", Start: 5 * s, At: 6 * s, How: checker.CutExtend}}}
+	}
+	slow := func(stretches ...[2]int64) health.Report {
+		h := health.Report{Threshold: 100 * time.Millisecond, Samples: 600}
+		for _, st := range stretches {
+			h.Unhealthy = append(h.Unhealthy, health.Stretch{From: st[0], To: st[1], MaxLate: time.Second})
+		}
+		return h
+	}
+	for _, tc := range []struct {
+		name string
+		h    health.Report
+		want checker.Verdict
+	}{
+		{"healthy", slow(), checker.Invalid},
+		{"both cuts slow", slow([2]int64{s, s + s/2}, [2]int64{5*s + s/2, 7 * s}), checker.Unknown},
+		{"one cut in healthy time", slow([2]int64{s, s + s/2}), checker.Invalid},
+	} {
+		res := cut()
+		slowCuts(res, runContext{health: tc.h})
+		if res.Holds != tc.want {
+			t.Errorf("%s: holds %s (%s), want %s", tc.name, res.Holds, res.HoldsReason, tc.want)
+		}
+	}
+}
