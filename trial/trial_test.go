@@ -239,22 +239,15 @@ func TestSlowStuck(t *testing.T) {
 		return &checker.Result{Liveness: checker.LivenessStuck, LivenessBound: 2 * time.Second,
 			Stuck: &checker.Stuck{Key: "k0", Start: 0, From: 0, End: 6 * s, Quiet: 6 * time.Second}}
 	}
-	slow := func(stretches ...[2]int64) health.Report {
-		h := health.Report{Threshold: 100 * time.Millisecond, Samples: 600}
-		for _, st := range stretches {
-			h.Unhealthy = append(h.Unhealthy, health.Stretch{From: st[0], To: st[1], MaxLate: time.Second})
-		}
-		return h
-	}
 	for _, tc := range []struct {
 		name string
 		h    health.Report
 		want checker.Liveness
 	}{
-		{"healthy", slow(), checker.LivenessStuck},
-		{"slow for 4.5 of 6 s", slow([2]int64{0, 2 * s}, [2]int64{3 * s, 5*s + s/2}), checker.LivenessUnknown},
-		{"slow for 1 of 6 s", slow([2]int64{s, 2 * s}), checker.LivenessStuck},
-		{"slow outside the stretch", slow([2]int64{7 * s, 20 * s}), checker.LivenessStuck},
+		{"healthy", slowHealth(), checker.LivenessStuck},
+		{"slow for 4.5 of 6 s", slowHealth([2]int64{0, 2 * s}, [2]int64{3 * s, 5*s + s/2}), checker.LivenessUnknown},
+		{"slow for 1 of 6 s", slowHealth([2]int64{s, 2 * s}), checker.LivenessStuck},
+		{"slow outside the stretch", slowHealth([2]int64{7 * s, 20 * s}), checker.LivenessStuck},
 	} {
 		res := stuck()
 		slowStuck(res, runContext{health: tc.h})
@@ -273,21 +266,14 @@ func TestSlowCuts(t *testing.T) {
 		return &checker.Result{Holds: checker.Invalid, SpuriousCount: 2, CutCount: 2,
 			Cuts: []checker.Cut{{Key: "k0", Start: 0, At: 2 * s, How: checker.CutLost}, {Key: "k1", Start: 5 * s, At: 6 * s, How: checker.CutExtend}}}
 	}
-	slow := func(stretches ...[2]int64) health.Report {
-		h := health.Report{Threshold: 100 * time.Millisecond, Samples: 600}
-		for _, st := range stretches {
-			h.Unhealthy = append(h.Unhealthy, health.Stretch{From: st[0], To: st[1], MaxLate: time.Second})
-		}
-		return h
-	}
 	for _, tc := range []struct {
 		name string
 		h    health.Report
 		want checker.Verdict
 	}{
-		{"healthy", slow(), checker.Invalid},
-		{"both cuts slow", slow([2]int64{s, s + s/2}, [2]int64{5*s + s/2, 7 * s}), checker.Unknown},
-		{"one cut in healthy time", slow([2]int64{s, s + s/2}), checker.Invalid},
+		{"healthy", slowHealth(), checker.Invalid},
+		{"both cuts slow", slowHealth([2]int64{s, s + s/2}, [2]int64{5*s + s/2, 7 * s}), checker.Unknown},
+		{"one cut in healthy time", slowHealth([2]int64{s, s + s/2}), checker.Invalid},
 	} {
 		res := cut()
 		slowCuts(res, runContext{health: tc.h})
@@ -295,4 +281,14 @@ func TestSlowCuts(t *testing.T) {
 			t.Errorf("%s: holds %s (%s), want %s", tc.name, res.Holds, res.HoldsReason, tc.want)
 		}
 	}
+}
+
+// slowHealth is the health of a run too slow in the stretches given (from
+// and to, in nanoseconds), with a threshold of 100 ms.
+func slowHealth(stretches ...[2]int64) health.Report {
+	h := health.Report{Threshold: 100 * time.Millisecond, Samples: 600}
+	for _, st := range stretches {
+		h.Unhealthy = append(h.Unhealthy, health.Stretch{From: st[0], To: st[1], MaxLate: time.Second})
+	}
+	return h
 }
