@@ -19,5 +19,5 @@
 //
 // It imports package cluster, internal/procstat, testcontainers-go, the Docker (moby) client
 // and API types and containerd's errdefs; only main packages (cmd/torture,
-// cmd/redis-image), deploy/compose and tests import it.
+// cmd/redis-image) and tests import it.
 package docker

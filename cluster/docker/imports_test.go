@@ -14,7 +14,7 @@ import (
 // OpenTelemetry: a user's gate compiles none of them.
 func TestImportedWhereNeeded(t *testing.T) {
 	const mod = "github.com/locktorture/locktorture/"
-	with := []string{"cmd/torture", "cmd/redis-image", "deploy/compose"}
+	with := []string{"cmd/torture", "cmd/redis-image"}
 	without := []string{"gate", "matrix", "harness", "trial", "cluster", "nemesis", "locks", "checker", "report"}
 	var pkgs []string
 	for _, p := range append(with, without...) {

@@ -178,7 +178,7 @@ func (c Cluster) Up(ctx context.Context, password string) error {
 	}
 	for _, img := range []string{c.RedisImage, c.ToxiproxyImage} {
 		if err := exec.CommandContext(ctx, "docker", "image", "inspect", img).Run(); err != nil {
-			return fmt.Errorf("compose: image %s: not in the Docker engine (make compose-images builds it; nothing is pulled)", img)
+			return fmt.Errorf("compose: image %s: not in the Docker engine (make redis-image and make toxiproxy-image build them; nothing is pulled)", img)
 		}
 	}
 	if fi, err := os.Stat(c.Config); err != nil {
