@@ -188,7 +188,8 @@ func Recheck(dir string, opts checker.Options) (checker.Analysis, int, error) {
 	if err != nil {
 		return a, n, err
 	}
-	judge(&a.Result, runContext{cfg: cfg, faults: faults, interrupted: prev.Interrupted, elapsed: time.Duration(prev.Elapsed * float64(time.Second))}, strikes)
+	trials := Trials(&a, strikes, cfg.TTL, prev.Health)
+	judge(&a.Result, runContext{cfg: cfg, faults: faults, interrupted: prev.Interrupted, elapsed: time.Duration(prev.Elapsed * float64(time.Second)), trials: trials, health: prev.Health}, strikes)
 	return a, n, nil
 }
 
