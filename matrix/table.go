@@ -62,7 +62,10 @@ type Row struct {
 	Missing string
 	// Quick selects, like When, the locks whose cell of this row is in the
 	// release gate's quick profile: those whose outcome was reliable in
-	// one short run on a loaded machine; "" is none.
+	// one short run on a loaded machine; "" is none. Besides the traits,
+	// "lock:NAME" selects the lock called NAME, so that every family of
+	// fault and every library has a cell in the profile without putting
+	// a whole class there.
 	Quick string
 }
 
@@ -166,7 +169,7 @@ var Literature = []Row{
 	{Name: "kill-immediate-always", When: "single", Config: persist(withWork(restart(faults(time.Second, "kill"), nemesis.RestartImmediate), harness.Workload{Hold: 500 * ms}), "always"),
 		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcFsync,
 		Why:     "appendfsync always: the SET is on disk before its reply, and the restarted node reloads it with its absolute expiry (PXAT)",
-		Promise: "persistence with appendfsync always: a restarted node keeps every lock it acknowledged"},
+		Promise: "persistence with appendfsync always: a restarted node keeps every lock it acknowledged", Quick: "lock:rueidislock"},
 	{Name: "kill-immediate-everysec", When: "single", Config: persist(withWork(restart(faults(time.Second, "kill"), nemesis.RestartImmediate), harness.Workload{Hold: 500 * ms}), "everysec"),
 		Expect: report.ExpectAll(report.ExpectPossible), Source: SrcFsync,
 		Why:     "everysec loses what the OS had not written on a machine crash; a process kill keeps the page cache, so only a write Redis postponed behind a slow fsync can be lost",
@@ -186,7 +189,7 @@ var Literature = []Row{
 	{Name: "power-loss-always", When: "single", Config: persist(faults(0, "power-loss-holder"), "always"),
 		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcFsync + "; " + SrcLazyFS,
 		Why:     "appendfsync always fsyncs each write before its reply: a power loss drops nothing the node acknowledged, and the restarted node reloads every grant with its absolute expiry",
-		Promise: "persistence with appendfsync always: a restarted node keeps every lock it acknowledged"},
+		Promise: "persistence with appendfsync always: a restarted node keeps every lock it acknowledged", Quick: "lock:redis-py-lock"},
 	{Name: "kill-delayed", When: "single persist:delayed-restart", Config: withWork(restart(faults(time.Second, "kill"), nemesis.RestartDelayed), harness.Workload{Hold: 500 * ms}),
 		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis,
 		Why:     "a node that stays down longer than the TTL comes back after every lock it granted expired",
@@ -291,7 +294,7 @@ var Literature = []Row{
 	// process is stopped, and the client checks it again before it acts.
 	{Name: "client-stop", When: "process elapsed !renews", Config: faults(0, "client-stop"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcKleppmann + "; " + SrcLeaseRule,
 		Why:     "the stopped holder's validity ends while it is stopped; resumed, it checks it before it writes, and writes nothing",
-		Promise: "lease safety under a client pause: the stalled holder's validity ends before another client is granted the key"},
+		Promise: "lease safety under a client pause: the stalled holder's validity ends before another client is granted the key", Quick: "lock:redlock-py"},
 	{Name: "client-stop", When: "process !elapsed !renews", Config: faults(0, "client-stop"), Expect: report.ExpectAll(report.ExpectViolation), Source: SrcKleppmann + "; " + SrcRedisPy,
 		Why: "a holder with no validity, stopped past its TTL, resumes still counting on the lease after another client was granted the key, and writes late"},
 	{Name: "pause-holder", When: "single elapsed", Config: faults(0, "pause-holder"),
@@ -390,7 +393,7 @@ var Literature = []Row{
 	// kinds' workload: one key, holds of 500 ms).
 	{Name: "server-stall", When: "elapsed", Config: faults(0, "server-stall"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcStall + "; " + SrcLeaseRule,
 		Why:     "a stalled node only delays: the commands sent meanwhile run late, and a key expires by the wall clock as the holder's validity, counted from before its request, runs out",
-		Promise: "elapsed from request: a stall delays the grants and the replies, never stretches the validity past the key"},
+		Promise: "elapsed from request: a stall delays the grants and the replies, never stretches the validity past the key", Quick: "lock:redsync"},
 	{Name: "server-stall-holder", When: "elapsed", Config: faults(0, "server-stall-holder"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcStall + "; " + SrcLeaseRule,
 		Why:     "the holder's nodes (a majority of them) stall at the grant for just over the validity left: the holder's validity ends during the stall, and the contenders' queued commands run only after it",
 		Promise: "elapsed from request: a stall delays the grants and the replies, never stretches the validity past the key"},
@@ -398,7 +401,7 @@ var Literature = []Row{
 	// Broken connections (the kinds' workload: one key, holds of 500 ms).
 	{Name: "reset-peer", When: "elapsed", Config: faults(0, "reset-peer"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcConn,
 		Why:     "a reset loses a command or its reply: the lock takes the acquire as failed or unknown, never as granted, and a key it set unknowingly expires within the TTL",
-		Promise: "unknown outcomes: a call whose reply was lost is never taken for a grant"},
+		Promise: "unknown outcomes: a call whose reply was lost is never taken for a grant", Quick: "lock:redislock"},
 	{Name: "limit-data", When: "elapsed", Config: faults(0, "limit-data"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcConn,
 		Why:     "a connection cut after some bytes, mid-reply or mid-command, fails the call under way: failed or unknown, never granted",
 		Promise: "unknown outcomes: a call whose reply was lost is never taken for a grant"},
@@ -413,7 +416,7 @@ var Literature = []Row{
 	// written (the kinds' workload: one key, holds of 500 ms).
 	{Name: "evict", When: "single", Config: faults(0, "evict"),
 		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Band: bandEvict, Source: SrcEvict,
-		Why: "allkeys-lru evicts the held lock key once the fillers written since its grant are newer than it: the next SET NX is granted while the holder still holds"},
+		Why: "allkeys-lru evicts the held lock key once the fillers written since its grant are newer than it: the next SET NX is granted while the holder still holds", Quick: "lock:setnx-watchdog"},
 	{Name: "noeviction", When: "single", Config: faults(0, "noeviction"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcEvict,
 		Why:     "noeviction evicts nothing: past maxmemory the node refuses the writes that need memory, the lock's SET NX among them, so the lock is unavailable, never granted twice",
 		Promise: "no eviction: a lock key stays until it is deleted or expires"},
@@ -456,7 +459,7 @@ var Literature = []Row{
 	// asynchronously; the cluster promotes a replica itself.
 	{Name: "cluster-failover-unreplicated", When: "single topology:cluster", Config: clusterRun("cluster-failover-unreplicated", 3*time.Second, 0), MinDuration: 20 * time.Second,
 		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Source: SrcCluster + "; " + SrcKleppmann,
-		Why: "the key's master grants while cut from its replica, the replica is forced over without the key, and the next client acquires it there while the first holds"},
+		Why: "the key's master grants while cut from its replica, the replica is forced over without the key, and the next client acquires it there while the first holds", Quick: "lock:setnx"},
 	{Name: "+wait/cluster-failover-unreplicated", When: "single topology:cluster wait", Config: clusterRun("cluster-failover-unreplicated", 3*time.Second, 1), MinDuration: 20 * time.Second,
 		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcCluster + "; " + SrcWait,
 		Why:     "WAIT 1 cannot be acknowledged while the master is cut from its replica, so the lock refuses (and deletes) every grant the master gives there: every lease it hands out is on the replica that is promoted",
@@ -595,7 +598,7 @@ func Derive(spec locks.Spec, p locks.Promises) []Spec {
 		}
 		sp := cell(spec.Name, p, r)
 		sp.Traits = traits
-		sp.Quick = r.Quick != "" && locks.Match(traits, r.Quick)
+		sp.Quick = r.Quick != "" && locks.Match(append(slices.Clone(traits), "lock:"+spec.Name), r.Quick)
 		if spec.Mutant {
 			i := slices.IndexFunc(spec.Bugs, func(b locks.Bug) bool { return b.Row == r.Name })
 			if i < 0 {
