@@ -199,7 +199,7 @@ var Literature = []Row{
 	// kind's (one key, holds of 0.8 TTL, 250 ms between steps).
 	{Name: "kill-quorum", When: "quorum reports", Config: nodes(faults(0, "kill-quorum"), 3),
 		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Band: bandKillQ, Source: SrcRedis + "; " + SrcKleppmann,
-		Why: "a node of a hold that a bare majority granted, killed while the hold is valid and restarted empty at once, makes with the node that never granted a second majority", Quick: "fences !renews"},
+		Why: "a node of a hold that a bare majority granted, killed while the hold is valid and restarted empty at once, makes with the node that never granted a second majority", Quick: "fences !renews|lock:redsync"},
 	{Name: "kill-immediate", When: "quorum !reports", Config: nodes(withWork(restart(faults(500*ms, "kill"), nemesis.RestartImmediate), harness.Workload{Keys: 1, Hold: 500 * ms}), 3),
 		Expect: report.ExpectAll(report.ExpectPossible), Source: SrcRedis + "; " + SrcKleppmann,
 		Why:     "a node restarted empty can hand a held lock to a second majority, if the holder had exactly a majority",
@@ -393,7 +393,7 @@ var Literature = []Row{
 	// kinds' workload: one key, holds of 500 ms).
 	{Name: "server-stall", When: "elapsed", Config: faults(0, "server-stall"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcStall + "; " + SrcLeaseRule,
 		Why:     "a stalled node only delays: the commands sent meanwhile run late, and a key expires by the wall clock as the holder's validity, counted from before its request, runs out",
-		Promise: "elapsed from request: a stall delays the grants and the replies, never stretches the validity past the key", Quick: "lock:redsync"},
+		Promise: "elapsed from request: a stall delays the grants and the replies, never stretches the validity past the key", Quick: "lock:setnx"},
 	{Name: "server-stall-holder", When: "elapsed", Config: faults(0, "server-stall-holder"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcStall + "; " + SrcLeaseRule,
 		Why:     "the holder's nodes (a majority of them) stall at the grant for just over the validity left: the holder's validity ends during the stall, and the contenders' queued commands run only after it",
 		Promise: "elapsed from request: a stall delays the grants and the replies, never stretches the validity past the key"},
