@@ -334,6 +334,9 @@ type Bug struct {
 	// "resource" (an update is lost) or "liveness" (a free key is never
 	// acquired again).
 	Property string
+	// Also are further properties the bug breaks there: "answers" (the
+	// lock replies ok where the nodes show otherwise).
+	Also []string
 	// Why says how the bug breaks it, in a sentence.
 	Why string
 }

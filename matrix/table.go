@@ -611,6 +611,12 @@ func Derive(spec locks.Spec, p locks.Promises) []Spec {
 			sp.Why = fmt.Sprintf("the lock declares it survives %s (the literature expects %s of its class: %s)", fault, r.Expect, r.Why)
 			sp.Promise, sp.Missing = "safe under "+fault+" (declared)", ""
 		}
+		if !spec.Mutant && sp.Expect.Lease == report.ExpectSafe {
+			// Where the lease is promised, so is every reply: an ok the
+			// nodes contradict is a lie. Where a fault breaks the lease,
+			// a reply may be overtaken by it, and nothing is promised.
+			sp.Expect.Answers = report.ExpectSafe
+		}
 		out = append(out, sp)
 	}
 	return out
@@ -659,6 +665,9 @@ func mutate(sp *Spec, r Row, b locks.Bug) {
 		e.Resource = report.ExpectViolation
 	case "liveness":
 		e.Liveness = checker.LivenessStuck
+	}
+	if slices.Contains(b.Also, "answers") {
+		e.Answers = report.ExpectViolation
 	}
 	sp.Expect = e
 	sp.Band = report.DefaultBand(report.ExpectViolation)

@@ -95,6 +95,11 @@ func TestMutantBugsAreRows(t *testing.T) {
 			default:
 				t.Errorf("%s: bug of unknown property %q", sp.Name, b.Property)
 			}
+			for _, also := range spec.Bugs[i].Also {
+				if also != "answers" || sp.Expect.Answers != report.ExpectViolation {
+					t.Errorf("%s: expects %s, want its %s violated too", sp.Name, sp.Expect, also)
+				}
+			}
 		}
 	}
 }
