@@ -158,8 +158,9 @@ func judgeStarvation(r *Result, d *scanned, bound time.Duration) {
 // liveness gap (see Gap) at which every node that was observed setting
 // the key had removed it, to the gap's end: the next grant's ok, or the
 // last attempt (UntilEnd). Quiet is its time under no fault, Contenders
-// the clients whose acquires, invoked in it, failed with an answer, and
-// Failures those acquires.
+// the clients whose acquires failed with an answer while it lasted (an
+// acquire call makes several rounds; one that failed lost those in the
+// stretch), and Failures those acquires.
 type SplitVote struct {
 	Key        string        `json:"key"`
 	From       int64         `json:"from"`
@@ -282,7 +283,9 @@ func splitVotes(key string, kd *keyData, obs []NodeObservation, end int64, merge
 		v := SplitVote{Key: key, From: from, To: to, Quiet: time.Duration(quietTime(merged, from, to)), UntilEnd: g.UntilEnd}
 		procs := map[int]bool{}
 		for _, at := range kd.attempts {
-			if !at.ok && at.definite && at.call >= from && at.ret <= to {
+			// An acquire call makes several rounds: one that failed
+			// while the stretch lasted lost a round in it.
+			if !at.ok && at.definite && at.call < to && at.ret > from {
 				procs[at.process] = true
 				v.Failures++
 			}

@@ -215,6 +215,10 @@ type Config struct {
 	// attempts (drawn uniformly from [RetryDelay/2, RetryDelay)). Default
 	// 50ms.
 	RetryDelay time.Duration
+	// EqualRetry makes every back-off exactly RetryDelay, with no jitter:
+	// clients that fail together retry together, the in-step retries the
+	// RedLock page's random delay is there to prevent. Default false.
+	EqualRetry bool
 	// Seed seeds the lock's back-off jitter, so that one seed gives one
 	// sequence of delays. Tokens are drawn from crypto/rand regardless.
 	Seed int64

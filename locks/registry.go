@@ -80,9 +80,9 @@ var (
 			New:      newSetNXNoTTL,
 		},
 		{
-			Name:     "setnx-extend-no-check",
-			Summary:  "mutant of setnx: extend is a bare PEXPIRE (no token or validity check), so a lapsed holder renews the next holder's key",
-			Mutant:   true,
+			Name:    "setnx-extend-no-check",
+			Summary: "mutant of setnx: extend is a bare PEXPIRE (no token or validity check), so a lapsed holder renews the next holder's key",
+			Mutant:  true,
 			Bugs: []Bug{{Row: "+extend/client-pause", Property: "lease", Also: []string{"answers"},
 				Why: "a bare PEXPIRE renews the key of whoever holds it now: the paused holder's late extend succeeds beside the new holder, an ok for a token its key had lost"}},
 			Promises: mutantOfSetNX,

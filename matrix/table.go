@@ -421,6 +421,20 @@ var Literature = []Row{
 		Why:     "noeviction evicts nothing: past maxmemory the node refuses the writes that need memory, the lock's SET NX among them, so the lock is unavailable, never granted twice",
 		Promise: "no eviction: a lock key stays until it is deleted or expires"},
 
+	// Contention, no fault: many clients want one key. No Redis lock
+	// keeps a queue, so one may be passed over while the others take
+	// turns (starvation); a quorum lock's contenders may each win too
+	// few nodes, give them all back and retry together (split votes).
+	{Name: "+crowd/none", When: "elapsed !renews !consensus", Config: crowdRun(), MinDuration: 16 * time.Second,
+		Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectSafe, Starvation: report.ExpectViolation}, Source: SrcContention,
+		Why:     "twelve clients on one key, each holding it 300 ms: a fair lock would give each a turn every 3.6 s, but the key goes to whichever contender asks first after a release, and some client waits past three TTLs and its longest call while the others are granted it again and again",
+		Promise: "mutual exclusion without faults"},
+	{Name: "+lockstep/none", When: "quorum", Config: nodes(lockstepRun(), 5), MinDuration: 8 * time.Second,
+		Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectSafe, SplitVotes: report.ExpectPossible}, Source: SrcContention,
+		Why:     "twenty clients on one key of five nodes, every one retrying after the same 10 ms: whenever the key is free the contenders' SETs split the nodes, nobody has a majority, all give back what they won and try again together; the random delay RedLock asks for is what breaks such ties",
+		Promise: "mutual exclusion without faults",
+		Missing: "a split vote past its bound (one TTL): the rounds resolve within a few hundred milliseconds here (the longest 138 ms with twenty clients, 273 ms with fifty, 367 ms with all five nodes as the quorum), as the order in which the nodes see the contenders differs from round to round"},
+
 	// Failover with asynchronous replication.
 	{Name: "failover", When: "single topology:failover", Config: failoverRun("failover", 0), MinDuration: 20 * time.Second,
 		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Band: bandFail, Source: SrcRedis + "; " + SrcKleppmann,
@@ -556,6 +570,20 @@ func partitionHolder() harness.Config {
 func crashRun() harness.Config {
 	c := withWork(faults(time.Second, "client-crash"), harness.Workload{Keys: 1})
 	c.LivenessBound = 1500 * ms
+	return c
+}
+
+// crowdRun is the starvation workload: twelve clients on one key, holds
+// of 300 ms (a turn each every 3.6 s if the lock were fair).
+func crowdRun() harness.Config {
+	return withWork(harness.Config{}, harness.Workload{Clients: 12, Keys: 1, Hold: 300 * ms})
+}
+
+// lockstepRun is the split-vote workload: twenty clients on one key,
+// short holds, and every retry after the same 10 ms (no jitter).
+func lockstepRun() harness.Config {
+	c := withWork(harness.Config{}, harness.Workload{Clients: 20, Keys: 1, Hold: 10 * ms})
+	c.RetryDelay = 10 * ms
 	return c
 }
 
