@@ -30,9 +30,10 @@ type Analysis struct {
 	// Reported: some completion carries per-node evidence.
 	Reported bool `json:"reported"`
 
-	d     *scanned  // what the checks kept: holds, sections, attempts
-	procs []int     // the clients, sorted
-	acqs  []Acquire // Acquires, once computed
+	d     *scanned         // what the checks kept: holds, sections, attempts
+	procs []int            // the clients, sorted
+	acqs  []Acquire        // Acquires, once computed
+	cons  *[]Contradiction // Contradictions, once computed
 }
 
 // KeyEvidence is what a key's leases and nodes did.
@@ -270,7 +271,10 @@ func (st *Stream) FinishAnalysis(opts Options) (Analysis, error) {
 	if an == nil {
 		return Analysis{Result: r}, nil
 	}
-	return an.analysis(r, d), nil
+	a := an.analysis(r, d)
+	judgeAnswers(&a)
+	judgeSplitVotes(&a, opts.SplitVoteBound)
+	return a, nil
 }
 
 // Collect derives from events what Analyze does, except the verdicts: it

@@ -11,7 +11,8 @@ import (
 // TestAnalyze: the analysis of a history carries the same Result as
 // Check, and per key the leases (with their granting nodes and release),
 // the ok sections, the node observations and the lost update; over every
-// checkable history of testdata/ the Result is Check's.
+// checkable history of testdata/ the Result is Check's, but for the
+// verdicts only an Analysis gives.
 func TestAnalyze(t *testing.T) {
 	paths, err := filepath.Glob(filepath.Join("testdata", "lease-*.jsonl"))
 	if err != nil || len(paths) == 0 {
@@ -26,7 +27,12 @@ func TestAnalyze(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r := mustCheck(t, evs, Options{}); !reflect.DeepEqual(a.Result, r) {
+		// Answers and split votes need the observations only an
+		// Analysis keeps: Check leaves them empty.
+		got := a.Result
+		got.Answers, got.AnswersReason, got.Contradicted = "", "", 0
+		got.SplitVotes, got.SplitVotesReason, got.SplitVote, got.SplitVoteBound = "", "", nil, 0
+		if r := mustCheck(t, evs, Options{}); !reflect.DeepEqual(got, r) {
 			t.Errorf("%s: Analyze's result %+v, Check's %+v", p, a.Result, r)
 		}
 	}

@@ -46,6 +46,30 @@ func (a *Analysis) Contradictions() []Contradiction {
 	if !a.Observed {
 		return nil
 	}
+	if a.cons == nil {
+		a.cons = a.contradictions()
+	}
+	return *a.cons
+}
+
+// judgeAnswers gives the answers verdict (Result.Answers).
+func judgeAnswers(a *Analysis) {
+	r := &a.Result
+	switch cs := a.Contradictions(); {
+	case len(cs) > 0:
+		r.Answers, r.Contradicted = Invalid, len(cs)
+		r.AnswersReason = fmt.Sprintf("%d repl(ies) of the lock the nodes contradict; the first: P%d's %s of %q: %s", len(cs), cs[0].Process, cs[0].Op, cs[0].Key, cs[0].Text)
+	case !a.Observed:
+		r.Answers, r.AnswersReason = Unknown, "nothing to judge: the nodes were not observed"
+	case r.Stats.AcquireOK == 0:
+		r.Answers, r.AnswersReason = Unknown, ReasonNoAcquire+": no reply to hold against the nodes"
+	default:
+		r.Answers = Valid
+	}
+}
+
+// contradictions computes Contradictions.
+func (a *Analysis) contradictions() *[]Contradiction {
 	var out []Contradiction
 	for key, ke := range a.Keys {
 		single := !slices.ContainsFunc(ke.Nodes, func(o NodeObservation) bool { return o.Node != 0 })
@@ -89,7 +113,7 @@ func (a *Analysis) Contradictions() []Contradiction {
 		}
 	}
 	slices.SortFunc(out, func(x, y Contradiction) int { return int(min(max(x.Completed-y.Completed, -1), 1)) })
-	return out
+	return &out
 }
 
 // renewed reports whether node n renewed the key (an expire

@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/locktorture/locktorture/history"
@@ -10,7 +11,8 @@ import (
 // and a release ok after which the key stayed set and expired, are
 // contradicted by the node; the same replies with the node's matching
 // observations (the key still set at the extend, deleted by the release)
-// are not; without observations nothing is judged.
+// are not; without observations nothing is judged. The answers verdict
+// is invalid exactly when a reply is contradicted.
 func TestContradictions(t *testing.T) {
 	const k = "k"
 	node := func(h *hist, ev string, at int64) *hist {
@@ -35,6 +37,13 @@ func TestContradictions(t *testing.T) {
 				t.Fatal(err)
 			}
 			cs := a.Contradictions()
+			verdict := map[bool]Verdict{true: Valid, false: Unknown}[a.Observed]
+			if tc.want != "" {
+				verdict = Invalid
+			}
+			if r := a.Result; r.Answers != verdict || r.Contradicted != len(cs) {
+				t.Fatalf("answers %s (%s), %d contradicted, want %s and %d", r.Answers, r.AnswersReason, r.Contradicted, verdict, len(cs))
+			}
 			if tc.want == "" {
 				if len(cs) > 0 {
 					t.Fatalf("contradictions %+v, want none", cs)
@@ -43,6 +52,9 @@ func TestContradictions(t *testing.T) {
 			}
 			if len(cs) != 1 || cs[0].Op != tc.want || cs[0].Node != 0 || cs[0].Text == "" {
 				t.Fatalf("contradictions %+v, want one of %s on node 0", cs, tc.want)
+			}
+			if r := a.Result; r.Lease != Valid || !strings.Contains(r.AnswersReason, cs[0].Text) {
+				t.Fatalf("lease %s, reason %q: a contradicted reply breaks no safety verdict and is quoted", r.Lease, r.AnswersReason)
 			}
 		})
 	}

@@ -52,6 +52,17 @@ type Options struct {
 	// lock's per-call bound): a hold cut short under it alone is a
 	// spurious loss. Default nil: every fault may cut a hold.
 	Benign func(desc string) bool
+	// StarvationBound is how long, under no fault, a client may wait for
+	// a key other clients are granted meanwhile before it starved (see
+	// Result.Starvation). Zero or negative means DefaultLivenessFactor
+	// (3) × the longest validity granted plus the longest one acquire
+	// call took.
+	StarvationBound time.Duration
+	// SplitVoteBound is how long, under no fault, a key free on every
+	// node may go ungranted while its contenders all fail before the
+	// split votes are a livelock (see Result.SplitVotes). Zero or
+	// negative means the longest validity granted (about the TTL).
+	SplitVoteBound time.Duration
 	// Timings, when not nil, receives how long each phase of the check
 	// took. Default nil.
 	Timings *Timings
@@ -143,6 +154,37 @@ type Result struct {
 	Cuts          []Cut   `json:"cuts,omitempty"`
 	CutCount      int     `json:"cut_count,omitempty"`
 	SpuriousCount int     `json:"spurious_count,omitempty"`
+	// Answers is the verdict on the lock's replies (answers.go): Invalid
+	// when a reply it gave is contradicted by what a node held at that
+	// moment (see Contradiction), Valid when the nodes were observed, the
+	// history has leases and no reply is contradicted, Unknown when the
+	// nodes were not observed or nothing was granted; AnswersReason says
+	// why it is not Valid, Contradicted counts the contradicted replies.
+	// Only an Analysis judges it (it alone keeps the observations); Check
+	// leaves it empty.
+	Answers       Verdict `json:"answers,omitempty"`
+	AnswersReason string  `json:"answers_reason,omitempty"`
+	Contradicted  int     `json:"contradicted,omitempty"`
+	// Starvation is the verdict on fairness (starve.go): Invalid when a
+	// client waited, under no fault, longer than StarvationBound for a
+	// key other clients were granted meanwhile (Stats.LongestWait is the
+	// wait judged), Valid when it never did, Unknown when no client
+	// waited while another was granted the key (no contention to judge)
+	// or there is no bound; StarvationReason says why it is not Valid.
+	Starvation       Verdict       `json:"starvation,omitempty"`
+	StarvationReason string        `json:"starvation_reason,omitempty"`
+	StarvationBound  time.Duration `json:"starvation_bound_ns,omitempty"`
+	// SplitVotes is the verdict on a quorum lock's split votes
+	// (starve.go): Invalid when a key that was free on every node went
+	// ungranted, under no fault, for longer than SplitVoteBound while its
+	// contenders all failed (SplitVote is the longest such stretch),
+	// Valid when none did, Unknown when the history has no observations
+	// of more than one node (not a quorum lock, or not observed). Only
+	// an Analysis judges it.
+	SplitVotes       Verdict       `json:"split_votes,omitempty"`
+	SplitVotesReason string        `json:"split_votes_reason,omitempty"`
+	SplitVote        *SplitVote    `json:"split_vote,omitempty"`
+	SplitVoteBound   time.Duration `json:"split_vote_bound_ns,omitempty"`
 	// Stats are liveness and latency figures from the same history.
 	Stats Stats `json:"stats"`
 }
@@ -293,6 +335,7 @@ func check(d *scanned, opts Options) Result {
 	r.Stats = d.stats(keys)
 	r.Liveness, r.LivenessReason, r.Stuck, r.LivenessBound = d.liveness(keys, opts.LivenessBound)
 	judgeCuts(&r, d, opts.Benign)
+	judgeStarvation(&r, d, opts.StarvationBound)
 	since(&tm.Stats)
 
 	// Say why a verdict is unknown. A verdict about nothing is never

@@ -135,6 +135,23 @@
 // history shorter than the bound. [Stats.FaultAvailability] gives the
 // availability before, during and after each stretch of faults.
 //
+// # Truthful answers, starvation, split votes
+//
+// Three verdicts beside liveness, none counted in Outcome: a matrix cell
+// judges each where it states an expectation of it.
+// [Result.Answers] holds each reply of the lock against what the nodes
+// held when it was given ([Analysis.Contradictions]): an extend ok of a
+// token its key no longer held, a release reported done while the key
+// outlived it; only an Analysis judges it, from the node observations.
+// [Result.Starvation] is invalid when a client waited, under no fault,
+// longer than [Options.StarvationBound] (by default three validities plus
+// the longest acquire call) for a key other clients were granted
+// meanwhile ([Stats.LongestWait]). [Result.SplitVotes], for a key
+// observed on more than one node, is invalid when the key was free on
+// every node and yet, for longer than [Options.SplitVoteBound] (by
+// default one validity) under no fault, every contender failed
+// ([SplitVote]). starve.go says why each bound.
+//
 // # Outcome
 //
 // [Result.Outcome] folds the two safety verdicts into one word (see

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -13,13 +14,15 @@ import (
 // ok of its next grant, or to the history's end (UntilEnd) when none
 // came. Only a wait in which some other client was granted the key
 // counts: a key nobody got is liveness's concern (Gap, Stuck), not
-// fairness's.
+// fairness's. Quiet is the part of it under no fault, which the
+// starvation verdict judges (a partition may keep a client out).
 type Wait struct {
 	Key     string        `json:"key"`
 	Process int           `json:"process"`
 	From    int64         `json:"from"`
 	To      int64         `json:"to"`
 	Length  time.Duration `json:"length_ns"`
+	Quiet   time.Duration `json:"quiet_ns"`
 	// Attempts are the client's acquires of the key in the wait;
 	// Others the grants of the key to other clients in it.
 	Attempts int  `json:"attempts"`
@@ -27,9 +30,20 @@ type Wait struct {
 	UntilEnd bool `json:"until_end,omitempty"`
 }
 
+// String describes the wait on one line.
+func (w Wait) String() string {
+	until := "until it was granted the key"
+	if w.UntilEnd {
+		until = "to the end, never granted"
+	}
+	return fmt.Sprintf("P%d waited for %q over [%d, %d], %s of it under no fault, %s, through %d attempt(s) while other clients were granted it %d time(s)",
+		w.Process, w.Key, w.From, w.To, w.Quiet, until, w.Attempts, w.Others)
+}
+
 // longestWait returns the longest wait of any client on key (see Wait),
-// and whether there is one; end is the history's last time.
-func longestWait(key string, kd *keyData, end int64) (Wait, bool) {
+// by its time under no fault (merged are the fault windows), and whether
+// there is one; end is the history's last time.
+func longestWait(key string, kd *keyData, end int64, merged []Window) (Wait, bool) {
 	ats := slices.Clone(kd.attempts)
 	slices.SortFunc(ats, func(a, b attempt) int { return cmp.Compare(a.call, b.call) })
 	var grants []int64 // the oks' times, sorted, with their clients
@@ -59,8 +73,9 @@ func longestWait(key string, kd *keyData, end int64) (Wait, bool) {
 	var best Wait
 	found := false
 	consider := func(p int, w *open, to int64, untilEnd bool) {
-		if o := others(p, w.from, to); o > 0 && (!found || to-w.from > int64(best.Length)) {
-			best = Wait{Key: key, Process: p, From: w.from, To: to, Length: time.Duration(to - w.from), Attempts: w.attempts, Others: o, UntilEnd: untilEnd}
+		q := time.Duration(quietTime(merged, w.from, to))
+		if o := others(p, w.from, to); o > 0 && (!found || q > best.Quiet) {
+			best = Wait{Key: key, Process: p, From: w.from, To: to, Length: time.Duration(to - w.from), Quiet: q, Attempts: w.attempts, Others: o, UntilEnd: untilEnd}
 			found = true
 		}
 	}
@@ -88,4 +103,196 @@ func longestWait(key string, kd *keyData, end int64) (Wait, bool) {
 		consider(p, waiting[p], end, true)
 	}
 	return best, found
+}
+
+// judgeStarvation gives the starvation verdict (Result.Starvation) of the
+// longest wait against bound (0: the default, DefaultLivenessFactor × the
+// longest validity granted plus the longest acquire call).
+//
+// Why that bound: no Redis lock keeps a queue, so no client is owed a
+// turn, and one that loses a few rounds is unlucky, not starved. But a
+// client that kept trying through three leases' worth of grants to
+// others, beyond the retries one acquire call spends (its budget, as the
+// history shows it spent), is passed over by the lock, the way a lock
+// users complain of ("unable to acquire" while the key changes hands):
+// the same three leases liveness allows a key nobody gets.
+func judgeStarvation(r *Result, d *scanned, bound time.Duration) {
+	if bound <= 0 {
+		call := int64(0)
+		for _, kd := range d.keys {
+			for _, a := range kd.attempts {
+				if a.ret != math.MaxInt64 {
+					call = max(call, a.ret-a.call)
+				}
+			}
+		}
+		bound = timesSat(DefaultLivenessFactor, d.maxValidity)
+		if bound < math.MaxInt64-time.Duration(call) {
+			bound += time.Duration(call)
+		}
+	}
+	r.StarvationBound = bound
+	w := r.Stats.LongestWait
+	switch {
+	case w != nil && w.Quiet > bound:
+		r.Starvation = Invalid
+		r.StarvationReason = fmt.Sprintf("a client starved longer than the bound of %s: %s", bound, w)
+	case w == nil:
+		r.Starvation, r.StarvationReason = Unknown, "nothing to judge: no client waited for a key while another was granted it"
+	case d.maxValidity <= 0 || d.maxValidity > 1<<61:
+		// A lock that renews itself claims no validity: its holds last
+		// until released, and no multiple of a century bounds a wait.
+		r.Starvation, r.StarvationReason = Unknown, "nothing to judge: no lease had a validity to bound a wait by"
+	case time.Duration(d.last-d.first) < bound:
+		r.Starvation, r.StarvationReason = Unknown, fmt.Sprintf("nothing to judge: the history lasts %s, less than the starvation bound of %s", time.Duration(d.last-d.first), bound)
+	default:
+		r.Starvation = Valid
+	}
+}
+
+// SplitVote is a stretch in which a key was free on every node, as the
+// nodes' observations show, yet no contender was granted it although
+// several tried and every one failed with an answer: each won too few
+// nodes (RedLock's split vote, node-redlock's "unable to achieve a
+// quorum" with nobody holding). It runs from the first instant of a
+// liveness gap (see Gap) at which every node that was observed setting
+// the key had removed it, to the gap's end: the next grant's ok, or the
+// last attempt (UntilEnd). Quiet is its time under no fault, Contenders
+// the clients whose acquires failed with an answer while it lasted (an
+// acquire call makes several rounds; one that failed lost those in the
+// stretch), and Failures those acquires.
+type SplitVote struct {
+	Key        string        `json:"key"`
+	From       int64         `json:"from"`
+	To         int64         `json:"to"`
+	Quiet      time.Duration `json:"quiet_ns"`
+	Contenders int           `json:"contenders"`
+	Failures   int           `json:"failures"`
+	UntilEnd   bool          `json:"until_end,omitempty"`
+}
+
+// String describes the stretch on one line.
+func (v SplitVote) String() string {
+	until := "until a grant"
+	if v.UntilEnd {
+		until = "to the end, never granted"
+	}
+	return fmt.Sprintf("key %q free on every node over [%d, %d], %s of it under no fault, %s: %d client(s) failed %d acquire(s) in it",
+		v.Key, v.From, v.To, v.Quiet, until, v.Contenders, v.Failures)
+}
+
+// judgeSplitVotes gives the split-vote verdict (Result.SplitVotes) of a
+// quorum lock's history: the longest split vote (SplitVote) against
+// bound (0: the default, the longest validity granted, about the TTL).
+//
+// Why that bound: a contender that wins too few nodes unlocks them all
+// and retries after a random delay (RetryDelay, 50 ms by default, in
+// RedLock and redsync), so that the contenders fall out of step; a TTL
+// is some twenty such delays. A key free on every node that no contender
+// wins for that long is not a round lost by bad luck: the contenders
+// retry in step (a livelock).
+func judgeSplitVotes(a *Analysis, bound time.Duration) {
+	r := &a.Result
+	if bound <= 0 && a.d != nil && a.d.maxValidity < 1<<61 {
+		bound = time.Duration(a.d.maxValidity)
+	}
+	r.SplitVoteBound = bound
+	v, quorum := a.longestSplitVote()
+	switch {
+	case !quorum:
+		r.SplitVotes, r.SplitVotesReason = Unknown, "nothing to judge: no key was observed on more than one node (not a quorum lock, or the nodes were not observed)"
+	case bound <= 0:
+		r.SplitVotes, r.SplitVotesReason = Unknown, "nothing to judge: no lease had a validity to bound a split vote by"
+	case v != nil && v.Quiet > bound:
+		r.SplitVotes, r.SplitVote = Invalid, v
+		r.SplitVotesReason = fmt.Sprintf("split votes longer than the bound of %s: %s", bound, v)
+	case time.Duration(a.d.last-a.d.first) < bound:
+		r.SplitVotes, r.SplitVote = Unknown, v
+		r.SplitVotesReason = fmt.Sprintf("nothing to judge: the history lasts %s, less than the split-vote bound of %s", time.Duration(a.d.last-a.d.first), bound)
+	default:
+		r.SplitVotes, r.SplitVote = Valid, v
+	}
+}
+
+// longestSplitVote returns the longest split vote of any key by its time
+// under no fault, nil for none, and whether some key was observed on more
+// than one node (only such keys are judged).
+func (a *Analysis) longestSplitVote() (*SplitVote, bool) {
+	if a.d == nil {
+		return nil, false
+	}
+	merged := mergeWindows(a.d.windows)
+	var best *SplitVote
+	quorum := false
+	keys := make([]string, 0, len(a.Keys))
+	for k := range a.Keys {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		obs, kd := a.Keys[k].Nodes, a.d.keys[k]
+		nodes := map[int]bool{}
+		for _, o := range obs {
+			nodes[o.Node] = true
+		}
+		if len(nodes) < 2 || kd == nil {
+			continue
+		}
+		quorum = true
+		for _, v := range splitVotes(k, kd, obs, a.d.last, merged) {
+			if best == nil || v.Quiet > best.Quiet {
+				best = &v
+			}
+		}
+	}
+	return best, quorum
+}
+
+// splitVotes finds the split votes of one key (see SplitVote), obs being
+// its node observations by time.
+func splitVotes(key string, kd *keyData, obs []NodeObservation, end int64, merged []Window) []SplitVote {
+	set := map[int]bool{} // the nodes holding the key, as observed so far
+	apply := func(o NodeObservation) {
+		switch o.Event {
+		case "set":
+			set[o.Node] = true
+		case "expired", "evicted", "del":
+			delete(set, o.Node)
+		}
+	}
+	var out []SplitVote
+	i := 0
+	for _, g := range keyGaps(key, kd, end) {
+		to := g.Start + int64(g.Duration)
+		for ; i < len(obs) && obs[i].Time <= g.Start; i++ {
+			apply(obs[i])
+		}
+		from := int64(-1)
+		if len(set) == 0 {
+			from = g.Start
+		}
+		for ; from < 0 && i < len(obs) && obs[i].Time <= to; i++ {
+			apply(obs[i])
+			if len(set) == 0 {
+				from = obs[i].Time
+			}
+		}
+		if from < 0 {
+			continue
+		}
+		v := SplitVote{Key: key, From: from, To: to, Quiet: time.Duration(quietTime(merged, from, to)), UntilEnd: g.UntilEnd}
+		procs := map[int]bool{}
+		for _, at := range kd.attempts {
+			// An acquire call makes several rounds: one that failed
+			// while the stretch lasted lost a round in it.
+			if !at.ok && at.definite && at.call < to && at.ret > from {
+				procs[at.process] = true
+				v.Failures++
+			}
+		}
+		if v.Contenders = len(procs); v.Contenders >= 2 {
+			out = append(out, v)
+		}
+	}
+	return out
 }

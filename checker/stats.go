@@ -63,9 +63,9 @@ type Stats struct {
 	// a key was free yet not acquired although acquires on it were in
 	// progress; nil when no acquire ever found a key free. See Gap.
 	LongestGap *Gap `json:"longest_gap,omitempty"`
-	// LongestWait is the longest a client waited for a key that other
-	// clients were granted meanwhile (starvation); nil when no client
-	// ever waited while another got the key. See Wait.
+	// LongestWait is the longest a client waited, under no fault, for a
+	// key that other clients were granted meanwhile (starvation); nil
+	// when no client ever waited while another got the key. See Wait.
 	LongestWait *Wait `json:"longest_wait,omitempty"`
 	// FaultWindows are the stretches in which a fault was active, sorted
 	// by Start then End; see Window for how starts and stops are paired.
@@ -315,7 +315,7 @@ func (d *scanned) stats(keys []string) Stats {
 				st.LongestGap = &g
 			}
 		}
-		if w, ok := longestWait(k, kd, d.last); ok && (st.LongestWait == nil || w.Length > st.LongestWait.Length) {
+		if w, ok := longestWait(k, kd, d.last, merged); ok && (st.LongestWait == nil || w.Quiet > st.LongestWait.Quiet) {
 			st.LongestWait = &w
 		}
 	}

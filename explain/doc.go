@@ -19,7 +19,10 @@
 // two quorums that do not intersect: a mutant), or unknown. Each
 // Explanation is one paragraph, times in seconds from the start of the
 // run, tokens shortened, nodes named n1, n2, … as schedule.json names
-// them.
+// them. A reply of the lock a node contradicts (checker.Contradiction)
+// is explained with the reply and the node's state side by side
+// (answers.go), as a spurious loss is with the nodes' evidence
+// (holds.go).
 //
 // A fault is read by its family (the history's fault-start records
 // nemesis.Kind.Family; a history written before it was recorded is read

@@ -10,8 +10,9 @@ import (
 type Explanation struct {
 	// Property is "lease" (two holds overlapped), "fence" (a later
 	// grant's fencing token was not above an earlier one's: a lease
-	// violation too), "resource" (an update was lost) or "holds" (a hold
-	// cut short while no fault was active, holds.go).
+	// violation too), "resource" (an update was lost), "holds" (a hold
+	// cut short while no fault was active, holds.go) or "answers" (a
+	// reply of the lock a node contradicts, answers.go).
 	Property string `json:"property"`
 	// Key is the lock key.
 	Key string `json:"key"`
@@ -35,8 +36,8 @@ const DefaultLimit = 20
 
 // Explain explains the violations of a: the lease overlaps first, then
 // the fencing tokens out of order, then the lost updates, then the holds
-// cut short while no fault was active (holds.go), each earliest
-// first, at most limit of them (when limit ≤ 0, DefaultLimit); total is
+// cut short while no fault was active (holds.go), then the replies a
+// node contradicts (answers.go), each earliest first, at most limit of them (when limit ≤ 0, DefaultLimit); total is
 // how many there are (those beyond the checker's caps not counted).
 func Explain(a *checker.Analysis, limit int) (ex []Explanation, total int) {
 	if limit <= 0 {
@@ -64,6 +65,14 @@ func Explain(a *checker.Analysis, limit int) (ex []Explanation, total int) {
 	}
 	total += min(r.SpuriousCount, len(r.Cuts))
 	ex = append(ex, spuriousCuts(a, limit-len(ex))...)
+	cs := a.Contradictions()
+	total += len(cs)
+	for _, c := range cs {
+		if len(ex) >= limit {
+			break
+		}
+		ex = append(ex, contradiction(c))
+	}
 	return ex, total
 }
 

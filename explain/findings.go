@@ -75,6 +75,8 @@ func Noun(property string, n int) string {
 		one, many = "lost update", "lost updates"
 	case "holds":
 		one, many = "hold cut short", "holds cut short"
+	case "answers":
+		one, many = "reply the nodes contradict", "replies the nodes contradict"
 	}
 	if n == 1 {
 		return one

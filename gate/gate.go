@@ -163,10 +163,11 @@ type Cell struct {
 	Outcome  checker.Outcome `json:"outcome"`
 	Lease    report.Rate     `json:"lease"`
 	Resource report.Rate     `json:"resource"`
-	// Stuck counts the runs whose liveness was stuck; Cut those that cut
-	// a hold short with no fault active.
-	Stuck int `json:"stuck_runs,omitempty"`
-	Cut   int `json:"cut_runs,omitempty"`
+	// Stuck counts the runs whose liveness was stuck; Broke, for each of
+	// report.Extras by name, those that broke it (a hold cut short with
+	// no fault active, a reply the nodes contradict, …).
+	Stuck int            `json:"stuck_runs,omitempty"`
+	Broke map[string]int `json:"broke_runs,omitempty"`
 	// Violated and Runs: how many runs of the cell showed a violation.
 	Violated int `json:"runs_with_violation"`
 	Runs     int `json:"runs"`
@@ -201,7 +202,7 @@ type Cell struct {
 // what the cell expected: "lease broken in 1/1 runs (promised safe),
 // resource lost in 1/1 runs (expected)".
 func (c Cell) Properties() string {
-	return report.PropertiesText(c.Expect, &c.Lease, &c.Resource, c.Stuck, c.Cut, c.Runs)
+	return report.PropertiesText(c.Expect, &c.Lease, &c.Resource, c.Stuck, c.Broke, c.Runs)
 }
 
 // PowerText says what the cell's trials showed, in the matrix's words
@@ -431,7 +432,8 @@ func (p *Plan) spec(name string) (matrix.Spec, bool) {
 // promised reports whether the cell expects some property safe: a
 // promise the power target applies to.
 func promised(e report.Expect) bool {
-	return e.Lease == report.ExpectSafe || e.Resource == report.ExpectSafe || e.Liveness == checker.LivenessOK || e.Holds == report.ExpectSafe
+	return e.Lease == report.ExpectSafe || e.Resource == report.ExpectSafe || e.Liveness == checker.LivenessOK ||
+		slices.ContainsFunc(report.Extras, func(x report.Extra) bool { return x.Expect(e) == report.ExpectSafe })
 }
 
 // expectsViolation reports whether the cell expects some property
@@ -527,7 +529,7 @@ func judge(res *Result, specs []matrix.Spec, dir string) {
 		mc := &res.Matrix.Cells[i]
 		sp := byName[mc.Name]
 		c := Cell{Name: mc.Name, Expect: sp.Expect, Outcome: mc.Outcome, Violated: mc.RunsWithViolation, Runs: len(mc.Runs), Matches: mc.Matches,
-			Promise: sp.Promise, Stuck: mc.StuckRuns, Cut: mc.CutRuns(), Source: sp.Source, Reason: sp.Why}
+			Promise: sp.Promise, Stuck: mc.StuckRuns, Broke: mc.BrokeRuns(), Source: sp.Source, Reason: sp.Why}
 		c.Trials, c.SlowTrials, c.ToFirst = mc.Trials, mc.SlowTrials, mc.ToFirst
 		if c.ToFirst == 0 && c.Trials > 0 {
 			c.Excluded = report.ExcludedRate(c.Trials)
@@ -582,8 +584,9 @@ func slowText(n int) string {
 }
 
 // broken names the property run r broke that e expects safe ("lease",
-// "resource", "liveness" or "holds": a hold cut short with no fault), or
-// "".
+// "resource", "liveness", or one of report.Extras: "holds" for a hold
+// cut short with no fault, "answers" for a reply the nodes contradict),
+// or "".
 func broken(e report.Expect, r report.CellRun) string {
 	switch {
 	case e.Lease == report.ExpectSafe && r.Lease == checker.Invalid:
@@ -592,8 +595,11 @@ func broken(e report.Expect, r report.CellRun) string {
 		return report.PropertyResource
 	case e.Liveness == checker.LivenessOK && r.Liveness == checker.LivenessStuck:
 		return "liveness"
-	case e.Holds == report.ExpectSafe && r.Holds == checker.Invalid:
-		return "holds"
+	}
+	for _, x := range report.Extras {
+		if x.BrokenIn(e, r) {
+			return x.Name
+		}
 	}
 	return ""
 }

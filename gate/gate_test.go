@@ -52,10 +52,12 @@ func TestJudge(t *testing.T) {
 	specs := []matrix.Spec{
 		{Name: "l/none", Expect: report.ExpectAll(report.ExpectSafe), Promise: "mutual exclusion"},
 		{Name: "l/client-pause", Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectViolation}, Promise: "leases never overlap"},
+		{Name: "l/truthful", Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectSafe, Answers: report.ExpectSafe}, Promise: "mutual exclusion"},
 	}
 	run := func(lease, resource checker.Verdict) report.CellRun {
 		return report.CellRun{Seed: 1, Dir: "runs/x", Lease: lease, Resource: resource}
 	}
+	lied := func(r report.CellRun) report.CellRun { r.Answers = checker.Invalid; return r }
 	cell := func(name string, e report.Expect, outcome checker.Outcome, matches bool, runs ...report.CellRun) report.Cell {
 		return report.Cell{Name: name, Expect: e.Overall(), Props: e, Outcome: outcome, Matches: matches, Runs: runs}
 	}
@@ -81,6 +83,12 @@ func TestJudge(t *testing.T) {
 		{"unknown", []report.Cell{
 			cell("l/none", specs[0].Expect, checker.OutcomeUnknown, false, run(checker.Unknown, checker.Valid)),
 		}, StatusInconclusive, "", ""},
+		{"a reply the nodes contradict where answers are promised", []report.Cell{
+			cell("l/truthful", specs[2].Expect, checker.OutcomeSafe, false, lied(run(checker.Valid, checker.Valid))),
+		}, StatusBroken, "answers", "mutual exclusion"},
+		{"a contradicted reply where nothing is promised of answers", []report.Cell{
+			cell("l/none", specs[0].Expect, checker.OutcomeSafe, true, lied(run(checker.Valid, checker.Valid))),
+		}, StatusPass, "", ""},
 	} {
 		res := Result{Matrix: report.Matrix{Cells: tc.cells}}
 		judge(&res, specs, t.TempDir())

@@ -72,6 +72,12 @@ type Workload struct {
 	// only, the storage service of Kleppmann's example). StoreWriteOnly
 	// needs Fencing.
 	Store string `json:"store,omitempty"`
+	// RetryDelay, when set, is every client's delay between two attempts
+	// of one acquire and between a failed acquire and its next, the same
+	// every time (locks.Config.EqualRetry): clients that fail together
+	// retry together. Default 0: the lock's random back-off (up to 50 ms)
+	// and a random pause of up to TTL/20 after a failed acquire.
+	RetryDelay time.Duration `json:"retry_delay,omitempty"`
 	// AcquireTimeout bounds the wait of one acquire call (and of one
 	// extend). Default TTL.
 	AcquireTimeout time.Duration `json:"acquire_timeout"`
@@ -312,7 +318,7 @@ func (w Workload) withDefaults(d Workload, lock locks.Spec) (Workload, error) {
 		return w, fmt.Errorf("harness: clients must be at least 1, got %d", w.Clients)
 	case w.Keys < 1:
 		return w, fmt.Errorf("harness: keys must be at least 1, got %d", w.Keys)
-	case w.Duration < 0 || w.TTL < 0 || w.Hold < 0 || w.AcquireTimeout < 0 || w.ExtendEvery < 0:
+	case w.Duration < 0 || w.TTL < 0 || w.Hold < 0 || w.AcquireTimeout < 0 || w.ExtendEvery < 0 || w.RetryDelay < 0:
 		return w, errors.New("harness: durations must not be negative")
 	case w.ExtendEvery != 0 && !w.Extend:
 		return w, errors.New("harness: extend every is only for extended leases (Extend)")

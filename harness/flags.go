@@ -45,6 +45,7 @@ func BindFlags(fs *flag.FlagSet, c *Config) {
 	fs.DurationVar(&c.TTL, "ttl", 0, fmt.Sprintf("lock TTL (default %s, or what a targeted fault kind asks for)", d.TTL))
 	fs.DurationVar(&c.Hold, "hold", 0, fmt.Sprintf("time spent inside the critical section; 0 for none (default %s, or what a targeted fault kind asks for); with --extend, the work of a cycle, which may be several TTLs", d.Hold))
 	fs.DurationVar(&c.AcquireTimeout, "acquire-timeout", 0, "bound on one acquire call, retries included, and on one extend (default the TTL)")
+	fs.DurationVar(&c.RetryDelay, "retry-delay", 0, "every client's delay between two attempts of an acquire and after a failed one, equal for all (default: the lock's random back-off, and up to TTL/20 after a failed acquire)")
 	fs.BoolVar(&c.KeyPerClient, "key-per-client", false, "give each client a key of its own, so no two contend (a throughput measurement; --keys is then --clients)")
 	fs.BoolVar(&c.Extend, "extend", false, "renew the lease while working: sections of at most --extend-every, an extend between two")
 	fs.DurationVar(&c.ExtendEvery, "extend-every", 0, "with --extend, the work between two extends (default TTL/3)")
@@ -102,7 +103,7 @@ func CheckFlags(fs *flag.FlagSet, c *Config) error {
 			case c.Hold == 0:
 				c.NoHold = true
 			}
-		case "duration", "ttl", "extend-every", "liveness-bound", "nemesis-interval", "acquire-timeout":
+		case "duration", "ttl", "extend-every", "liveness-bound", "nemesis-interval", "acquire-timeout", "retry-delay":
 			positive(f.Name, f.Value.(flag.Getter).Get().(time.Duration))
 		case "restart-delay":
 			if c.RestartDelay <= 0 {

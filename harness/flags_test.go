@@ -48,7 +48,7 @@ func TestNodesFlag(t *testing.T) {
 func TestArgsRoundTrip(t *testing.T) {
 	c := harness.Config{
 		Workload: harness.Workload{Lock: "exec:python3 'my client.py'", Clients: 3, Keys: 1, Duration: 12 * time.Second, TTL: 500 * time.Millisecond, Hold: 450 * time.Millisecond,
-			Seed: 7, Fencing: true, Store: harness.StoreWriteOnly, Extend: true, ExtendEvery: 100 * time.Millisecond, AcquireTimeout: time.Second},
+			Seed: 7, Fencing: true, Store: harness.StoreWriteOnly, Extend: true, ExtendEvery: 100 * time.Millisecond, AcquireTimeout: time.Second, RetryDelay: 10 * time.Millisecond},
 		Cluster: harness.Cluster{Nodes: 3, Topology: "masters", Appendfsync: "everysec", Password: "s3cret"},
 		Faults:  harness.Faults{Nemesis: []string{"kill", "pause"}, NemesisInterval: 250 * time.Millisecond, Restart: "delayed", RestartDelay: 2 * time.Second},
 	}
@@ -91,6 +91,7 @@ func TestCheckFlags(t *testing.T) {
 		{[]string{"--duration", "0s"}, "--duration must be positive"},
 		{[]string{"--nemesis-interval", "-1s"}, "--nemesis-interval must be positive"},
 		{[]string{"--restart-delay", "0s"}, "--restart immediate"},
+		{[]string{"--retry-delay", "0s"}, "--retry-delay must be positive"},
 		{[]string{"--hold", "0s"}, ""},
 	} {
 		var cfg harness.Config

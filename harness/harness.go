@@ -258,7 +258,8 @@ func (p *Plan) openLocks(ctx context.Context, cl *cluster.Cluster, sum *Summary,
 	cfg, groups := p.cfg, p.setup.Groups
 	var lks []locks.Lock
 	for g := range groups {
-		lcfg := locks.Config{Addrs: cl.GroupAddrs(g), Password: cl.Password(), TTL: cfg.TTL, Fencing: cfg.Fencing, Seed: cfg.Seed + int64(g), Quorum: cfg.Quorum, WaitReplicas: cfg.WaitReplicas, ClientEnv: clientEnv}
+		lcfg := locks.Config{Addrs: cl.GroupAddrs(g), Password: cl.Password(), TTL: cfg.TTL, Fencing: cfg.Fencing, Seed: cfg.Seed + int64(g), Quorum: cfg.Quorum, WaitReplicas: cfg.WaitReplicas, ClientEnv: clientEnv,
+			RetryDelay: cfg.RetryDelay, EqualRetry: cfg.RetryDelay > 0}
 		if f := cl.Failover(); f != nil {
 			lcfg.Addrs, lcfg.Sentinels, lcfg.MasterName, lcfg.AddrMap = nil, f.SentinelAddrs(), f.MasterName(), f.AddrMap()
 			lcfg.SentinelPassword = f.SentinelPassword()
@@ -447,7 +448,11 @@ func (c *client) loop(ctx, runCtx context.Context, r *run, keys []string, rng *r
 			if errors.Is(err, history.ErrWrite) || errors.Is(err, ErrBadLease) {
 				return err
 			}
-			if wait.Sleep(runCtx, time.Duration(rng.Int64N(int64(cfg.TTL/20)+1))) != nil {
+			pause := time.Duration(rng.Int64N(int64(cfg.TTL/20) + 1))
+			if cfg.RetryDelay > 0 {
+				pause = cfg.RetryDelay // in step with every other client
+			}
+			if wait.Sleep(runCtx, pause) != nil {
 				return nil
 			}
 			continue

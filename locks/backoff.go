@@ -12,7 +12,8 @@ import (
 // generator seeded by Config.Seed, so one seed gives one sequence of
 // delays (which goroutine gets which delay still depends on scheduling).
 type backoff struct {
-	max time.Duration
+	max   time.Duration
+	equal bool // every delay is max (Config.EqualRetry)
 
 	mu  sync.Mutex
 	rng *mrand.Rand
@@ -21,13 +22,18 @@ type backoff struct {
 func newBackoff(cfg Config) *backoff {
 	seed := uint64(cfg.Seed)
 	return &backoff{
-		max: cfg.RetryDelay,
-		rng: mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		max:   cfg.RetryDelay,
+		equal: cfg.EqualRetry,
+		rng:   mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 	}
 }
 
-// next returns a delay drawn uniformly from [max/2, max).
+// next returns a delay drawn uniformly from [max/2, max), or max when
+// the delays are equal.
 func (b *backoff) next() time.Duration {
+	if b.equal {
+		return b.max
+	}
 	lo := b.max / 2
 	span := b.max - lo
 	if span <= 0 {

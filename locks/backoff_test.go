@@ -28,3 +28,15 @@ func TestBackoff(t *testing.T) {
 		t.Error("generators with seeds 7 and 8 drew the same 100 delays")
 	}
 }
+
+// TestEqualBackoff: with EqualRetry every delay is RetryDelay, whatever
+// the seed: clients that fail together retry together.
+func TestEqualBackoff(t *testing.T) {
+	const delay = 10 * time.Millisecond
+	a, b := newBackoff(Config{RetryDelay: delay, EqualRetry: true, Seed: 7}), newBackoff(Config{RetryDelay: delay, EqualRetry: true, Seed: 8})
+	for range 20 {
+		if da, db := a.next(), b.next(); da != delay || db != delay {
+			t.Fatalf("delays %v and %v, want %v", da, db, delay)
+		}
+	}
+}

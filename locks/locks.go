@@ -215,6 +215,10 @@ type Config struct {
 	// attempts (drawn uniformly from [RetryDelay/2, RetryDelay)). Default
 	// 50ms.
 	RetryDelay time.Duration
+	// EqualRetry makes every back-off exactly RetryDelay, with no jitter:
+	// clients that fail together retry together, the in-step retries the
+	// RedLock page's random delay is there to prevent. Default false.
+	EqualRetry bool
 	// Seed seeds the lock's back-off jitter, so that one seed gives one
 	// sequence of delays. Tokens are drawn from crypto/rand regardless.
 	Seed int64
@@ -334,6 +338,9 @@ type Bug struct {
 	// "resource" (an update is lost) or "liveness" (a free key is never
 	// acquired again).
 	Property string
+	// Also are further properties the bug breaks there: "answers" (the
+	// lock replies ok where the nodes show otherwise).
+	Also []string
 	// Why says how the bug breaks it, in a sentence.
 	Why string
 }

@@ -75,11 +75,15 @@ func TestAggregate(t *testing.T) {
 // TestAggregateProperties: each property is judged on its own: a cell
 // that expects the lease safe and the resource lost matches lost updates
 // alone and not an overlap of leases; a property expected only possible
-// decides nothing when unknown.
+// decides nothing when unknown; the properties beside count as the cell
+// states them.
 func TestAggregateProperties(t *testing.T) {
 	pause := report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectViolation}
 	maybe := report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectPossible}
 	kill := report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}
+	truthful := report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectSafe, Answers: report.ExpectSafe}
+	crowd := report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectSafe, Starvation: report.ExpectViolation}
+	lockstep := report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectSafe, SplitVotes: report.ExpectPossible}
 	for _, tc := range []struct {
 		name    string
 		expect  report.Expect
@@ -94,6 +98,15 @@ func TestAggregateProperties(t *testing.T) {
 		{"lease not tested", maybe, []report.CellRun{{Lease: "unknown", Resource: "valid"}}, "unknown", false},
 		{"overlap, resource either way", kill, []report.CellRun{{Lease: "invalid", Resource: "valid"}, {Lease: "invalid", Resource: "invalid"}}, "violation", true},
 		{"resource lost, no overlap", kill, []report.CellRun{{Lease: "valid", Resource: "invalid"}}, "violation", false},
+		// The properties beside (report.Extras): a promise broken is a
+		// violation; an expected one must show; a possible one decides
+		// nothing either way.
+		{"answers kept", truthful, []report.CellRun{{Lease: "valid", Resource: "valid", Answers: "valid"}}, "safe", true},
+		{"a reply the nodes contradict", truthful, []report.CellRun{{Lease: "valid", Resource: "valid", Answers: "invalid"}}, "violation", false},
+		{"starvation as expected", crowd, []report.CellRun{{Lease: "valid", Resource: "valid", Starvation: "invalid"}}, "safe", true},
+		{"no client starved", crowd, []report.CellRun{{Lease: "valid", Resource: "valid", Starvation: "valid"}}, "safe", false},
+		{"split votes possible, none", lockstep, []report.CellRun{{Lease: "valid", Resource: "valid", SplitVotes: "valid"}}, "safe", true},
+		{"split votes possible, seen", lockstep, []report.CellRun{{Lease: "valid", Resource: "valid", SplitVotes: "invalid"}}, "safe", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := report.Cell{Props: tc.expect, Runs: tc.runs}

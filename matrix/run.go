@@ -457,7 +457,7 @@ func dirName(name string) string {
 // none, and was called seed 0).
 func cellRun(seed int64, r report.Results, id string, err error) report.CellRun {
 	cr := report.CellRun{Seed: seed, RunID: id, Dir: filepath.Join("runs", id), Lease: r.Lease, Resource: r.Resource, Liveness: r.Check.Liveness,
-		Holds: r.Check.Holds, Spurious: r.Check.SpuriousCount,
+		Holds: r.Check.Holds, Spurious: r.Check.SpuriousCount, Answers: r.Check.Answers, Starvation: r.Check.Starvation, SplitVotes: r.Check.SplitVotes,
 		LeaseReason: r.Check.LeaseReason, ResourceReason: r.Check.ResourceReason, Interrupted: r.Interrupted}
 	if err != nil {
 		cr.Error = err.Error()
@@ -514,9 +514,9 @@ func aggregate(c *report.Cell) {
 			// Stuck counts like invalid only where the cell expects
 			// the lock to stay live.
 			c.RunsWithViolation++
-		case c.Props.Holds == report.ExpectSafe && r.Holds == checker.Invalid:
-			// A hold cut short with no fault counts only where the
-			// cell expects the lock to keep its holds.
+		case brokePromise(c.Props, r):
+			// A hold cut short with no fault, a reply the nodes
+			// contradict, … count only where the cell promises them.
 			c.RunsWithViolation++
 		case o == checker.OutcomeUnknown && undecided(c.Props, r):
 			c.Unknown++
@@ -567,7 +567,7 @@ func aggregate(c *report.Cell) {
 	c.Causes = cellCauses(c.Runs)
 	legacy := c.Props.Lease == "" && c.Props.Resource == ""
 	if legacy {
-		c.Props = report.Expect{Lease: c.Expect, Resource: c.Expect, Liveness: c.Props.Liveness, Holds: c.Props.Holds}
+		c.Props.Lease, c.Props.Resource = c.Expect, c.Expect
 	}
 	c.Expect = c.Props.Overall()
 	band := report.DefaultBand(c.Expect)
@@ -587,7 +587,7 @@ func aggregate(c *report.Cell) {
 		// it was: its one word against the rate of runs with any
 		// violation.
 		c.Matches = decided > 0 && c.Outcome != checker.OutcomeUnknown && !band.Contradicts(c.RunsWithViolation, decided)
-		c.Props = report.Expect{Liveness: c.Props.Liveness, Holds: c.Props.Holds}
+		c.Props.Lease, c.Props.Resource = "", ""
 	}
 	// Liveness: a cell that expects its lock live matches no stuck run
 	// (counted above as a violation); one that expects it stuck matches
@@ -598,10 +598,13 @@ func aggregate(c *report.Cell) {
 	if c.Props.Liveness == checker.LivenessStuck && c.StuckRuns < n {
 		c.Matches = false
 	}
-	// Holds: a cell that expects them kept matches no run that cut one
-	// short with no fault active.
-	for _, r := range c.Runs {
-		if c.Props.Holds == report.ExpectSafe && r.Holds == checker.Invalid {
+	// The properties beside (report.Extras): a cell that promises one
+	// matches no run that broke it; one that expects it violated matches
+	// only if some run did.
+	broke := c.BrokeRuns()
+	for _, x := range report.Extras {
+		switch e := x.Expect(c.Props); {
+		case e == report.ExpectSafe && broke[x.Name] > 0, e == report.ExpectViolation && broke[x.Name] == 0:
 			c.Matches = false
 		}
 	}
@@ -618,6 +621,12 @@ func aggregate(c *report.Cell) {
 			c.Outcome = report.OutcomeNotRun
 		}
 	}
+}
+
+// brokePromise reports whether run r broke one of report.Extras that e
+// promises.
+func brokePromise(e report.Expect, r report.CellRun) bool {
+	return slices.ContainsFunc(report.Extras, func(x report.Extra) bool { return x.BrokenIn(e, r) })
 }
 
 // undecided reports whether run r, with no violation, left a property

@@ -43,6 +43,10 @@ const (
 	SrcEvict = "Redis docs, \"Key eviction\" (redis.io/docs/latest/develop/reference/eviction/): with maxmemory reached, allkeys-lru evicts the least recently used keys whatever their TTL, and noeviction evicts nothing and refuses the writes that need more memory"
 )
 
+// SrcContention is the source of the contention rows: what the locks do
+// not promise when many clients want one key.
+const SrcContention = "Redis docs, \"Distributed Locks with Redis\": a client that fails to acquire retries after a random delay, to desynchronise clients that try at once and avoid split brain conditions where nobody wins; Redisson docs, FairLock: the plain lock grants in no order, a fair lock grants in the order of the requests; mike-marcacci/node-redlock issues on \"unable to achieve a quorum\" under contention"
+
 // SrcRaft is the consensus side: etcd's lock is a key under a lease that
 // one Raft group commits and expires.
 const SrcRaft = "etcd docs, leases and the concurrency package (etcd.io/docs/v3.4/learning/api/#lease-api): a lease is granted, renewed and expired by the Raft leader, a key is written only once a majority commits it, and revisions only grow (D. Ongaro, J. Ousterhout, \"In Search of an Understandable Consensus Algorithm\", 2014)"

@@ -421,6 +421,20 @@ var Literature = []Row{
 		Why:     "noeviction evicts nothing: past maxmemory the node refuses the writes that need memory, the lock's SET NX among them, so the lock is unavailable, never granted twice",
 		Promise: "no eviction: a lock key stays until it is deleted or expires"},
 
+	// Contention, no fault: many clients want one key. No Redis lock
+	// keeps a queue, so one may be passed over while the others take
+	// turns (starvation); a quorum lock's contenders may each win too
+	// few nodes, give them all back and retry together (split votes).
+	{Name: "+crowd/none", When: "elapsed !renews !consensus", Config: crowdRun(), MinDuration: 16 * time.Second,
+		Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectSafe, Starvation: report.ExpectViolation}, Source: SrcContention,
+		Why:     "twelve clients on one key, each holding it 300 ms: a fair lock would give each a turn every 3.6 s, but the key goes to whichever contender asks first after a release, and some client waits past three TTLs and its longest call while the others are granted it again and again",
+		Promise: "mutual exclusion without faults"},
+	{Name: "+lockstep/none", When: "quorum", Config: nodes(lockstepRun(), 5), MinDuration: 8 * time.Second,
+		Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectSafe, SplitVotes: report.ExpectPossible}, Source: SrcContention,
+		Why:     "twenty clients on one key of five nodes, every one retrying after the same 10 ms: whenever the key is free the contenders' SETs split the nodes, nobody has a majority, all give back what they won and try again together; the random delay RedLock asks for is what breaks such ties",
+		Promise: "mutual exclusion without faults",
+		Missing: "a split vote past its bound (one TTL): the rounds resolve within a few hundred milliseconds here, equal delays or not (in one run of the row the longest was 63 ms for redlock, 33 ms for redsync, 50 ms for redlock-py; 273 ms with fifty clients, 367 ms with all five nodes as the quorum), as the order in which the nodes see the contenders differs from round to round"},
+
 	// Failover with asynchronous replication.
 	{Name: "failover", When: "single topology:failover", Config: failoverRun("failover", 0), MinDuration: 20 * time.Second,
 		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Band: bandFail, Source: SrcRedis + "; " + SrcKleppmann,
@@ -559,6 +573,20 @@ func crashRun() harness.Config {
 	return c
 }
 
+// crowdRun is the starvation workload: twelve clients on one key, holds
+// of 300 ms (a turn each every 3.6 s if the lock were fair).
+func crowdRun() harness.Config {
+	return withWork(harness.Config{}, harness.Workload{Clients: 12, Keys: 1, Hold: 300 * ms})
+}
+
+// lockstepRun is the split-vote workload: twenty clients on one key,
+// short holds, and every retry after the same 10 ms (no jitter).
+func lockstepRun() harness.Config {
+	c := withWork(harness.Config{}, harness.Workload{Clients: 20, Keys: 1, Hold: 10 * ms})
+	c.RetryDelay = 10 * ms
+	return c
+}
+
 // pauseRun is the client-pause workload: one key, a TTL of 500 ms, a
 // pause every second.
 func pauseRun() harness.Config {
@@ -611,6 +639,12 @@ func Derive(spec locks.Spec, p locks.Promises) []Spec {
 			sp.Why = fmt.Sprintf("the lock declares it survives %s (the literature expects %s of its class: %s)", fault, r.Expect, r.Why)
 			sp.Promise, sp.Missing = "safe under "+fault+" (declared)", ""
 		}
+		if !spec.Mutant && sp.Expect.Lease == report.ExpectSafe {
+			// Where the lease is promised, so is every reply: an ok the
+			// nodes contradict is a lie. Where a fault breaks the lease,
+			// a reply may be overtaken by it, and nothing is promised.
+			sp.Expect.Answers = report.ExpectSafe
+		}
 		out = append(out, sp)
 	}
 	return out
@@ -659,6 +693,9 @@ func mutate(sp *Spec, r Row, b locks.Bug) {
 		e.Resource = report.ExpectViolation
 	case "liveness":
 		e.Liveness = checker.LivenessStuck
+	}
+	if slices.Contains(b.Also, "answers") {
+		e.Answers = report.ExpectViolation
 	}
 	sp.Expect = e
 	sp.Band = report.DefaultBand(report.ExpectViolation)

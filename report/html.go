@@ -248,6 +248,9 @@ iframe{width:100%;height:520px;border:1px solid #ccc}
 <table>
 <tr><th>lease safety</th><td class="{{.R.Lease}}">{{.R.Lease}}{{with .R.Check.LeaseReason}} — {{.}}{{end}}</td></tr>
 <tr><th>resource safety</th><td class="{{.R.Resource}}">{{.R.Resource}}{{with .R.Check.ResourceReason}} — {{.}}{{end}}</td></tr>
+{{with .R.Check}}{{if .Answers}}<tr><th>answers</th><td class="{{.Answers}}">{{.Answers}}{{with .AnswersReason}} — {{.}}{{end}}</td></tr>{{end}}
+{{if .Starvation}}<tr><th>starvation</th><td class="{{.Starvation}}">{{.Starvation}}{{with .StarvationReason}} — {{.}}{{end}}{{with .Stats.LongestWait}} (longest wait {{dur .Quiet}} under no fault{{end}}{{if .Stats.LongestWait}}, bound {{dur .StarvationBound}}){{end}}</td></tr>{{end}}
+{{if .SplitVotes}}<tr><th>split votes</th><td class="{{.SplitVotes}}">{{.SplitVotes}}{{with .SplitVotesReason}} — {{.}}{{end}}{{with .SplitVote}} (longest {{dur .Quiet}} under no fault{{end}}{{if .SplitVote}}, bound {{dur .SplitVoteBound}}){{end}}</td></tr>{{end}}{{end}}
 <tr><th>seed</th><td>{{.R.Seed}}</td></tr>
 <tr><th>redis</th><td>{{.R.RedisVersion}}</td></tr>
 <tr><th>elapsed</th><td>{{f1 .R.Elapsed}} s{{if .R.Interrupted}} (interrupted){{end}}</td></tr>

@@ -45,6 +45,52 @@ type Expect struct {
 	// touches it (checker.Result.Holds: a spurious loss breaks it), or ""
 	// when the cell states nothing of it; then it does not count.
 	Holds Expectation `json:"holds,omitempty"`
+	// Answers is ExpectSafe where every reply of the lock must agree with
+	// what the nodes held when it was given (checker.Result.Answers),
+	// ExpectViolation where a mutant's bug makes its replies lie, or ""
+	// when the cell states nothing of it (a fault that breaks the lease
+	// may leave a reply the nodes contradict).
+	Answers Expectation `json:"answers,omitempty"`
+	// Starvation and SplitVotes are what the cell expects of a client
+	// waiting past the bound while others are granted the key
+	// (checker.Result.Starvation) and of a quorum lock's split votes past
+	// theirs (checker.Result.SplitVotes), or "" for nothing.
+	Starvation Expectation `json:"starvation,omitempty"`
+	SplitVotes Expectation `json:"split_votes,omitempty"`
+}
+
+// Extra is a property judged beside the lease and the resource, one
+// verdict per run (checker.Result), which a cell counts only where it
+// states an expectation of it: promised (ExpectSafe), no run may break
+// it; expected violated, some run must; possible, the count is the
+// finding.
+type Extra struct {
+	// Name names it: "holds", "answers", "starvation", "split votes".
+	Name string
+	// Kept says a cell promises it ("holds kept"); Broke what a run that
+	// broke it showed ("holds cut short with no fault").
+	Kept, Broke string
+	// Expect is the cell's expectation of it, Verdict a run's.
+	Expect  func(Expect) Expectation
+	Verdict func(CellRun) checker.Verdict
+}
+
+// Extras are the properties beside lease, resource and liveness, in the
+// order the texts give them.
+var Extras = []Extra{
+	{Name: "holds", Kept: "holds kept", Broke: "holds cut short with no fault",
+		Expect: func(e Expect) Expectation { return e.Holds }, Verdict: func(r CellRun) checker.Verdict { return r.Holds }},
+	{Name: "answers", Kept: "answers truthful", Broke: "replies the nodes contradict",
+		Expect: func(e Expect) Expectation { return e.Answers }, Verdict: func(r CellRun) checker.Verdict { return r.Answers }},
+	{Name: "starvation", Kept: "no client starved", Broke: "a client starved past the bound",
+		Expect: func(e Expect) Expectation { return e.Starvation }, Verdict: func(r CellRun) checker.Verdict { return r.Starvation }},
+	{Name: "split votes", Kept: "no split vote past the bound", Broke: "split votes past the bound",
+		Expect: func(e Expect) Expectation { return e.SplitVotes }, Verdict: func(r CellRun) checker.Verdict { return r.SplitVotes }},
+}
+
+// BrokenIn reports whether run r broke x where e promises it.
+func (x Extra) BrokenIn(e Expect, r CellRun) bool {
+	return x.Expect(e) == ExpectSafe && x.Verdict(r) == checker.Invalid
 }
 
 // ExpectAll is the expectation e for both safety properties.
@@ -86,8 +132,13 @@ func (e Expect) String() string {
 	if e.Liveness != "" {
 		s += ", liveness " + string(e.Liveness)
 	}
-	if e.Holds == ExpectSafe {
-		s += ", holds kept"
+	for _, x := range Extras {
+		switch x.Expect(e) {
+		case ExpectSafe:
+			s += ", " + x.Kept
+		case ExpectViolation, ExpectPossible:
+			s += fmt.Sprintf(", %s %s", x.Name, x.Expect(e))
+		}
 	}
 	return s
 }
@@ -108,6 +159,12 @@ type CellRun struct {
 	// summaries written before it existed.
 	Holds    checker.Verdict `json:"holds,omitempty"`
 	Spurious int             `json:"spurious_losses,omitempty"`
+	// Answers, Starvation and SplitVotes are the run's verdicts on the
+	// lock's replies, on its clients' waits and on its split votes
+	// (checker.Result); empty in summaries written before they existed.
+	Answers    checker.Verdict `json:"answers,omitempty"`
+	Starvation checker.Verdict `json:"starvation,omitempty"`
+	SplitVotes checker.Verdict `json:"split_votes,omitempty"`
 	// LeaseReason and ResourceReason say why a verdict is unknown (see
 	// checker.Result.LeaseReason).
 	LeaseReason    string `json:"lease_reason,omitempty"`
@@ -272,26 +329,32 @@ func (c Cell) PropertiesText() string {
 	if c.Props.Lease == "" && c.Props.Resource == "" { // a summary written before per-property expectations
 		return fmt.Sprintf("%s: %d of %d runs found a violation", c.Outcome, c.RunsWithViolation, len(c.Runs))
 	}
-	return PropertiesText(c.Props, c.LeaseRate, c.ResourceRate, c.StuckRuns, c.CutRuns(), len(c.Runs))
+	return PropertiesText(c.Props, c.LeaseRate, c.ResourceRate, c.StuckRuns, c.BrokeRuns(), len(c.Runs))
 }
 
-// CutRuns counts the runs that cut a hold short with no fault active
-// (CellRun.Holds invalid).
-func (c Cell) CutRuns() int {
-	n := 0
+// BrokeRuns counts, for each of Extras by name, the runs whose verdict
+// on it was invalid (a hold cut short with no fault, a reply the nodes
+// contradict, …); nil when none.
+func (c Cell) BrokeRuns() map[string]int {
+	var n map[string]int
 	for _, r := range c.Runs {
-		if r.Holds == checker.Invalid {
-			n++
+		for _, x := range Extras {
+			if x.Verdict(r) == checker.Invalid {
+				if n == nil {
+					n = map[string]int{}
+				}
+				n[x.Name]++
+			}
 		}
 	}
 	return n
 }
 
 // PropertiesText renders what the runs showed of each property beside its
-// expectation e (see Cell.PropertiesText), stuck and cut being the runs
-// stuck and those that cut a hold short with no fault; a nil rate is "not
-// measured".
-func PropertiesText(e Expect, lease, resource *Rate, stuck, cut, runs int) string {
+// expectation e (see Cell.PropertiesText), stuck being the runs stuck and
+// broke those that broke each of Extras (Cell.BrokeRuns); a nil rate is
+// "not measured".
+func PropertiesText(e Expect, lease, resource *Rate, stuck int, broke map[string]int, runs int) string {
 	p := func(name, bad, good string, e Expectation, r *Rate) string {
 		why := map[Expectation]string{ExpectSafe: "promised safe", ExpectViolation: "expected", ExpectPossible: "possible"}[e]
 		if why == "" {
@@ -311,8 +374,11 @@ func PropertiesText(e Expect, lease, resource *Rate, stuck, cut, runs int) strin
 	if e.Liveness != "" {
 		s += fmt.Sprintf(", liveness stuck in %d/%d runs (expected %s)", stuck, runs, e.Liveness)
 	}
-	if e.Holds == ExpectSafe {
-		s += fmt.Sprintf(", holds cut short with no fault in %d/%d runs (promised kept)", cut, runs)
+	for _, x := range Extras {
+		why := map[Expectation]string{ExpectSafe: "promised kept", ExpectViolation: "expected", ExpectPossible: "possible"}[x.Expect(e)]
+		if why != "" {
+			s += fmt.Sprintf(", %s in %d/%d runs (%s)", x.Broke, broke[x.Name], runs, why)
+		}
 	}
 	return s
 }

@@ -322,6 +322,27 @@ func Summary(w io.Writer, title string, res checker.Result, fs []explain.Finding
 		// of its own, kept holds are the rule.
 		fmt.Fprintf(w, "  holds kept:      %s\n", verdictLine(res.Holds, res.HoldsReason))
 	}
+	if res.Answers == checker.Invalid {
+		// Only when broken, as holds: the first contradicted reply,
+		// beside the node's state (the findings list them all).
+		fmt.Fprintf(w, "  answers:         %s\n", verdictLine(res.Answers, res.AnswersReason))
+	}
+	// Starvation and split votes: the figure beside its bound wherever
+	// they were judged.
+	if v := res.Starvation; v == checker.Invalid || v == checker.Valid && res.Stats.LongestWait != nil {
+		why := res.StarvationReason
+		if v == checker.Valid {
+			why = fmt.Sprintf("the longest wait, %s under no fault, within the bound of %s", res.Stats.LongestWait.Quiet.Round(time.Millisecond), res.StarvationBound.Round(time.Millisecond))
+		}
+		fmt.Fprintf(w, "  starvation:      %s\n", verdictLine(v, why))
+	}
+	if v := res.SplitVotes; v == checker.Invalid || v == checker.Valid && res.SplitVote != nil {
+		why := res.SplitVotesReason
+		if v == checker.Valid {
+			why = fmt.Sprintf("the longest split vote, %s under no fault, within the bound of %s", res.SplitVote.Quiet.Round(time.Millisecond), res.SplitVoteBound.Round(time.Millisecond))
+		}
+		fmt.Fprintf(w, "  split votes:     %s\n", verdictLine(v, why))
+	}
 	if res.Disagreement != "" {
 		fmt.Fprintf(w, "  CHECKER BUG: porcupine and the sweep disagree: %s\n", Printable(res.Disagreement))
 	}

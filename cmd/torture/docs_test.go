@@ -188,7 +188,7 @@ func TestMatrixDoc(t *testing.T) {
 func literatureTable() []byte {
 	var b bytes.Buffer
 	b.WriteString("<!-- begin literature: rendered from matrix.Literature by TestMatrixDoc (cmd/torture/docs_test.go); do not edit by hand -->\n")
-	b.WriteString("| row | for locks that are | lease | resource | liveness | holds | band | quick |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| row | for locks that are | lease | resource | liveness | also | band | quick |\n|---|---|---|---|---|---|---|---|\n")
 	or := func(s, none string) string {
 		if s == "" {
 			return none
@@ -200,12 +200,17 @@ func literatureTable() []byte {
 		if r.Band != nil {
 			band = *r.Band
 		}
-		holds := "–"
-		if r.Expect.Holds == report.ExpectSafe {
-			holds = "kept"
+		var also []string // the properties beside (report.Extras) the row states
+		for _, x := range report.Extras {
+			switch e := x.Expect(r.Expect); e {
+			case report.ExpectSafe:
+				also = append(also, x.Kept)
+			case report.ExpectViolation, report.ExpectPossible:
+				also = append(also, x.Name+" "+string(e))
+			}
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s | %s |\n", r.Name, or(r.When, "any"), r.Expect.Lease, r.Expect.Resource,
-			or(string(r.Expect.Liveness), "–"), holds, band, or(strings.ReplaceAll(r.Quick, "*", "any"), "–"))
+			or(string(r.Expect.Liveness), "–"), or(strings.Join(also, ", "), "–"), band, or(strings.ReplaceAll(r.Quick, "*", "any"), "–"))
 	}
 	b.WriteString("<!-- end literature -->\n")
 	return b.Bytes()
