@@ -8,10 +8,12 @@ import (
 	"time"
 )
 
-// backoff draws the random delays between two acquire attempts from one
+// Backoff draws the random delays between two acquire attempts from one
 // generator seeded by Config.Seed, so one seed gives one sequence of
 // delays (which goroutine gets which delay still depends on scheduling).
-type backoff struct {
+// Every lock of the registry waits by it; a lock written outside this
+// package (Register) may too. It is safe for concurrent use.
+type Backoff struct {
 	max   time.Duration
 	equal bool // every delay is max (Config.EqualRetry)
 
@@ -19,18 +21,21 @@ type backoff struct {
 	rng *mrand.Rand
 }
 
-func newBackoff(cfg Config) *backoff {
+// NewBackoff returns the back-off of cfg: delays below cfg.RetryDelay,
+// drawn by a generator seeded with cfg.Seed (all of cfg.RetryDelay with
+// cfg.EqualRetry).
+func NewBackoff(cfg Config) *Backoff {
 	seed := uint64(cfg.Seed)
-	return &backoff{
+	return &Backoff{
 		max:   cfg.RetryDelay,
 		equal: cfg.EqualRetry,
 		rng:   mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 	}
 }
 
-// next returns a delay drawn uniformly from [max/2, max), or max when
+// Next returns a delay drawn uniformly from [max/2, max), or max when
 // the delays are equal.
-func (b *backoff) next() time.Duration {
+func (b *Backoff) Next() time.Duration {
 	if b.equal {
 		return b.max
 	}

@@ -9,12 +9,12 @@ import (
 // gives one sequence of delays.
 func TestBackoff(t *testing.T) {
 	const delay = 50 * time.Millisecond
-	a := newBackoff(Config{RetryDelay: delay, Seed: 7})
-	b := newBackoff(Config{RetryDelay: delay, Seed: 7})
-	c := newBackoff(Config{RetryDelay: delay, Seed: 8})
+	a := NewBackoff(Config{RetryDelay: delay, Seed: 7})
+	b := NewBackoff(Config{RetryDelay: delay, Seed: 7})
+	c := NewBackoff(Config{RetryDelay: delay, Seed: 8})
 	same, differ := true, false
 	for range 100 {
-		da, db, dc := a.next(), b.next(), c.next()
+		da, db, dc := a.Next(), b.Next(), c.Next()
 		if da < delay/2 || da >= delay {
 			t.Fatalf("delay %v outside [%v, %v)", da, delay/2, delay)
 		}
@@ -33,9 +33,9 @@ func TestBackoff(t *testing.T) {
 // the seed: clients that fail together retry together.
 func TestEqualBackoff(t *testing.T) {
 	const delay = 10 * time.Millisecond
-	a, b := newBackoff(Config{RetryDelay: delay, EqualRetry: true, Seed: 7}), newBackoff(Config{RetryDelay: delay, EqualRetry: true, Seed: 8})
+	a, b := NewBackoff(Config{RetryDelay: delay, EqualRetry: true, Seed: 7}), NewBackoff(Config{RetryDelay: delay, EqualRetry: true, Seed: 8})
 	for range 20 {
-		if da, db := a.next(), b.next(); da != delay || db != delay {
+		if da, db := a.Next(), b.Next(); da != delay || db != delay {
 			t.Fatalf("delays %v and %v, want %v", da, db, delay)
 		}
 	}

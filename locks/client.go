@@ -70,12 +70,12 @@ func cleanupCtx(ctx context.Context, cfg Config) (context.Context, context.Cance
 	return context.WithTimeout(context.WithoutCancel(ctx), cfg.Timeout)
 }
 
-// drift is the allowance for clock drift between the client and the
+// Drift is the allowance for clock drift between the client and the
 // nodes: 1% of the TTL plus 2 ms, the factor the RedLock description
 // suggests (the 2 ms covers the milliseconds resolution of PX). A lease's
-// validity ends drift before the key's expiry as measured on the
+// validity ends Drift before the key's expiry as measured on the
 // client's clock from before the SET was sent.
-func drift(ttl time.Duration) time.Duration {
+func Drift(ttl time.Duration) time.Duration {
 	return ttl/100 + 2*time.Millisecond
 }
 

@@ -41,11 +41,12 @@
 // "setnx-watchdog-no-notice", which never tells, and "setnx-client-token",
 // a test lock whose token is fixed per client ([WithCaller]).
 //
-// The consensus side of the argument: "etcd-mutex" ([go.etcd.io/etcd/client/v3/concurrency]'s
-// Mutex on a session lease, its keep-alive the renewal, a lost session
-// or an unbounded lease the [Notice], the key's create revision the
-// fencing token) talks to etcd members (Spec.Server "etcd"), not Redis;
-// it is the only lock that imports the etcd client.
+// The consensus side of the argument, "etcd-mutex" (etcd's
+// concurrency.Mutex on etcd members, Spec.Server "etcd"), lives in
+// package locks/etcdlock, which registers it ([Register]) when a program
+// imports it: the torture binary does, and a program that imports this
+// package alone (a lock's gate) compiles neither the etcd client nor
+// gRPC.
 //
 // Any Go lock of the registry can also run in client processes of its
 // own: [Serve] answers the protocol for it (`torture client --lock

@@ -80,7 +80,7 @@ type redislockLock struct {
 	cfg     Config
 	client  redis.UniversalClient
 	locker  *redislock.Client
-	backoff *backoff
+	backoff *Backoff
 
 	mu   sync.Mutex
 	held map[string]*redislock.Lock // token → the library's lock
@@ -122,18 +122,18 @@ func newRedislock(name string, cfg Config) (*redislockLock, error) {
 		cfg:     cfg,
 		client:  c,
 		locker:  redislock.New(c),
-		backoff: newBackoff(cfg),
+		backoff: NewBackoff(cfg),
 		held:    map[string]*redislock.Lock{},
 	}, nil
 }
 
 // jitter is a redislock.RetryStrategy that draws each delay from the
 // lock's seeded back-off.
-type jitter struct{ b *backoff }
+type jitter struct{ b *Backoff }
 
 // NextBackoff implements redislock.RetryStrategy. A zero delay would
 // mean "stop" to redislock: the least delay is one nanosecond.
-func (j jitter) NextBackoff() time.Duration { return max(j.b.next(), 1) }
+func (j jitter) NextBackoff() time.Duration { return max(j.b.Next(), 1) }
 
 // Acquire implements [Lock].
 func (l *redislockLock) Acquire(ctx context.Context, key string) (Lease, error) {

@@ -96,7 +96,7 @@ type redlock struct {
 	drift   time.Duration
 	quorum  int
 	clients []*redis.Client
-	backoff *backoff
+	backoff *Backoff
 	bug     redlockBug
 }
 
@@ -130,9 +130,9 @@ func newRedLock(name string, cfg Config, bug redlockBug) (*redlock, error) {
 	l := &redlock{
 		name:    name,
 		cfg:     cfg,
-		drift:   drift(cfg.TTL),
+		drift:   Drift(cfg.TTL),
 		quorum:  len(cfg.Addrs)/2 + 1,
-		backoff: newBackoff(cfg),
+		backoff: NewBackoff(cfg),
 		bug:     bug,
 	}
 	if q := cfg.Quorum; q != 0 {
@@ -228,7 +228,7 @@ func (l *redlock) Acquire(ctx context.Context, key string) (Lease, error) {
 	var why error
 	for try := range l.cfg.Tries {
 		if try > 0 {
-			if err := wait.Sleep(ctx, l.backoff.next()); err != nil {
+			if err := wait.Sleep(ctx, l.backoff.Next()); err != nil {
 				return Lease{}, fmt.Errorf("%s: acquire %q: %w", l.name, key, err)
 			}
 		}

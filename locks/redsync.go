@@ -97,7 +97,7 @@ type redsyncLock struct {
 	opts    redsyncOptions
 	clients []*redis.Client
 	rs      *redsync.Redsync
-	backoff *backoff
+	backoff *Backoff
 }
 
 var (
@@ -189,7 +189,7 @@ func newRedsync(name string, cfg Config, opts ...RedsyncOption) (*redsyncLock, e
 		return nil, fmt.Errorf("locks: %s: bad retry delay %v, drift factor %v or timeout factor %v",
 			name, o.retryDelay, o.driftFactor, o.timeoutFactor)
 	}
-	l := &redsyncLock{name: name, cfg: cfg, opts: o, backoff: newBackoff(cfg)}
+	l := &redsyncLock{name: name, cfg: cfg, opts: o, backoff: NewBackoff(cfg)}
 	pools := make([]redsyncredis.Pool, len(cfg.Addrs))
 	for i, addr := range cfg.Addrs {
 		c := NewClient(addr, cfg)
@@ -213,7 +213,7 @@ func (l *redsyncLock) mutex(key, value string) *redsync.Mutex {
 	if l.opts.retryDelay > 0 {
 		opts = append(opts, redsync.WithRetryDelay(l.opts.retryDelay))
 	} else {
-		opts = append(opts, redsync.WithRetryDelayFunc(func(int) time.Duration { return l.backoff.next() }))
+		opts = append(opts, redsync.WithRetryDelayFunc(func(int) time.Duration { return l.backoff.Next() }))
 	}
 	if value != "" {
 		opts = append(opts, redsync.WithValue(value))

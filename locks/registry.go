@@ -14,10 +14,11 @@ import (
 // mutants (mutants.go), each a reference lock with one deliberate bug,
 // then the Python clients behind the process adapter (python.go), then
 // the seed article's lock as written (setnxseed.go), then the
-// locks that renew themselves (watchdog.go, rueidislock.go), a test
-// lock whose token is fixed per client, and the etcd lock (etcd.go); then
-// whatever Register added, in the order it was added. registryMu
-// guards it: Register may run while the harness looks locks up.
+// locks that renew themselves (watchdog.go, rueidislock.go) and a test
+// lock whose token is fixed per client; then whatever Register added, in
+// the order it was added (etcd-mutex, when a program imports package
+// locks/etcdlock). registryMu guards it: Register may run while the
+// harness looks locks up.
 var (
 	registryMu sync.RWMutex
 	registry   = []Spec{
@@ -181,18 +182,6 @@ var (
 			Summary:  "test lock: setnx with a token fixed per client (the lock's id and the caller's number, as Redisson's client id and thread), taken again by its own client",
 			Promises: &Promises{ElapsedFromRequest: true, Extends: true, Persistence: PersistDelayedRestart, ReportsNodes: true, ClientToken: true},
 			New:      newSetNXClientToken,
-		},
-		// The consensus side of the argument (etcd.go): etcd's own lock,
-		// on members the harness runs (cluster.ServerEtcd).
-		{
-			Name:      "etcd-mutex",
-			Summary:   "library go.etcd.io/etcd/client/v3/concurrency: Mutex on a session lease of etcd members (one Raft group), renewed by the session's keep-alive; the holder is told when the session ends or the lease's expiry is no longer bounded; the key's create revision as fencing token",
-			MultiNode: true,
-			Fencing:   true,
-			Nodes:     3,
-			Server:    "etcd",
-			Promises:  &Promises{Consensus: true, Renews: true, NoticeInTime: true, Fences: true, FenceSound: true, Extends: true},
-			New:       newEtcdMutex,
 		},
 	}
 )

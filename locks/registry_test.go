@@ -38,7 +38,6 @@ func TestRegistry(t *testing.T) {
 		{"rueidislock", false, false, false},
 		{"setnx-watchdog-no-notice", true, false, false},
 		{"setnx-client-token", false, false, false},
-		{"etcd-mutex", false, true, true},
 	}
 	specs := locks.Specs()
 	if len(specs) < len(want) {
@@ -62,7 +61,7 @@ func TestRegistry(t *testing.T) {
 		"setnx", "redlock", "redsync", "redislock",
 		"setnx-plain-del", "setnx-get-set", "setnx-no-ttl", "setnx-extend-no-check", "redlock-no-quorum", "redlock-no-elapsed",
 		"redis-py-lock", "redlock-py", "setnx-seed", "redlock-py-wall",
-		"setnx-watchdog", "rueidislock", "setnx-watchdog-no-notice", "setnx-client-token", "etcd-mutex",
+		"setnx-watchdog", "rueidislock", "setnx-watchdog-no-notice", "setnx-client-token",
 	}) {
 		t.Errorf("Names() = %v", names)
 	}

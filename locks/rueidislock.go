@@ -57,7 +57,7 @@ type rueidisLock struct {
 	name    string
 	cfg     Config
 	locker  rueidislock.Locker
-	backoff *backoff
+	backoff *Backoff
 
 	mu     sync.Mutex
 	held   map[string]*rueidisHold // by token
@@ -95,7 +95,7 @@ func newRueidisLock(cfg Config) (Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("locks: %s: %w", name, err)
 	}
-	return &rueidisLock{name: name, cfg: cfg, locker: locker, backoff: newBackoff(cfg), held: map[string]*rueidisHold{}}, nil
+	return &rueidisLock{name: name, cfg: cfg, locker: locker, backoff: NewBackoff(cfg), held: map[string]*rueidisHold{}}, nil
 }
 
 // Acquire implements [Lock].
@@ -103,7 +103,7 @@ func (l *rueidisLock) Acquire(ctx context.Context, key string) (Lease, error) {
 	var last error
 	for try := range l.cfg.Tries {
 		if try > 0 {
-			if err := wait.Sleep(ctx, l.backoff.next()); err != nil {
+			if err := wait.Sleep(ctx, l.backoff.Next()); err != nil {
 				return Lease{}, fmt.Errorf("%s: acquire %q: %w", l.name, key, err)
 			}
 		}

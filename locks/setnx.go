@@ -60,7 +60,7 @@ type setnx struct {
 	cfg     Config
 	drift   time.Duration
 	client  redis.UniversalClient
-	backoff *backoff
+	backoff *Backoff
 	bug     setnxBug
 	// clientToken, when set, makes the token fixed per client: this
 	// lock's clientToken and the caller's number (setnx-client-token).
@@ -110,9 +110,9 @@ func newSetNX(name string, cfg Config, bug setnxBug) (*setnx, error) {
 	return &setnx{
 		name:    name,
 		cfg:     cfg,
-		drift:   drift(cfg.TTL),
+		drift:   Drift(cfg.TTL),
 		client:  NewUniversalClient(cfg),
-		backoff: newBackoff(cfg),
+		backoff: NewBackoff(cfg),
 		bug:     bug,
 	}, nil
 }
@@ -124,7 +124,7 @@ func validConfig(name string, cfg Config) (Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	if d := drift(cfg.TTL); cfg.TTL <= d {
+	if d := Drift(cfg.TTL); cfg.TTL <= d {
 		return cfg, fmt.Errorf("locks: %s: TTL %v is not longer than the drift allowance %v", name, cfg.TTL, d)
 	}
 	if cfg.Timeout < 0 || cfg.RetryDelay < 0 {
@@ -143,7 +143,7 @@ func (l *setnx) Acquire(ctx context.Context, key string) (Lease, error) {
 	attempts := 0
 	for try := range l.cfg.Tries {
 		if try > 0 {
-			if err := wait.Sleep(ctx, l.backoff.next()); err != nil {
+			if err := wait.Sleep(ctx, l.backoff.Next()); err != nil {
 				last = err
 				break
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/harness"
 	"github.com/locktorture/locktorture/locks"
+	_ "github.com/locktorture/locktorture/locks/etcdlock" // etcd-mutex's cells, as the torture binary has them
 	"github.com/locktorture/locktorture/report"
 )
 

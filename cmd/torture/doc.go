@@ -32,8 +32,8 @@
 // checker.DefaultTimeout.
 //
 // It is wiring only: it imports harness, trial, checker, report, explain,
-// shrink, matrix, gate, envelope, locks, nemesis, cluster and
-// cluster/docker (the docker backend, which a gate of one's own leaves
-// out), and internal/cli, internal/safefs and internal/suggest; nothing
-// imports it.
+// shrink, matrix, gate, envelope, locks, nemesis, cluster,
+// cluster/docker (the docker backend) and locks/etcdlock (etcd-mutex,
+// the consensus lock), both of which a gate of one's own leaves out, and
+// internal/cli, internal/safefs and internal/suggest; nothing imports it.
 package main

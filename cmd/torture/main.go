@@ -17,6 +17,7 @@ import (
 	"github.com/locktorture/locktorture/gate"
 	"github.com/locktorture/locktorture/internal/cli"
 	"github.com/locktorture/locktorture/internal/suggest"
+	_ "github.com/locktorture/locktorture/locks/etcdlock" // etcd-mutex, the consensus lock (--lock etcd-mutex)
 	"github.com/locktorture/locktorture/matrix"
 	"github.com/locktorture/locktorture/report"
 )

@@ -1,4 +1,4 @@
-package locks
+package etcdlock
 
 import (
 	"context"
@@ -11,13 +11,39 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
+
+	"github.com/locktorture/locktorture/locks"
 )
+
+// Name is the lock's name in the registry.
+const Name = "etcd-mutex"
+
+// init registers etcd-mutex with locks.Register, after the built-in locks
+// (which locks lists itself): importing this package, blank or not, is
+// what puts the lock in the registry. The registration fails only if
+// another lock took the name first, a program that cannot mean what it
+// runs.
+func init() {
+	err := locks.Register(locks.Spec{
+		Name:      Name,
+		Summary:   "library go.etcd.io/etcd/client/v3/concurrency: Mutex on a session lease of etcd members (one Raft group), renewed by the session's keep-alive; the holder is told when the session ends or the lease's expiry is no longer bounded; the key's create revision as fencing token",
+		MultiNode: true,
+		Fencing:   true,
+		Nodes:     3,
+		Server:    "etcd",
+		Promises:  &locks.Promises{Consensus: true, Renews: true, NoticeInTime: true, Fences: true, FenceSound: true, Extends: true},
+		New:       newEtcdMutex,
+	})
+	if err != nil {
+		panic(err)
+	}
+}
 
 // etcdMutex is "etcd-mutex": the lock of etcd's official client,
 // concurrency.Mutex, on a session lease, against etcd members (the
 // harness runs them: cluster.ServerEtcd), the consensus side of the
 // argument this project measures. It talks to every member
-// (Config.Addrs) through one clientv3.Client, which never syncs its
+// (locks.Config.Addrs) through one clientv3.Client, which never syncs its
 // endpoints (the members advertise their own ports, not their proxies).
 //
 // Acquire grants a lease of the TTL (whole seconds, at least one), opens
@@ -25,13 +51,13 @@ import (
 // "PREFIX/LEASE" created under the lease, held when it has the lowest
 // create revision under the prefix. Refused (concurrency.ErrLocked), the
 // attempt revokes its lease and is tried again after the back-off, up to
-// Config.Tries; a grant that fails creates no key, so it is a refusal
+// locks.Config.Tries; a grant that fails creates no key, so it is a refusal
 // too. Any other error is an unknown outcome, and the lease is revoked.
 //
 // While held, the session's keep-alive (the client's LeaseKeepAlive
 // stream, every TTL/3) renews the lease: the lease claims no validity
-// (UntilRelease), and the holder holds until it releases or the lock
-// tells it (Lease.Lost) that it lost the lease: when the session ends
+// (locks.UntilRelease), and the holder holds until it releases or the lock
+// tells it (locks.Lease.Lost) that it lost the lease: when the session ends
 // (its keep-alive gave up), when the lease is gone from the members, or
 // when no answer bounds the lease's expiry past now. That bound is the
 // lock's own: every TTL/4 it sends one keep-alive of its own
@@ -44,35 +70,35 @@ import (
 // with it, and learns of the loss when it runs again, too late: fencing
 // guards against that.
 //
-// The fencing token (Config.Fencing) is the key's create revision: etcd's
+// The fencing token (locks.Config.Fencing) is the key's create revision: etcd's
 // revisions only grow, and a key holds the lock only once every key
 // created before it under the prefix is gone, so each holder's token is
 // greater than every earlier holder's.
 //
 // Release deletes the key if it still has its create revision (a
-// transaction; ErrNotHeld when it has not) and revokes the lease. Extend
-// sends one keep-alive (LeaseKeepAliveOnce): ErrNotHeld, and the notice,
+// transaction; locks.ErrNotHeld when it has not) and revokes the lease. Extend
+// sends one keep-alive (LeaseKeepAliveOnce): locks.ErrNotHeld, and the notice,
 // when the lease is gone.
 type etcdMutex struct {
 	cli   *clientv3.Client
-	cfg   Config
+	cfg   locks.Config
 	ttl   int64 // seconds
 	drift time.Duration
-	bo    *backoff
+	bo    *locks.Backoff
 
 	mu     sync.Mutex
 	holds  map[string]*etcdHold // by token
 	closed bool
 }
 
-var _ Lock = (*etcdMutex)(nil)
+var _ locks.Lock = (*etcdMutex)(nil)
 
 // etcdHold is one held lease of an etcdMutex.
 type etcdHold struct {
 	id    clientv3.LeaseID
 	key   string // the Mutex's key
 	rev   int64  // its create revision
-	lost  *Notice
+	lost  *locks.Notice
 	stop  context.CancelFunc // ends the session's keep-alive and the watch
 	done  chan struct{}      // closed when the watch returned
 	sess  *concurrency.Session
@@ -82,12 +108,9 @@ type etcdHold struct {
 // etcdPrefix is the prefix of every lock key, before the harness's key.
 const etcdPrefix = "/locktorture/"
 
-// newEtcdMutex builds "etcd-mutex".
-func newEtcdMutex(cfg Config) (Lock, error) {
-	cfg, err := cfg.withDefaults()
-	if err != nil {
-		return nil, err
-	}
+// newEtcdMutex builds "etcd-mutex" from cfg, which locks.Spec.Build
+// has given its defaults.
+func newEtcdMutex(cfg locks.Config) (locks.Lock, error) {
 	switch {
 	case len(cfg.Sentinels) > 0 || cfg.Cluster:
 		return nil, errors.New("locks: etcd-mutex talks to etcd members, not to Sentinels or a Redis Cluster")
@@ -104,52 +127,52 @@ func newEtcdMutex(cfg Config) (Lock, error) {
 		return nil, fmt.Errorf("locks: etcd client: %w", err)
 	}
 	ttl := int64((cfg.TTL + time.Second - 1) / time.Second)
-	return &etcdMutex{cli: cli, cfg: cfg, ttl: max(ttl, 1), drift: drift(cfg.TTL), bo: newBackoff(cfg), holds: make(map[string]*etcdHold)}, nil
+	return &etcdMutex{cli: cli, cfg: cfg, ttl: max(ttl, 1), drift: locks.Drift(cfg.TTL), bo: locks.NewBackoff(cfg), holds: make(map[string]*etcdHold)}, nil
 }
 
 func (e *etcdMutex) call(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, e.cfg.Timeout)
 }
 
-// Acquire tries to lock key, up to Config.Tries times.
-func (e *etcdMutex) Acquire(ctx context.Context, key string) (Lease, error) {
+// Acquire tries to lock key, up to locks.Config.Tries times.
+func (e *etcdMutex) Acquire(ctx context.Context, key string) (locks.Lease, error) {
 	for try := range e.cfg.Tries {
 		if try > 0 {
-			t := time.NewTimer(e.bo.next())
+			t := time.NewTimer(e.bo.Next())
 			select {
 			case <-ctx.Done():
 				t.Stop()
-				return Lease{}, fmt.Errorf("acquire %q: %w", key, ctx.Err())
+				return locks.Lease{}, fmt.Errorf("acquire %q: %w", key, ctx.Err())
 			case <-t.C:
 			}
 		}
 		l, err := e.try(ctx, key)
-		if err == nil || !errors.Is(err, ErrNotAcquired) {
+		if err == nil || !errors.Is(err, locks.ErrNotAcquired) {
 			return l, err
 		}
 	}
-	return Lease{}, fmt.Errorf("acquire %q: %w after %d tries", key, ErrNotAcquired, e.cfg.Tries)
+	return locks.Lease{}, fmt.Errorf("acquire %q: %w after %d tries", key, locks.ErrNotAcquired, e.cfg.Tries)
 }
 
 // try is one attempt: grant, session, TryLock.
-func (e *etcdMutex) try(ctx context.Context, key string) (Lease, error) {
+func (e *etcdMutex) try(ctx context.Context, key string) (locks.Lease, error) {
 	start := time.Now()
 	cctx, cancel := e.call(ctx)
 	g, err := e.cli.Grant(cctx, e.ttl)
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
-			return Lease{}, fmt.Errorf("acquire %q: %w", key, ctx.Err())
+			return locks.Lease{}, fmt.Errorf("acquire %q: %w", key, ctx.Err())
 		}
 		// No key is made without a lease: certainly not held.
-		return Lease{}, fmt.Errorf("acquire %q: grant: %w: %w", key, ErrNotAcquired, err)
+		return locks.Lease{}, fmt.Errorf("acquire %q: grant: %w: %w", key, locks.ErrNotAcquired, err)
 	}
 	hctx, stop := context.WithCancel(context.Background())
 	sess, err := concurrency.NewSession(e.cli, concurrency.WithLease(g.ID), concurrency.WithContext(hctx))
 	if err != nil {
 		stop()
 		e.revoke(g.ID)
-		return Lease{}, fmt.Errorf("acquire %q: session: %w: %w", key, ErrNotAcquired, err)
+		return locks.Lease{}, fmt.Errorf("acquire %q: session: %w: %w", key, locks.ErrNotAcquired, err)
 	}
 	m := concurrency.NewMutex(sess, etcdPrefix+key)
 	cctx, cancel = e.call(ctx)
@@ -159,17 +182,17 @@ func (e *etcdMutex) try(ctx context.Context, key string) (Lease, error) {
 	case errors.Is(err, concurrency.ErrLocked):
 		stop()
 		e.revoke(g.ID)
-		return Lease{}, fmt.Errorf("acquire %q: %w", key, ErrNotAcquired)
+		return locks.Lease{}, fmt.Errorf("acquire %q: %w", key, locks.ErrNotAcquired)
 	case err != nil:
 		stop()
 		e.revoke(g.ID)
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
-		return Lease{}, fmt.Errorf("acquire %q: %w", key, err)
+		return locks.Lease{}, fmt.Errorf("acquire %q: %w", key, err)
 	}
-	h := &etcdHold{id: g.ID, key: m.Key(), rev: m.Header().Revision, lost: NewNotice(), stop: stop, done: make(chan struct{}), sess: sess, start: start}
-	l := Lease{Key: key, Token: m.Key(), Validity: time.Now().Add(UntilRelease), Lost: h.lost}
+	h := &etcdHold{id: g.ID, key: m.Key(), rev: m.Header().Revision, lost: locks.NewNotice(), stop: stop, done: make(chan struct{}), sess: sess, start: start}
+	l := locks.Lease{Key: key, Token: m.Key(), Validity: time.Now().Add(locks.UntilRelease), Lost: h.lost}
 	if e.cfg.Fencing {
 		l.Fence = h.rev
 	}
@@ -178,7 +201,7 @@ func (e *etcdMutex) try(ctx context.Context, key string) (Lease, error) {
 		e.mu.Unlock()
 		stop()
 		e.revoke(g.ID)
-		return Lease{}, fmt.Errorf("acquire %q: %w", key, ErrClosed)
+		return locks.Lease{}, fmt.Errorf("acquire %q: %w", key, locks.ErrClosed)
 	}
 	e.holds[l.Token] = h
 	e.mu.Unlock()
@@ -236,7 +259,7 @@ func (e *etcdMutex) revoke(id clientv3.LeaseID) {
 }
 
 // take removes and returns the hold of l.
-func (e *etcdMutex) take(l Lease) *etcdHold {
+func (e *etcdMutex) take(l locks.Lease) *etcdHold {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	h := e.holds[l.Token]
@@ -246,10 +269,10 @@ func (e *etcdMutex) take(l Lease) *etcdHold {
 
 // Release deletes the key if it is still this lease's, then revokes the
 // lease.
-func (e *etcdMutex) Release(ctx context.Context, l Lease) error {
+func (e *etcdMutex) Release(ctx context.Context, l locks.Lease) error {
 	h := e.take(l)
 	if h == nil {
-		return fmt.Errorf("release %q: %w", l.Key, ErrNotHeld)
+		return fmt.Errorf("release %q: %w", l.Key, locks.ErrNotHeld)
 	}
 	h.stop()
 	<-h.done
@@ -263,18 +286,18 @@ func (e *etcdMutex) Release(ctx context.Context, l Lease) error {
 	case err != nil:
 		return fmt.Errorf("release %q: %w", l.Key, err)
 	case !r.Succeeded:
-		return fmt.Errorf("release %q: %w", l.Key, ErrNotHeld)
+		return fmt.Errorf("release %q: %w", l.Key, locks.ErrNotHeld)
 	}
 	return nil
 }
 
 // Extend sends one keep-alive of the lease; the session's own go on.
-func (e *etcdMutex) Extend(ctx context.Context, l Lease) (Lease, error) {
+func (e *etcdMutex) Extend(ctx context.Context, l locks.Lease) (locks.Lease, error) {
 	e.mu.Lock()
 	h := e.holds[l.Token]
 	e.mu.Unlock()
 	if h == nil || l.Told() {
-		return Lease{}, fmt.Errorf("extend %q: %w", l.Key, ErrNotHeld)
+		return locks.Lease{}, fmt.Errorf("extend %q: %w", l.Key, locks.ErrNotHeld)
 	}
 	cctx, cancel := e.call(ctx)
 	defer cancel()
@@ -282,11 +305,11 @@ func (e *etcdMutex) Extend(ctx context.Context, l Lease) (Lease, error) {
 	switch {
 	case errors.Is(err, rpctypes.ErrLeaseNotFound):
 		h.lost.Tell(errors.New("the lease is gone from the members"))
-		return Lease{}, fmt.Errorf("extend %q: %w", l.Key, ErrNotHeld)
+		return locks.Lease{}, fmt.Errorf("extend %q: %w", l.Key, locks.ErrNotHeld)
 	case err != nil && ctx.Err() != nil:
-		return Lease{}, fmt.Errorf("extend %q: %w", l.Key, ctx.Err())
+		return locks.Lease{}, fmt.Errorf("extend %q: %w", l.Key, ctx.Err())
 	case err != nil:
-		return Lease{}, fmt.Errorf("extend %q: %w", l.Key, err)
+		return locks.Lease{}, fmt.Errorf("extend %q: %w", l.Key, err)
 	}
 	return l, nil
 }
