@@ -106,7 +106,7 @@ func (r *containerRunner) addr() string { return net.JoinHostPort(loopback, strc
 func (r *containerRunner) start(ctx context.Context, fresh bool) (run, error) {
 	n := r.n
 	writeConf := func() error {
-		return n.writeConf(filepath.Join(n.dir, nodeConf), redisPort, "0.0.0.0", ImageData, ImageData+"/redis.log")
+		return n.writeConf(filepath.Join(n.dir, nodeConf), redisPort, "0.0.0.0", ImageData, ImageData+"/"+redisLog)
 	}
 	if !fresh {
 		if err := writeConf(); err != nil {

@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +22,15 @@ func TestEtcdMembers(t *testing.T) {
 	}
 	if a := c.Abilities(); !a.Process || !a.Network || a.Clock || a.Redis {
 		t.Errorf("abilities %+v", a)
+	}
+	// Each member's log is named for it, and holds what it said.
+	for _, m := range c.Nodes() {
+		if filepath.Base(m.LogPath()) != "etcd.log" {
+			t.Errorf("%s logs to %s, want etcd.log", m.Name(), m.LogPath())
+		}
+		if fi, err := os.Stat(m.LogPath()); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: empty or missing log: %v", m.Name(), err)
+		}
 	}
 	ctx := context.Background()
 	health := func(i int) error {

@@ -103,14 +103,23 @@ func (n *Node) Proxy() *toxiproxy.Proxy { return n.proxy }
 // toxiproxy server; nil for an external node without a toxiproxy server.
 func (n *Node) Link() *Link { return n.link }
 
-// LogPath returns the node's redis.log, which also gets the process's
-// stdout and stderr and is appended to across restarts; "" for an external
-// node.
+// The node's log in its folder, named for the server that writes it.
+const (
+	redisLog = "redis.log"
+	etcdLog  = "etcd.log" // an etcd member's (ServerEtcd)
+)
+
+// LogPath returns the node's log: redis.log, or etcd.log for an etcd
+// member, which also gets the process's stdout and stderr and is
+// appended to across restarts; "" for an external node.
 func (n *Node) LogPath() string {
 	if n.dir == "" {
 		return ""
 	}
-	return filepath.Join(n.dir, "redis.log")
+	if n.c != nil && n.c.server == ServerEtcd {
+		return filepath.Join(n.dir, etcdLog)
+	}
+	return filepath.Join(n.dir, redisLog)
 }
 
 // Version returns the redis_version that the node reported on Start.

@@ -50,7 +50,7 @@ func WithPersistence(appendfsyncAlways bool) Option {
 }
 
 // WithDir sets the directory holding one sub-directory per node ("n1", ...)
-// with its redis.log and data. It is created if missing (mode 0700) and
+// with its log (redis.log, or etcd.log for an etcd member) and data. It is created if missing (mode 0700) and
 // never removed;
 // data left there by an earlier run with persistence is loaded. The default
 // is a fresh os.MkdirTemp directory, removed on Close unless WithKeepLogs.

@@ -49,7 +49,7 @@ type killCase struct {
 // TestSIGKILLLeavesNothing is the SIGKILL script: it starts torture run
 // for each backend and topology — processes, multi-node RedLock, Redis
 // Cluster, failover with sentinels, power loss on FUSE disks, client
-// processes stopped by client-stop, the docker backend — and kills it with
+// processes stopped by client-stop, etcd members, the docker backend — and kills it with
 // SIGKILL at a random moment of each stage (starting, running, healing).
 // After each kill: no process of the run is left (nodes, sentinels,
 // clients, stopped ones included); what the dying process cannot remove
@@ -90,6 +90,12 @@ func TestSIGKILLLeavesNothing(t *testing.T) {
 			return ""
 		}},
 		{"client-process", []string{"--lock", "setnx-watchdog", "--client-process", "--nemesis", "client-stop", "--clients", "3"}, always},
+		{"etcd", []string{"--lock", "etcd-mutex", "--nemesis", "kill,partition"}, func(*testing.T) string {
+			if _, err := exec.LookPath("etcd"); err != nil {
+				return err.Error()
+			}
+			return ""
+		}},
 		{"docker", []string{"--lock", "setnx", "--backend", "docker", "--nemesis", "kill,pause"}, func(t *testing.T) string {
 			if err := docker.Ping(t.Context()); err != nil {
 				return err.Error()
