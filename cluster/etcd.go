@@ -51,8 +51,10 @@ const (
 // every member reports itself healthy (a leader elected). Kill, Restart,
 // Pause and Resume act on a member's process as on redis-server's;
 // a restarted member keeps its data folder, so it rejoins with its log.
-// The members are Go programs, which read the clock without libc, so the
-// clock shim cannot move them: a cluster of them has no Clock ability.
+// The members are Go programs, which read their clocks through the vDSO,
+// without libc, so the clock shim cannot move them, and etcd times leases
+// and elections on the monotonic clock besides: a cluster of them has no
+// Clock ability, and every clock kind is refused on it (Abilities.Missing).
 func StartEtcd(ctx context.Context, n int, opts ...Option) (*Cluster, error) {
 	o, err := newOptions(n, opts)
 	if err != nil {

@@ -270,7 +270,7 @@ func (a Abilities) Missing(need Abilities) string {
 	ext := a.backend == BackendExternal
 	switch {
 	case a.etcd && need.Clock:
-		return "the nodes are etcd members, Go programs that read the clock through the vDSO, not libc: the clock shim cannot move them"
+		return "the nodes are etcd members, Go programs that read their clocks through the vDSO, not libc, so the LD_PRELOAD clock shim cannot reach them; and etcd times leases and elections on the monotonic clock, which a wall-clock fault does not move"
 	case a.etcd && need.PowerLoss:
 		return "the nodes are etcd members, which fsync their log before they answer: the power-loss kinds drop what a Redis node did not fsync"
 	case a.etcd && need.Links:

@@ -20,6 +20,12 @@ type ConsensusOptions struct {
 	Consensus func(lock string) bool
 	// Skip reports whether a lock is left out (a mutant).
 	Skip func(lock string) bool
+	// Refused says, in one line, why the harness refuses to run a row on
+	// a consensus lock (the refusal a run prints, without the kind's
+	// name), "" when it would run it; nil says nothing. Under the table,
+	// each row the lock has no cell of and the harness refuses is named
+	// with the reason, rows that share one together.
+	Refused func(lock, row string) string
 }
 
 // Reading is what one row of the comparison says about the argument.
@@ -49,7 +55,9 @@ const (
 // the literature table that a consensus lock was run on or a Redis lock
 // broke: each lock's measured rate of runs that broke the lease and the
 // resource, and the reading (ReadEvery, ReadRedisOnly, ReadSomeRedis,
-// ReadFencing, ReadSafe, ReadUnmeasured). Then a count of the rows by reading. It is
+// ReadFencing, ReadSafe, ReadUnmeasured); then the rows a consensus lock
+// has no cell of because the harness refuses to run them on it
+// (ConsensusOptions.Refused); then a count of the rows by reading. It is
 // the block between the consensus markers of docs/consensus.md, never
 // typed.
 func Consensus(m Matrix, o ConsensusOptions) []byte {
@@ -81,6 +89,9 @@ func Consensus(m Matrix, o ConsensusOptions) []byte {
 	b.WriteString("| row | " + strings.Join(mapStrings(locksIn, func(l string) string { return "`" + mdText(l) + "`" }), " | ") + " | reading |\n")
 	b.WriteString("|---|" + strings.Repeat("---|", len(locksIn)) + "---|\n")
 	counts := map[string]int{}
+	type absent struct{ lock, why string }
+	var whys []absent
+	without := map[absent][]string{} // the rows of each lock and reason
 	for _, row := range rows {
 		cells := byRow[row]
 		reading := consensusReading(row, cells, byRow, cons, redis)
@@ -88,6 +99,18 @@ func Consensus(m Matrix, o ConsensusOptions) []byte {
 			continue
 		}
 		counts[reading]++
+		for _, l := range cons {
+			if _, ok := cells[l]; ok || o.Refused == nil {
+				continue
+			}
+			if why := o.Refused(l, row); why != "" {
+				a := absent{l, why}
+				if without[a] == nil {
+					whys = append(whys, a)
+				}
+				without[a] = append(without[a], "`"+mdText(row)+"`")
+			}
+		}
 		line := "| " + mdText(row) + " |"
 		for _, l := range locksIn {
 			c, ok := cells[l]
@@ -105,6 +128,9 @@ func Consensus(m Matrix, o ConsensusOptions) []byte {
 		b.WriteString(line + " " + reading + " |\n")
 	}
 	b.WriteString("\n")
+	for _, a := range whys {
+		fmt.Fprintf(&b, "No `%s` cell of %s, which the harness refuses to run on it: %s.\n\n", mdText(a.lock), strings.Join(without[a], ", "), mdText(a.why))
+	}
 	for _, r := range []string{ReadEvery, ReadRedisOnly, ReadSomeRedis, ReadFencing, ReadSafe, ReadUnmeasured} {
 		if counts[r] > 0 {
 			fmt.Fprintf(&b, "- %s: %s\n", r, plural(counts[r], "row"))

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/locktorture/locktorture/harness"
 	"github.com/locktorture/locktorture/internal/safefs"
 	"github.com/locktorture/locktorture/locks"
 	"github.com/locktorture/locktorture/matrix"
@@ -166,8 +167,33 @@ func consensusPage(path, bundle string) ([]byte, error) {
 		Bundle:    rel,
 		Consensus: func(l string) bool { p := lookup(l).Promises; return p != nil && p.Consensus },
 		Skip:      func(l string) bool { return lookup(l).Mutant },
+		Refused:   refusedRow,
 	})
 	return report.ReplaceBlock(page, block, report.ConsensusBlock)
+}
+
+// refusedRow says why the harness refuses to run row of the literature
+// table (matrix.Literature) on lock: the refusal a run would print,
+// without the kind's name, found offline (harness.FitsSchedule checks no
+// program); "" when it would run it.
+func refusedRow(lock, row string) string {
+	for _, r := range matrix.Literature {
+		if r.Name != row {
+			continue
+		}
+		cfg := r.Config
+		cfg.Lock, cfg.Seed = lock, 1
+		err := harness.FitsSchedule(cfg)
+		if err == nil {
+			return ""
+		}
+		why := err.Error()
+		if _, after, ok := strings.Cut(why, " refused: "); ok {
+			why = after
+		}
+		return why
+	}
+	return ""
 }
 
 // consensusBundle returns the newest folder of results (by its matrix's
