@@ -200,7 +200,8 @@ func (c *Cluster) start(ctx context.Context) error {
 	return nil
 }
 
-// readVersions asks every node for its redis_version.
+// readVersions asks every node for its server's version: redis_version of
+// INFO server, or an etcd member's /version.
 func (c *Cluster) readVersions(ctx context.Context) error {
 	for _, n := range c.nodes {
 		if c.server == ServerEtcd {
@@ -253,11 +254,12 @@ func (c *Cluster) Password() string { return c.password }
 // the external backend.
 func (c *Cluster) Dir() string { return c.dir }
 
-// Version returns the redis_version that node 1 reported on Start.
+// Version returns the version of its server (Server) that node 1
+// reported on Start: redis_version, or an etcd member's.
 func (c *Cluster) Version() string { return c.version }
 
-// Versions returns the redis_version that each node reported on Start, in
-// node order.
+// Versions returns the version of its server that each node reported on
+// Start, in node order.
 func (c *Cluster) Versions() []string {
 	v := make([]string, len(c.nodes))
 	for i, n := range c.nodes {

@@ -40,7 +40,7 @@ type Node struct {
 	paused  bool
 	closed  bool // by Cluster.Close
 	client  *redis.Client
-	version string // redis_version, read on Start
+	version string // its server's version (redis_version, etcd's), read on Start
 }
 
 // runner runs one node's redis-server: as a local process (process.go),
@@ -122,7 +122,8 @@ func (n *Node) LogPath() string {
 	return filepath.Join(n.dir, redisLog)
 }
 
-// Version returns the redis_version that the node reported on Start.
+// Version returns the version of its server that the node reported on
+// Start (redis_version, or an etcd member's).
 func (n *Node) Version() string { return n.version }
 
 // Pid returns the process id of redis-server, or 0 when it is not running

@@ -32,12 +32,15 @@ type Progress struct {
 
 // Summary is what Run reports besides the history file.
 type Summary struct {
-	Config       Config        `json:"config"`
-	HistoryPath  string        `json:"history"`
-	Events       int           `json:"events"`
-	Elapsed      time.Duration `json:"elapsed"`
-	RedisVersion string        `json:"redis_version"`
-	// NodeVersions is the redis_version each node reported, in node order.
+	Config      Config        `json:"config"`
+	HistoryPath string        `json:"history"`
+	Events      int           `json:"events"`
+	Elapsed     time.Duration `json:"elapsed"`
+	// Server is what the nodes ran: the server's name and the version
+	// the first node reported, as report.Server joins them ("redis
+	// 7.0.15", "etcd 3.4.23").
+	Server string `json:"server"`
+	// NodeVersions is the version each node reported, in node order.
 	NodeVersions []string `json:"node_versions"`
 	// Faults is the number of faults the run's schedule holds: steps,
 	// each started and healed once (see nemesis.Schedule).
@@ -162,7 +165,7 @@ func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary
 			err = fmt.Errorf("harness: stop nodes: %w", cerr)
 		}
 	}()
-	sum.RedisVersion, sum.NodeVersions = cl.Version(), cl.Versions()
+	sum.Server, sum.NodeVersions = cl.Server()+" "+cl.Version(), cl.Versions()
 	probe, err := startProbe(ctx, cfg, o)
 	if err != nil {
 		return sum, err

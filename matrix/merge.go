@@ -253,12 +253,31 @@ func checkShards(shards []shardOutput, o mergeOptions) error {
 			what, a, b = "seeds", fmt.Sprint(f.Seeds), fmt.Sprint(m.Seeds)
 		case m.Duration != f.Duration:
 			what, a, b = "durations", f.Duration, m.Duration
-		case m.RedisVersion != "" && f.RedisVersion != "" && m.RedisVersion != f.RedisVersion:
-			what, a, b = "Redis versions", f.RedisVersion, m.RedisVersion
 		}
 		if what != "" {
 			return fmt.Errorf("%w: different %s: %s (shard %d/%d) has %s, %s (shard %d/%d) has %s",
 				ErrShards, what, first.dir, f.Shard.Index, f.Shard.Count, a, s.dir, m.Shard.Index, m.Shard.Count, b)
+		}
+	}
+	// One version of each server: shards may run different servers (one
+	// only Redis locks' cells, another only etcd's), never two versions
+	// of one.
+	type ranBy struct {
+		s      shardOutput
+		server string
+	}
+	ran := map[string]ranBy{} // by server name, the first shard that ran it
+	for _, s := range shards {
+		for _, sv := range s.m.Servers {
+			name, _, _ := strings.Cut(sv, " ")
+			o, ok := ran[name]
+			switch {
+			case !ok:
+				ran[name] = ranBy{s, sv}
+			case o.server != sv:
+				return fmt.Errorf("%w: different server versions: %s (shard %d/%d) has %s, %s (shard %d/%d) has %s",
+					ErrShards, o.s.dir, o.s.m.Shard.Index, o.s.m.Shard.Count, o.server, s.dir, s.m.Shard.Index, s.m.Shard.Count, sv)
+			}
 		}
 	}
 	// Each shard once, and all of them.
@@ -391,8 +410,8 @@ func merged(shards []shardOutput) report.Matrix {
 		if s.m.Started.Before(m.Started) {
 			m.Started = s.m.Started
 		}
-		if m.RedisVersion == "" {
-			m.RedisVersion = s.m.RedisVersion
+		for _, sv := range s.m.Servers {
+			m.Servers, _ = report.AddServer(m.Servers, sv) // one version each: checkShards
 		}
 		m.Elapsed += s.m.Elapsed
 		m.Interrupted = m.Interrupted || s.m.Interrupted

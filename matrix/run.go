@@ -316,8 +316,10 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 				continue
 			}
 			cell.Runs = append(cell.Runs, outcomes[k].run)
-			if m.RedisVersion == "" {
-				m.RedisVersion = outcomes[k].redis
+			if s := outcomes[k].server; s != "" {
+				// The runs of one matrix find one version of each
+				// server on this machine; the first is kept.
+				m.Servers, _ = report.AddServer(m.Servers, s)
 			}
 		}
 		aggregate(&cell)

@@ -19,8 +19,8 @@ import (
 type outcome struct {
 	run     report.CellRun
 	notRun  bool
-	dropped bool // an extra seed cut short: no part of the cell
-	redis   string
+	dropped bool   // an extra seed cut short: no part of the cell
+	server  string // the run's report.Results.Server
 }
 
 // Again is how many times a run that decided nothing on a machine too
@@ -58,7 +58,7 @@ func (p *Plan) runOne(ctx context.Context, sp Spec, seed int64) outcome {
 			// Cancelled before it recorded anything to check.
 			return outcome{notRun: true}
 		}
-		out = outcome{run: cellRun(seed, r, id, err), redis: r.RedisVersion}
+		out = outcome{run: cellRun(seed, r, id, err), server: r.Server}
 		out.run.Again = again
 		if ctx.Err() != nil || !tooSlow(sp, out.run) {
 			return out

@@ -270,7 +270,7 @@ func fakeShards(tb testing.TB, specs []Spec, seeds []int64, n int, violating map
 	for i := 1; i <= n; i++ {
 		info := shardInfo(specs, o, Shard{i, n})
 		m := report.Matrix{Started: time.Date(2026, 12, 1, 2, i, 0, 0, time.UTC), Command: "torture matrix", Seeds: seeds, Duration: "8s",
-			Commit: "0123abcd", Shard: info, RedisVersion: "7.0.15", Elapsed: 10}
+			Commit: "0123abcd", Shard: info, Servers: []string{"redis 7.0.15"}, Elapsed: 10}
 		dir := filepath.Join(tb.TempDir(), fmt.Sprintf("shard%d", i))
 		for _, sp := range specs {
 			cell := sp.cell()
@@ -322,6 +322,18 @@ func TestMergeJudgesWhole(t *testing.T) {
 	seeds := []int64{1, 2, 3, 4}
 	bad := map[report.ShardRun]bool{{Cell: "a/none", Seed: 3}: true, {Cell: "b/none", Seed: 2}: true}
 	dirs := fakeShards(t, specs, seeds, 3, bad)
+	// Shards may run different servers (the last only etcd members),
+	// one version of each.
+	for i, servers := range map[int][]string{1: {"redis 7.0.15", "etcd 3.4.23"}, 2: {"etcd 3.4.23"}} {
+		sm, err := report.ReadMatrix(dirs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		sm.Servers = servers
+		if err := report.WriteMatrix(dirs[i], sm); err != nil {
+			t.Fatal(err)
+		}
+	}
 	out := filepath.Join(t.TempDir(), "merged")
 	m, err := Merge(out, dirs)
 	if err != nil {
@@ -329,6 +341,9 @@ func TestMergeJudgesWhole(t *testing.T) {
 	}
 	if len(m.Cells) != 2 || m.Elapsed != 30 || !m.Started.Equal(time.Date(2026, 12, 1, 2, 1, 0, 0, time.UTC)) {
 		t.Fatalf("merged: %d cells, elapsed %v, started %v", len(m.Cells), m.Elapsed, m.Started)
+	}
+	if !slices.Equal(m.Servers, []string{"redis 7.0.15", "etcd 3.4.23"}) {
+		t.Errorf("merged servers %q, want redis and etcd, once each", m.Servers)
 	}
 	a, b := m.Cells[0], m.Cells[1]
 	var aSeeds []int64
@@ -411,10 +426,15 @@ func TestMergeRefuses(t *testing.T) {
 			edit(t, d[1], func(m *report.Matrix) { m.Shard.Count = 5 })
 			return d
 		}, "different shard counts"},
-		{"redis", func(t *testing.T, d []string) []string {
-			edit(t, d[1], func(m *report.Matrix) { m.RedisVersion = "7.2.4" })
+		{"server version", func(t *testing.T, d []string) []string {
+			edit(t, d[1], func(m *report.Matrix) { m.Servers = []string{"redis 7.2.4"} })
 			return d
-		}, "different Redis versions"},
+		}, "different server versions: %[1]s (shard 1/4) has redis 7.0.15, %[2]s (shard 2/4) has redis 7.2.4"},
+		{"server version beside another", func(t *testing.T, d []string) []string {
+			edit(t, d[1], func(m *report.Matrix) { m.Servers = []string{"etcd 3.4.23"} })
+			edit(t, d[3], func(m *report.Matrix) { m.Servers = []string{"redis 7.0.15", "etcd 3.5.0"} })
+			return d
+		}, "different server versions: %[2]s (shard 2/4) has etcd 3.4.23, %[4]s (shard 4/4) has etcd 3.5.0"},
 		{"missing", func(t *testing.T, d []string) []string { return []string{d[0], d[2]} }, "shard 2, 4 of 4 missing"},
 		{"twice", func(t *testing.T, d []string) []string { return append(d, d[1]) }, "overlapping shards: %[2]s and %[2]s are both shard 2/4"},
 		{"overlap", func(t *testing.T, d []string) []string {

@@ -252,7 +252,7 @@ iframe{width:100%;height:520px;border:1px solid #ccc}
 {{if .Starvation}}<tr><th>starvation</th><td class="{{.Starvation}}">{{.Starvation}}{{with .StarvationReason}} — {{.}}{{end}}{{with .Stats.LongestWait}} (longest wait {{dur .Quiet}} under no fault{{end}}{{if .Stats.LongestWait}}, bound {{dur .StarvationBound}}){{end}}</td></tr>{{end}}
 {{if .SplitVotes}}<tr><th>split votes</th><td class="{{.SplitVotes}}">{{.SplitVotes}}{{with .SplitVotesReason}} — {{.}}{{end}}{{with .SplitVote}} (longest {{dur .Quiet}} under no fault{{end}}{{if .SplitVote}}, bound {{dur .SplitVoteBound}}){{end}}</td></tr>{{end}}{{end}}
 <tr><th>seed</th><td>{{.R.Seed}}</td></tr>
-<tr><th>redis</th><td>{{.R.RedisVersion}}</td></tr>
+<tr><th>server</th><td>{{.R.Server}}</td></tr>
 <tr><th>elapsed</th><td>{{f1 .R.Elapsed}} s{{if .R.Interrupted}} (interrupted){{end}}</td></tr>
 <tr><th>trials</th><td>{{.R.Trials.Text}}</td></tr>
 <tr><th>machine health</th><td{{if not .R.Health.Healthy}} class="unknown"{{end}}>{{healthText .R.Health}}</td></tr>

@@ -2,6 +2,8 @@ package report
 
 import (
 	"cmp"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -444,14 +446,19 @@ func (c Cell) Incomplete() bool {
 
 // Matrix is the outcome of a comparison matrix run.
 type Matrix struct {
-	Started      time.Time         `json:"started"`
-	Command      string            `json:"command"`
-	Seeds        []int64           `json:"seeds"`
-	Duration     string            `json:"duration"`
-	RedisVersion string            `json:"redis_version"`
-	Versions     map[string]string `json:"versions"`
-	Cells        []Cell            `json:"cells"`
-	Elapsed      float64           `json:"elapsed_seconds"`
+	Started  time.Time `json:"started"`
+	Command  string    `json:"command"`
+	Seeds    []int64   `json:"seeds"`
+	Duration string    `json:"duration"`
+	// Servers are what the matrix's nodes ran, each server once with
+	// the version its runs reported (Server: "redis 7.0.15", "etcd
+	// 3.4.23"), in the order the cells first ran them. Summaries written
+	// before it have redis_version, the version of the first run's nodes,
+	// which reads as "redis" and that version.
+	Servers  []string          `json:"servers,omitempty"`
+	Versions map[string]string `json:"versions"`
+	Cells    []Cell            `json:"cells"`
+	Elapsed  float64           `json:"elapsed_seconds"`
 	// Interrupted is set when the matrix was stopped before its end;
 	// Cells still lists every cell, with the seeds that never ran.
 	Interrupted bool `json:"interrupted,omitempty"`
@@ -480,6 +487,42 @@ type Matrix struct {
 	// those runs alone. It is nil in a whole matrix, merged or not.
 	Shard *ShardInfo `json:"shard,omitempty"`
 }
+
+// UnmarshalJSON reads summary.json, those written before Servers too
+// (see legacyRedis).
+func (m *Matrix) UnmarshalJSON(b []byte) error {
+	type matrix Matrix // without this method
+	var v struct {
+		matrix
+		legacyRedis
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*m = Matrix(v.matrix)
+	if m.Servers == nil && v.RedisVersion != "" {
+		m.Servers = []string{Server("redis", v.RedisVersion)}
+	}
+	return nil
+}
+
+// AddServer returns servers with server (a Server) appended unless it is
+// there already; another version of a server already there is
+// ErrServerVersions, naming both.
+func AddServer(servers []string, server string) ([]string, error) {
+	for _, s := range servers {
+		switch {
+		case s == server:
+			return servers, nil
+		case serverName(s) == serverName(server):
+			return servers, fmt.Errorf("%w: %s and %s", ErrServerVersions, s, server)
+		}
+	}
+	return append(servers, server), nil
+}
+
+// ErrServerVersions: two versions of one server in one matrix.
+var ErrServerVersions = errors.New("report: two versions of one server")
 
 // UnknownCommit is the commit recorded by a binary without a VCS stamp
 // (built with -buildvcs=false, with go run or go test, or in a git

@@ -117,7 +117,7 @@ func (r Readme) provenance(b *bytes.Buffer) {
 		p(", %d undecided (unknown: not counted in the rates)", undecided)
 	}
 	p(";\n")
-	p("- Redis %s", m.RedisVersion)
+	p("- server: %s", strings.Join(m.Servers, ", "))
 	if len(m.Versions) > 0 {
 		var vs []string
 		for k, v := range m.Versions {

@@ -32,11 +32,15 @@ type Results struct {
 	Config any `json:"config"`
 	// Seed repeats the configuration's seed for quick reading.
 	Seed int64 `json:"seed"`
-	// RedisVersion is the version the nodes reported.
-	RedisVersion string `json:"redis_version,omitempty"`
-	// RedisVersions is the version each node reported, in node order:
-	// they may differ on the external backend.
-	RedisVersions []string `json:"redis_versions,omitempty"`
+	// Server is what the nodes ran: the server's name and the version
+	// its first node reported ("redis 7.0.15", "etcd 3.4.23"; see
+	// Server). Files written before it have redis_version, which reads
+	// as "redis" and that version.
+	Server string `json:"server,omitempty"`
+	// NodeVersions is the version each node reported, in node order:
+	// they may differ on the external backend. Files written before it
+	// have redis_versions, which reads as it.
+	NodeVersions []string `json:"node_versions,omitempty"`
 	// Versions of the tool and of the modules that matter to a verdict.
 	Versions map[string]string `json:"versions"`
 	// Elapsed is the wall time the clients ran, in seconds.
@@ -259,6 +263,48 @@ func WriteResults(dir string, r Results) error {
 	}
 	if err := safefs.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+// Server joins a server's name and version as Results.Server and
+// Matrix.Servers hold them: "redis 7.0.15"; the name alone when the
+// version is unknown.
+func Server(name, version string) string {
+	return strings.TrimSpace(name + " " + version)
+}
+
+// serverName is the name part of a Server.
+func serverName(s string) string {
+	name, _, _ := strings.Cut(s, " ")
+	return name
+}
+
+// legacyRedis is what files written before Results.Server and
+// Matrix.Servers held instead: the nodes' versions, named for Redis, the
+// only server they ran then.
+type legacyRedis struct {
+	RedisVersion  string   `json:"redis_version"`
+	RedisVersions []string `json:"redis_versions"`
+}
+
+// UnmarshalJSON reads results.json, those written before Server and
+// NodeVersions too (see legacyRedis).
+func (r *Results) UnmarshalJSON(b []byte) error {
+	type results Results // without this method
+	var v struct {
+		results
+		legacyRedis
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*r = Results(v.results)
+	if r.Server == "" && v.RedisVersion != "" {
+		r.Server = Server("redis", v.RedisVersion)
+	}
+	if r.NodeVersions == nil {
+		r.NodeVersions = v.RedisVersions
 	}
 	return nil
 }

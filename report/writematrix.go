@@ -305,8 +305,8 @@ func matrixMarkdown(m Matrix) []byte {
 	if s := shardText(m); s != "" {
 		p("- %s\n", s)
 	}
-	if m.RedisVersion != "" {
-		p("- redis: %s\n", m.RedisVersion)
+	if len(m.Servers) > 0 {
+		p("- server: %s\n", strings.Join(m.Servers, ", "))
 	}
 	if m.Machine != nil {
 		p("- machine: %s\n", m.Machine) // what ran the cells, and its load
@@ -471,7 +471,7 @@ func matrixJUnit(m Matrix, times []float64) ([]byte, error) {
 		{"command", m.Command},
 		{"seeds", seedList(m.Seeds)},
 		{"duration", m.Duration},
-		{"redis_version", m.RedisVersion},
+		{"server", strings.Join(m.Servers, ", ")},
 		{"commit", commitText(m)},
 		{"shard", shardText(m)},
 	} {
@@ -687,7 +687,7 @@ code{background:#f6f6f6;padding:0 .2em}
 {{with .M.Command}}<tr><th>command</th><td><code>{{.}}</code></td></tr>{{end}}
 <tr><th>seeds</th><td>{{.Seeds}}</td></tr>
 <tr><th>duration</th><td>{{.M.Duration}} per run; whole matrix {{f1 .M.Elapsed}} s</td></tr>
-{{with .M.RedisVersion}}<tr><th>redis</th><td>{{.}}</td></tr>{{end}}
+{{with .M.Servers}}<tr><th>server</th><td>{{join . ", "}}</td></tr>{{end}}
 {{with .M.Machine}}<tr><th>machine</th><td>{{.}}</td></tr>{{end}}
 {{with .Commit}}<tr><th>commit</th><td><code>{{.}}</code></td></tr>{{end}}
 {{with .Shard}}<tr><th>shard</th><td>{{.}}</td></tr>{{end}}

@@ -25,13 +25,13 @@ func sampleMatrix() Matrix {
 		return CellRun{Seed: seed, RunID: filepath.Base(dir), Dir: dir, Lease: lease, Resource: resource, AcqPerSec: 100, P99Acquire: 3, Availability: -1}
 	}
 	return Matrix{
-		Started:      time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC),
-		Command:      "torture matrix --seeds 1,2 --duration 8s",
-		Seeds:        []int64{1, 2},
-		Duration:     "8s",
-		RedisVersion: "7.0.15",
-		Versions:     map[string]string{"go": "go1.26.8", "github.com/anishathalye/porcupine": "v1.3.1"},
-		Elapsed:      123.4,
+		Started:  time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC),
+		Command:  "torture matrix --seeds 1,2 --duration 8s",
+		Seeds:    []int64{1, 2},
+		Duration: "8s",
+		Servers:  []string{"redis 7.0.15"},
+		Versions: map[string]string{"go": "go1.26.8", "github.com/anishathalye/porcupine": "v1.3.1"},
+		Elapsed:  123.4,
 		Cells: []Cell{
 			{
 				Name: "setnx/none", Lock: "setnx", Language: "Go", Nemesis: "none", Topology: "masters", Expect: ExpectSafe, Props: ExpectAll(ExpectSafe), Class: "any",
@@ -207,7 +207,7 @@ func TestWriteMatrixMarkdown(t *testing.T) {
 	wantContains(t, "summary.md", md,
 		"- command: `torture matrix --seeds 1,2 --duration 8s`",
 		"- seeds: 1, 2",
-		"- redis: 7.0.15",
+		"- server: redis 7.0.15",
 		"github.com/anishathalye/porcupine v1.3.1, go go1.26.8",
 		"**5 cells: 3 match their expectation, 2 do not.**",
 		"| cell | lock | language | faults | fencing | expected | what the runs showed | trials | median s to first violation | acq/s | p99 ms | availability during faults | matches |",

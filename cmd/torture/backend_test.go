@@ -43,8 +43,8 @@ func TestRunExternal(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg, _ := r.Config.(map[string]any)
-	if cfg["backend"] != "external" || !slices.Equal(r.RedisVersions, remote.Versions()) {
-		t.Errorf("results.json: backend %v, redis_versions %q; want external and %q", cfg["backend"], r.RedisVersions, remote.Versions())
+	if cfg["backend"] != "external" || !slices.Equal(r.NodeVersions, remote.Versions()) {
+		t.Errorf("results.json: backend %v, node_versions %q; want external and %q", cfg["backend"], r.NodeVersions, remote.Versions())
 	}
 	b, err := os.ReadFile(filepath.Join(dirs[0], "results.json"))
 	if err != nil {

@@ -184,8 +184,8 @@ func TestComposeCluster(t *testing.T) {
 			if tc.valid && (r.Lease != checker.Valid || r.Resource != checker.Valid) {
 				t.Errorf("lease %s, resource %s; want both valid", r.Lease, r.Resource)
 			}
-			if len(r.RedisVersions) != Nodes {
-				t.Errorf("Redis versions %v, want one per node", r.RedisVersions)
+			if len(r.NodeVersions) != Nodes {
+				t.Errorf("node versions %v, want one per node", r.NodeVersions)
 			}
 			if n := faults(t, filepath.Join(dir, "history.jsonl")); n == 0 {
 				t.Errorf("no fault started in the history")
