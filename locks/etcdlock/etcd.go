@@ -50,9 +50,9 @@ func init() {
 // a concurrency.Session on it and calls the Mutex's TryLock: a key
 // "PREFIX/LEASE" created under the lease, held when it has the lowest
 // create revision under the prefix. Refused (concurrency.ErrLocked), the
-// attempt revokes its lease and is tried again after the back-off, up to
-// locks.Config.Tries; a grant that fails creates no key, so it is a refusal
-// too. Any other error is an unknown outcome, and the lease is revoked.
+// attempt revokes its lease and is tried again after the back-off
+// (locks.Backoff), up to locks.Config.Tries; a grant that fails creates no
+// key, so it is a refusal too. Any other error is an unknown outcome, and the lease is revoked.
 //
 // While held, the session's keep-alive (the client's LeaseKeepAlive
 // stream, every TTL/3) renews the lease: the lease claims no validity
@@ -63,22 +63,23 @@ func init() {
 // lock's own: every TTL/4 it sends one keep-alive of its own
 // (LeaseKeepAliveOnce, which answers the TTL the lease was renewed to)
 // and counts the TTL from before the request, less the drift setnx
-// allows, so a holder cut off from the members is told before the leader
-// can expire the lease — the session alone learns of a loss only up to
-// half a second after its own deadline, counted from the reply, and
-// LeaseTimeToLive answers whole seconds, which round a 1 s lease to 0. A process stopped whole (SIGSTOP, a long GC pause) stops this
-// with it, and learns of the loss when it runs again, too late: fencing
-// guards against that.
+// allows (locks.Drift), so a holder cut off from the members is told
+// before the leader can expire the lease — the session alone learns of a
+// loss only up to half a second after its own deadline, counted from the
+// reply, and LeaseTimeToLive answers whole seconds, which round a 1 s
+// lease to 0. A process stopped whole (SIGSTOP, a long GC pause) stops
+// this with it, and learns of the loss when it runs again, too late:
+// fencing guards against that.
 //
-// The fencing token (locks.Config.Fencing) is the key's create revision: etcd's
-// revisions only grow, and a key holds the lock only once every key
-// created before it under the prefix is gone, so each holder's token is
-// greater than every earlier holder's.
+// The fencing token (locks.Config.Fencing) is the key's create revision:
+// etcd's revisions only grow, and a key holds the lock only once every
+// key created before it under the prefix is gone, so each holder's token
+// is greater than every earlier holder's.
 //
 // Release deletes the key if it still has its create revision (a
-// transaction; locks.ErrNotHeld when it has not) and revokes the lease. Extend
-// sends one keep-alive (LeaseKeepAliveOnce): locks.ErrNotHeld, and the notice,
-// when the lease is gone.
+// transaction; locks.ErrNotHeld when it has not) and revokes the lease.
+// Extend sends one keep-alive (LeaseKeepAliveOnce): locks.ErrNotHeld, and
+// the notice, when the lease is gone.
 type etcdMutex struct {
 	cli   *clientv3.Client
 	cfg   locks.Config
