@@ -1,7 +1,6 @@
 package matrix
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/locktorture/locktorture/checker"
@@ -160,169 +158,20 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 	m := report.Matrix{Started: time.Now().UTC(), Command: o.Command, Seeds: o.Seeds, Duration: o.Duration.String(), Versions: report.Versions(),
 		Commit: o.Commit, Dirty: o.Dirty, Shard: shardInfo(specs, o, o.Shard), Machine: report.ThisMachine(), Scenarios: ScenariosOf(specs)}
 	seedsOf := p.seedsOf(m.Shard)
-	start := time.Now()
-	total := 0
-	left := time.Duration(0)   // the planned durations of the runs not ended
-	ranFor := time.Duration(0) // and of those ended
-	for i, sp := range specs {
-		total += len(seedsOf[i])
-		left += time.Duration(len(seedsOf[i])) * sp.duration(o)
-	}
-	// Every run to do, in the matrix's order; up to o.Jobs at once, or
-	// as many as the machine holds (see schedule). A cell the More
-	// option asks more of gets its next seed queued as its run ends.
-	type job struct {
-		cell  int
-		seed  int64
-		extra bool // queued by More: dropped, not counted, when cut short
-	}
-	var jobs []job
+	q := p.newQueue(seedsOf)
+	// Up to o.Jobs runs at once, or as many as the machine holds (see
+	// schedule).
+	schedule(ctx, o.Jobs, healthyLate(specs), func() (func() bool, bool) { return q.take(ctx) })
 	for i := range specs {
-		for _, seed := range seedsOf[i] {
-			jobs = append(jobs, job{cell: i, seed: seed})
-		}
-	}
-	if o.Jobs != 1 {
-		// Side by side, the longest runs first (the LPT rule), so that
-		// no long run starts last and keeps the matrix waiting alone.
-		slices.SortStableFunc(jobs, func(a, b job) int {
-			return cmp.Compare(ExpectedRun(specs[b.cell], o.Duration), ExpectedRun(specs[a.cell], o.Duration))
-		})
-	}
-	outcomes := make([]outcome, len(jobs))
-	next := 0
-	var mu sync.Mutex // jobs, outcomes, done, left, ranFor, total and the progress callback
-	done := 0
-	lastSeed := make([]int64, len(specs))
-	var wall time.Duration // the runs' wall time so far, ended of them
-	ended := 0
-	for _, j := range jobs {
-		lastSeed[j.cell] = max(lastSeed[j.cell], j.seed)
-	}
-	// fits reports whether one more run of sp, started now, ends within
-	// the budget as the runs so far took (on a loaded machine, side by
-	// side, longer than expected); under mu.
-	fits := func(sp Spec) bool {
-		took := ExpectedRun(sp, o.Duration)
-		if ended > 0 {
-			took = max(took, wall/time.Duration(ended))
-		}
-		return o.Budget <= 0 || time.Since(start)+took <= o.Budget
-	}
-	// more queues the next seed of cell i when o.More asks for it and the
-	// deadline leaves room for one more run; under mu.
-	more := func(i int) {
-		if o.More == nil || ctx.Err() != nil {
-			return
-		}
-		sp := specs[i]
-		if !fits(sp) {
-			return
-		}
-		cell := sp.cell()
-		for k, j := range jobs {
-			if j.cell == i && !outcomes[k].notRun && outcomes[k].run.RunID != "" {
-				cell.Runs = append(cell.Runs, outcomes[k].run)
-			}
-		}
-		aggregate(&cell)
-		if !o.More(cell) {
-			return
-		}
-		lastSeed[i]++
-		jobs = append(jobs, job{i, lastSeed[i], true})
-		outcomes = append(outcomes, outcome{})
-		total++
-		left += sp.duration(o)
-	}
-	// work runs job k and reports whether the machine was too slow for
-	// it (so that fewer run side by side).
-	work := func(k int) (slow bool) {
-		mu.Lock()
-		j := jobs[k]
-		sp := specs[j.cell]
-		if j.extra && !fits(sp) {
-			// Asked for beyond the plan, but it waited its turn past the
-			// point where it could still end within the budget.
-			outcomes[k].notRun, outcomes[k].dropped = true, true
-			mu.Unlock()
-			return false
-		}
-		mu.Unlock()
-		if ctx.Err() != nil {
-			// Interrupted: the seeds left are listed as never run, so no
-			// summary can read as a full matrix.
-			mu.Lock()
-			outcomes[k].notRun, outcomes[k].dropped = true, j.extra
-			mu.Unlock()
-			return false
-		}
-		mu.Lock()
-		if o.Progress != nil {
-			elapsed := time.Since(start)
-			est := left
-			if ranFor > 0 {
-				// As fast as the runs so far went, side by side and
-				// with their start and check: elapsed per second run.
-				est = time.Duration(float64(left) * elapsed.Seconds() / ranFor.Seconds())
-			}
-			o.Progress(Progress{Done: done, Total: total, Cell: sp.Name, Seed: j.seed, Elapsed: elapsed, Left: est})
-		}
-		mu.Unlock()
-		began := time.Now()
-		out := p.runOne(ctx, sp, j.seed)
-		mu.Lock()
-		defer mu.Unlock()
-		left -= sp.duration(o)
-		ranFor += sp.duration(o)
-		done++
-		wall += time.Since(began)
-		ended++
-		if j.extra && (out.notRun || out.run.Interrupted) {
-			// A seed asked for beyond the plan and cut short by the end
-			// of the time: as if never asked for.
-			out = outcome{dropped: true}
-		}
-		outcomes[k] = out
-		if !out.notRun {
-			more(j.cell)
-		}
-		return out.run.Slow > 0 || out.run.Again > 0
-	}
-	schedule(ctx, o.Jobs, healthyLate(specs), func() (func() bool, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if next >= len(jobs) {
-			return nil, false
-		}
-		k := next
-		next++
-		return func() bool { return work(k) }, true
-	})
-	for i, sp := range specs {
 		if len(seedsOf[i]) == 0 {
 			continue // every run of the cell is another shard's
 		}
-		cell := sp.cell()
-		for k, j := range jobs {
-			if j.cell != i {
-				continue
-			}
-			if outcomes[k].dropped {
-				continue
-			}
-			if outcomes[k].notRun {
-				cell.NotRun = append(cell.NotRun, j.seed)
-				continue
-			}
-			cell.Runs = append(cell.Runs, outcomes[k].run)
-			if s := outcomes[k].server; s != "" {
-				// The runs of one matrix find one version of each
-				// server on this machine; the first is kept.
-				m.Servers, _ = report.AddServer(m.Servers, s)
-			}
+		cell, servers := q.cell(i)
+		for _, s := range servers {
+			// The runs of one matrix find one version of each server
+			// on this machine; the first is kept.
+			m.Servers, _ = report.AddServer(m.Servers, s)
 		}
-		aggregate(&cell)
 		m.Cells = append(m.Cells, cell)
 	}
 	var runErr error
@@ -330,10 +179,10 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 		m.Interrupted = true
 		runErr = err
 	}
-	m.Elapsed = time.Since(start).Seconds()
+	m.Elapsed = time.Since(q.start).Seconds()
 	m.Machine.LoadEnd = report.LoadAverage()
 	if o.Progress != nil {
-		o.Progress(Progress{Done: done, Total: total, Elapsed: time.Since(start)})
+		o.Progress(Progress{Done: q.done, Total: q.total, Elapsed: time.Since(q.start)})
 	}
 	if err := report.WriteMatrix(o.Dir, m); err != nil {
 		return m, errors.Join(runErr, err)

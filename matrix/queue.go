@@ -1,0 +1,201 @@
+package matrix
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/locktorture/locktorture/report"
+)
+
+// job is one run a matrix run does: a seed of a cell.
+type job struct {
+	cell  int
+	seed  int64
+	extra bool // queued by More: dropped, not counted, when cut short
+}
+
+// queue owns the jobs of one matrix run and what each left, shared by
+// the tasks that schedule runs side by side: it hands the jobs out,
+// queues the seeds Options.More asks for, tells Options.Progress where
+// the matrix is, and gives each cell as its runs left it. Every field
+// but p and start is under mu.
+type queue struct {
+	p     *Plan
+	start time.Time
+
+	mu       sync.Mutex
+	jobs     []job
+	outcomes []outcome // by job
+	next     int       // the first job not handed out
+	lastSeed []int64   // by cell: its highest seed queued
+	// done of total runs have ended; left is the planned durations of
+	// the runs not ended, ranFor of those ended (Progress.Left).
+	done, total  int
+	left, ranFor time.Duration
+	// wall is the wall time of the ended runs so far, the pace fits
+	// measures the budget by.
+	wall  time.Duration
+	ended int
+}
+
+// newQueue queues every run of the cells' seeds, by cell (seedsOf), in
+// the matrix's order; to run side by side, the longest runs first (the
+// LPT rule), so that no long run starts last and keeps the matrix
+// waiting alone.
+func (p *Plan) newQueue(seedsOf [][]int64) *queue {
+	q := &queue{p: p, start: time.Now(), lastSeed: make([]int64, len(p.specs))}
+	for i, sp := range p.specs {
+		for _, seed := range seedsOf[i] {
+			q.jobs = append(q.jobs, job{cell: i, seed: seed})
+			q.lastSeed[i] = max(q.lastSeed[i], seed)
+		}
+		q.total += len(seedsOf[i])
+		q.left += time.Duration(len(seedsOf[i])) * sp.duration(p.o)
+	}
+	if p.o.Jobs != 1 {
+		slices.SortStableFunc(q.jobs, func(a, b job) int {
+			return cmp.Compare(ExpectedRun(p.specs[b.cell], p.o.Duration), ExpectedRun(p.specs[a.cell], p.o.Duration))
+		})
+	}
+	q.outcomes = make([]outcome, len(q.jobs))
+	return q
+}
+
+// take hands out the next job as a task for schedule, false when none
+// is left (a running task may queue more).
+func (q *queue) take(ctx context.Context) (func() (slow bool), bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.next >= len(q.jobs) {
+		return nil, false
+	}
+	k := q.next
+	q.next++
+	return func() bool { return q.work(ctx, k) }, true
+}
+
+// work runs job k and reports whether the machine was too slow for it
+// (so that fewer run side by side).
+func (q *queue) work(ctx context.Context, k int) (slow bool) {
+	j, ok := q.begin(ctx, k)
+	if !ok {
+		return false
+	}
+	began := time.Now()
+	out := q.p.runOne(ctx, q.p.specs[j.cell], j.seed)
+	return q.end(ctx, k, out, time.Since(began))
+}
+
+// begin reports whether job k is to run, and tells Progress that it
+// starts; a job that is not to run is recorded as never run.
+func (q *queue) begin(ctx context.Context, k int) (job, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	j := q.jobs[k]
+	sp := q.p.specs[j.cell]
+	switch {
+	case j.extra && !q.fits(sp):
+		// Asked for beyond the plan, but it waited its turn past the
+		// point where it could still end within the budget.
+		q.outcomes[k] = outcome{notRun: true, dropped: true}
+		return j, false
+	case ctx.Err() != nil:
+		// Interrupted: the seeds left are listed as never run, so no
+		// summary can read as a full matrix.
+		q.outcomes[k] = outcome{notRun: true, dropped: j.extra}
+		return j, false
+	}
+	if q.p.o.Progress != nil {
+		elapsed := time.Since(q.start)
+		est := q.left
+		if q.ranFor > 0 {
+			// As fast as the runs so far went, side by side and
+			// with their start and check: elapsed per second run.
+			est = time.Duration(float64(q.left) * elapsed.Seconds() / q.ranFor.Seconds())
+		}
+		q.p.o.Progress(Progress{Done: q.done, Total: q.total, Cell: sp.Name, Seed: j.seed, Elapsed: elapsed, Left: est})
+	}
+	return j, true
+}
+
+// end records out, the outcome of job k that took as long as took, asks
+// for the cell's next seed (more), and reports whether the machine was
+// too slow for the run.
+func (q *queue) end(ctx context.Context, k int, out outcome, took time.Duration) (slow bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	j := q.jobs[k]
+	d := q.p.specs[j.cell].duration(q.p.o)
+	q.left -= d
+	q.ranFor += d
+	q.done++
+	q.wall += took
+	q.ended++
+	if j.extra && (out.notRun || out.run.Interrupted) {
+		// A seed asked for beyond the plan and cut short by the end
+		// of the time: as if never asked for.
+		out = outcome{dropped: true}
+	}
+	q.outcomes[k] = out
+	if !out.notRun {
+		q.more(ctx, j.cell)
+	}
+	return out.run.Slow > 0 || out.run.Again > 0
+}
+
+// fits reports whether one more run of sp, started now, ends within the
+// budget as the runs so far took (on a loaded machine, side by side,
+// longer than expected); under mu.
+func (q *queue) fits(sp Spec) bool {
+	o := q.p.o
+	took := ExpectedRun(sp, o.Duration)
+	if q.ended > 0 {
+		took = max(took, q.wall/time.Duration(q.ended))
+	}
+	return o.Budget <= 0 || time.Since(q.start)+took <= o.Budget
+}
+
+// more queues the next seed of cell i when Options.More asks for it and
+// the budget leaves room for one more run; under mu.
+func (q *queue) more(ctx context.Context, i int) {
+	o := q.p.o
+	if o.More == nil || ctx.Err() != nil {
+		return
+	}
+	sp := q.p.specs[i]
+	if !q.fits(sp) {
+		return
+	}
+	if cell, _ := q.cell(i); !o.More(cell) {
+		return
+	}
+	q.lastSeed[i]++
+	q.jobs = append(q.jobs, job{i, q.lastSeed[i], true})
+	q.outcomes = append(q.outcomes, outcome{})
+	q.total++
+	q.left += sp.duration(o)
+}
+
+// cell is cell i as its jobs have left it so far, judged (aggregate):
+// the runs that ended and the seeds never run, with the server each of
+// its runs that knew one reported, in the order of the runs.
+func (q *queue) cell(i int) (c report.Cell, servers []string) {
+	c = q.p.specs[i].cell()
+	for k, j := range q.jobs {
+		switch out := q.outcomes[k]; {
+		case j.cell != i || out.dropped:
+		case out.notRun:
+			c.NotRun = append(c.NotRun, j.seed)
+		case out.run.RunID != "": // ended
+			c.Runs = append(c.Runs, out.run)
+			if out.server != "" {
+				servers = append(servers, out.server)
+			}
+		}
+	}
+	aggregate(&c)
+	return c, servers
+}
