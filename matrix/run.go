@@ -341,13 +341,19 @@ func cellRun(seed int64, r report.Results, id string, err error) report.CellRun 
 // calls it on cells copied from the shards' summaries): it sets every
 // aggregate anew from Runs and NotRun, whatever the cell held before.
 func aggregate(c *report.Cell) {
-	var firsts []float64
-	n, measured := 0, 0
-	c.RunsWithViolation, c.Violations, c.Unknown = 0, 0, 0
-	c.MedianFirstViolation = nil
-	c.AcqPerSec, c.P99Acquire, c.Availability = 0, 0, 0
-	c.Outcome, c.Matches = "", false
-	c.StuckRuns = 0
+	countRuns(c)
+	measureRuns(c)
+	c.Outcome = cellOutcome(c)
+	c.Causes = cellCauses(c.Runs)
+	judge(c)
+}
+
+// countRuns counts the cell's runs anew: those that count as a violation
+// (of a property, a stuck lock where the cell expects it live, a broken
+// promise beside), those undecided, those stuck, their trials (and how
+// many the first violation took) and their violations.
+func countRuns(c *report.Cell) {
+	c.RunsWithViolation, c.Violations, c.Unknown, c.StuckRuns = 0, 0, 0, 0
 	c.Trials, c.SlowTrials, c.ToFirst = 0, 0, 0
 	for _, r := range c.Runs {
 		if c.ToFirst == 0 && r.Trials.ToFirst > 0 && r.Outcome() == checker.OutcomeViolation {
@@ -373,6 +379,18 @@ func aggregate(c *report.Cell) {
 			c.Unknown++
 		}
 		c.Violations += r.Violations
+	}
+}
+
+// measureRuns sets the cell's figures anew from its runs: the mean
+// acquisitions a second, the worst p99 acquire latency, the mean
+// availability during faults (-1 when no run measured one) and the
+// median time to the first violation (nil when no run saw one).
+func measureRuns(c *report.Cell) {
+	var firsts []float64
+	measured := 0
+	c.AcqPerSec, c.P99Acquire, c.Availability = 0, 0, 0
+	for _, r := range c.Runs {
 		if r.FirstViolation != nil {
 			firsts = append(firsts, *r.FirstViolation)
 		}
@@ -382,16 +400,16 @@ func aggregate(c *report.Cell) {
 			c.Availability += r.Availability
 			measured++
 		}
-		n++
 	}
-	if n > 0 {
-		c.AcqPerSec /= float64(n)
+	if len(c.Runs) > 0 {
+		c.AcqPerSec /= float64(len(c.Runs))
 	}
 	if measured > 0 {
 		c.Availability /= float64(measured)
 	} else {
 		c.Availability = -1
 	}
+	c.MedianFirstViolation = nil
 	if len(firsts) > 0 {
 		slices.Sort(firsts)
 		med := firsts[len(firsts)/2]
@@ -400,22 +418,35 @@ func aggregate(c *report.Cell) {
 		}
 		c.MedianFirstViolation = &med
 	}
+}
+
+// cellOutcome is the cell's outcome from its counted runs (countRuns): a
+// violation when a run counts as one, else unknown when a run was
+// undecided or none ran, else safe; not run when none ran and some seed
+// never did.
+func cellOutcome(c *report.Cell) checker.Outcome {
 	switch {
 	case c.RunsWithViolation > 0:
-		c.Outcome = checker.OutcomeViolation
-	case c.Unknown > 0 || n == 0:
-		c.Outcome = checker.OutcomeUnknown
-	default:
-		c.Outcome = checker.OutcomeSafe
+		return checker.OutcomeViolation
+	case len(c.Runs) == 0 && len(c.NotRun) > 0:
+		return report.OutcomeNotRun
+	case c.Unknown > 0 || len(c.Runs) == 0:
+		return checker.OutcomeUnknown
 	}
-	// Each property is judged on its own (the expectation of summaries
-	// written before per-property expectations is their one word): the
-	// rate of its violations over the runs that decided it, against the
-	// band when it is expected violated, against none when expected safe
-	// (report.Band.Contradicts: its 95% interval wholly outside, or an
-	// expected violation never seen). A property with no violation and
-	// some run undecided matches nothing: unknown is never a pass.
-	c.Causes = cellCauses(c.Runs)
+	return checker.OutcomeSafe
+}
+
+// judge sets the cell's rates and decides whether it matches its
+// expectation. Each property is judged on its own (the expectation of
+// summaries written before per-property expectations is their one word):
+// the rate of its violations over the runs that decided it, against the
+// band when it is expected violated, against none when expected safe
+// (report.Band.Contradicts: its 95% interval wholly outside, or an
+// expected violation never seen). A property with no violation and some
+// run undecided matches nothing: unknown is never a pass; nor does a cell
+// that one of its runs spoils (spoiled).
+func judge(c *report.Cell) {
+	n := len(c.Runs)
 	legacy := c.Props.Lease == "" && c.Props.Resource == ""
 	if legacy {
 		c.Props.Lease, c.Props.Resource = c.Expect, c.Expect
@@ -440,38 +471,30 @@ func aggregate(c *report.Cell) {
 		c.Matches = decided > 0 && c.Outcome != checker.OutcomeUnknown && !band.Contradicts(c.RunsWithViolation, decided)
 		c.Props.Lease, c.Props.Resource = "", ""
 	}
-	// Liveness: a cell that expects its lock live matches no stuck run
-	// (counted above as a violation); one that expects it stuck matches
-	// only if every run was.
-	if c.Props.Liveness == checker.LivenessOK && c.StuckRuns > 0 {
-		c.Matches = false
+	c.Matches = c.Matches && !spoiled(c)
+}
+
+// spoiled reports whether the cell matches nothing, whatever its rates:
+// it expects its lock live and a run was stuck (counted by countRuns as
+// a violation), or expects it stuck and a run was not; it promises a
+// property beside (report.Extras) and a run broke it, or expects one
+// violated and no run did; or it was not run to its end (a run
+// interrupted, a seed never run), whatever its runs so far found.
+func spoiled(c *report.Cell) bool {
+	switch {
+	case c.Props.Liveness == checker.LivenessOK && c.StuckRuns > 0,
+		c.Props.Liveness == checker.LivenessStuck && c.StuckRuns < len(c.Runs),
+		len(c.NotRun) > 0:
+		return true
 	}
-	if c.Props.Liveness == checker.LivenessStuck && c.StuckRuns < n {
-		c.Matches = false
-	}
-	// The properties beside (report.Extras): a cell that promises one
-	// matches no run that broke it; one that expects it violated matches
-	// only if some run did.
 	broke := c.BrokeRuns()
 	for _, x := range report.Extras {
 		switch e := x.Expect(c.Props); {
 		case e == report.ExpectSafe && broke[x.Name] > 0, e == report.ExpectViolation && broke[x.Name] == 0:
-			c.Matches = false
+			return true
 		}
 	}
-	// A cell not run to its end matches nothing, whatever its runs so far
-	// found.
-	for _, r := range c.Runs {
-		if r.Interrupted {
-			c.Matches = false
-		}
-	}
-	if len(c.NotRun) > 0 {
-		c.Matches = false
-		if n == 0 {
-			c.Outcome = report.OutcomeNotRun
-		}
-	}
+	return slices.ContainsFunc(c.Runs, func(r report.CellRun) bool { return r.Interrupted })
 }
 
 // brokePromise reports whether run r broke one of report.Extras that e
