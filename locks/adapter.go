@@ -672,30 +672,9 @@ func (l *ProcessLock) start() (*proc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start client %q: %w", strings.Join(l.argv, " "), err)
 	}
-	closeAll := func(fs []*os.File) {
-		for _, f := range fs {
-			if f != nil {
-				f.Close()
-			}
-		}
-	}
-	var fs [6]*os.File // read and write ends of stdin, stdout, stderr
-	for i := 0; i < len(fs); i += 2 {
-		if fs[i], fs[i+1], err = os.Pipe(); err != nil {
-			closeAll(fs[:i])
-			return nil, fmt.Errorf("start client: %w", err)
-		}
-	}
-	stdinW, stdoutR, stderrR := fs[1], fs[2], fs[4]
-	ours, theirs := []*os.File{stdinW, stdoutR, stderrR}, []*os.File{fs[0], fs[3], fs[5]}
-	var script *os.File
-	if l.opts.script != nil {
-		r, w, err := os.Pipe()
-		if err != nil {
-			closeAll(fs[:])
-			return nil, fmt.Errorf("start client: %w", err)
-		}
-		theirs, script = append(theirs, r), w // the script is the client's descriptor 3
+	pipes, err := newClientPipes(l.opts.script != nil)
+	if err != nil {
+		return nil, err
 	}
 	p := newProc(l.sup)
 	p.n, p.event = n, l.event
@@ -703,50 +682,106 @@ func (l *ProcessLock) start() (*proc, error) {
 	// quoted into errors, the history and torture's stderr: the run's
 	// secrets are masked there.
 	p.stderr.secrets = secretsOf(l.cfg)
-	p.stdin, p.stdout = stdinW, stdoutR
-	// Registered before it starts, under the lock that Close takes: a
-	// process Close does not see is never started (Close ends the
-	// supervisor, which then starts nothing).
+	p.stdin, p.stdout = pipes.stdin, pipes.stdout
+	if err := l.spawn(p, path, pipes); err != nil {
+		return nil, err
+	}
+	return l.greet(p)
+}
+
+// clientPipes are the pipes of one client process: the ends this
+// process keeps (the client's stdin to write, its stdout and stderr to
+// read, and the script's write end when the lock has a script) and
+// theirs, the ends the client gets as its descriptors 0, 1, 2 (and 3,
+// the script).
+type clientPipes struct {
+	stdin, stdout, stderr, script *os.File
+	theirs                        []*os.File
+}
+
+// newClientPipes makes the pipes of one client, the script's when script
+// is set; on an error it leaves none open.
+func newClientPipes(script bool) (*clientPipes, error) {
+	var ends []*os.File // the read and write end of stdin, stdout, stderr, script
+	n := 3
+	if script {
+		n++
+	}
+	for range n {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeFiles(ends...)
+			return nil, fmt.Errorf("start client: %w", err)
+		}
+		ends = append(ends, r, w)
+	}
+	c := &clientPipes{stdin: ends[1], stdout: ends[2], stderr: ends[4], theirs: []*os.File{ends[0], ends[3], ends[5]}}
+	if script {
+		c.script, c.theirs = ends[7], append(c.theirs, ends[6])
+	}
+	return c, nil
+}
+
+// closeOurs closes the ends this process keeps.
+func (c *clientPipes) closeOurs() { closeFiles(c.stdin, c.stdout, c.stderr, c.script) }
+
+// closeFiles closes every file of fs that is not nil.
+func closeFiles(fs ...*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// spawn has the supervisor start p, the program at path, on the pipes;
+// then it writes the lock's script, if any, and reads p's output until it
+// ends (proc.read). p is registered before it starts, under the lock
+// that Close takes: a process Close does not see is never started (Close
+// ends the supervisor, which then starts nothing). On an error no pipe
+// is left open.
+func (l *ProcessLock) spawn(p *proc, path string, pipes *clientPipes) error {
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
-		closeAll(ours)
-		closeAll(theirs)
-		if script != nil {
-			script.Close()
-		}
-		return nil, ErrClosed
+		pipes.closeOurs()
+		closeFiles(pipes.theirs...)
+		return ErrClosed
 	}
 	l.all[p] = struct{}{}
 	l.mu.Unlock()
-	err = l.sup.spawn(p, path, l.argv, clientEnv(l.opts.env), theirs)
-	closeAll(theirs) // the client has its own
+	err := l.sup.spawn(p, path, l.argv, clientEnv(l.opts.env), pipes.theirs)
+	closeFiles(pipes.theirs...) // the client has its own
 	if err != nil {
-		l.mu.Lock()
-		delete(l.all, p)
-		l.mu.Unlock()
-		closeAll(ours)
-		if script != nil {
-			script.Close()
-		}
+		l.forget(p)
+		pipes.closeOurs()
 		close(p.exited)
-		return nil, fmt.Errorf("start client %q: %w", strings.Join(l.argv, " "), err)
+		return fmt.Errorf("start client %q: %w", strings.Join(l.argv, " "), err)
 	}
-	if script != nil {
+	if script := pipes.script; script != nil {
 		go func() {
 			script.Write(l.opts.script) // a client that never reads it fails its hello
 			script.Close()
 		}()
 	}
-	go p.read(stderrR, func() {
-		l.mu.Lock()
-		delete(l.all, p)
-		l.mu.Unlock()
-	})
+	go p.read(pipes.stderr, func() { l.forget(p) })
+	return nil
+}
 
+// forget drops p from the processes Close kills.
+func (l *ProcessLock) forget(p *proc) {
+	l.mu.Lock()
+	delete(l.all, p)
+	l.mu.Unlock()
+}
+
+// greet completes p's hello within the start timeout; a process that
+// fails it, refuses it, or issues no fencing tokens to a run that asks
+// for them is killed.
+func (l *ProcessLock) greet(p *proc) (*proc, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.opts.startTimeout)
 	defer cancel()
-	r, _, err := p.exchange(ctx, l.hello(n), l.opts.startTimeout)
+	r, _, err := p.exchange(ctx, l.hello(p.n), l.opts.startTimeout)
 	switch {
 	case err != nil:
 		p.kill()
