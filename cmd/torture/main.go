@@ -201,3 +201,13 @@ func versionCmd(_ context.Context, _ []string, stdout, _ io.Writer) error {
 func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	return cli.Parse(fs, args, "usage of torture "+fs.Name()+":", stdout)
 }
+
+// parseFlagsAbout is parseFlags for a command whose -h also says, after
+// the flags, what it does (about: its synopsis and a paragraph).
+func parseFlagsAbout(fs *flag.FlagSet, args []string, stdout io.Writer, about string) error {
+	err := parseFlags(fs, args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(stdout, about)
+	}
+	return err
+}

@@ -16,12 +16,8 @@ import (
 // status of a whole matrix.
 func mergeCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("matrix merge", flag.ContinueOnError)
-	fs.Usage = func() {}
 	unknown := fs.Bool("allow-unknown-commit", false, "merge shards that record no commit (binaries built without a VCS stamp) when you know one binary ran them all; the merged summaries say the commit is unknown")
-	if err := parseFlags(fs, args, stdout); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, "torture matrix merge [--allow-unknown-commit] OUT DIR...: join the output directories of every shard of one matrix ('torture matrix --shard i/n', same commit, cells, seeds and duration) into OUT, which must not exist or be empty, and judge the cells as a whole matrix. Shards may come from elsewhere: a symbolic link, a special file or a run directory outside a shard's runs/ is refused, and a refused merge leaves OUT as it was\n")
-		}
+	if err := parseFlagsAbout(fs, args, stdout, "torture matrix merge [--allow-unknown-commit] OUT DIR...: join the output directories of every shard of one matrix ('torture matrix --shard i/n', same commit, cells, seeds and duration) into OUT, which must not exist or be empty, and judge the cells as a whole matrix. Shards may come from elsewhere: a symbolic link, a special file or a run directory outside a shard's runs/ is refused, and a refused merge leaves OUT as it was"); err != nil {
 		return err
 	}
 	if fs.NArg() < 2 {

@@ -23,15 +23,11 @@ import (
 // refusal).
 func publishCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("matrix publish", flag.ContinueOnError)
-	fs.Usage = func() {}
 	all := fs.Bool("all-histories", false, "keep every run's history (by default: every run that showed a violation or decided nothing, and the first of every cell)")
 	readme := fs.String("readme", "", "also regenerate this README (e.g. results/README.md) from the bundle: the twelve scenarios, every cell's rate and what would contradict it, with links relative to the README")
 	url := fs.String("archive-url", "", "where "+report.RunsArchive+" will be published (a release asset): the manifest names it as the archive's source")
 	findings := fs.String("findings", "", "also rewrite the findings table of this page (e.g. README.md, between its findings markers) from the bundle")
-	if err := parseFlags(fs, args, stdout); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stdout, "torture matrix publish [--readme FILE] [--findings FILE] [--all-histories] MATRIXDIR OUT: write the bundle that results/ publishes into OUT, which must not exist or be empty: the summaries (summary.md, summary.json, junit.xml, index.html) and %s, each run's report.html, results.json and schedule.json and the histories kept (unpack it beside index.html, tar -xJf %s, for the links, torture check and torture explain)\n", report.RunsArchive, report.RunsArchive)
-		}
+	if err := parseFlagsAbout(fs, args, stdout, fmt.Sprintf("torture matrix publish [--readme FILE] [--findings FILE] [--all-histories] MATRIXDIR OUT: write the bundle that results/ publishes into OUT, which must not exist or be empty: the summaries (summary.md, summary.json, junit.xml, index.html) and %s, each run's report.html, results.json and schedule.json and the histories kept (unpack it beside index.html, tar -xJf %s, for the links, torture check and torture explain)", report.RunsArchive, report.RunsArchive)); err != nil {
 		return err
 	}
 	if fs.NArg() != 2 {

@@ -19,12 +19,8 @@ import (
 // named with both rates, both intervals and both bundles.
 func trendCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("matrix trend", flag.ContinueOnError)
-	fs.Usage = func() {}
 	out := fs.String("out", ".", "directory the pages are written into (trend.html, trend.md)")
-	if err := parseFlags(fs, args, stdout); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "torture matrix trend [--out DIR] BUNDLE BUNDLE...: each cell's violation rate and interval per bundle (a matrix's output or a published bundle: a folder with summary.json), ordered by when each matrix started, with the module versions each was built with; writes DIR/trend.html and DIR/trend.md; exit 1 when a cell's rate in the latest bundle lies outside its interval in the one before")
-		}
+	if err := parseFlagsAbout(fs, args, stdout, "torture matrix trend [--out DIR] BUNDLE BUNDLE...: each cell's violation rate and interval per bundle (a matrix's output or a published bundle: a folder with summary.json), ordered by when each matrix started, with the module versions each was built with; writes DIR/trend.html and DIR/trend.md; exit 1 when a cell's rate in the latest bundle lies outside its interval in the one before"); err != nil {
 		return err
 	}
 	if fs.NArg() < 2 {
