@@ -112,12 +112,8 @@ func strobe(ctx context.Context, stop <-chan struct{}, period, off time.Duration
 	tick := time.NewTicker(period)
 	defer tick.Stop()
 	for shifted := true; ; {
-		select {
-		case <-ctx.Done():
+		if await(ctx, stop, tick.C) != nil {
 			return nil
-		case <-stop:
-			return nil
-		case <-tick.C:
 		}
 		shifted = !shifted
 		d := time.Duration(0)
@@ -157,12 +153,8 @@ func Slew(ctx context.Context, stop <-chan struct{}, set func(time.Duration) err
 		if off == 0 {
 			return nil
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-stop:
-			return ErrSlewStopped
-		case <-t.C:
+		if err := await(ctx, stop, t.C); err != nil {
+			return err
 		}
 	}
 }
@@ -181,12 +173,8 @@ func Drift(ctx context.Context, stop <-chan struct{}, set func(time.Duration) er
 		if err := set(time.Duration(rate * float64(time.Since(began)))); err != nil {
 			return err
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-stop:
-			return ErrSlewStopped
-		case <-t.C:
+		if err := await(ctx, stop, t.C); err != nil {
+			return err
 		}
 	}
 }

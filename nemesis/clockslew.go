@@ -90,12 +90,8 @@ func (c *ClockBackSlew) Start(ctx context.Context, t *Target) error {
 		return err
 	}
 	c.bg.start(func(stop <-chan struct{}) error {
-		select {
-		case <-ctx.Done():
+		if await(ctx, stop, time.After(time.Duration(c.Hold))) != nil {
 			return nil
-		case <-stop:
-			return nil
-		case <-time.After(time.Duration(c.Hold)):
 		}
 		err := Slew(ctx, stop, func(d time.Duration) error { return setClocks(ns, d) }, time.Duration(c.Offset), c.Rate, slewTick)
 		if ctx.Err() != nil { // the run's end is no error: Heal sets the rest

@@ -131,12 +131,8 @@ func (e *Evict) Start(ctx context.Context, t *Target) error {
 		tick := time.NewTicker(time.Duration(e.Every))
 		defer tick.Stop()
 		for i := 0; ; i++ {
-			select {
-			case <-ctx.Done():
+			if await(ctx, stop, tick.C) != nil {
 				return nil
-			case <-stop:
-				return nil
-			case <-tick.C:
 			}
 			for _, rc := range clients {
 				// Refused (noeviction) or lost (a node killed meanwhile):

@@ -176,6 +176,20 @@ func (b *background) halt() error {
 	return b.err
 }
 
+// await is how a background goroutine waits for its next step: nil when
+// c delivers, ctx's error when ctx is done first, ErrSlewStopped when
+// stop (the goroutine's) is closed first.
+func await(ctx context.Context, stop <-chan struct{}, c <-chan time.Time) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-stop:
+		return ErrSlewStopped
+	case <-c:
+		return nil
+	}
+}
+
 // Kind is one kind of fault: what it needs of a run, and how it draws and
 // reads its faults. Each kind lives in its own file and has one line in
 // kinds.
