@@ -52,15 +52,21 @@ func clearToxics(ctx context.Context, t *Target, names ...string) error {
 	var errs []error
 	for _, n := range t.Cluster.Nodes() {
 		for g := range t.Cluster.Groups() {
-			l := n.GroupLink(g)
-			if l == nil {
-				continue
+			if l := n.GroupLink(g); l != nil {
+				errs = append(errs, removeToxics(ctx, l, names))
 			}
-			for _, name := range names {
-				if err := l.RemoveToxic(ctx, name); err != nil && !errors.Is(err, cluster.ErrNoToxic) {
-					errs = append(errs, err)
-				}
-			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// removeToxics removes the toxics called names from the proxy l,
+// ignoring the ones that are not there.
+func removeToxics(ctx context.Context, l *cluster.Link, names []string) error {
+	var errs []error
+	for _, name := range names {
+		if err := l.RemoveToxic(ctx, name); err != nil && !errors.Is(err, cluster.ErrNoToxic) {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

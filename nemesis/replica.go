@@ -146,14 +146,8 @@ func healLinks(ctx context.Context, t *Target, names ...string) error {
 	}
 	var errs []error
 	for _, n := range fo.Nodes() {
-		l := fo.ReplicationLink(n)
-		if l == nil {
-			continue
-		}
-		for _, name := range names {
-			if err := l.RemoveToxic(ctx, name); err != nil && !errors.Is(err, cluster.ErrNoToxic) {
-				errs = append(errs, err)
-			}
+		if l := fo.ReplicationLink(n); l != nil {
+			errs = append(errs, removeToxics(ctx, l, names))
 		}
 	}
 	wctx, cancel := context.WithTimeout(ctx, rejoinTimeout)
