@@ -10,13 +10,6 @@ import (
 	"github.com/locktorture/locktorture/report"
 )
 
-// job is one run a matrix run does: a seed of a cell.
-type job struct {
-	cell  int
-	seed  int64
-	extra bool // queued by More: dropped, not counted, when cut short
-}
-
 // queue owns the jobs of one matrix run and what each left, shared by
 // the tasks that schedule runs side by side: it hands the jobs out,
 // queues the seeds Options.More asks for, tells Options.Progress where
@@ -39,6 +32,13 @@ type queue struct {
 	// measures the budget by.
 	wall  time.Duration
 	ended int
+}
+
+// job is one run a matrix run does: a seed of a cell.
+type job struct {
+	cell  int
+	seed  int64
+	extra bool // queued by More: dropped, not counted, when cut short
 }
 
 // newQueue queues every run of the cells' seeds, by cell (seedsOf), in
