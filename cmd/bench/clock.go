@@ -32,9 +32,7 @@ func runClock(ctx context.Context, e *benchEnv, r *results) error {
 	if len(rows) == 0 {
 		return fmt.Errorf("no cell matches -clock-cells %s", e.o.clockCells)
 	}
-	start := time.Now()
-	detect(ctx, e.tmp, rows, runLengths{safe: e.o.detectDur, violation: e.o.detectMax}, e.o.parallel, e.deadline, e.logf)
-	r.Clock, r.ClockWall = rows, time.Since(start)
+	r.Clock, r.ClockWall = rows, e.detectRows(ctx, rows, e.o.detectMax)
 	return ctx.Err()
 }
 

@@ -184,6 +184,15 @@ func (d runLengths) of(sp matrix.Spec) time.Duration {
 	return min(max(l, sp.MinDuration), maxRun)
 }
 
+// detectRows runs rows (detect) with e's workers, deadline and log, each
+// run as long as runLengths{-detect-duration, violation} makes it, and
+// returns the wall time they took.
+func (e *benchEnv) detectRows(ctx context.Context, rows []detectRow, violation time.Duration) time.Duration {
+	start := time.Now()
+	detect(ctx, e.tmp, rows, runLengths{safe: e.o.detectDur, violation: violation}, e.o.parallel, e.deadline, e.logf)
+	return time.Since(start)
+}
+
 // detect runs part 3 on parallel workers. Runs of expected-violation
 // cells stop at the first violation the watcher sees; the others run
 // their whole duration.

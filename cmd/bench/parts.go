@@ -171,9 +171,7 @@ func runDetect(ctx context.Context, e *benchEnv, r *results) error {
 		cells = slices.DeleteFunc(cells, func(sp matrix.Spec) bool { return !e.o.cells.MatchString(sp.Name) })
 	}
 	rows := detectPlan(cells, e.o.seeds, e.o.safeSeeds, false)
-	start := time.Now()
-	detect(ctx, e.tmp, rows, runLengths{safe: e.o.detectDur, violation: e.o.detectMax}, e.o.parallel, e.deadline, e.logf)
-	r.Detect, r.DetectWall = rows, time.Since(start)
+	r.Detect, r.DetectWall = rows, e.detectRows(ctx, rows, e.o.detectMax)
 	return ctx.Err()
 }
 

@@ -36,9 +36,7 @@ func runTargeted(ctx context.Context, e *benchEnv, r *results) error {
 		return fmt.Errorf("no cell matches -targeted-cells %s", e.o.targeted)
 	}
 	rows := detectPlan(cells, e.o.targetedSeeds, e.o.targetedSafe, true)
-	start := time.Now()
-	detect(ctx, e.tmp, rows, runLengths{safe: e.o.detectDur, violation: e.o.targetedMax}, e.o.parallel, e.deadline, e.logf)
-	r.Targeted, r.TargetedWall = rows, time.Since(start)
+	r.Targeted, r.TargetedWall = rows, e.detectRows(ctx, rows, e.o.targetedMax)
 	return ctx.Err()
 }
 
