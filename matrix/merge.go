@@ -226,18 +226,37 @@ func readShards(dirs []string) ([]shardOutput, error) {
 }
 
 // checkShards checks that shards are every shard of one matrix, each
-// once, with every run in exactly one of them.
+// once, with every run in exactly one of them: each one's plan
+// (checkPlan), a commit known unless o allows none, and then one matrix
+// (sameMatrix), one version of each server (sameServers), each shard once
+// (everyShard) and each run once (everyRun).
 func checkShards(shards []shardOutput, o mergeOptions) error {
-	first := shards[0]
-	f := first.m
 	for _, s := range shards {
 		if err := checkPlan(s); err != nil {
 			return err
 		}
 	}
-	if commitOf(f) == report.UnknownCommit && !o.unknownCommit {
+	if first := shards[0]; commitOf(first.m) == report.UnknownCommit && !o.unknownCommit {
 		return fmt.Errorf("%w: %w: %s records no commit (its binary carries no VCS stamp: built with -buildvcs=false, or in a git worktree): nothing tells which code ran it", ErrShards, ErrUnknownCommit, first.dir)
 	}
+	for _, check := range []func([]shardOutput) error{sameMatrix, sameServers, everyShard, everyRun} {
+		if err := check(shards); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// name names the shard in an error: "DIR (shard i/n)".
+func (s shardOutput) name() string {
+	return fmt.Sprintf("%s (shard %d/%d)", s.dir, s.m.Shard.Index, s.m.Shard.Count)
+}
+
+// sameMatrix checks that the shards are of one matrix: every one has the
+// first's shard count, commit, cells, seeds and duration.
+func sameMatrix(shards []shardOutput) error {
+	first := shards[0]
+	f := first.m
 	for _, s := range shards[1:] {
 		m := s.m
 		var what, a, b string
@@ -255,13 +274,16 @@ func checkShards(shards []shardOutput, o mergeOptions) error {
 			what, a, b = "durations", f.Duration, m.Duration
 		}
 		if what != "" {
-			return fmt.Errorf("%w: different %s: %s (shard %d/%d) has %s, %s (shard %d/%d) has %s",
-				ErrShards, what, first.dir, f.Shard.Index, f.Shard.Count, a, s.dir, m.Shard.Index, m.Shard.Count, b)
+			return fmt.Errorf("%w: different %s: %s has %s, %s has %s", ErrShards, what, first.name(), a, s.name(), b)
 		}
 	}
-	// One version of each server: shards may run different servers (one
-	// only Redis locks' cells, another only etcd's), never two versions
-	// of one.
+	return nil
+}
+
+// sameServers checks that the shards ran one version of each server: they
+// may run different servers (one only Redis locks' cells, another only
+// etcd's), never two versions of one.
+func sameServers(shards []shardOutput) error {
 	type ranBy struct {
 		s      shardOutput
 		server string
@@ -275,13 +297,17 @@ func checkShards(shards []shardOutput, o mergeOptions) error {
 			case !ok:
 				ran[name] = ranBy{s, sv}
 			case o.server != sv:
-				return fmt.Errorf("%w: different server versions: %s (shard %d/%d) has %s, %s (shard %d/%d) has %s",
-					ErrShards, o.s.dir, o.s.m.Shard.Index, o.s.m.Shard.Count, o.server, s.dir, s.m.Shard.Index, s.m.Shard.Count, sv)
+				return fmt.Errorf("%w: different server versions: %s has %s, %s has %s", ErrShards, o.s.name(), o.server, s.name(), sv)
 			}
 		}
 	}
-	// Each shard once, and all of them.
-	count := f.Shard.Count
+	return nil
+}
+
+// everyShard checks that the shards are each shard of their count once,
+// and all of them.
+func everyShard(shards []shardOutput) error {
+	count := shards[0].m.Shard.Count
 	seen := make(map[int]string)
 	for _, s := range shards {
 		i := s.m.Shard.Index
@@ -307,14 +333,17 @@ func checkShards(shards []shardOutput, o mergeOptions) error {
 		}
 		return fmt.Errorf("%w: shard %s of %d missing (given: %s)", ErrShards, strings.Join(missing, ", "), count, strings.Join(dirsOf(shards), ", "))
 	}
-	// Every run of the matrix in exactly one plan, and in its shard's
-	// summary, run or listed as never run.
+	return nil
+}
+
+// everyRun checks that every run of the matrix is in exactly one shard's
+// plan, and in its shard's summary, run or listed as never run.
+func everyRun(shards []shardOutput) error {
 	owner := make(map[report.ShardRun]shardOutput)
 	for _, s := range shards {
 		for _, r := range s.m.Shard.Runs {
 			if o, ok := owner[r]; ok {
-				return fmt.Errorf("%w: overlapping shards: cell %s, seed %d is in %s (shard %d/%d) and in %s (shard %d/%d)",
-					ErrShards, r.Cell, r.Seed, o.dir, o.m.Shard.Index, count, s.dir, s.m.Shard.Index, count)
+				return fmt.Errorf("%w: overlapping shards: cell %s, seed %d is in %s and in %s", ErrShards, r.Cell, r.Seed, o.name(), s.name())
 			}
 			owner[r] = s
 		}
@@ -329,14 +358,15 @@ func checkShards(shards []shardOutput, o mergeOptions) error {
 		}
 		for _, r := range s.m.Shard.Runs {
 			if !ran[r] {
-				return fmt.Errorf("%w: %s (shard %d/%d) lacks its run of cell %s, seed %d", ErrShards, s.dir, s.m.Shard.Index, count, r.Cell, r.Seed)
+				return fmt.Errorf("%w: %s lacks its run of cell %s, seed %d", ErrShards, s.name(), r.Cell, r.Seed)
 			}
 			delete(ran, r)
 		}
 		for r := range ran {
-			return fmt.Errorf("%w: %s (shard %d/%d) holds a run of cell %s, seed %d, that is not in its plan", ErrShards, s.dir, s.m.Shard.Index, count, r.Cell, r.Seed)
+			return fmt.Errorf("%w: %s holds a run of cell %s, seed %d, that is not in its plan", ErrShards, s.name(), r.Cell, r.Seed)
 		}
 	}
+	f := shards[0].m
 	for _, c := range f.Shard.Cells {
 		for _, seed := range f.Seeds {
 			if _, ok := owner[report.ShardRun{Cell: c.Name, Seed: seed}]; !ok {
@@ -352,7 +382,7 @@ const listMissing = 10
 
 // checkPlan checks the numbers of a shard's plan before they size a loop
 // or an allocation: a summary.json is an artifact from elsewhere, and a
-// shard count of 2⁶² once ran merge out of memory (checkShards lists the
+// shard count of 2⁶² once ran merge out of memory (everyShard lists the
 // missing shards up to a few). A matrix has at least one cell, one seed
 // and one shard.
 func checkPlan(s shardOutput) error {
@@ -411,7 +441,7 @@ func merged(shards []shardOutput) report.Matrix {
 			m.Started = s.m.Started
 		}
 		for _, sv := range s.m.Servers {
-			m.Servers, _ = report.AddServer(m.Servers, sv) // one version each: checkShards
+			m.Servers, _ = report.AddServer(m.Servers, sv) // one version each: sameServers
 		}
 		m.Elapsed += s.m.Elapsed
 		m.Interrupted = m.Interrupted || s.m.Interrupted
