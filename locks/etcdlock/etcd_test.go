@@ -2,8 +2,6 @@ package etcdlock_test
 
 import (
 	"errors"
-	"os/exec"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -30,46 +28,6 @@ func TestRegistered(t *testing.T) {
 	}
 	if err := locks.Register(s); !errors.Is(err, locks.ErrDuplicateLock) {
 		t.Errorf("a second registration: %v, want ErrDuplicateLock", err)
-	}
-}
-
-// TestImportedWhereNeeded: the torture binary imports this package, and
-// the packages a lock's gate is built from do not, nor anything of the
-// etcd client or gRPC: a user's gate, and the modules under bugs/ built
-// on it, compile none of them.
-func TestImportedWhereNeeded(t *testing.T) {
-	const mod = "github.com/locktorture/locktorture/"
-	with := []string{"cmd/torture"}
-	without := []string{"gate", "matrix", "harness", "trial", "cluster", "nemesis", "locks", "checker", "report", "explain"}
-	var pkgs []string
-	for _, p := range append(with, without...) {
-		pkgs = append(pkgs, mod+p)
-	}
-	out, err := exec.Command("go", append([]string{"list", "-f", "{{.ImportPath}}{{range .Deps}} {{.}}{{end}}"}, pkgs...)...).Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	deps := map[string][]string{}
-	for line := range strings.Lines(string(out)) {
-		f := strings.Fields(line)
-		deps[strings.TrimPrefix(f[0], mod)] = f[1:]
-	}
-	etcd := regexp.MustCompile(`^` + regexp.QuoteMeta(mod) + `locks/etcdlock$|^go\.etcd\.io/|^google\.golang\.org/grpc`)
-	for _, p := range with {
-		if !slices.Contains(deps[p], mod+"locks/etcdlock") {
-			t.Errorf("%s does not import %slocks/etcdlock: it cannot run etcd-mutex", p, mod)
-		}
-	}
-	for _, p := range without {
-		if len(deps[p]) == 0 {
-			t.Errorf("go list printed nothing of %s", p)
-		}
-		for _, d := range deps[p] {
-			if etcd.MatchString(d) {
-				t.Errorf("%s depends on %s: a gate would compile the etcd client", p, d)
-				break
-			}
-		}
 	}
 }
 
