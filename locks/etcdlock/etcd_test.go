@@ -3,7 +3,6 @@ package etcdlock_test
 import (
 	"errors"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
