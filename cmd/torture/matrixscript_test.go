@@ -73,7 +73,7 @@ func TestMatrixScript(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []string{"](" + filepath.Base(pub) + "/summary.md)", "- code: " + wantCommit, "| setnx-get-set/none | Go | none | lease violation, resource possible | 1/1 = 1.00", "| setnx/none | Go | none | safe | 0/1 = 0.00"} {
+		for _, want := range []string{"](" + filepath.Base(pub) + "/summary.md)", "- code: " + wantCommit, "| setnx-get-set/none | Go | none | lease violation, resource possible | 1/1 = 1.00", "| setnx/none | Go | none | safe, answers truthful | 0/1 = 0.00"} {
 			if !strings.Contains(string(readme), want) {
 				t.Errorf("MATRIX_JOBS=%s: README lacks %q:\n%s", jobs, want, readme)
 			}
