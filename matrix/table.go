@@ -165,7 +165,7 @@ var Literature = []Row{
 		Missing: "the moment between the restart and the lock's next renewal, when another client must win the key: no fault here aims at it"},
 	{Name: "kill-immediate", When: "single !renews|single notice-in-time", Config: withWork(restart(faults(time.Second, "kill"), nemesis.RestartImmediate), harness.Workload{Hold: 500 * ms}),
 		Expect: report.Expect{Lease: report.ExpectViolation, Resource: report.ExpectPossible}, Band: bandKill, Source: SrcRedis,
-		Why: "a node restarted without persistence forgets the lock: a second client is granted it while the first holds (an update is lost when their sections interleave)", Quick: "fences !renews"},
+		Why: "a node restarted without persistence forgets the lock: a second client is granted it while the first holds (an update is lost when their sections interleave)", Quick: "fences !renews|lock:redislock"},
 	{Name: "kill-immediate-always", When: "single", Config: persist(withWork(restart(faults(time.Second, "kill"), nemesis.RestartImmediate), harness.Workload{Hold: 500 * ms}), "always"),
 		Expect: report.ExpectAll(report.ExpectSafe), Source: SrcFsync,
 		Why:     "appendfsync always: the SET is on disk before its reply, and the restarted node reloads it with its absolute expiry (PXAT)",
@@ -401,7 +401,7 @@ var Literature = []Row{
 	// Broken connections (the kinds' workload: one key, holds of 500 ms).
 	{Name: "reset-peer", When: "elapsed", Config: faults(0, "reset-peer"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcConn,
 		Why:     "a reset loses a command or its reply: the lock takes the acquire as failed or unknown, never as granted, and a key it set unknowingly expires within the TTL",
-		Promise: "unknown outcomes: a call whose reply was lost is never taken for a grant", Quick: "lock:redislock"},
+		Promise: "unknown outcomes: a call whose reply was lost is never taken for a grant", Quick: "lock:redlock"},
 	{Name: "limit-data", When: "elapsed", Config: faults(0, "limit-data"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcConn,
 		Why:     "a connection cut after some bytes, mid-reply or mid-command, fails the call under way: failed or unknown, never granted",
 		Promise: "unknown outcomes: a call whose reply was lost is never taken for a grant"},

@@ -15,8 +15,7 @@
 //     client to act (missed, or no window: the holder released first); a
 //     run in which no key changed hands (fewer than two holds of every
 //     key); a run, with faults or without, in which fewer than MinOKShare
-//     of the completed acquires succeeded and no trial was counted (the
-//     clients starved);
+//     of the completed acquires succeeded (the clients starved);
 //   - a section that could not write because the hold is longer than the
 //     TTL says so in the reason.
 //

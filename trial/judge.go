@@ -200,19 +200,14 @@ func noWindow(res *checker.Result, run runContext, strikes []report.Strike) {
 // coverage turns the valid verdicts of a run too thin to mean anything
 // into unknown: one in which no key was held twice (no two holds could
 // overlap), or one in which fewer than MinOKShare of the completed
-// acquires succeeded, faults or none, and which counted no trial. A run
-// whose clients spin on a key held most of the time (a lock that retries
-// at once, a fault that leaves keys set for a TTL) grants few of many
-// acquires, yet each contended hold it counted as a trial put the lock to
-// the test: the trials, not the share, are its evidence, and the cell's
-// power says how much it is.
+// acquires succeeded, faults or none.
 func coverage(res *checker.Result, run runContext) {
 	st := res.Stats
 	if st.AcquireOK > 0 && !handedOver(res) {
 		unknown(res, fmt.Sprintf("%s: %d hold(s) of %d completed acquires, no key held twice, so no two holds could overlap; a longer run, fewer clients per key or a longer TTL tests something", ReasonNoHandover, st.Holds, st.AcquireCompleted))
 		return
 	}
-	if st.AcquireCompleted > 0 && float64(st.AcquireOK) < MinOKShare*float64(st.AcquireCompleted) && run.trials.Count == 0 {
+	if st.AcquireCompleted > 0 && float64(st.AcquireOK) < MinOKShare*float64(st.AcquireCompleted) {
 		// Under faults too: a faulted run in which almost nothing
 		// succeeded (59 ok of 20,286 with one latency fault) tested
 		// nothing, whatever kept the acquires from succeeding.

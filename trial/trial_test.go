@@ -50,10 +50,10 @@ func TestVerdictAboutNothing(t *testing.T) {
 		// judged valid.
 		{"starved under faults", faulty, []report.Strike{win}, stats(2, 40, 59, 20286), checker.Valid, checker.Valid, ReasonStarved},
 		{"refusals under faults", faulty, []report.Strike{win}, stats(2, 40, 200, 10000), checker.Valid, checker.Valid, ""},
-		// A lock that retries at once on a key held most of the time:
-		// 8 ok of 1,421 under reset-peer, each hold contended, 9 trials.
-		{"spinning, with trials", runContext{cfg: faulty.cfg, faults: 2, trials: report.Trials{Kind: report.TrialStep, Count: 9}}, nil, stats(2, 8, 8, 1421), checker.Valid, checker.Valid, ""},
-		{"spinning, no trial", runContext{cfg: faulty.cfg, faults: 2, trials: report.Trials{Kind: report.TrialStep}}, nil, stats(2, 8, 8, 1421), checker.Valid, checker.Valid, ReasonStarved},
+		// Trials do not lift the floor: 8 ok of 1,421 under reset-peer
+		// (1,084 of them unknown outcomes) with 3 contended steps tested
+		// lost replies, hardly a grant.
+		{"starved, with trials", runContext{cfg: faulty.cfg, faults: 2, trials: report.Trials{Kind: report.TrialStep, Count: 3}}, nil, stats(2, 8, 8, 1421), checker.Valid, checker.Valid, ReasonStarved},
 		{"plenty", quiet, nil, stats(0, 500, 1000, 1400), checker.Valid, checker.Valid, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
