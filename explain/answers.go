@@ -14,8 +14,8 @@ import (
 // release reported done while the key stayed set is the lock's own
 // logic (it deleted nothing and said it had).
 func contradiction(c checker.Contradiction) Explanation {
-	ex := Explanation{Property: "answers", Key: c.Key, At: c.Completed, Nodes: []string{NodeName(c.Node)}}
 	node, obs := NodeName(c.Node), c.Observed
+	ex := Explanation{Property: "answers", Key: c.Key, At: c.Completed, Nodes: []string{node}}
 	switch c.Op {
 	case history.Extend:
 		ex.Cause = ExtendAfterExpiry

@@ -165,7 +165,8 @@ func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary
 			err = fmt.Errorf("harness: stop nodes: %w", cerr)
 		}
 	}()
-	sum.Server, sum.NodeVersions = cl.Server()+" "+cl.Version(), cl.Versions()
+	// As report.Server joins them: the name alone when no version was read.
+	sum.Server, sum.NodeVersions = strings.TrimSpace(cl.Server()+" "+cl.Version()), cl.Versions()
 	probe, err := startProbe(ctx, cfg, o)
 	if err != nil {
 		return sum, err

@@ -28,10 +28,9 @@ type queue struct {
 	// the runs not ended, ranFor of those ended (Progress.Left).
 	done, total  int
 	left, ranFor time.Duration
-	// wall is the wall time of the ended runs so far, the pace fits
+	// wall is the wall time of the done runs so far, the pace fits
 	// measures the budget by.
-	wall  time.Duration
-	ended int
+	wall time.Duration
 }
 
 // job is one run a matrix run does: a seed of a cell.
@@ -133,7 +132,6 @@ func (q *queue) end(ctx context.Context, k int, out outcome, took time.Duration)
 	q.ranFor += d
 	q.done++
 	q.wall += took
-	q.ended++
 	if j.extra && (out.notRun || out.run.Interrupted) {
 		// A seed asked for beyond the plan and cut short by the end
 		// of the time: as if never asked for.
@@ -152,8 +150,8 @@ func (q *queue) end(ctx context.Context, k int, out outcome, took time.Duration)
 func (q *queue) fits(sp Spec) bool {
 	o := q.p.o
 	took := ExpectedRun(sp, o.Duration)
-	if q.ended > 0 {
-		took = max(took, q.wall/time.Duration(q.ended))
+	if q.done > 0 {
+		took = max(took, q.wall/time.Duration(q.done))
 	}
 	return o.Budget <= 0 || time.Since(q.start)+took <= o.Budget
 }

@@ -357,8 +357,12 @@ func (c Cell) BrokeRuns() map[string]int {
 // broke those that broke each of Extras (Cell.BrokeRuns); a nil rate is
 // "not measured".
 func PropertiesText(e Expect, lease, resource *Rate, stuck int, broke map[string]int, runs int) string {
+	// whyOf says what e expected, a promise in the words of safe.
+	whyOf := func(e Expectation, safe string) string {
+		return map[Expectation]string{ExpectSafe: safe, ExpectViolation: "expected", ExpectPossible: "possible"}[e]
+	}
 	p := func(name, bad, good string, e Expectation, r *Rate) string {
-		why := map[Expectation]string{ExpectSafe: "promised safe", ExpectViolation: "expected", ExpectPossible: "possible"}[e]
+		why := whyOf(e, "promised safe")
 		if why == "" {
 			why = "no expectation"
 		}
@@ -377,8 +381,7 @@ func PropertiesText(e Expect, lease, resource *Rate, stuck int, broke map[string
 		s += fmt.Sprintf(", liveness stuck in %d/%d runs (expected %s)", stuck, runs, e.Liveness)
 	}
 	for _, x := range Extras {
-		why := map[Expectation]string{ExpectSafe: "promised kept", ExpectViolation: "expected", ExpectPossible: "possible"}[x.Expect(e)]
-		if why != "" {
+		if why := whyOf(x.Expect(e), "promised kept"); why != "" {
 			s += fmt.Sprintf(", %s in %d/%d runs (%s)", x.Broke, broke[x.Name], runs, why)
 		}
 	}
