@@ -399,24 +399,37 @@ func estimatedJobs(jobs int) int {
 	return max(1, matrix.MaxJobs()/2)
 }
 
-// more says whether cell c, as its runs so far show it, needs another
-// seed: not once it broke a promise; while it has not shown the violation
-// its class expects (up to ExpectSeeds); while a promise it carries has
-// fewer trials than the power target needs (up to MaxSeeds).
-func (p *Plan) more(c report.Cell) bool {
+// more says how many more seeds cell c, as its ended runs show it,
+// needs: none once it broke a promise; one at a time while it has not
+// shown the violation its class expects (up to ExpectSeeds: it stops at
+// the first); while a promise it carries has fewer trials than the power
+// target needs, as many as its trials per run so far say will reach the
+// target at the trials a run gave so far, to run side by side (one
+// when no run has had a trial yet), up to MaxSeeds in all; a seed no
+// longer needed when its turn comes is dropped (matrix.Options.More).
+func (p *Plan) more(c report.Cell) int {
 	sp, ok := p.spec(c.Name)
-	if !ok || len(c.Runs) >= MaxSeeds {
-		return false
+	left := MaxSeeds - len(c.Runs)
+	if !ok || left <= 0 {
+		return 0
 	}
 	for _, r := range c.Runs {
 		if broken(sp.Expect, r) != "" {
-			return false
+			return 0
 		}
 	}
 	if expectsViolation(sp.Expect) && c.RunsWithViolation == 0 && len(c.Runs) < ExpectSeeds {
-		return true
+		return 1
 	}
-	return promised(sp.Expect) && c.Trials < p.res.Need
+	if !promised(sp.Expect) || c.Trials >= p.res.Need {
+		return 0
+	}
+	if c.Trials == 0 {
+		return 1
+	}
+	// At the trials a run gave so far, on average: a run short of it
+	// asks for one more when it ends.
+	return min(left, (p.res.Need-c.Trials)*len(c.Runs)/c.Trials+1)
 }
 
 // spec returns the plan's cell named name.

@@ -38,6 +38,9 @@ type job struct {
 	cell  int
 	seed  int64
 	extra bool // queued by More: dropped, not counted, when cut short
+	// started: begin took it (to run or not); ended: its outcome is
+	// recorded.
+	started, ended bool
 }
 
 // newQueue queues every run of the cells' seeds, by cell (seedsOf), in
@@ -93,18 +96,23 @@ func (q *queue) work(ctx context.Context, k int) (slow bool) {
 func (q *queue) begin(ctx context.Context, k int) (job, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.jobs[k].started = true
 	j := q.jobs[k]
 	sp := q.p.specs[j.cell]
 	switch {
-	case j.extra && !q.fits(sp):
+	case j.extra && (!q.fits(sp) || q.needs(j.cell) < q.running(j.cell)):
 		// Asked for beyond the plan, but it waited its turn past the
-		// point where it could still end within the budget.
+		// point where it could still end within the budget, or the
+		// runs that ended meanwhile (with those still running) gave
+		// the cell what it needed.
 		q.outcomes[k] = outcome{notRun: true, dropped: true}
+		q.jobs[k].ended = true
 		return j, false
 	case ctx.Err() != nil:
 		// Interrupted: the seeds left are listed as never run, so no
 		// summary can read as a full matrix.
 		q.outcomes[k] = outcome{notRun: true, dropped: j.extra}
+		q.jobs[k].ended = true
 		return j, false
 	}
 	if q.p.o.Progress != nil {
@@ -138,6 +146,7 @@ func (q *queue) end(ctx context.Context, k int, out outcome, took time.Duration)
 		out = outcome{dropped: true}
 	}
 	q.outcomes[k] = out
+	q.jobs[k].ended = true
 	if !out.notRun {
 		q.more(ctx, j.cell)
 	}
@@ -156,25 +165,56 @@ func (q *queue) fits(sp Spec) bool {
 	return o.Budget <= 0 || time.Since(q.start)+took <= o.Budget
 }
 
-// more queues the next seed of cell i when Options.More asks for it and
-// the budget leaves room for one more run; under mu.
+// more queues the seeds of cell i that Options.More asks for beyond
+// those queued and not ended, side by side, as far as the budget leaves
+// room for them; under mu.
 func (q *queue) more(ctx context.Context, i int) {
 	o := q.p.o
 	if o.More == nil || ctx.Err() != nil {
 		return
 	}
 	sp := q.p.specs[i]
-	if !q.fits(sp) {
-		return
+	for n := q.needs(i) - q.pending(i); n > 0 && q.fits(sp); n-- {
+		q.lastSeed[i]++
+		q.jobs = append(q.jobs, job{cell: i, seed: q.lastSeed[i], extra: true})
+		q.outcomes = append(q.outcomes, outcome{})
+		q.total++
+		q.left += sp.duration(o)
 	}
-	if cell, _ := q.cell(i); !o.More(cell) {
-		return
+}
+
+// needs is how many more runs Options.More asks cell i for, as its ended
+// runs show it (0 without More); under mu.
+func (q *queue) needs(i int) int {
+	if q.p.o.More == nil {
+		return 0
 	}
-	q.lastSeed[i]++
-	q.jobs = append(q.jobs, job{i, q.lastSeed[i], true})
-	q.outcomes = append(q.outcomes, outcome{})
-	q.total++
-	q.left += sp.duration(o)
+	cell, _ := q.cell(i)
+	return q.p.o.More(cell)
+}
+
+// running is how many runs of cell i have started and not ended; under
+// mu.
+func (q *queue) running(i int) int {
+	n := 0
+	for _, j := range q.jobs {
+		if j.cell == i && j.started && !j.ended {
+			n++
+		}
+	}
+	return n
+}
+
+// pending is how many runs of cell i are queued or running and have not
+// ended; under mu.
+func (q *queue) pending(i int) int {
+	n := 0
+	for _, j := range q.jobs {
+		if j.cell == i && !j.ended {
+			n++
+		}
+	}
+	return n
 }
 
 // cell is cell i as its jobs have left it so far, judged (aggregate):

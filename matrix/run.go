@@ -54,11 +54,14 @@ type Options struct {
 	// health: a run the machine was too slow to decide runs again.
 	Jobs int
 	// More, when set, is asked after each run of a cell, with the cell
-	// as its runs so far show it, whether the cell needs another seed
-	// (the release gate's power target); the next seed after the
-	// cell's last is then queued, unless Budget leaves no room for
-	// one more run within Budget of the matrix's start.
-	More   func(report.Cell) bool
+	// as its ended runs show it, how many more seeds the cell needs
+	// (the release gate's power target); the next seeds after the
+	// cell's last are queued to run side by side, less those queued
+	// and not ended, as far as Budget leaves room for them within
+	// Budget of the matrix's start. A seed queued so is asked about
+	// again when its turn comes, and dropped if the runs that ended
+	// meanwhile gave the cell what it needed.
+	More   func(report.Cell) int
 	Budget time.Duration
 }
 

@@ -78,8 +78,10 @@ func tooSlow(sp Spec, r report.CellRun) bool {
 }
 
 // MaxJobs is the most runs a matrix starts side by side when Options.Jobs
-// is 0: twice the CPUs (the runs wait on TTLs more than they compute).
-func MaxJobs() int { return max(2, 2*runtime.NumCPU()) }
+// is 0: three times the CPUs (the runs wait on TTLs more than they
+// compute: a gate of redsync at four runs side by side kept 2 CPUs
+// under half busy). The runs' health decides how many of them start.
+func MaxJobs() int { return max(2, 3*runtime.NumCPU()) }
 
 // healthyLate is how late this process's timers may fire (Monitor.Recent)
 // for the matrix to start one more run side by side when Options.Jobs is

@@ -2,9 +2,13 @@ package matrix
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/locktorture/locktorture/report"
 )
 
 // TestSchedule: every task handed out runs once, never more than jobs at
@@ -54,5 +58,52 @@ func TestSchedule(t *testing.T) {
 				t.Errorf("jobs %d: task %d ran %d times", jobs, n, c)
 			}
 		}
+	}
+}
+
+// TestQueueMore: the seeds More asks for after a run are queued at once,
+// less those queued and not ended, to run side by side; one whose turn
+// comes after the runs that ended gave the cell what it needs is dropped,
+// never run nor counted.
+func TestQueueMore(t *testing.T) {
+	want := 3 // runs More asks for beyond those that ended
+	p := &Plan{specs: []Spec{{Name: "x/none"}}, o: Options{Duration: time.Second, More: func(c report.Cell) int { return max(0, want-len(c.Runs)) }}}
+	q := p.newQueue([][]int64{{1}})
+	ctx := context.Background()
+	run := func(k int) bool {
+		j, ok := q.begin(ctx, k)
+		if ok {
+			q.end(ctx, k, outcome{run: report.CellRun{Seed: j.seed, RunID: fmt.Sprint("run", j.seed)}}, time.Second)
+		}
+		return ok
+	}
+	if !run(0) {
+		t.Fatal("the planned seed did not run")
+	}
+	if got := len(q.jobs); got != 3 {
+		t.Fatalf("after one run of the three asked for: %d jobs, want 3 (two more queued at once)", got)
+	}
+	if s := []int64{q.jobs[1].seed, q.jobs[2].seed}; s[0] != 2 || s[1] != 3 {
+		t.Fatalf("seeds queued %v, want [2 3]", s)
+	}
+	// Seed 2 starts; while it runs, nothing more is queued for what it
+	// will give. Then it ends, and the cell needs no more: seed 3 is
+	// dropped when its turn comes.
+	j, ok := q.begin(ctx, 1)
+	if !ok {
+		t.Fatal("seed 2 did not start")
+	}
+	q.more(ctx, 0)
+	if got := len(q.jobs); got != 3 {
+		t.Fatalf("queued %d jobs while seed 2 ran, want 3", got)
+	}
+	want = 2
+	q.end(ctx, 1, outcome{run: report.CellRun{Seed: j.seed, RunID: "run2"}}, time.Second)
+	if run(2) {
+		t.Fatal("seed 3 ran after the cell had what it needed")
+	}
+	c, _ := q.cell(0)
+	if len(c.Runs) != 2 || len(c.NotRun) != 0 {
+		t.Fatalf("cell runs %d, not run %v; want 2 runs and none listed as not run", len(c.Runs), c.NotRun)
 	}
 }

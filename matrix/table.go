@@ -328,7 +328,10 @@ var Literature = []Row{
 	// redsync's Extend, redislock's Refresh and Redisson's watchdog do.
 	{Name: "+extend/latency", When: "extends elapsed", Config: extended(faults(time.Second, "latency"), 3*time.Second), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcRedis + "; " + SrcExtends,
 		Why: "an extend is a compare-and-pexpire (on a quorum, for RedLock) counted from before it was sent, like the acquire", Promise: "extends: a renewal is counted from before it was sent and checks the token"},
-	{Name: "+extend/client-pause", When: "extends elapsed", Config: extended(pauseRun(), 1500*ms),
+	// Three clients: with holds of three TTLs on one key, ten contenders
+	// would be refused on all but about one acquire in a hundred, under
+	// the share that says a run tested anything.
+	{Name: "+extend/client-pause", When: "extends elapsed", Config: extended(withWork(pauseRun(), harness.Workload{Clients: 3}), 1500*ms),
 		Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectViolation}, Source: SrcKleppmann + "; " + SrcExtends,
 		Why:     "renewing does not help a holder paused past its TTL between its check and its write; its next extend is refused",
 		Promise: "extends: an extend renews the lease only while its holder still holds it", Quick: "mutant"},
@@ -369,7 +372,7 @@ var Literature = []Row{
 		Why: "control: a minority's clocks jump, the rest of the holder's nodes are still a majority", Promise: "quorum: a grant needs a majority, and two majorities intersect", Quick: "fences !renews"},
 	// A backward jump healed by slewing (0.8%, below the 1% drift the
 	// locks allow for) instead of a forward jump.
-	{Name: "clock-back-slew", When: "elapsed !process", Config: withWork(faults(time.Second, "clock-back-slew"), harness.Workload{Keys: 1, TTL: 500 * ms, Hold: 480 * ms}), MinDuration: 16 * time.Second,
+	{Name: "clock-back-slew", When: "elapsed !process", Config: withWork(faults(time.Second, "clock-back-slew"), harness.Workload{Keys: 1, TTL: 500 * ms, Hold: 480 * ms}),
 		Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectSafe, Liveness: checker.LivenessOK}, Source: SrcAntirez + "; " + SrcKleppmann,
 		Why:     "a backward jump makes keys outlive their TTL, and the slewed heal runs the node's clock 0.8% fast, so a key set meanwhile expires at most 0.8% of the TTL early, within the drift allowance (1% + 2 ms): liveness only. The holds of 96% of the TTL make it sensitive to a clock running about 4% fast or more",
 		Promise: "drift allowance: a node clock running at most 1% fast cannot expire a key before the holder's validity ends"},
@@ -394,7 +397,11 @@ var Literature = []Row{
 	{Name: "server-stall", When: "elapsed", Config: faults(0, "server-stall"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcStall + "; " + SrcLeaseRule,
 		Why:     "a stalled node only delays: the commands sent meanwhile run late, and a key expires by the wall clock as the holder's validity, counted from before its request, runs out",
 		Promise: "elapsed from request: a stall delays the grants and the replies, never stretches the validity past the key", Quick: "lock:setnx"},
-	{Name: "server-stall-holder", When: "elapsed", Config: faults(0, "server-stall-holder"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcStall + "; " + SrcLeaseRule,
+	// Not for a quorum lock: its contenders' rounds wait on the stalled
+	// majority until their call timeout (well under the stall), so no
+	// contender gets an answer while the struck hold lasts and the strike
+	// tests nothing; server-stall covers its stalls.
+	{Name: "server-stall-holder", When: "elapsed !quorum", Config: faults(0, "server-stall-holder"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcStall + "; " + SrcLeaseRule,
 		Why:     "the holder's nodes (a majority of them) stall at the grant for just over the validity left: the holder's validity ends during the stall, and the contenders' queued commands run only after it",
 		Promise: "elapsed from request: a stall delays the grants and the replies, never stretches the validity past the key"},
 

@@ -149,8 +149,8 @@ func HealthText(h health.Report) string {
 const (
 	// TrialStrike: a targeted strike that left a window.
 	TrialStrike = "strike"
-	// TrialStep: a random fault step during which a held key was
-	// contended.
+	// TrialStep: a random fault step and a key held and contended
+	// during it.
 	TrialStep = "fault step"
 	// TrialHandover: in a run without faults, a contended hold.
 	TrialHandover = "handover"

@@ -13,11 +13,14 @@ import (
 // Trials counts the trials of the promises a run made: the times the run
 // put a lock to the test, each of which could have shown a violation.
 //   - A targeted strike that left a window (Strikes) is one.
-//   - A random fault step is one when, while it was active or a TTL after
-//     it healed (what it did lasts until the keys it touched expire),
-//     some key was held and another client got an answer (granted or
-//     refused) to an acquire of it: a step during which nobody contended
-//     tested nothing.
+//   - A random fault step is one for every key that, while the step was
+//     active or a TTL after it healed (what it did lasts until the keys
+//     it touched expire), was held while another client got an answer
+//     (granted or refused) to an acquire of it: a step during which
+//     nobody contended tested nothing. Each key is a lock of its own, set
+//     and expired apart from the others, as Jepsen's independent keys
+//     are, so a step that struck two contended keys tested the promise
+//     twice; a strike aims at one hold, so it stays one.
 //   - A run without faults tests every handover: a hold during which
 //     another client got an answer to an acquire of its key is one.
 //
@@ -48,7 +51,7 @@ func Trials(a *checker.Analysis, strikes []report.Strike, ttl time.Duration, h h
 			// What a fault did lasts until the keys it touched expire:
 			// a grant whose reply it lost holds its key a TTL more.
 			end := w.End + int64(ttl)
-			if contendedHold(a, w.Start, end) {
+			for range contendedKeys(a, w.Start, end) {
 				wins = append(wins, [2]int64{w.Start, end})
 			}
 		}
@@ -86,19 +89,21 @@ func Trials(a *checker.Analysis, strikes []report.Strike, ttl time.Duration, h h
 	return t
 }
 
-// contendedHold reports whether, at some time in [from, to], some key was
-// held by one client while another got an answer to an acquire of it.
-func contendedHold(a *checker.Analysis, from, to int64) bool {
+// contendedKeys returns the keys that, at some time in [from, to], were
+// held by one client while another got an answer to an acquire of them.
+func contendedKeys(a *checker.Analysis, from, to int64) []string {
+	var keys []string
 	for key, holds := range a.Holds() {
 		attempts := a.Attempts(key)
 		for _, hd := range holds {
 			lo, hi := max(hd.Start, from), min(hd.End, to)
 			if lo <= hi && contended(attempts, hd.Process, lo, hi) {
-				return true
+				keys = append(keys, key)
+				break
 			}
 		}
 	}
-	return false
+	return keys
 }
 
 // firstViolation is the time of the run's first violation of either

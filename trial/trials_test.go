@@ -3,6 +3,7 @@ package trial
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,8 +12,8 @@ import (
 	"github.com/locktorture/locktorture/report"
 )
 
-// TestTrials: a fault step is a trial when a held key was contended while
-// it was active (an answer, not a timeout); without faults every
+// TestTrials: a fault step is a trial for each held key that was
+// contended while it was active (an answer, not a timeout); without faults every
 // contended hold is one; a trial that meets an unhealthy stretch is
 // counted apart; ToFirst numbers the trial of the first violation.
 func TestTrials(t *testing.T) {
@@ -28,6 +29,11 @@ func TestTrials(t *testing.T) {
 		ev(0, "invoke", "acquire", "", 2990*ms, 0) + ev(0, "ok", "acquire", "b", 3000*ms, 3990*ms) +
 		ev(1, "invoke", "acquire", "", 3100*ms, 0) + ev(1, "info", "acquire", "", 3200*ms, 0) +
 		ev(0, "invoke", "release", "b", 3500*ms, 0) + ev(0, "ok", "release", "b", 3501*ms, 0)
+	// Clients 2 and 3 contend for another key, j, as 0 and 1 do for k in
+	// the first second: a lock of its own, so a trial of its own.
+	otherKey := strings.ReplaceAll(ev(2, "invoke", "acquire", "", 990*ms, 0)+ev(2, "ok", "acquire", "e", 1000*ms, 1990*ms)+
+		ev(3, "invoke", "acquire", "", 1100*ms, 0)+ev(3, "fail", "acquire", "", 1200*ms, 0)+
+		ev(2, "invoke", "release", "e", 1500*ms, 0)+ev(2, "ok", "release", "e", 1501*ms, 0), `"key":"k"`, `"key":"j"`)
 	// An overlap at 5.1 s: client 1 granted while client 0 holds.
 	overlap := ev(0, "invoke", "acquire", "", 4990*ms, 0) + ev(0, "ok", "acquire", "c", 5000*ms, 5990*ms) +
 		ev(1, "invoke", "acquire", "", 5050*ms, 0) + ev(1, "ok", "acquire", "d", 5100*ms, 6090*ms)
@@ -51,6 +57,8 @@ func TestTrials(t *testing.T) {
 	}{
 		{"two steps, one contended by an answer", fault("start", 900*ms) + holds + fault("stop", 1600*ms) + fault("start", 2900*ms) + fault("stop", 3600*ms),
 			health.Report{}, report.Trials{Kind: report.TrialStep, Count: 1}},
+		{"a step that struck two contended keys is two trials", fault("start", 900*ms) + holds + otherKey + fault("stop", 1600*ms),
+			health.Report{}, report.Trials{Kind: report.TrialStep, Count: 2}},
 		{"the contended step met a slow stretch", fault("start", 900*ms) + holds + fault("stop", 1600*ms), sick,
 			report.Trials{Kind: report.TrialStep, Unhealthy: 1}},
 		{"no fault: contended holds", holds + overlap, health.Report{},
