@@ -131,7 +131,7 @@ func (r *containerRunner) start(ctx context.Context, fresh bool) (run, error) {
 	id, err := r.b.Start(ctx, ContainerSpec{
 		Name:     n.name,
 		Cmd:      append([]string{ImageData + "/" + nodeConf}, n.c.opts.extraArgs...),
-		Env:      n.clockEnv(n.c.opts.env, ImageData),
+		Env:      n.clockEnv(nil, ImageData),
 		Dir:      n.dir,
 		Port:     redisPort,
 		HostPort: port,

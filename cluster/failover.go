@@ -96,7 +96,7 @@ var sentinelTimings = []any{"info-period", 1000, "publish-period", 500, "ask-per
 //
 // The sentinels' fixed periods are compressed with SENTINEL DEBUG (see
 // sentinelTimings; skipped on a Redis without it). The sentinels get this
-// process's environment but not WithEnv's, WithExtraArgs' or the clock
+// process's environment but not WithExtraArgs' or the clock
 // shim: those are for the data nodes, and a clock jump would send a
 // sentinel into TILT mode, where it acts on nothing for 30 s.
 //

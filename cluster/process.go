@@ -59,7 +59,7 @@ func (p *processRunner) start(_ context.Context, fresh bool) (run, error) {
 	defer log.Close() // the child has its own copy
 	cmd := privateCommand(n.c.bin, append([]string{conf}, n.c.opts.extraArgs...)...)
 	cmd.Dir = n.dir
-	cmd.Env = n.withClockEnv(append(os.Environ(), n.c.opts.env...))
+	cmd.Env = n.withClockEnv(os.Environ())
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
