@@ -189,8 +189,8 @@ func (r *etcdRunner) ready(ctx context.Context, rn run, addr string) error {
 			return nil
 		}
 		select {
-		case <-rn.done():
-			return fmt.Errorf("cluster: %s at %s: %w (%s); log tail:\n%s", n.name, addr, errExited, rn.status(), logTail(n.LogPath()))
+		case <-rn.Done():
+			return fmt.Errorf("cluster: %s at %s: %w (%s); log tail:\n%s", n.name, addr, errExited, rn.Status(), logTail(n.LogPath()))
 		case <-wctx.Done():
 			if ctx.Err() != nil {
 				return fmt.Errorf("cluster: wait for %s: %w", n.name, ctx.Err())

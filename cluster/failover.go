@@ -381,7 +381,7 @@ func (f *Failover) startSentinelContainer(ctx context.Context, s *sentinel, prim
 		}
 		return nil, err
 	}
-	return containerRun{b.Watch(id)}, nil
+	return b.Watch(id), nil
 }
 
 // stop ends the sentinel (SIGTERM, then SIGKILL after 2 s; a container is
@@ -398,7 +398,7 @@ func (s *sentinel) stop(ctx context.Context) error {
 		errs = append(errs, s.client.Close())
 	}
 	if s.cur != nil && !exited(s.cur) {
-		errs = append(errs, s.cur.stop(ctx, stopGrace, false))
+		errs = append(errs, s.cur.Stop(ctx, stopGrace, false))
 	}
 	s.cur = nil
 	if err := errors.Join(errs...); err != nil {

@@ -141,20 +141,20 @@ func newProcess(cmd *exec.Cmd) *process {
 	return p
 }
 
-func (p *process) done() <-chan struct{} { return p.exit }
+func (p *process) Done() <-chan struct{} { return p.exit }
 
 func (p *process) pid() int { return p.cmd.Process.Pid }
 
-func (p *process) status() string { return fmt.Sprint(p.cmd.ProcessState) }
+func (p *process) Status() string { return fmt.Sprint(p.cmd.ProcessState) }
 
-func (p *process) kill(context.Context) error {
+func (p *process) Kill(context.Context) error {
 	err := ignoreDone(p.cmd.Process.Kill())
 	<-p.exit
 	return err
 }
 
-func (p *process) pause(context.Context) error  { return p.signal(syscall.SIGSTOP) }
-func (p *process) resume(context.Context) error { return p.signal(syscall.SIGCONT) }
+func (p *process) Pause(context.Context) error  { return p.signal(syscall.SIGSTOP) }
+func (p *process) Resume(context.Context) error { return p.signal(syscall.SIGCONT) }
 
 func (p *process) signal(sig syscall.Signal) error {
 	if err := p.cmd.Process.Signal(sig); errors.Is(err, os.ErrProcessDone) {
@@ -165,9 +165,9 @@ func (p *process) signal(sig syscall.Signal) error {
 	return nil
 }
 
-// stop resumes the process if paused, sends SIGTERM, then SIGKILL after
+// Stop resumes the process if paused, sends SIGTERM, then SIGKILL after
 // grace.
-func (p *process) stop(_ context.Context, grace time.Duration, paused bool) error {
+func (p *process) Stop(_ context.Context, grace time.Duration, paused bool) error {
 	var errs []error
 	if paused {
 		errs = append(errs, ignoreDone(p.cmd.Process.Signal(syscall.SIGCONT)))
@@ -176,7 +176,7 @@ func (p *process) stop(_ context.Context, grace time.Duration, paused bool) erro
 	select {
 	case <-p.exit:
 	case <-time.After(grace):
-		errs = append(errs, p.kill(context.Background()))
+		errs = append(errs, p.Kill(context.Background()))
 	}
 	return errors.Join(errs...)
 }
