@@ -264,13 +264,7 @@ func (l *redsyncLock) couldHaveSucceeded(t redsyncErrors) bool {
 }
 
 // Close implements [Lock].
-func (l *redsyncLock) Close() error {
-	var errs []error
-	for _, c := range l.clients {
-		errs = append(errs, c.Close())
-	}
-	return errors.Join(errs...)
-}
+func (l *redsyncLock) Close() error { return closeClients(l.clients) }
 
 // redsyncErrors counts the per-node errors that redsync joined into one.
 type redsyncErrors struct {
