@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
@@ -343,19 +341,7 @@ func (f *Failover) spawnSentinel(s *sentinel, primaryHost, primaryPort string) (
 	if err := writePrivate(confPath, []byte(f.sentinelConf(loopback, s.port, s.dir, primaryHost, primaryPort))); err != nil {
 		return nil, err
 	}
-	log, err := os.OpenFile(filepath.Join(s.dir, sentinelLog), os.O_CREATE|os.O_WRONLY|os.O_APPEND, fileMode)
-	if err != nil {
-		return nil, fmt.Errorf("cluster: %w", err)
-	}
-	defer log.Close() // the child has its own copy
-	cmd := privateCommand(f.c.bin, confPath, "--sentinel")
-	cmd.Dir = s.dir
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("cluster: start sentinel %s: %w", s.name, err)
-	}
-	return newProcess(cmd), nil
+	return spawn(f.c.bin, []string{confPath, "--sentinel"}, s.dir, nil, filepath.Join(s.dir, sentinelLog), "sentinel "+s.name)
 }
 
 // startSentinelContainer writes s's configuration into its directory,

@@ -52,18 +52,26 @@ func (p *processRunner) start(_ context.Context, fresh bool) (run, error) {
 	if err := n.writeConf(conf, p.port, loopback, n.dataDir(), n.LogPath()); err != nil {
 		return nil, err
 	}
-	log, err := os.OpenFile(n.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, fileMode)
+	args := append([]string{conf}, n.c.opts.extraArgs...)
+	return spawn(n.c.bin, args, n.dir, n.withClockEnv(os.Environ()), n.LogPath(), n.name)
+}
+
+// spawn starts bin with args under umask 077 (privateCommand) in dir,
+// with env (nil: this process's) and its output appended to logPath, in a
+// process group of its own that dies with this process, and returns its
+// run; what names it in the error.
+func spawn(bin string, args []string, dir string, env []string, logPath, what string) (run, error) {
+	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, fileMode)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	defer log.Close() // the child has its own copy
-	cmd := privateCommand(n.c.bin, append([]string{conf}, n.c.opts.extraArgs...)...)
-	cmd.Dir = n.dir
-	cmd.Env = n.withClockEnv(os.Environ())
+	cmd := privateCommand(bin, args...)
+	cmd.Dir, cmd.Env = dir, env
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("cluster: start %s: %w", n.name, err)
+		return nil, fmt.Errorf("cluster: start %s: %w", what, err)
 	}
 	return newProcess(cmd), nil
 }
