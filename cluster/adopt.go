@@ -100,13 +100,13 @@ func (r *adoptedRunner) start(ctx context.Context, fresh bool) (run, error) {
 					return nil, fmt.Errorf("cluster: docker unpause %s: %w", r.c.Name, err)
 				}
 			}
-			return containerRun{r.b.Watch(r.c.ID)}, nil
+			return r.b.Watch(r.c.ID), nil
 		}
 	}
 	if err := r.b.Start(ctx, r.c.ID); err != nil {
 		return nil, fmt.Errorf("cluster: docker start %s: %w", r.c.Name, err)
 	}
-	return containerRun{r.b.Watch(r.c.ID)}, nil
+	return r.b.Watch(r.c.ID), nil
 }
 
 // release starts the container again if a fault left it down: the

@@ -7,7 +7,6 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
-	"time"
 )
 
 // redisPort is where redis-server listens inside a container.
@@ -115,7 +114,7 @@ func (r *containerRunner) start(ctx context.Context, fresh bool) (run, error) {
 		if err := r.b.Restart(ctx, r.id); err != nil {
 			return nil, fmt.Errorf("cluster: docker start %s: %w", r.n.name, err)
 		}
-		return containerRun{r.b.Watch(r.id)}, nil
+		return r.b.Watch(r.id), nil
 	}
 	if err := r.release(ctx); err != nil {
 		return nil, err
@@ -131,7 +130,7 @@ func (r *containerRunner) start(ctx context.Context, fresh bool) (run, error) {
 	id, err := r.b.Start(ctx, ContainerSpec{
 		Name:     n.name,
 		Cmd:      append([]string{ImageData + "/" + nodeConf}, n.c.opts.extraArgs...),
-		Env:      n.clockEnv(n.c.opts.env, ImageData),
+		Env:      n.clockEnv(nil, ImageData),
 		Dir:      n.dir,
 		Port:     redisPort,
 		HostPort: port,
@@ -140,7 +139,7 @@ func (r *containerRunner) start(ctx context.Context, fresh bool) (run, error) {
 	if err != nil {
 		return nil, errors.Join(err, r.release(context.WithoutCancel(ctx)))
 	}
-	return containerRun{r.b.Watch(id)}, nil
+	return r.b.Watch(id), nil
 }
 
 // release removes the node's container, if any.
@@ -153,18 +152,4 @@ func (r *containerRunner) release(ctx context.Context) error {
 	}
 	r.id = ""
 	return nil
-}
-
-// containerRun is a ContainerRun as a node's (or sentinel's) run.
-type containerRun struct{ r ContainerRun }
-
-var _ run = containerRun{}
-
-func (c containerRun) done() <-chan struct{}            { return c.r.Done() }
-func (c containerRun) kill(ctx context.Context) error   { return c.r.Kill(ctx) }
-func (c containerRun) pause(ctx context.Context) error  { return c.r.Pause(ctx) }
-func (c containerRun) resume(ctx context.Context) error { return c.r.Resume(ctx) }
-func (c containerRun) status() string                   { return c.r.Status() }
-func (c containerRun) stop(ctx context.Context, grace time.Duration, paused bool) error {
-	return c.r.Stop(ctx, grace, paused)
 }

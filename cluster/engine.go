@@ -120,7 +120,7 @@ type ContainerSpec struct {
 }
 
 // ContainerRun is one start of a container, from its start to the moment
-// it stops running.
+// it stops running; a node's process, on the process backend, is one too.
 type ContainerRun interface {
 	// Done is closed once the container has stopped running.
 	Done() <-chan struct{}

@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -144,26 +143,15 @@ func (r *etcdRunner) start(_ context.Context, fresh bool) (run, error) {
 		"--election-timeout", strconv.Itoa(etcdElectionMS),
 		"--logger", "zap",
 	}
-	log, err := os.OpenFile(n.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, fileMode)
-	if err != nil {
-		return nil, fmt.Errorf("cluster: %w", err)
-	}
-	defer log.Close() // the child has its own copy
-	cmd := privateCommand(n.c.bin, args...)
-	cmd.Dir = n.dir
 	// ETCD_* variables of the caller's environment would configure the
 	// members too: leave them out.
+	var env []string
 	for _, e := range os.Environ() {
 		if !strings.HasPrefix(e, "ETCD_") {
-			cmd.Env = append(cmd.Env, e)
+			env = append(env, e)
 		}
 	}
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("cluster: start %s: %w", n.name, err)
-	}
-	return newProcess(cmd), nil
+	return spawn(n.c.bin, args, n.dir, env, n.LogPath(), n.name)
 }
 
 // ready polls the member's /version on addr (its own port or a proxy's)
@@ -189,8 +177,8 @@ func (r *etcdRunner) ready(ctx context.Context, rn run, addr string) error {
 			return nil
 		}
 		select {
-		case <-rn.done():
-			return fmt.Errorf("cluster: %s at %s: %w (%s); log tail:\n%s", n.name, addr, errExited, rn.status(), logTail(n.LogPath()))
+		case <-rn.Done():
+			return fmt.Errorf("cluster: %s at %s: %w (%s); log tail:\n%s", n.name, addr, errExited, rn.Status(), logTail(n.LogPath()))
 		case <-wctx.Done():
 			if ctx.Err() != nil {
 				return fmt.Errorf("cluster: wait for %s: %w", n.name, ctx.Err())

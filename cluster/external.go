@@ -38,7 +38,7 @@ func WithToxiproxy(apiURL string) Option {
 // those methods then drive (the clock WithClockShim, when every container
 // runs the shim with its offset file bind-mounted from this machine). Options that configure
 // nodes the cluster runs (WithRedisServer, WithPersistence, WithClockShim,
-// WithExtraArgs, WithEnv) are refused; WithDir and WithKeepLogs do nothing,
+// WithExtraArgs) are refused; WithDir and WithKeepLogs do nothing,
 // as the cluster keeps no files of nodes it does not run. Close closes the
 // clients and deletes the remote proxies; the nodes keep running, with
 // whatever keys the run left.
@@ -48,7 +48,7 @@ func Connect(ctx context.Context, addrs []string, opts ...Option) (*Cluster, err
 		return nil, err
 	}
 	switch {
-	case o.redisServer != "redis-server" || o.persistence || o.lazyFS || len(o.extraArgs) > 0 || len(o.env) > 0:
+	case o.redisServer != "redis-server" || o.persistence || o.lazyFS || len(o.extraArgs) > 0:
 		return nil, errors.New("cluster: external nodes: options for nodes the cluster runs do not apply")
 	}
 	seen := make(map[string]bool)

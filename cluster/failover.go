@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
@@ -96,7 +94,7 @@ var sentinelTimings = []any{"info-period", 1000, "publish-period", 500, "ask-per
 //
 // The sentinels' fixed periods are compressed with SENTINEL DEBUG (see
 // sentinelTimings; skipped on a Redis without it). The sentinels get this
-// process's environment but not WithEnv's, WithExtraArgs' or the clock
+// process's environment but not WithExtraArgs' or the clock
 // shim: those are for the data nodes, and a clock jump would send a
 // sentinel into TILT mode, where it acts on nothing for 30 s.
 //
@@ -343,19 +341,7 @@ func (f *Failover) spawnSentinel(s *sentinel, primaryHost, primaryPort string) (
 	if err := writePrivate(confPath, []byte(f.sentinelConf(loopback, s.port, s.dir, primaryHost, primaryPort))); err != nil {
 		return nil, err
 	}
-	log, err := os.OpenFile(filepath.Join(s.dir, sentinelLog), os.O_CREATE|os.O_WRONLY|os.O_APPEND, fileMode)
-	if err != nil {
-		return nil, fmt.Errorf("cluster: %w", err)
-	}
-	defer log.Close() // the child has its own copy
-	cmd := privateCommand(f.c.bin, confPath, "--sentinel")
-	cmd.Dir = s.dir
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("cluster: start sentinel %s: %w", s.name, err)
-	}
-	return newProcess(cmd), nil
+	return spawn(f.c.bin, []string{confPath, "--sentinel"}, s.dir, nil, filepath.Join(s.dir, sentinelLog), "sentinel "+s.name)
 }
 
 // startSentinelContainer writes s's configuration into its directory,
@@ -381,7 +367,7 @@ func (f *Failover) startSentinelContainer(ctx context.Context, s *sentinel, prim
 		}
 		return nil, err
 	}
-	return containerRun{b.Watch(id)}, nil
+	return b.Watch(id), nil
 }
 
 // stop ends the sentinel (SIGTERM, then SIGKILL after 2 s; a container is
@@ -398,7 +384,7 @@ func (s *sentinel) stop(ctx context.Context) error {
 		errs = append(errs, s.client.Close())
 	}
 	if s.cur != nil && !exited(s.cur) {
-		errs = append(errs, s.cur.stop(ctx, stopGrace, false))
+		errs = append(errs, s.cur.Stop(ctx, stopGrace, false))
 	}
 	s.cur = nil
 	if err := errors.Join(errs...); err != nil {

@@ -59,22 +59,9 @@ type runner interface {
 	release(ctx context.Context) error
 }
 
-// run is one life of a node's redis-server, from its start to its exit.
-type run interface {
-	// done is closed once the run has ended.
-	done() <-chan struct{}
-	// kill sends SIGKILL and returns once the run has ended.
-	kill(ctx context.Context) error
-	// pause freezes the run (SIGSTOP, docker pause); resume thaws it. Both
-	// return ErrNotRunning once the run has ended.
-	pause(ctx context.Context) error
-	resume(ctx context.Context) error
-	// stop ends the run for Close, gracefully if it can within grace,
-	// thawing it first if paused; it returns once the run has ended.
-	stop(ctx context.Context, grace time.Duration, paused bool) error
-	// status says how the run ended, for error messages.
-	status() string
-}
+// run is one life of a node's server, a process or a container, from its
+// start to its exit.
+type run = ContainerRun
 
 // opTimeout bounds the Docker API calls behind Kill, Pause and Resume,
 // which take no context.
@@ -162,7 +149,7 @@ func (n *Node) running() bool {
 
 func exited(r run) bool {
 	select {
-	case <-r.done():
+	case <-r.Done():
 		return true
 	default:
 		return false
@@ -187,7 +174,7 @@ func (n *Node) kill(ctx context.Context) error {
 	if n.cur == nil {
 		return nil
 	}
-	if err := n.cur.kill(ctx); err != nil {
+	if err := n.cur.Kill(ctx); err != nil {
 		return fmt.Errorf("cluster: kill %s: %w", n.name, err)
 	}
 	n.cur, n.paused = nil, false
@@ -251,9 +238,9 @@ func (n *Node) freeze(op string, pause bool) error {
 	}
 	var err error
 	if pause {
-		err = n.cur.pause(ctx)
+		err = n.cur.Pause(ctx)
 	} else {
-		err = n.cur.resume(ctx)
+		err = n.cur.Resume(ctx)
 	}
 	if errors.Is(err, ErrNotRunning) {
 		return fmt.Errorf("%w: %s %s", ErrNotRunning, op, n.name)
@@ -400,8 +387,8 @@ func waitAnswer(ctx context.Context, r run, addr, password string, limit time.Du
 			return ownAnswer(wctx, r, addr, password, what)
 		}
 		select {
-		case <-r.done():
-			return fmt.Errorf("cluster: %s at %s: %w (%s); log tail:\n%s", what, addr, errExited, r.status(), logTail(logPath))
+		case <-r.Done():
+			return fmt.Errorf("cluster: %s at %s: %w (%s); log tail:\n%s", what, addr, errExited, r.Status(), logTail(logPath))
 		case <-wctx.Done():
 			if ctx.Err() != nil {
 				return fmt.Errorf("cluster: wait for %s: %w", what, ctx.Err())
@@ -439,7 +426,7 @@ func ownAnswer(ctx context.Context, r run, addr, password, what string) error {
 		return nil
 	}
 	select {
-	case <-r.done():
+	case <-r.Done():
 		return fmt.Errorf("cluster: %s at %s: %w: another server (process %d) answers on its port", what, addr, errExited, id)
 	case <-ctx.Done():
 		return fmt.Errorf("cluster: %s at %s: another server (process %d, not %d) answers on its port", what, addr, id, p.cmd.Process.Pid)
@@ -457,7 +444,7 @@ func (n *Node) stop(ctx context.Context) error {
 		errs = append(errs, n.client.Close())
 	}
 	if n.cur != nil && !exited(n.cur) {
-		errs = append(errs, n.cur.stop(ctx, stopGrace, n.paused))
+		errs = append(errs, n.cur.Stop(ctx, stopGrace, n.paused))
 	}
 	n.cur, n.paused = nil, false
 	errs = append(errs, n.rn.release(ctx))

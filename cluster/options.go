@@ -13,7 +13,6 @@ type options struct {
 	dir         string
 	keepLogs    bool
 	extraArgs   []string
-	env         []string
 	proxyGroups int  // see WithProxyGroups
 	clockShim   bool // see WithClockShim
 	lazyFS      bool // see WithLazyFS
@@ -70,11 +69,4 @@ func WithKeepLogs(keep bool) Option {
 // default is none.
 func WithExtraArgs(args ...string) Option {
 	return func(o *options) { o.extraArgs = append(o.extraArgs, args...) }
-}
-
-// WithEnv adds "KEY=value" entries to the environment of every redis-server
-// process, on top of this process's environment (e.g. an LD_PRELOAD clock
-// shim). The default is none.
-func WithEnv(env ...string) Option {
-	return func(o *options) { o.env = append(o.env, env...) }
 }

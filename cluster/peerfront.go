@@ -1,9 +1,7 @@
 package cluster
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"sync"
 )
@@ -17,8 +15,8 @@ import (
 // directions and refuses new ones, while connections from anything else
 // (the harness, the clients, from 127.0.0.1) pass.
 type peerFront struct {
-	ln   net.Listener
-	to   string // the node's own address
+	*relay
+	to   string // the node's own address, under mu
 	self int    // index of the node it serves
 	bus  bool   // the node's cluster bus, not its announced client port
 	cuts *peerCuts
@@ -26,12 +24,6 @@ type peerFront struct {
 	// (etcd's peer fronts, etcd.go) rather than from its source address,
 	// and returns the connection to forward, what it read included.
 	identify func(net.Conn) (int, net.Conn)
-
-	mu     sync.Mutex
-	conns  map[net.Conn]int // accepted connections, by peer index (-1: no node)
-	ups    map[net.Conn]struct{}
-	closed bool
-	wg     sync.WaitGroup
 }
 
 // peerCuts is the set of cut pairs of a Redis Cluster's nodes, shared by
@@ -112,46 +104,25 @@ func peerIndex(addr net.Addr, n int) int {
 
 // newPeerFront listens on 127.0.0.1:0 and forwards to to.
 func newPeerFront(self int, bus bool, to string, cuts *peerCuts, nodes int) (*peerFront, error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort(loopback, "0"))
+	r, err := listenRelay(loopback, "front")
 	if err != nil {
-		return nil, fmt.Errorf("cluster: front: %w", err)
+		return nil, err
 	}
-	f := &peerFront{ln: ln, to: to, self: self, bus: bus, cuts: cuts, conns: make(map[net.Conn]int), ups: make(map[net.Conn]struct{})}
+	f := &peerFront{relay: r, to: to, self: self, bus: bus, cuts: cuts}
 	cuts.mu.Lock()
 	cuts.fronts = append(cuts.fronts, f)
 	cuts.mu.Unlock()
-	f.wg.Go(func() { f.serve(nodes) })
+	admit := func(c net.Conn) (int, bool) {
+		peer := peerIndex(c.RemoteAddr(), nodes)
+		return peer, peer < 0 || !f.cuts.isCut(peer, f.self, f.bus)
+	}
+	f.wg.Go(func() { f.serve(admit, f.forward) })
 	return f, nil
 }
-
-func (f *peerFront) addr() string { return f.ln.Addr().String() }
 
 func (f *peerFront) port() string {
 	_, p, _ := net.SplitHostPort(f.addr())
 	return p
-}
-
-func (f *peerFront) serve(nodes int) {
-	for {
-		c, err := f.ln.Accept()
-		if err != nil {
-			return
-		}
-		peer := peerIndex(c.RemoteAddr(), nodes)
-		if peer >= 0 && f.cuts.isCut(peer, f.self, f.bus) {
-			c.Close()
-			continue
-		}
-		f.mu.Lock()
-		if f.closed {
-			f.mu.Unlock()
-			c.Close()
-			return
-		}
-		f.conns[c] = peer
-		f.mu.Unlock()
-		f.wg.Go(func() { f.forward(c) })
-	}
 }
 
 // dropCut closes the connections whose peer is now cut from this node.
@@ -172,71 +143,19 @@ func (f *peerFront) setTo(to string) {
 	f.mu.Unlock()
 }
 
+// forward joins c to the node, unless identify names a peer cut from it.
 func (f *peerFront) forward(c net.Conn) {
-	defer func() {
-		f.mu.Lock()
-		delete(f.conns, c)
-		f.mu.Unlock()
-		c.Close()
-	}()
 	src := c // what is read from the peer
 	if f.identify != nil {
 		var peer int
 		peer, src = f.identify(c)
-		f.mu.Lock()
-		f.conns[c] = peer
-		f.mu.Unlock()
-		if peer >= 0 && f.cuts.isCut(peer, f.self, f.bus) {
+		if !f.track(c, peer) || peer >= 0 && f.cuts.isCut(peer, f.self, f.bus) {
+			f.drop(c)
 			return
 		}
 	}
 	f.mu.Lock()
 	to := f.to
 	f.mu.Unlock()
-	up, err := net.Dial("tcp", to)
-	if err != nil {
-		return
-	}
-	f.mu.Lock()
-	if f.closed {
-		f.mu.Unlock()
-		up.Close()
-		return
-	}
-	f.ups[up] = struct{}{}
-	f.mu.Unlock()
-	defer func() {
-		f.mu.Lock()
-		delete(f.ups, up)
-		f.mu.Unlock()
-		up.Close()
-	}()
-	done := make(chan struct{}, 2)
-	pipe := func(dst, src net.Conn) {
-		io.Copy(dst, src)
-		done <- struct{}{}
-	}
-	go pipe(up, src)
-	go pipe(c, up)
-	<-done // one side ended: end both (the deferred closes)
-}
-
-// close stops listening, ends every connection and waits for the
-// forwarders.
-func (f *peerFront) close() error {
-	f.mu.Lock()
-	f.closed = true
-	err := f.ln.Close()
-	for c := range f.conns {
-		c.Close()
-	}
-	for c := range f.ups {
-		c.Close()
-	}
-	f.mu.Unlock()
-	f.wg.Wait()
-	if errors.Is(err, net.ErrClosed) {
-		return nil
-	}
-	return err
+	f.join(c, src, to)
 }

@@ -52,18 +52,26 @@ func (p *processRunner) start(_ context.Context, fresh bool) (run, error) {
 	if err := n.writeConf(conf, p.port, loopback, n.dataDir(), n.LogPath()); err != nil {
 		return nil, err
 	}
-	log, err := os.OpenFile(n.LogPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, fileMode)
+	args := append([]string{conf}, n.c.opts.extraArgs...)
+	return spawn(n.c.bin, args, n.dir, n.withClockEnv(os.Environ()), n.LogPath(), n.name)
+}
+
+// spawn starts bin with args under umask 077 (privateCommand) in dir,
+// with env (nil: this process's) and its output appended to logPath, in a
+// process group of its own that dies with this process, and returns its
+// run; what names it in the error.
+func spawn(bin string, args []string, dir string, env []string, logPath, what string) (run, error) {
+	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, fileMode)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	defer log.Close() // the child has its own copy
-	cmd := privateCommand(n.c.bin, append([]string{conf}, n.c.opts.extraArgs...)...)
-	cmd.Dir = n.dir
-	cmd.Env = n.withClockEnv(append(os.Environ(), n.c.opts.env...))
+	cmd := privateCommand(bin, args...)
+	cmd.Dir, cmd.Env = dir, env
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("cluster: start %s: %w", n.name, err)
+		return nil, fmt.Errorf("cluster: start %s: %w", what, err)
 	}
 	return newProcess(cmd), nil
 }
@@ -141,20 +149,20 @@ func newProcess(cmd *exec.Cmd) *process {
 	return p
 }
 
-func (p *process) done() <-chan struct{} { return p.exit }
+func (p *process) Done() <-chan struct{} { return p.exit }
 
 func (p *process) pid() int { return p.cmd.Process.Pid }
 
-func (p *process) status() string { return fmt.Sprint(p.cmd.ProcessState) }
+func (p *process) Status() string { return fmt.Sprint(p.cmd.ProcessState) }
 
-func (p *process) kill(context.Context) error {
+func (p *process) Kill(context.Context) error {
 	err := ignoreDone(p.cmd.Process.Kill())
 	<-p.exit
 	return err
 }
 
-func (p *process) pause(context.Context) error  { return p.signal(syscall.SIGSTOP) }
-func (p *process) resume(context.Context) error { return p.signal(syscall.SIGCONT) }
+func (p *process) Pause(context.Context) error  { return p.signal(syscall.SIGSTOP) }
+func (p *process) Resume(context.Context) error { return p.signal(syscall.SIGCONT) }
 
 func (p *process) signal(sig syscall.Signal) error {
 	if err := p.cmd.Process.Signal(sig); errors.Is(err, os.ErrProcessDone) {
@@ -165,9 +173,9 @@ func (p *process) signal(sig syscall.Signal) error {
 	return nil
 }
 
-// stop resumes the process if paused, sends SIGTERM, then SIGKILL after
+// Stop resumes the process if paused, sends SIGTERM, then SIGKILL after
 // grace.
-func (p *process) stop(_ context.Context, grace time.Duration, paused bool) error {
+func (p *process) Stop(_ context.Context, grace time.Duration, paused bool) error {
 	var errs []error
 	if paused {
 		errs = append(errs, ignoreDone(p.cmd.Process.Signal(syscall.SIGCONT)))
@@ -176,7 +184,7 @@ func (p *process) stop(_ context.Context, grace time.Duration, paused bool) erro
 	select {
 	case <-p.exit:
 	case <-time.After(grace):
-		errs = append(errs, p.kill(context.Background()))
+		errs = append(errs, p.Kill(context.Background()))
 	}
 	return errors.Join(errs...)
 }

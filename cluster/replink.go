@@ -3,9 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"sync"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 )
@@ -36,103 +34,29 @@ const replSuffix = "-repl"
 // front forwards the connections to one address to one of two upstreams,
 // by the connection's source address.
 type front struct {
-	ln    net.Listener
+	*relay
 	repl  string // upstream of connections from replSource
 	other string // upstream of every other connection
-
-	mu     sync.Mutex
-	conns  map[net.Conn]struct{}
-	closed bool
-	wg     sync.WaitGroup
 }
 
 // newFront listens on host:0 and forwards as front says.
 func newFront(host, repl, other string) (*front, error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	r, err := listenRelay(host, "replication front")
 	if err != nil {
-		return nil, fmt.Errorf("cluster: replication front: %w", err)
+		return nil, err
 	}
-	f := &front{ln: ln, repl: repl, other: other, conns: make(map[net.Conn]struct{})}
-	f.wg.Go(f.serve)
+	f := &front{relay: r, repl: repl, other: other}
+	f.wg.Go(func() { f.serve(func(net.Conn) (int, bool) { return -1, true }, f.forward) })
 	return f, nil
-}
-
-func (f *front) addr() string { return f.ln.Addr().String() }
-
-func (f *front) serve() {
-	for {
-		c, err := f.ln.Accept()
-		if err != nil {
-			return
-		}
-		if !f.track(c) {
-			c.Close()
-			return
-		}
-		f.wg.Go(func() { f.forward(c) })
-	}
-}
-
-// track remembers c for close; false once closed.
-func (f *front) track(c net.Conn) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
-		return false
-	}
-	f.conns[c] = struct{}{}
-	return true
-}
-
-func (f *front) untrack(c net.Conn) {
-	f.mu.Lock()
-	delete(f.conns, c)
-	f.mu.Unlock()
 }
 
 // forward joins c to its upstream until either side ends.
 func (f *front) forward(c net.Conn) {
-	defer f.untrack(c)
-	defer c.Close()
 	to := f.other
 	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok && a.IP.String() == replSource {
 		to = f.repl
 	}
-	up, err := net.Dial("tcp", to)
-	if err != nil {
-		return
-	}
-	if !f.track(up) {
-		up.Close()
-		return
-	}
-	defer f.untrack(up)
-	defer up.Close()
-	done := make(chan struct{}, 2)
-	pipe := func(dst, src net.Conn) {
-		io.Copy(dst, src)
-		done <- struct{}{}
-	}
-	f.wg.Go(func() { pipe(up, c) })
-	f.wg.Go(func() { pipe(c, up) })
-	<-done // one side ended: end both (the deferred closes)
-}
-
-// close stops listening, ends every connection and waits for the
-// forwarders.
-func (f *front) close() error {
-	f.mu.Lock()
-	f.closed = true
-	err := f.ln.Close()
-	for c := range f.conns {
-		c.Close()
-	}
-	f.mu.Unlock()
-	f.wg.Wait()
-	if errors.Is(err, net.ErrClosed) {
-		return nil
-	}
-	return err
+	f.join(c, c, to)
 }
 
 // startLinks puts a front and a replication proxy before each node's

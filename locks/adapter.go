@@ -165,23 +165,20 @@ func (l *ProcessLock) report(ctx context.Context, r clientReply) error {
 type ProcessOption func(*processOptions)
 
 type processOptions struct {
-	env          []string
-	script       []byte
-	startTimeout time.Duration
-	callTimeout  time.Duration
+	env         []string
+	script      []byte
+	callTimeout time.Duration
 }
+
+// startTimeout bounds the start of one client process: from its start
+// to its reply to the hello (an interpreter importing its libraries on a
+// loaded machine).
+const startTimeout = 20 * time.Second
 
 // WithProcessEnv adds NAME=value entries to the environment the client
 // processes inherit. Default none.
 func WithProcessEnv(env ...string) ProcessOption {
 	return func(o *processOptions) { o.env = append(o.env, env...) }
-}
-
-// WithStartTimeout bounds the start of one client process: from its
-// start to its reply to the hello. The default is 20s (an interpreter
-// importing its libraries on a loaded machine).
-func WithStartTimeout(d time.Duration) ProcessOption {
-	return func(o *processOptions) { o.startTimeout = d }
 }
 
 // WithCallTimeout bounds the wait for a reply when the call's ctx has no
@@ -219,7 +216,6 @@ func NewProcessLock(name string, argv []string, cfg Config, opts ...ProcessOptio
 		leases: map[string]*held{},
 		all:    map[*proc]struct{}{},
 	}
-	l.opts.startTimeout = 20 * time.Second
 	for _, o := range opts {
 		o(&l.opts)
 	}
@@ -779,9 +775,9 @@ func (l *ProcessLock) forget(p *proc) {
 // fails it, refuses it, or issues no fencing tokens to a run that asks
 // for them is killed.
 func (l *ProcessLock) greet(p *proc) (*proc, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), l.opts.startTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	r, _, err := p.exchange(ctx, l.hello(p.n), l.opts.startTimeout)
+	r, _, err := p.exchange(ctx, l.hello(p.n), startTimeout)
 	switch {
 	case err != nil:
 		p.kill()

@@ -362,19 +362,26 @@ func (p *proc) exchange(ctx context.Context, req clientRequest, bound time.Durat
 // why describes how p ended, waiting briefly for it to be reaped: its
 // exit status and the last of its stderr.
 func (p *proc) why() string {
+	return endedWhy(p.exited, func() string { return p.ended }, p.stderr)
+}
+
+// endedWhy describes how a process ended, waiting briefly for ended to be
+// closed: its exit status (status, "" for a plain exit) and the last of
+// its stderr.
+func endedWhy(ended <-chan struct{}, status func() string, stderr *tail) string {
 	select {
-	case <-p.exited:
+	case <-ended:
 	case <-time.After(2 * time.Second):
 		return " (still running)"
 	}
-	status := "exited"
-	if p.ended != "" {
-		status = p.ended
+	st := status()
+	if st == "" {
+		st = "exited"
 	}
-	if s := p.stderr.String(); s != "" {
-		return fmt.Sprintf(" (%s; stderr: %s)", status, s)
+	if s := stderr.String(); s != "" {
+		return fmt.Sprintf(" (%s; stderr: %s)", st, s)
 	}
-	return fmt.Sprintf(" (%s)", status)
+	return fmt.Sprintf(" (%s)", st)
 }
 
 func truncate(b []byte) string {

@@ -314,9 +314,12 @@ func (l *redlock) Extend(ctx context.Context, lease Lease) (Lease, error) {
 }
 
 // Close implements [Lock].
-func (l *redlock) Close() error {
+func (l *redlock) Close() error { return closeClients(l.clients) }
+
+// closeClients closes every client.
+func closeClients(clients []*redis.Client) error {
 	var errs []error
-	for _, c := range l.clients {
+	for _, c := range clients {
 		errs = append(errs, c.Close())
 	}
 	return errors.Join(errs...)

@@ -25,8 +25,11 @@ import (
 //     the validity left, expiry − elapsed − expiry × drift factor, is
 //     positive; otherwise it deletes its value on every node (Lua
 //     compare-and-delete, best effort, bounded the same way by the
-//     caller's ctx) and retries after the retry delay, up to tries
-//     rounds. Lease.Token is Mutex.Value() (16 random bytes,
+//     caller's ctx) and retries after a back-off drawn from
+//     [RetryDelay/2, RetryDelay) and seeded with Config.Seed, like the
+//     other locks of this package (redsync's own draws from [50ms, 250ms)
+//     with the global math/rand), up to Config.Tries rounds (redsync's own
+//     default is 32). Lease.Token is Mutex.Value() (16 random bytes,
 //     base64), Lease.Validity is Mutex.Until().
 //   - Release: a Mutex rebuilt with redsync.WithValue(token), so no state
 //     is kept between calls; UnlockContext (compare-and-delete on every
@@ -113,25 +116,8 @@ func (l *redsyncLock) ReportsNodes() bool { return true }
 type RedsyncOption func(*redsyncOptions)
 
 type redsyncOptions struct {
-	tries         int           // 0: Config.Tries
-	retryDelay    time.Duration // 0: jitter from Config.RetryDelay
 	driftFactor   float64
 	timeoutFactor float64
-}
-
-// RedsyncTries sets how many rounds one Acquire makes (redsync.WithTries).
-// The default is Config.Tries (default 3), so that every lock of the
-// registry waits alike; redsync's own default is 32.
-func RedsyncTries(n int) RedsyncOption { return func(o *redsyncOptions) { o.tries = n } }
-
-// RedsyncRetryDelay sets a fixed delay between two rounds
-// (redsync.WithRetryDelay). The default is a delay drawn uniformly from
-// [Config.RetryDelay/2, Config.RetryDelay) by a generator seeded with
-// Config.Seed (redsync.WithRetryDelayFunc), like the other locks of this
-// package; redsync's own default draws from [50ms, 250ms) with the global
-// math/rand.
-func RedsyncRetryDelay(d time.Duration) RedsyncOption {
-	return func(o *redsyncOptions) { o.retryDelay = d }
 }
 
 // RedsyncDriftFactor sets the clock drift factor (redsync.WithDriftFactor):
@@ -178,16 +164,12 @@ func newRedsync(name string, cfg Config, opts ...RedsyncOption) (*redsyncLock, e
 	if len(cfg.Sentinels) > 0 {
 		return nil, fmt.Errorf("locks: %s needs independent masters in Addrs, not a primary found through Sentinels", name)
 	}
-	o := redsyncOptions{tries: cfg.Tries, driftFactor: 0.01, timeoutFactor: 0.05}
+	o := redsyncOptions{driftFactor: 0.01, timeoutFactor: 0.05}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	switch {
-	case o.tries < 1:
-		return nil, fmt.Errorf("locks: %s: tries %d, want at least 1", name, o.tries)
-	case o.retryDelay < 0 || o.driftFactor < 0 || o.driftFactor >= 1 || o.timeoutFactor <= 0:
-		return nil, fmt.Errorf("locks: %s: bad retry delay %v, drift factor %v or timeout factor %v",
-			name, o.retryDelay, o.driftFactor, o.timeoutFactor)
+	if o.driftFactor < 0 || o.driftFactor >= 1 || o.timeoutFactor <= 0 {
+		return nil, fmt.Errorf("locks: %s: bad drift factor %v or timeout factor %v", name, o.driftFactor, o.timeoutFactor)
 	}
 	l := &redsyncLock{name: name, cfg: cfg, opts: o, backoff: NewBackoff(cfg)}
 	pools := make([]redsyncredis.Pool, len(cfg.Addrs))
@@ -206,14 +188,10 @@ func newRedsync(name string, cfg Config, opts ...RedsyncOption) (*redsyncLock, e
 func (l *redsyncLock) mutex(key, value string) *redsync.Mutex {
 	opts := []redsync.Option{
 		redsync.WithExpiry(l.cfg.TTL),
-		redsync.WithTries(l.opts.tries),
+		redsync.WithTries(l.cfg.Tries),
 		redsync.WithDriftFactor(l.opts.driftFactor),
 		redsync.WithTimeoutFactor(l.opts.timeoutFactor),
-	}
-	if l.opts.retryDelay > 0 {
-		opts = append(opts, redsync.WithRetryDelay(l.opts.retryDelay))
-	} else {
-		opts = append(opts, redsync.WithRetryDelayFunc(func(int) time.Duration { return l.backoff.Next() }))
+		redsync.WithRetryDelayFunc(func(int) time.Duration { return l.backoff.Next() }),
 	}
 	if value != "" {
 		opts = append(opts, redsync.WithValue(value))
@@ -286,13 +264,7 @@ func (l *redsyncLock) couldHaveSucceeded(t redsyncErrors) bool {
 }
 
 // Close implements [Lock].
-func (l *redsyncLock) Close() error {
-	var errs []error
-	for _, c := range l.clients {
-		errs = append(errs, c.Close())
-	}
-	return errors.Join(errs...)
-}
+func (l *redsyncLock) Close() error { return closeClients(l.clients) }
 
 // redsyncErrors counts the per-node errors that redsync joined into one.
 type redsyncErrors struct {

@@ -1,6 +1,7 @@
 package locks
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -173,14 +174,8 @@ func (l *setnx) Acquire(ctx context.Context, key string) (Lease, error) {
 	if unknown {
 		l.cleanup(ctx, attempts, key, token)
 	}
-	switch cerr := ctxErr(ctx); {
-	case cerr != nil:
-		return Lease{}, fmt.Errorf("%s: acquire %q: %w", l.name, key, cerr)
-	case last != nil:
-		return Lease{}, fmt.Errorf("%s: acquire %q: %w", l.name, key, last)
-	default:
-		return Lease{}, fmt.Errorf("%s: acquire %q: %w", l.name, key, ErrNotAcquired)
-	}
+	// A done ctx first, then the last attempt's error, else a definite no.
+	return Lease{}, fmt.Errorf("%s: acquire %q: %w", l.name, key, cmp.Or(ctxErr(ctx), last, ErrNotAcquired))
 }
 
 // set makes one acquire attempt: granted reports whether this call set

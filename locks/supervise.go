@@ -528,19 +528,12 @@ func (s *supervisor) spawn(p *proc, path string, argv, env []string, files []*os
 // why describes how the supervisor ended, waiting briefly for it to be
 // reaped: its exit status and the last of its stderr.
 func (s *supervisor) why() string {
-	select {
-	case <-s.ended:
-	case <-time.After(2 * time.Second):
-		return " (still running)"
-	}
-	status := "exited"
-	if s.waitErr != nil {
-		status = s.waitErr.Error()
-	}
-	if e := s.stderr.String(); e != "" {
-		return fmt.Sprintf(" (%s; stderr: %s)", status, e)
-	}
-	return fmt.Sprintf(" (%s)", status)
+	return endedWhy(s.ended, func() string {
+		if s.waitErr == nil {
+			return ""
+		}
+		return s.waitErr.Error()
+	}, s.stderr)
 }
 
 // kill has the supervisor SIGKILL pid's process group (and pid), unless

@@ -66,18 +66,18 @@ func (a *adopted) Unpause(ctx context.Context, id string) error {
 	return err
 }
 
-func (a *adopted) Watch(id string) cluster.ContainerRun { return adoptedRun{run{a.b.watch(id)}} }
+func (a *adopted) Watch(id string) cluster.ContainerRun { return adoptedRun{a.b.watch(id)} }
 
 func (a *adopted) Close() error { return a.b.cli.Close() }
 
 // adoptedRun is the run of an adopted container: its Stop leaves the
 // container running, thawed if a fault paused it.
-type adoptedRun struct{ run }
+type adoptedRun struct{ *containerRun }
 
 func (r adoptedRun) Stop(ctx context.Context, _ time.Duration, paused bool) error {
-	defer r.c.cancel()
+	defer r.cancel()
 	if paused {
-		return r.c.resume(ctx)
+		return r.Resume(ctx)
 	}
 	return nil
 }

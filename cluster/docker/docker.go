@@ -261,7 +261,7 @@ func (b *dockerBackend) watch(id string) *containerRun {
 	return cr
 }
 
-// containerRun is one start of a node's container.
+// containerRun is one start of a node's container, a cluster.ContainerRun.
 type containerRun struct {
 	b      *dockerBackend
 	id     string
@@ -272,9 +272,9 @@ type containerRun struct {
 	waitErr error // set instead when the wait failed
 }
 
-func (c *containerRun) done() <-chan struct{} { return c.exit }
+func (c *containerRun) Done() <-chan struct{} { return c.exit }
 
-func (c *containerRun) kill(ctx context.Context) error {
+func (c *containerRun) Kill(ctx context.Context) error {
 	_, err := c.b.cli.ContainerKill(ctx, c.id, client.ContainerKillOptions{Signal: "KILL"})
 	if err != nil && !notRunning(err) {
 		return err
@@ -282,7 +282,7 @@ func (c *containerRun) kill(ctx context.Context) error {
 	return c.wait(ctx)
 }
 
-func (c *containerRun) pause(ctx context.Context) error {
+func (c *containerRun) Pause(ctx context.Context) error {
 	_, err := c.b.cli.ContainerPause(ctx, c.id, client.ContainerPauseOptions{})
 	if notRunning(err) {
 		return cluster.ErrNotRunning
@@ -290,7 +290,7 @@ func (c *containerRun) pause(ctx context.Context) error {
 	return err
 }
 
-func (c *containerRun) resume(ctx context.Context) error {
+func (c *containerRun) Resume(ctx context.Context) error {
 	_, err := c.b.cli.ContainerUnpause(ctx, c.id, client.ContainerUnpauseOptions{})
 	if notRunning(err) {
 		return cluster.ErrNotRunning
@@ -298,9 +298,9 @@ func (c *containerRun) resume(ctx context.Context) error {
 	return err
 }
 
-// stop removes the container at once (forced, paused or not): its data
+// Stop removes the container at once (forced, paused or not): its data
 // is of no use after Close.
-func (c *containerRun) stop(ctx context.Context, _ time.Duration, _ bool) error {
+func (c *containerRun) Stop(ctx context.Context, _ time.Duration, _ bool) error {
 	defer c.cancel() // ends the watch, also when the container outlives ctx
 	if err := c.b.remove(ctx, c.id); err != nil {
 		return err
@@ -318,9 +318,9 @@ func (c *containerRun) wait(ctx context.Context) error {
 	}
 }
 
-// status returns the exit code and the end of the container's output (what
+// Status returns the exit code and the end of the container's output (what
 // redis-server wrote before it opened its log file).
-func (c *containerRun) status() string {
+func (c *containerRun) Status() string {
 	if c.waitErr != nil {
 		return fmt.Sprintf("wait: %v", c.waitErr)
 	}

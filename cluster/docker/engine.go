@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/locktorture/locktorture/cluster"
@@ -97,24 +96,10 @@ func (s containerSet) Restart(ctx context.Context, id string) error {
 	return err
 }
 
-func (s containerSet) Watch(id string) cluster.ContainerRun { return run{s.b.watch(id)} }
+func (s containerSet) Watch(id string) cluster.ContainerRun { return s.b.watch(id) }
 
 func (s containerSet) Remove(ctx context.Context, id string) error { return s.b.remove(ctx, id) }
 
 func (s containerSet) Name(node string) string { return s.b.containerName(node) }
 
 func (s containerSet) Close(ctx context.Context) error { return s.b.close(ctx) }
-
-// run is a containerRun as a cluster.ContainerRun.
-type run struct{ c *containerRun }
-
-var _ cluster.ContainerRun = run{}
-
-func (r run) Done() <-chan struct{}            { return r.c.done() }
-func (r run) Kill(ctx context.Context) error   { return r.c.kill(ctx) }
-func (r run) Pause(ctx context.Context) error  { return r.c.pause(ctx) }
-func (r run) Resume(ctx context.Context) error { return r.c.resume(ctx) }
-func (r run) Status() string                   { return r.c.status() }
-func (r run) Stop(ctx context.Context, grace time.Duration, paused bool) error {
-	return r.c.stop(ctx, grace, paused)
-}

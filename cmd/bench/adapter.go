@@ -180,13 +180,7 @@ func (a *adapterResult) cycles(ctx context.Context, tmp string, cl *cluster.Clus
 
 // childCPU is the user and system CPU time of this process's children
 // that have been reaped.
-func childCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func childCPU() time.Duration { return cpuOf(syscall.RUSAGE_CHILDREN) }
 
 // pythonOnPath is the python3 the example client runs with: any, as it
 // needs only the standard library.
@@ -253,8 +247,8 @@ func (r *results) adapterSection(p func(string, ...any)) {
 			lang = "Python"
 		}
 		p("| %s | %s | %.0f [%s] | %.2f | %.0f [%s] | %.2f | %.1f |\n", lockLabel(lock, *a), lang,
-			median(a.Rates[lock]), join(a.Rates[lock]), ratio(a.Rates[lock], a.Rates["setnx"]),
-			median(a.RatesOne[lock]), join(a.RatesOne[lock]), ratio(a.RatesOne[lock], a.RatesOne["setnx"]),
+			median(a.Rates[lock]), join("%.0f", a.Rates[lock]), ratio(a.Rates[lock], a.Rates["setnx"]),
+			median(a.RatesOne[lock]), join("%.0f", a.RatesOne[lock]), ratio(a.RatesOne[lock], a.RatesOne["setnx"]),
 			ratio(a.Rates[lock], a.RatesOne[lock]))
 	}
 	if len(a.CycleCPU) > 0 {

@@ -104,14 +104,6 @@ func (r *results) onePassSection(p func(string, ...any)) {
 	p("| stream (`torture check`) | %s | %s | %s | %s |\n", col(total, stream), col(rss, stream), col(heap, stream), verdict(op.Rounds[0].Stream))
 	p("| run (check + analysis + report) | %s | %s | %s | %s |\n", col(total, run), col(rss, run), col(heap, run), verdict(op.Rounds[0].Run))
 	t, m := op.ratios()
-	p("| ratio run ÷ stream, by round | %s | %s | | |\n\n", joinF(t), joinF(m))
+	p("| ratio run ÷ stream, by round | %s | %s | | |\n\n", join("%.2f", t), join("%.2f", m))
 	p("Medians of the rounds' ratios: time %.2f×, peak RSS %.2f×. On a loaded machine the time of one round moves by more than the report adds; the memory is steady.\n", median(t), median(m))
-}
-
-func joinF(v []float64) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = fmt.Sprintf("%.2f", x)
-	}
-	return strings.Join(s, ", ")
 }

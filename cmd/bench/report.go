@@ -259,7 +259,7 @@ func (r *results) targetRows() []string {
 		p("| 3. false alarms in expected-safe cells | 0 | %d of %d runs | %s |\n", falseAlarms, safeRuns, mark(falseAlarms == 0))
 	}
 	if len(r.Startup.Times) > 0 {
-		med := durMedian(r.Startup.Times)
+		med := medianDur(r.Startup.Times)
 		p("| 4. start-up of 5 nodes and their proxies (median of %d) | ≤ %v | %s s | %s |\n", len(r.Startup.Times), targetStartup, secs(med), mark(med <= targetStartup))
 	}
 	return append(lines(b.String()), r.newTargetRows()...)
@@ -326,7 +326,7 @@ func (r *results) workloadSection(p func(string, ...any)) {
 		for i, d := range cpu {
 			c[i] = float64(d)
 		}
-		p("| %s | %.0f [%s] | %.0f µs | %.2f |\n", name, median(v), join(v), median(c)/1e3, ratio(v, w.RawDirect))
+		p("| %s | %.0f [%s] | %.0f µs | %.2f |\n", name, median(v), join("%.0f", v), median(c)/1e3, ratio(v, w.RawDirect))
 	}
 	row("raw go-redis loop, straight to redis-server", w.RawDirect, w.RawDirectCPU)
 	row("raw go-redis loop, through the node's toxiproxy proxy", w.RawProxy, w.RawProxyCPU)
@@ -356,8 +356,6 @@ func (r *results) workloadSection(p func(string, ...any)) {
 	}
 }
 
-func medianDur(ds []time.Duration) time.Duration { return durMedian(ds) }
-
 // ratio is the median over rounds of a[i] / b[i]: the measurements of one
 // round ran back to back, so their ratio is less disturbed by load that
 // comes and goes than the ratio of the medians.
@@ -371,10 +369,11 @@ func ratio(a, b []float64) float64 {
 	return median(r)
 }
 
-func join(v []float64) string {
+// join writes v with format f, comma-separated.
+func join(f string, v []float64) string {
 	s := make([]string, len(v))
 	for i, x := range v {
-		s[i] = fmt.Sprintf("%.0f", x)
+		s[i] = fmt.Sprintf(f, x)
 	}
 	return strings.Join(s, ", ")
 }
@@ -534,7 +533,7 @@ func (r *results) startupSection(p func(string, ...any)) {
 	for _, t := range s.Times {
 		ts = append(ts, secs(t))
 	}
-	p("median %s s, min %s s, max %s s (each: %s s).\n\n", secs(durMedian(s.Times)), secs(slices.Min(s.Times)), secs(slices.Max(s.Times)), strings.Join(ts, ", "))
+	p("median %s s, min %s s, max %s s (each: %s s).\n\n", secs(medianDur(s.Times)), secs(slices.Min(s.Times)), secs(slices.Max(s.Times)), strings.Join(ts, ", "))
 }
 
 // notes explains each target not met: the figure, what limits it, what

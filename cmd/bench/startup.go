@@ -34,7 +34,8 @@ func startup(ctx context.Context, n, rounds int, logf func(string, ...any)) (sta
 	return r, nil
 }
 
-func durMedian(ds []time.Duration) time.Duration {
+// medianDur is the median of ds.
+func medianDur(ds []time.Duration) time.Duration {
 	f := make([]float64, len(ds))
 	for i, d := range ds {
 		f[i] = float64(d)

@@ -261,7 +261,7 @@ func (r *results) newNotes() []string {
 	if op := r.OnePass; op != nil && len(op.Rounds) > 0 {
 		if t, _ := op.ratios(); median(t) > targetOnePass {
 			out = append(out, fmt.Sprintf("**One pass, %s's check and report at %.2f× `torture check`'s time instead of ≤ %.1f×.** Measured with %s: the rounds' ratios (%s) move by more than the report adds; `bin/bench -only onepass` on a quiet machine settles it.",
-				"`torture run`", median(t), targetOnePass, load, joinF(t)))
+				"`torture run`", median(t), targetOnePass, load, join("%.2f", t)))
 		}
 	}
 	for _, row := range r.Clock {

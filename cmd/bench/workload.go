@@ -133,9 +133,12 @@ func rawLoop(ctx context.Context, addr, password string, clients int, d time.Dur
 }
 
 // selfCPU returns the user and system CPU time this process has used.
-func selfCPU() time.Duration {
+func selfCPU() time.Duration { return cpuOf(syscall.RUSAGE_SELF) }
+
+// cpuOf returns the user and system CPU time of who (getrusage), or 0.
+func cpuOf(who int) time.Duration {
 	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	if err := syscall.Getrusage(who, &ru); err != nil {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
