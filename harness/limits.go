@@ -62,7 +62,7 @@ const (
 //     answer the hello (the example, redis-py-lock and redlock-py alike;
 //     the interpreter dominates). The harness starts every client before
 //     the run, in parallel, and each must answer its hello within the
-//     start bound (20 s, locks.WithStartTimeout): with half of it to
+//     start bound (the process adapter's 20 s): with half of it to
 //     spare on a loaded machine, 20 s / 0.16 s / 2 ≈ 62 starts per core,
 //     hence processClientsPerCore.
 //   - Memory: 18.7 MB resident for the example (standard library only;

@@ -21,7 +21,7 @@ func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
 	quick := fs.Bool("quick", false, "only the release gate's cells (the reliable ones)")
 	f := matrix.Flags{Seeds: strconv.FormatInt(harness.Defaults().Seed, 10), Duration: matrix.DefaultDuration, Out: filepath.Join("results", "matrix"), CheckTimeout: checker.DefaultTimeout}
-	matrix.BindFlags(fs, &f, map[string]string{"jobs": "up to twice the CPUs, one more only while the timers keep time; a run the machine was too slow to decide runs again"})
+	matrix.BindFlags(fs, &f, map[string]string{"jobs": "up to three per CPU, one more only while the timers keep time; a run the machine was too slow to decide runs again"})
 	shardFlag := fs.String("shard", "", "run only shard i of n (i/n, e.g. 2/4), a share of the runs balanced by expected time; 'torture matrix merge' joins the shards' outputs")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
