@@ -237,13 +237,8 @@ func Analyze(events []history.Event, opts Options) (Analysis, error) {
 func AnalyzeDecoder(d *history.Decoder, opts Options) (Analysis, int, error) {
 	st := NewStream()
 	st.Analyze()
-	for e, err := range d.All() {
-		if err == nil {
-			err = st.Add(&e)
-		}
-		if err != nil {
-			return Analysis{}, st.Events(), err
-		}
+	if err := st.addDecoded(d); err != nil {
+		return Analysis{}, st.Events(), err
 	}
 	n := st.Events()
 	a, err := st.FinishAnalysis(opts)
