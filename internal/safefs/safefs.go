@@ -401,7 +401,16 @@ func WriteFile(name string, data []byte, perm fs.FileMode) (err error) {
 			r.Remove(tmp)
 		}
 	}()
-	_, err = f.Write(data)
+	if err = writeSynced(f, data, perm); err != nil {
+		return err
+	}
+	return r.Rename(tmp, base)
+}
+
+// writeSynced writes data to the new file f, gives it permissions perm,
+// syncs and closes it; f is closed whatever the error.
+func writeSynced(f *os.File, data []byte, perm fs.FileMode) error {
+	_, err := f.Write(data)
 	if err == nil {
 		err = f.Chmod(perm)
 	}
@@ -411,10 +420,7 @@ func WriteFile(name string, data []byte, perm fs.FileMode) (err error) {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return err
-	}
-	return r.Rename(tmp, base)
+	return err
 }
 
 // WriteDir creates the folder dir, with permissions perm, filled by fill:
@@ -599,17 +605,7 @@ func WriteFresh(dir, base, ext string, data []byte, perm fs.FileMode) (path stri
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp)
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(perm)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err = writeSynced(f, data, perm); err != nil {
 		return "", err
 	}
 	name, err := fresh(base, ext, func(name string) error {
