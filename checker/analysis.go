@@ -456,14 +456,8 @@ type leaseRef struct {
 	i   int
 }
 
-func (c *collector) key(k string) *KeyEvidence {
-	ke := c.keys[k]
-	if ke == nil {
-		ke = &KeyEvidence{}
-		c.keys[k] = ke
-	}
-	return ke
-}
+// key returns the evidence of key k, new when k is.
+func (c *collector) key(k string) *KeyEvidence { return entry(c.keys, k) }
 
 func (c *collector) lease(key, token string) *leaseRec {
 	i, ok := c.open[key+"\x00"+token]

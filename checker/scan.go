@@ -174,13 +174,17 @@ func newScanner() *scanner {
 	}
 }
 
-func (s *scanner) key(k string) *keyData {
-	kd := s.keys[k]
-	if kd == nil {
-		kd = &keyData{}
-		s.keys[k] = kd
+// key returns what is kept of key k, new when k is.
+func (s *scanner) key(k string) *keyData { return entry(s.keys, k) }
+
+// entry returns m[k], first storing a new zero V there when k has none.
+func entry[K comparable, V any](m map[K]*V, k K) *V {
+	v := m[k]
+	if v == nil {
+		v = new(V)
+		m[k] = v
 	}
-	return kd
+	return v
 }
 
 func (s *scanner) count(f history.Func, outcome string) {
@@ -300,12 +304,7 @@ func (s *scanner) complete(idx int, e *history.Event) error {
 	s.prev[p] = lastOp{idx: idx, f: e.F, typ: e.Type, t: e.Time}
 	s.count(e.F, string(e.Type))
 	if e.Type != history.Ok && (e.F == history.Acquire || e.F == history.Section) {
-		ec := s.errs[e.F]
-		if ec == nil {
-			ec = &errorCounts{}
-			s.errs[e.F] = ec
-		}
-		ec.add(e.Error)
+		entry(s.errs, e.F).add(e.Error)
 	}
 	token := e.Token
 	if token == "" {
