@@ -275,6 +275,13 @@ func openRegular(r *os.Root, name, path string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return sameOpened(f, st, path)
+}
+
+// sameOpened returns f when it is the file st describes; else it closes
+// f and returns an error naming path: the file changed between its check
+// and its open.
+func sameOpened(f *os.File, st fs.FileInfo, path string) (*os.File, error) {
 	if now, err := f.Stat(); err != nil || !os.SameFile(st, now) {
 		f.Close()
 		return nil, fmt.Errorf("%s changed while it was opened", path)
