@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 
@@ -291,10 +292,7 @@ func Collect(events []history.Event) (Analysis, error) {
 // analysis builds the Analysis of the scanned d with the check's r.
 func (an *collector) analysis(r Result, d *scanned) Analysis {
 	a := Analysis{Result: r, Keys: an.keys, Observed: an.observed, Reported: an.reported, d: d}
-	for p := range an.procs {
-		a.procs = append(a.procs, p)
-	}
-	slices.Sort(a.procs)
+	a.procs = slices.Sorted(maps.Keys(an.procs))
 	for _, ke := range an.keys {
 		slices.SortStableFunc(ke.leases, func(x, y leaseRec) int { return cmp.Compare(x.start, y.start) })
 		slices.SortStableFunc(ke.Nodes, func(x, y NodeObservation) int { return cmp.Compare(x.Time, y.Time) })

@@ -3,9 +3,9 @@ package checker
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/locktorture/locktorture/history"
 )
@@ -481,11 +481,7 @@ type scanned struct {
 // at their validity, every key's holds are sorted by Start then End and
 // its sections by call.
 func (s *scanner) finish() *scanned {
-	procs := make([]int, 0, len(s.open))
-	for p := range s.open {
-		procs = append(procs, p)
-	}
-	sort.Ints(procs)
+	procs := slices.Sorted(maps.Keys(s.open))
 	for _, p := range procs {
 		op := s.open[p]
 		s.count(op.f, "unfinished")
@@ -539,10 +535,6 @@ func (s *scanner) finish() *scanned {
 }
 
 func (d *scanned) sortedKeys() []string {
-	keys := make([]string, 0, len(d.keys))
-	for k := range d.keys {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(d.keys))
 	return keys
 }
