@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 
@@ -237,13 +238,8 @@ func Analyze(events []history.Event, opts Options) (Analysis, error) {
 func AnalyzeDecoder(d *history.Decoder, opts Options) (Analysis, int, error) {
 	st := NewStream()
 	st.Analyze()
-	for e, err := range d.All() {
-		if err == nil {
-			err = st.Add(&e)
-		}
-		if err != nil {
-			return Analysis{}, st.Events(), err
-		}
+	if err := st.addDecoded(d); err != nil {
+		return Analysis{}, st.Events(), err
 	}
 	n := st.Events()
 	a, err := st.FinishAnalysis(opts)
@@ -296,10 +292,7 @@ func Collect(events []history.Event) (Analysis, error) {
 // analysis builds the Analysis of the scanned d with the check's r.
 func (an *collector) analysis(r Result, d *scanned) Analysis {
 	a := Analysis{Result: r, Keys: an.keys, Observed: an.observed, Reported: an.reported, d: d}
-	for p := range an.procs {
-		a.procs = append(a.procs, p)
-	}
-	slices.Sort(a.procs)
+	a.procs = slices.Sorted(maps.Keys(an.procs))
 	for _, ke := range an.keys {
 		slices.SortStableFunc(ke.leases, func(x, y leaseRec) int { return cmp.Compare(x.start, y.start) })
 		slices.SortStableFunc(ke.Nodes, func(x, y NodeObservation) int { return cmp.Compare(x.Time, y.Time) })
@@ -461,14 +454,8 @@ type leaseRef struct {
 	i   int
 }
 
-func (c *collector) key(k string) *KeyEvidence {
-	ke := c.keys[k]
-	if ke == nil {
-		ke = &KeyEvidence{}
-		c.keys[k] = ke
-	}
-	return ke
-}
+// key returns the evidence of key k, new when k is.
+func (c *collector) key(k string) *KeyEvidence { return entry(c.keys, k) }
 
 func (c *collector) lease(key, token string) *leaseRec {
 	i, ok := c.open[key+"\x00"+token]

@@ -265,6 +265,29 @@ func check(d *scanned, opts Options) Result {
 	// Lease: porcupine per key (in chunks), then the independent sweep.
 	porc := checkLease(d, keys, timeout)
 	since(&tm.LeasePorcupine)
+	judgeLease(&r, d, keys, porc)
+	judgeFences(&r, d, keys)
+	since(&tm.Sweep)
+
+	// Resource: porcupine per key.
+	res := checkResource(d, keys, timeout)
+	since(&tm.ResourcePorcupine)
+	judgeResource(&r, d, keys, res, tm)
+
+	lap = time.Now()
+	r.Stats = d.stats(keys)
+	r.Liveness, r.LivenessReason, r.Stuck, r.LivenessBound = d.liveness(keys, opts.LivenessBound)
+	judgeCuts(&r, d, opts.Benign)
+	judgeStarvation(&r, d, opts.StarvationBound)
+	since(&tm.Stats)
+
+	explainUnknown(&r, d, timeout)
+	return r
+}
+
+// judgeLease sets r's lease verdict from porcupine's results per key
+// (porc) and the sweep of every key's holds, and the overlaps it found.
+func judgeLease(r *Result, d *scanned, keys []string, porc map[string]porcupine.CheckResult) {
 	overlaps := make(map[string][]Overlap)
 	var all []Overlap
 	for _, k := range keys {
@@ -275,39 +298,46 @@ func check(d *scanned, opts Options) Result {
 	}
 	lo := compareLease(keys, porc, overlaps)
 	r.Lease, r.LeaseFailedKeys, r.LeaseUnknownKeys, r.Disagreement = lo.verdict, lo.failed, lo.unknown, lo.disagreement
-	if len(all) > 0 {
-		sort.SliceStable(all, func(i, j int) bool { return all[i].Start < all[j].Start })
-		r.LeaseViolationCount = len(all)
-		first := all[0].Start
-		r.FirstLeaseViolation = &first
-		if len(all) > maxReportedOverlaps {
-			all = all[:maxReportedOverlaps]
-		}
-		r.LeaseViolations = all
+	if len(all) == 0 {
+		return
 	}
-	// Fence order: a lease's fencing token is part of what the lock
-	// promises, so a token that does not increase is a lease violation
-	// (unless the checker disagrees with itself: that stays Unknown).
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Start < all[j].Start })
+	r.LeaseViolationCount = len(all)
+	first := all[0].Start
+	r.FirstLeaseViolation = &first
+	if len(all) > maxReportedOverlaps {
+		all = all[:maxReportedOverlaps]
+	}
+	r.LeaseViolations = all
+}
+
+// judgeFences checks the fence order of every key's holds. A lease's
+// fencing token is part of what the lock promises, so a token that does
+// not increase is a lease violation (unless the checker disagrees with
+// itself: that stays Unknown).
+func judgeFences(r *Result, d *scanned, keys []string) {
 	var fences []FenceViolation
 	for _, k := range keys {
 		fences = append(fences, fenceOrder(d.keys[k].holds)...)
 	}
-	if len(fences) > 0 {
-		sort.SliceStable(fences, func(i, j int) bool { return fences[i].B.Start < fences[j].B.Start })
-		r.FenceViolationCount = len(fences)
-		if first := fences[0].B.Start; r.FirstLeaseViolation == nil || first < *r.FirstLeaseViolation {
-			r.FirstLeaseViolation = &first
-		}
-		r.FenceViolations = fences[:min(len(fences), maxReportedOverlaps)]
-		if r.Disagreement == "" {
-			r.Lease = Invalid
-		}
+	if len(fences) == 0 {
+		return
 	}
-	since(&tm.Sweep)
+	sort.SliceStable(fences, func(i, j int) bool { return fences[i].B.Start < fences[j].B.Start })
+	r.FenceViolationCount = len(fences)
+	if first := fences[0].B.Start; r.FirstLeaseViolation == nil || first < *r.FirstLeaseViolation {
+		r.FirstLeaseViolation = &first
+	}
+	r.FenceViolations = fences[:min(len(fences), maxReportedOverlaps)]
+	if r.Disagreement == "" {
+		r.Lease = Invalid
+	}
+}
 
-	// Resource: porcupine per key.
-	res := checkResource(d, keys, timeout)
-	since(&tm.ResourcePorcupine)
+// judgeResource sets r's resource verdict from porcupine's results per
+// key (res) and, when a key failed, the time of the first lost update;
+// finding that counts in tm.Sweep.
+func judgeResource(r *Result, d *scanned, keys []string, res map[string]porcupine.CheckResult, tm *Timings) {
 	r.Resource = Valid
 	for _, k := range keys {
 		switch res[k] {
@@ -330,17 +360,12 @@ func check(d *scanned, opts Options) Result {
 	case len(r.ResourceUnknownKeys) > 0:
 		r.Resource = Unknown
 	}
+}
 
-	lap = time.Now()
-	r.Stats = d.stats(keys)
-	r.Liveness, r.LivenessReason, r.Stuck, r.LivenessBound = d.liveness(keys, opts.LivenessBound)
-	judgeCuts(&r, d, opts.Benign)
-	judgeStarvation(&r, d, opts.StarvationBound)
-	since(&tm.Stats)
-
-	// Say why a verdict is unknown. A verdict about nothing is never
-	// valid; it can never be invalid either (no hold cannot overlap, no
-	// ok section cannot lose an update).
+// explainUnknown says why a verdict is unknown. A verdict about nothing
+// is never valid; it can never be invalid either (no hold cannot overlap,
+// no ok section cannot lose an update).
+func explainUnknown(r *Result, d *scanned, timeout time.Duration) {
 	switch why := d.untestedLease(r.Stats); {
 	case why != "" && r.Lease == Valid:
 		r.Lease, r.LeaseReason = Unknown, why
@@ -356,7 +381,6 @@ func check(d *scanned, opts Options) Result {
 	case r.Resource == Unknown:
 		r.ResourceReason = timeoutReason(r.ResourceUnknownKeys, timeout)
 	}
-	return r
 }
 
 // job is one porcupine call: a partition of one key's operations.

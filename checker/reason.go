@@ -2,7 +2,8 @@ package checker
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,11 +60,7 @@ func (c *errorCounts) commonest() (string, int) {
 	if c == nil {
 		return "", 0
 	}
-	texts := make([]string, 0, len(c.n))
-	for t := range c.n {
-		texts = append(texts, t)
-	}
-	sort.Strings(texts)
+	texts := slices.Sorted(maps.Keys(c.n))
 	best, n := "", 0
 	for _, t := range texts {
 		if c.n[t] > n {

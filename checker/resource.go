@@ -91,31 +91,6 @@ func resourceModel(init int64) porcupine.Model {
 	}
 }
 
-// resourceNondeterministic is the same model written as a
-// NondeterministicModel over single values; it is the reference the tests
-// compare resourceModel with.
-func resourceNondeterministic() porcupine.Model {
-	nm := porcupine.NondeterministicModel{
-		Init: func() []any { return []any{int64(0)} },
-		Step: func(state, input, _ any) []any {
-			s, in := state.(int64), input.(sectionInput)
-			switch in.kind {
-			case sectionOK:
-				if s != in.read {
-					return nil
-				}
-				return []any{s + 1}
-			case sectionFail:
-				return []any{s}
-			default:
-				return []any{s, s + 1}
-			}
-		},
-		DescribeOperation: func(input, _ any) string { return describeSection(input) },
-	}
-	return nm.ToModel()
-}
-
 // resourceOps turns a key's sections into porcupine operations.
 func resourceOps(secs []section) []porcupine.Operation {
 	ops := make([]porcupine.Operation, len(secs))

@@ -3,9 +3,9 @@ package checker
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/locktorture/locktorture/history"
 )
@@ -174,13 +174,17 @@ func newScanner() *scanner {
 	}
 }
 
-func (s *scanner) key(k string) *keyData {
-	kd := s.keys[k]
-	if kd == nil {
-		kd = &keyData{}
-		s.keys[k] = kd
+// key returns what is kept of key k, new when k is.
+func (s *scanner) key(k string) *keyData { return entry(s.keys, k) }
+
+// entry returns m[k], first storing a new zero V there when k has none.
+func entry[K comparable, V any](m map[K]*V, k K) *V {
+	v := m[k]
+	if v == nil {
+		v = new(V)
+		m[k] = v
 	}
-	return kd
+	return v
 }
 
 func (s *scanner) count(f history.Func, outcome string) {
@@ -210,66 +214,82 @@ func (s *scanner) add(e *history.Event) error {
 	s.first = min(s.first, e.Time)
 	s.last = max(s.last, e.Time)
 
-	if e.F == history.Lost {
-		// The lock told the holder it lost the lease: its current hold
-		// of the token ends here, if it has not ended yet. A notice is
-		// no operation: it may come while the client has one open.
-		if i := s.findHold(e.Process, e.Key, e.Token); i >= 0 {
-			if a := s.active[e.Key][i]; e.Time < a.hold.Start {
-				// The notice would end the hold before it began: no
-				// hold at all, which could hide an overlap with
-				// another client (the order rule of invokes, for
-				// notices).
-				return malformed(idx, e.Time, "lost notice of process %d on %q at %d is earlier than the grant it ends, at %d: a notice comes after the grant of the hold it ends",
-					e.Process, e.Key, e.Time, a.hold.Start)
-			}
-		}
-		if i := s.findHold(e.Process, e.Key, e.Token); i >= 0 {
-			s.cut(s.active[e.Key][i], e.Time, CutLost, e)
-		}
-		s.lossNotices++
-		s.count(e.F, string(e.Type))
-		s.endHold(e.Process, e.Key, e.Token, e.Time, true)
-		if s.an != nil {
-			s.an.lost(e)
-		}
-		return nil
-	}
-	if e.F == history.FaultStart || e.F == history.FaultStop {
+	switch {
+	case e.F == history.Lost:
+		return s.lostNotice(idx, e)
+	case e.F == history.FaultStart || e.F == history.FaultStop:
 		s.faultEvents++
 		s.windows.add(e)
 		s.count(e.F, string(e.Type))
 		return nil
+	case e.Type == history.Invoke:
+		return s.invoke(idx, e)
 	}
-	p := e.Process
-	if e.Type == history.Invoke {
-		if op, busy := s.open[p]; busy {
-			return malformed(idx, e.Time, "process %d invokes %s on %q while its %s invoked at event %d is still open", p, e.F, e.Key, op.f, op.idx)
-		}
-		if l, ok := s.prev[p]; ok && e.Time < l.t {
-			// A release invoked before its own acquire's ok would
-			// otherwise end the hold before it began: no hold at all,
-			// which could hide an overlap with another client.
-			return malformed(idx, e.Time, "process %d invokes %s at %d, earlier than its %s %s at %d (event %d): a process does one thing at a time",
-				p, e.F, e.Time, l.f, l.typ, l.t, l.idx)
-		}
-		s.open[p] = openOp{idx: idx, f: e.F, key: e.Key, token: e.Token, fence: e.Fence, t: e.Time}
-		if s.an != nil {
-			s.an.procs[p] = true
-		}
-		if e.F == history.Release {
-			delete(s.releasing, p)
-			if i := s.findHold(p, e.Key, e.Token); i >= 0 {
-				s.releasing[p] = *s.active[e.Key][i]
-			}
-			s.endHold(p, e.Key, e.Token, e.Time, false)
-			if s.an != nil {
-				s.an.released(e)
-			}
-		}
-		return nil
-	}
+	return s.complete(idx, e)
+}
 
+// lostNotice takes e, the idx-th event, the lock's notice that the holder
+// lost the lease: its current hold of the token ends here, if it has not
+// ended yet. A notice is no operation: it may come while the client has
+// one open.
+func (s *scanner) lostNotice(idx int, e *history.Event) error {
+	if i := s.findHold(e.Process, e.Key, e.Token); i >= 0 {
+		a := s.active[e.Key][i]
+		if e.Time < a.hold.Start {
+			// The notice would end the hold before it began: no
+			// hold at all, which could hide an overlap with
+			// another client (the order rule of invokes, for
+			// notices).
+			return malformed(idx, e.Time, "lost notice of process %d on %q at %d is earlier than the grant it ends, at %d: a notice comes after the grant of the hold it ends",
+				e.Process, e.Key, e.Time, a.hold.Start)
+		}
+		s.cut(a, e.Time, CutLost, e)
+	}
+	s.lossNotices++
+	s.count(e.F, string(e.Type))
+	s.endHold(e.Process, e.Key, e.Token, e.Time, true)
+	if s.an != nil {
+		s.an.lost(e)
+	}
+	return nil
+}
+
+// invoke takes e, the idx-th event, an invoke: it opens the process's
+// operation, and a release's invoke ends the hold it releases.
+func (s *scanner) invoke(idx int, e *history.Event) error {
+	p := e.Process
+	if op, busy := s.open[p]; busy {
+		return malformed(idx, e.Time, "process %d invokes %s on %q while its %s invoked at event %d is still open", p, e.F, e.Key, op.f, op.idx)
+	}
+	if l, ok := s.prev[p]; ok && e.Time < l.t {
+		// A release invoked before its own acquire's ok would
+		// otherwise end the hold before it began: no hold at all,
+		// which could hide an overlap with another client.
+		return malformed(idx, e.Time, "process %d invokes %s at %d, earlier than its %s %s at %d (event %d): a process does one thing at a time",
+			p, e.F, e.Time, l.f, l.typ, l.t, l.idx)
+	}
+	s.open[p] = openOp{idx: idx, f: e.F, key: e.Key, token: e.Token, fence: e.Fence, t: e.Time}
+	if s.an != nil {
+		s.an.procs[p] = true
+	}
+	if e.F == history.Release {
+		delete(s.releasing, p)
+		if i := s.findHold(p, e.Key, e.Token); i >= 0 {
+			s.releasing[p] = *s.active[e.Key][i]
+		}
+		s.endHold(p, e.Key, e.Token, e.Time, false)
+		if s.an != nil {
+			s.an.released(e)
+		}
+	}
+	return nil
+}
+
+// complete takes e, the idx-th event, the completion (ok, fail or info)
+// of its process's open operation, and applies it by the operation's
+// function.
+func (s *scanner) complete(idx int, e *history.Event) error {
+	p := e.Process
 	op, ok := s.open[p]
 	if !ok {
 		return malformed(idx, e.Time, "%s %s of process %d without an open invoke", e.F, e.Type, p)
@@ -284,12 +304,7 @@ func (s *scanner) add(e *history.Event) error {
 	s.prev[p] = lastOp{idx: idx, f: e.F, typ: e.Type, t: e.Time}
 	s.count(e.F, string(e.Type))
 	if e.Type != history.Ok && (e.F == history.Acquire || e.F == history.Section) {
-		ec := s.errs[e.F]
-		if ec == nil {
-			ec = &errorCounts{}
-			s.errs[e.F] = ec
-		}
-		ec.add(e.Error)
+		entry(s.errs, e.F).add(e.Error)
 	}
 	token := e.Token
 	if token == "" {
@@ -298,27 +313,7 @@ func (s *scanner) add(e *history.Event) error {
 
 	switch e.F {
 	case history.Acquire:
-		kd := s.key(e.Key)
-		kd.attempts = append(kd.attempts, attempt{process: e.Process, call: op.t, ret: e.Time, ok: e.Type == history.Ok, definite: definite(e)})
-		if e.Type == history.Ok {
-			s.latencies = append(s.latencies, e.Time-op.t)
-			s.maxValidity = max(s.maxValidity, e.ValidUntil-op.t)
-			if s.watch != nil {
-				s.watch.acquired(idx, e, s.active[e.Key])
-			}
-			if s.an != nil {
-				s.an.acquired(p, e, token, op.t)
-			}
-			// A lock whose token is fixed per client (Redisson's, the
-			// client id and thread) grants that client the same token
-			// again: the new grant is the client's current one, and
-			// its earlier hold of the token, if still open, ends here.
-			s.endHold(p, e.Key, token, e.Time, false)
-			s.active[e.Key] = append(s.active[e.Key], &activeHold{
-				hold:       Hold{Key: e.Key, Process: p, Token: token, Fence: e.Fence, Start: e.Time},
-				validUntil: e.ValidUntil,
-			})
-		}
+		s.acquireDone(idx, e, token, op.t)
 	case history.Extend:
 		if s.an != nil {
 			s.an.extended(e, token, op.t)
@@ -337,24 +332,61 @@ func (s *scanner) add(e *history.Event) error {
 		}
 		delete(s.releasing, p)
 	case history.Section:
-		sec := section{process: p, call: op.t, ret: e.Time, fence: op.fence}
-		switch e.Type {
-		case history.Ok:
-			if *e.Wrote != *e.Read+1 {
-				return malformed(idx, e.Time, "section ok of process %d read %d but wrote %d, not %d", p, *e.Read, *e.Wrote, *e.Read+1)
-			}
-			sec.kind, sec.read = sectionOK, *e.Read
-			if s.watch != nil {
-				s.watch.read(idx, e)
-			}
-		case history.Fail:
-			sec.kind = sectionFail
-		default:
-			sec.kind = sectionUnknown
-		}
-		kd := s.key(e.Key)
-		kd.sections = append(kd.sections, sec)
+		return s.sectionDone(idx, e, op)
 	}
+	return nil
+}
+
+// acquireDone takes e, the idx-th event, the completion of an acquire of
+// token invoked at invoked: it records the attempt, and an ok starts a
+// hold.
+func (s *scanner) acquireDone(idx int, e *history.Event, token string, invoked int64) {
+	p := e.Process
+	kd := s.key(e.Key)
+	kd.attempts = append(kd.attempts, attempt{process: p, call: invoked, ret: e.Time, ok: e.Type == history.Ok, definite: definite(e)})
+	if e.Type != history.Ok {
+		return
+	}
+	s.latencies = append(s.latencies, e.Time-invoked)
+	s.maxValidity = max(s.maxValidity, e.ValidUntil-invoked)
+	if s.watch != nil {
+		s.watch.acquired(idx, e, s.active[e.Key])
+	}
+	if s.an != nil {
+		s.an.acquired(p, e, token, invoked)
+	}
+	// A lock whose token is fixed per client (Redisson's, the
+	// client id and thread) grants that client the same token
+	// again: the new grant is the client's current one, and
+	// its earlier hold of the token, if still open, ends here.
+	s.endHold(p, e.Key, token, e.Time, false)
+	s.active[e.Key] = append(s.active[e.Key], &activeHold{
+		hold:       Hold{Key: e.Key, Process: p, Token: token, Fence: e.Fence, Start: e.Time},
+		validUntil: e.ValidUntil,
+	})
+}
+
+// sectionDone takes e, the idx-th event, the completion of the critical
+// section op, and records the section.
+func (s *scanner) sectionDone(idx int, e *history.Event, op openOp) error {
+	p := e.Process
+	sec := section{process: p, call: op.t, ret: e.Time, fence: op.fence}
+	switch e.Type {
+	case history.Ok:
+		if *e.Wrote != *e.Read+1 {
+			return malformed(idx, e.Time, "section ok of process %d read %d but wrote %d, not %d", p, *e.Read, *e.Wrote, *e.Read+1)
+		}
+		sec.kind, sec.read = sectionOK, *e.Read
+		if s.watch != nil {
+			s.watch.read(idx, e)
+		}
+	case history.Fail:
+		sec.kind = sectionFail
+	default:
+		sec.kind = sectionUnknown
+	}
+	kd := s.key(e.Key)
+	kd.sections = append(kd.sections, sec)
 	return nil
 }
 
@@ -449,11 +481,7 @@ type scanned struct {
 // at their validity, every key's holds are sorted by Start then End and
 // its sections by call.
 func (s *scanner) finish() *scanned {
-	procs := make([]int, 0, len(s.open))
-	for p := range s.open {
-		procs = append(procs, p)
-	}
-	sort.Ints(procs)
+	procs := slices.Sorted(maps.Keys(s.open))
 	for _, p := range procs {
 		op := s.open[p]
 		s.count(op.f, "unfinished")
@@ -507,10 +535,6 @@ func (s *scanner) finish() *scanned {
 }
 
 func (d *scanned) sortedKeys() []string {
-	keys := make([]string, 0, len(d.keys))
-	for k := range d.keys {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(d.keys))
 	return keys
 }

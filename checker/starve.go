@@ -3,6 +3,7 @@ package checker
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -94,11 +95,7 @@ func longestWait(key string, kd *keyData, end int64, merged []Window) (Wait, boo
 			delete(waiting, a.process)
 		}
 	}
-	procs := make([]int, 0, len(waiting))
-	for p := range waiting {
-		procs = append(procs, p)
-	}
-	slices.Sort(procs)
+	procs := slices.Sorted(maps.Keys(waiting))
 	for _, p := range procs {
 		consider(p, waiting[p], end, true)
 	}
@@ -224,11 +221,7 @@ func (a *Analysis) longestSplitVote() (*SplitVote, bool) {
 	merged := mergeWindows(a.d.windows)
 	var best *SplitVote
 	quorum := false
-	keys := make([]string, 0, len(a.Keys))
-	for k := range a.Keys {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(a.Keys))
 	for _, k := range keys {
 		obs, kd := a.Keys[k].Nodes, a.d.keys[k]
 		nodes := map[int]bool{}

@@ -37,6 +37,20 @@ func (st *Stream) Add(e *history.Event) error {
 	return st.err
 }
 
+// addDecoded adds every event d reads; it stops at the first error, the
+// decoder's or Add's.
+func (st *Stream) addDecoded(d *history.Decoder) error {
+	for e, err := range d.All() {
+		if err == nil {
+			err = st.Add(&e)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Watch makes the stream look, as each event is added, for a violation
 // that the events added so far already show (see Violation);
 // FirstViolation returns the first it saw. Call it before the first Add.
@@ -179,13 +193,8 @@ func (st *Stream) finish(opts Options) (Result, *scanned, error) {
 // the decoder's error wrapping history.ErrEmpty.
 func CheckDecoder(d *history.Decoder, opts Options) (Result, int, error) {
 	st := NewStream()
-	for e, err := range d.All() {
-		if err == nil {
-			err = st.Add(&e)
-		}
-		if err != nil {
-			return Result{}, st.Events(), err
-		}
+	if err := st.addDecoded(d); err != nil {
+		return Result{}, st.Events(), err
 	}
 	n := st.Events()
 	r, err := st.Finish(opts)

@@ -55,84 +55,23 @@ func visualize(w io.Writer, d *scanned, key string, which string, opts Options) 
 	kd := d.keys[key]
 	timeout := opts.timeout()
 
-	// The parts, as Check cuts them; each knows its model, operations,
-	// time window and annotations.
-	type part struct {
-		model      porcupine.Model
-		ops        func() []porcupine.Operation
-		from, to   int64
-		what       string
-		annotation func() []porcupine.Annotation
-	}
-	var parts []part
+	var parts []visPart
 	if which == VisualizeLease {
 		if kd == nil || len(kd.holds) == 0 {
 			return fmt.Errorf("checker: visualize: no holds on key %q", key)
 		}
-		holds := kd.holds
-		model := leaseModel(holds)
-		for _, c := range leaseChunks(holds, chunkSize) {
-			p := part{
-				model: model,
-				ops:   func() []porcupine.Operation { return leaseOps(holds, c[0], c[1]) },
-				from:  holds[c[0]].Start,
-				what:  fmt.Sprintf("holds %d to %d of %d", c[0]+1, c[1], len(holds)),
-				annotation: func() []porcupine.Annotation {
-					return holdAnnotations(holds[c[0]:c[1]])
-				},
-			}
-			for _, h := range holds[c[0]:c[1]] {
-				p.to = max(p.to, h.End)
-			}
-			parts = append(parts, p)
-		}
+		parts = leaseParts(kd.holds)
 	} else {
 		if kd == nil || len(kd.sections) == 0 {
 			return fmt.Errorf("checker: visualize: no sections on key %q", key)
 		}
-		secs := kd.sections
-		for _, c := range resourceChunks(secs, chunkSize) {
-			p := part{
-				model:      resourceModel(c.init),
-				ops:        func() []porcupine.Operation { return resourceOps(secs[c.lo:c.hi]) },
-				from:       secs[c.lo].call,
-				what:       fmt.Sprintf("sections %d to %d of %d, starting from value %d", c.lo+1, c.hi, len(secs), c.init),
-				annotation: func() []porcupine.Annotation { return nil },
-			}
-			for _, sec := range secs[c.lo:c.hi] {
-				p.to = max(p.to, min(sec.ret, max(d.last, sec.call)))
-			}
-			parts = append(parts, p)
-		}
+		parts = resourceParts(kd.sections, d.last)
 	}
 
 	pick := 0
 	var notes []porcupine.Annotation
 	if len(parts) > 1 {
-		pick = -1
-		deadline := time.Now().Add(timeout)
-		firstUnknown := -1
-		for i, p := range parts {
-			remaining := time.Until(deadline)
-			res := porcupine.Unknown
-			if remaining > 0 {
-				res = porcupine.CheckOperationsTimeout(p.model, p.ops(), remaining)
-			}
-			if res == porcupine.Illegal {
-				pick = i
-				break
-			}
-			if res == porcupine.Unknown && firstUnknown < 0 {
-				firstUnknown = i
-			}
-		}
-		switch {
-		case pick >= 0:
-		case firstUnknown >= 0:
-			pick = firstUnknown
-		default:
-			pick = 0
-		}
+		pick = pickPart(parts, timeout)
 		notes = append(notes, porcupine.Annotation{
 			Tag:         "checker",
 			Start:       parts[pick].from,
@@ -155,6 +94,82 @@ func visualize(w io.Writer, d *scanned, key string, which string, opts Options) 
 		return fmt.Errorf("checker: visualize %s of %q: %w", which, key, err)
 	}
 	return nil
+}
+
+// visPart is one part of a key as Check cuts it, to be drawn: its model,
+// operations, time window, what it is and its annotations.
+type visPart struct {
+	model      porcupine.Model
+	ops        func() []porcupine.Operation
+	from, to   int64
+	what       string
+	annotation func() []porcupine.Annotation
+}
+
+// leaseParts cuts a key's holds (at least one) into the lease model's
+// parts, each annotated with its holds.
+func leaseParts(holds []Hold) []visPart {
+	var parts []visPart
+	model := leaseModel(holds)
+	for _, c := range leaseChunks(holds, chunkSize) {
+		p := visPart{
+			model: model,
+			ops:   func() []porcupine.Operation { return leaseOps(holds, c[0], c[1]) },
+			from:  holds[c[0]].Start,
+			what:  fmt.Sprintf("holds %d to %d of %d", c[0]+1, c[1], len(holds)),
+			annotation: func() []porcupine.Annotation {
+				return holdAnnotations(holds[c[0]:c[1]])
+			},
+		}
+		for _, h := range holds[c[0]:c[1]] {
+			p.to = max(p.to, h.End)
+		}
+		parts = append(parts, p)
+	}
+	return parts
+}
+
+// resourceParts cuts a key's sections (at least one) into the resource
+// model's parts; an unfinished section ends at last, the history's last
+// event, for the part's window.
+func resourceParts(secs []section, last int64) []visPart {
+	var parts []visPart
+	for _, c := range resourceChunks(secs, chunkSize) {
+		p := visPart{
+			model:      resourceModel(c.init),
+			ops:        func() []porcupine.Operation { return resourceOps(secs[c.lo:c.hi]) },
+			from:       secs[c.lo].call,
+			what:       fmt.Sprintf("sections %d to %d of %d, starting from value %d", c.lo+1, c.hi, len(secs), c.init),
+			annotation: func() []porcupine.Annotation { return nil },
+		}
+		for _, sec := range secs[c.lo:c.hi] {
+			p.to = max(p.to, min(sec.ret, max(last, sec.call)))
+		}
+		parts = append(parts, p)
+	}
+	return parts
+}
+
+// pickPart checks the parts in order within one timeout and returns the
+// index of the part to draw: the first that porcupine rejects, else the
+// first it cannot decide, else the first.
+func pickPart(parts []visPart, timeout time.Duration) int {
+	deadline := time.Now().Add(timeout)
+	firstUnknown := -1
+	for i, p := range parts {
+		remaining := time.Until(deadline)
+		res := porcupine.Unknown
+		if remaining > 0 {
+			res = porcupine.CheckOperationsTimeout(p.model, p.ops(), remaining)
+		}
+		if res == porcupine.Illegal {
+			return i
+		}
+		if res == porcupine.Unknown && firstUnknown < 0 {
+			firstUnknown = i
+		}
+	}
+	return max(firstUnknown, 0)
 }
 
 // holdAnnotations draws each hold as a band on its client's row.

@@ -283,38 +283,16 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			sweep = append(sweep, p)
 		}
 		res.Points = append(res.Points, sweep...)
+		edge := rising
 		if o.Fault.Falling {
-			b, pts, err := falling(ctx, o, lk, sweep)
-			res.Points = append(res.Points, pts...)
-			if err != nil {
-				return res, err
-			}
-			res.Boundary[lk] = b
-			continue
+			edge = falling
 		}
-		first := slices.IndexFunc(sweep, func(p Point) bool { return p.Violations > 0 })
-		if first < 0 {
-			res.Boundary[lk] = math.NaN()
-			continue
+		b, pts, err := edge(ctx, o, lk, sweep)
+		res.Points = append(res.Points, pts...)
+		if err != nil {
+			return res, err
 		}
-		hi := sweep[first].Value
-		if first > 0 {
-			lo := sweep[first-1].Value
-			for range o.Bisect {
-				mid := (lo + hi) / 2
-				p, err := point(ctx, o, lk, mid)
-				if err != nil {
-					return res, err
-				}
-				res.Points = append(res.Points, p)
-				if p.Violations > 0 {
-					hi = mid
-				} else {
-					lo = mid
-				}
-			}
-		}
-		res.Boundary[lk] = hi
+		res.Boundary[lk] = b
 	}
 	slices.SortStableFunc(res.Points, func(a, b Point) int {
 		if a.Lock != b.Lock {
@@ -323,6 +301,20 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return cmp.Compare(a.Value, b.Value)
 	})
 	return res, write(res)
+}
+
+// rising bisects a rising fault's sweep between the first point with a
+// violation and the one before: the boundary is the smallest value with
+// one (NaN: none in range), and the points the bisection ran.
+func rising(ctx context.Context, o Options, lk string, sweep []Point) (float64, []Point, error) {
+	first := slices.IndexFunc(sweep, func(p Point) bool { return p.Violations > 0 })
+	switch first {
+	case -1:
+		return math.NaN(), nil, nil
+	case 0:
+		return sweep[0].Value, nil, nil
+	}
+	return bisect(ctx, o, lk, sweep[first-1].Value, sweep[first].Value)
 }
 
 // falling bisects a falling fault's sweep between the last point with a
@@ -335,29 +327,35 @@ func falling(ctx context.Context, o Options, lk string, sweep []Point) (float64,
 			last = i
 		}
 	}
-	if last < 0 {
+	switch last {
+	case -1:
 		return math.NaN(), nil, nil
+	case len(sweep) - 1:
+		return sweep[last].Value, nil, nil
 	}
-	lo := sweep[last].Value
-	if last == len(sweep)-1 {
-		return lo, nil, nil
-	}
-	hi := sweep[last+1].Value
+	return bisect(ctx, o, lk, sweep[last+1].Value, sweep[last].Value)
+}
+
+// bisect runs o.Bisect points between safe, a value without a violation,
+// and bad, one with, halving the interval each time; it returns the
+// value with a violation nearest safe (bad when it found none nearer),
+// and the points it ran, those run before an error too.
+func bisect(ctx context.Context, o Options, lk string, safe, bad float64) (float64, []Point, error) {
 	var pts []Point
 	for range o.Bisect {
-		mid := (lo + hi) / 2
+		mid := (safe + bad) / 2
 		p, err := point(ctx, o, lk, mid)
 		if err != nil {
-			return lo, pts, err
+			return bad, pts, err
 		}
 		pts = append(pts, p)
 		if p.Violations > 0 {
-			lo = mid
+			bad = mid
 		} else {
-			hi = mid
+			safe = mid
 		}
 	}
-	return lo, pts, nil
+	return bad, pts, nil
 }
 
 // point runs every seed of o of lock at value v.

@@ -44,7 +44,7 @@ func Table(res Result) string {
 	o := res.Options
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "Envelope: %s, %s from %g to %g (%d points, %d bisection steps, seeds %s, %s runs, TTL %s, hold %s, %d clients on one key).\n\n",
-		o.Fault.Name, o.Fault.Param+per(o.Fault), o.From, o.To, o.Points, o.Bisect, seedList(o.Seeds), o.Duration, o.TTL, o.Hold, o.Clients)
+		o.Fault.Name, o.Fault.Param+per(o.Fault), o.From, o.To, o.Points, o.Bisect, report.JoinSeeds(o.Seeds, ","), o.Duration, o.TTL, o.Hold, o.Clients)
 	fmt.Fprintf(&b, "Theory: %s → %.3f %s.\n\n", res.Why, res.Theory, o.Fault.unit())
 	if o.Fault.Falling {
 		fmt.Fprintf(&b, "Violations lie below the boundary: the boundary found is the largest value with a violation.\n\n")
@@ -83,7 +83,7 @@ func SVG(res Result) []byte {
 	x := func(v float64) float64 { return left + (v-o.From)/(o.To-o.From)*(W-left-right) }
 	y := func(r float64) float64 { return top + (1-r)*(H-top-bottom) }
 	colors := []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"}
-	title := fmt.Sprintf("violation rate vs %s%s (%s fault, seeds %s per point, 95%% Wilson)", o.Fault.Param, per(o.Fault), o.Fault.Name, seedList(o.Seeds))
+	title := fmt.Sprintf("violation rate vs %s%s (%s fault, seeds %s per point, 95%% Wilson)", o.Fault.Param, per(o.Fault), o.Fault.Name, report.JoinSeeds(o.Seeds, ","))
 	var d report.SVG
 	d.Open(W, H, title)
 	d.Text(left, 18, "start", "black", title)
@@ -136,13 +136,4 @@ func per(f Fault) string {
 		return " ÷ TTL"
 	}
 	return ""
-}
-
-// seedList writes seeds as --seeds takes them: "1,2,3".
-func seedList(seeds []int64) string {
-	s := make([]string, len(seeds))
-	for i, n := range seeds {
-		s[i] = strconv.FormatInt(n, 10)
-	}
-	return strings.Join(s, ",")
 }

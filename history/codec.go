@@ -24,22 +24,10 @@ func appendEvent(b []byte, e *Event) []byte {
 	b = strconv.AppendInt(b, int64(e.Process), 10)
 	b = append(b, `,"time":`...)
 	b = strconv.AppendInt(b, e.Time, 10)
-	if e.Key != "" {
-		b = append(b, `,"key":`...)
-		b = appendString(b, e.Key)
-	}
-	if e.Token != "" {
-		b = append(b, `,"token":`...)
-		b = appendString(b, e.Token)
-	}
-	if e.Fence != 0 {
-		b = append(b, `,"fence":`...)
-		b = strconv.AppendInt(b, e.Fence, 10)
-	}
-	if e.ValidUntil != 0 {
-		b = append(b, `,"valid_until":`...)
-		b = strconv.AppendInt(b, e.ValidUntil, 10)
-	}
+	b = appendStringField(b, `,"key":`, e.Key)
+	b = appendStringField(b, `,"token":`, e.Token)
+	b = appendIntField(b, `,"fence":`, e.Fence)
+	b = appendIntField(b, `,"valid_until":`, e.ValidUntil)
 	if e.Nodes != nil {
 		b = append(b, `,"nodes":`...)
 		b = appendNodes(b, e.Nodes)
@@ -56,19 +44,28 @@ func appendEvent(b []byte, e *Event) []byte {
 		b = append(b, `,"wrote":`...)
 		b = strconv.AppendInt(b, *e.Wrote, 10)
 	}
-	if e.Value != "" {
-		b = append(b, `,"value":`...)
-		b = appendString(b, e.Value)
-	}
-	if e.Family != "" {
-		b = append(b, `,"family":`...)
-		b = appendString(b, e.Family)
-	}
-	if e.Error != "" {
-		b = append(b, `,"error":`...)
-		b = appendString(b, e.Error)
-	}
+	b = appendStringField(b, `,"value":`, e.Value)
+	b = appendStringField(b, `,"family":`, e.Family)
+	b = appendStringField(b, `,"error":`, e.Error)
 	return append(b, '}', '\n')
+}
+
+// appendStringField appends member, the field's name as `,"name":`, and
+// s, unless s is empty (omitempty).
+func appendStringField(b []byte, member, s string) []byte {
+	if s == "" {
+		return b
+	}
+	return appendString(append(b, member...), s)
+}
+
+// appendIntField appends member, the field's name as `,"name":`, and n,
+// unless n is 0 (omitempty).
+func appendIntField(b []byte, member string, n int64) []byte {
+	if n == 0 {
+		return b
+	}
+	return strconv.AppendInt(append(b, member...), n, 10)
 }
 
 // appendNodes appends n as encoding/json writes it: an object of the

@@ -23,5 +23,6 @@
 // gives, and any other line with encoding/json. Both were most of the cost
 // of recording and of re-reading a long history.
 //
-// This package imports the standard library only.
+// This package imports safefs, which opens a history file for [Open],
+// and otherwise the standard library only.
 package history

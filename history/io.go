@@ -11,6 +11,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/locktorture/locktorture/internal/safefs"
 )
 
 // Writer appends events to a history as JSON lines. It is safe for
@@ -282,43 +284,23 @@ var ErrNotFile = errors.New("history: not a regular file")
 // is not a regular file: a named pipe (without waiting for a writer), a
 // device such as /dev/zero, a folder.
 func Open(path string) (*os.File, error) {
-	f, err := openNoFollow(path)
-	if err != nil {
-		if st, lerr := os.Lstat(path); lerr == nil {
-			if st.Mode()&fs.ModeSymlink != 0 {
-				return nil, fmt.Errorf("%w: %s is a symbolic link (name the history file itself)", ErrNotFile, path)
-			}
-			if !st.Mode().IsRegular() {
-				return nil, fmt.Errorf("%w: %s is %s", ErrNotFile, path, fileKind(st.Mode()))
-			}
-		}
+	f, err := safefs.Open(path)
+	var refused *safefs.RefusedError
+	switch {
+	case err == nil:
+		return f, nil
+	case !errors.As(err, &refused):
 		return nil, fmt.Errorf("history: %w", err)
+	case refused.Mode&fs.ModeSymlink != 0:
+		return nil, fmt.Errorf("%w: %s is a symbolic link (name the history file itself)", ErrNotFile, path)
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("history: %w", err)
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%w: %s is %s", ErrNotFile, path, fileKind(st.Mode()))
-	}
-	return f, nil
+	return nil, fmt.Errorf("%w: %s is %s", ErrNotFile, path, fileKind(refused.Mode))
 }
 
 // fileKind names what a file that is not a regular one is.
 func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a folder"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
+	if k := safefs.Kind(m); k != "" {
+		return k
 	}
 	return "not a regular file (mode " + m.String() + ")"
 }

@@ -85,7 +85,7 @@ func Consensus(m Matrix, o ConsensusOptions) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "<!-- begin %s: rendered by report.Consensus from %s/summary.json; do not edit by hand -->\n", ConsensusBlock, mdText(o.Bundle))
 	fmt.Fprintf(&b, "From [%s](%s), %s, seeds %s, %s a run. Each cell: runs that broke the lease (L) and lost an update (R), of the runs that decided it; — where the lock has no cell of the row.\n\n",
-		mdText(o.Bundle), o.Bundle, m.Started.UTC().Format("2006-01-02"), joinSeeds(m.Seeds), mdText(m.Duration))
+		mdText(o.Bundle), o.Bundle, m.Started.UTC().Format("2006-01-02"), JoinSeeds(m.Seeds, ","), mdText(m.Duration))
 	b.WriteString("| row | " + strings.Join(mapStrings(locksIn, func(l string) string { return "`" + mdText(l) + "`" }), " | ") + " | reading |\n")
 	b.WriteString("|---|" + strings.Repeat("---|", len(locksIn)) + "---|\n")
 	counts := map[string]int{}

@@ -89,7 +89,7 @@ func Findings(m Matrix, o FindingsOptions) []byte {
 	if !m.Started.IsZero() {
 		p("%s; ", m.Started.UTC().Format("2006-01-02"))
 	}
-	p("%s; seeds %s; %s a run). Each entry is a lock and how many of its runs that decided the property showed the violation.\n\n", cellsNamed(len(m.Cells)), seedList(m.Seeds), mdText(m.Duration))
+	p("%s; seeds %s; %s a run). Each entry is a lock and how many of its runs that decided the property showed the violation.\n\n", cellsNamed(len(m.Cells)), JoinSeeds(m.Seeds, ", "), mdText(m.Duration))
 	dash := func(s []string) string {
 		if len(s) == 0 {
 			return "–"

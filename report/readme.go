@@ -95,7 +95,7 @@ func (r Readme) provenance(b *bytes.Buffer) {
 	m := r.Matrix
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	p("## How it was produced\n\n")
-	p("```sh\nmake matrix        # = scripts/matrix: torture matrix --seeds %s --duration %s, then torture matrix publish --readme results/README.md\n```\n\n", joinSeeds(m.Seeds), m.Duration)
+	p("```sh\nmake matrix        # = scripts/matrix: torture matrix --seeds %s --duration %s, then torture matrix publish --readme results/README.md\n```\n\n", JoinSeeds(m.Seeds, ","), m.Duration)
 	commit := m.Commit
 	switch {
 	case commit == "" || commit == UnknownCommit:
@@ -112,7 +112,7 @@ func (r Readme) provenance(b *bytes.Buffer) {
 		undecided += c.Unknown
 	}
 	p("- %s: %d cells, %d runs (seeds %s, %s each; a cell that needs longer runs longer), %.0f s of runs in all",
-		m.Started.UTC().Format(time.DateOnly), len(m.Cells), runs, joinSeeds(m.Seeds), m.Duration, m.Elapsed)
+		m.Started.UTC().Format(time.DateOnly), len(m.Cells), runs, JoinSeeds(m.Seeds, ","), m.Duration, m.Elapsed)
 	if undecided > 0 {
 		p(", %d undecided (unknown: not counted in the rates)", undecided)
 	}
@@ -326,14 +326,6 @@ func cellNamed(m Matrix, name string) (Cell, bool) {
 		}
 	}
 	return Cell{}, false
-}
-
-func joinSeeds(seeds []int64) string {
-	s := make([]string, len(seeds))
-	for i, v := range seeds {
-		s[i] = fmt.Sprint(v)
-	}
-	return strings.Join(s, ",")
 }
 
 func fmtLoad(l float64) string {

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"html"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -218,11 +219,7 @@ type bar struct {
 // timelineBars returns a bar per hold, marking holds that overlap
 // another hold of their key, and the sorted keys.
 func timelineBars(holds map[string][]checker.Hold) ([]bar, []string) {
-	keys := make([]string, 0, len(holds))
-	for k := range holds {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(holds))
 	n := 0
 	for _, hs := range holds {
 		n += len(hs)
@@ -564,11 +561,7 @@ type keyedHold struct {
 // lostNotices are the holds a loss notice ended (checker.Hold.Lost), at
 // most MaxTimelineBars, by key and start.
 func lostNotices(holds map[string][]checker.Hold) []keyedHold {
-	keys := make([]string, 0, len(holds))
-	for k := range holds {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(holds))
 	var out []keyedHold
 	for _, k := range keys {
 		for _, h := range holds[k] {

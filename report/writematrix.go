@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -254,9 +255,9 @@ func versionList(v map[string]string) []string {
 // seedsNamed is "seed 1" or "seeds 1, 2".
 func seedsNamed(seeds []int64) string {
 	if len(seeds) == 1 {
-		return "seed " + seedList(seeds)
+		return "seed " + JoinSeeds(seeds, ", ")
 	}
-	return "seeds " + seedList(seeds)
+	return "seeds " + JoinSeeds(seeds, ", ")
 }
 
 // cellsNamed is "1 cell" or "2 cells".
@@ -267,12 +268,14 @@ func cellsNamed(n int) string {
 	return fmt.Sprintf("%d cells", n)
 }
 
-func seedList(seeds []int64) string {
+// JoinSeeds writes seeds joined by sep: "1,2,3" as --seeds takes them
+// with sep ",", "1, 2, 3" for a reader with ", ".
+func JoinSeeds(seeds []int64, sep string) string {
 	s := make([]string, len(seeds))
 	for i, v := range seeds {
-		s[i] = fmt.Sprint(v)
+		s[i] = strconv.FormatInt(v, 10)
 	}
-	return strings.Join(s, ", ")
+	return strings.Join(s, sep)
 }
 
 // mdCell escapes a markdown table cell.
@@ -297,7 +300,7 @@ func matrixMarkdown(m Matrix) []byte {
 	if m.Command != "" {
 		p("- command: `%s`\n", strings.ReplaceAll(m.Command, "`", "'"))
 	}
-	p("- seeds: %s\n", seedList(m.Seeds))
+	p("- seeds: %s\n", JoinSeeds(m.Seeds, ", "))
 	p("- duration per run: %s; whole matrix: %.1f s\n", m.Duration, m.Elapsed)
 	if c := commitText(m); c != "" {
 		p("- commit: %s\n", c)
@@ -469,7 +472,7 @@ func matrixJUnit(m Matrix, times []float64) ([]byte, error) {
 	}
 	for _, p := range []junitProperty{
 		{"command", m.Command},
-		{"seeds", seedList(m.Seeds)},
+		{"seeds", JoinSeeds(m.Seeds, ", ")},
 		{"duration", m.Duration},
 		{"server", strings.Join(m.Servers, ", ")},
 		{"commit", commitText(m)},
@@ -589,7 +592,7 @@ func matrixHTML(m Matrix) ([]byte, error) {
 	p := matrixPage{
 		M:        m,
 		Versions: versionList(m.Versions),
-		Seeds:    seedList(m.Seeds),
+		Seeds:    JoinSeeds(m.Seeds, ", "),
 		Date:     m.Started.UTC().Format("2006-01-02 15:04:05 MST"),
 		Failed:   m.Failed(),
 		Never:    m.NeverRan(),

@@ -1,8 +1,8 @@
 // Package safefs reads and writes files that may come from someone else:
 // the shards that torture matrix merge joins, the run folders and
-// summaries that publish packs and the readers of results.json open. Its
-// one rule: a symbolic link is never followed and never written through,
-// and only regular files are read.
+// summaries that publish packs, the results.json files and histories
+// that readers open. Its one rule: a symbolic link is never followed and
+// never written through, and only regular files are read.
 //
 //   - [Open] and [ReadFile] refuse a name that is a symbolic link (to a
 //     file, to a folder, or dangling: [ErrLink]) and anything that is not

@@ -28,9 +28,5 @@ func openNoFollow(name string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fst, err := f.Stat(); err != nil || !os.SameFile(st, fst) {
-		f.Close()
-		return nil, fmt.Errorf("%s changed while it was opened", name)
-	}
-	return f, nil
+	return sameOpened(f, st, name)
 }

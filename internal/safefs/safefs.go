@@ -66,29 +66,59 @@ func Open(name string) (*os.File, error) {
 	f, err := openNoFollow(name)
 	if err != nil {
 		if st, lerr := os.Lstat(name); lerr == nil {
-			if st.Mode()&fs.ModeSymlink != 0 {
-				return nil, fmt.Errorf("%s %w", name, ErrLink)
-			}
-			if !st.Mode().IsRegular() {
-				return nil, fmt.Errorf("%s %w (%s)", name, ErrNotRegular, kind(st.Mode()))
+			if rerr := regular(name, st.Mode()); rerr != nil {
+				return nil, rerr
 			}
 		}
 		return nil, err
 	}
 	st, err := f.Stat()
+	if err == nil {
+		err = regular(name, st.Mode())
+	}
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s %w (%s)", name, ErrNotRegular, kind(st.Mode()))
-	}
 	return f, nil
 }
 
-// kind names what a file that is not a regular one is.
-func kind(m fs.FileMode) string {
+// RefusedError is the error for a name refused because it is a symbolic
+// link (it wraps ErrLink) or not a regular file (it wraps ErrNotRegular).
+type RefusedError struct {
+	// Name is the name refused.
+	Name string
+	// Mode is what Lstat or Stat found there.
+	Mode fs.FileMode
+}
+
+func (e *RefusedError) Error() string {
+	if e.Mode&fs.ModeSymlink != 0 {
+		return e.Name + " " + ErrLink.Error()
+	}
+	return fmt.Sprintf("%s %s (%s)", e.Name, ErrNotRegular, kind(e.Mode))
+}
+
+// Unwrap returns ErrLink or ErrNotRegular.
+func (e *RefusedError) Unwrap() error {
+	if e.Mode&fs.ModeSymlink != 0 {
+		return ErrLink
+	}
+	return ErrNotRegular
+}
+
+// regular returns nil when m is a regular file's mode, else a
+// *RefusedError for name.
+func regular(name string, m fs.FileMode) error {
+	if m.IsRegular() {
+		return nil
+	}
+	return &RefusedError{Name: name, Mode: m}
+}
+
+// Kind names what a file that is not a regular one is ("a folder", "a
+// named pipe", ...), or returns "" for a mode it has no name for.
+func Kind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a folder"
@@ -102,6 +132,14 @@ func kind(m fs.FileMode) string {
 		return "a character device"
 	case m&fs.ModeDevice != 0:
 		return "a device"
+	}
+	return ""
+}
+
+// kind is Kind, or the mode itself for one Kind has no name for.
+func kind(m fs.FileMode) string {
+	if k := Kind(m); k != "" {
+		return k
 	}
 	return "mode " + m.String()
 }
@@ -230,16 +268,20 @@ func openRegular(r *os.Root, name, path string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.Mode()&fs.ModeSymlink != 0 {
-		return nil, fmt.Errorf("%s %w", path, ErrLink)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s %w (%s)", path, ErrNotRegular, kind(st.Mode()))
+	if err := regular(path, st.Mode()); err != nil {
+		return nil, err
 	}
 	f, err := r.OpenFile(name, os.O_RDONLY|openFlags, 0)
 	if err != nil {
 		return nil, err
 	}
+	return sameOpened(f, st, path)
+}
+
+// sameOpened returns f when it is the file st describes; else it closes
+// f and returns an error naming path: the file changed between its check
+// and its open.
+func sameOpened(f *os.File, st fs.FileInfo, path string) (*os.File, error) {
 	if now, err := f.Stat(); err != nil || !os.SameFile(st, now) {
 		f.Close()
 		return nil, fmt.Errorf("%s changed while it was opened", path)
@@ -366,7 +408,16 @@ func WriteFile(name string, data []byte, perm fs.FileMode) (err error) {
 			r.Remove(tmp)
 		}
 	}()
-	_, err = f.Write(data)
+	if err = writeSynced(f, data, perm); err != nil {
+		return err
+	}
+	return r.Rename(tmp, base)
+}
+
+// writeSynced writes data to the new file f, gives it permissions perm,
+// syncs and closes it; f is closed whatever the error.
+func writeSynced(f *os.File, data []byte, perm fs.FileMode) error {
+	_, err := f.Write(data)
 	if err == nil {
 		err = f.Chmod(perm)
 	}
@@ -376,10 +427,7 @@ func WriteFile(name string, data []byte, perm fs.FileMode) (err error) {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return err
-	}
-	return r.Rename(tmp, base)
+	return err
 }
 
 // WriteDir creates the folder dir, with permissions perm, filled by fill:
@@ -564,17 +612,7 @@ func WriteFresh(dir, base, ext string, data []byte, perm fs.FileMode) (path stri
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp)
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(perm)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err = writeSynced(f, data, perm); err != nil {
 		return "", err
 	}
 	name, err := fresh(base, ext, func(name string) error {
