@@ -211,15 +211,18 @@ func (d *Decoder) parseFast(b []byte, e *Event) bool {
 			return false
 		}
 		i = skipSpace(b, i+1)
+		// The name is copied before the value is read: an escaped value
+		// reuses the buffer an escaped name was unescaped into.
+		field := string(name)
 		var bit int
-		switch string(name) {
+		switch field {
 		case "type", "f", "key", "token", "value", "family", "error":
 			s, j, ok := d.fastString(b, i)
 			if !ok {
 				return false
 			}
 			i = j
-			switch string(name) {
+			switch field {
 			case "type":
 				bit, e.Type = fType, Type(d.intern(s))
 			case "f":
@@ -241,7 +244,7 @@ func (d *Decoder) parseFast(b []byte, e *Event) bool {
 				return false
 			}
 			i = j
-			switch string(name) {
+			switch field {
 			case "process":
 				bit, e.Process = fProcess, int(n)
 				if int64(e.Process) != n {

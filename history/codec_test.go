@@ -131,6 +131,9 @@ func parseSeeds() [][]byte {
 		`{"nodes":{"other":1}}`, `{"nodes":{"granted":[1]},"nodes":{}}`, `{"nodes":[]}`, `{"nodes":{"granted":[1]}`,
 		`{"nodes":{"granted":[1]`, `{"nodes":{"granted":1}}`, `{"nodes":{,}}`, `{"nodes":{"silent":[-1,0,-0]}}`,
 		`{"nodes":{"unlocked":[3],"refused":[2],"silent":[1],"granted":[0],"attempt":4}}`,
+		// An escaped name, then an escaped value: the value must not
+		// overwrite the name before it is matched.
+		`{"type":"invoke","f":"acquire","process":1,"time":1,"\u006bey":"a\"b"}`,
 	} {
 		seeds = append(seeds, []byte(s))
 	}
