@@ -16,7 +16,6 @@ import (
 	"github.com/locktorture/locktorture/harness"
 	"github.com/locktorture/locktorture/internal/safefs"
 	"github.com/locktorture/locktorture/locks"
-	"github.com/locktorture/locktorture/nemesis"
 	"github.com/locktorture/locktorture/report"
 	"github.com/locktorture/locktorture/trial"
 )
@@ -146,10 +145,3 @@ func pathName(lock string) string {
 	return fmt.Sprintf("%s-%08x", strings.Trim(b.String(), "-"), h.Sum32())
 }
 
-func nemesisNames() []string {
-	var names []string
-	for _, k := range nemesis.Kinds() {
-		names = append(names, k.Name)
-	}
-	return names
-}
