@@ -103,9 +103,11 @@ func healthyLate(specs []Spec) time.Duration {
 // jobs 0 it starts as many as the machine holds, measured: one, then one
 // more each second while this process's timers keep time (late by less
 // than healthy over the last second, at the 90th percentile), up to
-// MaxJobs; a task that reports its run was slow (its own health) takes
-// one off the most it starts, never below one, and a healthy one gives
-// one back.
+// MaxJobs, and a run that ends is replaced at once (as many as ran
+// before, while the timers keep time); a task that reports its run was
+// slow (its own health) takes one off the most it starts, never below
+// one, and a healthy one gives one back (to be grown into one a second
+// again).
 func schedule(ctx context.Context, jobs int, healthy time.Duration, take func() (func() (slow bool), bool)) {
 	limit := jobs
 	var mon *health.Monitor
@@ -115,14 +117,15 @@ func schedule(ctx context.Context, jobs int, healthy time.Duration, take func() 
 		defer mon.Stop()
 	}
 	var wg sync.WaitGroup
-	running := 0
+	running, peak := 0, 0 // peak: the most run at once so far
 	ended := make(chan bool, MaxJobs()+jobs)
 	lastStart := time.Time{}
 	done := ctx.Done()
 	for {
-		// Start what may start now.
+		// Start what may start now: at once in the place of a run that
+		// ended, one a second beyond the most run so far.
 		for running < limit {
-			if mon != nil && running > 0 && (time.Since(lastStart) < time.Second || mon.Recent(time.Second) > healthy) {
+			if mon != nil && running > 0 && ((running >= peak && time.Since(lastStart) < time.Second) || mon.Recent(time.Second) > healthy) {
 				break
 			}
 			task, ok := take()
@@ -130,6 +133,7 @@ func schedule(ctx context.Context, jobs int, healthy time.Duration, take func() 
 				break
 			}
 			running++
+			peak = max(peak, running)
 			lastStart = time.Now()
 			wg.Go(func() { ended <- task() })
 		}
@@ -143,6 +147,7 @@ func schedule(ctx context.Context, jobs int, healthy time.Duration, take func() 
 			case mon == nil:
 			case slow:
 				limit = max(1, min(limit, running+1)-1)
+				peak = min(peak, limit)
 			case limit < MaxJobs():
 				limit++ // a healthy run: one more may start again
 			}
