@@ -166,15 +166,15 @@ func (q *queue) fits(sp Spec) bool {
 }
 
 // more queues the seeds of cell i that Options.More asks for beyond
-// those queued and not ended, side by side, as far as the budget leaves
-// room for them; under mu.
+// those queued and not ended, side by side up to CellSideBySide, as far
+// as the budget leaves room for them; under mu.
 func (q *queue) more(ctx context.Context, i int) {
 	o := q.p.o
 	if o.More == nil || ctx.Err() != nil {
 		return
 	}
 	sp := q.p.specs[i]
-	for n := q.needs(i) - q.pending(i); n > 0 && q.fits(sp); n-- {
+	for n := min(q.needs(i), CellSideBySide) - q.pending(i); n > 0 && q.fits(sp); n-- {
 		q.lastSeed[i]++
 		q.jobs = append(q.jobs, job{cell: i, seed: q.lastSeed[i], extra: true})
 		q.outcomes = append(q.outcomes, outcome{})
@@ -182,6 +182,13 @@ func (q *queue) more(ctx context.Context, i int) {
 		q.left += sp.duration(o)
 	}
 }
+
+// CellSideBySide is the most runs of one cell that More's seeds keep
+// queued or running at once: the runs of a cell load the machine alike
+// (six runs of redsync under client-pause side by side, each hammering
+// its nodes with 25 ms calls, timed every acquire out on 2 idle cores),
+// and a cell that needs more gets them as these end.
+const CellSideBySide = 3
 
 // needs is how many more runs Options.More asks cell i for, as its ended
 // runs show it (0 without More); under mu.

@@ -56,8 +56,9 @@ type Options struct {
 	// More, when set, is asked after each run of a cell, with the cell
 	// as its ended runs show it, how many more seeds the cell needs
 	// (the release gate's power target); the next seeds after the
-	// cell's last are queued to run side by side, less those queued
-	// and not ended, as far as Budget leaves room for them within
+	// cell's last are queued to run side by side (up to
+	// CellSideBySide), less those queued and not ended, as far as
+	// Budget leaves room for them within
 	// Budget of the matrix's start. A seed queued so is asked about
 	// again when its turn comes, and dropped if the runs that ended
 	// meanwhile gave the cell what it needed.

@@ -66,7 +66,7 @@ func TestSchedule(t *testing.T) {
 // comes after the runs that ended gave the cell what it needs is dropped,
 // never run nor counted.
 func TestQueueMore(t *testing.T) {
-	want := 3 // runs More asks for beyond those that ended
+	want := 3 // runs More asks for beyond those that ended (CellSideBySide at most)
 	p := &Plan{specs: []Spec{{Name: "x/none"}}, o: Options{Duration: time.Second, More: func(c report.Cell) int { return max(0, want-len(c.Runs)) }}}
 	q := p.newQueue([][]int64{{1}})
 	ctx := context.Background()
