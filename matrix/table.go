@@ -372,7 +372,7 @@ var Literature = []Row{
 		Why: "control: a minority's clocks jump, the rest of the holder's nodes are still a majority", Promise: "quorum: a grant needs a majority, and two majorities intersect", Quick: "fences !renews"},
 	// A backward jump healed by slewing (0.8%, below the 1% drift the
 	// locks allow for) instead of a forward jump.
-	{Name: "clock-back-slew", When: "elapsed !process", Config: withWork(faults(time.Second, "clock-back-slew"), harness.Workload{Keys: 1, TTL: 500 * ms, Hold: 480 * ms}),
+	{Name: "clock-back-slew", When: "elapsed !process", Config: withWork(faults(time.Second, "clock-back-slew"), harness.Workload{Keys: 1, TTL: 500 * ms, Hold: 480 * ms}), MinDuration: 16 * time.Second,
 		Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectSafe, Liveness: checker.LivenessOK}, Source: SrcAntirez + "; " + SrcKleppmann,
 		Why:     "a backward jump makes keys outlive their TTL, and the slewed heal runs the node's clock 0.8% fast, so a key set meanwhile expires at most 0.8% of the TTL early, within the drift allowance (1% + 2 ms): liveness only. The holds of 96% of the TTL make it sensitive to a clock running about 4% fast or more",
 		Promise: "drift allowance: a node clock running at most 1% fast cannot expire a key before the holder's validity ends"},

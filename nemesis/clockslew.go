@@ -39,16 +39,12 @@ var (
 var clockBackSlewKind = Kind{
 	Name:    "clock-back-slew",
 	Family:  "clock",
-	Summary: "jump the wall clock of some nodes 0.01–0.02 TTL back, then slew it back at 0.8% (1.25–2.5 TTL; no forward jump)",
+	Summary: "jump the wall clock of some nodes 0.1–0.2 TTL back, then slew it back at 0.8% (no forward jump)",
 	Needs:   Needs{Cluster: cluster.Abilities{Clock: true}, TTL: true},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
 		f := &ClockBackSlew{Nodes: clockTargets(rng, s, minorityOrMajority), Rate: SlewRate}
-		// A slew of 1.25 to 2.5 TTL: keys set in it live their whole
-		// TTL on the fast clock, which is what the drift allowance is
-		// about; a longer slew repeats that, and spends a run's time
-		// on fewer trials.
 		ttl := max(s.TTL, time.Millisecond)
-		off := ttl/100 + time.Duration(rng.Int64N(int64(ttl/100)+1))
+		off := ttl/10 + time.Duration(rng.Int64N(int64(ttl/10)+1))
 		f.Offset = -Duration(max(off.Truncate(time.Millisecond), time.Millisecond))
 		f.Hold = Duration(ttl)
 		return f
