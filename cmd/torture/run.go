@@ -144,4 +144,3 @@ func pathName(lock string) string {
 	h.Write([]byte(lock))
 	return fmt.Sprintf("%s-%08x", strings.Trim(b.String(), "-"), h.Sum32())
 }
-
