@@ -3,6 +3,7 @@ package matrix
 import (
 	"cmp"
 	"context"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -74,9 +75,46 @@ func (q *queue) take(ctx context.Context) (func() (slow bool), bool) {
 	if q.next >= len(q.jobs) {
 		return nil, false
 	}
+	if c := q.critical(); c != q.next {
+		q.jobs[c], q.jobs[q.next] = q.jobs[q.next], q.jobs[c]
+	}
 	k := q.next
 	q.next++
 	return func() bool { return q.work(ctx, k) }, true
+}
+
+// critical returns the job not handed out that goes next: the first of
+// a cell none of whose runs has started (what it needs shows only once
+// one ends), or else the one whose cell has the longest chain of runs
+// left: its run's length times the rounds of CellSideBySide runs it
+// still needs. The gate asks for more seeds as runs end, and a cell that
+// needs a dozen runs of 16 s queued behind every other cell's extra
+// seeds would keep the gate waiting on it alone at the end; this is the
+// LPT rule newQueue follows, over what each cell has left. Ties keep the
+// queue's order; without Options.More the queue's order stands. Under mu.
+func (q *queue) critical() int {
+	if q.p.o.More == nil {
+		return q.next
+	}
+	chains := map[int]time.Duration{}
+	best, longest := q.next, time.Duration(-1)
+	for k := q.next; k < len(q.jobs); k++ {
+		i := q.jobs[k].cell
+		chain, ok := chains[i]
+		if !ok {
+			chain = time.Duration(math.MaxInt64) // never started
+			if c, _ := q.cell(i); len(c.Runs) > 0 || q.running(i) > 0 {
+				left := max(q.p.o.More(c)-q.running(i), 1)
+				rounds := (left + CellSideBySide - 1) / CellSideBySide
+				chain = time.Duration(rounds) * q.p.specs[i].duration(q.p.o)
+			}
+			chains[i] = chain
+		}
+		if chain > longest {
+			best, longest = k, chain
+		}
+	}
+	return best
 }
 
 // work runs job k and reports whether the machine was too slow for it

@@ -107,3 +107,60 @@ func TestQueueMore(t *testing.T) {
 		t.Fatalf("cell runs %d, not run %v; want 2 runs and none listed as not run", len(c.Runs), c.NotRun)
 	}
 }
+
+// TestQueueCritical: of the seeds More queued, the next handed out is
+// one of the cell with the longest chain of runs left (its run's length
+// times the rounds it still needs), not the one queued first, so a cell
+// that needs many long runs does not wait behind every other cell's
+// extra seeds and keep the gate waiting on it alone at the end; but a
+// cell none of whose runs started goes before both (what it needs is
+// not known yet).
+func TestQueueCritical(t *testing.T) {
+	needs := map[string]int{"short/none": 1, "long/none": 6, "fresh/none": 1}
+	p := &Plan{
+		specs: []Spec{{Name: "short/none"}, {Name: "long/none", MinDuration: 2 * time.Second}, {Name: "fresh/none"}},
+		o:     Options{Duration: time.Second, More: func(c report.Cell) int { return max(0, needs[c.Name]-len(c.Runs)+1) }},
+	}
+	q := p.newQueue([][]int64{{1}, {1}, {1}})
+	ctx := context.Background()
+	take := func() int {
+		if _, ok := q.take(ctx); !ok {
+			t.Fatal("no job to take")
+		}
+		k := q.next - 1
+		if _, ok := q.begin(ctx, k); !ok {
+			t.Fatalf("job %d did not start", k)
+		}
+		return k
+	}
+	end := func(k int) {
+		j := q.jobs[k]
+		q.end(ctx, k, outcome{run: report.CellRun{Seed: j.seed, RunID: fmt.Sprint(p.specs[j.cell].Name, j.seed)}}, time.Second)
+	}
+	a, b := take(), take()
+	if p.specs[q.jobs[a].cell].Name != "long/none" {
+		t.Fatalf("first handed out %s, want long/none (the longest run first)", p.specs[q.jobs[a].cell].Name)
+	}
+	// short/none ends first and queues its extra seed first; long/none
+	// then queues three.
+	end(b)
+	end(a)
+	if got := len(q.jobs); got != 7 {
+		t.Fatalf("%d jobs queued, want 7 (three planned, one extra of short/none, three of long/none)", got)
+	}
+	if got := p.specs[q.jobs[3].cell].Name; got != "short/none" {
+		t.Fatalf("first extra queued is %s's, want short/none's", got)
+	}
+	if k := take(); p.specs[q.jobs[k].cell].Name != "fresh/none" {
+		t.Fatalf("handed out %s's run before fresh/none's first", p.specs[q.jobs[k].cell].Name)
+	}
+	for n := 0; n < 3; n++ {
+		k := take()
+		if got := p.specs[q.jobs[k].cell].Name; got != "long/none" {
+			t.Fatalf("extra run %d handed out is %s's, want long/none's (6 runs of 2 s left against 1 of 1 s)", n+1, got)
+		}
+	}
+	if k := take(); p.specs[q.jobs[k].cell].Name != "short/none" {
+		t.Fatalf("after long/none's three, handed out %s, want short/none's extra", p.specs[q.jobs[k].cell].Name)
+	}
+}

@@ -371,8 +371,9 @@ var Literature = []Row{
 	{Name: "clock-minority", When: "quorum", Config: faults(0, "clock-minority"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcAntirez,
 		Why: "control: a minority's clocks jump, the rest of the holder's nodes are still a majority", Promise: "quorum: a grant needs a majority, and two majorities intersect", Quick: "fences !renews"},
 	// A backward jump healed by slewing (0.8%, below the 1% drift the
-	// locks allow for) instead of a forward jump.
-	{Name: "clock-back-slew", When: "elapsed !process", Config: withWork(faults(time.Second, "clock-back-slew"), harness.Workload{Keys: 1, TTL: 500 * ms, Hold: 480 * ms}), MinDuration: 16 * time.Second,
+	// locks allow for) instead of a forward jump. A step lasts a dozen
+	// TTLs and more, one to a run: three keys make it three trials.
+	{Name: "clock-back-slew", When: "elapsed !process", Config: withWork(faults(time.Second, "clock-back-slew"), harness.Workload{Keys: 3, TTL: 500 * ms, Hold: 480 * ms}), MinDuration: 16 * time.Second,
 		Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectSafe, Liveness: checker.LivenessOK}, Source: SrcAntirez + "; " + SrcKleppmann,
 		Why:     "a backward jump makes keys outlive their TTL, and the slewed heal runs the node's clock 0.8% fast, so a key set meanwhile expires at most 0.8% of the TTL early, within the drift allowance (1% + 2 ms): liveness only. The holds of 96% of the TTL make it sensitive to a clock running about 4% fast or more",
 		Promise: "drift allowance: a node clock running at most 1% fast cannot expire a key before the holder's validity ends"},
@@ -595,9 +596,12 @@ func lockstepRun() harness.Config {
 }
 
 // pauseRun is the client-pause workload: one key, a TTL of 500 ms, a
-// pause every second.
+// pause half a second after the last one healed. A pause stalls one
+// holder, so a step is one trial whatever the keys: the quiet between
+// steps (a TTL, long enough for the next holder to take the key) is what
+// sets the trials of a run, three in 8 s.
 func pauseRun() harness.Config {
-	return withWork(faults(time.Second, "client-pause"), harness.Workload{Keys: 1, TTL: 500 * ms})
+	return withWork(faults(500*ms, "client-pause"), harness.Workload{Keys: 1, TTL: 500 * ms})
 }
 
 // failoverRun is a run of kind in the failover topology, with WAIT for
