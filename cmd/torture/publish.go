@@ -67,7 +67,7 @@ func findingsPage(path, bundle string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	rel, err := relativeTo(path, bundle)
+	rel, err := relativeTo(path, bundle, "the page's")
 	if err != nil {
 		return nil, err
 	}
@@ -83,8 +83,9 @@ func findingsPage(path, bundle string) ([]byte, error) {
 }
 
 // relativeTo is the path of dir relative to the directory of the page at
-// path, with slashes; dir must lie inside it.
-func relativeTo(path, dir string) (string, error) {
+// path, with slashes; with inside (naming that directory: "the page's"),
+// dir must lie inside it.
+func relativeTo(path, dir, inside string) (string, error) {
 	base, err := filepath.Abs(filepath.Dir(path))
 	if err != nil {
 		return "", err
@@ -94,10 +95,10 @@ func relativeTo(path, dir string) (string, error) {
 		return "", err
 	}
 	rel, err := filepath.Rel(base, abs)
-	if err != nil || !filepath.IsLocal(rel) {
-		return "", fmt.Errorf("the bundle %s is not inside %s, the page's directory", dir, base)
+	if inside != "" && (err != nil || !filepath.IsLocal(rel)) {
+		return "", fmt.Errorf("the bundle %s is not inside %s, %s directory", dir, base, inside)
 	}
-	return filepath.ToSlash(rel), nil
+	return filepath.ToSlash(rel), err
 }
 
 // writeReadme regenerates the README at path from the published bundle
@@ -109,23 +110,15 @@ func writeReadme(path, bundle string, size int64) error {
 	if err != nil {
 		return err
 	}
-	dir, err := filepath.Abs(filepath.Dir(path))
+	rel, err := relativeTo(path, bundle, "the README's")
 	if err != nil {
 		return err
 	}
-	abs, err := filepath.Abs(bundle)
+	others, err := report.PublishedBeside(filepath.Dir(path), strings.SplitN(rel, "/", 2)[0])
 	if err != nil {
 		return err
 	}
-	rel, err := filepath.Rel(dir, abs)
-	if err != nil || !filepath.IsLocal(rel) {
-		return fmt.Errorf("the bundle %s is not inside %s, the README's directory", bundle, dir)
-	}
-	others, err := report.PublishedBeside(dir, strings.SplitN(filepath.ToSlash(rel), "/", 2)[0])
-	if err != nil {
-		return err
-	}
-	r := report.Readme{Matrix: m, Bundle: filepath.ToSlash(rel), Size: size, Others: others}
+	r := report.Readme{Matrix: m, Bundle: rel, Size: size, Others: others}
 	return safefs.WriteFile(path, r.Markdown(), 0o644)
 }
 
@@ -138,19 +131,10 @@ func consensusPage(path, bundle string) ([]byte, error) {
 		return nil, err
 	}
 	// docs/ links the bundle in results/ beside it: relative, with "..".
-	base, err := filepath.Abs(filepath.Dir(path))
+	rel, err := relativeTo(path, bundle, "")
 	if err != nil {
 		return nil, err
 	}
-	abs, err := filepath.Abs(bundle)
-	if err != nil {
-		return nil, err
-	}
-	rel, err := filepath.Rel(base, abs)
-	if err != nil {
-		return nil, err
-	}
-	rel = filepath.ToSlash(rel)
 	page, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
