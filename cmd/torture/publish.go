@@ -63,15 +63,7 @@ func publishCmd(args []string, stdout, stderr io.Writer) error {
 // registry's mutants apart. The page must already have the table's
 // markers (report.FindingsBlock).
 func findingsPage(path, bundle string) ([]byte, error) {
-	m, err := report.ReadMatrix(bundle)
-	if err != nil {
-		return nil, err
-	}
-	rel, err := relativeTo(path, bundle, "the page's")
-	if err != nil {
-		return nil, err
-	}
-	page, err := os.ReadFile(path)
+	m, rel, page, err := bundlePage(path, bundle, "the page's")
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +72,19 @@ func findingsPage(path, bundle string) ([]byte, error) {
 		return err == nil && spec.Mutant
 	}})
 	return report.ReplaceBlock(page, block, report.FindingsBlock)
+}
+
+// bundlePage reads the bundle's summary, the bundle's path relative to the
+// page at path (relativeTo, inside as there) and the page.
+func bundlePage(path, bundle, inside string) (m report.Matrix, rel string, page []byte, err error) {
+	if m, err = report.ReadMatrix(bundle); err != nil {
+		return m, "", nil, err
+	}
+	if rel, err = relativeTo(path, bundle, inside); err != nil {
+		return m, "", nil, err
+	}
+	page, err = os.ReadFile(path)
+	return m, rel, page, err
 }
 
 // relativeTo is the path of dir relative to the directory of the page at
@@ -126,16 +131,8 @@ func writeReadme(path, bundle string, size int64) error {
 // rendered from the bundle (report.Consensus): the consensus locks
 // beside the Redis locks, mutants left out.
 func consensusPage(path, bundle string) ([]byte, error) {
-	m, err := report.ReadMatrix(bundle)
-	if err != nil {
-		return nil, err
-	}
 	// docs/ links the bundle in results/ beside it: relative, with "..".
-	rel, err := relativeTo(path, bundle, "")
-	if err != nil {
-		return nil, err
-	}
-	page, err := os.ReadFile(path)
+	m, rel, page, err := bundlePage(path, bundle, "")
 	if err != nil {
 		return nil, err
 	}
