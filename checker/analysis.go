@@ -151,16 +151,7 @@ type LostUpdate struct {
 
 // Lease returns the lease of key with token, and whether there is one.
 func (a *Analysis) Lease(key, token string) (Lease, bool) {
-	ke := a.Keys[key]
-	if ke == nil {
-		return Lease{}, false
-	}
-	for i := range ke.leases {
-		if ke.leases[i].token == token {
-			return ke.leases[i].lease(), true
-		}
-	}
-	return Lease{}, false
+	return a.LeaseAt(key, token, math.MinInt64)
 }
 
 // LeaseAt returns the lease of key with token that was current at time
@@ -225,10 +216,8 @@ func (a *Analysis) okSection(key string, s section) OKSection {
 func Analyze(events []history.Event, opts Options) (Analysis, error) {
 	st := NewStream()
 	st.Analyze()
-	for i := range events {
-		if err := st.Add(&events[i]); err != nil {
-			return Analysis{}, err
-		}
+	if err := st.s.addAll(events); err != nil {
+		return Analysis{}, err
 	}
 	return st.FinishAnalysis(opts)
 }
@@ -279,10 +268,8 @@ func (st *Stream) FinishAnalysis(opts Options) (Analysis, error) {
 func Collect(events []history.Event) (Analysis, error) {
 	s := newScanner()
 	s.an = newCollector()
-	for i := range events {
-		if err := s.add(&events[i]); err != nil {
-			return Analysis{}, err
-		}
+	if err := s.addAll(events); err != nil {
+		return Analysis{}, err
 	}
 	an := s.an
 	d := s.finish()
@@ -324,16 +311,10 @@ func (a *Analysis) Processes() []int { return a.procs }
 
 // Holds returns every hold per key, as Holds does.
 func (a *Analysis) Holds() map[string][]Hold {
-	out := make(map[string][]Hold)
 	if a.d == nil {
-		return out
+		return map[string][]Hold{}
 	}
-	for k, kd := range a.d.keys {
-		if len(kd.holds) > 0 {
-			out[k] = kd.holds
-		}
-	}
-	return out
+	return a.d.holds()
 }
 
 // Acquire is one completed acquire: when it returned, its latency (from

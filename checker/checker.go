@@ -239,10 +239,8 @@ func Fold(lease, resource Verdict) Outcome {
 // read.
 func Check(events []history.Event, opts Options) (Result, error) {
 	st := NewStream()
-	for i := range events {
-		if err := st.Add(&events[i]); err != nil {
-			return Result{}, err
-		}
+	if err := st.s.addAll(events); err != nil {
+		return Result{}, err
 	}
 	return st.Finish(opts)
 }

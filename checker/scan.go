@@ -39,19 +39,21 @@ type Hold struct {
 // the history ends at its validity.
 func Holds(events []history.Event) (map[string][]Hold, error) {
 	s := newScanner()
-	for i := range events {
-		if err := s.add(&events[i]); err != nil {
-			return nil, err
-		}
+	if err := s.addAll(events); err != nil {
+		return nil, err
 	}
-	d := s.finish()
+	return s.finish().holds(), nil
+}
+
+// holds are the holds of every key that has one.
+func (d *scanned) holds() map[string][]Hold {
 	out := make(map[string][]Hold, len(d.keys))
 	for k, kd := range d.keys {
 		if len(kd.holds) > 0 {
 			out[k] = kd.holds
 		}
 	}
-	return out, nil
+	return out
 }
 
 // sectionKind is how a section ended.
@@ -137,16 +139,21 @@ type lastOp struct {
 // acquire attempts. It is built for streaming: nothing refers back to the
 // events.
 type scanner struct {
-	n      int // events seen
-	open   map[int]openOp
-	prev   map[int]lastOp           // per process
-	active map[string][]*activeHold // per key
-	watch  *watch                   // nil unless Stream.Watch
-	an     *collector               // nil unless Stream.Analyze
-	keys   map[string]*keyData
-	errs   map[history.Func]*errorCounts // of failed and unknown acquires and sections
+	n         int // events seen
+	open      map[int]openOp
+	prev      map[int]lastOp           // per process
+	active    map[string][]*activeHold // per key
+	watch     *watch                   // nil unless Stream.Watch
+	an        *collector               // nil unless Stream.Analyze
+	keys      map[string]*keyData
+	windows   faultWindows
+	releasing map[int]activeHold // per process: the hold its open release ended
+	tallies
+}
 
-	// statistics
+// tallies are what a scan counts beside the keys' data, for the
+// statistics and the reasons.
+type tallies struct {
 	first, last int64
 	ops         map[string]map[string]int
 	latencies   []int64
@@ -155,9 +162,8 @@ type scanner struct {
 	lossNotices int   // lost events
 	maxValidity int64 // the longest validity an acquire ok granted, from its invoke
 	faultEvents int
-	windows     faultWindows
-	cuts        []Cut              // holds cut short (see Cut)
-	releasing   map[int]activeHold // per process: the hold its open release ended
+	cuts        []Cut                         // holds cut short (see Cut)
+	errs        map[history.Func]*errorCounts // of failed and unknown acquires and sections
 }
 
 func newScanner() *scanner {
@@ -166,11 +172,13 @@ func newScanner() *scanner {
 		prev:      make(map[int]lastOp),
 		active:    make(map[string][]*activeHold),
 		releasing: make(map[int]activeHold),
-		errs:      make(map[history.Func]*errorCounts),
 		keys:      make(map[string]*keyData),
-		ops:       make(map[string]map[string]int),
-		first:     math.MaxInt64,
-		last:      math.MinInt64,
+		tallies: tallies{
+			errs:  make(map[history.Func]*errorCounts),
+			ops:   make(map[string]map[string]int),
+			first: math.MaxInt64,
+			last:  math.MinInt64,
+		},
 	}
 }
 
@@ -188,12 +196,20 @@ func entry[K comparable, V any](m map[K]*V, k K) *V {
 }
 
 func (s *scanner) count(f history.Func, outcome string) {
-	m := s.ops[string(f)]
-	if m == nil {
-		m = make(map[string]int)
-		s.ops[string(f)] = m
+	if s.ops[string(f)] == nil {
+		s.ops[string(f)] = make(map[string]int)
 	}
-	m[outcome]++
+	s.ops[string(f)][outcome]++
+}
+
+// addAll adds events, stopping at the first error.
+func (s *scanner) addAll(events []history.Event) error {
+	for i := range events {
+		if err := s.add(&events[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // add takes the next event of the history.
@@ -460,21 +476,13 @@ func (s *scanner) closeHold(a *activeHold, end int64) {
 	kd.holds = append(kd.holds, a.hold)
 }
 
-// scanned is the outcome of a scan.
+// scanned is the outcome of a scan; its first and last are 0, 0 when it
+// has no event.
 type scanned struct {
-	keys        map[string]*keyData
-	first, last int64 // times of the first and last event; 0, 0 when empty
-	events      int
-	ops         map[string]map[string]int
-	latencies   []int64
-	emptyHolds  int
-	lateExtends int
-	lossNotices int
-	maxValidity int64
-	faultEvents int
-	windows     []Window
-	cuts        []Cut
-	errs        map[history.Func]*errorCounts
+	keys    map[string]*keyData
+	events  int
+	windows []Window
+	tallies
 }
 
 // finish ends the scan: open operations become unfinished, open holds end
@@ -512,29 +520,11 @@ func (s *scanner) finish() *scanned {
 			return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.End, b.End), cmp.Compare(a.Process, b.Process), cmp.Compare(a.Token, b.Token))
 		})
 	}
-	d := &scanned{
-		keys:        s.keys,
-		first:       s.first,
-		last:        s.last,
-		events:      s.n,
-		ops:         s.ops,
-		latencies:   s.latencies,
-		emptyHolds:  s.emptyHolds,
-		lateExtends: s.lateExtends,
-		lossNotices: s.lossNotices,
-		maxValidity: s.maxValidity,
-		faultEvents: s.faultEvents,
-		windows:     s.windows.finish(s.last),
-		cuts:        s.cuts,
-		errs:        s.errs,
-	}
+	d := &scanned{keys: s.keys, events: s.n, windows: s.windows.finish(s.last), tallies: s.tallies}
 	if s.n == 0 {
 		d.first, d.last = 0, 0
 	}
 	return d
 }
 
-func (d *scanned) sortedKeys() []string {
-	keys := slices.Sorted(maps.Keys(d.keys))
-	return keys
-}
+func (d *scanned) sortedKeys() []string { return slices.Sorted(maps.Keys(d.keys)) }

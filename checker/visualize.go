@@ -35,14 +35,9 @@ const (
 // which. The part drawn is checked within opts.Timeout; on a timeout the
 // partial linearizations found so far are drawn.
 func Visualize(w io.Writer, events []history.Event, key string, which string, opts Options) error {
-	if which != VisualizeLease && which != VisualizeResource {
-		return fmt.Errorf("checker: visualize: unknown model %q (want %q or %q)", which, VisualizeLease, VisualizeResource)
-	}
 	s := newScanner()
-	for i := range events {
-		if err := s.add(&events[i]); err != nil {
-			return fmt.Errorf("checker: visualize: %w", err)
-		}
+	if err := s.addAll(events); err != nil {
+		return fmt.Errorf("checker: visualize: %w", err)
 	}
 	return visualize(w, s.finish(), key, which, opts)
 }

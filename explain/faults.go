@@ -129,27 +129,27 @@ func find(fs []fault, cause Cause, node int, from, to int64) (fault, bool) {
 
 // findFamily is find for the faults of one family.
 func findFamily(fs []fault, family string, node int, from, to int64) (fault, bool) {
-	var best fault
-	ok := false
-	for _, f := range fs {
-		if f.family != family || f.w.Start > to || f.w.End < from {
-			continue
-		}
-		if node >= 0 && len(f.nodes) > 0 && !slices.Contains(f.nodes, node) {
-			continue
-		}
-		best, ok = f, true
-	}
-	return best, ok
+	return lastFault(fs, from, to, func(f fault) bool {
+		return f.family == family && (node < 0 || len(f.nodes) == 0 || slices.Contains(f.nodes, node))
+	})
 }
 
 func anyFault(fs []fault, from, to int64) bool {
+	_, ok := lastFault(fs, from, to, func(fault) bool { return true })
+	return ok
+}
+
+// lastFault returns the last fault of fs active at some time in [from,
+// to] that is wanted.
+func lastFault(fs []fault, from, to int64, wanted func(fault) bool) (fault, bool) {
+	var best fault
+	ok := false
 	for _, f := range fs {
-		if f.w.Start <= to && f.w.End >= from {
-			return true
+		if f.w.Start <= to && f.w.End >= from && wanted(f) {
+			best, ok = f, true
 		}
 	}
-	return false
+	return best, ok
 }
 
 // causeOf is the cause the table names for a family, "" for none.

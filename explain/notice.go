@@ -20,20 +20,11 @@ var clientRef = regexp.MustCompile(`\bclient ([0-9]+)'s process`)
 // stoppedBy returns the client-stop fault active at some time in [from,
 // to] that stopped client p's process.
 func stoppedBy(fs []fault, p int, from, to int64) (fault, bool) {
-	var best fault
-	ok := false
-	for _, f := range fs {
-		if causeOf(f.family) != LateNotice || f.w.Start > to || f.w.End < from {
-			continue
-		}
+	return lastFault(fs, from, to, func(f fault) bool {
 		targets, _, _ := strings.Cut(f.w.Desc, ", at client ")
 		m := clientRef.FindStringSubmatch(targets)
-		if m == nil || m[1] != strconv.Itoa(p) {
-			continue
-		}
-		best, ok = f, true
-	}
-	return best, ok
+		return causeOf(f.family) == LateNotice && m != nil && m[1] == strconv.Itoa(p)
+	})
 }
 
 // keyGone is the key's end on a node that granted la, as its observer saw

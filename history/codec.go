@@ -33,17 +33,10 @@ func appendEvent(b []byte, e *Event) []byte {
 		b = appendNodes(b, e.Nodes)
 	}
 	if e.Node != nil {
-		b = append(b, `,"node":`...)
-		b = strconv.AppendInt(b, int64(*e.Node), 10)
+		b = strconv.AppendInt(append(b, `,"node":`...), int64(*e.Node), 10)
 	}
-	if e.Read != nil {
-		b = append(b, `,"read":`...)
-		b = strconv.AppendInt(b, *e.Read, 10)
-	}
-	if e.Wrote != nil {
-		b = append(b, `,"wrote":`...)
-		b = strconv.AppendInt(b, *e.Wrote, 10)
-	}
+	b = appendIntPtr(b, `,"read":`, e.Read)
+	b = appendIntPtr(b, `,"wrote":`, e.Wrote)
 	b = appendStringField(b, `,"value":`, e.Value)
 	b = appendStringField(b, `,"family":`, e.Family)
 	b = appendStringField(b, `,"error":`, e.Error)
@@ -66,6 +59,14 @@ func appendIntField(b []byte, member string, n int64) []byte {
 		return b
 	}
 	return strconv.AppendInt(append(b, member...), n, 10)
+}
+
+// appendIntPtr appends member and *p, unless p is nil (omitempty).
+func appendIntPtr(b []byte, member string, p *int64) []byte {
+	if p == nil {
+		return b
+	}
+	return strconv.AppendInt(append(b, member...), *p, 10)
 }
 
 // appendNodes appends n as encoding/json writes it: an object of the

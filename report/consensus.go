@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -86,7 +87,11 @@ func Consensus(m Matrix, o ConsensusOptions) []byte {
 	fmt.Fprintf(&b, "<!-- begin %s: rendered by report.Consensus from %s/summary.json; do not edit by hand -->\n", ConsensusBlock, mdText(o.Bundle))
 	fmt.Fprintf(&b, "From [%s](%s), %s, seeds %s, %s a run. Each cell: runs that broke the lease (L) and lost an update (R), of the runs that decided it; — where the lock has no cell of the row.\n\n",
 		mdText(o.Bundle), o.Bundle, m.Started.UTC().Format("2006-01-02"), JoinSeeds(m.Seeds, ","), mdText(m.Duration))
-	b.WriteString("| row | " + strings.Join(mapStrings(locksIn, func(l string) string { return "`" + mdText(l) + "`" }), " | ") + " | reading |\n")
+	b.WriteString("| row |")
+	for _, l := range locksIn {
+		b.WriteString(" `" + mdText(l) + "` |")
+	}
+	b.WriteString(" reading |\n")
 	b.WriteString("|---|" + strings.Repeat("---|", len(locksIn)) + "---|\n")
 	counts := map[string]int{}
 	type absent struct{ lock, why string }
@@ -164,7 +169,7 @@ func consensusReading(row string, cells map[string]Cell, byRow map[string]map[st
 			consBroke = consBroke || broke(c)
 		}
 	}
-	if base, ok := strings.CutPrefix(row, "+fencing"); ok && !slices.ContainsFunc(slices.Collect(mapValues(cells)), func(c Cell) bool { return propertyRate(c, PropertyResource).Violations > 0 }) {
+	if base, ok := strings.CutPrefix(row, "+fencing"); ok && !slices.ContainsFunc(slices.Collect(maps.Values(cells)), func(c Cell) bool { return propertyRate(c, PropertyResource).Violations > 0 }) {
 		// The same fault without fencing: "+fencing/x" is "x",
 		// "+fencing+write-only/x" is "+write-only/x".
 		plain := strings.TrimPrefix(base, "+write-only")
@@ -190,22 +195,4 @@ func consensusReading(row string, cells map[string]Cell, byRow map[string]map[st
 		return ReadRedisOnly
 	}
 	return ReadSafe
-}
-
-func mapStrings(in []string, f func(string) string) []string {
-	out := make([]string, len(in))
-	for i, s := range in {
-		out[i] = f(s)
-	}
-	return out
-}
-
-func mapValues[K comparable, V any](m map[K]V) func(func(V) bool) {
-	return func(yield func(V) bool) {
-		for _, v := range m {
-			if !yield(v) {
-				return
-			}
-		}
-	}
 }

@@ -119,12 +119,7 @@ func (r Readme) provenance(b *bytes.Buffer) {
 	p(";\n")
 	p("- server: %s", strings.Join(m.Servers, ", "))
 	if len(m.Versions) > 0 {
-		var vs []string
-		for k, v := range m.Versions {
-			vs = append(vs, k+" "+v)
-		}
-		slices.Sort(vs)
-		p("; %s", strings.Join(vs, ", "))
+		p("; %s", strings.Join(versionList(m.Versions), ", "))
 	}
 	p(";\n")
 	if mc := m.Machine; mc != nil {

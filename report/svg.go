@@ -385,10 +385,13 @@ func Timeline(a *checker.Analysis) string {
 
 	// Legend: the keys' colours, red for overlaps, the note.
 	x := float64(plotLeft)
-	swatch := func(color, label string) {
-		d.Printf(`<rect x="%.1f" y="4" width="10" height="10" fill="%s"/>`+"\n", x, color)
+	entry := func(mark, label string) { // mark: an element drawn at x
+		d.b.WriteString(mark + "\n")
 		d.Text(x+13, 13, "start", "#111", label)
 		x += 13 + float64(len([]rune(label)))*charWidthGuess + 12
+	}
+	swatch := func(color, label string) {
+		entry(fmt.Sprintf(`<rect x="%.1f" y="4" width="10" height="10" fill="%s"/>`, x, color), label)
 	}
 	const maxLegendKeys = 8
 	for i, k := range keys {
@@ -402,15 +405,11 @@ func Timeline(a *checker.Analysis) string {
 	swatch(overlapColor, "overlapping holds")
 	late := lateWrites(a)
 	if len(late) > 0 {
-		d.Printf(`<rect x="%.1f" y="4" width="10" height="10" fill="none" stroke="%s" stroke-dasharray="3,2"/>`+"\n", x, overlapColor)
-		d.Text(x+13, 13, "start", "#111", "late write")
-		x += 13 + float64(len("late write"))*charWidthGuess + 12
+		entry(fmt.Sprintf(`<rect x="%.1f" y="4" width="10" height="10" fill="none" stroke="%s" stroke-dasharray="3,2"/>`, x, overlapColor), "late write")
 	}
 	notices := lostNotices(holds)
 	if len(notices) > 0 {
-		d.Printf(`<path d="%s" fill="%s"/>`+"\n", diamond(x+5, 9, 5), noticeColor)
-		d.Text(x+13, 13, "start", "#111", "lost notice")
-		x += 13 + float64(len("lost notice"))*charWidthGuess + 12
+		entry(fmt.Sprintf(`<path d="%s" fill="%s"/>`, diamond(x+5, 9, 5), noticeColor), "lost notice")
 	}
 	if len(wins) > 0 {
 		d.Printf(`<rect x="%.1f" y="4" width="10" height="10" fill="%s" fill-opacity="0.3" stroke="%s"/>`+"\n", x, faultFill, faultEdge)

@@ -2,11 +2,14 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"html/template"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -175,17 +178,7 @@ func NewTrend(dirs []string, ms []Matrix) Trend {
 	}
 	for n := 1; n < len(t.Nights); n++ {
 		a, b := t.Nights[n-1].Versions, t.Nights[n].Versions
-		var mods []string
-		for k := range a {
-			mods = append(mods, k)
-		}
-		for k := range b {
-			if _, ok := a[k]; !ok {
-				mods = append(mods, k)
-			}
-		}
-		sort.Strings(mods)
-		for _, k := range mods {
+		for _, k := range modules(t.Nights[n-1 : n+1]) {
 			if a[k] != b[k] {
 				t.Changes = append(t.Changes, VersionChange{Module: k, From: a[k], To: b[k], Night: n})
 			}
@@ -248,7 +241,7 @@ func (t Trend) Markdown() []byte {
 // versionsMarkdown is the table of every module's version per night,
 // a changed one in bold.
 func versionsMarkdown(t Trend) string {
-	mods := trendModules(t)
+	mods := modules(t.Nights)
 	if len(mods) == 0 {
 		return "The bundles record no versions.\n"
 	}
@@ -260,12 +253,9 @@ func versionsMarkdown(t Trend) string {
 	b.WriteString("\n|---|" + strings.Repeat("---|", len(t.Nights)) + "\n")
 	for _, m := range mods {
 		fmt.Fprintf(&b, "| %s |", mdEscape(m))
-		for i, n := range t.Nights {
-			v := n.Versions[m]
-			if v == "" {
-				v = "–"
-			}
-			if i > 0 && n.Versions[m] != t.Nights[i-1].Versions[m] {
+		for i := range t.Nights {
+			v := versionOf(t, i, m)
+			if changed(t, i, m) {
 				v = "**" + v + "** (changed)"
 			}
 			fmt.Fprintf(&b, " %s |", mdEscape(v))
@@ -275,19 +265,24 @@ func versionsMarkdown(t Trend) string {
 	return b.String()
 }
 
-func trendModules(t Trend) []string {
+// modules are the modules any of nights records, sorted.
+func modules(nights []TrendNight) []string {
 	seen := map[string]bool{}
-	var mods []string
-	for _, n := range t.Nights {
+	for _, n := range nights {
 		for m := range n.Versions {
-			if !seen[m] {
-				seen[m] = true
-				mods = append(mods, m)
-			}
+			seen[m] = true
 		}
 	}
-	sort.Strings(mods)
-	return mods
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// versionOf is module m's version on night i, "–" for none.
+func versionOf(t Trend, i int, m string) string { return cmp.Or(t.Nights[i].Versions[m], "–") }
+
+// changed reports whether module m's version on night i differs from the
+// night before's.
+func changed(t Trend, i int, m string) bool {
+	return i > 0 && t.Nights[i].Versions[m] != t.Nights[i-1].Versions[m]
 }
 
 func shortCommit(c string) string {
@@ -306,20 +301,12 @@ func mdEscape(s string) string {
 }
 
 var trendTemplate = template.Must(template.New("trend").Funcs(template.FuncMap{
-	"rate":  rateCell,
-	"label": nightLabel,
-	"short": shortCommit,
-	"version": func(t Trend, i int, m string) string {
-		v := t.Nights[i].Versions[m]
-		if v == "" {
-			return "–"
-		}
-		return v
-	},
-	"changed": func(t Trend, i int, m string) bool {
-		return i > 0 && t.Nights[i].Versions[m] != t.Nights[i-1].Versions[m]
-	},
-	"modules": trendModules,
+	"rate":    rateCell,
+	"label":   nightLabel,
+	"short":   shortCommit,
+	"version": versionOf,
+	"changed": changed,
+	"modules": func(t Trend) []string { return modules(t.Nights) },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Matrix trend</title>
 <style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;white-space:nowrap}td.moved{background:#fdd;font-weight:bold}td.changed{background:#ffd;font-weight:bold}</style>

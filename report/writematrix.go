@@ -20,10 +20,7 @@ import (
 
 // WriteMatrix writes the summaries of m into dir:
 //
-//   - summary.md: the table (cell, lock, language, faults, fencing, expected,
-//     outcome, runs with a violation of runs, median seconds to the first
-//     violation, acquisitions per second, p99 acquire latency,
-//     availability during faults, ✓/✗), the mismatches with their runs,
+//   - summary.md: the table of the cells, the mismatches with their runs,
 //     and the sources cited;
 //   - summary.json: m as indented JSON;
 //   - junit.xml: a testsuites root holding one testsuite with a testcase

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -155,7 +154,7 @@ func (a *adapterResult) cycles(ctx context.Context, tmp string, cl *cluster.Clus
 			for _, c := range []int{clients, 1} {
 				dir := filepath.Join(tmp, fmt.Sprintf("adapter-%d-%d-%d", r, k, c))
 				cpu0 := childCPU()
-				h, err := harnessCycles(ctx, lock, dir, n.Addr(), cl.Password(), c, a.Duration, "")
+				h, err := harnessCycles(ctx, lock, dir, []string{n.Addr()}, cl.Password(), c, a.Duration, "")
 				if lock == "redis-py-lock" && c == clients && err == nil && h.cycles > 0 {
 					// The client processes are reaped when the run ends.
 					a.CycleCPU = append(a.CycleCPU, (childCPU()-cpu0-time.Duration(c)*a.StartCPU)/time.Duration(h.cycles))
@@ -198,15 +197,8 @@ func pythonOnPath() (string, error) {
 // (0 when it cannot be read).
 func rssOf(l *locks.ProcessLock) int64 {
 	for _, pid := range l.Pids() {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			var kib int64
-			if _, err := fmt.Sscanf(line, "VmRSS: %d kB", &kib); err == nil {
-				return kib
-			}
+		if kib := statusKB(fmt.Sprintf("/proc/%d/status", pid), "VmRSS"); kib > 0 {
+			return kib
 		}
 	}
 	return 0

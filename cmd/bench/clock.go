@@ -41,8 +41,9 @@ func (r *results) clockSection(p func(string, ...any)) {
 	p("`client-clock` runs the clients as processes under libfaketime and strobes their clock: an offset of −0.5 to −0.9 TTL and back to 0, flipped every 2–6 ms, so that backward jumps meet acquire rounds in flight. ")
 	p("`redlock-py-wall` counts its elapsed time on `time.time()`, as the redlock-py library does, and over-claims by the jump; `redlock-py` counts it on the monotonic clock. ")
 	p("`clock-back-slew` sets a node's clock 0.1–0.2 TTL back, holds it a TTL, then slews it home at 0.8%% (the offset rewritten every 5 ms): a heal that never jumps forward. ")
+	ran, _ := ranIn(r.Clock)
 	p("%d seeds a cell; a run of a cell expected to show a violation stops at its first (at most %v), the others last %v (raised to the cell's `MinDuration`: 16 s for the slew cells); %d runs at a time; %d runs in %s. ",
-		o.clockSeeds, o.detectMax, o.detectDur, o.parallel, r.clockRuns(), r.ClockWall.Round(time.Second))
+		o.clockSeeds, o.detectMax, o.detectDur, o.parallel, ran, r.ClockWall.Round(time.Second))
 	p("The rates come with their 95%% Wilson interval; with a few seeds it is wide: `-clock-seeds 10` narrows it. A Go lock under `client-clock` is refused in one line (Go's `time.Now` reads the clock without libc, which libfaketime cannot reach).\n\n")
 	p("| cell | expected | runs | lease violations (95%% Wilson) | resource violations | liveness stuck | matches | notes |\n|---|---|---|---|---|---|---|---|\n")
 	for _, row := range r.Clock {
@@ -60,12 +61,4 @@ func (r *results) clockSection(p func(string, ...any)) {
 	if i := slices.IndexFunc(r.Clock, func(row detectRow) bool { return strings.Contains(row.Spec.Name, "-wall/") }); i >= 0 {
 		p("`%s`: %s.\n", r.Clock[i].Spec.Name, r.Clock[i].Spec.Why)
 	}
-}
-
-func (r *results) clockRuns() int {
-	n := 0
-	for _, row := range r.Clock {
-		n += row.ran()
-	}
-	return n
 }

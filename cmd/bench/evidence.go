@@ -96,7 +96,7 @@ func evidenceBench(ctx context.Context, tmp string, clients int, d time.Duration
 			}
 			dir := filepath.Join(tmp, fmt.Sprintf("evidence-%s-%d", name, r))
 			defer os.RemoveAll(dir)
-			h, err := harnessCyclesOn(ctx, name, dir, direct[:lk.nodes], cl.Password(), clients, d, "")
+			h, err := harnessCycles(ctx, name, dir, direct[:lk.nodes], cl.Password(), clients, d, "")
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}

@@ -299,9 +299,7 @@ func (r *results) gateSection(p func(string, ...any)) {
 		if short == "" {
 			short = "none"
 		}
-		if g.Err != "" {
-			short += " (" + strings.ReplaceAll(g.Err, "|", "/") + ")"
-		}
+		short += errNote(g.Err)
 		viol := strings.Join(g.Violated, ", ")
 		if viol == "" {
 			viol = "none"

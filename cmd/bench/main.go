@@ -139,12 +139,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		o.cells = re
 	}
-	for _, s := range strings.Split(*sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil {
-			return fmt.Errorf("-sizes: %w", err)
-		}
-		o.sizes = append(o.sizes, n)
+	if o.sizes, err = intList(*sizes); err != nil {
+		return fmt.Errorf("-sizes: %w", err)
 	}
 	return bench(ctx, o, stdout, stderr)
 }

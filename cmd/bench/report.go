@@ -230,33 +230,10 @@ func (r *results) targetRows() []string {
 		p("| 2. check %d ops (%s): time, peak RSS | ≤ %v, ≤ 1 GiB | %s s, %.0f MiB | %s |\n", c.Ops, kind, targetCheckTime, secs(c.Total), mib(c.PeakRSS), mark(ok))
 	}
 	if len(r.Detect) > 0 {
-		worstRate, worstMed, falseAlarms, safeRuns, cells := 1.0, 0.0, 0, 0, 0
-		var worstRateCell, worstMedCell string
-		for _, row := range r.Detect {
-			found, _, _, _, med, _ := row.summary()
-			n := row.ran()
-			switch row.Spec.Expect.Overall() {
-			case report.ExpectViolation:
-				if row.Extra {
-					continue
-				}
-				cells++
-				if n > 0 {
-					if rate := float64(found) / float64(n); rate < worstRate {
-						worstRate, worstRateCell = rate, row.Spec.Name
-					}
-				}
-				if med != nil && *med > worstMed {
-					worstMed, worstMedCell = *med, row.Spec.Name
-				}
-			case report.ExpectSafe:
-				falseAlarms += found
-				safeRuns += n
-			}
-		}
-		p("| 3. share of seeds finding the violation, worst of %d expected-violation cells | %.0f%% | %.0f%% %s | %s |\n", cells, 100*targetDetectRate, 100*worstRate, paren(worstRateCell), mark(worstRate >= targetDetectRate))
-		p("| 3. median time to first violation, worst cell | ≤ %.0f s | %.2f s %s | %s |\n", targetMedian, worstMed, paren(worstMedCell), mark(worstMed <= targetMedian))
-		p("| 3. false alarms in expected-safe cells | 0 | %d of %d runs | %s |\n", falseAlarms, safeRuns, mark(falseAlarms == 0))
+		w := worstOf(r.Detect, func(s cellStats) *float64 { return s.medFirst })
+		p("| 3. share of seeds finding the violation, worst of %d expected-violation cells | %.0f%% | %.0f%% %s | %s |\n", w.cells, 100*targetDetectRate, 100*w.share, paren(w.shareCell), mark(w.share >= targetDetectRate))
+		p("| 3. median time to first violation, worst cell | ≤ %.0f s | %.2f s %s | %s |\n", targetMedian, w.time, paren(w.timeCell), mark(w.time <= targetMedian))
+		p("| 3. false alarms in expected-safe cells | 0 | %d of %d runs | %s |\n", w.falseAlarms, w.safeRuns, mark(w.falseAlarms == 0))
 	}
 	if len(r.Startup.Times) > 0 {
 		med := medianDur(r.Startup.Times)
@@ -267,13 +244,7 @@ func (r *results) targetRows() []string {
 
 // lines splits s into its non-empty lines.
 func lines(s string) []string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if l != "" {
-			out = append(out, l)
-		}
-	}
-	return out
+	return slices.DeleteFunc(strings.Split(s, "\n"), func(l string) bool { return l == "" })
 }
 
 func paren(s string) string {
@@ -429,9 +400,10 @@ func (r *results) detectSection(p func(string, ...any)) {
 	p("a run of an expected-safe cell lasts %v, the matrix's default (both raised to the cell's `MinDuration`, at most 30 s); %d runs at a time. ", o.detectDur, o.parallel)
 	p("Time to first violation is from the start of the clients (after the nodes are up) to the earliest of `FirstLeaseViolation` and `FirstResourceViolation`; ")
 	p("it includes the schedule's first quiet interval (the cell's nemesis interval: 1 s, 3 s for failover) before the first fault, so the time from the first fault's start is given too. ")
-	p("Detection took %s of wall time for %d runs", r.DetectWall.Round(time.Second), r.detectRuns())
-	if sk := r.detectSkipped(); sk > 0 {
-		p(", and **%d runs were skipped** because the %v budget of `make bench` ran out", sk, o.budget)
+	ran, skipped := ranIn(r.Detect)
+	p("Detection took %s of wall time for %d runs", r.DetectWall.Round(time.Second), ran)
+	if skipped > 0 {
+		p(", and **%d runs were skipped** because the %v budget of `make bench` ran out", skipped, o.budget)
 	}
 	p(". Cells marked \"possible\" in the matrix are not measured: they have no expected outcome.\n\n")
 	p("| cell | lock | faults | expect | runs | found | share | median first s | slowest first s | median s after the first fault began | notes |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
@@ -510,20 +482,13 @@ func firstErr(row detectRow) string {
 	return ""
 }
 
-func (r *results) detectRuns() int {
-	n := 0
-	for _, row := range r.Detect {
-		n += row.ran()
+// ranIn counts the runs of rows that ran and those skipped.
+func ranIn(rows []detectRow) (ran, skipped int) {
+	for _, row := range rows {
+		ran += row.ran()
+		skipped += len(row.Runs) - row.ran()
 	}
-	return n
-}
-
-func (r *results) detectSkipped() int {
-	n := 0
-	for _, row := range r.Detect {
-		n += len(row.Runs) - row.ran()
-	}
-	return n
+	return ran, skipped
 }
 
 func (r *results) startupSection(p func(string, ...any)) {

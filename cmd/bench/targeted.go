@@ -45,13 +45,13 @@ type cellStats struct {
 	found, n               int
 	med, after             string
 	share                  float64
-	medAfter               *float64
+	medFirst, medAfter     *float64
 	unknown, errs, skipped int
 }
 
 func statsOf(row detectRow) cellStats {
 	found, unknown, errs, _, med, after := row.summary()
-	s := cellStats{found: found, n: row.ran(), med: "–", after: "–", medAfter: after, unknown: unknown, errs: errs, skipped: len(row.Runs) - row.ran()}
+	s := cellStats{found: found, n: row.ran(), med: "–", after: "–", medFirst: med, medAfter: after, unknown: unknown, errs: errs, skipped: len(row.Runs) - row.ran()}
 	if med != nil {
 		s.med = fmt.Sprintf("%.2f", *med)
 	}
@@ -102,7 +102,8 @@ func (r *results) targetedSection(p func(string, ...any)) {
 	p("Each expected-violation cell ran beside its **random twin** (`cmd/bench/detect.go`: the same lock, nodes, keys, hold, TTL and interval, the same seeds, with the random kind instead: ")
 	p("%s), ", twinList())
 	p("%d seeds each; each expected-safe control %d seeds. A violation run stops at its first violation (at most %v); a safe run lasts %v (both raised to the cell's `MinDuration`); %d runs at a time. ", o.targetedSeeds, o.targetedSafe, o.targetedMax, o.detectDur, o.parallel)
-	p("\"After the fault\" is from the first `fault-start` (for a targeted kind its first strike) to the first violation. %d runs in %s. ", r.targetedRuns(), r.TargetedWall.Round(time.Second))
+	ran, _ := ranIn(r.Targeted)
+	p("\"After the fault\" is from the first `fault-start` (for a targeted kind its first strike) to the first violation. %d runs in %s. ", ran, r.TargetedWall.Round(time.Second))
 	p("With this few seeds a share is coarse: `-targeted-seeds 10 -targeted-safe-seeds 50` measures the targets as they were set (≥ 9 of 10 seeds, no false alarm in 50 runs).\n\n")
 	p("| cell | targeted: found / runs | median s after the fault | median first s | random twin: found / runs | twin: median s after the fault | twin: median first s | notes |\n|---|---|---|---|---|---|---|---|\n")
 	byName := map[string]detectRow{}
@@ -137,14 +138,6 @@ func (r *results) targetedSection(p func(string, ...any)) {
 	}
 }
 
-func (r *results) targetedRuns() int {
-	n := 0
-	for _, row := range r.Targeted {
-		n += row.ran()
-	}
-	return n
-}
-
 // newTargetRows are the targets rows of the gate, targeted, one-pass
 // and clock parts.
 func (r *results) newTargetRows() []string {
@@ -168,30 +161,11 @@ func (r *results) newTargetRows() []string {
 		}
 	}
 	if len(r.Targeted) > 0 {
-		worst, worstAfter, cells := 1.0, 0.0, 0
-		var worstCell, worstAfterCell string
-		falseAlarms, safeRuns := 0, 0
-		for _, row := range r.Targeted {
-			s := statsOf(row)
-			switch {
-			case row.Extra:
-			case row.Spec.Expect.Overall() == report.ExpectViolation:
-				cells++
-				if s.n > 0 && s.share < worst {
-					worst, worstCell = s.share, row.Spec.Name
-				}
-				if s.medAfter != nil && *s.medAfter > worstAfter {
-					worstAfter, worstAfterCell = *s.medAfter, row.Spec.Name
-				}
-			case row.Spec.Expect.Overall() == report.ExpectSafe:
-				falseAlarms += s.found
-				safeRuns += s.n
-			}
-		}
+		w := worstOf(r.Targeted, func(s cellStats) *float64 { return s.medAfter })
 		out = append(out,
-			fmt.Sprintf("| 8. share of seeds finding the violation, worst of %d targeted cells | ≥ %.0f%% | %.0f%% %s | %s |", cells, 100*targetTargetedShare, 100*worst, paren(worstCell), mark(worst >= targetTargetedShare)),
-			fmt.Sprintf("| 8. median time from the strike to the first violation, worst targeted cell | ≤ %.0f s | %.2f s %s | %s |", targetTargetedAfter, worstAfter, paren(worstAfterCell), mark(worstAfter <= targetTargetedAfter)),
-			fmt.Sprintf("| 8. false alarms in the targeted kinds' expected-safe controls | 0 | %d of %d runs | %s |", falseAlarms, safeRuns, mark(falseAlarms == 0)))
+			fmt.Sprintf("| 8. share of seeds finding the violation, worst of %d targeted cells | ≥ %.0f%% | %.0f%% %s | %s |", w.cells, 100*targetTargetedShare, 100*w.share, paren(w.shareCell), mark(w.share >= targetTargetedShare)),
+			fmt.Sprintf("| 8. median time from the strike to the first violation, worst targeted cell | ≤ %.0f s | %.2f s %s | %s |", targetTargetedAfter, w.time, paren(w.timeCell), mark(w.time <= targetTargetedAfter)),
+			fmt.Sprintf("| 8. false alarms in the targeted kinds' expected-safe controls | 0 | %d of %d runs | %s |", w.falseAlarms, w.safeRuns, mark(w.falseAlarms == 0)))
 	}
 	if op := r.OnePass; op != nil && len(op.Rounds) > 0 {
 		t, m := op.ratios()
@@ -210,6 +184,40 @@ func (r *results) newTargetRows() []string {
 		out = append(out, fmt.Sprintf("| 10. clock-on-the-client and slewed-heal cells whose runs match their expectation | all | %d of %d | %s |", matched, n, mark(matched == n)))
 	}
 	return out
+}
+
+// worst is what a part's targets read of its rows: of the
+// expected-violation cells (not Extra), how many, the least share of
+// seeds that found the violation and the longest median time (time), each
+// with its cell; of the expected-safe ones, the violations and the runs.
+type worst struct {
+	cells, falseAlarms, safeRuns int
+	share, time                  float64
+	shareCell, timeCell          string
+}
+
+func worstOf(rows []detectRow, time func(cellStats) *float64) worst {
+	w := worst{share: 1}
+	for _, row := range rows {
+		s := statsOf(row)
+		switch row.Spec.Expect.Overall() {
+		case report.ExpectViolation:
+			if row.Extra {
+				continue
+			}
+			w.cells++
+			if s.n > 0 && s.share < w.share {
+				w.share, w.shareCell = s.share, row.Spec.Name
+			}
+			if t := time(s); t != nil && *t > w.time {
+				w.time, w.timeCell = *t, row.Spec.Name
+			}
+		case report.ExpectSafe:
+			w.falseAlarms += s.found
+			w.safeRuns += s.n
+		}
+	}
+	return w
 }
 
 // clockMatches says whether a clock cell's runs match its expectation

@@ -146,16 +146,11 @@ func cpuOf(who int) time.Duration {
 
 // harnessCycles runs the lock (setnx in part 1) through harness.Run — the code path of
 // every torture run: its clients, the lock, the recorder, history.Writer
-// and the store — with one key per client and no hold, against the node
-// at addr (the external backend, so that it is the raw loops' server), and
+// and the store — with one key per client and no hold, against the nodes
+// at addrs (the external backend, so that they are the raw loops' server), and
 // returns completed cycles (acquire ok … release ok) per second of the
 // clients' time, read back from the history, which must check valid.
-func harnessCycles(ctx context.Context, lock, dir, addr, password string, clients int, d time.Duration, profile string) (h harnessRound, err error) {
-	return harnessCyclesOn(ctx, lock, dir, []string{addr}, password, clients, d, profile)
-}
-
-// harnessCyclesOn is harnessCycles against the nodes at addrs.
-func harnessCyclesOn(ctx context.Context, lock, dir string, addrs []string, password string, clients int, d time.Duration, profile string) (h harnessRound, err error) {
+func harnessCycles(ctx context.Context, lock, dir string, addrs []string, password string, clients int, d time.Duration, profile string) (h harnessRound, err error) {
 	cfg := harness.Config{
 		Workload: harness.Workload{Lock: lock, Clients: clients, KeyPerClient: true, NoHold: true, Duration: d, Seed: 1},
 		Cluster:  harness.Cluster{Backend: cluster.BackendExternal, External: addrs, Password: password},
@@ -286,7 +281,7 @@ func workload(ctx context.Context, tmp string, clients int, d time.Duration, rou
 			}
 			dir := filepath.Join(tmp, fmt.Sprintf("workload-harness-%d", r))
 			defer os.RemoveAll(dir)
-			h, err := harnessCycles(ctx, "setnx", dir, addr, cl.Password(), clients, d, prof)
+			h, err := harnessCycles(ctx, "setnx", dir, []string{addr}, cl.Password(), clients, d, prof)
 			events, bytes, cycles = events+h.events, bytes+h.bytes, cycles+h.cycles
 			return h.rate, h.cpu, err
 		}

@@ -63,15 +63,7 @@ func publishCmd(args []string, stdout, stderr io.Writer) error {
 // registry's mutants apart. The page must already have the table's
 // markers (report.FindingsBlock).
 func findingsPage(path, bundle string) ([]byte, error) {
-	m, err := report.ReadMatrix(bundle)
-	if err != nil {
-		return nil, err
-	}
-	rel, err := relativeTo(path, bundle)
-	if err != nil {
-		return nil, err
-	}
-	page, err := os.ReadFile(path)
+	m, rel, page, err := bundlePage(path, bundle, "the page's")
 	if err != nil {
 		return nil, err
 	}
@@ -82,9 +74,23 @@ func findingsPage(path, bundle string) ([]byte, error) {
 	return report.ReplaceBlock(page, block, report.FindingsBlock)
 }
 
+// bundlePage reads the bundle's summary, the bundle's path relative to the
+// page at path (relativeTo, inside as there) and the page.
+func bundlePage(path, bundle, inside string) (m report.Matrix, rel string, page []byte, err error) {
+	if m, err = report.ReadMatrix(bundle); err != nil {
+		return m, "", nil, err
+	}
+	if rel, err = relativeTo(path, bundle, inside); err != nil {
+		return m, "", nil, err
+	}
+	page, err = os.ReadFile(path)
+	return m, rel, page, err
+}
+
 // relativeTo is the path of dir relative to the directory of the page at
-// path, with slashes; dir must lie inside it.
-func relativeTo(path, dir string) (string, error) {
+// path, with slashes; with inside (naming that directory: "the page's"),
+// dir must lie inside it.
+func relativeTo(path, dir, inside string) (string, error) {
 	base, err := filepath.Abs(filepath.Dir(path))
 	if err != nil {
 		return "", err
@@ -94,10 +100,10 @@ func relativeTo(path, dir string) (string, error) {
 		return "", err
 	}
 	rel, err := filepath.Rel(base, abs)
-	if err != nil || !filepath.IsLocal(rel) {
-		return "", fmt.Errorf("the bundle %s is not inside %s, the page's directory", dir, base)
+	if inside != "" && (err != nil || !filepath.IsLocal(rel)) {
+		return "", fmt.Errorf("the bundle %s is not inside %s, %s directory", dir, base, inside)
 	}
-	return filepath.ToSlash(rel), nil
+	return filepath.ToSlash(rel), err
 }
 
 // writeReadme regenerates the README at path from the published bundle
@@ -109,23 +115,15 @@ func writeReadme(path, bundle string, size int64) error {
 	if err != nil {
 		return err
 	}
-	dir, err := filepath.Abs(filepath.Dir(path))
+	rel, err := relativeTo(path, bundle, "the README's")
 	if err != nil {
 		return err
 	}
-	abs, err := filepath.Abs(bundle)
+	others, err := report.PublishedBeside(filepath.Dir(path), strings.SplitN(rel, "/", 2)[0])
 	if err != nil {
 		return err
 	}
-	rel, err := filepath.Rel(dir, abs)
-	if err != nil || !filepath.IsLocal(rel) {
-		return fmt.Errorf("the bundle %s is not inside %s, the README's directory", bundle, dir)
-	}
-	others, err := report.PublishedBeside(dir, strings.SplitN(filepath.ToSlash(rel), "/", 2)[0])
-	if err != nil {
-		return err
-	}
-	r := report.Readme{Matrix: m, Bundle: filepath.ToSlash(rel), Size: size, Others: others}
+	r := report.Readme{Matrix: m, Bundle: rel, Size: size, Others: others}
 	return safefs.WriteFile(path, r.Markdown(), 0o644)
 }
 
@@ -133,25 +131,8 @@ func writeReadme(path, bundle string, size int64) error {
 // rendered from the bundle (report.Consensus): the consensus locks
 // beside the Redis locks, mutants left out.
 func consensusPage(path, bundle string) ([]byte, error) {
-	m, err := report.ReadMatrix(bundle)
-	if err != nil {
-		return nil, err
-	}
 	// docs/ links the bundle in results/ beside it: relative, with "..".
-	base, err := filepath.Abs(filepath.Dir(path))
-	if err != nil {
-		return nil, err
-	}
-	abs, err := filepath.Abs(bundle)
-	if err != nil {
-		return nil, err
-	}
-	rel, err := filepath.Rel(base, abs)
-	if err != nil {
-		return nil, err
-	}
-	rel = filepath.ToSlash(rel)
-	page, err := os.ReadFile(path)
+	m, rel, page, err := bundlePage(path, bundle, "")
 	if err != nil {
 		return nil, err
 	}
