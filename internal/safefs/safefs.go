@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -41,19 +42,10 @@ const MaxFile = 256 << 20
 // element (even one that would stay inside, as "a/../b": a name written
 // by a tool never needs one). The error wraps ErrNotLocal.
 func Local(path string) error {
-	if !filepath.IsLocal(path) || filepath.Clean(path) == "." || hasDotDot(path) {
+	if !filepath.IsLocal(path) || filepath.Clean(path) == "." || slices.Contains(strings.Split(filepath.ToSlash(path), "/"), "..") {
 		return fmt.Errorf("%q %w", path, ErrNotLocal)
 	}
 	return nil
-}
-
-func hasDotDot(path string) bool {
-	for _, el := range strings.FieldsFunc(filepath.ToSlash(path), func(r rune) bool { return r == '/' }) {
-		if el == ".." {
-			return true
-		}
-	}
-	return false
 }
 
 // Open opens the file name for reading. It refuses, with an error
@@ -61,26 +53,15 @@ func hasDotDot(path string) bool {
 // folder, or dangling), and, wrapping ErrNotRegular, anything that is not
 // a regular file: a folder, a named pipe (without waiting for a writer),
 // a device such as /dev/zero, a socket. Only the last element of name is
-// checked: the folders that lead to it are the caller's (see OpenIn).
+// checked: the folders that lead to it are the caller's (see OpenIn). It
+// is opened in an os.Root of its folder, as OpenIn opens its last element.
 func Open(name string) (*os.File, error) {
-	f, err := openNoFollow(name)
+	r, err := os.OpenRoot(filepath.Dir(name))
 	if err != nil {
-		if st, lerr := os.Lstat(name); lerr == nil {
-			if rerr := regular(name, st.Mode()); rerr != nil {
-				return nil, rerr
-			}
-		}
 		return nil, err
 	}
-	st, err := f.Stat()
-	if err == nil {
-		err = regular(name, st.Mode())
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	defer r.Close()
+	return openRegular(r, filepath.Base(name), name)
 }
 
 // RefusedError is the error for a name refused because it is a symbolic
@@ -163,23 +144,14 @@ func readAll(name string, f *os.File) ([]byte, error) {
 	if st.Size() > MaxFile {
 		return nil, fmt.Errorf("%s %w: %d bytes, more than %d", name, ErrTooLarge, st.Size(), MaxFile)
 	}
-	b := make([]byte, 0, st.Size()+1)
-	for {
-		n, err := f.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if errors.Is(err, io.EOF) {
-			return b, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(b) > MaxFile {
-			return nil, fmt.Errorf("%s %w: more than %d bytes", name, ErrTooLarge, MaxFile)
-		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)] // the file grew: read on
-		}
+	b, err := io.ReadAll(io.LimitReader(f, MaxFile+1)) // the file may grow meanwhile
+	switch {
+	case err != nil:
+		return nil, err
+	case len(b) > MaxFile:
+		return nil, fmt.Errorf("%s %w: more than %d bytes", name, ErrTooLarge, MaxFile)
 	}
+	return b, nil
 }
 
 // OpenIn opens root/rel as Open does, where rel must be Local and no
