@@ -843,11 +843,7 @@ func ExecSpec(name string) (Spec, error) {
 		Language:  "any (exec)",
 		Process:   true,
 		New: func(cfg Config) (Lock, error) {
-			l, err := NewProcessLock(name, argv, cfg)
-			if err != nil {
-				return nil, err
-			}
-			return l, nil
+			return asLock(NewProcessLock(name, argv, cfg))
 		},
 	}, nil
 }

@@ -76,14 +76,14 @@ func setnxMutant(name string, cfg Config, bug setnxBug) (Lock, error) {
 	if err := refuseFencing(name, cfg); err != nil {
 		return nil, err
 	}
-	return setnxLock(name, cfg, bug)
+	return asLock(newSetNX(name, cfg, bug))
 }
 
 func redlockMutant(name string, cfg Config, bug redlockBug) (Lock, error) {
 	if err := refuseFencing(name, cfg); err != nil {
 		return nil, err
 	}
-	return redlockLock(name, cfg, bug)
+	return asLock(newRedLock(name, cfg, bug))
 }
 
 // newSetNXClientToken builds "setnx-client-token", a test lock: setnx

@@ -51,11 +51,7 @@ func newPythonLock(name string, script []byte, cfg Config, args ...string) (Lock
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	l, err := NewProcessLock(name, append([]string{py, "/dev/fd/3"}, args...), cfg, withScript(script))
-	if err != nil {
-		return nil, err
-	}
-	return l, nil
+	return asLock(NewProcessLock(name, append([]string{py, "/dev/fd/3"}, args...), cfg, withScript(script)))
 }
 
 // pythonCheck is the Check of the Python locks.

@@ -100,11 +100,7 @@ func (l *redislockLock) ReportsNodes() bool { return true }
 // cfg.RetryDelay make its retry strategy; cfg.Timeout bounds Release,
 // Extend and every go-redis call; cfg.Fencing is refused.
 func NewRedislock(cfg Config) (Lock, error) {
-	l, err := newRedislock("redislock", cfg)
-	if err != nil {
-		return nil, err
-	}
-	return l, nil
+	return asLock(newRedislock("redislock", cfg))
 }
 
 func newRedislock(name string, cfg Config) (*redislockLock, error) {

@@ -146,11 +146,7 @@ func RedsyncTimeoutFactor(f float64) RedsyncOption {
 //			return locks.NewRedsync(c, locks.RedsyncDriftFactor(0.05))
 //		}})
 func NewRedsync(cfg Config, opts ...RedsyncOption) (Lock, error) {
-	l, err := newRedsync("redsync", cfg, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return l, nil
+	return asLock(newRedsync("redsync", cfg, opts...))
 }
 
 func newRedsync(name string, cfg Config, opts ...RedsyncOption) (*redsyncLock, error) {

@@ -291,28 +291,20 @@ func Lookup(name string) (Spec, error) {
 }
 
 // newSetNXLock builds "setnx" (see setnx).
-func newSetNXLock(cfg Config) (Lock, error) { return setnxLock("setnx", cfg, setnxBug{}) }
+func newSetNXLock(cfg Config) (Lock, error) { return asLock(newSetNX("setnx", cfg, setnxBug{})) }
 
 // newRedsyncLock builds "redsync" with the default options (see
 // NewRedsync).
 func newRedsyncLock(cfg Config) (Lock, error) { return NewRedsync(cfg) }
 
 // newRedLockLock builds "redlock" (see redlock).
-func newRedLockLock(cfg Config) (Lock, error) { return redlockLock("redlock", cfg, redlockBug{}) }
-
-// setnxLock builds a setnx as a Lock (a nil Lock on error, not a nil
-// *setnx in a non-nil interface).
-func setnxLock(name string, cfg Config, bug setnxBug) (Lock, error) {
-	l, err := newSetNX(name, cfg, bug)
-	if err != nil {
-		return nil, err
-	}
-	return l, nil
+func newRedLockLock(cfg Config) (Lock, error) {
+	return asLock(newRedLock("redlock", cfg, redlockBug{}))
 }
 
-// redlockLock builds a redlock as a Lock (a nil Lock on error).
-func redlockLock(name string, cfg Config, bug redlockBug) (Lock, error) {
-	l, err := newRedLock(name, cfg, bug)
+// asLock returns l as a Lock: a nil Lock on error, not a nil pointer in
+// a non-nil interface.
+func asLock[L Lock](l L, err error) (Lock, error) {
 	if err != nil {
 		return nil, err
 	}

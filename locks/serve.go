@@ -111,11 +111,7 @@ func AsProcess(s Spec) (Spec, error) {
 		return probeClient(s.Name, argv)
 	}
 	p.New = func(cfg Config) (Lock, error) {
-		l, err := NewProcessLock(s.Name, argv, cfg)
-		if err != nil {
-			return nil, err
-		}
-		return l, nil
+		return asLock(NewProcessLock(s.Name, argv, cfg))
 	}
 	return p, nil
 }
