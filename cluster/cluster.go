@@ -287,6 +287,21 @@ func (c *Cluster) Close() error {
 	return c.closeErr
 }
 
+// attach calls set, which makes a topology c's, under c's lock, unless c
+// closed meanwhile (while the topology started): then it returns
+// ErrClosed, naming what.
+func (c *Cluster) attach(what string, set func()) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-c.closing:
+		return fmt.Errorf("%w: start the %s", ErrClosed, what)
+	default:
+		set()
+		return nil
+	}
+}
+
 func (c *Cluster) close() error {
 	close(c.closing)
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)

@@ -325,12 +325,9 @@ func (c *Cluster) CutPeers(pairs [][2]int) {
 
 // HealPeers heals every cut of CutPeers.
 func (c *Cluster) HealPeers() {
-	if c.peers == nil {
-		return
+	if c.peers != nil {
+		c.peers.healAll()
 	}
-	c.peers.mu.Lock()
-	c.peers.cut = nil
-	c.peers.mu.Unlock()
 }
 
 // Server returns the server the nodes run: ServerRedis or ServerEtcd.

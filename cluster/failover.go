@@ -172,14 +172,7 @@ func startFailover(ctx context.Context, c *Cluster) (*Failover, error) {
 	f := &Failover{c: c, password: randomPassword()}
 	err := f.start(ctx)
 	if err == nil {
-		c.mu.Lock()
-		select {
-		case <-c.closing: // closed while the sentinels started
-			err = fmt.Errorf("%w: start the failover topology", ErrClosed)
-		default:
-			c.failover = f
-		}
-		c.mu.Unlock()
+		err = c.attach("failover topology", func() { c.failover = f })
 	}
 	if err != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
@@ -213,33 +206,23 @@ func (f *Failover) start(ctx context.Context) error {
 	}
 	for i, n := range f.c.nodes {
 		_, port, _ := net.SplitHostPort(f.intAddrs[i])
-		set := []string{
-			"masterauth", f.c.password,
-			"replica-announce-port", port,
-			"repl-diskless-sync-delay", "0", // the default waits 5 s for more replicas before a full sync
+		set := [][2]string{
+			{"masterauth", f.c.password},
+			{"replica-announce-port", port},
+			{"repl-diskless-sync-delay", "0"}, // the default waits 5 s for more replicas before a full sync
 		}
 		if f.c.docker == nil {
 			// The replica dials from here, so its front tells its
 			// connection from the sentinels' (replink.go).
-			set = append(set, "bind-source-addr", replSource)
-		}
-		if f.c.docker != nil {
+			set = append(set, [2]string{"bind-source-addr", replSource})
+		} else {
 			// The primary would list its replica by the address its
 			// connection came from, not the internal proxy's.
-			set = append(set, "replica-announce-ip", f.host())
+			set = append(set, [2]string{"replica-announce-ip", f.host()})
 		}
-		var settings [][2]string
-		for i := 0; i < len(set); i += 2 {
-			settings = append(settings, [2]string{set[i], set[i+1]})
-			// The running process gets them at once, later runs in their
-			// configuration file.
-			if err := n.Client().ConfigSet(ctx, set[i], set[i+1]).Err(); err != nil {
-				return fmt.Errorf("cluster: %s: config set %s: %w", n.name, set[i], err)
-			}
+		if err := n.configure(ctx, set...); err != nil {
+			return err
 		}
-		n.mu.Lock()
-		n.settings = settings
-		n.mu.Unlock()
 	}
 	host, port, _ := net.SplitHostPort(f.intAddrs[0])
 	if err := f.c.nodes[1].Client().ReplicaOf(ctx, host, port).Err(); err != nil {
@@ -544,7 +527,7 @@ func describeViews(views []*Node, errs []error) string {
 // every 50 ms until ctx is done; it does not wait for the other node to
 // replicate (see WaitHealthy).
 func (f *Failover) WaitPrimary(ctx context.Context) (*Node, error) {
-	return f.poll(ctx, "primary", func(ctx context.Context) (*Node, error) {
+	return poll(ctx, f.c, "a primary", func(ctx context.Context) (*Node, error) {
 		p, _, err := f.agreedPrimary(ctx)
 		return p, err
 	})
@@ -558,26 +541,27 @@ func (f *Failover) WaitPrimary(ctx context.Context) (*Node, error) {
 // sentinel lists it as a replica that is up with its link ok. It polls
 // every 50 ms until ctx is done.
 func (f *Failover) WaitHealthy(ctx context.Context) (*Node, error) {
-	return f.poll(ctx, "healthy topology", f.healthy)
+	return poll(ctx, f.c, "a healthy topology", f.healthy)
 }
 
 // poll calls check every 50 ms, each call bounded by 2 s, until it
-// succeeds or ctx is done; the error then quotes check's last one.
-func (f *Failover) poll(ctx context.Context, what string, check func(context.Context) (*Node, error)) (*Node, error) {
+// succeeds, ctx is done or c closes; the error then quotes check's last
+// one.
+func poll[T any](ctx context.Context, c *Cluster, what string, check func(context.Context) (T, error)) (T, error) {
 	t := time.NewTicker(failoverPoll)
 	defer t.Stop()
 	for {
 		cctx, cancel := context.WithTimeout(ctx, checkTimeout)
-		n, err := check(cctx)
+		v, err := check(cctx)
 		cancel()
 		if err == nil {
-			return n, nil
+			return v, nil
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("cluster: wait for a %s: %w (last: %v)", what, ctx.Err(), err)
-		case <-f.c.closing:
-			return nil, fmt.Errorf("%w: wait for a %s", ErrClosed, what)
+			return v, fmt.Errorf("cluster: wait for %s: %w (last: %v)", what, ctx.Err(), err)
+		case <-c.closing:
+			return v, fmt.Errorf("%w: wait for %s", ErrClosed, what)
 		case <-t.C:
 		}
 	}
@@ -668,13 +652,18 @@ func nodeInfo(ctx context.Context, n *Node) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: info replication: %w", n.name, err)
 	}
+	return fields(s), nil
+}
+
+// fields returns the name:value lines of an INFO section.
+func fields(s string) map[string]string {
 	m := make(map[string]string)
 	for line := range strings.Lines(s) {
 		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
 			m[k] = v
 		}
 	}
-	return m, nil
+	return m
 }
 
 // hasOnlineReplica reports whether a primary's INFO replication lists a
@@ -702,9 +691,8 @@ func hasOnlineReplica(info map[string]string, port string) bool {
 // concurrently.
 func (f *Failover) Close() error { return f.c.Close() }
 
-// stopSentinels stops every sentinel still running; it can be called
-// again.
-// It also closes the fronts of the replication links.
+// stopSentinels stops every sentinel still running and closes the fronts
+// of the replication links; it can be called again.
 func (f *Failover) stopSentinels(ctx context.Context) error {
 	if err := errors.Join(inParallel(f.sentinels, func(s *sentinel) error { return s.stop(ctx) }), f.closeFronts()); err != nil {
 		return fmt.Errorf("cluster: close: %w", err)

@@ -294,6 +294,20 @@ func (n *Node) Client() *redis.Client {
 	return n.client
 }
 
+// configure sets each directive (name, value) on n's running process at
+// once, and keeps it in n's settings for its later starts.
+func (n *Node) configure(ctx context.Context, set ...[2]string) error {
+	for _, kv := range set {
+		if err := n.Client().ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
+			return fmt.Errorf("cluster: %s: config set %s: %w", n.name, kv[0], err)
+		}
+	}
+	n.mu.Lock()
+	n.settings = append(n.settings, set...)
+	n.mu.Unlock()
+	return nil
+}
+
 // start starts the node's first run on a free port (see onFreePort), then
 // its proxies.
 func (n *Node) start(ctx context.Context) error {

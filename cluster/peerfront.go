@@ -54,6 +54,13 @@ func (p *peerCuts) isCut(a, b int, bus bool) bool {
 	return p.cut[keyOf(a, b, bus)]
 }
 
+// healAll heals every cut.
+func (p *peerCuts) healAll() {
+	p.mu.Lock()
+	p.cut = nil
+	p.mu.Unlock()
+}
+
 // set cuts (or heals) the pairs, on the bus as well with bus, and closes
 // the connections of the pairs it cuts.
 func (p *peerCuts) set(pairs [][2]int, bus, cut bool) {

@@ -109,14 +109,7 @@ func StartRedisCluster(ctx context.Context, masters int, opts ...Option) (*Redis
 	rc := &RedisCluster{c: c, masters: masters, cuts: &peerCuts{}}
 	err = rc.start(ctx)
 	if err == nil {
-		c.mu.Lock()
-		select {
-		case <-c.closing:
-			err = fmt.Errorf("%w: start the cluster topology", ErrClosed)
-		default:
-			c.redisCluster = rc
-		}
-		c.mu.Unlock()
+		err = c.attach("cluster topology", func() { c.redisCluster = rc })
 	}
 	if err != nil {
 		return nil, errors.Join(err, rc.closeFronts(), c.Close())
@@ -143,20 +136,15 @@ func (rc *RedisCluster) start(ctx context.Context) error {
 			return err
 		}
 		rc.bus = append(rc.bus, b)
-		set := [][2]string{
+		err = n.configure(ctx, [][2]string{
 			{"cluster-announce-ip", loopback},
 			{"cluster-announce-port", d.port()},
 			{"cluster-announce-bus-port", b.port()},
 			{"masterauth", rc.c.password},
+		}...)
+		if err != nil {
+			return err
 		}
-		for _, kv := range set {
-			if err := n.Client().ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
-				return fmt.Errorf("cluster: %s: config set %s: %w", n.name, kv[0], err)
-			}
-		}
-		n.mu.Lock()
-		n.settings = append(n.settings, set...)
-		n.mu.Unlock()
 	}
 	// Slots: an even share per master.
 	for i := range rc.masters {
@@ -196,26 +184,10 @@ func (rc *RedisCluster) start(ctx context.Context) error {
 	return nil
 }
 
-// poll calls check every 50 ms, each call bounded by 2 s, until it
-// succeeds or ctx is done; the error then quotes check's last one.
+// poll is poll for a check that returns only an error.
 func (rc *RedisCluster) poll(ctx context.Context, what string, check func(context.Context) error) error {
-	t := time.NewTicker(failoverPoll)
-	defer t.Stop()
-	for {
-		cctx, cancel := context.WithTimeout(ctx, checkTimeout)
-		err := check(cctx)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("cluster: wait for %s: %w (last: %v)", what, ctx.Err(), err)
-		case <-rc.c.closing:
-			return fmt.Errorf("%w: wait for %s", ErrClosed, what)
-		case <-t.C:
-		}
-	}
+	_, err := poll(ctx, rc.c, what, func(ctx context.Context) (struct{}, error) { return struct{}{}, check(ctx) })
+	return err
 }
 
 // WaitHealthy waits until every node reports cluster_state:ok and knows
@@ -257,16 +229,6 @@ func (rc *RedisCluster) healthy(ctx context.Context) error {
 		return fmt.Errorf("%d masters with a replica, want %d", masters, rc.masters)
 	}
 	return nil
-}
-
-func fields(s string) map[string]string {
-	m := make(map[string]string)
-	for line := range strings.Lines(s) {
-		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
-			m[k] = v
-		}
-	}
-	return m
 }
 
 // Cluster returns the nodes as a Cluster.
@@ -447,11 +409,7 @@ func (rc *RedisCluster) Heal(a *Node, others ...*Node) {
 }
 
 // HealAll undoes every cut.
-func (rc *RedisCluster) HealAll() {
-	rc.cuts.mu.Lock()
-	rc.cuts.cut = nil
-	rc.cuts.mu.Unlock()
-}
+func (rc *RedisCluster) HealAll() { rc.cuts.healAll() }
 
 func (rc *RedisCluster) pairs(a *Node, others []*Node) [][2]int {
 	var ps [][2]int
@@ -484,23 +442,6 @@ func (c *Cluster) RedisCluster() *RedisCluster {
 	return c.redisCluster
 }
 
-// ClusterClient returns a go-redis cluster client of rc, dialing each
-// node by its client path: for the cluster's own use and tests.
-func (rc *RedisCluster) newClusterClient() *redis.ClusterClient {
-	m := rc.AddrMap()
-	d := &net.Dialer{Timeout: checkTimeout}
-	return redis.NewClusterClient(&redis.ClusterOptions{
-		Addrs:    rc.c.Addrs(),
-		Password: rc.c.password,
-		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if to, ok := m[addr]; ok {
-				addr = to
-			}
-			return d.DialContext(ctx, network, addr)
-		},
-	})
-}
-
 // ForceFailover makes replica take over its master's slots at once
 // (CLUSTER FAILOVER FORCE: without the master's agreement, nor waiting
 // for the replication to catch up), and waits until replica says it is a
@@ -516,9 +457,8 @@ func (rc *RedisCluster) ForceFailover(ctx context.Context, replica *Node) error 
 // WaitMaster waits until n says it is a master (INFO replication), at
 // most until ctx is done: a replica the cluster promotes.
 func (rc *RedisCluster) WaitMaster(ctx context.Context, n *Node) error {
-	replica := n
-	return rc.poll(ctx, replica.name+" to be a master", func(ctx context.Context) error {
-		role, err := rc.Role(ctx, replica)
+	return rc.poll(ctx, n.name+" to be a master", func(ctx context.Context) error {
+		role, err := rc.Role(ctx, n)
 		if err == nil && role != "master" {
 			err = fmt.Errorf("role %q", role)
 		}

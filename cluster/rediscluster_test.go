@@ -3,9 +3,12 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 func startRedisCluster(t *testing.T) *RedisCluster {
@@ -177,4 +180,21 @@ func TestClusterSpec(t *testing.T) {
 			t.Errorf("%+v: %v; want a one-line refusal", bad, err)
 		}
 	}
+}
+
+// newClusterClient returns a go-redis cluster client of rc, dialing each
+// node by its client path.
+func (rc *RedisCluster) newClusterClient() *redis.ClusterClient {
+	m := rc.AddrMap()
+	d := &net.Dialer{Timeout: checkTimeout}
+	return redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs:    rc.c.Addrs(),
+		Password: rc.c.password,
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if to, ok := m[addr]; ok {
+				addr = to
+			}
+			return d.DialContext(ctx, network, addr)
+		},
+	})
 }
