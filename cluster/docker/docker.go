@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/locktorture/locktorture/internal/procstat"
@@ -478,16 +477,5 @@ func processOwner(pid int) string {
 func ownerDead(label string) bool {
 	f := strings.Fields(label)
 	me := strings.Fields(ownerLabel())
-	if len(f) != 4 || len(me) != 4 || f[0] != me[0] || f[1] != me[1] || f[1] == "?" {
-		return false
-	}
-	pid, err := strconv.Atoi(f[2])
-	if err != nil || pid <= 0 {
-		return false
-	}
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	start, err := procstat.Start(pid)
-	return err == nil && start != f[3]
+	return len(f) == 4 && len(me) == 4 && f[0] == me[0] && f[1] == me[1] && f[1] != "?" && procstat.Ended(f[2], f[3])
 }

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/locktorture/locktorture/internal/procstat"
 )
@@ -37,18 +36,7 @@ func owner(pid int) string {
 func dead(o string) bool {
 	f := strings.Split(o, ".")
 	me := strings.Split(owner(os.Getpid()), ".")
-	if len(f) != 3 || len(me) != 3 || f[0] != me[0] || f[0] == "?" {
-		return false
-	}
-	pid, err := strconv.Atoi(f[1])
-	if err != nil || pid <= 0 {
-		return false
-	}
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	start, err := procstat.Start(pid)
-	return err == nil && start != f[2]
+	return len(f) == 3 && len(me) == 3 && f[0] == me[0] && f[0] != "?" && procstat.Ended(f[1], f[2])
 }
 
 // Mounted lists the mount points of the lazyfs mounts of this machine's

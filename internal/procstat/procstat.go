@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Start returns field 22 of /proc/pid/stat: the process's start time in
@@ -30,4 +32,19 @@ func Start(pid int) (string, error) {
 		return "", errors.New("bad stat")
 	}
 	return f[19], nil
+}
+
+// Ended reports whether the process pid, started at start (as Start says),
+// has surely ended: its PID runs no more, or belongs to a process started
+// at another time. A pid that is no PID has not surely ended.
+func Ended(pid, start string) bool {
+	n, err := strconv.Atoi(pid)
+	if err != nil || n <= 0 {
+		return false
+	}
+	if err := syscall.Kill(n, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	now, err := Start(n)
+	return err == nil && now != start
 }
