@@ -1,8 +1,6 @@
 package compose
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,12 +12,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locktorture/locktorture/cluster"
+	"github.com/locktorture/locktorture/internal/safefs"
 )
 
 // The compose file and its defaults.
@@ -337,14 +337,7 @@ func FreeNet(ctx context.Context, start int) (string, error) {
 	for i := range 256 {
 		octet := (start + i) % 256
 		p := netip.MustParsePrefix(fmt.Sprintf("172.30.%d.0/24", octet))
-		free := true
-		for _, u := range used {
-			if u.Overlaps(p) {
-				free = false
-				break
-			}
-		}
-		if free {
+		if !slices.ContainsFunc(used, p.Overlaps) {
 			return fmt.Sprintf("172.30.%d", octet), nil
 		}
 	}
@@ -359,7 +352,7 @@ func NewPassword() string {
 }
 
 // WriteConfig writes the nodes' redis.conf at path, mode 0600 (an
-// existing file is replaced and made 0600): port 6379 on every
+// existing file, or a link, is replaced, never written through): port 6379 on every
 // interface of the container, password (requirepass), no persistence.
 // The password must be printable ASCII, without spaces, quotes or
 // backslashes.
@@ -381,19 +374,7 @@ func WriteConfig(path, password string) error {
 		"enable-debug-command yes",
 		"",
 	}, "\n")
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return fmt.Errorf("compose: %w", err)
-	}
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return fmt.Errorf("compose: %w", err)
-	}
-	if _, err := f.WriteString(conf); err != nil {
-		f.Close()
-		return fmt.Errorf("compose: %w", err)
-	}
-	if err := f.Close(); err != nil {
+	if err := safefs.WriteFile(path, []byte(conf), 0o600); err != nil {
 		return fmt.Errorf("compose: %w", err)
 	}
 	return nil
@@ -406,8 +387,8 @@ func ReadPassword(path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("compose: %w", err)
 	}
-	for s := bufio.NewScanner(bytes.NewReader(b)); s.Scan(); {
-		if pw, ok := strings.CutPrefix(strings.TrimSpace(s.Text()), "requirepass "); ok {
+	for line := range strings.Lines(string(b)) {
+		if pw, ok := strings.CutPrefix(strings.TrimSpace(line), "requirepass "); ok {
 			return strings.TrimSpace(pw), nil
 		}
 	}
