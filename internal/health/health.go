@@ -15,6 +15,7 @@ package health
 import (
 	"cmp"
 	"context"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -74,13 +75,7 @@ const (
 func (r Report) Healthy() bool { return len(r.Unhealthy) == 0 }
 
 // UnhealthyTime is the total length of the unhealthy stretches.
-func (r Report) UnhealthyTime() time.Duration {
-	var d time.Duration
-	for _, s := range r.Unhealthy {
-		d += time.Duration(s.To - s.From)
-	}
-	return d
-}
+func (r Report) UnhealthyTime() time.Duration { return r.UnhealthyWithin(math.MinInt64, math.MaxInt64) }
 
 // UnhealthyWithin is how much of [from, to] the unhealthy stretches
 // cover.
