@@ -14,7 +14,7 @@ import "fmt"
 // client's lock when it releases, and a third client can then acquire
 // while the second still believes it holds the lock.
 func newSetNXPlainDel(cfg Config) (Lock, error) {
-	return setnxMutant("setnx-plain-del", cfg, setnxBug{plainDel: true})
+	return mutant("setnx-plain-del", cfg, setnxBug{plainDel: true}, newSetNX)
 }
 
 // newSetNXGetSet builds "setnx-get-set". Bug: Acquire is check-then-act,
@@ -22,7 +22,7 @@ func newSetNXPlainDel(cfg Config) (Lock, error) {
 // that all GET before any of them SETs all see the key free, all SET it
 // (the last write wins the key) and all believe they hold the lock.
 func newSetNXGetSet(cfg Config) (Lock, error) {
-	return setnxMutant("setnx-get-set", cfg, setnxBug{getThenSet: true})
+	return mutant("setnx-get-set", cfg, setnxBug{getThenSet: true}, newSetNX)
 }
 
 // newSetNXNoTTL builds "setnx-no-ttl". Bug: Acquire is SET key token NX
@@ -32,7 +32,7 @@ func newSetNXGetSet(cfg Config) (Lock, error) {
 // not: a holder that crashes or forgets to release blocks the key for
 // ever.
 func newSetNXNoTTL(cfg Config) (Lock, error) {
-	return setnxMutant("setnx-no-ttl", cfg, setnxBug{noTTL: true})
+	return mutant("setnx-no-ttl", cfg, setnxBug{noTTL: true}, newSetNX)
 }
 
 // newSetNXExtendNoCheck builds "setnx-extend-no-check". Bug: Extend is
@@ -43,14 +43,14 @@ func newSetNXNoTTL(cfg Config) (Lock, error) {
 // holds it now, is told it succeeded and goes on as the holder beside
 // the new one.
 func newSetNXExtendNoCheck(cfg Config) (Lock, error) {
-	return setnxMutant("setnx-extend-no-check", cfg, setnxBug{bareExtend: true})
+	return mutant("setnx-extend-no-check", cfg, setnxBug{bareExtend: true}, newSetNX)
 }
 
 // newRedLockNoQuorum builds "redlock-no-quorum". Bug: one granting node
 // is enough (also for Release and Extend). Clients that hold different
 // nodes, e.g. because a partition splits them, all acquire.
 func newRedLockNoQuorum(cfg Config) (Lock, error) {
-	return redlockMutant("redlock-no-quorum", cfg, redlockBug{anyGrant: true})
+	return mutant("redlock-no-quorum", cfg, redlockBug{anyGrant: true}, newRedLock)
 }
 
 // newRedLockNoElapsed builds "redlock-no-elapsed". Bug: the validity is
@@ -60,7 +60,7 @@ func newRedLockNoQuorum(cfg Config) (Lock, error) {
 // holds the lock after the keys, set at the start of the round, expired
 // and another client took them.
 func newRedLockNoElapsed(cfg Config) (Lock, error) {
-	return redlockMutant("redlock-no-elapsed", cfg, redlockBug{ignoreElapsed: true})
+	return mutant("redlock-no-elapsed", cfg, redlockBug{ignoreElapsed: true}, newRedLock)
 }
 
 // refuseFencing fails if cfg asks a lock that issues no fencing tokens
@@ -72,18 +72,12 @@ func refuseFencing(name string, cfg Config) error {
 	return nil
 }
 
-func setnxMutant(name string, cfg Config, bug setnxBug) (Lock, error) {
+// mutant builds the mutant name of a lock, build, with bug.
+func mutant[B any, L Lock](name string, cfg Config, bug B, build func(string, Config, B) (L, error)) (Lock, error) {
 	if err := refuseFencing(name, cfg); err != nil {
 		return nil, err
 	}
-	return asLock(newSetNX(name, cfg, bug))
-}
-
-func redlockMutant(name string, cfg Config, bug redlockBug) (Lock, error) {
-	if err := refuseFencing(name, cfg); err != nil {
-		return nil, err
-	}
-	return asLock(newRedLock(name, cfg, bug))
+	return asLock(build(name, cfg, bug))
 }
 
 // newSetNXClientToken builds "setnx-client-token", a test lock: setnx

@@ -22,7 +22,7 @@ import (
 // Lock. Extend (which the article does not have) is setnx's compare-and-
 // pexpire, with no validity to check. No fencing tokens.
 func newSetNXSeed(cfg Config) (Lock, error) {
-	return setnxMutant("setnx-seed", cfg, setnxBug{untilRelease: true})
+	return mutant("setnx-seed", cfg, setnxBug{untilRelease: true}, newSetNX)
 }
 
 // waitReplica sends WAIT Config.WaitReplicas after attempt's granted SET
