@@ -262,6 +262,12 @@ func Specs() []Spec {
 func Names() []string {
 	registryMu.RLock()
 	defer registryMu.RUnlock()
+	return names()
+}
+
+// names returns the names of every registered implementation; registryMu
+// is held.
+func names() []string {
 	names := make([]string, len(registry))
 	for i, s := range registry {
 		names[i] = s.Name
@@ -283,11 +289,8 @@ func Lookup(name string) (Spec, error) {
 			return s, nil
 		}
 	}
-	names := make([]string, len(registry))
-	for i, s := range registry {
-		names[i] = s.Name
-	}
-	return Spec{}, fmt.Errorf("%w %q%s (known: %s)", ErrUnknownLock, name, suggest.DidYouMean(name, names), strings.Join(names, ", "))
+	known := names()
+	return Spec{}, fmt.Errorf("%w %q%s (known: %s)", ErrUnknownLock, name, suggest.DidYouMean(name, known), strings.Join(known, ", "))
 }
 
 // newSetNXLock builds "setnx" (see setnx).
