@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/report"
 )
 
@@ -162,5 +163,38 @@ func TestQueueCritical(t *testing.T) {
 	}
 	if k := take(); p.specs[q.jobs[k].cell].Name != "short/none" {
 		t.Fatalf("after long/none's three, handed out %s, want short/none's extra", p.specs[q.jobs[k].cell].Name)
+	}
+}
+
+// TestTooSlow: a run runs again when it decided what its cell needs
+// nothing of (whether or not the health monitor saw the machine slow),
+// or when it was slow and did not show the violation its cell expects;
+// never after a violation, an error of the harness, or a property the
+// cell leaves open (resource possible).
+func TestTooSlow(t *testing.T) {
+	safe := Spec{Expect: report.ExpectAll(report.ExpectSafe)}
+	violation := Spec{Expect: report.ExpectAll(report.ExpectViolation)}
+	leaseOnly := Spec{Expect: report.Expect{Lease: report.ExpectSafe, Resource: report.ExpectPossible}}
+	run := func(lease, resource checker.Verdict, slow float64, err string) report.CellRun {
+		return report.CellRun{Lease: lease, Resource: resource, Slow: slow, Error: err}
+	}
+	for _, c := range []struct {
+		name string
+		sp   Spec
+		r    report.CellRun
+		want bool
+	}{
+		{"undecided, healthy", safe, run(checker.Unknown, checker.Unknown, 0, ""), true},
+		{"undecided, slow", safe, run(checker.Unknown, checker.Unknown, 1, ""), true},
+		{"undecided by an error", safe, run(checker.Unknown, checker.Unknown, 0, "redis-server is not on the PATH"), false},
+		{"safe, healthy", safe, run(checker.Valid, checker.Valid, 0, ""), false},
+		{"safe, slow, safe expected", safe, run(checker.Valid, checker.Valid, 1, ""), false},
+		{"safe, slow, violation expected", violation, run(checker.Valid, checker.Valid, 1, ""), true},
+		{"violation, slow", violation, run(checker.Invalid, checker.Unknown, 1, ""), false},
+		{"resource open, lease decided", leaseOnly, run(checker.Valid, checker.Unknown, 0, ""), false},
+	} {
+		if got := tooSlow(c.sp, c.r); got != c.want {
+			t.Errorf("%s: tooSlow = %v, want %v", c.name, got, c.want)
+		}
 	}
 }
