@@ -1,8 +1,10 @@
 package checker
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -40,7 +42,8 @@ type Stuck struct {
 	// Start); End is the last definite refusal of an acquire in it (a
 	// stretch counts only while attempts got an answer: timeouts say
 	// nothing about the key). Quiet is the time of [Start, End] under no
-	// fault: what is judged against the bound.
+	// fault and in which no acquire of unknown outcome may hold the key
+	// (unknownHolds): what is judged against the bound.
 	Start int64         `json:"start"`
 	From  int64         `json:"from"`
 	End   int64         `json:"end"`
@@ -63,7 +66,7 @@ func (s Stuck) String() string {
 	if h := s.LastHolder; h != nil {
 		holder = fmt.Sprintf("last held by P%d token %s [%d, %d]", h.Process, h.Token, h.Start, h.End)
 	}
-	return fmt.Sprintf("key %q free yet unacquired over [%d, %d], %s of it under no fault, %s; %s",
+	return fmt.Sprintf("key %q free yet unacquired over [%d, %d], %s of it under no fault and with no acquire of unknown outcome that may hold it, %s; %s",
 		s.Key, s.Start, s.End, s.Quiet, until, holder)
 }
 
@@ -83,10 +86,12 @@ func (d *scanned) liveness(keys []string, bound time.Duration) (Liveness, string
 	case bound <= 0:
 		return LivenessUnknown, "nothing to judge: no acquire succeeded and no liveness bound was given", nil, 0
 	}
-	merged := mergeWindows(d.windows)
 	var worst *Stuck
 	for _, k := range keys {
 		kd := d.keys[k]
+		// Time under a fault, or in which an acquire whose outcome its
+		// client never learned may hold the key, is not judged.
+		merged := mergeWindows(sortedWindows(append(unknownHolds(kd.attempts, d.maxValidity, d.last), d.windows...)))
 		for _, g := range keyGaps(k, kd, d.last) {
 			// The key counts as stuck only while attempts got a definite
 			// answer (refused): the stretch judged ends at the last
@@ -115,6 +120,34 @@ func (d *scanned) liveness(keys []string, bound time.Duration) (Liveness, string
 		return LivenessUnknown, fmt.Sprintf("nothing to judge: the history lasts %s, less than the liveness bound of %s", span, bound), nil, bound
 	}
 	return LivenessOK, "", nil, bound
+}
+
+// unknownHolds are the stretches in which an acquire whose outcome its
+// client never learned (a timeout, a lost connection, every node silent)
+// may hold the key: from its invoke to a validity after it returned (end
+// for one that never did). A key the history
+// shows free is then free only as far as the clients know: on a loaded
+// machine every call of a run can time out for seconds while the grants
+// land on the nodes, and the refusals around them are of those grants.
+func unknownHolds(attempts []attempt, validity, end int64) []Window {
+	var out []Window
+	for _, a := range attempts {
+		if a.ok || a.definite {
+			continue
+		}
+		to := end
+		if a.ret != math.MaxInt64 {
+			to = min(a.ret+validity, max(a.ret, end))
+		}
+		out = append(out, Window{Start: a.call, End: to})
+	}
+	return out
+}
+
+// sortedWindows sorts ws by start, as mergeWindows needs them.
+func sortedWindows(ws []Window) []Window {
+	slices.SortFunc(ws, func(x, y Window) int { return cmp.Compare(x.Start, y.Start) })
+	return ws
 }
 
 // lastRefusal returns the latest return in [from, to] of an acquire

@@ -82,6 +82,15 @@ func TestLivenessTimeoutsAreNotRefusals(t *testing.T) {
 		h.Add(history.Event{Type: history.Invoke, F: history.Acquire, Process: 1, Time: t, Key: k},
 			history.Event{Type: history.Fail, F: history.Acquire, Process: 1, Time: t + 5, Key: k, Nodes: &history.Nodes{Attempt: 1, Refused: []int{0, 1}, Silent: []int{2}}})
 	}
+	refusedAround := func(h *hist, refused, info func(*hist, int64)) *hist {
+		for t := int64(160); t < 900; t += 10 {
+			info(h, t)
+		}
+		for t := int64(900); t < 1000; t += 10 {
+			refused(h, t)
+		}
+		return h
+	}
 	for _, tc := range []struct {
 		name string
 		h    *hist
@@ -90,6 +99,11 @@ func TestLivenessTimeoutsAreNotRefusals(t *testing.T) {
 		{"every attempt timed out", attempts(1, 50, 1000, 10, info), LivenessOK},
 		{"every node silent", attempts(1, 50, 1000, 10, silent), LivenessOK},
 		{"refused by the nodes that answered", attempts(1, 50, 1000, 10, refused), LivenessStuck},
+		// Refused, then every call timed out for most of the stretch, then
+		// refused again: the timed-out acquires may hold the key a
+		// validity after they returned, so only the time before them (and
+		// after, to the last refusal) counts, 150 of the bound of 300.
+		{"refusals around a long stretch of timeouts", refusedAround(attempts(1, 50, 160, 10, refused), refused, info), LivenessOK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := mustCheck(t, tc.h.Events(), Options{})
