@@ -54,11 +54,15 @@ var _ aimedFault = (*DelayGrant)(nil)
 // Names of the toxics a delay-grant adds.
 const delayGrantDown = "delay_grant_" + downstream
 
+// Four clients: a second one to take the key while the held reply's
+// holder over-claims is all the kind needs, and ten of them on one key
+// held 96% of the time starved a redsync run on a loaded machine (5
+// grants of 625 acquires), where four left 3 strikes a run.
 var delayGrantKind = Kind{
 	Name:    "delay-grant",
 	Family:  "delay-grant",
 	Twin:    Twin{Kinds: []string{"latency"}},
-	Window:  Workload{Keys: 1, Hold: 960 * time.Millisecond, Interval: time.Second, Duration: 16 * time.Second},
+	Window:  Workload{Clients: 4, Keys: 1, Hold: 960 * time.Millisecond, Interval: time.Second, Duration: 16 * time.Second},
 	Summary: "hold the reply of the next granted acquire by just under a node call's timeout (TTL/10), so it returns with that much less validity",
 	Needs:   Needs{Topology: cluster.TopologyMasters, Cluster: cluster.Abilities{Network: true}, TTL: true},
 	Plan: func(_ *rand.Rand, s Setup) Fault {
