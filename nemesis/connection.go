@@ -43,14 +43,16 @@ var connStreams = []string{downstream, upstream}
 // single-instance lock; every node or a minority of a multi-node lock's.
 func connNodes(rng *rand.Rand, s Setup) []int { return targets(rng, s, allOrMinority) }
 
-// connKind is a connection fault kind: its needs are the proxies.
+// connKind is a connection fault kind: its needs are the proxies. Four
+// clients on one key held half the time: with ten, redislock's clients
+// were granted under 1% of their acquires, and a run decided nothing.
 func connKind(name, summary string, plan func(*rand.Rand, Setup) Fault, dec func(json.RawMessage) (Fault, error)) Kind {
 	return Kind{
 		Name:    name,
 		Family:  "connection",
 		Summary: summary,
 		Needs:   Needs{Cluster: cluster.Abilities{Network: true}, TTL: true},
-		Window:  Workload{Keys: 1, Hold: 500 * time.Millisecond, Interval: time.Second},
+		Window:  Workload{Clients: 4, Keys: 1, Hold: 500 * time.Millisecond, Interval: time.Second},
 		Plan:    plan,
 		Decode:  dec,
 	}

@@ -56,7 +56,7 @@ var serverStallKind = Kind{
 	Family:  "server-stall",
 	Summary: "stall nodes' event loops (DEBUG SLEEP or CLIENT PAUSE ALL) for half a TTL to two TTLs; their processes run on",
 	Needs:   Needs{Cluster: cluster.Abilities{Redis: true}, TTL: true},
-	Window:  Workload{Keys: 1, Hold: 500 * time.Millisecond, Interval: time.Second},
+	Window:  Workload{Clients: 4, Keys: 1, Hold: 500 * time.Millisecond, Interval: time.Second},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
 		f := &ServerStall{Nodes: targets(rng, s, minorityOrMajority), Mode: StallSleep}
 		if rng.IntN(2) == 1 {
