@@ -318,14 +318,8 @@ func (f *ClusterKillMaster) Heal(ctx context.Context, t *Target) error {
 	if err != nil {
 		return err
 	}
-	n, err := node(t, f.Decision.Targets[0])
-	if err != nil {
+	if err := restartDown(ctx, t, f.Decision.Targets[:1]); err != nil {
 		return err
-	}
-	if !n.Running() {
-		if err := n.Restart(ctx); err != nil {
-			return err
-		}
 	}
 	wctx, cancel := context.WithTimeout(ctx, clusterHealTimeout)
 	defer cancel()
