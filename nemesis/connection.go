@@ -3,7 +3,6 @@ package nemesis
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -56,25 +55,16 @@ func connKind(name, summary string, plan func(*rand.Rand, Setup) Fault, dec func
 	}
 }
 
-// addToxics adds spec, with toxicity share, to every group's proxy of
+// addToxics adds specs, with toxicity share, to every group's proxy of
 // each node idx, checked against the cluster first.
-func addToxics(ctx context.Context, t *Target, idx []int, spec toxicSpec, share float32) error {
+func addToxics(ctx context.Context, t *Target, idx []int, share float32, specs ...toxicSpec) error {
 	if err := checkTarget(t, idx); err != nil {
 		return err
 	}
-	spec.Toxicity = share
-	var errs []error
-	for _, i := range idx {
-		for g := range t.Cluster.Groups() {
-			l := t.Cluster.Node(i).GroupLink(g)
-			if l == nil {
-				errs = append(errs, fmt.Errorf("toxic %s: n%d has no proxy", spec.Name, i+1))
-				continue
-			}
-			errs = append(errs, l.AddToxic(ctx, spec))
-		}
+	for i := range specs {
+		specs[i].Toxicity = share
 	}
-	return errors.Join(errs...)
+	return injectToxics(ctx, t, idx, specs...)
 }
 
 // refuseConn checks a connection fault's nodes and stream.
@@ -142,8 +132,8 @@ func (r *ResetPeer) String() string {
 
 // Start adds the reset_peer toxics.
 func (r *ResetPeer) Start(ctx context.Context, t *Target) error {
-	return addToxics(ctx, t, r.Nodes, toxicSpec{Name: resetPeerToxic, Type: "reset_peer", Stream: r.Stream,
-		Attributes: map[string]int64{"timeout": time.Duration(r.Reset).Milliseconds()}}, 1)
+	return addToxics(ctx, t, r.Nodes, 1, toxicSpec{Name: resetPeerToxic, Type: "reset_peer", Stream: r.Stream,
+		Attributes: map[string]int64{"timeout": time.Duration(r.Reset).Milliseconds()}})
 }
 
 // Heal removes them.
@@ -180,8 +170,8 @@ func (l *LimitData) String() string {
 
 // Start adds the limit_data toxics.
 func (l *LimitData) Start(ctx context.Context, t *Target) error {
-	return addToxics(ctx, t, l.Nodes, toxicSpec{Name: limitDataToxic, Type: "limit_data", Stream: l.Stream,
-		Attributes: map[string]int64{"bytes": l.Bytes}}, 1)
+	return addToxics(ctx, t, l.Nodes, 1, toxicSpec{Name: limitDataToxic, Type: "limit_data", Stream: l.Stream,
+		Attributes: map[string]int64{"bytes": l.Bytes}})
 }
 
 // Heal removes them.
@@ -222,8 +212,8 @@ func (sl *Slicer) String() string {
 
 // Start adds the slicer toxics.
 func (sl *Slicer) Start(ctx context.Context, t *Target) error {
-	return addToxics(ctx, t, sl.Nodes, toxicSpec{Name: slicerToxic, Type: "slicer", Stream: sl.Stream,
-		Attributes: map[string]int64{"average_size": sl.Size, "size_variation": sl.Variation, "delay": time.Duration(sl.Delay).Microseconds()}}, 1)
+	return addToxics(ctx, t, sl.Nodes, 1, toxicSpec{Name: slicerToxic, Type: "slicer", Stream: sl.Stream,
+		Attributes: map[string]int64{"average_size": sl.Size, "size_variation": sl.Variation, "delay": time.Duration(sl.Delay).Microseconds()}})
 }
 
 // Heal removes them.
@@ -264,12 +254,7 @@ func (c *ConnDrop) String() string {
 // Start adds timeout toxics of timeout 0 with toxicity Share, commands
 // first.
 func (c *ConnDrop) Start(ctx context.Context, t *Target) error {
-	var errs []error
-	for _, tx := range []struct{ name, stream string }{{connDropUp, upstream}, {connDropDown, downstream}} {
-		errs = append(errs, addToxics(ctx, t, c.Nodes, toxicSpec{Name: tx.name, Type: "timeout", Stream: tx.stream,
-			Attributes: map[string]int64{"timeout": 0}}, c.Share))
-	}
-	return errors.Join(errs...)
+	return addToxics(ctx, t, c.Nodes, c.Share, blackHoleSpecs(connDropUp, connDropDown)...)
 }
 
 // Heal removes them, which closes the connections they held.

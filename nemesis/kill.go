@@ -247,7 +247,7 @@ func (k *KillQuorum) armCut(ctx context.Context, t *Target, base time.Time, node
 		cut = k.Cut
 	}
 	at := runNow(base)
-	err = blackHoleNodes(ctx, t, cut, killQuorumUp, killQuorumDown)
+	err = injectToxics(ctx, t, cut, blackHoleSpecs(killQuorumUp, killQuorumDown)...)
 	var grant Change
 	if err == nil {
 		grant, err = WaitFor(ctx, t.View, after, func(c Change) bool {
@@ -283,22 +283,6 @@ func (k *KillQuorum) armCut(ctx context.Context, t *Target, base time.Time, node
 	}
 	k.Decision = d
 	return true, nil
-}
-
-// blackHoleNodes cuts nodes off every client group both ways, as a
-// partition does (see Partition), under the toxic names up and down.
-func blackHoleNodes(ctx context.Context, t *Target, nodes []int, up, down string) error {
-	var errs []error
-	for g := range t.Cluster.Groups() {
-		for _, i := range nodes {
-			n, err := node(t, i)
-			if err != nil {
-				return err
-			}
-			errs = append(errs, blackHole(ctx, n.GroupLink(g), up, down))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // Start kills the chosen node and restarts it at once, or RestartDelay
