@@ -28,11 +28,6 @@ type ClientPause struct {
 	armed
 }
 
-var (
-	_ RefusingFault = (*ClientPause)(nil)
-	_ LastingFault  = (*ClientPause)(nil)
-)
-
 var clientPauseKind = Kind{
 	Name:    "client-pause",
 	Family:  "client-pause",
@@ -105,8 +100,6 @@ type PauseHolder struct {
 
 	withdraw func()
 }
-
-var _ aimedFault = (*PauseHolder)(nil)
 
 var pauseHolderKind = Kind{
 	Name:    "pause-holder",
@@ -345,13 +338,6 @@ type ProcessStopper interface {
 	StopProcess(pick int) (what string, cont func() error, err error)
 }
 
-var (
-	_ aimedFault  = (*ClientStop)(nil)
-	_ aimedFault  = (*ClientStopRandom)(nil)
-	_ EndingFault = (*ClientStop)(nil)
-	_ EndingFault = (*ClientStopRandom)(nil)
-)
-
 // drawPause draws a pause from 1.5 to 2.5 TTLs, as client-pause's stall:
 // well past the lease, short enough for another client to acquire and
 // write meanwhile.
@@ -412,7 +398,7 @@ func (c *ClientStop) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 		return false, err
 	}
 	if t.View == nil {
-		return false, errors.New("no view of the run's holds to aim at")
+		return false, errNoView
 	}
 	rec := c.Decision
 	if rec != nil {

@@ -204,8 +204,6 @@ type Clock struct {
 	bg background // a strobe's goroutine, started by Start, halted by Heal
 }
 
-var _ RefusingFault = (*Clock)(nil)
-
 var clockKind = Kind{
 	Name:    "clock",
 	Family:  "clock",
@@ -289,11 +287,6 @@ type ClockBackSlew struct {
 
 	bg background // the slew's goroutine
 }
-
-var (
-	_ RefusingFault = (*ClockBackSlew)(nil)
-	_ LastingFault  = (*ClockBackSlew)(nil)
-)
 
 var clockBackSlewKind = Kind{
 	Name:    "clock-back-slew",
@@ -393,8 +386,6 @@ type ClockDrift struct {
 	bg background // the drift's goroutine
 }
 
-var _ RefusingFault = (*ClockDrift)(nil)
-
 var clockDriftKind = Kind{
 	Name:    "clock-drift",
 	Family:  "clock",
@@ -461,8 +452,6 @@ type ClientClock struct {
 
 	bg background // a strobe's goroutine
 }
-
-var _ RefusingFault = (*ClientClock)(nil)
 
 var clientClockKind = Kind{
 	Name:    "client-clock",

@@ -57,8 +57,6 @@ type ClockHold struct {
 	Aim
 }
 
-var _ aimedFault = (*ClockHold)(nil)
-
 // clockHoldKind is the kind of one scope.
 func clockHoldKind(scope, summary string, multi bool) Kind {
 	return Kind{
@@ -170,8 +168,6 @@ type ClockPartition struct {
 	Settle Duration `json:"settle,omitempty"`
 	Aim
 }
-
-var _ aimedFault = (*ClockPartition)(nil)
 
 var clockPartitionKind = Kind{
 	Name:    "clock-partition",

@@ -98,17 +98,6 @@ type ResetPeer struct {
 	Reset  Duration `json:"reset"`
 }
 
-var _ RefusingFault = (*ResetPeer)(nil)
-
-// The toxic names of the connection kinds.
-const (
-	resetPeerToxic = "reset_peer"
-	limitDataToxic = "limit_data"
-	slicerToxic    = "slicer"
-	connDropUp     = "conn_drop_" + upstream
-	connDropDown   = "conn_drop_" + downstream
-)
-
 var resetPeerKind = connKind("reset-peer", "reset the connections to nodes (TCP RST) right after, or up to a tenth of the TTL after, their first reply (or command), which is lost",
 	func(rng *rand.Rand, s Setup) Fault {
 		f := &ResetPeer{Nodes: connNodes(rng, s), Stream: connStreams[rng.IntN(2)]}
@@ -149,8 +138,6 @@ type LimitData struct {
 	Bytes  int64  `json:"bytes"`
 }
 
-var _ RefusingFault = (*LimitData)(nil)
-
 var limitDataKind = connKind("limit-data", "close each connection to nodes once 16 to 512 bytes of replies (or commands) have passed, mid-reply or not",
 	func(rng *rand.Rand, s Setup) Fault {
 		return &LimitData{Nodes: connNodes(rng, s), Stream: connStreams[rng.IntN(2)], Bytes: 16 + rng.Int64N(497)}
@@ -189,8 +176,6 @@ type Slicer struct {
 	Delay     Duration `json:"delay"`
 }
 
-var _ RefusingFault = (*Slicer)(nil)
-
 var slicerKind = connKind("slicer", "cut the replies (or commands) of nodes into pieces of a few bytes, up to a millisecond apart",
 	func(rng *rand.Rand, s Setup) Fault {
 		size := 1 + rng.Int64N(8)
@@ -227,8 +212,6 @@ type ConnDrop struct {
 	Nodes []int   `json:"nodes"`
 	Share float32 `json:"share"`
 }
-
-var _ RefusingFault = (*ConnDrop)(nil)
 
 var connDropKind = connKind("conn-drop", "drop every byte of a fifth to a half of the connections to nodes (each direction drawn by itself); the rest pass",
 	func(rng *rand.Rand, s Setup) Fault {

@@ -50,8 +50,6 @@ type memory struct {
 	maxmemory, policy string
 }
 
-var _ RefusingFault = (*Evict)(nil)
-
 // The eviction policies of Redis (redis.conf, maxmemory-policy).
 var evictPolicies = []string{"noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"}
 

@@ -59,19 +59,11 @@ type Failover struct {
 	cut []*toxiproxy.Proxy // proxies that may hold this fault's toxics
 }
 
-var _ RefusingFault = (*Failover)(nil)
-
 // Bounds of the failover fault's waits.
 const (
 	promoteTimeout = 30 * time.Second
 	rejoinTimeout  = 25 * time.Second // less than healTimeout
 	failoverPoll   = 50 * time.Millisecond
-)
-
-// Names of the toxics a failover adds.
-const (
-	failoverUp   = "failover_upstream"
-	failoverDown = "failover_downstream"
 )
 
 var failoverKind = Kind{
@@ -222,8 +214,6 @@ type FailoverUnreplicated struct {
 	fo Failover // its cuts, and their heal
 }
 
-var _ aimedFault = (*FailoverUnreplicated)(nil)
-
 var failoverUnreplicatedKind = Kind{
 	Name:    "failover-unreplicated",
 	Family:  "failover",
@@ -347,16 +337,6 @@ type ReplicaLatency struct {
 	Latency Duration `json:"latency"`
 	Jitter  Duration `json:"jitter"`
 }
-
-var _ RefusingFault = (*ReplicaLatency)(nil)
-
-// Names of the toxics of the replication-link kinds.
-const (
-	replicaCutUp     = "replica_cut_" + upstream
-	replicaCutDown   = "replica_cut_" + downstream
-	replicaLatencyUp = "replica_latency_" + upstream
-	replicaLatencyDn = "replica_latency_" + downstream
-)
 
 var replicaNeeds = Needs{Topology: cluster.TopologyFailover, Cluster: cluster.Abilities{Links: true}, TTL: true}
 

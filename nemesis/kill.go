@@ -28,11 +28,6 @@ type Kill struct {
 	RestartDelay Duration `json:"restart_delay"`
 }
 
-var (
-	_ RefusingFault = (*Kill)(nil)
-	_ LastingFault  = (*Kill)(nil)
-)
-
 var killKind = Kind{
 	Name:    "kill",
 	Family:  "kill",
@@ -147,14 +142,6 @@ type KillQuorum struct {
 
 	restart background // the delayed restart, RestartDelay after the kill
 }
-
-var _ aimedFault = (*KillQuorum)(nil)
-
-// Names of the toxics of a kill-quorum's cut.
-const (
-	killQuorumUp   = "kill_quorum_" + upstream
-	killQuorumDown = "kill_quorum_" + downstream
-)
 
 var killQuorumKind = Kind{
 	Name:    "kill-quorum",
@@ -329,8 +316,6 @@ type Pause struct {
 	Nodes []int `json:"nodes"`
 }
 
-var _ RefusingFault = (*Pause)(nil)
-
 var pauseKind = Kind{
 	Name:    "pause",
 	Family:  "pause",
@@ -377,8 +362,6 @@ func (p *Pause) Heal(_ context.Context, t *Target) error {
 type PowerLoss struct {
 	Nodes []int `json:"nodes"`
 }
-
-var _ RefusingFault = (*PowerLoss)(nil)
 
 var powerLossKind = Kind{
 	Name:    "power-loss",
@@ -431,8 +414,6 @@ type PowerLossHolder struct {
 	MinLeft Duration `json:"min_left"`
 	Aim
 }
-
-var _ aimedFault = (*PowerLossHolder)(nil)
 
 var powerLossHolderKind = Kind{
 	Name:    "power-loss-holder",

@@ -28,14 +28,6 @@ type Latency struct {
 	Upstream bool     `json:"upstream,omitempty"`
 }
 
-var _ RefusingFault = (*Latency)(nil)
-
-// Names of the toxics a latency fault adds.
-const (
-	latencyUp   = "latency_" + upstream
-	latencyDown = "latency_" + downstream
-)
-
 var latencyKind = Kind{
 	Name:    "latency",
 	Family:  "latency",
@@ -127,8 +119,6 @@ type LatencyGroup struct {
 	Latency Duration `json:"latency"`
 }
 
-var _ RefusingFault = (*LatencyGroup)(nil)
-
 var latencyGroupKind = Kind{
 	Name:    "latency-group",
 	Family:  "latency-group",
@@ -214,11 +204,6 @@ type DelayGrant struct {
 	Retry Duration `json:"retry"`
 	Aim
 }
-
-var _ aimedFault = (*DelayGrant)(nil)
-
-// Names of the toxics a delay-grant adds.
-const delayGrantDown = "delay_grant_" + downstream
 
 var delayGrantKind = Kind{
 	Name:    "delay-grant",

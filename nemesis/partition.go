@@ -46,8 +46,6 @@ type Partition struct {
 	Sides    [][]int `json:"sides,omitempty"`
 }
 
-var _ RefusingFault = (*Partition)(nil)
-
 // The shapes of a partition, in the order Plan draws from.
 const (
 	ShapeOne      = "one"
@@ -58,12 +56,6 @@ const (
 )
 
 var partitionShapes = []string{ShapeOne, ShapeMinority, ShapeMajority, ShapeHalves, ShapeSplit}
-
-// Names of the toxics a partition adds.
-const (
-	partitionUp   = "partition_" + upstream
-	partitionDown = "partition_" + downstream
-)
 
 var partitionKind = Kind{
 	Name:    "partition",
@@ -302,14 +294,6 @@ type PartitionHolder struct {
 	mu    sync.Mutex
 	timer *time.Timer
 }
-
-var _ aimedFault = (*PartitionHolder)(nil)
-
-// Names of the toxics a holder's partition adds.
-const (
-	holderCutUp   = "holder_cut_" + upstream
-	holderCutDown = "holder_cut_" + downstream
-)
 
 var partitionHolderKind = Kind{
 	Name:    "partition-holder",

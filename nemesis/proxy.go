@@ -15,6 +15,40 @@ const (
 	downstream = "downstream"
 )
 
+// The names of the toxics the kinds add, each kind's its own, so that a
+// heal removes what its kind added and nothing of another's (a step's
+// faults may be composed).
+const (
+	// partition, and clock-partition's split
+	partitionUp   = "partition_" + upstream
+	partitionDown = "partition_" + downstream
+	// partition-holder
+	holderCutUp   = "holder_cut_" + upstream
+	holderCutDown = "holder_cut_" + downstream
+	// latency, latency-group
+	latencyUp   = "latency_" + upstream
+	latencyDown = "latency_" + downstream
+	// kill-quorum
+	killQuorumUp   = "kill_quorum_" + upstream
+	killQuorumDown = "kill_quorum_" + downstream
+	// delay-grant
+	delayGrantDown = "delay_grant_" + downstream
+	// the connection kinds
+	resetPeerToxic = "reset_peer"
+	limitDataToxic = "limit_data"
+	slicerToxic    = "slicer"
+	connDropUp     = "conn_drop_" + upstream
+	connDropDown   = "conn_drop_" + downstream
+	// failover, failover-unreplicated (on the topology's own proxies)
+	failoverUp   = "failover_upstream"
+	failoverDown = "failover_downstream"
+	// the replication-link kinds
+	replicaCutUp     = "replica_cut_" + upstream
+	replicaCutDown   = "replica_cut_" + downstream
+	replicaLatencyUp = "replica_latency_" + upstream
+	replicaLatencyDn = "replica_latency_" + downstream
+)
+
 // toxicSpec is a toxic as toxiproxy's API takes it.
 type toxicSpec = cluster.Toxic
 

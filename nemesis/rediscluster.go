@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -50,18 +51,25 @@ type ClusterFailoverUnreplicated struct {
 	partition bool            // cluster-partition-master's: cut it from every node, no forced failover
 }
 
-var _ aimedFault = (*ClusterFailoverUnreplicated)(nil)
-
-var clusterFailoverUnreplicatedKind = Kind{
-	Name:    "cluster-failover-unreplicated",
-	Family:  "cluster",
-	Window:  Workload{Keys: 1, TTL: 3 * time.Second, Hold: 2500 * time.Millisecond, Interval: 3 * time.Second, Duration: 20 * time.Second},
-	Summary: "cut the master of a key's slot from its replica right before a grant, then promote the replica at once (CLUSTER FAILOVER FORCE): it never had the grant",
-	Needs:   Needs{Topology: cluster.TopologyCluster, TTL: true},
-	Plan: func(_ *rand.Rand, s Setup) Fault {
+var clusterFailoverUnreplicatedKind = clusterKind("cluster-failover-unreplicated", 3*time.Second, 20*time.Second, false,
+	"cut the master of a key's slot from its replica right before a grant, then promote the replica at once (CLUSTER FAILOVER FORCE): it never had the grant",
+	func(s Setup) Fault {
 		return &ClusterFailoverUnreplicated{GrantWait: Duration(min(s.TTL/2, 500*time.Millisecond)), Aim: newAim(s)}
-	},
-	Decode: decode[ClusterFailoverUnreplicated],
+	}, decode[ClusterFailoverUnreplicated])
+
+// clusterKind is a kind of the cluster topology that aims at a held key:
+// its window is one key held for ttl less half a second, with a TTL of
+// ttl, for a run of dur; process: it needs to kill nodes.
+func clusterKind(name string, ttl, dur time.Duration, process bool, summary string, plan func(Setup) Fault, dec func(json.RawMessage) (Fault, error)) Kind {
+	return Kind{
+		Name:    name,
+		Family:  "cluster",
+		Window:  Workload{Keys: 1, TTL: ttl, Hold: ttl - 500*time.Millisecond, Interval: 3 * time.Second, Duration: dur},
+		Summary: summary,
+		Needs:   Needs{Topology: cluster.TopologyCluster, Cluster: cluster.Abilities{Process: process}, TTL: true},
+		Plan:    func(_ *rand.Rand, s Setup) Fault { return plan(s) },
+		Decode:  dec,
+	}
 }
 
 // Refuse says why the fault does not fit s, or "".
@@ -91,7 +99,7 @@ func (f *ClusterFailoverUnreplicated) Arm(ctx context.Context, t *Target, base t
 		return false, err
 	}
 	if t.View == nil {
-		return false, errors.New("no view of the run's holds to aim at")
+		return false, errNoView
 	}
 	// The next grant follows a release within a millisecond: the owners
 	// of the held keys are asked for now, so that the cut follows the
@@ -212,19 +220,9 @@ type ClusterKillMaster struct {
 	Aim
 }
 
-var _ aimedFault = (*ClusterKillMaster)(nil)
-
-var clusterKillMasterKind = Kind{
-	Name:    "cluster-kill-master",
-	Family:  "cluster",
-	Window:  Workload{Keys: 1, TTL: 5 * time.Second, Hold: 4500 * time.Millisecond, Interval: 3 * time.Second, Duration: 20 * time.Second},
-	Summary: "kill the master of a held key's slot; the cluster promotes its replica, which has the key if it was replicated",
-	Needs:   Needs{Topology: cluster.TopologyCluster, Cluster: cluster.Abilities{Process: true}, TTL: true},
-	Plan: func(_ *rand.Rand, s Setup) Fault {
-		return &ClusterKillMaster{Aim: newAim(s)}
-	},
-	Decode: decode[ClusterKillMaster],
-}
+var clusterKillMasterKind = clusterKind("cluster-kill-master", 5*time.Second, 20*time.Second, true,
+	"kill the master of a held key's slot; the cluster promotes its replica, which has the key if it was replicated",
+	func(s Setup) Fault { return &ClusterKillMaster{Aim: newAim(s)} }, decode[ClusterKillMaster])
 
 // Refuse says why the fault does not fit s, or "".
 func (f *ClusterKillMaster) Refuse(s Setup) string {
@@ -341,17 +339,11 @@ type ClusterPartitionMaster struct {
 	ClusterFailoverUnreplicated
 }
 
-var clusterPartitionMasterKind = Kind{
-	Name:    "cluster-partition-master",
-	Family:  "cluster",
-	Window:  Workload{Keys: 1, TTL: 8 * time.Second, Hold: 7500 * time.Millisecond, Interval: 3 * time.Second, Duration: 30 * time.Second},
-	Summary: "cut the master of a key's slot from every other node right before a grant: it keeps granting until the node timeout, and the majority promotes its replica without the key",
-	Needs:   Needs{Topology: cluster.TopologyCluster, TTL: true},
-	Plan: func(_ *rand.Rand, s Setup) Fault {
+var clusterPartitionMasterKind = clusterKind("cluster-partition-master", 8*time.Second, 30*time.Second, false,
+	"cut the master of a key's slot from every other node right before a grant: it keeps granting until the node timeout, and the majority promotes its replica without the key",
+	func(s Setup) Fault {
 		return &ClusterPartitionMaster{ClusterFailoverUnreplicated{GrantWait: Duration(min(s.TTL/2, 500*time.Millisecond)), Aim: newAim(s)}}
-	},
-	Decode: decode[ClusterPartitionMaster],
-}
+	}, decode[ClusterPartitionMaster])
 
 // Refuse says why the fault does not fit s, or "".
 func (f *ClusterPartitionMaster) Refuse(s Setup) string {
@@ -390,19 +382,9 @@ type ClusterMigrate struct {
 	Aim
 }
 
-var _ aimedFault = (*ClusterMigrate)(nil)
-
-var clusterMigrateKind = Kind{
-	Name:    "cluster-migrate",
-	Family:  "cluster",
-	Window:  Workload{Keys: 1, TTL: 3 * time.Second, Hold: 2500 * time.Millisecond, Interval: 3 * time.Second, Duration: 20 * time.Second},
-	Summary: "move the slot of a held key to another master while it is held (SETSLOT MIGRATING and IMPORTING, MIGRATE, SETSLOT NODE): the key moves with its TTL and clients follow ASK and MOVED",
-	Needs:   Needs{Topology: cluster.TopologyCluster, TTL: true},
-	Plan: func(_ *rand.Rand, s Setup) Fault {
-		return &ClusterMigrate{Aim: newAim(s)}
-	},
-	Decode: decode[ClusterMigrate],
-}
+var clusterMigrateKind = clusterKind("cluster-migrate", 3*time.Second, 20*time.Second, false,
+	"move the slot of a held key to another master while it is held (SETSLOT MIGRATING and IMPORTING, MIGRATE, SETSLOT NODE): the key moves with its TTL and clients follow ASK and MOVED",
+	func(s Setup) Fault { return &ClusterMigrate{Aim: newAim(s)} }, decode[ClusterMigrate])
 
 // Refuse says why the fault does not fit s, or "".
 func (f *ClusterMigrate) Refuse(s Setup) string {

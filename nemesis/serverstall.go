@@ -46,11 +46,6 @@ type ServerStall struct {
 	bg background // the DEBUG SLEEP calls, which return when the stall ends
 }
 
-var (
-	_ RefusingFault = (*ServerStall)(nil)
-	_ LastingFault  = (*ServerStall)(nil)
-)
-
 var serverStallKind = Kind{
 	Name:    "server-stall",
 	Family:  "server-stall",
@@ -208,8 +203,6 @@ type ServerStallHolder struct {
 
 	bg background
 }
-
-var _ aimedFault = (*ServerStallHolder)(nil)
 
 var serverStallHolderKind = Kind{
 	Name:    "server-stall-holder",

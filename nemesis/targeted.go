@@ -46,6 +46,10 @@ type aimedFault interface {
 	LastingFault
 }
 
+// errNoView is a targeted fault's error on a run that offers no view of
+// its holds (Target.View).
+var errNoView = errors.New("no view of the run's holds to aim at")
+
 // Aim is what every targeted fault has: how long it looks for its moment
 // (Window: two TTLs, a few grants under contention), how long it stays active once struck (Active), and what it
 // decided. Its fields are part of the fault's JSON parameters.
@@ -165,7 +169,7 @@ func watch(ctx context.Context, t *Target, base time.Time, rec *Decision, pick f
 		return replay(ctx, t, base, rec)
 	}
 	if t.View == nil {
-		return nil, fmt.Errorf("no view of the run's holds to aim at")
+		return nil, errNoView
 	}
 	_, after := t.View.Holds()
 	for {
@@ -258,7 +262,7 @@ func differs(rec *Trigger, live string) string {
 // recording missed); an error without a view to follow.
 func keyAboutFree(ctx context.Context, t *Target, base time.Time, rec *Decision) (after uint64, missed *Decision, err error) {
 	if t.View == nil {
-		return 0, nil, errors.New("no view of the run's holds to aim at")
+		return 0, nil, errNoView
 	}
 	holds, after := t.View.Holds()
 	if rec != nil {

@@ -46,7 +46,7 @@ type primaryCut struct {
 // says.
 func (a *Aim) cutBeforeGrant(ctx context.Context, t *Target, base time.Time, grantWait time.Duration, p primaryCut) (bool, error) {
 	if t.View == nil {
-		return false, errors.New("no view of the run's holds to aim at")
+		return false, errNoView
 	}
 	rec := a.Decision
 	var (
