@@ -140,12 +140,10 @@ func (p *PauseHolder) Arm(ctx context.Context, t *Target, base time.Time) (bool,
 		return false, errors.New("no client hook to stall holders")
 	}
 	if p.Decision != nil {
-		d, err := replay(ctx, t, base, p.Decision)
-		if err != nil || d.Missed != "" {
-			p.Decision = d
-			return false, err
+		d := replay(ctx, t, base, p.Decision)
+		if p.Decision = d; d.Missed != "" {
+			return false, nil
 		}
-		p.Decision = d
 		p.withdraw = t.Clients.Stall(time.Duration(d.Amount))
 		return true, nil
 	}
@@ -402,20 +400,16 @@ func (c *ClientStop) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 	}
 	rec := c.Decision
 	if rec != nil {
-		d, err := replay(ctx, t, base, rec)
-		if err != nil || d.Missed != "" {
+		if d := replay(ctx, t, base, rec); d.Missed != "" {
 			c.Decision = d
-			return false, err
+			return false, nil
 		}
 	}
 	_, after := t.View.Holds()
 	for {
 		ch, err := WaitFor(ctx, t.View, after, func(ch Change) bool { return ch.Kind == HoldGranted && ch.Hold.Ended == 0 })
 		if err != nil {
-			c.Decision = &Decision{Missed: "no grant within the step's window"}
-			if rec != nil {
-				c.Decision.Replay = verdict(rec, c.Decision, 0)
-			}
+			c.Decision = judged(rec, &Decision{Missed: "no grant within the step's window"}, 0)
 			return false, nil
 		}
 		after = ch.Seq
@@ -425,15 +419,7 @@ func (c *ClientStop) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 		}
 		now := runNow(base)
 		c.stop.begin(cont, time.Duration(c.Pause))
-		c.Decision = &Decision{
-			At:      Duration(now),
-			Trigger: &Trigger{Change: HoldGranted, Client: ch.Hold.Client, Key: ch.Hold.Key, Granted: ch.Hold.Granted, Left: Duration(ch.Hold.ValidUntil - now)},
-			Targets: []int{ch.Hold.Client},
-			Amount:  c.Pause,
-		}
-		if rec != nil {
-			c.Decision.Replay = verdict(rec, c.Decision, sameHolder)
-		}
+		c.Decision = judged(rec, &Decision{At: Duration(now), Trigger: holdTrigger(HoldGranted, ch.Hold, now), Targets: []int{ch.Hold.Client}, Amount: c.Pause}, sameHolder)
 		return true, nil
 	}
 }

@@ -109,30 +109,29 @@ func (f *Failover) Start(ctx context.Context, t *Target) error {
 	if err := f.blackHole(fo.InternalProxy(old)); err != nil {
 		return err
 	}
-	if _, err := waitPromotion(wctx, fo, old); err != nil {
-		return err
-	}
-	if err := wait.Sleep(ctx, time.Duration(f.HoldOldPrimary)); err != nil {
-		return err
-	}
-	return f.blackHole(old.Proxy())
+	return f.promoted(ctx, wctx, fo, old, time.Duration(f.HoldOldPrimary))
 }
 
-// waitPromotion polls until a majority of the sentinels name a primary
-// other than old, and returns it.
-func waitPromotion(ctx context.Context, fo *cluster.Failover, old *cluster.Node) (*cluster.Node, error) {
+// promoted is the end of a failover's start: it polls, within wctx, until
+// a majority of the sentinels name a primary other than old, then, hold
+// later (within ctx), cuts old from the clients too.
+func (f *Failover) promoted(ctx, wctx context.Context, fo *cluster.Failover, old *cluster.Node, hold time.Duration) error {
 	for {
-		n, err := fo.Primary(ctx)
+		n, err := fo.Primary(wctx)
 		if err == nil && n != old {
-			return n, nil
+			break
 		}
 		if err == nil {
 			err = fmt.Errorf("the sentinels still name %s", old.Name())
 		}
-		if serr := wait.Sleep(ctx, failoverPoll); serr != nil {
-			return nil, fmt.Errorf("wait for the sentinels to promote a replica: %w (last: %v)", serr, err)
+		if serr := wait.Sleep(wctx, failoverPoll); serr != nil {
+			return fmt.Errorf("wait for the sentinels to promote a replica: %w (last: %v)", serr, err)
 		}
 	}
+	if err := wait.Sleep(ctx, hold); err != nil {
+		return err
+	}
+	return f.blackHole(old.Proxy())
 }
 
 // blackHole drops every byte both ways through px, on open and new
@@ -297,10 +296,7 @@ func (f *FailoverUnreplicated) Start(ctx context.Context, t *Target) error {
 			return err
 		}
 	}
-	if _, err := waitPromotion(wctx, fo, old); err != nil {
-		return err
-	}
-	return f.fo.blackHole(old.Proxy())
+	return f.fo.promoted(ctx, wctx, fo, old, 0)
 }
 
 // Heal removes the cuts and waits until the old primary has rejoined as a

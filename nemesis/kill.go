@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/locktorture/locktorture/cluster"
@@ -249,26 +248,16 @@ func (k *KillQuorum) armCut(ctx context.Context, t *Target, base time.Time, node
 	case err != nil && ctx.Err() == nil:
 		return false, err
 	case err != nil:
-		k.Decision = &Decision{Missed: "no grant by the bare majority the cut left within the step's window"}
-		if rec != nil {
-			k.Decision.Replay = verdict(rec, k.Decision, 0)
-		}
+		k.Decision = judged(rec, &Decision{Missed: "no grant by the bare majority the cut left within the step's window"}, 0)
 		return false, nil
 	}
 	h := grant.Hold
 	k.Cut = cut
-	d := &Decision{
-		At:      Duration(at),
-		Trigger: &Trigger{Change: HoldGranted, Client: h.Client, Key: h.Key, Granted: slices.Clone(h.Granted), Left: Duration(h.ValidUntil - runNow(base))},
-		Targets: nth(h.Granted, k.Pick, 1),
+	d := &Decision{At: Duration(at), Trigger: holdTrigger(HoldGranted, h, runNow(base)), Targets: nth(h.Granted, k.Pick, 1)}
+	if rec != nil && len(rec.Targets) > 0 {
+		d.Targets = rec.Targets
 	}
-	if rec != nil {
-		if len(rec.Targets) > 0 {
-			d.Targets = rec.Targets
-		}
-		d.Replay = verdict(rec, d, sameHold)
-	}
-	k.Decision = d
+	k.Decision = judged(rec, d, sameHold)
 	return true, nil
 }
 

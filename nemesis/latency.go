@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/locktorture/locktorture/cluster"
@@ -325,22 +324,10 @@ func (d *DelayGrant) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 		return false, heal
 	}
 	if err != nil {
-		d.Decision = &Decision{Missed: "no acquire returned granted with its reply held within the step's window"}
-		if rec != nil {
-			d.Decision.Replay = verdict(rec, d.Decision, 0)
-		}
+		d.Decision = judged(rec, &Decision{Missed: "no acquire returned granted with its reply held within the step's window"}, 0)
 		return false, nil
 	}
-	h := c.Hold
-	d.Decision = &Decision{
-		At:      Duration(at),
-		Trigger: &Trigger{Change: HoldGranted, Client: h.Client, Key: h.Key, Granted: slices.Clone(h.Granted), Left: Duration(h.ValidUntil - c.Time)},
-		Targets: nodes,
-		Amount:  Duration(delay),
-	}
-	if rec != nil {
-		d.Decision.Replay = verdict(rec, d.Decision, sameHold)
-	}
+	d.Decision = judged(rec, &Decision{At: Duration(at), Trigger: holdTrigger(HoldGranted, c.Hold, c.Time), Targets: nodes, Amount: Duration(delay)}, sameHold)
 	return true, nil
 }
 
