@@ -31,6 +31,23 @@ func redisClusterOf(t *Target) (*cluster.RedisCluster, error) {
 	return t.Cluster.RedisCluster(), nil
 }
 
+// healthy ends every cluster kind's heal: it calls first (unless nil),
+// then waits, at most clusterHealTimeout, for a healthy cluster.
+func healthy(ctx context.Context, t *Target, first func(*cluster.RedisCluster) error) error {
+	rc, err := redisClusterOf(t)
+	if err != nil {
+		return err
+	}
+	if first != nil {
+		if err := first(rc); err != nil {
+			return err
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, clusterHealTimeout)
+	defer cancel()
+	return rc.WaitHealthy(wctx)
+}
+
 // ClusterFailoverUnreplicated is failover-unreplicated on Redis Cluster:
 // when a hold ends (its key about to be free), the master of the key's
 // slot is cut from its replica (the replication stream between the two;
@@ -139,10 +156,7 @@ func (f *ClusterFailoverUnreplicated) Arm(ctx context.Context, t *Target, base t
 			f.cutOff(rc, master, replica)
 			return nil
 		},
-		lift: func() error {
-			f.lift(rc)
-			return nil
-		},
+		lift: func() error { return f.lift(rc) },
 	})
 }
 
@@ -159,11 +173,12 @@ func (f *ClusterFailoverUnreplicated) cutOff(rc *cluster.RedisCluster, master, r
 	f.cut = []*cluster.Node{master, replica}
 }
 
-func (f *ClusterFailoverUnreplicated) lift(rc *cluster.RedisCluster) {
+func (f *ClusterFailoverUnreplicated) lift(rc *cluster.RedisCluster) error {
 	if len(f.cut) >= 2 {
 		rc.Heal(f.cut[0], f.cut[1:]...)
 	}
 	f.cut = nil
+	return nil
 }
 
 // Start promotes the replica (CLUSTER FAILOVER FORCE) and waits until it
@@ -199,14 +214,7 @@ func (f *ClusterFailoverUnreplicated) Start(ctx context.Context, t *Target) erro
 
 // Heal lifts the cut and waits for a healthy cluster.
 func (f *ClusterFailoverUnreplicated) Heal(ctx context.Context, t *Target) error {
-	rc, err := redisClusterOf(t)
-	if err != nil {
-		return err
-	}
-	f.lift(rc)
-	wctx, cancel := context.WithTimeout(ctx, clusterHealTimeout)
-	defer cancel()
-	return rc.WaitHealthy(wctx)
+	return healthy(ctx, t, f.lift)
 }
 
 // ClusterKillMaster kills the master of a held key's slot (SIGKILL): the
@@ -312,16 +320,7 @@ func (f *ClusterKillMaster) Heal(ctx context.Context, t *Target) error {
 	if !f.struck() {
 		return nil
 	}
-	rc, err := redisClusterOf(t)
-	if err != nil {
-		return err
-	}
-	if err := restartDown(ctx, t, f.Decision.Targets[:1]); err != nil {
-		return err
-	}
-	wctx, cancel := context.WithTimeout(ctx, clusterHealTimeout)
-	defer cancel()
-	return rc.WaitHealthy(wctx)
+	return healthy(ctx, t, func(*cluster.RedisCluster) error { return restartDown(ctx, t, f.Decision.Targets[:1]) })
 }
 
 // ClusterPartitionMaster is cluster-failover-unreplicated's aim with a
@@ -457,12 +456,4 @@ func (f *ClusterMigrate) Start(ctx context.Context, t *Target) error {
 }
 
 // Heal waits for a healthy cluster.
-func (f *ClusterMigrate) Heal(ctx context.Context, t *Target) error {
-	rc, err := redisClusterOf(t)
-	if err != nil {
-		return err
-	}
-	wctx, cancel := context.WithTimeout(ctx, clusterHealTimeout)
-	defer cancel()
-	return rc.WaitHealthy(wctx)
-}
+func (f *ClusterMigrate) Heal(ctx context.Context, t *Target) error { return healthy(ctx, t, nil) }
