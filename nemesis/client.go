@@ -170,34 +170,28 @@ func (p *PauseHolder) Arm(ctx context.Context, t *Target, base time.Time) (bool,
 		ch <- taken{client, left, st, runNow(base)}
 		return st
 	})
+	var tk taken
 	select {
+	case tk = <-ch:
 	case <-ctx.Done():
 		withdraw()
-		select { // taken as the window closed
-		case tk := <-ch:
-			p.Decision = p.decision(t, tk.client, tk.left, tk.stall, tk.at)
-			return true, nil
+		select {
+		case tk = <-ch: // taken as the window closed
 		default:
+			p.Decision = &Decision{Missed: "no holder passed its last check within the step's window"}
+			return false, nil
 		}
-		p.Decision = &Decision{Missed: "no holder passed its last check within the step's window"}
-		return false, nil
-	case tk := <-ch:
-		p.Decision = p.decision(t, tk.client, tk.left, tk.stall, tk.at)
-		return true, nil
 	}
-}
-
-// decision records a stall of client, with what the view knows of its
-// hold.
-func (p *PauseHolder) decision(t *Target, client int, left, stall time.Duration, at int64) *Decision {
-	tr := &Trigger{Change: HoldChecked, Client: client, Left: Duration(left)}
+	// The stall of tk.client, with what the view knows of its hold.
+	tr := &Trigger{Change: HoldChecked, Client: tk.client, Left: Duration(tk.left)}
 	if t.View != nil {
 		holds, _ := t.View.Holds()
-		if i := slices.IndexFunc(holds, func(h Hold) bool { return h.Client == client }); i >= 0 {
+		if i := slices.IndexFunc(holds, func(h Hold) bool { return h.Client == tk.client }); i >= 0 {
 			tr.Key, tr.Granted = holds[i].Key, holds[i].Granted
 		}
 	}
-	return &Decision{At: Duration(at), Trigger: tr, Targets: []int{client}, Amount: Duration(stall)}
+	p.Decision = &Decision{At: Duration(tk.at), Trigger: tr, Targets: []int{tk.client}, Amount: Duration(tk.stall)}
+	return true, nil
 }
 
 // Start does nothing more: the stall began when the holder took it (a
