@@ -2,7 +2,6 @@ package nemesis
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -339,8 +338,8 @@ func drawPause(rng *rand.Rand, ttl time.Duration) Duration {
 
 // stopKind is a kind of the client-stop family: it needs client
 // processes.
-func stopKind(name, summary string, plan func(*rand.Rand, Setup) Fault, dec func(json.RawMessage) (Fault, error)) Kind {
-	return Kind{Name: name, Family: "client-stop", Summary: summary, Needs: Needs{TTL: true, ClientProcesses: true}, Plan: plan, Decode: dec}
+func stopKind[T any, P faultOf[T]](name, summary string, plan func(*rand.Rand, Setup) Fault) Kind {
+	return Kind{Name: name, Family: "client-stop", Summary: summary, Needs: Needs{TTL: true, ClientProcesses: true}, Plan: plan, Decode: decode[T, P]}
 }
 
 // stopper is the target's client hook as a ProcessStopper.
@@ -352,14 +351,14 @@ func stopper(t *Target) (ProcessStopper, error) {
 	return ps, nil
 }
 
-var clientStopKind = stopKind("client-stop", "stop a holder's whole client process (SIGSTOP) right after its grant, for 1.5–2.5 TTLs (client processes only)",
+var clientStopKind = stopKind[ClientStop]("client-stop", "stop a holder's whole client process (SIGSTOP) right after its grant, for 1.5–2.5 TTLs (client processes only)",
 	func(rng *rand.Rand, s Setup) Fault {
 		// Stopped for its pause, then a TTL for what it does when it
 		// runs again (a late write, a late notice) to land.
 		f := &ClientStop{Pause: drawPause(rng, s.TTL), Aim: newAim(s)}
 		f.Active = f.Pause + Duration(max(s.TTL, time.Millisecond))
 		return f
-	}, decode[ClientStop])
+	})
 
 // Refuse says why the fault does not fit s, or "".
 func (c *ClientStop) Refuse(s Setup) string {
@@ -442,12 +441,12 @@ type ClientStopRandom struct {
 	stop stopped
 }
 
-var clientStopRandomKind = stopKind("client-stop-random", "stop a client process drawn from the seed (SIGSTOP), holder or not, for 1.5–2.5 TTLs (client processes only)",
+var clientStopRandomKind = stopKind[ClientStopRandom]("client-stop-random", "stop a client process drawn from the seed (SIGSTOP), holder or not, for 1.5–2.5 TTLs (client processes only)",
 	func(rng *rand.Rand, s Setup) Fault {
 		f := &ClientStopRandom{Pick: rng.IntN(1 << 16), Pause: drawPause(rng, s.TTL)}
 		f.Active = f.Pause + Duration(max(s.TTL, time.Millisecond))
 		return f
-	}, decode[ClientStopRandom])
+	})
 
 // Refuse says why the fault does not fit s, or "".
 func (c *ClientStopRandom) Refuse(s Setup) string {

@@ -2,7 +2,6 @@ package nemesis
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -43,7 +42,7 @@ var connStreams = []string{downstream, upstream}
 func connNodes(rng *rand.Rand, s Setup) []int { return targets(rng, s, allOrMinority) }
 
 // connKind is a connection fault kind: its needs are the proxies.
-func connKind(name, summary string, plan func(*rand.Rand, Setup) Fault, dec func(json.RawMessage) (Fault, error)) Kind {
+func connKind[T any, P faultOf[T]](name, summary string, plan func(*rand.Rand, Setup) Fault) Kind {
 	return Kind{
 		Name:    name,
 		Family:  "connection",
@@ -51,7 +50,7 @@ func connKind(name, summary string, plan func(*rand.Rand, Setup) Fault, dec func
 		Needs:   Needs{Cluster: cluster.Abilities{Network: true}, TTL: true},
 		Window:  Workload{Keys: 1, Hold: 500 * time.Millisecond, Interval: time.Second},
 		Plan:    plan,
-		Decode:  dec,
+		Decode:  decode[T, P],
 	}
 }
 
@@ -98,14 +97,14 @@ type ResetPeer struct {
 	Reset  Duration `json:"reset"`
 }
 
-var resetPeerKind = connKind("reset-peer", "reset the connections to nodes (TCP RST) right after, or up to a tenth of the TTL after, their first reply (or command), which is lost",
+var resetPeerKind = connKind[ResetPeer]("reset-peer", "reset the connections to nodes (TCP RST) right after, or up to a tenth of the TTL after, their first reply (or command), which is lost",
 	func(rng *rand.Rand, s Setup) Fault {
 		f := &ResetPeer{Nodes: connNodes(rng, s), Stream: connStreams[rng.IntN(2)]}
 		if rng.IntN(2) == 1 {
 			f.Reset = Duration(time.Duration(rng.Int64N(int64(s.TTL/10) + 1)).Truncate(time.Millisecond))
 		}
 		return f
-	}, decode[ResetPeer])
+	})
 
 // Refuse says why the fault does not fit s, or "".
 func (r *ResetPeer) Refuse(s Setup) string {
@@ -138,10 +137,10 @@ type LimitData struct {
 	Bytes  int64  `json:"bytes"`
 }
 
-var limitDataKind = connKind("limit-data", "close each connection to nodes once 16 to 512 bytes of replies (or commands) have passed, mid-reply or not",
+var limitDataKind = connKind[LimitData]("limit-data", "close each connection to nodes once 16 to 512 bytes of replies (or commands) have passed, mid-reply or not",
 	func(rng *rand.Rand, s Setup) Fault {
 		return &LimitData{Nodes: connNodes(rng, s), Stream: connStreams[rng.IntN(2)], Bytes: 16 + rng.Int64N(497)}
-	}, decode[LimitData])
+	})
 
 // Refuse says why the fault does not fit s, or "".
 func (l *LimitData) Refuse(s Setup) string {
@@ -176,12 +175,12 @@ type Slicer struct {
 	Delay     Duration `json:"delay"`
 }
 
-var slicerKind = connKind("slicer", "cut the replies (or commands) of nodes into pieces of a few bytes, up to a millisecond apart",
+var slicerKind = connKind[Slicer]("slicer", "cut the replies (or commands) of nodes into pieces of a few bytes, up to a millisecond apart",
 	func(rng *rand.Rand, s Setup) Fault {
 		size := 1 + rng.Int64N(8)
 		return &Slicer{Nodes: connNodes(rng, s), Stream: connStreams[rng.IntN(2)], Size: size, Variation: size / 2,
 			Delay: Duration(time.Duration(rng.Int64N(1001)) * time.Microsecond)}
-	}, decode[Slicer])
+	})
 
 // Refuse says why the fault does not fit s, or "".
 func (sl *Slicer) Refuse(s Setup) string {
@@ -213,11 +212,11 @@ type ConnDrop struct {
 	Share float32 `json:"share"`
 }
 
-var connDropKind = connKind("conn-drop", "drop every byte of a fifth to a half of the connections to nodes (each direction drawn by itself); the rest pass",
+var connDropKind = connKind[ConnDrop]("conn-drop", "drop every byte of a fifth to a half of the connections to nodes (each direction drawn by itself); the rest pass",
 	func(rng *rand.Rand, s Setup) Fault {
 		share := 0.2 + 0.3*rng.Float64()
 		return &ConnDrop{Nodes: connNodes(rng, s), Share: float32(int(share*100)) / 100}
-	}, decode[ConnDrop])
+	})
 
 // Refuse says why the fault does not fit s, or "".
 func (c *ConnDrop) Refuse(s Setup) string {

@@ -491,12 +491,17 @@ func Check(names []string, s Setup) ([]Kind, error) {
 	return ks, nil
 }
 
-// decode is the Decode of a kind whose fault is the struct *T: strict
-// JSON, an unknown field is an error.
-func decode[T any, P interface {
+// faultOf is *T, a kind's fault: the constraint of the kinds declared by
+// their fault's struct T (decode, and the constructors of a family's
+// kinds).
+type faultOf[T any] interface {
 	*T
 	Fault
-}](params json.RawMessage) (Fault, error) {
+}
+
+// decode is the Decode of a kind whose fault is the struct *T: strict
+// JSON, an unknown field is an error.
+func decode[T any, P faultOf[T]](params json.RawMessage) (Fault, error) {
 	var f T
 	if len(params) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(params))

@@ -2,7 +2,6 @@ package nemesis
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -68,16 +67,16 @@ type ClusterFailoverUnreplicated struct {
 	partition bool            // cluster-partition-master's: cut it from every node, no forced failover
 }
 
-var clusterFailoverUnreplicatedKind = clusterKind("cluster-failover-unreplicated", 3*time.Second, 20*time.Second, false,
+var clusterFailoverUnreplicatedKind = clusterKind[ClusterFailoverUnreplicated]("cluster-failover-unreplicated", 3*time.Second, 20*time.Second, false,
 	"cut the master of a key's slot from its replica right before a grant, then promote the replica at once (CLUSTER FAILOVER FORCE): it never had the grant",
 	func(s Setup) Fault {
 		return &ClusterFailoverUnreplicated{GrantWait: Duration(min(s.TTL/2, 500*time.Millisecond)), Aim: newAim(s)}
-	}, decode[ClusterFailoverUnreplicated])
+	})
 
 // clusterKind is a kind of the cluster topology that aims at a held key:
 // its window is one key held for ttl less half a second, with a TTL of
 // ttl, for a run of dur; process: it needs to kill nodes.
-func clusterKind(name string, ttl, dur time.Duration, process bool, summary string, plan func(Setup) Fault, dec func(json.RawMessage) (Fault, error)) Kind {
+func clusterKind[T any, P faultOf[T]](name string, ttl, dur time.Duration, process bool, summary string, plan func(Setup) Fault) Kind {
 	return Kind{
 		Name:    name,
 		Family:  "cluster",
@@ -85,7 +84,7 @@ func clusterKind(name string, ttl, dur time.Duration, process bool, summary stri
 		Summary: summary,
 		Needs:   Needs{Topology: cluster.TopologyCluster, Cluster: cluster.Abilities{Process: process}, TTL: true},
 		Plan:    func(_ *rand.Rand, s Setup) Fault { return plan(s) },
-		Decode:  dec,
+		Decode:  decode[T, P],
 	}
 }
 
@@ -228,9 +227,9 @@ type ClusterKillMaster struct {
 	Aim
 }
 
-var clusterKillMasterKind = clusterKind("cluster-kill-master", 5*time.Second, 20*time.Second, true,
+var clusterKillMasterKind = clusterKind[ClusterKillMaster]("cluster-kill-master", 5*time.Second, 20*time.Second, true,
 	"kill the master of a held key's slot; the cluster promotes its replica, which has the key if it was replicated",
-	func(s Setup) Fault { return &ClusterKillMaster{Aim: newAim(s)} }, decode[ClusterKillMaster])
+	func(s Setup) Fault { return &ClusterKillMaster{Aim: newAim(s)} })
 
 // Refuse says why the fault does not fit s, or "".
 func (f *ClusterKillMaster) Refuse(s Setup) string {
@@ -338,11 +337,11 @@ type ClusterPartitionMaster struct {
 	ClusterFailoverUnreplicated
 }
 
-var clusterPartitionMasterKind = clusterKind("cluster-partition-master", 8*time.Second, 30*time.Second, false,
+var clusterPartitionMasterKind = clusterKind[ClusterPartitionMaster]("cluster-partition-master", 8*time.Second, 30*time.Second, false,
 	"cut the master of a key's slot from every other node right before a grant: it keeps granting until the node timeout, and the majority promotes its replica without the key",
 	func(s Setup) Fault {
 		return &ClusterPartitionMaster{ClusterFailoverUnreplicated{GrantWait: Duration(min(s.TTL/2, 500*time.Millisecond)), Aim: newAim(s)}}
-	}, decode[ClusterPartitionMaster])
+	})
 
 // Refuse says why the fault does not fit s, or "".
 func (f *ClusterPartitionMaster) Refuse(s Setup) string {
@@ -381,9 +380,9 @@ type ClusterMigrate struct {
 	Aim
 }
 
-var clusterMigrateKind = clusterKind("cluster-migrate", 3*time.Second, 20*time.Second, false,
+var clusterMigrateKind = clusterKind[ClusterMigrate]("cluster-migrate", 3*time.Second, 20*time.Second, false,
 	"move the slot of a held key to another master while it is held (SETSLOT MIGRATING and IMPORTING, MIGRATE, SETSLOT NODE): the key moves with its TTL and clients follow ASK and MOVED",
-	func(s Setup) Fault { return &ClusterMigrate{Aim: newAim(s)} }, decode[ClusterMigrate])
+	func(s Setup) Fault { return &ClusterMigrate{Aim: newAim(s)} })
 
 // Refuse says why the fault does not fit s, or "".
 func (f *ClusterMigrate) Refuse(s Setup) string {
