@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/locktorture/locktorture/cluster"
@@ -90,13 +89,19 @@ func clusterKind[T any, P faultOf[T]](name string, ttl, dur time.Duration, proce
 
 // Refuse says why the fault does not fit s, or "".
 func (f *ClusterFailoverUnreplicated) Refuse(s Setup) string {
+	return f.refuseAs("cluster-failover-unreplicated", s)
+}
+
+// refuseAs is Refuse of the kind called kind (cluster-partition-master
+// shares it).
+func (f *ClusterFailoverUnreplicated) refuseAs(kind string, s Setup) string {
 	if f.GrantWait <= 0 {
-		return fmt.Sprintf("cluster-failover-unreplicated: grant_wait %v: want it positive", time.Duration(f.GrantWait))
+		return fmt.Sprintf("%s: grant_wait %v: want it positive", kind, time.Duration(f.GrantWait))
 	}
 	if f.struck() && len(f.Decision.Targets) != 2 {
-		return fmt.Sprintf("cluster-failover-unreplicated: decision: %d targets, want the master and its replica", len(f.Decision.Targets))
+		return fmt.Sprintf("%s: decision: %d targets, want the master and its replica", kind, len(f.Decision.Targets))
 	}
-	return f.refuse("cluster-failover-unreplicated", s.Nodes)
+	return f.refuse(kind, s.Nodes)
 }
 
 func (f *ClusterFailoverUnreplicated) String() string {
@@ -345,8 +350,7 @@ var clusterPartitionMasterKind = clusterKind[ClusterPartitionMaster]("cluster-pa
 
 // Refuse says why the fault does not fit s, or "".
 func (f *ClusterPartitionMaster) Refuse(s Setup) string {
-	r := f.ClusterFailoverUnreplicated.Refuse(s)
-	return strings.Replace(r, "cluster-failover-unreplicated", "cluster-partition-master", 1)
+	return f.refuseAs("cluster-partition-master", s)
 }
 
 func (f *ClusterPartitionMaster) String() string {
