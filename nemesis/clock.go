@@ -528,8 +528,8 @@ func (c *ClientClock) Heal(_ context.Context, t *Target) error {
 // hold's nodes (clock-holder, clock-minority, clock-majority),
 // and the same after a split of the client groups (clock-partition).
 
-// jumped describes a targeted clock jump once it struck.
-func jumped(d *Decision) string {
+// saysJump describes a targeted clock jump once it struck.
+func saysJump(d *Decision) string {
 	return fmt.Sprintf("jump +%s on %s", time.Duration(d.Amount).Round(time.Millisecond), nodeNames(d.Targets))
 }
 
@@ -614,7 +614,7 @@ func (c *ClockHold) Refuse(s Setup) string {
 
 func (c *ClockHold) String() string {
 	s := fmt.Sprintf("clock-%s: jump the clock of %s of a live hold's nodes just past its validity", c.Scope, map[string]string{ScopeHolder: "one", ScopeMinority: "a minority", ScopeMajority: "a majority"}[c.Scope])
-	return s + c.says(jumped)
+	return s + c.says(saysJump)
 }
 
 // Arm waits for a grant (or extend) its scope fits, and picks the nodes.
@@ -712,7 +712,7 @@ func (c *ClockPartition) Refuse(s Setup) string {
 
 func (c *ClockPartition) String() string {
 	s := fmt.Sprintf("clock-partition: client group 0 reaches %s, group 1 %s, then a clock jump on a shared node of a hold", sideNames(c.Sides, 0), sideNames(c.Sides, 1))
-	return s + c.says(jumped)
+	return s + c.says(saysJump)
 }
 
 // Arm splits the groups, then waits for a hold a bare majority granted,
