@@ -164,7 +164,7 @@ func list(o Options, stdout io.Writer) error {
 	for _, n := range res.NotRun() {
 		fmt.Fprintf(stdout, "not run: %s: %s\n", n.Kinds, n.Why)
 	}
-	fmt.Fprintf(stdout, "seeds %v, %s a run, about %s\n", res.Seeds, res.Duration, time.Duration(res.Expected*float64(time.Second)).Round(time.Second))
+	fmt.Fprintf(stdout, "seeds %v, %s a run, about %s\n", res.Seeds, res.Duration, res.expected())
 	if res.Scaled != "" {
 		fmt.Fprintf(stdout, "scaled: %s\n", res.Scaled)
 	}
@@ -201,7 +201,7 @@ func run(ctx context.Context, o Options, out string, stdout, stderr io.Writer) e
 		fmt.Fprintf(stderr, "gate: scaled to the budget: %s\n", res.Scaled)
 	}
 	fmt.Fprintf(stderr, "gate %s: %d cells × %d seeds, %s a run, about %s → %s\n", res.Lock, len(plan.Cells()), len(res.Seeds), res.Duration,
-		time.Duration(res.Expected*float64(time.Second)).Round(time.Second), dir)
+		res.expected(), dir)
 	res, err = plan.Run(ctx)
 	if len(res.Cells) > 0 {
 		fmt.Fprint(stdout, Markdown(res))

@@ -265,14 +265,6 @@ func (res Result) KnownUnsafe() string {
 	return "known unsafe, as the literature expects: the lease broke under " + strings.Join(rows, ", ")
 }
 
-// capital capitalises the first letter of s, which begins a sentence.
-func capital(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
-}
-
 // Coverage is what the gate did with one fault kind.
 type Coverage struct {
 	Kind string `json:"kind"`
@@ -870,6 +862,11 @@ func (r Result) Ordered() []Cell {
 	return out
 }
 
+// expected is the time the runs were expected to take, to the second.
+func (r Result) expected() time.Duration {
+	return time.Duration(r.Expected * float64(time.Second)).Round(time.Second)
+}
+
 // Verdict is the status as the gate shouts it: PASS, BROKEN or
 // INCONCLUSIVE.
 func (r Result) Verdict() string { return strings.ToUpper(string(r.Status)) }
@@ -904,15 +901,15 @@ func (r Result) NotRun() []NotRun {
 func Markdown(res Result) string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	p("# Release gate: %s — %s\n\n", report.MarkdownText(res.Lock), strings.ToUpper(string(res.Status)))
+	p("# Release gate: %s — %s\n\n", report.MarkdownText(res.Lock), res.Verdict())
 	p("Declared promises: %s. Seeds %v, %s a run", strings.Join(res.Traits, ", "), res.Seeds, res.Duration)
-	p(", expected about %s within a budget of %s.\n", time.Duration(res.Expected*float64(time.Second)).Round(time.Second), res.Budget)
+	p(", expected about %s within a budget of %s.\n", res.expected(), res.Budget)
 	if res.Scaled != "" {
 		p("Scaled to the budget: %s.\n", res.Scaled)
 	}
 	p("\n%s\n\n", res.PowerLine())
 	if u := res.KnownUnsafe(); u != "" {
-		p("%s.\n\n", capital(u))
+		p("%s.\n\n", strings.ToUpper(u[:1])+u[1:])
 	}
 	for _, c := range res.Ordered() {
 		switch {

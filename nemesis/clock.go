@@ -2,13 +2,190 @@ package nemesis
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/locktorture/locktorture/cluster"
 )
+
+// The clock family: the kinds that move the wall clock of nodes through
+// the clock shim, at a time drawn in advance (clock, clock-back-slew,
+// clock-drift) or at a live hold (clock-holder, clock-minority,
+// clock-majority, clock-partition), and the clients' clock
+// (client-clock); first the code they draw, check, set and heal with.
+
+// Modes of a clock fault.
+const (
+	ClockJump   = "jump"   // set the offset once
+	ClockStrobe = "strobe" // alternate between the offset and 0
+)
+
+// clockTargets draws the nodes a clock fault takes: sp's nodes of a
+// multi-node lock, or of the failover topology (a primary and its
+// replica, whose clocks both count); the one node of a single-instance
+// lock.
+func clockTargets(rng *rand.Rand, s Setup, sp nodeSpec) []int {
+	if s.Topology == cluster.TopologyFailover {
+		return sp.pick(rng, s.Nodes)
+	}
+	return targets(rng, s, sp)
+}
+
+// checkRate checks the rate of a clock that runs fast (a slew, a drift).
+func checkRate(rate float64) error {
+	if !(rate > 0 && rate <= 1) {
+		return fmt.Errorf("rate %g: want 0 < rate ≤ 1", rate)
+	}
+	return nil
+}
+
+// checkMode checks a clock fault's mode and period (Clock, ClientClock).
+func checkMode(mode string, period Duration) error {
+	switch {
+	case mode == ClockJump && period != 0:
+		return fmt.Errorf("mode %q takes no period", mode)
+	case mode == ClockStrobe && period <= 0:
+		return fmt.Errorf("mode %q needs a positive period", mode)
+	case mode != ClockJump && mode != ClockStrobe:
+		return fmt.Errorf("mode %q: want %q or %q", mode, ClockJump, ClockStrobe)
+	}
+	return nil
+}
+
+// jumpText describes a jump of a clock by off, or with mode strobe its
+// alternation with 0 every period: "jump +300ms", "strobe -1s/0 every
+// 250ms" (Clock, ClientClock).
+func jumpText(mode string, off, period Duration) string {
+	sign := ""
+	if off >= 0 {
+		sign = "+"
+	}
+	if mode == ClockStrobe {
+		return fmt.Sprintf("strobe %s%s/0 every %s", sign, time.Duration(off), time.Duration(period))
+	}
+	return fmt.Sprintf("jump %s%s", sign, time.Duration(off))
+}
+
+// clockSetter returns what sets the clocks of the target's nodes idx to
+// an offset, after fit checked the fault against the cluster's size
+// (Clock, ClockBackSlew, ClockDrift).
+func clockSetter(t *Target, idx []int, fit func(nodes int) error) (func(time.Duration) error, error) {
+	if t.Cluster == nil {
+		return nil, errors.New("no cluster")
+	}
+	if err := fit(len(t.Cluster.Nodes())); err != nil {
+		return nil, err
+	}
+	ns := make([]*cluster.Node, len(idx))
+	for j, i := range idx {
+		ns[j] = t.Cluster.Node(i)
+	}
+	return func(off time.Duration) error {
+		var errs []error
+		for _, n := range ns {
+			errs = append(errs, n.SetClockOffset(off))
+		}
+		return errors.Join(errs...)
+	}, nil
+}
+
+// healClocks halts a clock fault's goroutine and sets the clocks of t's
+// nodes idx right, joining err (what the fault's heal found before):
+// every clock fault's heal.
+func healClocks(bg *background, t *Target, idx []int, err error) error {
+	return errors.Join(err, bg.halt(), eachNode(t, idx, func(n *cluster.Node) error { return n.SetClockOffset(0) }))
+}
+
+// setClocks sets the clocks of the decision's target nodes to the
+// decision's amount (jumped) or to 0; nothing when it did not strike.
+func (a *Aim) setClocks(t *Target, jumped bool) error {
+	if !a.struck() {
+		return nil
+	}
+	off := time.Duration(0)
+	if jumped {
+		off = time.Duration(a.Decision.Amount)
+	}
+	return eachNode(t, a.Decision.Targets, func(n *cluster.Node) error { return n.SetClockOffset(off) })
+}
+
+// strobe flips a clock between 0 and off every period, starting shifted,
+// until stop is closed or ctx is done (nil), or set fails (its error: the
+// cluster or the clients are gone). Clock and ClientClock strobe with it.
+func strobe(ctx context.Context, stop <-chan struct{}, period, off time.Duration, set func(time.Duration) error) error {
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for shifted := true; ; {
+		if await(ctx, stop, tick.C) != nil {
+			return nil
+		}
+		shifted = !shifted
+		d := time.Duration(0)
+		if shifted {
+			d = off
+		}
+		if err := set(d); err != nil {
+			return err
+		}
+	}
+}
+
+// SlewRate is the rate at which clock-back-slew brings a node's clock back
+// to the real time: the clock runs 0.8% fast while it catches up, below
+// the 1% clock drift the locks' drift allowance assumes (TTL×1% + 2 ms,
+// RedLock's drift factor), as NTP's slewing (at most 0.05%) is below it.
+const SlewRate = 0.008
+
+// slewTick is how often a slew rewrites the offset: each rewrite moves the
+// clock forward by Rate × slewTick (40 µs at 0.8% and 5 ms).
+const slewTick = 5 * time.Millisecond
+
+// Slew moves an offset from from (negative) to 0 at rate, calling set
+// every tick with the offset due then (from + rate × the time since Slew
+// began, at most 0), until it has set 0, stop is closed (then it returns
+// ErrSlewStopped) or ctx is done. The clock it sets runs at most rate
+// faster than the real time, plus one tick's rounding.
+func Slew(ctx context.Context, stop <-chan struct{}, set func(time.Duration) error, from time.Duration, rate float64, tick time.Duration) error {
+	began := time.Now()
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		off := min(from+time.Duration(rate*float64(time.Since(began))), 0)
+		if err := set(off); err != nil {
+			return err
+		}
+		if off == 0 {
+			return nil
+		}
+		if err := await(ctx, stop, t.C); err != nil {
+			return err
+		}
+	}
+}
+
+// ErrSlewStopped is returned by Slew when it was stopped before reaching 0.
+var ErrSlewStopped = errors.New("nemesis: slew stopped before the clock caught up")
+
+// Drift sets an offset of rate × the time since Drift began every tick,
+// until stop is closed (ErrSlewStopped) or ctx is done, or set fails: a
+// clock that runs rate fast.
+func Drift(ctx context.Context, stop <-chan struct{}, set func(time.Duration) error, rate float64, tick time.Duration) error {
+	began := time.Now()
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		if err := set(time.Duration(rate * float64(time.Since(began)))); err != nil {
+			return err
+		}
+		if err := await(ctx, stop, t.C); err != nil {
+			return err
+		}
+	}
+}
 
 // Clock shifts the wall clock of nodes by Offset (forward when positive,
 // back when negative) until Heal sets it right. Redis expires keys by the
@@ -27,8 +204,6 @@ type Clock struct {
 
 	bg background // a strobe's goroutine, started by Start, halted by Heal
 }
-
-var _ RefusingFault = (*Clock)(nil)
 
 var clockKind = Kind{
 	Name:    "clock",
@@ -67,27 +242,23 @@ func (c *Clock) fit(nodes int) error {
 func (c *Clock) Refuse(s Setup) string { return refusal("clock", c.fit(s.Nodes)) }
 
 func (c *Clock) String() string {
-	off := signed(c.Offset)
-	if c.Mode == ClockStrobe {
-		return fmt.Sprintf("clock strobe %s/0 every %s on %s", off, time.Duration(c.Period), nodeNames(c.Nodes))
-	}
-	return fmt.Sprintf("clock jump %s on %s", off, nodeNames(c.Nodes))
+	return "clock " + jumpText(c.Mode, c.Offset, c.Period) + " on " + nodeNames(c.Nodes)
 }
 
 // Start sets the nodes' clocks Offset off; a strobe then flips them between
 // 0 and Offset every Period until Heal or until ctx is done (Heal still
 // sets them right).
 func (c *Clock) Start(ctx context.Context, t *Target) error {
-	ns, err := clockNodes(t, c.Nodes, c.fit)
+	set, err := clockSetter(t, c.Nodes, c.fit)
 	if err != nil {
 		return err
 	}
-	if err := setClocks(ns, time.Duration(c.Offset)); err != nil {
+	if err := set(time.Duration(c.Offset)); err != nil {
 		return err
 	}
 	if c.Mode == ClockStrobe {
 		c.bg.start(func(stop <-chan struct{}) error {
-			return strobe(ctx, stop, time.Duration(c.Period), time.Duration(c.Offset), func(d time.Duration) error { return setClocks(ns, d) })
+			return strobe(ctx, stop, time.Duration(c.Period), time.Duration(c.Offset), set)
 		})
 	}
 	return nil
@@ -95,6 +266,497 @@ func (c *Clock) Start(ctx context.Context, t *Target) error {
 
 // Heal stops a strobe, waits for it to return (it never blocks) and sets
 // every node's clock right.
-func (c *Clock) Heal(_ context.Context, t *Target) error {
-	return errors.Join(c.bg.halt(), resetClocks(t, c.Nodes))
+func (c *Clock) Heal(_ context.Context, t *Target) error { return healClocks(&c.bg, t, c.Nodes, nil) }
+
+// ClockBackSlew jumps the wall clock of nodes back by Offset (negative),
+// keeps it there for Hold, then brings it back to the real time by
+// slewing: the offset moves to 0 at Rate, rewritten every few
+// milliseconds, so the node's clock runs at most Rate faster than real
+// time, never jumping forward by more than Rate × 5 ms. A backward jump
+// only makes keys live longer; the slew makes a key set while it runs
+// expire up to Rate × TTL early, which the drift allowance covers while
+// Rate < 1%. So the fault should cost liveness only (a crashed holder's
+// key lives up to |Offset| longer), unlike clock's backward jump, whose
+// heal is a forward jump that expires keys early. The slew runs within
+// the fault's active time (MinActive); Heal waits for it and sets any
+// rest right at once, reporting it as an error. It needs the clock shim.
+type ClockBackSlew struct {
+	Nodes  []int    `json:"nodes"`
+	Offset Duration `json:"offset"`
+	Hold   Duration `json:"hold"`
+	Rate   float64  `json:"rate"`
+
+	bg background // the slew's goroutine
+}
+
+var clockBackSlewKind = Kind{
+	Name:    "clock-back-slew",
+	Family:  "clock",
+	Summary: "jump the wall clock of some nodes 0.1–0.2 TTL back, then slew it back at 0.8% (no forward jump)",
+	Needs:   Needs{Cluster: cluster.Abilities{Clock: true}, TTL: true},
+	Plan: func(rng *rand.Rand, s Setup) Fault {
+		f := &ClockBackSlew{Nodes: clockTargets(rng, s, minorityOrMajority), Rate: SlewRate}
+		ttl := max(s.TTL, time.Millisecond)
+		off := ttl/10 + time.Duration(rng.Int64N(int64(ttl/10)+1))
+		f.Offset = -Duration(max(off.Truncate(time.Millisecond), time.Millisecond))
+		f.Hold = Duration(ttl)
+		return f
+	},
+	Decode: decode[ClockBackSlew],
+}
+
+func (c *ClockBackSlew) fit(nodes int) error {
+	if err := checkNodes(c.Nodes, nodes); err != nil {
+		return err
+	}
+	switch {
+	case c.Offset >= 0:
+		return fmt.Errorf("offset %s: want a backward jump (negative)", time.Duration(c.Offset))
+	case c.Hold < 0:
+		return errors.New("negative hold")
+	}
+	return checkRate(c.Rate)
+}
+
+// Refuse says why the fault does not fit s, or "".
+func (c *ClockBackSlew) Refuse(s Setup) string { return refusal("clock-back-slew", c.fit(s.Nodes)) }
+
+// MinActive is Hold plus the slew's time, |Offset| / Rate, and a tick.
+func (c *ClockBackSlew) MinActive() time.Duration {
+	if c.Rate <= 0 {
+		return time.Duration(c.Hold)
+	}
+	return time.Duration(c.Hold) + time.Duration(float64(-c.Offset)/c.Rate) + slewTick
+}
+
+func (c *ClockBackSlew) String() string {
+	return fmt.Sprintf("clock jump %s on %s, slewed back at %.2g%%", time.Duration(c.Offset), nodeNames(c.Nodes), c.Rate*100)
+}
+
+// Start sets the nodes' clocks Offset back, and slews them to 0 after Hold.
+func (c *ClockBackSlew) Start(ctx context.Context, t *Target) error {
+	set, err := clockSetter(t, c.Nodes, c.fit)
+	if err != nil {
+		return err
+	}
+	if err := set(time.Duration(c.Offset)); err != nil {
+		return err
+	}
+	c.bg.start(func(stop <-chan struct{}) error {
+		if await(ctx, stop, time.After(time.Duration(c.Hold))) != nil {
+			return nil
+		}
+		err := Slew(ctx, stop, set, time.Duration(c.Offset), c.Rate, slewTick)
+		if ctx.Err() != nil { // the run's end is no error: Heal sets the rest
+			return nil
+		}
+		return err
+	})
+	return nil
+}
+
+// Heal waits for the slew to reach 0, or ctx's end, and then sets every
+// node's clock right; a slew that had not finished is an error (the rest
+// was a forward jump).
+func (c *ClockBackSlew) Heal(ctx context.Context, t *Target) error {
+	var err error
+	if c.bg.stop != nil {
+		select {
+		case <-c.bg.done:
+			err = c.bg.halt()
+		case <-ctx.Done():
+			c.bg.halt()
+			err = fmt.Errorf("slew cut short (%w): the rest was set right at once", ctx.Err())
+		}
+	}
+	return healClocks(&c.bg, t, c.Nodes, err)
+}
+
+// ClockDrift runs the wall clock of nodes fast by Rate (0.02: 2% fast)
+// until Heal, by the slew's mechanism: the offset, rewritten every few
+// milliseconds, grows by Rate × the real time elapsed. A key set on such
+// a node lives TTL/(1+Rate) of real time, not TTL; RedLock's drift
+// allowance (TTL×1% + 2 ms) covers a Rate up to about 1%. Heal sets the
+// offset back to 0: a backward jump, which only makes keys live longer.
+// It needs the clock shim; the safety envelope sweeps Rate (torture
+// envelope --fault drift).
+type ClockDrift struct {
+	Nodes []int   `json:"nodes"`
+	Rate  float64 `json:"rate"`
+
+	bg background // the drift's goroutine
+}
+
+var clockDriftKind = Kind{
+	Name:    "clock-drift",
+	Family:  "clock",
+	Summary: "run the wall clock of some nodes 0.5–5% fast until the heal (a backward jump back to the real time)",
+	Needs:   Needs{Cluster: cluster.Abilities{Clock: true}},
+	Plan: func(rng *rand.Rand, s Setup) Fault {
+		f := &ClockDrift{Nodes: clockTargets(rng, s, someMajority)}
+		f.Rate = float64(5+rng.IntN(46)) / 1000
+		return f
+	},
+	Decode: decode[ClockDrift],
+}
+
+func (c *ClockDrift) fit(nodes int) error {
+	if err := checkNodes(c.Nodes, nodes); err != nil {
+		return err
+	}
+	return checkRate(c.Rate)
+}
+
+// Refuse says why the fault does not fit s, or "".
+func (c *ClockDrift) Refuse(s Setup) string { return refusal("clock-drift", c.fit(s.Nodes)) }
+
+func (c *ClockDrift) String() string {
+	return fmt.Sprintf("clock-drift: clocks %.3g%% fast on %s", c.Rate*100, nodeNames(c.Nodes))
+}
+
+// Start makes the nodes' clocks run Rate fast until Heal.
+func (c *ClockDrift) Start(ctx context.Context, t *Target) error {
+	set, err := clockSetter(t, c.Nodes, c.fit)
+	if err != nil {
+		return err
+	}
+	c.bg.start(func(stop <-chan struct{}) error {
+		err := Drift(ctx, stop, set, c.Rate, slewTick)
+		if ctx.Err() != nil || errors.Is(err, ErrSlewStopped) {
+			return nil
+		}
+		return err
+	})
+	return nil
+}
+
+// Heal stops the drift and sets the clocks right.
+func (c *ClockDrift) Heal(_ context.Context, t *Target) error {
+	return healClocks(&c.bg, t, c.Nodes, nil)
+}
+
+// ClientClock shifts the wall clock of the lock's client processes by
+// Offset (forward when positive, back when negative) until Heal sets it
+// right; with Mode "strobe" it alternates between Offset and 0 every
+// Period, so that every client round in flight at a flip sees the jump.
+// It reaches only clients that run as processes under the clock shim
+// (the process adapter; Target.ClientClock): the kind refuses a Go lock,
+// whose time.Now reads the clock without libc. A client that counts its
+// validity on a monotonic clock is unmoved; one that counts the time
+// elapsed in a round on the wall clock (redlock-py-wall, as the
+// redlock-py library) over-claims by a backward jump during the round and
+// under-claims by a forward one.
+type ClientClock struct {
+	Mode   string   `json:"mode"`
+	Offset Duration `json:"offset"`
+	Period Duration `json:"period,omitempty"` // strobe only
+
+	bg background // a strobe's goroutine
+}
+
+var clientClockKind = Kind{
+	Name:    "client-clock",
+	Family:  "client-clock",
+	Summary: "jump the wall clock of the client processes 0.5–0.9 TTL forward or back, or strobe it back and forth every 2–6 ms (process-adapter locks only)",
+	Needs:   Needs{ClientClock: true, TTL: true},
+	Plan: func(rng *rand.Rand, s Setup) Fault {
+		ttl := max(s.TTL, time.Millisecond)
+		off := ttl/2 + time.Duration(rng.Int64N(int64(ttl*2/5)+1))
+		f := &ClientClock{Mode: ClockJump, Offset: Duration(off.Truncate(time.Millisecond))}
+		switch rng.IntN(4) {
+		case 0: // forward: a round in flight under-claims, or fails
+		case 1: // back: a round in flight over-claims by the jump
+			f.Offset = -f.Offset
+		default: // strobe back: a backward jump every other Period (4–12
+			// ms), so that a round of a few ms often spans one
+			f.Offset, f.Mode = -f.Offset, ClockStrobe
+			f.Period = Duration(2*time.Millisecond + time.Duration(rng.IntN(5))*time.Millisecond)
+		}
+		return f
+	},
+	Decode: decode[ClientClock],
+}
+
+func (c *ClientClock) fit() error {
+	return checkMode(c.Mode, c.Period)
+}
+
+// Refuse says why the fault does not fit s, or "".
+func (c *ClientClock) Refuse(s Setup) string {
+	if err := c.fit(); err != nil {
+		return "client-clock: " + err.Error()
+	}
+	if !s.ClientProcesses || s.GoClients {
+		return clientClockKind.Needs.refuse(s)
+	}
+	return ""
+}
+
+func (c *ClientClock) String() string { return "client clock " + jumpText(c.Mode, c.Offset, c.Period) }
+
+// Start sets the clients' clock Offset off; a strobe then flips it
+// between 0 and Offset every Period until Heal or until ctx is done.
+func (c *ClientClock) Start(ctx context.Context, t *Target) error {
+	if t.ClientClock == nil {
+		return errors.New("no client clock (the run started its clients without the clock shim)")
+	}
+	if err := c.fit(); err != nil {
+		return err
+	}
+	if err := t.ClientClock.SetOffset(time.Duration(c.Offset)); err != nil {
+		return err
+	}
+	if c.Mode == ClockStrobe {
+		clk := t.ClientClock
+		c.bg.start(func(stop <-chan struct{}) error {
+			return strobe(ctx, stop, time.Duration(c.Period), time.Duration(c.Offset), clk.SetOffset)
+		})
+	}
+	return nil
+}
+
+// Heal stops a strobe and sets the clients' clock right.
+func (c *ClientClock) Heal(_ context.Context, t *Target) error {
+	err := c.bg.halt()
+	if t.ClientClock == nil {
+		return err
+	}
+	return errors.Join(err, t.ClientClock.SetOffset(0))
+}
+
+// The targeted kinds of the clock family: a jump of the clock of a live
+// hold's nodes (clock-holder, clock-minority, clock-majority),
+// and the same after a split of the client groups (clock-partition).
+
+// saysJump describes a targeted clock jump once it struck.
+func saysJump(d *Decision) string {
+	return fmt.Sprintf("jump +%s on %s", time.Duration(d.Amount).Round(time.Millisecond), nodeNames(d.Targets))
+}
+
+// The scopes of a targeted clock jump: which of a live hold's granting
+// nodes jump. Each is a kind of its own (clock-holder, clock-minority,
+// clock-majority), so that the contested cases are cells of their own.
+const (
+	// ScopeHolder: one granting node. On a multi-node lock only a hold
+	// that a bare majority granted is aimed at: then that one node is
+	// enough to leave the holder without a majority (the contested case).
+	ScopeHolder = "holder"
+	// ScopeMinority: as many granting nodes as leave the rest of the
+	// granting ones a majority, at most a minority of the nodes (two of
+	// five where all five granted, one where four did): the lock's
+	// assumption (a minority misbehaves) holds, and RedLock should stay
+	// safe. Taking only holds that all nodes granted missed every hold
+	// of a run on a loaded machine, where a quarter of the grants or more
+	// come from four nodes or three.
+	ScopeMinority = "minority"
+	// ScopeMajority: a bare majority of the nodes, all granting ones.
+	ScopeMajority = "majority"
+)
+
+// ClockHold waits for a live hold and jumps the wall clock of some of the
+// nodes that granted it forward by the validity the hold has left plus
+// Margin, so that their copies of the lease expire while the holder
+// still counts on it. Margin covers the part of a node's TTL the lock's
+// validity does not count (the drift allowance and the acquire's round
+// trip). With Jump set, the jump is Jump whatever the validity left (the
+// safety envelope sweeps it). The clocks are set right by Heal. It needs
+// the nodes started with the clock shim.
+type ClockHold struct {
+	Scope  string   `json:"scope"`
+	Pick   int      `json:"pick"`
+	Margin Duration `json:"margin"`
+	Jump   Duration `json:"jump,omitempty"`
+	Aim
+}
+
+// clockHoldKind is the kind of one scope.
+func clockHoldKind(scope, summary string, multi bool) Kind {
+	return Kind{
+		Name:    "clock-" + scope,
+		Family:  "clock",
+		Twin:    Twin{Kinds: []string{"clock"}},
+		Summary: summary,
+		Needs:   Needs{MultiNode: multi, Cluster: cluster.Abilities{Clock: true}, TTL: true},
+		Window:  Workload{Keys: 1, Hold: 500 * time.Millisecond, Interval: time.Second},
+		Plan: func(rng *rand.Rand, s Setup) Fault {
+			return &ClockHold{Scope: scope, Pick: rng.IntN(max(1, s.Nodes)), Margin: Duration(s.TTL / 10), Aim: newAim(s)}
+		},
+		Decode: func(params json.RawMessage) (Fault, error) {
+			f, err := decode[ClockHold](params)
+			if err != nil {
+				return nil, err
+			}
+			if c := f.(*ClockHold); c.Scope != scope {
+				return nil, fmt.Errorf("nemesis: clock-%s: scope %q, want %q", scope, c.Scope, scope)
+			}
+			return f, nil
+		},
+	}
+}
+
+var (
+	clockHolderKind   = clockHoldKind(ScopeHolder, "jump the clock of one node of a live hold (of a bare majority's, on a multi-node lock) just past its validity", false)
+	clockMinorityKind = clockHoldKind(ScopeMinority, "jump the clock of a minority of a live hold's nodes just past its validity, leaving it a majority", true)
+	clockMajorityKind = clockHoldKind(ScopeMajority, "jump the clock of a majority of a live hold's nodes just past its validity", true)
+)
+
+// Refuse says why the fault does not fit s, or "".
+func (c *ClockHold) Refuse(s Setup) string {
+	kind := "clock-" + c.Scope
+	switch {
+	case c.Pick < 0 || c.Margin < 0 || c.Jump < 0:
+		return kind + ": negative pick, margin or jump"
+	case c.Scope == ScopeMinority && (s.Nodes-1)/2 < 1:
+		return fmt.Sprintf("%s: %d nodes have no minority to jump", kind, s.Nodes)
+	}
+	return c.refuse(kind, s.Nodes)
+}
+
+func (c *ClockHold) String() string {
+	s := fmt.Sprintf("clock-%s: jump the clock of %s of a live hold's nodes just past its validity", c.Scope, map[string]string{ScopeHolder: "one", ScopeMinority: "a minority", ScopeMajority: "a majority"}[c.Scope])
+	return s + c.says(saysJump)
+}
+
+// Arm waits for a grant (or extend) its scope fits, and picks the nodes.
+func (c *ClockHold) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
+	nodes, err := clusterSize(t)
+	if err != nil {
+		return false, err
+	}
+	q := quorum(nodes)
+	return c.decide(ctx, t, base, func(ch Change, left time.Duration) (aim, bool) {
+		granted, ok := grantedBy(ch, nodes)
+		if !ok {
+			return aim{}, false
+		}
+		var k int
+		switch {
+		case c.Scope == ScopeHolder && (nodes == 1 || len(granted) == q):
+			k = 1
+		case c.Scope == ScopeMinority && len(granted) > q:
+			k = min((nodes-1)/2, len(granted)-q)
+		case c.Scope == ScopeMajority && len(granted) >= q:
+			k = q
+		}
+		if k == 0 || len(granted) < k {
+			return aim{}, false
+		}
+		amount := left + time.Duration(c.Margin)
+		if c.Jump > 0 {
+			amount = time.Duration(c.Jump)
+		}
+		return aim{targets: nth(granted, c.Pick, k), amount: amount}, true
+	})
+}
+
+// Start jumps the chosen nodes' clocks.
+func (c *ClockHold) Start(_ context.Context, t *Target) error { return c.setClocks(t, true) }
+
+// Heal sets their clocks right.
+func (c *ClockHold) Heal(_ context.Context, t *Target) error { return c.setClocks(t, false) }
+
+// ClockPartition is Kleppmann's scenario against RedLock: the client
+// groups are split (as partition's shape split: group 0 reaches only
+// Sides[0], group 1 only Sides[1], two bare majorities that share one
+// node with an odd number of nodes), so every hold is granted by a bare
+// majority; at the first such hold, the wall clock of a node both sides
+// reach jumps by the validity left plus Margin. That node forgets the
+// lease, and with the nodes of the other side, which never saw it, it is
+// a majority that grants the lock to a client of the other group while
+// the holder still counts on it. The split begins when the step does,
+// before the strike the history records; Heal lifts it and sets the
+// clock right.
+//
+// Settle is how long after the split began a hold must have been
+// granted to be struck at (a TTL when planned; 0: any hold): a lease
+// granted before the split whose release the cut dropped sits on the
+// other side's own node until it expires, and while it does the other
+// side has no majority to take, so a strike then is wasted. The window
+// counts from the split and includes Settle.
+type ClockPartition struct {
+	Sides  [][]int  `json:"sides"`
+	Pick   int      `json:"pick"`
+	Margin Duration `json:"margin"`
+	Settle Duration `json:"settle,omitempty"`
+	Aim
+}
+
+var clockPartitionKind = Kind{
+	Name:    "clock-partition",
+	Family:  "clock",
+	Twin:    Twin{Kinds: []string{"clock", "partition"}},
+	Window:  Workload{Clients: 2, Keys: 1, Hold: 500 * time.Millisecond, Interval: 250 * time.Millisecond},
+	Summary: "split the client groups onto two overlapping bare majorities, then jump the clock of a shared node of a live hold just past its validity (Kleppmann)",
+	Needs:   Needs{MultiNode: true, Topology: cluster.TopologyMasters, Cluster: cluster.Abilities{Clock: true, Network: true}, Groups: 2, TTL: true},
+	Plan: func(rng *rand.Rand, s Setup) Fault {
+		p := planPartition(rng, ShapeSplit, s)
+		c := &ClockPartition{Sides: p.Sides, Pick: rng.IntN(max(1, s.Nodes)), Margin: Duration(s.TTL / 10), Settle: Duration(s.TTL), Aim: newAim(s)}
+		c.Window += c.Settle
+		return c
+	},
+	Decode: decode[ClockPartition],
+}
+
+func (c *ClockPartition) split() *Partition { return &Partition{Shape: ShapeSplit, Sides: c.Sides} }
+
+// Refuse says why the fault does not fit s, or "".
+func (c *ClockPartition) Refuse(s Setup) string {
+	if c.Pick < 0 || c.Margin < 0 || c.Settle < 0 {
+		return "clock-partition: negative pick, margin or settle"
+	}
+	if why := c.split().Refuse(s); why != "" {
+		return "clock-partition: " + why
+	}
+	return c.refuse("clock-partition", s.Nodes)
+}
+
+func (c *ClockPartition) String() string {
+	s := fmt.Sprintf("clock-partition: client group 0 reaches %s, group 1 %s, then a clock jump on a shared node of a hold", sideNames(c.Sides, 0), sideNames(c.Sides, 1))
+	return s + c.says(saysJump)
+}
+
+// Arm splits the groups, then waits for a hold a bare majority granted,
+// Settle or more after the split began, that includes a node both sides
+// reach; when none comes, it lifts the split before it returns.
+func (c *ClockPartition) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
+	if t.Cluster == nil {
+		return false, errors.New("no cluster")
+	}
+	heal := func() error { return clearToxics(context.WithoutCancel(ctx), t, partitionUp, partitionDown) }
+	if err := c.split().Start(ctx, t); err != nil {
+		return false, errors.Join(err, heal())
+	}
+	q := quorum(len(t.Cluster.Nodes()))
+	settled := runNow(base) + int64(c.Settle)
+	struck, err := c.decide(ctx, t, base, func(ch Change, left time.Duration) (aim, bool) {
+		h := ch.Hold
+		if (ch.Kind != HoldGranted && ch.Kind != HoldExtended) || !h.Reported || len(h.Granted) != q || (c.Settle > 0 && ch.Time < settled) {
+			return aim{}, false
+		}
+		var shared []int
+		for _, n := range h.Granted {
+			if slices.Contains(c.Sides[0], n) && slices.Contains(c.Sides[1], n) {
+				shared = append(shared, n)
+			}
+		}
+		if len(shared) == 0 {
+			return aim{}, false
+		}
+		return aim{targets: nth(shared, c.Pick, 1), amount: left + time.Duration(c.Margin)}, true
+	})
+	if !struck {
+		err = errors.Join(err, heal())
+	}
+	return struck, err
+}
+
+// Start jumps the chosen node's clock (the split is in place since Arm).
+func (c *ClockPartition) Start(_ context.Context, t *Target) error { return c.setClocks(t, true) }
+
+// Heal lifts the split and sets the clock right.
+func (c *ClockPartition) Heal(ctx context.Context, t *Target) error {
+	if !c.struck() {
+		return nil
+	}
+	return errors.Join(clearToxics(ctx, t, partitionUp, partitionDown), c.setClocks(t, false))
 }

@@ -2,8 +2,6 @@ package nemesis
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -46,7 +44,7 @@ func connNodes(rng *rand.Rand, s Setup) []int { return targets(rng, s, allOrMino
 // connKind is a connection fault kind: its needs are the proxies. Four
 // clients on one key held half the time: with ten, redislock's clients
 // were granted under 1% of their acquires, and a run decided nothing.
-func connKind(name, summary string, plan func(*rand.Rand, Setup) Fault, dec func(json.RawMessage) (Fault, error)) Kind {
+func connKind[T any, P faultOf[T]](name, summary string, plan func(*rand.Rand, Setup) Fault) Kind {
 	return Kind{
 		Name:    name,
 		Family:  "connection",
@@ -54,29 +52,20 @@ func connKind(name, summary string, plan func(*rand.Rand, Setup) Fault, dec func
 		Needs:   Needs{Cluster: cluster.Abilities{Network: true}, TTL: true},
 		Window:  Workload{Clients: 4, Keys: 1, Hold: 500 * time.Millisecond, Interval: time.Second},
 		Plan:    plan,
-		Decode:  dec,
+		Decode:  decode[T, P],
 	}
 }
 
-// addToxics adds spec, with toxicity share, to every group's proxy of
+// addToxics adds specs, with toxicity share, to every group's proxy of
 // each node idx, checked against the cluster first.
-func addToxics(ctx context.Context, t *Target, idx []int, spec toxicSpec, share float32) error {
+func addToxics(ctx context.Context, t *Target, idx []int, share float32, specs ...toxicSpec) error {
 	if err := checkTarget(t, idx); err != nil {
 		return err
 	}
-	spec.Toxicity = share
-	var errs []error
-	for _, i := range idx {
-		for g := range t.Cluster.Groups() {
-			l := t.Cluster.Node(i).GroupLink(g)
-			if l == nil {
-				errs = append(errs, fmt.Errorf("toxic %s: n%d has no proxy", spec.Name, i+1))
-				continue
-			}
-			errs = append(errs, l.AddToxic(ctx, spec))
-		}
+	for i := range specs {
+		specs[i].Toxicity = share
 	}
-	return errors.Join(errs...)
+	return injectToxics(ctx, t, idx, specs...)
 }
 
 // refuseConn checks a connection fault's nodes and stream.
@@ -110,25 +99,14 @@ type ResetPeer struct {
 	Reset  Duration `json:"reset"`
 }
 
-var _ RefusingFault = (*ResetPeer)(nil)
-
-// The toxic names of the connection kinds.
-const (
-	resetPeerToxic = "reset_peer"
-	limitDataToxic = "limit_data"
-	slicerToxic    = "slicer"
-	connDropUp     = "conn_drop_" + upstream
-	connDropDown   = "conn_drop_" + downstream
-)
-
-var resetPeerKind = connKind("reset-peer", "reset the connections to nodes (TCP RST) right after, or up to a tenth of the TTL after, their first reply (or command), which is lost",
+var resetPeerKind = connKind[ResetPeer]("reset-peer", "reset the connections to nodes (TCP RST) right after, or up to a tenth of the TTL after, their first reply (or command), which is lost",
 	func(rng *rand.Rand, s Setup) Fault {
 		f := &ResetPeer{Nodes: connNodes(rng, s), Stream: connStreams[rng.IntN(2)]}
 		if rng.IntN(2) == 1 {
 			f.Reset = Duration(time.Duration(rng.Int64N(int64(s.TTL/10) + 1)).Truncate(time.Millisecond))
 		}
 		return f
-	}, decode[ResetPeer])
+	})
 
 // Refuse says why the fault does not fit s, or "".
 func (r *ResetPeer) Refuse(s Setup) string {
@@ -144,8 +122,8 @@ func (r *ResetPeer) String() string {
 
 // Start adds the reset_peer toxics.
 func (r *ResetPeer) Start(ctx context.Context, t *Target) error {
-	return addToxics(ctx, t, r.Nodes, toxicSpec{Name: resetPeerToxic, Type: "reset_peer", Stream: r.Stream,
-		Attributes: map[string]int64{"timeout": time.Duration(r.Reset).Milliseconds()}}, 1)
+	return addToxics(ctx, t, r.Nodes, 1, toxicSpec{Name: resetPeerToxic, Type: "reset_peer", Stream: r.Stream,
+		Attributes: map[string]int64{"timeout": time.Duration(r.Reset).Milliseconds()}})
 }
 
 // Heal removes them.
@@ -161,12 +139,10 @@ type LimitData struct {
 	Bytes  int64  `json:"bytes"`
 }
 
-var _ RefusingFault = (*LimitData)(nil)
-
-var limitDataKind = connKind("limit-data", "close each connection to nodes once 16 to 512 bytes of replies (or commands) have passed, mid-reply or not",
+var limitDataKind = connKind[LimitData]("limit-data", "close each connection to nodes once 16 to 512 bytes of replies (or commands) have passed, mid-reply or not",
 	func(rng *rand.Rand, s Setup) Fault {
 		return &LimitData{Nodes: connNodes(rng, s), Stream: connStreams[rng.IntN(2)], Bytes: 16 + rng.Int64N(497)}
-	}, decode[LimitData])
+	})
 
 // Refuse says why the fault does not fit s, or "".
 func (l *LimitData) Refuse(s Setup) string {
@@ -182,8 +158,8 @@ func (l *LimitData) String() string {
 
 // Start adds the limit_data toxics.
 func (l *LimitData) Start(ctx context.Context, t *Target) error {
-	return addToxics(ctx, t, l.Nodes, toxicSpec{Name: limitDataToxic, Type: "limit_data", Stream: l.Stream,
-		Attributes: map[string]int64{"bytes": l.Bytes}}, 1)
+	return addToxics(ctx, t, l.Nodes, 1, toxicSpec{Name: limitDataToxic, Type: "limit_data", Stream: l.Stream,
+		Attributes: map[string]int64{"bytes": l.Bytes}})
 }
 
 // Heal removes them.
@@ -201,14 +177,12 @@ type Slicer struct {
 	Delay     Duration `json:"delay"`
 }
 
-var _ RefusingFault = (*Slicer)(nil)
-
-var slicerKind = connKind("slicer", "cut the replies (or commands) of nodes into pieces of a few bytes, up to a millisecond apart",
+var slicerKind = connKind[Slicer]("slicer", "cut the replies (or commands) of nodes into pieces of a few bytes, up to a millisecond apart",
 	func(rng *rand.Rand, s Setup) Fault {
 		size := 1 + rng.Int64N(8)
 		return &Slicer{Nodes: connNodes(rng, s), Stream: connStreams[rng.IntN(2)], Size: size, Variation: size / 2,
 			Delay: Duration(time.Duration(rng.Int64N(1001)) * time.Microsecond)}
-	}, decode[Slicer])
+	})
 
 // Refuse says why the fault does not fit s, or "".
 func (sl *Slicer) Refuse(s Setup) string {
@@ -224,8 +198,8 @@ func (sl *Slicer) String() string {
 
 // Start adds the slicer toxics.
 func (sl *Slicer) Start(ctx context.Context, t *Target) error {
-	return addToxics(ctx, t, sl.Nodes, toxicSpec{Name: slicerToxic, Type: "slicer", Stream: sl.Stream,
-		Attributes: map[string]int64{"average_size": sl.Size, "size_variation": sl.Variation, "delay": time.Duration(sl.Delay).Microseconds()}}, 1)
+	return addToxics(ctx, t, sl.Nodes, 1, toxicSpec{Name: slicerToxic, Type: "slicer", Stream: sl.Stream,
+		Attributes: map[string]int64{"average_size": sl.Size, "size_variation": sl.Variation, "delay": time.Duration(sl.Delay).Microseconds()}})
 }
 
 // Heal removes them.
@@ -240,13 +214,11 @@ type ConnDrop struct {
 	Share float32 `json:"share"`
 }
 
-var _ RefusingFault = (*ConnDrop)(nil)
-
-var connDropKind = connKind("conn-drop", "drop every byte of a fifth to a half of the connections to nodes (each direction drawn by itself); the rest pass",
+var connDropKind = connKind[ConnDrop]("conn-drop", "drop every byte of a fifth to a half of the connections to nodes (each direction drawn by itself); the rest pass",
 	func(rng *rand.Rand, s Setup) Fault {
 		share := 0.2 + 0.3*rng.Float64()
 		return &ConnDrop{Nodes: connNodes(rng, s), Share: float32(int(share*100)) / 100}
-	}, decode[ConnDrop])
+	})
 
 // Refuse says why the fault does not fit s, or "".
 func (c *ConnDrop) Refuse(s Setup) string {
@@ -266,12 +238,7 @@ func (c *ConnDrop) String() string {
 // Start adds timeout toxics of timeout 0 with toxicity Share, commands
 // first.
 func (c *ConnDrop) Start(ctx context.Context, t *Target) error {
-	var errs []error
-	for _, tx := range []struct{ name, stream string }{{connDropUp, upstream}, {connDropDown, downstream}} {
-		errs = append(errs, addToxics(ctx, t, c.Nodes, toxicSpec{Name: tx.name, Type: "timeout", Stream: tx.stream,
-			Attributes: map[string]int64{"timeout": 0}}, c.Share))
-	}
-	return errors.Join(errs...)
+	return addToxics(ctx, t, c.Nodes, c.Share, blackHoleSpecs(connDropUp, connDropDown)...)
 }
 
 // Heal removes them, which closes the connections they held.

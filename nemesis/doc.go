@@ -6,14 +6,16 @@
 //
 // # Kinds
 //
-// A Kind lives in a file of its own (client-stop and its random form
-// share one) and has one line in kinds, the one ordered list (nemesis.go), so that one seed always draws the same
+// A Kind lives in its family's file, with the code the family shares
+// (clock.go, kill.go for what acts on a node's process, client.go for
+// what acts through the client hook, …), and has one line in kinds, the
+// one ordered list (nemesis.go), so that one seed always draws the same
 // faults. It declares what it needs of a run (Needs: a multi-node lock, a
 // topology, what the cluster must be able to do to its nodes, client
 // groups, a TTL, clients that run as processes of their own), and Check
 // refuses it in one line on a run that lacks it;
 // a run is set up for what its kinds need together (NeedsOf). Adding a
-// kind is one file and one line: nothing else switches on kind names.
+// kind is its code and one line: nothing else switches on kind names.
 //
 // A step of a schedule may hold faults of several kinds at once
 // (Setup.Compose, Step.With): they start together and heal in reverse

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,6 +13,12 @@ import (
 	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/internal/wait"
 )
+
+// The kinds of the failover topology (cluster.Failover: a primary, its
+// replica and the sentinels): failover, its aimed form
+// failover-unreplicated (the step it shares with the Redis Cluster
+// kinds is in unreplicated.go), and the replication-link kinds
+// replica-partition and replica-latency.
 
 // Failover isolates the primary of the failover topology (see
 // cluster.Failover) so that the sentinels promote the replica while
@@ -52,19 +59,11 @@ type Failover struct {
 	cut []*toxiproxy.Proxy // proxies that may hold this fault's toxics
 }
 
-var _ RefusingFault = (*Failover)(nil)
-
 // Bounds of the failover fault's waits.
 const (
 	promoteTimeout = 30 * time.Second
 	rejoinTimeout  = 25 * time.Second // less than healTimeout
 	failoverPoll   = 50 * time.Millisecond
-)
-
-// Names of the toxics a failover adds.
-const (
-	failoverUp   = "failover_upstream"
-	failoverDown = "failover_downstream"
 )
 
 var failoverKind = Kind{
@@ -110,30 +109,29 @@ func (f *Failover) Start(ctx context.Context, t *Target) error {
 	if err := f.blackHole(fo.InternalProxy(old)); err != nil {
 		return err
 	}
-	if _, err := waitPromotion(wctx, fo, old); err != nil {
-		return err
-	}
-	if err := wait.Sleep(ctx, time.Duration(f.HoldOldPrimary)); err != nil {
-		return err
-	}
-	return f.blackHole(old.Proxy())
+	return f.promoted(ctx, wctx, fo, old, time.Duration(f.HoldOldPrimary))
 }
 
-// waitPromotion polls until a majority of the sentinels name a primary
-// other than old, and returns it.
-func waitPromotion(ctx context.Context, fo *cluster.Failover, old *cluster.Node) (*cluster.Node, error) {
+// promoted is the end of a failover's start: it polls, within wctx, until
+// a majority of the sentinels name a primary other than old, then, hold
+// later (within ctx), cuts old from the clients too.
+func (f *Failover) promoted(ctx, wctx context.Context, fo *cluster.Failover, old *cluster.Node, hold time.Duration) error {
 	for {
-		n, err := fo.Primary(ctx)
+		n, err := fo.Primary(wctx)
 		if err == nil && n != old {
-			return n, nil
+			break
 		}
 		if err == nil {
 			err = fmt.Errorf("the sentinels still name %s", old.Name())
 		}
-		if serr := wait.Sleep(ctx, failoverPoll); serr != nil {
-			return nil, fmt.Errorf("wait for the sentinels to promote a replica: %w (last: %v)", serr, err)
+		if serr := wait.Sleep(wctx, failoverPoll); serr != nil {
+			return fmt.Errorf("wait for the sentinels to promote a replica: %w (last: %v)", serr, err)
 		}
 	}
+	if err := wait.Sleep(ctx, hold); err != nil {
+		return err
+	}
+	return f.blackHole(old.Proxy())
 }
 
 // blackHole drops every byte both ways through px, on open and new
@@ -186,4 +184,264 @@ func failoverOf(t *Target) (*cluster.Failover, error) {
 		return nil, errors.New("no failover topology")
 	}
 	return t.Cluster.Failover(), nil
+}
+
+// FailoverUnreplicated is the failover of the literature aimed at a grant:
+// the primary is isolated from its replica and the sentinels (as the
+// failover kind does) right before the next grant, so that the grant is
+// never replicated; the sentinels promote the replica without the key,
+// and a second client acquires it there while the first still holds it.
+//
+// Arm is the step the Redis Cluster kinds share (cutBeforeGrant): when a
+// hold ends, it cuts the primary's internal path at once and waits up to
+// GrantWait (less than the sentinels' 1 s down-after) for a grant under
+// the cut; a lock that waits for its replica (setnx with WAIT 1) gives
+// none, and the failover goes on. Start waits for the promotion and cuts
+// the clients' path to the old primary too; Heal is the failover kind's
+// (the old primary rejoins as a replica).
+//
+// With Force (Plan sets it) Start does not leave the promotion to the
+// sentinels' down-after (1 s) and election: it asks them to fail over at
+// once (SENTINEL FAILOVER), as an operator's manual failover does right
+// after a write it does not know is unreplicated. Without it (schedules
+// written before Force) the sentinels find the primary down themselves.
+type FailoverUnreplicated struct {
+	GrantWait Duration `json:"grant_wait"`
+	Force     bool     `json:"force,omitempty"`
+	Aim
+
+	fo Failover // its cuts, and their heal
+}
+
+var failoverUnreplicatedKind = Kind{
+	Name:    "failover-unreplicated",
+	Family:  "failover",
+	Twin:    Twin{Kinds: []string{"failover"}},
+	Window:  Workload{TTL: 3 * time.Second, Hold: 2500 * time.Millisecond, Interval: 3 * time.Second, Duration: 20 * time.Second},
+	Summary: "isolate the primary from its replica and the sentinels right before a grant, so the grant is never replicated; the replica is promoted without it",
+	Needs:   Needs{Topology: cluster.TopologyFailover, TTL: true},
+	Plan: func(_ *rand.Rand, s Setup) Fault {
+		return &FailoverUnreplicated{GrantWait: Duration(min(s.TTL/2, 500*time.Millisecond)), Force: true, Aim: newAim(s)}
+	},
+	Decode: decode[FailoverUnreplicated],
+}
+
+// Refuse says why the fault does not fit s, or "".
+func (f *FailoverUnreplicated) Refuse(s Setup) string {
+	if f.GrantWait <= 0 {
+		return fmt.Sprintf("failover-unreplicated: grant_wait %v: want it positive", time.Duration(f.GrantWait))
+	}
+	return f.refuse("failover-unreplicated", s.Nodes)
+}
+
+func (f *FailoverUnreplicated) String() string {
+	s := "failover-unreplicated: isolate the primary right before a grant, promote the replica"
+	if f.Force {
+		s += " at once (SENTINEL FAILOVER)"
+	}
+	return s + f.says(func(d *Decision) string { return "primary " + nodeNames(d.Targets) + " cut from " + d.at() })
+}
+
+// Arm is the failover before the grant replicates (cutBeforeGrant) on
+// the Sentinel topology: it cuts the primary's internal path (from its
+// replica and the sentinels). With Force, a cut under which no grant came
+// is lifted (before the sentinels' down-after) and tried again at the
+// next hold's end while the window leaves room for one more.
+func (f *FailoverUnreplicated) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
+	fo, err := failoverOf(t)
+	if err != nil {
+		return false, err
+	}
+	var old *cluster.Node
+	return f.cutBeforeGrant(ctx, t, base, time.Duration(f.GrantWait), primaryCut{
+		primary: func(ctx context.Context, _ string) ([]int, string, error) {
+			if old, err = fo.WaitPrimary(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil, "the sentinels named no primary within the step's window", nil
+				}
+				return nil, "", err
+			}
+			return []int{slices.Index(fo.Nodes(), old)}, "", nil
+		},
+		cut:    func() error { return f.fo.blackHole(fo.InternalProxy(old)) },
+		lift:   func() error { return f.lift(ctx) },
+		anyKey: true,
+		retry:  f.Force,
+	})
+}
+
+// lift removes the cuts made so far.
+func (f *FailoverUnreplicated) lift(ctx context.Context) error {
+	return f.fo.uncut(context.WithoutCancel(ctx))
+}
+
+// Start waits for the sentinels to promote the replica, then cuts the old
+// primary from the clients too.
+func (f *FailoverUnreplicated) Start(ctx context.Context, t *Target) error {
+	if !f.struck() {
+		return nil
+	}
+	fo, err := failoverOf(t)
+	if err != nil {
+		return err
+	}
+	old, err := node(t, f.Decision.Targets[0])
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, promoteTimeout)
+	defer cancel()
+	if f.Force {
+		if err := fo.ForceFailover(wctx); err != nil {
+			return err
+		}
+	}
+	return f.fo.promoted(ctx, wctx, fo, old, 0)
+}
+
+// Heal removes the cuts and waits until the old primary has rejoined as a
+// replica (the failover kind's heal).
+func (f *FailoverUnreplicated) Heal(ctx context.Context, t *Target) error {
+	if !f.struck() {
+		return nil
+	}
+	return f.fo.Heal(ctx, t)
+}
+
+// The replication-link kinds fault the link between the primary of the
+// failover topology and its replica, and nothing else: the sentinels and
+// the clients reach both nodes as before (cluster.Failover.ReplicationLink).
+//
+//   - replica-partition black-holes the link both ways (toxiproxy timeout
+//     toxics, as a partition's): the primary keeps granting, the replica
+//     gets none of it, and the sentinels, who still reach the primary,
+//     promote nobody. Heal lifts the cut, which closes the link; the
+//     replica reconnects and catches up.
+//   - replica-latency holds the replication stream (and the replica's
+//     acknowledgements) by Latency ± Jitter: the replica lags.
+//
+// Alone neither breaks a lock that talks to the primary only: the
+// replica's copy matters once it is promoted, which a fault composed
+// with it (a kill of the primary, a failover) makes happen. A lock that
+// waits for its replica (setnx with WAIT 1) refuses its grants while the
+// link is cut. Each acts on the primary of the moment it starts; Heal
+// clears every replication link and waits until the topology is healthy.
+type ReplicaPartition struct{}
+
+// ReplicaLatency slows the replication link (see ReplicaPartition).
+type ReplicaLatency struct {
+	Latency Duration `json:"latency"`
+	Jitter  Duration `json:"jitter"`
+}
+
+var replicaNeeds = Needs{Topology: cluster.TopologyFailover, Cluster: cluster.Abilities{Links: true}, TTL: true}
+
+var replicaPartitionKind = Kind{
+	Name:    "replica-partition",
+	Family:  "replica-link",
+	Summary: "cut the replication link between the primary and its replica both ways; the sentinels and the clients still reach both",
+	Needs:   replicaNeeds,
+	Plan:    func(*rand.Rand, Setup) Fault { return &ReplicaPartition{} },
+	Decode:  decode[ReplicaPartition],
+}
+
+var replicaLatencyKind = Kind{
+	Name:    "replica-latency",
+	Family:  "replica-link",
+	Summary: "delay the replication link between the primary and its replica by a tenth to half a TTL",
+	Needs:   replicaNeeds,
+	Plan: func(rng *rand.Rand, s Setup) Fault {
+		d := [...]time.Duration{s.TTL / 10, s.TTL / 4, s.TTL / 2}[rng.IntN(3)]
+		d = max(d.Truncate(time.Millisecond), time.Millisecond)
+		return &ReplicaLatency{Latency: Duration(d), Jitter: Duration(time.Duration(rng.Int64N(int64(d/10) + 1)).Truncate(time.Millisecond))}
+	},
+	Decode: decode[ReplicaLatency],
+}
+
+func (*ReplicaPartition) String() string {
+	return "replica-partition: cut the replication link of the primary both ways"
+}
+
+// Start black-holes the replication link of the current primary.
+func (p *ReplicaPartition) Start(ctx context.Context, t *Target) error {
+	l, err := primaryLink(ctx, t)
+	if err != nil {
+		return err
+	}
+	return blackHole(ctx, l, replicaCutUp, replicaCutDown)
+}
+
+// Heal lifts every cut and waits for the replica to catch up.
+func (p *ReplicaPartition) Heal(ctx context.Context, t *Target) error {
+	return healLinks(ctx, t, replicaCutUp, replicaCutDown)
+}
+
+// Refuse says why the fault does not fit s, or "".
+func (l *ReplicaLatency) Refuse(Setup) string {
+	if l.Latency < Duration(time.Millisecond) || l.Jitter < 0 || l.Jitter > l.Latency {
+		return fmt.Sprintf("replica-latency: latency %v, jitter %v: want latency ≥ 1ms and 0 ≤ jitter ≤ latency", time.Duration(l.Latency), time.Duration(l.Jitter))
+	}
+	return ""
+}
+
+func (l *ReplicaLatency) String() string {
+	return fmt.Sprintf("replica-latency: the replication link of the primary %v±%v both ways", time.Duration(l.Latency), time.Duration(l.Jitter))
+}
+
+// Start slows the replication link of the current primary both ways.
+func (l *ReplicaLatency) Start(ctx context.Context, t *Target) error {
+	link, err := primaryLink(ctx, t)
+	if err != nil {
+		return err
+	}
+	attrs := map[string]int64{"latency": time.Duration(l.Latency).Milliseconds(), "jitter": time.Duration(l.Jitter).Milliseconds()}
+	return errors.Join(
+		injectToxic(ctx, link, toxicSpec{Name: replicaLatencyDn, Type: "latency", Stream: downstream, Attributes: attrs}),
+		injectToxic(ctx, link, toxicSpec{Name: replicaLatencyUp, Type: "latency", Stream: upstream, Attributes: attrs}))
+}
+
+// Heal removes the latency and waits for the replica to catch up.
+func (l *ReplicaLatency) Heal(ctx context.Context, t *Target) error {
+	return healLinks(ctx, t, replicaLatencyUp, replicaLatencyDn)
+}
+
+// primaryLink returns the replication link of the primary the sentinels
+// agree on.
+func primaryLink(ctx context.Context, t *Target) (*cluster.Link, error) {
+	fo, err := failoverOf(t)
+	if err != nil {
+		return nil, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, promoteTimeout)
+	defer cancel()
+	p, err := fo.WaitPrimary(wctx)
+	if err != nil {
+		return nil, err
+	}
+	l := fo.ReplicationLink(p)
+	if l == nil {
+		return nil, fmt.Errorf("%s has no replication link of its own (the docker backend)", p.Name())
+	}
+	return l, nil
+}
+
+// healLinks removes the toxics names from every node's replication link
+// and waits, at most rejoinTimeout, until the topology is healthy.
+func healLinks(ctx context.Context, t *Target, names ...string) error {
+	fo, err := failoverOf(t)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, n := range fo.Nodes() {
+		if l := fo.ReplicationLink(n); l != nil {
+			errs = append(errs, removeToxics(ctx, l, names))
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, rejoinTimeout)
+	defer cancel()
+	if _, err := fo.WaitHealthy(wctx); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }

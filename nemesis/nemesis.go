@@ -311,6 +311,50 @@ var kinds = []Kind{
 	replicaLatencyKind,
 }
 
+// What the kinds' faults can do beyond Fault, checked by the compiler,
+// in the order of kinds: a targeted kind's fault is an aimedFault.
+var (
+	_ RefusingFault = (*Partition)(nil)
+	_ RefusingFault = (*Latency)(nil)
+	_ RefusingFault = (*Kill)(nil)
+	_ LastingFault  = (*Kill)(nil)
+	_ RefusingFault = (*Pause)(nil)
+	_ RefusingFault = (*Clock)(nil)
+	_ RefusingFault = (*ClientPause)(nil)
+	_ LastingFault  = (*ClientPause)(nil)
+	_ RefusingFault = (*Failover)(nil)
+	_ aimedFault    = (*KillQuorum)(nil)
+	_ aimedFault    = (*ClockHold)(nil)
+	_ aimedFault    = (*PauseHolder)(nil)
+	_ aimedFault    = (*ClockPartition)(nil)
+	_ RefusingFault = (*ClientClock)(nil)
+	_ RefusingFault = (*ClockBackSlew)(nil)
+	_ LastingFault  = (*ClockBackSlew)(nil)
+	_ RefusingFault = (*ClockDrift)(nil)
+	_ aimedFault    = (*DelayGrant)(nil)
+	_ aimedFault    = (*FailoverUnreplicated)(nil)
+	_ aimedFault    = (*ClusterFailoverUnreplicated)(nil)
+	_ aimedFault    = (*ClusterKillMaster)(nil)
+	_ aimedFault    = (*ClusterMigrate)(nil)
+	_ RefusingFault = (*LatencyGroup)(nil)
+	_ aimedFault    = (*ClientStop)(nil)
+	_ EndingFault   = (*ClientStop)(nil)
+	_ aimedFault    = (*ClientStopRandom)(nil)
+	_ EndingFault   = (*ClientStopRandom)(nil)
+	_ aimedFault    = (*PartitionHolder)(nil)
+	_ RefusingFault = (*Evict)(nil)
+	_ RefusingFault = (*PowerLoss)(nil)
+	_ aimedFault    = (*PowerLossHolder)(nil)
+	_ RefusingFault = (*ServerStall)(nil)
+	_ LastingFault  = (*ServerStall)(nil)
+	_ aimedFault    = (*ServerStallHolder)(nil)
+	_ RefusingFault = (*ResetPeer)(nil)
+	_ RefusingFault = (*LimitData)(nil)
+	_ RefusingFault = (*Slicer)(nil)
+	_ RefusingFault = (*ConnDrop)(nil)
+	_ RefusingFault = (*ReplicaLatency)(nil)
+)
+
 // Kinds returns every known kind in a fixed order.
 func Kinds() []Kind { return slices.Clone(kinds) }
 
@@ -447,12 +491,17 @@ func Check(names []string, s Setup) ([]Kind, error) {
 	return ks, nil
 }
 
-// decode is the Decode of a kind whose fault is the struct *T: strict
-// JSON, an unknown field is an error.
-func decode[T any, P interface {
+// faultOf is *T, a kind's fault: the constraint of the kinds declared by
+// their fault's struct T (decode, and the constructors of a family's
+// kinds).
+type faultOf[T any] interface {
 	*T
 	Fault
-}](params json.RawMessage) (Fault, error) {
+}
+
+// decode is the Decode of a kind whose fault is the struct *T: strict
+// JSON, an unknown field is an error.
+func decode[T any, P faultOf[T]](params json.RawMessage) (Fault, error) {
 	var f T
 	if len(params) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(params))

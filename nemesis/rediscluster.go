@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/locktorture/locktorture/cluster"
@@ -30,6 +29,23 @@ func redisClusterOf(t *Target) (*cluster.RedisCluster, error) {
 	return t.Cluster.RedisCluster(), nil
 }
 
+// healthy ends every cluster kind's heal: it calls first (unless nil),
+// then waits, at most clusterHealTimeout, for a healthy cluster.
+func healthy(ctx context.Context, t *Target, first func(*cluster.RedisCluster) error) error {
+	rc, err := redisClusterOf(t)
+	if err != nil {
+		return err
+	}
+	if first != nil {
+		if err := first(rc); err != nil {
+			return err
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, clusterHealTimeout)
+	defer cancel()
+	return rc.WaitHealthy(wctx)
+}
+
 // ClusterFailoverUnreplicated is failover-unreplicated on Redis Cluster:
 // when a hold ends (its key about to be free), the master of the key's
 // slot is cut from its replica (the replication stream between the two;
@@ -50,29 +66,42 @@ type ClusterFailoverUnreplicated struct {
 	partition bool            // cluster-partition-master's: cut it from every node, no forced failover
 }
 
-var _ aimedFault = (*ClusterFailoverUnreplicated)(nil)
-
-var clusterFailoverUnreplicatedKind = Kind{
-	Name:    "cluster-failover-unreplicated",
-	Family:  "cluster",
-	Window:  Workload{Keys: 1, TTL: 3 * time.Second, Hold: 2500 * time.Millisecond, Interval: 3 * time.Second, Duration: 20 * time.Second},
-	Summary: "cut the master of a key's slot from its replica right before a grant, then promote the replica at once (CLUSTER FAILOVER FORCE): it never had the grant",
-	Needs:   Needs{Topology: cluster.TopologyCluster, TTL: true},
-	Plan: func(_ *rand.Rand, s Setup) Fault {
+var clusterFailoverUnreplicatedKind = clusterKind[ClusterFailoverUnreplicated]("cluster-failover-unreplicated", 3*time.Second, 20*time.Second, false,
+	"cut the master of a key's slot from its replica right before a grant, then promote the replica at once (CLUSTER FAILOVER FORCE): it never had the grant",
+	func(s Setup) Fault {
 		return &ClusterFailoverUnreplicated{GrantWait: Duration(min(s.TTL/2, 500*time.Millisecond)), Aim: newAim(s)}
-	},
-	Decode: decode[ClusterFailoverUnreplicated],
+	})
+
+// clusterKind is a kind of the cluster topology that aims at a held key:
+// its window is one key held for ttl less half a second, with a TTL of
+// ttl, for a run of dur; process: it needs to kill nodes.
+func clusterKind[T any, P faultOf[T]](name string, ttl, dur time.Duration, process bool, summary string, plan func(Setup) Fault) Kind {
+	return Kind{
+		Name:    name,
+		Family:  "cluster",
+		Window:  Workload{Keys: 1, TTL: ttl, Hold: ttl - 500*time.Millisecond, Interval: 3 * time.Second, Duration: dur},
+		Summary: summary,
+		Needs:   Needs{Topology: cluster.TopologyCluster, Cluster: cluster.Abilities{Process: process}, TTL: true},
+		Plan:    func(_ *rand.Rand, s Setup) Fault { return plan(s) },
+		Decode:  decode[T, P],
+	}
 }
 
 // Refuse says why the fault does not fit s, or "".
 func (f *ClusterFailoverUnreplicated) Refuse(s Setup) string {
+	return f.refuseAs("cluster-failover-unreplicated", s)
+}
+
+// refuseAs is Refuse of the kind called kind (cluster-partition-master
+// shares it).
+func (f *ClusterFailoverUnreplicated) refuseAs(kind string, s Setup) string {
 	if f.GrantWait <= 0 {
-		return fmt.Sprintf("cluster-failover-unreplicated: grant_wait %v: want it positive", time.Duration(f.GrantWait))
+		return fmt.Sprintf("%s: grant_wait %v: want it positive", kind, time.Duration(f.GrantWait))
 	}
 	if f.struck() && len(f.Decision.Targets) != 2 {
-		return fmt.Sprintf("cluster-failover-unreplicated: decision: %d targets, want the master and its replica", len(f.Decision.Targets))
+		return fmt.Sprintf("%s: decision: %d targets, want the master and its replica", kind, len(f.Decision.Targets))
 	}
-	return f.refuse("cluster-failover-unreplicated", s.Nodes)
+	return f.refuse(kind, s.Nodes)
 }
 
 func (f *ClusterFailoverUnreplicated) String() string {
@@ -91,7 +120,7 @@ func (f *ClusterFailoverUnreplicated) Arm(ctx context.Context, t *Target, base t
 		return false, err
 	}
 	if t.View == nil {
-		return false, errors.New("no view of the run's holds to aim at")
+		return false, errNoView
 	}
 	// The next grant follows a release within a millisecond: the owners
 	// of the held keys are asked for now, so that the cut follows the
@@ -131,10 +160,7 @@ func (f *ClusterFailoverUnreplicated) Arm(ctx context.Context, t *Target, base t
 			f.cutOff(rc, master, replica)
 			return nil
 		},
-		lift: func() error {
-			f.lift(rc)
-			return nil
-		},
+		lift: func() error { return f.lift(rc) },
 	})
 }
 
@@ -151,11 +177,12 @@ func (f *ClusterFailoverUnreplicated) cutOff(rc *cluster.RedisCluster, master, r
 	f.cut = []*cluster.Node{master, replica}
 }
 
-func (f *ClusterFailoverUnreplicated) lift(rc *cluster.RedisCluster) {
+func (f *ClusterFailoverUnreplicated) lift(rc *cluster.RedisCluster) error {
 	if len(f.cut) >= 2 {
 		rc.Heal(f.cut[0], f.cut[1:]...)
 	}
 	f.cut = nil
+	return nil
 }
 
 // Start promotes the replica (CLUSTER FAILOVER FORCE) and waits until it
@@ -191,14 +218,7 @@ func (f *ClusterFailoverUnreplicated) Start(ctx context.Context, t *Target) erro
 
 // Heal lifts the cut and waits for a healthy cluster.
 func (f *ClusterFailoverUnreplicated) Heal(ctx context.Context, t *Target) error {
-	rc, err := redisClusterOf(t)
-	if err != nil {
-		return err
-	}
-	f.lift(rc)
-	wctx, cancel := context.WithTimeout(ctx, clusterHealTimeout)
-	defer cancel()
-	return rc.WaitHealthy(wctx)
+	return healthy(ctx, t, f.lift)
 }
 
 // ClusterKillMaster kills the master of a held key's slot (SIGKILL): the
@@ -212,19 +232,9 @@ type ClusterKillMaster struct {
 	Aim
 }
 
-var _ aimedFault = (*ClusterKillMaster)(nil)
-
-var clusterKillMasterKind = Kind{
-	Name:    "cluster-kill-master",
-	Family:  "cluster",
-	Window:  Workload{Keys: 1, TTL: 5 * time.Second, Hold: 4500 * time.Millisecond, Interval: 3 * time.Second, Duration: 20 * time.Second},
-	Summary: "kill the master of a held key's slot; the cluster promotes its replica, which has the key if it was replicated",
-	Needs:   Needs{Topology: cluster.TopologyCluster, Cluster: cluster.Abilities{Process: true}, TTL: true},
-	Plan: func(_ *rand.Rand, s Setup) Fault {
-		return &ClusterKillMaster{Aim: newAim(s)}
-	},
-	Decode: decode[ClusterKillMaster],
-}
+var clusterKillMasterKind = clusterKind[ClusterKillMaster]("cluster-kill-master", 5*time.Second, 20*time.Second, true,
+	"kill the master of a held key's slot; the cluster promotes its replica, which has the key if it was replicated",
+	func(s Setup) Fault { return &ClusterKillMaster{Aim: newAim(s)} })
 
 // Refuse says why the fault does not fit s, or "".
 func (f *ClusterKillMaster) Refuse(s Setup) string {
@@ -314,22 +324,7 @@ func (f *ClusterKillMaster) Heal(ctx context.Context, t *Target) error {
 	if !f.struck() {
 		return nil
 	}
-	rc, err := redisClusterOf(t)
-	if err != nil {
-		return err
-	}
-	n, err := node(t, f.Decision.Targets[0])
-	if err != nil {
-		return err
-	}
-	if !n.Running() {
-		if err := n.Restart(ctx); err != nil {
-			return err
-		}
-	}
-	wctx, cancel := context.WithTimeout(ctx, clusterHealTimeout)
-	defer cancel()
-	return rc.WaitHealthy(wctx)
+	return healthy(ctx, t, func(*cluster.RedisCluster) error { return restartDown(ctx, t, f.Decision.Targets[:1]) })
 }
 
 // ClusterPartitionMaster is cluster-failover-unreplicated's aim with a
@@ -347,22 +342,15 @@ type ClusterPartitionMaster struct {
 	ClusterFailoverUnreplicated
 }
 
-var clusterPartitionMasterKind = Kind{
-	Name:    "cluster-partition-master",
-	Family:  "cluster",
-	Window:  Workload{Keys: 1, TTL: 8 * time.Second, Hold: 7500 * time.Millisecond, Interval: 3 * time.Second, Duration: 30 * time.Second},
-	Summary: "cut the master of a key's slot from every other node right before a grant: it keeps granting until the node timeout, and the majority promotes its replica without the key",
-	Needs:   Needs{Topology: cluster.TopologyCluster, TTL: true},
-	Plan: func(_ *rand.Rand, s Setup) Fault {
+var clusterPartitionMasterKind = clusterKind[ClusterPartitionMaster]("cluster-partition-master", 8*time.Second, 30*time.Second, false,
+	"cut the master of a key's slot from every other node right before a grant: it keeps granting until the node timeout, and the majority promotes its replica without the key",
+	func(s Setup) Fault {
 		return &ClusterPartitionMaster{ClusterFailoverUnreplicated{GrantWait: Duration(min(s.TTL/2, 500*time.Millisecond)), Aim: newAim(s)}}
-	},
-	Decode: decode[ClusterPartitionMaster],
-}
+	})
 
 // Refuse says why the fault does not fit s, or "".
 func (f *ClusterPartitionMaster) Refuse(s Setup) string {
-	r := f.ClusterFailoverUnreplicated.Refuse(s)
-	return strings.Replace(r, "cluster-failover-unreplicated", "cluster-partition-master", 1)
+	return f.refuseAs("cluster-partition-master", s)
 }
 
 func (f *ClusterPartitionMaster) String() string {
@@ -396,19 +384,9 @@ type ClusterMigrate struct {
 	Aim
 }
 
-var _ aimedFault = (*ClusterMigrate)(nil)
-
-var clusterMigrateKind = Kind{
-	Name:    "cluster-migrate",
-	Family:  "cluster",
-	Window:  Workload{Keys: 1, TTL: 3 * time.Second, Hold: 2500 * time.Millisecond, Interval: 3 * time.Second, Duration: 20 * time.Second},
-	Summary: "move the slot of a held key to another master while it is held (SETSLOT MIGRATING and IMPORTING, MIGRATE, SETSLOT NODE): the key moves with its TTL and clients follow ASK and MOVED",
-	Needs:   Needs{Topology: cluster.TopologyCluster, TTL: true},
-	Plan: func(_ *rand.Rand, s Setup) Fault {
-		return &ClusterMigrate{Aim: newAim(s)}
-	},
-	Decode: decode[ClusterMigrate],
-}
+var clusterMigrateKind = clusterKind[ClusterMigrate]("cluster-migrate", 3*time.Second, 20*time.Second, false,
+	"move the slot of a held key to another master while it is held (SETSLOT MIGRATING and IMPORTING, MIGRATE, SETSLOT NODE): the key moves with its TTL and clients follow ASK and MOVED",
+	func(s Setup) Fault { return &ClusterMigrate{Aim: newAim(s)} })
 
 // Refuse says why the fault does not fit s, or "".
 func (f *ClusterMigrate) Refuse(s Setup) string {
@@ -481,12 +459,4 @@ func (f *ClusterMigrate) Start(ctx context.Context, t *Target) error {
 }
 
 // Heal waits for a healthy cluster.
-func (f *ClusterMigrate) Heal(ctx context.Context, t *Target) error {
-	rc, err := redisClusterOf(t)
-	if err != nil {
-		return err
-	}
-	wctx, cancel := context.WithTimeout(ctx, clusterHealTimeout)
-	defer cancel()
-	return rc.WaitHealthy(wctx)
-}
+func (f *ClusterMigrate) Heal(ctx context.Context, t *Target) error { return healthy(ctx, t, nil) }

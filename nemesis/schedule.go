@@ -274,30 +274,22 @@ func Load(path string, s Setup) (Schedule, error) {
 	}
 	for i := range sc.Steps {
 		st := &sc.Steps[i]
-		ks, err := Check([]string{st.Kind}, s)
-		if err != nil {
-			return sc, fmt.Errorf("%s: step %d: %w", path, i, err)
-		}
-		name := fmt.Sprintf("%s: step %d (%s)", path, i, st.Kind)
-		if st.fault, err = decodeFault(ks[0], st.Params, s, name); err != nil {
+		at := fmt.Sprintf("%s: step %d", path, i)
+		if st.fault, err = loadFault(st.Kind, st.Params, s, at); err != nil {
 			return sc, err
 		}
 		for j := range st.With {
 			p := &st.With[j]
-			ks, err := Check([]string{p.Kind}, s)
-			if err != nil {
-				return sc, fmt.Errorf("%s: step %d, with %d: %w", path, i, j, err)
-			}
-			if p.fault, err = decodeFault(ks[0], p.Params, s, fmt.Sprintf("%s: step %d, with %d (%s)", path, i, j, p.Kind)); err != nil {
+			if p.fault, err = loadFault(p.Kind, p.Params, s, fmt.Sprintf("%s, with %d", at, j)); err != nil {
 				return sc, err
 			}
 			if _, armed := p.fault.(ArmedFault); armed {
-				return sc, fmt.Errorf("nemesis: %s: step %d, with %d (%s): a targeted fault strikes alone, at its moment, and is never composed", path, i, j, p.Kind)
+				return sc, fmt.Errorf("nemesis: %s, with %d (%s): a targeted fault strikes alone, at its moment, and is never composed", at, j, p.Kind)
 			}
 			p.Desc = p.fault.String()
 		}
 		if _, armed := st.fault.(ArmedFault); armed && len(st.With) > 0 {
-			return sc, fmt.Errorf("nemesis: %s: a targeted fault strikes alone, at its moment, and is never composed", name)
+			return sc, fmt.Errorf("nemesis: %s (%s): a targeted fault strikes alone, at its moment, and is never composed", at, st.Kind)
 		}
 		if st.At < 0 || st.For < 0 || (i > 0 && st.At < sc.Steps[i-1].At+sc.Steps[i-1].For) {
 			return sc, fmt.Errorf("nemesis: %s: step %d: steps must not overlap or go back in time", path, i)
@@ -307,10 +299,16 @@ func Load(path string, s Setup) (Schedule, error) {
 	return sc, nil
 }
 
-// decodeFault decodes a fault of kind k from params and asks it to Refuse
-// what s lacks; name names the step (or part) in the error.
-func decodeFault(k Kind, params json.RawMessage, s Setup, name string) (Fault, error) {
-	f, err := k.Decode(params)
+// loadFault checks that kind can act on s, decodes its fault from params
+// and asks it to Refuse what s lacks; at names the step (or part) in the
+// error.
+func loadFault(kind string, params json.RawMessage, s Setup, at string) (Fault, error) {
+	ks, err := Check([]string{kind}, s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", at, err)
+	}
+	name := fmt.Sprintf("%s (%s)", at, kind)
+	f, err := ks[0].Decode(params)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

@@ -46,6 +46,10 @@ type aimedFault interface {
 	LastingFault
 }
 
+// errNoView is a targeted fault's error on a run that offers no view of
+// its holds (Target.View).
+var errNoView = errors.New("no view of the run's holds to aim at")
+
 // Aim is what every targeted fault has: how long it looks for its moment
 // (Window: two TTLs, a few grants under contention), how long it stays active once struck (Active), and what it
 // decided. Its fields are part of the fault's JSON parameters.
@@ -162,10 +166,10 @@ func runNow(base time.Time) int64 { return time.Since(base).Nanoseconds() }
 // decision replays it instead (see replay).
 func watch(ctx context.Context, t *Target, base time.Time, rec *Decision, pick func(c Change, left time.Duration) (aim, bool)) (*Decision, error) {
 	if rec != nil {
-		return replay(ctx, t, base, rec)
+		return replay(ctx, t, base, rec), nil
 	}
 	if t.View == nil {
-		return nil, fmt.Errorf("no view of the run's holds to aim at")
+		return nil, errNoView
 	}
 	_, after := t.View.Holds()
 	for {
@@ -187,12 +191,7 @@ func watch(ctx context.Context, t *Target, base time.Time, rec *Decision, pick f
 			if !ok {
 				continue
 			}
-			return &Decision{
-				At:      Duration(now),
-				Trigger: &Trigger{Change: c.Kind, Client: c.Hold.Client, Key: c.Hold.Key, Granted: slices.Clone(c.Hold.Granted), Left: Duration(left)},
-				Targets: a.targets,
-				Amount:  Duration(a.amount),
-			}, nil
+			return &Decision{At: Duration(now), Trigger: holdTrigger(c.Kind, c.Hold, now), Targets: a.targets, Amount: Duration(a.amount)}, nil
 		}
 	}
 }
@@ -201,18 +200,32 @@ func watch(ctx context.Context, t *Target, base time.Time, rec *Decision, pick f
 // Replay saying whether the live state then held the recorded trigger: an
 // open hold of the same key, granted by the same nodes, still valid.
 // A decision that missed is replayed as a miss.
-func replay(ctx context.Context, t *Target, base time.Time, rec *Decision) (*Decision, error) {
+func replay(ctx context.Context, t *Target, base time.Time, rec *Decision) *Decision {
 	d := *rec
 	if d.Missed != "" || d.Trigger == nil {
-		return &d, nil
+		return &d
 	}
 	if err := wait.Sleep(ctx, time.Until(base.Add(time.Duration(d.At)))); err != nil {
 		d.Missed = "the run ended before the recorded offset"
-		d.Replay = verdict(rec, &d, 0)
-		return &d, nil
+		return judged(rec, &d, 0)
 	}
 	d.Replay = replayDiff(t, base, d.Trigger)
-	return &d, nil
+	return &d
+}
+
+// judged is d, a decision come to live; in a replay (rec, the recorded
+// one, not nil) with Replay the verdict on the aspects asked for.
+func judged(rec, d *Decision, aspects int) *Decision {
+	if rec != nil {
+		d.Replay = verdict(rec, d, aspects)
+	}
+	return d
+}
+
+// holdTrigger is the trigger of a strike at a change of h at the
+// run-clock time now.
+func holdTrigger(change ChangeKind, h Hold, now int64) *Trigger {
+	return &Trigger{Change: change, Client: h.Client, Key: h.Key, Granted: slices.Clone(h.Granted), Left: Duration(h.ValidUntil - now)}
 }
 
 // The aspects of a strike a replay compares with the recording (verdict).
@@ -258,13 +271,12 @@ func differs(rec *Trigger, live string) string {
 // recording missed); an error without a view to follow.
 func keyAboutFree(ctx context.Context, t *Target, base time.Time, rec *Decision) (after uint64, missed *Decision, err error) {
 	if t.View == nil {
-		return 0, nil, errors.New("no view of the run's holds to aim at")
+		return 0, nil, errNoView
 	}
 	holds, after := t.View.Holds()
 	if rec != nil {
-		r, err := replay(ctx, t, base, rec)
-		if err != nil || r.Missed != "" {
-			return 0, r, err
+		if r := replay(ctx, t, base, rec); r.Missed != "" {
+			return 0, r, nil
 		}
 		_, after = t.View.Holds()
 		return after, nil, nil

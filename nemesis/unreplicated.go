@@ -3,7 +3,6 @@ package nemesis
 import (
 	"context"
 	"errors"
-	"slices"
 	"time"
 )
 
@@ -46,7 +45,7 @@ type primaryCut struct {
 // says.
 func (a *Aim) cutBeforeGrant(ctx context.Context, t *Target, base time.Time, grantWait time.Duration, p primaryCut) (bool, error) {
 	if t.View == nil {
-		return false, errors.New("no view of the run's holds to aim at")
+		return false, errNoView
 	}
 	rec := a.Decision
 	var (
@@ -58,10 +57,9 @@ func (a *Aim) cutBeforeGrant(ctx context.Context, t *Target, base time.Time, gra
 	)
 	_, after := t.View.Holds()
 	if rec != nil {
-		r, err := replay(ctx, t, base, rec)
-		if err != nil || r.Missed != "" {
+		if r := replay(ctx, t, base, rec); r.Missed != "" {
 			a.Decision = r
-			return false, err
+			return false, nil
 		}
 		_, after = t.View.Holds()
 		if rec.Trigger != nil {
@@ -129,11 +127,7 @@ func (a *Aim) cutBeforeGrant(ctx context.Context, t *Target, base time.Time, gra
 		}
 		_, after = t.View.Holds()
 	}
-	d := &Decision{At: Duration(at), Targets: targets, Trigger: cutTrigger(grant, gerr == nil, rec != nil, moment, key, runNow(base))}
-	if rec != nil {
-		d.Replay = verdict(rec, d, sameTargets|sameChange)
-	}
-	a.Decision = d
+	a.Decision = judged(rec, &Decision{At: Duration(at), Targets: targets, Trigger: cutTrigger(grant, gerr == nil, rec != nil, moment, key, runNow(base))}, sameTargets|sameChange)
 	return true, nil
 }
 
@@ -143,11 +137,9 @@ func (a *Aim) cutBeforeGrant(ctx context.Context, t *Target, base time.Time, gra
 func cutTrigger(grant Change, granted, replayed bool, moment Change, key string, now int64) *Trigger {
 	switch {
 	case granted:
-		h := grant.Hold
-		return &Trigger{Change: HoldGranted, Client: h.Client, Key: h.Key, Granted: slices.Clone(h.Granted), Left: Duration(h.ValidUntil - now)}
+		return holdTrigger(HoldGranted, grant.Hold, now)
 	case replayed:
 		return &Trigger{Change: HoldEnded, Client: -1, Key: key}
 	}
-	h := moment.Hold
-	return &Trigger{Change: HoldEnded, Client: h.Client, Key: h.Key, Granted: slices.Clone(h.Granted), Left: Duration(h.ValidUntil - now)}
+	return holdTrigger(HoldEnded, moment.Hold, now)
 }
