@@ -163,7 +163,9 @@ func (p *Plan) Run(ctx context.Context) (report.Matrix, error) {
 	q := p.newQueue(seedsOf)
 	// Up to o.Jobs runs at once, or as many as the machine holds (see
 	// schedule).
-	schedule(ctx, o.Jobs, healthyLate(specs), func() (func() bool, bool) { return q.take(ctx) })
+	probe, stop := p.probe(ctx)
+	schedule(ctx, o.Jobs, healthyLate(specs), probe, func() (func() bool, bool) { return q.take(ctx) })
+	stop()
 	for i := range specs {
 		if len(seedsOf[i]) == 0 {
 			continue // every run of the cell is another shard's

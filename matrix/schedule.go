@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/harness"
 	"github.com/locktorture/locktorture/internal/health"
 	"github.com/locktorture/locktorture/report"
@@ -114,12 +115,21 @@ func healthyLate(specs []Spec) time.Duration {
 // slow (its own health) takes one off the most it starts, never below
 // one, and a healthy one gives one back (to be grown into one a second
 // again).
-func schedule(ctx context.Context, jobs int, healthy time.Duration, take func() (func() (slow bool), bool)) {
+//
+// probe, when not nil, is a round trip to a server of another process
+// that no run touches: the machine holds one more run only while it
+// answers within healthy too. Beside CPU hogs this process's timers keep
+// time while every run's nodes answer late, and six runs side by side
+// timed every call out.
+func schedule(ctx context.Context, jobs int, healthy time.Duration, probe func(context.Context) error, take func() (func() (slow bool), bool)) {
 	limit := jobs
 	var mon *health.Monitor
 	if jobs <= 0 {
 		limit = MaxJobs()
 		mon = health.Start(0, 0, time.Now())
+		if probe != nil {
+			mon.Probe("a PING on a fresh connection to a redis-server no run touches", probe)
+		}
 		defer mon.Stop()
 	}
 	var wg sync.WaitGroup
@@ -131,7 +141,7 @@ func schedule(ctx context.Context, jobs int, healthy time.Duration, take func() 
 		// Start what may start now: at once in the place of a run that
 		// ended, one a second beyond the most run so far.
 		for running < limit {
-			if mon != nil && running > 0 && ((running >= peak && time.Since(lastStart) < time.Second) || mon.Recent(time.Second) > healthy) {
+			if mon != nil && running > 0 && ((running >= peak && time.Since(lastStart) < time.Second) || mon.Recent(time.Second) > healthy || mon.RecentProbe(time.Second) > healthy) {
 				break
 			}
 			task, ok := take()
@@ -163,4 +173,29 @@ func schedule(ctx context.Context, jobs int, healthy time.Duration, take func() 
 		}
 	}
 	wg.Wait()
+}
+
+// probe starts the redis-server the schedule's probe calls (schedule),
+// when the matrix decides how many runs it holds (Options.Jobs 0) and
+// every cell runs its nodes as processes on this machine; it returns the
+// call (nil without one) and what stops the server. A server that does
+// not start leaves the schedule to its timers alone, as before.
+func (p *Plan) probe(ctx context.Context) (func(context.Context) error, func()) {
+	if p.o.Jobs != 0 {
+		return nil, func() {}
+	}
+	for _, sp := range p.specs {
+		if b := sp.Config.Cluster.Backend; b != "" && b != cluster.BackendProcess {
+			return nil, func() {}
+		}
+	}
+	c, err := cluster.Start(ctx, 1, cluster.WithDir(filepath.Join(p.o.Dir, "probe")))
+	if err != nil {
+		if p.o.Log != nil {
+			fmt.Fprintf(p.o.Log, "matrix: no health probe, the timers alone decide how many runs start: %v\n", err)
+		}
+		return nil, func() {}
+	}
+	n := c.Node(0)
+	return n.Ping, func() { c.Close() }
 }

@@ -37,7 +37,7 @@ func TestSchedule(t *testing.T) {
 				return n%2 == 0 // slow: fewer side by side
 			}
 		}
-		schedule(context.Background(), jobs, healthyLate(nil), func() (func() bool, bool) {
+		schedule(context.Background(), jobs, healthyLate(nil), nil, func() (func() bool, bool) {
 			mu.Lock()
 			defer mu.Unlock()
 			if next >= len(queue) {

@@ -110,6 +110,7 @@ type Monitor struct {
 	mu     sync.Mutex
 	lates  []time.Duration      // every firing's lateness
 	recent []sample             // the last seconds' firings, for Recent
+	lastRT []sample             // the last seconds' probes, for RecentProbe
 	rtts   []time.Duration      // every probe's round trip
 	seen   map[string][]Stretch // by what saw them, each in order; see merge
 	rep    Report
@@ -256,7 +257,11 @@ func (m *Monitor) probed(start, end time.Time, failed bool) {
 	m.rep.Probe.Max = max(m.rep.Probe.Max, rtt)
 	if failed {
 		m.rep.Probe.Failed++
-		rtt = max(rtt, m.threshold)
+		rtt = max(rtt, m.threshold, ProbeEvery)
+	}
+	m.lastRT = append(m.lastRT, sample{end, rtt})
+	if len(m.lastRT) > 100 {
+		m.lastRT = slices.Delete(m.lastRT, 0, 50)
 	}
 	m.slow(start, end, rtt, ByProbe)
 }
@@ -276,6 +281,21 @@ func (m *Monitor) Recent(window time.Duration) time.Duration {
 	}
 	slices.Sort(lates)
 	return lates[len(lates)*9/10]
+}
+
+// RecentProbe is the longest round trip of the probe (a failed one counts
+// as a threshold, and at least ProbeEvery) that ended over the last
+// window, 0 for none: a timer in this process keeps time beside CPU hogs
+// that make a server of another process, and every node of a run, late.
+func (m *Monitor) RecentProbe(window time.Duration) time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var worst time.Duration
+	since := time.Now().Add(-window)
+	for i := len(m.lastRT) - 1; i >= 0 && m.lastRT[i].at.After(since); i-- {
+		worst = max(worst, m.lastRT[i].late)
+	}
+	return worst
 }
 
 // Stop stops the monitor and returns what it measured.

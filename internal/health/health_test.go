@@ -85,8 +85,9 @@ func TestProbeStretches(t *testing.T) {
 }
 
 // TestProbe: a started probe whose calls never answer within its bound,
-// or fail at once, makes unhealthy stretches seen by the probe; one whose
-// calls answer at once makes none.
+// or fail at once, makes unhealthy stretches seen by the probe, and
+// RecentProbe a threshold or more; one whose calls answer at once makes
+// none.
 func TestProbe(t *testing.T) {
 	for _, tc := range []struct {
 		name         string
@@ -102,6 +103,9 @@ func TestProbe(t *testing.T) {
 			m := Start(time.Hour, tc.threshold, time.Now())
 			m.Probe("test", tc.call)
 			until(t, m, "the probe called twice", func() bool { return len(m.rtts) >= 2 })
+			if rp := m.RecentProbe(time.Minute); (rp >= tc.threshold) != tc.slow {
+				t.Errorf("RecentProbe %s against a threshold of %s, want slow=%v", rp, tc.threshold, tc.slow)
+			}
 			r := m.Stop()
 			if r.Probe == nil || r.Probe.Samples < 2 || r.Probe.Target != "test" {
 				t.Fatalf("probe report %+v", r.Probe)
