@@ -10,7 +10,8 @@
 //
 // It owns nothing of a run: the harness reaches the cluster through the
 // external backend like any cluster someone else runs. It imports
-// cluster (for its default image) and go-redis (to see the nodes
-// answer); it is imported by cmd/compose-cluster and by nothing the
+// cluster (for its default image), go-redis (to see the nodes answer)
+// and internal/safefs (its files are written whole, never through a
+// link); it is imported by cmd/compose-cluster and by nothing the
 // harness uses.
 package compose
