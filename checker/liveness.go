@@ -135,11 +135,11 @@ func unknownHolds(attempts []attempt, validity, end int64) []Window {
 		if a.ok || a.definite {
 			continue
 		}
-		to := end
+		to := end // it never returned
 		if a.ret != math.MaxInt64 {
-			to = min(a.ret+validity, max(a.ret, end))
+			to = min(a.ret+validity, end)
 		}
-		out = append(out, Window{Start: a.call, End: to})
+		out = append(out, Window{Start: a.call, End: max(to, a.call)})
 	}
 	return out
 }

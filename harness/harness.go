@@ -167,7 +167,7 @@ func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary
 	}()
 	// As report.Server joins them: the name alone when no version was read.
 	sum.Server, sum.NodeVersions = strings.TrimSpace(cl.Server()+" "+cl.Version()), cl.Versions()
-	probe, err := startProbe(ctx, cfg, o)
+	probe, err := StartProbe(ctx, cfg.Cluster.Backend, filepath.Join(cfg.Dir, "probe"), o.log)
 	if err != nil {
 		return sum, err
 	}
@@ -209,7 +209,7 @@ func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary
 	mon := health.Start(0, HealthThreshold(cfg.TTL), base)
 	if probe != nil {
 		pn := probe.Node(0)
-		mon.Probe("a PING on a fresh connection to an untouched redis-server", func(ctx context.Context) error { return pn.Ping(ctx) })
+		mon.Probe(ProbeTarget, func(ctx context.Context) error { return pn.Ping(ctx) })
 	}
 	defer func() { sum.Health = mon.Stop() }()
 	store := NewStore(cfg.Fencing)
@@ -230,17 +230,21 @@ func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary
 	return sum, err
 }
 
-// startProbe starts the redis-server a run's health probe calls, each
+// ProbeTarget says what a health probe of StartProbe's server calls.
+const ProbeTarget = "a PING on a fresh connection to an untouched redis-server"
+
+// StartProbe starts, in dir, the redis-server a health probe calls, each
 // time on a fresh connection (no fault touches it, so a slow dial or round
 // trip is the machine's, not a fault's: a starved CPU, or loopback out of
-// ports or connection-tracking slots after a churn of connections),
-// for the process backend; the other backends' nodes live elsewhere, and
-// their runs measure the timers alone (nil).
-func startProbe(ctx context.Context, cfg Config, o runOptions) (*cluster.Cluster, error) {
-	if b := cfg.Cluster.Backend; b != "" && b != cluster.BackendProcess {
+// ports or connection-tracking slots after a churn of connections), for
+// the process backend; the other backends' nodes live elsewhere, and
+// their runs measure the timers alone (nil). A run's probe is its own;
+// the matrix starts one more to decide how many runs it holds.
+func StartProbe(ctx context.Context, backend, dir string, log io.Writer) (*cluster.Cluster, error) {
+	if backend != "" && backend != cluster.BackendProcess {
 		return nil, nil
 	}
-	c, err := cluster.Start(ctx, 1, cluster.WithDir(filepath.Join(cfg.Dir, "probe")), cluster.WithLog(o.log))
+	c, err := cluster.Start(ctx, 1, cluster.WithDir(dir), cluster.WithLog(log))
 	if err != nil {
 		return nil, fmt.Errorf("harness: start the health probe's node: %w", err)
 	}

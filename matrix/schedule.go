@@ -128,7 +128,7 @@ func schedule(ctx context.Context, jobs int, healthy time.Duration, probe func(c
 		limit = MaxJobs()
 		mon = health.Start(0, 0, time.Now())
 		if probe != nil {
-			mon.Probe("a PING on a fresh connection to a redis-server no run touches", probe)
+			mon.Probe(harness.ProbeTarget, probe)
 		}
 		defer mon.Stop()
 	}
@@ -181,21 +181,21 @@ func schedule(ctx context.Context, jobs int, healthy time.Duration, probe func(c
 // call (nil without one) and what stops the server. A server that does
 // not start leaves the schedule to its timers alone, as before.
 func (p *Plan) probe(ctx context.Context) (func(context.Context) error, func()) {
+	none := func() {}
 	if p.o.Jobs != 0 {
-		return nil, func() {}
+		return nil, none
 	}
 	for _, sp := range p.specs {
 		if b := sp.Config.Cluster.Backend; b != "" && b != cluster.BackendProcess {
-			return nil, func() {}
+			return nil, none
 		}
 	}
-	c, err := cluster.Start(ctx, 1, cluster.WithDir(filepath.Join(p.o.Dir, "probe")))
-	if err != nil {
-		if p.o.Log != nil {
+	c, err := harness.StartProbe(ctx, cluster.BackendProcess, filepath.Join(p.o.Dir, "probe"), nil)
+	if err != nil || c == nil {
+		if err != nil && p.o.Log != nil {
 			fmt.Fprintf(p.o.Log, "matrix: no health probe, the timers alone decide how many runs start: %v\n", err)
 		}
-		return nil, func() {}
+		return nil, none
 	}
-	n := c.Node(0)
-	return n.Ping, func() { c.Close() }
+	return c.Node(0).Ping, func() { c.Close() }
 }

@@ -121,6 +121,15 @@ type sample struct {
 	late time.Duration
 }
 
+// keep appends x to ss, dropping the older half once ss holds more than
+// n: the last seconds are what Recent and RecentProbe read.
+func keep(ss []sample, x sample, n int) []sample {
+	if ss = append(ss, x); len(ss) > n {
+		ss = slices.Delete(ss, 0, n/2)
+	}
+	return ss
+}
+
 // Start starts a monitor whose timer asks to fire every every (0:
 // DefaultEvery); threshold is the lateness from which a stretch is
 // unhealthy; base is the time the stretches' offsets count from.
@@ -156,10 +165,7 @@ func (m *Monitor) add(want, now time.Time, late time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.lates = append(m.lates, late)
-	m.recent = append(m.recent, sample{now, late})
-	if len(m.recent) > 1000 {
-		m.recent = slices.Delete(m.recent, 0, 500)
-	}
+	m.recent = keep(m.recent, sample{now, late}, 1000) // 10 s of firings
 	m.rep.MaxLate = max(m.rep.MaxLate, late)
 	m.slow(want, now, late, ByTimer)
 }
@@ -259,10 +265,7 @@ func (m *Monitor) probed(start, end time.Time, failed bool) {
 		m.rep.Probe.Failed++
 		rtt = max(rtt, m.threshold, ProbeEvery)
 	}
-	m.lastRT = append(m.lastRT, sample{end, rtt})
-	if len(m.lastRT) > 100 {
-		m.lastRT = slices.Delete(m.lastRT, 0, 50)
-	}
+	m.lastRT = keep(m.lastRT, sample{end, rtt}, 100) // 10 s of probes
 	m.slow(start, end, rtt, ByProbe)
 }
 
