@@ -174,11 +174,13 @@ type Cell struct {
 	// Trials are the cell's trials (report.Cell.Trials), SlowTrials those
 	// the machine was too slow for, ToFirst the trial that showed the
 	// first violation; Excluded the per-trial violation rate the trials
-	// exclude at 95 % when none showed one.
-	Trials     int     `json:"trials"`
-	SlowTrials int     `json:"slow_trials,omitempty"`
-	ToFirst    int     `json:"trials_to_first_violation,omitempty"`
-	Excluded   float64 `json:"excluded_rate,omitempty"`
+	// exclude at 95 % when none showed one; TooSlowRuns the runs left out
+	// of the judging (report.Cell.TooSlowRuns).
+	Trials      int     `json:"trials"`
+	SlowTrials  int     `json:"slow_trials,omitempty"`
+	TooSlowRuns int     `json:"too_slow_runs,omitempty"`
+	ToFirst     int     `json:"trials_to_first_violation,omitempty"`
+	Excluded    float64 `json:"excluded_rate,omitempty"`
 	// Matches is the matrix's judgement (the outcome against the
 	// expectation), and false when a promise broke.
 	Matches bool `json:"matches"`
@@ -208,7 +210,7 @@ func (c Cell) Properties() string {
 // PowerText says what the cell's trials showed, in the matrix's words
 // (report.Cell.Power).
 func (c Cell) PowerText() string {
-	return report.Cell{Trials: c.Trials, SlowTrials: c.SlowTrials, ToFirst: c.ToFirst}.Power()
+	return report.Cell{Trials: c.Trials, SlowTrials: c.SlowTrials, ToFirst: c.ToFirst, TooSlowRuns: c.TooSlowRuns}.Power()
 }
 
 // PowerLine is the gate's verdict with its evidence: for a pass, the
@@ -535,7 +537,7 @@ func judge(res *Result, specs []matrix.Spec, dir string) {
 		sp := byName[mc.Name]
 		c := Cell{Name: mc.Name, Expect: sp.Expect, Outcome: mc.Outcome, Violated: mc.RunsWithViolation, Runs: len(mc.Runs), Matches: mc.Matches,
 			Promise: sp.Promise, Stuck: mc.StuckRuns, Broke: mc.BrokeRuns(), Source: sp.Source, Reason: sp.Why}
-		c.Trials, c.SlowTrials, c.ToFirst = mc.Trials, mc.SlowTrials, mc.ToFirst
+		c.Trials, c.SlowTrials, c.ToFirst, c.TooSlowRuns = mc.Trials, mc.SlowTrials, mc.ToFirst, mc.TooSlowRuns
 		if c.ToFirst == 0 && c.Trials > 0 {
 			c.Excluded = report.ExcludedRate(c.Trials)
 		}

@@ -18,11 +18,34 @@ import (
 // calls it on cells copied from the shards' summaries): it sets every
 // aggregate anew from Runs and NotRun, whatever the cell held before.
 func aggregate(c *report.Cell) {
+	all := c.Runs
+	c.Runs, c.TooSlowRuns = counted(c)
 	countRuns(c)
 	measureRuns(c)
 	c.Outcome = cellOutcome(c)
 	c.Causes = cellCauses(c.Runs)
 	judge(c)
+	c.Runs = all
+}
+
+// counted is the runs the cell is judged on, and how many it leaves out:
+// a run the machine was too slow for on its every try (tooSlow still on
+// the last of Again, with a slow stretch measured) counts neither way, as
+// its slow trials do, when it broke nothing and another run of the cell
+// decided. With no run decided every run counts, and the cell stays
+// undecided: a machine too slow throughout is never a pass.
+func counted(c *report.Cell) ([]report.CellRun, int) {
+	keep := slices.DeleteFunc(slices.Clone(c.Runs), func(r report.CellRun) bool {
+		stuck := c.Props.Liveness == checker.LivenessOK && r.Liveness == checker.LivenessStuck
+		return r.Again >= Again && r.Slow > 0 && !r.Interrupted && tooSlow(c.Props, r) && !brokePromise(c.Props, r) && !stuck
+	})
+	decided := func(r report.CellRun) bool {
+		return r.Outcome() == checker.OutcomeViolation || !undecided(c.Props, r)
+	}
+	if len(keep) == len(c.Runs) || !slices.ContainsFunc(keep, decided) {
+		return c.Runs, 0
+	}
+	return keep, len(c.Runs) - len(keep)
 }
 
 // countRuns counts the cell's runs anew: those that count as a violation

@@ -121,6 +121,52 @@ func TestAggregateProperties(t *testing.T) {
 	}
 }
 
+// TestAggregateTooSlow: a run the machine was too slow for on every try
+// (undecided, a slow stretch measured, run again Again times) counts
+// neither way while another run decided: the cell matches on the runs
+// that count and says how many it left out. Alone, or healthy, or having
+// broken a promise, such a run still counts: a machine too slow
+// throughout is never a pass, and a violation always stands.
+func TestAggregateTooSlow(t *testing.T) {
+	safe := report.ExpectAll(report.ExpectSafe)
+	decided := report.CellRun{Lease: "valid", Resource: "valid", Trials: report.Trials{Count: 12}}
+	slow := report.CellRun{Lease: "unknown", Resource: "unknown", Slow: 2.5, Again: Again, Trials: report.Trials{Unhealthy: 3}}
+	healthy, early, broke := slow, slow, slow
+	healthy.Slow = 0
+	early.Again = Again - 1
+	broke.Answers = "invalid"
+	for _, tc := range []struct {
+		name     string
+		runs     []report.CellRun
+		outcome  checker.Outcome
+		matches  bool
+		leftOut  int
+		counted  int
+		allRuns  int
+		powerHas string
+	}{
+		{"one decided, one too slow", []report.CellRun{decided, slow}, "safe", true, 1, 12, 2, "1 run too slow to count"},
+		{"only too slow", []report.CellRun{slow, slow}, "unknown", false, 0, 0, 2, "no trial"},
+		{"undecided on a healthy machine", []report.CellRun{decided, healthy}, "unknown", false, 0, 12, 2, "12 trials"},
+		{"slow, but tries left", []report.CellRun{decided, early}, "unknown", false, 0, 12, 2, "12 trials"},
+		{"slow, and broke a promise", []report.CellRun{decided, broke}, "violation", false, 0, 12, 2, "12 trials"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := report.Cell{Props: report.Expect{Lease: safe.Lease, Resource: safe.Resource, Answers: report.ExpectSafe}, Runs: tc.runs}
+			aggregate(&c)
+			if c.Outcome != tc.outcome || c.Matches != tc.matches || c.TooSlowRuns != tc.leftOut {
+				t.Fatalf("outcome %s matches %v left out %d, want %s %v %d", c.Outcome, c.Matches, c.TooSlowRuns, tc.outcome, tc.matches, tc.leftOut)
+			}
+			if c.Trials != tc.counted || len(c.Runs) != tc.allRuns {
+				t.Fatalf("%d trials over %d runs listed, want %d over %d (the runs left out stay listed)", c.Trials, len(c.Runs), tc.counted, tc.allRuns)
+			}
+			if p := c.Power(); !strings.Contains(p, tc.powerHas) {
+				t.Fatalf("power %q, want it to say %q", p, tc.powerHas)
+			}
+		})
+	}
+}
+
 // TestCellsValid: every cell of the table is a valid configuration the
 // harness plans, has a source, a reason and an expectation of each
 // property, its reproducing command names its lock, and names are

@@ -60,28 +60,28 @@ func (p *Plan) runOne(ctx context.Context, sp Spec, seed int64) outcome {
 		}
 		out = outcome{run: cellRun(seed, r, id, err), server: r.Server}
 		out.run.Again = again
-		if ctx.Err() != nil || !tooSlow(sp, out.run) {
+		if ctx.Err() != nil || !tooSlow(sp.Expect, out.run) {
 			return out
 		}
 	}
 	return out
 }
 
-// tooSlow reports whether run r of a cell must run again: it showed no
+// tooSlow reports whether run r of a cell expecting e must run again: it showed no
 // violation and it decided nothing, or the machine was too slow in some
 // stretch of it and it did not show what the cell expects. A run decides
 // nothing on a loaded machine in ways the health monitor need not see
 // (every strike of a targeted kind missed its moment, no key changed
 // hands); run again with the same seed, a fault that never bites stays
 // undecided, and the cell says so.
-func tooSlow(sp Spec, r report.CellRun) bool {
+func tooSlow(e report.Expect, r report.CellRun) bool {
 	switch {
 	case r.Outcome() == checker.OutcomeViolation:
 		return false
-	case r.Outcome() == checker.OutcomeUnknown && undecided(sp.Expect, r):
+	case r.Outcome() == checker.OutcomeUnknown && undecided(e, r):
 		return r.Error == "" // an error of the harness is no fault's miss
 	}
-	return r.Slow > 0 && sp.Expect.Overall() == report.ExpectViolation
+	return r.Slow > 0 && e.Overall() == report.ExpectViolation
 }
 
 // MaxJobs is the most runs a matrix starts side by side when Options.Jobs

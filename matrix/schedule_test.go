@@ -193,7 +193,7 @@ func TestTooSlow(t *testing.T) {
 		{"violation, slow", violation, run(checker.Invalid, checker.Unknown, 1, ""), false},
 		{"resource open, lease decided", leaseOnly, run(checker.Valid, checker.Unknown, 0, ""), false},
 	} {
-		if got := tooSlow(c.sp, c.r); got != c.want {
+		if got := tooSlow(c.sp.Expect, c.r); got != c.want {
 			t.Errorf("%s: tooSlow = %v, want %v", c.name, got, c.want)
 		}
 	}

@@ -247,9 +247,12 @@ type Cell struct {
 	// Trials sums the runs' trials; SlowTrials those that met a stretch
 	// in which the machine was too slow (counted neither way); ToFirst
 	// the trials it took to show the first violation (the trials of the
-	// runs before it and its own run's to it), 0 for none.
+	// runs before it and its own run's to it), 0 for none. TooSlowRuns
+	// counts the runs left out of the judging because the machine was
+	// too slow for them on every try (matrix's aggregate says when).
 	Trials       int     `json:"trials"`
 	SlowTrials   int     `json:"slow_trials,omitempty"`
+	TooSlowRuns  int     `json:"too_slow_runs,omitempty"`
 	ToFirst      int     `json:"trials_to_first_violation,omitempty"`
 	AcqPerSec    float64 `json:"acquisitions_per_second"`
 	P99Acquire   float64 `json:"p99_acquire_ms"`
@@ -294,7 +297,7 @@ type Cell struct {
 // a rate above 8.5 % excluded" (the per-trial violation rate they exclude
 // at 95 %) with no violation, "violation in trial 3 of 12" with one, "no
 // trial" with none; "+2 slow" counts the trials the machine was too slow
-// for.
+// for, and ", 1 run too slow to count" the runs left out for it.
 func (c Cell) Power() string {
 	var s string
 	switch {
@@ -307,6 +310,9 @@ func (c Cell) Power() string {
 	}
 	if c.SlowTrials > 0 {
 		s += fmt.Sprintf(" +%d slow", c.SlowTrials)
+	}
+	if c.TooSlowRuns > 0 {
+		s += fmt.Sprintf(", %s too slow to count", plural(c.TooSlowRuns, "run"))
 	}
 	return s
 }
