@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"maps"
@@ -13,16 +14,12 @@ import (
 	"github.com/locktorture/locktorture/checker"
 )
 
-// MaxTimelineBars bounds the bars TimelineSVG draws, so the page of a long
-// run stays small enough to open. Above it, holds of one client and key
-// less than 1, 2, 4, 8 or 16 pixels apart (the smallest gap that is
-// enough) are merged into one bar; if that is not enough, every
-// overlapping hold is kept and the others are sampled evenly. The SVG says
-// when either happened.
+// MaxTimelineBars bounds the bars Timeline draws, so the page of a long
+// run stays small enough to open (see boundBars).
 const MaxTimelineBars = 5000
 
-// Geometry shared by the SVGs: all are svgWidth wide, with the time axis
-// running from plotLeft to svgWidth-plotRight.
+// Geometry shared by the SVGs: the time axis runs from plotLeft to
+// svgWidth-plotRight.
 const (
 	svgWidth  = 1200
 	plotLeft  = 64
@@ -62,12 +59,9 @@ type timeScale struct {
 	t0, t1 int64
 }
 
-// newTimeScale spans every event of the history (but the node
-// observations) and every fault window,
-// from 0 when the first of them is less than 5% of the span after 0 (a
-// run's history starts just after its base), so that ticks and buckets
-// fall on whole seconds. An empty or instantaneous history gets a span of
-// one second.
+// newTimeScale spans the history's events (but node observations) and
+// fault windows, from 0 when they start within 5% of the span after it,
+// so ticks and buckets fall on whole seconds; at least one second.
 func newTimeScale(a *checker.Analysis, wins []checker.Window) timeScale {
 	s := timeScale{t0: math.MaxInt64, t1: math.MinInt64}
 	if first, last, ok := a.Span(); ok {
@@ -96,18 +90,15 @@ func (s timeScale) x(t int64) float64 {
 // nsPerPixel is how much time one pixel of the plot stands for.
 func (s timeScale) nsPerPixel() float64 { return float64(s.t1-s.t0) / plotWidth }
 
-// SVG is the module's one SVG writer: report's plots and envelope's
-// draw with it. Open starts the document, Printf adds elements, Text a
-// text (escaped), Close ends it and returns it.
+// SVG is the module's one SVG writer, report's plots' and envelope's.
 type SVG struct {
 	b strings.Builder
 }
 
-// Printf adds to the document what format says, as fmt.Printf would.
+// Printf adds elements, as fmt.Printf would.
 func (d *SVG) Printf(format string, args ...any) { fmt.Fprintf(&d.b, format, args...) }
 
-// Open starts a document width by height whose title and accessible
-// label is label.
+// Open starts a document width by height titled label.
 func (d *SVG) Open(width, height float64, label string) {
 	d.Printf(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" width="%.0f" height="%.0f" font-family="%s" font-size="11" role="img" aria-label="%s">`+"\n",
 		width, height, width, height, svgFontFamily, esc(label))
@@ -120,7 +111,7 @@ func (d *SVG) Close() string {
 	return d.b.String()
 }
 
-// Text writes a text element; anchor is start, middle or end.
+// Text writes an escaped text; anchor is start, middle or end.
 func (d *SVG) Text(x, y float64, anchor, fill, s string) {
 	d.Printf(`<text x="%.1f" y="%.1f" text-anchor="%s" fill="%s">%s</text>`+"\n", x, y, anchor, fill, esc(s))
 }
@@ -131,8 +122,7 @@ func esc(s string) string { return html.EscapeString(s) }
 // seconds formats a time offset in seconds for tooltips.
 func seconds(t int64) string { return fmt.Sprintf("%.3f s", float64(t)/1e9) }
 
-// niceStep returns the smallest of 1, 2 and 5 times a power of ten that
-// is at least v (v > 0).
+// niceStep returns the least of 1, 2 and 5 times a power of ten ≥ v.
 func niceStep(v float64) float64 {
 	if v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 1
@@ -170,9 +160,8 @@ func strconvG(v float64) string {
 }
 
 // faultBands draws each fault window as a translucent band from top to
-// bottom, with its description as tooltip, and a numbered label (the
-// number is the window's index + 1, as in the page's fault table) in one
-// of the label lanes that start at labelTop.
+// bottom, its description as tooltip, numbered as in the page's fault
+// table in one of the label lanes from labelTop.
 func (d *SVG) faultBands(s timeScale, wins []checker.Window, labelTop, top, bottom float64) {
 	for i, w := range wins {
 		x0, x1 := s.x(w.Start), s.x(w.End)
@@ -192,8 +181,8 @@ func (d *SVG) faultBands(s timeScale, wins []checker.Window, labelTop, top, bott
 	}
 }
 
-// fitLabel shortens s, with an ellipsis, to fit width pixels; if not
-// even a few characters fit it returns short.
+// fitLabel shortens s with an ellipsis to fit width pixels, or returns
+// short if not even a few characters fit.
 func fitLabel(s string, width float64, short string) string {
 	n := int(width / charWidthGuess)
 	r := []rune(s)
@@ -216,7 +205,7 @@ type bar struct {
 	overlap    bool
 }
 
-// timelineBars returns a bar per hold, marking holds that overlap
+// timelineBars returns a bar per hold, marking those that overlap
 // another hold of their key, and the sorted keys.
 func timelineBars(holds map[string][]checker.Hold) ([]bar, []string) {
 	keys := slices.Sorted(maps.Keys(holds))
@@ -227,9 +216,8 @@ func timelineBars(holds map[string][]checker.Hold) ([]bar, []string) {
 	bars := make([]bar, 0, n)
 	for _, k := range keys {
 		hs := holds[k] // sorted by Start then End
-		// Groups of holds connected by overlaps: a hold starting before
-		// the latest End so far joins the group. Every member of a group
-		// of two or more overlaps some other member.
+		// A hold starting before the group's latest End joins it: every
+		// member of a group of two or more overlaps another.
 		lo := 0
 		var maxEnd int64
 		flush := func(hi int) {
@@ -255,9 +243,8 @@ func timelineBars(holds map[string][]checker.Hold) ([]bar, []string) {
 // mergeGaps are the gaps, in pixels, at which boundBars tries merging.
 var mergeGaps = []float64{1, 2, 4, 8, 16}
 
-// mergeBars merges bars of one process, key and overlap status that are
-// less than gap apart, appending to merged (its length 0: a buffer to
-// reuse); bars must be sorted by process, key, overlap and start.
+// mergeBars appends to merged (a buffer to reuse) the sorted bars, those
+// of one process, key and overlap status less than gap apart merged.
 func mergeBars(merged, sorted []bar, gap float64) []bar {
 	for _, b := range sorted {
 		if n := len(merged); n > 0 {
@@ -273,31 +260,20 @@ func mergeBars(merged, sorted []bar, gap float64) []bar {
 	return merged
 }
 
-// boundBars reduces bars to at most limit: first by merging bars of one
-// process, key and overlap status less than 1, 2, 4, 8 or 16 pixels
-// apart (pixel is the time one pixel stands for), the smallest gap that
-// is enough; failing that, by keeping every overlapping bar and an even
-// sample of the others. It returns the bars and a sentence saying what
-// was done ("" if nothing). It sorts bars in place: a long history has
-// hundreds of thousands.
+// boundBars reduces bars to at most limit: by merging bars of one
+// process, key and overlap status less than the least of mergeGaps
+// pixels apart that is enough; failing that, by keeping every
+// overlapping bar and an even sample of the others. It returns the bars
+// and a sentence saying what was done ("" if nothing). It sorts bars in
+// place: a long history has hundreds of thousands.
 func boundBars(bars []bar, limit int, pixel float64) ([]bar, string) {
 	total := len(bars)
 	if total <= limit {
 		return bars, ""
 	}
 	sorted := bars
-	sort.SliceStable(sorted, func(i, j int) bool {
-		a, b := sorted[i], sorted[j]
-		if a.process != b.process {
-			return a.process < b.process
-		}
-		if a.key != b.key {
-			return a.key < b.key
-		}
-		if a.overlap != b.overlap {
-			return !a.overlap
-		}
-		return a.start < b.start
+	slices.SortStableFunc(sorted, func(a, b bar) int {
+		return cmp.Or(cmp.Compare(a.process, b.process), strings.Compare(a.key, b.key), boolCompare(a.overlap, b.overlap), cmp.Compare(a.start, b.start))
 	})
 	var merged []bar
 	var gap float64
@@ -351,8 +327,7 @@ func ordinal(n int) string {
 	return fmt.Sprintf("%d%s", n, suffix)
 }
 
-// Timeline draws the holds of an analysed history (checker.Analysis.Holds)
-// as an SVG timeline: the report reads the analysis, not the events.
+// Timeline draws the holds of an analysed history as an SVG timeline.
 func Timeline(a *checker.Analysis) string {
 	holds := a.Holds()
 	wins := a.Result.Stats.FaultWindows
@@ -382,7 +357,6 @@ func Timeline(a *checker.Analysis) string {
 
 	var d SVG
 	d.Open(svgWidth, height, "timeline of holds per client")
-
 	// Legend: the keys' colours, red for overlaps, the note.
 	x := float64(plotLeft)
 	entry := func(mark, label string) { // mark: an element drawn at x
@@ -419,7 +393,6 @@ func Timeline(a *checker.Analysis) string {
 	if len(bars) == 0 {
 		d.Text(x, 13, "start", axisColor, "no holds")
 	}
-
 	// Rows: stripes and labels.
 	for i, p := range procs {
 		y := top + float64(i*rowH)
@@ -431,16 +404,13 @@ func Timeline(a *checker.Analysis) string {
 				plotLeft-6, y+float64(rowH)/2+3.5, min(11, max(rowH, 8)), axisColor, p)
 		}
 	}
-
 	d.faultBands(sc, wins, labelTop, top, bottom)
-
 	t := timelineRows{sc: sc, row: row, top: top, rowH: rowH}
 	t.barH = max(float64(rowH)-2, 1)
 	t.pad = (float64(rowH) - t.barH) / 2
 	t.holds(&d, bars, keys)
 	t.lateWrites(&d, late)
 	t.notices(&d, notices)
-
 	d.timeAxis(sc, bottom)
 	if note != "" {
 		d.Printf(`<text class="note" x="%d" y="%.1f" fill="%s">%s</text>`+"\n", plotLeft, bottom+axisHeight+10, axisColor, esc(note))
@@ -448,8 +418,7 @@ func Timeline(a *checker.Analysis) string {
 	return d.Close()
 }
 
-// timelineRows places the timeline's marks: a client's row, the time
-// scale, the bars' height and padding.
+// timelineRows places the timeline's marks.
 type timelineRows struct {
 	sc        timeScale
 	row       map[int]int
@@ -465,8 +434,7 @@ func (t timelineRows) holds(d *SVG, bars []bar, keys []string) {
 	for i, k := range keys {
 		keyColor[k] = keyPalette[i%len(keyPalette)]
 	}
-	// Overlapping holds last, so they are drawn on top.
-	sort.SliceStable(bars, func(i, j int) bool { return !bars[i].overlap && bars[j].overlap })
+	slices.SortStableFunc(bars, func(a, b bar) int { return boolCompare(a.overlap, b.overlap) })
 	d.b.WriteString(`<g class="holds">` + "\n")
 	for _, b := range bars {
 		x0, x1 := t.sc.x(b.start), t.sc.x(b.end)
@@ -490,15 +458,23 @@ func (t timelineRows) holds(d *SVG, bars []bar, keys []string) {
 			cls, x0, t.top+float64(t.row[b.process]*t.rowH)+t.pad, max(x1-x0, 0.6), t.barH, fill, esc(tip))
 	}
 	d.b.WriteString("</g>\n")
-
 }
 
-// lateWrites draws the late writes.
+// boolCompare orders false before true.
+func boolCompare(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// lateWrites draws each write after its lease's validity (Kleppmann's
+// stalled holder) on its client's row, dashed from the end of the
+// validity to the write, so the stall shows beside the hold it outlived.
 func (t timelineRows) lateWrites(d *SVG, late []lateWrite) {
-	// Late writes: a section of a lost update that wrote after its
-	// lease's validity had ended (the stalled holder of Kleppmann's GC
-	// pause) is drawn on its client's row from the end of the validity to
-	// the write, hatched, so the stall shows beside the hold it outlived.
 	if len(late) == 0 {
 		return
 	}
@@ -519,12 +495,10 @@ func (t timelineRows) lateWrites(d *SVG, late []lateWrite) {
 	d.b.WriteString("</g>\n")
 }
 
-// notices draws the loss notices.
+// notices draws each loss notice (a watchdog that failed to renew, a
+// lock that watches its key) as a diamond on the holder's row, so one
+// after another client's grant shows as late as it was.
 func (t timelineRows) notices(d *SVG, notices []keyedHold) {
-	// Loss notices: the lock told a holder it had lost its lease (a
-	// watchdog that failed to renew, a lock that watches its key); a
-	// diamond at that moment on the holder's row, so a notice that came
-	// after another client's grant shows as late as it was.
 	if len(notices) == 0 {
 		return
 	}
@@ -542,16 +516,13 @@ func (t timelineRows) notices(d *SVG, notices []keyedHold) {
 	d.b.WriteString("</g>\n")
 }
 
-// noticeColor draws the loss notices.
 const noticeColor = "#6a1b9a"
 
-// diamond is the SVG path of a diamond centred on (x, y), r from its
-// centre to each corner.
+// diamond is the SVG path of a diamond centred on (x, y), of radius r.
 func diamond(x, y, r float64) string {
 	return fmt.Sprintf("M%.2f %.2fL%.2f %.2fL%.2f %.2fL%.2f %.2fZ", x, y-r, x+r, y, x, y+r, x-r, y)
 }
 
-// keyedHold is a hold with its key.
 type keyedHold struct {
 	checker.Hold
 	key string
@@ -572,7 +543,6 @@ func lostNotices(holds map[string][]checker.Hold) []keyedHold {
 	return out
 }
 
-// lateWrite is an ok section that wrote after its lease's validity.
 type lateWrite struct {
 	process           int
 	key               string
@@ -598,13 +568,9 @@ func lateWrites(a *checker.Analysis) []lateWrite {
 	return out
 }
 
-// completedAcquires are the acquires of a that completed.
-func completedAcquires(a *checker.Analysis) []checker.Acquire { return a.Acquires() }
-
-// bucketWidth picks the width of the plots' buckets: one second for runs
-// of 10 s to 2 min, the smallest of 1, 2 and 5 times a power of ten
-// seconds that gives at most 120 buckets for longer runs, and at most 20
-// buckets for shorter ones.
+// bucketWidth picks the plots' bucket width: one second for runs of
+// 10 s to 2 min, else a niceStep that gives at most 120 buckets (longer
+// runs) or 20 (shorter).
 func bucketWidth(span int64) int64 {
 	sec := float64(span) / 1e9
 	switch {
@@ -623,10 +589,13 @@ type bucket struct {
 	latencies  []int64 // of ok acquires, sorted
 }
 
-// buckets cuts the span of sc into buckets of width w starting at sc.t0,
-// the last widened to the end when less than half a bucket would be
-// left, and assigns each completed acquire to the bucket of its return.
-func buckets(sc timeScale, w int64, samples []checker.Acquire) []bucket {
+// buckets cuts the span of a's time scale into buckets of bucketWidth
+// from sc.t0, the last widened to the end rather than leave less than
+// half a bucket, and counts each completed acquire in its return's.
+func buckets(a *checker.Analysis) ([]checker.Window, timeScale, int64, []bucket) {
+	wins := a.Result.Stats.FaultWindows
+	sc := newTimeScale(a, wins)
+	w := bucketWidth(sc.t1 - sc.t0)
 	var bs []bucket
 	for t := sc.t0; t < sc.t1; t += w {
 		end := min(t+w, sc.t1)
@@ -636,7 +605,7 @@ func buckets(sc timeScale, w int64, samples []checker.Acquire) []bucket {
 		}
 		bs = append(bs, bucket{start: t, end: end})
 	}
-	for _, s := range samples {
+	for _, s := range a.Acquires() {
 		i := sort.Search(len(bs), func(i int) bool { return bs[i].end > s.Return })
 		if i == len(bs) {
 			i = len(bs) - 1 // the last instant belongs to the last bucket
@@ -651,7 +620,7 @@ func buckets(sc timeScale, w int64, samples []checker.Acquire) []bucket {
 	for i := range bs {
 		slices.Sort(bs[i].latencies)
 	}
-	return bs
+	return wins, sc, w, bs
 }
 
 // plotFrame is the layout of one plot with a y axis.
@@ -673,12 +642,9 @@ func (d *SVG) gridLine(y float64, label string) {
 	d.Text(plotLeft-6, y+3.5, "end", axisColor, label)
 }
 
-// Throughput is ThroughputSVG of an analysed history.
+// Throughput plots an analysed history's acquires per second.
 func Throughput(a *checker.Analysis) string {
-	wins := a.Result.Stats.FaultWindows
-	sc := newTimeScale(a, wins)
-	w := bucketWidth(sc.t1 - sc.t0)
-	bs := buckets(sc, w, completedAcquires(a))
+	wins, sc, w, bs := buckets(a)
 	rate := func(n int, b bucket) float64 { return float64(n) / (float64(b.end-b.start) / 1e9) }
 	peak := 0.0
 	for _, b := range bs {
@@ -688,7 +654,6 @@ func Throughput(a *checker.Analysis) string {
 	ymax := math.Ceil(max(peak, 1)/step) * step
 	f := newPlotFrame(160)
 	y := func(v float64) float64 { return f.bottom - v/ymax*(f.bottom-f.top) }
-
 	var d SVG
 	d.Open(svgWidth, f.height, "acquires per second over time")
 	d.Printf(`<rect x="%d" y="4" width="10" height="10" fill="%s"/>`+"\n", plotLeft, okBarColor)
@@ -719,12 +684,9 @@ func Throughput(a *checker.Analysis) string {
 	return d.Close()
 }
 
-// Latency is LatencySVG of an analysed history.
+// Latency plots an analysed history's acquire latency.
 func Latency(a *checker.Analysis) string {
-	wins := a.Result.Stats.FaultWindows
-	sc := newTimeScale(a, wins)
-	w := bucketWidth(sc.t1 - sc.t0)
-	bs := buckets(sc, w, completedAcquires(a))
+	wins, sc, w, bs := buckets(a)
 	type point struct {
 		x, p50, max float64 // ms
 		b           bucket
@@ -761,7 +723,6 @@ func Latency(a *checker.Analysis) string {
 		v := math.Log10(max(ms, math.Pow(10, dlo)))
 		return f.bottom - (v-dlo)/(dhi-dlo)*(f.bottom-f.top)
 	}
-
 	var d SVG
 	d.Open(svgWidth, f.height, "acquire latency over time")
 	d.Printf(`<line x1="%d" y1="9" x2="%d" y2="9" stroke="%s" stroke-width="2"/>`+"\n", plotLeft, plotLeft+20, p50Color)
