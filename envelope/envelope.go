@@ -21,8 +21,7 @@ import (
 	"github.com/locktorture/locktorture/trial"
 )
 
-// Fault is one swept fault: its parameter, the targeted kind that
-// injects it, and where theory puts the boundary.
+// Fault is one swept fault, its targeted kind and theory's boundary.
 type Fault struct {
 	// Name selects it (--fault), Param the swept parameter (--param); Doc
 	// says what a value means.
@@ -143,8 +142,7 @@ func aim(o Options, active time.Duration) nemesis.Aim {
 	return nemesis.Aim{Window: nemesis.Duration(2 * o.TTL), Active: nemesis.Duration(active)}
 }
 
-// Lookup returns the fault called name with parameter param ("": its
-// own).
+// Lookup returns the fault called name with parameter param ("": its own).
 func Lookup(name, param string) (Fault, error) {
 	var names []string
 	for _, f := range Faults {
@@ -179,11 +177,9 @@ type Options struct {
 
 // Point is the outcome of the runs at one value of the parameter.
 type Point struct {
-	Lock       string
-	Value      float64
-	Runs       int
-	Violations int
-	Unknown    int
+	Lock                      string
+	Value                     float64
+	Runs, Violations, Unknown int
 	// Lo and Hi are the 95% Wilson interval of the violation rate.
 	Lo, Hi float64
 	// The strikes by report.Strike outcome: missed, with a window, none.
@@ -191,15 +187,9 @@ type Point struct {
 }
 
 // Rate is the violation rate of the point's runs with a verdict.
-func (p Point) Rate() float64 {
-	if n := p.Runs - p.Unknown; n > 0 {
-		return float64(p.Violations) / float64(n)
-	}
-	return 0
-}
+func (p Point) Rate() float64 { return report.NewRate(p.Violations, p.Runs-p.Unknown).Rate }
 
-// Result is an envelope: every point run, and per lock the boundary
-// found (NaN: none in range) beside theory's.
+// Result is an envelope: every point, each lock's boundary (NaN: none).
 type Result struct {
 	Options  Options
 	Points   []Point
@@ -242,8 +232,7 @@ func (o *Options) check() error {
 	return nil
 }
 
-// Run sweeps and bisects the envelope of every lock and writes its
-// files into o.Dir.
+// Run sweeps and bisects every lock's envelope and writes it into o.Dir.
 func Run(ctx context.Context, o Options) (Result, error) {
 	if err := o.check(); err != nil {
 		return Result{}, err
@@ -273,10 +262,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		res.Boundary[lk] = b
 	}
 	slices.SortStableFunc(res.Points, func(a, b Point) int {
-		if a.Lock != b.Lock {
-			return strings.Compare(a.Lock, b.Lock)
-		}
-		return cmp.Compare(a.Value, b.Value)
+		return cmp.Or(strings.Compare(a.Lock, b.Lock), cmp.Compare(a.Value, b.Value))
 	})
 	return res, write(res)
 }

@@ -37,8 +37,7 @@ func write(res Result) error {
 	return nil
 }
 
-// Table is the short table: per lock the boundary found, theory's and
-// their difference, and the runs behind them.
+// Table is the short table: per lock the boundary found beside theory's.
 func Table(res Result) string {
 	o := res.Options
 	var b bytes.Buffer

@@ -28,8 +28,7 @@ type Manifest struct {
 	Archives []Archive `json:"archives"`
 }
 
-// Archive is one archive of a bundle: its file name in the bundle's
-// folder, its sha256 and size, and where it can be fetched.
+// Archive is one archive of a bundle and where it can be fetched.
 type Archive struct {
 	Name   string `json:"name"`
 	SHA256 string `json:"sha256"`
@@ -86,8 +85,7 @@ func NewArchive(name string, b []byte, sources ...string) Archive {
 	return Archive{Name: name, SHA256: hex.EncodeToString(sum[:]), Size: int64(len(b)), Sources: sources}
 }
 
-// ReadManifest reads the bundle's ManifestFile (no link followed),
-// refusing an entry check refuses.
+// ReadManifest reads the bundle's ManifestFile (no link followed).
 func ReadManifest(bundle string) (Manifest, error) {
 	m, err := readJSON[Manifest](bundle, ManifestFile)
 	if err != nil {

@@ -8,8 +8,7 @@ import (
 	"strings"
 )
 
-// ConsensusBlock names the block of docs/consensus.md that Consensus
-// renders.
+// ConsensusBlock names the block of docs/consensus.md Consensus renders.
 const ConsensusBlock = "consensus"
 
 // ConsensusOptions says how Consensus reads a bundle.

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -45,11 +46,8 @@ func Findings(m Matrix, o FindingsOptions) []byte {
 	for _, c := range m.Cells {
 		row := cellRow(c)
 		lease, resource := propertyRate(c, PropertyLease), propertyRate(c, PropertyResource)
-		entry := mdText(c.Lock)
-		mark := ""
-		if !c.Matches {
-			mark, marked = " ✗", true
-		}
+		mark := pick(c.Matches, "", " ✗")
+		marked = marked || !c.Matches
 		if o.Mutant != nil && o.Mutant(c.Lock) {
 			mutants = append(mutants, fmt.Sprintf("%s (%s)%s", mdText(c.Name), brokeText(c, lease, resource), mark))
 			continue
@@ -64,7 +62,7 @@ func Findings(m Matrix, o FindingsOptions) []byte {
 		if n := stuckRuns(c); n > 0 {
 			stuck = fmt.Sprintf(", stuck %d/%d", n, len(c.Runs))
 		}
-		l.add(entry, lease, resource, stuck, mark)
+		l.add(mdText(c.Lock), lease, resource, stuck, mark)
 	}
 	order := func(row string) int {
 		if i := slices.Index(o.Rows, row); i >= 0 {
@@ -83,12 +81,7 @@ func Findings(m Matrix, o FindingsOptions) []byte {
 		p("%s; ", m.Started.UTC().Format("2006-01-02"))
 	}
 	p("%s; seeds %s; %s a run). Each entry is a lock and how many of its runs that decided the property showed the violation.\n\n", plural(len(m.Cells), "cell"), JoinSeeds(m.Seeds, ", "), mdText(m.Duration))
-	dash := func(s []string) string {
-		if len(s) == 0 {
-			return "–"
-		}
-		return strings.Join(s, ", ")
-	}
+	dash := func(s []string) string { return cmp.Or(strings.Join(s, ", "), "–") }
 	// A row in which every lock held is named under the table, not drawn.
 	var quiet []string
 	drawn := 0
@@ -172,8 +165,7 @@ func cellRow(c Cell) string {
 	return strings.TrimPrefix(strings.TrimPrefix(c.Name, c.Lock), "/")
 }
 
-// propertyRate is the rate of c's runs that broke property p of those
-// that decided it.
+// propertyRate is c's rate of runs that broke p of those that decided it.
 func propertyRate(c Cell, p string) Rate {
 	k, n := 0, 0
 	for _, r := range c.Runs {
@@ -203,8 +195,7 @@ func stuckRuns(c Cell) int {
 	return n
 }
 
-// brokeText says what a mutant's cell broke: "lease 3/3", "resource
-// 2/3", "stuck 3/3", or "no violation 0/3".
+// brokeText says what a mutant's cell broke: "lease 3/3", "stuck 3/3", ….
 func brokeText(c Cell, lease, resource Rate) string {
 	switch {
 	case lease.Violations > 0:
@@ -267,8 +258,7 @@ func blockSpan(page []byte, name string) (from, to int, err error) {
 	return i, stop, nil
 }
 
-// lineStarting is the offset of the first line of b that begins with
-// prefix and a word break, or -1.
+// lineStarting is the offset of b's first line that begins prefix, or -1.
 func lineStarting(b, prefix []byte) int {
 	for off := 0; off <= len(b); {
 		if bytes.HasPrefix(b[off:], prefix) {

@@ -56,9 +56,4 @@ func (m *Machine) String() string {
 }
 
 // loadText is a load average, unknown for one below 0.
-func loadText(v float64, unknown string) string {
-	if v < 0 {
-		return unknown
-	}
-	return fmt.Sprintf("%.2f", v)
-}
+func loadText(v float64, unknown string) string { return pick(v < 0, unknown, fmt.Sprintf("%.2f", v)) }

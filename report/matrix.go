@@ -66,8 +66,7 @@ type Extra struct {
 	Verdict     func(CellRun) checker.Verdict
 }
 
-// Extras are the properties beside lease, resource and liveness, in the
-// order the texts give them.
+// Extras are the properties beside lease, resource and liveness.
 var Extras = []Extra{
 	{Name: "holds", Kept: "holds kept", Broke: "holds cut short with no fault",
 		Expect: func(e Expect) Expectation { return e.Holds }, Verdict: func(r CellRun) checker.Verdict { return r.Holds }},
@@ -87,8 +86,7 @@ func (x Extra) BrokenIn(e Expect, r CellRun) bool {
 // ExpectAll is the expectation e for both safety properties.
 func ExpectAll(e Expectation) Expect { return Expect{Lease: e, Resource: e} }
 
-// Overall folds the expectation into one word: violation when a property
-// is expected violated, else possible when one may be, else safe.
+// Overall folds the expectation into one word, the worst of lease's and resource's.
 func (e Expect) Overall() Expectation {
 	switch {
 	case e.Lease == ExpectViolation || e.Resource == ExpectViolation:
@@ -113,8 +111,7 @@ const (
 	PropertyResource = "resource"
 )
 
-// String is "safe", or each property's expectation: "lease safe,
-// resource violation", with ", liveness ok" when one is stated.
+// String is "safe", or "lease safe, resource violation, liveness ok".
 func (e Expect) String() string {
 	s := string(e.Lease)
 	if e.Lease != e.Resource {
@@ -134,8 +131,7 @@ func (e Expect) String() string {
 	return s
 }
 
-// CellRun is one run (one seed) of a matrix cell. Verdicts a summary
-// predates are empty.
+// CellRun is one run (one seed) of a cell; verdicts it predates are empty.
 type CellRun struct {
 	Seed  int64  `json:"seed"`
 	RunID string `json:"run_id"`
@@ -178,22 +174,18 @@ type CellRun struct {
 	Again int `json:"again,omitempty"`
 }
 
-// Outcome folds the run's verdicts (checker.Fold); a run that never
-// reached the checker is unknown.
+// Outcome folds the run's verdicts (checker.Fold).
 func (r CellRun) Outcome() checker.Outcome { return checker.Fold(r.Lease, r.Resource) }
 
-// Undecided says why a run that decided nothing did: the lease's reason,
-// else the resource's, else its error.
+// Undecided says why a run decided nothing.
 func (r CellRun) Undecided() string {
 	return cmp.Or(r.LeaseReason, r.ResourceReason, r.Error, "no verdict")
 }
 
-// OutcomeNotRun is the Outcome of a cell none of whose runs started: the
-// matrix was interrupted before.
+// OutcomeNotRun is the Outcome of a cell none of whose runs started.
 const OutcomeNotRun checker.Outcome = "not run"
 
-// Cell is one lock × fault × fencing combination of the matrix. Fields
-// a summary predates are empty.
+// Cell is one lock × fault × fencing cell; fields it predates are empty.
 type Cell struct {
 	Name string `json:"name"`
 	Lock string `json:"lock"`
@@ -304,8 +296,7 @@ func (c Cell) PropertiesText() string {
 	return PropertiesText(c.Props, c.LeaseRate, c.ResourceRate, c.StuckRuns, c.BrokeRuns(), len(c.Runs))
 }
 
-// BrokeRuns counts, for each of Extras by name, the runs whose verdict
-// on it was invalid; nil when none.
+// BrokeRuns counts the runs that broke each of Extras, by name; nil: none.
 func (c Cell) BrokeRuns() map[string]int {
 	var n map[string]int
 	for _, r := range c.Runs {
@@ -353,8 +344,7 @@ func PropertiesText(e Expect, lease, resource *Rate, stuck int, broke map[string
 	return s
 }
 
-// CausesText is "restart without persistence (3 runs), clock jump (1
-// run)", or "" without a cause.
+// CausesText is "restart without persistence (3 runs), clock jump (1 run)".
 func (c Cell) CausesText() string {
 	var parts []string
 	for _, k := range c.Causes {
@@ -363,8 +353,7 @@ func (c Cell) CausesText() string {
 	return strings.Join(parts, ", ")
 }
 
-// Short is the cell's outcome in a few characters for the grid: each
-// property's violations over its decided runs, "L 0/3 · R 3/3".
+// Short is the cell's outcome for the grid: "L 0/3 · R 3/3".
 func (c Cell) Short() string {
 	f := func(r *Rate) string {
 		if r == nil {
@@ -393,8 +382,7 @@ func (c Cell) ViolationKind() string {
 	return ""
 }
 
-// Incomplete reports whether some run of the cell never started or was
-// interrupted.
+// Incomplete reports whether a run never started or was interrupted.
 func (c Cell) Incomplete() bool {
 	return len(c.NotRun) > 0 || slices.ContainsFunc(c.Runs, func(r CellRun) bool { return r.Interrupted })
 }
@@ -436,8 +424,7 @@ type Matrix struct {
 	Shard *ShardInfo `json:"shard,omitempty"`
 }
 
-// UnmarshalJSON reads summary.json, those written before Servers too
-// (see legacyRedis).
+// UnmarshalJSON reads summary.json, older ones too (legacyRedis).
 func (m *Matrix) UnmarshalJSON(b []byte) error {
 	type matrix Matrix // without this method
 	var v struct {

@@ -121,8 +121,7 @@ func Publish(src, dst string, o PublishOptions) (int64, error) {
 	return size, nil
 }
 
-// writeRunsArchive writes the runs' published files of m, read from src
-// (no link followed), into the archive at path, and returns its size.
+// writeRunsArchive packs m's runs' files from src; it returns its size.
 func writeRunsArchive(path, src string, m Matrix, o PublishOptions) (size int64, err error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {

@@ -116,8 +116,7 @@ func (b Band) Contradicts(k, n int) bool {
 	return hi < b.Min || lo > b.Max
 }
 
-// Contradicting returns the counts of violations of n decided runs that
-// would contradict the band, in increasing order.
+// Contradicting returns the counts of n that would contradict the band.
 func (b Band) Contradicting(n int) []int {
 	var out []int
 	for k := 0; k <= n; k++ {

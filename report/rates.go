@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html/template"
 )
@@ -24,10 +25,7 @@ func cellRate(c Cell) Rate {
 
 // contradictedBy says which outcomes would contradict the cell.
 func contradictedBy(c Cell) string {
-	if c.ContradictedBy != "" {
-		return c.ContradictedBy
-	}
-	return cellBand(c).ContradictingText(len(c.Runs))
+	return cmp.Or(c.ContradictedBy, cellBand(c).ContradictingText(len(c.Runs)))
 }
 
 const ratesIntro = "Each cell's outcome as a rate: the runs with a violation of the runs the checker decided, " +
@@ -36,8 +34,7 @@ const ratesIntro = "Each cell's outcome as a rate: the runs with a violation of 
 	"and no run showed one (so one seed, the release gate's, is judged by its run's outcome). " +
 	"The last column says which counts of violations, out of the cell's runs, would have contradicted it."
 
-// ratesMarkdown renders the rates section of summary.md, ratesHTML of
-// index.html.
+// ratesMarkdown and ratesHTML render the rates section.
 func ratesMarkdown(m Matrix) []byte {
 	var b bytes.Buffer
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }

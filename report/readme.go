@@ -120,8 +120,7 @@ func (r Readme) provenance(b *bytes.Buffer) {
 	p("\nEach run is reproduced by `torture run` with the flags its `results.json` records under `command` (in %s); its `schedule.json` replays the faults with `--replay`. The archive also keeps the history of every run that showed a violation or decided nothing and of the first run of every cell: unpacked in the bundle's folder (`tar -xJf %s`), `torture check runs/ID` and `torture explain runs/ID` judge and explain such a run again from the bundle alone.\n\n", RunsArchive, RunsArchive)
 }
 
-// scenarios writes the literature's scenarios: one table at a glance,
-// then each scenario's cells and reading.
+// scenarios writes the literature's scenarios: a glance, then each.
 func scenarios(b *bytes.Buffer, m Matrix) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	if len(m.Scenarios) == 0 {
@@ -210,28 +209,19 @@ func reading(m Matrix, s Scenario) string {
 	var parts []string
 	if len(fail) > 0 {
 		k, n, lo, hi := sumRates(fail)
-		rates := fmt.Sprintf("per-cell rates %.2f–%.2f", lo, hi)
-		if lo == hi {
-			rates = fmt.Sprintf("rate %.2f", lo)
-		}
+		rates := pick(lo == hi, fmt.Sprintf("rate %.2f", lo), fmt.Sprintf("per-cell rates %.2f–%.2f", lo, hi))
 		parts = append(parts, fmt.Sprintf("%s expected to fail showed a violation in %d of %d decided runs (%s)", countCells(len(fail)), k, n, rates))
 	}
 	if len(safe) > 0 {
 		k, n, _, _ := sumRates(safe)
-		if k == 0 {
-			parts = append(parts, fmt.Sprintf("%s expected safe showed none in %d decided runs", countCells(len(safe)), n))
-		} else {
-			parts = append(parts, fmt.Sprintf("%s expected safe showed a violation in %d of %d decided runs", countCells(len(safe)), k, n))
-		}
+		parts = append(parts, pick(k == 0, fmt.Sprintf("%s expected safe showed none in %d decided runs", countCells(len(safe)), n),
+			fmt.Sprintf("%s expected safe showed a violation in %d of %d decided runs", countCells(len(safe)), k, n)))
 	}
 	if len(possible) > 0 {
 		k, n, _, _ := sumRates(possible)
 		parts = append(parts, fmt.Sprintf("%s where it is possible only showed one in %d of %d", countCells(len(possible)), k, n))
 	}
-	out := strings.Join(parts, "; ")
-	if out == "" {
-		out = "no cell of this scenario ran"
-	}
+	out := cmp.Or(strings.Join(parts, "; "), "no cell of this scenario ran")
 	switch {
 	case len(bad) > 0:
 		var names []string
@@ -269,15 +259,9 @@ func glance(m Matrix, s Scenario, e Expectation) string {
 	return fmt.Sprintf("%d / %d runs (%s)", k, n, plural(len(cs), "cell"))
 }
 
-func countCells(n int) string {
-	if n == 1 {
-		return "the cell"
-	}
-	return fmt.Sprintf("the %d cells", n)
-}
+func countCells(n int) string { return pick(n == 1, "the cell", fmt.Sprintf("the %d cells", n)) }
 
-// sumRates adds the cells' decided runs and violations, and gives the
-// least and greatest per-cell rate.
+// sumRates sums the cells' rates, with the least and greatest.
 func sumRates(cs []Cell) (k, n int, lo, hi float64) {
 	lo = 1
 	for _, c := range cs {
@@ -313,9 +297,4 @@ func rateText(r *Rate) string {
 }
 
 // causesCell is the cell's causes, "–" without one.
-func causesCell(c Cell) string {
-	if s := c.CausesText(); s != "" {
-		return s
-	}
-	return "–"
-}
+func causesCell(c Cell) string { return cmp.Or(c.CausesText(), "–") }

@@ -63,8 +63,7 @@ type Results struct {
 	Check    checker.Result  `json:"check"`
 }
 
-// Trials counts the trials of a run's promises (trial.Trials): the times
-// it could have shown a violation.
+// Trials counts the times a run could have shown a violation (trial.Trials).
 type Trials struct {
 	// Kind is TrialStrike, TrialStep or TrialHandover.
 	Kind string `json:"kind"`
@@ -80,10 +79,7 @@ type Trials struct {
 // violation rate above 22 % excluded at 95 %", "violation in trial 3 of
 // 12", with the trials left out on a machine too slow.
 func (t Trials) Text() string {
-	what := t.Kind + "s"
-	if t.Count == 1 {
-		what = t.Kind
-	}
+	what := pick(t.Count == 1, t.Kind, t.Kind+"s")
 	s := fmt.Sprintf("%d %s", t.Count, what)
 	switch {
 	case t.ToFirst > 0:
@@ -139,8 +135,7 @@ const (
 	TrialHandover = "handover"
 )
 
-// Confidence is the confidence at which a count of trials without a
-// violation excludes a per-trial violation rate (ExcludedRate).
+// Confidence is the confidence of ExcludedRate.
 const Confidence = 0.95
 
 // ExcludedRate is the largest per-trial violation rate that n trials
@@ -153,8 +148,7 @@ func ExcludedRate(n int) float64 {
 	return 1 - math.Pow(1-Confidence, 1/float64(n))
 }
 
-// TrialsFor is the least n with ExcludedRate(n) ≤ rate; 0 for a rate
-// outside (0, 1).
+// TrialsFor is the least n with ExcludedRate(n) ≤ rate; 0 outside (0, 1).
 func TrialsFor(rate float64) int {
 	if !(rate > 0 && rate < 1) {
 		return 0
@@ -162,8 +156,7 @@ func TrialsFor(rate float64) int {
 	return int(math.Ceil(math.Log(1-Confidence) / math.Log(1-rate)))
 }
 
-// CauseCount is how many of a run's (or cell's) violations a cause
-// explains.
+// CauseCount is how many of a run's (or cell's) violations a cause explains.
 type CauseCount struct {
 	Cause string `json:"cause"`
 	Count int    `json:"count"`
@@ -195,8 +188,7 @@ const (
 	StrikeMissed   = "missed"
 )
 
-// Versions reports the Go version and the versions of the modules that
-// the verdicts depend on, from the binary's build information.
+// Versions reports the versions of Go and of the modules verdicts depend on.
 func Versions() map[string]string {
 	v := map[string]string{}
 	bi, ok := debug.ReadBuildInfo()
@@ -236,8 +228,7 @@ func WriteResults(dir string, r Results) error {
 	return nil
 }
 
-// Server joins a server's name and version: "redis 7.0.15"; the name
-// alone when the version is unknown.
+// Server joins a server's name and version, if known: "redis 7.0.15".
 func Server(name, version string) string {
 	return strings.TrimSpace(name + " " + version)
 }
@@ -255,8 +246,7 @@ type legacyRedis struct {
 	RedisVersions []string `json:"redis_versions"`
 }
 
-// UnmarshalJSON reads results.json, those written before Server and
-// NodeVersions too (see legacyRedis).
+// UnmarshalJSON reads results.json, older ones too (legacyRedis).
 func (r *Results) UnmarshalJSON(b []byte) error {
 	type results Results // without this method
 	var v struct {
@@ -316,11 +306,7 @@ func Summary(w io.Writer, title string, res checker.Result, fs []explain.Finding
 	fmt.Fprintf(w, "  lease safety:    %s\n", verdictLine(res.Lease, res.LeaseReason))
 	fmt.Fprintf(w, "  resource safety: %s\n", verdictLine(res.Resource, res.ResourceReason))
 	if res.Liveness != "" {
-		line := string(res.Liveness)
-		if res.LivenessReason != "" {
-			line += " — " + Printable(res.LivenessReason)
-		}
-		fmt.Fprintf(w, "  liveness:        %s\n", line)
+		fmt.Fprintf(w, "  liveness:        %s\n", verdictLine(checker.Verdict(res.Liveness), res.LivenessReason))
 	}
 	// Holds and answers only when broken: kept holds and truthful
 	// replies are the rule.
@@ -397,10 +383,7 @@ func Summary(w io.Writer, title string, res checker.Result, fs []explain.Finding
 
 // verdictLine is a verdict with the reason it is unknown, if any.
 func verdictLine(v checker.Verdict, why string) string {
-	if why == "" {
-		return string(v)
-	}
-	return string(v) + " — " + Printable(why)
+	return pick(why == "", string(v), string(v)+" — "+Printable(why))
 }
 
 // availability is Stats.AvailabilityDuringFaults with its counts.
@@ -447,9 +430,12 @@ func WriteFindings(w io.Writer, indent string, fs []explain.Finding, limit int) 
 }
 
 // plural is "1 finding" or "3 findings".
-func plural(n int, one string) string {
-	if n == 1 {
-		return "1 " + one
+func plural(n int, one string) string { return pick(n == 1, "1 "+one, fmt.Sprintf("%d %ss", n, one)) }
+
+// pick is yes if b, else no.
+func pick(b bool, yes, no string) string {
+	if b {
+		return yes
 	}
-	return fmt.Sprintf("%d %ss", n, one)
+	return no
 }

@@ -28,16 +28,13 @@ type Scenario struct {
 
 // scenarioCell is a scenario's cell as the table shows it.
 func scenarioCell(m Matrix, name string) string {
-	for _, c := range m.Cells {
-		if c.Name == name {
-			return fmt.Sprintf("%s: %s, expected %s %s", name, cellRate(c), c.Expect, fmtMatch(c.Matches))
-		}
+	if c, ok := cellNamed(m, name); ok {
+		return fmt.Sprintf("%s: %s, expected %s %s", name, cellRate(c), c.Expect, fmtMatch(c.Matches))
 	}
 	return name + ": not run"
 }
 
-// scenariosMarkdown renders the scenarios section of summary.md,
-// scenariosHTML of index.html; nothing without scenarios.
+// scenariosMarkdown and scenariosHTML render the scenarios section.
 func scenariosMarkdown(m Matrix) []byte {
 	if len(m.Scenarios) == 0 {
 		return nil

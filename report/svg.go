@@ -18,8 +18,7 @@ import (
 // run stays small enough to open (see boundBars).
 const MaxTimelineBars = 5000
 
-// Geometry shared by the SVGs: the time axis runs from plotLeft to
-// svgWidth-plotRight.
+// Geometry shared by the SVGs: the time axis runs over plotWidth.
 const (
 	svgWidth  = 1200
 	plotLeft  = 64
@@ -153,10 +152,7 @@ func (d *SVG) timeAxis(s timeScale, y float64) {
 // strconvG formats a tick value without float noise (nor "-0").
 func strconvG(v float64) string {
 	s := strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".")
-	if s == "-0" {
-		return "0"
-	}
-	return s
+	return pick(s == "-0", "0", s)
 }
 
 // faultBands draws each fault window as a translucent band from top to
@@ -205,8 +201,7 @@ type bar struct {
 	overlap    bool
 }
 
-// timelineBars returns a bar per hold, marking those that overlap
-// another hold of their key, and the sorted keys.
+// timelineBars returns a bar per hold, overlaps marked, and the sorted keys.
 func timelineBars(holds map[string][]checker.Hold) ([]bar, []string) {
 	keys := slices.Sorted(maps.Keys(holds))
 	n := 0
@@ -289,14 +284,8 @@ func boundBars(bars []bar, limit int, pixel float64) ([]bar, string) {
 	if len(merged) <= limit {
 		return merged, what + "."
 	}
-	var red, rest []bar
-	for _, b := range merged {
-		if b.overlap {
-			red = append(red, b)
-		} else {
-			rest = append(rest, b)
-		}
-	}
+	red := slices.DeleteFunc(slices.Clone(merged), func(b bar) bool { return !b.overlap })
+	rest := slices.DeleteFunc(merged, func(b bar) bool { return b.overlap })
 	if len(red) >= limit {
 		return red[:limit], fmt.Sprintf("%s; of these only the first %d bars of overlapping holds are drawn.", what, limit)
 	}
@@ -315,14 +304,8 @@ func boundBars(bars []bar, limit int, pixel float64) ([]bar, string) {
 // ordinal returns "2nd", "3rd", "11th" and so on.
 func ordinal(n int) string {
 	suffix := "th"
-	switch {
-	case n%100 >= 11 && n%100 <= 13:
-	case n%10 == 1:
-		suffix = "st"
-	case n%10 == 2:
-		suffix = "nd"
-	case n%10 == 3:
-		suffix = "rd"
+	if n%10 >= 1 && n%10 <= 3 && (n%100 < 11 || n%100 > 13) {
+		suffix = []string{"st", "nd", "rd"}[n%10-1]
 	}
 	return fmt.Sprintf("%d%s", n, suffix)
 }
@@ -342,21 +325,15 @@ func Timeline(a *checker.Analysis) string {
 		row[p] = i
 	}
 	rowH := max(1, min(16, 480/max(len(procs), 1)))
-	labelEvery := 1
-	if rowH < 10 {
-		labelEvery = (10 + rowH - 1) / rowH
-	}
+	labelEvery := max(1, (10+rowH-1)/rowH)
 
-	labelTop := float64(legendHeight)
-	top := labelTop + faultLanes*laneHeight
-	bottom := top + float64(rowH*max(len(procs), 1))
-	height := bottom + axisHeight
+	f := newPlotFrame(float64(rowH * max(len(procs), 1)))
+	top, bottom := f.top, f.bottom
 	if note != "" {
-		height += 16
+		f.height += 16
 	}
-
 	var d SVG
-	d.Open(svgWidth, height, "timeline of holds per client")
+	d.Open(svgWidth, f.height, "timeline of holds per client")
 	// Legend: the keys' colours, red for overlaps, the note.
 	x := float64(plotLeft)
 	entry := func(mark, label string) { // mark: an element drawn at x
@@ -404,7 +381,7 @@ func Timeline(a *checker.Analysis) string {
 				plotLeft-6, y+float64(rowH)/2+3.5, min(11, max(rowH, 8)), axisColor, p)
 		}
 	}
-	d.faultBands(sc, wins, labelTop, top, bottom)
+	d.faultBands(sc, wins, f.labelTop, top, bottom)
 	t := timelineRows{sc: sc, row: row, top: top, rowH: rowH}
 	t.barH = max(float64(rowH)-2, 1)
 	t.pad = (float64(rowH) - t.barH) / 2
@@ -427,8 +404,7 @@ type timelineRows struct {
 	barH, pad float64
 }
 
-// holds draws the hold bars, each key in its colour, overlapping holds
-// in red and on top.
+// holds draws the bars, each key in its colour, overlaps red and on top.
 func (t timelineRows) holds(d *SVG, bars []bar, keys []string) {
 	keyColor := make(map[string]string, len(keys))
 	for i, k := range keys {
@@ -528,8 +504,7 @@ type keyedHold struct {
 	key string
 }
 
-// lostNotices are the holds a loss notice ended (checker.Hold.Lost), at
-// most MaxTimelineBars, by key and start.
+// lostNotices are the holds a loss notice ended, at most MaxTimelineBars.
 func lostNotices(holds map[string][]checker.Hold) []keyedHold {
 	keys := slices.Sorted(maps.Keys(holds))
 	var out []keyedHold
@@ -549,8 +524,7 @@ type lateWrite struct {
 	validUntil, wrote int64
 }
 
-// lateWrites are the sections of a's lost updates that wrote after the
-// validity of their lease, each once, at most MaxTimelineBars.
+// lateWrites are the lost updates' writes after their lease's validity.
 func lateWrites(a *checker.Analysis) []lateWrite {
 	var out []lateWrite
 	seen := map[string]bool{}

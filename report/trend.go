@@ -46,16 +46,11 @@ type Move struct {
 }
 
 func (m Move) String() string {
-	dir := "rose"
-	if m.Last.Rate < m.Prev.Rate {
-		dir = "fell"
-	}
 	return fmt.Sprintf("%s: the violation rate %s from %s in %s to %s in %s, outside the earlier interval",
-		m.Cell, dir, m.Prev, m.PrevDir, m.Last, m.LastDir)
+		m.Cell, pick(m.Last.Rate < m.Prev.Rate, "fell", "rose"), m.Prev, m.PrevDir, m.Last, m.LastDir)
 }
 
-// VersionChange is a module whose version ("" absent) differs from the
-// night before's.
+// VersionChange is a module whose version changed ("": absent).
 type VersionChange struct {
 	Module   string `json:"module"`
 	From, To string
@@ -73,8 +68,7 @@ type Trend struct {
 	Changes []VersionChange `json:"version_changes"`
 }
 
-// Regressions returns the moves between the last two nights, which the
-// nightly fails on.
+// Regressions returns the moves between the last two nights.
 func (t Trend) Regressions() []Move {
 	var out []Move
 	for _, m := range t.Moves {
@@ -85,8 +79,7 @@ func (t Trend) Regressions() []Move {
 	return out
 }
 
-// ReadTrend reads the summary.json of every bundle in dirs (at least two)
-// and builds their trend, ordered by the time each matrix started.
+// ReadTrend reads the summary.json of at least two bundles: NewTrend.
 func ReadTrend(dirs []string) (Trend, error) {
 	if len(dirs) < 2 {
 		return Trend{}, errors.New("trend: want at least two bundles to compare")
@@ -130,8 +123,7 @@ func checkRates(m Matrix) error {
 // near reports whether a is b but for rounding (false for NaN).
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9 }
 
-// NewTrend builds the trend of the matrices ms, read from dirs, ordered
-// by Started.
+// NewTrend builds the trend of ms, read from dirs, by Started.
 func NewTrend(dirs []string, ms []Matrix) Trend {
 	idx := make([]int, len(ms))
 	for i := range idx {
@@ -180,12 +172,7 @@ func NewTrend(dirs []string, ms []Matrix) Trend {
 }
 
 // rateCell is a rate as the trend's tables show it.
-func rateCell(r Rate) string {
-	if r.Runs == 0 {
-		return "–"
-	}
-	return r.String()
-}
+func rateCell(r Rate) string { return pick(r.Runs == 0, "–", r.String()) }
 
 // nightLabel is a night's column heading: its start, its folder's name.
 func nightLabel(n TrendNight) string {
@@ -236,8 +223,7 @@ func nightsHeader(b io.Writer, first string, nights []TrendNight) {
 	fmt.Fprint(b, "\n|---|"+strings.Repeat("---|", len(nights))+"\n")
 }
 
-// versionsMarkdown is the table of every module's version per night,
-// a changed one in bold.
+// versionsMarkdown tables each module's version per night.
 func versionsMarkdown(t Trend) string {
 	mods := modules(t.Nights)
 	if len(mods) == 0 {
@@ -278,15 +264,7 @@ func changed(t Trend, i int, m string) bool {
 	return i > 0 && t.Nights[i].Versions[m] != t.Nights[i-1].Versions[m]
 }
 
-func shortCommit(c string) string {
-	if len(c) > 12 {
-		return c[:12]
-	}
-	if c == "" {
-		return "unknown"
-	}
-	return c
-}
+func shortCommit(c string) string { return cmp.Or(c[:min(len(c), 12)], "unknown") }
 
 // mdEscape keeps a value inside its table cell.
 func mdEscape(s string) string {

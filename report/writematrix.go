@@ -35,8 +35,7 @@ func WriteMatrix(dir string, m Matrix) error {
 			errs = append(errs, fmt.Errorf("report: matrix %s: %w", name, err))
 		}
 	}
-	md := matrixMarkdown(m)
-	write("summary.md", md, nil)
+	write("summary.md", matrixMarkdown(m), nil)
 	js, err := json.MarshalIndent(m, "", "  ")
 	write("summary.json", append(js, '\n'), err)
 	ju, err := matrixJUnit(m, cellTimes(dir, m))
@@ -46,23 +45,15 @@ func WriteMatrix(dir string, m Matrix) error {
 	return errors.Join(errs...)
 }
 
-// ReadMatrix reads dir/summary.json, as WriteMatrix wrote it, refusing a
-// summary.json that is a symbolic link or not a regular file.
+// ReadMatrix reads dir/summary.json (see readJSON).
 func ReadMatrix(dir string) (Matrix, error) { return readJSON[Matrix](dir, "summary.json") }
 
 // commitText is the summaries' commit line.
 func commitText(m Matrix) string {
-	if m.Commit == "" {
-		return ""
-	}
-	if m.Dirty {
-		return m.Commit + " (with uncommitted changes)"
-	}
-	return m.Commit
+	return pick(m.Commit != "" && m.Dirty, m.Commit+" (with uncommitted changes)", m.Commit)
 }
 
-// shardText says what part of a matrix a shard's summaries hold; "" in
-// a whole matrix.
+// shardText says what part of the matrix a shard holds; "" for none.
 func shardText(m Matrix) string {
 	s := m.Shard
 	if s == nil {
@@ -97,26 +88,11 @@ func fmtFirst(v *float64) string {
 	return fmt.Sprintf("%.2f", *v)
 }
 
-func fmtAvail(v float64) string {
-	if v < 0 {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.1f%%", 100*v)
-}
+func fmtAvail(v float64) string { return pick(v < 0, "n/a", fmt.Sprintf("%.1f%%", 100*v)) }
 
-func fmtFencing(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
-}
+func fmtFencing(b bool) string { return pick(b, "yes", "no") }
 
-func fmtMatch(b bool) string {
-	if b {
-		return "✓"
-	}
-	return "✗"
-}
+func fmtMatch(b bool) string { return pick(b, "✓", "✗") }
 
 // runReport is the relative link to a run's report.html.
 func runReport(r CellRun) string { return path.Join(filepath.ToSlash(r.Dir), "report.html") }
@@ -163,14 +139,8 @@ func mismatchText(c Cell) string {
 	return s
 }
 
-// expectText is the cell's expectation per property (one word in a
-// legacy summary).
-func expectText(c Cell) string {
-	if legacy(c) {
-		return string(c.Expect)
-	}
-	return c.Props.String()
-}
+// expectText is the cell's expectation (one word in a legacy summary).
+func expectText(c Cell) string { return pick(legacy(c), string(c.Expect), c.Props.String()) }
 
 // brokeSafe reports whether a property expected safe has a violation.
 func brokeSafe(e Expectation, r *Rate) bool { return e == ExpectSafe && r != nil && r.Violations > 0 }
@@ -233,10 +203,7 @@ func versionList(v map[string]string) []string {
 
 // seedsNamed is "seed 1" or "seeds 1, 2".
 func seedsNamed(seeds []int64) string {
-	if len(seeds) == 1 {
-		return "seed " + JoinSeeds(seeds, ", ")
-	}
-	return "seeds " + JoinSeeds(seeds, ", ")
+	return pick(len(seeds) == 1, "seed ", "seeds ") + JoinSeeds(seeds, ", ")
 }
 
 // JoinSeeds joins seeds by sep: "1,2,3" as --seeds takes them.
@@ -253,8 +220,7 @@ func mdCell(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", "", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
-// MarkdownText is s as Markdown text outside a table: a name read from
-// elsewhere may hold markup a viewer that passes HTML through would run.
+// MarkdownText is s as Markdown text, without the markup a name may hold.
 func MarkdownText(s string) string {
 	return strings.NewReplacer("\n", " ", "\r", "", "<", "&lt;", ">", "&gt;").Replace(Printable(s))
 }
@@ -511,8 +477,7 @@ type gridEntry struct {
 	Label  string
 }
 
-// gridRow is one lock variant of the grid; Cols[j] holds the cells of
-// fault set j.
+// gridRow is one lock variant; Cols[j] holds the cells of fault set j.
 type gridRow struct {
 	Label string
 	Cols  [][]gridEntry
@@ -609,12 +574,7 @@ var matrixTmpl = template.Must(template.New("matrix").Funcs(template.FuncMap{
 	"cells":     func(n int) string { return plural(n, "cell") },
 	"rates":     ratesHTML,
 	"scenarios": scenariosHTML,
-	"kindclass": func(k string) string {
-		if k == "lease" {
-			return "kind-lease"
-		}
-		return "kind-resource"
-	},
+	"kindclass": func(k string) string { return pick(k == "lease", "kind-lease", "kind-resource") },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>locktorture matrix {{.Date}}</title>
