@@ -267,9 +267,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	return res, write(res)
 }
 
-// rising bisects a rising fault's sweep between the first point with a
-// violation and the one before: the boundary is the smallest value with
-// one (NaN: none in range), and the points the bisection ran.
+// rising bisects the sweep before its first violation: it returns the
+// least value with one (NaN: none) and the points the bisection ran.
 func rising(ctx context.Context, o Options, lk string, sweep []Point) (float64, []Point, error) {
 	first := slices.IndexFunc(sweep, func(p Point) bool { return p.Violations > 0 })
 	switch first {
@@ -289,9 +288,8 @@ func falling(ctx context.Context, o Options, lk string, sweep []Point) (float64,
 	return rising(ctx, o, lk, down)
 }
 
-// bisect runs o.Bisect points halving the interval between safe (no
-// violation) and bad; it returns the value with a violation nearest
-// safe, and the points it ran, before an error too.
+// bisect halves the interval from safe to bad o.Bisect times; it returns
+// the value with a violation nearest safe and the points it ran.
 func bisect(ctx context.Context, o Options, lk string, safe, bad float64) (float64, []Point, error) {
 	var pts []Point
 	for range o.Bisect {

@@ -19,8 +19,7 @@ import (
 )
 
 // ManifestFile lists a bundle's archives, which travel apart from the
-// tree (no file over 1 MB enters it): `torture matrix fetch` brings each
-// back from one of its sources and checks its sha256.
+// tree (no file over 1 MB enters it), for `torture matrix fetch`.
 const ManifestFile = "archives.json"
 
 // Manifest lists a bundle's archives.
@@ -108,9 +107,8 @@ func WriteManifest(bundle string, m Manifest) error {
 	return safefs.WriteFile(path.Join(bundle, ManifestFile), append(b, '\n'), 0o644)
 }
 
-// Recheck holds a runs archive against the bundle's summary: every run
-// listed has its results.json in it, with the summary's lease and
-// resource verdicts. It returns the runs compared and the histories kept.
+// Recheck holds a runs archive's results.json against the summary's
+// verdicts; it returns the runs compared and the histories kept.
 func Recheck(m Matrix, archive []byte) (runs, histories int, err error) {
 	zr, err := xz.NewReader(bytes.NewReader(archive))
 	if err != nil {

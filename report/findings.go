@@ -113,9 +113,8 @@ func Findings(m Matrix, o FindingsOptions) []byte {
 	return b.Bytes()
 }
 
-// findingsLine is one row of the findings table: the locks that broke
-// the lease, those that lost updates only, those that held. loud: an
-// entry says more than "0/N", so the row keeps its line in the table.
+// findingsLine is one row of the findings table. loud: an entry says more
+// than "0/N", so the row keeps its line.
 type findingsLine struct {
 	row                    string
 	lease, resource, clean []string
@@ -155,9 +154,8 @@ func quietRows(drawn, quiet int) string {
 	return fmt.Sprintf("the other %d rows of the table", quiet)
 }
 
-// cellRow is c's row of the literature table: its Row, or in an older
-// summary its name after the lock's ("setnx+fencing/none" is
-// "+fencing/none").
+// cellRow is c's row of the literature table: Row, or in an older summary
+// its name after the lock's ("setnx+fencing/none" is "+fencing/none").
 func cellRow(c Cell) string {
 	if c.Row != "" {
 		return c.Row
@@ -184,7 +182,6 @@ func propertyRate(c Cell, p string) Rate {
 	return NewRate(k, n)
 }
 
-// stuckRuns counts c's runs whose liveness was stuck.
 func stuckRuns(c Cell) int {
 	n := 0
 	for _, r := range c.Runs {
@@ -276,10 +273,9 @@ func lineStarting(b, prefix []byte) int {
 	return -1
 }
 
-// NewestBundle returns the name of the newest published bundle in dir:
-// of its folders with a summary.json (no link followed), an index.html
-// and a ManifestFile (what `torture matrix publish` writes) of a whole
-// matrix, not a shard, the one whose matrix started last.
+// NewestBundle returns the folder of dir with the whole matrix that
+// started last among those `torture matrix publish` wrote (a summary.json,
+// an index.html and a ManifestFile).
 func NewestBundle(dir string) (string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {

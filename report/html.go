@@ -60,8 +60,7 @@ type overlapRow struct {
 }
 
 // WriteHTML writes report.html (see the package doc) to path from the
-// run's analysis a: porcupine's visualization of each failing key (lease,
-// then resource), or of the busiest key when everything is valid.
+// run's analysis a.
 func WriteHTML(path string, r Results, a *checker.Analysis, opts checker.Options) error {
 	cfg, err := json.MarshalIndent(r.Config, "", "  ")
 	if err != nil {
@@ -121,9 +120,8 @@ func kind(res checker.Result) string {
 	return ""
 }
 
-// explainInto fills p's findings, overlaps and lost updates from a,
-// grouped by fault step and cause (explain.Group): one fault that made 49
-// overlaps is one paragraph and one row.
+// explainInto fills p's findings, overlaps and lost updates from a, by
+// fault step and cause: one fault that made 49 overlaps is one row.
 func explainInto(p *page, a *checker.Analysis) {
 	ex, total := explain.Explain(a, math.MaxInt)
 	found := explain.Group(ex)

@@ -37,19 +37,15 @@ type Expect struct {
 	Lease Expectation `json:"lease"`
 	// Resource: the protected read-modify-write never loses an update.
 	Resource Expectation `json:"resource"`
-	// Liveness is the verdict every run must give (checker.LivenessOK or
-	// LivenessStuck); "": liveness does not count.
+	// Liveness is the verdict every run must give; "": it does not count.
 	Liveness checker.Liveness `json:"liveness,omitempty"`
-	// Holds is ExpectSafe when no hold may be cut short while no fault
-	// touches it (checker.Result.Holds); "": it does not count.
+	// Holds is ExpectSafe when no hold may be cut short with no fault.
 	Holds Expectation `json:"holds,omitempty"`
-	// Answers is ExpectSafe where every reply must agree with what the
-	// nodes held (checker.Result.Answers), ExpectViolation where a
-	// mutant's replies lie; "" where a fault that breaks the lease may
-	// leave a contradicted reply.
+	// Answers is ExpectSafe where every reply must agree with the nodes,
+	// ExpectViolation where a mutant's replies lie; "" where a fault that
+	// breaks the lease may leave a contradicted reply.
 	Answers Expectation `json:"answers,omitempty"`
-	// Starvation and SplitVotes expect checker.Result.Starvation and
-	// SplitVotes; "" for nothing.
+	// Starvation and SplitVotes expect checker.Result's; "": nothing.
 	Starvation Expectation `json:"starvation,omitempty"`
 	SplitVotes Expectation `json:"split_votes,omitempty"`
 }
@@ -59,8 +55,7 @@ type Expect struct {
 type Extra struct {
 	// Name names it: "holds", "answers", "starvation", "split votes".
 	Name string
-	// Kept says a cell promises it ("holds kept"); Broke what a run that
-	// broke it showed.
+	// Kept says a cell promises it, Broke what a run that broke it showed.
 	Kept, Broke string
 	Expect      func(Expect) Expectation
 	Verdict     func(CellRun) checker.Verdict
@@ -140,22 +135,19 @@ type CellRun struct {
 	Lease    checker.Verdict  `json:"lease"`
 	Resource checker.Verdict  `json:"resource"`
 	Liveness checker.Liveness `json:"liveness,omitempty"`
-	// Holds is the verdict on holds cut short with no fault active
-	// (checker.Result.Holds), Spurious how many were.
-	Holds    checker.Verdict `json:"holds,omitempty"`
-	Spurious int             `json:"spurious_losses,omitempty"`
-	// Answers, Starvation and SplitVotes are checker.Result's verdicts.
+	// Holds, Answers, Starvation and SplitVotes are checker.Result's
+	// verdicts; Spurious counts the holds cut short with no fault.
+	Holds      checker.Verdict `json:"holds,omitempty"`
+	Spurious   int             `json:"spurious_losses,omitempty"`
 	Answers    checker.Verdict `json:"answers,omitempty"`
 	Starvation checker.Verdict `json:"starvation,omitempty"`
 	SplitVotes checker.Verdict `json:"split_votes,omitempty"`
 	// LeaseReason and ResourceReason say why a verdict is unknown.
 	LeaseReason    string `json:"lease_reason,omitempty"`
 	ResourceReason string `json:"resource_reason,omitempty"`
-	// Interrupted: the matrix was interrupted during this run; its
-	// verdicts are about what it recorded until then.
+	// Interrupted: the matrix was interrupted during this run.
 	Interrupted bool `json:"interrupted,omitempty"`
-	// FirstViolation is the offset of the first violation in seconds,
-	// nil for none.
+	// FirstViolation is the first violation's offset in seconds.
 	FirstViolation *float64 `json:"first_violation_s,omitempty"`
 	// Violations counts the overlapping holds, the holds whose fencing
 	// token did not increase and the keys with a lost update.
@@ -169,8 +161,7 @@ type CellRun struct {
 	Causes []CauseCount `json:"causes,omitempty"`
 	Trials Trials       `json:"trials"`
 	Slow   float64      `json:"slow_s,omitempty"`
-	// Again is how many times the seed ran again on a machine too slow
-	// to decide it (earlier runs' directories end -again1, …).
+	// Again counts the reruns on a machine too slow (dirs end -again1, …).
 	Again int `json:"again,omitempty"`
 }
 
@@ -195,16 +186,14 @@ type Cell struct {
 	Nemesis  string `json:"nemesis"`
 	Fencing  bool   `json:"fencing"`
 	Topology string `json:"topology"`
-	// Row names the cell's row of the literature table (its name after
-	// the lock's), Class the class of lock the row is for ("quorum
-	// elapsed"; "any").
+	// Row is the cell's row of the literature table, Class the class of
+	// lock the row is for ("quorum elapsed"; "any").
 	Row   string `json:"row,omitempty"`
 	Class string `json:"class,omitempty"`
 	// Expect is Props.Overall().
 	Expect Expectation `json:"expect"`
-	// Props is the expectation by property. A stuck run counts as a
-	// violation only where liveness ok is expected; a cell that expects
-	// stuck matches only if every run was.
+	// Props is the expectation by property; a cell that expects stuck
+	// matches only if every run was.
 	Props Expect `json:"expect_by_property"`
 	// Source cites the literature; Why gives the reason in a sentence.
 	Source string    `json:"source"`
@@ -215,46 +204,37 @@ type Cell struct {
 	StuckRuns            int      `json:"stuck_runs,omitempty"`
 	Violations           int      `json:"violations"`
 	MedianFirstViolation *float64 `json:"median_first_violation_s,omitempty"`
-	// Trials sums the runs' trials, SlowTrials those counted neither way
-	// (the machine was too slow); ToFirst is the trials it took to show
-	// the first violation, 0 for none.
+	// Trials sums the runs' trials, SlowTrials those too slow to count;
+	// ToFirst is the trials it took to show the first violation.
 	Trials       int     `json:"trials"`
 	SlowTrials   int     `json:"slow_trials,omitempty"`
 	ToFirst      int     `json:"trials_to_first_violation,omitempty"`
 	AcqPerSec    float64 `json:"acquisitions_per_second"`
 	P99Acquire   float64 `json:"p99_acquire_ms"`
 	Availability float64 `json:"availability_during_faults"`
-	// Outcome: a violation in any run, else unknown if any run's is,
-	// else safe; OutcomeNotRun when none ran.
+	// Outcome: a violation in any run, else unknown in any, else safe.
 	Outcome checker.Outcome `json:"outcome"`
 	Matches bool            `json:"matches"`
-	// Broken is the declared promise the release gate (package gate)
-	// saw the lock break; the cell then does not match.
+	// Broken is the promise the release gate saw the lock break.
 	Broken  string `json:"broken_promise,omitempty"`
 	Unknown int    `json:"unknown_runs"`
-	// Band is the expectation as a range of the rate of runs with a
-	// violation (nil: DefaultBand); Rate the measured rate over the
-	// decided runs; ContradictedBy the counts of violations that would
-	// have contradicted the band ("0 of 3 would"). The judging is
-	// matrix's aggregate.
+	// Band is the expectation as a range of rates (nil: DefaultBand), Rate
+	// the measured one, ContradictedBy the counts that would contradict
+	// the band ("0 of 3 would"); package matrix judges.
 	Band           *Band  `json:"band,omitempty"`
 	Rate           *Rate  `json:"rate,omitempty"`
 	ContradictedBy string `json:"contradicted_by,omitempty"`
-	// LeaseRate and ResourceRate are each property's rate over the runs
-	// that decided it.
+	// LeaseRate and ResourceRate are each property's rate.
 	LeaseRate    *Rate `json:"lease_rate,omitempty"`
 	ResourceRate *Rate `json:"resource_rate,omitempty"`
-	// Causes counts the runs each cause explained a violation of, most
-	// runs first.
+	// Causes counts the runs each cause explained, most first.
 	Causes []CauseCount `json:"causes,omitempty"`
-	// NotRun lists the seeds that never started (the matrix was
-	// interrupted): the cell does not match.
+	// NotRun lists the seeds that never started: the cell does not match.
 	NotRun []int64 `json:"not_run_seeds,omitempty"`
 }
 
 // Power says what the cell's trials showed: "34 trials, a rate above
-// 8.5 % excluded", "violation in trial 3 of 12", "no trial"; "+2 slow"
-// counts the trials the machine was too slow for.
+// 8.5 % excluded +2 slow", "violation in trial 3 of 12", "no trial".
 func (c Cell) Power() string {
 	var s string
 	switch {
@@ -312,8 +292,7 @@ func (c Cell) BrokeRuns() map[string]int {
 	return n
 }
 
-// PropertiesText renders Cell.PropertiesText from expectation e, the
-// runs stuck and those that broke each of Extras; a nil rate is "not
+// PropertiesText renders Cell.PropertiesText; a nil rate is "not
 // measured".
 func PropertiesText(e Expect, lease, resource *Rate, stuck int, broke map[string]int, runs int) string {
 	// whyOf says what e expected, a promise in the words of safe.
@@ -364,9 +343,8 @@ func (c Cell) Short() string {
 	return "L " + f(c.LeaseRate) + " · R " + f(c.ResourceRate)
 }
 
-// ViolationKind says which property the runs broke: "lease" (two
-// clients held the lock at once), "resource only" (an update lost, no
-// lease overlapped), or "".
+// ViolationKind says which property the runs broke: "lease", "resource
+// only" or "".
 func (c Cell) ViolationKind() string {
 	lease, resource := false, false
 	for _, r := range c.Runs {
@@ -393,34 +371,27 @@ type Matrix struct {
 	Command  string    `json:"command"`
 	Seeds    []int64   `json:"seeds"`
 	Duration string    `json:"duration"`
-	// Servers are what the nodes ran, each once with its version
-	// (Server), in the order the cells first ran them.
+	// Servers are what the nodes ran (Server), each once.
 	Servers  []string          `json:"servers,omitempty"`
 	Versions map[string]string `json:"versions"`
 	Cells    []Cell            `json:"cells"`
 	Elapsed  float64           `json:"elapsed_seconds"`
-	// Interrupted: the matrix was stopped before its end; Cells still
-	// lists every cell, with the seeds that never ran.
+	// Interrupted: stopped before its end; Cells still lists every cell.
 	Interrupted bool `json:"interrupted,omitempty"`
-	// Commit is the binary's VCS stamp (UnknownCommit, or "" in older
-	// summaries, without one); Dirty: the work tree had uncommitted
-	// changes.
+	// Commit is the binary's VCS stamp (or UnknownCommit, "" in older
+	// summaries); Dirty: the tree had uncommitted changes.
 	Commit string `json:"commit,omitempty"`
 	Dirty  bool   `json:"dirty,omitempty"`
 	// Machine is what the matrix ran on, and its load.
 	Machine *Machine `json:"machine,omitempty"`
-	// Scenarios map the literature's scenarios to the cells that measure
-	// them.
+	// Scenarios map the literature's scenarios to their cells.
 	Scenarios []Scenario `json:"scenarios,omitempty"`
-	// Gate names the lock of a release gate's matrix (package gate): its
-	// JUnit cases are classed by the lock alone.
+	// Gate names the lock of a release gate's matrix.
 	Gate string `json:"gate,omitempty"`
-	// Skipped lists the fault kinds no cell took, one entry per reason;
-	// JUnit reports each as a skipped case.
+	// Skipped lists the fault kinds no cell took, one entry per reason.
 	Skipped []Skipped `json:"skipped,omitempty"`
-	// Shard is set in one shard's output, whose Cells are those with a
-	// run in the shard, aggregated over its runs alone; nil in a whole
-	// matrix, merged or not.
+	// Shard is set in one shard's output, whose Cells are aggregated over
+	// its runs alone; nil in a whole matrix.
 	Shard *ShardInfo `json:"shard,omitempty"`
 }
 
@@ -441,9 +412,8 @@ func (m *Matrix) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// AddServer returns servers with server (a Server) appended unless it is
-// there already; another version of a server already there is
-// ErrServerVersions, naming both.
+// AddServer appends server to servers unless there; another version of
+// one there is ErrServerVersions.
 func AddServer(servers []string, server string) ([]string, error) {
 	for _, s := range servers {
 		switch {
@@ -459,9 +429,8 @@ func AddServer(servers []string, server string) ([]string, error) {
 // ErrServerVersions: two versions of one server in one matrix.
 var ErrServerVersions = errors.New("report: two versions of one server")
 
-// UnknownCommit is the commit recorded by a binary without a VCS stamp
-// (built with -buildvcs=false, by go run or go test, or in a git
-// worktree, where Go finds no repository).
+// UnknownCommit is the commit of a binary without a VCS stamp
+// (-buildvcs=false, go run, go test, or a git worktree).
 const UnknownCommit = "unknown"
 
 // Skipped is a reason some fault kinds were not run, with the kinds.
@@ -476,12 +445,10 @@ type ShardInfo struct {
 	// Index is the shard's number, from 1 to Count.
 	Index int `json:"index"`
 	Count int `json:"count"`
-	// Cells lists every cell of the whole matrix, in its order; Runs the
-	// runs given to this shard, in the matrix's order.
+	// Cells lists every cell of the whole matrix, Runs this shard's.
 	Cells []ShardCell `json:"cells"`
 	Runs  []ShardRun  `json:"runs"`
-	// Expected is the time the shard's runs were expected to take, in
-	// seconds.
+	// Expected is the seconds the shard's runs were expected to take.
 	Expected float64 `json:"expected_seconds"`
 }
 
@@ -505,7 +472,6 @@ func (m Matrix) NeverRan() []Cell {
 // Failed returns the cells whose outcome contradicts their expectation.
 func (m Matrix) Failed() []Cell { return m.cells(func(c Cell) bool { return !c.Matches }) }
 
-// cells returns the cells that keep says.
 func (m Matrix) cells(keep func(Cell) bool) []Cell {
 	var out []Cell
 	for _, c := range m.Cells {

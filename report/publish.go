@@ -38,9 +38,8 @@ type PublishOptions struct {
 	ArchiveURL string
 }
 
-// HistoryBudget is what the default histories take compressed: a full
-// matrix's 402 runs wrote 180 MB, 13 MB under xz; about two thirds are
-// kept.
+// HistoryBudget is what the default histories take under xz: a full
+// matrix's 402 runs wrote 180 MB, 13 MB compressed, two thirds kept.
 const HistoryBudget = 10 << 20
 
 func (o PublishOptions) keeps(r CellRun, i int) bool {

@@ -81,7 +81,6 @@ func (r Readme) Markdown() []byte {
 	return b.Bytes()
 }
 
-// provenance writes how the bundle was produced.
 func (r Readme) provenance(b *bytes.Buffer) {
 	m := r.Matrix
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
@@ -157,7 +156,6 @@ func scenarios(b *bytes.Buffer, m Matrix) {
 	}
 }
 
-// cells writes the table of every cell.
 func (r Readme) cells(b *bytes.Buffer) {
 	m := r.Matrix
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
@@ -176,9 +174,7 @@ func (r Readme) cells(b *bytes.Buffer) {
 	}
 }
 
-// reading is a scenario's reading, from its cells' rates: what the cells
-// expected to fail showed, what the safe ones showed, and which
-// contradict their expectation.
+// reading is a scenario's reading from its cells' rates.
 func reading(m Matrix, s Scenario) string {
 	var fail, safe, possible, bad, notRun []Cell
 	var missing []string

@@ -23,16 +23,14 @@ import (
 // Results is the content of results.json.
 type Results struct {
 	RunID string `json:"run_id"`
-	// Started is the wall-clock start, for people: figures inside the
-	// run use the history's monotonic base.
+	// Started is the wall-clock start; figures use the history's base.
 	Started time.Time `json:"started"`
 	Command string    `json:"command,omitempty"`
 	// Config is the run's whole configuration; Seed repeats its seed.
 	Config any   `json:"config"`
 	Seed   int64 `json:"seed"`
-	// Server is the server's name and the version its first node
-	// reported (Server); NodeVersions each node's, which may differ on
-	// the external backend. Older files' redis_version(s) read as them.
+	// Server is the first node's server and version (Server),
+	// NodeVersions each node's, which may differ on the external backend.
 	Server       string   `json:"server,omitempty"`
 	NodeVersions []string `json:"node_versions,omitempty"`
 	// Versions of the tool and of the modules that matter to a verdict.
@@ -40,18 +38,15 @@ type Results struct {
 	// Elapsed is the wall time the clients ran, in seconds.
 	Elapsed     float64 `json:"elapsed_seconds"`
 	Interrupted bool    `json:"interrupted,omitempty"`
-	// Stopped: the run ended at its first violation, as a run expected
-	// to show one may.
+	// Stopped: ended at its first violation, as a run expecting one may.
 	Stopped bool `json:"stopped_at_violation,omitempty"`
-	// Strikes and Trials are what the targeted steps did and the times
-	// the lock was put to the test (package trial); Health how late the
+	// Strikes and Trials are what package trial saw; Health how late the
 	// harness's timers fired.
 	Strikes []Strike      `json:"strikes,omitempty"`
 	Trials  Trials        `json:"trials"`
 	Health  health.Report `json:"health"`
-	// Findings are the violations grouped by fault step and cause
-	// (package explain), in the order of their first; Causes counts them
-	// by cause, most frequent first.
+	// Findings are the violations by fault step and cause (package
+	// explain); Causes counts them by cause, most frequent first.
 	Findings []explain.Finding `json:"findings,omitempty"`
 	// Contradictions are the lock's replies the nodes' observations
 	// contradict (checker.Analysis.Contradictions).
@@ -76,8 +71,7 @@ type Trials struct {
 }
 
 // Text says what the trials showed: "12 fault steps: a per-trial
-// violation rate above 22 % excluded at 95 %", "violation in trial 3 of
-// 12", with the trials left out on a machine too slow.
+// violation rate above 22 % excluded at 95 %", "violation in trial 3 of 12".
 func (t Trials) Text() string {
 	what := pick(t.Count == 1, t.Kind, t.Kind+"s")
 	s := fmt.Sprintf("%d %s", t.Count, what)
@@ -138,9 +132,8 @@ const (
 // Confidence is the confidence of ExcludedRate.
 const Confidence = 0.95
 
-// ExcludedRate is the largest per-trial violation rate that n trials
-// without a violation exclude at Confidence: for every p above it,
-// 1-(1-p)^n ≥ Confidence (about 3/n). 1 for no trial.
+// ExcludedRate is the per-trial violation rate n clean trials exclude:
+// for every p above it, 1-(1-p)^n ≥ Confidence (about 3/n). 1 for n = 0.
 func ExcludedRate(n int) float64 {
 	if n <= 0 {
 		return 1
@@ -162,9 +155,8 @@ type CauseCount struct {
 	Count int    `json:"count"`
 }
 
-// Strike is what one targeted fault step did, judged against the
-// history: a test only if it left a window, time in which another client
-// could act while the struck hold lasted.
+// Strike is what a targeted step did: a test only if it left a window,
+// time in which another client could act while the struck hold lasted.
 type Strike struct {
 	// Step is the step's index in schedule.json, Kind and Desc as there.
 	Step    int    `json:"step"`
@@ -233,7 +225,6 @@ func Server(name, version string) string {
 	return strings.TrimSpace(name + " " + version)
 }
 
-// serverName is the name part of a Server.
 func serverName(s string) string {
 	name, _, _ := strings.Cut(s, " ")
 	return name
@@ -297,10 +288,8 @@ func Printable(s string) string {
 	return s
 }
 
-// Summary writes the one-screen text summary of a checked run: the
-// verdicts, at most SummaryFindings findings and the figures, with times
-// and tokens as explain prints them. Every text from the history is
-// Printable.
+// Summary writes the one-screen text summary of a checked run, times and
+// tokens as explain prints them, every text from the history Printable.
 func Summary(w io.Writer, title string, res checker.Result, fs []explain.Finding) {
 	fmt.Fprintf(w, "%s\n", Printable(title))
 	fmt.Fprintf(w, "  lease safety:    %s\n", verdictLine(res.Lease, res.LeaseReason))
@@ -411,9 +400,8 @@ func gap(g *checker.Gap) string {
 // SummaryFindings is how many findings Summary prints.
 const SummaryFindings = 5
 
-// WriteFindings writes at most limit findings (all when limit ≤ 0),
-// numbered, a headline and a paragraph each, under indent; then how
-// many more there are.
+// WriteFindings writes at most limit findings (all when limit ≤ 0), a
+// headline and a paragraph each, under indent, and how many more.
 func WriteFindings(w io.Writer, indent string, fs []explain.Finding, limit int) {
 	for i, f := range fs {
 		if limit > 0 && i == limit {
@@ -432,7 +420,6 @@ func WriteFindings(w io.Writer, indent string, fs []explain.Finding, limit int) 
 // plural is "1 finding" or "3 findings".
 func plural(n int, one string) string { return pick(n == 1, "1 "+one, fmt.Sprintf("%d %ss", n, one)) }
 
-// pick is yes if b, else no.
 func pick(b bool, yes, no string) string {
 	if b {
 		return yes

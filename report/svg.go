@@ -58,9 +58,8 @@ type timeScale struct {
 	t0, t1 int64
 }
 
-// newTimeScale spans the history's events (but node observations) and
-// fault windows, from 0 when they start within 5% of the span after it,
-// so ticks and buckets fall on whole seconds; at least one second.
+// newTimeScale spans the events and fault windows, from 0 when they start
+// within 5% of the span after it, so ticks fall on whole seconds.
 func newTimeScale(a *checker.Analysis, wins []checker.Window) timeScale {
 	s := timeScale{t0: math.MaxInt64, t1: math.MinInt64}
 	if first, last, ok := a.Span(); ok {
@@ -86,7 +85,6 @@ func (s timeScale) x(t int64) float64 {
 	return plotLeft + float64(t-s.t0)/float64(s.t1-s.t0)*plotWidth
 }
 
-// nsPerPixel is how much time one pixel of the plot stands for.
 func (s timeScale) nsPerPixel() float64 { return float64(s.t1-s.t0) / plotWidth }
 
 // SVG is the module's one SVG writer, report's plots' and envelope's.
@@ -115,7 +113,6 @@ func (d *SVG) Text(x, y float64, anchor, fill, s string) {
 	d.Printf(`<text x="%.1f" y="%.1f" text-anchor="%s" fill="%s">%s</text>`+"\n", x, y, anchor, fill, esc(s))
 }
 
-// esc escapes s for XML text and attribute values.
 func esc(s string) string { return html.EscapeString(s) }
 
 // seconds formats a time offset in seconds for tooltips.
@@ -155,9 +152,8 @@ func strconvG(v float64) string {
 	return pick(s == "-0", "0", s)
 }
 
-// faultBands draws each fault window as a translucent band from top to
-// bottom, its description as tooltip, numbered as in the page's fault
-// table in one of the label lanes from labelTop.
+// faultBands draws each fault window as a band, numbered as in the page's
+// fault table, its label in one of the lanes from labelTop.
 func (d *SVG) faultBands(s timeScale, wins []checker.Window, labelTop, top, bottom float64) {
 	for i, w := range wins {
 		x0, x1 := s.x(w.Start), s.x(w.End)
@@ -506,9 +502,8 @@ type keyedHold struct {
 
 // lostNotices are the holds a loss notice ended, at most MaxTimelineBars.
 func lostNotices(holds map[string][]checker.Hold) []keyedHold {
-	keys := slices.Sorted(maps.Keys(holds))
 	var out []keyedHold
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(holds)) {
 		for _, h := range holds[k] {
 			if h.Lost && len(out) < MaxTimelineBars {
 				out = append(out, keyedHold{h, k})
@@ -543,8 +538,7 @@ func lateWrites(a *checker.Analysis) []lateWrite {
 }
 
 // bucketWidth picks the plots' bucket width: one second for runs of
-// 10 s to 2 min, else a niceStep that gives at most 120 buckets (longer
-// runs) or 20 (shorter).
+// 10 s to 2 min, else a niceStep that gives at most 120 buckets or 20.
 func bucketWidth(span int64) int64 {
 	sec := float64(span) / 1e9
 	switch {
@@ -563,9 +557,8 @@ type bucket struct {
 	latencies  []int64 // of ok acquires, sorted
 }
 
-// buckets cuts the span of a's time scale into buckets of bucketWidth
-// from sc.t0, the last widened to the end rather than leave less than
-// half a bucket, and counts each completed acquire in its return's.
+// buckets cuts a's time scale into buckets of bucketWidth (the last
+// widened rather than leave half a bucket) of the acquires by return.
 func buckets(a *checker.Analysis) ([]checker.Window, timeScale, int64, []bucket) {
 	wins := a.Result.Stats.FaultWindows
 	sc := newTimeScale(a, wins)
@@ -610,7 +603,6 @@ func newPlotFrame(plotHeight float64) plotFrame {
 	return f
 }
 
-// gridLine draws a horizontal grid line at y with its label.
 func (d *SVG) gridLine(y float64, label string) {
 	d.Printf(`<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s"/>`+"\n", plotLeft, y, svgWidth-plotRight, y, gridColor)
 	d.Text(plotLeft-6, y+3.5, "end", axisColor, label)

@@ -26,9 +26,8 @@ type TrendNight struct {
 	Versions map[string]string `json:"versions"`
 }
 
-// TrendCell is one cell's rate on every night (Runs 0 where nothing was
-// decided); Moved[i] is set when night i's rate lies outside night i−1's
-// interval.
+// TrendCell is one cell's rate per night (Runs 0: none decided); Moved[i]:
+// night i's rate lies outside night i−1's interval.
 type TrendCell struct {
 	Name  string `json:"name"`
 	Rates []Rate `json:"rates"`
@@ -57,10 +56,8 @@ type VersionChange struct {
 	Night    int `json:"night"` // the index of the later night
 }
 
-// Trend is the trend of a matrix over its bundles (each a summary.json,
-// as the nightly publishes it), oldest night first: each cell's rate per
-// night, the modules' versions, and the cells whose rate moved outside
-// the interval of the night before.
+// Trend is a matrix's trend over its nightly bundles, oldest first: each
+// cell's rate, the modules' versions, and the moves.
 type Trend struct {
 	Nights  []TrendNight    `json:"nights"`
 	Cells   []TrendCell     `json:"cells"`
@@ -98,9 +95,8 @@ func ReadTrend(dirs []string) (Trend, error) {
 	return NewTrend(dirs, ms), nil
 }
 
-// checkRates refuses a bundle (an artifact from elsewhere) whose rates
-// are not NewRate of 0 to Runs violations: negative counts, 2⁶²
-// violations or a rate of 1e308 flagged or hid regressions.
+// checkRates refuses a bundle whose rates are not NewRate of 0 to Runs
+// violations: negative counts or a rate of 1e308 flagged or hid regressions.
 func checkRates(m Matrix) error {
 	for _, c := range m.Cells {
 		r := c.Rate
@@ -171,7 +167,6 @@ func NewTrend(dirs []string, ms []Matrix) Trend {
 	return t
 }
 
-// rateCell is a rate as the trend's tables show it.
 func rateCell(r Rate) string { return pick(r.Runs == 0, "–", r.String()) }
 
 // nightLabel is a night's column heading: its start, its folder's name.
@@ -303,7 +298,6 @@ var trendTemplate = template.Must(template.New("trend").Funcs(template.FuncMap{
 // HTML is the trend as an HTML page.
 func (t Trend) HTML() ([]byte, error) { return execute(trendTemplate, t) }
 
-// execute renders tmpl with data.
 func execute(tmpl *template.Template, data any) ([]byte, error) {
 	var b bytes.Buffer
 	if err := tmpl.Execute(&b, data); err != nil {

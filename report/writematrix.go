@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -48,7 +49,6 @@ func WriteMatrix(dir string, m Matrix) error {
 // ReadMatrix reads dir/summary.json (see readJSON).
 func ReadMatrix(dir string) (Matrix, error) { return readJSON[Matrix](dir, "summary.json") }
 
-// commitText is the summaries' commit line.
 func commitText(m Matrix) string {
 	return pick(m.Commit != "" && m.Dirty, m.Commit+" (with uncommitted changes)", m.Commit)
 }
@@ -63,7 +63,6 @@ func shardText(m Matrix) string {
 		s.Index, s.Count, len(s.Runs), len(s.Cells)*len(m.Seeds), plural(len(s.Cells), "cell"), seedsNamed(m.Seeds))
 }
 
-// cellStatus is the cell's colour class.
 func cellStatus(c Cell) string {
 	switch {
 	case c.Outcome == checker.OutcomeUnknown || c.Outcome == OutcomeNotRun || c.Outcome == "":
@@ -215,7 +214,6 @@ func JoinSeeds(seeds []int64, sep string) string {
 	return strings.Join(s, sep)
 }
 
-// mdCell escapes a markdown table cell.
 func mdCell(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", "", "<", "&lt;", ">", "&gt;").Replace(s)
 }
@@ -433,10 +431,7 @@ func matrixJUnit(m Matrix, times []float64) ([]byte, error) {
 			tc.Error = &junitFailure{Message: mismatchText(c), Type: "not-run", Text: out.String()}
 		default:
 			suite.Failures++
-			typ := "mismatch"
-			if c.Outcome == checker.OutcomeUnknown {
-				typ = "unknown"
-			}
+			typ := pick(c.Outcome == checker.OutcomeUnknown, "unknown", "mismatch")
 			dirs := make([]string, len(c.Runs))
 			for j, r := range c.Runs {
 				dirs[j] = r.Dir
@@ -451,11 +446,7 @@ func matrixJUnit(m Matrix, times []float64) ([]byte, error) {
 	}
 	for _, sk := range m.Skipped {
 		// A skipped case, so that a CI report shows what was not tested.
-		class := m.Gate
-		if class == "" {
-			class = junitSuiteName
-		}
-		suite.Cases = append(suite.Cases, junitCase{Classname: class, Name: "not run: " + sk.Kinds, Time: secs(0), Skipped: &junitSkipped{Message: sk.Why}})
+		suite.Cases = append(suite.Cases, junitCase{Classname: cmp.Or(m.Gate, junitSuiteName), Name: "not run: " + sk.Kinds, Time: secs(0), Skipped: &junitSkipped{Message: sk.Why}})
 		suite.Tests++
 		suite.Skipped++
 	}
@@ -467,9 +458,8 @@ func matrixJUnit(m Matrix, times []float64) ([]byte, error) {
 	return append(append([]byte(xml.Header), b...), '\n'), nil
 }
 
-// gridEntry is one cell in the lock × faults grid of index.html; Label
-// tells apart cells that share a position (the name after its first "/"
-// when it differs from the faults).
+// gridEntry is a cell of index.html's grid; Label tells apart cells that
+// share a position (the name after its first "/").
 type gridEntry struct {
 	Index  int
 	Cell   Cell
@@ -512,7 +502,6 @@ func variant(c Cell) string {
 	return s
 }
 
-// matrixHTML renders index.html.
 func matrixHTML(m Matrix) ([]byte, error) {
 	p := matrixPage{
 		M:        m,
