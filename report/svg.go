@@ -447,43 +447,40 @@ func boolCompare(a, b bool) int {
 // stalled holder) on its client's row, dashed from the end of the
 // validity to the write, so the stall shows beside the hold it outlived.
 func (t timelineRows) lateWrites(d *SVG, late []lateWrite) {
-	if len(late) == 0 {
-		return
-	}
-	d.b.WriteString(`<g class="late-writes">` + "\n")
-	for _, lw := range late {
-		r, ok := t.row[lw.process]
-		if !ok {
-			continue
-		}
+	onRows(t, d, "late-writes", late, func(lw lateWrite) int { return lw.process }, func(lw lateWrite, y float64) {
 		x0, x1 := t.sc.x(lw.validUntil), t.sc.x(lw.wrote)
-		y := t.top + float64(r*t.rowH) + t.pad
+		y += t.pad
 		tip := fmt.Sprintf("P%d wrote %s at %s, %s after its lease's validity ended at %s: a late write", lw.process, lw.key, seconds(lw.wrote), dur(time.Duration(lw.wrote-lw.validUntil)), seconds(lw.validUntil))
 		d.Printf(`<rect class="late-write" x="%.2f" y="%.1f" width="%.2f" height="%.1f" fill="none" stroke="%s" stroke-width="1.5" stroke-dasharray="3,2"><title>%s</title></rect>`+"\n",
 			x0, y, max(x1-x0, 1), t.barH, overlapColor, esc(tip))
 		d.Printf(`<circle class="late-write" cx="%.2f" cy="%.1f" r="%.1f" fill="%s"><title>%s</title></circle>`+"\n",
 			x1, y+t.barH/2, max(min(t.barH/2, 4), 1.5), overlapColor, esc(tip))
-	}
-	d.b.WriteString("</g>\n")
+	})
 }
 
 // notices draws each loss notice (a watchdog that failed to renew, a
 // lock that watches its key) as a diamond on the holder's row, so one
 // after another client's grant shows as late as it was.
 func (t timelineRows) notices(d *SVG, notices []keyedHold) {
-	if len(notices) == 0 {
-		return
-	}
-	d.b.WriteString(`<g class="lost-notices">` + "\n")
-	for _, h := range notices {
-		r, ok := t.row[h.Process]
-		if !ok {
-			continue
-		}
-		y := t.top + float64(r*t.rowH) + float64(t.rowH)/2
+	onRows(t, d, "lost-notices", notices, func(h keyedHold) int { return h.Process }, func(h keyedHold, y float64) {
+		y += float64(t.rowH) / 2
 		tip := fmt.Sprintf("P%d was told at %s that it lost %s (held from %s)", h.Process, seconds(h.End), h.key, seconds(h.Start))
 		d.Printf(`<path class="lost-notice" d="%s" fill="%s" stroke="#fff" stroke-width="0.8"><title>%s</title></path>`+"\n",
 			diamond(t.sc.x(h.End), y, max(min(float64(t.rowH)/2, 6), 3)), noticeColor, esc(tip))
+	})
+}
+
+// onRows draws, in a group of class, each item at the top y of its
+// client's row (none for a client without one).
+func onRows[T any](t timelineRows, d *SVG, class string, items []T, process func(T) int, draw func(T, float64)) {
+	if len(items) == 0 {
+		return
+	}
+	d.Printf(`<g class="%s">`+"\n", class)
+	for _, it := range items {
+		if r, ok := t.row[process(it)]; ok {
+			draw(it, t.top+float64(r*t.rowH))
+		}
 	}
 	d.b.WriteString("</g>\n")
 }
