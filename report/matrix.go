@@ -2,7 +2,6 @@ package report
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -398,18 +397,11 @@ type Matrix struct {
 // UnmarshalJSON reads summary.json, older ones too (legacyRedis).
 func (m *Matrix) UnmarshalJSON(b []byte) error {
 	type matrix Matrix // without this method
-	var v struct {
-		matrix
-		legacyRedis
+	old, err := unmarshalLegacy(b, (*matrix)(m))
+	if err == nil && m.Servers == nil && old.RedisVersion != "" {
+		m.Servers = []string{Server("redis", old.RedisVersion)}
 	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*m = Matrix(v.matrix)
-	if m.Servers == nil && v.RedisVersion != "" {
-		m.Servers = []string{Server("redis", v.RedisVersion)}
-	}
-	return nil
+	return err
 }
 
 // AddServer appends server to servers unless there; another version of

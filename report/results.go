@@ -240,21 +240,27 @@ type legacyRedis struct {
 // UnmarshalJSON reads results.json, older ones too (legacyRedis).
 func (r *Results) UnmarshalJSON(b []byte) error {
 	type results Results // without this method
-	var v struct {
-		results
-		legacyRedis
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
+	old, err := unmarshalLegacy(b, (*results)(r))
+	if err != nil {
 		return err
 	}
-	*r = Results(v.results)
-	if r.Server == "" && v.RedisVersion != "" {
-		r.Server = Server("redis", v.RedisVersion)
+	if r.Server == "" && old.RedisVersion != "" {
+		r.Server = Server("redis", old.RedisVersion)
 	}
 	if r.NodeVersions == nil {
-		r.NodeVersions = v.RedisVersions
+		r.NodeVersions = old.RedisVersions
 	}
 	return nil
+}
+
+// unmarshalLegacy decodes b into *v, zeroed first (v's type without its
+// UnmarshalJSON), and returns what an older file held instead.
+func unmarshalLegacy[T any](b []byte, v *T) (old legacyRedis, err error) {
+	*v = *new(T)
+	if err = json.Unmarshal(b, v); err == nil {
+		err = json.Unmarshal(b, &old)
+	}
+	return old, err
 }
 
 // ReadResults reads dir/results.json (see readJSON).
