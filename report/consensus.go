@@ -44,12 +44,10 @@ const (
 	ReadUnmeasured = "not measured on the consensus lock"
 )
 
-// Consensus renders docs/consensus.md's block from a bundle's matrix:
-// per row of the literature table that a consensus lock ran or a Redis
-// lock broke, each lock's runs that broke the lease and the resource and
-// the row's reading; then the rows the harness refuses to run on a
-// consensus lock, those that share a reason together; then the rows
-// counted by reading.
+// Consensus renders docs/consensus.md's block: per row a consensus lock
+// ran or a Redis lock broke, each lock's runs that broke the lease and the
+// resource, and the reading; then the rows refused on a consensus lock,
+// by reason; then the rows counted by reading.
 func Consensus(m Matrix, o ConsensusOptions) []byte {
 	var cons, redis []string
 	byRow := map[string]map[string]Cell{}

@@ -30,12 +30,10 @@ type FindingsOptions struct {
 // FindingsBlock names the block Findings writes, for ReplaceBlock.
 const FindingsBlock = "findings"
 
-// Findings renders, from a bundle's summary, the README's table of what
-// broke: per row of the literature table, the locks whose leases
-// overlapped, those that only lost updates and those that showed
-// neither, each with its violations of the runs that decided it ("3/3");
-// rows where nothing broke and every run decided are named in one
-// sentence under it. It is Markdown between FindingsBlock's markers.
+// Findings renders the README's table of what broke, per row of the
+// literature table: the locks whose leases overlapped, that only lost
+// updates, or neither, each with its violations of the decided runs
+// ("3/3"); quiet rows are named under it. Markdown within FindingsBlock.
 func Findings(m Matrix, o FindingsOptions) []byte {
 	var (
 		lines   []*findingsLine

@@ -265,9 +265,8 @@ func Percent(r float64) string {
 // legacy reports whether c's summary predates per-property expectations.
 func legacy(c Cell) bool { return c.Props.Lease == "" && c.Props.Resource == "" }
 
-// PropertiesText says, property by property, what the runs showed beside
-// what the cell expected: "lease broken in 1/3 runs (promised safe),
-// resource lost in 3/3 runs (expected)".
+// PropertiesText says what the runs showed beside the expectation: "lease
+// broken in 1/3 runs (promised safe), resource lost in 3/3 runs (expected)".
 func (c Cell) PropertiesText() string {
 	if legacy(c) {
 		return fmt.Sprintf("%s: %d of %d runs found a violation", c.Outcome, c.RunsWithViolation, len(c.Runs))

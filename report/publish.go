@@ -53,17 +53,15 @@ func (o PublishOptions) keeps(r CellRun, i int) bool {
 // gzip size.
 const RunsArchive = "runs.tar.xz"
 
-// Publish writes into dst (created; absent or empty) the bundle results/
-// publishes from the matrix directory src: the summaries, RunsArchive of
-// each run's publishedRunFiles and the histories o keeps under the
-// runs/<id>/ paths the summaries link, and the ManifestFile with the
-// archive's sha256 (the tree keeps the manifest, the archive travels
-// apart). It returns the bundle's size in bytes.
+// Publish writes into dst (absent or empty) the bundle results/ publishes
+// from the matrix directory src: the summaries, RunsArchive of the runs'
+// publishedRunFiles and kept histories under the paths the summaries
+// link, and the ManifestFile. It returns the bundle's size in bytes.
 //
 // src may come from someone else and the bundle is public: Publish packs
-// only regular files reached from src without a link, refuses a run
-// directory that is absolute or leaves src, and fills a temporary folder
-// renamed to dst at the end, so a refusal leaves dst as it was.
+// only regular files reached without a link, refuses a run directory
+// that is absolute or leaves src, and renames a temporary folder to dst
+// at the end, so a refusal leaves dst as it was.
 func Publish(src, dst string, o PublishOptions) (int64, error) {
 	m, err := ReadMatrix(src)
 	if err != nil {

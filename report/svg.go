@@ -251,12 +251,10 @@ func mergeBars(merged, sorted []bar, gap float64) []bar {
 	return merged
 }
 
-// boundBars reduces bars to at most limit: by merging bars of one
-// process, key and overlap status less than the least of mergeGaps
-// pixels apart that is enough; failing that, by keeping every
-// overlapping bar and an even sample of the others. It returns the bars
-// and a sentence saying what was done ("" if nothing). It sorts bars in
-// place: a long history has hundreds of thousands.
+// boundBars cuts bars to limit by merging (mergeBars, at the least of
+// mergeGaps that is enough), else by keeping the overlaps and an even
+// sample of the others, and says what it did. It sorts bars in place: a
+// long history has hundreds of thousands.
 func boundBars(bars []bar, limit int, pixel float64) ([]bar, string) {
 	total := len(bars)
 	if total <= limit {

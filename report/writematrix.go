@@ -19,13 +19,10 @@ import (
 	"github.com/locktorture/locktorture/internal/safefs"
 )
 
-// WriteMatrix writes into dir summary.md (the cells, the mismatches
-// with their runs, the sources), summary.json (m), junit.xml (a testcase
-// per cell, failed when it does not match) and index.html (the matrix as
-// coloured tables linking every run's report.html). Run directories are
-// relative to dir; a testcase's time sums its runs' elapsed_seconds from
-// their results.json (0 when unreadable). It writes every file it can,
-// each through safefs.WriteFile, and returns the others' errors joined.
+// WriteMatrix writes into dir summary.md, summary.json, junit.xml (a
+// testcase per cell, timed by its runs' results.json) and index.html
+// (linking every run's report.html, relative to dir). It writes every
+// file it can, through safefs.WriteFile, and joins the others' errors.
 func WriteMatrix(dir string, m Matrix) error {
 	var errs []error
 	write := func(name string, b []byte, err error) {
