@@ -17,7 +17,6 @@ import (
 
 // write writes envelope.csv, envelope.svg and table.md into o.Dir.
 func write(res Result) error {
-	dir := res.Options.Dir
 	var c bytes.Buffer
 	w := csv.NewWriter(&c)
 	w.Write([]string{"lock", "fault", "param", "value_ttl", "runs", "violations", "unknown", "rate", "wilson_lo", "wilson_hi", "strikes", "missed", "no_window"})
@@ -30,7 +29,7 @@ func write(res Result) error {
 		return fmt.Errorf("envelope: %w", err)
 	}
 	for name, b := range map[string][]byte{"envelope.csv": c.Bytes(), "envelope.svg": SVG(res), "table.md": []byte(Table(res))} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(res.Options.Dir, name), b, 0o644); err != nil {
 			return fmt.Errorf("envelope: %w", err)
 		}
 	}

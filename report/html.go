@@ -66,11 +66,8 @@ func WriteHTML(path string, r Results, a *checker.Analysis, opts checker.Options
 	if err != nil {
 		return fmt.Errorf("report: config: %w", err)
 	}
-	p := page{R: r, Config: string(cfg)}
-	p.Timeline = template.HTML(Timeline(a))
-	p.Throughput = template.HTML(Throughput(a))
-	p.Latency = template.HTML(Latency(a))
-	p.Kind = kind(r.Check)
+	p := page{R: r, Config: string(cfg), Kind: kind(r.Check),
+		Timeline: template.HTML(Timeline(a)), Throughput: template.HTML(Throughput(a)), Latency: template.HTML(Latency(a))}
 	explainInto(&p, a)
 	type target struct{ key, which string }
 	var targets []target

@@ -56,7 +56,6 @@ func PublishedBeside(dir string, skip ...string) ([]Published, error) {
 
 // Markdown renders results/README.md.
 func (r Readme) Markdown() []byte {
-	m := r.Matrix
 	var b bytes.Buffer
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	link := func(name string) string { return path.Join(r.Bundle, name) }
@@ -70,7 +69,7 @@ func (r Readme) Markdown() []byte {
 	p("), which travels apart from the tree: `torture matrix fetch results/%s` fetches it, checks its sha256 and holds it against summary.json; unpacked beside index.html, it gives each run's report.\n\n", r.Bundle)
 	r.provenance(&b)
 	p("## How to read a rate\n\n%s\n\n", ratesIntro)
-	scenarios(&b, m)
+	scenarios(&b, r.Matrix)
 	r.cells(&b)
 	if len(r.Others) > 0 {
 		p("\n## Other published results\n\n")
