@@ -21,21 +21,19 @@ import (
 	"github.com/locktorture/locktorture/trial"
 )
 
-// Fault is one swept fault: its parameter, the targeted kind that
-// injects it, and where theory puts the boundary.
+// Fault is one swept fault, its targeted kind and theory's boundary.
 type Fault struct {
-	// Name selects it (--fault); Param names the swept parameter (--param).
-	Name, Param string
-	// Doc says what a value of the parameter means.
-	Doc string
-	// Unit is what the parameter is measured in, for the outputs: "TTL"
-	// (a multiple of it) when empty; "rate" for a fraction of real time.
+	// Name selects it (--fault), Param the swept parameter (--param); Doc
+	// says what a value means.
+	Name, Param, Doc string
+	// Unit is the parameter's unit: "TTL" (a multiple) when empty; "rate"
+	// for a fraction of real time.
 	Unit string
-	// MultiOnly: the fault needs a multi-node lock.
-	MultiOnly bool // none yet
-	// Falling: violations lie below the boundary, not above it (a
-	// restart delay: the longer the node stays down, the safer); the
-	// boundary is then the largest value with a violation.
+	// MultiOnly: the fault needs a multi-node lock (none yet).
+	MultiOnly bool
+	// Falling: violations lie below the boundary (a restart delay: the
+	// longer the node stays down, the safer); the boundary is then the
+	// largest value with a violation.
 	Falling bool
 	// step returns the kind and parameters of one strike of size v×TTL,
 	// and how long it stays active once struck.
@@ -53,9 +51,9 @@ var Faults = []Fault{
 			return "pause-holder", &nemesis.PauseHolder{Stall: nemesis.Duration(st), Aim: aim(o, st+o.TTL)}, st + o.TTL
 		},
 		theory: func(o Options) (float64, string) {
-			// The check comes a hold after the grant: the validity left
-			// then is TTL − hold − drift − the acquire's time, and the key
-			// outlives it by the drift allowance.
+			// The check comes a hold after the grant, with TTL − hold −
+			// drift − the acquire's time left; the key outlives it by the
+			// drift allowance.
 			return 1 - float64(o.Hold)/float64(o.TTL), "stall > validity left at the last check (≈ TTL − hold)"
 		},
 	},
@@ -69,19 +67,16 @@ var Faults = []Fault{
 			return "clock-" + scope, &nemesis.ClockHold{Scope: scope, Pick: int(seed % 3), Jump: nemesis.Duration(ttlTimes(v, o.TTL)), Aim: aim(o, o.TTL)}, o.TTL
 		},
 		theory: func(o Options) (float64, string) {
-			// Struck right after the grant, the jumped copies expire at
-			// once when the jump exceeds the key's TTL left (≈ TTL), but
-			// earlier than the holder's validity by the jump as soon as it
-			// exceeds the drift: a second client overlaps the holder when
-			// the copies expire before the holder releases, a hold after
-			// the grant.
+			// Struck right after the grant, the jumped copies expire
+			// earlier than the holder's validity by the jump; a second
+			// client overlaps the holder when they expire before it
+			// releases, a hold after the grant.
 			return 1 - float64(o.Hold)/float64(o.TTL), "jump > the key's time left on the node beyond the holder's release (≈ TTL − hold)"
 		},
 	},
 	{
-		// Drift: a node clock running fast by the rate v, by the slew's
-		// mechanism (nemesis.ClockDrift), on the single node or on two of
-		// RedLock's three nodes, for three TTLs at a time.
+		// A node clock running fast by v (nemesis.ClockDrift), on the
+		// single node or two of RedLock's three, three TTLs at a time.
 		Name: "drift", Param: "rate", Unit: "rate", Doc: "how fast the node's clock runs (setnx) or a majority's (RedLock), as a fraction of real time: 0.02 is 2% fast (clock-drift)",
 		step: func(v float64, o Options, multi bool, _ int64) (string, any, time.Duration) {
 			nodes := []int{0}
@@ -91,11 +86,10 @@ var Faults = []Fault{
 			return "clock-drift", &nemesis.ClockDrift{Nodes: nodes, Rate: v}, 3 * o.TTL
 		},
 		theory: func(o Options) (float64, string) {
-			// A key set on a node running v fast lives TTL/(1+v) of real
-			// time. The lock's drift allowance (TTL×1% + 2 ms) covers v up
-			// to about 0.01 + 2 ms/TTL; the workload sees an overlap only
-			// once the key's life falls below the holder's use of it, a
-			// hold after the grant: v > TTL/hold − 1.
+			// A key on a node running v fast lives TTL/(1+v) of real
+			// time; the drift allowance (TTL×1% + 2 ms) covers v up to
+			// about 0.01 + 2 ms/TTL, and an overlap needs the key's life
+			// below the hold: v > TTL/hold − 1.
 			allow := 0.01 + float64(2*time.Millisecond)/float64(o.TTL)
 			if o.Hold <= 0 {
 				return math.Inf(1), fmt.Sprintf("no hold: the holder never uses its validity (the drift allowance covers up to %.3f)", allow)
@@ -110,15 +104,12 @@ var Faults = []Fault{
 			return "latency-group", &nemesis.LatencyGroup{Group: int(seed % 2), Latency: nemesis.Duration(l)}, 2 * o.TTL
 		},
 		theory: func(o Options) (float64, string) {
-			// A holder of the slow group acquired at a (the node set the
-			// key then) learns it at a + latency and releases at
-			// a + latency + hold; the key expires on the node at a + TTL,
-			// and a client of the prompt group holds from then. A lock
-			// that counts its validity from before the request ends the
-			// lease by a + TTL − drift whatever the latency; one that
-			// counts from the reply (redlock-no-elapsed) or not at all
-			// (setnx-seed) overlaps the next holder once latency + hold
-			// exceed the TTL.
+			// A slow-group holder granted at a learns it at a + latency
+			// and releases a hold later; the key expires at a + TTL, when
+			// a prompt client takes it. A lock counting its validity from
+			// before the request ends the lease by a + TTL − drift; one
+			// counting from the reply (redlock-no-elapsed) or not at all
+			// (setnx-seed) overlaps once latency + hold exceed the TTL.
 			return 1 - float64(o.Hold)/float64(o.TTL), "latency > TTL − hold for a lock without the elapsed term (setnx-seed, redlock-no-elapsed); none for one that counts from before the request (setnx, redlock)"
 		},
 	},
@@ -130,25 +121,17 @@ var Faults = []Fault{
 			return "kill-quorum", &nemesis.KillQuorum{Pick: int(seed % 3), MinLeft: nemesis.Duration(o.TTL / 2), RestartDelay: nemesis.Duration(d), Isolate: true, Aim: a}, d + o.TTL
 		},
 		theory: func(o Options) (float64, string) {
-			// Struck within a few ms of the grant, the node is back
-			// empty after the delay (plus its start and the clients'
-			// reconnect), and a second client takes it (with the node
-			// that never granted, for RedLock) while the holder still
-			// holds if that is before the holder releases, a hold after
-			// the grant: below hold ÷ TTL, and never above the validity
-			// (≈ 1 TTL).
+			// Struck just after the grant, the node is back empty after
+			// the delay (plus start and reconnect), and a second client
+			// takes it (with the node that never granted, for RedLock)
+			// if that is before the holder releases, a hold after the
+			// grant: below hold ÷ TTL, never above the validity (≈ TTL).
 			return float64(o.Hold) / float64(o.TTL), "delay + restart < hold (the holder releases a hold after the grant, within its validity ≈ TTL)"
 		},
 	},
 }
 
-// unit is f's Unit, "TTL" by default.
-func (f Fault) unit() string {
-	if f.Unit == "" {
-		return "TTL"
-	}
-	return f.Unit
-}
+func (f Fault) unit() string { return cmp.Or(f.Unit, "TTL") }
 
 func ttlTimes(v float64, ttl time.Duration) time.Duration {
 	return time.Duration(v * float64(ttl)).Round(time.Millisecond)
@@ -159,8 +142,7 @@ func aim(o Options, active time.Duration) nemesis.Aim {
 	return nemesis.Aim{Window: nemesis.Duration(2 * o.TTL), Active: nemesis.Duration(active)}
 }
 
-// Lookup returns the fault called name with parameter param ("" for its
-// own).
+// Lookup returns the fault called name with parameter param ("": its own).
 func Lookup(name, param string) (Fault, error) {
 	var names []string
 	for _, f := range Faults {
@@ -180,16 +162,14 @@ type Options struct {
 	Locks    []string
 	Fault    Fault
 	From, To float64
-	// Points is the sweep's number of points (at least 2), Bisect the
-	// bisection steps after it.
+	// Points is the sweep's number of points (≥ 2), Bisect the bisection
+	// steps after it; every point runs each of Seeds once.
 	Points, Bisect int
-	// Seeds are the seeds every point runs with, one run each.
-	Seeds []int64
+	Seeds          []int64
 	// The workload of every run: clients on one key.
 	Duration, TTL, Hold time.Duration
 	Clients             int
-	// Dir receives the runs (runs/), envelope.csv, envelope.svg and
-	// table.md.
+	// Dir receives runs/, envelope.csv, envelope.svg and table.md.
 	Dir string
 	// Progress, when set, is told of each run.
 	Progress func(string)
@@ -197,31 +177,19 @@ type Options struct {
 
 // Point is the outcome of the runs at one value of the parameter.
 type Point struct {
-	Lock       string
-	Value      float64
-	Runs       int
-	Violations int
-	Unknown    int
+	Lock                      string
+	Value                     float64
+	Runs, Violations, Unknown int
 	// Lo and Hi are the 95% Wilson interval of the violation rate.
 	Lo, Hi float64
-	// Strikes counts the strikes that left a window; Misses those that
-	// found no hold to aim at; NoWindow those whose hold ended before
-	// another client could act (report.Strike). A run none of whose
-	// strikes left a window is unknown, never safe.
+	// The strikes by report.Strike outcome: missed, with a window, none.
 	Misses, Strikes, NoWindow int
 }
 
 // Rate is the violation rate of the point's runs with a verdict.
-func (p Point) Rate() float64 {
-	if n := p.Runs - p.Unknown; n > 0 {
-		return float64(p.Violations) / float64(n)
-	}
-	return 0
-}
+func (p Point) Rate() float64 { return report.NewRate(p.Violations, p.Runs-p.Unknown).Rate }
 
-// Result is an envelope: every point run, and per lock the boundary
-// found (the least value with a violation; NaN: none in range) beside
-// theory's.
+// Result is an envelope: every point, each lock's boundary (NaN: none).
 type Result struct {
 	Options  Options
 	Points   []Point
@@ -230,8 +198,8 @@ type Result struct {
 	Why      string
 }
 
-// Check validates the options but Dir: what a command checks before it
-// makes the output folder, so that a refused envelope leaves none.
+// Check validates the options but Dir, so that a command refuses an
+// envelope before it makes the output folder.
 func (o Options) Check() error {
 	if o.Dir == "" {
 		o.Dir = "."
@@ -264,8 +232,7 @@ func (o *Options) check() error {
 	return nil
 }
 
-// Run sweeps and bisects the envelope of every lock and writes its
-// files into o.Dir.
+// Run sweeps and bisects every lock's envelope and writes it into o.Dir.
 func Run(ctx context.Context, o Options) (Result, error) {
 	if err := o.check(); err != nil {
 		return Result{}, err
@@ -295,17 +262,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		res.Boundary[lk] = b
 	}
 	slices.SortStableFunc(res.Points, func(a, b Point) int {
-		if a.Lock != b.Lock {
-			return strings.Compare(a.Lock, b.Lock)
-		}
-		return cmp.Compare(a.Value, b.Value)
+		return cmp.Or(strings.Compare(a.Lock, b.Lock), cmp.Compare(a.Value, b.Value))
 	})
 	return res, write(res)
 }
 
-// rising bisects a rising fault's sweep between the first point with a
-// violation and the one before: the boundary is the smallest value with
-// one (NaN: none in range), and the points the bisection ran.
+// rising bisects the sweep before its first violation: it returns the
+// least value with one (NaN: none) and the points the bisection ran.
 func rising(ctx context.Context, o Options, lk string, sweep []Point) (float64, []Point, error) {
 	first := slices.IndexFunc(sweep, func(p Point) bool { return p.Violations > 0 })
 	switch first {
@@ -317,29 +280,16 @@ func rising(ctx context.Context, o Options, lk string, sweep []Point) (float64, 
 	return bisect(ctx, o, lk, sweep[first-1].Value, sweep[first].Value)
 }
 
-// falling bisects a falling fault's sweep between the last point with a
-// violation and the next: the boundary is the largest value with one
-// (NaN: none in range), and the points the bisection ran.
+// falling is rising walking down a falling fault's sweep: the boundary is
+// the largest value with a violation.
 func falling(ctx context.Context, o Options, lk string, sweep []Point) (float64, []Point, error) {
-	last := -1
-	for i, p := range sweep {
-		if p.Violations > 0 {
-			last = i
-		}
-	}
-	switch last {
-	case -1:
-		return math.NaN(), nil, nil
-	case len(sweep) - 1:
-		return sweep[last].Value, nil, nil
-	}
-	return bisect(ctx, o, lk, sweep[last+1].Value, sweep[last].Value)
+	down := slices.Clone(sweep)
+	slices.Reverse(down)
+	return rising(ctx, o, lk, down)
 }
 
-// bisect runs o.Bisect points between safe, a value without a violation,
-// and bad, one with, halving the interval each time; it returns the
-// value with a violation nearest safe (bad when it found none nearer),
-// and the points it ran, those run before an error too.
+// bisect halves the interval from safe to bad o.Bisect times; it returns
+// the value with a violation nearest safe and the points it ran.
 func bisect(ctx context.Context, o Options, lk string, safe, bad float64) (float64, []Point, error) {
 	var pts []Point
 	for range o.Bisect {
@@ -387,8 +337,8 @@ func point(ctx context.Context, o Options, lk string, v float64) (Point, error) 
 		if err != nil {
 			return p, fmt.Errorf("envelope: %s at %g seed %d: %w", lk, v, seed, err)
 		}
-		// One trial, as every run is judged: a run whose strikes all
-		// missed, or left no window, is unknown, never safe.
+		// Judged as every run: one whose strikes all missed, or left no
+		// window, is unknown, never safe.
 		r, err := trial.Run(ctx, plan, filepath.Join(dir, "run"), trial.Options{NoHTML: true})
 		if err != nil {
 			return p, fmt.Errorf("envelope: %s at %g seed %d: %w", lk, v, seed, err)

@@ -15,10 +15,8 @@ import (
 	"github.com/locktorture/locktorture/report"
 )
 
-// write writes envelope.csv, envelope.svg and table.md into the result's
-// directory.
+// write writes envelope.csv, envelope.svg and table.md into o.Dir.
 func write(res Result) error {
-	dir := res.Options.Dir
 	var c bytes.Buffer
 	w := csv.NewWriter(&c)
 	w.Write([]string{"lock", "fault", "param", "value_ttl", "runs", "violations", "unknown", "rate", "wilson_lo", "wilson_hi", "strikes", "missed", "no_window"})
@@ -31,15 +29,14 @@ func write(res Result) error {
 		return fmt.Errorf("envelope: %w", err)
 	}
 	for name, b := range map[string][]byte{"envelope.csv": c.Bytes(), "envelope.svg": SVG(res), "table.md": []byte(Table(res))} {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(res.Options.Dir, name), b, 0o644); err != nil {
 			return fmt.Errorf("envelope: %w", err)
 		}
 	}
 	return nil
 }
 
-// Table is the short table: per lock the boundary found, theory's and
-// their difference, and the runs behind them.
+// Table is the short table: per lock the boundary found beside theory's.
 func Table(res Result) string {
 	o := res.Options
 	var b bytes.Buffer
@@ -53,10 +50,8 @@ func Table(res Result) string {
 	fmt.Fprintln(&b, "|---|---|---|---|---|---|")
 	for _, lk := range o.Locks {
 		runs, viol := 0, 0
-		for _, p := range res.Points {
-			if p.Lock == lk {
-				runs, viol = runs+p.Runs, viol+p.Violations
-			}
+		for _, p := range pointsOf(res, lk) {
+			runs, viol = runs+p.Runs, viol+p.Violations
 		}
 		bd := res.Boundary[lk]
 		found, off := "none in range", "—"
@@ -75,8 +70,7 @@ func Table(res Result) string {
 }
 
 // SVG plots the violation rate against the parameter, one line per lock
-// with its 95% Wilson intervals as bars, and theory's boundary dashed
-// (drawn with report.SVG, the module's one SVG writer).
+// with its 95% Wilson intervals as bars, and theory's boundary dashed.
 func SVG(res Result) []byte {
 	const W, H, left, right, top, bottom = 640.0, 400.0, 60.0, 150.0, 30.0, 50.0
 	o := res.Options
@@ -102,20 +96,13 @@ func SVG(res Result) []byte {
 		d.Printf(`<path d="M%g %g V%g" stroke="gray" stroke-dasharray="5,4"/>`+"\n", x(res.Theory), top, H-bottom)
 		d.Text(x(res.Theory)+4, top+12, "start", "gray", fmt.Sprintf("theory %.2f", res.Theory))
 	}
-	// Locks that agree draw on top of each other: each line has its own
-	// dashes, so the one below shows through the gaps of the one above.
+	// Each line has its own dashes, so a lock that agrees with one drawn
+	// above shows through its gaps.
 	dashes := []string{"", ` stroke-dasharray="8,5"`, ` stroke-dasharray="2,4"`, ` stroke-dasharray="12,4,2,4"`}
 	for i, lk := range o.Locks {
 		col, dash := colors[i%len(colors)], dashes[i%len(dashes)]
-		var pts []Point
-		for _, p := range res.Points {
-			if p.Lock == lk {
-				pts = append(pts, p)
-			}
-		}
-		slices.SortFunc(pts, func(a, b Point) int { return cmp.Compare(a.Value, b.Value) })
 		var line strings.Builder
-		for j, p := range pts {
+		for j, p := range pointsOf(res, lk) {
 			cmd := "L"
 			if j == 0 {
 				cmd = "M"
@@ -128,6 +115,13 @@ func SVG(res Result) []byte {
 		d.Text(W-right+40, top+24+float64(i)*18, "start", "black", lk)
 	}
 	return []byte(d.Close())
+}
+
+// pointsOf is lock lk's points, by value.
+func pointsOf(res Result, lk string) []Point {
+	pts := slices.DeleteFunc(slices.Clone(res.Points), func(p Point) bool { return p.Lock != lk })
+	slices.SortFunc(pts, func(a, b Point) int { return cmp.Compare(a.Value, b.Value) })
+	return pts
 }
 
 // per is " ÷ TTL" for a parameter in TTLs, "" for a rate.

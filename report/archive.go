@@ -18,11 +18,8 @@ import (
 	"github.com/locktorture/locktorture/internal/safefs"
 )
 
-// ManifestFile is the file of a published bundle that lists the archives
-// that travel apart from it: the tree keeps the bundle's summaries and
-// pages and this manifest, never the archive of its runs (a file over
-// 1 MB never enters the tree), and `torture matrix fetch` brings each
-// archive back from one of its sources and checks its sha256.
+// ManifestFile lists a bundle's archives, which travel apart from the
+// tree (no file over 1 MB enters it), for `torture matrix fetch`.
 const ManifestFile = "archives.json"
 
 // Manifest lists a bundle's archives.
@@ -30,16 +27,14 @@ type Manifest struct {
 	Archives []Archive `json:"archives"`
 }
 
-// Archive is one archive of a bundle: its file name in the bundle's
-// folder, its sha256 and size, and where it can be fetched.
+// Archive is one archive of a bundle and where it can be fetched.
 type Archive struct {
 	Name   string `json:"name"`
 	SHA256 string `json:"sha256"`
 	Size   int64  `json:"size"`
-	// Sources are tried in order: "git:COMMIT:PATH", the blob at PATH in
-	// COMMIT of the repository that holds the bundle (where archives were
-	// committed before they travelled apart), or an https URL (a release
-	// asset or a CI artifact).
+	// Sources are tried in order: "git:COMMIT:PATH", a blob of the
+	// bundle's repository (where archives were committed before), or an
+	// https URL (a release asset or a CI artifact).
 	Sources []string `json:"sources,omitempty"`
 }
 
@@ -49,7 +44,7 @@ var (
 )
 
 // GitSource splits a "git:COMMIT:PATH" source; ok is false for anything
-// else, a path that leaves the repository or starts with a dash included.
+// else, or a path that leaves the repository or starts with a dash.
 func GitSource(src string) (commit, rel string, ok bool) {
 	m := gitSource.FindStringSubmatch(src)
 	if m == nil || safefs.Local(m[2]) != nil || strings.HasPrefix(m[2], "-") {
@@ -58,8 +53,8 @@ func GitSource(src string) (commit, rel string, ok bool) {
 	return m[1], m[2], true
 }
 
-// check refuses an entry that names a file outside the bundle's folder,
-// a malformed sha256 or a source that is neither a git blob nor https.
+// check refuses a name outside the bundle's folder, a malformed sha256
+// and a source neither a git blob nor https.
 func (a Archive) check() error {
 	if a.Name == "" || a.Name != path.Base(a.Name) || a.Name == "." || a.Name == ".." || a.Name == ManifestFile {
 		return fmt.Errorf("archive name %q is not a plain file name", a.Name)
@@ -77,9 +72,8 @@ func (a Archive) check() error {
 
 // Verify returns nil when b is the archive: its size and sha256.
 func (a Archive) Verify(b []byte) error {
-	sum := sha256.Sum256(b)
-	if got := hex.EncodeToString(sum[:]); got != a.SHA256 || int64(len(b)) != a.Size {
-		return fmt.Errorf("archive %s: sha256 %s of %d bytes, want %s of %d bytes", a.Name, got, len(b), a.SHA256, a.Size)
+	if got := NewArchive(a.Name, b); got.SHA256 != a.SHA256 || got.Size != a.Size {
+		return fmt.Errorf("archive %s: sha256 %s of %d bytes, want %s of %d bytes", a.Name, got.SHA256, len(b), a.SHA256, a.Size)
 	}
 	return nil
 }
@@ -90,9 +84,7 @@ func NewArchive(name string, b []byte, sources ...string) Archive {
 	return Archive{Name: name, SHA256: hex.EncodeToString(sum[:]), Size: int64(len(b)), Sources: sources}
 }
 
-// ReadManifest reads the bundle's ManifestFile (no link followed) and
-// refuses an entry that names a file outside the bundle's folder or a
-// source of another scheme.
+// ReadManifest reads the bundle's ManifestFile (no link followed).
 func ReadManifest(bundle string) (Manifest, error) {
 	m, err := readJSON[Manifest](bundle, ManifestFile)
 	if err != nil {
@@ -115,10 +107,8 @@ func WriteManifest(bundle string, m Manifest) error {
 	return safefs.WriteFile(path.Join(bundle, ManifestFile), append(b, '\n'), 0o644)
 }
 
-// Recheck holds a runs archive against the bundle's summary: every run
-// the summary lists has its results.json in the archive, with the lease
-// and resource verdicts the summary gives it. It returns how many runs
-// it compared and how many histories the archive keeps.
+// Recheck holds a runs archive's results.json against the summary's
+// verdicts; it returns the runs compared and the histories kept.
 func Recheck(m Matrix, archive []byte) (runs, histories int, err error) {
 	zr, err := xz.NewReader(bytes.NewReader(archive))
 	if err != nil {

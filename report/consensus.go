@@ -8,8 +8,7 @@ import (
 	"strings"
 )
 
-// ConsensusBlock names the block of docs/consensus.md that Consensus
-// renders.
+// ConsensusBlock names the block of docs/consensus.md Consensus renders.
 const ConsensusBlock = "consensus"
 
 // ConsensusOptions says how Consensus reads a bundle.
@@ -21,46 +20,34 @@ type ConsensusOptions struct {
 	Consensus func(lock string) bool
 	// Skip reports whether a lock is left out (a mutant).
 	Skip func(lock string) bool
-	// Refused says, in one line, why the harness refuses to run a row on
-	// a consensus lock (the refusal a run prints, without the kind's
-	// name), "" when it would run it; nil says nothing. Under the table,
-	// each row the lock has no cell of and the harness refuses is named
-	// with the reason, rows that share one together.
+	// Refused says in one line why the harness refuses to run a row on a
+	// consensus lock, "" when it would; nil says nothing.
 	Refused func(lock, row string) string
 }
 
 // Reading is what one row of the comparison says about the argument.
 const (
-	// ReadEvery: the row breaks the consensus lock as it breaks Redis
-	// locks: no lease lock survives it.
+	// ReadEvery: no lease lock survives the row, the consensus lock
+	// neither.
 	ReadEvery = "breaks every lease lock"
-	// ReadRedisOnly: the row breaks a Redis lock and leaves the
-	// consensus lock safe.
+	// ReadRedisOnly: it breaks a Redis lock, not the consensus lock.
 	ReadRedisOnly = "breaks only Redis locks"
 	// ReadFencing: a +fencing row whose resource stayed safe where the
 	// same fault without fencing lost updates.
 	ReadFencing = "fencing repairs it"
-	// ReadSomeRedis: the row breaks some Redis locks, another Redis lock
-	// stayed safe too, and so did the consensus lock: what saves them is
-	// not consensus (a watchdog's renewal, say).
+	// ReadSomeRedis: it breaks some Redis locks, but another stayed safe
+	// as the consensus lock did: what saves them is not consensus (a
+	// watchdog's renewal, say).
 	ReadSomeRedis = "breaks some Redis locks, not the consensus lock nor every Redis lock"
-	// ReadSafe: no lock broke anything.
-	ReadSafe = "safe for every lock"
-	// ReadUnmeasured: the consensus lock has no cell of the row, or none
-	// that decided it.
+	ReadSafe      = "safe for every lock"
+	// ReadUnmeasured: no cell of the consensus lock decided the row.
 	ReadUnmeasured = "not measured on the consensus lock"
 )
 
-// Consensus renders, from a bundle's matrix, the comparison of its
-// consensus locks' cells with its Redis locks' cells, one line per row of
-// the literature table that a consensus lock was run on or a Redis lock
-// broke: each lock's measured rate of runs that broke the lease and the
-// resource, and the reading (ReadEvery, ReadRedisOnly, ReadSomeRedis,
-// ReadFencing, ReadSafe, ReadUnmeasured); then the rows a consensus lock
-// has no cell of because the harness refuses to run them on it
-// (ConsensusOptions.Refused); then a count of the rows by reading. It is
-// the block between the consensus markers of docs/consensus.md, never
-// typed.
+// Consensus renders docs/consensus.md's block: per row a consensus lock
+// ran or a Redis lock broke, each lock's runs that broke the lease and the
+// resource, and the reading; then the rows refused on a consensus lock,
+// by reason; then the rows counted by reading.
 func Consensus(m Matrix, o ConsensusOptions) []byte {
 	var cons, redis []string
 	byRow := map[string]map[string]Cell{}
@@ -99,7 +86,7 @@ func Consensus(m Matrix, o ConsensusOptions) []byte {
 	without := map[absent][]string{} // the rows of each lock and reason
 	for _, row := range rows {
 		cells := byRow[row]
-		reading := consensusReading(row, cells, byRow, cons, redis)
+		reading := consensusReading(row, byRow, cons, redis)
 		if reading == "" {
 			continue
 		}
@@ -147,7 +134,8 @@ func Consensus(m Matrix, o ConsensusOptions) []byte {
 
 // consensusReading reads one row; "" leaves it out (no consensus lock's
 // cell, and no Redis lock broke it).
-func consensusReading(row string, cells map[string]Cell, byRow map[string]map[string]Cell, cons, redis []string) string {
+func consensusReading(row string, byRow map[string]map[string]Cell, cons, redis []string) string {
+	cells := byRow[row]
 	broke := func(c Cell) bool {
 		return propertyRate(c, PropertyLease).Violations > 0 || propertyRate(c, PropertyResource).Violations > 0
 	}
@@ -170,12 +158,8 @@ func consensusReading(row string, cells map[string]Cell, byRow map[string]map[st
 		}
 	}
 	if base, ok := strings.CutPrefix(row, "+fencing"); ok && !slices.ContainsFunc(slices.Collect(maps.Values(cells)), func(c Cell) bool { return propertyRate(c, PropertyResource).Violations > 0 }) {
-		// The same fault without fencing: "+fencing/x" is "x",
-		// "+fencing+write-only/x" is "+write-only/x".
-		plain := strings.TrimPrefix(base, "+write-only")
-		if strings.HasPrefix(plain, "/") {
-			plain = plain[1:]
-		}
+		// The same fault without fencing: "+fencing/x" is "x".
+		plain := strings.TrimPrefix(strings.TrimPrefix(base, "+write-only"), "/")
 		for _, c := range byRow[plain] {
 			if propertyRate(c, PropertyResource).Violations > 0 {
 				return ReadFencing

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -14,34 +15,25 @@ import (
 
 // FindingsOptions say how Findings renders a bundle's summary.
 type FindingsOptions struct {
-	// Bundle is the bundle's directory as the page that shows the
-	// findings links it ("results/2026-12-01"), with slashes.
+	// Bundle is the bundle's directory as the page links it
+	// ("results/2026-12-01").
 	Bundle string
-	// Rows orders the table: the rows of the literature table, in its
-	// order (matrix.Rows). A row not listed comes after them, in the
-	// order the summary first names it.
+	// Rows orders the table (matrix.Rows); rows not listed follow in the
+	// summary's order.
 	Rows []string
-	// Mutant reports whether the lock called lock is a deliberately
-	// broken variant (locks.Spec.Mutant): its cells are summed up in one
-	// line under the table rather than mixed with the real locks'. Nil:
-	// no lock is.
+	// Mutant reports whether a lock is broken on purpose
+	// (locks.Spec.Mutant): its cells are summed up under the table. Nil:
+	// none is.
 	Mutant func(lock string) bool
 }
 
-// The markers of the findings block: Findings writes them around the
-// block, and ReplaceBlock finds them in a page to replace what lies
-// between.
+// FindingsBlock names the block Findings writes, for ReplaceBlock.
 const FindingsBlock = "findings"
 
-// Findings renders, from a bundle's summary, the table of what broke at a
-// glance: one line per row of the literature table, and in it the locks
-// under which two leases overlapped (lease), those that only lost updates
-// (resource), and those that showed neither, each with how many of the
-// runs that decided that property showed its violation ("3/3"); the rows
-// in which no lock broke anything, and every run decided, are named in
-// one sentence under the table. It is
-// Markdown between the markers of FindingsBlock, for ReplaceBlock: the
-// README's table is made from the published data, never typed.
+// Findings renders the README's table of what broke, per row of the
+// literature table: the locks whose leases overlapped, that only lost
+// updates, or neither, each with its violations of the decided runs
+// ("3/3"); quiet rows are named under it. Markdown within FindingsBlock.
 func Findings(m Matrix, o FindingsOptions) []byte {
 	var (
 		lines   []*findingsLine
@@ -52,11 +44,8 @@ func Findings(m Matrix, o FindingsOptions) []byte {
 	for _, c := range m.Cells {
 		row := cellRow(c)
 		lease, resource := propertyRate(c, PropertyLease), propertyRate(c, PropertyResource)
-		entry := mdText(c.Lock)
-		mark := ""
-		if !c.Matches {
-			mark, marked = " ✗", true
-		}
+		mark := pick(c.Matches, "", " ✗")
+		marked = marked || !c.Matches
 		if o.Mutant != nil && o.Mutant(c.Lock) {
 			mutants = append(mutants, fmt.Sprintf("%s (%s)%s", mdText(c.Name), brokeText(c, lease, resource), mark))
 			continue
@@ -71,7 +60,7 @@ func Findings(m Matrix, o FindingsOptions) []byte {
 		if n := stuckRuns(c); n > 0 {
 			stuck = fmt.Sprintf(", stuck %d/%d", n, len(c.Runs))
 		}
-		l.add(entry, lease, resource, stuck, mark)
+		l.add(mdText(c.Lock), lease, resource, stuck, mark)
 	}
 	order := func(row string) int {
 		if i := slices.Index(o.Rows, row); i >= 0 {
@@ -89,16 +78,9 @@ func Findings(m Matrix, o FindingsOptions) []byte {
 	if !m.Started.IsZero() {
 		p("%s; ", m.Started.UTC().Format("2006-01-02"))
 	}
-	p("%s; seeds %s; %s a run). Each entry is a lock and how many of its runs that decided the property showed the violation.\n\n", cellsNamed(len(m.Cells)), JoinSeeds(m.Seeds, ", "), mdText(m.Duration))
-	dash := func(s []string) string {
-		if len(s) == 0 {
-			return "–"
-		}
-		return strings.Join(s, ", ")
-	}
-	// A row in which every lock held (every run that ran decided both
-	// properties, none broke) is named under the table, not drawn: the
-	// table is where locks break.
+	p("%s; seeds %s; %s a run). Each entry is a lock and how many of its runs that decided the property showed the violation.\n\n", plural(len(m.Cells), "cell"), JoinSeeds(m.Seeds, ", "), mdText(m.Duration))
+	dash := func(s []string) string { return cmp.Or(strings.Join(s, ", "), "–") }
+	// A row in which every lock held is named under the table, not drawn.
 	var quiet []string
 	drawn := 0
 	for _, l := range lines {
@@ -129,32 +111,31 @@ func Findings(m Matrix, o FindingsOptions) []byte {
 	return b.Bytes()
 }
 
-// findingsLine is one row of the findings table: the locks that broke
-// the lease, those that lost updates only, those that held.
+// findingsLine is one row of the findings table. loud: an entry says more
+// than "0/N", so the row keeps its line.
 type findingsLine struct {
 	row                    string
 	lease, resource, clean []string
-	// loud: an entry says more than "0/N" (undecided, untested,
-	// stuck, contradicting): the row keeps its line in the table.
-	loud bool
+	loud                   bool
 }
 
 // add puts the lock entry in its column, by what its rates showed.
 func (l *findingsLine) add(entry string, lease, resource Rate, stuck, mark string) {
 	l.loud = l.loud || stuck != "" || mark != ""
+	tail := stuck + mark
 	switch {
 	case lease.Violations > 0:
-		l.lease = append(l.lease, fmt.Sprintf("%s %d/%d%s%s", entry, lease.Violations, lease.Runs, stuck, mark))
+		l.lease = append(l.lease, fmt.Sprintf("%s %d/%d%s", entry, lease.Violations, lease.Runs, tail))
 	case resource.Violations > 0:
-		l.resource = append(l.resource, fmt.Sprintf("%s %d/%d%s%s", entry, resource.Violations, resource.Runs, stuck, mark))
+		l.resource = append(l.resource, fmt.Sprintf("%s %d/%d%s", entry, resource.Violations, resource.Runs, tail))
 	case lease.Runs == 0 && resource.Runs == 0:
-		l.clean, l.loud = append(l.clean, fmt.Sprintf("%s undecided%s%s", entry, stuck, mark)), true
+		l.clean, l.loud = append(l.clean, fmt.Sprintf("%s undecided%s", entry, tail)), true
 	case resource.Runs == 0:
-		l.clean, l.loud = append(l.clean, fmt.Sprintf("%s 0/%d, resource untested%s%s", entry, lease.Runs, stuck, mark)), true
+		l.clean, l.loud = append(l.clean, fmt.Sprintf("%s 0/%d, resource untested%s", entry, lease.Runs, tail)), true
 	case lease.Runs == 0:
-		l.clean, l.loud = append(l.clean, fmt.Sprintf("%s 0/%d, lease undecided%s%s", entry, resource.Runs, stuck, mark)), true
+		l.clean, l.loud = append(l.clean, fmt.Sprintf("%s 0/%d, lease undecided%s", entry, resource.Runs, tail)), true
 	default:
-		l.clean = append(l.clean, fmt.Sprintf("%s 0/%d%s%s", entry, max(lease.Runs, resource.Runs), stuck, mark))
+		l.clean = append(l.clean, fmt.Sprintf("%s 0/%d%s", entry, max(lease.Runs, resource.Runs), tail))
 	}
 }
 
@@ -171,22 +152,16 @@ func quietRows(drawn, quiet int) string {
 	return fmt.Sprintf("the other %d rows of the table", quiet)
 }
 
-// cellRow is the row of the literature table c is: its Row, or for a
-// summary written before rows its name after the lock's ("setnx/none" is
-// row "none", "setnx+fencing/none" row "+fencing/none").
+// cellRow is c's row of the literature table: Row, or in an older summary
+// its name after the lock's ("setnx+fencing/none" is "+fencing/none").
 func cellRow(c Cell) string {
 	if c.Row != "" {
 		return c.Row
 	}
-	row := strings.TrimPrefix(c.Name, c.Lock)
-	if strings.HasPrefix(row, "/") {
-		return row[1:]
-	}
-	return row
+	return strings.TrimPrefix(strings.TrimPrefix(c.Name, c.Lock), "/")
 }
 
-// propertyRate is the rate of c's runs that broke property p of the runs
-// that decided it (valid or invalid).
+// propertyRate is c's rate of runs that broke p of those that decided it.
 func propertyRate(c Cell, p string) Rate {
 	k, n := 0, 0
 	for _, r := range c.Runs {
@@ -205,7 +180,6 @@ func propertyRate(c Cell, p string) Rate {
 	return NewRate(k, n)
 }
 
-// stuckRuns counts c's runs whose liveness was stuck.
 func stuckRuns(c Cell) int {
 	n := 0
 	for _, r := range c.Runs {
@@ -216,8 +190,7 @@ func stuckRuns(c Cell) int {
 	return n
 }
 
-// brokeText says what a mutant's cell broke: "lease 3/3", "resource
-// 2/3", "stuck 3/3", or "no violation 0/3".
+// brokeText says what a mutant's cell broke: "lease 3/3", "stuck 3/3", ….
 func brokeText(c Cell, lease, resource Rate) string {
 	switch {
 	case lease.Violations > 0:
@@ -231,8 +204,7 @@ func brokeText(c Cell, lease, resource Rate) string {
 }
 
 // mdText is s as text in a Markdown table cell: printable, no column
-// break, and no HTML (a name from a summary could otherwise close the
-// block's marker comment).
+// break, no HTML (a name could otherwise close the block's marker).
 func mdText(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "`", "'").Replace(mdCell(Printable(s)))
 }
@@ -240,11 +212,10 @@ func mdText(s string) string {
 // ErrNoBlock: a page without the markers of the block to replace.
 var ErrNoBlock = errors.New("report: no generated block")
 
-// ReplaceBlock returns page with its block called name — from the line
-// that begins "<!-- begin name:" (or "<!-- begin name -->") through the
-// line "<!-- end name -->" — replaced by block, which carries the
-// markers itself (as Findings writes them). A page without both markers,
-// or with the beginning twice, is ErrNoBlock.
+// ReplaceBlock returns page with its block called name, from the line
+// that begins "<!-- begin name" through the line "<!-- end name -->",
+// replaced by block, markers included. A page without both markers, or
+// with the beginning twice, is ErrNoBlock.
 func ReplaceBlock(page, block []byte, name string) ([]byte, error) {
 	i, stop, err := blockSpan(page, name)
 	if err != nil {
@@ -253,8 +224,7 @@ func ReplaceBlock(page, block []byte, name string) ([]byte, error) {
 	return slices.Concat(page[:i], block, page[stop:]), nil
 }
 
-// Block returns the block called name of page, markers included, as
-// ReplaceBlock finds it.
+// Block returns the block called name of page, as ReplaceBlock finds it.
 func Block(page []byte, name string) ([]byte, error) {
 	i, stop, err := blockSpan(page, name)
 	if err != nil {
@@ -263,8 +233,7 @@ func Block(page []byte, name string) ([]byte, error) {
 	return page[i:stop], nil
 }
 
-// blockSpan is where the block called name lies in page: from the start
-// of its beginning's line to just after its end's line.
+// blockSpan is where the block called name lies in page, whole lines.
 func blockSpan(page []byte, name string) (from, to int, err error) {
 	begin, end := []byte("<!-- begin "+name), []byte("<!-- end "+name+" -->")
 	i := lineStarting(page, begin)
@@ -284,13 +253,11 @@ func blockSpan(page []byte, name string) (from, to int, err error) {
 	return i, stop, nil
 }
 
-// lineStarting is the offset of the first line of b that begins with
-// prefix, or -1.
+// lineStarting is the offset of b's first line that begins prefix, or -1.
 func lineStarting(b, prefix []byte) int {
 	for off := 0; off <= len(b); {
 		if bytes.HasPrefix(b[off:], prefix) {
 			k := off + len(prefix)
-			// "<!-- begin findings" must not match "<!-- begin findingsX".
 			if k == len(b) || b[k] == ':' || b[k] == ' ' || b[k] == '\n' {
 				return off
 			}
@@ -304,12 +271,9 @@ func lineStarting(b, prefix []byte) int {
 	return -1
 }
 
-// NewestBundle returns the name of the newest published bundle in dir
-// (results/): of its folders that hold a summary.json, an index.html and
-// a ManifestFile (what `torture matrix publish` writes; a matrix's or a
-// merge's own output folder has runs/ instead) of a whole matrix (not one
-// shard's), the one whose matrix started last. Folders are read as
-// ReadMatrix reads them (no link followed).
+// NewestBundle returns the folder of dir with the whole matrix that
+// started last among those `torture matrix publish` wrote (a summary.json,
+// an index.html and a ManifestFile).
 func NewestBundle(dir string) (string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {

@@ -13,9 +13,12 @@ import (
 	"github.com/locktorture/locktorture/internal/safefs"
 )
 
-// maxVisualized bounds how many keys get a porcupine visualization, so a
-// report of a run with many failing keys stays small enough to open.
-const maxVisualized = 4
+// maxVisualized bounds the keys visualized, so a report of many failing
+// keys stays small enough to open; maxTableRows caps the overlaps table.
+const (
+	maxVisualized = 4
+	maxTableRows  = 50
+)
 
 type visual struct {
 	Title string
@@ -27,30 +30,26 @@ type page struct {
 	Config  string
 	Visuals []visual
 	Errors  []string
-	// Inline SVGs, generated here with every text escaped.
+	// Inline SVGs, every text in them escaped.
 	Timeline, Throughput, Latency template.HTML
 	// Kind says in words which property broke.
 	Kind string
-	// Overlaps is the table of overlapping leases, one row per fault
-	// step and cause (as the findings), at most maxTableRows;
-	// OverlapsMore how many more overlaps there are.
+	// Overlaps has a row per fault step and cause, OverlapsMore counts
+	// the overlaps beyond maxTableRows; Lost are the lost updates'
+	// findings.
 	Overlaps     []overlapRow
 	OverlapsMore int
-	// Lost are the lost updates, grouped as the findings.
-	Lost []explain.Finding
-	// Findings are the violations grouped by fault step and cause, at
-	// most explain.DefaultLimit; More how many more findings there are,
-	// Unlisted how many violations the checker counted but did not list.
+	Lost         []explain.Finding
+	// Findings are at most explain.DefaultLimit, More counts the rest,
+	// Unlisted the violations the checker counted but did not list.
 	Findings []explain.Finding
 	More     int
 	Unlisted int
 	Evidence string
 }
 
-// overlapRow is one row of the overlaps table: the overlaps one fault
-// step and cause made (Count of them), from the start of the first to the
-// end of the last, in seconds from the run's start; the first overlap's
-// holds (short tokens) and granting nodes; the fault and the cause.
+// overlapRow is the overlaps one fault step and cause made, from the
+// first's start to the last's end; the first's holds and granting nodes.
 type overlapRow struct {
 	Key                string
 	Count              int
@@ -60,31 +59,15 @@ type overlapRow struct {
 	Fault, Cause, Text string
 }
 
-// maxTableRows caps the overlaps table.
-const maxTableRows = 50
-
-// WriteHTML writes report.html to path from the run's analysis a (one
-// pass over its history): the summary of r; in words, which property
-// broke (two leases held at once, or only the resource: an update lost
-// while no two leases overlapped); the cause of each violation (package
-// explain), the overlapping leases as a table (relative ms, short tokens,
-// the granting nodes, the fault, the cause), capped with a count; as
-// inline SVG the timeline of holds per client (Timeline) and the
-// throughput and latency over time (Throughput, Latency), all with the
-// faults of r.Check.Stats.FaultWindows as bands; the table of faults; and
-// porcupine's visualization of each failing key (lease, then resource), or
-// of the busiest key when everything is valid. The page has no external
-// assets and needs no script but porcupine's own.
+// WriteHTML writes report.html (see the package doc) to path from the
+// run's analysis a.
 func WriteHTML(path string, r Results, a *checker.Analysis, opts checker.Options) error {
 	cfg, err := json.MarshalIndent(r.Config, "", "  ")
 	if err != nil {
 		return fmt.Errorf("report: config: %w", err)
 	}
-	p := page{R: r, Config: string(cfg)}
-	p.Timeline = template.HTML(Timeline(a)) // every text in it is escaped
-	p.Throughput = template.HTML(Throughput(a))
-	p.Latency = template.HTML(Latency(a))
-	p.Kind = kind(r.Check)
+	p := page{R: r, Config: string(cfg), Kind: kind(r.Check),
+		Timeline: template.HTML(Timeline(a)), Throughput: template.HTML(Throughput(a)), Latency: template.HTML(Latency(a))}
 	explainInto(&p, a)
 	type target struct{ key, which string }
 	var targets []target
@@ -111,19 +94,17 @@ func WriteHTML(path string, r Results, a *checker.Analysis, opts checker.Options
 		}
 		p.Visuals = append(p.Visuals, visual{Title: fmt.Sprintf("%s model, key %s", t.which, t.key), Doc: buf.String()})
 	}
-	var out bytes.Buffer
-	if err := pageTmpl.Execute(&out, p); err != nil {
-		return fmt.Errorf("report: %w", err)
+	out, err := execute(pageTmpl, p)
+	if err == nil {
+		err = safefs.WriteFile(path, out, 0o600)
 	}
-	if err := safefs.WriteFile(path, out.Bytes(), 0o600); err != nil {
+	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil
 }
 
-// kind says in words which property broke: a lease violation (two
-// clients held the lock at once) or a resource-only one (the leases never
-// overlapped; a holder wrote after its validity); "" when neither.
+// kind says in words which property broke, "" when neither.
 func kind(res checker.Result) string {
 	switch {
 	case res.Lease == checker.Invalid && res.Resource == checker.Invalid:
@@ -136,10 +117,8 @@ func kind(res checker.Result) string {
 	return ""
 }
 
-// explainInto fills the findings, the overlaps table and the lost
-// updates of p from a: every violation the checker listed is explained,
-// and the explanations grouped by fault step and cause (explain.Group),
-// so one fault that made 49 overlaps is one paragraph and one row.
+// explainInto fills p's findings, overlaps and lost updates from a, by
+// fault step and cause: one fault that made 49 overlaps is one row.
 func explainInto(p *page, a *checker.Analysis) {
 	ex, total := explain.Explain(a, math.MaxInt)
 	found := explain.Group(ex)

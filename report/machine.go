@@ -14,9 +14,8 @@ type Machine struct {
 	CPUs int    `json:"cpus"`
 	OS   string `json:"os"`
 	Arch string `json:"arch"`
-	// LoadStart and LoadEnd are the one-minute load averages when the
-	// matrix started and ended (/proc/loadavg); -1 where the system does
-	// not say.
+	// LoadStart and LoadEnd are the one-minute load averages
+	// (/proc/loadavg) at the start and end; -1: unknown.
 	LoadStart float64 `json:"load_start"`
 	LoadEnd   float64 `json:"load_end"`
 }
@@ -26,8 +25,7 @@ func ThisMachine() *Machine {
 	return &Machine{CPUs: runtime.NumCPU(), OS: runtime.GOOS, Arch: runtime.GOARCH, LoadStart: LoadAverage(), LoadEnd: -1}
 }
 
-// LoadAverage is the one-minute load average, or -1 when it cannot be
-// read.
+// LoadAverage is the one-minute load average, or -1.
 func LoadAverage() float64 {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
@@ -36,8 +34,7 @@ func LoadAverage() float64 {
 	return parseLoad(string(b))
 }
 
-// parseLoad reads the first field of /proc/loadavg; -1 if it is not a
-// number.
+// parseLoad reads the first field of /proc/loadavg, or -1.
 func parseLoad(s string) float64 {
 	f := strings.Fields(s)
 	if len(f) == 0 {
@@ -55,11 +52,8 @@ func (m *Machine) String() string {
 	if m == nil {
 		return ""
 	}
-	load := func(v float64) string {
-		if v < 0 {
-			return "?"
-		}
-		return fmt.Sprintf("%.2f", v)
-	}
-	return fmt.Sprintf("%d CPUs, %s/%s, load average %s at the start, %s at the end", m.CPUs, m.OS, m.Arch, load(m.LoadStart), load(m.LoadEnd))
+	return fmt.Sprintf("%d CPUs, %s/%s, load average %s at the start, %s at the end", m.CPUs, m.OS, m.Arch, loadText(m.LoadStart, "?"), loadText(m.LoadEnd, "?"))
 }
+
+// loadText is a load average, unknown for one below 0.
+func loadText(v float64, unknown string) string { return pick(v < 0, unknown, fmt.Sprintf("%.2f", v)) }

@@ -2,9 +2,9 @@ package report
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,70 +15,52 @@ import (
 type Expectation string
 
 const (
-	// ExpectSafe: the lock's assumptions hold; any violation is a false
+	// ExpectSafe: the lock's assumptions hold; a violation is a false
 	// alarm of the harness or a real bug.
 	ExpectSafe Expectation = "safe"
-	// ExpectViolation: the fault breaks an assumption of the lock; a run
-	// without a violation means the harness lost its power.
+	// ExpectViolation: the fault breaks an assumption of the lock; no
+	// violation means the harness lost its power.
 	ExpectViolation Expectation = "violation"
-	// ExpectPossible: the literature says the lock is unsafe under the
-	// fault, but a violation needs a narrow interleaving that a short run
-	// may or may not hit. Any verdict but unknown matches; the share of
-	// runs that found one is the finding.
+	// ExpectPossible: unsafe under the fault, but only through a narrow
+	// interleaving a short run may miss. Any verdict but unknown matches;
+	// the share of runs that found one is the finding.
 	ExpectPossible Expectation = "possible"
 )
 
-// Expect is what the literature predicts for a cell, property by
-// property (Jepsen's checkers compose the same way: one verdict per
-// property, not one word for the run): a client-pause cell of a lock
+// Expect is what the literature predicts for a cell, one verdict per
+// property as Jepsen's checkers compose: a client-pause cell of a lock
 // without fencing expects its leases safe and its resource to lose
-// updates, and a lock whose leases overlap there has broken a promise
-// the lost update alone does not break.
+// updates.
 type Expect struct {
 	// Lease: two holds of one key never overlap.
 	Lease Expectation `json:"lease"`
 	// Resource: the protected read-modify-write never loses an update.
 	Resource Expectation `json:"resource"`
-	// Liveness is the liveness verdict every run must give
-	// (checker.LivenessOK or LivenessStuck), or "" when the cell states
-	// none; then liveness does not count.
+	// Liveness is the verdict every run must give; "": it does not count.
 	Liveness checker.Liveness `json:"liveness,omitempty"`
-	// Holds is ExpectSafe when no hold may be cut short while no fault
-	// touches it (checker.Result.Holds: a spurious loss breaks it), or ""
-	// when the cell states nothing of it; then it does not count.
+	// Holds is ExpectSafe when no hold may be cut short with no fault.
 	Holds Expectation `json:"holds,omitempty"`
-	// Answers is ExpectSafe where every reply of the lock must agree with
-	// what the nodes held when it was given (checker.Result.Answers),
-	// ExpectViolation where a mutant's bug makes its replies lie, or ""
-	// when the cell states nothing of it (a fault that breaks the lease
-	// may leave a reply the nodes contradict).
+	// Answers is ExpectSafe where every reply must agree with the nodes,
+	// ExpectViolation where a mutant's replies lie; "" where a fault that
+	// breaks the lease may leave a contradicted reply.
 	Answers Expectation `json:"answers,omitempty"`
-	// Starvation and SplitVotes are what the cell expects of a client
-	// waiting past the bound while others are granted the key
-	// (checker.Result.Starvation) and of a quorum lock's split votes past
-	// theirs (checker.Result.SplitVotes), or "" for nothing.
+	// Starvation and SplitVotes expect checker.Result's; "": nothing.
 	Starvation Expectation `json:"starvation,omitempty"`
 	SplitVotes Expectation `json:"split_votes,omitempty"`
 }
 
-// Extra is a property judged beside the lease and the resource, one
-// verdict per run (checker.Result), which a cell counts only where it
-// states an expectation of it: promised (ExpectSafe), no run may break
-// it; expected violated, some run must; possible, the count is the
-// finding.
+// Extra is a property judged beside lease and resource, one verdict per
+// run, that a cell counts only where it states an expectation of it.
 type Extra struct {
 	// Name names it: "holds", "answers", "starvation", "split votes".
 	Name string
-	// Kept says a cell promises it ("holds kept"); Broke what a run that
-	// broke it showed ("holds cut short with no fault").
+	// Kept says a cell promises it, Broke what a run that broke it showed.
 	Kept, Broke string
-	// Expect is the cell's expectation of it, Verdict a run's.
-	Expect  func(Expect) Expectation
-	Verdict func(CellRun) checker.Verdict
+	Expect      func(Expect) Expectation
+	Verdict     func(CellRun) checker.Verdict
 }
 
-// Extras are the properties beside lease, resource and liveness, in the
-// order the texts give them.
+// Extras are the properties beside lease, resource and liveness.
 var Extras = []Extra{
 	{Name: "holds", Kept: "holds kept", Broke: "holds cut short with no fault",
 		Expect: func(e Expect) Expectation { return e.Holds }, Verdict: func(r CellRun) checker.Verdict { return r.Holds }},
@@ -98,8 +80,7 @@ func (x Extra) BrokenIn(e Expect, r CellRun) bool {
 // ExpectAll is the expectation e for both safety properties.
 func ExpectAll(e Expectation) Expect { return Expect{Lease: e, Resource: e} }
 
-// Overall folds the expectation into one word: violation when a property
-// is expected violated, else possible when one may be, else safe.
+// Overall folds the expectation into one word, the worst of lease's and resource's.
 func (e Expect) Overall() Expectation {
 	switch {
 	case e.Lease == ExpectViolation || e.Resource == ExpectViolation:
@@ -124,8 +105,7 @@ const (
 	PropertyResource = "resource"
 )
 
-// String is "safe", or each property's expectation: "lease safe,
-// resource violation", with ", liveness ok" when one is stated.
+// String is "safe", or "lease safe, resource violation, liveness ok".
 func (e Expect) String() string {
 	s := string(e.Lease)
 	if e.Lease != e.Resource {
@@ -145,111 +125,87 @@ func (e Expect) String() string {
 	return s
 }
 
-// CellRun is one run (one seed) of a matrix cell.
+// CellRun is one run (one seed) of a cell; verdicts it predates are empty.
 type CellRun struct {
 	Seed  int64  `json:"seed"`
 	RunID string `json:"run_id"`
 	// Dir is the run directory relative to the matrix directory.
-	Dir      string          `json:"dir"`
-	Lease    checker.Verdict `json:"lease"`
-	Resource checker.Verdict `json:"resource"`
-	// Liveness is the run's liveness verdict; empty in summaries written
-	// before it existed.
+	Dir      string           `json:"dir"`
+	Lease    checker.Verdict  `json:"lease"`
+	Resource checker.Verdict  `json:"resource"`
 	Liveness checker.Liveness `json:"liveness,omitempty"`
-	// Holds is the run's verdict on holds cut short with no fault
-	// active (checker.Result.Holds), Spurious how many were; empty in
-	// summaries written before it existed.
-	Holds    checker.Verdict `json:"holds,omitempty"`
-	Spurious int             `json:"spurious_losses,omitempty"`
-	// Answers, Starvation and SplitVotes are the run's verdicts on the
-	// lock's replies, on its clients' waits and on its split votes
-	// (checker.Result); empty in summaries written before they existed.
+	// Holds, Answers, Starvation and SplitVotes are checker.Result's
+	// verdicts; Spurious counts the holds cut short with no fault.
+	Holds      checker.Verdict `json:"holds,omitempty"`
+	Spurious   int             `json:"spurious_losses,omitempty"`
 	Answers    checker.Verdict `json:"answers,omitempty"`
 	Starvation checker.Verdict `json:"starvation,omitempty"`
 	SplitVotes checker.Verdict `json:"split_votes,omitempty"`
-	// LeaseReason and ResourceReason say why a verdict is unknown (see
-	// checker.Result.LeaseReason).
+	// LeaseReason and ResourceReason say why a verdict is unknown.
 	LeaseReason    string `json:"lease_reason,omitempty"`
 	ResourceReason string `json:"resource_reason,omitempty"`
-	// Interrupted is set when the matrix was interrupted during this
-	// run: its verdicts are about what it recorded until then.
+	// Interrupted: the matrix was interrupted during this run.
 	Interrupted bool `json:"interrupted,omitempty"`
-	// FirstViolation is the offset of the first violation, in seconds,
-	// or nil when there was none.
+	// FirstViolation is the first violation's offset in seconds.
 	FirstViolation *float64 `json:"first_violation_s,omitempty"`
-	// Violations is the number of overlapping holds the sweep found plus
-	// the holds whose fencing token did not increase plus the number of
-	// keys with a lost update.
+	// Violations counts the overlapping holds, the holds whose fencing
+	// token did not increase and the keys with a lost update.
 	Violations   int     `json:"violations"`
 	AcqPerSec    float64 `json:"acquisitions_per_second"`
 	P99Acquire   float64 `json:"p99_acquire_ms"`
 	Availability float64 `json:"availability_during_faults"`
 	Error        string  `json:"error,omitempty"`
-	// Causes are the causes of the run's violations (Results.Causes).
+	// Causes, Trials and Slow (seconds too slow) are the run's
+	// Results.Causes, Trials and Health.
 	Causes []CauseCount `json:"causes,omitempty"`
-	// Trials are the run's trials (Results.Trials); Slow the time in
-	// which the machine was too slow, in seconds (Results.Health).
-	Trials Trials  `json:"trials"`
-	Slow   float64 `json:"slow_s,omitempty"`
-	// Again is how many times the seed ran again because the machine was
-	// too slow to decide it (its earlier runs' directories end -again1, …).
+	Trials Trials       `json:"trials"`
+	Slow   float64      `json:"slow_s,omitempty"`
+	// Again counts the reruns on a machine too slow (dirs end -again1, …).
 	Again int `json:"again,omitempty"`
 }
 
-// Outcome folds the run's verdicts (checker.Fold); a run that never
-// reached the checker is unknown.
+// Outcome folds the run's verdicts (checker.Fold).
 func (r CellRun) Outcome() checker.Outcome { return checker.Fold(r.Lease, r.Resource) }
 
-// Undecided says why a run that decided nothing did: the lease's reason,
-// else the resource's, else its error.
+// Undecided says why a run decided nothing.
 func (r CellRun) Undecided() string {
 	return cmp.Or(r.LeaseReason, r.ResourceReason, r.Error, "no verdict")
 }
 
-// OutcomeNotRun is the Outcome of a cell none of whose runs started: the
-// matrix was interrupted before.
+// OutcomeNotRun is the Outcome of a cell none of whose runs started.
 const OutcomeNotRun checker.Outcome = "not run"
 
-// Cell is one lock × fault × fencing combination of the matrix.
+// Cell is one lock × fault × fencing cell; fields it predates are empty.
 type Cell struct {
 	Name string `json:"name"`
 	Lock string `json:"lock"`
-	// Language is what the lock is written in ("Go", "Python"; see
-	// locks.Spec.Lang); empty in summaries written before it existed.
+	// Language is what the lock is written in (locks.Spec.Lang).
 	Language string `json:"language,omitempty"`
 	// Nemesis is the cell's fault kinds, comma-separated, or "none".
 	Nemesis  string `json:"nemesis"`
 	Fencing  bool   `json:"fencing"`
 	Topology string `json:"topology"`
-	// Row names the row of the literature table the cell is (the part of
-	// its name after the lock's), and Class the class of lock the row is
-	// for (its traits, e.g. "quorum elapsed"; "any" for every lock); ""
-	// in summaries written before rows.
+	// Row is the cell's row of the literature table, Class the class of
+	// lock the row is for ("quorum elapsed"; "any").
 	Row   string `json:"row,omitempty"`
 	Class string `json:"class,omitempty"`
-	// Expect is Props folded into one word (Expect.Overall).
+	// Expect is Props.Overall().
 	Expect Expectation `json:"expect"`
-	// Props is the expectation property by property. A stuck run counts
-	// as a violation only in a cell that expects liveness ok; a cell that
-	// expects stuck matches only if every run was stuck.
+	// Props is the expectation by property; a cell that expects stuck
+	// matches only if every run was.
 	Props Expect `json:"expect_by_property"`
-	// Source cites the literature behind the expectation.
-	Source string `json:"source"`
-	// Why is the expectation's reason in one sentence (shown in
-	// index.html); empty in summaries written before it existed.
-	Why  string    `json:"why,omitempty"`
-	Runs []CellRun `json:"runs"`
+	// Source cites the literature; Why gives the reason in a sentence.
+	Source string    `json:"source"`
+	Why    string    `json:"why,omitempty"`
+	Runs   []CellRun `json:"runs"`
 	// Aggregates over Runs.
 	RunsWithViolation    int      `json:"runs_with_violation"`
 	StuckRuns            int      `json:"stuck_runs,omitempty"`
 	Violations           int      `json:"violations"`
 	MedianFirstViolation *float64 `json:"median_first_violation_s,omitempty"`
-	// Trials sums the runs' trials; SlowTrials those that met a stretch
-	// in which the machine was too slow (counted neither way); ToFirst
-	// the trials it took to show the first violation (the trials of the
-	// runs before it and its own run's to it), 0 for none. TooSlowRuns
-	// counts the runs left out of the judging because the machine was
-	// too slow for them on every try (matrix's aggregate says when).
+	// Trials sums the runs' trials, SlowTrials those too slow to count;
+	// ToFirst is the trials it took to show the first violation;
+	// TooSlowRuns the runs left out of the judging (matrix's aggregate).
 	Trials       int     `json:"trials"`
 	SlowTrials   int     `json:"slow_trials,omitempty"`
 	TooSlowRuns  int     `json:"too_slow_runs,omitempty"`
@@ -257,47 +213,30 @@ type Cell struct {
 	AcqPerSec    float64 `json:"acquisitions_per_second"`
 	P99Acquire   float64 `json:"p99_acquire_ms"`
 	Availability float64 `json:"availability_during_faults"`
-	// Outcome aggregates the runs': a violation in any run, else unknown
-	// if any run's is unknown, else safe; OutcomeNotRun when none ran.
+	// Outcome: a violation in any run, else unknown in any, else safe.
 	Outcome checker.Outcome `json:"outcome"`
 	Matches bool            `json:"matches"`
-	// Broken is set by the release gate (package gate) on a cell that
-	// shows its lock breaking a promise it declared: the promise, and
-	// the cell then does not match.
+	// Broken is the promise the release gate saw the lock break.
 	Broken  string `json:"broken_promise,omitempty"`
 	Unknown int    `json:"unknown_runs"`
-	// Band is the expectation as a range of the rate of runs with a
-	// violation (nil in summaries written before it existed: the
-	// expectation's DefaultBand); Rate is the measured rate over the
-	// decided runs with its 95% interval; ContradictedBy says which
-	// counts of violations, out of the runs the cell had, would have
-	// contradicted the band ("0 of 3 would"). A cell contradicts its
-	// band when Band.Contradicts its Rate (see there; the judging is
-	// matrix's aggregate).
+	// Band is the expectation as a range of rates (nil: DefaultBand), Rate
+	// the measured one, ContradictedBy the counts that would contradict
+	// the band ("0 of 3 would"); package matrix judges.
 	Band           *Band  `json:"band,omitempty"`
 	Rate           *Rate  `json:"rate,omitempty"`
 	ContradictedBy string `json:"contradicted_by,omitempty"`
-	// LeaseRate and ResourceRate are the rates of each property's
-	// violations over the runs that decided it; the band is held against
-	// each property expected violated, and a property expected safe
-	// matches only with no violation (matrix's aggregate judges).
+	// LeaseRate and ResourceRate are each property's rate.
 	LeaseRate    *Rate `json:"lease_rate,omitempty"`
 	ResourceRate *Rate `json:"resource_rate,omitempty"`
-	// Causes are the causes of the cell's violations, each with the
-	// number of runs it explained a violation of, most runs first.
+	// Causes counts the runs each cause explained, most first.
 	Causes []CauseCount `json:"causes,omitempty"`
-	// NotRun lists the seeds whose run never started because the matrix
-	// was interrupted. A cell with one, or with an interrupted run, does
-	// not match its expectation; with no run at all its Outcome is "not
-	// run".
+	// NotRun lists the seeds that never started: the cell does not match.
 	NotRun []int64 `json:"not_run_seeds,omitempty"`
 }
 
-// Power says what the cell's trials showed, in a few words: "34 trials,
-// a rate above 8.5 % excluded" (the per-trial violation rate they exclude
-// at 95 %) with no violation, "violation in trial 3 of 12" with one, "no
-// trial" with none; "+2 slow" counts the trials the machine was too slow
-// for, and ", 1 run too slow to count" the runs left out for it.
+// Power says what the cell's trials showed: "34 trials, a rate above
+// 8.5 % excluded +2 slow, 1 run too slow to count", "violation in trial
+// 3 of 12", "no trial".
 func (c Cell) Power() string {
 	var s string
 	switch {
@@ -329,20 +268,19 @@ func Percent(r float64) string {
 	}
 }
 
-// PropertiesText says, property by property, what the runs showed beside
-// what the cell expected: "lease broken in 1/3 runs (promised safe),
-// resource lost in 3/3 runs (expected)", and liveness where the cell
-// states it.
+// legacy reports whether c's summary predates per-property expectations.
+func legacy(c Cell) bool { return c.Props.Lease == "" && c.Props.Resource == "" }
+
+// PropertiesText says what the runs showed beside the expectation: "lease
+// broken in 1/3 runs (promised safe), resource lost in 3/3 runs (expected)".
 func (c Cell) PropertiesText() string {
-	if c.Props.Lease == "" && c.Props.Resource == "" { // a summary written before per-property expectations
+	if legacy(c) {
 		return fmt.Sprintf("%s: %d of %d runs found a violation", c.Outcome, c.RunsWithViolation, len(c.Runs))
 	}
 	return PropertiesText(c.Props, c.LeaseRate, c.ResourceRate, c.StuckRuns, c.BrokeRuns(), len(c.Runs))
 }
 
-// BrokeRuns counts, for each of Extras by name, the runs whose verdict
-// on it was invalid (a hold cut short with no fault, a reply the nodes
-// contradict, …); nil when none.
+// BrokeRuns counts the runs that broke each of Extras, by name; nil: none.
 func (c Cell) BrokeRuns() map[string]int {
 	var n map[string]int
 	for _, r := range c.Runs {
@@ -358,20 +296,15 @@ func (c Cell) BrokeRuns() map[string]int {
 	return n
 }
 
-// PropertiesText renders what the runs showed of each property beside its
-// expectation e (see Cell.PropertiesText), stuck being the runs stuck and
-// broke those that broke each of Extras (Cell.BrokeRuns); a nil rate is
-// "not measured".
+// PropertiesText renders Cell.PropertiesText; a nil rate is "not
+// measured".
 func PropertiesText(e Expect, lease, resource *Rate, stuck int, broke map[string]int, runs int) string {
 	// whyOf says what e expected, a promise in the words of safe.
 	whyOf := func(e Expectation, safe string) string {
 		return map[Expectation]string{ExpectSafe: safe, ExpectViolation: "expected", ExpectPossible: "possible"}[e]
 	}
 	p := func(name, bad, good string, e Expectation, r *Rate) string {
-		why := whyOf(e, "promised safe")
-		if why == "" {
-			why = "no expectation"
-		}
+		why := cmp.Or(whyOf(e, "promised safe"), "no expectation")
 		switch {
 		case r == nil:
 			return fmt.Sprintf("%s not measured (%s)", name, why)
@@ -394,22 +327,16 @@ func PropertiesText(e Expect, lease, resource *Rate, stuck int, broke map[string
 	return s
 }
 
-// CausesText is "restart without persistence (3 runs), clock jump (1
-// run)", or "" without a cause.
+// CausesText is "restart without persistence (3 runs), clock jump (1 run)".
 func (c Cell) CausesText() string {
 	var parts []string
 	for _, k := range c.Causes {
-		unit := "runs"
-		if k.Count == 1 {
-			unit = "run"
-		}
-		parts = append(parts, fmt.Sprintf("%s (%d %s)", k.Cause, k.Count, unit))
+		parts = append(parts, fmt.Sprintf("%s (%s)", k.Cause, plural(k.Count, "run")))
 	}
 	return strings.Join(parts, ", ")
 }
 
-// Short is the cell's outcome in a few characters for the grid: each
-// property's violations over its decided runs, "L 0/3 · R 3/3".
+// Short is the cell's outcome for the grid: "L 0/3 · R 3/3".
 func (c Cell) Short() string {
 	f := func(r *Rate) string {
 		if r == nil {
@@ -420,10 +347,8 @@ func (c Cell) Short() string {
 	return "L " + f(c.LeaseRate) + " · R " + f(c.ResourceRate)
 }
 
-// ViolationKind says which property the cell's runs broke: "lease"
-// when some run's lease verdict is invalid (two clients held the lock at
-// once), "resource only" when runs lost an update but no lease overlapped
-// (a holder wrote after its validity), "" when no run broke either.
+// ViolationKind says which property the runs broke: "lease", "resource
+// only" or "".
 func (c Cell) ViolationKind() string {
 	lease, resource := false, false
 	for _, r := range c.Runs {
@@ -439,18 +364,9 @@ func (c Cell) ViolationKind() string {
 	return ""
 }
 
-// Incomplete reports whether some run of the cell never started or was
-// interrupted.
+// Incomplete reports whether a run never started or was interrupted.
 func (c Cell) Incomplete() bool {
-	if len(c.NotRun) > 0 {
-		return true
-	}
-	for _, r := range c.Runs {
-		if r.Interrupted {
-			return true
-		}
-	}
-	return false
+	return len(c.NotRun) > 0 || slices.ContainsFunc(c.Runs, func(r CellRun) bool { return r.Interrupted })
 }
 
 // Matrix is the outcome of a comparison matrix run.
@@ -459,65 +375,42 @@ type Matrix struct {
 	Command  string    `json:"command"`
 	Seeds    []int64   `json:"seeds"`
 	Duration string    `json:"duration"`
-	// Servers are what the matrix's nodes ran, each server once with
-	// the version its runs reported (Server: "redis 7.0.15", "etcd
-	// 3.4.23"), in the order the cells first ran them. Summaries written
-	// before it have redis_version, the version of the first run's nodes,
-	// which reads as "redis" and that version.
+	// Servers are what the nodes ran (Server), each once.
 	Servers  []string          `json:"servers,omitempty"`
 	Versions map[string]string `json:"versions"`
 	Cells    []Cell            `json:"cells"`
 	Elapsed  float64           `json:"elapsed_seconds"`
-	// Interrupted is set when the matrix was stopped before its end;
-	// Cells still lists every cell, with the seeds that never ran.
+	// Interrupted: stopped before its end; Cells still lists every cell.
 	Interrupted bool `json:"interrupted,omitempty"`
-	// Commit is the commit of the code that ran the matrix, from its
-	// binary's VCS stamp: UnknownCommit (or "", in summaries written
-	// before it existed) when the binary has none. Dirty is set when
-	// its work tree had uncommitted changes.
+	// Commit is the binary's VCS stamp (or UnknownCommit, "" in older
+	// summaries); Dirty: the tree had uncommitted changes.
 	Commit string `json:"commit,omitempty"`
 	Dirty  bool   `json:"dirty,omitempty"`
-	// Machine is what the matrix ran on, and its load (rates and latencies of
-	// a loaded machine read differently); nil in
-	// summaries written before it existed.
+	// Machine is what the matrix ran on, and its load.
 	Machine *Machine `json:"machine,omitempty"`
-	// Scenarios map the literature's scenarios to the matrix's cells
-	// that measure them; WriteMatrix renders them with the cells' rates.
+	// Scenarios map the literature's scenarios to their cells.
 	Scenarios []Scenario `json:"scenarios,omitempty"`
-	// Gate names the lock when the matrix is a release gate's (package
-	// gate): its JUnit cases are then classed by the lock alone.
+	// Gate names the lock of a release gate's matrix.
 	Gate string `json:"gate,omitempty"`
-	// Skipped lists the fault kinds no cell took, one entry per reason
-	// (a release gate's: no row for the lock's class, a cell filtered
-	// out); JUnit reports each as a skipped case.
+	// Skipped lists the fault kinds no cell took, one entry per reason.
 	Skipped []Skipped `json:"skipped,omitempty"`
-	// Shard is set in the output of one shard of a matrix: Cells then
-	// holds only the cells with a run in this shard, each aggregated over
-	// those runs alone. It is nil in a whole matrix, merged or not.
+	// Shard is set in one shard's output, whose Cells are aggregated over
+	// its runs alone; nil in a whole matrix.
 	Shard *ShardInfo `json:"shard,omitempty"`
 }
 
-// UnmarshalJSON reads summary.json, those written before Servers too
-// (see legacyRedis).
+// UnmarshalJSON reads summary.json, older ones too (legacyRedis).
 func (m *Matrix) UnmarshalJSON(b []byte) error {
 	type matrix Matrix // without this method
-	var v struct {
-		matrix
-		legacyRedis
+	old, err := unmarshalLegacy(b, (*matrix)(m))
+	if err == nil && m.Servers == nil && old.RedisVersion != "" {
+		m.Servers = []string{Server("redis", old.RedisVersion)}
 	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*m = Matrix(v.matrix)
-	if m.Servers == nil && v.RedisVersion != "" {
-		m.Servers = []string{Server("redis", v.RedisVersion)}
-	}
-	return nil
+	return err
 }
 
-// AddServer returns servers with server (a Server) appended unless it is
-// there already; another version of a server already there is
-// ErrServerVersions, naming both.
+// AddServer appends server to servers unless there; another version of
+// one there is ErrServerVersions.
 func AddServer(servers []string, server string) ([]string, error) {
 	for _, s := range servers {
 		switch {
@@ -533,10 +426,8 @@ func AddServer(servers []string, server string) ([]string, error) {
 // ErrServerVersions: two versions of one server in one matrix.
 var ErrServerVersions = errors.New("report: two versions of one server")
 
-// UnknownCommit is the commit recorded by a binary without a VCS stamp
-// (built with -buildvcs=false, with go run or go test, or in a git
-// worktree, where Go finds no repository): nothing tells which code it
-// was, and the working directory it runs in says nothing of it.
+// UnknownCommit is the commit of a binary without a VCS stamp
+// (-buildvcs=false, go run, go test, or a git worktree).
 const UnknownCommit = "unknown"
 
 // Skipped is a reason some fault kinds were not run, with the kinds.
@@ -546,18 +437,15 @@ type Skipped struct {
 }
 
 // ShardInfo says which part of a matrix a shard ran, and what the merge
-// needs to check that shards belong together (with Matrix.Commit, Dirty,
-// Seeds and Duration).
+// checks shards against (with Matrix.Commit, Dirty, Seeds and Duration).
 type ShardInfo struct {
 	// Index is the shard's number, from 1 to Count.
 	Index int `json:"index"`
 	Count int `json:"count"`
-	// Cells lists every cell of the whole matrix, in its order.
+	// Cells lists every cell of the whole matrix, Runs this shard's.
 	Cells []ShardCell `json:"cells"`
-	// Runs are the runs given to this shard, in the matrix's order.
-	Runs []ShardRun `json:"runs"`
-	// Expected is the time the shard's runs were expected to take, in
-	// seconds.
+	Runs  []ShardRun  `json:"runs"`
+	// Expected is the seconds the shard's runs were expected to take.
 	Expected float64 `json:"expected_seconds"`
 }
 
@@ -575,20 +463,16 @@ type ShardRun struct {
 
 // NeverRan returns the cells none of whose runs started.
 func (m Matrix) NeverRan() []Cell {
-	var out []Cell
-	for _, c := range m.Cells {
-		if len(c.Runs) == 0 && len(c.NotRun) > 0 {
-			out = append(out, c)
-		}
-	}
-	return out
+	return m.cells(func(c Cell) bool { return len(c.Runs) == 0 && len(c.NotRun) > 0 })
 }
 
 // Failed returns the cells whose outcome contradicts their expectation.
-func (m Matrix) Failed() []Cell {
+func (m Matrix) Failed() []Cell { return m.cells(func(c Cell) bool { return !c.Matches }) }
+
+func (m Matrix) cells(keep func(Cell) bool) []Cell {
 	var out []Cell
 	for _, c := range m.Cells {
-		if !c.Matches {
+		if keep(c) {
 			out = append(out, c)
 		}
 	}

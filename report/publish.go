@@ -19,74 +19,56 @@ import (
 // publishedFiles are the summaries Publish copies as they are.
 var publishedFiles = []string{"summary.md", "summary.json", "junit.xml", "index.html"}
 
-// publishedRunFiles are what Publish keeps of each run: the report, the
-// results and the fault schedule that replays it (not the nodes'
-// folders); the history too where PublishOptions says (HistoryFile).
+// publishedRunFiles are what Publish keeps of each run (not the nodes'
+// folders), and HistoryFile where PublishOptions.keeps says.
 var publishedRunFiles = []string{"report.html", "results.json", "schedule.json"}
 
-// HistoryFile is a run's history, which a bundle keeps for the runs
-// PublishOptions.keeps (so that `torture check` and `torture explain` can
-// re-judge them from the bundle alone).
+// HistoryFile is a run's history, kept so that `torture check` and
+// `torture explain` can re-judge the run from the bundle alone.
 const HistoryFile = "history.jsonl"
 
 // PublishOptions say what a bundle keeps beside every run's reports.
 type PublishOptions struct {
 	// AllHistories keeps every run's history (the nightly's artifact);
-	// by default a bundle keeps the history of every run that showed a
-	// violation or decided nothing, and of the first run of every cell,
-	// within about HistoryBudget compressed.
+	// by default those of runs that showed a violation or decided
+	// nothing and of each cell's first run, about HistoryBudget.
 	AllHistories bool
-	// ArchiveURL, when set, is where the runs archive will be published
-	// (a release asset or a CI artifact): the manifest names it as the
-	// archive's source.
+	// ArchiveURL, when set, is where the runs archive will be published:
+	// the manifest names it as a source.
 	ArchiveURL string
 }
 
-// HistoryBudget is the size a bundle's histories are expected to take,
-// compressed, with the default PublishOptions: the 402 runs of a full
-// matrix wrote 180 MB of histories, 13 MB under xz (14 to 1); the runs
-// kept by default are about two thirds of them.
+// HistoryBudget is what the default histories take under xz: a full
+// matrix's 402 runs wrote 180 MB, 13 MB compressed, two thirds kept.
 const HistoryBudget = 10 << 20
 
-// keeps reports whether the bundle keeps the history of run r, the i-th
-// run of its cell.
 func (o PublishOptions) keeps(r CellRun, i int) bool {
 	return o.AllHistories || i == 0 || r.Outcome() != checker.OutcomeSafe
 }
 
-// RunsArchive is the name of the compressed archive of the runs in a
-// published bundle; unpacked beside index.html (tar xJf), its links work.
-// xz, not gzip: every report embeds porcupine's visualization, its script
-// included, once per model, and gzip's 32 KiB window sees none of those
-// copies; xz's dictionary (64 MiB here) spans many reports, and the
-// archive of a full matrix is about a third of its gzip size.
+// RunsArchive is the archive of a bundle's runs; unpacked beside
+// index.html, its links work. xz, not gzip: every report embeds
+// porcupine's script once per model, which gzip's 32 KiB window cannot
+// see repeat; xz's 64 MiB dictionary spans many reports, a third of the
+// gzip size.
 const RunsArchive = "runs.tar.xz"
 
-// Publish writes the bundle that results/ publishes from the matrix
-// directory src into dst (created; it must not exist or be empty): the
-// summaries as they are, and each run's report.html, results.json and
-// schedule.json, and the histories o keeps, in one xz-compressed tar,
-// RunsArchive, under the same runs/<id>/ paths the summaries link (the
-// reports and histories are large and compress about fourteenfold), and
-// the manifest (ManifestFile) with the archive's sha256: the tree keeps
-// the manifest, the archive travels apart. It returns the bundle's size
-// in bytes.
+// Publish writes into dst (absent or empty) the bundle results/ publishes
+// from the matrix directory src: the summaries, RunsArchive of the runs'
+// publishedRunFiles and kept histories under the paths the summaries
+// link, and the ManifestFile. It returns the bundle's size in bytes.
 //
-// src may come from someone else, and the bundle is public: Publish
-// packs only regular files, reached from src without a symbolic link on
-// the way (a results.json linked to a private file is refused, not
-// packed), and refuses a run whose directory is absolute or leaves src
-// (".."). It fills a temporary folder beside dst and renames it to dst
+// src may come from someone else and the bundle is public: Publish packs
+// only regular files reached without a link, refuses a run directory
+// that is absolute or leaves src, and renames a temporary folder to dst
 // at the end, so a refusal leaves dst as it was.
 func Publish(src, dst string, o PublishOptions) (int64, error) {
 	m, err := ReadMatrix(src)
 	if err != nil {
 		return 0, fmt.Errorf("report: publish: %w", err)
 	}
-	// A run folder belongs to one run: a summary that names one folder
-	// for many (200 runs naming one packed it 200 times, 807 archive
-	// entries and a minute of compression from a 5.5 MB input) is
-	// refused before anything is read.
+	// A run folder belongs to one run: 200 runs naming one packed it 200
+	// times, a minute of compression from a 5.5 MB input.
 	owner := map[string]string{}
 	for _, c := range m.Cells {
 		for _, r := range c.Runs {
@@ -136,9 +118,7 @@ func Publish(src, dst string, o PublishOptions) (int64, error) {
 	return size, nil
 }
 
-// writeRunsArchive writes the runs' published files of m, read from src
-// (regular files only, no link followed), into the archive at path, and
-// returns its size.
+// writeRunsArchive packs m's runs' files from src; it returns its size.
 func writeRunsArchive(path, src string, m Matrix, o PublishOptions) (size int64, err error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {

@@ -11,9 +11,8 @@ const z95 = 1.959963984540054
 
 // Wilson returns the 95% Wilson score interval of k successes in n
 // trials (E. B. Wilson, 1927): unlike the normal approximation it stays
-// inside [0, 1] and is not empty at k = 0 or k = n, which is where a
-// matrix cell's rate usually sits. n = 0 gives [0, 1]: nothing was
-// measured.
+// in [0, 1] and is not empty at k = 0 or n, where a cell's rate usually
+// sits. n = 0 gives [0, 1].
 func Wilson(k, n int) (lo, hi float64) {
 	if n <= 0 {
 		return 0, 1
@@ -36,21 +35,17 @@ func Wilson(k, n int) (lo, hi float64) {
 	return max(lo, 0), min(hi, 1)
 }
 
-// Band is what the literature predicts for a cell, as a range of the
-// rate of its runs that show a violation: safe is [0, 0]; violation is
-// [Min, 1] with Min the least rate the faults must reach (about 0.9
-// where they force the interleaving, lower where random faults must
-// find it, the reason in Why); possible is [0, 1] (no fault we have
-// forces the interleaving; only undecided runs contradict it).
+// Band is what the literature predicts as a range of a cell's rate of
+// runs with a violation: safe is [0, 0]; violation [Min, 1], Min about
+// 0.9 where the faults force the interleaving, lower where random faults
+// must find it (Why says); possible [0, 1].
 type Band struct {
 	Min float64 `json:"min"`
 	Max float64 `json:"max"`
-	// Why gives the reason for Min.
-	Why string `json:"why,omitempty"`
+	Why string  `json:"why,omitempty"`
 }
 
-// DefaultMinRate is the least rate of a violation band that states
-// none: a fault that forces the interleaving on nearly every seed.
+// DefaultMinRate is a violation band's Min when it states none.
 const DefaultMinRate = 0.9
 
 // DefaultBand is the band of an expectation that states none.
@@ -65,8 +60,7 @@ func DefaultBand(e Expectation) Band {
 }
 
 // Rate is a cell's outcome over its decided runs: how many showed a
-// violation, of how many, and the 95% Wilson interval of the rate. Runs
-// whose verdict is unknown are not counted (they decide nothing).
+// violation, of how many, and the rate's 95% Wilson interval.
 type Rate struct {
 	Violations int     `json:"violations"`
 	Runs       int     `json:"runs"`
@@ -107,13 +101,10 @@ func (b Band) String() string {
 }
 
 // Contradicts reports whether k violations in n decided runs contradict
-// the band: the 95% interval lies wholly outside it. A band that expects
-// violations (Min > 0) is also contradicted when no run shows one,
-// whatever n: with few runs the interval of 0 of n still reaches the
-// band, but an expected violation never seen means the harness lost its
-// power — and this is how a single run (the release gate's one seed) is
-// judged: a violation cell's run must show one, a safe cell's must not.
-// No run decided contradicts nothing (the cell is undecided).
+// the band: the 95% interval lies wholly outside it, or the band expects
+// violations and none showed, whatever n (an expected violation never
+// seen means the harness lost its power; so the release gate's one run
+// is judged). No decided run contradicts nothing.
 func (b Band) Contradicts(k, n int) bool {
 	if n <= 0 {
 		return false
@@ -125,8 +116,7 @@ func (b Band) Contradicts(k, n int) bool {
 	return hi < b.Min || lo > b.Max
 }
 
-// Contradicting returns the counts of violations, out of n decided
-// runs, that would contradict the band, in increasing order.
+// Contradicting returns the counts of n that would contradict the band.
 func (b Band) Contradicting(n int) []int {
 	var out []int
 	for k := 0; k <= n; k++ {
@@ -137,8 +127,7 @@ func (b Band) Contradicting(n int) []int {
 	return out
 }
 
-// ContradictingText says which outcomes of n runs would contradict the
-// band: "0 of 3 would", "1–3 of 3 would", "no count of 3 would".
+// ContradictingText says it: "0 of 3 would", "1–3 of 3 would".
 func (b Band) ContradictingText(n int) string {
 	ks := b.Contradicting(n)
 	switch {
@@ -147,8 +136,7 @@ func (b Band) ContradictingText(n int) string {
 	case len(ks) == 0:
 		return fmt.Sprintf("no count of %d would: any rate fits (only runs all undecided would)", n)
 	}
-	// Runs of consecutive counts: one end of [0, n] for the bands of
-	// the expectations, both ends for a band inside (0, 1).
+	// Runs of consecutive counts.
 	var parts []string
 	for i := 0; i < len(ks); {
 		j := i

@@ -2,12 +2,12 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html/template"
 )
 
-// cellBand is the cell's band, its expectation's default when the
-// summary predates bands.
+// cellBand is the cell's band, DefaultBand in an older summary.
 func cellBand(c Cell) Band {
 	if c.Band != nil {
 		return *c.Band
@@ -15,8 +15,7 @@ func cellBand(c Cell) Band {
 	return DefaultBand(c.Expect)
 }
 
-// cellRate is the cell's rate, computed from its counts when the
-// summary predates rates.
+// cellRate is the cell's rate, from its counts in an older summary.
 func cellRate(c Cell) Rate {
 	if c.Rate != nil {
 		return *c.Rate
@@ -26,20 +25,16 @@ func cellRate(c Cell) Rate {
 
 // contradictedBy says which outcomes would contradict the cell.
 func contradictedBy(c Cell) string {
-	if c.ContradictedBy != "" {
-		return c.ContradictedBy
-	}
-	return cellBand(c).ContradictingText(len(c.Runs))
+	return cmp.Or(c.ContradictedBy, cellBand(c).ContradictingText(len(c.Runs)))
 }
 
-// ratesIntro explains the rates section of summary.md and index.html.
 const ratesIntro = "Each cell's outcome as a rate: the runs with a violation of the runs the checker decided, " +
 	"with its 95% Wilson interval. The expectation is a band of rates — safe: 0; violation: at least the least rate, for the reason given; " +
 	"possible: any. A cell contradicts its expectation when the interval lies wholly outside the band, or when it expects a violation " +
 	"and no run showed one (so one seed, the release gate's, is judged by its run's outcome). " +
 	"The last column says which counts of violations, out of the cell's runs, would have contradicted it."
 
-// ratesMarkdown renders the rates section of summary.md.
+// ratesMarkdown and ratesHTML render the rates section.
 func ratesMarkdown(m Matrix) []byte {
 	var b bytes.Buffer
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
@@ -54,22 +49,16 @@ func ratesMarkdown(m Matrix) []byte {
 	return b.Bytes()
 }
 
-// ratesHTML renders the rates section of index.html.
 func ratesHTML(m Matrix) (template.HTML, error) {
-	var b bytes.Buffer
-	err := ratesTmpl.Execute(&b, struct {
+	rows := make([]gridEntry, len(m.Cells))
+	for i, c := range m.Cells {
+		rows[i] = gridEntry{Index: i, Cell: c, Status: cellStatus(c)}
+	}
+	b, err := execute(ratesTmpl, struct {
 		Intro string
 		Rows  []gridEntry
-	}{ratesIntro, entries(m)})
-	return template.HTML(b.String()), err //nolint:gosec // rendered by html/template
-}
-
-func entries(m Matrix) []gridEntry {
-	out := make([]gridEntry, len(m.Cells))
-	for i, c := range m.Cells {
-		out[i] = gridEntry{Index: i, Cell: c, Status: cellStatus(c)}
-	}
-	return out
+	}{ratesIntro, rows})
+	return template.HTML(b), err //nolint:gosec // rendered by html/template
 }
 
 var ratesTmpl = template.Must(template.New("rates").Funcs(template.FuncMap{

@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,83 +22,58 @@ import (
 
 // Results is the content of results.json.
 type Results struct {
-	// RunID names the run directory.
 	RunID string `json:"run_id"`
-	// Started is the wall-clock start of the run (for people; every
-	// figure inside the run uses the monotonic base of the history).
+	// Started is the wall-clock start; figures use the history's base.
 	Started time.Time `json:"started"`
-	// Command is the command line that produced the run.
-	Command string `json:"command,omitempty"`
-	// Config is the whole configuration of the run, seed included.
-	Config any `json:"config"`
-	// Seed repeats the configuration's seed for quick reading.
-	Seed int64 `json:"seed"`
-	// Server is what the nodes ran: the server's name and the version
-	// its first node reported ("redis 7.0.15", "etcd 3.4.23"; see
-	// Server). Files written before it have redis_version, which reads
-	// as "redis" and that version.
-	Server string `json:"server,omitempty"`
-	// NodeVersions is the version each node reported, in node order:
-	// they may differ on the external backend. Files written before it
-	// have redis_versions, which reads as it.
+	Command string    `json:"command,omitempty"`
+	// Config is the run's whole configuration; Seed repeats its seed.
+	Config any   `json:"config"`
+	Seed   int64 `json:"seed"`
+	// Server is the first node's server and version (Server),
+	// NodeVersions each node's, which may differ on the external backend.
+	Server       string   `json:"server,omitempty"`
 	NodeVersions []string `json:"node_versions,omitempty"`
 	// Versions of the tool and of the modules that matter to a verdict.
 	Versions map[string]string `json:"versions"`
 	// Elapsed is the wall time the clients ran, in seconds.
-	Elapsed float64 `json:"elapsed_seconds"`
-	// Interrupted is set when the run was stopped before its end.
-	Interrupted bool `json:"interrupted,omitempty"`
-	// Stopped is set when the run ended at its first violation, as a run
-	// expected to show one may (it has shown what it must).
+	Elapsed     float64 `json:"elapsed_seconds"`
+	Interrupted bool    `json:"interrupted,omitempty"`
+	// Stopped: ended at its first violation, as a run expecting one may.
 	Stopped bool `json:"stopped_at_violation,omitempty"`
-	// Strikes are what the run's targeted fault steps did (package
-	// trial): struck with a window, struck without one, or missed.
-	Strikes []Strike `json:"strikes,omitempty"`
-	// Trials are the times the run put the lock to the test (package
-	// trial); Health how late the harness's timers fired.
-	Trials Trials        `json:"trials"`
-	Health health.Report `json:"health"`
-	// Findings are the run's violations grouped by the fault step and
-	// cause package explain names (one per step that broke something,
-	// with how many violations it made), in the order of their first.
+	// Strikes and Trials are what package trial saw; Health how late the
+	// harness's timers fired.
+	Strikes []Strike      `json:"strikes,omitempty"`
+	Trials  Trials        `json:"trials"`
+	Health  health.Report `json:"health"`
+	// Findings are the violations by fault step and cause (package
+	// explain); Causes counts them by cause, most frequent first.
 	Findings []explain.Finding `json:"findings,omitempty"`
 	// Contradictions are the lock's replies the nodes' observations
-	// contradict (checker.Analysis.Contradictions): an extend ok on a key
-	// already gone, a release ok the key outlived.
+	// contradict (checker.Analysis.Contradictions).
 	Contradictions []checker.Contradiction `json:"contradictions,omitempty"`
-	// Causes counts the violations of the run by the cause package explain
-	// names from the evidence, most frequent first.
-	Causes []CauseCount `json:"causes,omitempty"`
-	// Lease and Resource are the verdicts; Check holds everything else
-	// the checker found.
+	Causes         []CauseCount            `json:"causes,omitempty"`
+	// Lease and Resource are the verdicts; Check is all the checker found.
 	Lease    checker.Verdict `json:"lease"`
 	Resource checker.Verdict `json:"resource"`
 	Check    checker.Result  `json:"check"`
 }
 
-// Trials counts the trials of a run's promises (trial.Trials): the times
-// it could have shown a violation.
+// Trials counts the times a run could have shown a violation (trial.Trials).
 type Trials struct {
-	// Kind is what a trial was: TrialStrike, TrialStep or TrialHandover.
+	// Kind is TrialStrike, TrialStep or TrialHandover.
 	Kind string `json:"kind"`
 	// Count is the trials that count; Unhealthy those that met a stretch
-	// in which the machine was too slow, counted neither as safe nor as a
-	// miss.
+	// in which the machine was too slow, counted neither way.
 	Count     int `json:"count"`
 	Unhealthy int `json:"unhealthy,omitempty"`
-	// ToFirst is the trial (1, 2, …) in which the first violation showed;
-	// 0 for none.
+	// ToFirst is the trial (1, 2, …) that showed the first violation.
 	ToFirst int `json:"to_first_violation,omitempty"`
 }
 
 // Text says what the trials showed: "12 fault steps: a per-trial
-// violation rate above 22 % excluded at 95 %", "violation in trial 3 of
-// 12", with the trials left out on a machine too slow.
+// violation rate above 22 % excluded at 95 %", "violation in trial 3 of 12".
 func (t Trials) Text() string {
-	what := t.Kind + "s"
-	if t.Count == 1 {
-		what = t.Kind
-	}
+	what := pick(t.Count == 1, t.Kind, t.Kind+"s")
 	s := fmt.Sprintf("%d %s", t.Count, what)
 	switch {
 	case t.ToFirst > 0:
@@ -113,9 +89,8 @@ func (t Trials) Text() string {
 	return s
 }
 
-// HealthText says how well the machine kept time in a run: how late the
-// harness's timers fired, the probe's round trips to a node no fault
-// touched, and the stretches in which it was too slow.
+// HealthText says how well the machine kept time: timer lateness, the
+// probe's round trips to a node no fault touched, the slow stretches.
 func HealthText(h health.Report) string {
 	if h.Samples == 0 {
 		return "not measured"
@@ -145,26 +120,20 @@ func HealthText(h health.Report) string {
 	return s
 }
 
-// The kinds of a trial.
+// The kinds of a trial: a targeted strike that left a window, a random
+// fault step with a key held and contended during it, and in a run
+// without faults a contended hold.
 const (
-	// TrialStrike: a targeted strike that left a window.
-	TrialStrike = "strike"
-	// TrialStep: a random fault step and a key held and contended
-	// during it.
-	TrialStep = "fault step"
-	// TrialHandover: in a run without faults, a contended hold.
+	TrialStrike   = "strike"
+	TrialStep     = "fault step"
 	TrialHandover = "handover"
 )
 
-// Confidence is the confidence at which a count of trials without a
-// violation excludes a per-trial violation rate (ExcludedRate).
+// Confidence is the confidence of ExcludedRate.
 const Confidence = 0.95
 
-// ExcludedRate is the largest per-trial violation rate that n trials
-// without a violation exclude at Confidence: a lock that broke its
-// promise in a share p of trials would have shown a violation in n trials
-// with probability 1-(1-p)^n ≥ Confidence for every p above it (about
-// 3/n). 1 for no trial: nothing is excluded.
+// ExcludedRate is the per-trial violation rate n clean trials exclude:
+// for every p above it, 1-(1-p)^n ≥ Confidence (about 3/n). 1 for n = 0.
 func ExcludedRate(n int) float64 {
 	if n <= 0 {
 		return 1
@@ -172,9 +141,7 @@ func ExcludedRate(n int) float64 {
 	return 1 - math.Pow(1-Confidence, 1/float64(n))
 }
 
-// TrialsFor is how many trials without a violation exclude a per-trial
-// violation rate of rate at Confidence (ExcludedRate(n) ≤ rate); 0 for a
-// rate outside (0, 1).
+// TrialsFor is the least n with ExcludedRate(n) ≤ rate; 0 outside (0, 1).
 func TrialsFor(rate float64) int {
 	if !(rate > 0 && rate < 1) {
 		return 0
@@ -182,46 +149,38 @@ func TrialsFor(rate float64) int {
 	return int(math.Ceil(math.Log(1-Confidence) / math.Log(1-rate)))
 }
 
-// CauseCount is how many of a run's (or a cell's) violations one cause
-// explains.
+// CauseCount is how many of a run's (or cell's) violations a cause explains.
 type CauseCount struct {
 	Cause string `json:"cause"`
 	Count int    `json:"count"`
 }
 
-// Strike is what one targeted fault step of a run did, judged against
-// the history: a strike is a test only if it left a window, some time in
-// which another client could act while the hold it struck lasted.
+// Strike is what a targeted step did: a test only if it left a window,
+// time in which another client could act while the struck hold lasted.
 type Strike struct {
-	// Step is the step's index in schedule.json; Kind its kind; Desc the
-	// step as schedule.json describes it.
-	Step int    `json:"step"`
-	Kind string `json:"kind"`
-	Desc string `json:"desc"`
-	// Outcome is StrikeWindow, StrikeNoWindow or StrikeMissed.
+	// Step is the step's index in schedule.json, Kind and Desc as there.
+	Step    int    `json:"step"`
+	Kind    string `json:"kind"`
+	Desc    string `json:"desc"`
 	Outcome string `json:"outcome"`
 	// Why says why a strike missed or left no window.
 	Why string `json:"why,omitempty"`
-	// At is when it struck, in seconds from the run's start; Window how
-	// long the hold it struck stayed open after that, in seconds.
+	// At is when it struck and Window how long the hold stayed open
+	// after, in seconds.
 	At     float64 `json:"at_s,omitempty"`
 	Window float64 `json:"window_s,omitempty"`
 }
 
-// The outcomes of a Strike.
+// The outcomes of a Strike: it left a window; it struck, but the holder
+// released before another client could act (nothing was tested); no hold
+// fit within the step's window.
 const (
-	// StrikeWindow: it struck a hold that stayed open long enough for
-	// another client to act on the key.
-	StrikeWindow = "window"
-	// StrikeNoWindow: it struck, but the hold ended before another
-	// client could act (its holder released first): nothing was tested.
+	StrikeWindow   = "window"
 	StrikeNoWindow = "no window"
-	// StrikeMissed: no hold fit within the step's window.
-	StrikeMissed = "missed"
+	StrikeMissed   = "missed"
 )
 
-// Versions reports the Go version and the versions of the modules that
-// the verdicts depend on, from the binary's build information.
+// Versions reports the versions of Go and of the modules verdicts depend on.
 func Versions() map[string]string {
 	v := map[string]string{}
 	bi, ok := debug.ReadBuildInfo()
@@ -230,22 +189,18 @@ func Versions() map[string]string {
 	}
 	v["go"] = bi.GoVersion
 	for _, m := range bi.Deps {
-		switch {
-		case strings.HasPrefix(m.Path, "github.com/redis/go-redis"),
-			strings.HasPrefix(m.Path, "github.com/anishathalye/porcupine"),
-			strings.HasPrefix(m.Path, "github.com/Shopify/toxiproxy"),
-			strings.HasPrefix(m.Path, "github.com/go-redsync/redsync"),
-			strings.HasPrefix(m.Path, "github.com/bsm/redislock"),
-			strings.HasPrefix(m.Path, "github.com/redis/rueidis"):
+		if slices.ContainsFunc(versionedModules, func(p string) bool { return strings.HasPrefix(m.Path, p) }) {
 			v[m.Path] = ModuleVersion(m)
 		}
 	}
 	return v
 }
 
+var versionedModules = []string{"github.com/redis/go-redis", "github.com/anishathalye/porcupine", "github.com/Shopify/toxiproxy",
+	"github.com/go-redsync/redsync", "github.com/bsm/redislock", "github.com/redis/rueidis"}
+
 // ModuleVersion is the version of m the binary was built with: its
-// replacement's when go.mod replaced it (a module pinned to an older
-// version than the one the build would pick, as bugs/ does).
+// replacement's when go.mod pinned it (as bugs/ does).
 func ModuleVersion(m *debug.Module) string {
 	if m.Replace != nil && m.Replace.Version != "" {
 		return m.Replace.Version
@@ -253,9 +208,7 @@ func ModuleVersion(m *debug.Module) string {
 	return m.Version
 }
 
-// WriteResults writes r as dir/results.json, through a temporary file
-// and a rename (safefs.WriteFile): a link at that name is replaced, not
-// written through.
+// WriteResults writes r as dir/results.json (safefs.WriteFile).
 func WriteResults(dir string, r Results) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
@@ -267,55 +220,54 @@ func WriteResults(dir string, r Results) error {
 	return nil
 }
 
-// Server joins a server's name and version as Results.Server and
-// Matrix.Servers hold them: "redis 7.0.15"; the name alone when the
-// version is unknown.
+// Server joins a server's name and version, if known: "redis 7.0.15".
 func Server(name, version string) string {
 	return strings.TrimSpace(name + " " + version)
 }
 
-// serverName is the name part of a Server.
 func serverName(s string) string {
 	name, _, _ := strings.Cut(s, " ")
 	return name
 }
 
-// legacyRedis is what files written before Results.Server and
-// Matrix.Servers held instead: the nodes' versions, named for Redis, the
-// only server they ran then.
+// legacyRedis is what files held before Results.Server and
+// Matrix.Servers: versions named for Redis, the only server then.
 type legacyRedis struct {
 	RedisVersion  string   `json:"redis_version"`
 	RedisVersions []string `json:"redis_versions"`
 }
 
-// UnmarshalJSON reads results.json, those written before Server and
-// NodeVersions too (see legacyRedis).
+// UnmarshalJSON reads results.json, older ones too (legacyRedis).
 func (r *Results) UnmarshalJSON(b []byte) error {
 	type results Results // without this method
-	var v struct {
-		results
-		legacyRedis
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
+	old, err := unmarshalLegacy(b, (*results)(r))
+	if err != nil {
 		return err
 	}
-	*r = Results(v.results)
-	if r.Server == "" && v.RedisVersion != "" {
-		r.Server = Server("redis", v.RedisVersion)
+	if r.Server == "" && old.RedisVersion != "" {
+		r.Server = Server("redis", old.RedisVersion)
 	}
 	if r.NodeVersions == nil {
-		r.NodeVersions = v.RedisVersions
+		r.NodeVersions = old.RedisVersions
 	}
 	return nil
 }
 
-// ReadResults reads dir/results.json. A run folder may come from someone
-// else: a results.json that is a symbolic link or not a regular file is
-// refused (safefs.ReadFile).
+// unmarshalLegacy decodes b into *v, zeroed first (v's type without its
+// UnmarshalJSON), and returns what an older file held instead.
+func unmarshalLegacy[T any](b []byte, v *T) (old legacyRedis, err error) {
+	*v = *new(T)
+	if err = json.Unmarshal(b, v); err == nil {
+		err = json.Unmarshal(b, &old)
+	}
+	return old, err
+}
+
+// ReadResults reads dir/results.json (see readJSON).
 func ReadResults(dir string) (Results, error) { return readJSON[Results](dir, "results.json") }
 
-// readJSON reads the JSON file dir/name into a T, refusing a link or
-// anything but a regular file at dir/name.
+// readJSON reads dir/name into a T. The folder may come from someone
+// else: a link or anything but a regular file is refused.
 func readJSON[T any](dir, name string) (T, error) {
 	var v T
 	path := filepath.Join(dir, name)
@@ -329,14 +281,10 @@ func readJSON[T any](dir, name string) (T, error) {
 	return v, nil
 }
 
-// Printable returns s unchanged when every character of it is printable
-// (letters, marks, numbers, punctuation, symbols, ASCII space), and else
-// s quoted and escaped as strconv.Quote does it. Keys, tokens, error texts
-// and fault values come from a history, which anyone may have written:
-// printed raw, an escape sequence in one would act on the reader's
-// terminal (move the cursor, rewrite what was printed, set the window
-// title), and a carriage return or a bidirectional override could make a
-// line say what it does not.
+// Printable returns s unchanged when every character is printable, else
+// strconv.Quote(s). Texts from a history, which anyone may have written,
+// could hold escape sequences that act on the reader's terminal, or a
+// carriage return or bidirectional override that makes a line lie.
 func Printable(s string) string {
 	for _, r := range s {
 		if r == utf8.RuneError || !unicode.IsPrint(r) {
@@ -346,31 +294,21 @@ func Printable(s string) string {
 	return s
 }
 
-// Summary writes the one-screen text summary of a checked run: the
-// verdicts, the findings (the violations grouped by fault step and cause,
-// at most SummaryFindings of them) and the figures. Times are seconds
-// from the run's start with milliseconds and tokens are short, as
-// explain and report.html print them; results.json keeps the raw values.
-// Every text that comes from the history is Printable.
+// Summary writes the one-screen text summary of a checked run, times and
+// tokens as explain prints them, every text from the history Printable.
 func Summary(w io.Writer, title string, res checker.Result, fs []explain.Finding) {
 	fmt.Fprintf(w, "%s\n", Printable(title))
 	fmt.Fprintf(w, "  lease safety:    %s\n", verdictLine(res.Lease, res.LeaseReason))
 	fmt.Fprintf(w, "  resource safety: %s\n", verdictLine(res.Resource, res.ResourceReason))
 	if res.Liveness != "" {
-		line := string(res.Liveness)
-		if res.LivenessReason != "" {
-			line += " — " + Printable(res.LivenessReason)
-		}
-		fmt.Fprintf(w, "  liveness:        %s\n", line)
+		fmt.Fprintf(w, "  liveness:        %s\n", verdictLine(checker.Verdict(res.Liveness), res.LivenessReason))
 	}
+	// Holds and answers only when broken: kept holds and truthful
+	// replies are the rule.
 	if res.Holds == checker.Invalid {
-		// Only when broken: a hold cut short with no fault is a finding
-		// of its own, kept holds are the rule.
 		fmt.Fprintf(w, "  holds kept:      %s\n", verdictLine(res.Holds, res.HoldsReason))
 	}
 	if res.Answers == checker.Invalid {
-		// Only when broken, as holds: the first contradicted reply,
-		// beside the node's state (the findings list them all).
 		fmt.Fprintf(w, "  answers:         %s\n", verdictLine(res.Answers, res.AnswersReason))
 	}
 	// Starvation and split votes: the figure beside its bound wherever
@@ -440,14 +378,10 @@ func Summary(w io.Writer, title string, res checker.Result, fs []explain.Finding
 
 // verdictLine is a verdict with the reason it is unknown, if any.
 func verdictLine(v checker.Verdict, why string) string {
-	if why == "" {
-		return string(v)
-	}
-	return string(v) + " — " + Printable(why)
+	return pick(why == "", string(v), string(v)+" — "+Printable(why))
 }
 
-// availability describes Stats.AvailabilityDuringFaults with the counts
-// behind it.
+// availability is Stats.AvailabilityDuringFaults with its counts.
 func availability(s checker.Stats) string {
 	if len(s.FaultWindows) == 0 {
 		return "n/a (no faults)"
@@ -469,14 +403,11 @@ func gap(g *checker.Gap) string {
 	return s
 }
 
-// SummaryFindings is how many findings Summary prints; the rest are
-// counted.
+// SummaryFindings is how many findings Summary prints.
 const SummaryFindings = 5
 
-// WriteFindings writes at most limit findings (all when limit ≤ 0),
-// numbered, each a headline ("1. lease violation on k0 at 2.556 s: holder
-// told too late, fault #1; 49 overlaps") and its paragraph, every line
-// under indent; then how many more there are.
+// WriteFindings writes at most limit findings (all when limit ≤ 0), a
+// headline and a paragraph each, under indent, and how many more.
 func WriteFindings(w io.Writer, indent string, fs []explain.Finding, limit int) {
 	for i, f := range fs {
 		if limit > 0 && i == limit {
@@ -493,9 +424,11 @@ func WriteFindings(w io.Writer, indent string, fs []explain.Finding, limit int) 
 }
 
 // plural is "1 finding" or "3 findings".
-func plural(n int, one string) string {
-	if n == 1 {
-		return "1 " + one
+func plural(n int, one string) string { return pick(n == 1, "1 "+one, fmt.Sprintf("%d %ss", n, one)) }
+
+func pick(b bool, yes, no string) string {
+	if b {
+		return yes
 	}
-	return fmt.Sprintf("%d %ss", n, one)
+	return no
 }

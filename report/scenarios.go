@@ -2,47 +2,39 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html/template"
 	"strings"
 )
 
 // Scenario is one scenario of the lock-safety literature and the matrix
-// cells that measure it: results/README.md's table, filled with the
-// cells' rates by WriteMatrix.
+// cells that measure it, as results/README.md shows them with their rates.
 type Scenario struct {
-	// Name is the scenario in a few words.
-	Name string `json:"name"`
-	// Source cites where the literature states it.
+	// Name says it in a few words, Source cites the literature, Claim
+	// says what it says happens.
+	Name   string `json:"name"`
 	Source string `json:"source"`
-	// Claim is what the literature says happens, in a sentence.
-	Claim string `json:"claim"`
-	// Rows name the rows of the literature table that measure it, and
-	// When, as the rows' own When, the locks whose cells of those rows
-	// count ("" for every lock).
+	Claim  string `json:"claim"`
+	// Rows name the literature table's rows that measure it, When (as
+	// theirs) the locks whose cells count ("" for every lock).
 	Rows []string `json:"rows,omitempty"`
 	When string   `json:"when,omitempty"`
-	// Cells name the matrix cells that measure it: those of its rows that
-	// the matrix ran.
+	// Cells are the cells of those rows the matrix ran.
 	Cells []string `json:"cells"`
-	// Missing says what of the scenario no cell measures yet, and why;
-	// "" when the cells cover it.
+	// Missing says what no cell measures yet, and why.
 	Missing string `json:"missing,omitempty"`
 }
 
-// scenarioCell is a scenario's cell as the table shows it: its rate,
-// band and whether it matches, or that the matrix did not run it.
+// scenarioCell is a scenario's cell as the table shows it.
 func scenarioCell(m Matrix, name string) string {
-	for _, c := range m.Cells {
-		if c.Name == name {
-			return fmt.Sprintf("%s: %s, expected %s %s", name, cellRate(c), c.Expect, fmtMatch(c.Matches))
-		}
+	if c, ok := cellNamed(m, name); ok {
+		return fmt.Sprintf("%s: %s, expected %s %s", name, cellRate(c), c.Expect, fmtMatch(c.Matches))
 	}
 	return name + ": not run"
 }
 
-// scenariosMarkdown renders the scenarios section of summary.md, "" when
-// the matrix has none.
+// scenariosMarkdown and scenariosHTML render the scenarios section.
 func scenariosMarkdown(m Matrix) []byte {
 	if len(m.Scenarios) == 0 {
 		return nil
@@ -58,16 +50,11 @@ func scenariosMarkdown(m Matrix) []byte {
 		for j, c := range s.Cells {
 			cells[j] = scenarioCell(m, c)
 		}
-		missing := s.Missing
-		if missing == "" {
-			missing = "–"
-		}
-		p("| %d | %s | %s | %s | %s | %s |\n", i+1, mdCell(s.Name), mdCell(s.Source), mdCell(s.Claim), mdCell(strings.Join(cells, "; ")), mdCell(missing))
+		p("| %d | %s | %s | %s | %s | %s |\n", i+1, mdCell(s.Name), mdCell(s.Source), mdCell(s.Claim), mdCell(strings.Join(cells, "; ")), mdCell(cmp.Or(s.Missing, "–")))
 	}
 	return b.Bytes()
 }
 
-// scenariosHTML renders the scenarios section of index.html.
 func scenariosHTML(m Matrix) (template.HTML, error) {
 	if len(m.Scenarios) == 0 {
 		return "", nil
@@ -85,9 +72,8 @@ func scenariosHTML(m Matrix) (template.HTML, error) {
 		}
 		rows = append(rows, r)
 	}
-	var b bytes.Buffer
-	err := scenariosTmpl.Execute(&b, rows)
-	return template.HTML(b.String()), err //nolint:gosec // rendered by html/template
+	b, err := execute(scenariosTmpl, rows)
+	return template.HTML(b), err //nolint:gosec // rendered by html/template
 }
 
 var scenariosTmpl = template.Must(template.New("scenarios").Parse(`<h2>The literature's scenarios</h2>

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"maps"
@@ -13,16 +14,11 @@ import (
 	"github.com/locktorture/locktorture/checker"
 )
 
-// MaxTimelineBars bounds the bars TimelineSVG draws, so the page of a long
-// run stays small enough to open. Above it, holds of one client and key
-// less than 1, 2, 4, 8 or 16 pixels apart (the smallest gap that is
-// enough) are merged into one bar; if that is not enough, every
-// overlapping hold is kept and the others are sampled evenly. The SVG says
-// when either happened.
+// MaxTimelineBars bounds the bars Timeline draws, so the page of a long
+// run stays small enough to open (see boundBars).
 const MaxTimelineBars = 5000
 
-// Geometry shared by the SVGs: all are svgWidth wide, with the time axis
-// running from plotLeft to svgWidth-plotRight.
+// Geometry shared by the SVGs: the time axis runs over plotWidth.
 const (
 	svgWidth  = 1200
 	plotLeft  = 64
@@ -62,12 +58,8 @@ type timeScale struct {
 	t0, t1 int64
 }
 
-// newTimeScale spans every event of the history (but the node
-// observations) and every fault window,
-// from 0 when the first of them is less than 5% of the span after 0 (a
-// run's history starts just after its base), so that ticks and buckets
-// fall on whole seconds. An empty or instantaneous history gets a span of
-// one second.
+// newTimeScale spans the events and fault windows, from 0 when they start
+// within 5% of the span after it, so ticks fall on whole seconds.
 func newTimeScale(a *checker.Analysis, wins []checker.Window) timeScale {
 	s := timeScale{t0: math.MaxInt64, t1: math.MinInt64}
 	if first, last, ok := a.Span(); ok {
@@ -93,21 +85,17 @@ func (s timeScale) x(t int64) float64 {
 	return plotLeft + float64(t-s.t0)/float64(s.t1-s.t0)*plotWidth
 }
 
-// nsPerPixel is how much time one pixel of the plot stands for.
 func (s timeScale) nsPerPixel() float64 { return float64(s.t1-s.t0) / plotWidth }
 
-// SVG is the module's one SVG writer: report's plots and envelope's
-// draw with it. Open starts the document, Printf adds elements, Text a
-// text (escaped), Close ends it and returns it.
+// SVG is the module's one SVG writer, report's plots' and envelope's.
 type SVG struct {
 	b strings.Builder
 }
 
-// Printf adds to the document what format says, as fmt.Printf would.
+// Printf adds elements, as fmt.Printf would.
 func (d *SVG) Printf(format string, args ...any) { fmt.Fprintf(&d.b, format, args...) }
 
-// Open starts a document width by height whose title and accessible
-// label is label.
+// Open starts a document width by height titled label.
 func (d *SVG) Open(width, height float64, label string) {
 	d.Printf(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" width="%.0f" height="%.0f" font-family="%s" font-size="11" role="img" aria-label="%s">`+"\n",
 		width, height, width, height, svgFontFamily, esc(label))
@@ -120,19 +108,17 @@ func (d *SVG) Close() string {
 	return d.b.String()
 }
 
-// Text writes a text element; anchor is start, middle or end.
+// Text writes an escaped text; anchor is start, middle or end.
 func (d *SVG) Text(x, y float64, anchor, fill, s string) {
 	d.Printf(`<text x="%.1f" y="%.1f" text-anchor="%s" fill="%s">%s</text>`+"\n", x, y, anchor, fill, esc(s))
 }
 
-// esc escapes s for XML text and attribute values.
 func esc(s string) string { return html.EscapeString(s) }
 
 // seconds formats a time offset in seconds for tooltips.
 func seconds(t int64) string { return fmt.Sprintf("%.3f s", float64(t)/1e9) }
 
-// niceStep returns the smallest of 1, 2 and 5 times a power of ten that
-// is at least v (v > 0).
+// niceStep returns the least of 1, 2 and 5 times a power of ten ≥ v.
 func niceStep(v float64) float64 {
 	if v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 1
@@ -163,16 +149,11 @@ func (d *SVG) timeAxis(s timeScale, y float64) {
 // strconvG formats a tick value without float noise (nor "-0").
 func strconvG(v float64) string {
 	s := strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".")
-	if s == "-0" {
-		return "0"
-	}
-	return s
+	return pick(s == "-0", "0", s)
 }
 
-// faultBands draws each fault window as a translucent band from top to
-// bottom, with its description as tooltip, and a numbered label (the
-// number is the window's index + 1, as in the page's fault table) in one
-// of the label lanes that start at labelTop.
+// faultBands draws each fault window as a band, numbered as in the page's
+// fault table, its label in one of the lanes from labelTop.
 func (d *SVG) faultBands(s timeScale, wins []checker.Window, labelTop, top, bottom float64) {
 	for i, w := range wins {
 		x0, x1 := s.x(w.Start), s.x(w.End)
@@ -192,8 +173,8 @@ func (d *SVG) faultBands(s timeScale, wins []checker.Window, labelTop, top, bott
 	}
 }
 
-// fitLabel shortens s, with an ellipsis, to fit width pixels; if not
-// even a few characters fit it returns short.
+// fitLabel shortens s with an ellipsis to fit width pixels, or returns
+// short if not even a few characters fit.
 func fitLabel(s string, width float64, short string) string {
 	n := int(width / charWidthGuess)
 	r := []rune(s)
@@ -216,8 +197,7 @@ type bar struct {
 	overlap    bool
 }
 
-// timelineBars returns a bar per hold, marking holds that overlap
-// another hold of their key, and the sorted keys.
+// timelineBars returns a bar per hold, overlaps marked, and the sorted keys.
 func timelineBars(holds map[string][]checker.Hold) ([]bar, []string) {
 	keys := slices.Sorted(maps.Keys(holds))
 	n := 0
@@ -227,9 +207,8 @@ func timelineBars(holds map[string][]checker.Hold) ([]bar, []string) {
 	bars := make([]bar, 0, n)
 	for _, k := range keys {
 		hs := holds[k] // sorted by Start then End
-		// Groups of holds connected by overlaps: a hold starting before
-		// the latest End so far joins the group. Every member of a group
-		// of two or more overlaps some other member.
+		// A hold starting before the group's latest End joins it: every
+		// member of a group of two or more overlaps another.
 		lo := 0
 		var maxEnd int64
 		flush := func(hi int) {
@@ -255,9 +234,8 @@ func timelineBars(holds map[string][]checker.Hold) ([]bar, []string) {
 // mergeGaps are the gaps, in pixels, at which boundBars tries merging.
 var mergeGaps = []float64{1, 2, 4, 8, 16}
 
-// mergeBars merges bars of one process, key and overlap status that are
-// less than gap apart, appending to merged (its length 0: a buffer to
-// reuse); bars must be sorted by process, key, overlap and start.
+// mergeBars appends to merged (a buffer to reuse) the sorted bars, those
+// of one process, key and overlap status less than gap apart merged.
 func mergeBars(merged, sorted []bar, gap float64) []bar {
 	for _, b := range sorted {
 		if n := len(merged); n > 0 {
@@ -273,31 +251,18 @@ func mergeBars(merged, sorted []bar, gap float64) []bar {
 	return merged
 }
 
-// boundBars reduces bars to at most limit: first by merging bars of one
-// process, key and overlap status less than 1, 2, 4, 8 or 16 pixels
-// apart (pixel is the time one pixel stands for), the smallest gap that
-// is enough; failing that, by keeping every overlapping bar and an even
-// sample of the others. It returns the bars and a sentence saying what
-// was done ("" if nothing). It sorts bars in place: a long history has
-// hundreds of thousands.
+// boundBars cuts bars to limit by merging (mergeBars, at the least of
+// mergeGaps that is enough), else by keeping the overlaps and an even
+// sample of the others, and says what it did. It sorts bars in place: a
+// long history has hundreds of thousands.
 func boundBars(bars []bar, limit int, pixel float64) ([]bar, string) {
 	total := len(bars)
 	if total <= limit {
 		return bars, ""
 	}
 	sorted := bars
-	sort.SliceStable(sorted, func(i, j int) bool {
-		a, b := sorted[i], sorted[j]
-		if a.process != b.process {
-			return a.process < b.process
-		}
-		if a.key != b.key {
-			return a.key < b.key
-		}
-		if a.overlap != b.overlap {
-			return !a.overlap
-		}
-		return a.start < b.start
+	slices.SortStableFunc(sorted, func(a, b bar) int {
+		return cmp.Or(cmp.Compare(a.process, b.process), strings.Compare(a.key, b.key), boolCompare(a.overlap, b.overlap), cmp.Compare(a.start, b.start))
 	})
 	var merged []bar
 	var gap float64
@@ -313,14 +278,8 @@ func boundBars(bars []bar, limit int, pixel float64) ([]bar, string) {
 	if len(merged) <= limit {
 		return merged, what + "."
 	}
-	var red, rest []bar
-	for _, b := range merged {
-		if b.overlap {
-			red = append(red, b)
-		} else {
-			rest = append(rest, b)
-		}
-	}
+	red := slices.DeleteFunc(slices.Clone(merged), func(b bar) bool { return !b.overlap })
+	rest := slices.DeleteFunc(merged, func(b bar) bool { return b.overlap })
 	if len(red) >= limit {
 		return red[:limit], fmt.Sprintf("%s; of these only the first %d bars of overlapping holds are drawn.", what, limit)
 	}
@@ -339,20 +298,13 @@ func boundBars(bars []bar, limit int, pixel float64) ([]bar, string) {
 // ordinal returns "2nd", "3rd", "11th" and so on.
 func ordinal(n int) string {
 	suffix := "th"
-	switch {
-	case n%100 >= 11 && n%100 <= 13:
-	case n%10 == 1:
-		suffix = "st"
-	case n%10 == 2:
-		suffix = "nd"
-	case n%10 == 3:
-		suffix = "rd"
+	if n%10 >= 1 && n%10 <= 3 && (n%100 < 11 || n%100 > 13) {
+		suffix = []string{"st", "nd", "rd"}[n%10-1]
 	}
 	return fmt.Sprintf("%d%s", n, suffix)
 }
 
-// Timeline draws the holds of an analysed history (checker.Analysis.Holds)
-// as an SVG timeline: the report reads the analysis, not the events.
+// Timeline draws the holds of an analysed history as an SVG timeline.
 func Timeline(a *checker.Analysis) string {
 	holds := a.Holds()
 	wins := a.Result.Stats.FaultWindows
@@ -367,22 +319,15 @@ func Timeline(a *checker.Analysis) string {
 		row[p] = i
 	}
 	rowH := max(1, min(16, 480/max(len(procs), 1)))
-	labelEvery := 1
-	if rowH < 10 {
-		labelEvery = (10 + rowH - 1) / rowH
-	}
+	labelEvery := max(1, (10+rowH-1)/rowH)
 
-	labelTop := float64(legendHeight)
-	top := labelTop + faultLanes*laneHeight
-	bottom := top + float64(rowH*max(len(procs), 1))
-	height := bottom + axisHeight
+	f := newPlotFrame(float64(rowH * max(len(procs), 1)))
+	top, bottom := f.top, f.bottom
 	if note != "" {
-		height += 16
+		f.height += 16
 	}
-
 	var d SVG
-	d.Open(svgWidth, height, "timeline of holds per client")
-
+	d.Open(svgWidth, f.height, "timeline of holds per client")
 	// Legend: the keys' colours, red for overlaps, the note.
 	x := float64(plotLeft)
 	entry := func(mark, label string) { // mark: an element drawn at x
@@ -419,7 +364,6 @@ func Timeline(a *checker.Analysis) string {
 	if len(bars) == 0 {
 		d.Text(x, 13, "start", axisColor, "no holds")
 	}
-
 	// Rows: stripes and labels.
 	for i, p := range procs {
 		y := top + float64(i*rowH)
@@ -431,16 +375,13 @@ func Timeline(a *checker.Analysis) string {
 				plotLeft-6, y+float64(rowH)/2+3.5, min(11, max(rowH, 8)), axisColor, p)
 		}
 	}
-
-	d.faultBands(sc, wins, labelTop, top, bottom)
-
+	d.faultBands(sc, wins, f.labelTop, top, bottom)
 	t := timelineRows{sc: sc, row: row, top: top, rowH: rowH}
 	t.barH = max(float64(rowH)-2, 1)
 	t.pad = (float64(rowH) - t.barH) / 2
 	t.holds(&d, bars, keys)
 	t.lateWrites(&d, late)
 	t.notices(&d, notices)
-
 	d.timeAxis(sc, bottom)
 	if note != "" {
 		d.Printf(`<text class="note" x="%d" y="%.1f" fill="%s">%s</text>`+"\n", plotLeft, bottom+axisHeight+10, axisColor, esc(note))
@@ -448,8 +389,7 @@ func Timeline(a *checker.Analysis) string {
 	return d.Close()
 }
 
-// timelineRows places the timeline's marks: a client's row, the time
-// scale, the bars' height and padding.
+// timelineRows places the timeline's marks.
 type timelineRows struct {
 	sc        timeScale
 	row       map[int]int
@@ -458,15 +398,13 @@ type timelineRows struct {
 	barH, pad float64
 }
 
-// holds draws the hold bars, each key in its colour, overlapping holds
-// in red and on top.
+// holds draws the bars, each key in its colour, overlaps red and on top.
 func (t timelineRows) holds(d *SVG, bars []bar, keys []string) {
 	keyColor := make(map[string]string, len(keys))
 	for i, k := range keys {
 		keyColor[k] = keyPalette[i%len(keyPalette)]
 	}
-	// Overlapping holds last, so they are drawn on top.
-	sort.SliceStable(bars, func(i, j int) bool { return !bars[i].overlap && bars[j].overlap })
+	slices.SortStableFunc(bars, func(a, b bar) int { return boolCompare(a.overlap, b.overlap) })
 	d.b.WriteString(`<g class="holds">` + "\n")
 	for _, b := range bars {
 		x0, x1 := t.sc.x(b.start), t.sc.x(b.end)
@@ -490,79 +428,77 @@ func (t timelineRows) holds(d *SVG, bars []bar, keys []string) {
 			cls, x0, t.top+float64(t.row[b.process]*t.rowH)+t.pad, max(x1-x0, 0.6), t.barH, fill, esc(tip))
 	}
 	d.b.WriteString("</g>\n")
-
 }
 
-// lateWrites draws the late writes.
-func (t timelineRows) lateWrites(d *SVG, late []lateWrite) {
-	// Late writes: a section of a lost update that wrote after its
-	// lease's validity had ended (the stalled holder of Kleppmann's GC
-	// pause) is drawn on its client's row from the end of the validity to
-	// the write, hatched, so the stall shows beside the hold it outlived.
-	if len(late) == 0 {
-		return
+// boolCompare orders false before true.
+func boolCompare(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
 	}
-	d.b.WriteString(`<g class="late-writes">` + "\n")
-	for _, lw := range late {
-		r, ok := t.row[lw.process]
-		if !ok {
-			continue
-		}
+	return -1
+}
+
+// lateWrites draws each write after its lease's validity (Kleppmann's
+// stalled holder) on its client's row, dashed from the end of the
+// validity to the write, so the stall shows beside the hold it outlived.
+func (t timelineRows) lateWrites(d *SVG, late []lateWrite) {
+	onRows(t, d, "late-writes", late, func(lw lateWrite) int { return lw.process }, func(lw lateWrite, y float64) {
 		x0, x1 := t.sc.x(lw.validUntil), t.sc.x(lw.wrote)
-		y := t.top + float64(r*t.rowH) + t.pad
+		y += t.pad
 		tip := fmt.Sprintf("P%d wrote %s at %s, %s after its lease's validity ended at %s: a late write", lw.process, lw.key, seconds(lw.wrote), dur(time.Duration(lw.wrote-lw.validUntil)), seconds(lw.validUntil))
 		d.Printf(`<rect class="late-write" x="%.2f" y="%.1f" width="%.2f" height="%.1f" fill="none" stroke="%s" stroke-width="1.5" stroke-dasharray="3,2"><title>%s</title></rect>`+"\n",
 			x0, y, max(x1-x0, 1), t.barH, overlapColor, esc(tip))
 		d.Printf(`<circle class="late-write" cx="%.2f" cy="%.1f" r="%.1f" fill="%s"><title>%s</title></circle>`+"\n",
 			x1, y+t.barH/2, max(min(t.barH/2, 4), 1.5), overlapColor, esc(tip))
-	}
-	d.b.WriteString("</g>\n")
+	})
 }
 
-// notices draws the loss notices.
+// notices draws each loss notice (a watchdog that failed to renew, a
+// lock that watches its key) as a diamond on the holder's row, so one
+// after another client's grant shows as late as it was.
 func (t timelineRows) notices(d *SVG, notices []keyedHold) {
-	// Loss notices: the lock told a holder it had lost its lease (a
-	// watchdog that failed to renew, a lock that watches its key); a
-	// diamond at that moment on the holder's row, so a notice that came
-	// after another client's grant shows as late as it was.
-	if len(notices) == 0 {
-		return
-	}
-	d.b.WriteString(`<g class="lost-notices">` + "\n")
-	for _, h := range notices {
-		r, ok := t.row[h.Process]
-		if !ok {
-			continue
-		}
-		y := t.top + float64(r*t.rowH) + float64(t.rowH)/2
+	onRows(t, d, "lost-notices", notices, func(h keyedHold) int { return h.Process }, func(h keyedHold, y float64) {
+		y += float64(t.rowH) / 2
 		tip := fmt.Sprintf("P%d was told at %s that it lost %s (held from %s)", h.Process, seconds(h.End), h.key, seconds(h.Start))
 		d.Printf(`<path class="lost-notice" d="%s" fill="%s" stroke="#fff" stroke-width="0.8"><title>%s</title></path>`+"\n",
 			diamond(t.sc.x(h.End), y, max(min(float64(t.rowH)/2, 6), 3)), noticeColor, esc(tip))
+	})
+}
+
+// onRows draws, in a group of class, each item at the top y of its
+// client's row (none for a client without one).
+func onRows[T any](t timelineRows, d *SVG, class string, items []T, process func(T) int, draw func(T, float64)) {
+	if len(items) == 0 {
+		return
+	}
+	d.Printf(`<g class="%s">`+"\n", class)
+	for _, it := range items {
+		if r, ok := t.row[process(it)]; ok {
+			draw(it, t.top+float64(r*t.rowH))
+		}
 	}
 	d.b.WriteString("</g>\n")
 }
 
-// noticeColor draws the loss notices.
 const noticeColor = "#6a1b9a"
 
-// diamond is the SVG path of a diamond centred on (x, y), r from its
-// centre to each corner.
+// diamond is the SVG path of a diamond centred on (x, y), of radius r.
 func diamond(x, y, r float64) string {
 	return fmt.Sprintf("M%.2f %.2fL%.2f %.2fL%.2f %.2fL%.2f %.2fZ", x, y-r, x+r, y, x, y+r, x-r, y)
 }
 
-// keyedHold is a hold with its key.
 type keyedHold struct {
 	checker.Hold
 	key string
 }
 
-// lostNotices are the holds a loss notice ended (checker.Hold.Lost), at
-// most MaxTimelineBars, by key and start.
+// lostNotices are the holds a loss notice ended, at most MaxTimelineBars.
 func lostNotices(holds map[string][]checker.Hold) []keyedHold {
-	keys := slices.Sorted(maps.Keys(holds))
 	var out []keyedHold
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(holds)) {
 		for _, h := range holds[k] {
 			if h.Lost && len(out) < MaxTimelineBars {
 				out = append(out, keyedHold{h, k})
@@ -572,15 +508,13 @@ func lostNotices(holds map[string][]checker.Hold) []keyedHold {
 	return out
 }
 
-// lateWrite is an ok section that wrote after its lease's validity.
 type lateWrite struct {
 	process           int
 	key               string
 	validUntil, wrote int64
 }
 
-// lateWrites are the sections of a's lost updates that wrote after the
-// validity of their lease, each once, at most MaxTimelineBars.
+// lateWrites are the lost updates' writes after their lease's validity.
 func lateWrites(a *checker.Analysis) []lateWrite {
 	var out []lateWrite
 	seen := map[string]bool{}
@@ -598,13 +532,8 @@ func lateWrites(a *checker.Analysis) []lateWrite {
 	return out
 }
 
-// completedAcquires are the acquires of a that completed.
-func completedAcquires(a *checker.Analysis) []checker.Acquire { return a.Acquires() }
-
-// bucketWidth picks the width of the plots' buckets: one second for runs
-// of 10 s to 2 min, the smallest of 1, 2 and 5 times a power of ten
-// seconds that gives at most 120 buckets for longer runs, and at most 20
-// buckets for shorter ones.
+// bucketWidth picks the plots' bucket width: one second for runs of
+// 10 s to 2 min, else a niceStep that gives at most 120 buckets or 20.
 func bucketWidth(span int64) int64 {
 	sec := float64(span) / 1e9
 	switch {
@@ -623,10 +552,12 @@ type bucket struct {
 	latencies  []int64 // of ok acquires, sorted
 }
 
-// buckets cuts the span of sc into buckets of width w starting at sc.t0,
-// the last widened to the end when less than half a bucket would be
-// left, and assigns each completed acquire to the bucket of its return.
-func buckets(sc timeScale, w int64, samples []checker.Acquire) []bucket {
+// buckets cuts a's time scale into buckets of bucketWidth (the last
+// widened rather than leave half a bucket) of the acquires by return.
+func buckets(a *checker.Analysis) ([]checker.Window, timeScale, int64, []bucket) {
+	wins := a.Result.Stats.FaultWindows
+	sc := newTimeScale(a, wins)
+	w := bucketWidth(sc.t1 - sc.t0)
 	var bs []bucket
 	for t := sc.t0; t < sc.t1; t += w {
 		end := min(t+w, sc.t1)
@@ -636,7 +567,7 @@ func buckets(sc timeScale, w int64, samples []checker.Acquire) []bucket {
 		}
 		bs = append(bs, bucket{start: t, end: end})
 	}
-	for _, s := range samples {
+	for _, s := range a.Acquires() {
 		i := sort.Search(len(bs), func(i int) bool { return bs[i].end > s.Return })
 		if i == len(bs) {
 			i = len(bs) - 1 // the last instant belongs to the last bucket
@@ -651,7 +582,7 @@ func buckets(sc timeScale, w int64, samples []checker.Acquire) []bucket {
 	for i := range bs {
 		slices.Sort(bs[i].latencies)
 	}
-	return bs
+	return wins, sc, w, bs
 }
 
 // plotFrame is the layout of one plot with a y axis.
@@ -667,18 +598,14 @@ func newPlotFrame(plotHeight float64) plotFrame {
 	return f
 }
 
-// gridLine draws a horizontal grid line at y with its label.
 func (d *SVG) gridLine(y float64, label string) {
 	d.Printf(`<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="%s"/>`+"\n", plotLeft, y, svgWidth-plotRight, y, gridColor)
 	d.Text(plotLeft-6, y+3.5, "end", axisColor, label)
 }
 
-// Throughput is ThroughputSVG of an analysed history.
+// Throughput plots an analysed history's acquires per second.
 func Throughput(a *checker.Analysis) string {
-	wins := a.Result.Stats.FaultWindows
-	sc := newTimeScale(a, wins)
-	w := bucketWidth(sc.t1 - sc.t0)
-	bs := buckets(sc, w, completedAcquires(a))
+	wins, sc, w, bs := buckets(a)
 	rate := func(n int, b bucket) float64 { return float64(n) / (float64(b.end-b.start) / 1e9) }
 	peak := 0.0
 	for _, b := range bs {
@@ -688,7 +615,6 @@ func Throughput(a *checker.Analysis) string {
 	ymax := math.Ceil(max(peak, 1)/step) * step
 	f := newPlotFrame(160)
 	y := func(v float64) float64 { return f.bottom - v/ymax*(f.bottom-f.top) }
-
 	var d SVG
 	d.Open(svgWidth, f.height, "acquires per second over time")
 	d.Printf(`<rect x="%d" y="4" width="10" height="10" fill="%s"/>`+"\n", plotLeft, okBarColor)
@@ -719,12 +645,9 @@ func Throughput(a *checker.Analysis) string {
 	return d.Close()
 }
 
-// Latency is LatencySVG of an analysed history.
+// Latency plots an analysed history's acquire latency.
 func Latency(a *checker.Analysis) string {
-	wins := a.Result.Stats.FaultWindows
-	sc := newTimeScale(a, wins)
-	w := bucketWidth(sc.t1 - sc.t0)
-	bs := buckets(sc, w, completedAcquires(a))
+	wins, sc, w, bs := buckets(a)
 	type point struct {
 		x, p50, max float64 // ms
 		b           bucket
@@ -761,7 +684,6 @@ func Latency(a *checker.Analysis) string {
 		v := math.Log10(max(ms, math.Pow(10, dlo)))
 		return f.bottom - (v-dlo)/(dhi-dlo)*(f.bottom-f.top)
 	}
-
 	var d SVG
 	d.Open(svgWidth, f.height, "acquire latency over time")
 	d.Printf(`<line x1="%d" y1="9" x2="%d" y2="9" stroke="%s" stroke-width="2"/>`+"\n", plotLeft, plotLeft+20, p50Color)

@@ -6,21 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"maps"
 	"math"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/locktorture/locktorture/internal/safefs"
 )
-
-// The trend of the matrix over nights: each cell's violation rate and
-// its interval per bundle (a matrix's summary.json, as the nightly
-// publishes it), the modules each bundle was built with, and the cells
-// whose rate moved outside the interval of the night before.
 
 // TrendNight is one bundle of a trend.
 type TrendNight struct {
@@ -31,19 +26,15 @@ type TrendNight struct {
 	Versions map[string]string `json:"versions"`
 }
 
-// TrendCell is one cell's rate on every night, in the nights' order; a
-// night whose bundle has no such cell, or no decided run of it, has
-// Rate.Runs == 0.
+// TrendCell is one cell's rate per night (Runs 0: none decided); Moved[i]:
+// night i's rate lies outside night i−1's interval.
 type TrendCell struct {
 	Name  string `json:"name"`
 	Rates []Rate `json:"rates"`
-	// Moved[i] is set when night i's rate lies outside night i−1's
-	// interval (both decided something).
 	Moved []bool `json:"moved"`
 }
 
-// Move is a cell whose rate on one night lies outside the interval of
-// the night before.
+// Move is a cell whose rate lies outside the night before's interval.
 type Move struct {
 	Cell     string `json:"cell"`
 	Prev     Rate   `json:"prev"`
@@ -53,25 +44,20 @@ type Move struct {
 	LastPair bool   `json:"last_pair"` // between the last two nights
 }
 
-// String names the cell, both rates with their intervals and both bundles.
 func (m Move) String() string {
-	dir := "rose"
-	if m.Last.Rate < m.Prev.Rate {
-		dir = "fell"
-	}
 	return fmt.Sprintf("%s: the violation rate %s from %s in %s to %s in %s, outside the earlier interval",
-		m.Cell, dir, m.Prev, m.PrevDir, m.Last, m.LastDir)
+		m.Cell, pick(m.Last.Rate < m.Prev.Rate, "fell", "rose"), m.Prev, m.PrevDir, m.Last, m.LastDir)
 }
 
-// VersionChange is a module whose version differs between two
-// consecutive nights (absent: "").
+// VersionChange is a module whose version changed ("": absent).
 type VersionChange struct {
 	Module   string `json:"module"`
 	From, To string
 	Night    int `json:"night"` // the index of the later night
 }
 
-// Trend is the trend of a matrix over its bundles, oldest night first.
+// Trend is a matrix's trend over its nightly bundles, oldest first: each
+// cell's rate, the modules' versions, and the moves.
 type Trend struct {
 	Nights  []TrendNight    `json:"nights"`
 	Cells   []TrendCell     `json:"cells"`
@@ -79,8 +65,7 @@ type Trend struct {
 	Changes []VersionChange `json:"version_changes"`
 }
 
-// Regressions returns the moves between the last two nights: the ones
-// the nightly fails on.
+// Regressions returns the moves between the last two nights.
 func (t Trend) Regressions() []Move {
 	var out []Move
 	for _, m := range t.Moves {
@@ -91,8 +76,7 @@ func (t Trend) Regressions() []Move {
 	return out
 }
 
-// ReadTrend reads the summary.json of every bundle in dirs (at least two)
-// and builds their trend, ordered by the time each matrix started.
+// ReadTrend reads the summary.json of at least two bundles: NewTrend.
 func ReadTrend(dirs []string) (Trend, error) {
 	if len(dirs) < 2 {
 		return Trend{}, errors.New("trend: want at least two bundles to compare")
@@ -111,11 +95,8 @@ func ReadTrend(dirs []string) (Trend, error) {
 	return NewTrend(dirs, ms), nil
 }
 
-// checkRates refuses a bundle whose rates break what a rate must keep: a
-// bundle is an artifact from elsewhere, and negative counts, 2⁶²
-// violations or a rate of 1e308 flagged or hid regressions. Each cell's
-// violations are from 0 to its decided runs, and its rate and interval
-// the ones those counts give (NewRate).
+// checkRates refuses a bundle whose rates are not NewRate of 0 to Runs
+// violations: negative counts or a rate of 1e308 flagged or hid regressions.
 func checkRates(m Matrix) error {
 	for _, c := range m.Cells {
 		r := c.Rate
@@ -138,14 +119,13 @@ func checkRates(m Matrix) error {
 // near reports whether a is b but for rounding (false for NaN).
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9 }
 
-// NewTrend builds the trend of the matrices ms, read from dirs (the same
-// length), ordered by Started.
+// NewTrend builds the trend of ms, read from dirs, by Started.
 func NewTrend(dirs []string, ms []Matrix) Trend {
 	idx := make([]int, len(ms))
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return ms[idx[a]].Started.Before(ms[idx[b]].Started) })
+	slices.SortStableFunc(idx, func(a, b int) int { return ms[a].Started.Compare(ms[b].Started) })
 	var t Trend
 	rates := map[string][]Rate{}
 	var names []string
@@ -187,13 +167,7 @@ func NewTrend(dirs []string, ms []Matrix) Trend {
 	return t
 }
 
-// rateCell is a rate as the trend's tables show it.
-func rateCell(r Rate) string {
-	if r.Runs == 0 {
-		return "–"
-	}
-	return fmt.Sprintf("%d/%d = %.2f [%.2f, %.2f]", r.Violations, r.Runs, r.Rate, r.Low, r.High)
-}
+func rateCell(r Rate) string { return pick(r.Runs == 0, "–", r.String()) }
 
 // nightLabel is a night's column heading: its start, its folder's name.
 func nightLabel(n TrendNight) string {
@@ -219,11 +193,8 @@ func (t Trend) Markdown() []byte {
 	for _, m := range t.Moves {
 		fmt.Fprintf(&b, "- ⚠ %s\n", mdEscape(m.String()))
 	}
-	b.WriteString("\n## Cells\n\n| cell |")
-	for _, n := range t.Nights {
-		fmt.Fprintf(&b, " %s |", mdEscape(nightLabel(n)))
-	}
-	b.WriteString("\n|---|" + strings.Repeat("---|", len(t.Nights)) + "\n")
+	b.WriteString("\n## Cells\n\n")
+	nightsHeader(&b, "cell", t.Nights)
 	for _, c := range t.Cells {
 		fmt.Fprintf(&b, "| %s |", mdEscape(c.Name))
 		for i, r := range c.Rates {
@@ -238,19 +209,23 @@ func (t Trend) Markdown() []byte {
 	return b.Bytes()
 }
 
-// versionsMarkdown is the table of every module's version per night,
-// a changed one in bold.
+// nightsHeader writes the header of a table with a column per night.
+func nightsHeader(b io.Writer, first string, nights []TrendNight) {
+	fmt.Fprintf(b, "| %s |", first)
+	for _, n := range nights {
+		fmt.Fprintf(b, " %s |", mdEscape(nightLabel(n)))
+	}
+	fmt.Fprint(b, "\n|---|"+strings.Repeat("---|", len(nights))+"\n")
+}
+
+// versionsMarkdown tables each module's version per night.
 func versionsMarkdown(t Trend) string {
 	mods := modules(t.Nights)
 	if len(mods) == 0 {
 		return "The bundles record no versions.\n"
 	}
 	var b strings.Builder
-	b.WriteString("| module |")
-	for _, n := range t.Nights {
-		fmt.Fprintf(&b, " %s |", mdEscape(nightLabel(n)))
-	}
-	b.WriteString("\n|---|" + strings.Repeat("---|", len(t.Nights)) + "\n")
+	nightsHeader(&b, "module", t.Nights)
 	for _, m := range mods {
 		fmt.Fprintf(&b, "| %s |", mdEscape(m))
 		for i := range t.Nights {
@@ -279,21 +254,12 @@ func modules(nights []TrendNight) []string {
 // versionOf is module m's version on night i, "–" for none.
 func versionOf(t Trend, i int, m string) string { return cmp.Or(t.Nights[i].Versions[m], "–") }
 
-// changed reports whether module m's version on night i differs from the
-// night before's.
+// changed reports whether module m's version changed on night i.
 func changed(t Trend, i int, m string) bool {
 	return i > 0 && t.Nights[i].Versions[m] != t.Nights[i-1].Versions[m]
 }
 
-func shortCommit(c string) string {
-	if len(c) > 12 {
-		return c[:12]
-	}
-	if c == "" {
-		return "unknown"
-	}
-	return c
-}
+func shortCommit(c string) string { return cmp.Or(c[:min(len(c), 12)], "unknown") }
 
 // mdEscape keeps a value inside its table cell.
 func mdEscape(s string) string {
@@ -330,9 +296,11 @@ var trendTemplate = template.Must(template.New("trend").Funcs(template.FuncMap{
 `))
 
 // HTML is the trend as an HTML page.
-func (t Trend) HTML() ([]byte, error) {
+func (t Trend) HTML() ([]byte, error) { return execute(trendTemplate, t) }
+
+func execute(tmpl *template.Template, data any) ([]byte, error) {
 	var b bytes.Buffer
-	if err := trendTemplate.Execute(&b, t); err != nil {
+	if err := tmpl.Execute(&b, data); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil

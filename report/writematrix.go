@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -18,28 +19,10 @@ import (
 	"github.com/locktorture/locktorture/internal/safefs"
 )
 
-// WriteMatrix writes the summaries of m into dir:
-//
-//   - summary.md: the table of the cells, the mismatches with their runs,
-//     and the sources cited;
-//   - summary.json: m as indented JSON;
-//   - junit.xml: a testsuites root holding one testsuite with a testcase
-//     per cell, failed when the cell does not match its expectation;
-//   - index.html: one offline page with the matrix as coloured tables and
-//     a link to every run's report.html.
-//
-// The header of summary.md and index.html, and junit.xml's properties,
-// give the commit that ran the matrix and, in a shard's output
-// (Matrix.Shard), which part of the matrix it holds. Run directories
-// (CellRun.Dir) are relative to dir. A testcase's time is
-// the sum of its runs' elapsed_seconds, read from each run's results.json
-// in dir; a run whose results.json cannot be read counts as 0. An
-// availability below 0 is shown as n/a (see
-// checker.Stats.AvailabilityDuringFaults). WriteMatrix writes every file
-// it can and returns the errors of the others, joined. Each is written
-// through a temporary file and a rename (safefs.WriteFile): a reader
-// never sees half a summary, and a link at a summary's name is replaced,
-// never written through.
+// WriteMatrix writes into dir summary.md, summary.json, junit.xml (a
+// testcase per cell, timed by its runs' results.json) and index.html
+// (linking every run's report.html, relative to dir). It writes every
+// file it can, through safefs.WriteFile, and joins the others' errors.
 func WriteMatrix(dir string, m Matrix) error {
 	var errs []error
 	write := func(name string, b []byte, err error) {
@@ -50,8 +33,7 @@ func WriteMatrix(dir string, m Matrix) error {
 			errs = append(errs, fmt.Errorf("report: matrix %s: %w", name, err))
 		}
 	}
-	md := matrixMarkdown(m)
-	write("summary.md", md, nil)
+	write("summary.md", matrixMarkdown(m), nil)
 	js, err := json.MarshalIndent(m, "", "  ")
 	write("summary.json", append(js, '\n'), err)
 	ju, err := matrixJUnit(m, cellTimes(dir, m))
@@ -61,35 +43,23 @@ func WriteMatrix(dir string, m Matrix) error {
 	return errors.Join(errs...)
 }
 
-// ReadMatrix reads dir/summary.json, as WriteMatrix wrote it, refusing a
-// summary.json that is a symbolic link or not a regular file.
+// ReadMatrix reads dir/summary.json (see readJSON).
 func ReadMatrix(dir string) (Matrix, error) { return readJSON[Matrix](dir, "summary.json") }
 
-// commitText is the commit line of the summaries: the commit, and
-// whether its work tree had uncommitted changes.
 func commitText(m Matrix) string {
-	if m.Commit == "" {
-		return ""
-	}
-	if m.Dirty {
-		return m.Commit + " (with uncommitted changes)"
-	}
-	return m.Commit
+	return pick(m.Commit != "" && m.Dirty, m.Commit+" (with uncommitted changes)", m.Commit)
 }
 
-// shardText says what part of a matrix a shard's summaries hold; "" in
-// a whole matrix.
+// shardText says what part of the matrix a shard holds; "" for none.
 func shardText(m Matrix) string {
 	s := m.Shard
 	if s == nil {
 		return ""
 	}
 	return fmt.Sprintf("shard %d/%d: %d of the %d runs (%s × %s); each cell counts this shard's runs only, and the matrix is judged once `torture matrix merge` has joined the shards",
-		s.Index, s.Count, len(s.Runs), len(s.Cells)*len(m.Seeds), cellsNamed(len(s.Cells)), seedsNamed(m.Seeds))
+		s.Index, s.Count, len(s.Runs), len(s.Cells)*len(m.Seeds), plural(len(s.Cells), "cell"), seedsNamed(m.Seeds))
 }
 
-// cellStatus is how a cell is coloured: "match-safe", "match-violation",
-// "mismatch" or "unknown".
 func cellStatus(c Cell) string {
 	switch {
 	case c.Outcome == checker.OutcomeUnknown || c.Outcome == OutcomeNotRun || c.Outcome == "":
@@ -102,7 +72,8 @@ func cellStatus(c Cell) string {
 	return "match-safe"
 }
 
-// Formatting shared by the outputs; "–" for no value.
+// Formatting shared by the outputs; "–" for no value, n/a for an
+// availability below 0 (checker.Stats.AvailabilityDuringFaults).
 func fmtFirst(v *float64) string {
 	switch {
 	case v == nil:
@@ -113,39 +84,23 @@ func fmtFirst(v *float64) string {
 	return fmt.Sprintf("%.2f", *v)
 }
 
-func fmtAvail(v float64) string {
-	if v < 0 {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.1f%%", 100*v)
-}
+func fmtAvail(v float64) string { return pick(v < 0, "n/a", fmt.Sprintf("%.1f%%", 100*v)) }
 
-func fmtFencing(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
-}
+func fmtFencing(b bool) string { return pick(b, "yes", "no") }
 
-func fmtMatch(b bool) string {
-	if b {
-		return "✓"
-	}
-	return "✗"
-}
+func fmtMatch(b bool) string { return pick(b, "✓", "✗") }
 
 // runReport is the relative link to a run's report.html.
 func runReport(r CellRun) string { return path.Join(filepath.ToSlash(r.Dir), "report.html") }
 
-// mismatchText explains a cell that contradicts its expectation,
-// property by property; it says what the runs showed, and never blames
-// the harness for what a lock did.
+// mismatchText explains a cell that contradicts its expectation by what
+// the runs showed, never blaming the harness for what a lock did.
 func mismatchText(c Cell) string {
 	if c.Outcome == OutcomeNotRun {
 		return fmt.Sprintf("never ran: the matrix was interrupted before %s", seedsNamed(c.NotRun))
 	}
 	s := c.PropertiesText()
-	if c.Props.Lease == "" && c.Props.Resource == "" {
+	if legacy(c) {
 		s = fmt.Sprintf("expected %s, outcome %s: %d of %d runs found a violation", c.Expect, c.Outcome, c.RunsWithViolation, len(c.Runs))
 	}
 	if c.Broken != "" {
@@ -180,22 +135,16 @@ func mismatchText(c Cell) string {
 	return s
 }
 
-// expectText is the cell's expectation per property, or its one word in a
-// summary written before per-property expectations.
-func expectText(c Cell) string {
-	if c.Props.Lease == "" && c.Props.Resource == "" {
-		return string(c.Expect)
-	}
-	return c.Props.String()
-}
+// expectText is the cell's expectation (one word in a legacy summary).
+func expectText(c Cell) string { return pick(legacy(c), string(c.Expect), c.Props.String()) }
 
 // brokeSafe reports whether a property expected safe has a violation.
 func brokeSafe(e Expectation, r *Rate) bool { return e == ExpectSafe && r != nil && r.Violations > 0 }
 
-// runLine describes one run for JUnit: "seed N: " and runDetail.
 func runLine(r CellRun) string { return fmt.Sprintf("seed %d: %s", r.Seed, runDetail(r)) }
 
 // runDetail describes one run: directory, verdicts, violations, error.
+// runLine prefixes "seed N: ".
 func runDetail(r CellRun) string {
 	s := fmt.Sprintf("%s (lease %s, resource %s, %d violations", r.Dir, r.Lease, r.Resource, r.Violations)
 	if r.FirstViolation != nil {
@@ -217,9 +166,8 @@ func runDetail(r CellRun) string {
 	return s
 }
 
-// sources returns the distinct sources cited by the cells ("; " separates
-// several in one Cell.Source), in order of first citation, each with the
-// cells citing it.
+// sources returns the distinct sources of the cells ("; " separates
+// several), in order of first citation, each with the cells citing it.
 func sources(m Matrix) (list []string, citedBy map[string][]string) {
 	citedBy = map[string][]string{}
 	for _, c := range m.Cells {
@@ -251,22 +199,10 @@ func versionList(v map[string]string) []string {
 
 // seedsNamed is "seed 1" or "seeds 1, 2".
 func seedsNamed(seeds []int64) string {
-	if len(seeds) == 1 {
-		return "seed " + JoinSeeds(seeds, ", ")
-	}
-	return "seeds " + JoinSeeds(seeds, ", ")
+	return pick(len(seeds) == 1, "seed ", "seeds ") + JoinSeeds(seeds, ", ")
 }
 
-// cellsNamed is "1 cell" or "2 cells".
-func cellsNamed(n int) string {
-	if n == 1 {
-		return "1 cell"
-	}
-	return fmt.Sprintf("%d cells", n)
-}
-
-// JoinSeeds writes seeds joined by sep: "1,2,3" as --seeds takes them
-// with sep ",", "1, 2, 3" for a reader with ", ".
+// JoinSeeds joins seeds by sep: "1,2,3" as --seeds takes them.
 func JoinSeeds(seeds []int64, sep string) string {
 	s := make([]string, len(seeds))
 	for i, v := range seeds {
@@ -275,15 +211,11 @@ func JoinSeeds(seeds []int64, sep string) string {
 	return strings.Join(s, sep)
 }
 
-// mdCell escapes a markdown table cell.
 func mdCell(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", "", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
-// MarkdownText is s as Markdown text outside a table: a name read from
-// elsewhere (a cell's, a lock's) may hold markup, which a Markdown
-// viewer that passes HTML through would run; < and > become entities,
-// and a line break a space.
+// MarkdownText is s as Markdown text, without the markup a name may hold.
 func MarkdownText(s string) string {
 	return strings.NewReplacer("\n", " ", "\r", "", "<", "&lt;", ">", "&gt;").Replace(Printable(s))
 }
@@ -318,10 +250,9 @@ func matrixMarkdown(m Matrix) []byte {
 	never := m.NeverRan()
 	p("\n**%d cells: %d match their expectation, %d do not", len(m.Cells), len(m.Cells)-len(failed), len(failed))
 	if m.Interrupted {
-		p("; the matrix was interrupted and %s never ran", cellsNamed(len(never)))
+		p("; the matrix was interrupted and %s never ran", plural(len(never), "cell"))
 	}
 	p(".**\n\n")
-
 	p("| cell | lock | language | faults | fencing | expected | what the runs showed | trials | median s to first violation | acq/s | p99 ms | availability during faults | matches |\n")
 	p("|---|---|---|---|---|---|---|---|---:|---:|---:|---:|:---:|\n")
 	for _, c := range m.Cells {
@@ -336,9 +267,8 @@ func matrixMarkdown(m Matrix) []byte {
 		}
 	}
 
-	b.Write(ratesMarkdown(m))     // each cell's rates with their intervals
-	b.Write(scenariosMarkdown(m)) // the literature's scenarios and their cells
-
+	b.Write(ratesMarkdown(m))
+	b.Write(scenariosMarkdown(m))
 	p("\n## Mismatches\n\n")
 	if len(failed) == 0 {
 		p("None: every cell matches its expectation.\n")
@@ -370,8 +300,7 @@ func matrixMarkdown(m Matrix) []byte {
 	return b.Bytes()
 }
 
-// cellTimes sums, per cell, the elapsed seconds of its runs as recorded
-// in their results.json under dir.
+// cellTimes sums each cell's runs' elapsed seconds (results.json).
 func cellTimes(dir string, m Matrix) []float64 {
 	out := make([]float64, len(m.Cells))
 	for i, c := range m.Cells {
@@ -391,8 +320,7 @@ func cellTimes(dir string, m Matrix) []float64 {
 	return out
 }
 
-// JUnit XML, in the shape CI systems read (Jenkins, GitLab, GitHub
-// actions): testsuites > testsuite > testcase > failure.
+// JUnit XML as CI systems read it: testsuites > testsuite > testcase.
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
 	Name     string       `xml:"name,attr"`
@@ -440,7 +368,6 @@ type junitSkipped struct {
 	Message string `xml:"message,attr"`
 }
 
-// junitText is element text kept readable, line breaks and all.
 type junitText struct {
 	Text string `xml:",chardata"`
 }
@@ -448,9 +375,8 @@ type junitText struct {
 // junitSuiteName names the one testsuite of junit.xml.
 const junitSuiteName = "locktorture.matrix"
 
-// junitClass is the classname of c's testcase: its lock in a release gate
-// (m.Gate), lock/class in the matrix (the class of lock its row is for),
-// so that a CI's report groups the cases by lock.
+// junitClass is c's testcase classname, grouping cases by lock: the
+// lock in a release gate (m.Gate), else lock/class.
 func junitClass(m Matrix, c Cell) string {
 	if m.Gate != "" || c.Class == "" {
 		return c.Lock
@@ -502,10 +428,7 @@ func matrixJUnit(m Matrix, times []float64) ([]byte, error) {
 			tc.Error = &junitFailure{Message: mismatchText(c), Type: "not-run", Text: out.String()}
 		default:
 			suite.Failures++
-			typ := "mismatch"
-			if c.Outcome == checker.OutcomeUnknown {
-				typ = "unknown"
-			}
+			typ := pick(c.Outcome == checker.OutcomeUnknown, "unknown", "mismatch")
 			dirs := make([]string, len(c.Runs))
 			for j, r := range c.Runs {
 				dirs[j] = r.Dir
@@ -519,13 +442,8 @@ func matrixJUnit(m Matrix, times []float64) ([]byte, error) {
 		suite.Cases = append(suite.Cases, tc)
 	}
 	for _, sk := range m.Skipped {
-		// A fault kind no cell took: a case of its own, skipped with the
-		// reason, so that a CI report shows what was not tested.
-		class := m.Gate
-		if class == "" {
-			class = junitSuiteName
-		}
-		suite.Cases = append(suite.Cases, junitCase{Classname: class, Name: "not run: " + sk.Kinds, Time: secs(0), Skipped: &junitSkipped{Message: sk.Why}})
+		// A skipped case, so that a CI report shows what was not tested.
+		suite.Cases = append(suite.Cases, junitCase{Classname: cmp.Or(m.Gate, junitSuiteName), Name: "not run: " + sk.Kinds, Time: secs(0), Skipped: &junitSkipped{Message: sk.Why}})
 		suite.Tests++
 		suite.Skipped++
 	}
@@ -537,18 +455,16 @@ func matrixJUnit(m Matrix, times []float64) ([]byte, error) {
 	return append(append([]byte(xml.Header), b...), '\n'), nil
 }
 
-// gridEntry is one cell in the lock × faults grid of index.html.
+// gridEntry is a cell of index.html's grid; Label tells apart cells that
+// share a position (the name after its first "/").
 type gridEntry struct {
 	Index  int
 	Cell   Cell
 	Status string
-	// Label tells apart cells that share a grid position: the part of
-	// the name after the first "/" when it differs from the faults.
-	Label string
+	Label  string
 }
 
-// gridRow is one lock variant of the grid; Cols[j] holds the cells of
-// fault set j.
+// gridRow is one lock variant; Cols[j] holds the cells of fault set j.
 type gridRow struct {
 	Label string
 	Cols  [][]gridEntry
@@ -571,8 +487,7 @@ type matrixPage struct {
 	Shard    string
 }
 
-// variant names a grid row: the lock, with fencing and a topology other
-// than independent masters.
+// variant names a grid row: the lock, fencing, a topology but masters.
 func variant(c Cell) string {
 	s := c.Lock
 	if c.Fencing {
@@ -584,7 +499,6 @@ func variant(c Cell) string {
 	return s
 }
 
-// matrixHTML renders index.html.
 func matrixHTML(m Matrix) ([]byte, error) {
 	p := matrixPage{
 		M:        m,
@@ -626,11 +540,7 @@ func matrixHTML(m Matrix) ([]byte, error) {
 		r, c := row[variant(e.Cell)], col[e.Cell.Nemesis]
 		p.Grid[r].Cols[c] = append(p.Grid[r].Cols[c], e)
 	}
-	var out bytes.Buffer
-	if err := matrixTmpl.Execute(&out, p); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), nil
+	return execute(matrixTmpl, p)
 }
 
 var matrixTmpl = template.Must(template.New("matrix").Funcs(template.FuncMap{
@@ -647,15 +557,10 @@ var matrixTmpl = template.Must(template.New("matrix").Funcs(template.FuncMap{
 	"join":      strings.Join,
 	"sub":       func(a, b int) int { return a - b },
 	"seeds":     seedsNamed,
-	"cells":     cellsNamed,
-	"rates":     ratesHTML,     // each cell's rates with their intervals
-	"scenarios": scenariosHTML, // the literature's scenarios and their cells
-	"kindclass": func(k string) string { // lease or resource-only violation
-		if k == "lease" {
-			return "kind-lease"
-		}
-		return "kind-resource"
-	},
+	"cells":     func(n int) string { return plural(n, "cell") },
+	"rates":     ratesHTML,
+	"scenarios": scenariosHTML,
+	"kindclass": func(k string) string { return pick(k == "lease", "kind-lease", "kind-resource") },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>locktorture matrix {{.Date}}</title>
