@@ -204,11 +204,8 @@ func Fold(lease, resource Verdict) Outcome {
 // verdict with its reason. Stream and CheckDecoder check a history as it
 // is read.
 func Check(events []history.Event, opts Options) (Result, error) {
-	st := NewStream()
-	if err := st.s.addAll(events); err != nil {
-		return Result{}, err
-	}
-	return st.Finish(opts)
+	a, _, err := analyze(events, nil, false, opts)
+	return a.Result, err
 }
 
 // check runs both models, the sweep and the statistics on scanned data.

@@ -192,13 +192,8 @@ func (st *Stream) finish(opts Options) (Result, *scanned, error) {
 // history.Read; d.Torn tells. A history without one complete event is
 // the decoder's error wrapping history.ErrEmpty.
 func CheckDecoder(d *history.Decoder, opts Options) (Result, int, error) {
-	st := NewStream()
-	if err := st.addDecoded(d); err != nil {
-		return Result{}, st.Events(), err
-	}
-	n := st.Events()
-	r, err := st.Finish(opts)
-	return r, n, err
+	a, n, err := analyze(nil, d, false, opts)
+	return a.Result, n, err
 }
 
 // Timings are how long each phase of a check took, wall clock. Porcupine
