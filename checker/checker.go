@@ -340,12 +340,16 @@ func explainUnknown(r *Result, d *scanned, timeout time.Duration) {
 	}
 }
 
-// job is one porcupine call: a partition of one key's operations.
+// job is one porcupine call: a partition of size operations of key, with
+// what Visualize draws of it: its time window, what it is, its notes.
 type job struct {
-	key   string
-	size  int
-	model porcupine.Model
-	ops   func() []porcupine.Operation
+	key      string
+	size     int
+	model    porcupine.Model
+	ops      func() []porcupine.Operation
+	from, to int64
+	what     string
+	notes    func() []porcupine.Annotation
 }
 
 // runJobs checks every job on GOMAXPROCS workers within one shared

@@ -130,15 +130,9 @@ func leaseChunks(holds []Hold, size int) [][2]int {
 
 // checkLease runs the lease model on every key with holds.
 func checkLease(d *scanned, keys []string, timeout time.Duration) map[string]porcupine.CheckResult {
-	model := leaseModel(nil)
 	var jobs []job
 	for _, k := range keys {
-		holds := d.keys[k].holds
-		for _, c := range leaseChunks(holds, chunkSize) {
-			jobs = append(jobs, job{key: k, size: 2 * (c[1] - c[0]), model: model, ops: func() []porcupine.Operation {
-				return leaseOps(holds, c[0], c[1])
-			}})
-		}
+		jobs = append(jobs, leaseParts(k, d.keys[k].holds)...)
 	}
 	return runJobs(jobs, timeout)
 }
