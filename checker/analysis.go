@@ -211,15 +211,24 @@ func (a *Analysis) Sections(key string) []OKSection {
 // granted before the section began (the lease it runs in).
 func (a *Analysis) okSection(key string, s section) OKSection {
 	o := OKSection{Process: s.process, Call: s.call, Return: s.ret, Read: s.read}
-	if ke := a.Keys[key]; ke != nil {
-		for i := len(ke.leases) - 1; i >= 0; i-- {
-			if r := &ke.leases[i]; int(r.process) == s.process && r.start <= s.call {
-				o.Token = r.token
-				break
-			}
-		}
+	if r := a.Keys[key].latest(s.process, "", s.call); r != nil {
+		o.Token = r.token
 	}
 	return o
+}
+
+// latest returns the latest lease of ke granted to process p (of token,
+// unless it is "") at or before t, or nil.
+func (ke *KeyEvidence) latest(p int, token string, t int64) *leaseRec {
+	if ke == nil {
+		return nil
+	}
+	for i := len(ke.leases) - 1; i >= 0; i-- {
+		if r := &ke.leases[i]; int(r.process) == p && (token == "" || r.token == token) && r.start <= t {
+			return r
+		}
+	}
+	return nil
 }
 
 // Analyze checks events and derives their Analysis in the same pass.
@@ -521,17 +530,7 @@ func (c *collector) releaseDone(e *history.Event) {
 // granted to its process by then (even released: a hand-written history
 // may show that); only the first counts.
 func (c *collector) lost(e *history.Event) {
-	ke := c.keys[e.Key]
-	if ke == nil {
-		return
-	}
-	for i := len(ke.leases) - 1; i >= 0; i-- {
-		r := &ke.leases[i]
-		if r.token == e.Token && int(r.process) == e.Process && r.start <= e.Time {
-			if r.lost == 0 {
-				r.lost = max(e.Time, 1)
-			}
-			return
-		}
+	if r := c.keys[e.Key].latest(e.Process, e.Token, e.Time); r != nil && r.lost == 0 {
+		r.lost = max(e.Time, 1)
 	}
 }

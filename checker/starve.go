@@ -43,20 +43,13 @@ func (w Wait) String() string {
 func longestWait(key string, kd *keyData, end int64, merged []Window) (Wait, bool) {
 	ats := slices.Clone(kd.attempts)
 	slices.SortFunc(ats, func(a, b attempt) int { return cmp.Compare(a.call, b.call) })
-	var grants []int64 // the oks' times, sorted, with their clients
-	var grantee []int
-	byRet := slices.Clone(ats)
-	slices.SortFunc(byRet, func(a, b attempt) int { return cmp.Compare(a.ret, b.ret) })
-	for _, a := range byRet {
-		if a.ok {
-			grants, grantee = append(grants, a.ret), append(grantee, a.process)
-		}
-	}
+	grants := slices.DeleteFunc(slices.Clone(ats), func(a attempt) bool { return !a.ok })
+	slices.SortFunc(grants, func(a, b attempt) int { return cmp.Compare(a.ret, b.ret) })
 	others := func(p int, from, to int64) int {
 		n := 0
-		i, _ := slices.BinarySearch(grants, from)
-		for ; i < len(grants) && grants[i] <= to; i++ {
-			if grantee[i] != p {
+		i, _ := slices.BinarySearchFunc(grants, from, func(g attempt, t int64) int { return cmp.Compare(g.ret, t) })
+		for ; i < len(grants) && grants[i].ret <= to; i++ {
+			if grants[i].process != p {
 				n++
 			}
 		}
@@ -91,8 +84,7 @@ func longestWait(key string, kd *keyData, end int64, merged []Window) (Wait, boo
 			delete(waiting, a.process)
 		}
 	}
-	procs := slices.Sorted(maps.Keys(waiting))
-	for _, p := range procs {
+	for _, p := range slices.Sorted(maps.Keys(waiting)) {
 		consider(p, waiting[p], end, true)
 	}
 	return best, found
