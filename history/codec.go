@@ -15,14 +15,10 @@ import (
 // json.Encoder.Encode writes for it (fields in declaration order, the
 // omitempty ones left out when zero, HTML-safe escaping, a final newline).
 func appendEvent(b []byte, e *Event) []byte {
-	b = append(b, `{"type":`...)
-	b = appendString(b, string(e.Type))
-	b = append(b, `,"f":`...)
-	b = appendString(b, string(e.F))
-	b = append(b, `,"process":`...)
-	b = strconv.AppendInt(b, int64(e.Process), 10)
-	b = append(b, `,"time":`...)
-	b = strconv.AppendInt(b, e.Time, 10)
+	b = appendString(append(b, `{"type":`...), string(e.Type))
+	b = appendString(append(b, `,"f":`...), string(e.F))
+	b = strconv.AppendInt(append(b, `,"process":`...), int64(e.Process), 10)
+	b = strconv.AppendInt(append(b, `,"time":`...), e.Time, 10)
 	b = appendStringField(b, `,"key":`, e.Key)
 	b = appendStringField(b, `,"token":`, e.Token)
 	b = appendIntField(b, `,"fence":`, e.Fence)
@@ -215,16 +211,13 @@ func (d *Decoder) parseFast(b []byte, e *Event) bool {
 			}
 		case "process", "time", "fence", "valid_until", "read", "wrote", "node":
 			n, j, ok := fastInt(b, i)
-			if !ok {
+			if !ok || (field == "process" || field == "node") && int64(int(n)) != n {
 				return 0, false
 			}
 			i = j
 			switch field {
 			case "process":
 				bit, e.Process = fProcess, int(n)
-				if int64(e.Process) != n {
-					return 0, false
-				}
 			case "time":
 				bit, e.Time = fTime, n
 			case "fence":
@@ -237,9 +230,6 @@ func (d *Decoder) parseFast(b []byte, e *Event) bool {
 				bit, e.Wrote = fWrote, Int64(n)
 			case "node":
 				bit, e.Node = fNode, Int(int(n))
-				if int64(*e.Node) != n {
-					return 0, false
-				}
 			}
 		case "nodes":
 			n, j, ok := d.parseNodes(b, i)
