@@ -18,40 +18,30 @@ const (
 	Info Type = "info"
 )
 
-// Func names the operation an event belongs to.
+// Func names the operation an event belongs to. docs/correctness.md
+// ("The history format") says which events of each carry which fields.
 type Func string
 
 const (
-	// Acquire: a client asks for the lock on Key. Its Ok carries Token,
-	// Fence (0 when the lock issues none) and ValidUntil; its completion,
-	// like a release's and an extend's, may carry Nodes.
 	Acquire Func = "acquire"
-	// Release: a client gives up the lease Token on Key.
 	Release Func = "release"
-	// Extend: a client extends the lease Token on Key; its Ok carries the
-	// new ValidUntil.
-	Extend Func = "extend"
+	Extend  Func = "extend"
 	// Section: one critical section on the resource of Key: read the
-	// value, hold, write value+1. The Invoke carries the Fence presented;
-	// the Ok carries Read and Wrote; a Fail (refused by fencing, or
-	// abandoned because the lease expired) wrote nothing.
+	// value, hold, write value+1. A Fail (refused by fencing, or abandoned
+	// because the lease expired) wrote nothing.
 	Section Func = "section"
 	// FaultStart and FaultStop: the nemesis started or healed the fault
-	// Value. Info events of NemesisProcess with no Invoke.
+	// Value (Info events of NemesisProcess, with no Invoke).
 	FaultStart Func = "fault-start"
 	FaultStop  Func = "fault-stop"
-	// NodeKey: a node's observer saw a lock key change on Node: Value is
-	// the keyspace notification ("set", "expired", "del", "evicted",
-	// "expire"). An Info event of ObserverProcess with no Invoke, stamped
-	// when the notification arrived (after the change). No verdict
-	// depends on it.
+	// NodeKey: a node's observer saw a lock key change on Node (Value is
+	// the keyspace notification), stamped when the notification arrived.
+	// An Info event of ObserverProcess with no Invoke; no verdict depends
+	// on it.
 	NodeKey Func = "node"
-	// Lost: the lock told the holder Process, at Time, that it no longer
-	// holds the lease Token on Key (a watchdog's renewal was refused, a
-	// context the lock hands its holder was cancelled); Error says why.
-	// An Info event with no Invoke: it may come while that client has an
-	// operation open. A hold ends at the earliest of its release, its
-	// validity and its loss notice.
+	// Lost: the lock told the holder Process that it no longer holds the
+	// lease Token on Key; Error says why. An Info event with no Invoke,
+	// which may come while that client has an operation open.
 	Lost Func = "lost"
 )
 
@@ -61,63 +51,40 @@ const NemesisProcess = -1
 // ObserverProcess is the Process of every NodeKey event: a node's observation, not a client's.
 const ObserverProcess = -2
 
-// Event is one line of a history.
+// Event is one line of a history; docs/correctness.md's table says what
+// each field holds. Times (Time, ValidUntil) are nanoseconds from the
+// run's monotonic base. A client (Process ≥ 0) has at most one operation
+// open, so an Invoke is completed by the next event of its Process.
 type Event struct {
-	Type Type `json:"type"`
-	F    Func `json:"f"`
-	// Process is the client (0, 1, …), NemesisProcess or ObserverProcess.
-	// A client has at most one operation open, so an Invoke is completed
-	// by the next event of the same Process.
-	Process int `json:"process"`
-	// Time is the offset in nanoseconds from the run's monotonic base.
-	Time int64 `json:"time"`
-	// Key is the lock key (and the resource's key).
-	Key string `json:"key,omitempty"`
-	// Token identifies the lease: on an acquire's Ok, and on every
-	// release, extend and section of that lease.
-	Token string `json:"token,omitempty"`
-	// Fence is the fencing token, 0 for none.
-	Fence int64 `json:"fence,omitempty"`
-	// ValidUntil is the end of the lease's validity, an offset like Time,
-	// on an acquire's or extend's Ok.
-	ValidUntil int64 `json:"valid_until,omitempty"`
-	// Nodes is the per-node evidence of an acquire, release or extend, on
-	// its completion. Nil when the lock reported none: "not reported",
-	// never "no node granted". No verdict depends on it.
-	Nodes *Nodes `json:"nodes,omitempty"`
-	// Node is the node (numbered as in Nodes) of a NodeKey event only.
-	Node *int `json:"node,omitempty"`
-	// Read and Wrote are the values a Section read and wrote.
-	Read  *int64 `json:"read,omitempty"`
-	Wrote *int64 `json:"wrote,omitempty"`
-	// Value describes a nemesis or NodeKey event.
-	Value string `json:"value,omitempty"`
-	// Family is the fault family (nemesis.Kind.Family: clock, kill, …) of
-	// a FaultStart, the cause explain names for it; empty in a history
-	// written before it was recorded, or by hand.
-	Family string `json:"family,omitempty"`
-	// Error is the error text of a Fail or Info.
-	Error string `json:"error,omitempty"`
+	Type       Type   `json:"type"`
+	F          Func   `json:"f"`
+	Process    int    `json:"process"`
+	Time       int64  `json:"time"`
+	Key        string `json:"key,omitempty"`
+	Token      string `json:"token,omitempty"`
+	Fence      int64  `json:"fence,omitempty"` // 0 for none
+	ValidUntil int64  `json:"valid_until,omitempty"`
+	// Nodes is the per-node evidence on the completion of an acquire,
+	// release or extend. Nil is "not reported", never "no node granted".
+	Nodes  *Nodes `json:"nodes,omitempty"`
+	Node   *int   `json:"node,omitempty"`
+	Read   *int64 `json:"read,omitempty"`
+	Wrote  *int64 `json:"wrote,omitempty"`
+	Value  string `json:"value,omitempty"`
+	Family string `json:"family,omitempty"` // nemesis.Kind.Family; "" in older histories
+	Error  string `json:"error,omitempty"`
 }
 
 // Nodes is what the nodes answered to one acquire, release or extend
-// (locks.Nodes). Nodes are numbered from 0 in the run's order, as
-// schedule.json numbers them (node 0 is n1); a single-instance lock's
-// node is 0.
+// (locks.Nodes; docs/correctness.md's table says what each list holds).
+// Nodes are numbered from 0 in the run's order, as schedule.json numbers
+// them (node 0 is n1); a single-instance lock's node is 0. Attempt is 0
+// only in a history written by hand.
 type Nodes struct {
-	// Attempt is the attempt of the call (1, 2, …) whose answers the lists
-	// hold: its last. 0 only in a history written by hand.
-	Attempt int `json:"attempt,omitempty"`
-	// Granted did it in that attempt: set the key, or deleted or extended
-	// the token (on a RedLock acquire's Ok, the quorum).
-	Granted []int `json:"granted,omitempty"`
-	// Refused answered and did not: another token held the key, the token
-	// was gone, or an error reply.
-	Refused []int `json:"refused,omitempty"`
-	// Silent did not answer: the command may or may not have taken effect.
-	Silent []int `json:"silent,omitempty"`
-	// Unlocked are the nodes on which the clean-up after a failed attempt
-	// deleted this call's token: partial grants undone.
+	Attempt  int   `json:"attempt,omitempty"`
+	Granted  []int `json:"granted,omitempty"`
+	Refused  []int `json:"refused,omitempty"`
+	Silent   []int `json:"silent,omitempty"`
 	Unlocked []int `json:"unlocked,omitempty"`
 }
 
