@@ -55,7 +55,7 @@ func (st *Stream) addDecoded(d *history.Decoder) error {
 // key's ok sections read.
 func (st *Stream) Watch() {
 	if st.s != nil && st.s.watch == nil {
-		st.s.watch = &watch{reads: make(map[string]map[int64]bool)}
+		st.s.watch = &watch{reads: make(map[keyRead]bool), of: make(map[string]*Violation)}
 	}
 }
 
@@ -91,9 +91,14 @@ type Violation struct {
 
 // watch is the scanner's part of Stream.Watch.
 type watch struct {
-	reads map[string]map[int64]bool // key → values ok sections read
+	reads map[keyRead]bool // the values each key's ok sections read
 	first *Violation
 	of    map[string]*Violation // the first of each property
+}
+
+type keyRead struct {
+	key  string
+	read int64
 }
 
 // acquired takes an acquire ok, the idx-th event, and its key's open holds.
@@ -108,23 +113,16 @@ func (w *watch) acquired(idx int, e *history.Event, open []*activeHold) {
 
 // read takes a section ok, the idx-th event.
 func (w *watch) read(idx int, e *history.Event) {
-	seen := w.reads[e.Key]
-	if seen == nil {
-		seen = make(map[int64]bool)
-		w.reads[e.Key] = seen
-	}
-	if seen[*e.Read] {
+	k := keyRead{e.Key, *e.Read}
+	if w.reads[k] {
 		w.saw(Violation{Property: "resource", Key: e.Key, Event: idx, Time: e.Time})
 	}
-	seen[*e.Read] = true
+	w.reads[k] = true
 }
 
 func (w *watch) saw(v Violation) {
 	if w.first == nil {
 		w.first = &v
-	}
-	if w.of == nil {
-		w.of = make(map[string]*Violation)
 	}
 	if w.of[v.Property] == nil {
 		w.of[v.Property] = &v
