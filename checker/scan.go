@@ -300,10 +300,7 @@ func (s *scanner) complete(idx int, e *history.Event) error {
 	if e.Type != history.Ok && (e.F == history.Acquire || e.F == history.Section) {
 		entry(s.errs, e.F).add(e.Error)
 	}
-	token := e.Token
-	if token == "" {
-		token = op.token
-	}
+	token := cmp.Or(e.Token, op.token)
 
 	switch e.F {
 	case history.Acquire:
