@@ -150,6 +150,7 @@ type tallies struct {
 	lateExtends int   // extend oks invoked after the hold's validity
 	lossNotices int   // lost events
 	maxValidity int64 // the longest validity an acquire ok granted, from its invoke
+	maxCall     int64 // the longest an acquire that completed took
 	faultEvents int
 	cuts        []Cut                         // holds cut short (see Cut)
 	errs        map[history.Func]*errorCounts // of failed and unknown acquires and sections
@@ -334,6 +335,7 @@ func (s *scanner) acquireDone(idx int, e *history.Event, token string, invoked i
 	p := e.Process
 	kd := entry(s.keys, e.Key)
 	kd.attempts = append(kd.attempts, attempt{process: p, call: invoked, ret: e.Time, ok: e.Type == history.Ok, definite: definite(e)})
+	s.maxCall = max(s.maxCall, e.Time-invoked)
 	if e.Type != history.Ok {
 		return
 	}

@@ -98,17 +98,9 @@ func longestWait(key string, kd *keyData, end int64, merged []Window) (Wait, boo
 // leases liveness allows a key nobody gets).
 func judgeStarvation(r *Result, d *scanned, bound time.Duration) {
 	if bound <= 0 {
-		call := int64(0)
-		for _, kd := range d.keys {
-			for _, a := range kd.attempts {
-				if a.ret != math.MaxInt64 {
-					call = max(call, a.ret-a.call)
-				}
-			}
-		}
 		bound = timesSat(DefaultLivenessFactor, d.maxValidity)
-		if bound < math.MaxInt64-time.Duration(call) {
-			bound += time.Duration(call)
+		if bound < math.MaxInt64-time.Duration(d.maxCall) {
+			bound += time.Duration(d.maxCall)
 		}
 	}
 	r.StarvationBound = bound
