@@ -94,27 +94,16 @@ func (n *Nodes) validate() error {
 	if n.Attempt < 0 {
 		return fmt.Errorf("%w: nodes: negative attempt %d", ErrInvalid, n.Attempt)
 	}
-	var low uint64        // nodes 0–63 seen
-	var high map[int]bool // the others, in the rare history that has them
+	seen := map[int]bool{} // small: on the stack
 	for _, l := range [][]int{n.Granted, n.Refused, n.Silent} {
 		for _, i := range l {
-			dup := false
 			switch {
 			case i < 0:
 				return fmt.Errorf("%w: nodes: negative node %d", ErrInvalid, i)
-			case i < 64:
-				dup = low&(1<<i) != 0
-				low |= 1 << i
-			default:
-				if high == nil {
-					high = map[int]bool{}
-				}
-				dup = high[i]
-				high[i] = true
-			}
-			if dup {
+			case seen[i]:
 				return fmt.Errorf("%w: nodes: node %d listed twice among granted, refused and silent", ErrInvalid, i)
 			}
+			seen[i] = true
 		}
 	}
 	for _, i := range n.Unlocked {
