@@ -44,7 +44,9 @@ func (a *Analysis) Contradictions() []Contradiction {
 	return *a.cons
 }
 
-// judgeAnswers gives the answers verdict (Result.Answers).
+// judgeAnswers gives the answers verdict: Invalid when a reply is
+// contradicted, Unknown when the nodes were not observed or nothing was
+// granted.
 func judgeAnswers(a *Analysis) {
 	r := &a.Result
 	switch cs := a.Contradictions(); {

@@ -125,35 +125,28 @@ type Result struct {
 	LivenessReason string        `json:"liveness_reason,omitempty"`
 	Stuck          *Stuck        `json:"stuck,omitempty"`
 	LivenessBound  time.Duration `json:"liveness_bound_ns,omitempty"`
-	// Holds is the verdict on holds cut short (cuts.go): Invalid when the
-	// lock ended some hold before its validity (a loss notice, a refused
-	// extend or release) while no fault was active (a spurious loss),
-	// Unknown without holds. Cuts are the holds cut short, the spurious
-	// first, at most 100; CutCount counts them all, SpuriousCount the spurious ones.
+	// Holds is the verdict on holds cut short while no fault was active
+	// (cuts.go). Cuts are the holds cut short, the spurious first, at
+	// most 100; CutCount counts them all, SpuriousCount the spurious ones.
 	Holds         Verdict `json:"holds,omitempty"`
 	HoldsReason   string  `json:"holds_reason,omitempty"`
 	Cuts          []Cut   `json:"cuts,omitempty"`
 	CutCount      int     `json:"cut_count,omitempty"`
 	SpuriousCount int     `json:"spurious_count,omitempty"`
-	// Answers is the verdict on the lock's replies (answers.go): Invalid
-	// when a node's observation contradicts one (Contradicted counts
-	// them), Unknown when the nodes were not observed or nothing was
-	// granted. Only an Analysis judges it; Check leaves it empty.
+	// Answers is the verdict on the lock's replies against the nodes'
+	// observations (answers.go); Contradicted counts the contradicted
+	// ones. Only an Analysis judges it; Check leaves it empty.
 	Answers       Verdict `json:"answers,omitempty"`
 	AnswersReason string  `json:"answers_reason,omitempty"`
 	Contradicted  int     `json:"contradicted,omitempty"`
-	// Starvation is the verdict on fairness (starve.go): Invalid when a
-	// client waited, under no fault, longer than StarvationBound for a
-	// key others were granted meanwhile (Stats.LongestWait), Unknown when
-	// no client waited so or there is no bound.
+	// Starvation is the verdict on the longest wait (Stats.LongestWait)
+	// against StarvationBound (starve.go).
 	Starvation       Verdict       `json:"starvation,omitempty"`
 	StarvationReason string        `json:"starvation_reason,omitempty"`
 	StarvationBound  time.Duration `json:"starvation_bound_ns,omitempty"`
-	// SplitVotes is the verdict on a quorum lock's split votes
-	// (starve.go): Invalid when a key free on every node went ungranted,
-	// under no fault, for longer than SplitVoteBound while its contenders
-	// all failed (SplitVote is the longest such stretch), Unknown without
-	// observations of more than one node. Only an Analysis judges it.
+	// SplitVotes is the verdict on a quorum lock's longest split vote
+	// (SplitVote) against SplitVoteBound (starve.go). Only an Analysis
+	// judges it.
 	SplitVotes       Verdict       `json:"split_votes,omitempty"`
 	SplitVotesReason string        `json:"split_votes_reason,omitempty"`
 	SplitVote        *SplitVote    `json:"split_vote,omitempty"`

@@ -52,7 +52,8 @@ func (s *scanner) cut(a *activeHold, at int64, how string, e *history.Event) {
 // refusal: a fail that some node answered (see definite).
 func refused(e *history.Event) bool { return e.Type == history.Fail && definite(e) }
 
-// judgeCuts gives the holds verdict (Result.Holds).
+// judgeCuts gives the holds verdict: Invalid when a hold was cut short
+// while no fault that is not benign was active, Unknown without holds.
 func judgeCuts(r *Result, d *scanned, benign func(desc string) bool) {
 	var spurious, faulted []Cut
 	for _, c := range d.cuts {
