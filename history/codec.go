@@ -445,17 +445,11 @@ func fastInt(b []byte, i int) (int64, int, bool) {
 	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
 		j++
 	}
-	switch {
-	case j == digits, j-digits > 1 && b[digits] == '0':
-		return 0, 0, false
-	case j < len(b) && (b[j] == '.' || b[j] == 'e' || b[j] == 'E'):
-		return 0, 0, false
+	if j == digits || j-digits > 1 && b[digits] == '0' || j < len(b) && (b[j] == '.' || b[j] == 'e' || b[j] == 'E') {
+		return 0, 0, false // no digit, a leading zero, a fraction or an exponent
 	}
 	n, err := strconv.ParseInt(string(b[i:j]), 10, 64)
-	if err != nil {
-		return 0, 0, false
-	}
-	return n, j, true
+	return n, j, err == nil
 }
 
 // maxInterned bounds the strings a Decoder keeps to share between events.
