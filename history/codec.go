@@ -185,61 +185,54 @@ func (d *Decoder) parseFast(b []byte, e *Event) bool {
 		// The name is copied before the value is read: an escaped value
 		// reuses the buffer an escaped name was unescaped into.
 		field := string(name)
-		var bit int
+		var s []byte
+		var n int64
+		j, ok := 0, false
 		switch field {
 		case "type", "f", "key", "token", "value", "family", "error":
-			s, j, ok := d.fastString(b, i)
-			if !ok {
-				return 0, false
-			}
-			i = j
-			switch field {
-			case "type":
-				bit, e.Type = fType, Type(d.intern(s))
-			case "f":
-				bit, e.F = fF, Func(d.intern(s))
-			case "key":
-				bit, e.Key = fKey, d.intern(s)
-			case "token":
-				bit, e.Token = fToken, string(s)
-			case "value":
-				bit, e.Value = fValue, d.intern(s)
-			case "family":
-				bit, e.Family = fFamily, d.intern(s)
-			case "error":
-				bit, e.Error = fError, d.intern(s)
-			}
+			s, j, ok = d.fastString(b, i)
 		case "process", "time", "fence", "valid_until", "read", "wrote", "node":
-			n, j, ok := fastInt(b, i)
-			if !ok || (field == "process" || field == "node") && int64(int(n)) != n {
-				return 0, false
-			}
-			i = j
-			switch field {
-			case "process":
-				bit, e.Process = fProcess, int(n)
-			case "time":
-				bit, e.Time = fTime, n
-			case "fence":
-				bit, e.Fence = fFence, n
-			case "valid_until":
-				bit, e.ValidUntil = fValidUntil, n
-			case "read":
-				bit, e.Read = fRead, Int64(n)
-			case "wrote":
-				bit, e.Wrote = fWrote, Int64(n)
-			case "node":
-				bit, e.Node = fNode, Int(int(n))
-			}
+			n, j, ok = fastInt(b, i)
+			ok = ok && (field != "process" && field != "node" || int64(int(n)) == n)
 		case "nodes":
-			n, j, ok := d.parseNodes(b, i)
-			if !ok {
-				return 0, false
-			}
-			i = j
-			bit, e.Nodes = fNodes, n
-		default:
+			e.Nodes, j, ok = d.parseNodes(b, i)
+		}
+		if !ok {
 			return 0, false
+		}
+		i = j
+		var bit int
+		switch field {
+		case "type":
+			bit, e.Type = fType, Type(d.intern(s))
+		case "f":
+			bit, e.F = fF, Func(d.intern(s))
+		case "key":
+			bit, e.Key = fKey, d.intern(s)
+		case "token":
+			bit, e.Token = fToken, string(s)
+		case "value":
+			bit, e.Value = fValue, d.intern(s)
+		case "family":
+			bit, e.Family = fFamily, d.intern(s)
+		case "error":
+			bit, e.Error = fError, d.intern(s)
+		case "process":
+			bit, e.Process = fProcess, int(n)
+		case "time":
+			bit, e.Time = fTime, n
+		case "fence":
+			bit, e.Fence = fFence, n
+		case "valid_until":
+			bit, e.ValidUntil = fValidUntil, n
+		case "read":
+			bit, e.Read = fRead, Int64(n)
+		case "wrote":
+			bit, e.Wrote = fWrote, Int64(n)
+		case "node":
+			bit, e.Node = fNode, Int(int(n))
+		case "nodes":
+			bit = fNodes
 		}
 		if seen&bit != 0 {
 			return 0, false
