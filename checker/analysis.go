@@ -11,20 +11,17 @@ import (
 	"github.com/locktorture/locktorture/history"
 )
 
-// Analysis is what one pass over a history derives: the verdicts
-// and, for the report and the explanations of each violation, per key
-// the leases (each acquire that returned ok, with the nodes that granted
-// it, its extends and its release), the ok critical sections, and what
-// the nodes' observers saw; the fault windows; and the violations
-// themselves: the overlaps of Result.LeaseViolations and the pairs of ok
-// sections that lost an update. Nothing in it refers back to the events.
+// Analysis is what one pass over a history derives for the report and
+// the explanations: the verdicts, per key the leases, the ok sections and
+// the node observations, and the pairs of ok sections that lost an
+// update. Nothing in it refers back to the events.
 type Analysis struct {
 	Result Result `json:"result"`
 	// Keys holds the evidence of each key.
 	Keys map[string]*KeyEvidence `json:"keys"`
 	// LostUpdates are, per key whose resource check failed, the first
-	// two ok sections that read the same value (both wrote value + 1),
-	// earliest second section first, at most maxReportedOverlaps.
+	// two ok sections that read the same value, earliest first, at most
+	// 100.
 	LostUpdates []LostUpdate `json:"lost_updates,omitempty"`
 	// Observed: the history has node observations (history.NodeKey).
 	Observed bool `json:"observed"`
@@ -42,8 +39,7 @@ type KeyEvidence struct {
 	// Nodes are the node observations of the key, by time.
 	Nodes []NodeObservation `json:"nodes,omitempty"`
 	// leases are the acquires that returned ok, by the time of the ok,
-	// kept small (Leases expands them): a long history has hundreds of
-	// thousands.
+	// kept small (a long history has hundreds of thousands).
 	leases []leaseRec
 }
 
@@ -64,14 +60,21 @@ type leaseMore struct {
 	release *Extend
 }
 
-// Leases returns the key's acquires that returned ok, by the time of the
-// ok.
+// Leases returns the key's acquires that returned ok, by the time of the ok.
 func (ke *KeyEvidence) Leases() []Lease {
 	out := make([]Lease, len(ke.leases))
 	for i := range ke.leases {
 		out[i] = ke.leases[i].lease()
 	}
 	return out
+}
+
+// extra returns r.more, new when r had none.
+func (r *leaseRec) extra() *leaseMore {
+	if r.more == nil {
+		r.more = &leaseMore{}
+	}
+	return r.more
 }
 
 func (r *leaseRec) lease() Lease {
@@ -92,27 +95,22 @@ func (r *leaseRec) lease() Lease {
 	return l
 }
 
-// Lease is one acquire that returned ok and what became of it.
+// Lease is one acquire that returned ok and what became of it: invoked
+// at Invoked, granted at Start by the nodes Granted (nil when not
+// reported), valid until ValidUntil, its extends that completed, the
+// invoke of its release and its first loss notice (0 for none), and its
+// release's completion (nil when none; its Invoked is Released).
 type Lease struct {
-	Process int    `json:"process"`
-	Token   string `json:"token"`
-	// Invoked and Start are the times of the acquire's invoke and ok.
-	Invoked int64 `json:"invoked"`
-	Start   int64 `json:"start"`
-	// ValidUntil is the validity the acquire returned.
-	ValidUntil int64 `json:"valid_until"`
-	// Granted are the nodes that granted it; nil when not reported.
-	Granted []int `json:"granted"`
-	// Extends are its extends that completed, in order.
-	Extends []Extend `json:"extends,omitempty"`
-	// Released is the time its release was invoked, 0 for none.
-	Released int64 `json:"released,omitempty"`
-	// Lost is the time of the first loss notice of the lease (the lock
-	// told its holder it lost it), 0 for none.
-	Lost int64 `json:"lost,omitempty"`
-	// Release is its release's completion (Invoked is Released), nil
-	// when it was not released or the release never completed.
-	Release *Extend `json:"release,omitempty"`
+	Process    int      `json:"process"`
+	Token      string   `json:"token"`
+	Invoked    int64    `json:"invoked"`
+	Start      int64    `json:"start"`
+	ValidUntil int64    `json:"valid_until"`
+	Granted    []int    `json:"granted"`
+	Extends    []Extend `json:"extends,omitempty"`
+	Released   int64    `json:"released,omitempty"`
+	Lost       int64    `json:"lost,omitempty"`
+	Release    *Extend  `json:"release,omitempty"`
 }
 
 // Extend is one completed extend of a lease.
@@ -154,11 +152,11 @@ func (a *Analysis) Lease(key, token string) (Lease, bool) {
 	return a.LeaseAt(key, token, math.MinInt64)
 }
 
-// LeaseAt returns the lease of key with token that was current at time
-// t: the latest granted (by the time of its ok) at or before t, else the
-// first; and whether there is one. A lock whose token is fixed per client
-// grants one token many times: a hold's lease is LeaseAt(key, token,
-// hold.Start), a section's LeaseAt(key, token, section.Call).
+// LeaseAt returns the lease of key with token current at time t: the
+// latest granted at or before t, else the first; and whether there is
+// one. A token fixed per client is granted many times: a hold's lease is
+// LeaseAt(key, token, hold.Start), a section's LeaseAt(key, token,
+// section.Call).
 func (a *Analysis) LeaseAt(key, token string, t int64) (Lease, bool) {
 	ke := a.Keys[key]
 	if ke == nil {
@@ -182,13 +180,26 @@ func (a *Analysis) LeaseAt(key, token string, t int64) (Lease, bool) {
 	return ke.leases[found].lease(), true
 }
 
+// keyData is what the checks kept of every key; nil when nothing was
+// analysed.
+func (a *Analysis) keyData() map[string]*keyData {
+	if a.d == nil {
+		return nil
+	}
+	return a.d.keys
+}
+
+// key is what the checks kept of key k, nil for none.
+func (a *Analysis) key(k string) *keyData { return a.keyData()[k] }
+
 // Sections returns the ok critical sections of key, by call.
 func (a *Analysis) Sections(key string) []OKSection {
-	if a.d == nil || a.d.keys[key] == nil {
+	kd := a.key(key)
+	if kd == nil {
 		return nil
 	}
 	var out []OKSection
-	for _, s := range a.d.keys[key].sections {
+	for _, s := range kd.sections {
 		if s.kind == sectionOK {
 			out = append(out, a.okSection(key, s))
 		}
@@ -196,41 +207,57 @@ func (a *Analysis) Sections(key string) []OKSection {
 	return out
 }
 
-// okSection is s with the token of its lease: the last lease of its
-// process on key granted before the section began (a process does one
-// thing at a time, so its section runs inside its lease).
+// okSection is s with the token of the last lease of its process on key
+// granted before the section began (the lease it runs in).
 func (a *Analysis) okSection(key string, s section) OKSection {
 	o := OKSection{Process: s.process, Call: s.call, Return: s.ret, Read: s.read}
-	if ke := a.Keys[key]; ke != nil {
-		for i := len(ke.leases) - 1; i >= 0; i-- {
-			if r := &ke.leases[i]; int(r.process) == s.process && r.start <= s.call {
-				o.Token = r.token
-				break
-			}
-		}
+	if r := a.Keys[key].latest(s.process, "", s.call); r != nil {
+		o.Token = r.token
 	}
 	return o
 }
 
+// latest returns the latest lease of ke granted to process p (of token,
+// unless it is "") at or before t, or nil.
+func (ke *KeyEvidence) latest(p int, token string, t int64) *leaseRec {
+	if ke == nil {
+		return nil
+	}
+	for i := len(ke.leases) - 1; i >= 0; i-- {
+		if r := &ke.leases[i]; int(r.process) == p && (token == "" || r.token == token) && r.start <= t {
+			return r
+		}
+	}
+	return nil
+}
+
 // Analyze checks events and derives their Analysis in the same pass.
 func Analyze(events []history.Event, opts Options) (Analysis, error) {
-	st := NewStream()
-	st.Analyze()
-	if err := st.s.addAll(events); err != nil {
-		return Analysis{}, err
-	}
-	return st.FinishAnalysis(opts)
+	a, _, err := analyze(events, nil, true, opts)
+	return a, err
 }
 
 // AnalyzeDecoder is Analyze on the history d reads, streamed (see
 // CheckDecoder).
 func AnalyzeDecoder(d *history.Decoder, opts Options) (Analysis, int, error) {
+	return analyze(nil, d, true, opts)
+}
+
+// analyze checks events, then what d reads when d is not nil, on a new
+// Stream (that Analyzes when full), and returns the number of events.
+func analyze(events []history.Event, d *history.Decoder, full bool, opts Options) (Analysis, int, error) {
 	st := NewStream()
-	st.Analyze()
-	if err := st.addDecoded(d); err != nil {
-		return Analysis{}, st.Events(), err
+	if full {
+		st.Analyze()
+	}
+	err := st.s.addAll(events)
+	if err == nil && d != nil {
+		err = st.addDecoded(d)
 	}
 	n := st.Events()
+	if err != nil {
+		return Analysis{}, n, err
+	}
 	a, err := st.FinishAnalysis(opts)
 	return a, n, err
 }
@@ -243,7 +270,8 @@ func (st *Stream) Analyze() {
 	}
 }
 
-// FinishAnalysis is Finish, with the Analysis of a stream that Analyzed.
+// FinishAnalysis is Finish, with the Analysis of a stream that Analyzed
+// (else only its Result).
 func (st *Stream) FinishAnalysis(opts Options) (Analysis, error) {
 	var an *collector
 	if st.s != nil {
@@ -262,9 +290,9 @@ func (st *Stream) FinishAnalysis(opts Options) (Analysis, error) {
 	return a, nil
 }
 
-// Collect derives from events what Analyze does, except the verdicts: it
-// runs no check (Result is zero) and accepts a history without events.
-// It is for drawing a history (package report's plots).
+// Collect derives from events what Analyze does, except the verdicts
+// (Result is zero), and accepts a history without events: for drawing a
+// history (package report's plots).
 func Collect(events []history.Event) (Analysis, error) {
 	s := newScanner()
 	s.an = newCollector()
@@ -291,14 +319,12 @@ func (an *collector) analysis(r Result, d *scanned) Analysis {
 		}
 	}
 	slices.SortFunc(a.LostUpdates, func(x, y LostUpdate) int { return cmp.Compare(x.At, y.At) })
-	if len(a.LostUpdates) > maxReportedOverlaps {
-		a.LostUpdates = a.LostUpdates[:maxReportedOverlaps]
-	}
+	a.LostUpdates = a.LostUpdates[:min(len(a.LostUpdates), maxReportedOverlaps)]
 	return a
 }
 
 // Span returns the times of the first and last event that is not a node
-// observation; ok is false when there is none.
+// observation, and whether there is one.
 func (a *Analysis) Span() (first, last int64, ok bool) {
 	if a.d == nil || a.d.first > a.d.last || (a.d.events == 0) {
 		return 0, 0, false
@@ -317,8 +343,7 @@ func (a *Analysis) Holds() map[string][]Hold {
 	return a.d.holds()
 }
 
-// Acquire is one completed acquire: when it returned, its latency (from
-// its invoke) and whether it returned ok.
+// Acquire is one completed acquire: its return, latency and success.
 type Acquire struct {
 	Return, Latency int64
 	OK              bool
@@ -344,23 +369,19 @@ func (a *Analysis) Acquires() []Acquire {
 }
 
 // Attempt is one acquire of a key: the client, its invoke, its completion
-// (math.MaxInt64 when it never completed) and whether it returned ok.
+// (math.MaxInt64 when it never completed), whether it returned ok, and
+// whether it got an answer about the key (granted, or refused by a node
+// that answered; a timeout is not one).
 type Attempt struct {
 	Process      int
 	Call, Return int64
-	OK           bool
-	// Definite is set when the acquire got an answer about the key:
-	// granted, or refused by a node that answered; a timeout is not one.
-	Definite bool
+	OK, Definite bool
 }
 
 // Attempts returns every acquire of key, in the order they completed
 // (those that never did last).
 func (a *Analysis) Attempts(key string) []Attempt {
-	if a.d == nil {
-		return nil
-	}
-	kd := a.d.keys[key]
+	kd := a.key(key)
 	if kd == nil {
 		return nil
 	}
@@ -374,11 +395,8 @@ func (a *Analysis) Attempts(key string) []Attempt {
 // BusiestKey returns the key with the most acquires and sections (the
 // smallest such name), "" for none.
 func (a *Analysis) BusiestKey() string {
-	if a.d == nil {
-		return ""
-	}
 	best, n := "", -1
-	for k, kd := range a.d.keys {
+	for k, kd := range a.keyData() {
 		m := len(kd.attempts) + len(kd.sections)
 		if m > n || (m == n && k < best) {
 			best, n = k, m
@@ -435,9 +453,6 @@ type leaseRef struct {
 	i   int
 }
 
-// key returns the evidence of key k, new when k is.
-func (c *collector) key(k string) *KeyEvidence { return entry(c.keys, k) }
-
 func (c *collector) lease(key, token string) *leaseRec {
 	i, ok := c.open[key+"\x00"+token]
 	if !ok {
@@ -459,14 +474,14 @@ func granted(n *history.Nodes) []int {
 // node takes a history.NodeKey event.
 func (c *collector) node(e *history.Event) {
 	c.observed = true
-	ke := c.key(e.Key)
+	ke := entry(c.keys, e.Key)
 	ke.Nodes = append(ke.Nodes, NodeObservation{Time: e.Time, Node: *e.Node, Event: e.Value})
 }
 
 // acquired takes an acquire ok invoked at invoked.
 func (c *collector) acquired(p int, e *history.Event, token string, invoked int64) {
 	c.reported = c.reported || e.Nodes != nil
-	ke := c.key(e.Key)
+	ke := entry(c.keys, e.Key)
 	c.open[e.Key+"\x00"+token] = len(ke.leases)
 	r := leaseRec{token: token, invoked: invoked, start: e.Time, validUntil: e.ValidUntil, process: int32(p), reported: e.Nodes != nil}
 	if e.Nodes != nil {
@@ -475,10 +490,7 @@ func (c *collector) acquired(p int, e *history.Event, token string, invoked int6
 				r.granted |= 1 << n
 				continue
 			}
-			if r.more == nil {
-				r.more = &leaseMore{}
-			}
-			r.more.big = append(r.more.big, n)
+			r.extra().big = append(r.extra().big, n)
 		}
 	}
 	ke.leases = append(ke.leases, r)
@@ -488,10 +500,7 @@ func (c *collector) acquired(p int, e *history.Event, token string, invoked int6
 func (c *collector) extended(e *history.Event, token string, invoked int64) {
 	c.reported = c.reported || e.Nodes != nil
 	if l := c.lease(e.Key, token); l != nil {
-		if l.more == nil {
-			l.more = &leaseMore{}
-		}
-		l.more.extends = append(l.more.extends, Extend{Invoked: invoked, Completed: e.Time, Type: e.Type, ValidUntil: e.ValidUntil, Granted: granted(e.Nodes)})
+		l.extra().extends = append(l.extra().extends, Extend{Invoked: invoked, Completed: e.Time, Type: e.Type, ValidUntil: e.ValidUntil, Granted: granted(e.Nodes)})
 	}
 }
 
@@ -514,27 +523,14 @@ func (c *collector) releaseDone(e *history.Event) {
 		return
 	}
 	l := &c.keys[ref.key].leases[ref.i]
-	if l.more == nil {
-		l.more = &leaseMore{}
-	}
-	l.more.release = &Extend{Invoked: l.released, Completed: e.Time, Type: e.Type, Granted: granted(e.Nodes)}
+	l.extra().release = &Extend{Invoked: l.released, Completed: e.Time, Type: e.Type, Granted: granted(e.Nodes)}
 }
 
-// lost takes a loss notice: the first of the lease it names, the latest
-// lease of its key and token granted to its process by then (also after
-// its release, which a history written by hand may show).
+// lost takes a loss notice of the latest lease of its key and token
+// granted to its process by then (even released: a hand-written history
+// may show that); only the first counts.
 func (c *collector) lost(e *history.Event) {
-	ke := c.keys[e.Key]
-	if ke == nil {
-		return
-	}
-	for i := len(ke.leases) - 1; i >= 0; i-- {
-		r := &ke.leases[i]
-		if r.token == e.Token && int(r.process) == e.Process && r.start <= e.Time {
-			if r.lost == 0 {
-				r.lost = max(e.Time, 1)
-			}
-			return
-		}
+	if r := c.keys[e.Key].latest(e.Process, e.Token, e.Time); r != nil && r.lost == 0 {
+		r.lost = max(e.Time, 1)
 	}
 }

@@ -7,41 +7,33 @@ import (
 	"github.com/locktorture/locktorture/history"
 )
 
-// Contradiction is a reply of the lock that what a node held at that
-// moment contradicts, the reply and the node's observation side by side:
-// an extend that said ok on a node that removed the key before the
-// extend returned and never renewed it since the extend was sent (the
-// token it claims to have renewed was gone when it arrived), or a
-// release that said done while the key outlived it on a node and
-// expired there later (the release deleted nothing).
+// Contradiction is a reply of the lock (Op, from Invoked to Completed)
+// that what Node held at that moment contradicts (Observed; Text puts
+// both side by side): an extend ok on a node that removed the key before
+// the extend returned and did not renew it since the extend was sent, or
+// a release ok while the key outlived it on a node and expired there
+// later (what docs/correctness.md calls truthful answers).
 //
-// A node's observations carry no token, so a removal is taken for the
-// lease's own when exactly one set of the key on that node was observed
-// between the lease's acquire invoke and the removal: its own set (a
-// node sets a key once per grant, and removes it before the next). The
-// observer's notifications of a node arrive in order and after the
-// change; the rule assumes they lag less than a lease lasts.
+// Observations carry no token, so a removal is taken for the lease's own
+// when exactly one set of the key on that node was observed between the
+// lease's acquire invoke and the removal (a node sets a key once per
+// grant). A node's notifications arrive in order and after the change;
+// the rule assumes they lag less than a lease lasts.
 type Contradiction struct {
-	Key     string       `json:"key"`
-	Process int          `json:"process"`
-	Token   string       `json:"token"`
-	Op      history.Func `json:"op"`
-	// Invoked and Completed are the reply's call and return.
-	Invoked   int64 `json:"invoked"`
-	Completed int64 `json:"completed"`
-	// Node is the node whose observation contradicts the reply, Observed
-	// that observation.
-	Node     int             `json:"node"`
-	Observed NodeObservation `json:"observed"`
-	// Text puts the reply and the node's state side by side.
-	Text string `json:"text"`
+	Key       string          `json:"key"`
+	Process   int             `json:"process"`
+	Token     string          `json:"token"`
+	Op        history.Func    `json:"op"`
+	Invoked   int64           `json:"invoked"`
+	Completed int64           `json:"completed"`
+	Node      int             `json:"node"`
+	Observed  NodeObservation `json:"observed"`
+	Text      string          `json:"text"`
 }
 
-// Contradictions returns the replies of the lock that the nodes'
-// observations contradict (see Contradiction), by the time of the reply;
-// none when the nodes were not observed. A reply names its nodes by its
-// per-node evidence (the nodes that granted it); a single-node lock's
-// reply without evidence is node 0's.
+// Contradictions returns the contradicted replies by the time of the
+// reply; none when the nodes were not observed. A reply's nodes are those
+// that granted it; a single-node lock's reply without evidence is node 0's.
 func (a *Analysis) Contradictions() []Contradiction {
 	if !a.Observed {
 		return nil
@@ -52,7 +44,9 @@ func (a *Analysis) Contradictions() []Contradiction {
 	return *a.cons
 }
 
-// judgeAnswers gives the answers verdict (Result.Answers).
+// judgeAnswers gives the answers verdict: Invalid when a reply is
+// contradicted, Unknown when the nodes were not observed or nothing was
+// granted.
 func judgeAnswers(a *Analysis) {
 	r := &a.Result
 	switch cs := a.Contradictions(); {
@@ -88,9 +82,8 @@ func (a *Analysis) contradictions() *[]Contradiction {
 					continue
 				}
 				for _, n := range nodes(x.Granted) {
-					// The key removed before the extend returned, and no
-					// renewal of it (an expire notification) seen since the
-					// extend was sent: the extend found the token gone.
+					// Removed before the extend returned, no renewal (an
+					// expire notification) since it was sent.
 					if rm, ok := ownRemoval(ke.Nodes, n, l.Invoked, l.Start, x.Completed); ok && !renewed(ke.Nodes, n, x.Invoked, rm.Time) {
 						out = append(out, Contradiction{Key: key, Process: l.Process, Token: l.Token, Op: history.Extend, Invoked: x.Invoked, Completed: x.Completed, Node: n, Observed: rm,
 							Text: fmt.Sprintf("extend ok at %d (invoked %d); node %d: the key was %s at %d and not renewed since the extend was sent", x.Completed, x.Invoked, n, rm.Event, rm.Time)})
@@ -124,12 +117,11 @@ func renewed(obs []NodeObservation, n int, from, to int64) bool {
 	})
 }
 
-// ownRemoval returns node n's first removal of the key (expired,
-// evicted, del) observed after after and before before, provided it is
-// the removal of the key set for a lease invoked at invoked: exactly one
-// set of the key on n was observed between invoked and the removal, and
-// no removal between that set and after (a removal observed after
-// invoked but before any set there is the previous holder's).
+// ownRemoval returns node n's first removal of the key observed after
+// after and before before, provided it removes the key set for a lease
+// invoked at invoked: exactly one set on n between invoked and the
+// removal, and no removal between that set and after (one before any
+// set is the previous holder's).
 func ownRemoval(obs []NodeObservation, n int, invoked, after, before int64) (NodeObservation, bool) {
 	sets := 0
 	for _, o := range obs {

@@ -2,19 +2,15 @@ package checker
 
 import "fmt"
 
-// FenceViolation is two holds of one key, B granted after A, whose
-// fencing tokens do not increase: B.Fence ≤ A.Fence (Jepsen's
-// fenced-mutex check). A resource that trusts fencing tokens would take
-// B's accesses for stale, or, if it checks only writes, let A's stale
-// writes in after B's.
+// FenceViolation is two holds of Key, B granted after A, the hold with
+// the highest fence so far, whose fencing tokens do not increase:
+// B.Fence ≤ A.Fence (Jepsen's fenced-mutex check). A resource that trusts
+// them would take B's accesses for stale, or, checking only writes, let
+// A's stale writes in after B's.
 type FenceViolation struct {
-	// Key is the lock key.
 	Key string `json:"key"`
-	// A is the earlier hold: the one granted last before B, whose fence
-	// is the highest so far.
-	A Hold `json:"a"`
-	// B is the later hold, whose fence is not greater than A's.
-	B Hold `json:"b"`
+	A   Hold   `json:"a"`
+	B   Hold   `json:"b"`
 }
 
 // String describes the violation on one line.
@@ -23,14 +19,11 @@ func (v FenceViolation) String() string {
 		v.Key, v.B.Process, v.B.Token, v.B.Start, v.B.Fence, v.A.Process, v.A.Token, v.A.Start, v.A.Fence)
 }
 
-// fenceOrder checks that the fencing tokens of one key's holds strictly
-// increase in grant order. holds are sorted by Start, which is the grant
-// order of any two holds that do not overlap (holds that overlap are a
-// lease violation already). Holds without a fence (0) are not checked, and
-// a hold of the same token as the one before it (a late extend's new hold
-// of the lease it renews) is the same grant. Each hold whose fence is not
-// greater than the highest fence of the holds granted before it gives one
-// violation, against the hold that carried that highest fence. O(n).
+// fenceOrder checks, in O(n), that the fences of one key's holds strictly
+// increase in grant order (see the package doc). Start is the grant order
+// of holds that do not overlap (those that do are a lease violation
+// already). Each hold whose fence is not greater than the highest so far
+// gives one violation, against the hold that carried it.
 func fenceOrder(holds []Hold) []FenceViolation {
 	var out []FenceViolation
 	top := -1 // index of the hold with the highest fence so far

@@ -10,21 +10,16 @@ import (
 )
 
 // The lease model: each hold is two instantaneous operations, "lock" at
-// its Start and "unlock" at its End (Call == Return). The state is the
-// holder: lock is legal only when the key is free, unlock only by the hold
-// that holds it.
+// its Start and "unlock" at its End. The state is the holder: lock is
+// legal only when the key is free, unlock only by the hold that holds it.
 //
-// Porcupine reads [Call, Return] as a closed interval and orders calls
-// before returns at equal times, so two point operations at the same
-// instant are concurrent and may be linearized either way. Hence touching
-// holds (A ends at t, B starts at t) linearize as unlock-A, lock-B and are
-// legal, while a real overlap (B starts strictly before A ends) forces
-// lock-B before unlock-A and is illegal: exactly the sweep's
-// "a.Start < b.End && b.Start < a.End".
+// Porcupine orders calls before returns at equal times, so two point
+// operations at one instant may be linearized either way: touching holds
+// (A ends at t, B starts at t) linearize as unlock-A, lock-B, while B
+// starting strictly before A ends is illegal, exactly as the sweep says.
 
-// leaseInput is one lock or unlock. hold indexes the key's holds, so an
-// unlock can only release its own hold (not another hold of the same
-// process).
+// leaseInput is one lock or unlock of the key's hold number hold (so an
+// unlock releases only its own hold, not another of its process).
 type leaseInput struct {
 	unlock bool
 	hold   int
@@ -51,8 +46,8 @@ func leaseStep(state, input, _ any) (bool, any) {
 	return true, leaseState{hold: in.hold}
 }
 
-// leaseModel returns the lease model. holds (may be nil) are the key's
-// holds, used only to describe operations and states.
+// leaseModel returns the lease model; holds (may be nil) only describe
+// operations and states.
 func leaseModel(holds []Hold) porcupine.Model {
 	describeHold := func(i int) string {
 		if i < 0 || i >= len(holds) {
@@ -78,10 +73,9 @@ func leaseModel(holds []Hold) porcupine.Model {
 			return "lock " + describeHold(in.hold)
 		},
 		// porcupine's visualization (v1.3.1) sets a tooltip's innerHTML
-		// to the states around the hovered operation, and textContent to
-		// an operation's description: the state, which quotes a token
-		// from the history, is escaped, so that no token can become
-		// markup (a token `"><img src=x onerror=…>` ran its script).
+		// to the states (and textContent to an operation): a state quotes
+		// a token, escaped so that none becomes markup (a token
+		// `"><img src=x onerror=…>` ran its script).
 		DescribeState: func(state any) string {
 			st := state.(leaseState)
 			if st.hold == -1 {
@@ -105,19 +99,16 @@ func leaseOps(holds []Hold, lo, hi int) []porcupine.Operation {
 	return ops
 }
 
-// chunkSize is the number of holds or sections from which a key's
-// history is cut into separate porcupine partitions, at the next point
-// where that can be done exactly. Porcupine's memory grows with the square
-// of a partition's size (every cache entry clones a bitset of all its
-// operations), so one partition of a long history would not fit.
+// chunkSize is the number of holds or sections after which a key is cut
+// into another porcupine partition, where that is exact: porcupine's
+// memory grows with the square of a partition's size (every cache entry
+// clones a bitset of all its operations).
 const chunkSize = 512
 
 // leaseChunks cuts holds (sorted by Start) into ranges [lo, hi) of at
-// least size holds, only at gaps: where the next hold starts strictly
-// after every earlier hold ended. Every operation of one chunk then
-// strictly precedes every operation of the next, and every linearization
-// of a chunk ends with the key free, so the key is linearizable if and
-// only if every chunk is.
+// least size holds, only where the next hold starts strictly after every
+// earlier one ended: each chunk then precedes the next and ends with the
+// key free, so the key is linearizable if and only if every chunk is.
 func leaseChunks(holds []Hold, size int) [][2]int {
 	var chunks [][2]int
 	lo := 0
@@ -137,43 +128,31 @@ func leaseChunks(holds []Hold, size int) [][2]int {
 	return chunks
 }
 
-// checkLease runs the lease model on every key; keys without holds are
-// absent from the result (trivially Ok).
+// checkLease runs the lease model on every key with holds.
 func checkLease(d *scanned, keys []string, timeout time.Duration) map[string]porcupine.CheckResult {
-	model := leaseModel(nil)
 	var jobs []job
 	for _, k := range keys {
-		holds := d.keys[k].holds
-		for _, c := range leaseChunks(holds, chunkSize) {
-			jobs = append(jobs, job{key: k, size: 2 * (c[1] - c[0]), model: model, ops: func() []porcupine.Operation {
-				return leaseOps(holds, c[0], c[1])
-			}})
-		}
+		jobs = append(jobs, leaseParts(k, d.keys[k].holds)...)
 	}
 	return runJobs(jobs, timeout)
 }
 
-// Overlap is two holds of one key that overlap: B started before A ended.
+// Overlap is two holds of Key that overlap: B started inside A, the hold
+// with the latest End among those that started before B. Start and End
+// bound the time both were held.
 type Overlap struct {
-	// Key is the lock key.
-	Key string `json:"key"`
-	// A is the earlier hold (the one with the latest End among those that
-	// started before B).
-	A Hold `json:"a"`
-	// B is the hold that started inside A.
-	B Hold `json:"b"`
-	// Start and End bound the time both were held.
-	Start int64 `json:"start"`
-	End   int64 `json:"end"`
+	Key   string `json:"key"`
+	A     Hold   `json:"a"`
+	B     Hold   `json:"b"`
+	Start int64  `json:"start"`
+	End   int64  `json:"end"`
 }
 
-// sweep finds overlapping holds of one key, independently of porcupine.
-// holds must be sorted by Start then End; then hold b overlaps an earlier
-// one if and only if b.Start < the largest End so far (with equal Starts,
-// sorting by End keeps an instantaneous hold from being flagged against a
-// hold that merely starts with it). Every hold that starts inside an
-// earlier hold gives one Overlap, against the earlier hold that ends last.
-// O(n) on sorted holds.
+// sweep finds overlapping holds of one key, independently of porcupine,
+// in O(n). With holds sorted by Start then End (so that an instantaneous
+// hold is not flagged against one that merely starts with it), hold b
+// overlaps an earlier one if and only if b.Start < the largest End so
+// far; it gives one Overlap, against that hold.
 func sweep(holds []Hold) []Overlap {
 	var out []Overlap
 	top := -1 // index of the hold with the largest End so far
@@ -189,8 +168,7 @@ func sweep(holds []Hold) []Overlap {
 	return out
 }
 
-// leaseOutcome is the lease verdict after comparing porcupine with the
-// sweep.
+// leaseOutcome is the lease verdict of porcupine and the sweep.
 type leaseOutcome struct {
 	verdict      Verdict
 	failed       []string
@@ -198,13 +176,11 @@ type leaseOutcome struct {
 	disagreement string
 }
 
-// compareLease combines porcupine's per-key lease results with the
-// sweep's overlaps. Where porcupine finished, the two must agree: Ok with
-// no overlap, Illegal with some. A disagreement is a checker bug; it is
-// described in full and makes the verdict Unknown whatever else was found.
-// Otherwise the verdict is Invalid if porcupine rejected some key, Unknown
-// if it ran out of time on some key, and Valid only if it accepted all.
-// Keys absent from porc count as Ok.
+// compareLease combines porcupine's per-key lease results (a key absent
+// is Ok) with the sweep's overlaps. Where porcupine finished, the two
+// must agree; a disagreement, a checker bug, makes the verdict Unknown
+// whatever else was found. Otherwise Invalid if porcupine rejected some
+// key, Unknown if it ran out of time on some, else Valid.
 func compareLease(keys []string, porc map[string]porcupine.CheckResult, overlaps map[string][]Overlap) leaseOutcome {
 	var o leaseOutcome
 	var disagreements []string

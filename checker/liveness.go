@@ -93,11 +93,8 @@ func (d *scanned) liveness(keys []string, bound time.Duration) (Liveness, string
 		// client never learned may hold the key, is not judged.
 		merged := mergeWindows(sortedWindows(append(unknownHolds(kd.attempts, d.maxValidity, d.last), d.windows...)))
 		for _, g := range keyGaps(k, kd, d.last) {
-			// The key counts as stuck only while attempts got a definite
-			// answer (refused): the stretch judged ends at the last
-			// refusal in the gap. A stretch in which every attempt timed
-			// out (a slow machine, nodes that did not answer) says
-			// nothing about the key: unknown, never stuck.
+			// Judged only up to the last refusal in the gap: timeouts
+			// say nothing about the key (docs/correctness.md).
 			end, ok := lastRefusal(kd.attempts, g.Start, g.Start+int64(g.Duration))
 			if !ok {
 				continue
@@ -123,12 +120,9 @@ func (d *scanned) liveness(keys []string, bound time.Duration) (Liveness, string
 }
 
 // unknownHolds are the stretches in which an acquire whose outcome its
-// client never learned (a timeout, a lost connection, every node silent)
-// may hold the key: from its invoke to a validity after it returned (end
-// for one that never did). A key the history
-// shows free is then free only as far as the clients know: on a loaded
-// machine every call of a run can time out for seconds while the grants
-// land on the nodes, and the refusals around them are of those grants.
+// client never learned may hold the key: from its invoke to a validity
+// after it returned (end for one that never did). docs/correctness.md
+// says why they are not judged.
 func unknownHolds(attempts []attempt, validity, end int64) []Window {
 	var out []Window
 	for _, a := range attempts {
@@ -162,10 +156,8 @@ func lastRefusal(attempts []attempt, from, to int64) (int64, bool) {
 	return last, ok
 }
 
-// timesSat is f × d (f > 0), or the longest duration when that overflows:
-// a self-renewing lock reports its validity as "until release", a
-// century, and three of those wrapped to a negative bound, read as "no
-// acquire succeeded".
+// timesSat is f × d (f > 0), or the longest duration when that overflows
+// (three of a self-renewing lock's century wrapped to a negative bound).
 func timesSat(f, d int64) time.Duration {
 	if d > math.MaxInt64/f {
 		return math.MaxInt64

@@ -10,25 +10,19 @@ import (
 	"github.com/locktorture/locktorture/history"
 )
 
-// The beginnings of Result.LeaseReason and Result.ResourceReason when a
-// verdict is Unknown because the history tested nothing of the property.
-// A caller that knows the run's configuration (the harness's report) may
-// append why after the colon that follows; the checker says what the
-// history shows.
+// The beginnings of Result.LeaseReason and Result.ResourceReason when the
+// history tested nothing of the property; a caller that knows the run's
+// configuration may append why after the colon that follows.
 const (
-	// ReasonNoAcquire: no acquire returned ok, so no client ever held a
-	// lock and there is nothing whose exclusion could be checked.
+	// ReasonNoAcquire: no acquire returned ok.
 	ReasonNoAcquire = "no acquire succeeded"
-	// ReasonNoHold: acquires returned ok, but each after its validity
-	// had passed, so no client held a lock for any time.
+	// ReasonNoHold: every acquire returned ok after its validity.
 	ReasonNoHold = "no hold"
-	// ReasonNoSection: no critical section returned ok, so no update of
-	// the protected resource could be lost.
+	// ReasonNoSection: no critical section returned ok.
 	ReasonNoSection = "no section completed"
 	// ReasonNoFault: the run was to inject faults but its history holds
-	// no fault event (every targeted step missed its trigger, or the run
-	// ended first), so a valid verdict would be about a fault-free run.
-	// Only a caller that knows the run's schedule can say it.
+	// none (every targeted step missed, or the run ended first). Only a
+	// caller that knows the run's schedule can say it.
 	ReasonNoFault = "no fault was injected"
 )
 
@@ -36,8 +30,8 @@ const (
 // the rest are counted together.
 const maxErrorTexts = 32
 
-// errorCounts counts the error texts of failed and unknown operations of
-// one kind, to say why none succeeded.
+// errorCounts counts the error texts of one kind's failed and unknown
+// operations.
 type errorCounts struct {
 	n     map[string]int
 	other int
@@ -73,8 +67,7 @@ func (c *errorCounts) commonest() (string, int) {
 // maxQuoted bounds an error text quoted in a reason.
 const maxQuoted = 160
 
-// quoteError quotes the first line of an error text for a one-line
-// reason: control characters escaped, long texts cut.
+// quoteError quotes the first line of an error text, cut to maxQuoted.
 func quoteError(text string) string {
 	if text == "" {
 		return "no error text"
@@ -118,8 +111,7 @@ func (d *scanned) total(f history.Func) int {
 	return n
 }
 
-// untestedLease returns why the history tests no lease safety at all, or
-// "": no acquire returned ok, or every one returned after its validity.
+// untestedLease returns why the history tests no lease safety, or "".
 func (d *scanned) untestedLease(st Stats) string {
 	switch n := d.total(history.Acquire); {
 	case st.Holds > 0:
@@ -135,8 +127,7 @@ func (d *scanned) untestedLease(st Stats) string {
 	}
 }
 
-// untestedResource returns why the history tests no resource safety at
-// all, or "": no section returned ok.
+// untestedResource returns why the history tests no resource safety, or "".
 func (d *scanned) untestedResource(st Stats) string {
 	switch n := d.total(history.Section); {
 	case st.SectionsOK > 0:
@@ -152,10 +143,7 @@ func (d *scanned) untestedResource(st Stats) string {
 
 // timeoutReason says which keys porcupine could not decide in time.
 func timeoutReason(keys []string, timeout time.Duration) string {
-	shown := keys
-	if len(shown) > 5 {
-		shown = shown[:5]
-	}
+	shown := keys[:min(len(keys), 5)]
 	q := make([]string, len(shown))
 	for i, k := range shown {
 		q[i] = fmt.Sprintf("%q", k)

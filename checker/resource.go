@@ -7,23 +7,16 @@ import (
 	"github.com/anishathalye/porcupine"
 )
 
-// The resource model: each key's protected value is a counter, initially
-// 0, and each section one operation over [invoke, completion]:
+// The resource model: each key's value is a counter, initially 0, and
+// each section one operation over [invoke, completion]: an ok read r and
+// wrote r+1 (legal only in state r); a fail wrote nothing (legal in any
+// state); an info or unfinished one (Return math.MaxInt64) may have
+// written: the state stays or becomes state+1. An info's Return is its
+// Time: the store is in-process, so nothing lands after the client gave up.
 //
-//   - ok: it read r and wrote r+1; legal only in state r, which becomes r+1;
-//   - fail: it wrote nothing (refused by fencing, or abandoned); legal in
-//     any state, which it leaves alone;
-//   - info or unfinished: unknown; the state stays or becomes state+1.
-//     An unfinished section's Return is math.MaxInt64; an info's is the
-//     Time of the info.
-//
-// This is a nondeterministic model (porcupine's NondeterministicModel
-// with Step returning {s} or {s, s+1} for an unknown section). Its power
-// set construction is written here directly: starting from {0}, an unknown
-// section maps the set [lo, hi] to [lo, hi+1], an ok section reading r
-// maps it to {r+1} if lo ≤ r ≤ hi, and a fail leaves it alone, so the set
-// of possible values is always an interval. resourceNondeterministic is
-// the textbook form; the tests check that the two always agree.
+// That nondeterministic model's power set is always an interval [lo, hi],
+// so it is written directly as a deterministic one; the tests check it
+// against the textbook form (resourceNondeterministic).
 
 // sectionInput is one section as the model sees it.
 type sectionInput struct {
@@ -69,8 +62,7 @@ func describeSection(input any) string {
 	return s
 }
 
-// resourceModel returns the (deterministic, interval) resource model,
-// starting from the value init.
+// resourceModel returns the resource model starting from the value init.
 func resourceModel(init int64) porcupine.Model {
 	return porcupine.Model{
 		Init:  func() any { return counterRange{init, init} },
@@ -105,28 +97,21 @@ func resourceOps(secs []section) []porcupine.Operation {
 	return ops
 }
 
-// resourceChunk is a range [lo, hi) of a key's sections (sorted by call)
-// to be checked as one partition starting from the value init.
+// resourceChunk is a range [lo, hi) of a key's sections to be checked as
+// one partition starting from the value init.
 type resourceChunk struct {
 	lo, hi int
 	init   int64
 }
 
 // resourceChunks cuts a key's sections (sorted by call) into chunks of at
-// least size sections, exactly. A cut is made only at a gap (the next
-// section is invoked strictly after every earlier one returned, so the
-// chunks are ordered in real time) at which the counter's value is
-// determined by the sections before it, whatever their linearization:
-//
-//   - if the sections since the previous gap include no unknown outcome
-//     and at least one ok, their oks read s, s+1, …, s+m-1 in some order
-//     and the value is their largest read + 1;
-//   - if they are all fails, the value is what it was at the previous gap.
-//
-// Otherwise (an unknown outcome since the previous gap) the value is not
-// known at this gap and no cut is made. A key is then linearizable if and
-// only if every chunk is linearizable from its init. An unfinished section
-// (Return = ∞) leaves no gap after it, so the rest of the key is one chunk.
+// least size sections, exactly: only at a gap (the next section is
+// invoked strictly after every earlier one returned) at which the value
+// is pinned whatever the linearization. If the sections since the
+// previous gap have no unknown outcome and some ok, their oks read s, …,
+// s+m-1 and the value is their largest read + 1; if all failed, it is
+// the value at the previous gap; after an unknown outcome it is not
+// known. An unfinished section leaves no gap after it.
 func resourceChunks(secs []section, size int) []resourceChunk {
 	if len(secs) == 0 {
 		return nil
@@ -165,25 +150,19 @@ func resourceChunks(secs []section, size int) []resourceChunk {
 	return append(chunks, resourceChunk{lo: lo, hi: len(secs), init: init})
 }
 
-// checkResource runs the resource model on every key with sections; keys
-// without sections are absent from the result (trivially Ok).
+// checkResource runs the resource model on every key with sections.
 func checkResource(d *scanned, keys []string, timeout time.Duration) map[string]porcupine.CheckResult {
 	var jobs []job
 	for _, k := range keys {
-		secs := d.keys[k].sections
-		for _, c := range resourceChunks(secs, chunkSize) {
-			jobs = append(jobs, job{key: k, size: c.hi - c.lo, model: resourceModel(c.init), ops: func() []porcupine.Operation {
-				return resourceOps(secs[c.lo:c.hi])
-			}})
-		}
+		jobs = append(jobs, resourceParts(k, d.keys[k].sections, d.last)...)
 	}
 	return runJobs(jobs, timeout)
 }
 
-// firstLostUpdate returns the earliest Time at which two ok sections of
-// secs had both read the same value: the completion of the one of the
-// pair that completed second. The counter only grows, so no valid history
-// has such a pair; a lost update in the harness's store always makes one.
+// firstLostUpdate returns the completion of the second of the first two
+// ok sections of secs that read the same value. The counter only grows,
+// so no valid history has such a pair; a lost update in the harness's
+// store always makes one.
 func firstLostUpdate(secs []section) (int64, bool) {
 	lu, ok := lostUpdate("", secs)
 	return lu.At, ok

@@ -10,33 +10,27 @@ import (
 	"github.com/locktorture/locktorture/history"
 )
 
-// Hold is one interval in which a client believed it held a key: from the
-// Time of its acquire's ok until the earlier of the invoke of its release
-// of that token and its validity (ValidUntil, as pushed by extends).
+// Hold is one interval in which a client believed it held a key (see the
+// package doc): Process held Key with the lease Token (and Fence, 0 for
+// none) from Start, the Time of its acquire's ok, to End ≥ Start, when
+// its release was invoked, the lock's loss notice came or its validity
+// passed.
 type Hold struct {
-	// Key is the lock key.
-	Key string `json:"key"`
-	// Process is the client that held it.
-	Process int `json:"process"`
-	// Token is the lease's token.
-	Token string `json:"token"`
-	// Fence is the fencing token of the lease, 0 for none.
-	Fence int64 `json:"fence,omitempty"`
-	// Start is the Time of the acquire's ok.
-	Start int64 `json:"start"`
-	// End is the Time the hold ended (release invoke, the lock's loss
-	// notice or validity). Start ≤ End.
-	End int64 `json:"end"`
-	// Lost: the lock's notice that the lease was lost ended the hold,
-	// before its validity and before any release.
+	Key     string `json:"key"`
+	Process int    `json:"process"`
+	Token   string `json:"token"`
+	Fence   int64  `json:"fence,omitempty"`
+	Start   int64  `json:"start"`
+	End     int64  `json:"end"`
+	// Lost: the lock's loss notice ended the hold, before its validity
+	// and before any release.
 	Lost bool `json:"lost,omitempty"`
 }
 
 // Holds returns every hold in the history, per key, sorted by Start then
-// End. An acquire that failed, has an unknown outcome (info) or never
-// completed creates no hold; neither does one whose validity had already
-// passed when it returned ok (End < Start). A hold still open at the end of
-// the history ends at its validity.
+// End. An acquire whose validity had passed when it returned ok holds
+// nothing; a hold still open at the end of the history ends at its
+// validity.
 func Holds(events []history.Event) (map[string][]Hold, error) {
 	s := newScanner()
 	if err := s.addAll(events); err != nil {
@@ -65,7 +59,7 @@ const (
 	sectionUnknown                    // info or unfinished: +0 or +1
 )
 
-// section is one critical section, as small as it can be kept.
+// section is one critical section, kept small.
 type section struct {
 	process int
 	kind    sectionKind
@@ -81,16 +75,13 @@ type attempt struct {
 	process   int
 	call, ret int64
 	ok        bool
-	// definite: the acquire got an answer about the key (granted, or
-	// refused by a node that answered), not a timeout (see definite).
-	definite bool
+	definite  bool // see definite
 }
 
 // definite reports whether the completion e of an acquire is an answer
-// about the key: granted, or a definite fail some node answered (a fail
-// whose evidence lists only silent nodes, as a client's timeout on every
-// node, says nothing about the key). An info completion (a timeout, a
-// lost connection) never is.
+// about the key: granted, or a fail some node answered (one whose
+// evidence lists only silent nodes, a timeout on every node, is not). An
+// info completion (a timeout, a lost connection) never is.
 func definite(e *history.Event) bool {
 	switch e.Type {
 	case history.Ok:
@@ -125,8 +116,8 @@ type activeHold struct {
 	validUntil int64
 }
 
-// lastOp is the latest completion of a process: a process does one thing
-// at a time, so its next invoke cannot be earlier.
+// lastOp is the latest completion of a process, which its next invoke
+// cannot precede.
 type lastOp struct {
 	idx int
 	f   history.Func
@@ -136,8 +127,7 @@ type lastOp struct {
 
 // scanner reads a history one event at a time, pairing invokes with
 // completions per process, and keeps per key only holds, sections and
-// acquire attempts. It is built for streaming: nothing refers back to the
-// events.
+// acquire attempts: nothing refers back to the events.
 type scanner struct {
 	n         int // events seen
 	open      map[int]openOp
@@ -151,8 +141,7 @@ type scanner struct {
 	tallies
 }
 
-// tallies are what a scan counts beside the keys' data, for the
-// statistics and the reasons.
+// tallies are what a scan counts beside the keys' data.
 type tallies struct {
 	first, last int64
 	ops         map[string]map[string]int
@@ -161,6 +150,7 @@ type tallies struct {
 	lateExtends int   // extend oks invoked after the hold's validity
 	lossNotices int   // lost events
 	maxValidity int64 // the longest validity an acquire ok granted, from its invoke
+	maxCall     int64 // the longest an acquire that completed took
 	faultEvents int
 	cuts        []Cut                         // holds cut short (see Cut)
 	errs        map[history.Func]*errorCounts // of failed and unknown acquires and sections
@@ -181,9 +171,6 @@ func newScanner() *scanner {
 		},
 	}
 }
-
-// key returns what is kept of key k, new when k is.
-func (s *scanner) key(k string) *keyData { return entry(s.keys, k) }
 
 // entry returns m[k], first storing a new zero V there when k has none.
 func entry[K comparable, V any](m map[K]*V, k K) *V {
@@ -219,9 +206,7 @@ func (s *scanner) add(e *history.Event) error {
 	if err := e.Validate(); err != nil {
 		return fmt.Errorf("%w: event %d (time %d): %w", ErrMalformed, idx, e.Time, err)
 	}
-	if e.F == history.NodeKey {
-		// A node's observation: evidence for explanations, never
-		// for a verdict or a statistic.
+	if e.F == history.NodeKey { // evidence for explanations only
 		if s.an != nil {
 			s.an.node(e)
 		}
@@ -244,18 +229,13 @@ func (s *scanner) add(e *history.Event) error {
 	return s.complete(idx, e)
 }
 
-// lostNotice takes e, the idx-th event, the lock's notice that the holder
-// lost the lease: its current hold of the token ends here, if it has not
-// ended yet. A notice is no operation: it may come while the client has
-// one open.
+// lostNotice takes e, the idx-th event, a loss notice: the client's
+// current hold of the token ends here, if it has not ended yet. A notice
+// is no operation: it may come while the client has one open.
 func (s *scanner) lostNotice(idx int, e *history.Event) error {
 	if i := s.findHold(e.Process, e.Key, e.Token); i >= 0 {
 		a := s.active[e.Key][i]
-		if e.Time < a.hold.Start {
-			// The notice would end the hold before it began: no
-			// hold at all, which could hide an overlap with
-			// another client (the order rule of invokes, for
-			// notices).
+		if e.Time < a.hold.Start { // it would hide the hold (see invoke)
 			return malformed(idx, e.Time, "lost notice of process %d on %q at %d is earlier than the grant it ends, at %d: a notice comes after the grant of the hold it ends",
 				e.Process, e.Key, e.Time, a.hold.Start)
 		}
@@ -271,7 +251,7 @@ func (s *scanner) lostNotice(idx int, e *history.Event) error {
 }
 
 // invoke takes e, the idx-th event, an invoke: it opens the process's
-// operation, and a release's invoke ends the hold it releases.
+// operation; a release's invoke ends the hold it releases.
 func (s *scanner) invoke(idx int, e *history.Event) error {
 	p := e.Process
 	if op, busy := s.open[p]; busy {
@@ -301,9 +281,8 @@ func (s *scanner) invoke(idx int, e *history.Event) error {
 	return nil
 }
 
-// complete takes e, the idx-th event, the completion (ok, fail or info)
-// of its process's open operation, and applies it by the operation's
-// function.
+// complete takes e, the idx-th event, the completion of its process's
+// open operation.
 func (s *scanner) complete(idx int, e *history.Event) error {
 	p := e.Process
 	op, ok := s.open[p]
@@ -322,10 +301,7 @@ func (s *scanner) complete(idx int, e *history.Event) error {
 	if e.Type != history.Ok && (e.F == history.Acquire || e.F == history.Section) {
 		entry(s.errs, e.F).add(e.Error)
 	}
-	token := e.Token
-	if token == "" {
-		token = op.token
-	}
+	token := cmp.Or(e.Token, op.token)
 
 	switch e.F {
 	case history.Acquire:
@@ -354,12 +330,12 @@ func (s *scanner) complete(idx int, e *history.Event) error {
 }
 
 // acquireDone takes e, the idx-th event, the completion of an acquire of
-// token invoked at invoked: it records the attempt, and an ok starts a
-// hold.
+// token invoked at invoked: an attempt, and with an ok a hold.
 func (s *scanner) acquireDone(idx int, e *history.Event, token string, invoked int64) {
 	p := e.Process
-	kd := s.key(e.Key)
+	kd := entry(s.keys, e.Key)
 	kd.attempts = append(kd.attempts, attempt{process: p, call: invoked, ret: e.Time, ok: e.Type == history.Ok, definite: definite(e)})
+	s.maxCall = max(s.maxCall, e.Time-invoked)
 	if e.Type != history.Ok {
 		return
 	}
@@ -371,19 +347,17 @@ func (s *scanner) acquireDone(idx int, e *history.Event, token string, invoked i
 	if s.an != nil {
 		s.an.acquired(p, e, token, invoked)
 	}
-	// A lock whose token is fixed per client (Redisson's, the
-	// client id and thread) grants that client the same token
-	// again: the new grant is the client's current one, and
-	// its earlier hold of the token, if still open, ends here.
+	// A token fixed per client: the client's earlier hold of it ends here.
 	s.endHold(p, e.Key, token, e.Time, false)
-	s.active[e.Key] = append(s.active[e.Key], &activeHold{
-		hold:       Hold{Key: e.Key, Process: p, Token: token, Fence: e.Fence, Start: e.Time},
-		validUntil: e.ValidUntil,
-	})
+	s.grant(Hold{Key: e.Key, Process: p, Token: token, Fence: e.Fence, Start: e.Time}, e.ValidUntil)
 }
 
-// sectionDone takes e, the idx-th event, the completion of the critical
-// section op, and records the section.
+// grant starts a hold valid until validUntil.
+func (s *scanner) grant(h Hold, validUntil int64) {
+	s.active[h.Key] = append(s.active[h.Key], &activeHold{hold: h, validUntil: validUntil})
+}
+
+// sectionDone takes e, the idx-th event, the completion of section op.
 func (s *scanner) sectionDone(idx int, e *history.Event, op openOp) error {
 	p := e.Process
 	sec := section{process: p, call: op.t, ret: e.Time, fence: op.fence}
@@ -401,7 +375,7 @@ func (s *scanner) sectionDone(idx int, e *history.Event, op openOp) error {
 	default:
 		sec.kind = sectionUnknown
 	}
-	kd := s.key(e.Key)
+	kd := entry(s.keys, e.Key)
 	kd.sections = append(kd.sections, sec)
 	return nil
 }
@@ -420,8 +394,7 @@ func (s *scanner) findHold(p int, key, token string) int {
 }
 
 // endHold ends p's hold of token on key at t, or at its validity if that
-// came first: at the invoke of its release, at a new grant of its token,
-// at a loss notice.
+// came first.
 func (s *scanner) endHold(p int, key, token string, t int64, lost bool) {
 	i := s.findHold(p, key, token)
 	if i < 0 {
@@ -434,15 +407,8 @@ func (s *scanner) endHold(p int, key, token string, t int64, lost bool) {
 }
 
 // extendHold applies e, the idx-th event, an extend ok of token invoked
-// at invoked. An extend invoked while the hold was still valid moves its
-// validity to e.ValidUntil. One invoked after the validity had passed (a
-// late extend) finds the hold already ended there; if the lock still said
-// ok, the client goes on as the holder on the strength of it, so the ok
-// starts a new hold of the same token and fence, from e.Time until
-// e.ValidUntil. A lock that renews a lapsed lease is safe only if no one
-// else held the key in between: a late extend that a correct lock grants
-// finds its own key still set, while one that renews (or revives)
-// another client's key overlaps that client's hold.
+// at invoked: it moves the hold's validity, or, for a late extend, ends
+// the hold at its validity and starts a new one (see the package doc).
 func (s *scanner) extendHold(idx int, e *history.Event, token string, invoked int64) {
 	p, key := e.Process, e.Key
 	i := s.findHold(p, key, token)
@@ -460,10 +426,7 @@ func (s *scanner) extendHold(idx int, e *history.Event, token string, invoked in
 		s.watch.acquired(idx, e, s.active[key])
 	}
 	s.lateExtends++
-	s.active[key] = append(s.active[key], &activeHold{
-		hold:       Hold{Key: key, Process: p, Token: a.hold.Token, Fence: a.hold.Fence, Start: e.Time},
-		validUntil: e.ValidUntil,
-	})
+	s.grant(Hold{Key: key, Process: p, Token: a.hold.Token, Fence: a.hold.Fence, Start: e.Time}, e.ValidUntil)
 }
 
 func (s *scanner) closeHold(a *activeHold, end int64) {
@@ -472,12 +435,11 @@ func (s *scanner) closeHold(a *activeHold, end int64) {
 		return
 	}
 	a.hold.End = end
-	kd := s.key(a.hold.Key)
+	kd := entry(s.keys, a.hold.Key)
 	kd.holds = append(kd.holds, a.hold)
 }
 
-// scanned is the outcome of a scan; its first and last are 0, 0 when it
-// has no event.
+// scanned is the outcome of a scan; first and last are 0 without events.
 type scanned struct {
 	keys    map[string]*keyData
 	events  int
@@ -486,19 +448,17 @@ type scanned struct {
 }
 
 // finish ends the scan: open operations become unfinished, open holds end
-// at their validity, every key's holds are sorted by Start then End and
-// its sections by call.
+// at their validity, and every key's holds and sections are sorted.
 func (s *scanner) finish() *scanned {
-	procs := slices.Sorted(maps.Keys(s.open))
-	for _, p := range procs {
+	for _, p := range slices.Sorted(maps.Keys(s.open)) {
 		op := s.open[p]
 		s.count(op.f, "unfinished")
 		switch op.f {
 		case history.Acquire:
-			kd := s.key(op.key)
+			kd := entry(s.keys, op.key)
 			kd.attempts = append(kd.attempts, attempt{process: p, call: op.t, ret: math.MaxInt64})
 		case history.Section:
-			kd := s.key(op.key)
+			kd := entry(s.keys, op.key)
 			kd.sections = append(kd.sections, section{process: p, kind: sectionUnknown, call: op.t, ret: math.MaxInt64, fence: op.fence})
 		}
 	}

@@ -9,26 +9,22 @@ import (
 	"time"
 )
 
-// Wait is a client's longest wait for a key that other clients kept
-// acquiring meanwhile (starvation): from the invoke of its first acquire
-// of the key after its last grant of it (or the history's start) to the
-// ok of its next grant, or to the history's end (UntilEnd) when none
-// came. Only a wait in which some other client was granted the key
-// counts: a key nobody got is liveness's concern (Gap, Stuck), not
-// fairness's. Quiet is the part of it under no fault, which the
-// starvation verdict judges (a partition may keep a client out).
+// Wait is a client's wait for a key: from the invoke of its first acquire
+// of the key after its last grant of it to the ok of its next grant, or
+// to the history's end (UntilEnd). It counts only if Others, the grants
+// of the key to other clients in it, is not 0: a key nobody got is
+// liveness's concern. Quiet is its time under no fault, which the
+// starvation verdict judges; Attempts are the client's acquires in it.
 type Wait struct {
-	Key     string        `json:"key"`
-	Process int           `json:"process"`
-	From    int64         `json:"from"`
-	To      int64         `json:"to"`
-	Length  time.Duration `json:"length_ns"`
-	Quiet   time.Duration `json:"quiet_ns"`
-	// Attempts are the client's acquires of the key in the wait;
-	// Others the grants of the key to other clients in it.
-	Attempts int  `json:"attempts"`
-	Others   int  `json:"others"`
-	UntilEnd bool `json:"until_end,omitempty"`
+	Key      string        `json:"key"`
+	Process  int           `json:"process"`
+	From     int64         `json:"from"`
+	To       int64         `json:"to"`
+	Length   time.Duration `json:"length_ns"`
+	Quiet    time.Duration `json:"quiet_ns"`
+	Attempts int           `json:"attempts"`
+	Others   int           `json:"others"`
+	UntilEnd bool          `json:"until_end,omitempty"`
 }
 
 // String describes the wait on one line.
@@ -41,26 +37,19 @@ func (w Wait) String() string {
 		w.Process, w.Key, w.From, w.To, w.Quiet, until, w.Attempts, w.Others)
 }
 
-// longestWait returns the longest wait of any client on key (see Wait),
-// by its time under no fault (merged are the fault windows), and whether
-// there is one; end is the history's last time.
+// longestWait returns the longest wait of any client on key by its time
+// under no fault (merged are the fault windows), and whether there is
+// one; end is the history's last time.
 func longestWait(key string, kd *keyData, end int64, merged []Window) (Wait, bool) {
 	ats := slices.Clone(kd.attempts)
 	slices.SortFunc(ats, func(a, b attempt) int { return cmp.Compare(a.call, b.call) })
-	var grants []int64 // the oks' times, sorted, with their clients
-	var grantee []int
-	byRet := slices.Clone(ats)
-	slices.SortFunc(byRet, func(a, b attempt) int { return cmp.Compare(a.ret, b.ret) })
-	for _, a := range byRet {
-		if a.ok {
-			grants, grantee = append(grants, a.ret), append(grantee, a.process)
-		}
-	}
+	grants := slices.DeleteFunc(slices.Clone(ats), func(a attempt) bool { return !a.ok })
+	slices.SortFunc(grants, func(a, b attempt) int { return cmp.Compare(a.ret, b.ret) })
 	others := func(p int, from, to int64) int {
 		n := 0
-		i, _ := slices.BinarySearch(grants, from)
-		for ; i < len(grants) && grants[i] <= to; i++ {
-			if grantee[i] != p {
+		i, _ := slices.BinarySearchFunc(grants, from, func(g attempt, t int64) int { return cmp.Compare(g.ret, t) })
+		for ; i < len(grants) && grants[i].ret <= to; i++ {
+			if grants[i].process != p {
 				n++
 			}
 		}
@@ -95,37 +84,23 @@ func longestWait(key string, kd *keyData, end int64, merged []Window) (Wait, boo
 			delete(waiting, a.process)
 		}
 	}
-	procs := slices.Sorted(maps.Keys(waiting))
-	for _, p := range procs {
+	for _, p := range slices.Sorted(maps.Keys(waiting)) {
 		consider(p, waiting[p], end, true)
 	}
 	return best, found
 }
 
-// judgeStarvation gives the starvation verdict (Result.Starvation) of the
-// longest wait against bound (0: the default, DefaultLivenessFactor × the
-// longest validity granted plus the longest acquire call).
-//
-// Why that bound: no Redis lock keeps a queue, so no client is owed a
-// turn, and one that loses a few rounds is unlucky, not starved. But a
-// client that kept trying through three leases' worth of grants to
-// others, beyond the retries one acquire call spends (its budget, as the
-// history shows it spent), is passed over by the lock, the way a lock
-// users complain of ("unable to acquire" while the key changes hands):
-// the same three leases liveness allows a key nobody gets.
+// judgeStarvation judges the longest wait against bound (0: the default,
+// DefaultLivenessFactor × the longest validity granted plus the longest
+// acquire call). No Redis lock keeps a queue, so losing a few rounds is
+// bad luck; trying through three leases' worth of grants to others,
+// beyond one call's own retries, is being passed over (the same three
+// leases liveness allows a key nobody gets).
 func judgeStarvation(r *Result, d *scanned, bound time.Duration) {
 	if bound <= 0 {
-		call := int64(0)
-		for _, kd := range d.keys {
-			for _, a := range kd.attempts {
-				if a.ret != math.MaxInt64 {
-					call = max(call, a.ret-a.call)
-				}
-			}
-		}
 		bound = timesSat(DefaultLivenessFactor, d.maxValidity)
-		if bound < math.MaxInt64-time.Duration(call) {
-			bound += time.Duration(call)
+		if bound < math.MaxInt64-time.Duration(d.maxCall) {
+			bound += time.Duration(d.maxCall)
 		}
 	}
 	r.StarvationBound = bound
@@ -137,8 +112,7 @@ func judgeStarvation(r *Result, d *scanned, bound time.Duration) {
 	case w == nil:
 		r.Starvation, r.StarvationReason = Unknown, "nothing to judge: no client waited for a key while another was granted it"
 	case d.maxValidity <= 0 || d.maxValidity > 1<<61:
-		// A lock that renews itself claims no validity: its holds last
-		// until released, and no multiple of a century bounds a wait.
+		// A self-renewing lock's century bounds no wait.
 		r.Starvation, r.StarvationReason = Unknown, "nothing to judge: no lease had a validity to bound a wait by"
 	case time.Duration(d.last-d.first) < bound:
 		r.Starvation, r.StarvationReason = Unknown, fmt.Sprintf("nothing to judge: the history lasts %s, less than the starvation bound of %s", time.Duration(d.last-d.first), bound)
@@ -147,17 +121,13 @@ func judgeStarvation(r *Result, d *scanned, bound time.Duration) {
 	}
 }
 
-// SplitVote is a stretch in which a key was free on every node, as the
-// nodes' observations show, yet no contender was granted it although
-// several tried and every one failed with an answer: each won too few
-// nodes (RedLock's split vote, node-redlock's "unable to achieve a
-// quorum" with nobody holding). It runs from the first instant of a
-// liveness gap (see Gap) at which every node that was observed setting
-// the key had removed it, to the gap's end: the next grant's ok, or the
-// last attempt (UntilEnd). Quiet is its time under no fault, Contenders
-// the clients whose acquires failed with an answer while it lasted (an
-// acquire call makes several rounds; one that failed lost those in the
-// stretch), and Failures those acquires.
+// SplitVote is a stretch in which a key was free on every node, as
+// observed, yet every contender failed with an answer, each winning too
+// few nodes (RedLock's split vote). It runs from the first instant of a
+// liveness gap (see Gap) at which every node observed setting the key
+// had removed it, to the gap's end (UntilEnd as in Gap). Quiet is its
+// time under no fault, Contenders the clients whose acquires failed with
+// an answer while it lasted, and Failures those acquires.
 type SplitVote struct {
 	Key        string        `json:"key"`
 	From       int64         `json:"from"`
@@ -178,16 +148,11 @@ func (v SplitVote) String() string {
 		v.Key, v.From, v.To, v.Quiet, until, v.Contenders, v.Failures)
 }
 
-// judgeSplitVotes gives the split-vote verdict (Result.SplitVotes) of a
-// quorum lock's history: the longest split vote (SplitVote) against
-// bound (0: the default, the longest validity granted, about the TTL).
-//
-// Why that bound: a contender that wins too few nodes unlocks them all
-// and retries after a random delay (RetryDelay, 50 ms by default, in
-// RedLock and redsync), so that the contenders fall out of step; a TTL
-// is some twenty such delays. A key free on every node that no contender
-// wins for that long is not a round lost by bad luck: the contenders
-// retry in step (a livelock).
+// judgeSplitVotes judges a quorum lock's longest split vote against
+// bound (0: the default, the longest validity granted). Contenders retry
+// after a random delay (50 ms by default in RedLock and redsync) to fall
+// out of step; a TTL is some twenty such delays, so a free key nobody
+// wins for that long is a livelock, not bad luck.
 func judgeSplitVotes(a *Analysis, bound time.Duration) {
 	r := &a.Result
 	if bound <= 0 && a.d != nil && a.d.maxValidity < 1<<61 {
@@ -211,9 +176,9 @@ func judgeSplitVotes(a *Analysis, bound time.Duration) {
 	}
 }
 
-// longestSplitVote returns the longest split vote of any key by its time
-// under no fault, nil for none, and whether some key was observed on more
-// than one node (only such keys are judged).
+// longestSplitVote returns the longest split vote by its time under no
+// fault, nil for none, and whether some key was observed on more than one
+// node (only such keys are judged).
 func (a *Analysis) longestSplitVote() (*SplitVote, bool) {
 	if a.d == nil {
 		return nil, false
@@ -276,8 +241,8 @@ func splitVotes(key string, kd *keyData, obs []NodeObservation, end int64, merge
 		v := SplitVote{Key: key, From: from, To: to, Quiet: time.Duration(quietTime(merged, from, to)), UntilEnd: g.UntilEnd}
 		procs := map[int]bool{}
 		for _, at := range kd.attempts {
-			// An acquire call makes several rounds: one that failed
-			// while the stretch lasted lost a round in it.
+			// A call makes several rounds: one that failed while the
+			// stretch lasted lost a round in it.
 			if !at.ok && at.definite && at.call < to && at.ret > from {
 				procs[at.process] = true
 				v.Failures++

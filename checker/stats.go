@@ -14,155 +14,92 @@ import (
 // nanosecond offsets from the run's base, like history.Event.Time;
 // durations are in nanoseconds in JSON.
 type Stats struct {
-	// Events is the number of events.
-	Events int `json:"events"`
-	// Start and End are the times of the first and last event.
-	Start int64 `json:"start"`
-	End   int64 `json:"end"`
-	// Duration is End - Start.
+	// Events is the number of events, Start and End the times of the
+	// first and last, Duration End - Start.
+	Events   int           `json:"events"`
+	Start    int64         `json:"start"`
+	End      int64         `json:"end"`
 	Duration time.Duration `json:"duration_ns"`
 	// Ops counts operations by f and outcome: "ok", "fail", "info", or
 	// "unfinished" (invoked, never completed); nemesis events count as
 	// "info" under their f.
 	Ops map[string]map[string]int `json:"ops"`
-	// FaultEvents is the number of nemesis events (fault-start and
-	// fault-stop): two per fault that was started and healed.
+	// FaultEvents is the number of fault-start and fault-stop events.
 	FaultEvents int `json:"fault_events"`
-	// Holds is the number of holds (see Holds); EmptyHolds the number of
-	// acquires that returned ok after their validity had passed, which
-	// hold nothing.
-	Holds      int `json:"holds"`
-	EmptyHolds int `json:"empty_holds,omitempty"`
-	// MaxKeyHolds is the number of holds of the key held most often: below
-	// two, no key changed hands and no two holds could overlap.
+	// Holds is the number of holds (see Holds); EmptyHolds the acquires
+	// that returned ok after their validity had passed, which hold
+	// nothing; MaxKeyHolds the holds of the key held most often (below
+	// two, no two holds could overlap).
+	Holds       int `json:"holds"`
+	EmptyHolds  int `json:"empty_holds,omitempty"`
 	MaxKeyHolds int `json:"max_key_holds"`
-	// LateExtends is the number of extends that returned ok although
-	// they were invoked after their hold's validity had passed; each
-	// started a new hold from its ok (see the package doc, Lease safety).
+	// LateExtends counts the extends that returned ok although invoked
+	// after their hold's validity (see the package doc), LossNotices the
+	// loss notices (history.Lost).
 	LateExtends int `json:"late_extends,omitempty"`
-	// LossNotices is the number of loss notices (history.Lost): times a
-	// lock told its holder it no longer held the lease.
 	LossNotices int `json:"loss_notices,omitempty"`
-	// Sections is the number of critical sections, finished or not;
-	// SectionsOK the number that returned ok (read and wrote).
+	// Sections counts the critical sections, finished or not; SectionsOK
+	// those that returned ok.
 	Sections   int `json:"sections"`
 	SectionsOK int `json:"sections_ok"`
-	// AcquireOK and AcquireCompleted count acquires that returned ok,
-	// and that returned at all (ok, fail or info).
+	// AcquireOK and AcquireCompleted count the acquires that returned ok,
+	// and that returned at all.
 	AcquireOK        int `json:"acquire_ok"`
 	AcquireCompleted int `json:"acquire_completed"`
-	// AcquisitionsPerSecond is AcquireOK / Duration (0 when Duration is
-	// 0).
+	// AcquisitionsPerSecond is AcquireOK / Duration, SuccessRatio
+	// AcquireOK / AcquireCompleted (0 when the divisor is).
 	AcquisitionsPerSecond float64 `json:"acquisitions_per_second"`
-	// SuccessRatio is AcquireOK / AcquireCompleted (0 when none
-	// completed).
-	SuccessRatio float64 `json:"success_ratio"`
+	SuccessRatio          float64 `json:"success_ratio"`
 	// AcquireLatency is the invoke-to-ok time of the ok acquires.
 	AcquireLatency Latency `json:"acquire_latency"`
-	// LongestGap is the longest liveness gap: the longest stretch in which
-	// a key was free yet not acquired although acquires on it were in
-	// progress; nil when no acquire ever found a key free. See Gap.
+	// LongestGap is the longest liveness gap (see Gap), nil when no
+	// acquire ever found a key free.
 	LongestGap *Gap `json:"longest_gap,omitempty"`
 	// LongestWait is the longest a client waited, under no fault, for a
-	// key that other clients were granted meanwhile (starvation); nil
-	// when no client ever waited while another got the key. See Wait.
+	// key others were granted meanwhile (see Wait); nil for none.
 	LongestWait *Wait `json:"longest_wait,omitempty"`
 	// FaultWindows are the stretches in which a fault was active, sorted
-	// by Start then End; see Window for how starts and stops are paired.
+	// by Start then End (see Window).
 	FaultWindows []Window `json:"fault_windows,omitempty"`
 	// AcquireCompletedDuringFaults and AcquireOKDuringFaults count the
-	// acquires invoked during a fault (Window.Start ≤ invoke ≤ Window.End
-	// for some window) that returned at all (ok, fail or info), and that
-	// returned ok. Where they returned does not matter; an acquire that
-	// never returned is not counted.
+	// acquires invoked during a fault (Window.Start ≤ invoke ≤
+	// Window.End) that returned at all, and that returned ok.
 	AcquireCompletedDuringFaults int `json:"acquire_completed_during_faults"`
 	AcquireOKDuringFaults        int `json:"acquire_ok_during_faults"`
 	// AvailabilityDuringFaults is AcquireOKDuringFaults /
-	// AcquireCompletedDuringFaults, in [0, 1]; it is -1, meaning "not
-	// measured", when no acquire invoked during a fault completed, which
-	// includes every history without faults. Callers that average it
-	// must skip the -1s.
+	// AcquireCompletedDuringFaults, or -1, "not measured", when that is 0
+	// (every history without faults): callers that average it must skip
+	// the -1s.
 	AvailabilityDuringFaults float64 `json:"availability_during_faults"`
-	// FaultAvailability is, for each stretch in which some fault was
-	// active (the fault windows merged), the availability of the acquires
-	// invoked before it (since the previous stretch ended), during it and
-	// after it (until the next one began); see Availability.
+	// FaultAvailability is, for each stretch of faults (the windows
+	// merged), the availability before, during and after it.
 	FaultAvailability []Availability `json:"fault_availability,omitempty"`
 }
 
-// Availability is the share of the acquires invoked before, during and
-// after one stretch of faults that returned ok, of those that returned at
-// all; -1 for a part in which none returned.
+// Availability is the share of the acquires invoked before (since the
+// previous stretch), during and after (until the next) one stretch of
+// faults, Start to End, that returned ok, of those that returned at all;
+// -1 for a part in which none returned.
 type Availability struct {
-	// Start and End bound the stretch of faults.
-	Start int64 `json:"start"`
-	End   int64 `json:"end"`
-	// Before, During and After are the availabilities, in [0, 1] or -1.
+	Start  int64   `json:"start"`
+	End    int64   `json:"end"`
 	Before float64 `json:"before"`
 	During float64 `json:"during"`
 	After  float64 `json:"after"`
 }
 
-// faultAvailability computes Stats.FaultAvailability from the merged
-// windows and every key's attempts.
-func faultAvailability(merged []Window, keys []string, d *scanned) []Availability {
-	if len(merged) == 0 {
-		return nil
-	}
-	// Parts: quiet 0, window 0, quiet 1, window 1, …, quiet n.
-	ok := make([]int, 2*len(merged)+1)
-	done := make([]int, len(ok))
-	part := func(t int64) int {
-		i := sort.Search(len(merged), func(i int) bool { return merged[i].Start > t }) // windows starting after t
-		if i > 0 && t <= merged[i-1].End {
-			return 2*(i-1) + 1
-		}
-		return 2 * i
-	}
-	for _, k := range keys {
-		for _, a := range d.keys[k].attempts {
-			if a.ret == math.MaxInt64 {
-				continue
-			}
-			p := part(a.call)
-			done[p]++
-			if a.ok {
-				ok[p]++
-			}
-		}
-	}
-	ratio := func(p int) float64 {
-		if done[p] == 0 {
-			return -1
-		}
-		return float64(ok[p]) / float64(done[p])
-	}
-	out := make([]Availability, len(merged))
-	for i, w := range merged {
-		out[i] = Availability{Start: w.Start, End: w.End, Before: ratio(2 * i), During: ratio(2*i + 1), After: ratio(2*i + 2)}
-	}
-	return out
-}
-
-// Window is a stretch of time in which one fault was active, from its
-// fault-start to its fault-stop. Starts and stops are paired by Value,
-// first in first out: a fault-stop closes the oldest open fault-start with
-// the same Value. A fault-start never stopped lasts until the last event
-// of the history (UntilEnd); a fault-stop with no open start is a window
-// of zero length at the stop.
+// Window is a stretch of time in which one fault was active, from the
+// Time of its fault-start to its fault-stop's (Start ≤ End). Starts and
+// stops are paired by Value (Desc), first in first out. A fault-start
+// never stopped lasts until the last event of the history (UntilEnd); a
+// fault-stop with no open start is a window of zero length. Family is the
+// fault-start's, "" when the history did not record it.
 type Window struct {
-	// Start and End are the times of the fault-start and the fault-stop,
-	// offsets from the run's base like history.Event.Time. Start ≤ End.
-	Start int64 `json:"start"`
-	End   int64 `json:"end"`
-	// Desc describes the fault: the Value of its events.
-	Desc string `json:"desc"`
-	// Family is the fault's family, the Family of its fault-start; "" when
-	// the history did not record it.
-	Family string `json:"family,omitempty"`
-	// UntilEnd is set when the fault was never stopped; End is then the
-	// time of the last event of the history.
-	UntilEnd bool `json:"until_end,omitempty"`
+	Start    int64  `json:"start"`
+	End      int64  `json:"end"`
+	Desc     string `json:"desc"`
+	Family   string `json:"family,omitempty"`
+	UntilEnd bool   `json:"until_end,omitempty"`
 }
 
 // faultWindows pairs fault-starts with fault-stops as a scan goes.
@@ -202,26 +139,26 @@ func (f *faultWindows) finish(end int64) []Window {
 		}
 	}
 	f.open = nil
-	sort.SliceStable(f.wins, func(i, j int) bool {
-		a, b := f.wins[i], f.wins[j]
-		if a.Start != b.Start {
-			return a.Start < b.Start
-		}
-		return a.End < b.End
-	})
+	slices.SortStableFunc(f.wins, func(a, b Window) int { return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.End, b.End)) })
 	return f.wins
 }
 
-// during reports whether t lies in one of the windows, which must be
-// sorted by Start and merged so that none overlaps another (see
+// during reports whether t lies in one of the merged windows (see
 // mergeWindows).
-func during(merged []Window, t int64) bool {
+func during(merged []Window, t int64) bool { return faultPart(merged, t)%2 == 1 }
+
+// faultPart is the part of the run t lies in: 2i+1 in merged window i,
+// 2i in the quiet time before it (2n after the last).
+func faultPart(merged []Window, t int64) int {
 	i := sort.Search(len(merged), func(i int) bool { return merged[i].Start > t }) // first window starting after t
-	return i > 0 && t <= merged[i-1].End
+	if i > 0 && t <= merged[i-1].End {
+		return 2*i - 1
+	}
+	return 2 * i
 }
 
 // mergeWindows returns the union of windows sorted by Start as disjoint
-// windows, sorted; Desc and UntilEnd are not kept.
+// sorted windows, without Desc and UntilEnd.
 func mergeWindows(wins []Window) []Window {
 	var out []Window
 	for _, w := range wins {
@@ -244,29 +181,19 @@ type Latency struct {
 	Max time.Duration `json:"max_ns"`
 }
 
-// Gap is a liveness gap: a stretch in which a key was free (no Hold
-// covered it) while acquires on it were being attempted, and none
-// succeeded.
-//
-// Per key, holds are half-open intervals [Start, End). A gap opens at
-// the first instant at which the key is free and some acquire on it is in
-// progress: at the invoke of an acquire that finds the key free, or at the
-// end of a hold while an acquire invoked earlier is still open (a lock
-// that retries inside one acquire). It closes at the next acquire ok on
-// the key; acquires that fail in between do not close it. When no acquire
-// succeeds any more, it ends with the last attempt on the key (a run that
-// stops trying, e.g. at its end, is not stuck); an acquire with no
-// completion stays in progress to the end of the history.
+// Gap is a liveness gap: a stretch in which Key was free (no Hold, a
+// half-open [Start, End), covered it) while acquires on it were in
+// progress and none succeeded. It opens at the first such instant (an
+// acquire invoked on a free key, or a hold ending while an acquire is
+// open) and closes at the next acquire ok; failures do not close it.
+// When no acquire succeeds any more (UntilEnd), it ends with the last
+// attempt on the key: a run that stops trying is not stuck. An acquire
+// that never completed stays in progress to the end of the history.
 type Gap struct {
-	// Key is the lock key.
-	Key string `json:"key"`
-	// Start is when the gap began.
-	Start int64 `json:"start"`
-	// Duration is how long it lasted.
+	Key      string        `json:"key"`
+	Start    int64         `json:"start"`
 	Duration time.Duration `json:"duration_ns"`
-	// UntilEnd is set when no acquire succeeded after the gap began
-	// (it lasted until the last attempt on the key ended).
-	UntilEnd bool `json:"until_end,omitempty"`
+	UntilEnd bool          `json:"until_end,omitempty"`
 }
 
 // stats computes the statistics; keys are the sorted keys of d.
@@ -286,6 +213,10 @@ func (d *scanned) stats(keys []string) Stats {
 		AvailabilityDuringFaults: -1,
 	}
 	merged := mergeWindows(d.windows)
+	// The completed acquires by the part of the run they were invoked
+	// in: quiet 0, faults 0, quiet 1, faults 1, …, quiet n.
+	oks := make([]int, 2*len(merged)+1)
+	dones := make([]int, len(oks))
 	for _, k := range keys {
 		kd := d.keys[k]
 		st.Holds += len(kd.holds)
@@ -297,20 +228,20 @@ func (d *scanned) stats(keys []string) Stats {
 			}
 		}
 		for _, a := range kd.attempts {
-			if a.ret != math.MaxInt64 {
-				st.AcquireCompleted++
-				if during(merged, a.call) {
-					st.AcquireCompletedDuringFaults++
-					if a.ok {
-						st.AcquireOKDuringFaults++
-					}
-				}
-			}
 			if a.ok {
 				st.AcquireOK++
 			}
+			if a.ret == math.MaxInt64 {
+				continue
+			}
+			st.AcquireCompleted++
+			p := faultPart(merged, a.call)
+			dones[p]++
+			if a.ok {
+				oks[p]++
+			}
 		}
-		if g, ok := longestGap(k, kd, d.last); ok {
+		for _, g := range keyGaps(k, kd, d.last) {
 			if st.LongestGap == nil || g.Duration > st.LongestGap.Duration {
 				st.LongestGap = &g
 			}
@@ -319,17 +250,29 @@ func (d *scanned) stats(keys []string) Stats {
 			st.LongestWait = &w
 		}
 	}
+	for p := 1; p < len(oks); p += 2 {
+		st.AcquireCompletedDuringFaults += dones[p]
+		st.AcquireOKDuringFaults += oks[p]
+	}
+	ratio := func(ok, done int) float64 {
+		if done == 0 {
+			return -1
+		}
+		return float64(ok) / float64(done)
+	}
+	for i, w := range merged {
+		p := 2 * i
+		st.FaultAvailability = append(st.FaultAvailability, Availability{Start: w.Start, End: w.End,
+			Before: ratio(oks[p], dones[p]), During: ratio(oks[p+1], dones[p+1]), After: ratio(oks[p+2], dones[p+2])})
+	}
 	if st.Duration > 0 {
 		st.AcquisitionsPerSecond = float64(st.AcquireOK) / st.Duration.Seconds()
 	}
 	if st.AcquireCompleted > 0 {
 		st.SuccessRatio = float64(st.AcquireOK) / float64(st.AcquireCompleted)
 	}
-	if st.AcquireCompletedDuringFaults > 0 {
-		st.AvailabilityDuringFaults = float64(st.AcquireOKDuringFaults) / float64(st.AcquireCompletedDuringFaults)
-	}
+	st.AvailabilityDuringFaults = ratio(st.AcquireOKDuringFaults, st.AcquireCompletedDuringFaults)
 	st.AcquireLatency = latency(d.latencies)
-	st.FaultAvailability = faultAvailability(merged, keys, d)
 	return st
 }
 
@@ -345,19 +288,6 @@ func latency(samples []int64) Latency {
 		return time.Duration(samples[max(i, 1)-1])
 	}
 	return Latency{N: n, P50: rank(50), P99: rank(99), Max: time.Duration(samples[n-1])}
-}
-
-// longestGap finds the longest liveness gap of one key; end is the time of
-// the last event of the history.
-func longestGap(key string, kd *keyData, end int64) (Gap, bool) {
-	var best Gap
-	found := false
-	for _, g := range keyGaps(key, kd, end) {
-		if !found || g.Duration > best.Duration {
-			best, found = g, true
-		}
-	}
-	return best, found
 }
 
 // keyGaps finds every liveness gap of one key, in time order; end is the
@@ -384,13 +314,11 @@ func keyGaps(key string, kd *keyData, end int64) []Gap {
 	)
 	pts := make([]point, 0, 2*len(kd.holds)+3*len(kd.attempts))
 	lastTry := int64(0) // when the last attempt on the key ended
-	for _, a := range kd.attempts {
-		lastTry = max(lastTry, min(a.ret, end))
-	}
 	for _, h := range kd.holds {
 		pts = append(pts, point{h.Start, holdBeg}, point{h.End, holdEnd})
 	}
 	for _, a := range kd.attempts {
+		lastTry = max(lastTry, min(a.ret, end))
 		pts = append(pts, point{a.call, invoke})
 		if a.ret != math.MaxInt64 {
 			pts = append(pts, point{a.ret, complete})
@@ -399,15 +327,9 @@ func keyGaps(key string, kd *keyData, end int64) []Gap {
 			pts = append(pts, point{a.ret, okAt})
 		}
 	}
-	slices.SortFunc(pts, func(a, b point) int {
-		if c := cmp.Compare(a.t, b.t); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.kind, b.kind)
-	})
+	slices.SortFunc(pts, func(a, b point) int { return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.kind, b.kind)) })
 
 	var gaps []Gap
-	record := func(g Gap) { gaps = append(gaps, g) }
 	held, inProgress := 0, 0
 	open := false
 	var openAt int64
@@ -418,7 +340,7 @@ func keyGaps(key string, kd *keyData, end int64) []Gap {
 			switch pts[j].kind {
 			case okAt:
 				if open {
-					record(Gap{Key: key, Start: openAt, Duration: time.Duration(t - openAt)})
+					gaps = append(gaps, Gap{Key: key, Start: openAt, Duration: time.Duration(t - openAt)})
 					open = false
 				}
 			case holdEnd:
@@ -440,7 +362,7 @@ func keyGaps(key string, kd *keyData, end int64) []Gap {
 		i = j
 	}
 	if open {
-		record(Gap{Key: key, Start: openAt, Duration: time.Duration(max(lastTry-openAt, 0)), UntilEnd: true})
+		gaps = append(gaps, Gap{Key: key, Start: openAt, Duration: time.Duration(max(lastTry-openAt, 0)), UntilEnd: true})
 	}
 	return gaps
 }

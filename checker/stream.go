@@ -8,12 +8,9 @@ import (
 	"github.com/locktorture/locktorture/history"
 )
 
-// Stream checks a history fed to it one event at a time, as it is
-// decoded, so a long history is never held in memory whole: it keeps per
-// key only the holds, sections and acquire attempts the checks need (see
-// scan.go), about a tenth of the decoded events' size.
-//
-// A Stream is not safe for concurrent use.
+// Stream checks a history fed to it one event at a time, keeping only
+// what the checks need (about a tenth of the decoded events' size). It is
+// not safe for concurrent use.
 type Stream struct {
 	s   *scanner
 	err error
@@ -22,10 +19,9 @@ type Stream struct {
 // NewStream returns a Stream at the start of a history.
 func NewStream() *Stream { return &Stream{s: newScanner()} }
 
-// Add takes the next event. It returns an error wrapping ErrMalformed,
-// naming the event's index and time, when the history is malformed (see
-// Check); that error is kept and returned by every later Add and by
-// Finish. e is not retained.
+// Add takes the next event, not retained. It returns an error wrapping
+// ErrMalformed, naming the event's index and time, when the history is
+// malformed (see Check), and again on every later Add and Finish.
 func (st *Stream) Add(e *history.Event) error {
 	if st.err != nil {
 		return st.err
@@ -37,8 +33,7 @@ func (st *Stream) Add(e *history.Event) error {
 	return st.err
 }
 
-// addDecoded adds every event d reads; it stops at the first error, the
-// decoder's or Add's.
+// addDecoded adds every event d reads, up to the first error.
 func (st *Stream) addDecoded(d *history.Decoder) error {
 	for e, err := range d.All() {
 		if err == nil {
@@ -52,18 +47,15 @@ func (st *Stream) addDecoded(d *history.Decoder) error {
 }
 
 // Watch makes the stream look, as each event is added, for a violation
-// that the events added so far already show (see Violation);
-// FirstViolation returns the first it saw. Call it before the first Add.
-//
-// It is for ending a run at its first violation (harness.WithStop, in
-// cmd/bench): events then arrive in the order they were recorded, which
-// may differ by microseconds from the order of their times, so what it
-// sees is a reason to stop, not a verdict; the verdicts are Finish's, on
-// the whole history. It keeps, besides what the checks keep, the values
-// the ok sections of each key read.
+// the events so far already show (see Violation). Call it before the
+// first Add. It is for ending a run at its first violation
+// (harness.WithStop, in cmd/bench): events arrive in the order recorded,
+// which may differ by microseconds from that of their times, so what it
+// sees is a reason to stop, not a verdict. It also keeps the values each
+// key's ok sections read.
 func (st *Stream) Watch() {
 	if st.s != nil && st.s.watch == nil {
-		st.s.watch = &watch{reads: make(map[string]map[int64]bool)}
+		st.s.watch = &watch{reads: make(map[keyRead]bool), of: make(map[string]*Violation)}
 	}
 }
 
@@ -85,32 +77,31 @@ func (st *Stream) FirstViolationOf(property string) (Violation, bool) {
 	return *st.s.watch.of[property], true
 }
 
-// Violation is a violation a watching Stream saw as the events were
-// added: a lease violation is an acquire ok on a key while another hold of
-// the key is open (its release not yet invoked, its validity not over at
-// the ok's time); a resource violation is a section ok that read a value
-// another ok section of the key read (both wrote that value + 1: an update
-// was lost).
+// Violation is what a watching Stream saw as the events were added, on
+// Key at the Event-th event, at Time. Property "lease": an acquire ok
+// while another hold of the key is open (not released, still valid);
+// "resource": a section ok that read a value another ok section of the
+// key read (an update was lost).
 type Violation struct {
-	// Property is "lease" or "resource".
 	Property string
-	// Key is the lock key.
-	Key string
-	// Event and Time are the index and the time of the event that showed
-	// it.
-	Event int
-	Time  int64
+	Key      string
+	Event    int
+	Time     int64
 }
 
 // watch is the scanner's part of Stream.Watch.
 type watch struct {
-	reads map[string]map[int64]bool // key → values ok sections read
+	reads map[keyRead]bool // the values each key's ok sections read
 	first *Violation
 	of    map[string]*Violation // the first of each property
 }
 
-// acquired takes an acquire ok, the idx-th event, given the holds of its
-// key still open.
+type keyRead struct {
+	key  string
+	read int64
+}
+
+// acquired takes an acquire ok, the idx-th event, and its key's open holds.
 func (w *watch) acquired(idx int, e *history.Event, open []*activeHold) {
 	for _, a := range open {
 		if a.validUntil > e.Time {
@@ -122,23 +113,16 @@ func (w *watch) acquired(idx int, e *history.Event, open []*activeHold) {
 
 // read takes a section ok, the idx-th event.
 func (w *watch) read(idx int, e *history.Event) {
-	seen := w.reads[e.Key]
-	if seen == nil {
-		seen = make(map[int64]bool)
-		w.reads[e.Key] = seen
-	}
-	if seen[*e.Read] {
+	k := keyRead{e.Key, *e.Read}
+	if w.reads[k] {
 		w.saw(Violation{Property: "resource", Key: e.Key, Event: idx, Time: e.Time})
 	}
-	seen[*e.Read] = true
+	w.reads[k] = true
 }
 
 func (w *watch) saw(v Violation) {
 	if w.first == nil {
 		w.first = &v
-	}
-	if w.of == nil {
-		w.of = make(map[string]*Violation)
 	}
 	if w.of[v.Property] == nil {
 		w.of[v.Property] = &v
@@ -155,10 +139,9 @@ func (st *Stream) Events() int {
 
 var errFinished = errors.New("checker: stream already finished")
 
-// Finish ends the history and checks it, exactly as Check would the same
-// events: operations still open are unfinished. It returns the first
-// error of Add, if any, and an error wrapping ErrMalformed when no event
-// was added. A Stream can be finished once.
+// Finish ends the history and checks it, exactly as Check would. It
+// returns the first error of Add, if any, and an error wrapping
+// ErrMalformed when no event was added. A Stream can be finished once.
 func (st *Stream) Finish(opts Options) (Result, error) {
 	r, _, err := st.finish(opts)
 	return r, err
@@ -185,36 +168,24 @@ func (st *Stream) finish(opts Options) (Result, *scanned, error) {
 	return check(d, opts), d, nil
 }
 
-// CheckDecoder checks the history that d reads, streaming it (see Stream).
-// It returns the decoder's error if the history cannot be read, wrapped by
-// nothing (it already wraps history.ErrInvalid for a bad line), or an
-// error wrapping ErrMalformed. A torn last line is skipped, as by
-// history.Read; d.Torn tells. A history without one complete event is
-// the decoder's error wrapping history.ErrEmpty.
+// CheckDecoder checks the history that d reads, streaming it, and returns
+// the number of events. Its error is the decoder's, unwrapped (a torn
+// last line is skipped, as by history.Read; d.Torn tells), or one
+// wrapping ErrMalformed.
 func CheckDecoder(d *history.Decoder, opts Options) (Result, int, error) {
-	st := NewStream()
-	if err := st.addDecoded(d); err != nil {
-		return Result{}, st.Events(), err
-	}
-	n := st.Events()
-	r, err := st.Finish(opts)
-	return r, n, err
+	a, n, err := analyze(nil, d, false, opts)
+	return a.Result, n, err
 }
 
-// Timings are how long each phase of a check took, wall clock. Porcupine
-// runs on GOMAXPROCS workers, so its phases can take less wall time than
-// CPU time.
+// Timings are how long each phase of a check took, wall clock (porcupine
+// runs on GOMAXPROCS workers). Finish closes open operations and holds
+// and sorts (the scan runs in Add); Sweep is the lease sweep and the
+// first lost update search; Stats computes Result.Stats and the other
+// verdicts.
 type Timings struct {
-	// Finish closes open operations and holds and sorts every key's holds
-	// and sections (the scan itself runs in Add, with the decoding).
-	Finish time.Duration
-	// LeasePorcupine and ResourcePorcupine are the two porcupine models,
-	// all keys and chunks.
+	Finish            time.Duration
 	LeasePorcupine    time.Duration
 	ResourcePorcupine time.Duration
-	// Sweep is the independent lease sweep (and the first lost update
-	// search).
-	Sweep time.Duration
-	// Stats computes Result.Stats.
-	Stats time.Duration
+	Sweep             time.Duration
+	Stats             time.Duration
 }

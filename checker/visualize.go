@@ -9,12 +9,10 @@ import (
 	"github.com/locktorture/locktorture/history"
 )
 
-// Which model Visualize draws.
+// Which model Visualize draws: the lease model's lock and unlock points,
+// each hold a band on its client's row, or the resource model's sections.
 const (
-	// VisualizeLease draws the lease model: lock and unlock points, with
-	// each hold as a band on its client's row.
-	VisualizeLease = "lease"
-	// VisualizeResource draws the resource model: the critical sections.
+	VisualizeLease    = "lease"
 	VisualizeResource = "resource"
 )
 
@@ -25,15 +23,13 @@ const (
 )
 
 // Visualize writes porcupine's HTML visualization of one key's operations
-// under one model, which is VisualizeLease or VisualizeResource. Nemesis
-// faults are drawn as bands on a "nemesis" row, one per Window (see
-// Stats.FaultWindows).
+// under the model which (VisualizeLease or VisualizeResource), with each
+// fault Window as a band on a "nemesis" row.
 //
-// A key with more than a few hundred holds or sections is cut as Check
-// cuts it, and only one part is drawn: the first that porcupine rejects,
-// else the first it cannot decide, else the first; a "checker" row says
-// which. The part drawn is checked within opts.Timeout; on a timeout the
-// partial linearizations found so far are drawn.
+// A key cut into parts as Check cuts it has one part drawn: the first
+// that porcupine rejects, else the first it cannot decide, else the
+// first; a "checker" row says which. The part drawn is checked within
+// opts.Timeout; on a timeout the partial linearizations are drawn.
 func Visualize(w io.Writer, events []history.Event, key string, which string, opts Options) error {
 	s := newScanner()
 	if err := s.addAll(events); err != nil {
@@ -50,17 +46,17 @@ func visualize(w io.Writer, d *scanned, key string, which string, opts Options) 
 	kd := d.keys[key]
 	timeout := opts.timeout()
 
-	var parts []visPart
+	var parts []job
 	if which == VisualizeLease {
 		if kd == nil || len(kd.holds) == 0 {
 			return fmt.Errorf("checker: visualize: no holds on key %q", key)
 		}
-		parts = leaseParts(kd.holds)
+		parts = leaseParts(key, kd.holds)
 	} else {
 		if kd == nil || len(kd.sections) == 0 {
 			return fmt.Errorf("checker: visualize: no sections on key %q", key)
 		}
-		parts = resourceParts(kd.sections, d.last)
+		parts = resourceParts(key, kd.sections, d.last)
 	}
 
 	pick := 0
@@ -76,7 +72,7 @@ func visualize(w io.Writer, d *scanned, key string, which string, opts Options) 
 		})
 	}
 	p := parts[pick]
-	notes = append(notes, p.annotation()...)
+	notes = append(notes, p.notes()...)
 	for _, a := range faultAnnotations(d.windows) {
 		if len(parts) == 1 || (a.Start <= p.to && a.End >= p.from) {
 			notes = append(notes, a)
@@ -91,30 +87,20 @@ func visualize(w io.Writer, d *scanned, key string, which string, opts Options) 
 	return nil
 }
 
-// visPart is one part of a key as Check cuts it, to be drawn: its model,
-// operations, time window, what it is and its annotations.
-type visPart struct {
-	model      porcupine.Model
-	ops        func() []porcupine.Operation
-	from, to   int64
-	what       string
-	annotation func() []porcupine.Annotation
-}
-
-// leaseParts cuts a key's holds (at least one) into the lease model's
-// parts, each annotated with its holds.
-func leaseParts(holds []Hold) []visPart {
-	var parts []visPart
+// leaseParts cuts a key's holds into the lease model's parts, each
+// annotated with its holds.
+func leaseParts(key string, holds []Hold) []job {
+	var parts []job
 	model := leaseModel(holds)
 	for _, c := range leaseChunks(holds, chunkSize) {
-		p := visPart{
+		p := job{
+			key:   key,
+			size:  2 * (c[1] - c[0]),
 			model: model,
 			ops:   func() []porcupine.Operation { return leaseOps(holds, c[0], c[1]) },
 			from:  holds[c[0]].Start,
 			what:  fmt.Sprintf("holds %d to %d of %d", c[0]+1, c[1], len(holds)),
-			annotation: func() []porcupine.Annotation {
-				return holdAnnotations(holds[c[0]:c[1]])
-			},
+			notes: func() []porcupine.Annotation { return holdAnnotations(holds[c[0]:c[1]]) },
 		}
 		for _, h := range holds[c[0]:c[1]] {
 			p.to = max(p.to, h.End)
@@ -124,18 +110,19 @@ func leaseParts(holds []Hold) []visPart {
 	return parts
 }
 
-// resourceParts cuts a key's sections (at least one) into the resource
-// model's parts; an unfinished section ends at last, the history's last
-// event, for the part's window.
-func resourceParts(secs []section, last int64) []visPart {
-	var parts []visPart
+// resourceParts cuts a key's sections into the resource model's parts;
+// an unfinished section ends at last, the history's end.
+func resourceParts(key string, secs []section, last int64) []job {
+	var parts []job
 	for _, c := range resourceChunks(secs, chunkSize) {
-		p := visPart{
-			model:      resourceModel(c.init),
-			ops:        func() []porcupine.Operation { return resourceOps(secs[c.lo:c.hi]) },
-			from:       secs[c.lo].call,
-			what:       fmt.Sprintf("sections %d to %d of %d, starting from value %d", c.lo+1, c.hi, len(secs), c.init),
-			annotation: func() []porcupine.Annotation { return nil },
+		p := job{
+			key:   key,
+			size:  c.hi - c.lo,
+			model: resourceModel(c.init),
+			ops:   func() []porcupine.Operation { return resourceOps(secs[c.lo:c.hi]) },
+			from:  secs[c.lo].call,
+			what:  fmt.Sprintf("sections %d to %d of %d, starting from value %d", c.lo+1, c.hi, len(secs), c.init),
+			notes: func() []porcupine.Annotation { return nil },
 		}
 		for _, sec := range secs[c.lo:c.hi] {
 			p.to = max(p.to, min(sec.ret, max(last, sec.call)))
@@ -146,9 +133,8 @@ func resourceParts(secs []section, last int64) []visPart {
 }
 
 // pickPart checks the parts in order within one timeout and returns the
-// index of the part to draw: the first that porcupine rejects, else the
-// first it cannot decide, else the first.
-func pickPart(parts []visPart, timeout time.Duration) int {
+// index of the part to draw (see Visualize).
+func pickPart(parts []job, timeout time.Duration) int {
 	deadline := time.Now().Add(timeout)
 	firstUnknown := -1
 	for i, p := range parts {
@@ -187,8 +173,7 @@ func holdAnnotations(holds []Hold) []porcupine.Annotation {
 	return out
 }
 
-// faultAnnotations draws the fault windows (Stats.FaultWindows: starts and
-// stops paired as Window says) as bands on a "nemesis" row.
+// faultAnnotations draws the fault windows as bands on a "nemesis" row.
 func faultAnnotations(wins []Window) []porcupine.Annotation {
 	out := make([]porcupine.Annotation, len(wins))
 	for i, w := range wins {

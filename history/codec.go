@@ -2,28 +2,23 @@ package history
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// The JSON of one event, by hand: the Writer's encoding and the
-// Decoder's fast path. Both exist because encoding/json's reflection was
-// most of the cost of recording and of reading a long history back; the
-// tests hold them to encoding/json's exact output and reading.
+// The JSON of one event, by hand (see the package doc for why); the tests
+// hold both directions to encoding/json's.
 
 // appendEvent appends e as one JSON line, byte for byte what
 // json.Encoder.Encode writes for it (fields in declaration order, the
 // omitempty ones left out when zero, HTML-safe escaping, a final newline).
 func appendEvent(b []byte, e *Event) []byte {
-	b = append(b, `{"type":`...)
-	b = appendString(b, string(e.Type))
-	b = append(b, `,"f":`...)
-	b = appendString(b, string(e.F))
-	b = append(b, `,"process":`...)
-	b = strconv.AppendInt(b, int64(e.Process), 10)
-	b = append(b, `,"time":`...)
-	b = strconv.AppendInt(b, e.Time, 10)
+	b = appendString(append(b, `{"type":`...), string(e.Type))
+	b = appendString(append(b, `,"f":`...), string(e.F))
+	b = strconv.AppendInt(append(b, `,"process":`...), int64(e.Process), 10)
+	b = strconv.AppendInt(append(b, `,"time":`...), e.Time, 10)
 	b = appendStringField(b, `,"key":`, e.Key)
 	b = appendStringField(b, `,"token":`, e.Token)
 	b = appendIntField(b, `,"fence":`, e.Fence)
@@ -43,8 +38,8 @@ func appendEvent(b []byte, e *Event) []byte {
 	return append(b, '}', '\n')
 }
 
-// appendStringField appends member, the field's name as `,"name":`, and
-// s, unless s is empty (omitempty).
+// appendStringField, appendIntField and appendIntPtr append member (as
+// `,"name":`) and the value, unless it is zero (omitempty).
 func appendStringField(b []byte, member, s string) []byte {
 	if s == "" {
 		return b
@@ -52,8 +47,6 @@ func appendStringField(b []byte, member, s string) []byte {
 	return appendString(append(b, member...), s)
 }
 
-// appendIntField appends member, the field's name as `,"name":`, and n,
-// unless n is 0 (omitempty).
 func appendIntField(b []byte, member string, n int64) []byte {
 	if n == 0 {
 		return b
@@ -61,7 +54,6 @@ func appendIntField(b []byte, member string, n int64) []byte {
 	return strconv.AppendInt(append(b, member...), n, 10)
 }
 
-// appendIntPtr appends member and *p, unless p is nil (omitempty).
 func appendIntPtr(b []byte, member string, p *int64) []byte {
 	if p == nil {
 		return b
@@ -104,6 +96,13 @@ func appendNodes(b []byte, n *Nodes) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// shortEscape and unescaped map a byte to its two-character JSON escape
+// and back; 0 for none.
+var (
+	shortEscape = [...]byte{'\\': '\\', '"': '"', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't'}
+	unescaped   = [...]byte{'\\': '\\', '"': '"', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+)
+
 // appendString appends s quoted as encoding/json does by default:
 // control characters, '"', '\\', '<', '>' and '&' escaped, invalid UTF-8
 // replaced by \ufffd, U+2028 and U+2029 escaped.
@@ -117,20 +116,9 @@ func appendString(b []byte, s string) []byte {
 				continue
 			}
 			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
+			if int(c) < len(shortEscape) && shortEscape[c] != 0 {
+				b = append(b, '\\', shortEscape[c])
+			} else {
 				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 			}
 			i++
@@ -157,8 +145,7 @@ func appendString(b []byte, s string) []byte {
 }
 
 // unmarshal decodes one line into e, which must be zero: by the fast path
-// when the line is in the form the Writer writes, else by encoding/json.
-// Both give the same event for any line the fast path takes.
+// when it can (with the same result), else by encoding/json.
 func (d *Decoder) unmarshal(b []byte, e *Event) error {
 	if d.parseFast(b, e) {
 		return nil
@@ -193,105 +180,104 @@ const (
 // and trailing white space. It reports false, leaving e in any state, for
 // anything else, which encoding/json then reads (or rejects).
 func (d *Decoder) parseFast(b []byte, e *Event) bool {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return false
-	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return skipSpace(b, i+1) == len(b)
-	}
 	seen := 0
-	for {
-		name, j, ok := d.fastString(b, i)
-		if !ok {
-			return false
-		}
-		i = skipSpace(b, j)
-		if i >= len(b) || b[i] != ':' {
-			return false
-		}
-		i = skipSpace(b, i+1)
+	end, ok := d.object(b, skipSpace(b, 0), func(name []byte, i int) (int, bool) {
 		// The name is copied before the value is read: an escaped value
 		// reuses the buffer an escaped name was unescaped into.
 		field := string(name)
-		var bit int
+		var s []byte
+		var n int64
+		j, ok := 0, false
 		switch field {
 		case "type", "f", "key", "token", "value", "family", "error":
-			s, j, ok := d.fastString(b, i)
-			if !ok {
-				return false
-			}
-			i = j
-			switch field {
-			case "type":
-				bit, e.Type = fType, Type(d.intern(s))
-			case "f":
-				bit, e.F = fF, Func(d.intern(s))
-			case "key":
-				bit, e.Key = fKey, d.intern(s)
-			case "token":
-				bit, e.Token = fToken, string(s)
-			case "value":
-				bit, e.Value = fValue, d.intern(s)
-			case "family":
-				bit, e.Family = fFamily, d.intern(s)
-			case "error":
-				bit, e.Error = fError, d.intern(s)
-			}
+			s, j, ok = d.fastString(b, i)
 		case "process", "time", "fence", "valid_until", "read", "wrote", "node":
-			n, j, ok := fastInt(b, i)
-			if !ok {
-				return false
-			}
-			i = j
-			switch field {
-			case "process":
-				bit, e.Process = fProcess, int(n)
-				if int64(e.Process) != n {
-					return false
-				}
-			case "time":
-				bit, e.Time = fTime, n
-			case "fence":
-				bit, e.Fence = fFence, n
-			case "valid_until":
-				bit, e.ValidUntil = fValidUntil, n
-			case "read":
-				bit, e.Read = fRead, Int64(n)
-			case "wrote":
-				bit, e.Wrote = fWrote, Int64(n)
-			case "node":
-				bit, e.Node = fNode, Int(int(n))
-				if int64(*e.Node) != n {
-					return false
-				}
-			}
+			n, j, ok = fastInt(b, i)
+			ok = ok && (field != "process" && field != "node" || int64(int(n)) == n)
 		case "nodes":
-			n, j, ok := d.parseNodes(b, i)
-			if !ok {
-				return false
-			}
-			i = j
-			bit, e.Nodes = fNodes, n
-		default:
-			return false
+			e.Nodes, j, ok = d.parseNodes(b, i)
+		}
+		if !ok {
+			return 0, false
+		}
+		i = j
+		var bit int
+		switch field {
+		case "type":
+			bit, e.Type = fType, Type(d.intern(s))
+		case "f":
+			bit, e.F = fF, Func(d.intern(s))
+		case "key":
+			bit, e.Key = fKey, d.intern(s)
+		case "token":
+			bit, e.Token = fToken, string(s)
+		case "value":
+			bit, e.Value = fValue, d.intern(s)
+		case "family":
+			bit, e.Family = fFamily, d.intern(s)
+		case "error":
+			bit, e.Error = fError, d.intern(s)
+		case "process":
+			bit, e.Process = fProcess, int(n)
+		case "time":
+			bit, e.Time = fTime, n
+		case "fence":
+			bit, e.Fence = fFence, n
+		case "valid_until":
+			bit, e.ValidUntil = fValidUntil, n
+		case "read":
+			bit, e.Read = fRead, Int64(n)
+		case "wrote":
+			bit, e.Wrote = fWrote, Int64(n)
+		case "node":
+			bit, e.Node = fNode, Int(int(n))
+		case "nodes":
+			bit = fNodes
 		}
 		if seen&bit != 0 {
-			return false
+			return 0, false
 		}
 		seen |= bit
+		return i, true
+	})
+	return ok && skipSpace(b, end) == len(b)
+}
+
+// object parses the JSON object at b[i], calling member with each
+// member's name (valid until the next fastString) and the index of its
+// value; member returns the index after the value. It returns the index
+// after the closing brace.
+func (d *Decoder) object(b []byte, i int, member func(name []byte, i int) (int, bool)) (int, bool) {
+	if i >= len(b) || b[i] != '{' {
+		return 0, false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, true
+	}
+	for {
+		name, j, ok := d.fastString(b, i)
+		if !ok {
+			return 0, false
+		}
+		i = skipSpace(b, j)
+		if i >= len(b) || b[i] != ':' {
+			return 0, false
+		}
+		if i, ok = member(name, skipSpace(b, i+1)); !ok {
+			return 0, false
+		}
 		i = skipSpace(b, i)
 		if i >= len(b) {
-			return false
+			return 0, false
 		}
 		switch b[i] {
 		case ',':
 			i = skipSpace(b, i+1)
 		case '}':
-			return skipSpace(b, i+1) == len(b)
+			return i + 1, true
 		default:
-			return false
+			return 0, false
 		}
 	}
 }
@@ -302,100 +288,64 @@ func (d *Decoder) parseFast(b []byte, e *Event) bool {
 // one backing array, each capped at its length, as encoding/json gives
 // them (an empty array is an empty list, not nil).
 func (d *Decoder) parseNodes(b []byte, i int) (*Nodes, int, bool) {
-	if i >= len(b) || b[i] != '{' {
-		return nil, 0, false
-	}
 	n := &Nodes{}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return n, i + 1, true
-	}
 	d.ints = d.ints[:0]
 	var bounds [4][2]int // each list's [start, end) in d.ints, start -1 when absent
 	for k := range bounds {
 		bounds[k][0] = -1
 	}
 	seenAttempt := false
-	for {
-		name, j, ok := d.fastString(b, i)
-		if !ok {
-			return nil, 0, false
-		}
-		i = skipSpace(b, j)
-		if i >= len(b) || b[i] != ':' {
-			return nil, 0, false
-		}
-		i = skipSpace(b, i+1)
-		list := -1
-		switch string(name) {
-		case "attempt":
+	end, ok := d.object(b, i, func(name []byte, i int) (int, bool) {
+		list := slices.Index([]string{"granted", "refused", "silent", "unlocked"}, string(name))
+		if string(name) == "attempt" {
 			v, j, ok := fastInt(b, i)
 			if !ok || seenAttempt || int64(int(v)) != v {
-				return nil, 0, false
+				return 0, false
 			}
-			n.Attempt, seenAttempt, i = int(v), true, j
-		case "granted":
-			list = 0
-		case "refused":
-			list = 1
-		case "silent":
-			list = 2
-		case "unlocked":
-			list = 3
-		default:
-			return nil, 0, false
+			n.Attempt, seenAttempt = int(v), true
+			return j, true
 		}
-		if list >= 0 {
-			if bounds[list][0] >= 0 || i >= len(b) || b[i] != '[' {
-				return nil, 0, false
-			}
-			bounds[list][0] = len(d.ints)
-			i = skipSpace(b, i+1)
-			if i < len(b) && b[i] == ']' {
-				i++
-			} else {
-				for {
-					v, j, ok := fastInt(b, i)
-					if !ok || int64(int(v)) != v {
-						return nil, 0, false
-					}
-					d.ints = append(d.ints, int(v))
-					i = skipSpace(b, j)
-					if i >= len(b) {
-						return nil, 0, false
-					}
-					if b[i] == ']' {
-						i++
-						break
-					}
-					if b[i] != ',' {
-						return nil, 0, false
-					}
-					i = skipSpace(b, i+1)
+		if list < 0 || bounds[list][0] >= 0 || i >= len(b) || b[i] != '[' {
+			return 0, false
+		}
+		bounds[list][0] = len(d.ints)
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == ']' {
+			i++
+		} else {
+			for {
+				v, j, ok := fastInt(b, i)
+				if !ok || int64(int(v)) != v {
+					return 0, false
 				}
-			}
-			bounds[list][1] = len(d.ints)
-		}
-		i = skipSpace(b, i)
-		if i >= len(b) {
-			return nil, 0, false
-		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case '}':
-			all := make([]int, len(d.ints))
-			copy(all, d.ints)
-			for k, dst := range [...]*[]int{&n.Granted, &n.Refused, &n.Silent, &n.Unlocked} {
-				if lo, hi := bounds[k][0], bounds[k][1]; lo >= 0 {
-					*dst = all[lo:hi:hi]
+				d.ints = append(d.ints, int(v))
+				i = skipSpace(b, j)
+				if i >= len(b) {
+					return 0, false
 				}
+				if b[i] == ']' {
+					i++
+					break
+				}
+				if b[i] != ',' {
+					return 0, false
+				}
+				i = skipSpace(b, i+1)
 			}
-			return n, i + 1, true
-		default:
-			return nil, 0, false
+		}
+		bounds[list][1] = len(d.ints)
+		return i, true
+	})
+	if !ok {
+		return nil, 0, false
+	}
+	all := append(make([]int, 0, len(d.ints)), d.ints...) // never nil, unlike slices.Clone
+	for k, dst := range [...]*[]int{&n.Granted, &n.Refused, &n.Silent, &n.Unlocked} {
+		if lo, hi := bounds[k][0], bounds[k][1]; lo >= 0 {
+			*dst = all[lo:hi:hi]
 		}
 	}
+	return n, end, true
 }
 
 func skipSpace(b []byte, i int) int {
@@ -455,20 +405,10 @@ func unescape(dst, s []byte) ([]byte, bool) {
 		if i+1 >= len(s) {
 			return nil, false
 		}
-		switch e := s[i+1]; e {
-		case '"', '\\', '/':
-			dst = append(dst, e)
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
+		switch e := s[i+1]; {
+		case int(e) < len(unescaped) && unescaped[e] != 0:
+			dst = append(dst, unescaped[e])
+		case e == 'u':
 			if i+6 > len(s) {
 				return nil, false
 			}
@@ -498,17 +438,11 @@ func fastInt(b []byte, i int) (int64, int, bool) {
 	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
 		j++
 	}
-	switch {
-	case j == digits, j-digits > 1 && b[digits] == '0':
-		return 0, 0, false
-	case j < len(b) && (b[j] == '.' || b[j] == 'e' || b[j] == 'E'):
-		return 0, 0, false
+	if j == digits || j-digits > 1 && b[digits] == '0' || j < len(b) && (b[j] == '.' || b[j] == 'e' || b[j] == 'E') {
+		return 0, 0, false // no digit, a leading zero, a fraction or an exponent
 	}
 	n, err := strconv.ParseInt(string(b[i:j]), 10, 64)
-	if err != nil {
-		return 0, 0, false
-	}
-	return n, j, true
+	return n, j, err == nil
 }
 
 // maxInterned bounds the strings a Decoder keeps to share between events.

@@ -10,57 +10,38 @@ import (
 type Type string
 
 const (
-	// Invoke: a client begins an operation.
-	Invoke Type = "invoke"
-	// Ok: the operation completed and took effect.
-	Ok Type = "ok"
-	// Fail: the operation completed and definitely did not take effect.
-	Fail Type = "fail"
+	Invoke Type = "invoke" // a client begins an operation
+	Ok     Type = "ok"     // it completed and took effect
+	Fail   Type = "fail"   // it completed and definitely did not take effect
 	// Info: the outcome is unknown (a timeout, a lost connection). An
-	// Info also stands alone for nemesis events, which are not
-	// operations of a client.
+	// Info also stands alone for events that are no client's operation.
 	Info Type = "info"
 )
 
-// Func names the operation an event belongs to.
+// Func names the operation an event belongs to. docs/correctness.md
+// ("The history format") says which events of each carry which fields.
 type Func string
 
 const (
-	// Acquire: a client asks for the lock on Key. Its Ok carries Token,
-	// Fence (0 when the lock issues none) and ValidUntil; its completion,
-	// like a release's and an extend's, may carry Nodes.
 	Acquire Func = "acquire"
-	// Release: a client gives up the lease Token on Key.
 	Release Func = "release"
-	// Extend: a client extends the lease Token on Key; its Ok carries the
-	// new ValidUntil.
-	Extend Func = "extend"
-	// Section: one critical section on the protected resource for Key:
-	// read the value, hold, write value+1. The Invoke carries the Fence
-	// presented to the resource; the Ok carries Read and Wrote; a Fail
-	// (refused by fencing, or abandoned because the lease expired) wrote
-	// nothing.
+	Extend  Func = "extend"
+	// Section: one critical section on the resource of Key: read the
+	// value, hold, write value+1. A Fail (refused by fencing, or abandoned
+	// because the lease expired) wrote nothing.
 	Section Func = "section"
-	// FaultStart and FaultStop: the nemesis started or healed a fault,
-	// described by Value. They are Info events of Process NemesisProcess
-	// with no matching Invoke.
+	// FaultStart and FaultStop: the nemesis started or healed the fault
+	// Value (Info events of NemesisProcess, with no Invoke).
 	FaultStart Func = "fault-start"
 	FaultStop  Func = "fault-stop"
-	// NodeKey: a node's observer saw a lock key change on Node:
-	// Value is the keyspace notification ("set", "expired", "del",
-	// "evicted", "expire"), Key the key. An Info event of Process
-	// ObserverProcess with no matching Invoke, stamped when the
-	// notification arrived (after the change, never before). The
-	// checkers' verdicts never depend on it.
+	// NodeKey: a node's observer saw a lock key change on Node (Value is
+	// the keyspace notification), stamped when the notification arrived.
+	// An Info event of ObserverProcess with no Invoke; no verdict depends
+	// on it.
 	NodeKey Func = "node"
-	// Lost: the lock told the holder Process, at Time, that it no longer
-	// holds the lease Token on Key (a watchdog's renewal was refused or
-	// came too late, a context the lock hands its holder was cancelled);
-	// Error says why, when the lock said. An Info event with no matching
-	// Invoke, of the client's own Process: it may come while that client
-	// has an operation open (the notice arrives when the lock sends it).
-	// A hold ends at the earliest of its release, its validity and its
-	// loss notice.
+	// Lost: the lock told the holder Process that it no longer holds the
+	// lease Token on Key; Error says why. An Info event with no Invoke,
+	// which may come while that client has an operation open.
 	Lost Func = "lost"
 )
 
@@ -70,70 +51,40 @@ const NemesisProcess = -1
 // ObserverProcess is the Process of every NodeKey event: a node's observation, not a client's.
 const ObserverProcess = -2
 
-// Event is one line of a history.
+// Event is one line of a history; docs/correctness.md's table says what
+// each field holds. Times (Time, ValidUntil) are nanoseconds from the
+// run's monotonic base. A client (Process ≥ 0) has at most one operation
+// open, so an Invoke is completed by the next event of its Process.
 type Event struct {
-	// Type is invoke, ok, fail or info.
-	Type Type `json:"type"`
-	// F is the operation.
-	F Func `json:"f"`
-	// Process is the client (0, 1, …) or NemesisProcess. A client has at
-	// most one operation open at a time, so an Invoke is completed by the
-	// next event of the same Process.
-	Process int `json:"process"`
-	// Time is the offset in nanoseconds from the run's monotonic base.
-	Time int64 `json:"time"`
-	// Key is the lock key (and the resource's key).
-	Key string `json:"key,omitempty"`
-	// Token identifies the lease: on an acquire's Ok, and on every
-	// release, extend and section of that lease.
-	Token string `json:"token,omitempty"`
-	// Fence is the fencing token, 0 for none.
-	Fence int64 `json:"fence,omitempty"`
-	// ValidUntil is the end of the lease's validity, as an offset from
-	// the base like Time, on an acquire's or extend's Ok.
-	ValidUntil int64 `json:"valid_until,omitempty"`
-	// Nodes is the per-node evidence of an acquire, release or extend, on
-	// its completion (Ok, Fail or Info): which nodes granted, refused or
-	// did not answer. Nil when the lock reported none: "not reported",
-	// never "no node granted". The checkers' verdicts never depend on it.
-	Nodes *Nodes `json:"nodes,omitempty"`
-	// Node is the node (numbered as in Nodes) of a NodeKey event, on that
-	// event only.
-	Node *int `json:"node,omitempty"`
-	// Read and Wrote are the values a Section read and wrote.
-	Read  *int64 `json:"read,omitempty"`
-	Wrote *int64 `json:"wrote,omitempty"`
-	// Value describes a nemesis event.
-	Value string `json:"value,omitempty"`
-	// Family is the fault family (nemesis.Kind.Family: clock, kill,
-	// failover, …) of a FaultStart, the cause explain names for it. Empty
-	// in a history written before it was recorded, or by hand.
-	Family string `json:"family,omitempty"`
-	// Error is the error text of a Fail or Info.
-	Error string `json:"error,omitempty"`
+	Type       Type   `json:"type"`
+	F          Func   `json:"f"`
+	Process    int    `json:"process"`
+	Time       int64  `json:"time"`
+	Key        string `json:"key,omitempty"`
+	Token      string `json:"token,omitempty"`
+	Fence      int64  `json:"fence,omitempty"` // 0 for none
+	ValidUntil int64  `json:"valid_until,omitempty"`
+	// Nodes is the per-node evidence on the completion of an acquire,
+	// release or extend. Nil is "not reported", never "no node granted".
+	Nodes  *Nodes `json:"nodes,omitempty"`
+	Node   *int   `json:"node,omitempty"`
+	Read   *int64 `json:"read,omitempty"`
+	Wrote  *int64 `json:"wrote,omitempty"`
+	Value  string `json:"value,omitempty"`
+	Family string `json:"family,omitempty"` // nemesis.Kind.Family; "" in older histories
+	Error  string `json:"error,omitempty"`
 }
 
 // Nodes is what the nodes answered to one acquire, release or extend
-// (locks.Nodes, as the lock reported it). Nodes are numbered from 0 in
-// the run's order, as schedule.json numbers them (node 0 is n1); a
-// single-instance lock's node is 0.
+// (locks.Nodes; docs/correctness.md's table says what each list holds).
+// Nodes are numbered from 0 in the run's order, as schedule.json numbers
+// them (node 0 is n1); a single-instance lock's node is 0. Attempt is 0
+// only in a history written by hand.
 type Nodes struct {
-	// Attempt is the attempt of the call (1, 2, …) whose answers Granted,
-	// Refused and Silent hold: its last one. Always written by the
-	// harness; 0 only in a history written by hand that leaves it out.
-	Attempt int `json:"attempt,omitempty"`
-	// Granted are the nodes that did it in that attempt: set the key, or
-	// deleted or extended the token. On a RedLock acquire's Ok, the
-	// quorum that granted the lease.
-	Granted []int `json:"granted,omitempty"`
-	// Refused are the nodes that answered and did not: another token held
-	// the key, the token was gone, or the node replied with an error.
-	Refused []int `json:"refused,omitempty"`
-	// Silent are the nodes that did not answer (a timeout, a lost
-	// connection): the command may or may not have taken effect there.
-	Silent []int `json:"silent,omitempty"`
-	// Unlocked are the nodes on which the clean-up after a failed attempt
-	// (of any attempt) deleted this call's token: partial grants undone.
+	Attempt  int   `json:"attempt,omitempty"`
+	Granted  []int `json:"granted,omitempty"`
+	Refused  []int `json:"refused,omitempty"`
+	Silent   []int `json:"silent,omitempty"`
 	Unlocked []int `json:"unlocked,omitempty"`
 }
 
@@ -143,27 +94,16 @@ func (n *Nodes) validate() error {
 	if n.Attempt < 0 {
 		return fmt.Errorf("%w: nodes: negative attempt %d", ErrInvalid, n.Attempt)
 	}
-	var low uint64        // nodes 0–63 seen
-	var high map[int]bool // the others, in the rare history that has them
+	seen := map[int]bool{} // small: on the stack
 	for _, l := range [][]int{n.Granted, n.Refused, n.Silent} {
 		for _, i := range l {
-			dup := false
 			switch {
 			case i < 0:
 				return fmt.Errorf("%w: nodes: negative node %d", ErrInvalid, i)
-			case i < 64:
-				dup = low&(1<<i) != 0
-				low |= 1 << i
-			default:
-				if high == nil {
-					high = map[int]bool{}
-				}
-				dup = high[i]
-				high[i] = true
-			}
-			if dup {
+			case seen[i]:
 				return fmt.Errorf("%w: nodes: node %d listed twice among granted, refused and silent", ErrInvalid, i)
 			}
+			seen[i] = true
 		}
 	}
 	for _, i := range n.Unlocked {
@@ -190,45 +130,28 @@ func (e Event) Validate() error {
 	default:
 		return fmt.Errorf("%w: unknown type %q", ErrInvalid, e.Type)
 	}
-	switch e.F {
-	case Acquire, Release, Extend, Section:
-		if e.Process < 0 {
-			return fmt.Errorf("%w: %s by negative process %d", ErrInvalid, e.F, e.Process)
-		}
-		if e.Key == "" {
-			return fmt.Errorf("%w: %s %s without a key", ErrInvalid, e.F, e.Type)
-		}
-	case FaultStart, FaultStop:
-		if e.Type != Info {
-			return fmt.Errorf("%w: %s must be of type info, not %q", ErrInvalid, e.F, e.Type)
-		}
-	case Lost:
-		switch {
-		case e.Type != Info:
-			return fmt.Errorf("%w: %s must be of type info, not %q", ErrInvalid, e.F, e.Type)
-		case e.Process < 0:
-			return fmt.Errorf("%w: %s by negative process %d", ErrInvalid, e.F, e.Process)
-		case e.Key == "" || e.Token == "":
-			return fmt.Errorf("%w: %s without a key or a token", ErrInvalid, e.F)
-		}
-	case NodeKey:
-		switch {
-		case e.Type != Info:
-			return fmt.Errorf("%w: %s must be of type info, not %q", ErrInvalid, e.F, e.Type)
-		case e.Node == nil || *e.Node < 0:
-			return fmt.Errorf("%w: %s without a node", ErrInvalid, e.F)
-		case e.Key == "" || e.Value == "":
-			return fmt.Errorf("%w: %s without a key or a value", ErrInvalid, e.F)
-		}
-	default:
+	op := e.F == Acquire || e.F == Release || e.F == Extend || e.F == Section
+	info := e.F == FaultStart || e.F == FaultStop || e.F == Lost || e.F == NodeKey
+	switch {
+	case !op && !info:
 		return fmt.Errorf("%w: unknown f %q", ErrInvalid, e.F)
+	case info && e.Type != Info:
+		return fmt.Errorf("%w: %s must be of type info, not %q", ErrInvalid, e.F, e.Type)
+	case (op || e.F == Lost) && e.Process < 0:
+		return fmt.Errorf("%w: %s by negative process %d", ErrInvalid, e.F, e.Process)
+	case op && e.Key == "":
+		return fmt.Errorf("%w: %s %s without a key", ErrInvalid, e.F, e.Type)
+	case e.F == Lost && (e.Key == "" || e.Token == ""):
+		return fmt.Errorf("%w: %s without a key or a token", ErrInvalid, e.F)
+	case e.F == NodeKey && (e.Node == nil || *e.Node < 0):
+		return fmt.Errorf("%w: %s without a node", ErrInvalid, e.F)
+	case e.F == NodeKey && (e.Key == "" || e.Value == ""):
+		return fmt.Errorf("%w: %s without a key or a value", ErrInvalid, e.F)
 	}
 	if e.Time < 0 {
 		return fmt.Errorf("%w: negative time %d", ErrInvalid, e.Time)
 	}
-	if e.ValidUntil < 0 {
-		// Times are from the base on; a validity before it would turn
-		// the checker's differences of times into overflows.
+	if e.ValidUntil < 0 { // would turn the checker's differences of times into overflows
 		return fmt.Errorf("%w: negative valid_until %d", ErrInvalid, e.ValidUntil)
 	}
 	if e.Type == Ok && (e.F == Acquire || e.F == Extend) {

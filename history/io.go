@@ -15,10 +15,9 @@ import (
 	"github.com/locktorture/locktorture/internal/safefs"
 )
 
-// Writer appends events to a history as JSON lines. It is safe for
-// concurrent use. Events are buffered and flushed at least every
-// FlushInterval, so a run that is killed loses at most that much of its
-// tail; a torn last line is skipped by Read.
+// Writer appends events to a history as JSON lines; it is safe for
+// concurrent use. It flushes at least every FlushInterval, so a killed
+// run loses at most that much of its tail.
 type Writer struct {
 	mu     sync.Mutex
 	f      *os.File
@@ -34,10 +33,9 @@ type Writer struct {
 // FlushInterval is how often a Writer flushes its buffer to the file.
 const FlushInterval = 100 * time.Millisecond
 
-// Create creates the history file at path, mode 0600: a history holds
-// the run's tokens and keys, no business of other local users. A path
-// that exists already (another run's history, a link) is an error: two
-// runs never write, nor truncate, one history.
+// Create creates the history file at path, mode 0600 (it holds the
+// run's tokens and keys). A path that exists already (another run's
+// history, a link) is an error: two runs never share one history.
 func Create(path string) (*Writer, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
@@ -69,8 +67,7 @@ func (w *Writer) flusher() {
 	}
 }
 
-// ErrWrite is wrapped by every error of a Writer, so a caller can tell a
-// failed recording from other errors.
+// ErrWrite is wrapped by every error of a Writer.
 var ErrWrite = errors.New("history: write")
 
 // Append writes one event. The first write error is kept and returned by
@@ -127,8 +124,7 @@ func (w *Writer) Close() error {
 	return err
 }
 
-// Decoder reads a history one event at a time, so a long history is never
-// held in memory whole.
+// Decoder reads a history one event at a time.
 type Decoder struct {
 	r    *bufio.Reader
 	line int
@@ -144,26 +140,20 @@ type Decoder struct {
 }
 
 // ErrEmpty is wrapped by the error that Next returns, instead of io.EOF,
-// for a history without one complete event: an empty file, blank lines
-// only, or a single unterminated line that is not an event (binary data,
-// text without a newline). Such a history records no operation, and a
-// verdict about it would be a verdict about nothing.
+// for a history without one complete event (an empty file, blank lines
+// only, one unterminated line that is not an event): a verdict about it
+// would be about nothing.
 var ErrEmpty = errors.New("history: no complete event")
 
-// MaxLine is the longest line a Decoder reads, its newline not counted:
-// 16 MiB. The longest line in the histories of this repository is under
-// 500 bytes; the longest an event can be is bounded by what a client
-// process may send, whose replies are lines of at most 1 MiB
-// (locks/adapter_proc.go): an event holds text from at most two of them
-// (the token its acquire returned, the error of this operation), and
-// JSON escaping at most sextuples a byte, 12 MiB in all. A longer line
-// is no event: Next stops at it with an error wrapping ErrLineTooLong
-// that names its line, having held at most MaxLine bytes of it, instead
-// of reading a history linked to /dev/zero until memory runs out.
+// MaxLine is the longest line a Decoder reads, its newline not counted.
+// An event holds text from at most two replies of a client process (a
+// token, an error), each at most 1 MiB (locks/adapter_proc.go), and JSON
+// escaping at most sextuples a byte: 12 MiB. Next stops at a longer line
+// with an error wrapping ErrLineTooLong, having held at most MaxLine
+// bytes of it (a history linked to /dev/zero cannot exhaust memory).
 const MaxLine = 16 << 20
 
-// ErrLineTooLong is wrapped by the error of Next for a line longer than
-// MaxLine.
+// ErrLineTooLong is wrapped by Next's error for a line over MaxLine.
 var ErrLineTooLong = errors.New("history: line too long")
 
 // errLong is readLine's error for a line longer than MaxLine.
@@ -174,11 +164,10 @@ func NewDecoder(r io.Reader) *Decoder {
 	return &Decoder{r: bufio.NewReaderSize(r, 64<<10)}
 }
 
-// Next returns the next event, or io.EOF at the end. Blank lines are
-// skipped. A malformed or invalid line is an error naming its line number,
-// except an unterminated last line after at least one event, which is
-// taken for a torn write. A history without one event ends in an error
-// wrapping ErrEmpty, not io.EOF.
+// Next returns the next event, or io.EOF at the end (ErrEmpty for a
+// history without one event). Blank lines are skipped. A malformed or
+// invalid line is an error naming its line number, except an unterminated
+// last line after at least one event: a torn write (Torn).
 func (d *Decoder) Next() (Event, error) {
 	for {
 		b, err := d.readLine()
@@ -218,9 +207,8 @@ func (d *Decoder) Next() (Event, error) {
 	}
 }
 
-// All returns an iterator over the events Next returns: each event with a
-// nil error, until the end of the history (io.EOF is not yielded), or an
-// error, yielded once, last.
+// All returns an iterator over the events Next returns, until io.EOF
+// (not yielded) or an error, yielded once, last.
 func (d *Decoder) All() iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		for {
@@ -235,8 +223,7 @@ func (d *Decoder) All() iter.Seq2[Event, error] {
 	}
 }
 
-// end is what Next returns at the end of the input: io.EOF after at least
-// one event, else an error wrapping ErrEmpty.
+// end is Next's error at the end of the input.
 func (d *Decoder) end() error {
 	if d.events > 0 {
 		return io.EOF
@@ -247,9 +234,8 @@ func (d *Decoder) end() error {
 	return fmt.Errorf("%w: the history holds %d blank lines and nothing else", ErrEmpty, d.line)
 }
 
-// readLine returns the next line, with its '\n' if it has one; it is
-// valid until the next call. A line longer than MaxLine is errLong, read
-// no further than the first bytes past MaxLine.
+// readLine returns the next line, with its '\n' if it has one, valid
+// until the next call; errLong, read no further, past MaxLine.
 func (d *Decoder) readLine() ([]byte, error) {
 	b, err := d.r.ReadSlice('\n')
 	if !errors.Is(err, bufio.ErrBufferFull) {
@@ -273,16 +259,13 @@ func (d *Decoder) readLine() ([]byte, error) {
 	}
 }
 
-// ErrNotFile is wrapped by the error of Open for a path that is a
-// symbolic link or not a regular file.
+// ErrNotFile is wrapped by Open's error for a link or a non-regular file.
 var ErrNotFile = errors.New("history: not a regular file")
 
-// Open opens the history file at path for reading (NewDecoder reads it).
-// A history may come from someone else, in a run folder or a bundle:
-// Open refuses, with a one-line error wrapping ErrNotFile, a path that is
-// a symbolic link (to a file, to a folder, or dangling) and anything that
-// is not a regular file: a named pipe (without waiting for a writer), a
-// device such as /dev/zero, a folder.
+// Open opens the history file at path for reading. A history may come
+// from someone else: Open refuses, with an error wrapping ErrNotFile, a
+// symbolic link (even dangling) and anything not a regular file (a named
+// pipe, without waiting for a writer; a device; a folder).
 func Open(path string) (*os.File, error) {
 	f, err := safefs.Open(path)
 	var refused *safefs.RefusedError
@@ -294,19 +277,14 @@ func Open(path string) (*os.File, error) {
 	case refused.Mode&fs.ModeSymlink != 0:
 		return nil, fmt.Errorf("%w: %s is a symbolic link (name the history file itself)", ErrNotFile, path)
 	}
-	return nil, fmt.Errorf("%w: %s is %s", ErrNotFile, path, fileKind(refused.Mode))
-}
-
-// fileKind names what a file that is not a regular one is.
-func fileKind(m fs.FileMode) string {
-	if k := safefs.Kind(m); k != "" {
-		return k
+	kind := safefs.Kind(refused.Mode)
+	if kind == "" {
+		kind = "not a regular file (mode " + refused.Mode.String() + ")"
 	}
-	return "not a regular file (mode " + m.String() + ")"
+	return nil, fmt.Errorf("%w: %s is %s", ErrNotFile, path, kind)
 }
 
-// ReadFile reads every event of the history at path, opened as Open
-// opens it.
+// ReadFile reads every event of the history at path, opened by Open.
 func ReadFile(path string) ([]Event, error) {
 	f, err := Open(path)
 	if err != nil {
@@ -316,8 +294,7 @@ func ReadFile(path string) ([]Event, error) {
 	return Read(f)
 }
 
-// Read reads every event from r. A history without one complete event
-// is an error wrapping ErrEmpty (see Decoder.Next).
+// Read reads every event from r (see Decoder.Next).
 func Read(r io.Reader) ([]Event, error) {
 	var evs []Event
 	for e, err := range NewDecoder(r).All() {
