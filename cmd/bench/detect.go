@@ -48,21 +48,55 @@ func (r detectRun) outcome() checker.Outcome { return checker.Fold(r.Lease, r.Re
 // detectRow is one cell of part 3.
 type detectRow struct {
 	Spec  matrix.Spec
-	Extra bool // not a matrix cell (extraCells)
+	Extra bool // not a matrix cell: a random twin
 	Runs  []detectRun
 }
 
-// summary: runs that found a violation, unknown verdicts, errors, the
-// median first violation over the runs that found one.
-func (r detectRow) summary() (found, unknown, errs, stoppedValid int, med, medAfter *float64) {
+// cellStats are a row's runs counted as the tables and targets read them.
+type cellStats struct {
+	n, found, unknown, errs, stoppedValid, skipped int
+	// lease, resource and stuck count the runs (errors included) with a
+	// lease violation, a resource violation, liveness stuck.
+	lease, resource, stuck int
+	share                  float64
+	// medFirst and medAfter are the medians of First and AfterFault over
+	// the runs that found a violation; med and after print them ("–"
+	// for none); slowest is the latest First.
+	medFirst, medAfter *float64
+	med, after         string
+	slowest            float64
+	firstErr           string
+}
+
+func (row detectRow) stats() cellStats {
+	s := cellStats{med: "–", after: "–"}
 	var firsts, afters []float64
-	for _, run := range r.Runs {
+	for _, run := range row.Runs {
+		if run.outcome() == checker.OutcomeViolation && run.First != nil {
+			s.slowest = max(s.slowest, *run.First)
+		}
+		if run.Skipped {
+			s.skipped++
+			continue
+		}
+		s.n++
+		if run.Lease == checker.Invalid {
+			s.lease++
+		}
+		if run.Resource == checker.Invalid {
+			s.resource++
+		}
+		if run.Liveness == checker.LivenessStuck {
+			s.stuck++
+		}
 		switch {
-		case run.Skipped:
 		case run.Err != "":
-			errs++
+			s.errs++
+			if s.firstErr == "" {
+				s.firstErr = run.Err
+			}
 		case run.outcome() == checker.OutcomeViolation:
-			found++
+			s.found++
 			if run.First != nil {
 				firsts = append(firsts, *run.First)
 			}
@@ -70,27 +104,58 @@ func (r detectRow) summary() (found, unknown, errs, stoppedValid int, med, medAf
 				afters = append(afters, *run.AfterFault)
 			}
 		case run.outcome() == checker.OutcomeUnknown:
-			unknown++
+			s.unknown++
 		case run.Stopped:
-			stoppedValid++ // the watcher fired but the checker found nothing
+			s.stoppedValid++ // the watcher fired but the checker found nothing
 		}
 	}
 	if len(firsts) > 0 {
 		m := median(firsts)
-		med = &m
+		s.medFirst, s.med = &m, fmt.Sprintf("%.2f", m)
 	}
 	if len(afters) > 0 {
 		m := median(afters)
-		medAfter = &m
+		s.medAfter, s.after = &m, fmt.Sprintf("%.2f", m)
 	}
-	return
+	if s.n > 0 {
+		s.share = float64(s.found) / float64(s.n)
+	}
+	return s
 }
 
-// extraCells are measured besides the matrix's cells, each skipped
-// once the matrix has one of the same name; none today (the control of
-// redlock-no-elapsed/latency-hold950, redlock under the same workload, is
-// the matrix's own redlock/latency-hold950).
-var extraCells []matrix.Spec
+// notes are the runs a row's share leaves out; with detail, the first
+// error and the runs the watcher stopped that checked valid too.
+func (s cellStats) notes(detail bool) []string {
+	var n []string
+	if s.unknown > 0 {
+		n = append(n, fmt.Sprintf("%d unknown", s.unknown))
+	}
+	if s.errs > 0 && detail {
+		e := s.firstErr
+		if len(e) > 120 {
+			e = e[:120] + "…"
+		}
+		n = append(n, fmt.Sprintf("%d errors: %s", s.errs, strings.ReplaceAll(e, "|", "/")))
+	} else if s.errs > 0 {
+		n = append(n, fmt.Sprintf("%d errors", s.errs))
+	}
+	if s.stoppedValid > 0 && detail {
+		n = append(n, fmt.Sprintf("%d stopped by the watcher but valid", s.stoppedValid))
+	}
+	if s.skipped > 0 {
+		n = append(n, fmt.Sprintf("%d skipped (budget)", s.skipped))
+	}
+	return n
+}
+
+// ranIn counts the runs of rows that ran and those skipped.
+func ranIn(rows []detectRow) (ran, skipped int) {
+	for _, row := range rows {
+		s := row.stats()
+		ran, skipped = ran+s.n, skipped+s.skipped
+	}
+	return ran, skipped
+}
 
 // twinSuffix ends the name of a random twin.
 const twinSuffix = " (random twin)"
@@ -129,33 +194,20 @@ func twins() []matrix.Spec {
 
 // detectPlan picks the cells of cells: every expected-violation cell
 // with seeds each, every expected-safe one with safeSeeds each; with
-// withTwins, the random twins of cells' targeted cells with seeds each
-// (after the cells), and the extra cells with safeSeeds each.
+// withTwins, after them, the random twins of cells' targeted cells with
+// seeds each.
 func detectPlan(cells []matrix.Spec, seeds, safeSeeds int, withTwins bool) []detectRow {
 	var rows []detectRow
-	have, chosen := map[string]bool{}, map[string]bool{}
+	chosen := map[string]bool{}
 	for _, sp := range cells {
 		if e := sp.Expect.Overall(); e == report.ExpectViolation || e == report.ExpectSafe {
 			rows = append(rows, detectRow{Spec: sp})
 		}
 		chosen[sp.Name] = true
 	}
-	for _, sp := range matrix.Cells(false) {
-		have[sp.Name] = true
-	}
-	var extra []matrix.Spec
-	if withTwins {
-		for _, tw := range twins() {
-			if chosen[strings.TrimSuffix(tw.Name, twinSuffix)] {
-				extra = append(extra, tw)
-			}
-		}
-	} else {
-		extra = slices.Clone(extraCells)
-	}
-	for _, sp := range extra {
-		if !have[sp.Name] {
-			rows = append(rows, detectRow{Spec: sp, Extra: true})
+	for _, tw := range twins() {
+		if withTwins && chosen[strings.TrimSuffix(tw.Name, twinSuffix)] {
+			rows = append(rows, detectRow{Spec: tw, Extra: true})
 		}
 	}
 	for i := range rows {

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locktorture/locktorture/checker"
 	"github.com/locktorture/locktorture/report"
 )
 
@@ -254,39 +253,6 @@ func paren(s string) string {
 	return "(" + s + ")"
 }
 
-func (row detectRow) ran() int {
-	n := 0
-	for _, r := range row.Runs {
-		if !r.Skipped {
-			n++
-		}
-	}
-	return n
-}
-
-// outcomes counts the runs that were not skipped by what they showed: a
-// lease violation, a resource violation, liveness stuck, an error.
-func (row detectRow) outcomes() (lease, resource, stuck, failed int) {
-	for _, run := range row.Runs {
-		if run.Skipped {
-			continue
-		}
-		if run.Err != "" {
-			failed++
-		}
-		if run.Lease == checker.Invalid {
-			lease++
-		}
-		if run.Resource == checker.Invalid {
-			resource++
-		}
-		if run.Liveness == checker.LivenessStuck {
-			stuck++
-		}
-	}
-	return lease, resource, stuck, failed
-}
-
 func (r *results) workloadSection(p func(string, ...any)) {
 	w := r.Workload
 	p("%d clients, each on its own key, each cycle acquire + release (SET key token NX PX 1000, then the Lua compare-and-delete), ", w.Clients)
@@ -391,11 +357,7 @@ func (r *results) detectSection(p func(string, ...any)) {
 	if o.cells != nil {
 		which += fmt.Sprintf(" whose name matches `%s`", o.cells)
 	}
-	p("Every expected-violation cell %s with %d seeds, every expected-safe cell with %d", which, o.seeds, o.safeSeeds)
-	if slices.ContainsFunc(r.Detect, func(row detectRow) bool { return row.Extra }) {
-		p(", plus cells that are not in the matrix (marked †, below the table)")
-	}
-	p(". ")
+	p("Every expected-violation cell %s with %d seeds, every expected-safe cell with %d. ", which, o.seeds, o.safeSeeds)
 	p("A run of an expected-violation cell lasts at most %v but stops at the first violation a watcher sees in the recorded events (`harness.WithStop`; the verdict and the time are still the checker's, on the whole history); ", o.detectMax)
 	p("a run of an expected-safe cell lasts %v, the matrix's default (both raised to the cell's `MinDuration`, at most 30 s); %d runs at a time. ", o.detectDur, o.parallel)
 	p("Time to first violation is from the start of the clients (after the nodes are up) to the earliest of `FirstLeaseViolation` and `FirstResourceViolation`; ")
@@ -408,87 +370,28 @@ func (r *results) detectSection(p func(string, ...any)) {
 	p(". Cells marked \"possible\" in the matrix are not measured: they have no expected outcome.\n\n")
 	p("| cell | lock | faults | expect | runs | found | share | median first s | slowest first s | median s after the first fault began | notes |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, row := range r.Detect {
-		found, unknown, errs, stoppedValid, med, medAfter := row.summary()
-		n := row.ran()
-		name := row.Spec.Name
-		if row.Extra {
-			name += " †"
-		}
-		var notes []string
-		if unknown > 0 {
-			notes = append(notes, fmt.Sprintf("%d unknown", unknown))
-		}
-		if errs > 0 {
-			notes = append(notes, fmt.Sprintf("%d errors: %s", errs, firstErr(row)))
-		}
-		if stoppedValid > 0 {
-			notes = append(notes, fmt.Sprintf("%d stopped by the watcher but valid", stoppedValid))
-		}
-		if sk := len(row.Runs) - n; sk > 0 {
-			notes = append(notes, fmt.Sprintf("%d skipped (budget)", sk))
-		}
+		s := row.stats()
+		notes := s.notes(true)
 		faults := "none"
 		if len(row.Spec.Kinds()) > 0 {
 			faults = strings.Join(row.Spec.Kinds(), ",")
 		}
-		share, medS, slow, after := "–", "–", "–", "–"
-		if medAfter != nil {
-			after = fmt.Sprintf("%.2f", *medAfter)
+		share, slow := "–", "–"
+		if s.n > 0 {
+			share = fmt.Sprintf("%.0f%%", 100*s.share)
 		}
-		if n > 0 {
-			share = fmt.Sprintf("%.0f%%", 100*float64(found)/float64(n))
-		}
-		if med != nil {
-			medS = fmt.Sprintf("%.2f", *med)
-			slow = fmt.Sprintf("%.2f", row.slowest())
+		if s.medFirst != nil {
+			slow = fmt.Sprintf("%.2f", s.slowest)
 		}
 		if row.Spec.Expect.Overall() == report.ExpectSafe {
-			if found > 0 {
-				notes = append(notes, fmt.Sprintf("**%d false alarms**", found))
+			if s.found > 0 {
+				notes = append(notes, fmt.Sprintf("**%d false alarms**", s.found))
 			}
 			share = "–"
 		}
-		p("| %s | %s | %s | %s | %d | %d | %s | %s | %s | %s | %s |\n", name, row.Spec.Lock(), faults, row.Spec.Expect, n, found, share, medS, slow, after, strings.Join(notes, "; "))
+		p("| %s | %s | %s | %s | %d | %d | %s | %s | %s | %s | %s |\n", row.Spec.Name, row.Spec.Lock(), faults, row.Spec.Expect, s.n, s.found, share, s.med, slow, s.after, strings.Join(notes, "; "))
 	}
-	p("\n")
-	for _, row := range r.Detect {
-		if row.Extra {
-			p("† %s: not a matrix cell (%d nodes, keys 1, hold %v, TTL 1 s, fault interval %v): %s.\n", row.Spec.Name, row.Spec.Config.Nodes, row.Spec.Config.Hold, row.Spec.Config.NemesisInterval, row.Spec.Why)
-		}
-	}
-	p("\n")
-}
-
-func (row detectRow) slowest() float64 {
-	s := 0.0
-	for _, r := range row.Runs {
-		if r.outcome() == checker.OutcomeViolation && r.First != nil {
-			s = max(s, *r.First)
-		}
-	}
-	return s
-}
-
-func firstErr(row detectRow) string {
-	for _, r := range row.Runs {
-		if r.Err != "" {
-			e := r.Err
-			if len(e) > 120 {
-				e = e[:120] + "…"
-			}
-			return strings.ReplaceAll(e, "|", "/")
-		}
-	}
-	return ""
-}
-
-// ranIn counts the runs of rows that ran and those skipped.
-func ranIn(rows []detectRow) (ran, skipped int) {
-	for _, row := range rows {
-		ran += row.ran()
-		skipped += len(row.Runs) - row.ran()
-	}
-	return ran, skipped
+	p("\n\n")
 }
 
 func (r *results) startupSection(p func(string, ...any)) {
@@ -535,22 +438,21 @@ func (r *results) notes() []string {
 		if row.Extra || row.Spec.Expect.Overall() != report.ExpectViolation {
 			continue
 		}
-		found, _, _, _, med, after := row.summary()
-		n := row.ran()
-		if n > 0 && found < n {
+		s := row.stats()
+		if s.n > 0 && s.found < s.n {
 			out = append(out, fmt.Sprintf("**Detection, %s found the violation in %d of %d seeds.** Its runs depend on timing, not only on the seed: "+
 				"the fault has to land while a lock is held in the way that breaks it (for a clock jump, on nodes that granted the lock, while it is still held). "+
 				"A run may last 30 s; a miss in one run of `make bench` can be a find in the next. Check the missed seeds' runs with `torture run` before reading more into it.",
-				row.Spec.Name, found, n))
+				row.Spec.Name, s.found, s.n))
 		}
-		if med != nil && *med > targetMedian {
-			a := "–"
-			if after != nil {
-				a = fmt.Sprintf("%.2f s", *after)
+		if s.medFirst != nil && *s.medFirst > targetMedian {
+			a := s.after
+			if s.medAfter != nil {
+				a += " s"
 			}
 			out = append(out, fmt.Sprintf("**Detection, %s's median first violation at %.2f s instead of ≤ %.0f s.** The cell's schedule begins with a quiet interval of %v before its first fault; "+
 				"the violation follows the fault's start by a median %s (a failover waits for the sentinels to promote the replica). A shorter interval for this cell would be the matrix's choice; it is left as it is.",
-				row.Spec.Name, *med, targetMedian, row.Spec.Config.NemesisInterval, a))
+				row.Spec.Name, *s.medFirst, targetMedian, row.Spec.Config.NemesisInterval, a))
 		}
 	}
 	return append(out, r.newNotes()...)

@@ -40,44 +40,6 @@ func runTargeted(ctx context.Context, e *benchEnv, r *results) error {
 	return ctx.Err()
 }
 
-// cellStats are a row's figures as the tables print them.
-type cellStats struct {
-	found, n               int
-	med, after             string
-	share                  float64
-	medFirst, medAfter     *float64
-	unknown, errs, skipped int
-}
-
-func statsOf(row detectRow) cellStats {
-	found, unknown, errs, _, med, after := row.summary()
-	s := cellStats{found: found, n: row.ran(), med: "–", after: "–", medFirst: med, medAfter: after, unknown: unknown, errs: errs, skipped: len(row.Runs) - row.ran()}
-	if med != nil {
-		s.med = fmt.Sprintf("%.2f", *med)
-	}
-	if after != nil {
-		s.after = fmt.Sprintf("%.2f", *after)
-	}
-	if s.n > 0 {
-		s.share = float64(found) / float64(s.n)
-	}
-	return s
-}
-
-func (s cellStats) notes() string {
-	var n []string
-	if s.unknown > 0 {
-		n = append(n, fmt.Sprintf("%d unknown", s.unknown))
-	}
-	if s.errs > 0 {
-		n = append(n, fmt.Sprintf("%d errors", s.errs))
-	}
-	if s.skipped > 0 {
-		n = append(n, fmt.Sprintf("%d skipped (budget)", s.skipped))
-	}
-	return strings.Join(n, "; ")
-}
-
 // twinList names each targeted kind's random twin (nemesis.Kind.Twin):
 // "`kill-quorum` → `kill` restarting immediate, …".
 func twinList() string {
@@ -114,17 +76,15 @@ func (r *results) targetedSection(p func(string, ...any)) {
 		if row.Extra || row.Spec.Expect.Overall() != report.ExpectViolation {
 			continue
 		}
-		t := statsOf(row)
+		t := row.stats()
 		tw, ok := byName[row.Spec.Name+twinSuffix]
-		twS := cellStats{med: "–", after: "–"}
-		twFound := "–"
+		twS, twFound := tw.stats(), "–"
 		if ok {
-			twS = statsOf(tw)
 			twFound = fmt.Sprintf("%d / %d", twS.found, twS.n)
 		}
-		notes := t.notes()
-		if n := twS.notes(); n != "" {
-			notes = strings.Trim(notes+"; twin: "+n, "; ")
+		notes := strings.Join(t.notes(false), "; ")
+		if n := twS.notes(false); len(n) > 0 {
+			notes = strings.Trim(notes+"; twin: "+strings.Join(n, "; "), "; ")
 		}
 		p("| %s | %d / %d | %s | %s | %s | %s | %s | %s |\n", row.Spec.Name, t.found, t.n, t.after, t.med, twFound, twS.after, twS.med, notes)
 	}
@@ -133,8 +93,8 @@ func (r *results) targetedSection(p func(string, ...any)) {
 		if row.Spec.Expect.Overall() != report.ExpectSafe {
 			continue
 		}
-		s := statsOf(row)
-		p("| %s | %d | %d | %s |\n", row.Spec.Name, s.n, s.found, s.notes())
+		s := row.stats()
+		p("| %s | %d | %d | %s |\n", row.Spec.Name, s.n, s.found, strings.Join(s.notes(false), "; "))
 	}
 }
 
@@ -199,7 +159,7 @@ type worst struct {
 func worstOf(rows []detectRow, time func(cellStats) *float64) worst {
 	w := worst{share: 1}
 	for _, row := range rows {
-		s := statsOf(row)
+		s := row.stats()
 		switch row.Spec.Expect.Overall() {
 		case report.ExpectViolation:
 			if row.Extra {
@@ -226,8 +186,8 @@ func worstOf(rows []detectRow, time func(cellStats) *float64) worst {
 // never stuck; an undecided or failed run matches nothing.
 func clockMatches(row detectRow) bool {
 	e := row.Spec.Expect
-	lease, resource, stuck, bad := row.outcomes()
-	ok := bad == 0 && row.ran() > 0
+	s := row.stats()
+	ok := s.errs == 0 && s.n > 0
 	check := func(want report.Expectation, got int) {
 		switch want {
 		case report.ExpectSafe:
@@ -236,10 +196,10 @@ func clockMatches(row detectRow) bool {
 			ok = ok && got > 0
 		}
 	}
-	check(e.Lease, lease)
-	check(e.Resource, resource)
+	check(e.Lease, s.lease)
+	check(e.Resource, s.resource)
 	if e.Liveness == checker.LivenessOK {
-		ok = ok && stuck == 0
+		ok = ok && s.stuck == 0
 	}
 	return ok
 }
@@ -261,7 +221,7 @@ func (r *results) newNotes() []string {
 		if row.Extra || row.Spec.Expect.Overall() != report.ExpectViolation {
 			continue
 		}
-		if s := statsOf(row); s.n > 0 && s.share < targetTargetedShare {
+		if s := row.stats(); s.n > 0 && s.share < targetTargetedShare {
 			out = append(out, fmt.Sprintf("**Targeted, %s found the violation in %d of %d seeds.** A strike needs a hold of the shape it aims at within its window, and the violation a second client to win the key before the holder releases; a run's `schedule.json` says whether each step struck. Measured with %s.",
 				row.Spec.Name, s.found, s.n, load))
 		}
