@@ -47,6 +47,14 @@ type checkRow struct {
 	Err           string `json:"err,omitempty"`
 }
 
+// kind is the row's history as the tables name it.
+func (c checkRow) kind() string {
+	if c.Violation {
+		return "late violation"
+	}
+	return "valid"
+}
+
 // checkChild is the "check-one" mode: check one history in this process
 // and print a checkRow as JSON, so that the parent reads this process's
 // peak RSS alone.

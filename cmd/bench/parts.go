@@ -155,13 +155,13 @@ func runPart(ctx context.Context, e *benchEnv, pt part, commit string) (section,
 }
 
 func runWorkload(ctx context.Context, e *benchEnv, r *results) error {
-	r.ProfilePath = filepath.Join(e.tmp, "harness.prof")
-	w, err := workload(ctx, e.tmp, e.o.clients, e.o.workloadDur, e.o.rounds, r.ProfilePath, e.logf)
+	profile := filepath.Join(e.tmp, "harness.prof")
+	w, err := workload(ctx, e.tmp, e.o.clients, e.o.workloadDur, e.o.rounds, profile, e.logf)
 	if err != nil {
 		return err
 	}
 	r.Workload = &w
-	r.ProfileTop = profileTop(ctx, r.ProfilePath)
+	r.ProfileTop = profileTop(ctx, profile)
 	return nil
 }
 

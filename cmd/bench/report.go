@@ -31,12 +31,8 @@ const (
 type results struct {
 	Opts                    options
 	LoadStart               string // the load averages when the part began
-	Started                 time.Time
-	Wall                    time.Duration
-	Machine                 machineInfo
 	Startup                 startupResult
 	Workload                *workloadResult
-	ProfilePath             string
 	ProfileTop              []profileLine
 	Checker                 []checkRow
 	GoBench                 string
@@ -221,12 +217,8 @@ func (r *results) targetRows() []string {
 		if c.Mode != "stream" || c.Ops != slices.Max(r.Opts.sizes) {
 			continue
 		}
-		kind := "valid"
-		if c.Violation {
-			kind = "late violation"
-		}
 		ok := c.Total <= targetCheckTime && c.PeakRSS <= targetCheckMem && c.Err == ""
-		p("| 2. check %d ops (%s): time, peak RSS | ≤ %v, ≤ 1 GiB | %s s, %.0f MiB | %s |\n", c.Ops, kind, targetCheckTime, secs(c.Total), mib(c.PeakRSS), mark(ok))
+		p("| 2. check %d ops (%s): time, peak RSS | ≤ %v, ≤ 1 GiB | %s s, %.0f MiB | %s |\n", c.Ops, c.kind(), targetCheckTime, secs(c.Total), mib(c.PeakRSS), mark(ok))
 	}
 	if len(r.Detect) > 0 {
 		w := worstOf(r.Detect, func(s cellStats) *float64 { return s.medFirst })
@@ -238,7 +230,45 @@ func (r *results) targetRows() []string {
 		med := medianDur(r.Startup.Times)
 		p("| 4. start-up of 5 nodes and their proxies (median of %d) | ≤ %v | %s s | %s |\n", len(r.Startup.Times), targetStartup, secs(med), mark(med <= targetStartup))
 	}
-	return append(lines(b.String()), r.newTargetRows()...)
+	if r.Gate != nil {
+		alarms := 0
+		for _, g := range r.Gate.Gates {
+			ok := g.Exit == 0 && g.Err == "" && g.Wall <= 3*time.Minute
+			p("| 7. `torture gate --lock %s` beside %d CPU hogs: PASS, each promise cell excluding a per-trial rate of %.0f %% | ≤ 3 min | %.0f s, %s, %d cells short | %s |\n",
+				g.Lock, g.Hogs, 100*g.Rate, g.Wall.Seconds(), g.Status, len(g.Short), mark(ok))
+			if g.Exit == 1 {
+				alarms++
+			}
+		}
+		p("| 7. false alarms (a gate exiting 1) of %d gates, idle and beside the hogs | 0 | %d | %s |\n", len(r.Gate.Gates), alarms, mark(alarms == 0))
+		for _, m := range r.Gate.Matrix {
+			if m.Jobs == 0 {
+				p("| 7. `make torture`'s matrix at the default jobs: wall, every cell matching | ≤ 60 s | %.0f s, %d of %d matching | %s |\n",
+					m.Wall.Seconds(), m.Matching, m.Cells, mark(m.Wall <= time.Minute && m.Matching == m.Cells && m.Cells > 0))
+			}
+		}
+	}
+	if len(r.Targeted) > 0 {
+		w := worstOf(r.Targeted, func(s cellStats) *float64 { return s.medAfter })
+		p("| 8. share of seeds finding the violation, worst of %d targeted cells | ≥ %.0f%% | %.0f%% %s | %s |\n", w.cells, 100*targetTargetedShare, 100*w.share, paren(w.shareCell), mark(w.share >= targetTargetedShare))
+		p("| 8. median time from the strike to the first violation, worst targeted cell | ≤ %.0f s | %.2f s %s | %s |\n", targetTargetedAfter, w.time, paren(w.timeCell), mark(w.time <= targetTargetedAfter))
+		p("| 8. false alarms in the targeted kinds' expected-safe controls | 0 | %d of %d runs | %s |\n", w.falseAlarms, w.safeRuns, mark(w.falseAlarms == 0))
+	}
+	if op := r.OnePass; op != nil && len(op.Rounds) > 0 {
+		t, m := op.ratios()
+		p("| 9. `torture run`'s check and report ÷ `torture check`, %d ops: time (median of rounds) | ≤ %.1f× | %.2f× | %s |\n", op.Ops, targetOnePass, median(t), mark(median(t) <= targetOnePass))
+		p("| 9. the same: peak RSS | ≤ %.1f× | %.2f× | %s |\n", targetOnePass, median(m), mark(median(m) <= targetOnePass))
+	}
+	if len(r.Clock) > 0 {
+		matched, n := 0, len(r.Clock)
+		for _, row := range r.Clock {
+			if clockMatches(row) {
+				matched++
+			}
+		}
+		p("| 10. clock-on-the-client and slewed-heal cells whose runs match their expectation | all | %d of %d | %s |\n", matched, n, mark(matched == n))
+	}
+	return lines(b.String())
 }
 
 // lines splits s into its non-empty lines.
@@ -323,10 +353,8 @@ func (r *results) checkerSection(p func(string, ...any)) {
 	p("| ops | history | mode | events | file MB | decode only s | total s | µs/op | porcupine lease s | sweep ms | porcupine resource s | stats s | peak RSS MiB | peak heap MiB | verdicts | first violation found at / injected at (s) |\n")
 	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range r.Checker {
-		kind := "valid"
 		first := "–"
 		if c.Violation {
-			kind = "late violation"
 			f := "none"
 			for _, t := range []*int64{c.FirstLease, c.FirstResource} {
 				if t != nil {
@@ -342,7 +370,7 @@ func (r *results) checkerSection(p func(string, ...any)) {
 		}
 		tm := c.Timings
 		p("| %d | %s | %s | %d | %.0f | %s | %s | %.2f | %s | %.1f | %s | %s | %.0f | %.0f | %s | %s |\n",
-			c.Ops, kind, c.Mode, c.Events, float64(c.FileBytes)/1e6, secs(c.Decode), secs(c.Total), float64(c.Total.Microseconds())/float64(c.Ops),
+			c.Ops, c.kind(), c.Mode, c.Events, float64(c.FileBytes)/1e6, secs(c.Decode), secs(c.Total), float64(c.Total.Microseconds())/float64(c.Ops),
 			secs(tm.LeasePorcupine), float64(tm.Sweep.Microseconds())/1e3, secs(tm.ResourcePorcupine), secs(tm.Stats), mib(c.PeakRSS), float64(c.PeakHeap)/(1<<20), verdict, first)
 	}
 	p("\nGrowth: µs per operation should stay flat from 10⁴ to 10⁶ (linear cost). The first violation the checker reports is the injected one: the overlap starts at the injected acquire ok, and the lost update shows when the second of the two sections that read the same value completes.\n\n")
@@ -408,6 +436,7 @@ func (r *results) startupSection(p func(string, ...any)) {
 // was done.
 func (r *results) notes() []string {
 	var out []string
+	load := fmt.Sprintf("the load average at %s on %d CPUs", r.LoadStart, runtime.NumCPU())
 	if w := r.Workload; w != nil && ratio(w.Harness, w.RawDirect) < targetRatio {
 		out = append(out, fmt.Sprintf("**Workload, %.2f of the raw loop instead of %.1f.** What limits it is the toxiproxy proxy every run goes through, not the harness: "+
 			"the raw loop itself drops to %.2f of its direct rate through the same proxy, and its CPU per cycle goes from %.0f µs to %.0f µs; "+
@@ -426,13 +455,9 @@ func (r *results) notes() []string {
 		if c.Mode != "stream" || c.Ops != slices.Max(r.Opts.sizes) || c.Err != "" || c.Total <= targetCheckTime || c.PeakRSS > targetCheckMem {
 			continue
 		}
-		kind := "valid"
-		if c.Violation {
-			kind = "late violation"
-		}
-		out = append(out, fmt.Sprintf("**Checker, %d ops (%s) in %s s instead of ≤ %v.** Measured with the load average at %s on %d CPUs: "+
+		out = append(out, fmt.Sprintf("**Checker, %d ops (%s) in %s s instead of ≤ %v.** Measured with %s: "+
 			"the check decodes on one goroutine and runs porcupine on GOMAXPROCS workers, so its wall time stretches with the run queue, while its peak RSS (%.0f MiB), which the load does not change, is within the target. "+
-			"The figure to trust is a run on a quiet machine: `bin/bench -only checker`.", c.Ops, kind, secs(c.Total), targetCheckTime, r.LoadStart, runtime.NumCPU(), mib(c.PeakRSS)))
+			"The figure to trust is a run on a quiet machine: `bin/bench -only checker`.", c.Ops, c.kind(), secs(c.Total), targetCheckTime, load, mib(c.PeakRSS)))
 	}
 	for _, row := range r.Detect {
 		if row.Extra || row.Spec.Expect.Overall() != report.ExpectViolation {
@@ -455,7 +480,35 @@ func (r *results) notes() []string {
 				row.Spec.Name, *s.medFirst, targetMedian, row.Spec.Config.NemesisInterval, a))
 		}
 	}
-	return append(out, r.newNotes()...)
+	if r.Gate != nil {
+		for _, g := range r.Gate.Gates {
+			if g.Exit != 0 || g.Err != "" || g.Wall > 3*time.Minute {
+				out = append(out, fmt.Sprintf("**Gate, %s beside %d CPU hogs exited %d (%s) in %.0f s; promise cells short of %d trials: %s.** A cell's trials come from its fault steps, a few a run: the gate runs more seeds side by side while its budget holds them, fewer when the machine is too slow for more (%s); `torture gate --lock %s --cells '^NAME$'` runs one again.",
+					g.Lock, g.Hogs, g.Exit, g.Status, g.Wall.Seconds(), g.Need, strings.Join(g.Short, ", ")+errNote(g.Err), load, g.Lock))
+			}
+		}
+	}
+	for _, row := range r.Targeted {
+		if row.Extra || row.Spec.Expect.Overall() != report.ExpectViolation {
+			continue
+		}
+		if s := row.stats(); s.n > 0 && s.share < targetTargetedShare {
+			out = append(out, fmt.Sprintf("**Targeted, %s found the violation in %d of %d seeds.** A strike needs a hold of the shape it aims at within its window, and the violation a second client to win the key before the holder releases; a run's `schedule.json` says whether each step struck. Measured with %s.",
+				row.Spec.Name, s.found, s.n, load))
+		}
+	}
+	if op := r.OnePass; op != nil && len(op.Rounds) > 0 {
+		if t, _ := op.ratios(); median(t) > targetOnePass {
+			out = append(out, fmt.Sprintf("**One pass, %s's check and report at %.2f× `torture check`'s time instead of ≤ %.1f×.** Measured with %s: the rounds' ratios (%s) move by more than the report adds; `bin/bench -only onepass` on a quiet machine settles it.",
+				"`torture run`", median(t), targetOnePass, load, join("%.2f", t)))
+		}
+	}
+	for _, row := range r.Clock {
+		if !clockMatches(row) {
+			out = append(out, fmt.Sprintf("**Clock, %s's runs do not match its expectation (%s).** See its row in part 10; `torture matrix --cells '^%s$' --seeds 1..10` measures it with more seeds.", row.Spec.Name, row.Spec.Expect, regexp.QuoteMeta(row.Spec.Name)))
+		}
+	}
+	return out
 }
 
 // profileCum returns the cumulative share of the profile line whose

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -98,54 +96,6 @@ func (r *results) targetedSection(p func(string, ...any)) {
 	}
 }
 
-// newTargetRows are the targets rows of the gate, targeted, one-pass
-// and clock parts.
-func (r *results) newTargetRows() []string {
-	var out []string
-	if r.Gate != nil {
-		alarms := 0
-		for _, g := range r.Gate.Gates {
-			ok := g.Exit == 0 && g.Err == "" && g.Wall <= 3*time.Minute
-			out = append(out, fmt.Sprintf("| 7. `torture gate --lock %s` beside %d CPU hogs: PASS, each promise cell excluding a per-trial rate of %.0f %% | ≤ 3 min | %.0f s, %s, %d cells short | %s |",
-				g.Lock, g.Hogs, 100*g.Rate, g.Wall.Seconds(), g.Status, len(g.Short), mark(ok)))
-			if g.Exit == 1 {
-				alarms++
-			}
-		}
-		out = append(out, fmt.Sprintf("| 7. false alarms (a gate exiting 1) of %d gates, idle and beside the hogs | 0 | %d | %s |", len(r.Gate.Gates), alarms, mark(alarms == 0)))
-		for _, m := range r.Gate.Matrix {
-			if m.Jobs == 0 {
-				out = append(out, fmt.Sprintf("| 7. `make torture`'s matrix at the default jobs: wall, every cell matching | ≤ 60 s | %.0f s, %d of %d matching | %s |",
-					m.Wall.Seconds(), m.Matching, m.Cells, mark(m.Wall <= time.Minute && m.Matching == m.Cells && m.Cells > 0)))
-			}
-		}
-	}
-	if len(r.Targeted) > 0 {
-		w := worstOf(r.Targeted, func(s cellStats) *float64 { return s.medAfter })
-		out = append(out,
-			fmt.Sprintf("| 8. share of seeds finding the violation, worst of %d targeted cells | ≥ %.0f%% | %.0f%% %s | %s |", w.cells, 100*targetTargetedShare, 100*w.share, paren(w.shareCell), mark(w.share >= targetTargetedShare)),
-			fmt.Sprintf("| 8. median time from the strike to the first violation, worst targeted cell | ≤ %.0f s | %.2f s %s | %s |", targetTargetedAfter, w.time, paren(w.timeCell), mark(w.time <= targetTargetedAfter)),
-			fmt.Sprintf("| 8. false alarms in the targeted kinds' expected-safe controls | 0 | %d of %d runs | %s |", w.falseAlarms, w.safeRuns, mark(w.falseAlarms == 0)))
-	}
-	if op := r.OnePass; op != nil && len(op.Rounds) > 0 {
-		t, m := op.ratios()
-		out = append(out,
-			fmt.Sprintf("| 9. `torture run`'s check and report ÷ `torture check`, %d ops: time (median of rounds) | ≤ %.1f× | %.2f× | %s |", op.Ops, targetOnePass, median(t), mark(median(t) <= targetOnePass)),
-			fmt.Sprintf("| 9. the same: peak RSS | ≤ %.1f× | %.2f× | %s |", targetOnePass, median(m), mark(median(m) <= targetOnePass)))
-	}
-	if len(r.Clock) > 0 {
-		matched, n := 0, 0
-		for _, row := range r.Clock {
-			n++
-			if clockMatches(row) {
-				matched++
-			}
-		}
-		out = append(out, fmt.Sprintf("| 10. clock-on-the-client and slewed-heal cells whose runs match their expectation | all | %d of %d | %s |", matched, n, mark(matched == n)))
-	}
-	return out
-}
-
 // worst is what a part's targets read of its rows: of the
 // expected-violation cells (not Extra), how many, the least share of
 // seeds that found the violation and the longest median time (time), each
@@ -204,38 +154,3 @@ func clockMatches(row detectRow) bool {
 	return ok
 }
 
-// newNotes explain the targets not met of the gate, targeted, one-pass
-// and clock parts.
-func (r *results) newNotes() []string {
-	var out []string
-	load := fmt.Sprintf("the load average at %s on %d CPUs", r.LoadStart, runtime.NumCPU())
-	if r.Gate != nil {
-		for _, g := range r.Gate.Gates {
-			if g.Exit != 0 || g.Err != "" || g.Wall > 3*time.Minute {
-				out = append(out, fmt.Sprintf("**Gate, %s beside %d CPU hogs exited %d (%s) in %.0f s; promise cells short of %d trials: %s.** A cell's trials come from its fault steps, a few a run: the gate runs more seeds side by side while its budget holds them, fewer when the machine is too slow for more (%s); `torture gate --lock %s --cells '^NAME$'` runs one again.",
-					g.Lock, g.Hogs, g.Exit, g.Status, g.Wall.Seconds(), g.Need, strings.Join(g.Short, ", ")+errNote(g.Err), load, g.Lock))
-			}
-		}
-	}
-	for _, row := range r.Targeted {
-		if row.Extra || row.Spec.Expect.Overall() != report.ExpectViolation {
-			continue
-		}
-		if s := row.stats(); s.n > 0 && s.share < targetTargetedShare {
-			out = append(out, fmt.Sprintf("**Targeted, %s found the violation in %d of %d seeds.** A strike needs a hold of the shape it aims at within its window, and the violation a second client to win the key before the holder releases; a run's `schedule.json` says whether each step struck. Measured with %s.",
-				row.Spec.Name, s.found, s.n, load))
-		}
-	}
-	if op := r.OnePass; op != nil && len(op.Rounds) > 0 {
-		if t, _ := op.ratios(); median(t) > targetOnePass {
-			out = append(out, fmt.Sprintf("**One pass, %s's check and report at %.2f× `torture check`'s time instead of ≤ %.1f×.** Measured with %s: the rounds' ratios (%s) move by more than the report adds; `bin/bench -only onepass` on a quiet machine settles it.",
-				"`torture run`", median(t), targetOnePass, load, join("%.2f", t)))
-		}
-	}
-	for _, row := range r.Clock {
-		if !clockMatches(row) {
-			out = append(out, fmt.Sprintf("**Clock, %s's runs do not match its expectation (%s).** See its row in part 10; `torture matrix --cells '^%s$' --seeds 1..10` measures it with more seeds.", row.Spec.Name, row.Spec.Expect, regexp.QuoteMeta(row.Spec.Name)))
-		}
-	}
-	return out
-}
