@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -46,36 +47,35 @@ type adapterResult struct {
 	ExampleCmd string
 }
 
-// adapterLocks are the locks part 5 compares, setnx first (the
-// reference of the ratios).
-func adapterLocks(example string) []string {
-	return []string{"setnx", example, "redis-py-lock"}
-}
-
-// adapterBench measures part 5 against one redis-server.
-func adapterBench(ctx context.Context, tmp, examplePath, exampleShown string, clients int, d time.Duration, rounds int, logf func(string, ...any)) (adapterResult, error) {
-	py, err := pythonOnPath()
+// runAdapter measures part 5 against one redis-server; the locks are
+// compared setnx first (the reference of the ratios).
+func runAdapter(ctx context.Context, e *benchEnv, r *results) error {
+	examplePath, err := filepath.Abs(e.o.example)
 	if err != nil {
-		return adapterResult{}, err
+		return err
+	}
+	py, err := exec.LookPath("python3") // any: the example needs only the standard library
+	if err != nil {
+		return fmt.Errorf("adapter: no python3 on the PATH")
 	}
 	example := fmt.Sprintf("exec:'%s' '%s'", py, examplePath)
-	a := adapterResult{Clients: clients, Duration: d, Rounds: rounds, Example: example, ExampleCmd: "exec:python3 " + exampleShown,
-		Locks: adapterLocks(example), Rates: map[string][]float64{}, RatesOne: map[string][]float64{}}
-	cl, err := cluster.Start(ctx, 1, cluster.WithDir(filepath.Join(tmp, "adapter-node")))
+	clients := e.o.adapterCl
+	a := &adapterResult{Clients: clients, Duration: e.o.adapterDur, Rounds: e.o.adapterRounds, Example: example, ExampleCmd: "exec:python3 " + filepath.ToSlash(e.o.example),
+		Locks: []string{"setnx", example, "redis-py-lock"}, Rates: map[string][]float64{}, RatesOne: map[string][]float64{}}
+	r.Adapter = a
+	cl, err := cluster.Start(ctx, 1, cluster.WithDir(filepath.Join(e.tmp, "adapter-node")))
 	if err != nil {
-		return a, err
+		return err
 	}
 	defer cl.Close()
 	cfg := locks.Config{Addrs: cl.Addrs(), Password: cl.Password(), TTL: time.Second}
-
-	if err := a.pipe(ctx, example, cfg, clients, logf); err != nil {
-		return a, err
+	if err := a.pipe(ctx, example, cfg, clients, e.logf); err != nil {
+		return err
 	}
-	if err := a.startup(ctx, cfg, clients, logf); err != nil {
-		return a, err
+	if err := a.startup(ctx, cfg, clients, e.logf); err != nil {
+		return err
 	}
-	err = a.cycles(ctx, tmp, cl, logf)
-	return a, err
+	return a.cycles(ctx, e.tmp, cl, e.logf)
 }
 
 // pipe measures the process protocol's pipe: 2000 pings of one process,
@@ -180,18 +180,6 @@ func (a *adapterResult) cycles(ctx context.Context, tmp string, cl *cluster.Clus
 // childCPU is the user and system CPU time of this process's children
 // that have been reaped.
 func childCPU() time.Duration { return cpuOf(syscall.RUSAGE_CHILDREN) }
-
-// pythonOnPath is the python3 the example client runs with: any, as it
-// needs only the standard library.
-func pythonOnPath() (string, error) {
-	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
-		p := filepath.Join(dir, "python3")
-		if st, err := os.Stat(p); err == nil && !st.IsDir() && filepath.IsAbs(p) {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("adapter: no python3 on the PATH")
-}
 
 // rssOf is the resident memory of one of l's client processes, in KiB
 // (0 when it cannot be read).

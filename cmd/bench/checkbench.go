@@ -200,22 +200,21 @@ func statusKB(path, field string) int64 {
 	return 0
 }
 
-// checkerBench is part 2: generate and check histories of each size,
+// runChecker is part 2: generate and check histories of each size,
 // valid and with a late violation.
-func checkerBench(ctx context.Context, tmp string, sizes []int, logf func(string, ...any)) ([]checkRow, error) {
-	var rows []checkRow
-	for _, n := range sizes {
+func runChecker(ctx context.Context, e *benchEnv, r *results) error {
+	for _, n := range e.o.sizes {
 		for _, violation := range []bool{false, true} {
-			path := filepath.Join(tmp, fmt.Sprintf("gen-%d-%v.jsonl", n, violation))
+			path := filepath.Join(e.tmp, fmt.Sprintf("gen-%d-%v.jsonl", n, violation))
 			start := time.Now()
 			_, at, err := genHistory(path, n, 10, 5, violation)
 			if err != nil {
-				return rows, err
+				return err
 			}
-			logf("generated %d ops (violation %v) in %v", n, violation, time.Since(start).Round(time.Millisecond))
+			e.logf("generated %d ops (violation %v) in %v", n, violation, time.Since(start).Round(time.Millisecond))
 			row, err := checkOne(ctx, path, "stream")
 			if err != nil {
-				return rows, err
+				return err
 			}
 			row.Ops, row.Violation, row.Injected = n, violation, at
 			want := checker.Valid
@@ -225,11 +224,11 @@ func checkerBench(ctx context.Context, tmp string, sizes []int, logf func(string
 			if row.Lease != want || row.Resource != want {
 				row.Err = fmt.Sprintf("verdicts %s/%s, want %s", row.Lease, row.Resource, want)
 			}
-			logf("checked %d ops (violation %v, %s): %v, peak RSS %d MiB, %s/%s", n, violation, row.Mode,
+			e.logf("checked %d ops (violation %v, %s): %v, peak RSS %d MiB, %s/%s", n, violation, row.Mode,
 				row.Total.Round(time.Millisecond), row.PeakRSS>>20, row.Lease, row.Resource)
-			rows = append(rows, row)
+			r.Checker = append(r.Checker, row)
 			os.Remove(path)
 		}
 	}
-	return rows, nil
+	return nil
 }

@@ -66,13 +66,15 @@ func registerQuiet(name string) error {
 	return locks.Register(quiet)
 }
 
-// evidenceBench measures part 6 against 5 redis-servers, straight to them
+// runEvidence measures part 6 against 5 redis-servers, straight to them
 // (no proxy: the proxy's cost would hide the recording's).
-func evidenceBench(ctx context.Context, tmp string, clients int, d time.Duration, rounds int, logf func(string, ...any)) (evidenceResult, error) {
-	e := evidenceResult{Clients: clients, Duration: d, Rounds: rounds}
+func runEvidence(ctx context.Context, env *benchEnv, r *results) error {
+	tmp, clients, d, logf := env.tmp, env.o.clients, env.o.workloadDur, env.logf
+	e := &evidenceResult{Clients: clients, Duration: d, Rounds: env.o.rounds}
+	r.Evidence = e
 	cl, err := cluster.Start(ctx, 5, cluster.WithDir(filepath.Join(tmp, "evidence-nodes")))
 	if err != nil {
-		return e, err
+		return err
 	}
 	defer cl.Close()
 	var direct []string
@@ -85,7 +87,7 @@ func evidenceBench(ctx context.Context, tmp string, clients int, d time.Duration
 		nodes int
 	}{{"setnx", 1}, {"redlock", 5}} {
 		if err := registerQuiet(lk.name); err != nil {
-			return e, err
+			return err
 		}
 		row := evidenceRow{Lock: lk.name, Nodes: lk.nodes}
 		var with, without totals
@@ -105,12 +107,12 @@ func evidenceBench(ctx context.Context, tmp string, clients int, d time.Duration
 			logf("evidence round %d: %s %.0f cycles/s, %v CPU/cycle, %.0f B/cycle", r+1, name, h.rate, h.cpu, float64(h.bytes)/float64(h.cycles))
 			return nil
 		}
-		for r := range rounds {
+		for r := range e.Rounds {
 			// Alternate which goes first, so that load that comes and goes
 			// falls on both alike.
 			for _, quiet := range []bool{r%2 == 1, r%2 == 0} {
 				if err := measure(r, quiet); err != nil {
-					return e, err
+					return err
 				}
 			}
 		}
@@ -118,7 +120,7 @@ func evidenceBench(ctx context.Context, tmp string, clients int, d time.Duration
 		row.EventsWithout, row.BytesWithout = float64(without.events)/float64(without.cycles), float64(without.bytes)/float64(without.cycles)
 		e.Rows = append(e.Rows, row)
 	}
-	return e, nil
+	return nil
 }
 
 // evidenceSection writes part 6.

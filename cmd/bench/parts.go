@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -45,37 +44,15 @@ var parts = []part{
 				ProfileTop []profileLine
 			}{r.Workload, r.ProfileTop}
 		}},
-	{name: "checker", flags: []string{"sizes"}, title: "Checker: time and peak memory", render: (*results).checkerSection,
-		run: func(ctx context.Context, e *benchEnv, r *results) (err error) {
-			r.Checker, err = checkerBench(ctx, e.tmp, e.o.sizes, e.logf)
-			return err
-		},
+	{name: "checker", flags: []string{"sizes"}, title: "Checker: time and peak memory", run: runChecker, render: (*results).checkerSection,
 		figures: func(r *results) any { return r.Checker }},
 	{name: "detect", flags: []string{"seeds", "safe-seeds", "detect-duration", "detect-max", "parallel", "cells", "detect-full", "budget"}, title: "Detection power", run: runDetect, render: (*results).detectSection,
 		figures: func(r *results) any { return detectFigures(r.Detect) }},
-	{name: "startup", flags: []string{"startup-rounds"}, title: "Start-up", render: (*results).startupSection,
-		run: func(ctx context.Context, e *benchEnv, r *results) (err error) {
-			r.Startup, err = startup(ctx, 5, e.o.startupRounds, e.logf)
-			return err
-		},
+	{name: "startup", flags: []string{"startup-rounds"}, title: "Start-up", run: runStartup, render: (*results).startupSection,
 		figures: func(r *results) any { return r.Startup }},
-	{name: "adapter", flags: []string{"adapter-clients", "adapter-duration", "adapter-rounds", "example"}, title: "Locks in other languages: the process adapter", render: (*results).adapterSection,
-		run: func(ctx context.Context, e *benchEnv, r *results) error {
-			example, err := filepath.Abs(e.o.example)
-			if err != nil {
-				return err
-			}
-			a, err := adapterBench(ctx, e.tmp, example, filepath.ToSlash(e.o.example), e.o.adapterCl, e.o.adapterDur, e.o.adapterRounds, e.logf)
-			r.Adapter = &a
-			return err
-		},
+	{name: "adapter", flags: []string{"adapter-clients", "adapter-duration", "adapter-rounds", "example"}, title: "Locks in other languages: the process adapter", run: runAdapter, render: (*results).adapterSection,
 		figures: func(r *results) any { return r.Adapter }},
-	{name: "evidence", flags: []string{"clients", "workload-duration", "rounds"}, title: "Per-node evidence: what recording it costs", render: (*results).evidenceSection,
-		run: func(ctx context.Context, e *benchEnv, r *results) error {
-			ev, err := evidenceBench(ctx, e.tmp, e.o.clients, e.o.workloadDur, e.o.rounds, e.logf)
-			r.Evidence = &ev
-			return err
-		},
+	{name: "evidence", flags: []string{"clients", "workload-duration", "rounds"}, title: "Per-node evidence: what recording it costs", run: runEvidence, render: (*results).evidenceSection,
 		figures: func(r *results) any { return r.Evidence }},
 	{name: "gate", flags: []string{"gate-locks", "gate-hogs", "matrix-jobs"}, title: "The release gate's power and runs side by side", run: runGate, render: (*results).gateSection,
 		figures: func(r *results) any { return r.Gate }},
@@ -85,11 +62,7 @@ var parts = []part{
 		figures: func(r *results) any { return r.OnePass }},
 	{name: "clock", flags: []string{"clock-cells", "clock-seeds", "detect-duration", "detect-max", "parallel", "budget"}, title: "Clock faults on the client and slewed heals", run: runClock, render: (*results).clockSection,
 		figures: func(r *results) any { return detectFigures(r.Clock) }},
-	{name: "gobench", flags: []string{"benchtime"}, title: "Go benchmarks", render: (*results).goBenchSection,
-		run: func(ctx context.Context, e *benchEnv, r *results) (err error) {
-			r.GoBench, err = goBench(ctx, e.o.benchTime, e.logf)
-			return err
-		},
+	{name: "gobench", flags: []string{"benchtime"}, title: "Go benchmarks", run: runGoBench, render: (*results).goBenchSection,
 		figures: func(r *results) any { return r.GoBench }},
 }
 
@@ -152,17 +125,6 @@ func runPart(ctx context.Context, e *benchEnv, pt part, commit string) (section,
 	}
 	s.Figures = fig
 	return s, nil
-}
-
-func runWorkload(ctx context.Context, e *benchEnv, r *results) error {
-	profile := filepath.Join(e.tmp, "harness.prof")
-	w, err := workload(ctx, e.tmp, e.o.clients, e.o.workloadDur, e.o.rounds, profile, e.logf)
-	if err != nil {
-		return err
-	}
-	r.Workload = &w
-	r.ProfileTop = profileTop(ctx, profile)
-	return nil
 }
 
 func runDetect(ctx context.Context, e *benchEnv, r *results) error {

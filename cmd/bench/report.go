@@ -174,13 +174,13 @@ func profileTop(ctx context.Context, path string) []profileLine {
 	return append(lines, profileLine{What: total})
 }
 
-// goBench runs the Go benchmarks of the hot paths.
-func goBench(ctx context.Context, benchtime string, logf func(string, ...any)) (string, error) {
-	args := []string{"test", "-run", "^$", "-bench", ".", "-benchmem", "-count", "1", "-benchtime", benchtime, "./history", "./harness", "./checker"}
-	logf("go %s", strings.Join(args, " "))
+// runGoBench runs the Go benchmarks of the hot paths.
+func runGoBench(ctx context.Context, e *benchEnv, r *results) error {
+	args := []string{"test", "-run", "^$", "-bench", ".", "-benchmem", "-count", "1", "-benchtime", e.o.benchTime, "./history", "./harness", "./checker"}
+	e.logf("go %s", strings.Join(args, " "))
 	out, err := exec.CommandContext(ctx, "go", args...).CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("%w: %s", err, out)
+		return fmt.Errorf("%w: %s", err, out)
 	}
 	var keep []string
 	for _, l := range strings.Split(string(out), "\n") {
@@ -189,7 +189,8 @@ func goBench(ctx context.Context, benchtime string, logf func(string, ...any)) (
 			keep = append(keep, l)
 		}
 	}
-	return strings.Join(keep, "\n"), nil
+	r.GoBench = strings.Join(keep, "\n")
+	return nil
 }
 
 func mark(ok bool) string {

@@ -153,4 +153,3 @@ func clockMatches(row detectRow) bool {
 	}
 	return ok
 }
-

@@ -251,15 +251,17 @@ func redisBenchmark(ctx context.Context, addr, password string) (float64, error)
 	return rps, nil
 }
 
-// workload measures part 1: rounds of raw direct, raw through the proxy,
+// runWorkload measures part 1: rounds of raw direct, raw through the proxy,
 // harness through the proxy and harness direct, back to back, the order
 // rotated every round, so that load from other processes falls on all
 // four alike; then redis-benchmark.
-func workload(ctx context.Context, tmp string, clients int, d time.Duration, rounds int, profile string, logf func(string, ...any)) (workloadResult, error) {
-	w := workloadResult{Clients: clients, Duration: d, Rounds: rounds, HarnessValid: true}
+func runWorkload(ctx context.Context, e *benchEnv, res *results) error {
+	tmp, clients, d, rounds := e.tmp, e.o.clients, e.o.workloadDur, e.o.rounds
+	profile := filepath.Join(tmp, "harness.prof")
+	w := &workloadResult{Clients: clients, Duration: d, Rounds: rounds, HarnessValid: true}
 	cl, err := cluster.Start(ctx, 1, cluster.WithDir(filepath.Join(tmp, "workload-node")))
 	if err != nil {
-		return w, err
+		return err
 	}
 	defer cl.Close()
 	n := cl.Node(0)
@@ -297,18 +299,19 @@ func workload(ctx context.Context, tmp string, clients int, d time.Duration, rou
 			m := ms[(k+r)%len(ms)]
 			v, cpu, err := m.run(r)
 			if err != nil {
-				return w, fmt.Errorf("%s: %w", m.name, err)
+				return fmt.Errorf("%s: %w", m.name, err)
 			}
 			*m.rate, *m.cpu = append(*m.rate, v), append(*m.cpu, cpu)
-			logf("workload round %d: %s %.0f cycles/s, %v CPU/cycle", r+1, m.name, v, cpu)
+			e.logf("workload round %d: %s %.0f cycles/s, %v CPU/cycle", r+1, m.name, v, cpu)
 		}
 	}
 	w.EventsPerCycle, w.BytesPerCycle = float64(events)/float64(cycles), float64(bytes)/float64(cycles)
 	w.Profile = profile
 	w.RedisBenchmark, err = redisBenchmark(ctx, n.DirectAddr(), cl.Password())
 	if err != nil {
-		return w, err
+		return err
 	}
-	logf("redis-benchmark SET: %.0f req/s", w.RedisBenchmark)
-	return w, nil
+	e.logf("redis-benchmark SET: %.0f req/s", w.RedisBenchmark)
+	res.Workload, res.ProfileTop = w, profileTop(ctx, profile)
+	return nil
 }
