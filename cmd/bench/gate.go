@@ -14,6 +14,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/gate"
+	"github.com/locktorture/locktorture/report"
 )
 
 // gateRun is one `torture gate --lock L` of the gate part, with Hogs busy
@@ -193,11 +197,7 @@ func matrixOnce(ctx context.Context, e *benchEnv, exe string, jobs int) (matrixR
 		return m, err
 	}
 	m.Wall, m.Exit = wall, ps.ExitCode()
-	var sum struct {
-		Cells []struct {
-			Matches bool `json:"matches"`
-		} `json:"cells"`
-	}
+	var sum report.Matrix
 	if err := readJSONUnder(out, "summary.json", &sum); err != nil {
 		m.Err = err.Error() + ": " + lastLine(stderr)
 	}
@@ -229,24 +229,11 @@ func readJSONUnder(dir, name string, v any) error {
 
 // readGate reads the gate.json under dir into g.
 func readGate(dir string, g *gateRun) error {
-	var res struct {
-		Duration string  `json:"duration"`
-		Rate     float64 `json:"rate"`
-		Need     int     `json:"trials_needed"`
-		Status   string  `json:"status"`
-		Cells    []struct {
-			Name     string `json:"name"`
-			Outcome  string `json:"outcome"`
-			Violated int    `json:"runs_with_violation"`
-			Runs     int    `json:"runs"`
-			Trials   int    `json:"trials"`
-			Matches  bool   `json:"matches"`
-		} `json:"cells"`
-	}
+	var res gate.Result
 	if err := readJSONUnder(dir, "gate.json", &res); err != nil {
 		return err
 	}
-	g.Status, g.Cells, g.Duration, g.Rate, g.Need = res.Status, len(res.Cells), res.Duration, res.Rate, res.Need
+	g.Status, g.Cells, g.Duration, g.Rate, g.Need = string(res.Status), len(res.Cells), res.Duration, res.Rate, res.Need
 	d, _ := time.ParseDuration(res.Duration)
 	var perMin []float64
 	slowest := -1.0
@@ -258,7 +245,7 @@ func readGate(dir string, g *gateRun) error {
 		if !c.Matches {
 			g.Mismatched = append(g.Mismatched, c.Name)
 		}
-		if c.Outcome != "safe" || c.Runs == 0 || d <= 0 {
+		if c.Outcome != checker.OutcomeSafe || c.Runs == 0 || d <= 0 {
 			continue // an expected violation stops at its first
 		}
 		if c.Trials < res.Need {
