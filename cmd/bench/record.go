@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -93,16 +95,9 @@ func (r record) encode() ([]byte, error) {
 // of the same parts, the machine of fresh (the latest run), and the
 // sections in the order of order (parts not in it last, by name).
 func merge(old record, m machineInfo, fresh []section, order []string) record {
-	out := record{Machine: m}
 	byPart := map[string]section{}
-	for _, s := range old.Sections {
+	for _, s := range append(slices.Clone(old.Sections), fresh...) {
 		byPart[s.Part] = s
-	}
-	for _, s := range fresh {
-		byPart[s.Part] = s
-	}
-	for _, s := range byPart {
-		out.Sections = append(out.Sections, s)
 	}
 	rank := func(p string) int {
 		if i := slices.Index(order, p); i >= 0 {
@@ -110,11 +105,9 @@ func merge(old record, m machineInfo, fresh []section, order []string) record {
 		}
 		return len(order)
 	}
+	out := record{Machine: m, Sections: slices.Collect(maps.Values(byPart))}
 	slices.SortFunc(out.Sections, func(a, b section) int {
-		if ra, rb := rank(a.Part), rank(b.Part); ra != rb {
-			return ra - rb
-		}
-		return strings.Compare(a.Part, b.Part)
+		return cmp.Or(cmp.Compare(rank(a.Part), rank(b.Part)), strings.Compare(a.Part, b.Part))
 	})
 	return out
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locktorture/locktorture/matrix"
 	"github.com/locktorture/locktorture/report"
 )
 
@@ -72,21 +73,13 @@ func machine() machineInfo {
 	if out, err := exec.Command("redis-server", "--version").Output(); err == nil {
 		m.Redis = strings.TrimSpace(string(out))
 	}
+	if rev, dirty := matrix.Commit(); rev != report.UnknownCommit {
+		m.Revision = rev
+		if dirty {
+			m.Revision += " (with uncommitted changes)"
+		}
+	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		var rev, dirty string
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				if s.Value == "true" {
-					dirty = " (with uncommitted changes)"
-				}
-			}
-		}
-		if rev != "" {
-			m.Revision = rev + dirty
-		}
 		for _, d := range bi.Deps {
 			for _, p := range []string{"github.com/redis/go-redis", "github.com/Shopify/toxiproxy", "github.com/anishathalye/porcupine"} {
 				if strings.HasPrefix(d.Path, p) {
