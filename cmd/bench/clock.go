@@ -32,7 +32,7 @@ func runClock(ctx context.Context, e *benchEnv, r *results) error {
 	if len(rows) == 0 {
 		return fmt.Errorf("no cell matches -clock-cells %s", e.o.clockCells)
 	}
-	r.Clock, r.ClockWall = rows, e.detectRows(ctx, rows, e.o.detectMax)
+	r.Clock, r.ClockWall = rows, e.detect(ctx, rows, e.o.detectMax)
 	return ctx.Err()
 }
 

@@ -19,8 +19,7 @@ import (
 	"github.com/locktorture/locktorture/trial"
 )
 
-// maxRun is the bound on one run: a violation must be found in a
-// run of at most 30 s.
+// maxRun bounds one run: a violation must be found in at most 30 s.
 const maxRun = 30 * time.Second
 
 // detectRun is one run of part 3.
@@ -29,18 +28,15 @@ type detectRun struct {
 	Lease    checker.Verdict
 	Resource checker.Verdict
 	Liveness checker.Liveness
-	// First is the time of the first violation the checker reported
-	// (lease or resource, whichever came first), seconds from the start of
-	// the clients; nil when none.
-	First *float64
-	// AfterFault is First minus the start of the first fault, seconds;
-	// nil without a fault or a violation.
-	AfterFault *float64
-	Duration   time.Duration // the run's configured length
-	Elapsed    time.Duration // clients' time, as the harness measured it
-	Stopped    bool          // the watcher ended it early
-	Skipped    bool          // not run: the budget ran out
-	Err        string
+	// First is the first violation the checker reported (lease or
+	// resource), seconds from the clients' start; AfterFault the same from
+	// the first fault's start; nil for none.
+	First, AfterFault *float64
+	Duration          time.Duration // the run's configured length
+	Elapsed           time.Duration // clients' time, as the harness measured it
+	Stopped           bool          // the watcher ended it early
+	Skipped           bool          // not run: the budget ran out
+	Err               string
 }
 
 func (r detectRun) outcome() checker.Outcome { return checker.Fold(r.Lease, r.Resource) }
@@ -59,9 +55,8 @@ type cellStats struct {
 	// lease violation, a resource violation, liveness stuck.
 	lease, resource, stuck int
 	share                  float64
-	// medFirst and medAfter are the medians of First and AfterFault over
-	// the runs that found a violation; med and after print them ("–"
-	// for none); slowest is the latest First.
+	// medFirst and medAfter: medians of First and AfterFault over the runs
+	// that found a violation, printed in med and after ("–" for none).
 	medFirst, medAfter *float64
 	med, after         string
 	slowest            float64
@@ -161,10 +156,9 @@ func ranIn(rows []detectRow) (ran, skipped int) {
 const twinSuffix = " (random twin)"
 
 // twins returns the random twin of every expected-violation matrix cell
-// with one targeted kind, named "<cell> (random twin)": the same lock and
-// workload, the same seeds, the kinds the targeted one names as its twin
-// (nemesis.Kind.Twin), the fault at a time drawn in advance rather than at
-// a moment of a hold, for detection speed targeted beside random.
+// with one targeted kind: the same lock, workload and seeds, with the
+// kinds the targeted one names as its twin (nemesis.Kind.Twin), so
+// faults fall at times drawn in advance rather than at a moment of a hold.
 func twins() []matrix.Spec {
 	var out []matrix.Spec
 	for _, sp := range matrix.Cells(false) {
@@ -176,8 +170,7 @@ func twins() []matrix.Spec {
 			continue
 		}
 		tw := sp
-		// The same workload: the targeted kind's, set before the kind
-		// that asked for it goes.
+		// The targeted kind's workload, set before the kind goes.
 		w := nemesis.WindowOf(sp.Kinds())
 		c := &tw.Config
 		c.Clients, c.Keys, c.TTL, c.NemesisInterval = cmp.Or(c.Clients, w.Clients), cmp.Or(c.Keys, w.Keys), cmp.Or(c.TTL, w.TTL), cmp.Or(c.NemesisInterval, w.Interval)
@@ -222,38 +215,21 @@ func detectPlan(cells []matrix.Spec, seeds, safeSeeds int, withTwins bool) []det
 	return rows
 }
 
-// runLengths are how long runs last: expected-violation cells stop at
-// their first violation, so they can be given longer.
-type runLengths struct{ safe, violation time.Duration }
-
-// of is how long a run of sp lasts: the length for its expectation, raised
-// to the cell's MinDuration, at most 30 s.
-func (d runLengths) of(sp matrix.Spec) time.Duration {
-	l := d.safe
-	if sp.Expect.Overall() == report.ExpectViolation {
-		l = d.violation
+// detect runs rows on -parallel workers and returns the wall time they
+// took. A run lasts -detect-duration, or violation for an
+// expected-violation cell, which stops at its first violation (both
+// raised to the cell's MinDuration, at most maxRun). Runs go seed by seed,
+// longest first within a seed, so that a budget that runs out cuts seeds
+// evenly; a run that would end less than 5 s before the part's deadline
+// is skipped and marked so.
+func (e *benchEnv) detect(ctx context.Context, rows []detectRow, violation time.Duration) time.Duration {
+	length := func(sp matrix.Spec) time.Duration {
+		l := e.o.detectDur
+		if sp.Expect.Overall() == report.ExpectViolation {
+			l = violation
+		}
+		return min(max(l, sp.MinDuration), maxRun)
 	}
-	return min(max(l, sp.MinDuration), maxRun)
-}
-
-// detectRows runs rows (detect) with e's workers, deadline and log, each
-// run as long as runLengths{-detect-duration, violation} makes it, and
-// returns the wall time they took.
-func (e *benchEnv) detectRows(ctx context.Context, rows []detectRow, violation time.Duration) time.Duration {
-	start := time.Now()
-	detect(ctx, e.tmp, rows, runLengths{safe: e.o.detectDur, violation: violation}, e.o.parallel, e.deadline, e.logf)
-	return time.Since(start)
-}
-
-// detect runs part 3 on parallel workers. Runs of expected-violation
-// cells stop at the first violation the watcher sees; the others run
-// their whole duration.
-//
-// Runs go seed by seed (every cell's first seed, then every cell's second,
-// …), longest first within a seed, so that a budget that runs out cuts
-// seeds evenly; a run that would start less than its duration before
-// deadline is skipped and marked so.
-func detect(ctx context.Context, tmp string, rows []detectRow, d runLengths, parallel int, deadline time.Time, logf func(string, ...any)) {
 	type job struct{ row, run int }
 	var jobs []job
 	for i, r := range rows {
@@ -262,30 +238,21 @@ func detect(ctx context.Context, tmp string, rows []detectRow, d runLengths, par
 		}
 	}
 	slices.SortStableFunc(jobs, func(a, b job) int {
-		if a.run != b.run {
-			return a.run - b.run
-		}
-		return int(d.of(rows[b.row].Spec) - d.of(rows[a.row].Spec))
+		return cmp.Or(a.run-b.run, int(length(rows[b.row].Spec)-length(rows[a.row].Spec)))
 	})
 	next := make(chan job)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	done := 0
 	start := time.Now()
-	for range parallel {
+	for range e.o.parallel {
 		wg.Go(func() {
 			for j := range next {
-				sp := rows[j.row].Spec
-				var run detectRun
-				if time.Until(deadline) < d.of(sp)+5*time.Second {
-					run = detectRun{Seed: rows[j.row].Runs[j.run].Seed, Skipped: true}
-					mu.Lock()
-					rows[j.row].Runs[j.run] = run
-					done++
-					mu.Unlock()
-					continue
+				sp, seed := rows[j.row].Spec, rows[j.row].Runs[j.run].Seed
+				run := detectRun{Seed: seed, Skipped: true}
+				if time.Until(e.deadline) >= length(sp)+5*time.Second {
+					run = detectOne(ctx, e.tmp, sp, seed, length(sp))
 				}
-				run = detectOne(ctx, tmp, sp, rows[j.row].Runs[j.run].Seed, d.of(sp))
 				mu.Lock()
 				rows[j.row].Runs[j.run] = run
 				done++
@@ -293,8 +260,10 @@ func detect(ctx context.Context, tmp string, rows []detectRow, d runLengths, par
 				if run.First != nil {
 					first = fmt.Sprintf("%.2fs", *run.First)
 				}
-				logf("detect %d/%d (%v): %s seed %d: %s/%s, first %s, ran %v%s %s", done, len(jobs), time.Since(start).Round(time.Second),
-					sp.Name, run.Seed, run.Lease, run.Resource, first, run.Elapsed.Round(10*time.Millisecond), map[bool]string{true: " (stopped)"}[run.Stopped], run.Err)
+				if !run.Skipped {
+					e.logf("detect %d/%d (%v): %s seed %d: %s/%s, first %s, ran %v%s %s", done, len(jobs), time.Since(start).Round(time.Second),
+						sp.Name, run.Seed, run.Lease, run.Resource, first, run.Elapsed.Round(10*time.Millisecond), map[bool]string{true: " (stopped)"}[run.Stopped], run.Err)
+				}
 				mu.Unlock()
 			}
 		})
@@ -307,21 +276,20 @@ func detect(ctx context.Context, tmp string, rows []detectRow, d runLengths, par
 	}
 	close(next)
 	wg.Wait()
+	return time.Since(start)
 }
 
-// detectOne runs one cell with one seed for at most d and judges it (one
-// trial, as every run is judged); a run of a cell expected to show a
-// violation ends at the first.
+// detectOne runs one cell with one seed for at most d and judges it; a
+// cell expected to show a violation stops at its first of any kind.
 func detectOne(ctx context.Context, tmp string, sp matrix.Spec, seed int64, d time.Duration) detectRun {
 	run := detectRun{Seed: seed, Duration: d}
-	dir := filepath.Join(tmp, "detect", fmt.Sprintf("%s-seed%d", dirName(sp.Name), seed))
+	dir := filepath.Join(tmp, "detect", fmt.Sprintf("%s-seed%d", strings.NewReplacer("/", "_", "+", "_", ",", "_").Replace(sp.Name), seed))
 	defer os.RemoveAll(dir)
 	plan, err := harness.NewPlan(sp.RunConfig(seed, d))
 	if err != nil {
 		run.Err = err.Error()
 		return run
 	}
-	// Detection speed is the time to the first violation of any kind.
 	var stop []string
 	if sp.Expect.Overall() == report.ExpectViolation {
 		stop = []string{report.PropertyLease, report.PropertyResource}
@@ -351,16 +319,4 @@ func detectOne(ctx context.Context, tmp string, sp matrix.Spec, seed int64, d ti
 		}
 	}
 	return run
-}
-
-// dirName turns a cell name into a directory name.
-func dirName(name string) string {
-	b := []byte(name)
-	for i, c := range b {
-		switch c {
-		case '/', '+', ',':
-			b[i] = '_'
-		}
-	}
-	return string(b)
 }

@@ -133,7 +133,7 @@ func runDetect(ctx context.Context, e *benchEnv, r *results) error {
 		cells = slices.DeleteFunc(cells, func(sp matrix.Spec) bool { return !e.o.cells.MatchString(sp.Name) })
 	}
 	rows := detectPlan(cells, e.o.seeds, e.o.safeSeeds, false)
-	r.Detect, r.DetectWall = rows, e.detectRows(ctx, rows, e.o.detectMax)
+	r.Detect, r.DetectWall = rows, e.detect(ctx, rows, e.o.detectMax)
 	return ctx.Err()
 }
 

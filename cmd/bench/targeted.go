@@ -34,7 +34,7 @@ func runTargeted(ctx context.Context, e *benchEnv, r *results) error {
 		return fmt.Errorf("no cell matches -targeted-cells %s", e.o.targeted)
 	}
 	rows := detectPlan(cells, e.o.targetedSeeds, e.o.targetedSafe, true)
-	r.Targeted, r.TargetedWall = rows, e.detectRows(ctx, rows, e.o.targetedMax)
+	r.Targeted, r.TargetedWall = rows, e.detect(ctx, rows, e.o.targetedMax)
 	return ctx.Err()
 }
 
