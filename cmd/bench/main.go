@@ -21,41 +21,35 @@ func main() {
 	cli.Main("bench", func(ctx context.Context, args []string) error { return run(ctx, args, os.Stdout, os.Stderr) })
 }
 
-// options are the flags of a benchmark run.
+// options are the flags of a benchmark run, by part.
 type options struct {
-	out           string
-	budget        time.Duration
-	clients       int
-	workloadDur   time.Duration
-	rounds        int
-	sizes         []int
-	seeds         int
-	safeSeeds     int
-	detectDur     time.Duration
-	detectMax     time.Duration
-	parallel      int
-	cells         *regexp.Regexp // nil: every cell
-	startupRounds int
-	goBench       bool
-	benchTime     string
-	only          string
-	adapterCl     int
-	adapterDur    time.Duration
-	adapterRounds int
-	example       string
-	jsonOut       string
-	detectFull    bool
-	gateLocks     string
-	gateHogs      string
-	matrixJobs    string
-	targeted      *regexp.Regexp
-	targetedSeeds int
-	targetedSafe  int
-	targetedMax   time.Duration
-	onepassOps    int
-	onepassRounds int
-	clockCells    *regexp.Regexp
-	clockSeeds    int
+	out, jsonOut, only string
+	budget             time.Duration
+	// workload (and evidence)
+	clients, rounds int
+	workloadDur     time.Duration
+	sizes           []int // checker
+	// detect
+	seeds, safeSeeds, parallel int
+	detectDur, detectMax       time.Duration
+	cells                      *regexp.Regexp // nil: every cell
+	detectFull                 bool
+	startupRounds              int
+	// adapter
+	adapterCl, adapterRounds int
+	adapterDur               time.Duration
+	example                  string
+	// gate
+	gateLocks, gateHogs, matrixJobs string
+	// targeted
+	targeted                    *regexp.Regexp
+	targetedSeeds, targetedSafe int
+	targetedMax                 time.Duration
+	onepassOps, onepassRounds   int
+	clockCells                  *regexp.Regexp
+	clockSeeds                  int
+	goBench                     bool
+	benchTime                   string
 	// flags are the flags given on the command line, as given, but for
 	// -only, -out and -json: a part's command repeats them.
 	flags []string

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -32,22 +31,16 @@ type workloadResult struct {
 	Clients  int
 	Duration time.Duration
 	Rounds   int
-	// Per round, cycles per second.
-	RawDirect     []float64 // go-redis loop straight to redis-server
-	RawProxy      []float64 // the same loop through the node's toxiproxy proxy
-	Harness       []float64 // harness.Run, setnx, recording, through the proxy
-	HarnessDirect []float64 // the same, straight to redis-server
-	// Per round, CPU time of this process (clients, proxy, recording;
-	// not redis-server) per cycle.
-	RawDirectCPU     []time.Duration
-	RawProxyCPU      []time.Duration
-	HarnessCPU       []time.Duration
-	HarnessDirectCPU []time.Duration
+	// Per round, cycles per second, and CPU time of this process (clients,
+	// proxy, recording; not redis-server) per cycle.
+	RawDirect                                               []float64 // go-redis loop straight to redis-server
+	RawProxy                                                []float64 // the same loop through the node's toxiproxy proxy
+	Harness                                                 []float64 // harness.Run, setnx, recording, through the proxy
+	HarnessDirect                                           []float64 // the same, straight to redis-server
+	RawDirectCPU, RawProxyCPU, HarnessCPU, HarnessDirectCPU []time.Duration
 	// Harness rounds: events recorded and history bytes per cycle.
-	EventsPerCycle float64
-	BytesPerCycle  float64
-	// RedisBenchmark is redis-benchmark's SET requests per second, straight
-	// to redis-server.
+	EventsPerCycle, BytesPerCycle float64
+	// RedisBenchmark is redis-benchmark's SET requests/s, direct.
 	RedisBenchmark float64
 	// HarnessValid: every harness run's history checked valid.
 	HarnessValid bool
@@ -74,18 +67,11 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0`)
 
-// rawClient has the options of the locks package's clients
-// (locks.ClientOptions): no retries, one round trip on connect, a pool of
-// 64; no timeouts but go-redis's.
-func rawClient(addr, password string) *redis.Client {
-	return locks.NewClient(addr, locks.Config{Password: password})
-}
-
 // rawLoop runs clients goroutines, each on its own key, each looping SET
 // key token NX PX 1000 then the Lua compare-and-delete, for d, and
 // returns completed cycles per second.
 func rawLoop(ctx context.Context, addr, password string, clients int, d time.Duration) (rate float64, cpu time.Duration, err error) {
-	c := rawClient(addr, password)
+	c := locks.NewClient(addr, locks.Config{Password: password}) // the locks' own client options
 	defer c.Close()
 	if err := releaseScript.Load(ctx, c).Err(); err != nil {
 		return 0, 0, fmt.Errorf("raw loop: load script: %w", err)
@@ -132,10 +118,10 @@ func rawLoop(ctx context.Context, addr, password string, clients int, d time.Dur
 	return float64(n) / el.Seconds(), cpu / time.Duration(n), nil
 }
 
-// selfCPU returns the user and system CPU time this process has used.
+// selfCPU is this process's user and system CPU time.
 func selfCPU() time.Duration { return cpuOf(syscall.RUSAGE_SELF) }
 
-// cpuOf returns the user and system CPU time of who (getrusage), or 0.
+// cpuOf is the user and system CPU time of who (getrusage), or 0.
 func cpuOf(who int) time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(who, &ru); err != nil {
@@ -144,12 +130,11 @@ func cpuOf(who int) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// harnessCycles runs the lock (setnx in part 1) through harness.Run — the code path of
-// every torture run: its clients, the lock, the recorder, history.Writer
-// and the store — with one key per client and no hold, against the nodes
-// at addrs (the external backend, so that they are the raw loops' server), and
-// returns completed cycles (acquire ok … release ok) per second of the
-// clients' time, read back from the history, which must check valid.
+// harnessCycles runs lock through harness.Run, every torture run's code
+// path, with one key per client and no hold, against the nodes at addrs
+// (the external backend: the raw loops' server), and returns completed
+// cycles per second of the clients' time, read back from the history,
+// which must check valid.
 func harnessCycles(ctx context.Context, lock, dir string, addrs []string, password string, clients int, d time.Duration, profile string) (h harnessRound, err error) {
 	cfg := harness.Config{
 		Workload: harness.Workload{Lock: lock, Clients: clients, KeyPerClient: true, NoHold: true, Duration: d, Seed: 1},
@@ -230,7 +215,7 @@ type harnessRound struct {
 var benchRE = regexp.MustCompile(`SET: ([0-9.]+) requests per second`)
 
 // redisBenchmark runs redis-benchmark -q -t set -n 200000 -c 50 against
-// addr and returns its requests per second.
+// addr and returns its last SET figure, in requests per second.
 func redisBenchmark(ctx context.Context, addr, password string) (float64, error) {
 	host, port, _ := strings.Cut(addr, ":")
 	cmd := exec.CommandContext(ctx, "redis-benchmark", "-h", host, "-p", port, "-a", password, "-q", "-t", "set", "-n", "200000", "-c", "50")
@@ -239,11 +224,8 @@ func redisBenchmark(ctx context.Context, addr, password string) (float64, error)
 		return 0, fmt.Errorf("redis-benchmark: %w: %s", err, out)
 	}
 	var rps float64
-	sc := bufio.NewScanner(strings.NewReader(strings.ReplaceAll(string(out), "\r", "\n")))
-	for sc.Scan() {
-		if m := benchRE.FindStringSubmatch(sc.Text()); m != nil {
-			rps, _ = strconv.ParseFloat(m[1], 64)
-		}
+	if m := benchRE.FindAllSubmatch(out, -1); len(m) > 0 {
+		rps, _ = strconv.ParseFloat(string(m[len(m)-1][1]), 64)
 	}
 	if rps == 0 {
 		return 0, fmt.Errorf("redis-benchmark: no SET figure in %q", out)
@@ -251,10 +233,9 @@ func redisBenchmark(ctx context.Context, addr, password string) (float64, error)
 	return rps, nil
 }
 
-// runWorkload measures part 1: rounds of raw direct, raw through the proxy,
-// harness through the proxy and harness direct, back to back, the order
-// rotated every round, so that load from other processes falls on all
-// four alike; then redis-benchmark.
+// runWorkload measures part 1: rounds of the four measurements back to
+// back, the order rotated every round so that load from other processes
+// falls on all alike; then redis-benchmark.
 func runWorkload(ctx context.Context, e *benchEnv, res *results) error {
 	tmp, clients, d, rounds := e.tmp, e.o.clients, e.o.workloadDur, e.o.rounds
 	profile := filepath.Join(tmp, "harness.prof")
