@@ -15,9 +15,7 @@ import (
 	"github.com/locktorture/locktorture/locks"
 )
 
-// adapterResult is part 5: the process adapter (locks.ProcessLock) —
-// the pipe's round trip, what a client process costs, and lock cycles per
-// second of the adapter's clients next to the Go setnx on one run shape.
+// adapterResult is part 5: the process adapter (locks.ProcessLock).
 type adapterResult struct {
 	Clients  int
 	Duration time.Duration
@@ -26,25 +24,21 @@ type adapterResult struct {
 	// Pipe round trips (ping) of the example client: one process alone,
 	// and Clients processes pinging at once.
 	PingOne, PingAll []time.Duration
-	// Warm is how long starting Clients redis-py-lock processes took, in
-	// parallel, hello included; Start is one process's start.
+	// Warm is the start of Clients redis-py-lock processes in parallel,
+	// hello included; Start one process's.
 	Warm, Start time.Duration
 	// RSS is one redis-py-lock process's resident memory, in KiB.
 	RSS int64
-	// Per lock (Locks order), per round, cycles/s with Clients clients
-	// and with one.
-	Locks    []string
-	Rates    map[string][]float64
-	RatesOne map[string][]float64
-	// StartCPU is the CPU time one redis-py-lock process spends to start
-	// (interpreter, import redis, hello); CycleCPU, per round, the CPU time
-	// its client processes spent per cycle with Clients clients, their
-	// start-up taken out.
-	StartCPU   time.Duration
-	CycleCPU   []time.Duration
-	ValidRuns  int
-	TotalRuns  int
-	ExampleCmd string
+	// Per lock, per round, cycles/s with Clients clients and with one.
+	Locks           []string
+	Rates, RatesOne map[string][]float64
+	// StartCPU is one redis-py-lock process's CPU time to start
+	// (interpreter, import redis, hello); CycleCPU, per round, its client
+	// processes' CPU time per cycle with Clients clients, start taken out.
+	StartCPU             time.Duration
+	CycleCPU             []time.Duration
+	ValidRuns, TotalRuns int
+	ExampleCmd           string
 }
 
 // runAdapter measures part 5 against one redis-server; the locks are
@@ -78,8 +72,7 @@ func runAdapter(ctx context.Context, e *benchEnv, r *results) error {
 	return a.cycles(ctx, e.tmp, cl, e.logf)
 }
 
-// pipe measures the process protocol's pipe: 2000 pings of one process,
-// then of every process at once.
+// pipe measures 2000 pings of one process, then 500 of each at once.
 func (a *adapterResult) pipe(ctx context.Context, example string, cfg locks.Config, clients int, logf func(string, ...any)) error {
 	l, err := locks.New(example, cfg)
 	if err != nil {
@@ -118,7 +111,7 @@ func (a *adapterResult) pipe(ctx context.Context, example string, cfg locks.Conf
 }
 
 // startup measures what a redis-py-lock process costs (the interpreter
-// is looked for first: the probes are children too).
+// is looked for first: its probes are children too).
 func (a *adapterResult) startup(ctx context.Context, cfg locks.Config, clients int, logf func(string, ...any)) error {
 	if _, err := locks.PythonWithRedis(); err != nil {
 		return err
@@ -144,8 +137,8 @@ func (a *adapterResult) startup(ctx context.Context, cfg locks.Config, clients i
 	return nil
 }
 
-// cycles measures cycles per second: the locks back to back each round,
-// the order rotated every round; with a.Clients clients, then with one.
+// cycles measures cycles per second: the locks back to back, the order
+// rotated every round; with a.Clients clients, then with one.
 func (a *adapterResult) cycles(ctx context.Context, tmp string, cl *cluster.Cluster, logf func(string, ...any)) error {
 	clients, n := a.Clients, cl.Node(0)
 	for r := range a.Rounds {
@@ -177,12 +170,10 @@ func (a *adapterResult) cycles(ctx context.Context, tmp string, cl *cluster.Clus
 	return nil
 }
 
-// childCPU is the user and system CPU time of this process's children
-// that have been reaped.
+// childCPU is the user and system CPU time of the reaped children.
 func childCPU() time.Duration { return cpuOf(syscall.RUSAGE_CHILDREN) }
 
-// rssOf is the resident memory of one of l's client processes, in KiB
-// (0 when it cannot be read).
+// rssOf is the resident memory of one of l's processes, in KiB, or 0.
 func rssOf(l *locks.ProcessLock) int64 {
 	for _, pid := range l.Pids() {
 		if kib := statusKB(fmt.Sprintf("/proc/%d/status", pid), "VmRSS"); kib > 0 {

@@ -11,12 +11,8 @@ import (
 	"github.com/locktorture/locktorture/locks"
 )
 
-// evidenceResult is part 6: what recording the per-node evidence costs —
-// harness.Run of setnx (1 node) and redlock (5 nodes), each with the lock
-// as it is (it reports, and every completion of an acquire and a release
-// carries its "nodes") and behind a wrapper that hides
-// locks.NodeReporter (no evidence collected or written), rounds back to
-// back.
+// evidenceResult is part 6: what recording the per-node evidence costs,
+// each lock as it is and behind quietLock, rounds back to back.
 type evidenceResult struct {
 	Clients  int
 	Duration time.Duration
@@ -36,16 +32,13 @@ type evidenceRow struct {
 	BytesWith, BytesWithout   float64
 }
 
-// quietSuffix names the registered wrapper of a lock that reports no
-// evidence.
-const quietSuffix = "-no-evidence"
-
 // quietLock is a lock behind the four methods of locks.Lock only: it does
 // not implement locks.NodeReporter, so the harness collects no evidence.
 type quietLock struct{ locks.Lock }
 
-// registerQuiet registers name+quietSuffix, the lock name without
-// evidence.
+// quietSuffix names a lock behind quietLock; registerQuiet registers it.
+const quietSuffix = "-no-evidence"
+
 func registerQuiet(name string) error {
 	spec, err := locks.Lookup(name)
 	if err != nil {
@@ -81,7 +74,6 @@ func runEvidence(ctx context.Context, env *benchEnv, r *results) error {
 	for _, n := range cl.Nodes() {
 		direct = append(direct, n.DirectAddr())
 	}
-	type totals struct{ events, bytes, cycles int64 }
 	for _, lk := range []struct {
 		name  string
 		nodes int
@@ -90,7 +82,7 @@ func runEvidence(ctx context.Context, env *benchEnv, r *results) error {
 			return err
 		}
 		row := evidenceRow{Lock: lk.name, Nodes: lk.nodes}
-		var with, without totals
+		var with, without harnessRound
 		measure := func(r int, quiet bool) error {
 			name, rate, cpu, tot := lk.name, &row.With, &row.WithCPU, &with
 			if quiet {
@@ -103,21 +95,19 @@ func runEvidence(ctx context.Context, env *benchEnv, r *results) error {
 				return fmt.Errorf("%s: %w", name, err)
 			}
 			*rate, *cpu = append(*rate, h.rate), append(*cpu, h.cpu)
-			tot.events, tot.bytes, tot.cycles = tot.events+h.events, tot.bytes+h.bytes, tot.cycles+h.cycles
+			tot.add(h)
 			logf("evidence round %d: %s %.0f cycles/s, %v CPU/cycle, %.0f B/cycle", r+1, name, h.rate, h.cpu, float64(h.bytes)/float64(h.cycles))
 			return nil
 		}
-		for r := range e.Rounds {
-			// Alternate which goes first, so that load that comes and goes
-			// falls on both alike.
+		for r := range e.Rounds { // the first alternates: passing load falls on both alike
 			for _, quiet := range []bool{r%2 == 1, r%2 == 0} {
 				if err := measure(r, quiet); err != nil {
 					return err
 				}
 			}
 		}
-		row.EventsWith, row.BytesWith = float64(with.events)/float64(with.cycles), float64(with.bytes)/float64(with.cycles)
-		row.EventsWithout, row.BytesWithout = float64(without.events)/float64(without.cycles), float64(without.bytes)/float64(without.cycles)
+		row.EventsWith, row.BytesWith = with.perCycle()
+		row.EventsWithout, row.BytesWithout = without.perCycle()
 		e.Rows = append(e.Rows, row)
 	}
 	return nil

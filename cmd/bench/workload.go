@@ -206,10 +206,19 @@ func harnessCycles(ctx context.Context, lock, dir string, addrs []string, passwo
 
 // harnessRound is what one harness round measured.
 type harnessRound struct {
-	rate          float64
-	cpu           time.Duration // per cycle
-	cycles        int64
-	events, bytes int64
+	rate                  float64
+	cpu                   time.Duration // per cycle
+	cycles, events, bytes int64
+}
+
+// add counts h's cycles, events and bytes into t.
+func (t *harnessRound) add(h harnessRound) {
+	t.cycles, t.events, t.bytes = t.cycles+h.cycles, t.events+h.events, t.bytes+h.bytes
+}
+
+// perCycle is t's events and bytes per cycle.
+func (t harnessRound) perCycle() (events, bytes float64) {
+	return float64(t.events) / float64(t.cycles), float64(t.bytes) / float64(t.cycles)
 }
 
 var benchRE = regexp.MustCompile(`SET: ([0-9.]+) requests per second`)
@@ -246,7 +255,7 @@ func runWorkload(ctx context.Context, e *benchEnv, res *results) error {
 	}
 	defer cl.Close()
 	n := cl.Node(0)
-	var events, bytes, cycles int64
+	var tot harnessRound
 	type measurement struct {
 		name string
 		run  func(r int) (float64, time.Duration, error)
@@ -265,7 +274,7 @@ func runWorkload(ctx context.Context, e *benchEnv, res *results) error {
 			dir := filepath.Join(tmp, fmt.Sprintf("workload-harness-%d", r))
 			defer os.RemoveAll(dir)
 			h, err := harnessCycles(ctx, "setnx", dir, []string{addr}, cl.Password(), clients, d, prof)
-			events, bytes, cycles = events+h.events, bytes+h.bytes, cycles+h.cycles
+			tot.add(h)
 			return h.rate, h.cpu, err
 		}
 	}
@@ -286,7 +295,7 @@ func runWorkload(ctx context.Context, e *benchEnv, res *results) error {
 			e.logf("workload round %d: %s %.0f cycles/s, %v CPU/cycle", r+1, m.name, v, cpu)
 		}
 	}
-	w.EventsPerCycle, w.BytesPerCycle = float64(events)/float64(cycles), float64(bytes)/float64(cycles)
+	w.EventsPerCycle, w.BytesPerCycle = tot.perCycle()
 	w.Profile = profile
 	w.RedisBenchmark, err = redisBenchmark(ctx, n.DirectAddr(), cl.Password())
 	if err != nil {
