@@ -28,9 +28,9 @@ type checkRow struct {
 	Violation bool   `json:"violation"`
 	Mode      string `json:"mode"` // "stream" or "run"
 	FileBytes int64  `json:"file_bytes"`
-	// Decode is one pass of history.Decoder over the file, nothing else.
-	Decode time.Duration `json:"decode"`
+	// Decode is one pass of history.Decoder over the file, nothing else;
 	// Total is decode + check.
+	Decode  time.Duration   `json:"decode"`
 	Total   time.Duration   `json:"total"`
 	Timings checker.Timings `json:"timings"`
 	// PeakRSS is the child process's maximum resident set (VmHWM), bytes.
@@ -66,12 +66,14 @@ func checkChild(args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if *mode != "stream" && *mode != "run" {
+		return fmt.Errorf("check-one: unknown mode %q", *mode)
+	}
 	row := checkRow{Mode: *mode}
 	if st, err := os.Stat(*path); err == nil {
 		row.FileBytes = st.Size()
 	}
-	// Decode only.
-	start := time.Now()
+	start := time.Now() // decode only
 	f, err := os.Open(*path)
 	if err != nil {
 		return err
@@ -117,20 +119,12 @@ func checkChild(args []string, stdout io.Writer) error {
 		defer pprof.StopCPUProfile()
 	}
 	start = time.Now()
-	var res checker.Result
-	switch *mode {
-	case "stream", "run":
-		// What every run and `torture check` do: trial.Check, the
-		// history streamed into the analysis.
-		a, _, err := trial.Check(*path, opts)
-		if err != nil {
-			return err
-		}
-		res = a.Result
-		if *mode == "stream" {
-			runtime.KeepAlive(a)
-			break
-		}
+	a, _, err := trial.Check(*path, opts) // what every run and `torture check` do
+	if err != nil {
+		return err
+	}
+	res := a.Result
+	if *mode == "run" {
 		dir, err := os.MkdirTemp("", "bench-report")
 		if err != nil {
 			return err
@@ -143,9 +137,8 @@ func checkChild(args []string, stdout io.Writer) error {
 		if err := report.WriteHTML(filepath.Join(dir, "report.html"), r, &a, opts); err != nil {
 			return err
 		}
-	default:
-		return fmt.Errorf("check-one: unknown mode %q", *mode)
 	}
+	runtime.KeepAlive(a)
 	row.Total = time.Since(start)
 	close(stop)
 	<-sampled
@@ -175,14 +168,12 @@ func checkOne(ctx context.Context, path, mode string) (checkRow, error) {
 	return row, nil
 }
 
-// vmHWM returns this process's peak resident set size (VmHWM in
-// /proc/self/status), or 0. Unlike the rusage a parent reads, it does not
-// count the parent's pages, which a child started with vfork shares until
-// it execs.
+// vmHWM is this process's peak resident set (VmHWM), or 0. Unlike the
+// rusage a parent reads, it does not count the parent's pages, which a
+// child started with vfork shares until it execs.
 func vmHWM() int64 { return statusKB("/proc/self/status", "VmHWM") << 10 }
 
-// statusKB is the field (VmHWM, VmRSS) of a /proc status file, in KiB, or
-// 0.
+// statusKB is the field (VmHWM, VmRSS) of a /proc status file, in KiB, or 0.
 func statusKB(path, field string) int64 {
 	b, err := os.ReadFile(path)
 	if err != nil {
