@@ -80,21 +80,13 @@ func selectParts(only string) ([]part, error) {
 	if only == "" {
 		return parts, nil
 	}
-	want := map[string]bool{}
-	for _, n := range strings.Split(only, ",") {
-		n = strings.TrimSpace(n)
-		if !slices.Contains(partNames(), n) {
-			return nil, fmt.Errorf("-only: unknown part %q (parts: %s)", n, strings.Join(partNames(), ", "))
-		}
-		want[n] = true
-	}
-	var out []part
-	for _, p := range parts {
-		if want[p.name] {
-			out = append(out, p)
+	want := strings.Split(only, ",")
+	for i, n := range want {
+		if want[i] = strings.TrimSpace(n); !slices.Contains(partNames(), want[i]) {
+			return nil, fmt.Errorf("-only: unknown part %q (parts: %s)", want[i], strings.Join(partNames(), ", "))
 		}
 	}
-	return out, nil
+	return slices.DeleteFunc(slices.Clone(parts), func(p part) bool { return !slices.Contains(want, p.name) }), nil
 }
 
 // runPart measures one part and makes its section.

@@ -14,34 +14,29 @@ import (
 	"time"
 )
 
-// section is one part's share of BENCHMARKS.md and BENCHMARKS.json: what
-// it measured, when, at which commit, on how loaded a machine, and the
-// command that measures it again. A run of `bench -only PART` replaces the
-// sections of the parts it ran and keeps the others as they were.
+// section is one part's share of BENCHMARKS.md and BENCHMARKS.json.
 type section struct {
 	Part  string `json:"part"`
 	Title string `json:"title"`
-	// Number is the part's place in BENCHMARKS.md, which the targets
-	// table and other sections cite.
+	// Number is the part's place in BENCHMARKS.md, which others cite.
 	Number int `json:"number"`
 	// Date is when the part started; Duration how long it took.
 	Date     time.Time `json:"date"`
 	Duration duration  `json:"duration"`
 	Commit   string    `json:"commit"`
-	// LoadStart and LoadEnd are the 1, 5 and 15 minute load averages
-	// before and after the part.
+	// LoadStart and LoadEnd are the load averages before and after.
 	LoadStart string `json:"load_start"`
 	LoadEnd   string `json:"load_end"`
 	// Command reproduces the part.
 	Command string `json:"command"`
-	// Targets are the part's rows of the targets table and Notes its
-	// explanations of the targets not met (markdown).
+	// Targets are its rows of the targets table, Notes its explanations
+	// of the targets not met (markdown).
 	Targets []string `json:"targets,omitempty"`
 	Notes   []string `json:"notes,omitempty"`
-	// Markdown is the section's text below its heading and stamp.
-	Markdown string `json:"markdown"`
-	// Figures are the part's measurements, machine-readable.
-	Figures json.RawMessage `json:"figures,omitempty"`
+	// Markdown is the text below the heading and stamp; Figures the
+	// measurements, machine-readable.
+	Markdown string          `json:"markdown"`
+	Figures  json.RawMessage `json:"figures,omitempty"`
 }
 
 // duration is a time.Duration written in JSON as seconds.
@@ -91,9 +86,9 @@ func (r record) encode() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// merge returns old with the sections of fresh in place of old's sections
-// of the same parts, the machine of fresh (the latest run), and the
-// sections in the order of order (parts not in it last, by name).
+// merge returns old with fresh's sections in place of those of the same
+// parts, machine m, the sections in the order of order (others last, by
+// name).
 func merge(old record, m machineInfo, fresh []section, order []string) record {
 	byPart := map[string]section{}
 	for _, s := range append(slices.Clone(old.Sections), fresh...) {
@@ -112,9 +107,8 @@ func merge(old record, m machineInfo, fresh []section, order []string) record {
 	return out
 }
 
-// markdown renders BENCHMARKS.md from the record alone, so that a file
-// written after a run of one part is the same as one written from the
-// record later.
+// markdown renders BENCHMARKS.md from the record alone: a file written
+// after a run of one part is the same as one written from it later.
 func (r record) markdown() string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
@@ -199,7 +193,7 @@ func shortCommit(c string) string {
 	return h
 }
 
-// writeRecord merges fresh into the record at jsonPath and writes it and
+// writeRecord merges fresh into the record at jsonPath, writes it, and
 // the markdown at mdPath.
 func writeRecord(mdPath, jsonPath string, m machineInfo, fresh []section, order []string) (record, error) {
 	old, err := readRecord(jsonPath)

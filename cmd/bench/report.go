@@ -17,8 +17,7 @@ import (
 	"github.com/locktorture/locktorture/report"
 )
 
-// Targets of the harness's own performance, set when the benchmarks were
-// first written.
+// Targets of the harness's own performance.
 const (
 	targetRatio      = 0.5
 	targetCheckTime  = 10 * time.Second
@@ -112,15 +111,14 @@ func loadAvg() string {
 	return strings.Join(f[:3], " / ")
 }
 
-// profileLine is one function of the harness profile, with the share of
-// the samples spent in it and its callees.
+// profileLine is one function of the harness profile and the share of
+// the samples in it and its callees.
 type profileLine struct {
 	What, Func string
 	Cum        string
 }
 
-// profileFuncs are the functions whose cumulative share tells where a
-// harness cycle's CPU goes.
+// profileFuncs are the functions that tell where a cycle's CPU goes.
 var profileFuncs = []struct{ what, re string }{
 	{"toxiproxy proxy: reading from either side, handing to the toxic chain", `toxiproxy/v2\.\(\*ToxicLink\)\.read$`},
 	{"toxiproxy proxy: writing to the other side", `toxiproxy/v2\.\(\*ToxicLink\)\.write$`},
@@ -283,11 +281,7 @@ func (r *results) workloadSection(p func(string, ...any)) {
 	p("%d rounds of %v per measurement, the four measurements back to back in each round (in a different order each round), all against one redis-server (`cluster.Start`, 1 node) in this process's run; medians, with the rounds in brackets; the ratios are medians of each round's ratio.\n\n", w.Rounds, w.Duration)
 	p("| measurement | cycles/s | CPU of this process per cycle (not Redis) | ÷ raw direct |\n|---|---|---|---|\n")
 	row := func(name string, v []float64, cpu []time.Duration) {
-		c := make([]float64, len(cpu))
-		for i, d := range cpu {
-			c[i] = float64(d)
-		}
-		p("| %s | %.0f [%s] | %.0f µs | %.2f |\n", name, median(v), join("%.0f", v), median(c)/1e3, ratio(v, w.RawDirect))
+		p("| %s | %.0f [%s] | %.0f µs | %.2f |\n", name, median(v), join("%.0f", v), float64(medianDur(cpu))/1e3, ratio(v, w.RawDirect))
 	}
 	row("raw go-redis loop, straight to redis-server", w.RawDirect, w.RawDirectCPU)
 	row("raw go-redis loop, through the node's toxiproxy proxy", w.RawProxy, w.RawProxyCPU)
@@ -317,9 +311,9 @@ func (r *results) workloadSection(p func(string, ...any)) {
 	}
 }
 
-// ratio is the median over rounds of a[i] / b[i]: the measurements of one
-// round ran back to back, so their ratio is less disturbed by load that
-// comes and goes than the ratio of the medians.
+// ratio is the median over rounds of a[i] / b[i]: one round's
+// measurements ran back to back, so their ratio is less disturbed by
+// passing load than the ratio of the medians.
 func ratio(a, b []float64) float64 {
 	var r []float64
 	for i := range min(len(a), len(b)) {
@@ -426,7 +420,7 @@ func (r *results) startupSection(p func(string, ...any)) {
 	p("median %s s, min %s s, max %s s (each: %s s).\n\n", secs(medianDur(s.Times)), secs(slices.Min(s.Times)), secs(slices.Max(s.Times)), strings.Join(ts, ", "))
 }
 
-// notes explains each target not met: the figure, what limits it, what
+// notes explain each target not met: the figure, what limits it, what
 // was done.
 func (r *results) notes() []string {
 	var out []string
@@ -505,8 +499,7 @@ func (r *results) notes() []string {
 	return out
 }
 
-// profileCum returns the cumulative share of the profile line whose
-// description contains what.
+// profileCum is the cumulative share of the profile line about what.
 func (r *results) profileCum(what string) string {
 	for _, l := range r.ProfileTop {
 		if strings.Contains(l.What, what) {
