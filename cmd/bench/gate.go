@@ -20,9 +20,7 @@ import (
 	"github.com/locktorture/locktorture/report"
 )
 
-// gateRun is one `torture gate --lock L` of the gate part, with Hogs busy
-// CPU hogs beside it: how long it took, its CPU and memory, what it
-// decided and with how many trials.
+// gateRun is one `torture gate --lock L` beside Hogs busy CPU hogs.
 type gateRun struct {
 	Lock    string        `json:"lock"`
 	Hogs    int           `json:"hogs"`
@@ -39,8 +37,8 @@ type gateRun struct {
 	Rate     float64 `json:"rate"`
 	Need     int     `json:"trials_needed"`
 	// Short names the promise cells short of Need trials; PerMinute is
-	// the median, over the promise cells, of their trials per minute of
-	// runs, and Slowest the cell with the fewest (with its figure).
+	// the promise cells' median trials per minute of runs, Slowest the
+	// cell with the fewest (and its figure).
 	Short     []string `json:"short,omitempty"`
 	PerMinute float64  `json:"trials_per_minute"`
 	Slowest   string   `json:"slowest,omitempty"`
@@ -51,8 +49,7 @@ type gateRun struct {
 	Err        string   `json:"err,omitempty"`
 }
 
-// matrixRun is one `torture matrix --quick` of the gate part at Jobs runs
-// side by side (0: as many as the machine holds).
+// matrixRun is one `torture matrix --quick` at --jobs Jobs.
 type matrixRun struct {
 	Jobs     int           `json:"jobs"`
 	Wall     time.Duration `json:"wall"`
@@ -68,10 +65,9 @@ type gateFigures struct {
 	Matrix []matrixRun `json:"matrix"`
 }
 
-// runGate builds bin/torture's command into the temporary directory, runs
-// `torture gate` with its defaults on each lock of -gate-locks with each
-// count of -gate-hogs CPU hogs beside it, then `torture matrix --quick`
-// at each of -matrix-jobs.
+// runGate builds ./cmd/torture, runs `torture gate` with its defaults on
+// each of -gate-locks beside each of -gate-hogs CPU hogs, then `torture
+// matrix --quick` at each of -matrix-jobs.
 func runGate(ctx context.Context, e *benchEnv, r *results) error {
 	exe := filepath.Join(e.tmp, "torture")
 	build := exec.CommandContext(ctx, "go", "build", "-o", exe, "./cmd/torture")
@@ -120,8 +116,7 @@ func intList(s string) ([]int, error) {
 	return out, nil
 }
 
-// startHogs starts n busy loops (a shell's, one CPU each) until the
-// returned stop.
+// startHogs starts n busy shell loops (one CPU each) until stop.
 func startHogs(ctx context.Context, n int) (stop func(), err error) {
 	var cmds []*exec.Cmd
 	stop = func() {
@@ -141,8 +136,8 @@ func startHogs(ctx context.Context, n int) (stop func(), err error) {
 	return stop, nil
 }
 
-// timed runs exe with args beside hogs CPU hogs and returns its wall
-// time, its process state and its stderr.
+// timed runs exe with args beside hogs CPU hogs: its wall time, process
+// state and stderr.
 func timed(ctx context.Context, exe string, args []string, hogs int) (time.Duration, *os.ProcessState, string, error) {
 	stop, err := startHogs(ctx, hogs)
 	if err != nil {
@@ -185,8 +180,7 @@ func gateOnce(ctx context.Context, e *benchEnv, exe, lock string, hogs int) (gat
 	return g, nil
 }
 
-// matrixOnce runs make torture's matrix (the quick profile, one seed) at
-// jobs runs side by side.
+// matrixOnce runs make torture's matrix (quick, one seed) at jobs.
 func matrixOnce(ctx context.Context, e *benchEnv, exe string, jobs int) (matrixRun, error) {
 	out := filepath.Join(e.tmp, fmt.Sprintf("matrix-jobs%d", jobs))
 	args := []string{"matrix", "--quick", "--seeds", "1", "--jobs", strconv.Itoa(jobs), "--out", out}

@@ -139,9 +139,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return bench(ctx, o, stdout, stderr)
 }
 
-// bench runs the parts asked for (all without -only), prints their
-// sections and, with -out, merges them into BENCHMARKS.json and rewrites
-// BENCHMARKS.md from it.
+// bench runs the parts asked for, prints their sections and, with -out,
+// merges them into BENCHMARKS.json and rewrites BENCHMARKS.md from it.
 func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	start := time.Now()
 	tmp, err := os.MkdirTemp("", "locktorture-bench-")

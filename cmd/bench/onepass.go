@@ -11,13 +11,12 @@ import (
 	"github.com/locktorture/locktorture/checker"
 )
 
-// targetOnePass: what `torture run` does after its run (the check, the
-// analysis, results.json and report.html) costs at most this many times
-// `torture check` alone, in time and in peak memory.
+// targetOnePass: what `torture run` does after its run costs at most this
+// many times `torture check` alone, in time and in peak memory.
 const targetOnePass = 1.5
 
-// onePassResult is the one-pass part: a generated history with a late
-// violation checked by `bench check-one` in the two modes, alternating.
+// onePassResult is part 9: a generated history checked by `bench
+// check-one` in the two modes, alternating.
 type onePassResult struct {
 	Ops    int            `json:"ops"`
 	Events int            `json:"events"`

@@ -13,26 +13,22 @@ import (
 
 // benchEnv is what every part is given.
 type benchEnv struct {
-	o    options
-	tmp  string
-	logf func(string, ...any)
-	// deadline is the end of the budget of the part running.
-	deadline time.Time
+	o        options
+	tmp      string
+	logf     func(string, ...any)
+	deadline time.Time // the end of the running part's budget
 }
 
-// part is one section of BENCHMARKS.md: how to measure it, what its
-// figures are, how to write them.
+// part is one section of BENCHMARKS.md: run measures into r, render
+// writes the text below the heading, figures are what BENCHMARKS.json
+// keeps of r, flags those that change what it measures (its command
+// repeats those given).
 type part struct {
 	name, title string
-	// run measures into r.
-	run func(ctx context.Context, e *benchEnv, r *results) error
-	// render writes the section's text below its heading.
-	render func(r *results, p func(string, ...any))
-	// figures are what BENCHMARKS.json keeps of r.
-	figures func(r *results) any
-	// flags are the flags that change what the part measures; its
-	// command repeats those given.
-	flags []string
+	run         func(ctx context.Context, e *benchEnv, r *results) error
+	render      func(r *results, p func(string, ...any))
+	figures     func(r *results) any
+	flags       []string
 }
 
 // parts are the parts in the order of BENCHMARKS.md.

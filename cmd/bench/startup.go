@@ -7,8 +7,7 @@ import (
 	"github.com/locktorture/locktorture/cluster"
 )
 
-// startupResult is part 4: how long cluster.Start takes to have 5 nodes
-// and their proxies answering PING.
+// startupResult is part 4: how long cluster.Start takes.
 type startupResult struct {
 	Nodes int
 	Times []time.Duration

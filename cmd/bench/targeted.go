@@ -20,9 +20,8 @@ import (
 const defaultTargeted = `^(redlock/kill-quorum|redsync/kill-quorum|setnx/clock-holder|redlock/clock-partition|redlock/clock-majority|setnx/pause-holder|redlock-no-elapsed/delay-grant|setnx/failover-unreplicated` +
 	`|redlock/kill-quorum-delayed|redlock/clock-minority|setnx\+fencing/pause-holder|setnx/delay-grant|setnx\+wait/failover-unreplicated)$`
 
-// Targets of the targeted kinds, set when they were added: a targeted
-// cell finds its violation on nearly every seed, soon after its strike,
-// and its controls raise no alarm.
+// Targets of the targeted kinds: a violation on nearly every seed, soon
+// after the strike (and no alarm of a control).
 const (
 	targetTargetedShare = 0.9
 	targetTargetedAfter = 1.0 // seconds from the strike to the first violation
@@ -97,9 +96,9 @@ func (r *results) targetedSection(p func(string, ...any)) {
 }
 
 // worst is what a part's targets read of its rows: of the
-// expected-violation cells (not Extra), how many, the least share of
-// seeds that found the violation and the longest median time (time), each
-// with its cell; of the expected-safe ones, the violations and the runs.
+// expected-violation cells (not Extra), how many, the least share and the
+// longest median time, each with its cell; of the expected-safe ones, the
+// violations and the runs.
 type worst struct {
 	cells, falseAlarms, safeRuns int
 	share, time                  float64
@@ -131,9 +130,9 @@ func worstOf(rows []detectRow, time func(cellStats) *float64) worst {
 }
 
 // clockMatches says whether a clock cell's runs match its expectation
-// per property: a property expected safe shows no violation, one expected
-// to show a violation shows one on some seed, a lock expected live is
-// never stuck; an undecided or failed run matches nothing.
+// per property: none violates a property expected safe, one violates a
+// property expected violated, none is stuck if live is expected; a
+// failed run matches nothing.
 func clockMatches(row detectRow) bool {
 	e := row.Spec.Expect
 	s := row.stats()
