@@ -116,39 +116,28 @@ func intList(s string) ([]int, error) {
 	return out, nil
 }
 
-// startHogs starts n busy shell loops (one CPU each) until stop.
-func startHogs(ctx context.Context, n int) (stop func(), err error) {
+// timed runs exe with args beside hogs CPU hogs (busy shell loops, one
+// CPU each): its wall time, process state and stderr.
+func timed(ctx context.Context, exe string, args []string, hogs int) (time.Duration, *os.ProcessState, string, error) {
 	var cmds []*exec.Cmd
-	stop = func() {
+	defer func() {
 		for _, c := range cmds {
 			c.Process.Kill()
 			c.Wait()
 		}
-	}
-	for range n {
+	}()
+	for range hogs {
 		c := exec.CommandContext(ctx, "sh", "-c", "while :; do :; done")
 		if err := c.Start(); err != nil {
-			stop()
-			return nil, fmt.Errorf("start a CPU hog: %w", err)
+			return 0, nil, "", fmt.Errorf("start a CPU hog: %w", err)
 		}
 		cmds = append(cmds, c)
 	}
-	return stop, nil
-}
-
-// timed runs exe with args beside hogs CPU hogs: its wall time, process
-// state and stderr.
-func timed(ctx context.Context, exe string, args []string, hogs int) (time.Duration, *os.ProcessState, string, error) {
-	stop, err := startHogs(ctx, hogs)
-	if err != nil {
-		return 0, nil, "", err
-	}
-	defer stop()
 	cmd := exec.CommandContext(ctx, exe, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	start := time.Now()
-	err = cmd.Run()
+	err := cmd.Run()
 	wall := time.Since(start)
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
@@ -259,11 +248,8 @@ func readGate(dir string, g *gateRun) error {
 }
 
 func lastLine(s string) string {
-	l := lines(s)
-	if len(l) == 0 {
-		return ""
-	}
-	return l[len(l)-1]
+	s = strings.TrimRight(s, "\n")
+	return s[strings.LastIndexByte(s, '\n')+1:]
 }
 
 func (r *results) gateSection(p func(string, ...any)) {
