@@ -53,7 +53,7 @@ func (r *results) clockSection(p func(string, ...any)) {
 		if clockMatches(row) {
 			match = "yes"
 		}
-		p("| `%s` | %s | %d | %d/%d [%.2f, %.2f] | %d/%d | %d/%d | %s | %s |\n", row.Spec.Name, row.Spec.Expect, s.n, s.lease, s.n, lo, hi, s.resource, s.n, s.stuck, s.n, match, strings.Join(s.notes(false), "; "))
+		p("| `%s` | %s | %d | %d/%d [%.2f, %.2f] | %d/%d | %d/%d | %s | %s |\n", row.Spec.Name, row.Spec.Expect, s.n, s.lease, s.n, lo, hi, s.resource, s.n, s.stuck, s.n, match, s.notes(false))
 	}
 	p("\n")
 	if i := slices.IndexFunc(r.Clock, func(row detectRow) bool { return strings.Contains(row.Spec.Name, "-wall/") }); i >= 0 {

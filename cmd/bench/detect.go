@@ -118,9 +118,9 @@ func (row detectRow) stats() cellStats {
 	return s
 }
 
-// notes are the runs a row's share leaves out; with detail, the first
-// error and the runs the watcher stopped that checked valid too.
-func (s cellStats) notes(detail bool) []string {
+// notes are the runs a row's share leaves out, then more; with detail,
+// the first error and the runs the watcher stopped that checked valid too.
+func (s cellStats) notes(detail bool, more ...string) string {
 	var n []string
 	if s.unknown > 0 {
 		n = append(n, fmt.Sprintf("%d unknown", s.unknown))
@@ -140,7 +140,7 @@ func (s cellStats) notes(detail bool) []string {
 	if s.skipped > 0 {
 		n = append(n, fmt.Sprintf("%d skipped (budget)", s.skipped))
 	}
-	return n
+	return strings.Join(append(n, more...), "; ")
 }
 
 // ranIn counts the runs of rows that ran and those skipped.

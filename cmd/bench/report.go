@@ -387,7 +387,7 @@ func (r *results) detectSection(p func(string, ...any)) {
 	p("| cell | lock | faults | expect | runs | found | share | median first s | slowest first s | median s after the first fault began | notes |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, row := range r.Detect {
 		s := row.stats()
-		notes := s.notes(true)
+		var alarms []string
 		faults := "none"
 		if len(row.Spec.Kinds()) > 0 {
 			faults = strings.Join(row.Spec.Kinds(), ",")
@@ -401,11 +401,11 @@ func (r *results) detectSection(p func(string, ...any)) {
 		}
 		if row.Spec.Expect.Overall() == report.ExpectSafe {
 			if s.found > 0 {
-				notes = append(notes, fmt.Sprintf("**%d false alarms**", s.found))
+				alarms = append(alarms, fmt.Sprintf("**%d false alarms**", s.found))
 			}
 			share = "–"
 		}
-		p("| %s | %s | %s | %s | %d | %d | %s | %s | %s | %s | %s |\n", row.Spec.Name, row.Spec.Lock(), faults, row.Spec.Expect, s.n, s.found, share, s.med, slow, s.after, strings.Join(notes, "; "))
+		p("| %s | %s | %s | %s | %d | %d | %s | %s | %s | %s | %s |\n", row.Spec.Name, row.Spec.Lock(), faults, row.Spec.Expect, s.n, s.found, share, s.med, slow, s.after, s.notes(true, alarms...))
 	}
 	p("\n\n")
 }

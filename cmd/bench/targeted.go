@@ -79,9 +79,9 @@ func (r *results) targetedSection(p func(string, ...any)) {
 		if ok {
 			twFound = fmt.Sprintf("%d / %d", twS.found, twS.n)
 		}
-		notes := strings.Join(t.notes(false), "; ")
-		if n := twS.notes(false); len(n) > 0 {
-			notes = strings.Trim(notes+"; twin: "+strings.Join(n, "; "), "; ")
+		notes := t.notes(false)
+		if n := twS.notes(false); n != "" {
+			notes = strings.Trim(notes+"; twin: "+n, "; ")
 		}
 		p("| %s | %d / %d | %s | %s | %s | %s | %s | %s |\n", row.Spec.Name, t.found, t.n, t.after, t.med, twFound, twS.after, twS.med, notes)
 	}
@@ -91,7 +91,7 @@ func (r *results) targetedSection(p func(string, ...any)) {
 			continue
 		}
 		s := row.stats()
-		p("| %s | %d | %d | %s |\n", row.Spec.Name, s.n, s.found, strings.Join(s.notes(false), "; "))
+		p("| %s | %d | %d | %s |\n", row.Spec.Name, s.n, s.found, s.notes(false))
 	}
 }
 
