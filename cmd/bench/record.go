@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -51,7 +52,7 @@ func (d *duration) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return err
 	}
-	*d = duration(time.Duration(s * float64(time.Second)))
+	*d = duration(math.Round(s * float64(time.Second))) // rounded: a truncated read drifts by 1 ns a round trip
 	return nil
 }
 
@@ -116,8 +117,10 @@ func (r record) markdown() string {
 	p("Written by `make bench` (`bin/bench`, built from `cmd/bench`; see its `doc.go`), every part a section of its own with its figures in `BENCHMARKS.json`. ")
 	p("`bin/bench -only PART[,PART]` measures those parts again and rewrites only their sections, so each section says when, at which commit and on how loaded a machine it was measured, and the command that measures it again. Do not edit by hand: run it again.\n\n")
 	var total time.Duration
+	var targets, notes []string
 	for _, s := range r.Sections {
 		total += time.Duration(s.Duration)
+		targets, notes = append(targets, s.Targets...), append(notes, s.Notes...)
 	}
 	p("| part | measured (UTC) | took | load average at the start → end |\n|---|---|---|---|\n")
 	for _, s := range r.Sections {
@@ -136,24 +139,11 @@ func (r record) markdown() string {
 	p("so throughput and wall-clock figures are noisy (each section gives the load averages of its run); CPU time, also given, ")
 	p("is steadier than rates when the cores are contended. The FACTS.md baselines (redis-benchmark ≈ 100k SET/s, ")
 	p("raw go-redis loop ≈ 37.7k cycles/s) were taken on an idle machine of the same kind.\n\n")
-	var targets, notes []string
-	for _, s := range r.Sections {
-		targets = append(targets, s.Targets...)
-		notes = append(notes, s.Notes...)
-	}
 	if len(targets) > 0 {
-		p("## Targets\n\n| | target | measured | |\n|---|---|---|---|\n")
-		for _, t := range targets {
-			p("%s\n", t)
-		}
-		p("\n")
+		p("## Targets\n\n| | target | measured | |\n|---|---|---|---|\n%s\n\n", strings.Join(targets, "\n"))
 	}
 	if len(notes) > 0 {
-		p("## Targets not met: the figure, what limits it, what was done\n\n")
-		for _, n := range notes {
-			p("- %s\n", n)
-		}
-		p("\n")
+		p("## Targets not met: the figure, what limits it, what was done\n\n- %s\n\n", strings.Join(notes, "\n- "))
 	}
 	for _, s := range r.Sections {
 		p("## %d. %s\n\n", s.Number, s.Title)
