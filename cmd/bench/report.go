@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -59,15 +58,13 @@ type machineInfo struct {
 
 func machine() machineInfo {
 	m := machineInfo{CPU: "unknown", NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), LoadStart: loadAvg(), Go: runtime.Version()}
-	if f, err := os.Open("/proc/cpuinfo"); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for l := range strings.Lines(string(b)) {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
 				m.CPU = strings.TrimSpace(v)
 				break
 			}
 		}
-		f.Close()
 	}
 	if out, err := exec.Command("redis-server", "--version").Output(); err == nil {
 		m.Redis = strings.TrimSpace(string(out))
@@ -101,14 +98,10 @@ func machine() machineInfo {
 // loadAvg returns the 1, 5 and 15 minute load averages.
 func loadAvg() string {
 	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " / ")
 	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " / ")
+	return "unknown"
 }
 
 // profileLine is one function of the harness profile and the share of
