@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -262,15 +263,8 @@ func (r *results) gateSection(p func(string, ...any)) {
 	p("Target: every gate PASS within 3 minutes, the same verdict beside the hogs, never a false alarm (exit 1).\n\n")
 	p("| lock | CPU hogs | wall | runs | exit | status | trials a minute, median cell | fewest | cells short of the trials | cells with a violation (runs) | CPU | peak RSS |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, g := range r.Gate.Gates {
-		short := strings.Join(g.Short, ", ")
-		if short == "" {
-			short = "none"
-		}
-		short += errNote(g.Err)
-		viol := strings.Join(g.Violated, ", ")
-		if viol == "" {
-			viol = "none"
-		}
+		short := cmp.Or(strings.Join(g.Short, ", "), "none") + errNote(g.Err)
+		viol := cmp.Or(strings.Join(g.Violated, ", "), "none")
 		p("| %s | %d | %.0f s | %d | %d | %s | %.1f | %s | %s | %s | %.1f s | %.0f MiB |\n", g.Lock, g.Hogs, g.Wall.Seconds(), g.Runs, g.Exit, g.Status,
 			g.PerMinute, g.Slowest, short, viol, g.CPU.Seconds(), mib(g.PeakRSS))
 	}

@@ -171,16 +171,11 @@ func anchor(h string) string {
 // shortCommit shortens a commit hash, keeping what follows it.
 func shortCommit(c string) string {
 	h, rest, _ := strings.Cut(c, " ")
-	if len(h) > 12 {
-		h = h[:12]
-	}
+	h = h[:min(len(h), 12)]
 	if rest != "" {
 		return h + " " + rest
 	}
-	if h == "" {
-		return "unknown"
-	}
-	return h
+	return cmp.Or(h, "unknown")
 }
 
 // writeRecord merges fresh into the record at jsonPath, writes it, and

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -381,10 +382,7 @@ func (r *results) detectSection(p func(string, ...any)) {
 	for _, row := range r.Detect {
 		s := row.stats()
 		var alarms []string
-		faults := "none"
-		if len(row.Spec.Kinds()) > 0 {
-			faults = strings.Join(row.Spec.Kinds(), ",")
-		}
+		faults := cmp.Or(strings.Join(row.Spec.Kinds(), ","), "none")
 		share, slow := "–", "–"
 		if s.n > 0 {
 			share = fmt.Sprintf("%.0f%%", 100*s.share)
