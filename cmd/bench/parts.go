@@ -78,7 +78,8 @@ func selectParts(only string) ([]part, error) {
 	}
 	want := strings.Split(only, ",")
 	for i, n := range want {
-		if want[i] = strings.TrimSpace(n); !slices.Contains(partNames(), want[i]) {
+		want[i] = strings.TrimSpace(n)
+		if !slices.Contains(partNames(), want[i]) {
 			return nil, fmt.Errorf("-only: unknown part %q (parts: %s)", want[i], strings.Join(partNames(), ", "))
 		}
 	}
