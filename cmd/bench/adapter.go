@@ -223,7 +223,7 @@ func (r *results) adapterSection(p func(string, ...any)) {
 			ratio(a.Rates[lock], a.RatesOne[lock]))
 	}
 	if len(a.CycleCPU) > 0 {
-		cpu := medianDur(a.CycleCPU)
+		cpu := median(a.CycleCPU)
 		p("\n**One process per client, or one for all?** The redis-py-lock client processes spent %s of CPU per cycle (median of the rounds with %d clients; the CPU of their start taken out). ", fmtDur(cpu), a.Clients)
 		p("A single process serving every client would have to be concurrent itself (threads or an event loop, in every client's language), and a Python one runs its bytecode on one core at a time (the interpreter lock): it could not pass about %.0f cycles/s (one second of CPU ÷ %s), where %d processes measured %.0f, %.1f× one process. ",
 			float64(time.Second)/float64(cpu), fmtDur(cpu), a.Clients, median(a.Rates["redis-py-lock"]), ratio(a.Rates["redis-py-lock"], a.RatesOne["redis-py-lock"]))

@@ -123,7 +123,7 @@ func (r *results) evidenceSection(p func(string, ...any)) {
 		perEvent := (row.BytesWith - row.BytesWithout) / row.EventsWith
 		p("| %s | %d | %.0f [%s] | %.0f [%s] | %.3f | %.0f µs | %.0f µs | %.0f | %.0f | %.1f |\n",
 			row.Lock, row.Nodes, median(row.With), join("%.0f", row.With), median(row.Without), join("%.0f", row.Without), ratio(row.With, row.Without),
-			float64(medianDur(row.WithCPU))/1e3, float64(medianDur(row.WithoutCPU))/1e3, row.BytesWith, row.BytesWithout, perEvent)
+			float64(median(row.WithCPU))/1e3, float64(median(row.WithoutCPU))/1e3, row.BytesWith, row.BytesWithout, perEvent)
 	}
 	p("\nA cycle is %s events (acquire, section, release: invoke and completion each); two of them, the completions of the acquire and the release, carry `nodes`. ", fmt.Sprintf("%.0f", e.Rows[0].EventsWith))
 	p("Per call the evidence costs the harness one `context.WithValue` (the `locks.Evidence` is the client's, reset), an append under a mutex per node answer, the summary and its one allocation, and the longer line; the library adapters add a go-redis hook per command (not measured here). ")

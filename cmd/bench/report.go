@@ -213,7 +213,7 @@ func (r *results) targetRows() []string {
 		p("| 3. false alarms in expected-safe cells | 0 | %d of %d runs | %s |\n", w.falseAlarms, w.safeRuns, mark(w.falseAlarms == 0))
 	}
 	if len(r.Startup.Times) > 0 {
-		med := medianDur(r.Startup.Times)
+		med := median(r.Startup.Times)
 		p("| 4. start-up of 5 nodes and their proxies (median of %d) | ≤ %v | %s s | %s |\n", len(r.Startup.Times), targetStartup, secs(med), mark(med <= targetStartup))
 	}
 	if r.Gate != nil {
@@ -275,7 +275,7 @@ func (r *results) workloadSection(p func(string, ...any)) {
 	p("%d rounds of %v per measurement, the four measurements back to back in each round (in a different order each round), all against one redis-server (`cluster.Start`, 1 node) in this process's run; medians, with the rounds in brackets; the ratios are medians of each round's ratio.\n\n", w.Rounds, w.Duration)
 	p("| measurement | cycles/s | CPU of this process per cycle (not Redis) | ÷ raw direct |\n|---|---|---|---|\n")
 	row := func(name string, v []float64, cpu []time.Duration) {
-		p("| %s | %.0f [%s] | %.0f µs | %.2f |\n", name, median(v), join("%.0f", v), float64(medianDur(cpu))/1e3, ratio(v, w.RawDirect))
+		p("| %s | %.0f [%s] | %.0f µs | %.2f |\n", name, median(v), join("%.0f", v), float64(median(cpu))/1e3, ratio(v, w.RawDirect))
 	}
 	row("raw go-redis loop, straight to redis-server", w.RawDirect, w.RawDirectCPU)
 	row("raw go-redis loop, through the node's toxiproxy proxy", w.RawProxy, w.RawProxyCPU)
@@ -289,7 +289,7 @@ func (r *results) workloadSection(p func(string, ...any)) {
 	p("and each cycle makes four `context.WithTimeout` (the harness bounds acquire and release; the lock bounds each node call), a 128-bit random token, six clock readings and six history lines.\n\n")
 	p("**With or without the proxy.** The target compares the harness as it runs — every node behind a toxiproxy proxy, so that faults can be injected — with a raw loop straight to Redis. ")
 	p("The proxy alone costs the raw loop %.0f%% of its throughput here (FACTS.md: 43%% on an idle machine) and multiplies the client-side CPU per cycle by %.1f: ",
-		100*(1-ratio(w.RawProxy, w.RawDirect)), medianDur(w.RawProxyCPU).Seconds()/medianDur(w.RawDirectCPU).Seconds())
+		100*(1-ratio(w.RawProxy, w.RawDirect)), median(w.RawProxyCPU).Seconds()/median(w.RawDirectCPU).Seconds())
 	p("every command and reply is read by one goroutine, handed over two unbuffered channels (through toxiproxy's no-op toxic) and written again by another, four extra syscalls and four goroutine switches per round trip. ")
 	p("Measured against the same proxy, the harness runs at %.2f of the raw loop; without it, %.2f.\n\n", ratio(w.Harness, w.RawProxy), ratio(w.HarnessDirect, w.RawDirect))
 	if len(r.ProfileTop) > 0 {
@@ -408,7 +408,7 @@ func (r *results) startupSection(p func(string, ...any)) {
 	for _, t := range s.Times {
 		ts = append(ts, secs(t))
 	}
-	p("median %s s, min %s s, max %s s (each: %s s).\n\n", secs(medianDur(s.Times)), secs(slices.Min(s.Times)), secs(slices.Max(s.Times)), strings.Join(ts, ", "))
+	p("median %s s, min %s s, max %s s (each: %s s).\n\n", secs(median(s.Times)), secs(slices.Min(s.Times)), secs(slices.Max(s.Times)), strings.Join(ts, ", "))
 }
 
 // notes explain each target not met: the figure, what limits it, what
@@ -426,7 +426,7 @@ func (r *results) notes() []string {
 			"What remains of the harness's own cost is the lock's and the harness's `context.WithTimeout`s (%s), the random token and the clock readings. "+
 			"The proxy cannot be tuned: toxiproxy moves every chunk from a reading goroutine through unbuffered channels and a no-op toxic to a writing goroutine. "+
 			"A cheaper path — nodes dialed directly in runs without network faults, or a forwarder that splices while no toxic is armed — is a change to the cluster package and to what a run tests, so it is left to its owners; the figure without the proxy shows what it would give.",
-			ratio(w.Harness, w.RawDirect), targetRatio, ratio(w.RawProxy, w.RawDirect), medianDur(w.RawDirectCPU).Seconds()*1e6, medianDur(w.RawProxyCPU).Seconds()*1e6,
+			ratio(w.Harness, w.RawDirect), targetRatio, ratio(w.RawProxy, w.RawDirect), median(w.RawDirectCPU).Seconds()*1e6, median(w.RawProxyCPU).Seconds()*1e6,
 			r.profileCum("proxy: reading"), r.profileCum("proxy: writing"), r.profileCum("system calls"),
 			ratio(w.Harness, w.RawProxy), ratio(w.HarnessDirect, w.RawDirect), r.profileCum("recording"), r.profileCum("context.WithTimeout")))
 	}

@@ -33,12 +33,3 @@ func runStartup(ctx context.Context, e *benchEnv, r *results) error {
 	}
 	return nil
 }
-
-// medianDur is the median of ds.
-func medianDur(ds []time.Duration) time.Duration {
-	f := make([]float64, len(ds))
-	for i, d := range ds {
-		f[i] = float64(d)
-	}
-	return time.Duration(median(f))
-}

@@ -48,7 +48,8 @@ type workloadResult struct {
 	Profile      string // path of the CPU profile of the last harness round, if taken
 }
 
-func median(xs []float64) float64 {
+// median is the median of xs (a duration's truncated to the nanosecond).
+func median[T ~int64 | ~float64](xs []T) T {
 	if len(xs) == 0 {
 		return 0
 	}
