@@ -23,11 +23,7 @@ func runClock(ctx context.Context, e *benchEnv, r *results) error {
 		if !e.o.clockCells.MatchString(sp.Name) {
 			continue
 		}
-		row := detectRow{Spec: sp}
-		for s := range e.o.clockSeeds {
-			row.Runs = append(row.Runs, detectRun{Seed: int64(s + 1)})
-		}
-		rows = append(rows, row)
+		rows = append(rows, seeded(sp, e.o.clockSeeds, false))
 	}
 	if len(rows) == 0 {
 		return fmt.Errorf("no cell matches -clock-cells %s", e.o.clockCells)

@@ -193,26 +193,29 @@ func detectPlan(cells []matrix.Spec, seeds, safeSeeds int, withTwins bool) []det
 	var rows []detectRow
 	chosen := map[string]bool{}
 	for _, sp := range cells {
-		if e := sp.Expect.Overall(); e == report.ExpectViolation || e == report.ExpectSafe {
-			rows = append(rows, detectRow{Spec: sp})
+		switch sp.Expect.Overall() {
+		case report.ExpectViolation:
+			rows = append(rows, seeded(sp, seeds, false))
+		case report.ExpectSafe:
+			rows = append(rows, seeded(sp, safeSeeds, false))
 		}
 		chosen[sp.Name] = true
 	}
 	for _, tw := range twins() {
 		if withTwins && chosen[strings.TrimSuffix(tw.Name, twinSuffix)] {
-			rows = append(rows, detectRow{Spec: tw, Extra: true})
-		}
-	}
-	for i := range rows {
-		n := seeds
-		if rows[i].Spec.Expect.Overall() == report.ExpectSafe {
-			n = safeSeeds
-		}
-		for s := range n {
-			rows[i].Runs = append(rows[i].Runs, detectRun{Seed: int64(s + 1)})
+			rows = append(rows, seeded(tw, seeds, true)) // a twin expects a violation
 		}
 	}
 	return rows
+}
+
+// seeded is a row of sp with seeds 1 to n.
+func seeded(sp matrix.Spec, n int, extra bool) detectRow {
+	row := detectRow{Spec: sp, Extra: extra}
+	for s := range n {
+		row.Runs = append(row.Runs, detectRun{Seed: int64(s + 1)})
+	}
+	return row
 }
 
 // detect runs rows on -parallel workers and returns the wall time they

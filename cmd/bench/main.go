@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -110,9 +111,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "only", "out", "json":
-		default:
+		if !slices.Contains([]string{"only", "out", "json"}, f.Name) {
 			o.flags = append(o.flags, "-"+f.Name+"="+shellQuote(f.Value.String()))
 		}
 	})
