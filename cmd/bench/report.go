@@ -29,22 +29,19 @@ const (
 
 // results is everything one run of the benchmarks measured.
 type results struct {
-	Opts                    options
-	LoadStart               string // the load averages when the part began
-	Startup                 startupResult
-	Workload                *workloadResult
-	ProfileTop              []profileLine
-	Checker                 []checkRow
-	GoBench                 string
-	Detect                  []detectRow
-	DetectWall              time.Duration
-	TargetedWall, ClockWall time.Duration
-	Adapter                 *adapterResult
-	Evidence                *evidenceResult
-	Gate                    *gateFigures
-	Targeted                []detectRow
-	OnePass                 *onePassResult
-	Clock                   []detectRow
+	Opts                                options
+	LoadStart                           string // the load averages when the part began
+	Startup                             startupResult
+	Workload                            *workloadResult
+	ProfileTop                          []profileLine
+	Checker                             []checkRow
+	GoBench                             string
+	Detect, Targeted, Clock             []detectRow
+	DetectWall, TargetedWall, ClockWall time.Duration
+	Adapter                             *adapterResult
+	Evidence                            *evidenceResult
+	Gate                                *gateFigures
+	OnePass                             *onePassResult
 }
 
 type machineInfo struct {
