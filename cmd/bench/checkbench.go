@@ -55,9 +55,8 @@ func (c checkRow) kind() string {
 	return "valid"
 }
 
-// checkChild is the "check-one" mode: check one history in this process
-// and print a checkRow as JSON, so that the parent reads this process's
-// peak RSS alone.
+// checkChild is "check-one": it checks one history and prints a checkRow
+// as JSON, so that the parent reads the check's peak RSS alone.
 func checkChild(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("check-one", flag.ContinueOnError)
 	path := fs.String("hist", "", "history file")

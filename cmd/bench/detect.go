@@ -185,10 +185,9 @@ func twins() []matrix.Spec {
 	return out
 }
 
-// detectPlan picks the cells of cells: every expected-violation cell
-// with seeds each, every expected-safe one with safeSeeds each; with
-// withTwins, after them, the random twins of cells' targeted cells with
-// seeds each.
+// detectPlan picks every expected-violation cell of cells with seeds,
+// every expected-safe one with safeSeeds; with withTwins, after them, the
+// random twins of the cells chosen with seeds.
 func detectPlan(cells []matrix.Spec, seeds, safeSeeds int, withTwins bool) []detectRow {
 	var rows []detectRow
 	chosen := map[string]bool{}
@@ -218,13 +217,11 @@ func seeded(sp matrix.Spec, n int, extra bool) detectRow {
 	return row
 }
 
-// detect runs rows on -parallel workers and returns the wall time they
-// took. A run lasts -detect-duration, or violation for an
-// expected-violation cell, which stops at its first violation (both
-// raised to the cell's MinDuration, at most maxRun). Runs go seed by seed,
-// longest first within a seed, so that a budget that runs out cuts seeds
-// evenly; a run that would end less than 5 s before the part's deadline
-// is skipped and marked so.
+// detect runs rows on -parallel workers and returns their wall time. A
+// run lasts -detect-duration, or violation (stopping at the first) for an
+// expected-violation cell, raised to MinDuration, at most maxRun. Runs go
+// seed by seed, longest first, so that a budget that runs out cuts seeds
+// evenly; one that would end within 5 s of the deadline is skipped.
 func (e *benchEnv) detect(ctx context.Context, rows []detectRow, violation time.Duration) time.Duration {
 	length := func(sp matrix.Spec) time.Duration {
 		l := e.o.detectDur

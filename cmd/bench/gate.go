@@ -66,9 +66,9 @@ type gateFigures struct {
 	Matrix []matrixRun `json:"matrix"`
 }
 
-// runGate builds ./cmd/torture, runs `torture gate` with its defaults on
-// each of -gate-locks beside each of -gate-hogs CPU hogs, then `torture
-// matrix --quick` at each of -matrix-jobs.
+// runGate builds ./cmd/torture and runs `torture gate` on each of
+// -gate-locks beside each of -gate-hogs, then `torture matrix --quick`
+// at each of -matrix-jobs.
 func runGate(ctx context.Context, e *benchEnv, r *results) error {
 	exe := filepath.Join(e.tmp, "torture")
 	build := exec.CommandContext(ctx, "go", "build", "-o", exe, "./cmd/torture")

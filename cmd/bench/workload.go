@@ -68,9 +68,8 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0`)
 
-// rawLoop runs clients goroutines, each on its own key, each looping SET
-// key token NX PX 1000 then the Lua compare-and-delete, for d, and
-// returns completed cycles per second.
+// rawLoop runs clients goroutines for d, each looping SET key token NX
+// PX 1000 and the compare-and-delete on its own key: cycles per second.
 func rawLoop(ctx context.Context, addr, password string, clients int, d time.Duration) (rate float64, cpu time.Duration, err error) {
 	c := locks.NewClient(addr, locks.Config{Password: password}) // the locks' own client options
 	defer c.Close()
