@@ -31,12 +31,13 @@ type workloadResult struct {
 	Clients  int
 	Duration time.Duration
 	Rounds   int
-	// Per round, cycles per second, and CPU time of this process (clients,
-	// proxy, recording; not redis-server) per cycle.
-	RawDirect                                               []float64 // go-redis loop straight to redis-server
-	RawProxy                                                []float64 // the same loop through the node's toxiproxy proxy
-	Harness                                                 []float64 // harness.Run, setnx, recording, through the proxy
-	HarnessDirect                                           []float64 // the same, straight to redis-server
+	// Per round, cycles per second,
+	RawDirect     []float64 // go-redis loop straight to redis-server
+	RawProxy      []float64 // the same loop through the node's toxiproxy proxy
+	Harness       []float64 // harness.Run, setnx, recording, through the proxy
+	HarnessDirect []float64 // the same, straight to redis-server
+	// and CPU time of this process (clients, proxy, recording; not
+	// redis-server) per cycle.
 	RawDirectCPU, RawProxyCPU, HarnessCPU, HarnessDirectCPU []time.Duration
 	// Harness rounds: events recorded and history bytes per cycle.
 	EventsPerCycle, BytesPerCycle float64
