@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -14,9 +15,7 @@ import (
 	"github.com/locktorture/locktorture/locks"
 )
 
-// adapterResult is part 5: the process adapter (locks.ProcessLock) —
-// the pipe's round trip, what a client process costs, and lock cycles per
-// second of the adapter's clients next to the Go setnx on one run shape.
+// adapterResult is part 5: the process adapter (locks.ProcessLock).
 type adapterResult struct {
 	Clients  int
 	Duration time.Duration
@@ -25,61 +24,55 @@ type adapterResult struct {
 	// Pipe round trips (ping) of the example client: one process alone,
 	// and Clients processes pinging at once.
 	PingOne, PingAll []time.Duration
-	// Warm is how long starting Clients redis-py-lock processes took, in
-	// parallel, hello included; Start is one process's start.
+	// Warm is the start of Clients redis-py-lock processes in parallel,
+	// hello included; Start one process's.
 	Warm, Start time.Duration
 	// RSS is one redis-py-lock process's resident memory, in KiB.
 	RSS int64
-	// Per lock (Locks order), per round, cycles/s with Clients clients
-	// and with one.
-	Locks    []string
-	Rates    map[string][]float64
-	RatesOne map[string][]float64
-	// StartCPU is the CPU time one redis-py-lock process spends to start
-	// (interpreter, import redis, hello); CycleCPU, per round, the CPU time
-	// its client processes spent per cycle with Clients clients, their
-	// start-up taken out.
-	StartCPU   time.Duration
-	CycleCPU   []time.Duration
-	ValidRuns  int
-	TotalRuns  int
-	ExampleCmd string
+	// Per lock, per round, cycles/s with Clients clients and with one.
+	Locks           []string
+	Rates, RatesOne map[string][]float64
+	// StartCPU is one redis-py-lock process's CPU time to start
+	// (interpreter, import redis, hello); CycleCPU, per round, its client
+	// processes' CPU time per cycle with Clients clients, start taken out.
+	StartCPU             time.Duration
+	CycleCPU             []time.Duration
+	ValidRuns, TotalRuns int
+	ExampleCmd           string
 }
 
-// adapterLocks are the locks part 5 compares, setnx first (the
-// reference of the ratios).
-func adapterLocks(example string) []string {
-	return []string{"setnx", example, "redis-py-lock"}
-}
-
-// adapterBench measures part 5 against one redis-server.
-func adapterBench(ctx context.Context, tmp, examplePath, exampleShown string, clients int, d time.Duration, rounds int, logf func(string, ...any)) (adapterResult, error) {
-	py, err := pythonOnPath()
+// runAdapter measures part 5 against one redis-server; the locks are
+// compared setnx first (the reference of the ratios).
+func runAdapter(ctx context.Context, e *benchEnv, r *results) error {
+	examplePath, err := filepath.Abs(e.o.example)
 	if err != nil {
-		return adapterResult{}, err
+		return err
+	}
+	py, err := exec.LookPath("python3") // any: the example needs only the standard library
+	if err != nil {
+		return fmt.Errorf("adapter: no python3 on the PATH")
 	}
 	example := fmt.Sprintf("exec:'%s' '%s'", py, examplePath)
-	a := adapterResult{Clients: clients, Duration: d, Rounds: rounds, Example: example, ExampleCmd: "exec:python3 " + exampleShown,
-		Locks: adapterLocks(example), Rates: map[string][]float64{}, RatesOne: map[string][]float64{}}
-	cl, err := cluster.Start(ctx, 1, cluster.WithDir(filepath.Join(tmp, "adapter-node")))
+	clients := e.o.adapterCl
+	a := &adapterResult{Clients: clients, Duration: e.o.adapterDur, Rounds: e.o.adapterRounds, Example: example, ExampleCmd: "exec:python3 " + filepath.ToSlash(e.o.example),
+		Locks: []string{"setnx", example, "redis-py-lock"}, Rates: map[string][]float64{}, RatesOne: map[string][]float64{}}
+	r.Adapter = a
+	cl, err := cluster.Start(ctx, 1, cluster.WithDir(filepath.Join(e.tmp, "adapter-node")))
 	if err != nil {
-		return a, err
+		return err
 	}
 	defer cl.Close()
 	cfg := locks.Config{Addrs: cl.Addrs(), Password: cl.Password(), TTL: time.Second}
-
-	if err := a.pipe(ctx, example, cfg, clients, logf); err != nil {
-		return a, err
+	if err := a.pipe(ctx, example, cfg, clients, e.logf); err != nil {
+		return err
 	}
-	if err := a.startup(ctx, cfg, clients, logf); err != nil {
-		return a, err
+	if err := a.startup(ctx, cfg, clients, e.logf); err != nil {
+		return err
 	}
-	err = a.cycles(ctx, tmp, cl, logf)
-	return a, err
+	return a.cycles(ctx, e.tmp, cl, e.logf)
 }
 
-// pipe measures the process protocol's pipe: 2000 pings of one process,
-// then of every process at once.
+// pipe measures 2000 pings of one process, then 500 of each at once.
 func (a *adapterResult) pipe(ctx context.Context, example string, cfg locks.Config, clients int, logf func(string, ...any)) error {
 	l, err := locks.New(example, cfg)
 	if err != nil {
@@ -118,7 +111,7 @@ func (a *adapterResult) pipe(ctx context.Context, example string, cfg locks.Conf
 }
 
 // startup measures what a redis-py-lock process costs (the interpreter
-// is looked for first: the probes are children too).
+// is looked for first: its probes are children too).
 func (a *adapterResult) startup(ctx context.Context, cfg locks.Config, clients int, logf func(string, ...any)) error {
 	if _, err := locks.PythonWithRedis(); err != nil {
 		return err
@@ -144,8 +137,8 @@ func (a *adapterResult) startup(ctx context.Context, cfg locks.Config, clients i
 	return nil
 }
 
-// cycles measures cycles per second: the locks back to back each round,
-// the order rotated every round; with a.Clients clients, then with one.
+// cycles measures cycles per second: the locks back to back, the order
+// rotated every round; with a.Clients clients, then with one.
 func (a *adapterResult) cycles(ctx context.Context, tmp string, cl *cluster.Cluster, logf func(string, ...any)) error {
 	clients, n := a.Clients, cl.Node(0)
 	for r := range a.Rounds {
@@ -177,24 +170,10 @@ func (a *adapterResult) cycles(ctx context.Context, tmp string, cl *cluster.Clus
 	return nil
 }
 
-// childCPU is the user and system CPU time of this process's children
-// that have been reaped.
+// childCPU is the user and system CPU time of the reaped children.
 func childCPU() time.Duration { return cpuOf(syscall.RUSAGE_CHILDREN) }
 
-// pythonOnPath is the python3 the example client runs with: any, as it
-// needs only the standard library.
-func pythonOnPath() (string, error) {
-	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
-		p := filepath.Join(dir, "python3")
-		if st, err := os.Stat(p); err == nil && !st.IsDir() && filepath.IsAbs(p) {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("adapter: no python3 on the PATH")
-}
-
-// rssOf is the resident memory of one of l's client processes, in KiB
-// (0 when it cannot be read).
+// rssOf is the resident memory of one of l's processes, in KiB, or 0.
 func rssOf(l *locks.ProcessLock) int64 {
 	for _, pid := range l.Pids() {
 		if kib := statusKB(fmt.Sprintf("/proc/%d/status", pid), "VmRSS"); kib > 0 {
@@ -244,7 +223,7 @@ func (r *results) adapterSection(p func(string, ...any)) {
 			ratio(a.Rates[lock], a.RatesOne[lock]))
 	}
 	if len(a.CycleCPU) > 0 {
-		cpu := medianDur(a.CycleCPU)
+		cpu := median(a.CycleCPU)
 		p("\n**One process per client, or one for all?** The redis-py-lock client processes spent %s of CPU per cycle (median of the rounds with %d clients; the CPU of their start taken out). ", fmtDur(cpu), a.Clients)
 		p("A single process serving every client would have to be concurrent itself (threads or an event loop, in every client's language), and a Python one runs its bytecode on one core at a time (the interpreter lock): it could not pass about %.0f cycles/s (one second of CPU ÷ %s), where %d processes measured %.0f, %.1f× one process. ",
 			float64(time.Second)/float64(cpu), fmtDur(cpu), a.Clients, median(a.Rates["redis-py-lock"]), ratio(a.Rates["redis-py-lock"], a.RatesOne["redis-py-lock"]))

@@ -28,9 +28,9 @@ type checkRow struct {
 	Violation bool   `json:"violation"`
 	Mode      string `json:"mode"` // "stream" or "run"
 	FileBytes int64  `json:"file_bytes"`
-	// Decode is one pass of history.Decoder over the file, nothing else.
-	Decode time.Duration `json:"decode"`
+	// Decode is one pass of history.Decoder over the file, nothing else;
 	// Total is decode + check.
+	Decode  time.Duration   `json:"decode"`
 	Total   time.Duration   `json:"total"`
 	Timings checker.Timings `json:"timings"`
 	// PeakRSS is the child process's maximum resident set (VmHWM), bytes.
@@ -47,9 +47,16 @@ type checkRow struct {
 	Err           string `json:"err,omitempty"`
 }
 
-// checkChild is the "check-one" mode: check one history in this process
-// and print a checkRow as JSON, so that the parent reads this process's
-// peak RSS alone.
+// kind is the row's history as the tables name it.
+func (c checkRow) kind() string {
+	if c.Violation {
+		return "late violation"
+	}
+	return "valid"
+}
+
+// checkChild is "check-one": it checks one history and prints a checkRow
+// as JSON, so that the parent reads the check's peak RSS alone.
 func checkChild(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("check-one", flag.ContinueOnError)
 	path := fs.String("hist", "", "history file")
@@ -58,12 +65,14 @@ func checkChild(args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if *mode != "stream" && *mode != "run" {
+		return fmt.Errorf("check-one: unknown mode %q", *mode)
+	}
 	row := checkRow{Mode: *mode}
 	if st, err := os.Stat(*path); err == nil {
 		row.FileBytes = st.Size()
 	}
-	// Decode only.
-	start := time.Now()
+	start := time.Now() // decode only
 	f, err := os.Open(*path)
 	if err != nil {
 		return err
@@ -109,20 +118,12 @@ func checkChild(args []string, stdout io.Writer) error {
 		defer pprof.StopCPUProfile()
 	}
 	start = time.Now()
-	var res checker.Result
-	switch *mode {
-	case "stream", "run":
-		// What every run and `torture check` do: trial.Check, the
-		// history streamed into the analysis.
-		a, _, err := trial.Check(*path, opts)
-		if err != nil {
-			return err
-		}
-		res = a.Result
-		if *mode == "stream" {
-			runtime.KeepAlive(a)
-			break
-		}
+	a, _, err := trial.Check(*path, opts) // what every run and `torture check` do
+	if err != nil {
+		return err
+	}
+	res := a.Result
+	if *mode == "run" {
 		dir, err := os.MkdirTemp("", "bench-report")
 		if err != nil {
 			return err
@@ -135,9 +136,8 @@ func checkChild(args []string, stdout io.Writer) error {
 		if err := report.WriteHTML(filepath.Join(dir, "report.html"), r, &a, opts); err != nil {
 			return err
 		}
-	default:
-		return fmt.Errorf("check-one: unknown mode %q", *mode)
 	}
+	runtime.KeepAlive(a)
 	row.Total = time.Since(start)
 	close(stop)
 	<-sampled
@@ -167,14 +167,12 @@ func checkOne(ctx context.Context, path, mode string) (checkRow, error) {
 	return row, nil
 }
 
-// vmHWM returns this process's peak resident set size (VmHWM in
-// /proc/self/status), or 0. Unlike the rusage a parent reads, it does not
-// count the parent's pages, which a child started with vfork shares until
-// it execs.
+// vmHWM is this process's peak resident set (VmHWM), or 0. Unlike the
+// rusage a parent reads, it does not count the parent's pages, which a
+// child started with vfork shares until it execs.
 func vmHWM() int64 { return statusKB("/proc/self/status", "VmHWM") << 10 }
 
-// statusKB is the field (VmHWM, VmRSS) of a /proc status file, in KiB, or
-// 0.
+// statusKB is the field (VmHWM, VmRSS) of a /proc status file, in KiB, or 0.
 func statusKB(path, field string) int64 {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -192,22 +190,21 @@ func statusKB(path, field string) int64 {
 	return 0
 }
 
-// checkerBench is part 2: generate and check histories of each size,
+// runChecker is part 2: generate and check histories of each size,
 // valid and with a late violation.
-func checkerBench(ctx context.Context, tmp string, sizes []int, logf func(string, ...any)) ([]checkRow, error) {
-	var rows []checkRow
-	for _, n := range sizes {
+func runChecker(ctx context.Context, e *benchEnv, r *results) error {
+	for _, n := range e.o.sizes {
 		for _, violation := range []bool{false, true} {
-			path := filepath.Join(tmp, fmt.Sprintf("gen-%d-%v.jsonl", n, violation))
+			path := filepath.Join(e.tmp, fmt.Sprintf("gen-%d-%v.jsonl", n, violation))
 			start := time.Now()
 			_, at, err := genHistory(path, n, 10, 5, violation)
 			if err != nil {
-				return rows, err
+				return err
 			}
-			logf("generated %d ops (violation %v) in %v", n, violation, time.Since(start).Round(time.Millisecond))
+			e.logf("generated %d ops (violation %v) in %v", n, violation, time.Since(start).Round(time.Millisecond))
 			row, err := checkOne(ctx, path, "stream")
 			if err != nil {
-				return rows, err
+				return err
 			}
 			row.Ops, row.Violation, row.Injected = n, violation, at
 			want := checker.Valid
@@ -217,11 +214,11 @@ func checkerBench(ctx context.Context, tmp string, sizes []int, logf func(string
 			if row.Lease != want || row.Resource != want {
 				row.Err = fmt.Sprintf("verdicts %s/%s, want %s", row.Lease, row.Resource, want)
 			}
-			logf("checked %d ops (violation %v, %s): %v, peak RSS %d MiB, %s/%s", n, violation, row.Mode,
+			e.logf("checked %d ops (violation %v, %s): %v, peak RSS %d MiB, %s/%s", n, violation, row.Mode,
 				row.Total.Round(time.Millisecond), row.PeakRSS>>20, row.Lease, row.Resource)
-			rows = append(rows, row)
+			r.Checker = append(r.Checker, row)
 			os.Remove(path)
 		}
 	}
-	return rows, nil
+	return nil
 }

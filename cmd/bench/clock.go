@@ -23,16 +23,12 @@ func runClock(ctx context.Context, e *benchEnv, r *results) error {
 		if !e.o.clockCells.MatchString(sp.Name) {
 			continue
 		}
-		row := detectRow{Spec: sp}
-		for s := range e.o.clockSeeds {
-			row.Runs = append(row.Runs, detectRun{Seed: int64(s + 1)})
-		}
-		rows = append(rows, row)
+		rows = append(rows, seeded(sp, e.o.clockSeeds, false))
 	}
 	if len(rows) == 0 {
 		return fmt.Errorf("no cell matches -clock-cells %s", e.o.clockCells)
 	}
-	r.Clock, r.ClockWall = rows, e.detectRows(ctx, rows, e.o.detectMax)
+	r.Clock, r.ClockWall = rows, e.detect(ctx, rows, e.o.detectMax)
 	return ctx.Err()
 }
 
@@ -47,15 +43,13 @@ func (r *results) clockSection(p func(string, ...any)) {
 	p("The rates come with their 95%% Wilson interval; with a few seeds it is wide: `-clock-seeds 10` narrows it. A Go lock under `client-clock` is refused in one line (Go's `time.Now` reads the clock without libc, which libfaketime cannot reach).\n\n")
 	p("| cell | expected | runs | lease violations (95%% Wilson) | resource violations | liveness stuck | matches | notes |\n|---|---|---|---|---|---|---|---|\n")
 	for _, row := range r.Clock {
-		lease, resource, stuck, _ := row.outcomes()
-		n := row.ran()
-		lo, hi := report.Wilson(lease, n)
-		s := statsOf(row)
+		s := row.stats()
+		lo, hi := report.Wilson(s.lease, s.n)
 		match := "no"
 		if clockMatches(row) {
 			match = "yes"
 		}
-		p("| `%s` | %s | %d | %d/%d [%.2f, %.2f] | %d/%d | %d/%d | %s | %s |\n", row.Spec.Name, row.Spec.Expect, n, lease, n, lo, hi, resource, n, stuck, n, match, s.notes())
+		p("| `%s` | %s | %d | %d/%d [%.2f, %.2f] | %d/%d | %d/%d | %s | %s |\n", row.Spec.Name, row.Spec.Expect, s.n, s.lease, s.n, lo, hi, s.resource, s.n, s.stuck, s.n, match, s.notes(false))
 	}
 	p("\n")
 	if i := slices.IndexFunc(r.Clock, func(row detectRow) bool { return strings.Contains(row.Spec.Name, "-wall/") }); i >= 0 {

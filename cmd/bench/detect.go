@@ -19,8 +19,7 @@ import (
 	"github.com/locktorture/locktorture/trial"
 )
 
-// maxRun is the bound on one run: a violation must be found in a
-// run of at most 30 s.
+// maxRun bounds one run: a violation must be found in at most 30 s.
 const maxRun = 30 * time.Second
 
 // detectRun is one run of part 3.
@@ -29,18 +28,15 @@ type detectRun struct {
 	Lease    checker.Verdict
 	Resource checker.Verdict
 	Liveness checker.Liveness
-	// First is the time of the first violation the checker reported
-	// (lease or resource, whichever came first), seconds from the start of
-	// the clients; nil when none.
-	First *float64
-	// AfterFault is First minus the start of the first fault, seconds;
-	// nil without a fault or a violation.
-	AfterFault *float64
-	Duration   time.Duration // the run's configured length
-	Elapsed    time.Duration // clients' time, as the harness measured it
-	Stopped    bool          // the watcher ended it early
-	Skipped    bool          // not run: the budget ran out
-	Err        string
+	// First is the first violation the checker reported (lease or
+	// resource), seconds from the clients' start; AfterFault the same from
+	// the first fault's start; nil for none.
+	First, AfterFault *float64
+	Duration          time.Duration // the run's configured length
+	Elapsed           time.Duration // clients' time, as the harness measured it
+	Stopped           bool          // the watcher ended it early
+	Skipped           bool          // not run: the budget ran out
+	Err               string
 }
 
 func (r detectRun) outcome() checker.Outcome { return checker.Fold(r.Lease, r.Resource) }
@@ -48,21 +44,54 @@ func (r detectRun) outcome() checker.Outcome { return checker.Fold(r.Lease, r.Re
 // detectRow is one cell of part 3.
 type detectRow struct {
 	Spec  matrix.Spec
-	Extra bool // not a matrix cell (extraCells)
+	Extra bool // not a matrix cell: a random twin
 	Runs  []detectRun
 }
 
-// summary: runs that found a violation, unknown verdicts, errors, the
-// median first violation over the runs that found one.
-func (r detectRow) summary() (found, unknown, errs, stoppedValid int, med, medAfter *float64) {
+// cellStats are a row's runs counted as the tables and targets read them.
+type cellStats struct {
+	n, found, unknown, errs, stoppedValid, skipped int
+	// lease, resource and stuck count the runs (errors included) with a
+	// lease violation, a resource violation, liveness stuck.
+	lease, resource, stuck int
+	share                  float64
+	// medFirst and medAfter: medians of First and AfterFault over the runs
+	// that found a violation, printed in med and after ("–" for none).
+	medFirst, medAfter *float64
+	med, after         string
+	slowest            float64
+	firstErr           string
+}
+
+func (row detectRow) stats() cellStats {
+	s := cellStats{med: "–", after: "–"}
 	var firsts, afters []float64
-	for _, run := range r.Runs {
+	for _, run := range row.Runs {
+		if run.outcome() == checker.OutcomeViolation && run.First != nil {
+			s.slowest = max(s.slowest, *run.First)
+		}
+		if run.Skipped {
+			s.skipped++
+			continue
+		}
+		s.n++
+		if run.Lease == checker.Invalid {
+			s.lease++
+		}
+		if run.Resource == checker.Invalid {
+			s.resource++
+		}
+		if run.Liveness == checker.LivenessStuck {
+			s.stuck++
+		}
 		switch {
-		case run.Skipped:
 		case run.Err != "":
-			errs++
+			s.errs++
+			if s.firstErr == "" {
+				s.firstErr = run.Err
+			}
 		case run.outcome() == checker.OutcomeViolation:
-			found++
+			s.found++
 			if run.First != nil {
 				firsts = append(firsts, *run.First)
 			}
@@ -70,36 +99,66 @@ func (r detectRow) summary() (found, unknown, errs, stoppedValid int, med, medAf
 				afters = append(afters, *run.AfterFault)
 			}
 		case run.outcome() == checker.OutcomeUnknown:
-			unknown++
+			s.unknown++
 		case run.Stopped:
-			stoppedValid++ // the watcher fired but the checker found nothing
+			s.stoppedValid++ // the watcher fired but the checker found nothing
 		}
 	}
 	if len(firsts) > 0 {
 		m := median(firsts)
-		med = &m
+		s.medFirst, s.med = &m, fmt.Sprintf("%.2f", m)
 	}
 	if len(afters) > 0 {
 		m := median(afters)
-		medAfter = &m
+		s.medAfter, s.after = &m, fmt.Sprintf("%.2f", m)
 	}
-	return
+	if s.n > 0 {
+		s.share = float64(s.found) / float64(s.n)
+	}
+	return s
 }
 
-// extraCells are measured besides the matrix's cells, each skipped
-// once the matrix has one of the same name; none today (the control of
-// redlock-no-elapsed/latency-hold950, redlock under the same workload, is
-// the matrix's own redlock/latency-hold950).
-var extraCells []matrix.Spec
+// notes are the runs a row's share leaves out, then more; with detail,
+// the first error and the runs the watcher stopped that checked valid too.
+func (s cellStats) notes(detail bool, more ...string) string {
+	var n []string
+	if s.unknown > 0 {
+		n = append(n, fmt.Sprintf("%d unknown", s.unknown))
+	}
+	if s.errs > 0 && detail {
+		e := s.firstErr
+		if len(e) > 120 {
+			e = e[:120] + "…"
+		}
+		n = append(n, fmt.Sprintf("%d errors: %s", s.errs, strings.ReplaceAll(e, "|", "/")))
+	} else if s.errs > 0 {
+		n = append(n, fmt.Sprintf("%d errors", s.errs))
+	}
+	if s.stoppedValid > 0 && detail {
+		n = append(n, fmt.Sprintf("%d stopped by the watcher but valid", s.stoppedValid))
+	}
+	if s.skipped > 0 {
+		n = append(n, fmt.Sprintf("%d skipped (budget)", s.skipped))
+	}
+	return strings.Join(append(n, more...), "; ")
+}
+
+// ranIn counts the runs of rows that ran and those skipped.
+func ranIn(rows []detectRow) (ran, skipped int) {
+	for _, row := range rows {
+		s := row.stats()
+		ran, skipped = ran+s.n, skipped+s.skipped
+	}
+	return ran, skipped
+}
 
 // twinSuffix ends the name of a random twin.
 const twinSuffix = " (random twin)"
 
 // twins returns the random twin of every expected-violation matrix cell
-// with one targeted kind, named "<cell> (random twin)": the same lock and
-// workload, the same seeds, the kinds the targeted one names as its twin
-// (nemesis.Kind.Twin), the fault at a time drawn in advance rather than at
-// a moment of a hold, for detection speed targeted beside random.
+// with one targeted kind: the same lock, workload and seeds, with the
+// kinds the targeted one names as its twin (nemesis.Kind.Twin), so
+// faults fall at times drawn in advance rather than at a moment of a hold.
 func twins() []matrix.Spec {
 	var out []matrix.Spec
 	for _, sp := range matrix.Cells(false) {
@@ -111,8 +170,7 @@ func twins() []matrix.Spec {
 			continue
 		}
 		tw := sp
-		// The same workload: the targeted kind's, set before the kind
-		// that asked for it goes.
+		// The targeted kind's workload, set before the kind goes.
 		w := nemesis.WindowOf(sp.Kinds())
 		c := &tw.Config
 		c.Clients, c.Keys, c.TTL, c.NemesisInterval = cmp.Or(c.Clients, w.Clients), cmp.Or(c.Keys, w.Keys), cmp.Or(c.TTL, w.TTL), cmp.Or(c.NemesisInterval, w.Interval)
@@ -127,81 +185,51 @@ func twins() []matrix.Spec {
 	return out
 }
 
-// detectPlan picks the cells of cells: every expected-violation cell
-// with seeds each, every expected-safe one with safeSeeds each; with
-// withTwins, the random twins of cells' targeted cells with seeds each
-// (after the cells), and the extra cells with safeSeeds each.
+// detectPlan picks every expected-violation cell of cells with seeds,
+// every expected-safe one with safeSeeds; with withTwins, after them, the
+// random twins of the cells chosen with seeds.
 func detectPlan(cells []matrix.Spec, seeds, safeSeeds int, withTwins bool) []detectRow {
 	var rows []detectRow
-	have, chosen := map[string]bool{}, map[string]bool{}
+	chosen := map[string]bool{}
 	for _, sp := range cells {
-		if e := sp.Expect.Overall(); e == report.ExpectViolation || e == report.ExpectSafe {
-			rows = append(rows, detectRow{Spec: sp})
+		switch sp.Expect.Overall() {
+		case report.ExpectViolation:
+			rows = append(rows, seeded(sp, seeds, false))
+		case report.ExpectSafe:
+			rows = append(rows, seeded(sp, safeSeeds, false))
 		}
 		chosen[sp.Name] = true
 	}
-	for _, sp := range matrix.Cells(false) {
-		have[sp.Name] = true
-	}
-	var extra []matrix.Spec
-	if withTwins {
-		for _, tw := range twins() {
-			if chosen[strings.TrimSuffix(tw.Name, twinSuffix)] {
-				extra = append(extra, tw)
-			}
-		}
-	} else {
-		extra = slices.Clone(extraCells)
-	}
-	for _, sp := range extra {
-		if !have[sp.Name] {
-			rows = append(rows, detectRow{Spec: sp, Extra: true})
-		}
-	}
-	for i := range rows {
-		n := seeds
-		if rows[i].Spec.Expect.Overall() == report.ExpectSafe {
-			n = safeSeeds
-		}
-		for s := range n {
-			rows[i].Runs = append(rows[i].Runs, detectRun{Seed: int64(s + 1)})
+	for _, tw := range twins() {
+		if withTwins && chosen[strings.TrimSuffix(tw.Name, twinSuffix)] {
+			rows = append(rows, seeded(tw, seeds, true)) // a twin expects a violation
 		}
 	}
 	return rows
 }
 
-// runLengths are how long runs last: expected-violation cells stop at
-// their first violation, so they can be given longer.
-type runLengths struct{ safe, violation time.Duration }
-
-// of is how long a run of sp lasts: the length for its expectation, raised
-// to the cell's MinDuration, at most 30 s.
-func (d runLengths) of(sp matrix.Spec) time.Duration {
-	l := d.safe
-	if sp.Expect.Overall() == report.ExpectViolation {
-		l = d.violation
+// seeded is a row of sp with seeds 1 to n.
+func seeded(sp matrix.Spec, n int, extra bool) detectRow {
+	row := detectRow{Spec: sp, Extra: extra}
+	for s := range n {
+		row.Runs = append(row.Runs, detectRun{Seed: int64(s + 1)})
 	}
-	return min(max(l, sp.MinDuration), maxRun)
+	return row
 }
 
-// detectRows runs rows (detect) with e's workers, deadline and log, each
-// run as long as runLengths{-detect-duration, violation} makes it, and
-// returns the wall time they took.
-func (e *benchEnv) detectRows(ctx context.Context, rows []detectRow, violation time.Duration) time.Duration {
-	start := time.Now()
-	detect(ctx, e.tmp, rows, runLengths{safe: e.o.detectDur, violation: violation}, e.o.parallel, e.deadline, e.logf)
-	return time.Since(start)
-}
-
-// detect runs part 3 on parallel workers. Runs of expected-violation
-// cells stop at the first violation the watcher sees; the others run
-// their whole duration.
-//
-// Runs go seed by seed (every cell's first seed, then every cell's second,
-// …), longest first within a seed, so that a budget that runs out cuts
-// seeds evenly; a run that would start less than its duration before
-// deadline is skipped and marked so.
-func detect(ctx context.Context, tmp string, rows []detectRow, d runLengths, parallel int, deadline time.Time, logf func(string, ...any)) {
+// detect runs rows on -parallel workers and returns their wall time. A
+// run lasts -detect-duration, or violation (stopping at the first) for an
+// expected-violation cell, raised to MinDuration, at most maxRun. Runs go
+// seed by seed, longest first, so that a budget that runs out cuts seeds
+// evenly; one that would end within 5 s of the deadline is skipped.
+func (e *benchEnv) detect(ctx context.Context, rows []detectRow, violation time.Duration) time.Duration {
+	length := func(sp matrix.Spec) time.Duration {
+		l := e.o.detectDur
+		if sp.Expect.Overall() == report.ExpectViolation {
+			l = violation
+		}
+		return min(max(l, sp.MinDuration), maxRun)
+	}
 	type job struct{ row, run int }
 	var jobs []job
 	for i, r := range rows {
@@ -210,30 +238,21 @@ func detect(ctx context.Context, tmp string, rows []detectRow, d runLengths, par
 		}
 	}
 	slices.SortStableFunc(jobs, func(a, b job) int {
-		if a.run != b.run {
-			return a.run - b.run
-		}
-		return int(d.of(rows[b.row].Spec) - d.of(rows[a.row].Spec))
+		return cmp.Or(a.run-b.run, int(length(rows[b.row].Spec)-length(rows[a.row].Spec)))
 	})
 	next := make(chan job)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	done := 0
 	start := time.Now()
-	for range parallel {
+	for range e.o.parallel {
 		wg.Go(func() {
 			for j := range next {
-				sp := rows[j.row].Spec
-				var run detectRun
-				if time.Until(deadline) < d.of(sp)+5*time.Second {
-					run = detectRun{Seed: rows[j.row].Runs[j.run].Seed, Skipped: true}
-					mu.Lock()
-					rows[j.row].Runs[j.run] = run
-					done++
-					mu.Unlock()
-					continue
+				sp, seed := rows[j.row].Spec, rows[j.row].Runs[j.run].Seed
+				run := detectRun{Seed: seed, Skipped: true}
+				if time.Until(e.deadline) >= length(sp)+5*time.Second {
+					run = detectOne(ctx, e.tmp, sp, seed, length(sp))
 				}
-				run = detectOne(ctx, tmp, sp, rows[j.row].Runs[j.run].Seed, d.of(sp))
 				mu.Lock()
 				rows[j.row].Runs[j.run] = run
 				done++
@@ -241,8 +260,10 @@ func detect(ctx context.Context, tmp string, rows []detectRow, d runLengths, par
 				if run.First != nil {
 					first = fmt.Sprintf("%.2fs", *run.First)
 				}
-				logf("detect %d/%d (%v): %s seed %d: %s/%s, first %s, ran %v%s %s", done, len(jobs), time.Since(start).Round(time.Second),
-					sp.Name, run.Seed, run.Lease, run.Resource, first, run.Elapsed.Round(10*time.Millisecond), map[bool]string{true: " (stopped)"}[run.Stopped], run.Err)
+				if !run.Skipped {
+					e.logf("detect %d/%d (%v): %s seed %d: %s/%s, first %s, ran %v%s %s", done, len(jobs), time.Since(start).Round(time.Second),
+						sp.Name, run.Seed, run.Lease, run.Resource, first, run.Elapsed.Round(10*time.Millisecond), map[bool]string{true: " (stopped)"}[run.Stopped], run.Err)
+				}
 				mu.Unlock()
 			}
 		})
@@ -255,21 +276,20 @@ func detect(ctx context.Context, tmp string, rows []detectRow, d runLengths, par
 	}
 	close(next)
 	wg.Wait()
+	return time.Since(start)
 }
 
-// detectOne runs one cell with one seed for at most d and judges it (one
-// trial, as every run is judged); a run of a cell expected to show a
-// violation ends at the first.
+// detectOne runs one cell with one seed for at most d and judges it; a
+// cell expected to show a violation stops at its first of any kind.
 func detectOne(ctx context.Context, tmp string, sp matrix.Spec, seed int64, d time.Duration) detectRun {
 	run := detectRun{Seed: seed, Duration: d}
-	dir := filepath.Join(tmp, "detect", fmt.Sprintf("%s-seed%d", dirName(sp.Name), seed))
+	dir := filepath.Join(tmp, "detect", fmt.Sprintf("%s-seed%d", strings.NewReplacer("/", "_", "+", "_", ",", "_").Replace(sp.Name), seed))
 	defer os.RemoveAll(dir)
 	plan, err := harness.NewPlan(sp.RunConfig(seed, d))
 	if err != nil {
 		run.Err = err.Error()
 		return run
 	}
-	// Detection speed is the time to the first violation of any kind.
 	var stop []string
 	if sp.Expect.Overall() == report.ExpectViolation {
 		stop = []string{report.PropertyLease, report.PropertyResource}
@@ -299,16 +319,4 @@ func detectOne(ctx context.Context, tmp string, sp matrix.Spec, seed int64, d ti
 		}
 	}
 	return run
-}
-
-// dirName turns a cell name into a directory name.
-func dirName(name string) string {
-	b := []byte(name)
-	for i, c := range b {
-		switch c {
-		case '/', '+', ',':
-			b[i] = '_'
-		}
-	}
-	return string(b)
 }

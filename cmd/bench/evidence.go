@@ -11,12 +11,8 @@ import (
 	"github.com/locktorture/locktorture/locks"
 )
 
-// evidenceResult is part 6: what recording the per-node evidence costs —
-// harness.Run of setnx (1 node) and redlock (5 nodes), each with the lock
-// as it is (it reports, and every completion of an acquire and a release
-// carries its "nodes") and behind a wrapper that hides
-// locks.NodeReporter (no evidence collected or written), rounds back to
-// back.
+// evidenceResult is part 6: what recording the per-node evidence costs,
+// each lock as it is and behind quietLock, rounds back to back.
 type evidenceResult struct {
 	Clients  int
 	Duration time.Duration
@@ -36,16 +32,13 @@ type evidenceRow struct {
 	BytesWith, BytesWithout   float64
 }
 
-// quietSuffix names the registered wrapper of a lock that reports no
-// evidence.
-const quietSuffix = "-no-evidence"
-
 // quietLock is a lock behind the four methods of locks.Lock only: it does
 // not implement locks.NodeReporter, so the harness collects no evidence.
 type quietLock struct{ locks.Lock }
 
-// registerQuiet registers name+quietSuffix, the lock name without
-// evidence.
+// quietSuffix names a lock behind quietLock; registerQuiet registers it.
+const quietSuffix = "-no-evidence"
+
 func registerQuiet(name string) error {
 	spec, err := locks.Lookup(name)
 	if err != nil {
@@ -66,29 +59,30 @@ func registerQuiet(name string) error {
 	return locks.Register(quiet)
 }
 
-// evidenceBench measures part 6 against 5 redis-servers, straight to them
+// runEvidence measures part 6 against 5 redis-servers, straight to them
 // (no proxy: the proxy's cost would hide the recording's).
-func evidenceBench(ctx context.Context, tmp string, clients int, d time.Duration, rounds int, logf func(string, ...any)) (evidenceResult, error) {
-	e := evidenceResult{Clients: clients, Duration: d, Rounds: rounds}
+func runEvidence(ctx context.Context, env *benchEnv, r *results) error {
+	tmp, clients, d, logf := env.tmp, env.o.clients, env.o.workloadDur, env.logf
+	e := &evidenceResult{Clients: clients, Duration: d, Rounds: env.o.rounds}
+	r.Evidence = e
 	cl, err := cluster.Start(ctx, 5, cluster.WithDir(filepath.Join(tmp, "evidence-nodes")))
 	if err != nil {
-		return e, err
+		return err
 	}
 	defer cl.Close()
 	var direct []string
 	for _, n := range cl.Nodes() {
 		direct = append(direct, n.DirectAddr())
 	}
-	type totals struct{ events, bytes, cycles int64 }
 	for _, lk := range []struct {
 		name  string
 		nodes int
 	}{{"setnx", 1}, {"redlock", 5}} {
 		if err := registerQuiet(lk.name); err != nil {
-			return e, err
+			return err
 		}
 		row := evidenceRow{Lock: lk.name, Nodes: lk.nodes}
-		var with, without totals
+		var with, without harnessRound
 		measure := func(r int, quiet bool) error {
 			name, rate, cpu, tot := lk.name, &row.With, &row.WithCPU, &with
 			if quiet {
@@ -101,24 +95,22 @@ func evidenceBench(ctx context.Context, tmp string, clients int, d time.Duration
 				return fmt.Errorf("%s: %w", name, err)
 			}
 			*rate, *cpu = append(*rate, h.rate), append(*cpu, h.cpu)
-			tot.events, tot.bytes, tot.cycles = tot.events+h.events, tot.bytes+h.bytes, tot.cycles+h.cycles
+			tot.add(h)
 			logf("evidence round %d: %s %.0f cycles/s, %v CPU/cycle, %.0f B/cycle", r+1, name, h.rate, h.cpu, float64(h.bytes)/float64(h.cycles))
 			return nil
 		}
-		for r := range rounds {
-			// Alternate which goes first, so that load that comes and goes
-			// falls on both alike.
+		for r := range e.Rounds { // the first alternates: passing load falls on both alike
 			for _, quiet := range []bool{r%2 == 1, r%2 == 0} {
 				if err := measure(r, quiet); err != nil {
-					return e, err
+					return err
 				}
 			}
 		}
-		row.EventsWith, row.BytesWith = float64(with.events)/float64(with.cycles), float64(with.bytes)/float64(with.cycles)
-		row.EventsWithout, row.BytesWithout = float64(without.events)/float64(without.cycles), float64(without.bytes)/float64(without.cycles)
+		row.EventsWith, row.BytesWith = with.perCycle()
+		row.EventsWithout, row.BytesWithout = without.perCycle()
 		e.Rows = append(e.Rows, row)
 	}
-	return e, nil
+	return nil
 }
 
 // evidenceSection writes part 6.
@@ -131,7 +123,7 @@ func (r *results) evidenceSection(p func(string, ...any)) {
 		perEvent := (row.BytesWith - row.BytesWithout) / row.EventsWith
 		p("| %s | %d | %.0f [%s] | %.0f [%s] | %.3f | %.0f µs | %.0f µs | %.0f | %.0f | %.1f |\n",
 			row.Lock, row.Nodes, median(row.With), join("%.0f", row.With), median(row.Without), join("%.0f", row.Without), ratio(row.With, row.Without),
-			float64(medianDur(row.WithCPU))/1e3, float64(medianDur(row.WithoutCPU))/1e3, row.BytesWith, row.BytesWithout, perEvent)
+			float64(median(row.WithCPU))/1e3, float64(median(row.WithoutCPU))/1e3, row.BytesWith, row.BytesWithout, perEvent)
 	}
 	p("\nA cycle is %s events (acquire, section, release: invoke and completion each); two of them, the completions of the acquire and the release, carry `nodes`. ", fmt.Sprintf("%.0f", e.Rows[0].EventsWith))
 	p("Per call the evidence costs the harness one `context.WithValue` (the `locks.Evidence` is the client's, reset), an append under a mutex per node answer, the summary and its one allocation, and the longer line; the library adapters add a go-redis hook per command (not measured here). ")

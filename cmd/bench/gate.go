@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,11 +15,13 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/locktorture/locktorture/checker"
+	"github.com/locktorture/locktorture/gate"
+	"github.com/locktorture/locktorture/report"
 )
 
-// gateRun is one `torture gate --lock L` of the gate part, with Hogs busy
-// CPU hogs beside it: how long it took, its CPU and memory, what it
-// decided and with how many trials.
+// gateRun is one `torture gate --lock L` beside Hogs busy CPU hogs.
 type gateRun struct {
 	Lock    string        `json:"lock"`
 	Hogs    int           `json:"hogs"`
@@ -35,8 +38,8 @@ type gateRun struct {
 	Rate     float64 `json:"rate"`
 	Need     int     `json:"trials_needed"`
 	// Short names the promise cells short of Need trials; PerMinute is
-	// the median, over the promise cells, of their trials per minute of
-	// runs, and Slowest the cell with the fewest (with its figure).
+	// the promise cells' median trials per minute of runs, Slowest the
+	// cell with the fewest (and its figure).
 	Short     []string `json:"short,omitempty"`
 	PerMinute float64  `json:"trials_per_minute"`
 	Slowest   string   `json:"slowest,omitempty"`
@@ -47,8 +50,7 @@ type gateRun struct {
 	Err        string   `json:"err,omitempty"`
 }
 
-// matrixRun is one `torture matrix --quick` of the gate part at Jobs runs
-// side by side (0: as many as the machine holds).
+// matrixRun is one `torture matrix --quick` at --jobs Jobs.
 type matrixRun struct {
 	Jobs     int           `json:"jobs"`
 	Wall     time.Duration `json:"wall"`
@@ -64,9 +66,8 @@ type gateFigures struct {
 	Matrix []matrixRun `json:"matrix"`
 }
 
-// runGate builds bin/torture's command into the temporary directory, runs
-// `torture gate` with its defaults on each lock of -gate-locks with each
-// count of -gate-hogs CPU hogs beside it, then `torture matrix --quick`
+// runGate builds ./cmd/torture and runs `torture gate` on each of
+// -gate-locks beside each of -gate-hogs, then `torture matrix --quick`
 // at each of -matrix-jobs.
 func runGate(ctx context.Context, e *benchEnv, r *results) error {
 	exe := filepath.Join(e.tmp, "torture")
@@ -116,40 +117,28 @@ func intList(s string) ([]int, error) {
 	return out, nil
 }
 
-// startHogs starts n busy loops (a shell's, one CPU each) until the
-// returned stop.
-func startHogs(ctx context.Context, n int) (stop func(), err error) {
+// timed runs exe with args beside hogs CPU hogs (busy shell loops, one
+// CPU each): its wall time, process state and stderr.
+func timed(ctx context.Context, exe string, args []string, hogs int) (time.Duration, *os.ProcessState, string, error) {
 	var cmds []*exec.Cmd
-	stop = func() {
+	defer func() {
 		for _, c := range cmds {
 			c.Process.Kill()
 			c.Wait()
 		}
-	}
-	for range n {
+	}()
+	for range hogs {
 		c := exec.CommandContext(ctx, "sh", "-c", "while :; do :; done")
 		if err := c.Start(); err != nil {
-			stop()
-			return nil, fmt.Errorf("start a CPU hog: %w", err)
+			return 0, nil, "", fmt.Errorf("start a CPU hog: %w", err)
 		}
 		cmds = append(cmds, c)
 	}
-	return stop, nil
-}
-
-// timed runs exe with args beside hogs CPU hogs and returns its wall
-// time, its process state and its stderr.
-func timed(ctx context.Context, exe string, args []string, hogs int) (time.Duration, *os.ProcessState, string, error) {
-	stop, err := startHogs(ctx, hogs)
-	if err != nil {
-		return 0, nil, "", err
-	}
-	defer stop()
 	cmd := exec.CommandContext(ctx, exe, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	start := time.Now()
-	err = cmd.Run()
+	err := cmd.Run()
 	wall := time.Since(start)
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
@@ -181,8 +170,7 @@ func gateOnce(ctx context.Context, e *benchEnv, exe, lock string, hogs int) (gat
 	return g, nil
 }
 
-// matrixOnce runs make torture's matrix (the quick profile, one seed) at
-// jobs runs side by side.
+// matrixOnce runs make torture's matrix (quick, one seed) at jobs.
 func matrixOnce(ctx context.Context, e *benchEnv, exe string, jobs int) (matrixRun, error) {
 	out := filepath.Join(e.tmp, fmt.Sprintf("matrix-jobs%d", jobs))
 	args := []string{"matrix", "--quick", "--seeds", "1", "--jobs", strconv.Itoa(jobs), "--out", out}
@@ -193,11 +181,7 @@ func matrixOnce(ctx context.Context, e *benchEnv, exe string, jobs int) (matrixR
 		return m, err
 	}
 	m.Wall, m.Exit = wall, ps.ExitCode()
-	var sum struct {
-		Cells []struct {
-			Matches bool `json:"matches"`
-		} `json:"cells"`
-	}
+	var sum report.Matrix
 	if err := readJSONUnder(out, "summary.json", &sum); err != nil {
 		m.Err = err.Error() + ": " + lastLine(stderr)
 	}
@@ -229,24 +213,11 @@ func readJSONUnder(dir, name string, v any) error {
 
 // readGate reads the gate.json under dir into g.
 func readGate(dir string, g *gateRun) error {
-	var res struct {
-		Duration string  `json:"duration"`
-		Rate     float64 `json:"rate"`
-		Need     int     `json:"trials_needed"`
-		Status   string  `json:"status"`
-		Cells    []struct {
-			Name     string `json:"name"`
-			Outcome  string `json:"outcome"`
-			Violated int    `json:"runs_with_violation"`
-			Runs     int    `json:"runs"`
-			Trials   int    `json:"trials"`
-			Matches  bool   `json:"matches"`
-		} `json:"cells"`
-	}
+	var res gate.Result
 	if err := readJSONUnder(dir, "gate.json", &res); err != nil {
 		return err
 	}
-	g.Status, g.Cells, g.Duration, g.Rate, g.Need = res.Status, len(res.Cells), res.Duration, res.Rate, res.Need
+	g.Status, g.Cells, g.Duration, g.Rate, g.Need = string(res.Status), len(res.Cells), res.Duration, res.Rate, res.Need
 	d, _ := time.ParseDuration(res.Duration)
 	var perMin []float64
 	slowest := -1.0
@@ -258,7 +229,7 @@ func readGate(dir string, g *gateRun) error {
 		if !c.Matches {
 			g.Mismatched = append(g.Mismatched, c.Name)
 		}
-		if c.Outcome != "safe" || c.Runs == 0 || d <= 0 {
+		if c.Outcome != checker.OutcomeSafe || c.Runs == 0 || d <= 0 {
 			continue // an expected violation stops at its first
 		}
 		if c.Trials < res.Need {
@@ -278,11 +249,8 @@ func readGate(dir string, g *gateRun) error {
 }
 
 func lastLine(s string) string {
-	l := lines(s)
-	if len(l) == 0 {
-		return ""
-	}
-	return l[len(l)-1]
+	s = strings.TrimRight(s, "\n")
+	return s[strings.LastIndexByte(s, '\n')+1:]
 }
 
 func (r *results) gateSection(p func(string, ...any)) {
@@ -295,15 +263,8 @@ func (r *results) gateSection(p func(string, ...any)) {
 	p("Target: every gate PASS within 3 minutes, the same verdict beside the hogs, never a false alarm (exit 1).\n\n")
 	p("| lock | CPU hogs | wall | runs | exit | status | trials a minute, median cell | fewest | cells short of the trials | cells with a violation (runs) | CPU | peak RSS |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, g := range r.Gate.Gates {
-		short := strings.Join(g.Short, ", ")
-		if short == "" {
-			short = "none"
-		}
-		short += errNote(g.Err)
-		viol := strings.Join(g.Violated, ", ")
-		if viol == "" {
-			viol = "none"
-		}
+		short := cmp.Or(strings.Join(g.Short, ", "), "none") + errNote(g.Err)
+		viol := cmp.Or(strings.Join(g.Violated, ", "), "none")
 		p("| %s | %d | %.0f s | %d | %d | %s | %.1f | %s | %s | %s | %.1f s | %.0f MiB |\n", g.Lock, g.Hogs, g.Wall.Seconds(), g.Runs, g.Exit, g.Status,
 			g.PerMinute, g.Slowest, short, viol, g.CPU.Seconds(), mib(g.PeakRSS))
 	}

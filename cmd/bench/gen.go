@@ -13,17 +13,14 @@ import (
 )
 
 // genHistory writes a history of about ops operations to path in the
-// shape the harness records: keys keys, perKey clients on each; in every
-// round each key's holder acquires, runs a section and releases, while
-// another client's acquire on the key fails (4 operations per key and
-// round). With violation, at 90% of the history one failing acquire
-// succeeds instead, inside the holder's lease, and its section reads the
-// same value as the holder's: one lease overlap and one lost update, late
-// in the history. It returns the number of events written and the time of
-// the injected overlap's start (-1 without).
+// harness's shape: keys keys, perKey clients on each; per round each
+// key's holder acquires, runs a section and releases while another
+// client's acquire fails (4 operations). With violation, at 90% of the
+// history one failing acquire succeeds inside the holder's lease and its
+// section reads the holder's value: one lease overlap, one lost update.
+// It returns the events written and the overlap's start (-1 without).
 func genHistory(path string, ops, keys, perKey int, violation bool) (events int, violationAt int64, err error) {
-	// A generated history replaces the one before it (history.Create
-	// refuses a path that exists).
+	// history.Create refuses a path that exists.
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return 0, -1, err
 	}
@@ -62,9 +59,8 @@ func genHistory(path string, ops, keys, perKey int, violation bool) (events int,
 			ev := func(typ history.Type, f history.Func, p int, at int64) history.Event {
 				return history.Event{Type: typ, F: f, Process: p, Key: key, Time: t + at*us + int64(k)}
 			}
-			// held: p's acquire ok of tok at at[0], its section invoked
-			// at at[1] and ok at at[2] (it read v), its release invoked at
-			// at[3] and ok at at[4], in microseconds into the round.
+			// held: p's acquire ok at at[0], section invoke and ok (read
+			// v) at at[1], at[2], release at at[3], at[4] (µs into the round).
 			held := func(p int, tok string, at [5]int64) []history.Event {
 				acq := ev(history.Ok, history.Acquire, p, at[0])
 				acq.Token, acq.ValidUntil = tok, t+10_000*us
@@ -78,8 +74,7 @@ func genHistory(path string, ops, keys, perKey int, violation bool) (events int,
 			round = append(round, held(holder, tok, [5]int64{100, 110, 200, 300, 310})...)
 			round = append(round, ev(history.Invoke, history.Acquire, other, 150))
 			if r == vRound && k == 0 {
-				// The violation: other acquires while holder holds the
-				// key, and its section reads what holder's read.
+				// The violation: other acquires inside holder's hold.
 				overlap := held(other, tok+"-x", [5]int64{160, 170, 250, 260, 270})
 				violationAt = overlap[0].Time
 				round = append(round, overlap...)

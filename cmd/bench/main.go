@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,41 +22,35 @@ func main() {
 	cli.Main("bench", func(ctx context.Context, args []string) error { return run(ctx, args, os.Stdout, os.Stderr) })
 }
 
-// options are the flags of a benchmark run.
+// options are the flags of a benchmark run, by part.
 type options struct {
-	out           string
-	budget        time.Duration
-	clients       int
-	workloadDur   time.Duration
-	rounds        int
-	sizes         []int
-	seeds         int
-	safeSeeds     int
-	detectDur     time.Duration
-	detectMax     time.Duration
-	parallel      int
-	cells         *regexp.Regexp // nil: every cell
-	startupRounds int
-	goBench       bool
-	benchTime     string
-	only          string
-	adapterCl     int
-	adapterDur    time.Duration
-	adapterRounds int
-	example       string
-	jsonOut       string
-	detectFull    bool
-	gateLocks     string
-	gateHogs      string
-	matrixJobs    string
-	targeted      *regexp.Regexp
-	targetedSeeds int
-	targetedSafe  int
-	targetedMax   time.Duration
-	onepassOps    int
-	onepassRounds int
-	clockCells    *regexp.Regexp
-	clockSeeds    int
+	out, jsonOut, only string
+	budget             time.Duration
+	// workload (and evidence)
+	clients, rounds int
+	workloadDur     time.Duration
+	sizes           []int // checker
+	// detect
+	seeds, safeSeeds, parallel int
+	detectDur, detectMax       time.Duration
+	cells                      *regexp.Regexp // nil: every cell
+	detectFull                 bool
+	startupRounds              int
+	// adapter
+	adapterCl, adapterRounds int
+	adapterDur               time.Duration
+	example                  string
+	// gate
+	gateLocks, gateHogs, matrixJobs string
+	// targeted
+	targeted                    *regexp.Regexp
+	targetedSeeds, targetedSafe int
+	targetedMax                 time.Duration
+	onepassOps, onepassRounds   int
+	clockCells                  *regexp.Regexp
+	clockSeeds                  int
+	goBench                     bool
+	benchTime                   string
 	// flags are the flags given on the command line, as given, but for
 	// -only, -out and -json: a part's command repeats them.
 	flags []string
@@ -116,9 +111,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "only", "out", "json":
-		default:
+		if !slices.Contains([]string{"only", "out", "json"}, f.Name) {
 			o.flags = append(o.flags, "-"+f.Name+"="+shellQuote(f.Value.String()))
 		}
 	})
@@ -145,9 +138,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return bench(ctx, o, stdout, stderr)
 }
 
-// bench runs the parts asked for (all without -only), prints their
-// sections and, with -out, merges them into BENCHMARKS.json and rewrites
-// BENCHMARKS.md from it.
+// bench runs the parts asked for, prints their sections and, with -out,
+// merges them into BENCHMARKS.json and rewrites BENCHMARKS.md from it.
 func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	start := time.Now()
 	tmp, err := os.MkdirTemp("", "locktorture-bench-")

@@ -5,19 +5,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/locktorture/locktorture/checker"
 )
 
-// targetOnePass: what `torture run` does after its run (the check, the
-// analysis, results.json and report.html) costs at most this many times
-// `torture check` alone, in time and in peak memory.
+// targetOnePass: what `torture run` does after its run costs at most this
+// many times `torture check` alone, in time and in peak memory.
 const targetOnePass = 1.5
 
-// onePassResult is the one-pass part: a generated history with a late
-// violation checked by `bench check-one` in the two modes, alternating.
+// onePassResult is part 9: a generated history checked by `bench
+// check-one` in the two modes, alternating.
 type onePassResult struct {
 	Ops    int            `json:"ops"`
 	Events int            `json:"events"`
@@ -54,6 +52,7 @@ func runOnePass(ctx context.Context, e *benchEnv, r *results) error {
 	}
 	for i := range e.o.onepassRounds {
 		var round onePassRound
+		into := map[string]*checkRow{"stream": &round.Stream, "run": &round.Run}
 		modes := []string{"stream", "run"}
 		if i%2 == 1 {
 			modes = []string{"run", "stream"}
@@ -67,11 +66,7 @@ func runOnePass(ctx context.Context, e *benchEnv, r *results) error {
 				row.Err = fmt.Sprintf("verdicts %s/%s, want invalid/invalid", row.Lease, row.Resource)
 			}
 			e.logf("one pass, round %d, %s: %v, peak RSS %d MiB", i+1, mode, row.Total.Round(time.Millisecond), row.PeakRSS>>20)
-			if mode == "stream" {
-				round.Stream = row
-			} else {
-				round.Run = row
-			}
+			*into[mode] = row
 		}
 		op.Rounds = append(op.Rounds, round)
 	}
@@ -85,24 +80,19 @@ func (r *results) onePassSection(p func(string, ...any)) {
 	p("from which `report.html` (timeline, throughput, latency, porcupine's visualization of the failing keys, the explanations, the overlaps table) and `results.json` are written; nothing reads the events again. ")
 	p("Measured on part 2's generator with a late violation (%d operations, %d events, %.0f MB, one overlap and one lost update at 90%%), each mode in a child process (`bench check-one --hist H --mode M`), the two modes alternating, %d rounds: ", op.Ops, op.Events, float64(op.Bytes)/1e6, len(op.Rounds))
 	p("**stream** is `torture check`, **run** what `torture run` does after its run (the check, `report.WriteResults`, `report.WriteHTML` with the explanations). Target: run ≤ %.1f× stream in time and in peak RSS.\n\n", targetOnePass)
-	col := func(f func(checkRow) string, which func(onePassRound) checkRow) string {
-		var s []string
+	row := func(name string, which func(onePassRound) checkRow) {
+		var total, rss, heap []float64
 		for _, rd := range op.Rounds {
-			s = append(s, f(which(rd)))
+			c := which(rd)
+			total, rss, heap = append(total, c.Total.Seconds()), append(rss, mib(c.PeakRSS)), append(heap, float64(c.PeakHeap)/(1<<20))
 		}
-		return strings.Join(s, ", ")
-	}
-	stream := func(rd onePassRound) checkRow { return rd.Stream }
-	run := func(rd onePassRound) checkRow { return rd.Run }
-	total := func(c checkRow) string { return secs(c.Total) }
-	rss := func(c checkRow) string { return fmt.Sprintf("%.0f", mib(c.PeakRSS)) }
-	heap := func(c checkRow) string { return fmt.Sprintf("%.0f", float64(c.PeakHeap)/(1<<20)) }
-	verdict := func(c checkRow) string {
-		return string(c.Lease) + "/" + string(c.Resource) + map[bool]string{true: " **" + c.Err + "**"}[c.Err != ""]
+		c := which(op.Rounds[0])
+		verdict := string(c.Lease) + "/" + string(c.Resource) + map[bool]string{true: " **" + c.Err + "**"}[c.Err != ""]
+		p("| %s | %s | %s | %s | %s |\n", name, join("%.2f", total), join("%.0f", rss), join("%.0f", heap), verdict)
 	}
 	p("| mode | total s, by round | peak RSS MiB, by round | peak heap MiB, by round | verdicts |\n|---|---|---|---|---|\n")
-	p("| stream (`torture check`) | %s | %s | %s | %s |\n", col(total, stream), col(rss, stream), col(heap, stream), verdict(op.Rounds[0].Stream))
-	p("| run (check + analysis + report) | %s | %s | %s | %s |\n", col(total, run), col(rss, run), col(heap, run), verdict(op.Rounds[0].Run))
+	row("stream (`torture check`)", func(rd onePassRound) checkRow { return rd.Stream })
+	row("run (check + analysis + report)", func(rd onePassRound) checkRow { return rd.Run })
 	t, m := op.ratios()
 	p("| ratio run ÷ stream, by round | %s | %s | | |\n\n", join("%.2f", t), join("%.2f", m))
 	p("Medians of the rounds' ratios: time %.2f×, peak RSS %.2f×. On a loaded machine the time of one round moves by more than the report adds; the memory is steady.\n", median(t), median(m))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -14,26 +13,22 @@ import (
 
 // benchEnv is what every part is given.
 type benchEnv struct {
-	o    options
-	tmp  string
-	logf func(string, ...any)
-	// deadline is the end of the budget of the part running.
-	deadline time.Time
+	o        options
+	tmp      string
+	logf     func(string, ...any)
+	deadline time.Time // the end of the running part's budget
 }
 
-// part is one section of BENCHMARKS.md: how to measure it, what its
-// figures are, how to write them.
+// part is one section of BENCHMARKS.md: run measures into r, render
+// writes the text below the heading, figures are what BENCHMARKS.json
+// keeps of r, flags those that change what it measures (its command
+// repeats those given).
 type part struct {
 	name, title string
-	// run measures into r.
-	run func(ctx context.Context, e *benchEnv, r *results) error
-	// render writes the section's text below its heading.
-	render func(r *results, p func(string, ...any))
-	// figures are what BENCHMARKS.json keeps of r.
-	figures func(r *results) any
-	// flags are the flags that change what the part measures; its
-	// command repeats those given.
-	flags []string
+	run         func(ctx context.Context, e *benchEnv, r *results) error
+	render      func(r *results, p func(string, ...any))
+	figures     func(r *results) any
+	flags       []string
 }
 
 // parts are the parts in the order of BENCHMARKS.md.
@@ -45,37 +40,15 @@ var parts = []part{
 				ProfileTop []profileLine
 			}{r.Workload, r.ProfileTop}
 		}},
-	{name: "checker", flags: []string{"sizes"}, title: "Checker: time and peak memory", render: (*results).checkerSection,
-		run: func(ctx context.Context, e *benchEnv, r *results) (err error) {
-			r.Checker, err = checkerBench(ctx, e.tmp, e.o.sizes, e.logf)
-			return err
-		},
+	{name: "checker", flags: []string{"sizes"}, title: "Checker: time and peak memory", run: runChecker, render: (*results).checkerSection,
 		figures: func(r *results) any { return r.Checker }},
 	{name: "detect", flags: []string{"seeds", "safe-seeds", "detect-duration", "detect-max", "parallel", "cells", "detect-full", "budget"}, title: "Detection power", run: runDetect, render: (*results).detectSection,
 		figures: func(r *results) any { return detectFigures(r.Detect) }},
-	{name: "startup", flags: []string{"startup-rounds"}, title: "Start-up", render: (*results).startupSection,
-		run: func(ctx context.Context, e *benchEnv, r *results) (err error) {
-			r.Startup, err = startup(ctx, 5, e.o.startupRounds, e.logf)
-			return err
-		},
+	{name: "startup", flags: []string{"startup-rounds"}, title: "Start-up", run: runStartup, render: (*results).startupSection,
 		figures: func(r *results) any { return r.Startup }},
-	{name: "adapter", flags: []string{"adapter-clients", "adapter-duration", "adapter-rounds", "example"}, title: "Locks in other languages: the process adapter", render: (*results).adapterSection,
-		run: func(ctx context.Context, e *benchEnv, r *results) error {
-			example, err := filepath.Abs(e.o.example)
-			if err != nil {
-				return err
-			}
-			a, err := adapterBench(ctx, e.tmp, example, filepath.ToSlash(e.o.example), e.o.adapterCl, e.o.adapterDur, e.o.adapterRounds, e.logf)
-			r.Adapter = &a
-			return err
-		},
+	{name: "adapter", flags: []string{"adapter-clients", "adapter-duration", "adapter-rounds", "example"}, title: "Locks in other languages: the process adapter", run: runAdapter, render: (*results).adapterSection,
 		figures: func(r *results) any { return r.Adapter }},
-	{name: "evidence", flags: []string{"clients", "workload-duration", "rounds"}, title: "Per-node evidence: what recording it costs", render: (*results).evidenceSection,
-		run: func(ctx context.Context, e *benchEnv, r *results) error {
-			ev, err := evidenceBench(ctx, e.tmp, e.o.clients, e.o.workloadDur, e.o.rounds, e.logf)
-			r.Evidence = &ev
-			return err
-		},
+	{name: "evidence", flags: []string{"clients", "workload-duration", "rounds"}, title: "Per-node evidence: what recording it costs", run: runEvidence, render: (*results).evidenceSection,
 		figures: func(r *results) any { return r.Evidence }},
 	{name: "gate", flags: []string{"gate-locks", "gate-hogs", "matrix-jobs"}, title: "The release gate's power and runs side by side", run: runGate, render: (*results).gateSection,
 		figures: func(r *results) any { return r.Gate }},
@@ -85,11 +58,7 @@ var parts = []part{
 		figures: func(r *results) any { return r.OnePass }},
 	{name: "clock", flags: []string{"clock-cells", "clock-seeds", "detect-duration", "detect-max", "parallel", "budget"}, title: "Clock faults on the client and slewed heals", run: runClock, render: (*results).clockSection,
 		figures: func(r *results) any { return detectFigures(r.Clock) }},
-	{name: "gobench", flags: []string{"benchtime"}, title: "Go benchmarks", render: (*results).goBenchSection,
-		run: func(ctx context.Context, e *benchEnv, r *results) (err error) {
-			r.GoBench, err = goBench(ctx, e.o.benchTime, e.logf)
-			return err
-		},
+	{name: "gobench", flags: []string{"benchtime"}, title: "Go benchmarks", run: runGoBench, render: (*results).goBenchSection,
 		figures: func(r *results) any { return r.GoBench }},
 }
 
@@ -107,21 +76,14 @@ func selectParts(only string) ([]part, error) {
 	if only == "" {
 		return parts, nil
 	}
-	want := map[string]bool{}
-	for _, n := range strings.Split(only, ",") {
-		n = strings.TrimSpace(n)
-		if !slices.Contains(partNames(), n) {
-			return nil, fmt.Errorf("-only: unknown part %q (parts: %s)", n, strings.Join(partNames(), ", "))
-		}
-		want[n] = true
-	}
-	var out []part
-	for _, p := range parts {
-		if want[p.name] {
-			out = append(out, p)
+	want := strings.Split(only, ",")
+	for i, n := range want {
+		want[i] = strings.TrimSpace(n)
+		if !slices.Contains(partNames(), want[i]) {
+			return nil, fmt.Errorf("-only: unknown part %q (parts: %s)", want[i], strings.Join(partNames(), ", "))
 		}
 	}
-	return out, nil
+	return slices.DeleteFunc(slices.Clone(parts), func(p part) bool { return !slices.Contains(want, p.name) }), nil
 }
 
 // runPart measures one part and makes its section.
@@ -154,24 +116,13 @@ func runPart(ctx context.Context, e *benchEnv, pt part, commit string) (section,
 	return s, nil
 }
 
-func runWorkload(ctx context.Context, e *benchEnv, r *results) error {
-	r.ProfilePath = filepath.Join(e.tmp, "harness.prof")
-	w, err := workload(ctx, e.tmp, e.o.clients, e.o.workloadDur, e.o.rounds, r.ProfilePath, e.logf)
-	if err != nil {
-		return err
-	}
-	r.Workload = &w
-	r.ProfileTop = profileTop(ctx, r.ProfilePath)
-	return nil
-}
-
 func runDetect(ctx context.Context, e *benchEnv, r *results) error {
 	cells := matrix.Cells(!e.o.detectFull)
 	if e.o.cells != nil {
 		cells = slices.DeleteFunc(cells, func(sp matrix.Spec) bool { return !e.o.cells.MatchString(sp.Name) })
 	}
 	rows := detectPlan(cells, e.o.seeds, e.o.safeSeeds, false)
-	r.Detect, r.DetectWall = rows, e.detectRows(ctx, rows, e.o.detectMax)
+	r.Detect, r.DetectWall = rows, e.detect(ctx, rows, e.o.detectMax)
 	return ctx.Err()
 }
 

@@ -2,44 +2,42 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"math"
 	"os"
 	"slices"
 	"strings"
 	"time"
 )
 
-// section is one part's share of BENCHMARKS.md and BENCHMARKS.json: what
-// it measured, when, at which commit, on how loaded a machine, and the
-// command that measures it again. A run of `bench -only PART` replaces the
-// sections of the parts it ran and keeps the others as they were.
+// section is one part's share of BENCHMARKS.md and BENCHMARKS.json.
 type section struct {
 	Part  string `json:"part"`
 	Title string `json:"title"`
-	// Number is the part's place in BENCHMARKS.md, which the targets
-	// table and other sections cite.
+	// Number is the part's place in BENCHMARKS.md, which others cite.
 	Number int `json:"number"`
 	// Date is when the part started; Duration how long it took.
 	Date     time.Time `json:"date"`
 	Duration duration  `json:"duration"`
 	Commit   string    `json:"commit"`
-	// LoadStart and LoadEnd are the 1, 5 and 15 minute load averages
-	// before and after the part.
+	// LoadStart and LoadEnd are the load averages before and after.
 	LoadStart string `json:"load_start"`
 	LoadEnd   string `json:"load_end"`
 	// Command reproduces the part.
 	Command string `json:"command"`
-	// Targets are the part's rows of the targets table and Notes its
-	// explanations of the targets not met (markdown).
+	// Targets are its rows of the targets table, Notes its explanations
+	// of the targets not met (markdown).
 	Targets []string `json:"targets,omitempty"`
 	Notes   []string `json:"notes,omitempty"`
-	// Markdown is the section's text below its heading and stamp.
-	Markdown string `json:"markdown"`
-	// Figures are the part's measurements, machine-readable.
-	Figures json.RawMessage `json:"figures,omitempty"`
+	// Markdown is the text below the heading and stamp; Figures the
+	// measurements, machine-readable.
+	Markdown string          `json:"markdown"`
+	Figures  json.RawMessage `json:"figures,omitempty"`
 }
 
 // duration is a time.Duration written in JSON as seconds.
@@ -54,7 +52,7 @@ func (d *duration) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return err
 	}
-	*d = duration(time.Duration(s * float64(time.Second)))
+	*d = duration(math.Round(s * float64(time.Second))) // rounded: a truncated read drifts by 1 ns a round trip
 	return nil
 }
 
@@ -89,20 +87,13 @@ func (r record) encode() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// merge returns old with the sections of fresh in place of old's sections
-// of the same parts, the machine of fresh (the latest run), and the
-// sections in the order of order (parts not in it last, by name).
+// merge returns old with fresh's sections in place of those of the same
+// parts, machine m, the sections in the order of order (others last, by
+// name).
 func merge(old record, m machineInfo, fresh []section, order []string) record {
-	out := record{Machine: m}
 	byPart := map[string]section{}
-	for _, s := range old.Sections {
+	for _, s := range append(slices.Clone(old.Sections), fresh...) {
 		byPart[s.Part] = s
-	}
-	for _, s := range fresh {
-		byPart[s.Part] = s
-	}
-	for _, s := range byPart {
-		out.Sections = append(out.Sections, s)
 	}
 	rank := func(p string) int {
 		if i := slices.Index(order, p); i >= 0 {
@@ -110,18 +101,15 @@ func merge(old record, m machineInfo, fresh []section, order []string) record {
 		}
 		return len(order)
 	}
+	out := record{Machine: m, Sections: slices.Collect(maps.Values(byPart))}
 	slices.SortFunc(out.Sections, func(a, b section) int {
-		if ra, rb := rank(a.Part), rank(b.Part); ra != rb {
-			return ra - rb
-		}
-		return strings.Compare(a.Part, b.Part)
+		return cmp.Or(cmp.Compare(rank(a.Part), rank(b.Part)), strings.Compare(a.Part, b.Part))
 	})
 	return out
 }
 
-// markdown renders BENCHMARKS.md from the record alone, so that a file
-// written after a run of one part is the same as one written from the
-// record later.
+// markdown renders BENCHMARKS.md from the record alone: a file written
+// after a run of one part is the same as one written from it later.
 func (r record) markdown() string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
@@ -129,8 +117,10 @@ func (r record) markdown() string {
 	p("Written by `make bench` (`bin/bench`, built from `cmd/bench`; see its `doc.go`), every part a section of its own with its figures in `BENCHMARKS.json`. ")
 	p("`bin/bench -only PART[,PART]` measures those parts again and rewrites only their sections, so each section says when, at which commit and on how loaded a machine it was measured, and the command that measures it again. Do not edit by hand: run it again.\n\n")
 	var total time.Duration
+	var targets, notes []string
 	for _, s := range r.Sections {
 		total += time.Duration(s.Duration)
+		targets, notes = append(targets, s.Targets...), append(notes, s.Notes...)
 	}
 	p("| part | measured (UTC) | took | load average at the start → end |\n|---|---|---|---|\n")
 	for _, s := range r.Sections {
@@ -149,24 +139,11 @@ func (r record) markdown() string {
 	p("so throughput and wall-clock figures are noisy (each section gives the load averages of its run); CPU time, also given, ")
 	p("is steadier than rates when the cores are contended. The FACTS.md baselines (redis-benchmark ≈ 100k SET/s, ")
 	p("raw go-redis loop ≈ 37.7k cycles/s) were taken on an idle machine of the same kind.\n\n")
-	var targets, notes []string
-	for _, s := range r.Sections {
-		targets = append(targets, s.Targets...)
-		notes = append(notes, s.Notes...)
-	}
 	if len(targets) > 0 {
-		p("## Targets\n\n| | target | measured | |\n|---|---|---|---|\n")
-		for _, t := range targets {
-			p("%s\n", t)
-		}
-		p("\n")
+		p("## Targets\n\n| | target | measured | |\n|---|---|---|---|\n%s\n\n", strings.Join(targets, "\n"))
 	}
 	if len(notes) > 0 {
-		p("## Targets not met: the figure, what limits it, what was done\n\n")
-		for _, n := range notes {
-			p("- %s\n", n)
-		}
-		p("\n")
+		p("## Targets not met: the figure, what limits it, what was done\n\n- %s\n\n", strings.Join(notes, "\n- "))
 	}
 	for _, s := range r.Sections {
 		p("## %d. %s\n\n", s.Number, s.Title)
@@ -194,19 +171,14 @@ func anchor(h string) string {
 // shortCommit shortens a commit hash, keeping what follows it.
 func shortCommit(c string) string {
 	h, rest, _ := strings.Cut(c, " ")
-	if len(h) > 12 {
-		h = h[:12]
-	}
+	h = h[:min(len(h), 12)]
 	if rest != "" {
 		return h + " " + rest
 	}
-	if h == "" {
-		return "unknown"
-	}
-	return h
+	return cmp.Or(h, "unknown")
 }
 
-// writeRecord merges fresh into the record at jsonPath and writes it and
+// writeRecord merges fresh into the record at jsonPath, writes it, and
 // the markdown at mdPath.
 func writeRecord(mdPath, jsonPath string, m machineInfo, fresh []section, order []string) (record, error) {
 	old, err := readRecord(jsonPath)

@@ -7,38 +7,29 @@ import (
 	"github.com/locktorture/locktorture/cluster"
 )
 
-// startupResult is part 4: how long cluster.Start takes to have 5 nodes
-// and their proxies answering PING.
+// startupResult is part 4: how long cluster.Start takes.
 type startupResult struct {
 	Nodes int
 	Times []time.Duration
 }
 
-// startup starts and closes a cluster of n nodes rounds times.
-func startup(ctx context.Context, n, rounds int, logf func(string, ...any)) (startupResult, error) {
-	r := startupResult{Nodes: n}
-	for range rounds {
+// runStartup starts and closes a cluster of 5 nodes -startup-rounds
+// times; Start returns once every node answered PING through its proxy.
+func runStartup(ctx context.Context, e *benchEnv, r *results) error {
+	s := &r.Startup
+	s.Nodes = 5
+	for range e.o.startupRounds {
 		start := time.Now()
-		cl, err := cluster.Start(ctx, n)
+		cl, err := cluster.Start(ctx, s.Nodes)
 		el := time.Since(start)
 		if err != nil {
-			return r, err
+			return err
 		}
-		// Start returns once every node answered PING through its proxy.
 		if err := cl.Close(); err != nil {
-			return r, err
+			return err
 		}
-		r.Times = append(r.Times, el)
-		logf("startup: %d nodes and proxies answered in %v", n, el.Round(time.Millisecond))
+		s.Times = append(s.Times, el)
+		e.logf("startup: %d nodes and proxies answered in %v", s.Nodes, el.Round(time.Millisecond))
 	}
-	return r, nil
-}
-
-// medianDur is the median of ds.
-func medianDur(ds []time.Duration) time.Duration {
-	f := make([]float64, len(ds))
-	for i, d := range ds {
-		f[i] = float64(d)
-	}
-	return time.Duration(median(f))
+	return nil
 }

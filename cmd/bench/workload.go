@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -32,22 +31,17 @@ type workloadResult struct {
 	Clients  int
 	Duration time.Duration
 	Rounds   int
-	// Per round, cycles per second.
+	// Per round, cycles per second,
 	RawDirect     []float64 // go-redis loop straight to redis-server
 	RawProxy      []float64 // the same loop through the node's toxiproxy proxy
 	Harness       []float64 // harness.Run, setnx, recording, through the proxy
 	HarnessDirect []float64 // the same, straight to redis-server
-	// Per round, CPU time of this process (clients, proxy, recording;
-	// not redis-server) per cycle.
-	RawDirectCPU     []time.Duration
-	RawProxyCPU      []time.Duration
-	HarnessCPU       []time.Duration
-	HarnessDirectCPU []time.Duration
+	// and CPU time of this process (clients, proxy, recording; not
+	// redis-server) per cycle.
+	RawDirectCPU, RawProxyCPU, HarnessCPU, HarnessDirectCPU []time.Duration
 	// Harness rounds: events recorded and history bytes per cycle.
-	EventsPerCycle float64
-	BytesPerCycle  float64
-	// RedisBenchmark is redis-benchmark's SET requests per second, straight
-	// to redis-server.
+	EventsPerCycle, BytesPerCycle float64
+	// RedisBenchmark is redis-benchmark's SET requests/s, direct.
 	RedisBenchmark float64
 	// HarnessValid: every harness run's history checked valid.
 	HarnessValid bool
@@ -55,7 +49,8 @@ type workloadResult struct {
 	Profile      string // path of the CPU profile of the last harness round, if taken
 }
 
-func median(xs []float64) float64 {
+// median is the median of xs (a duration's truncated to the nanosecond).
+func median[T ~int64 | ~float64](xs []T) T {
 	if len(xs) == 0 {
 		return 0
 	}
@@ -74,18 +69,10 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0`)
 
-// rawClient has the options of the locks package's clients
-// (locks.ClientOptions): no retries, one round trip on connect, a pool of
-// 64; no timeouts but go-redis's.
-func rawClient(addr, password string) *redis.Client {
-	return locks.NewClient(addr, locks.Config{Password: password})
-}
-
-// rawLoop runs clients goroutines, each on its own key, each looping SET
-// key token NX PX 1000 then the Lua compare-and-delete, for d, and
-// returns completed cycles per second.
+// rawLoop runs clients goroutines for d, each looping SET key token NX
+// PX 1000 and the compare-and-delete on its own key: cycles per second.
 func rawLoop(ctx context.Context, addr, password string, clients int, d time.Duration) (rate float64, cpu time.Duration, err error) {
-	c := rawClient(addr, password)
+	c := locks.NewClient(addr, locks.Config{Password: password}) // the locks' own client options
 	defer c.Close()
 	if err := releaseScript.Load(ctx, c).Err(); err != nil {
 		return 0, 0, fmt.Errorf("raw loop: load script: %w", err)
@@ -132,10 +119,10 @@ func rawLoop(ctx context.Context, addr, password string, clients int, d time.Dur
 	return float64(n) / el.Seconds(), cpu / time.Duration(n), nil
 }
 
-// selfCPU returns the user and system CPU time this process has used.
+// selfCPU is this process's user and system CPU time.
 func selfCPU() time.Duration { return cpuOf(syscall.RUSAGE_SELF) }
 
-// cpuOf returns the user and system CPU time of who (getrusage), or 0.
+// cpuOf is the user and system CPU time of who (getrusage), or 0.
 func cpuOf(who int) time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(who, &ru); err != nil {
@@ -144,12 +131,11 @@ func cpuOf(who int) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// harnessCycles runs the lock (setnx in part 1) through harness.Run — the code path of
-// every torture run: its clients, the lock, the recorder, history.Writer
-// and the store — with one key per client and no hold, against the nodes
-// at addrs (the external backend, so that they are the raw loops' server), and
-// returns completed cycles (acquire ok … release ok) per second of the
-// clients' time, read back from the history, which must check valid.
+// harnessCycles runs lock through harness.Run, every torture run's code
+// path, with one key per client and no hold, against the nodes at addrs
+// (the external backend: the raw loops' server), and returns completed
+// cycles per second of the clients' time, read back from the history,
+// which must check valid.
 func harnessCycles(ctx context.Context, lock, dir string, addrs []string, password string, clients int, d time.Duration, profile string) (h harnessRound, err error) {
 	cfg := harness.Config{
 		Workload: harness.Workload{Lock: lock, Clients: clients, KeyPerClient: true, NoHold: true, Duration: d, Seed: 1},
@@ -221,16 +207,25 @@ func harnessCycles(ctx context.Context, lock, dir string, addrs []string, passwo
 
 // harnessRound is what one harness round measured.
 type harnessRound struct {
-	rate          float64
-	cpu           time.Duration // per cycle
-	cycles        int64
-	events, bytes int64
+	rate                  float64
+	cpu                   time.Duration // per cycle
+	cycles, events, bytes int64
+}
+
+// add counts h's cycles, events and bytes into t.
+func (t *harnessRound) add(h harnessRound) {
+	t.cycles, t.events, t.bytes = t.cycles+h.cycles, t.events+h.events, t.bytes+h.bytes
+}
+
+// perCycle is t's events and bytes per cycle.
+func (t harnessRound) perCycle() (events, bytes float64) {
+	return float64(t.events) / float64(t.cycles), float64(t.bytes) / float64(t.cycles)
 }
 
 var benchRE = regexp.MustCompile(`SET: ([0-9.]+) requests per second`)
 
 // redisBenchmark runs redis-benchmark -q -t set -n 200000 -c 50 against
-// addr and returns its requests per second.
+// addr and returns its last SET figure, in requests per second.
 func redisBenchmark(ctx context.Context, addr, password string) (float64, error) {
 	host, port, _ := strings.Cut(addr, ":")
 	cmd := exec.CommandContext(ctx, "redis-benchmark", "-h", host, "-p", port, "-a", password, "-q", "-t", "set", "-n", "200000", "-c", "50")
@@ -239,11 +234,8 @@ func redisBenchmark(ctx context.Context, addr, password string) (float64, error)
 		return 0, fmt.Errorf("redis-benchmark: %w: %s", err, out)
 	}
 	var rps float64
-	sc := bufio.NewScanner(strings.NewReader(strings.ReplaceAll(string(out), "\r", "\n")))
-	for sc.Scan() {
-		if m := benchRE.FindStringSubmatch(sc.Text()); m != nil {
-			rps, _ = strconv.ParseFloat(m[1], 64)
-		}
+	if m := benchRE.FindAllSubmatch(out, -1); len(m) > 0 {
+		rps, _ = strconv.ParseFloat(string(m[len(m)-1][1]), 64)
 	}
 	if rps == 0 {
 		return 0, fmt.Errorf("redis-benchmark: no SET figure in %q", out)
@@ -251,19 +243,20 @@ func redisBenchmark(ctx context.Context, addr, password string) (float64, error)
 	return rps, nil
 }
 
-// workload measures part 1: rounds of raw direct, raw through the proxy,
-// harness through the proxy and harness direct, back to back, the order
-// rotated every round, so that load from other processes falls on all
-// four alike; then redis-benchmark.
-func workload(ctx context.Context, tmp string, clients int, d time.Duration, rounds int, profile string, logf func(string, ...any)) (workloadResult, error) {
-	w := workloadResult{Clients: clients, Duration: d, Rounds: rounds, HarnessValid: true}
+// runWorkload measures part 1: rounds of the four measurements back to
+// back, the order rotated every round so that load from other processes
+// falls on all alike; then redis-benchmark.
+func runWorkload(ctx context.Context, e *benchEnv, res *results) error {
+	tmp, clients, d, rounds := e.tmp, e.o.clients, e.o.workloadDur, e.o.rounds
+	profile := filepath.Join(tmp, "harness.prof")
+	w := &workloadResult{Clients: clients, Duration: d, Rounds: rounds, HarnessValid: true}
 	cl, err := cluster.Start(ctx, 1, cluster.WithDir(filepath.Join(tmp, "workload-node")))
 	if err != nil {
-		return w, err
+		return err
 	}
 	defer cl.Close()
 	n := cl.Node(0)
-	var events, bytes, cycles int64
+	var tot harnessRound
 	type measurement struct {
 		name string
 		run  func(r int) (float64, time.Duration, error)
@@ -282,7 +275,7 @@ func workload(ctx context.Context, tmp string, clients int, d time.Duration, rou
 			dir := filepath.Join(tmp, fmt.Sprintf("workload-harness-%d", r))
 			defer os.RemoveAll(dir)
 			h, err := harnessCycles(ctx, "setnx", dir, []string{addr}, cl.Password(), clients, d, prof)
-			events, bytes, cycles = events+h.events, bytes+h.bytes, cycles+h.cycles
+			tot.add(h)
 			return h.rate, h.cpu, err
 		}
 	}
@@ -297,18 +290,19 @@ func workload(ctx context.Context, tmp string, clients int, d time.Duration, rou
 			m := ms[(k+r)%len(ms)]
 			v, cpu, err := m.run(r)
 			if err != nil {
-				return w, fmt.Errorf("%s: %w", m.name, err)
+				return fmt.Errorf("%s: %w", m.name, err)
 			}
 			*m.rate, *m.cpu = append(*m.rate, v), append(*m.cpu, cpu)
-			logf("workload round %d: %s %.0f cycles/s, %v CPU/cycle", r+1, m.name, v, cpu)
+			e.logf("workload round %d: %s %.0f cycles/s, %v CPU/cycle", r+1, m.name, v, cpu)
 		}
 	}
-	w.EventsPerCycle, w.BytesPerCycle = float64(events)/float64(cycles), float64(bytes)/float64(cycles)
+	w.EventsPerCycle, w.BytesPerCycle = tot.perCycle()
 	w.Profile = profile
 	w.RedisBenchmark, err = redisBenchmark(ctx, n.DirectAddr(), cl.Password())
 	if err != nil {
-		return w, err
+		return err
 	}
-	logf("redis-benchmark SET: %.0f req/s", w.RedisBenchmark)
-	return w, nil
+	e.logf("redis-benchmark SET: %.0f req/s", w.RedisBenchmark)
+	res.Workload, res.ProfileTop = w, profileTop(ctx, profile)
+	return nil
 }
