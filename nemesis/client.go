@@ -11,16 +11,12 @@ import (
 )
 
 // The kinds that act on the lock's clients through the run's client hook
-// (Target.Clients): client-pause and its aimed form pause-holder (a
-// holder stalled between its last validity check and its access),
-// client-crash (a holder gone without releasing), and client-stop and
-// its random form client-stop-random (a whole client process stopped).
+// (Target.Clients): client-pause and pause-holder, client-crash, and
+// client-stop and client-stop-random (docs/faults.md).
 
 // ClientPause stalls one lock holder between its last validity check and
 // its access to the protected resource, for longer than the TTL: the
-// GC-pause scenario of Kleppmann's "How to do distributed locking". When
-// the holder wakes, its lease has expired and another client may hold
-// the lock; without fencing its write loses that client's update.
+// GC-pause scenario of Kleppmann's "How to do distributed locking".
 type ClientPause struct {
 	Stall Duration `json:"stall"`
 
@@ -40,8 +36,7 @@ var clientPauseKind = Kind{
 	Decode: decode[ClientPause],
 }
 
-// Refuse says why the fault does not fit s, or "": a stall of nothing is
-// a fault that does nothing.
+// Refuse refuses a stall of nothing.
 func (c *ClientPause) Refuse(Setup) string {
 	if c.Stall <= 0 {
 		return fmt.Sprintf("client-pause: stall %v: want a positive stall", time.Duration(c.Stall))
@@ -49,16 +44,15 @@ func (c *ClientPause) Refuse(Setup) string {
 	return ""
 }
 
-// MinActive keeps the fault active while the stall lasts, plus a TTL for
-// the stalled write to land before the heal is recorded.
+// MinActive is the stall, plus as long for the stalled write to land
+// before the heal is recorded.
 func (c *ClientPause) MinActive() time.Duration { return 2 * time.Duration(c.Stall) }
 
 func (c *ClientPause) String() string {
 	return fmt.Sprintf("client-pause %s", time.Duration(c.Stall))
 }
 
-// Start arms the stall: the next holder to pass its last validity check
-// waits.
+// Start arms the stall for the next holder to pass its last check.
 func (c *ClientPause) Start(_ context.Context, t *Target) error {
 	if t.Clients == nil {
 		return errors.New("no client hook to stall holders")
@@ -67,37 +61,26 @@ func (c *ClientPause) Start(_ context.Context, t *Target) error {
 	return nil
 }
 
-// Heal withdraws the stall if no client has taken it yet; a stall under
-// way runs its course (the client wakes on its own).
-func (c *ClientPause) Heal(context.Context, *Target) error {
-	c.disarm()
-	return nil
-}
-
-// HoldStaller is a ClientStaller that sizes a stall when it begins:
-// right after the holder's last validity check, from the validity its
-// lease has left then.
+// HoldStaller is a ClientStaller that sizes a stall when it begins, right
+// after the holder's last validity check.
 type HoldStaller interface {
 	ClientStaller
 	// StallHold makes the next client that passes its last validity
-	// check before a resource access call size with its id and the
-	// validity left, and wait for what size returns. The returned
-	// function withdraws a stall that has not begun yet.
+	// check before a resource access wait size(client, validity left).
+	// The returned function withdraws a stall that has not begun yet.
 	StallHold(size func(client int, left time.Duration) time.Duration) (withdraw func())
 }
 
 // PauseHolder stalls the next holder right after its last validity check
-// for the validity it has left plus Margin: the GC pause that outlives
-// the lease by just enough for another client to take the lock and
-// write, the shortest stall that breaks a lock without fencing. With
-// Stall set, the stall is Stall whatever the validity left (the safety
-// envelope sweeps it). The decision's target is the stalled client.
+// for the validity it has left plus Margin (or for Stall, when set: the
+// safety envelope sweeps it): the shortest GC pause that breaks a lock
+// without fencing. The decision's target is the stalled client.
 type PauseHolder struct {
 	Margin Duration `json:"margin"`
 	Stall  Duration `json:"stall,omitempty"`
 	Aim
 
-	withdraw func()
+	armed // a replay's stall
 }
 
 var pauseHolderKind = Kind{
@@ -143,7 +126,7 @@ func (p *PauseHolder) Arm(ctx context.Context, t *Target, base time.Time) (bool,
 		if p.Decision = d; d.Missed != "" {
 			return false, nil
 		}
-		p.withdraw = t.Clients.Stall(time.Duration(d.Amount))
+		p.arm(t.Clients.Stall(time.Duration(d.Amount)))
 		return true, nil
 	}
 	hs, ok := t.Clients.(HoldStaller)
@@ -159,9 +142,8 @@ func (p *PauseHolder) Arm(ctx context.Context, t *Target, base time.Time) (bool,
 	margin, fixed := time.Duration(p.Margin), time.Duration(p.Stall)
 	ttl := time.Duration(p.Active) / 2 // Plan: stalled up to a TTL, then a TTL for the late write
 	withdraw := hs.StallHold(func(client int, left time.Duration) time.Duration {
-		// Just past the validity left, but never longer than a TTL and
-		// the margin: a lease that claims no validity (a lock that renews
-		// itself holds until it is told) would be stalled for ever.
+		// At most a TTL and the margin: a lease that claims no validity
+		// (a lock that renews itself) would be stalled for ever.
 		st := min(max(left, 0), ttl) + margin
 		if fixed > 0 {
 			st = fixed
@@ -181,7 +163,6 @@ func (p *PauseHolder) Arm(ctx context.Context, t *Target, base time.Time) (bool,
 			return false, nil
 		}
 	}
-	// The stall of tk.client, with what the view knows of its hold.
 	tr := &Trigger{Change: HoldChecked, Client: tk.client, Left: Duration(tk.left)}
 	if t.View != nil {
 		holds, _ := t.View.Holds()
@@ -193,27 +174,14 @@ func (p *PauseHolder) Arm(ctx context.Context, t *Target, base time.Time) (bool,
 	return true, nil
 }
 
-// Start does nothing more: the stall began when the holder took it (a
-// replay's stall is armed, and taken by the next holder to check).
+// Start does nothing more: the stall began when the holder took it.
 func (p *PauseHolder) Start(context.Context, *Target) error { return nil }
 
-// Heal withdraws a replay's stall that no holder took; a stall under way
-// runs its course.
-func (p *PauseHolder) Heal(context.Context, *Target) error {
-	if p.withdraw != nil {
-		p.withdraw()
-		p.withdraw = nil
-	}
-	return nil
-}
-
-// ClientCrash makes one lock holder stop without releasing: the client
-// that next returns from a successful acquire abandons its lease (its
-// goroutine records nothing more and never releases it) and a fresh client,
-// with a new process number, takes its place. The lock must become free
-// again on its own: a lock whose keys expire frees it within the TTL; one
-// whose keys do not (setnx-no-ttl) stays stuck, which the liveness
-// verdict reports.
+// ClientCrash makes the client that next returns from a successful
+// acquire abandon its lease unreleased; a fresh client, with a new
+// process number, takes its place. A lock whose keys expire frees itself
+// within the TTL; setnx-no-ttl stays stuck, which the liveness verdict
+// reports.
 type ClientCrash struct {
 	armed
 }
@@ -225,25 +193,27 @@ type armed struct {
 	withdraw func()
 }
 
-// arm keeps withdraw for disarm.
 func (a *armed) arm(withdraw func()) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.withdraw = withdraw
 }
 
-// disarm withdraws what was armed, if anything, once.
-func (a *armed) disarm() {
+// Heal withdraws what was armed and not taken yet, once; what was taken
+// runs its course (a stalled client wakes on its own, a crashed one is
+// replaced).
+func (a *armed) Heal(context.Context, *Target) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.withdraw != nil {
 		a.withdraw()
 		a.withdraw = nil
 	}
+	return nil
 }
 
 // ClientCrasher makes lock holders crash: an optional ability of a
-// Target's Clients (a ClientStaller), found by type assertion.
+// Target's Clients, found by type assertion.
 type ClientCrasher interface {
 	// Crash makes the next client that acquires a lock abandon it
 	// without releasing, and a fresh client take its place. The returned
@@ -264,8 +234,7 @@ var clientCrashKind = Kind{
 
 func (c *ClientCrash) String() string { return "client-crash" }
 
-// Start arms the crash: the next holder to return from an acquire
-// abandons its lease.
+// Start arms the crash for the next holder to return from an acquire.
 func (c *ClientCrash) Start(_ context.Context, t *Target) error {
 	cr, ok := t.Clients.(ClientCrasher)
 	if !ok {
@@ -275,51 +244,29 @@ func (c *ClientCrash) Start(_ context.Context, t *Target) error {
 	return nil
 }
 
-// Heal withdraws the crash if no client has taken it yet. A crashed
-// holder is not brought back: a fresh client has taken its place.
-func (c *ClientCrash) Heal(context.Context, *Target) error {
-	c.disarm()
-	return nil
-}
-
 // ClientStop stops a lock holder's whole client process (SIGSTOP of its
-// process group) right after its acquire returned ok, and continues it
-// (SIGCONT) Pause later: the GC or VM pause of a whole client, its lock's
-// renewal thread (a watchdog) and its work alike, not one goroutine. A
-// Pause longer than the TTL lets the key expire and another client take
-// it while the holder is stopped; when it runs again, it goes on as the
-// holder until it releases or its lock tells it of the loss, which a
-// watchdog does only now: too late. The client in the harness that drives
-// the process is stopped with it (it takes no further step until the
-// process continues).
-//
-// It is aimed like pause-holder (targeted.go): Arm follows the run's view
-// and strikes at the next grant, its Decision (the client, its hold, the
-// pause) kept in schedule.json; a replay waits for the recorded offset,
-// then strikes at the next grant, and says whether it was the recorded
-// client's hold of the recorded key. Its random form, client-stop-random
-// (ClientStopRandom), stops a client process drawn from the seed at the
-// step's start, holder or not.
-//
-// Only a client that runs as a process of its own can be stopped: the
-// kinds need Needs.ClientProcesses and refuse a lock that runs in this
-// process (add --client-process for a Go lock). The target's client hook
-// must offer ProcessStopper.
+// process group) right after its grant, and continues it Pause later:
+// the GC or VM pause of a whole client, its watchdog included. The
+// harness's client that drives the process stops with it. It is aimed
+// like pause-holder; a replay waits for the recorded offset, strikes at
+// the next grant and says whether it was the recorded client's hold.
+// Only a client that runs as a process of its own can be stopped
+// (Needs.ClientProcesses; the hook must offer ProcessStopper).
 type ClientStop struct {
 	Pause Duration `json:"pause"`
 	Aim
 
-	stop stopped
+	stopped
 }
 
 // ProcessStopper stops and continues the client processes of a run's
-// lock: an optional ability of a Target's Clients, found by type
-// assertion, for the client-stop kinds.
+// lock: an optional ability of a Target's Clients, for the client-stop
+// kinds.
 type ProcessStopper interface {
 	// StopHolder stops the client process that serves client's hold of
-	// token (SIGSTOP to its process group), and the client with it: it
-	// takes no further step until cont continues both (SIGCONT). It fails
-	// when no live process serves that lease (it was released).
+	// token (SIGSTOP to its process group), and the client with it, until
+	// cont continues both. It fails when no live process serves that
+	// lease (it was released).
 	StopHolder(client int, token string) (cont func() error, err error)
 	// StopProcess stops the pick-th (modulo their number, in the order
 	// they started) of the client processes running now, and the client
@@ -329,15 +276,12 @@ type ProcessStopper interface {
 	StopProcess(pick int) (what string, cont func() error, err error)
 }
 
-// drawPause draws a pause from 1.5 to 2.5 TTLs, as client-pause's stall:
-// well past the lease, short enough for another client to acquire and
-// write meanwhile.
+// drawPause draws a pause as client-pause's stall: 1.5 to 2.5 TTLs.
 func drawPause(rng *rand.Rand, ttl time.Duration) Duration {
 	return Duration((ttl + ttl/2 + time.Duration(rng.Int64N(int64(max(ttl, 1))))).Truncate(time.Millisecond))
 }
 
-// stopKind is a kind of the client-stop family: it needs client
-// processes.
+// stopKind is a kind of the client-stop family.
 func stopKind[T any, P faultOf[T]](name, summary string, plan func(*rand.Rand, Setup) Fault) Kind {
 	return Kind{Name: name, Family: "client-stop", Summary: summary, Needs: Needs{TTL: true, ClientProcesses: true}, Plan: plan, Decode: decode[T, P]}
 }
@@ -411,34 +355,23 @@ func (c *ClientStop) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 			continue // released already: the next grant
 		}
 		now := runNow(base)
-		c.stop.begin(cont, time.Duration(c.Pause))
+		c.begin(cont, time.Duration(c.Pause))
 		c.Decision = judged(rec, &Decision{At: Duration(now), Trigger: holdTrigger(HoldGranted, ch.Hold, now), Targets: []int{ch.Hold.Client}, Amount: c.Pause}, sameHolder)
 		return true, nil
 	}
 }
 
-// Start does nothing more: the process was stopped when Arm struck.
-func (c *ClientStop) Start(context.Context, *Target) error { return nil }
-
-// Heal continues the process if its pause has not run out yet.
-func (c *ClientStop) Heal(context.Context, *Target) error { return c.stop.end() }
-
-// Ended is closed when the process has been continued: the stop, not the
-// step, is the fault's window.
-func (c *ClientStop) Ended() <-chan struct{} { return c.stop.ended() }
-
 // ClientStopRandom is client-stop's random form: at the step's start it
 // stops the Pick-th client process running then (modulo their number),
-// whether its client holds a lease or not, for Pause. Its decision is
-// what it stopped (Stopped); a replay stops the same pick at the same
-// offset.
+// holder or not, for Pause. Its decision is what it stopped (Stopped); a
+// replay stops the same pick at the same offset.
 type ClientStopRandom struct {
 	Pick    int      `json:"pick"`
 	Pause   Duration `json:"pause"`
 	Active  Duration `json:"active"`
 	Stopped string   `json:"stopped,omitempty"`
 
-	stop stopped
+	stopped
 }
 
 var clientStopRandomKind = stopKind[ClientStopRandom]("client-stop-random", "stop a client process drawn from the seed (SIGSTOP), holder or not, for 1.5–2.5 TTLs (client processes only)",
@@ -481,21 +414,13 @@ func (c *ClientStopRandom) Arm(_ context.Context, t *Target, _ time.Time) (bool,
 		return false, err
 	}
 	c.Stopped = what
-	c.stop.begin(cont, time.Duration(c.Pause))
+	c.begin(cont, time.Duration(c.Pause))
 	return true, nil
 }
 
-// Start does nothing more: Arm stopped the process.
-func (c *ClientStopRandom) Start(context.Context, *Target) error { return nil }
-
-// Heal continues the process if its pause has not run out yet.
-func (c *ClientStopRandom) Heal(context.Context, *Target) error { return c.stop.end() }
-
-// Ended is closed when the process has been continued.
-func (c *ClientStopRandom) Ended() <-chan struct{} { return c.stop.ended() }
-
-// stopped is a stopped process and its continuation: after the pause, or
-// at the heal, whichever comes first, once; done is closed once it ran.
+// stopped is the client-stop kinds' stopped process and its
+// continuation: after the pause, or at the heal, whichever comes first,
+// once; done is closed once it ran.
 type stopped struct {
 	mu    sync.Mutex
 	cont  func() error
@@ -515,8 +440,15 @@ func (s *stopped) begin(cont func() error, pause time.Duration) {
 	s.timer = time.AfterFunc(pause, func() { s.end() })
 }
 
-// ended is closed once the process was continued (never, before begin).
-func (s *stopped) ended() <-chan struct{} {
+// Start does nothing more: Arm stopped the process.
+func (s *stopped) Start(context.Context, *Target) error { return nil }
+
+// Heal continues the process if its pause has not run out yet.
+func (s *stopped) Heal(context.Context, *Target) error { return s.end() }
+
+// Ended is closed once the process was continued (never, before begin):
+// the stop, not the step, is the fault's window.
+func (s *stopped) Ended() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.done

@@ -13,10 +13,10 @@ import (
 )
 
 // The clock family: the kinds that move the wall clock of nodes through
-// the clock shim, at a time drawn in advance (clock, clock-back-slew,
-// clock-drift) or at a live hold (clock-holder, clock-minority,
-// clock-majority, clock-partition), and the clients' clock
-// (client-clock); first the code they draw, check, set and heal with.
+// the clock shim (cluster.WithClockShim), at a time drawn in advance or
+// at a live hold, and the clients' clock (client-clock). Redis expires
+// keys by the wall clock; the monotonic clock (event-loop timers) is not
+// touched.
 
 // Modes of a clock fault.
 const (
@@ -24,10 +24,9 @@ const (
 	ClockStrobe = "strobe" // alternate between the offset and 0
 )
 
-// clockTargets draws the nodes a clock fault takes: sp's nodes of a
-// multi-node lock, or of the failover topology (a primary and its
-// replica, whose clocks both count); the one node of a single-instance
-// lock.
+// clockTargets draws sp's nodes of a multi-node lock, or of the failover
+// topology (a primary and its replica, whose clocks both count); the one
+// node of a single-instance lock.
 func clockTargets(rng *rand.Rand, s Setup, sp nodeSpec) []int {
 	if s.Topology == cluster.TopologyFailover {
 		return sp.pick(rng, s.Nodes)
@@ -56,9 +55,7 @@ func checkMode(mode string, period Duration) error {
 	return nil
 }
 
-// jumpText describes a jump of a clock by off, or with mode strobe its
-// alternation with 0 every period: "jump +300ms", "strobe -1s/0 every
-// 250ms" (Clock, ClientClock).
+// jumpText is "jump +300ms" or "strobe -1s/0 every 250ms".
 func jumpText(mode string, off, period Duration) string {
 	sign := ""
 	if off >= 0 {
@@ -70,9 +67,36 @@ func jumpText(mode string, off, period Duration) string {
 	return fmt.Sprintf("jump %s%s", sign, time.Duration(off))
 }
 
+// startJump sets a clock off (Clock, ClientClock); a strobe then flips it
+// in bg between 0 and off every period, starting shifted, until Heal or
+// ctx's end (nil), or until set fails (its error: the cluster or the
+// clients are gone).
+func startJump(ctx context.Context, bg *background, mode string, off, period Duration, set func(time.Duration) error) error {
+	if err := set(time.Duration(off)); err != nil || mode != ClockStrobe {
+		return err
+	}
+	bg.start(func(stop <-chan struct{}) error {
+		tick := time.NewTicker(time.Duration(period))
+		defer tick.Stop()
+		for shifted := true; ; {
+			if await(ctx, stop, tick.C) != nil {
+				return nil
+			}
+			shifted = !shifted
+			d := time.Duration(0)
+			if shifted {
+				d = time.Duration(off)
+			}
+			if err := set(d); err != nil {
+				return err
+			}
+		}
+	})
+	return nil
+}
+
 // clockSetter returns what sets the clocks of the target's nodes idx to
-// an offset, after fit checked the fault against the cluster's size
-// (Clock, ClockBackSlew, ClockDrift).
+// an offset, after fit checked the fault against the cluster's size.
 func clockSetter(t *Target, idx []int, fit func(nodes int) error) (func(time.Duration) error, error) {
 	if t.Cluster == nil {
 		return nil, errors.New("no cluster")
@@ -94,8 +118,7 @@ func clockSetter(t *Target, idx []int, fit func(nodes int) error) (func(time.Dur
 }
 
 // healClocks halts a clock fault's goroutine and sets the clocks of t's
-// nodes idx right, joining err (what the fault's heal found before):
-// every clock fault's heal.
+// nodes idx right, joining err (what the fault's heal found before).
 func healClocks(bg *background, t *Target, idx []int, err error) error {
 	return errors.Join(err, bg.halt(), eachNode(t, idx, func(n *cluster.Node) error { return n.SetClockOffset(0) }))
 }
@@ -113,41 +136,18 @@ func (a *Aim) setClocks(t *Target, jumped bool) error {
 	return eachNode(t, a.Decision.Targets, func(n *cluster.Node) error { return n.SetClockOffset(off) })
 }
 
-// strobe flips a clock between 0 and off every period, starting shifted,
-// until stop is closed or ctx is done (nil), or set fails (its error: the
-// cluster or the clients are gone). Clock and ClientClock strobe with it.
-func strobe(ctx context.Context, stop <-chan struct{}, period, off time.Duration, set func(time.Duration) error) error {
-	tick := time.NewTicker(period)
-	defer tick.Stop()
-	for shifted := true; ; {
-		if await(ctx, stop, tick.C) != nil {
-			return nil
-		}
-		shifted = !shifted
-		d := time.Duration(0)
-		if shifted {
-			d = off
-		}
-		if err := set(d); err != nil {
-			return err
-		}
-	}
-}
-
 // SlewRate is the rate at which clock-back-slew brings a node's clock back
-// to the real time: the clock runs 0.8% fast while it catches up, below
-// the 1% clock drift the locks' drift allowance assumes (TTL×1% + 2 ms,
-// RedLock's drift factor), as NTP's slewing (at most 0.05%) is below it.
+// to the real time: 0.8% fast, below the 1% clock drift the locks' drift
+// allowance assumes (TTL×1% + 2 ms, RedLock's drift factor), as NTP's
+// slewing (at most 0.05%) is below it.
 const SlewRate = 0.008
 
-// slewTick is how often a slew rewrites the offset: each rewrite moves the
-// clock forward by Rate × slewTick (40 µs at 0.8% and 5 ms).
+// slewTick is how often a slew rewrites the offset (40 µs a tick at 0.8%).
 const slewTick = 5 * time.Millisecond
 
 // Slew moves an offset from from (negative) to 0 at rate, calling set
-// every tick with the offset due then (from + rate × the time since Slew
-// began, at most 0), until it has set 0, stop is closed (then it returns
-// ErrSlewStopped) or ctx is done. The clock it sets runs at most rate
+// every tick with the offset due then, until it has set 0, stop is closed
+// (ErrSlewStopped) or ctx is done. The clock it sets runs at most rate
 // faster than the real time, plus one tick's rounding.
 func Slew(ctx context.Context, stop <-chan struct{}, set func(time.Duration) error, from time.Duration, rate float64, tick time.Duration) error {
 	began := time.Now()
@@ -171,7 +171,7 @@ func Slew(ctx context.Context, stop <-chan struct{}, set func(time.Duration) err
 var ErrSlewStopped = errors.New("nemesis: slew stopped before the clock caught up")
 
 // Drift sets an offset of rate × the time since Drift began every tick,
-// until stop is closed (ErrSlewStopped) or ctx is done, or set fails: a
+// until stop is closed (ErrSlewStopped), ctx is done or set fails: a
 // clock that runs rate fast.
 func Drift(ctx context.Context, stop <-chan struct{}, set func(time.Duration) error, rate float64, tick time.Duration) error {
 	began := time.Now()
@@ -187,22 +187,16 @@ func Drift(ctx context.Context, stop <-chan struct{}, set func(time.Duration) er
 	}
 }
 
-// Clock shifts the wall clock of nodes by Offset (forward when positive,
-// back when negative) until Heal sets it right. Redis expires keys by the
-// wall clock, so a jump forward on nodes that granted a lock expires it
-// early: a RedLock holder still counts on a lease a majority no longer
-// keeps, and another client can take the lock. A jump back makes leases
-// outlive their TTL. With Mode "strobe" the offset alternates between
-// Offset and 0 every Period. The monotonic clock (event-loop timers) is not
-// touched. It needs the nodes started with the clock shim
-// (cluster.WithClockShim).
+// Clock shifts the wall clock of nodes by Offset until Heal sets it
+// right: a jump forward on nodes that granted a lock expires it early, a
+// jump back makes leases outlive their TTL.
 type Clock struct {
 	Nodes  []int    `json:"nodes"`
 	Mode   string   `json:"mode"`
 	Offset Duration `json:"offset"`
 	Period Duration `json:"period,omitempty"` // strobe only
 
-	bg background // a strobe's goroutine, started by Start, halted by Heal
+	bg background // a strobe's goroutine
 }
 
 var clockKind = Kind{
@@ -230,7 +224,6 @@ var clockKind = Kind{
 	Decode: decode[Clock],
 }
 
-// fit checks the parameters, and the nodes against the number of nodes.
 func (c *Clock) fit(nodes int) error {
 	if err := checkNodes(c.Nodes, nodes); err != nil {
 		return err
@@ -245,41 +238,25 @@ func (c *Clock) String() string {
 	return "clock " + jumpText(c.Mode, c.Offset, c.Period) + " on " + nodeNames(c.Nodes)
 }
 
-// Start sets the nodes' clocks Offset off; a strobe then flips them between
-// 0 and Offset every Period until Heal or until ctx is done (Heal still
-// sets them right).
+// Start sets the nodes' clocks (a strobe flips them until Heal).
 func (c *Clock) Start(ctx context.Context, t *Target) error {
 	set, err := clockSetter(t, c.Nodes, c.fit)
 	if err != nil {
 		return err
 	}
-	if err := set(time.Duration(c.Offset)); err != nil {
-		return err
-	}
-	if c.Mode == ClockStrobe {
-		c.bg.start(func(stop <-chan struct{}) error {
-			return strobe(ctx, stop, time.Duration(c.Period), time.Duration(c.Offset), set)
-		})
-	}
-	return nil
+	return startJump(ctx, &c.bg, c.Mode, c.Offset, c.Period, set)
 }
 
-// Heal stops a strobe, waits for it to return (it never blocks) and sets
-// every node's clock right.
+// Heal stops a strobe and sets every node's clock right.
 func (c *Clock) Heal(_ context.Context, t *Target) error { return healClocks(&c.bg, t, c.Nodes, nil) }
 
 // ClockBackSlew jumps the wall clock of nodes back by Offset (negative),
-// keeps it there for Hold, then brings it back to the real time by
-// slewing: the offset moves to 0 at Rate, rewritten every few
-// milliseconds, so the node's clock runs at most Rate faster than real
-// time, never jumping forward by more than Rate × 5 ms. A backward jump
-// only makes keys live longer; the slew makes a key set while it runs
-// expire up to Rate × TTL early, which the drift allowance covers while
-// Rate < 1%. So the fault should cost liveness only (a crashed holder's
-// key lives up to |Offset| longer), unlike clock's backward jump, whose
-// heal is a forward jump that expires keys early. The slew runs within
-// the fault's active time (MinActive); Heal waits for it and sets any
-// rest right at once, reporting it as an error. It needs the clock shim.
+// keeps it there for Hold, then slews it back to the real time at Rate:
+// the clock never jumps forward, and a key set meanwhile expires at most
+// Rate × TTL early, which the drift allowance covers while Rate < 1%. So
+// the fault should cost liveness only, unlike clock's backward jump,
+// whose heal is a forward jump. Heal waits for the slew and sets any rest
+// right at once, reporting it as an error.
 type ClockBackSlew struct {
 	Nodes  []int    `json:"nodes"`
 	Offset Duration `json:"offset"`
@@ -356,8 +333,8 @@ func (c *ClockBackSlew) Start(ctx context.Context, t *Target) error {
 }
 
 // Heal waits for the slew to reach 0, or ctx's end, and then sets every
-// node's clock right; a slew that had not finished is an error (the rest
-// was a forward jump).
+// node's clock right; a slew cut short is an error (the rest was a
+// forward jump).
 func (c *ClockBackSlew) Heal(ctx context.Context, t *Target) error {
 	var err error
 	if c.bg.stop != nil {
@@ -372,14 +349,11 @@ func (c *ClockBackSlew) Heal(ctx context.Context, t *Target) error {
 	return healClocks(&c.bg, t, c.Nodes, err)
 }
 
-// ClockDrift runs the wall clock of nodes fast by Rate (0.02: 2% fast)
-// until Heal, by the slew's mechanism: the offset, rewritten every few
-// milliseconds, grows by Rate × the real time elapsed. A key set on such
-// a node lives TTL/(1+Rate) of real time, not TTL; RedLock's drift
-// allowance (TTL×1% + 2 ms) covers a Rate up to about 1%. Heal sets the
-// offset back to 0: a backward jump, which only makes keys live longer.
-// It needs the clock shim; the safety envelope sweeps Rate (torture
-// envelope --fault drift).
+// ClockDrift runs the wall clock of nodes Rate fast (0.02: 2%) until
+// Heal, by the slew's mechanism: a key set there lives TTL/(1+Rate) of
+// real time. RedLock's drift allowance (TTL×1% + 2 ms) covers a Rate up
+// to about 1%. Heal's jump back only makes keys live longer; the safety
+// envelope sweeps Rate (torture envelope --fault drift).
 type ClockDrift struct {
 	Nodes []int   `json:"nodes"`
 	Rate  float64 `json:"rate"`
@@ -435,17 +409,12 @@ func (c *ClockDrift) Heal(_ context.Context, t *Target) error {
 	return healClocks(&c.bg, t, c.Nodes, nil)
 }
 
-// ClientClock shifts the wall clock of the lock's client processes by
-// Offset (forward when positive, back when negative) until Heal sets it
-// right; with Mode "strobe" it alternates between Offset and 0 every
-// Period, so that every client round in flight at a flip sees the jump.
-// It reaches only clients that run as processes under the clock shim
-// (the process adapter; Target.ClientClock): the kind refuses a Go lock,
-// whose time.Now reads the clock without libc. A client that counts its
-// validity on a monotonic clock is unmoved; one that counts the time
-// elapsed in a round on the wall clock (redlock-py-wall, as the
-// redlock-py library) over-claims by a backward jump during the round and
-// under-claims by a forward one.
+// ClientClock shifts the wall clock of the lock's client processes run
+// under the clock shim (Target.ClientClock; a Go lock is refused) as
+// Clock does the nodes'; a strobe makes every client round in flight at
+// a flip see the jump. A client that counts its validity on a monotonic
+// clock is unmoved; one that counts a round's elapsed time on the wall
+// clock (redlock-py-wall) over-claims by a backward jump during the round.
 type ClientClock struct {
 	Mode   string   `json:"mode"`
 	Offset Duration `json:"offset"`
@@ -477,13 +446,9 @@ var clientClockKind = Kind{
 	Decode: decode[ClientClock],
 }
 
-func (c *ClientClock) fit() error {
-	return checkMode(c.Mode, c.Period)
-}
-
 // Refuse says why the fault does not fit s, or "".
 func (c *ClientClock) Refuse(s Setup) string {
-	if err := c.fit(); err != nil {
+	if err := checkMode(c.Mode, c.Period); err != nil {
 		return "client-clock: " + err.Error()
 	}
 	if !s.ClientProcesses || s.GoClients {
@@ -494,25 +459,15 @@ func (c *ClientClock) Refuse(s Setup) string {
 
 func (c *ClientClock) String() string { return "client clock " + jumpText(c.Mode, c.Offset, c.Period) }
 
-// Start sets the clients' clock Offset off; a strobe then flips it
-// between 0 and Offset every Period until Heal or until ctx is done.
+// Start sets the clients' clock (a strobe flips it until Heal).
 func (c *ClientClock) Start(ctx context.Context, t *Target) error {
 	if t.ClientClock == nil {
 		return errors.New("no client clock (the run started its clients without the clock shim)")
 	}
-	if err := c.fit(); err != nil {
+	if err := checkMode(c.Mode, c.Period); err != nil {
 		return err
 	}
-	if err := t.ClientClock.SetOffset(time.Duration(c.Offset)); err != nil {
-		return err
-	}
-	if c.Mode == ClockStrobe {
-		clk := t.ClientClock
-		c.bg.start(func(stop <-chan struct{}) error {
-			return strobe(ctx, stop, time.Duration(c.Period), time.Duration(c.Offset), clk.SetOffset)
-		})
-	}
-	return nil
+	return startJump(ctx, &c.bg, c.Mode, c.Offset, c.Period, t.ClientClock.SetOffset)
 }
 
 // Heal stops a strobe and sets the clients' clock right.
@@ -524,43 +479,33 @@ func (c *ClientClock) Heal(_ context.Context, t *Target) error {
 	return errors.Join(err, t.ClientClock.SetOffset(0))
 }
 
-// The targeted kinds of the clock family: a jump of the clock of a live
-// hold's nodes (clock-holder, clock-minority, clock-majority),
-// and the same after a split of the client groups (clock-partition).
-
 // saysJump describes a targeted clock jump once it struck.
 func saysJump(d *Decision) string {
 	return fmt.Sprintf("jump +%s on %s", time.Duration(d.Amount).Round(time.Millisecond), nodeNames(d.Targets))
 }
 
 // The scopes of a targeted clock jump: which of a live hold's granting
-// nodes jump. Each is a kind of its own (clock-holder, clock-minority,
-// clock-majority), so that the contested cases are cells of their own.
+// nodes jump, each a kind of its own so that the contested cases are
+// cells of their own.
 const (
-	// ScopeHolder: one granting node. On a multi-node lock only a hold
-	// that a bare majority granted is aimed at: then that one node is
-	// enough to leave the holder without a majority (the contested case).
+	// ScopeHolder: one granting node; on a multi-node lock only of a hold
+	// a bare majority granted, which that node leaves without a majority.
 	ScopeHolder = "holder"
-	// ScopeMinority: as many granting nodes as leave the rest of the
-	// granting ones a majority, at most a minority of the nodes (two of
-	// five where all five granted, one where four did): the lock's
-	// assumption (a minority misbehaves) holds, and RedLock should stay
-	// safe. Taking only holds that all nodes granted missed every hold
-	// of a run on a loaded machine, where a quarter of the grants or more
-	// come from four nodes or three.
+	// ScopeMinority: as many granting nodes as leave the rest of them a
+	// majority, at most a minority of the nodes: RedLock's assumption
+	// holds. Only holds that all nodes granted missed every hold of a run
+	// on a loaded machine, where a quarter of the grants or more come from
+	// four nodes or three.
 	ScopeMinority = "minority"
 	// ScopeMajority: a bare majority of the nodes, all granting ones.
 	ScopeMajority = "majority"
 )
 
-// ClockHold waits for a live hold and jumps the wall clock of some of the
-// nodes that granted it forward by the validity the hold has left plus
-// Margin, so that their copies of the lease expire while the holder
-// still counts on it. Margin covers the part of a node's TTL the lock's
-// validity does not count (the drift allowance and the acquire's round
-// trip). With Jump set, the jump is Jump whatever the validity left (the
-// safety envelope sweeps it). The clocks are set right by Heal. It needs
-// the nodes started with the clock shim.
+// ClockHold waits for a live hold and jumps the wall clock of some of its
+// granting nodes forward by the validity it has left plus Margin (the
+// part of a node's TTL the lock's validity does not count: the drift
+// allowance and the round trip), or by Jump when set (the safety
+// envelope sweeps it). Heal sets the clocks right.
 type ClockHold struct {
 	Scope  string   `json:"scope"`
 	Pick   int      `json:"pick"`
@@ -656,23 +601,19 @@ func (c *ClockHold) Start(_ context.Context, t *Target) error { return c.setCloc
 func (c *ClockHold) Heal(_ context.Context, t *Target) error { return c.setClocks(t, false) }
 
 // ClockPartition is Kleppmann's scenario against RedLock: the client
-// groups are split (as partition's shape split: group 0 reaches only
-// Sides[0], group 1 only Sides[1], two bare majorities that share one
-// node with an odd number of nodes), so every hold is granted by a bare
-// majority; at the first such hold, the wall clock of a node both sides
-// reach jumps by the validity left plus Margin. That node forgets the
-// lease, and with the nodes of the other side, which never saw it, it is
-// a majority that grants the lock to a client of the other group while
-// the holder still counts on it. The split begins when the step does,
-// before the strike the history records; Heal lifts it and sets the
-// clock right.
+// groups are split onto two bare majorities that share a node (as
+// partition's shape split), so every hold is granted by a bare majority;
+// at the first such hold, the clock of a shared node jumps by the
+// validity left plus Margin. That node forgets the lease, and with the
+// other side's nodes, which never saw it, grants the lock to a client of
+// the other group while the holder still counts on it. The split begins
+// with the step, before the strike the history records.
 //
-// Settle is how long after the split began a hold must have been
-// granted to be struck at (a TTL when planned; 0: any hold): a lease
-// granted before the split whose release the cut dropped sits on the
-// other side's own node until it expires, and while it does the other
-// side has no majority to take, so a strike then is wasted. The window
-// counts from the split and includes Settle.
+// Settle is how long after the split a hold must have been granted to be
+// struck at (a TTL when planned; 0: any): a lease granted before the
+// split whose release the cut dropped holds the other side's own node
+// until it expires, so a strike meanwhile is wasted. The window counts
+// from the split and includes Settle.
 type ClockPartition struct {
 	Sides  [][]int  `json:"sides"`
 	Pick   int      `json:"pick"`
@@ -733,12 +674,9 @@ func (c *ClockPartition) Arm(ctx context.Context, t *Target, base time.Time) (bo
 		if (ch.Kind != HoldGranted && ch.Kind != HoldExtended) || !h.Reported || len(h.Granted) != q || (c.Settle > 0 && ch.Time < settled) {
 			return aim{}, false
 		}
-		var shared []int
-		for _, n := range h.Granted {
-			if slices.Contains(c.Sides[0], n) && slices.Contains(c.Sides[1], n) {
-				shared = append(shared, n)
-			}
-		}
+		shared := slices.DeleteFunc(slices.Clone(h.Granted), func(n int) bool {
+			return !slices.Contains(c.Sides[0], n) || !slices.Contains(c.Sides[1], n)
+		})
 		if len(shared) == 0 {
 			return aim{}, false
 		}
