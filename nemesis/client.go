@@ -52,7 +52,6 @@ func (c *ClientPause) String() string {
 	return fmt.Sprintf("client-pause %s", time.Duration(c.Stall))
 }
 
-// Start arms the stall for the next holder to pass its last check.
 func (c *ClientPause) Start(_ context.Context, t *Target) error {
 	if t.Clients == nil {
 		return errors.New("no client hook to stall holders")
@@ -99,7 +98,6 @@ var pauseHolderKind = Kind{
 	Decode: decode[PauseHolder],
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (p *PauseHolder) Refuse(Setup) string {
 	if p.Margin <= 0 && p.Stall <= 0 {
 		return fmt.Sprintf("pause-holder: margin %v, stall %v: want a positive margin or stall", time.Duration(p.Margin), time.Duration(p.Stall))
@@ -234,7 +232,6 @@ var clientCrashKind = Kind{
 
 func (c *ClientCrash) String() string { return "client-crash" }
 
-// Start arms the crash for the next holder to return from an acquire.
 func (c *ClientCrash) Start(_ context.Context, t *Target) error {
 	cr, ok := t.Clients.(ClientCrasher)
 	if !ok {
@@ -281,12 +278,10 @@ func drawPause(rng *rand.Rand, ttl time.Duration) Duration {
 	return Duration((ttl + ttl/2 + time.Duration(rng.Int64N(int64(max(ttl, 1))))).Truncate(time.Millisecond))
 }
 
-// stopKind is a kind of the client-stop family.
 func stopKind[T any, P faultOf[T]](name, summary string, plan func(*rand.Rand, Setup) Fault) Kind {
 	return Kind{Name: name, Family: "client-stop", Summary: summary, Needs: Needs{TTL: true, ClientProcesses: true}, Plan: plan, Decode: decode[T, P]}
 }
 
-// stopper is the target's client hook as a ProcessStopper.
 func stopper(t *Target) (ProcessStopper, error) {
 	ps, ok := t.Clients.(ProcessStopper)
 	if !ok {
@@ -304,7 +299,6 @@ var clientStopKind = stopKind[ClientStop]("client-stop", "stop a holder's whole 
 		return f
 	})
 
-// Refuse says why the fault does not fit s, or "".
 func (c *ClientStop) Refuse(s Setup) string {
 	if c.Pause <= 0 {
 		return fmt.Sprintf("client-stop: pause %v: want a positive pause", time.Duration(c.Pause))
@@ -381,7 +375,6 @@ var clientStopRandomKind = stopKind[ClientStopRandom]("client-stop-random", "sto
 		return f
 	})
 
-// Refuse says why the fault does not fit s, or "".
 func (c *ClientStopRandom) Refuse(s Setup) string {
 	if c.Pause <= 0 || c.Active < c.Pause || c.Pick < 0 {
 		return fmt.Sprintf("client-stop-random: pick %d, pause %v, active %v: want a pick ≥ 0, a positive pause and an active time at least as long", c.Pick, time.Duration(c.Pause), time.Duration(c.Active))
@@ -396,10 +389,8 @@ func (c *ClientStopRandom) String() string {
 	return fmt.Sprintf("client-stop-random: stop client process #%d (modulo their number) for %s", c.Pick, time.Duration(c.Pause))
 }
 
-// MinActive is the active time: Plan gives the step that much.
 func (c *ClientStopRandom) MinActive() time.Duration { return time.Duration(c.Active) }
 
-// Lasts implements ArmedFault.
 func (c *ClientStopRandom) Lasts() time.Duration { return time.Duration(c.Active) }
 
 // Arm stops the process at once: the random form has no moment to wait
@@ -429,7 +420,6 @@ type stopped struct {
 	done  chan struct{}
 }
 
-// begin continues the process with cont after pause.
 func (s *stopped) begin(cont func() error, pause time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -34,7 +34,6 @@ func clockTargets(rng *rand.Rand, s Setup, sp nodeSpec) []int {
 	return targets(rng, s, sp)
 }
 
-// checkRate checks the rate of a clock that runs fast (a slew, a drift).
 func checkRate(rate float64) error {
 	if !(rate > 0 && rate <= 1) {
 		return fmt.Errorf("rate %g: want 0 < rate ≤ 1", rate)
@@ -231,14 +230,12 @@ func (c *Clock) fit(nodes int) error {
 	return checkMode(c.Mode, c.Period)
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (c *Clock) Refuse(s Setup) string { return refusal("clock", c.fit(s.Nodes)) }
 
 func (c *Clock) String() string {
 	return "clock " + jumpText(c.Mode, c.Offset, c.Period) + " on " + nodeNames(c.Nodes)
 }
 
-// Start sets the nodes' clocks (a strobe flips them until Heal).
 func (c *Clock) Start(ctx context.Context, t *Target) error {
 	set, err := clockSetter(t, c.Nodes, c.fit)
 	if err != nil {
@@ -247,7 +244,6 @@ func (c *Clock) Start(ctx context.Context, t *Target) error {
 	return startJump(ctx, &c.bg, c.Mode, c.Offset, c.Period, set)
 }
 
-// Heal stops a strobe and sets every node's clock right.
 func (c *Clock) Heal(_ context.Context, t *Target) error { return healClocks(&c.bg, t, c.Nodes, nil) }
 
 // ClockBackSlew jumps the wall clock of nodes back by Offset (negative),
@@ -295,7 +291,6 @@ func (c *ClockBackSlew) fit(nodes int) error {
 	return checkRate(c.Rate)
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (c *ClockBackSlew) Refuse(s Setup) string { return refusal("clock-back-slew", c.fit(s.Nodes)) }
 
 // MinActive is Hold plus the slew's time, |Offset| / Rate, and a tick.
@@ -310,7 +305,6 @@ func (c *ClockBackSlew) String() string {
 	return fmt.Sprintf("clock jump %s on %s, slewed back at %.2g%%", time.Duration(c.Offset), nodeNames(c.Nodes), c.Rate*100)
 }
 
-// Start sets the nodes' clocks Offset back, and slews them to 0 after Hold.
 func (c *ClockBackSlew) Start(ctx context.Context, t *Target) error {
 	set, err := clockSetter(t, c.Nodes, c.fit)
 	if err != nil {
@@ -381,14 +375,12 @@ func (c *ClockDrift) fit(nodes int) error {
 	return checkRate(c.Rate)
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (c *ClockDrift) Refuse(s Setup) string { return refusal("clock-drift", c.fit(s.Nodes)) }
 
 func (c *ClockDrift) String() string {
 	return fmt.Sprintf("clock-drift: clocks %.3g%% fast on %s", c.Rate*100, nodeNames(c.Nodes))
 }
 
-// Start makes the nodes' clocks run Rate fast until Heal.
 func (c *ClockDrift) Start(ctx context.Context, t *Target) error {
 	set, err := clockSetter(t, c.Nodes, c.fit)
 	if err != nil {
@@ -404,7 +396,6 @@ func (c *ClockDrift) Start(ctx context.Context, t *Target) error {
 	return nil
 }
 
-// Heal stops the drift and sets the clocks right.
 func (c *ClockDrift) Heal(_ context.Context, t *Target) error {
 	return healClocks(&c.bg, t, c.Nodes, nil)
 }
@@ -446,7 +437,6 @@ var clientClockKind = Kind{
 	Decode: decode[ClientClock],
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (c *ClientClock) Refuse(s Setup) string {
 	if err := checkMode(c.Mode, c.Period); err != nil {
 		return "client-clock: " + err.Error()
@@ -459,7 +449,6 @@ func (c *ClientClock) Refuse(s Setup) string {
 
 func (c *ClientClock) String() string { return "client clock " + jumpText(c.Mode, c.Offset, c.Period) }
 
-// Start sets the clients' clock (a strobe flips it until Heal).
 func (c *ClientClock) Start(ctx context.Context, t *Target) error {
 	if t.ClientClock == nil {
 		return errors.New("no client clock (the run started its clients without the clock shim)")
@@ -470,7 +459,6 @@ func (c *ClientClock) Start(ctx context.Context, t *Target) error {
 	return startJump(ctx, &c.bg, c.Mode, c.Offset, c.Period, t.ClientClock.SetOffset)
 }
 
-// Heal stops a strobe and sets the clients' clock right.
 func (c *ClientClock) Heal(_ context.Context, t *Target) error {
 	err := c.bg.halt()
 	if t.ClientClock == nil {
@@ -479,7 +467,6 @@ func (c *ClientClock) Heal(_ context.Context, t *Target) error {
 	return errors.Join(err, t.ClientClock.SetOffset(0))
 }
 
-// saysJump describes a targeted clock jump once it struck.
 func saysJump(d *Decision) string {
 	return fmt.Sprintf("jump +%s on %s", time.Duration(d.Amount).Round(time.Millisecond), nodeNames(d.Targets))
 }
@@ -514,7 +501,6 @@ type ClockHold struct {
 	Aim
 }
 
-// clockHoldKind is the kind of one scope.
 func clockHoldKind(scope, summary string, multi bool) Kind {
 	return Kind{
 		Name:    "clock-" + scope,
@@ -545,7 +531,6 @@ var (
 	clockMajorityKind = clockHoldKind(ScopeMajority, "jump the clock of a majority of a live hold's nodes just past its validity", true)
 )
 
-// Refuse says why the fault does not fit s, or "".
 func (c *ClockHold) Refuse(s Setup) string {
 	kind := "clock-" + c.Scope
 	switch {
@@ -594,10 +579,8 @@ func (c *ClockHold) Arm(ctx context.Context, t *Target, base time.Time) (bool, e
 	})
 }
 
-// Start jumps the chosen nodes' clocks.
 func (c *ClockHold) Start(_ context.Context, t *Target) error { return c.setClocks(t, true) }
 
-// Heal sets their clocks right.
 func (c *ClockHold) Heal(_ context.Context, t *Target) error { return c.setClocks(t, false) }
 
 // ClockPartition is Kleppmann's scenario against RedLock: the client
@@ -640,7 +623,6 @@ var clockPartitionKind = Kind{
 
 func (c *ClockPartition) split() *Partition { return &Partition{Shape: ShapeSplit, Sides: c.Sides} }
 
-// Refuse says why the fault does not fit s, or "".
 func (c *ClockPartition) Refuse(s Setup) string {
 	if c.Pick < 0 || c.Margin < 0 || c.Settle < 0 {
 		return "clock-partition: negative pick, margin or settle"
@@ -691,7 +673,6 @@ func (c *ClockPartition) Arm(ctx context.Context, t *Target, base time.Time) (bo
 // Start jumps the chosen node's clock (the split is in place since Arm).
 func (c *ClockPartition) Start(_ context.Context, t *Target) error { return c.setClocks(t, true) }
 
-// Heal lifts the split and sets the clock right.
 func (c *ClockPartition) Heal(ctx context.Context, t *Target) error {
 	if !c.struck() {
 		return nil

@@ -67,7 +67,6 @@ var failoverKind = Kind{
 	Decode: decode[Failover],
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (f *Failover) Refuse(Setup) string {
 	if f.HoldOldPrimary < 0 {
 		return fmt.Sprintf("failover: negative hold_old_primary %v", time.Duration(f.HoldOldPrimary))
@@ -167,7 +166,6 @@ func (f *Failover) uncut(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// failoverOf returns the failover topology of t's cluster.
 func failoverOf(t *Target) (*cluster.Failover, error) {
 	if t.Cluster == nil || t.Cluster.Failover() == nil {
 		return nil, errors.New("no failover topology")
@@ -203,7 +201,6 @@ var failoverUnreplicatedKind = Kind{
 	Decode: decode[FailoverUnreplicated],
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (f *FailoverUnreplicated) Refuse(s Setup) string {
 	if f.GrantWait <= 0 {
 		return fmt.Sprintf("failover-unreplicated: grant_wait %v: want it positive", time.Duration(f.GrantWait))
@@ -244,7 +241,6 @@ func (f *FailoverUnreplicated) Arm(ctx context.Context, t *Target, base time.Tim
 	})
 }
 
-// lift removes the cuts made so far.
 func (f *FailoverUnreplicated) lift(ctx context.Context) error {
 	return f.fo.uncut(context.WithoutCancel(ctx))
 }
@@ -327,7 +323,6 @@ func (*ReplicaPartition) String() string {
 	return "replica-partition: cut the replication link of the primary both ways"
 }
 
-// Start black-holes the replication link of the current primary.
 func (p *ReplicaPartition) Start(ctx context.Context, t *Target) error {
 	l, err := primaryLink(ctx, t)
 	if err != nil {
@@ -341,7 +336,6 @@ func (p *ReplicaPartition) Heal(ctx context.Context, t *Target) error {
 	return healLinks(ctx, t, replicaCutUp, replicaCutDown)
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (l *ReplicaLatency) Refuse(Setup) string {
 	return refusal("replica-latency", checkLatency(l.Latency, l.Jitter))
 }
@@ -350,20 +344,14 @@ func (l *ReplicaLatency) String() string {
 	return fmt.Sprintf("replica-latency: the replication link of the primary %v±%v both ways", time.Duration(l.Latency), time.Duration(l.Jitter))
 }
 
-// Start slows the replication link of the current primary both ways.
 func (l *ReplicaLatency) Start(ctx context.Context, t *Target) error {
 	link, err := primaryLink(ctx, t)
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, spec := range latencySpecs(l.Latency, l.Jitter, replicaLatencyDn, replicaLatencyUp) {
-		errs = append(errs, injectToxic(ctx, link, spec))
-	}
-	return errors.Join(errs...)
+	return injectToxic(ctx, link, latencySpecs(l.Latency, l.Jitter, replicaLatencyDn, replicaLatencyUp)...)
 }
 
-// Heal removes the latency and waits for the replica to catch up.
 func (l *ReplicaLatency) Heal(ctx context.Context, t *Target) error {
 	return healLinks(ctx, t, replicaLatencyUp, replicaLatencyDn)
 }

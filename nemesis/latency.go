@@ -48,7 +48,6 @@ func drawLatency(rng *rand.Rand, a, b, c time.Duration) (latency, jitter Duratio
 	return Duration(d), Duration(time.Duration(rng.Int64N(int64(d/10) + 1)).Truncate(time.Millisecond))
 }
 
-// checkLatency checks a latency and its jitter.
 func checkLatency(latency, jitter Duration) error {
 	if latency < Duration(time.Millisecond) || jitter < 0 || jitter > latency {
 		return fmt.Errorf("latency %v, jitter %v: want latency ≥ 1ms and 0 ≤ jitter ≤ latency", time.Duration(latency), time.Duration(jitter))
@@ -74,7 +73,6 @@ func (l *Latency) fit(nodes int) error {
 	return checkLatency(l.Latency, l.Jitter)
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (l *Latency) Refuse(s Setup) string {
 	if err := l.fit(s.Nodes); err != nil {
 		return err.Error()
@@ -90,7 +88,6 @@ func (l *Latency) String() string {
 	return fmt.Sprintf("latency %v±%v on %s (%s)", time.Duration(l.Latency), time.Duration(l.Jitter), nodeNames(l.Nodes), way)
 }
 
-// Start adds the latency toxics to every group's proxy of each node.
 func (l *Latency) Start(ctx context.Context, t *Target) error {
 	nodes, err := clusterSize(t)
 	if err != nil {
@@ -137,7 +134,6 @@ var latencyGroupKind = Kind{
 	Decode: decode[LatencyGroup],
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (l *LatencyGroup) Refuse(s Setup) string {
 	switch {
 	case l.Latency < Duration(time.Millisecond):
@@ -152,7 +148,6 @@ func (l *LatencyGroup) String() string {
 	return fmt.Sprintf("latency-group: replies to client group %d late by %v", l.Group, time.Duration(l.Latency))
 }
 
-// Start adds the latency toxic to the group's proxy of every node.
 func (l *LatencyGroup) Start(ctx context.Context, t *Target) error {
 	if t.Cluster == nil {
 		return errors.New("no cluster")
@@ -168,7 +163,6 @@ func (l *LatencyGroup) Start(ctx context.Context, t *Target) error {
 	return errors.Join(errs...)
 }
 
-// Heal removes the latency toxics from every proxy.
 func (l *LatencyGroup) Heal(ctx context.Context, t *Target) error {
 	return clearToxics(ctx, t, latencyDown)
 }
@@ -225,7 +219,6 @@ func GrantDelay(ttl time.Duration) time.Duration {
 	return max(d.Truncate(time.Millisecond), time.Millisecond)
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (d *DelayGrant) Refuse(s Setup) string {
 	if d.Delay < Duration(time.Millisecond) || d.Retry <= 0 {
 		return fmt.Sprintf("delay-grant: delay %v, retry %v: want a delay of at least 1ms and a positive retry", time.Duration(d.Delay), time.Duration(d.Retry))

@@ -318,7 +318,6 @@ var (
 	_ RefusingFault = (*ReplicaLatency)(nil)
 )
 
-// Kinds returns every known kind in a fixed order.
 func Kinds() []Kind { return slices.Clone(kinds) }
 
 // Needs is what a kind needs of a run; a run is set up for the needs of
@@ -394,7 +393,6 @@ func NeedsOf(ks []Kind) Needs {
 // ErrUnknownKind is returned for a kind name that is not known.
 var ErrUnknownKind = errors.New("nemesis: unknown fault kind")
 
-// Lookup returns the kind called name.
 func Lookup(name string) (Kind, error) {
 	var names []string
 	for _, k := range kinds {

@@ -16,30 +16,19 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The kinds that act on nodes through their own server, by Redis
-// commands: evict and noeviction (memory pressure, CONFIG SET), and
-// server-stall and its aimed form server-stall-holder (DEBUG SLEEP,
-// CLIENT PAUSE).
+// The kinds that act on nodes by Redis commands: evict and noeviction
+// (CONFIG SET), server-stall and server-stall-holder (DEBUG SLEEP, CLIENT
+// PAUSE).
 
-// Evict puts nodes under memory pressure until Heal: it sets their
-// maxmemory-policy to Policy and their maxmemory to the memory they use
-// at the start plus Headroom, then writes filler keys of Filler bytes
-// each, one every Every, to every node of the fault. Under an evicting
-// policy each filler written past the limit makes the node evict a key:
-// with allkeys-lru the least recently used of a sample, soon the lock
-// key a client holds, whose grant is older than the fillers written
-// since (the Redis documentation, "Key eviction": the policy applies to
-// every key, whatever its TTL). The lock then has no key on that node
-// while its holder holds it, and the next SET NX is granted. Under
-// noeviction the node refuses every write that needs memory past the
-// limit, the lock's SET included ("OOM command not allowed"), and evicts
-// nothing: the lock is unavailable, not unsafe.
-//
-// The fillers go to each node's own address, outside the proxies, as a
-// neighbouring application sharing the node would write them; a write
-// refused or lost is not an error of the fault (it is the fault's
-// point). Heal puts back the maxmemory and policy it found, then deletes
-// the fillers left.
+// Evict sets the nodes' maxmemory-policy to Policy and their maxmemory to
+// what they use plus Headroom, then writes a filler key of Filler bytes
+// every Every to each, at its own address (outside the proxies), as a
+// neighbouring application would. Under allkeys-lru each filler past the
+// limit evicts the least recently used key of a sample, soon the held
+// lock key, whatever its TTL (Redis, "Key eviction"); under noeviction
+// writes past the limit are refused, the lock's SET included: the lock
+// is unavailable, not unsafe. Heal puts back the maxmemory and policy it
+// found, then deletes the fillers left.
 type Evict struct {
 	Nodes    []int    `json:"nodes"`
 	Policy   string   `json:"policy"`
@@ -63,12 +52,10 @@ var evictPolicies = []string{"noeviction", "allkeys-lru", "allkeys-lfu", "allkey
 // fillerPrefix begins the name of every filler key.
 const fillerPrefix = "locktorture-filler:"
 
-// evictWindow is the workload of the memory kinds: one key, so every
-// client contends for the one a filler write may evict, and holds of
-// half a second, so the key is evicted during a hold rather than after.
+// evictWindow: one key for every client to contend for, held half a
+// second, so the key is evicted during a hold rather than after.
 var evictWindow = Workload{Keys: 1, Hold: 500 * time.Millisecond, Interval: time.Second}
 
-// evictKind and noevictionKind share Evict, each with its policy.
 func evictionKind(name, policy, summary string) Kind {
 	return Kind{
 		Name:    name,
@@ -88,7 +75,6 @@ var (
 	noevictionKind = evictionKind("noeviction", "noeviction", "lower nodes' maxmemory under noeviction and write filler keys: writes past the limit are refused, nothing is evicted (the control of evict)")
 )
 
-// Refuse says why the fault does not fit s, or "".
 func (e *Evict) Refuse(s Setup) string {
 	if err := checkNodes(e.Nodes, s.Nodes); err != nil {
 		return "evict: " + err.Error()
@@ -165,11 +151,11 @@ func (e *Evict) Heal(ctx context.Context, t *Target) error {
 			continue
 		}
 		rc := n.Client()
-		if err := setMemory(ctx, rc, m.maxmemory, m.policy); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", n.Name(), err))
-			continue
+		err = setMemory(ctx, rc, m.maxmemory, m.policy)
+		if err == nil {
+			err = deleteFillers(ctx, rc)
 		}
-		if err := deleteFillers(ctx, rc); err != nil {
+		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", n.Name(), err))
 		}
 	}
@@ -177,7 +163,6 @@ func (e *Evict) Heal(ctx context.Context, t *Target) error {
 	return errors.Join(errs...)
 }
 
-// memorySettings reads a node's maxmemory and maxmemory-policy.
 func memorySettings(ctx context.Context, rc *redis.Client) (memory, error) {
 	var m memory
 	for _, kv := range []struct {
@@ -220,7 +205,6 @@ func usedMemory(ctx context.Context, rc *redis.Client) (int64, error) {
 	return 0, errors.New("info memory: no used_memory")
 }
 
-// deleteFillers deletes every filler key of a node.
 func deleteFillers(ctx context.Context, rc *redis.Client) error {
 	var cursor uint64
 	for {
@@ -241,25 +225,20 @@ func deleteFillers(ctx context.Context, rc *redis.Client) error {
 
 // The modes of a server stall.
 const (
-	// StallSleep: DEBUG SLEEP. The event loop stops: no command is read,
-	// run or answered, and no key is expired, until it wakes; a reply it
-	// had not yet sent waits too. Keys whose TTL ran out meanwhile are
-	// expired on their next access. The nodes must allow DEBUG
-	// (enable-debug-command, which the cluster sets for the nodes it
-	// runs).
+	// StallSleep: DEBUG SLEEP. Nothing is read, run, answered or expired
+	// until the event loop wakes; keys whose TTL ran out are expired on
+	// their next access. The nodes must allow DEBUG
+	// (enable-debug-command, which the cluster sets).
 	StallSleep = "sleep"
-	// StallPause: CLIENT PAUSE ALL. The event loop runs (connections are
-	// accepted, replicas served) but no client's command is run, and
-	// the active expiry of keys is paused, until the pause ends.
+	// StallPause: CLIENT PAUSE ALL. Connections are accepted and replicas
+	// served, but no client's command runs and active expiry is paused.
 	StallPause = "pause"
 )
 
-// ServerStall stalls nodes for Stall while their processes keep running,
-// unlike pause (SIGSTOP): the server itself stops serving (Mode). Commands
-// sent meanwhile wait and run once it wakes, late. A lock whose validity
-// is counted from before its request is safe: a stall only delays its
-// grants, and a key expires by the wall clock as the holder's validity
-// does. Heal waits for the stall to end (neither can be cut short: CLIENT
+// ServerStall stalls nodes' servers for Stall while their processes run,
+// unlike pause (SIGSTOP): commands sent meanwhile run late, once they
+// wake. A lock whose validity is counted from before its request is
+// safe. Heal waits for the stall to end (neither can be cut short: CLIENT
 // UNPAUSE waits for a pause of ALL like every other command) and for the
 // nodes to answer.
 type ServerStall struct {
@@ -288,7 +267,6 @@ var serverStallKind = Kind{
 	Decode: decode[ServerStall],
 }
 
-// refuseMode checks a stall's mode.
 func refuseMode(kind, mode string) string {
 	if mode != StallSleep && mode != StallPause {
 		return fmt.Sprintf("%s: mode %q: want %q or %q", kind, mode, StallSleep, StallPause)
@@ -296,7 +274,6 @@ func refuseMode(kind, mode string) string {
 	return ""
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (f *ServerStall) Refuse(s Setup) string {
 	if err := checkNodes(f.Nodes, s.Nodes); err != nil {
 		return "server-stall: " + err.Error()
@@ -321,11 +298,7 @@ func stallCommand(mode string) string {
 	return "DEBUG SLEEP"
 }
 
-// Start stalls the nodes.
 func (f *ServerStall) Start(ctx context.Context, t *Target) error {
-	if err := checkTarget(t, f.Nodes); err != nil {
-		return err
-	}
 	return stallNodes(ctx, t, f.Nodes, f.Mode, time.Duration(f.Stall), &f.bg)
 }
 
@@ -337,6 +310,9 @@ func (f *ServerStall) Heal(ctx context.Context, t *Target) error {
 // stallNodes stalls nodes idx of t for d in mode: CLIENT PAUSE returns at
 // once, DEBUG SLEEP when the stall is over, so each runs in bg.
 func stallNodes(ctx context.Context, t *Target, idx []int, mode string, d time.Duration, bg *background) error {
+	if err := checkTarget(t, idx); err != nil {
+		return err
+	}
 	var clients []*redis.Client
 	for _, i := range idx {
 		clients = append(clients, t.Cluster.Node(i).Client())
@@ -359,7 +335,6 @@ func stallNodes(ctx context.Context, t *Target, idx []int, mode string, d time.D
 			return fmt.Errorf("n%d refuses DEBUG (enable-debug-command no; the nodes the cluster runs allow it)", idx[j]+1)
 		}
 	}
-	// Each DEBUG SLEEP returns when its node wakes: Heal waits for them.
 	secs := strconv.FormatFloat(d.Seconds(), 'f', 3, 64)
 	bg.start(func(<-chan struct{}) error {
 		errs := make([]error, len(clients))
@@ -409,15 +384,11 @@ func healStall(ctx context.Context, t *Target, idx []int, bg *background) error 
 	return err
 }
 
-// ServerStallHolder is server-stall aimed at a live hold: at a grant, the
-// nodes that granted it (on a multi-node lock, a majority of them: enough
-// to leave the holder without a majority that serves) stall for the
-// validity the hold has left plus Margin, so that the holder's validity
-// and the keys' TTLs run out while the nodes do not serve; the
-// contenders' commands queued meanwhile run when they wake. The validity
-// left counts up to Cap (the TTL, when planned): past a TTL every key the
-// nodes hold has expired, and a lock that reports no validity has none
-// to stall past.
+// ServerStallHolder is server-stall aimed at a grant: the granting nodes
+// (a majority of them, enough to leave the holder without one) stall for
+// the validity left, up to Cap (the TTL: past it every key has expired,
+// and a lock that reports no validity has none to stall past), plus
+// Margin.
 type ServerStallHolder struct {
 	Mode   string   `json:"mode"`
 	Pick   int      `json:"pick"`
@@ -447,7 +418,6 @@ var serverStallHolderKind = Kind{
 	Decode: decode[ServerStallHolder],
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (f *ServerStallHolder) Refuse(s Setup) string {
 	if why := refuseMode("server-stall-holder", f.Mode); why != "" {
 		return why
@@ -482,13 +452,9 @@ func (f *ServerStallHolder) Arm(ctx context.Context, t *Target, base time.Time) 
 	})
 }
 
-// Start stalls the chosen nodes for the decided amount.
 func (f *ServerStallHolder) Start(ctx context.Context, t *Target) error {
 	if !f.struck() {
 		return nil
-	}
-	if err := checkTarget(t, f.Decision.Targets); err != nil {
-		return err
 	}
 	return stallNodes(ctx, t, f.Decision.Targets, f.Mode, max(time.Duration(f.Decision.Amount), time.Millisecond), &f.bg)
 }
