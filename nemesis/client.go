@@ -10,13 +10,9 @@ import (
 	"time"
 )
 
-// The kinds that act on the lock's clients through the run's client hook
-// (Target.Clients): client-pause and pause-holder, client-crash, and
-// client-stop and client-stop-random (docs/faults.md).
-
 // ClientPause stalls one lock holder between its last validity check and
-// its access to the protected resource, for longer than the TTL: the
-// GC-pause scenario of Kleppmann's "How to do distributed locking".
+// its access to the resource for longer than the TTL: the GC pause of
+// Kleppmann's "How to do distributed locking".
 type ClientPause struct {
 	Stall Duration `json:"stall"`
 
@@ -36,7 +32,6 @@ var clientPauseKind = Kind{
 	Decode: decode[ClientPause],
 }
 
-// Refuse refuses a stall of nothing.
 func (c *ClientPause) Refuse(Setup) string {
 	if c.Stall <= 0 {
 		return fmt.Sprintf("client-pause: stall %v: want a positive stall", time.Duration(c.Stall))
@@ -44,8 +39,7 @@ func (c *ClientPause) Refuse(Setup) string {
 	return ""
 }
 
-// MinActive is the stall, plus as long for the stalled write to land
-// before the heal is recorded.
+// MinActive is the stall, and as long for the stalled write to land.
 func (c *ClientPause) MinActive() time.Duration { return 2 * time.Duration(c.Stall) }
 
 func (c *ClientPause) String() string {
@@ -71,9 +65,8 @@ type HoldStaller interface {
 }
 
 // PauseHolder stalls the next holder right after its last validity check
-// for the validity it has left plus Margin (or for Stall, when set: the
-// safety envelope sweeps it): the shortest GC pause that breaks a lock
-// without fencing. The decision's target is the stalled client.
+// for the validity it has left plus Margin (or Stall, which the safety
+// envelope sweeps): the shortest GC pause that outlives the lease.
 type PauseHolder struct {
 	Margin Duration `json:"margin"`
 	Stall  Duration `json:"stall,omitempty"`
@@ -95,7 +88,7 @@ var pauseHolderKind = Kind{
 		a.Active = Duration(2 * s.TTL)
 		return &PauseHolder{Margin: Duration(s.TTL / 5), Aim: a}
 	},
-	Decode: decode[PauseHolder],
+	Decode: decodeAimed[PauseHolder],
 }
 
 func (p *PauseHolder) Refuse(Setup) string {
@@ -113,8 +106,8 @@ func (p *PauseHolder) String() string {
 }
 
 // Arm arms a stall sized at the holder's last check and waits until a
-// holder takes it. A replay arms a stall of the recorded length at the
-// recorded offset.
+// holder takes it; a replay arms the recorded stall at the recorded
+// offset.
 func (p *PauseHolder) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	if t.Clients == nil {
 		return false, errors.New("no client hook to stall holders")
@@ -172,20 +165,15 @@ func (p *PauseHolder) Arm(ctx context.Context, t *Target, base time.Time) (bool,
 	return true, nil
 }
 
-// Start does nothing more: the stall began when the holder took it.
 func (p *PauseHolder) Start(context.Context, *Target) error { return nil }
 
-// ClientCrash makes the client that next returns from a successful
-// acquire abandon its lease unreleased; a fresh client, with a new
-// process number, takes its place. A lock whose keys expire frees itself
-// within the TTL; setnx-no-ttl stays stuck, which the liveness verdict
-// reports.
+// ClientCrash makes the client that next acquires abandon its lease
+// unreleased; a fresh client takes its place.
 type ClientCrash struct {
 	armed
 }
 
-// armed is what a fault armed in the clients and has not been taken
-// yet: its withdraw function, called at the heal.
+// armed is the withdraw function of what a fault armed in the clients.
 type armed struct {
 	mu       sync.Mutex
 	withdraw func()
@@ -197,9 +185,7 @@ func (a *armed) arm(withdraw func()) {
 	a.withdraw = withdraw
 }
 
-// Heal withdraws what was armed and not taken yet, once; what was taken
-// runs its course (a stalled client wakes on its own, a crashed one is
-// replaced).
+// Heal withdraws what was not taken yet; what was runs its course.
 func (a *armed) Heal(context.Context, *Target) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -210,8 +196,7 @@ func (a *armed) Heal(context.Context, *Target) error {
 	return nil
 }
 
-// ClientCrasher makes lock holders crash: an optional ability of a
-// Target's Clients, found by type assertion.
+// ClientCrasher is an optional ability of a Target's Clients.
 type ClientCrasher interface {
 	// Crash makes the next client that acquires a lock abandon it
 	// without releasing, and a fresh client take its place. The returned
@@ -232,6 +217,8 @@ var clientCrashKind = Kind{
 
 func (c *ClientCrash) String() string { return "client-crash" }
 
+func (c *ClientCrash) Refuse(Setup) string { return "" }
+
 func (c *ClientCrash) Start(_ context.Context, t *Target) error {
 	cr, ok := t.Clients.(ClientCrasher)
 	if !ok {
@@ -241,14 +228,10 @@ func (c *ClientCrash) Start(_ context.Context, t *Target) error {
 	return nil
 }
 
-// ClientStop stops a lock holder's whole client process (SIGSTOP of its
-// process group) right after its grant, and continues it Pause later:
-// the GC or VM pause of a whole client, its watchdog included. The
-// harness's client that drives the process stops with it. It is aimed
-// like pause-holder; a replay waits for the recorded offset, strikes at
-// the next grant and says whether it was the recorded client's hold.
-// Only a client that runs as a process of its own can be stopped
-// (Needs.ClientProcesses; the hook must offer ProcessStopper).
+// ClientStop stops a holder's whole client process (SIGSTOP of its
+// process group) right after its grant, and continues it Pause later: a
+// GC or VM pause of the whole client, its watchdog included. The hook
+// must offer ProcessStopper.
 type ClientStop struct {
 	Pause Duration `json:"pause"`
 	Aim
@@ -256,9 +239,7 @@ type ClientStop struct {
 	stopped
 }
 
-// ProcessStopper stops and continues the client processes of a run's
-// lock: an optional ability of a Target's Clients, for the client-stop
-// kinds.
+// ProcessStopper is an optional ability of a Target's Clients.
 type ProcessStopper interface {
 	// StopHolder stops the client process that serves client's hold of
 	// token (SIGSTOP to its process group), and the client with it, until
@@ -278,8 +259,8 @@ func drawPause(rng *rand.Rand, ttl time.Duration) Duration {
 	return Duration((ttl + ttl/2 + time.Duration(rng.Int64N(int64(max(ttl, 1))))).Truncate(time.Millisecond))
 }
 
-func stopKind[T any, P faultOf[T]](name, summary string, plan func(*rand.Rand, Setup) Fault) Kind {
-	return Kind{Name: name, Family: "client-stop", Summary: summary, Needs: Needs{TTL: true, ClientProcesses: true}, Plan: plan, Decode: decode[T, P]}
+func stopKind[T any, P aimedOf[T]](name, summary string, plan func(*rand.Rand, Setup) Fault) Kind {
+	return Kind{Name: name, Family: "client-stop", Summary: summary, Needs: Needs{TTL: true, ClientProcesses: true}, Plan: plan, Decode: decodeAimed[T, P]}
 }
 
 func stopper(t *Target) (ProcessStopper, error) {
@@ -318,9 +299,8 @@ func (c *ClientStop) String() string {
 	return s + decided(c.Decision, "")
 }
 
-// Arm waits for the next grant (a replay: first for the recorded offset)
-// and stops the holder's process at once; a hold released before its
-// process could be stopped is passed over for the next grant.
+// Arm waits for the next grant (a replay: after the recorded offset) and
+// stops the holder's process at once, or, released already, the next.
 func (c *ClientStop) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	ps, err := stopper(t)
 	if err != nil {
@@ -356,9 +336,7 @@ func (c *ClientStop) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 }
 
 // ClientStopRandom is client-stop's random form: at the step's start it
-// stops the Pick-th client process running then (modulo their number),
-// holder or not, for Pause. Its decision is what it stopped (Stopped); a
-// replay stops the same pick at the same offset.
+// stops the Pick-th client process, holder or not, for Pause.
 type ClientStopRandom struct {
 	Pick    int      `json:"pick"`
 	Pause   Duration `json:"pause"`
@@ -393,8 +371,7 @@ func (c *ClientStopRandom) MinActive() time.Duration { return time.Duration(c.Ac
 
 func (c *ClientStopRandom) Lasts() time.Duration { return time.Duration(c.Active) }
 
-// Arm stops the process at once: the random form has no moment to wait
-// for, and its description names what it stopped.
+// Arm stops the process at once, so that String names it.
 func (c *ClientStopRandom) Arm(_ context.Context, t *Target, _ time.Time) (bool, error) {
 	ps, err := stopper(t)
 	if err != nil {
@@ -409,9 +386,8 @@ func (c *ClientStopRandom) Arm(_ context.Context, t *Target, _ time.Time) (bool,
 	return true, nil
 }
 
-// stopped is the client-stop kinds' stopped process and its
-// continuation: after the pause, or at the heal, whichever comes first,
-// once; done is closed once it ran.
+// stopped is a stopped process, continued after the pause or at the
+// heal, whichever comes first, once.
 type stopped struct {
 	mu    sync.Mutex
 	cont  func() error
@@ -430,22 +406,18 @@ func (s *stopped) begin(cont func() error, pause time.Duration) {
 	s.timer = time.AfterFunc(pause, func() { s.end() })
 }
 
-// Start does nothing more: Arm stopped the process.
 func (s *stopped) Start(context.Context, *Target) error { return nil }
 
-// Heal continues the process if its pause has not run out yet.
 func (s *stopped) Heal(context.Context, *Target) error { return s.end() }
 
-// Ended is closed once the process was continued (never, before begin):
-// the stop, not the step, is the fault's window.
+// Ended is closed once the process was continued.
 func (s *stopped) Ended() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.done
 }
 
-// end continues the process now, unless it was already, and returns the
-// continuation's error.
+// end continues the process unless it was, and returns cont's error.
 func (s *stopped) end() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

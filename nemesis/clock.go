@@ -513,7 +513,7 @@ func clockHoldKind(scope, summary string, multi bool) Kind {
 			return &ClockHold{Scope: scope, Pick: rng.IntN(max(1, s.Nodes)), Margin: Duration(s.TTL / 10), Aim: newAim(s)}
 		},
 		Decode: func(params json.RawMessage) (Fault, error) {
-			f, err := decode[ClockHold](params)
+			f, err := decodeAimed[ClockHold](params)
 			if err != nil {
 				return nil, err
 			}
@@ -618,7 +618,7 @@ var clockPartitionKind = Kind{
 		c.Window += c.Settle
 		return c
 	},
-	Decode: decode[ClockPartition],
+	Decode: decodeAimed[ClockPartition],
 }
 
 func (c *ClockPartition) split() *Partition { return &Partition{Shape: ShapeSplit, Sides: c.Sides} }

@@ -14,32 +14,15 @@ import (
 	"github.com/locktorture/locktorture/internal/wait"
 )
 
-// The kinds of the failover topology (cluster.Failover: a primary, its
-// replica and the sentinels): failover, failover-unreplicated (the step
-// it shares with the Redis Cluster kinds is in unreplicated.go), and the
-// replication-link kinds.
-
-// Failover isolates the primary so that the sentinels promote the replica
-// while clients still write to the old primary, then isolates the old
-// primary from the clients too, and brings it back when healed. The
-// replica is asynchronous: every write the old primary took after the
-// cut, locks included, is missing on the new primary. Start, in order:
-//
-//  1. black-holes the primary's internal proxy, by which the replica and
-//     the sentinels reach it; clients still reach it, and it still takes
-//     writes (no min-replicas-to-write);
-//  2. waits, at most promoteTimeout, until a majority of the sentinels
-//     name the replica (down after 1 s without a PING reply, promoted
-//     within a few seconds);
-//  3. waits HoldOldPrimary, while clients still connected to the old
-//     primary write to it (go-redis's failover client drops them as soon
-//     as a sentinel announces the switch; a client that does not follow
-//     the sentinels keeps them);
-//  4. black-holes the clients' proxy to the old primary.
-//
-// Heal removes the toxics and waits, at most rejoinTimeout, until the
-// sentinels have made the old primary a replica of the new one (about
-// 2 s): it resynchronises, and the writes it took are gone.
+// Failover cuts the primary of the failover topology off its replica and
+// the sentinels (its internal proxy; it still takes the clients' writes),
+// waits until a majority of the sentinels name the replica, waits
+// HoldOldPrimary (go-redis's failover client drops its connections to the
+// old primary as soon as a sentinel announces the switch; a client that
+// does not follow the sentinels keeps them), then cuts the old primary
+// off the clients too. The replica is asynchronous: what the old primary
+// took after the cut is missing on the new one. Heal removes the toxics
+// and waits until the sentinels have made the old primary a replica.
 type Failover struct {
 	// HoldOldPrimary is how long after the promotion the old primary stays
 	// reachable by clients (0: cut off at once).
@@ -82,7 +65,6 @@ func (f *Failover) String() string {
 		time.Duration(f.HoldOldPrimary))
 }
 
-// Start isolates the primary and waits for the promotion (see Failover).
 func (f *Failover) Start(ctx context.Context, t *Target) error {
 	fo, err := failoverOf(t)
 	if err != nil {
@@ -100,9 +82,8 @@ func (f *Failover) Start(ctx context.Context, t *Target) error {
 	return f.promoted(ctx, wctx, fo, old, time.Duration(f.HoldOldPrimary))
 }
 
-// promoted is the end of a failover's start: it polls, within wctx, until
-// a majority of the sentinels name a primary other than old, then, hold
-// later (within ctx), cuts old from the clients too.
+// promoted polls, within wctx, until a majority of the sentinels name a
+// primary other than old, then, hold later, cuts old off the clients.
 func (f *Failover) promoted(ctx, wctx context.Context, fo *cluster.Failover, old *cluster.Node, hold time.Duration) error {
 	for {
 		n, err := fo.Primary(wctx)
@@ -122,8 +103,7 @@ func (f *Failover) promoted(ctx, wctx context.Context, fo *cluster.Failover, old
 	return f.blackHole(old.Proxy())
 }
 
-// blackHole drops every byte both ways through px, on open and new
-// connections, and remembers px for Heal.
+// blackHole drops every byte through px both ways, and keeps px for Heal.
 func (f *Failover) blackHole(px *toxiproxy.Proxy) error {
 	f.cut = append(f.cut, px)
 	for _, tx := range []struct{ name, stream string }{{failoverUp, "upstream"}, {failoverDown, "downstream"}} {
@@ -135,8 +115,6 @@ func (f *Failover) blackHole(px *toxiproxy.Proxy) error {
 	return nil
 }
 
-// Heal removes the toxics and waits until the old primary has rejoined
-// as a replica (see Failover).
 func (f *Failover) Heal(ctx context.Context, t *Target) error {
 	if err := f.uncut(ctx); err != nil {
 		return err
@@ -151,8 +129,7 @@ func (f *Failover) Heal(ctx context.Context, t *Target) error {
 	return err
 }
 
-// uncut removes every toxic the fault added, which closes the
-// connections they held.
+// uncut removes every toxic the fault added.
 func (f *Failover) uncut(ctx context.Context) error {
 	var errs []error
 	for _, px := range f.cut {
@@ -198,7 +175,7 @@ var failoverUnreplicatedKind = Kind{
 	Plan: func(_ *rand.Rand, s Setup) Fault {
 		return &FailoverUnreplicated{GrantWait: Duration(min(s.TTL/2, 500*time.Millisecond)), Force: true, Aim: newAim(s)}
 	},
-	Decode: decode[FailoverUnreplicated],
+	Decode: decodeAimed[FailoverUnreplicated],
 }
 
 func (f *FailoverUnreplicated) Refuse(s Setup) string {
@@ -245,8 +222,6 @@ func (f *FailoverUnreplicated) lift(ctx context.Context) error {
 	return f.fo.uncut(context.WithoutCancel(ctx))
 }
 
-// Start waits for the sentinels to promote the replica, then cuts the old
-// primary from the clients too.
 func (f *FailoverUnreplicated) Start(ctx context.Context, t *Target) error {
 	if !f.struck() {
 		return nil
@@ -269,8 +244,6 @@ func (f *FailoverUnreplicated) Start(ctx context.Context, t *Target) error {
 	return f.fo.promoted(ctx, wctx, fo, old, 0)
 }
 
-// Heal removes the cuts and waits until the old primary has rejoined as a
-// replica (the failover kind's heal).
 func (f *FailoverUnreplicated) Heal(ctx context.Context, t *Target) error {
 	if !f.struck() {
 		return nil
@@ -319,6 +292,8 @@ var replicaLatencyKind = Kind{
 	Decode: decode[ReplicaLatency],
 }
 
+func (*ReplicaPartition) Refuse(Setup) string { return "" }
+
 func (*ReplicaPartition) String() string {
 	return "replica-partition: cut the replication link of the primary both ways"
 }
@@ -331,7 +306,6 @@ func (p *ReplicaPartition) Start(ctx context.Context, t *Target) error {
 	return blackHole(ctx, l, replicaCutUp, replicaCutDown)
 }
 
-// Heal lifts every cut and waits for the replica to catch up.
 func (p *ReplicaPartition) Heal(ctx context.Context, t *Target) error {
 	return healLinks(ctx, t, replicaCutUp, replicaCutDown)
 }
@@ -356,8 +330,7 @@ func (l *ReplicaLatency) Heal(ctx context.Context, t *Target) error {
 	return healLinks(ctx, t, replicaLatencyUp, replicaLatencyDn)
 }
 
-// primaryLink returns the replication link of the primary the sentinels
-// agree on.
+// primaryLink is the replication link of the sentinels' primary.
 func primaryLink(ctx context.Context, t *Target) (*cluster.Link, error) {
 	fo, err := failoverOf(t)
 	if err != nil {
@@ -376,8 +349,8 @@ func primaryLink(ctx context.Context, t *Target) (*cluster.Link, error) {
 	return l, nil
 }
 
-// healLinks removes the toxics names from every node's replication link
-// and waits, at most rejoinTimeout, until the topology is healthy.
+// healLinks removes the toxics names from every replication link and
+// waits until the topology is healthy.
 func healLinks(ctx context.Context, t *Target, names ...string) error {
 	fo, err := failoverOf(t)
 	if err != nil {

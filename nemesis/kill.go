@@ -10,14 +10,9 @@ import (
 	"github.com/locktorture/locktorture/cluster"
 )
 
-// The kinds that act on the process of nodes: kill and kill-quorum,
-// pause, power-loss and power-loss-holder.
-
-// Kill SIGKILLs nodes and restarts them at once (without persistence a
-// node comes back empty: it forgets every lock it held), or, with
-// RestartDelay, at Heal: the "delayed restart" of the Redis
-// distributed-locks page, at least a TTL, so every lock the node granted
-// has expired before it is back.
+// Kill SIGKILLs nodes and restarts them at once (empty, without
+// persistence), or, with RestartDelay, at Heal: the Redis page's delayed
+// restart, after every lock the node granted has expired.
 type Kill struct {
 	Nodes        []int    `json:"nodes"`
 	RestartDelay Duration `json:"restart_delay"`
@@ -45,8 +40,7 @@ var killKind = Kind{
 	Decode: decode[Kill],
 }
 
-// restartDelay is how long a delayed restart of s keeps a node down:
-// s.RestartDelay when set, else 1.5 TTLs.
+// restartDelay is s.RestartDelay when set, else 1.5 TTLs.
 func restartDelay(s Setup) Duration {
 	if s.RestartDelay > 0 {
 		return Duration(s.RestartDelay)
@@ -64,7 +58,6 @@ func (k *Kill) Refuse(s Setup) string {
 	return ""
 }
 
-// MinActive keeps a delayed restart down for its whole delay.
 func (k *Kill) MinActive() time.Duration { return time.Duration(k.RestartDelay) }
 
 func (k *Kill) String() string {
@@ -94,23 +87,15 @@ func restartDown(ctx context.Context, t *Target, idx []int) error {
 	})
 }
 
-// KillQuorum is the restart case of the Redis distributed-locks page,
-// aimed: one node of a hold that exactly a bare majority granted is
-// SIGKILLed while the hold is valid and restarted at once, empty without
-// persistence, so that it and the nodes that never granted the lease are
-// a majority for a second client. A bare majority is rare on a healthy
-// cluster (every node grants a free key), so with Isolate the fault makes
-// one, as the page's example does ("D and E are unreachable"): once the
-// key is about to be free it black-holes the nodes outside a bare
-// majority (Cut) from every client until the others grant, then lifts
-// the cut; without Isolate (older schedules) it waits for contention.
-//
-// Pick chooses the granting node (and where the cut starts), counted from
-// the lowest, wrapping. MinLeft is the least validity the hold must have
-// left (a restart takes about 100 ms). With RestartDelay (the control,
-// drawn when the run restarts delayed) the node is restarted that long
-// after the kill, in the background. On a single-instance lock the bare
-// majority is the one node.
+// KillQuorum is the Redis page's restart case, aimed: one node of a hold
+// a bare majority granted is SIGKILLed while the hold is valid and
+// restarted at once, so that, empty, it and the nodes that never granted
+// make a majority for a second client. A bare majority is rare on a
+// healthy cluster, so with Isolate (older schedules lack it) the fault
+// makes one, as the page's example does: once the key is about to be
+// free it black-holes the nodes outside a bare majority (Cut) until the
+// others grant. MinLeft covers a restart's ~100 ms. With RestartDelay
+// (the control) the node is restarted that long after the kill.
 type KillQuorum struct {
 	Pick         int      `json:"pick"`
 	MinLeft      Duration `json:"min_left"`
@@ -139,7 +124,7 @@ var killQuorumKind = Kind{
 		}
 		return k
 	},
-	Decode: decode[KillQuorum],
+	Decode: decodeAimed[KillQuorum],
 }
 
 func (k *KillQuorum) Refuse(s Setup) string {
@@ -179,9 +164,8 @@ func (k *KillQuorum) String() string {
 	return s + decided(k.Decision, "")
 }
 
-// Arm waits for a grant (or extend) by exactly a bare majority with at
-// least MinLeft left, and picks one of its nodes; with Isolate it first
-// cuts the other nodes off.
+// Arm waits for a grant (or extend) by a bare majority with MinLeft
+// left, and picks one of its nodes.
 func (k *KillQuorum) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	nodes, err := clusterSize(t)
 	if err != nil {
@@ -240,8 +224,8 @@ func (k *KillQuorum) armCut(ctx context.Context, t *Target, base time.Time, node
 	return true, nil
 }
 
-// Start kills the chosen node and restarts it at once, or RestartDelay
-// later in the background, so it is down for the delay exactly.
+// Start kills the chosen node; a delayed restart is in the background, so
+// the node is down for the delay exactly.
 func (k *KillQuorum) Start(ctx context.Context, t *Target) error {
 	if !k.struck() {
 		return nil
@@ -265,7 +249,6 @@ func (k *KillQuorum) Start(ctx context.Context, t *Target) error {
 	return nil
 }
 
-// Heal lifts a cut still in place and restarts the node if still down.
 func (k *KillQuorum) Heal(ctx context.Context, t *Target) error {
 	lift := clearToxics(ctx, t, killQuorumUp, killQuorumDown)
 	if !k.struck() {
@@ -274,9 +257,8 @@ func (k *KillQuorum) Heal(ctx context.Context, t *Target) error {
 	return errors.Join(lift, k.restart.halt(), restartDown(ctx, t, k.Decision.Targets))
 }
 
-// Pause SIGSTOPs nodes until Heal SIGCONTs them: commands sent meanwhile
-// run when it resumes (late writes land), and keys expire by the wall
-// clock meanwhile.
+// Pause SIGSTOPs nodes until Heal: commands sent meanwhile run late, and
+// keys expire by the wall clock meanwhile.
 type Pause struct {
 	Nodes []int `json:"nodes"`
 }
@@ -311,11 +293,8 @@ func (p *Pause) Heal(_ context.Context, t *Target) error {
 	})
 }
 
-// PowerLoss cuts the power of nodes: each is SIGKILLed, what it wrote
-// but did not fsync is dropped (its data folder is on lazyfs), and it is
-// restarted at once. Under appendfsync everysec a grant of its last
-// second is lost, as the Redis documentation warns of a crash; a process
-// kill alone keeps the page cache and loses nothing.
+// PowerLoss SIGKILLs nodes, drops what they did not fsync (lazyfs) and
+// restarts them; a process kill alone keeps the page cache.
 type PowerLoss struct {
 	Nodes []int `json:"nodes"`
 }
@@ -352,11 +331,8 @@ func (p *PowerLoss) Start(ctx context.Context, t *Target) error {
 
 func (p *PowerLoss) Heal(ctx context.Context, t *Target) error { return restartDown(ctx, t, p.Nodes) }
 
-// PowerLossHolder is PowerLoss the moment a node has granted a hold (on
-// a multi-node lock, one node of a hold a bare majority granted): under
-// appendfsync everysec the grant, milliseconds old, is almost never
-// synced, so every strike tests what power-loss meets only by chance
-// (docs/faults.md).
+// PowerLossHolder is PowerLoss the moment a node has granted a hold:
+// under appendfsync everysec the grant is almost never synced yet.
 type PowerLossHolder struct {
 	Pick    int      `json:"pick"`
 	MinLeft Duration `json:"min_left"`
@@ -373,7 +349,7 @@ var powerLossHolderKind = Kind{
 	Plan: func(rng *rand.Rand, s Setup) Fault {
 		return &PowerLossHolder{Pick: rng.IntN(max(1, s.Nodes)), MinLeft: Duration(s.TTL / 2), Aim: newAim(s)}
 	},
-	Decode: decode[PowerLossHolder],
+	Decode: decodeAimed[PowerLossHolder],
 }
 
 func (p *PowerLossHolder) Refuse(s Setup) string {
@@ -388,8 +364,6 @@ func (p *PowerLossHolder) String() string {
 	return s + p.says(func(d *Decision) string { return "power-loss " + nodeNames(d.Targets) })
 }
 
-// Arm waits for a grant with at least MinLeft left (on several nodes, by
-// a bare majority) and picks the node.
 func (p *PowerLossHolder) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	nodes, err := clusterSize(t)
 	if err != nil {

@@ -10,15 +10,10 @@ import (
 	"github.com/locktorture/locktorture/cluster"
 )
 
-// The kinds that delay the nodes' replies through the proxies: latency
-// (some nodes, to every client group), latency-group (every node, to one
-// group) and delay-grant (every node, the reply of one grant).
-
-// Latency holds every chunk of some nodes' replies (and, with Upstream,
-// of the commands sent to them) Latency ± Jitter on the proxies of every
-// client group until Heal. Toxiproxy counts in whole milliseconds. Plan
-// draws delays up to 0.9 × TTL, so a lock's own time accounting
-// (validity = TTL − elapsed − drift) matters.
+// Latency delays some nodes' replies (and, with Upstream, commands) by
+// Latency ± Jitter, in whole milliseconds (toxiproxy's unit), until Heal.
+// Delays up to 0.9 × TTL make the lock's validity = TTL − elapsed − drift
+// matter.
 type Latency struct {
 	Nodes    []int    `json:"nodes"`
 	Latency  Duration `json:"latency"`
@@ -40,8 +35,7 @@ var latencyKind = Kind{
 	Decode: decode[Latency],
 }
 
-// drawLatency draws one of three latencies, in whole milliseconds, and a
-// jitter up to a tenth of it (latency, replica-latency).
+// drawLatency draws one of three latencies and a jitter up to a tenth.
 func drawLatency(rng *rand.Rand, a, b, c time.Duration) (latency, jitter Duration) {
 	d := [...]time.Duration{a, b, c}[rng.IntN(3)]
 	d = max(d.Truncate(time.Millisecond), time.Millisecond)
@@ -55,8 +49,7 @@ func checkLatency(latency, jitter Duration) error {
 	return nil
 }
 
-// latencySpecs are latency toxics of latency ± jitter, named down (the
-// replies) and, unless "", up (the commands).
+// latencySpecs are latency toxics named down and, unless "", up.
 func latencySpecs(latency, jitter Duration, down, up string) []toxicSpec {
 	attrs := map[string]int64{"latency": time.Duration(latency).Milliseconds(), "jitter": time.Duration(jitter).Milliseconds()}
 	specs := []toxicSpec{{Name: down, Type: "latency", Stream: downstream, Attributes: attrs}}
@@ -103,20 +96,16 @@ func (l *Latency) Start(ctx context.Context, t *Target) error {
 	return injectToxics(ctx, t, l.Nodes, latencySpecs(l.Latency, l.Jitter, latencyDown, up)...)
 }
 
-// Heal removes the latency toxics from every proxy; the data they held
-// is passed on at once, not dropped.
+// Heal removes the toxics; the data they held is passed on, not dropped.
 func (l *Latency) Heal(ctx context.Context, t *Target) error {
 	return clearToxics(ctx, t, latencyUp, latencyDown)
 }
 
-// LatencyGroup delays the replies of every node to one client group only
-// by Latency, until Heal: a holder of the slow group counts on a lease
-// from a reply that came Latency after the node set the key, while a
-// client of the fast group is granted the key the moment it expires. A
-// lock whose validity runs from before the request is safe whatever the
-// latency; one that counts from the reply overlaps the next holder once
-// latency plus hold exceed the TTL. Plan draws delays below TTL/10, the
-// locks' per-call timeout, above which the slow group is granted nothing.
+// LatencyGroup delays every node's replies to one client group only: a
+// slow holder counts on a lease from a late reply while a client of the
+// prompt group is granted the key the moment it expires. Delays stay
+// below TTL/10, the locks' per-call timeout, above which the slow group
+// is granted nothing.
 type LatencyGroup struct {
 	Group   int      `json:"group"`
 	Latency Duration `json:"latency"`
@@ -167,35 +156,25 @@ func (l *LatencyGroup) Heal(ctx context.Context, t *Target) error {
 	return clearToxics(ctx, t, latencyDown)
 }
 
-// DelayGrant holds the reply of the next granted acquire by Delay, so
-// that it returns with Delay less validity: the elapsed-time term of the
-// lease rule. When a key is about to be free it adds a downstream latency
-// toxic to every node's proxies, waits for the first grant that returned
-// at least Delay later, and removes the toxic at once, so the next
-// holder's acquire is fast again. A lock that counts its validity from
-// before the request stops before the key expires; one that counts from
-// the reply, or keeps none, over-claims by Delay.
-//
-// Every lock bounds a call to one node (locks.Config.Timeout, by default
-// TTL/10, at most 1 s) and takes a later reply for a failure, so Plan
-// draws 4/5 of that bound. Some bound it more tightly (redsync: an
-// acquire round by TTL/20) and give up on every delayed acquire: when no
-// acquire comes back granted under the delay within the dwell, the delay
-// is halved (down to 1 ms) until the window (three TTLs) closes; but
-// when an acquire in flight as the delay began won the key, the wait
-// goes on with the same delay until that hold ends. An acquire given up
-// under the delay may leave its key on the nodes until the TTL (redsync
-// does), so a search can run out of window: the matrix gives these cells
-// three steps. The decision's amount is the delay the grant got.
+// DelayGrant holds the reply of the next granted acquire by Delay, so it
+// returns with Delay less validity (the elapsed-time term of the lease
+// rule): when a key is about to be free it delays every node's replies
+// until the first grant that returned Delay late, then removes the delay.
+// Every lock takes a reply later than its call's bound (by default
+// TTL/10, at most 1 s) for a failure, so Plan draws 4/5 of it. Locks that
+// bound a call more tightly (redsync: a round by TTL/20) give up on every
+// delayed acquire, so without a grant within the dwell the delay is
+// halved, down to 1 ms; an acquire given up may leave its key until the
+// TTL (redsync), so a search can run out of window: the matrix gives
+// these cells three steps.
 type DelayGrant struct {
 	Delay Duration `json:"delay"`
 	Retry Duration `json:"retry"`
 	Aim
 }
 
-// Four clients: ten on one key held 96% of the time starved a redsync run
-// on a loaded machine (5 grants of 625 acquires); four left 3 strikes a
-// run.
+// Four clients: ten on one key held 96% of the time starved redsync on a
+// loaded machine (5 grants of 625 acquires); four left 3 strikes a run.
 var delayGrantKind = Kind{
 	Name:    "delay-grant",
 	Family:  "delay-grant",
@@ -209,11 +188,10 @@ var delayGrantKind = Kind{
 		a.Window = Duration(3 * max(s.TTL, time.Millisecond))
 		return &DelayGrant{Delay: Duration(GrantDelay(s.TTL)), Retry: Duration(max(s.TTL/10, time.Millisecond)), Aim: a}
 	},
-	Decode: decode[DelayGrant],
+	Decode: decodeAimed[DelayGrant],
 }
 
-// GrantDelay is delay-grant's delay for a lock of TTL ttl: 4/5 of
-// min(TTL/10, 1 s), in whole milliseconds (toxiproxy's unit).
+// GrantDelay is delay-grant's delay: 4/5 of min(TTL/10, 1 s), in ms.
 func GrantDelay(ttl time.Duration) time.Duration {
 	d := min(ttl/10, time.Second) * 4 / 5
 	return max(d.Truncate(time.Millisecond), time.Millisecond)
@@ -233,19 +211,16 @@ func (d *DelayGrant) String() string {
 	})
 }
 
-// dwell is how long the search waits for a grant under delay before it
-// halves it: Retry, plus one acquire round that asks the nodes in turn,
-// each reply held (a Python client's redlock does). Waiting Retry alone
-// ran a slow client's search down to 1 ms before any of its acquires
+// dwell is how long the search waits under delay before it halves it:
+// Retry plus a round that asks the nodes in turn (a Python redlock does).
+// Retry alone ran a slow client's search down to 1 ms before any acquire
 // under 40 or 20 ms could come back granted.
 func (d *DelayGrant) dwell(delay time.Duration, nodes int) time.Duration {
 	return time.Duration(d.Retry) + time.Duration(nodes)*delay
 }
 
-// Arm waits until a key is about to be free, delays every node's replies
-// and waits for the grant whose reply was held; it removes the delay
-// before it returns, struck or not. A replay delays at the recorded
-// offset and compares the grant it gets with the recorded one.
+// Arm delays and searches (see DelayGrant), and removes the delay before
+// it returns; a replay delays at the recorded offset.
 func (d *DelayGrant) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	size, err := clusterSize(t)
 	if err != nil {
@@ -284,9 +259,8 @@ func (d *DelayGrant) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 			if err == nil || ctx.Err() != nil || raced == nil {
 				break
 			}
-			// An acquire in flight when the delay began won the key: no
-			// grant can come under the delay while it holds. Wait, delay
-			// kept, until it ends.
+			// An acquire in flight as the delay began won the key: wait,
+			// delay kept, until its hold ends.
 			end, werr := WaitFor(ctx, t.View, raced.Seq, func(e Change) bool {
 				return e.Kind == HoldEnded && e.Hold.Client == raced.Hold.Client && e.Hold.Key == raced.Hold.Key
 			})
@@ -320,11 +294,8 @@ func (d *DelayGrant) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 	return true, nil
 }
 
-// Start does nothing more: the delayed grant has returned by the time Arm
-// reports the strike.
 func (d *DelayGrant) Start(context.Context, *Target) error { return nil }
 
-// Heal removes the delay if it is still there (Arm removes it itself).
 func (d *DelayGrant) Heal(ctx context.Context, t *Target) error {
 	return clearToxics(ctx, t, delayGrantDown)
 }

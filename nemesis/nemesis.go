@@ -275,47 +275,15 @@ var kinds = []Kind{
 	replicaLatencyKind,
 }
 
-// What the kinds' faults can do beyond Fault, checked by the compiler.
+// What the kinds' faults can do beyond RefusingFault (decode) or
+// aimedFault (decodeAimed), checked by the compiler.
 var (
-	_ RefusingFault = (*Partition)(nil)
-	_ RefusingFault = (*Latency)(nil)
-	_ RefusingFault = (*Kill)(nil)
-	_ LastingFault  = (*Kill)(nil)
-	_ RefusingFault = (*Pause)(nil)
-	_ RefusingFault = (*Clock)(nil)
-	_ RefusingFault = (*ClientPause)(nil)
-	_ LastingFault  = (*ClientPause)(nil)
-	_ RefusingFault = (*Failover)(nil)
-	_ aimedFault    = (*KillQuorum)(nil)
-	_ aimedFault    = (*ClockHold)(nil)
-	_ aimedFault    = (*PauseHolder)(nil)
-	_ aimedFault    = (*ClockPartition)(nil)
-	_ RefusingFault = (*ClientClock)(nil)
-	_ RefusingFault = (*ClockBackSlew)(nil)
-	_ LastingFault  = (*ClockBackSlew)(nil)
-	_ RefusingFault = (*ClockDrift)(nil)
-	_ aimedFault    = (*DelayGrant)(nil)
-	_ aimedFault    = (*FailoverUnreplicated)(nil)
-	_ aimedFault    = (*ClusterFailoverUnreplicated)(nil)
-	_ aimedFault    = (*ClusterKillMaster)(nil)
-	_ aimedFault    = (*ClusterMigrate)(nil)
-	_ RefusingFault = (*LatencyGroup)(nil)
-	_ aimedFault    = (*ClientStop)(nil)
-	_ EndingFault   = (*ClientStop)(nil)
-	_ aimedFault    = (*ClientStopRandom)(nil)
-	_ EndingFault   = (*ClientStopRandom)(nil)
-	_ aimedFault    = (*PartitionHolder)(nil)
-	_ RefusingFault = (*Evict)(nil)
-	_ RefusingFault = (*PowerLoss)(nil)
-	_ aimedFault    = (*PowerLossHolder)(nil)
-	_ RefusingFault = (*ServerStall)(nil)
-	_ LastingFault  = (*ServerStall)(nil)
-	_ aimedFault    = (*ServerStallHolder)(nil)
-	_ RefusingFault = (*ResetPeer)(nil)
-	_ RefusingFault = (*LimitData)(nil)
-	_ RefusingFault = (*Slicer)(nil)
-	_ RefusingFault = (*ConnDrop)(nil)
-	_ RefusingFault = (*ReplicaLatency)(nil)
+	_ LastingFault = (*Kill)(nil)
+	_ LastingFault = (*ClientPause)(nil)
+	_ LastingFault = (*ClockBackSlew)(nil)
+	_ LastingFault = (*ServerStall)(nil)
+	_ EndingFault  = (*ClientStop)(nil)
+	_ EndingFault  = (*ClientStopRandom)(nil)
 )
 
 func Kinds() []Kind { return slices.Clone(kinds) }
@@ -435,10 +403,21 @@ func Check(names []string, s Setup) ([]Kind, error) {
 	return ks, nil
 }
 
-// faultOf is *T, a kind's fault declared by its struct T.
+// faultOf is *T, a kind's fault declared by its struct T, which refuses
+// what does not fit a run; aimedOf is a targeted kind's.
 type faultOf[T any] interface {
 	*T
-	Fault
+	RefusingFault
+}
+
+type aimedOf[T any] interface {
+	*T
+	aimedFault
+}
+
+// decodeAimed is decode for a targeted kind.
+func decodeAimed[T any, P aimedOf[T]](params json.RawMessage) (Fault, error) {
+	return decode[T, P](params)
 }
 
 // decode is the Decode of a kind whose fault is *T: strict JSON, an

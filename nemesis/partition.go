@@ -13,9 +13,6 @@ import (
 	"github.com/locktorture/locktorture/cluster"
 )
 
-// The kinds that cut client groups off nodes: partition and
-// partition-holder.
-
 // Partition black-holes (blackHoleSpecs) the proxies by which client
 // groups reach nodes, both ways, until Heal. Shapes one, minority and
 // majority cut Isolated (one node, the largest minority, the smallest
@@ -101,8 +98,6 @@ func planPartition(rng *rand.Rand, shape string, s Setup) *Partition {
 	return p
 }
 
-// Refuse says why the partition cannot act on s (its shape, or its nodes
-// for s.Nodes), or "". Load calls it on every decoded step.
 func (p *Partition) Refuse(s Setup) string {
 	if why := refuseShape(p.Shape, s); why != "" {
 		return why
@@ -113,11 +108,10 @@ func (p *Partition) Refuse(s Setup) string {
 	return ""
 }
 
-// sided reports whether the shape cuts client groups from different nodes.
+// sided: the shape cuts client groups from different nodes.
 func (p *Partition) sided() bool { return p.Shape == ShapeHalves || p.Shape == ShapeSplit }
 
-// fit checks the parameters against the shape, and against the number of
-// nodes when nodes ≥ 0.
+// fit checks the parameters, and the nodes when nodes ≥ 0.
 func (p *Partition) fit(nodes int) error {
 	if !slices.Contains(partitionShapes, p.Shape) {
 		return fmt.Errorf("unknown shape %q (known: %s)", p.Shape, strings.Join(partitionShapes, ", "))
@@ -191,9 +185,6 @@ func sideNames(sides [][]int, i int) string {
 	return nodeNames(sides[i])
 }
 
-// Start black-holes both streams of each cut group's proxy to each cut
-// node: commands first, so no command sent once Start has begun reaches a
-// cut node.
 func (p *Partition) Start(ctx context.Context, t *Target) error {
 	if t.Cluster == nil {
 		return errors.New("no cluster")
@@ -247,13 +238,9 @@ func (p *Partition) Heal(ctx context.Context, t *Target) error {
 	return clearToxics(ctx, t, partitionUp, partitionDown)
 }
 
-// PartitionHolder black-holes the holder's client group (its proxies)
-// off the nodes of its hold (every node, when the lock does not report
-// them) right after its grant, for Cut, longer than the TTL, while the
-// other group still reaches them: the holder can neither renew nor
-// release, and a lock that renews itself must tell its holder before the
-// key expires. A replay cuts the recorded Group from the recorded nodes
-// at the recorded offset.
+// PartitionHolder black-holes the holder's client group off the nodes of
+// its hold (every node, unreported) right after its grant, for Cut, while
+// the other group still reaches them. A replay cuts the recorded Group.
 type PartitionHolder struct {
 	Cut   Duration `json:"cut"`
 	Group int      `json:"group"`
@@ -279,7 +266,7 @@ var partitionHolderKind = Kind{
 		a.Active = Duration(cut + ttl)
 		return &PartitionHolder{Cut: Duration(cut), Aim: a}
 	},
-	Decode: decode[PartitionHolder],
+	Decode: decodeAimed[PartitionHolder],
 }
 
 func (p *PartitionHolder) Refuse(s Setup) string {
@@ -301,8 +288,7 @@ func (p *PartitionHolder) String() string {
 	return s + decided(p.Decision, "")
 }
 
-// Arm waits for the next grant and cuts the holder's group off the nodes
-// of the hold at once; the cut heals itself after Cut.
+// Arm cuts at the next grant; the cut heals itself after Cut.
 func (p *PartitionHolder) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	if t.Cluster == nil {
 		return false, errors.New("no cluster")
@@ -351,7 +337,6 @@ func (p *PartitionHolder) Arm(ctx context.Context, t *Target, base time.Time) (b
 
 func (p *PartitionHolder) Start(context.Context, *Target) error { return nil }
 
-// Heal removes the cut, if its time has not run out yet, and any left.
 func (p *PartitionHolder) Heal(ctx context.Context, t *Target) error {
 	p.mu.Lock()
 	if p.timer != nil {

@@ -11,11 +11,7 @@ import (
 	"github.com/locktorture/locktorture/cluster"
 )
 
-// The kinds of the cluster topology (cluster.RedisCluster): each aims at
-// the master of a held key's slot, as the cluster names it.
-
-// clusterHealTimeout bounds the wait for a healthy cluster after a heal
-// (a full resynchronisation, a restarted node rejoining).
+// clusterHealTimeout bounds the wait for a healthy cluster after a heal.
 const clusterHealTimeout = 25 * time.Second
 
 func redisClusterOf(t *Target) (*cluster.RedisCluster, error) {
@@ -25,8 +21,7 @@ func redisClusterOf(t *Target) (*cluster.RedisCluster, error) {
 	return t.Cluster.RedisCluster(), nil
 }
 
-// healthy ends every cluster kind's heal: first (unless nil), then a
-// wait for a healthy cluster.
+// healthy ends every cluster kind's heal: first, then a healthy cluster.
 func healthy(ctx context.Context, t *Target, first func(*cluster.RedisCluster) error) error {
 	rc, err := redisClusterOf(t)
 	if err != nil {
@@ -42,12 +37,9 @@ func healthy(ctx context.Context, t *Target, first func(*cluster.RedisCluster) e
 	return rc.WaitHealthy(wctx)
 }
 
-// ClusterFailoverUnreplicated is failover-unreplicated on Redis Cluster
-// (cutBeforeGrant): the master of the key's slot is cut from its replica
-// (the replication stream only), and Start promotes the replica at once
-// (CLUSTER FAILOVER FORCE), which never had the grant; the old master
-// hears of it over the bus and turns replica (docs/faults.md). Heal
-// lifts the cut and waits for a healthy cluster.
+// ClusterFailoverUnreplicated is failover-unreplicated on Redis Cluster:
+// the master of the key's slot is cut from its replica (the replication
+// stream only) and Start promotes the replica (CLUSTER FAILOVER FORCE).
 type ClusterFailoverUnreplicated struct {
 	GrantWait Duration `json:"grant_wait"`
 	Aim
@@ -62,10 +54,9 @@ var clusterFailoverUnreplicatedKind = clusterKind[ClusterFailoverUnreplicated]("
 		return &ClusterFailoverUnreplicated{GrantWait: Duration(min(s.TTL/2, 500*time.Millisecond)), Aim: newAim(s)}
 	})
 
-// clusterKind is a kind of the cluster topology: its window is one key
-// held for ttl less half a second, with a TTL of ttl, for a run of dur;
-// process: it kills nodes.
-func clusterKind[T any, P faultOf[T]](name string, ttl, dur time.Duration, process bool, summary string, plan func(Setup) Fault) Kind {
+// clusterKind's window is one key held for ttl less half a second, for a
+// run of dur; process: it kills nodes.
+func clusterKind[T any, P aimedOf[T]](name string, ttl, dur time.Duration, process bool, summary string, plan func(Setup) Fault) Kind {
 	return Kind{
 		Name:    name,
 		Family:  "cluster",
@@ -73,7 +64,7 @@ func clusterKind[T any, P faultOf[T]](name string, ttl, dur time.Duration, proce
 		Summary: summary,
 		Needs:   Needs{Topology: cluster.TopologyCluster, Cluster: cluster.Abilities{Process: process}, TTL: true},
 		Plan:    func(_ *rand.Rand, s Setup) Fault { return plan(s) },
-		Decode:  decode[T, P],
+		Decode:  decodeAimed[T, P],
 	}
 }
 
@@ -98,8 +89,6 @@ func (f *ClusterFailoverUnreplicated) String() string {
 	})
 }
 
-// Arm cuts the master of the key's slot from its replica (with
-// partition, from every other node) before a grant (cutBeforeGrant).
 func (f *ClusterFailoverUnreplicated) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	rc, err := redisClusterOf(t)
 	if err != nil {
@@ -149,8 +138,7 @@ func (f *ClusterFailoverUnreplicated) Arm(ctx context.Context, t *Target, base t
 	})
 }
 
-// cutOff cuts master from replica, or, with partition, from every other
-// node.
+// cutOff cuts master from replica (with partition, from every node).
 func (f *ClusterFailoverUnreplicated) cutOff(rc *cluster.RedisCluster, master, replica *cluster.Node) {
 	if f.partition {
 		others := slices.DeleteFunc(rc.Cluster().Nodes(), func(n *cluster.Node) bool { return n == master })
@@ -170,8 +158,6 @@ func (f *ClusterFailoverUnreplicated) lift(rc *cluster.RedisCluster) error {
 	return nil
 }
 
-// Start promotes the replica (CLUSTER FAILOVER FORCE) and waits until it
-// says it is a master.
 func (f *ClusterFailoverUnreplicated) Start(ctx context.Context, t *Target) error {
 	if !f.struck() {
 		return nil
@@ -205,10 +191,8 @@ func (f *ClusterFailoverUnreplicated) Heal(ctx context.Context, t *Target) error
 	return healthy(ctx, t, f.lift)
 }
 
-// ClusterKillMaster kills the master of a held key's slot (SIGKILL) at a
-// grant: after the node timeout (1 s) its replica is promoted with what
-// it had received. Heal restarts the node, which rejoins as a replica,
-// and waits for a healthy cluster.
+// ClusterKillMaster kills the master of a held key's slot at a grant; its
+// replica is promoted with what it had received.
 type ClusterKillMaster struct {
 	Aim
 }
@@ -226,7 +210,6 @@ func (f *ClusterKillMaster) String() string {
 	return s + f.says(func(d *Decision) string { return "master " + nodeNames(d.Targets) + " killed at " + d.at() })
 }
 
-// Arm aims at the master of a granted key's slot (armAtGrant).
 func (f *ClusterKillMaster) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	d, err := armAtGrant(ctx, t, base, f.Decision, func(_ context.Context, _ *cluster.RedisCluster, master *cluster.Node) ([]int, string, error) {
 		return []int{master.Index()}, "", nil
@@ -234,8 +217,7 @@ func (f *ClusterKillMaster) Arm(ctx context.Context, t *Target, base time.Time) 
 	return f.settle(d, err)
 }
 
-// settle keeps an arm's decision, when there is one, and reports whether
-// it struck.
+// settle keeps an arm's decision, if any, and reports a strike.
 func (a *Aim) settle(d *Decision, err error) (bool, error) {
 	if d != nil {
 		a.Decision = d
@@ -247,9 +229,8 @@ func (a *Aim) settle(d *Decision, err error) (bool, error) {
 }
 
 // armAtGrant waits for a grant (a replay: the recorded offset) and aims
-// at the nodes targets picks from the master of its key's slot, as the
-// cluster then says. It returns the decision (nil when the cluster could
-// not be asked, with the error).
+// at the nodes targets picks from the master of its key's slot; the
+// decision is nil when the cluster could not be asked.
 func armAtGrant(ctx context.Context, t *Target, base time.Time, rec *Decision,
 	targets func(context.Context, *cluster.RedisCluster, *cluster.Node) ([]int, string, error)) (*Decision, error) {
 	rc, err := redisClusterOf(t)
@@ -303,11 +284,9 @@ func (f *ClusterKillMaster) Heal(ctx context.Context, t *Target) error {
 	return healthy(ctx, t, func(*cluster.RedisCluster) error { return restartDown(ctx, t, f.Decision.Targets[:1]) })
 }
 
-// ClusterPartitionMaster is cluster-failover-unreplicated with the master
-// cut from every other node (replication and cluster bus, both ways)
-// instead of a forced failover: the master, a minority of one, grants
-// until the node timeout, and the majority promotes its replica without
-// the grant. Start waits for the promotion.
+// ClusterPartitionMaster cuts the master from every other node instead
+// (replication and bus): it grants until the node timeout, and the
+// majority promotes its replica without the grant.
 type ClusterPartitionMaster struct {
 	ClusterFailoverUnreplicated
 }
@@ -323,30 +302,23 @@ func (f *ClusterPartitionMaster) String() string {
 	return s + f.says(func(d *Decision) string { return "master " + nodeNames(d.Targets[:1]) + " cut off at " + d.at() })
 }
 
-// Refuse is cluster-failover-unreplicated's, under this kind's name.
 func (f *ClusterPartitionMaster) Refuse(s Setup) string {
 	f.partition = true
 	return f.ClusterFailoverUnreplicated.Refuse(s)
 }
 
-// Arm is cluster-failover-unreplicated's, with the master cut from every
-// node.
 func (f *ClusterPartitionMaster) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	f.partition = true
 	return f.ClusterFailoverUnreplicated.Arm(ctx, t, base)
 }
 
-// Start waits until the majority has promoted the replica.
 func (f *ClusterPartitionMaster) Start(ctx context.Context, t *Target) error {
 	f.partition = true
 	return f.ClusterFailoverUnreplicated.Start(ctx, t)
 }
 
-// ClusterMigrate moves the slot of a held key to the next master by
-// index while it is held, as an operator's live resharding does
-// (cluster.RedisCluster.MigrateSlot): the key moves with its TTL and
-// clients follow ASK and MOVED. Heal waits for a healthy cluster; the
-// slot stays where it moved.
+// ClusterMigrate moves the slot of a held key to the next master while it
+// is held (cluster.RedisCluster.MigrateSlot); the slot stays there.
 type ClusterMigrate struct {
 	Aim
 }
@@ -369,8 +341,6 @@ func (f *ClusterMigrate) String() string {
 	})
 }
 
-// Arm aims at the master of a granted key's slot and the next master
-// (armAtGrant).
 func (f *ClusterMigrate) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	d, err := armAtGrant(ctx, t, base, f.Decision, func(ctx context.Context, rc *cluster.RedisCluster, from *cluster.Node) ([]int, string, error) {
 		masters, err := rc.MastersNow(ctx, from)
@@ -386,8 +356,7 @@ func (f *ClusterMigrate) Arm(ctx context.Context, t *Target, base time.Time) (bo
 	return f.settle(d, err)
 }
 
-// nextMaster returns the first of masters (by index) after from, wrapping
-// round, other than from; nil if there is none.
+// nextMaster is the first of masters by index after from, wrapping, or nil.
 func nextMaster(masters []*cluster.Node, from *cluster.Node) *cluster.Node {
 	var first *cluster.Node
 	for _, m := range masters {

@@ -54,10 +54,9 @@ type Part struct {
 	fault  Fault
 }
 
-// Fault returns the step's decoded fault (of a composed step, the first).
+// Fault returns the step's own decoded fault.
 func (s *Step) Fault() Fault { return s.fault }
 
-// faults returns the step's decoded faults: its own, then those of With.
 func (s *Step) faults() []Fault {
 	fs := []Fault{s.fault}
 	for _, p := range s.With {
@@ -115,11 +114,10 @@ func Plan(rng *rand.Rand, seed int64, kinds []Kind, s Setup, duration, interval 
 	return sc, nil
 }
 
-// compose draws up to s.Compose−1 further faults for a step whose own
-// fault f, of kind k, was just drawn: each of another kind, none targeted
-// (a targeted fault strikes alone, at its moment), and at most one on the
-// nodes' processes (a kill and a pause of one node would undo each
-// other). A targeted f takes none.
+// compose draws up to s.Compose−1 faults to go with f, of kind k: each of
+// another kind, none targeted (a targeted fault strikes alone), at most
+// one on the nodes' processes (a kill and a pause of one node would undo
+// each other).
 func compose(rng *rand.Rand, kinds []Kind, k Kind, f Fault, s Setup) []Part {
 	if _, armed := f.(ArmedFault); armed {
 		return nil
@@ -150,7 +148,6 @@ func compose(rng *rand.Rand, kinds []Kind, k Kind, f Fault, s Setup) []Part {
 	return parts
 }
 
-// encode sets the step's parameters and descriptions from its faults.
 func (st *Step) encode() error {
 	params, err := json.Marshal(st.fault)
 	if err != nil {
@@ -170,8 +167,7 @@ func (st *Step) encode() error {
 	return nil
 }
 
-// Save writes the schedule as indented JSON (Encode) to path, replacing
-// what is there (safefs.WriteFile).
+// Save writes the schedule (Encode) to path (safefs.WriteFile).
 func (sc Schedule) Save(path string) error {
 	b, err := sc.Encode()
 	if err != nil {
@@ -245,10 +241,8 @@ func ScheduleKinds(path string) ([]string, error) {
 	return kinds, nil
 }
 
-// Load reads a schedule written by Save (or by hand) and decodes each
-// step's fault; every kind must be able to act on s, and every fault must
-// fit s (RefusingFault), so that a schedule the run cannot play is
-// refused before anything starts.
+// Load reads a schedule and decodes each step's fault, refusing one the
+// run s cannot play (Check, RefusingFault) before anything starts.
 func Load(path string, s Setup) (Schedule, error) {
 	sc, err := read(path)
 	if err != nil {
@@ -284,8 +278,7 @@ func Load(path string, s Setup) (Schedule, error) {
 	return sc, nil
 }
 
-// loadFault checks kind against s, decodes its fault and asks it to
-// Refuse what s lacks; at names the step (or part) in the error.
+// loadFault is Load's for one fault; at names it in the error.
 func loadFault(kind string, params json.RawMessage, s Setup, at string) (Fault, error) {
 	ks, err := Check([]string{kind}, s)
 	if err != nil {
@@ -304,8 +297,7 @@ func loadFault(kind string, params json.RawMessage, s Setup, at string) (Fault, 
 	return f, nil
 }
 
-// Recorder writes a nemesis event to the history, stamped on the run's
-// shared clock.
+// Recorder writes a nemesis event to the history, on the run's clock.
 type Recorder interface {
 	Append(e history.Event) error
 }

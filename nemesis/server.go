@@ -16,19 +16,11 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The kinds that act on nodes by Redis commands: evict and noeviction
-// (CONFIG SET), server-stall and server-stall-holder (DEBUG SLEEP, CLIENT
-// PAUSE).
-
 // Evict sets the nodes' maxmemory-policy to Policy and their maxmemory to
-// what they use plus Headroom, then writes a filler key of Filler bytes
-// every Every to each, at its own address (outside the proxies), as a
-// neighbouring application would. Under allkeys-lru each filler past the
-// limit evicts the least recently used key of a sample, soon the held
-// lock key, whatever its TTL (Redis, "Key eviction"); under noeviction
-// writes past the limit are refused, the lock's SET included: the lock
-// is unavailable, not unsafe. Heal puts back the maxmemory and policy it
-// found, then deletes the fillers left.
+// what they use plus Headroom, then writes a filler of Filler bytes every
+// Every to each, at its own address, as a neighbouring application would;
+// a write refused or lost is the fault's point, not its error. Under
+// allkeys-lru a held lock key is soon evicted, whatever its TTL.
 type Evict struct {
 	Nodes    []int    `json:"nodes"`
 	Policy   string   `json:"policy"`
@@ -40,16 +32,14 @@ type Evict struct {
 	saved []memory // what Start found on each node, to put back
 }
 
-// memory is a node's memory settings, as CONFIG GET gives them.
+// memory is a node's settings, as CONFIG GET gives them.
 type memory struct {
 	node              int
 	maxmemory, policy string
 }
 
-// The eviction policies of Redis (redis.conf, maxmemory-policy).
 var evictPolicies = []string{"noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"}
 
-// fillerPrefix begins the name of every filler key.
 const fillerPrefix = "locktorture-filler:"
 
 // evictWindow: one key for every client to contend for, held half a
@@ -92,8 +82,6 @@ func (e *Evict) String() string {
 	return fmt.Sprintf("evict %s: maxmemory-policy %s, maxmemory +%d KiB, a %d KiB filler every %s", nodeNames(e.Nodes), e.Policy, e.Headroom>>10, e.Filler>>10, time.Duration(e.Every))
 }
 
-// Start lowers the nodes' maxmemory under the policy and starts writing
-// fillers.
 func (e *Evict) Start(ctx context.Context, t *Target) error {
 	if err := checkTarget(t, e.Nodes); err != nil {
 		return err
@@ -137,8 +125,6 @@ func (e *Evict) Start(ctx context.Context, t *Target) error {
 	return nil
 }
 
-// Heal stops the fillers, puts back each node's maxmemory and policy and
-// deletes the fillers left.
 func (e *Evict) Heal(ctx context.Context, t *Target) error {
 	errs := []error{e.bg.halt()}
 	if t.Cluster == nil {
@@ -180,7 +166,6 @@ func memorySettings(ctx context.Context, rc *redis.Client) (memory, error) {
 	return m, nil
 }
 
-// setMemory sets a node's maxmemory-policy, then its maxmemory.
 func setMemory(ctx context.Context, rc *redis.Client, maxmemory, policy string) error {
 	if err := rc.ConfigSet(ctx, "maxmemory-policy", policy).Err(); err != nil {
 		return fmt.Errorf("config set maxmemory-policy %s: %w", policy, err)
@@ -191,7 +176,6 @@ func setMemory(ctx context.Context, rc *redis.Client, maxmemory, policy string) 
 	return nil
 }
 
-// usedMemory is a node's used_memory (INFO memory), in bytes.
 func usedMemory(ctx context.Context, rc *redis.Client) (int64, error) {
 	info, err := rc.Info(ctx, "memory").Result()
 	if err != nil {
@@ -235,10 +219,8 @@ const (
 	StallPause = "pause"
 )
 
-// ServerStall stalls nodes' servers for Stall while their processes run,
-// unlike pause (SIGSTOP): commands sent meanwhile run late, once they
-// wake. A lock whose validity is counted from before its request is
-// safe. Heal waits for the stall to end (neither can be cut short: CLIENT
+// ServerStall stalls nodes' servers for Stall while their processes run.
+// Heal waits for the stall to end (neither mode can be cut short: CLIENT
 // UNPAUSE waits for a pause of ALL like every other command) and for the
 // nodes to answer.
 type ServerStall struct {
@@ -284,7 +266,6 @@ func (f *ServerStall) Refuse(s Setup) string {
 	return refuseMode("server-stall", f.Mode)
 }
 
-// MinActive keeps the step for the whole stall.
 func (f *ServerStall) MinActive() time.Duration { return time.Duration(f.Stall) }
 
 func (f *ServerStall) String() string {
@@ -302,13 +283,12 @@ func (f *ServerStall) Start(ctx context.Context, t *Target) error {
 	return stallNodes(ctx, t, f.Nodes, f.Mode, time.Duration(f.Stall), &f.bg)
 }
 
-// Heal waits for the stall to end and the nodes to answer.
 func (f *ServerStall) Heal(ctx context.Context, t *Target) error {
 	return healStall(ctx, t, f.Nodes, &f.bg)
 }
 
-// stallNodes stalls nodes idx of t for d in mode: CLIENT PAUSE returns at
-// once, DEBUG SLEEP when the stall is over, so each runs in bg.
+// stallNodes stalls nodes idx for d: CLIENT PAUSE returns at once, DEBUG
+// SLEEP when the stall is over, so each runs in bg.
 func stallNodes(ctx context.Context, t *Target, idx []int, mode string, d time.Duration, bg *background) error {
 	if err := checkTarget(t, idx); err != nil {
 		return err
@@ -354,8 +334,8 @@ func stallNodes(ctx context.Context, t *Target, idx []int, mode string, d time.D
 	return nil
 }
 
-// healStall waits for the DEBUG SLEEP calls, if any, then until every
-// node of idx answers PING (a pause ends by itself), within healTimeout.
+// healStall waits for the DEBUG SLEEP calls, then for every node of idx
+// to answer PING (a pause ends by itself).
 func healStall(ctx context.Context, t *Target, idx []int, bg *background) error {
 	err := bg.halt()
 	if t.Cluster == nil {
@@ -384,11 +364,9 @@ func healStall(ctx context.Context, t *Target, idx []int, bg *background) error 
 	return err
 }
 
-// ServerStallHolder is server-stall aimed at a grant: the granting nodes
-// (a majority of them, enough to leave the holder without one) stall for
-// the validity left, up to Cap (the TTL: past it every key has expired,
-// and a lock that reports no validity has none to stall past), plus
-// Margin.
+// ServerStallHolder stalls, at a grant, a majority of its nodes for the
+// validity left, up to Cap (the TTL: past it every key has expired, and a
+// lock that reports no validity has none), plus Margin.
 type ServerStallHolder struct {
 	Mode   string   `json:"mode"`
 	Pick   int      `json:"pick"`
@@ -415,7 +393,7 @@ var serverStallHolderKind = Kind{
 		f.Active = Duration(2*s.TTL + s.TTL/10)
 		return f
 	},
-	Decode: decode[ServerStallHolder],
+	Decode: decodeAimed[ServerStallHolder],
 }
 
 func (f *ServerStallHolder) Refuse(s Setup) string {
@@ -435,8 +413,6 @@ func (f *ServerStallHolder) String() string {
 	})
 }
 
-// Arm waits for a grant (or extend) and picks the nodes: the one node of
-// a single-instance lock, a majority of the granting nodes otherwise.
 func (f *ServerStallHolder) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	nodes, err := clusterSize(t)
 	if err != nil {
@@ -459,7 +435,6 @@ func (f *ServerStallHolder) Start(ctx context.Context, t *Target) error {
 	return stallNodes(ctx, t, f.Decision.Targets, f.Mode, max(time.Duration(f.Decision.Amount), time.Millisecond), &f.bg)
 }
 
-// Heal waits for the stall to end and the nodes to answer.
 func (f *ServerStallHolder) Heal(ctx context.Context, t *Target) error {
 	if !f.struck() {
 		return nil

@@ -6,18 +6,14 @@ import (
 	"time"
 )
 
-// cutBeforeGrant is the failover before the grant replicates, the strike
-// failover-unreplicated, cluster-failover-unreplicated and
-// cluster-partition-master share. The cut cannot follow the grant: the
-// replica has a SET within a millisecond of the primary's reply, long
-// before the grant reaches the run's view. So it waits until a hold ends,
-// cuts that key's primary from its replica at once, and waits up to
-// grantWait (shorter than the failure detection, so that a strike the
-// run ends lifts the cut before a promotion) for a grant under the cut:
-// the trigger. Without one, the trigger is the hold that ended and the
-// failover goes on. It keeps the decision in a; a replay cuts at the
-// recorded offset the primary of the recorded key as the topology then
-// says.
+// cutBeforeGrant is the strike failover-unreplicated and the Redis
+// Cluster kinds share. The cut cannot follow the grant: the replica has a
+// SET within a millisecond of the primary's reply, long before the grant
+// reaches the view. So it cuts the primary of a key from its replica as a
+// hold of it ends and waits up to grantWait (shorter than the failure
+// detection, so a strike the run ends lifts the cut before a promotion)
+// for a grant under the cut, the trigger; without one, the hold that
+// ended. A replay cuts at the recorded offset.
 type primaryCut struct {
 	// primary finds the primary of key, returned as the decision's
 	// targets, or says why the step missed.
@@ -121,9 +117,8 @@ func (a *Aim) cutBeforeGrant(ctx context.Context, t *Target, base time.Time, gra
 	return true, nil
 }
 
-// cutTrigger is what a cut before the grant struck at: the grant under
-// it, else (a replay) the recorded key's hold that ended, else the hold
-// whose end it followed; now is the run-clock time.
+// cutTrigger is the grant under the cut, else (a replay) the recorded
+// key's hold that ended, else the hold whose end the cut followed.
 func cutTrigger(grant Change, granted, replayed bool, moment Change, key string, now int64) *Trigger {
 	switch {
 	case granted:
