@@ -54,8 +54,7 @@ func (c *ClientPause) Start(_ context.Context, t *Target) error {
 	return nil
 }
 
-// HoldStaller is a ClientStaller that sizes a stall when it begins, right
-// after the holder's last validity check.
+// HoldStaller is a ClientStaller that sizes a stall when it begins.
 type HoldStaller interface {
 	ClientStaller
 	// StallHold makes the next client that passes its last validity
@@ -254,7 +253,6 @@ type ProcessStopper interface {
 	StopProcess(pick int) (what string, cont func() error, err error)
 }
 
-// drawPause draws a pause as client-pause's stall: 1.5 to 2.5 TTLs.
 func drawPause(rng *rand.Rand, ttl time.Duration) Duration {
 	return Duration((ttl + ttl/2 + time.Duration(rng.Int64N(int64(max(ttl, 1))))).Truncate(time.Millisecond))
 }

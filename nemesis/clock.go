@@ -12,11 +12,9 @@ import (
 	"github.com/locktorture/locktorture/cluster"
 )
 
-// The clock family: the kinds that move the wall clock of nodes through
-// the clock shim (cluster.WithClockShim), at a time drawn in advance or
-// at a live hold, and the clients' clock (client-clock). Redis expires
-// keys by the wall clock; the monotonic clock (event-loop timers) is not
-// touched.
+// The clock family moves wall clocks through the clock shim
+// (cluster.WithClockShim): Redis expires keys by the wall clock; the
+// monotonic clock (event-loop timers) is not touched.
 
 // Modes of a clock fault.
 const (
@@ -24,9 +22,8 @@ const (
 	ClockStrobe = "strobe" // alternate between the offset and 0
 )
 
-// clockTargets draws sp's nodes of a multi-node lock, or of the failover
-// topology (a primary and its replica, whose clocks both count); the one
-// node of a single-instance lock.
+// clockTargets is targets, but sp's nodes also in the failover topology,
+// whose primary's and replica's clocks both count.
 func clockTargets(rng *rand.Rand, s Setup, sp nodeSpec) []int {
 	if s.Topology == cluster.TopologyFailover {
 		return sp.pick(rng, s.Nodes)
@@ -41,7 +38,6 @@ func checkRate(rate float64) error {
 	return nil
 }
 
-// checkMode checks a clock fault's mode and period (Clock, ClientClock).
 func checkMode(mode string, period Duration) error {
 	switch {
 	case mode == ClockJump && period != 0:
@@ -66,10 +62,8 @@ func jumpText(mode string, off, period Duration) string {
 	return fmt.Sprintf("jump %s%s", sign, time.Duration(off))
 }
 
-// startJump sets a clock off (Clock, ClientClock); a strobe then flips it
-// in bg between 0 and off every period, starting shifted, until Heal or
-// ctx's end (nil), or until set fails (its error: the cluster or the
-// clients are gone).
+// startJump sets a clock off; a strobe then flips it in bg between 0 and
+// off every period until Heal, ctx's end or an error of set.
 func startJump(ctx context.Context, bg *background, mode string, off, period Duration, set func(time.Duration) error) error {
 	if err := set(time.Duration(off)); err != nil || mode != ClockStrobe {
 		return err
@@ -94,8 +88,7 @@ func startJump(ctx context.Context, bg *background, mode string, off, period Dur
 	return nil
 }
 
-// clockSetter returns what sets the clocks of the target's nodes idx to
-// an offset, after fit checked the fault against the cluster's size.
+// clockSetter sets the clocks of the target's nodes idx, once fit.
 func clockSetter(t *Target, idx []int, fit func(nodes int) error) (func(time.Duration) error, error) {
 	if t.Cluster == nil {
 		return nil, errors.New("no cluster")
@@ -116,14 +109,12 @@ func clockSetter(t *Target, idx []int, fit func(nodes int) error) (func(time.Dur
 	}, nil
 }
 
-// healClocks halts a clock fault's goroutine and sets the clocks of t's
-// nodes idx right, joining err (what the fault's heal found before).
+// healClocks halts bg and sets the clocks of t's nodes idx right.
 func healClocks(bg *background, t *Target, idx []int, err error) error {
 	return errors.Join(err, bg.halt(), eachNode(t, idx, func(n *cluster.Node) error { return n.SetClockOffset(0) }))
 }
 
-// setClocks sets the clocks of the decision's target nodes to the
-// decision's amount (jumped) or to 0; nothing when it did not strike.
+// setClocks sets the decision's nodes' clocks to its amount (jumped) or 0.
 func (a *Aim) setClocks(t *Target, jumped bool) error {
 	if !a.struck() {
 		return nil
@@ -141,13 +132,12 @@ func (a *Aim) setClocks(t *Target, jumped bool) error {
 // slewing (at most 0.05%) is below it.
 const SlewRate = 0.008
 
-// slewTick is how often a slew rewrites the offset (40 µs a tick at 0.8%).
+// slewTick is how often a slew rewrites the offset.
 const slewTick = 5 * time.Millisecond
 
-// Slew moves an offset from from (negative) to 0 at rate, calling set
-// every tick with the offset due then, until it has set 0, stop is closed
-// (ErrSlewStopped) or ctx is done. The clock it sets runs at most rate
-// faster than the real time, plus one tick's rounding.
+// Slew moves an offset from from (negative) to 0 at rate, setting it
+// every tick, until it is 0, stop is closed (ErrSlewStopped) or ctx is
+// done: the clock runs at most rate fast, plus a tick's rounding.
 func Slew(ctx context.Context, stop <-chan struct{}, set func(time.Duration) error, from time.Duration, rate float64, tick time.Duration) error {
 	began := time.Now()
 	t := time.NewTicker(tick)
@@ -169,9 +159,8 @@ func Slew(ctx context.Context, stop <-chan struct{}, set func(time.Duration) err
 // ErrSlewStopped is returned by Slew when it was stopped before reaching 0.
 var ErrSlewStopped = errors.New("nemesis: slew stopped before the clock caught up")
 
-// Drift sets an offset of rate × the time since Drift began every tick,
-// until stop is closed (ErrSlewStopped), ctx is done or set fails: a
-// clock that runs rate fast.
+// Drift sets an offset of rate × the time since it began every tick, until
+// stop is closed (ErrSlewStopped), ctx is done or set fails.
 func Drift(ctx context.Context, stop <-chan struct{}, set func(time.Duration) error, rate float64, tick time.Duration) error {
 	began := time.Now()
 	t := time.NewTicker(tick)
@@ -186,9 +175,8 @@ func Drift(ctx context.Context, stop <-chan struct{}, set func(time.Duration) er
 	}
 }
 
-// Clock shifts the wall clock of nodes by Offset until Heal sets it
-// right: a jump forward on nodes that granted a lock expires it early, a
-// jump back makes leases outlive their TTL.
+// Clock shifts the wall clock of nodes by Offset until Heal: forward, it
+// expires their leases early; back, they outlive their TTL.
 type Clock struct {
 	Nodes  []int    `json:"nodes"`
 	Mode   string   `json:"mode"`
@@ -246,13 +234,10 @@ func (c *Clock) Start(ctx context.Context, t *Target) error {
 
 func (c *Clock) Heal(_ context.Context, t *Target) error { return healClocks(&c.bg, t, c.Nodes, nil) }
 
-// ClockBackSlew jumps the wall clock of nodes back by Offset (negative),
-// keeps it there for Hold, then slews it back to the real time at Rate:
-// the clock never jumps forward, and a key set meanwhile expires at most
-// Rate × TTL early, which the drift allowance covers while Rate < 1%. So
-// the fault should cost liveness only, unlike clock's backward jump,
-// whose heal is a forward jump. Heal waits for the slew and sets any rest
-// right at once, reporting it as an error.
+// ClockBackSlew jumps the wall clock of nodes back by Offset, keeps it
+// there for Hold, then slews it back at Rate: no forward jump, and a key
+// set meanwhile expires at most Rate × TTL early, within the drift
+// allowance while Rate < 1%: liveness only.
 type ClockBackSlew struct {
 	Nodes  []int    `json:"nodes"`
 	Offset Duration `json:"offset"`
@@ -326,9 +311,8 @@ func (c *ClockBackSlew) Start(ctx context.Context, t *Target) error {
 	return nil
 }
 
-// Heal waits for the slew to reach 0, or ctx's end, and then sets every
-// node's clock right; a slew cut short is an error (the rest was a
-// forward jump).
+// Heal waits for the slew, or ctx's end: a slew cut short is an error
+// (the rest is a forward jump).
 func (c *ClockBackSlew) Heal(ctx context.Context, t *Target) error {
 	var err error
 	if c.bg.stop != nil {
@@ -344,10 +328,8 @@ func (c *ClockBackSlew) Heal(ctx context.Context, t *Target) error {
 }
 
 // ClockDrift runs the wall clock of nodes Rate fast (0.02: 2%) until
-// Heal, by the slew's mechanism: a key set there lives TTL/(1+Rate) of
-// real time. RedLock's drift allowance (TTL×1% + 2 ms) covers a Rate up
-// to about 1%. Heal's jump back only makes keys live longer; the safety
-// envelope sweeps Rate (torture envelope --fault drift).
+// Heal: a key set there lives TTL/(1+Rate), which RedLock's drift
+// allowance covers up to about 1%; the safety envelope sweeps Rate.
 type ClockDrift struct {
 	Nodes []int   `json:"nodes"`
 	Rate  float64 `json:"rate"`
@@ -400,12 +382,9 @@ func (c *ClockDrift) Heal(_ context.Context, t *Target) error {
 	return healClocks(&c.bg, t, c.Nodes, nil)
 }
 
-// ClientClock shifts the wall clock of the lock's client processes run
-// under the clock shim (Target.ClientClock; a Go lock is refused) as
-// Clock does the nodes'; a strobe makes every client round in flight at
-// a flip see the jump. A client that counts its validity on a monotonic
-// clock is unmoved; one that counts a round's elapsed time on the wall
-// clock (redlock-py-wall) over-claims by a backward jump during the round.
+// ClientClock shifts the wall clock of the lock's client processes, as
+// Clock does the nodes': a client that counts a round's elapsed time on
+// the wall clock (redlock-py-wall) over-claims by a backward jump.
 type ClientClock struct {
 	Mode   string   `json:"mode"`
 	Offset Duration `json:"offset"`
@@ -471,28 +450,21 @@ func saysJump(d *Decision) string {
 	return fmt.Sprintf("jump +%s on %s", time.Duration(d.Amount).Round(time.Millisecond), nodeNames(d.Targets))
 }
 
-// The scopes of a targeted clock jump: which of a live hold's granting
-// nodes jump, each a kind of its own so that the contested cases are
-// cells of their own.
+// The scopes of a targeted clock jump, each a kind (a cell) of its own.
 const (
-	// ScopeHolder: one granting node; on a multi-node lock only of a hold
-	// a bare majority granted, which that node leaves without a majority.
+	// ScopeHolder: one granting node of a bare majority's hold.
 	ScopeHolder = "holder"
-	// ScopeMinority: as many granting nodes as leave the rest of them a
-	// majority, at most a minority of the nodes: RedLock's assumption
-	// holds. Only holds that all nodes granted missed every hold of a run
-	// on a loaded machine, where a quarter of the grants or more come from
-	// four nodes or three.
+	// ScopeMinority: as many granting nodes as leave the rest a majority,
+	// at most a minority: RedLock's assumption holds. Only holds all
+	// nodes granted missed every hold of a run on a loaded machine.
 	ScopeMinority = "minority"
-	// ScopeMajority: a bare majority of the nodes, all granting ones.
 	ScopeMajority = "majority"
 )
 
-// ClockHold waits for a live hold and jumps the wall clock of some of its
-// granting nodes forward by the validity it has left plus Margin (the
-// part of a node's TTL the lock's validity does not count: the drift
-// allowance and the round trip), or by Jump when set (the safety
-// envelope sweeps it). Heal sets the clocks right.
+// ClockHold jumps the clock of some of a live hold's nodes forward by the
+// validity left plus Margin (what the lock's validity does not count: the
+// drift allowance and the round trip), or by Jump, which the safety
+// envelope sweeps.
 type ClockHold struct {
 	Scope  string   `json:"scope"`
 	Pick   int      `json:"pick"`
@@ -547,7 +519,6 @@ func (c *ClockHold) String() string {
 	return s + c.says(saysJump)
 }
 
-// Arm waits for a grant (or extend) its scope fits, and picks the nodes.
 func (c *ClockHold) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	nodes, err := clusterSize(t)
 	if err != nil {
@@ -584,19 +555,12 @@ func (c *ClockHold) Start(_ context.Context, t *Target) error { return c.setCloc
 func (c *ClockHold) Heal(_ context.Context, t *Target) error { return c.setClocks(t, false) }
 
 // ClockPartition is Kleppmann's scenario against RedLock: the client
-// groups are split onto two bare majorities that share a node (as
-// partition's shape split), so every hold is granted by a bare majority;
-// at the first such hold, the clock of a shared node jumps by the
-// validity left plus Margin. That node forgets the lease, and with the
-// other side's nodes, which never saw it, grants the lock to a client of
-// the other group while the holder still counts on it. The split begins
-// with the step, before the strike the history records.
-//
-// Settle is how long after the split a hold must have been granted to be
-// struck at (a TTL when planned; 0: any): a lease granted before the
-// split whose release the cut dropped holds the other side's own node
-// until it expires, so a strike meanwhile is wasted. The window counts
-// from the split and includes Settle.
+// groups are split onto two bare majorities sharing a node (shape split);
+// at a hold, the shared node's clock jumps past its validity, and with
+// the other side it grants the lock again. Settle: a lease granted before
+// the split whose release the cut dropped holds the other side's node
+// until it expires, so only a hold granted Settle after the split is
+// struck at.
 type ClockPartition struct {
 	Sides  [][]int  `json:"sides"`
 	Pick   int      `json:"pick"`
@@ -638,9 +602,8 @@ func (c *ClockPartition) String() string {
 	return s + c.says(saysJump)
 }
 
-// Arm splits the groups, then waits for a hold a bare majority granted,
-// Settle or more after the split began, that includes a node both sides
-// reach; when none comes, it lifts the split before it returns.
+// Arm splits the groups, then waits for a settled hold of a bare majority
+// with a shared node; without one it lifts the split.
 func (c *ClockPartition) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	if t.Cluster == nil {
 		return false, errors.New("no cluster")
@@ -670,7 +633,6 @@ func (c *ClockPartition) Arm(ctx context.Context, t *Target, base time.Time) (bo
 	return struck, err
 }
 
-// Start jumps the chosen node's clock (the split is in place since Arm).
 func (c *ClockPartition) Start(_ context.Context, t *Target) error { return c.setClocks(t, true) }
 
 func (c *ClockPartition) Heal(ctx context.Context, t *Target) error {

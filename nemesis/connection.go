@@ -17,7 +17,6 @@ import (
 // takes an unknown outcome for one (a reply lost after Redis ran the
 // command) stays safe.
 
-// The directions a connection fault acts in: replies, or commands.
 var connStreams = []string{downstream, upstream}
 
 func connNodes(rng *rand.Rand, s Setup) []int { return targets(rng, s, allOrMinority) }
@@ -37,8 +36,6 @@ func connKind[T any, P faultOf[T]](name, summary string, plan func(*rand.Rand, S
 	}
 }
 
-// addToxics adds specs, with toxicity share, to every group's proxy of
-// each node idx.
 func addToxics(ctx context.Context, t *Target, idx []int, share float32, specs ...toxicSpec) error {
 	if err := checkTarget(t, idx); err != nil {
 		return err

@@ -31,7 +31,6 @@ type Failover struct {
 	cut []*toxiproxy.Proxy // proxies that may hold this fault's toxics
 }
 
-// Bounds of the failover fault's waits.
 const (
 	promoteTimeout = 30 * time.Second
 	rejoinTimeout  = 25 * time.Second // less than healTimeout
@@ -262,7 +261,7 @@ func (f *FailoverUnreplicated) Heal(ctx context.Context, t *Target) error {
 // topology.
 type ReplicaPartition struct{}
 
-// ReplicaLatency slows the replication link (see ReplicaPartition).
+// ReplicaLatency slows the replication link.
 type ReplicaLatency struct {
 	Latency Duration `json:"latency"`
 	Jitter  Duration `json:"jitter"`

@@ -35,7 +35,6 @@ var latencyKind = Kind{
 	Decode: decode[Latency],
 }
 
-// drawLatency draws one of three latencies and a jitter up to a tenth.
 func drawLatency(rng *rand.Rand, a, b, c time.Duration) (latency, jitter Duration) {
 	d := [...]time.Duration{a, b, c}[rng.IntN(3)]
 	d = max(d.Truncate(time.Millisecond), time.Millisecond)

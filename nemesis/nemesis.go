@@ -16,39 +16,29 @@ import (
 	"github.com/locktorture/locktorture/internal/suggest"
 )
 
-// Setup describes the run a nemesis will act on, for a kind to refuse
-// what it cannot do and to draw the parameters of its faults.
+// Setup describes the run a nemesis will act on.
 type Setup struct {
-	// Lock is the registry name of the lock under test; MultiNode says
-	// whether it talks to every node (RedLock) or one.
+	// Lock is the lock's registry name; MultiNode: it talks to every node.
 	Lock      string
 	MultiNode bool
-	// Nodes is the number of Redis nodes; Groups the number of client
-	// groups, each reaching the nodes through its own proxies.
-	Nodes  int
-	Groups int
-	TTL    time.Duration
-	// Topology is cluster.TopologyMasters, TopologyFailover or
-	// TopologyCluster.
+	// Groups is the number of client groups, each with its own proxies.
+	Nodes    int
+	Groups   int
+	TTL      time.Duration
 	Topology string
-	// Abilities are what the cluster can do to its nodes (cluster.Spec):
-	// a Setup made by hand without them can do nothing to its nodes.
-	Abilities cluster.Abilities
-	// Persistent: the nodes run with the append-only file.
+	// Abilities: a Setup made by hand without them can do nothing to nodes.
+	Abilities  cluster.Abilities
 	Persistent bool
-	// RestartDelay, when set, is the delay of the kill kind's delayed
-	// restarts (else 1.5×TTL); Restart is RestartMixed (the default: drawn
-	// from the seed), RestartImmediate or RestartDelayed.
+	// RestartDelay, when set, is the delay of delayed restarts; Restart is
+	// RestartMixed (drawn from the seed, the default) or the other two.
 	RestartDelay time.Duration
 	Restart      string
-	// ClientProcesses: the lock's clients run as processes of their own
-	// (locks.Spec.Process). GoClients: the lock's code is Go, whose
-	// time.Now reads the clock without libc, which the clock shim cannot
-	// move.
+	// ClientProcesses: the clients are processes of their own. GoClients:
+	// the lock is Go, whose time.Now reads the clock without libc, which
+	// the clock shim cannot move.
 	ClientProcesses bool
 	GoClients       bool
-	// Compose is the most faults one step of a drawn schedule may hold
-	// at once, each of another kind; 0 or 1 is one fault a step.
+	// Compose is the most faults of different kinds a drawn step may hold.
 	Compose int
 }
 
@@ -59,17 +49,12 @@ const (
 	RestartDelayed   = "delayed"
 )
 
-// Target is what faults act on while the run goes.
+// Target is what faults act on.
 type Target struct {
-	// Cluster holds the nodes and their proxies (in the failover
-	// topology, Cluster.Failover() the primary, replica and sentinels).
 	Cluster *cluster.Cluster
-	// Clients stalls lock holders; nil when the run offers no such hook.
-	Clients ClientStaller
-	// View is the run's live holds; nil when the run offers none.
-	View View
-	// ClientClock shifts the wall clock of the lock's client processes;
-	// nil unless a kind needs it (Needs.ClientClock).
+	// Clients, View and ClientClock are nil when the run offers none.
+	Clients     ClientStaller
+	View        View
 	ClientClock ClockSetter
 }
 
@@ -78,7 +63,7 @@ type ClockSetter interface {
 	SetOffset(d time.Duration) error
 }
 
-// ClientStaller stalls lock-holding clients: the GC-pause scenario.
+// ClientStaller stalls lock-holding clients.
 type ClientStaller interface {
 	// Stall makes the next client that passes its last validity check
 	// before a resource access wait d before the access. The returned
@@ -86,8 +71,8 @@ type ClientStaller interface {
 	Stall(d time.Duration) (withdraw func())
 }
 
-// Fault is one occurrence of a fault kind. Its exported fields are its
-// JSON parameters in schedule.json.
+// Fault is one occurrence of a fault kind; its exported fields are its
+// parameters in schedule.json.
 type Fault interface {
 	Start(ctx context.Context, t *Target) error
 	// Heal undoes it; after Heal every node is healthy and reachable
@@ -97,13 +82,10 @@ type Fault interface {
 	String() string
 }
 
-// RefusingFault checks its parameters against a run; Load calls Refuse
-// on every step it decodes, so a schedule is refused before any node
-// starts.
+// RefusingFault checks its parameters against a run (Load).
 type RefusingFault interface {
 	Fault
-	// Refuse returns a one-line reason why this occurrence cannot act on
-	// s, or "" when it can.
+	// Refuse returns a one-line reason why it cannot act on s, or "".
 	Refuse(s Setup) string
 }
 
@@ -115,19 +97,14 @@ type LastingFault interface {
 }
 
 // EndingFault may end by itself before its step does (a stopped client
-// continued): the step records its stop when Ended is closed, so its
-// window in the history is as long as the fault was, and still lasts
-// its whole time before the next step starts.
+// continued): its stop is recorded when Ended is closed, so its window in
+// the history is as long as the fault was; Heal then only reports.
 type EndingFault interface {
 	Fault
-	// Ended is closed once the fault has ended by itself; Heal after it
-	// only reports how the fault ended.
 	Ended() <-chan struct{}
 }
 
-// background is the goroutine of a fault that goes on after its Start
-// returns: Start starts it, Heal (in Start's goroutine) halts it and
-// takes its error.
+// background is a fault's goroutine that goes on after Start returns.
 type background struct {
 	stop chan struct{} // closed by halt
 	done chan struct{} // closed when f has returned
@@ -143,8 +120,7 @@ func (b *background) start(f func(stop <-chan struct{}) error) {
 	}()
 }
 
-// halt stops the goroutine, waits for it and returns its error; nil when
-// none was started or it was halted already.
+// halt stops the goroutine and returns its error, once.
 func (b *background) halt() error {
 	if b.stop == nil {
 		return nil
@@ -168,43 +144,32 @@ func await(ctx context.Context, stop <-chan struct{}, c <-chan time.Time) error 
 	}
 }
 
-// Kind is one kind of fault: what it needs of a run, and how it draws and
-// reads its faults.
+// Kind is one kind of fault.
 type Kind struct {
 	// Name selects the kind in --nemesis.
 	Name string
-	// Family is the cause explain names for the kind's faults
-	// (docs/faults.md); every fault-start in the history carries it.
+	// Family is the cause explain names; every fault-start carries it.
 	Family string
-	// Twin is, for a targeted kind, the random kinds that stand for it
-	// (cmd/bench runs a targeted cell beside its twin).
+	// Twin is a targeted kind's random stand-in (cmd/bench).
 	Twin    Twin
 	Summary string
-	// Needs is what the kind needs of the run; Check refuses it on a run
-	// without.
-	Needs Needs
-	// Plan draws one occurrence from rng, for a run that meets Needs.
-	Plan func(rng *rand.Rand, s Setup) Fault
-	// Decode reads an occurrence from its JSON parameters (an unknown
-	// field is an error).
-	Decode func(params json.RawMessage) (Fault, error)
-	// Window is the workload that gives a targeted kind's strike a
-	// window: what it sets up can only happen while its hold lasts (the
-	// default 10 ms holds end before another client can be granted). A
-	// run takes each field the user left unset
-	// (harness.Config.WithDefaults).
+	Needs   Needs
+	Plan    func(rng *rand.Rand, s Setup) Fault
+	Decode  func(params json.RawMessage) (Fault, error)
+	// Window is the workload a run takes each unset field of: a targeted
+	// kind's strike needs holds that last (the default 10 ms holds end
+	// before another client can be granted).
 	Window Workload
 }
 
-// Twin is the random stand-in of a targeted kind: the kinds it draws,
-// and the restart mode it runs with ("" for the run's own).
+// Twin is the kinds a targeted kind's stand-in draws, and its restart
+// mode ("" for the run's own).
 type Twin struct {
 	Kinds   []string
 	Restart string
 }
 
-// Workload is the part of a run's workload a kind asks for (Kind.Window);
-// a zero field asks for nothing.
+// Workload is what a kind asks of a run's workload; zero asks nothing.
 type Workload struct {
 	Clients  int
 	Keys     int
@@ -214,9 +179,8 @@ type Workload struct {
 	Duration time.Duration
 }
 
-// WindowOf merges the Window of the kinds named, in order: each field
-// from the first kind that sets it. Unknown names are skipped (Check
-// refuses them).
+// WindowOf merges the Window of the kinds named: each field from the
+// first that sets it. Unknown names are skipped.
 func WindowOf(names []string) Workload {
 	var w Workload
 	for _, n := range names {
@@ -288,31 +252,22 @@ var (
 
 func Kinds() []Kind { return slices.Clone(kinds) }
 
-// Needs is what a kind needs of a run; a run is set up for the needs of
-// its kinds together (NeedsOf).
+// Needs is what a kind needs of a run.
 type Needs struct {
-	// MultiNode: a lock that talks to every node (RedLock).
 	MultiNode bool
 	// Topology: the one topology the kind acts on; "" for any.
 	Topology string
-	// Cluster: what the cluster must be able to do to its nodes.
-	Cluster cluster.Abilities
+	Cluster  cluster.Abilities
 	// Groups: the client groups the kind draws its faults for; 0 is one.
 	Groups int
-	// TTL: a known TTL, which the kind draws its durations from.
-	TTL bool
-	// ClientClock: client processes the clock shim can move; the run then
-	// starts them with the shim (Target.ClientClock).
-	ClientClock bool
-	// ClientProcesses: clients that run as processes of their own, which
-	// a fault can stop whole.
+	TTL    bool
+	// ClientClock: client processes the clock shim can move
+	// (Target.ClientClock).
+	ClientClock     bool
 	ClientProcesses bool
-	// Persistent: nodes that write to disk, for a fault on the disk to
-	// lose.
-	Persistent bool
+	Persistent      bool
 }
 
-// topologies describes each topology in a few words, for refusals.
 var topologies = map[string]string{
 	cluster.TopologyMasters:  "independent masters",
 	cluster.TopologyFailover: "a primary, a replica and sentinels",
@@ -338,9 +293,8 @@ func (n Needs) refuse(s Setup) string {
 	return s.Abilities.Missing(n.Cluster)
 }
 
-// NeedsOf returns what the kinds need together: everything any of them
-// needs (the first topology named: Check refuses two anyway), and the
-// most client groups.
+// NeedsOf returns what the kinds need together (of two topologies the
+// first: Check refuses the other).
 func NeedsOf(ks []Kind) Needs {
 	var all Needs
 	for _, k := range ks {
@@ -386,8 +340,7 @@ func familyOf(name string) string {
 	return k.Family
 }
 
-// Check looks every name up and refuses the first kind whose needs s does
-// not meet, in one line naming the kind and why.
+// Check looks every name up and refuses the first kind s does not meet.
 func Check(names []string, s Setup) ([]Kind, error) {
 	var ks []Kind
 	for _, n := range names {

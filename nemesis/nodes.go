@@ -33,14 +33,12 @@ const (
 	allOrMinority          nodeSpec = "all-or-minority"           // all or someMinority
 )
 
-// coins are the specs that flip a coin between two others.
 var coins = map[nodeSpec][2]nodeSpec{
 	minorityOrMajority:     {someMinority, someMajority},
 	minorityOrBareMajority: {someMinority, majority},
 	allOrMinority:          {all, someMinority},
 }
 
-// pick draws sp's nodes out of n, sorted.
 func (sp nodeSpec) pick(rng *rand.Rand, n int) []int {
 	switch sp {
 	case one:
@@ -91,7 +89,6 @@ func nth(from []int, pick, k int) []int {
 	return out
 }
 
-// allNodes is 0, 1, …, n−1: every node index.
 func allNodes(n int) []int {
 	out := make([]int, n)
 	for i := range out {
@@ -100,15 +97,13 @@ func allNodes(n int) []int {
 	return out
 }
 
-// pickNodes draws k distinct node indices out of n, sorted.
 func pickNodes(rng *rand.Rand, n, k int) []int {
 	perm := rng.Perm(n)[:k]
 	slices.Sort(perm)
 	return perm
 }
 
-// checkNodes returns an error unless idx is a non-empty, strictly
-// increasing list of node indices, each below nodes (when nodes ≥ 0).
+// checkNodes wants idx strictly increasing, non-empty, below nodes (≥ 0).
 func checkNodes(idx []int, nodes int) error {
 	if len(idx) == 0 {
 		return errors.New("no nodes")
@@ -134,7 +129,6 @@ func clusterSize(t *Target) (int, error) {
 	return len(t.Cluster.Nodes()), nil
 }
 
-// checkTarget checks idx against the target's cluster (checkNodes).
 func checkTarget(t *Target, idx []int) error {
 	nodes, err := clusterSize(t)
 	if err != nil {

@@ -40,7 +40,6 @@ const (
 	replicaLatencyDn = "replica_latency_" + downstream
 )
 
-// toxicSpec is a toxic as toxiproxy's API takes it.
 type toxicSpec = cluster.Toxic
 
 // injectToxic adds specs to l, each acting on every connection, open or
@@ -61,8 +60,7 @@ func injectToxic(ctx context.Context, l *cluster.Link, specs ...toxicSpec) error
 	return errors.Join(errs...)
 }
 
-// injectToxics adds specs to every client group's proxy of the target's
-// nodes idx, one node after the other.
+// injectToxics adds specs to every group's proxy of the target's nodes idx.
 func injectToxics(ctx context.Context, t *Target, idx []int, specs ...toxicSpec) error {
 	return eachNode(t, idx, func(n *cluster.Node) error {
 		var errs []error
@@ -93,13 +91,11 @@ func blackHoleSpecs(up, down string) []toxicSpec {
 	}
 }
 
-// blackHole drops every byte through l both ways (blackHoleSpecs).
 func blackHole(ctx context.Context, l *cluster.Link, up, down string) error {
 	return injectToxic(ctx, l, blackHoleSpecs(up, down)...)
 }
 
-// clearToxics removes the toxics called names from every proxy of every
-// node, those of every client group included, ignoring the ones that are
+// clearToxics removes the toxics names from every proxy, ignoring those
 // not there: a heal that works after a half-done start, and twice.
 func clearToxics(ctx context.Context, t *Target, names ...string) error {
 	if t.Cluster == nil {
@@ -116,8 +112,6 @@ func clearToxics(ctx context.Context, t *Target, names ...string) error {
 	return errors.Join(errs...)
 }
 
-// removeToxics removes the toxics called names from the proxy l,
-// ignoring the ones that are not there.
 func removeToxics(ctx context.Context, l *cluster.Link, names []string) error {
 	var errs []error
 	for _, name := range names {

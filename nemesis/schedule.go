@@ -46,7 +46,7 @@ type Step struct {
 	fault  Fault
 }
 
-// Part is one more fault of a composed step: its kind and parameters.
+// Part is one more fault of a composed step.
 type Part struct {
 	Kind   string          `json:"kind"`
 	Desc   string          `json:"desc"`
@@ -65,8 +65,7 @@ func (s *Step) faults() []Fault {
 	return fs
 }
 
-// Schedule is the explicit plan of a run's faults, expanded from the seed
-// and saved as schedule.json so the run can be replayed.
+// Schedule is a run's faults, expanded from the seed, as schedule.json.
 type Schedule struct {
 	Seed     int64    `json:"seed"`
 	Kinds    []string `json:"kinds"`
@@ -323,7 +322,6 @@ func Run(ctx context.Context, sc Schedule, t *Target, base time.Time, rec Record
 	return errors.Join(errs...)
 }
 
-// healTimeout bounds one heal.
 const healTimeout = 30 * time.Second
 
 // runStep runs one step. A targeted fault first waits for its moment,

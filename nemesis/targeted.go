@@ -28,7 +28,6 @@ type ArmedFault interface {
 	Lasts() time.Duration
 }
 
-// aimedFault is what every targeted kind's fault is.
 type aimedFault interface {
 	ArmedFault
 	RefusingFault
@@ -37,9 +36,8 @@ type aimedFault interface {
 
 var errNoView = errors.New("no view of the run's holds to aim at")
 
-// Aim is what every targeted fault has: how long it looks for its moment
-// (Window), how long it stays active once struck (Active), and what it
-// decided.
+// Aim is what every targeted fault has: how long it looks for its moment,
+// how long it stays active once struck, and what it decided.
 type Aim struct {
 	Window   Duration  `json:"window"`
 	Active   Duration  `json:"active"`
@@ -53,14 +51,12 @@ func newAim(s Setup) Aim {
 	return Aim{Window: Duration(2 * ttl), Active: Duration(ttl)}
 }
 
-// MinActive is the window and the active time.
 func (a *Aim) MinActive() time.Duration { return time.Duration(a.Window + a.Active) }
 
 func (a *Aim) Lasts() time.Duration { return time.Duration(a.Active) }
 
 func (a *Aim) aimed() *Aim { return a }
 
-// struck reports whether the fault has a decision with a strike.
 func (a *Aim) struck() bool {
 	return a.Decision != nil && a.Decision.Missed == "" && a.Decision.Trigger != nil
 }
@@ -104,7 +100,7 @@ type Decision struct {
 	Replay string `json:"replay,omitempty"`
 }
 
-// Trigger is the hold a targeted fault struck at, as the View showed it.
+// Trigger is the hold a targeted fault struck at.
 type Trigger struct {
 	Change  ChangeKind `json:"change"`
 	Client  int        `json:"client"`
@@ -132,7 +128,6 @@ func holdText(client int, key string, granted []int, left time.Duration) string 
 	return s + fmt.Sprintf(" with %s left", left.Round(time.Millisecond))
 }
 
-// aim is what a targeted kind decides at a change of a hold.
 type aim struct {
 	targets []int
 	amount  time.Duration
@@ -230,7 +225,6 @@ func verdict(rec, live *Decision, aspects int) string {
 	return "same"
 }
 
-// differs says what a replay met instead of the recorded trigger.
 func differs(rec *Trigger, live string) string {
 	return fmt.Sprintf("differs: recorded %s; live: %s", rec, live)
 }
@@ -291,7 +285,6 @@ func (a *Aim) says(what func(d *Decision) string) string {
 	return decided(a.Decision, what(a.Decision))
 }
 
-// at is when the decision struck, to the millisecond.
 func (d *Decision) at() string { return time.Duration(d.At).Round(time.Millisecond).String() }
 
 // decided describes a fault's decision for String ("" before one).
@@ -308,21 +301,14 @@ func decided(d *Decision, what string) string {
 }
 
 // Strike is what one targeted step of a run did, read from its
-// schedule.json (Strikes).
+// schedule.json (Strikes): the step's index, kind, description, whether
+// it struck, and its Decision.
 type Strike struct {
-	// Step is the step's index in the schedule; Kind its kind.
-	Step int    `json:"step"`
-	Kind string `json:"kind"`
-	// Struck is set when the step struck; Missed says why it did not.
+	Step   int    `json:"step"`
+	Kind   string `json:"kind"`
 	Struck bool   `json:"struck"`
-	Missed string `json:"missed,omitempty"`
-	// At, Trigger, Targets and Replay are the Decision's.
-	At      Duration `json:"at,omitempty"`
-	Trigger *Trigger `json:"trigger,omitempty"`
-	Targets []int    `json:"targets,omitempty"`
-	Replay  string   `json:"replay,omitempty"`
-	// Desc is the step as the schedule describes it.
-	Desc string `json:"desc"`
+	Desc   string `json:"desc"`
+	Decision
 }
 
 func (s Strike) String() string {
@@ -333,8 +319,7 @@ func (s Strike) String() string {
 	return line
 }
 
-// Strikes returns the decisions of the targeted steps of the schedule
-// saved at path, in step order.
+// Strikes returns the targeted steps' decisions of the schedule at path.
 func Strikes(path string) ([]Strike, error) {
 	sc, err := read(path)
 	if err != nil {
@@ -355,14 +340,12 @@ func Strikes(path string) ([]Strike, error) {
 			continue
 		}
 		d := a.aimed().Decision
-		out = append(out, Strike{Step: i, Kind: st.Kind, Struck: a.aimed().struck(), Missed: d.Missed, At: d.At, Trigger: d.Trigger,
-			Targets: slices.Clone(d.Targets), Replay: d.Replay, Desc: f.String()})
+		out = append(out, Strike{Step: i, Kind: st.Kind, Struck: a.aimed().struck(), Desc: f.String(), Decision: *d})
 	}
 	return out, nil
 }
 
-// Aimed describes the targeted steps of the schedule saved at path, one
-// line each (Strike.String).
+// Aimed describes the targeted steps of the schedule saved at path.
 func Aimed(path string) ([]string, error) {
 	strikes, err := Strikes(path)
 	if err != nil {

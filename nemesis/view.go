@@ -53,11 +53,6 @@ type Hold struct {
 	Ended int64
 }
 
-// Valid reports whether the hold is inside its validity at the run-clock
-// time now.
-func (h Hold) Valid(now int64) bool { return now < h.ValidUntil }
-
-// ChangeKind says what happened to a hold.
 type ChangeKind string
 
 // The changes of a hold, in order: HoldGranted, any number of
@@ -77,7 +72,6 @@ const (
 	HoldEnded ChangeKind = "ended"
 )
 
-// Change is one change of one hold.
 type Change struct {
 	// Seq numbers the changes of the run from 1, consecutively.
 	Seq  uint64
