@@ -192,10 +192,7 @@ func (c *ConnDrop) Refuse(s Setup) string {
 	if c.Share <= 0 || c.Share > 1 {
 		return fmt.Sprintf("conn-drop: share %v: want it in (0, 1]", c.Share)
 	}
-	if err := checkNodes(c.Nodes, s.Nodes); err != nil {
-		return "conn-drop: " + err.Error()
-	}
-	return ""
+	return refusal("conn-drop", checkNodes(c.Nodes, s.Nodes))
 }
 
 func (c *ConnDrop) String() string {

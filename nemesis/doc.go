@@ -19,13 +19,10 @@
 // Clients likewise (HoldStaller, ClientCrasher, ProcessStopper).
 //
 // A fault acts on a Target: the cluster, the clients' hook and the View,
-// the run's live holds, declared here and implemented by the harness, so
-// that a targeted kind can strike at a moment of a hold (right after a
-// grant by a bare majority, right after the holder's last validity check)
-// by following its changes without polling. Each is an ArmedFault that
-// keeps its Decision (trigger, targets, amount) in its parameters, so that
-// schedule.json says what it struck and a replay strikes the same way
-// (targeted.go); nodes.go is the one vocabulary of the nodes a fault takes.
+// the run's live holds, declared here and implemented by the harness, at
+// a moment of which a targeted kind strikes, keeping its Decision in its
+// parameters so that a replay strikes the same way (targeted.go). nodes.go
+// is the one vocabulary of the nodes a fault takes.
 //
 // It imports history, cluster, internal/wait, internal/safefs (a
 // schedule to replay may come from someone else: a link or a special

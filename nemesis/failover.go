@@ -256,8 +256,9 @@ func (f *FailoverUnreplicated) Heal(ctx context.Context, t *Target) error {
 // reach the primary, promote nobody), replica-latency holds it Latency ±
 // Jitter. Alone neither breaks a lock that talks to the primary only; a
 // fault composed with it (a kill of the primary, a failover) makes the
-// replica's copy matter. Each acts on the primary of the moment it
-// starts; Heal clears every replication link and waits for a healthy
+// replica's copy matter; a lock that waits for its replica (setnx with
+// WAIT 1) refuses its grants under the cut. Each acts on the primary of
+// the moment; Heal clears every replication link and waits for a healthy
 // topology.
 type ReplicaPartition struct{}
 

@@ -235,12 +235,8 @@ func (k *KillQuorum) Start(ctx context.Context, t *Target) error {
 		return err
 	}
 	k.restart.start(func(stop <-chan struct{}) error {
-		timer := time.NewTimer(time.Duration(k.RestartDelay))
-		defer timer.Stop()
-		select {
-		case <-stop:
+		if await(context.Background(), stop, time.After(time.Duration(k.RestartDelay))) != nil {
 			return nil // Heal restarts it
-		case <-timer.C:
 		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), healTimeout)
 		defer cancel()

@@ -270,11 +270,7 @@ func (f *ClusterKillMaster) Start(_ context.Context, t *Target) error {
 	if !f.struck() {
 		return nil
 	}
-	n, err := node(t, f.Decision.Targets[0])
-	if err != nil {
-		return err
-	}
-	return n.Kill()
+	return eachNode(t, f.Decision.Targets[:1], func(n *cluster.Node) error { return n.Kill() })
 }
 
 func (f *ClusterKillMaster) Heal(ctx context.Context, t *Target) error {

@@ -228,10 +228,7 @@ func ScheduleKinds(path string) ([]string, error) {
 	}
 	kinds := slices.Clone(sc.Kinds)
 	for _, st := range sc.Steps {
-		if !slices.Contains(kinds, st.Kind) {
-			kinds = append(kinds, st.Kind)
-		}
-		for _, p := range st.With {
+		for _, p := range append([]Part{{Kind: st.Kind}}, st.With...) {
 			if !slices.Contains(kinds, p.Kind) {
 				kinds = append(kinds, p.Kind)
 			}
