@@ -22,8 +22,8 @@ const (
 	ClockStrobe = "strobe" // alternate between the offset and 0
 )
 
-// clockTargets is targets, but sp's nodes also in the failover topology,
-// whose primary's and replica's clocks both count.
+// clockTargets is targets, except that the failover topology, whose
+// primary's and replica's clocks both count, draws sp's nodes too.
 func clockTargets(rng *rand.Rand, s Setup, sp nodeSpec) []int {
 	if s.Topology == cluster.TopologyFailover {
 		return sp.pick(rng, s.Nodes)
