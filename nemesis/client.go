@@ -10,17 +10,9 @@ import (
 	"time"
 )
 
-// The kinds that act on the lock's clients through the run's client hook
-// (Target.Clients): client-pause and its aimed form pause-holder (a
-// holder stalled between its last validity check and its access),
-// client-crash (a holder gone without releasing), and client-stop and
-// its random form client-stop-random (a whole client process stopped).
-
 // ClientPause stalls one lock holder between its last validity check and
-// its access to the protected resource, for longer than the TTL: the
-// GC-pause scenario of Kleppmann's "How to do distributed locking". When
-// the holder wakes, its lease has expired and another client may hold
-// the lock; without fencing its write loses that client's update.
+// its access to the resource for longer than the TTL: the GC pause of
+// Kleppmann's "How to do distributed locking".
 type ClientPause struct {
 	Stall Duration `json:"stall"`
 
@@ -40,8 +32,6 @@ var clientPauseKind = Kind{
 	Decode: decode[ClientPause],
 }
 
-// Refuse says why the fault does not fit s, or "": a stall of nothing is
-// a fault that does nothing.
 func (c *ClientPause) Refuse(Setup) string {
 	if c.Stall <= 0 {
 		return fmt.Sprintf("client-pause: stall %v: want a positive stall", time.Duration(c.Stall))
@@ -49,16 +39,13 @@ func (c *ClientPause) Refuse(Setup) string {
 	return ""
 }
 
-// MinActive keeps the fault active while the stall lasts, plus a TTL for
-// the stalled write to land before the heal is recorded.
+// MinActive is the stall, and as long for the stalled write to land.
 func (c *ClientPause) MinActive() time.Duration { return 2 * time.Duration(c.Stall) }
 
 func (c *ClientPause) String() string {
 	return fmt.Sprintf("client-pause %s", time.Duration(c.Stall))
 }
 
-// Start arms the stall: the next holder to pass its last validity check
-// waits.
 func (c *ClientPause) Start(_ context.Context, t *Target) error {
 	if t.Clients == nil {
 		return errors.New("no client hook to stall holders")
@@ -67,37 +54,24 @@ func (c *ClientPause) Start(_ context.Context, t *Target) error {
 	return nil
 }
 
-// Heal withdraws the stall if no client has taken it yet; a stall under
-// way runs its course (the client wakes on its own).
-func (c *ClientPause) Heal(context.Context, *Target) error {
-	c.disarm()
-	return nil
-}
-
-// HoldStaller is a ClientStaller that sizes a stall when it begins:
-// right after the holder's last validity check, from the validity its
-// lease has left then.
+// HoldStaller is a ClientStaller that sizes a stall when it begins.
 type HoldStaller interface {
 	ClientStaller
 	// StallHold makes the next client that passes its last validity
-	// check before a resource access call size with its id and the
-	// validity left, and wait for what size returns. The returned
-	// function withdraws a stall that has not begun yet.
+	// check before a resource access wait size(client, validity left).
+	// The returned function withdraws a stall that has not begun yet.
 	StallHold(size func(client int, left time.Duration) time.Duration) (withdraw func())
 }
 
 // PauseHolder stalls the next holder right after its last validity check
-// for the validity it has left plus Margin: the GC pause that outlives
-// the lease by just enough for another client to take the lock and
-// write, the shortest stall that breaks a lock without fencing. With
-// Stall set, the stall is Stall whatever the validity left (the safety
-// envelope sweeps it). The decision's target is the stalled client.
+// for the validity it has left plus Margin (or Stall, which the safety
+// envelope sweeps): the shortest GC pause that outlives the lease.
 type PauseHolder struct {
 	Margin Duration `json:"margin"`
 	Stall  Duration `json:"stall,omitempty"`
 	Aim
 
-	withdraw func()
+	armed // a replay's stall
 }
 
 var pauseHolderKind = Kind{
@@ -113,10 +87,9 @@ var pauseHolderKind = Kind{
 		a.Active = Duration(2 * s.TTL)
 		return &PauseHolder{Margin: Duration(s.TTL / 5), Aim: a}
 	},
-	Decode: decode[PauseHolder],
+	Decode: decodeAimed[PauseHolder],
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (p *PauseHolder) Refuse(Setup) string {
 	if p.Margin <= 0 && p.Stall <= 0 {
 		return fmt.Sprintf("pause-holder: margin %v, stall %v: want a positive margin or stall", time.Duration(p.Margin), time.Duration(p.Stall))
@@ -132,8 +105,8 @@ func (p *PauseHolder) String() string {
 }
 
 // Arm arms a stall sized at the holder's last check and waits until a
-// holder takes it. A replay arms a stall of the recorded length at the
-// recorded offset.
+// holder takes it; a replay arms the recorded stall at the recorded
+// offset.
 func (p *PauseHolder) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	if t.Clients == nil {
 		return false, errors.New("no client hook to stall holders")
@@ -143,7 +116,7 @@ func (p *PauseHolder) Arm(ctx context.Context, t *Target, base time.Time) (bool,
 		if p.Decision = d; d.Missed != "" {
 			return false, nil
 		}
-		p.withdraw = t.Clients.Stall(time.Duration(d.Amount))
+		p.arm(t.Clients.Stall(time.Duration(d.Amount)))
 		return true, nil
 	}
 	hs, ok := t.Clients.(HoldStaller)
@@ -159,9 +132,8 @@ func (p *PauseHolder) Arm(ctx context.Context, t *Target, base time.Time) (bool,
 	margin, fixed := time.Duration(p.Margin), time.Duration(p.Stall)
 	ttl := time.Duration(p.Active) / 2 // Plan: stalled up to a TTL, then a TTL for the late write
 	withdraw := hs.StallHold(func(client int, left time.Duration) time.Duration {
-		// Just past the validity left, but never longer than a TTL and
-		// the margin: a lease that claims no validity (a lock that renews
-		// itself holds until it is told) would be stalled for ever.
+		// At most a TTL and the margin: a lease that claims no validity
+		// (a lock that renews itself) would be stalled for ever.
 		st := min(max(left, 0), ttl) + margin
 		if fixed > 0 {
 			st = fixed
@@ -181,7 +153,6 @@ func (p *PauseHolder) Arm(ctx context.Context, t *Target, base time.Time) (bool,
 			return false, nil
 		}
 	}
-	// The stall of tk.client, with what the view knows of its hold.
 	tr := &Trigger{Change: HoldChecked, Client: tk.client, Left: Duration(tk.left)}
 	if t.View != nil {
 		holds, _ := t.View.Holds()
@@ -193,57 +164,38 @@ func (p *PauseHolder) Arm(ctx context.Context, t *Target, base time.Time) (bool,
 	return true, nil
 }
 
-// Start does nothing more: the stall began when the holder took it (a
-// replay's stall is armed, and taken by the next holder to check).
 func (p *PauseHolder) Start(context.Context, *Target) error { return nil }
 
-// Heal withdraws a replay's stall that no holder took; a stall under way
-// runs its course.
-func (p *PauseHolder) Heal(context.Context, *Target) error {
-	if p.withdraw != nil {
-		p.withdraw()
-		p.withdraw = nil
-	}
-	return nil
-}
-
-// ClientCrash makes one lock holder stop without releasing: the client
-// that next returns from a successful acquire abandons its lease (its
-// goroutine records nothing more and never releases it) and a fresh client,
-// with a new process number, takes its place. The lock must become free
-// again on its own: a lock whose keys expire frees it within the TTL; one
-// whose keys do not (setnx-no-ttl) stays stuck, which the liveness
-// verdict reports.
+// ClientCrash makes the client that next acquires abandon its lease
+// unreleased; a fresh client takes its place.
 type ClientCrash struct {
 	armed
 }
 
-// armed is what a fault armed in the clients and has not been taken
-// yet: its withdraw function, called at the heal.
+// armed is the withdraw function of what a fault armed in the clients.
 type armed struct {
 	mu       sync.Mutex
 	withdraw func()
 }
 
-// arm keeps withdraw for disarm.
 func (a *armed) arm(withdraw func()) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.withdraw = withdraw
 }
 
-// disarm withdraws what was armed, if anything, once.
-func (a *armed) disarm() {
+// Heal withdraws what was not taken yet; what was runs its course.
+func (a *armed) Heal(context.Context, *Target) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.withdraw != nil {
 		a.withdraw()
 		a.withdraw = nil
 	}
+	return nil
 }
 
-// ClientCrasher makes lock holders crash: an optional ability of a
-// Target's Clients (a ClientStaller), found by type assertion.
+// ClientCrasher is an optional ability of a Target's Clients.
 type ClientCrasher interface {
 	// Crash makes the next client that acquires a lock abandon it
 	// without releasing, and a fresh client take its place. The returned
@@ -264,8 +216,8 @@ var clientCrashKind = Kind{
 
 func (c *ClientCrash) String() string { return "client-crash" }
 
-// Start arms the crash: the next holder to return from an acquire
-// abandons its lease.
+func (c *ClientCrash) Refuse(Setup) string { return "" }
+
 func (c *ClientCrash) Start(_ context.Context, t *Target) error {
 	cr, ok := t.Clients.(ClientCrasher)
 	if !ok {
@@ -275,51 +227,23 @@ func (c *ClientCrash) Start(_ context.Context, t *Target) error {
 	return nil
 }
 
-// Heal withdraws the crash if no client has taken it yet. A crashed
-// holder is not brought back: a fresh client has taken its place.
-func (c *ClientCrash) Heal(context.Context, *Target) error {
-	c.disarm()
-	return nil
-}
-
-// ClientStop stops a lock holder's whole client process (SIGSTOP of its
-// process group) right after its acquire returned ok, and continues it
-// (SIGCONT) Pause later: the GC or VM pause of a whole client, its lock's
-// renewal thread (a watchdog) and its work alike, not one goroutine. A
-// Pause longer than the TTL lets the key expire and another client take
-// it while the holder is stopped; when it runs again, it goes on as the
-// holder until it releases or its lock tells it of the loss, which a
-// watchdog does only now: too late. The client in the harness that drives
-// the process is stopped with it (it takes no further step until the
-// process continues).
-//
-// It is aimed like pause-holder (targeted.go): Arm follows the run's view
-// and strikes at the next grant, its Decision (the client, its hold, the
-// pause) kept in schedule.json; a replay waits for the recorded offset,
-// then strikes at the next grant, and says whether it was the recorded
-// client's hold of the recorded key. Its random form, client-stop-random
-// (ClientStopRandom), stops a client process drawn from the seed at the
-// step's start, holder or not.
-//
-// Only a client that runs as a process of its own can be stopped: the
-// kinds need Needs.ClientProcesses and refuse a lock that runs in this
-// process (add --client-process for a Go lock). The target's client hook
+// ClientStop stops a holder's whole client process (SIGSTOP of its
+// process group) right after its grant, and continues it Pause later: a
+// GC or VM pause of the whole client, its watchdog included. The hook
 // must offer ProcessStopper.
 type ClientStop struct {
 	Pause Duration `json:"pause"`
 	Aim
 
-	stop stopped
+	stopped
 }
 
-// ProcessStopper stops and continues the client processes of a run's
-// lock: an optional ability of a Target's Clients, found by type
-// assertion, for the client-stop kinds.
+// ProcessStopper is an optional ability of a Target's Clients.
 type ProcessStopper interface {
 	// StopHolder stops the client process that serves client's hold of
-	// token (SIGSTOP to its process group), and the client with it: it
-	// takes no further step until cont continues both (SIGCONT). It fails
-	// when no live process serves that lease (it was released).
+	// token (SIGSTOP to its process group), and the client with it, until
+	// cont continues both. It fails when no live process serves that
+	// lease (it was released).
 	StopHolder(client int, token string) (cont func() error, err error)
 	// StopProcess stops the pick-th (modulo their number, in the order
 	// they started) of the client processes running now, and the client
@@ -329,20 +253,14 @@ type ProcessStopper interface {
 	StopProcess(pick int) (what string, cont func() error, err error)
 }
 
-// drawPause draws a pause from 1.5 to 2.5 TTLs, as client-pause's stall:
-// well past the lease, short enough for another client to acquire and
-// write meanwhile.
 func drawPause(rng *rand.Rand, ttl time.Duration) Duration {
 	return Duration((ttl + ttl/2 + time.Duration(rng.Int64N(int64(max(ttl, 1))))).Truncate(time.Millisecond))
 }
 
-// stopKind is a kind of the client-stop family: it needs client
-// processes.
-func stopKind[T any, P faultOf[T]](name, summary string, plan func(*rand.Rand, Setup) Fault) Kind {
-	return Kind{Name: name, Family: "client-stop", Summary: summary, Needs: Needs{TTL: true, ClientProcesses: true}, Plan: plan, Decode: decode[T, P]}
+func stopKind[T any, P aimedOf[T]](name, summary string, plan func(*rand.Rand, Setup) Fault) Kind {
+	return Kind{Name: name, Family: "client-stop", Summary: summary, Needs: Needs{TTL: true, ClientProcesses: true}, Plan: plan, Decode: decodeAimed[T, P]}
 }
 
-// stopper is the target's client hook as a ProcessStopper.
 func stopper(t *Target) (ProcessStopper, error) {
 	ps, ok := t.Clients.(ProcessStopper)
 	if !ok {
@@ -360,7 +278,6 @@ var clientStopKind = stopKind[ClientStop]("client-stop", "stop a holder's whole 
 		return f
 	})
 
-// Refuse says why the fault does not fit s, or "".
 func (c *ClientStop) Refuse(s Setup) string {
 	if c.Pause <= 0 {
 		return fmt.Sprintf("client-stop: pause %v: want a positive pause", time.Duration(c.Pause))
@@ -380,9 +297,8 @@ func (c *ClientStop) String() string {
 	return s + decided(c.Decision, "")
 }
 
-// Arm waits for the next grant (a replay: first for the recorded offset)
-// and stops the holder's process at once; a hold released before its
-// process could be stopped is passed over for the next grant.
+// Arm waits for the next grant (a replay: after the recorded offset) and
+// stops the holder's process at once, or, released already, the next.
 func (c *ClientStop) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	ps, err := stopper(t)
 	if err != nil {
@@ -411,34 +327,21 @@ func (c *ClientStop) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 			continue // released already: the next grant
 		}
 		now := runNow(base)
-		c.stop.begin(cont, time.Duration(c.Pause))
+		c.begin(cont, time.Duration(c.Pause))
 		c.Decision = judged(rec, &Decision{At: Duration(now), Trigger: holdTrigger(HoldGranted, ch.Hold, now), Targets: []int{ch.Hold.Client}, Amount: c.Pause}, sameHolder)
 		return true, nil
 	}
 }
 
-// Start does nothing more: the process was stopped when Arm struck.
-func (c *ClientStop) Start(context.Context, *Target) error { return nil }
-
-// Heal continues the process if its pause has not run out yet.
-func (c *ClientStop) Heal(context.Context, *Target) error { return c.stop.end() }
-
-// Ended is closed when the process has been continued: the stop, not the
-// step, is the fault's window.
-func (c *ClientStop) Ended() <-chan struct{} { return c.stop.ended() }
-
 // ClientStopRandom is client-stop's random form: at the step's start it
-// stops the Pick-th client process running then (modulo their number),
-// whether its client holds a lease or not, for Pause. Its decision is
-// what it stopped (Stopped); a replay stops the same pick at the same
-// offset.
+// stops the Pick-th client process, holder or not, for Pause.
 type ClientStopRandom struct {
 	Pick    int      `json:"pick"`
 	Pause   Duration `json:"pause"`
 	Active  Duration `json:"active"`
 	Stopped string   `json:"stopped,omitempty"`
 
-	stop stopped
+	stopped
 }
 
 var clientStopRandomKind = stopKind[ClientStopRandom]("client-stop-random", "stop a client process drawn from the seed (SIGSTOP), holder or not, for 1.5–2.5 TTLs (client processes only)",
@@ -448,7 +351,6 @@ var clientStopRandomKind = stopKind[ClientStopRandom]("client-stop-random", "sto
 		return f
 	})
 
-// Refuse says why the fault does not fit s, or "".
 func (c *ClientStopRandom) Refuse(s Setup) string {
 	if c.Pause <= 0 || c.Active < c.Pause || c.Pick < 0 {
 		return fmt.Sprintf("client-stop-random: pick %d, pause %v, active %v: want a pick ≥ 0, a positive pause and an active time at least as long", c.Pick, time.Duration(c.Pause), time.Duration(c.Active))
@@ -463,14 +365,11 @@ func (c *ClientStopRandom) String() string {
 	return fmt.Sprintf("client-stop-random: stop client process #%d (modulo their number) for %s", c.Pick, time.Duration(c.Pause))
 }
 
-// MinActive is the active time: Plan gives the step that much.
 func (c *ClientStopRandom) MinActive() time.Duration { return time.Duration(c.Active) }
 
-// Lasts implements ArmedFault.
 func (c *ClientStopRandom) Lasts() time.Duration { return time.Duration(c.Active) }
 
-// Arm stops the process at once: the random form has no moment to wait
-// for, and its description names what it stopped.
+// Arm stops the process at once, so that String names it.
 func (c *ClientStopRandom) Arm(_ context.Context, t *Target, _ time.Time) (bool, error) {
 	ps, err := stopper(t)
 	if err != nil {
@@ -481,21 +380,12 @@ func (c *ClientStopRandom) Arm(_ context.Context, t *Target, _ time.Time) (bool,
 		return false, err
 	}
 	c.Stopped = what
-	c.stop.begin(cont, time.Duration(c.Pause))
+	c.begin(cont, time.Duration(c.Pause))
 	return true, nil
 }
 
-// Start does nothing more: Arm stopped the process.
-func (c *ClientStopRandom) Start(context.Context, *Target) error { return nil }
-
-// Heal continues the process if its pause has not run out yet.
-func (c *ClientStopRandom) Heal(context.Context, *Target) error { return c.stop.end() }
-
-// Ended is closed when the process has been continued.
-func (c *ClientStopRandom) Ended() <-chan struct{} { return c.stop.ended() }
-
-// stopped is a stopped process and its continuation: after the pause, or
-// at the heal, whichever comes first, once; done is closed once it ran.
+// stopped is a stopped process, continued after the pause or at the
+// heal, whichever comes first, once.
 type stopped struct {
 	mu    sync.Mutex
 	cont  func() error
@@ -504,7 +394,6 @@ type stopped struct {
 	done  chan struct{}
 }
 
-// begin continues the process with cont after pause.
 func (s *stopped) begin(cont func() error, pause time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -515,15 +404,18 @@ func (s *stopped) begin(cont func() error, pause time.Duration) {
 	s.timer = time.AfterFunc(pause, func() { s.end() })
 }
 
-// ended is closed once the process was continued (never, before begin).
-func (s *stopped) ended() <-chan struct{} {
+func (s *stopped) Start(context.Context, *Target) error { return nil }
+
+func (s *stopped) Heal(context.Context, *Target) error { return s.end() }
+
+// Ended is closed once the process was continued.
+func (s *stopped) Ended() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.done
 }
 
-// end continues the process now, unless it was already, and returns the
-// continuation's error.
+// end continues the process unless it was, and returns cont's error.
 func (s *stopped) end() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

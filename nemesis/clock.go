@@ -12,11 +12,9 @@ import (
 	"github.com/locktorture/locktorture/cluster"
 )
 
-// The clock family: the kinds that move the wall clock of nodes through
-// the clock shim, at a time drawn in advance (clock, clock-back-slew,
-// clock-drift) or at a live hold (clock-holder, clock-minority,
-// clock-majority, clock-partition), and the clients' clock
-// (client-clock); first the code they draw, check, set and heal with.
+// The clock family moves wall clocks through the clock shim
+// (cluster.WithClockShim): Redis expires keys by the wall clock; the
+// monotonic clock (event-loop timers) is not touched.
 
 // Modes of a clock fault.
 const (
@@ -24,10 +22,8 @@ const (
 	ClockStrobe = "strobe" // alternate between the offset and 0
 )
 
-// clockTargets draws the nodes a clock fault takes: sp's nodes of a
-// multi-node lock, or of the failover topology (a primary and its
-// replica, whose clocks both count); the one node of a single-instance
-// lock.
+// clockTargets is targets, except that the failover topology, whose
+// primary's and replica's clocks both count, draws sp's nodes too.
 func clockTargets(rng *rand.Rand, s Setup, sp nodeSpec) []int {
 	if s.Topology == cluster.TopologyFailover {
 		return sp.pick(rng, s.Nodes)
@@ -35,7 +31,6 @@ func clockTargets(rng *rand.Rand, s Setup, sp nodeSpec) []int {
 	return targets(rng, s, sp)
 }
 
-// checkRate checks the rate of a clock that runs fast (a slew, a drift).
 func checkRate(rate float64) error {
 	if !(rate > 0 && rate <= 1) {
 		return fmt.Errorf("rate %g: want 0 < rate ≤ 1", rate)
@@ -43,7 +38,6 @@ func checkRate(rate float64) error {
 	return nil
 }
 
-// checkMode checks a clock fault's mode and period (Clock, ClientClock).
 func checkMode(mode string, period Duration) error {
 	switch {
 	case mode == ClockJump && period != 0:
@@ -56,9 +50,7 @@ func checkMode(mode string, period Duration) error {
 	return nil
 }
 
-// jumpText describes a jump of a clock by off, or with mode strobe its
-// alternation with 0 every period: "jump +300ms", "strobe -1s/0 every
-// 250ms" (Clock, ClientClock).
+// jumpText is "jump +300ms" or "strobe -1s/0 every 250ms".
 func jumpText(mode string, off, period Duration) string {
 	sign := ""
 	if off >= 0 {
@@ -70,9 +62,33 @@ func jumpText(mode string, off, period Duration) string {
 	return fmt.Sprintf("jump %s%s", sign, time.Duration(off))
 }
 
-// clockSetter returns what sets the clocks of the target's nodes idx to
-// an offset, after fit checked the fault against the cluster's size
-// (Clock, ClockBackSlew, ClockDrift).
+// startJump sets a clock off; a strobe then flips it in bg between 0 and
+// off every period until Heal, ctx's end or an error of set.
+func startJump(ctx context.Context, bg *background, mode string, off, period Duration, set func(time.Duration) error) error {
+	if err := set(time.Duration(off)); err != nil || mode != ClockStrobe {
+		return err
+	}
+	bg.start(func(stop <-chan struct{}) error {
+		tick := time.NewTicker(time.Duration(period))
+		defer tick.Stop()
+		for shifted := true; ; {
+			if await(ctx, stop, tick.C) != nil {
+				return nil
+			}
+			shifted = !shifted
+			d := time.Duration(0)
+			if shifted {
+				d = time.Duration(off)
+			}
+			if err := set(d); err != nil {
+				return err
+			}
+		}
+	})
+	return nil
+}
+
+// clockSetter sets the clocks of the target's nodes idx, once fit.
 func clockSetter(t *Target, idx []int, fit func(nodes int) error) (func(time.Duration) error, error) {
 	if t.Cluster == nil {
 		return nil, errors.New("no cluster")
@@ -93,15 +109,12 @@ func clockSetter(t *Target, idx []int, fit func(nodes int) error) (func(time.Dur
 	}, nil
 }
 
-// healClocks halts a clock fault's goroutine and sets the clocks of t's
-// nodes idx right, joining err (what the fault's heal found before):
-// every clock fault's heal.
+// healClocks halts bg and sets the clocks of t's nodes idx right.
 func healClocks(bg *background, t *Target, idx []int, err error) error {
 	return errors.Join(err, bg.halt(), eachNode(t, idx, func(n *cluster.Node) error { return n.SetClockOffset(0) }))
 }
 
-// setClocks sets the clocks of the decision's target nodes to the
-// decision's amount (jumped) or to 0; nothing when it did not strike.
+// setClocks sets the decision's nodes' clocks to its amount (jumped) or 0.
 func (a *Aim) setClocks(t *Target, jumped bool) error {
 	if !a.struck() {
 		return nil
@@ -113,42 +126,18 @@ func (a *Aim) setClocks(t *Target, jumped bool) error {
 	return eachNode(t, a.Decision.Targets, func(n *cluster.Node) error { return n.SetClockOffset(off) })
 }
 
-// strobe flips a clock between 0 and off every period, starting shifted,
-// until stop is closed or ctx is done (nil), or set fails (its error: the
-// cluster or the clients are gone). Clock and ClientClock strobe with it.
-func strobe(ctx context.Context, stop <-chan struct{}, period, off time.Duration, set func(time.Duration) error) error {
-	tick := time.NewTicker(period)
-	defer tick.Stop()
-	for shifted := true; ; {
-		if await(ctx, stop, tick.C) != nil {
-			return nil
-		}
-		shifted = !shifted
-		d := time.Duration(0)
-		if shifted {
-			d = off
-		}
-		if err := set(d); err != nil {
-			return err
-		}
-	}
-}
-
 // SlewRate is the rate at which clock-back-slew brings a node's clock back
-// to the real time: the clock runs 0.8% fast while it catches up, below
-// the 1% clock drift the locks' drift allowance assumes (TTL×1% + 2 ms,
-// RedLock's drift factor), as NTP's slewing (at most 0.05%) is below it.
+// to the real time: 0.8% fast, below the 1% clock drift the locks' drift
+// allowance assumes (TTL×1% + 2 ms, RedLock's drift factor), as NTP's
+// slewing (at most 0.05%) is below it.
 const SlewRate = 0.008
 
-// slewTick is how often a slew rewrites the offset: each rewrite moves the
-// clock forward by Rate × slewTick (40 µs at 0.8% and 5 ms).
+// slewTick is how often a slew rewrites the offset.
 const slewTick = 5 * time.Millisecond
 
-// Slew moves an offset from from (negative) to 0 at rate, calling set
-// every tick with the offset due then (from + rate × the time since Slew
-// began, at most 0), until it has set 0, stop is closed (then it returns
-// ErrSlewStopped) or ctx is done. The clock it sets runs at most rate
-// faster than the real time, plus one tick's rounding.
+// Slew moves an offset from from (negative) to 0 at rate, setting it
+// every tick, until it is 0, stop is closed (ErrSlewStopped) or ctx is
+// done: the clock runs at most rate fast, plus a tick's rounding.
 func Slew(ctx context.Context, stop <-chan struct{}, set func(time.Duration) error, from time.Duration, rate float64, tick time.Duration) error {
 	began := time.Now()
 	t := time.NewTicker(tick)
@@ -170,9 +159,8 @@ func Slew(ctx context.Context, stop <-chan struct{}, set func(time.Duration) err
 // ErrSlewStopped is returned by Slew when it was stopped before reaching 0.
 var ErrSlewStopped = errors.New("nemesis: slew stopped before the clock caught up")
 
-// Drift sets an offset of rate × the time since Drift began every tick,
-// until stop is closed (ErrSlewStopped) or ctx is done, or set fails: a
-// clock that runs rate fast.
+// Drift sets an offset of rate × the time since it began every tick, until
+// stop is closed (ErrSlewStopped), ctx is done or set fails.
 func Drift(ctx context.Context, stop <-chan struct{}, set func(time.Duration) error, rate float64, tick time.Duration) error {
 	began := time.Now()
 	t := time.NewTicker(tick)
@@ -187,22 +175,15 @@ func Drift(ctx context.Context, stop <-chan struct{}, set func(time.Duration) er
 	}
 }
 
-// Clock shifts the wall clock of nodes by Offset (forward when positive,
-// back when negative) until Heal sets it right. Redis expires keys by the
-// wall clock, so a jump forward on nodes that granted a lock expires it
-// early: a RedLock holder still counts on a lease a majority no longer
-// keeps, and another client can take the lock. A jump back makes leases
-// outlive their TTL. With Mode "strobe" the offset alternates between
-// Offset and 0 every Period. The monotonic clock (event-loop timers) is not
-// touched. It needs the nodes started with the clock shim
-// (cluster.WithClockShim).
+// Clock shifts the wall clock of nodes by Offset until Heal: forward, it
+// expires their leases early; back, they outlive their TTL.
 type Clock struct {
 	Nodes  []int    `json:"nodes"`
 	Mode   string   `json:"mode"`
 	Offset Duration `json:"offset"`
 	Period Duration `json:"period,omitempty"` // strobe only
 
-	bg background // a strobe's goroutine, started by Start, halted by Heal
+	bg background // a strobe's goroutine
 }
 
 var clockKind = Kind{
@@ -230,7 +211,6 @@ var clockKind = Kind{
 	Decode: decode[Clock],
 }
 
-// fit checks the parameters, and the nodes against the number of nodes.
 func (c *Clock) fit(nodes int) error {
 	if err := checkNodes(c.Nodes, nodes); err != nil {
 		return err
@@ -238,48 +218,26 @@ func (c *Clock) fit(nodes int) error {
 	return checkMode(c.Mode, c.Period)
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (c *Clock) Refuse(s Setup) string { return refusal("clock", c.fit(s.Nodes)) }
 
 func (c *Clock) String() string {
 	return "clock " + jumpText(c.Mode, c.Offset, c.Period) + " on " + nodeNames(c.Nodes)
 }
 
-// Start sets the nodes' clocks Offset off; a strobe then flips them between
-// 0 and Offset every Period until Heal or until ctx is done (Heal still
-// sets them right).
 func (c *Clock) Start(ctx context.Context, t *Target) error {
 	set, err := clockSetter(t, c.Nodes, c.fit)
 	if err != nil {
 		return err
 	}
-	if err := set(time.Duration(c.Offset)); err != nil {
-		return err
-	}
-	if c.Mode == ClockStrobe {
-		c.bg.start(func(stop <-chan struct{}) error {
-			return strobe(ctx, stop, time.Duration(c.Period), time.Duration(c.Offset), set)
-		})
-	}
-	return nil
+	return startJump(ctx, &c.bg, c.Mode, c.Offset, c.Period, set)
 }
 
-// Heal stops a strobe, waits for it to return (it never blocks) and sets
-// every node's clock right.
 func (c *Clock) Heal(_ context.Context, t *Target) error { return healClocks(&c.bg, t, c.Nodes, nil) }
 
-// ClockBackSlew jumps the wall clock of nodes back by Offset (negative),
-// keeps it there for Hold, then brings it back to the real time by
-// slewing: the offset moves to 0 at Rate, rewritten every few
-// milliseconds, so the node's clock runs at most Rate faster than real
-// time, never jumping forward by more than Rate × 5 ms. A backward jump
-// only makes keys live longer; the slew makes a key set while it runs
-// expire up to Rate × TTL early, which the drift allowance covers while
-// Rate < 1%. So the fault should cost liveness only (a crashed holder's
-// key lives up to |Offset| longer), unlike clock's backward jump, whose
-// heal is a forward jump that expires keys early. The slew runs within
-// the fault's active time (MinActive); Heal waits for it and sets any
-// rest right at once, reporting it as an error. It needs the clock shim.
+// ClockBackSlew jumps the wall clock of nodes back by Offset, keeps it
+// there for Hold, then slews it back at Rate: no forward jump, and a key
+// set meanwhile expires at most Rate × TTL early, within the drift
+// allowance while Rate < 1%: liveness only.
 type ClockBackSlew struct {
 	Nodes  []int    `json:"nodes"`
 	Offset Duration `json:"offset"`
@@ -318,7 +276,6 @@ func (c *ClockBackSlew) fit(nodes int) error {
 	return checkRate(c.Rate)
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (c *ClockBackSlew) Refuse(s Setup) string { return refusal("clock-back-slew", c.fit(s.Nodes)) }
 
 // MinActive is Hold plus the slew's time, |Offset| / Rate, and a tick.
@@ -333,7 +290,6 @@ func (c *ClockBackSlew) String() string {
 	return fmt.Sprintf("clock jump %s on %s, slewed back at %.2g%%", time.Duration(c.Offset), nodeNames(c.Nodes), c.Rate*100)
 }
 
-// Start sets the nodes' clocks Offset back, and slews them to 0 after Hold.
 func (c *ClockBackSlew) Start(ctx context.Context, t *Target) error {
 	set, err := clockSetter(t, c.Nodes, c.fit)
 	if err != nil {
@@ -355,9 +311,8 @@ func (c *ClockBackSlew) Start(ctx context.Context, t *Target) error {
 	return nil
 }
 
-// Heal waits for the slew to reach 0, or ctx's end, and then sets every
-// node's clock right; a slew that had not finished is an error (the rest
-// was a forward jump).
+// Heal waits for the slew, or ctx's end: a slew cut short is an error
+// (the rest is a forward jump).
 func (c *ClockBackSlew) Heal(ctx context.Context, t *Target) error {
 	var err error
 	if c.bg.stop != nil {
@@ -372,14 +327,9 @@ func (c *ClockBackSlew) Heal(ctx context.Context, t *Target) error {
 	return healClocks(&c.bg, t, c.Nodes, err)
 }
 
-// ClockDrift runs the wall clock of nodes fast by Rate (0.02: 2% fast)
-// until Heal, by the slew's mechanism: the offset, rewritten every few
-// milliseconds, grows by Rate × the real time elapsed. A key set on such
-// a node lives TTL/(1+Rate) of real time, not TTL; RedLock's drift
-// allowance (TTL×1% + 2 ms) covers a Rate up to about 1%. Heal sets the
-// offset back to 0: a backward jump, which only makes keys live longer.
-// It needs the clock shim; the safety envelope sweeps Rate (torture
-// envelope --fault drift).
+// ClockDrift runs the wall clock of nodes Rate fast (0.02: 2%) until
+// Heal: a key set there lives TTL/(1+Rate), which RedLock's drift
+// allowance covers up to about 1%; the safety envelope sweeps Rate.
 type ClockDrift struct {
 	Nodes []int   `json:"nodes"`
 	Rate  float64 `json:"rate"`
@@ -407,14 +357,12 @@ func (c *ClockDrift) fit(nodes int) error {
 	return checkRate(c.Rate)
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (c *ClockDrift) Refuse(s Setup) string { return refusal("clock-drift", c.fit(s.Nodes)) }
 
 func (c *ClockDrift) String() string {
 	return fmt.Sprintf("clock-drift: clocks %.3g%% fast on %s", c.Rate*100, nodeNames(c.Nodes))
 }
 
-// Start makes the nodes' clocks run Rate fast until Heal.
 func (c *ClockDrift) Start(ctx context.Context, t *Target) error {
 	set, err := clockSetter(t, c.Nodes, c.fit)
 	if err != nil {
@@ -430,22 +378,13 @@ func (c *ClockDrift) Start(ctx context.Context, t *Target) error {
 	return nil
 }
 
-// Heal stops the drift and sets the clocks right.
 func (c *ClockDrift) Heal(_ context.Context, t *Target) error {
 	return healClocks(&c.bg, t, c.Nodes, nil)
 }
 
-// ClientClock shifts the wall clock of the lock's client processes by
-// Offset (forward when positive, back when negative) until Heal sets it
-// right; with Mode "strobe" it alternates between Offset and 0 every
-// Period, so that every client round in flight at a flip sees the jump.
-// It reaches only clients that run as processes under the clock shim
-// (the process adapter; Target.ClientClock): the kind refuses a Go lock,
-// whose time.Now reads the clock without libc. A client that counts its
-// validity on a monotonic clock is unmoved; one that counts the time
-// elapsed in a round on the wall clock (redlock-py-wall, as the
-// redlock-py library) over-claims by a backward jump during the round and
-// under-claims by a forward one.
+// ClientClock shifts the wall clock of the lock's client processes, as
+// Clock does the nodes': a client that counts a round's elapsed time on
+// the wall clock (redlock-py-wall) over-claims by a backward jump.
 type ClientClock struct {
 	Mode   string   `json:"mode"`
 	Offset Duration `json:"offset"`
@@ -477,13 +416,8 @@ var clientClockKind = Kind{
 	Decode: decode[ClientClock],
 }
 
-func (c *ClientClock) fit() error {
-	return checkMode(c.Mode, c.Period)
-}
-
-// Refuse says why the fault does not fit s, or "".
 func (c *ClientClock) Refuse(s Setup) string {
-	if err := c.fit(); err != nil {
+	if err := checkMode(c.Mode, c.Period); err != nil {
 		return "client-clock: " + err.Error()
 	}
 	if !s.ClientProcesses || s.GoClients {
@@ -494,28 +428,16 @@ func (c *ClientClock) Refuse(s Setup) string {
 
 func (c *ClientClock) String() string { return "client clock " + jumpText(c.Mode, c.Offset, c.Period) }
 
-// Start sets the clients' clock Offset off; a strobe then flips it
-// between 0 and Offset every Period until Heal or until ctx is done.
 func (c *ClientClock) Start(ctx context.Context, t *Target) error {
 	if t.ClientClock == nil {
 		return errors.New("no client clock (the run started its clients without the clock shim)")
 	}
-	if err := c.fit(); err != nil {
+	if err := checkMode(c.Mode, c.Period); err != nil {
 		return err
 	}
-	if err := t.ClientClock.SetOffset(time.Duration(c.Offset)); err != nil {
-		return err
-	}
-	if c.Mode == ClockStrobe {
-		clk := t.ClientClock
-		c.bg.start(func(stop <-chan struct{}) error {
-			return strobe(ctx, stop, time.Duration(c.Period), time.Duration(c.Offset), clk.SetOffset)
-		})
-	}
-	return nil
+	return startJump(ctx, &c.bg, c.Mode, c.Offset, c.Period, t.ClientClock.SetOffset)
 }
 
-// Heal stops a strobe and sets the clients' clock right.
 func (c *ClientClock) Heal(_ context.Context, t *Target) error {
 	err := c.bg.halt()
 	if t.ClientClock == nil {
@@ -524,43 +446,25 @@ func (c *ClientClock) Heal(_ context.Context, t *Target) error {
 	return errors.Join(err, t.ClientClock.SetOffset(0))
 }
 
-// The targeted kinds of the clock family: a jump of the clock of a live
-// hold's nodes (clock-holder, clock-minority, clock-majority),
-// and the same after a split of the client groups (clock-partition).
-
-// saysJump describes a targeted clock jump once it struck.
 func saysJump(d *Decision) string {
 	return fmt.Sprintf("jump +%s on %s", time.Duration(d.Amount).Round(time.Millisecond), nodeNames(d.Targets))
 }
 
-// The scopes of a targeted clock jump: which of a live hold's granting
-// nodes jump. Each is a kind of its own (clock-holder, clock-minority,
-// clock-majority), so that the contested cases are cells of their own.
+// The scopes of a targeted clock jump, each a kind (a cell) of its own.
 const (
-	// ScopeHolder: one granting node. On a multi-node lock only a hold
-	// that a bare majority granted is aimed at: then that one node is
-	// enough to leave the holder without a majority (the contested case).
+	// ScopeHolder: one granting node of a bare majority's hold.
 	ScopeHolder = "holder"
-	// ScopeMinority: as many granting nodes as leave the rest of the
-	// granting ones a majority, at most a minority of the nodes (two of
-	// five where all five granted, one where four did): the lock's
-	// assumption (a minority misbehaves) holds, and RedLock should stay
-	// safe. Taking only holds that all nodes granted missed every hold
-	// of a run on a loaded machine, where a quarter of the grants or more
-	// come from four nodes or three.
+	// ScopeMinority: as many granting nodes as leave the rest a majority,
+	// at most a minority: RedLock's assumption holds. Only holds all
+	// nodes granted missed every hold of a run on a loaded machine.
 	ScopeMinority = "minority"
-	// ScopeMajority: a bare majority of the nodes, all granting ones.
 	ScopeMajority = "majority"
 )
 
-// ClockHold waits for a live hold and jumps the wall clock of some of the
-// nodes that granted it forward by the validity the hold has left plus
-// Margin, so that their copies of the lease expire while the holder
-// still counts on it. Margin covers the part of a node's TTL the lock's
-// validity does not count (the drift allowance and the acquire's round
-// trip). With Jump set, the jump is Jump whatever the validity left (the
-// safety envelope sweeps it). The clocks are set right by Heal. It needs
-// the nodes started with the clock shim.
+// ClockHold jumps the clock of some of a live hold's nodes forward by the
+// validity left plus Margin (what the lock's validity does not count: the
+// drift allowance and the round trip), or by Jump, which the safety
+// envelope sweeps.
 type ClockHold struct {
 	Scope  string   `json:"scope"`
 	Pick   int      `json:"pick"`
@@ -569,7 +473,6 @@ type ClockHold struct {
 	Aim
 }
 
-// clockHoldKind is the kind of one scope.
 func clockHoldKind(scope, summary string, multi bool) Kind {
 	return Kind{
 		Name:    "clock-" + scope,
@@ -582,7 +485,7 @@ func clockHoldKind(scope, summary string, multi bool) Kind {
 			return &ClockHold{Scope: scope, Pick: rng.IntN(max(1, s.Nodes)), Margin: Duration(s.TTL / 10), Aim: newAim(s)}
 		},
 		Decode: func(params json.RawMessage) (Fault, error) {
-			f, err := decode[ClockHold](params)
+			f, err := decodeAimed[ClockHold](params)
 			if err != nil {
 				return nil, err
 			}
@@ -600,7 +503,6 @@ var (
 	clockMajorityKind = clockHoldKind(ScopeMajority, "jump the clock of a majority of a live hold's nodes just past its validity", true)
 )
 
-// Refuse says why the fault does not fit s, or "".
 func (c *ClockHold) Refuse(s Setup) string {
 	kind := "clock-" + c.Scope
 	switch {
@@ -617,7 +519,6 @@ func (c *ClockHold) String() string {
 	return s + c.says(saysJump)
 }
 
-// Arm waits for a grant (or extend) its scope fits, and picks the nodes.
 func (c *ClockHold) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	nodes, err := clusterSize(t)
 	if err != nil {
@@ -649,30 +550,17 @@ func (c *ClockHold) Arm(ctx context.Context, t *Target, base time.Time) (bool, e
 	})
 }
 
-// Start jumps the chosen nodes' clocks.
 func (c *ClockHold) Start(_ context.Context, t *Target) error { return c.setClocks(t, true) }
 
-// Heal sets their clocks right.
 func (c *ClockHold) Heal(_ context.Context, t *Target) error { return c.setClocks(t, false) }
 
 // ClockPartition is Kleppmann's scenario against RedLock: the client
-// groups are split (as partition's shape split: group 0 reaches only
-// Sides[0], group 1 only Sides[1], two bare majorities that share one
-// node with an odd number of nodes), so every hold is granted by a bare
-// majority; at the first such hold, the wall clock of a node both sides
-// reach jumps by the validity left plus Margin. That node forgets the
-// lease, and with the nodes of the other side, which never saw it, it is
-// a majority that grants the lock to a client of the other group while
-// the holder still counts on it. The split begins when the step does,
-// before the strike the history records; Heal lifts it and sets the
-// clock right.
-//
-// Settle is how long after the split began a hold must have been
-// granted to be struck at (a TTL when planned; 0: any hold): a lease
-// granted before the split whose release the cut dropped sits on the
-// other side's own node until it expires, and while it does the other
-// side has no majority to take, so a strike then is wasted. The window
-// counts from the split and includes Settle.
+// groups are split onto two bare majorities sharing a node (shape split);
+// at a hold, the shared node's clock jumps past its validity, and with
+// the other side it grants the lock again. Settle: a lease granted before
+// the split whose release the cut dropped holds the other side's node
+// until it expires, so only a hold granted Settle after the split is
+// struck at.
 type ClockPartition struct {
 	Sides  [][]int  `json:"sides"`
 	Pick   int      `json:"pick"`
@@ -694,12 +582,11 @@ var clockPartitionKind = Kind{
 		c.Window += c.Settle
 		return c
 	},
-	Decode: decode[ClockPartition],
+	Decode: decodeAimed[ClockPartition],
 }
 
 func (c *ClockPartition) split() *Partition { return &Partition{Shape: ShapeSplit, Sides: c.Sides} }
 
-// Refuse says why the fault does not fit s, or "".
 func (c *ClockPartition) Refuse(s Setup) string {
 	if c.Pick < 0 || c.Margin < 0 || c.Settle < 0 {
 		return "clock-partition: negative pick, margin or settle"
@@ -715,9 +602,8 @@ func (c *ClockPartition) String() string {
 	return s + c.says(saysJump)
 }
 
-// Arm splits the groups, then waits for a hold a bare majority granted,
-// Settle or more after the split began, that includes a node both sides
-// reach; when none comes, it lifts the split before it returns.
+// Arm splits the groups, then waits for a settled hold of a bare majority
+// with a shared node; without one it lifts the split.
 func (c *ClockPartition) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	if t.Cluster == nil {
 		return false, errors.New("no cluster")
@@ -733,12 +619,9 @@ func (c *ClockPartition) Arm(ctx context.Context, t *Target, base time.Time) (bo
 		if (ch.Kind != HoldGranted && ch.Kind != HoldExtended) || !h.Reported || len(h.Granted) != q || (c.Settle > 0 && ch.Time < settled) {
 			return aim{}, false
 		}
-		var shared []int
-		for _, n := range h.Granted {
-			if slices.Contains(c.Sides[0], n) && slices.Contains(c.Sides[1], n) {
-				shared = append(shared, n)
-			}
-		}
+		shared := slices.DeleteFunc(slices.Clone(h.Granted), func(n int) bool {
+			return !slices.Contains(c.Sides[0], n) || !slices.Contains(c.Sides[1], n)
+		})
 		if len(shared) == 0 {
 			return aim{}, false
 		}
@@ -750,10 +633,8 @@ func (c *ClockPartition) Arm(ctx context.Context, t *Target, base time.Time) (bo
 	return struck, err
 }
 
-// Start jumps the chosen node's clock (the split is in place since Arm).
 func (c *ClockPartition) Start(_ context.Context, t *Target) error { return c.setClocks(t, true) }
 
-// Heal lifts the split and sets the clock right.
 func (c *ClockPartition) Heal(ctx context.Context, t *Target) error {
 	if !c.struck() {
 		return nil

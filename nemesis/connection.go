@@ -9,41 +9,21 @@ import (
 	"github.com/locktorture/locktorture/cluster"
 )
 
-// The connection kinds break the clients' connections to nodes through
-// toxiproxy's toxics, on every client group's proxy of each node, open
-// and new connections alike, until Heal removes them:
-//
-//   - reset-peer: each connection is reset (TCP RST) Reset after its
-//     first bytes in Stream's direction, and those bytes are dropped. On
-//     the replies (downstream) Redis ran the command and the client never
-//     learns it: a reset mid-reply is an outcome the lock must take as
-//     unknown, neither granted nor refused. On the commands (upstream)
-//     the command never reaches Redis.
-//   - limit-data: each connection is closed once Bytes have passed in
-//     Stream's direction, wherever that falls: mid-reply or mid-command.
-//   - slicer: every chunk is cut into pieces of about Size bytes (±
-//     Variation), each Delay after the last: replies (and commands) come
-//     in fragments, late.
-//   - conn-drop: a Share of the connections, drawn by toxiproxy once per
-//     connection and direction, drop every byte (a black hole, as a
-//     partition's) until healed; the rest pass. A command on a dropped
-//     connection times out at the client, run (the reply dropped) or not
-//     (the command dropped).
-//
-// None of them delays a reply past its call's timeout without failing
-// the call, so a lock whose validity is counted from before its request
-// and that takes an unknown outcome for one stays safe.
+// The connection kinds break the clients' connections to nodes with
+// toxiproxy's toxics on every client group's proxy of each node until
+// Heal (docs/faults.md): reset-peer, limit-data, slicer and conn-drop.
+// None delays a reply past its call's timeout without failing the call,
+// so a lock whose validity is counted from before its request and that
+// takes an unknown outcome for one (a reply lost after Redis ran the
+// command) stays safe.
 
-// The directions a connection fault acts in: replies, or commands.
 var connStreams = []string{downstream, upstream}
 
-// connNodes draws the nodes of a connection fault: the one node of a
-// single-instance lock; every node or a minority of a multi-node lock's.
 func connNodes(rng *rand.Rand, s Setup) []int { return targets(rng, s, allOrMinority) }
 
-// connKind is a connection fault kind: its needs are the proxies. Four
-// clients on one key held half the time: with ten, redislock's clients
-// were granted under 1% of their acquires, and a run decided nothing.
+// connKind is a connection fault kind. Four clients on one key held half
+// the time: with ten, redislock's clients were granted under 1% of their
+// acquires, and a run decided nothing.
 func connKind[T any, P faultOf[T]](name, summary string, plan func(*rand.Rand, Setup) Fault) Kind {
 	return Kind{
 		Name:    name,
@@ -56,8 +36,6 @@ func connKind[T any, P faultOf[T]](name, summary string, plan func(*rand.Rand, S
 	}
 }
 
-// addToxics adds specs, with toxicity share, to every group's proxy of
-// each node idx, checked against the cluster first.
 func addToxics(ctx context.Context, t *Target, idx []int, share float32, specs ...toxicSpec) error {
 	if err := checkTarget(t, idx); err != nil {
 		return err
@@ -68,7 +46,6 @@ func addToxics(ctx context.Context, t *Target, idx []int, share float32, specs .
 	return injectToxics(ctx, t, idx, specs...)
 }
 
-// refuseConn checks a connection fault's nodes and stream.
 func refuseConn(kind string, nodes []int, stream string, s Setup) string {
 	if err := checkNodes(nodes, s.Nodes); err != nil {
 		return kind + ": " + err.Error()
@@ -79,8 +56,7 @@ func refuseConn(kind string, nodes []int, stream string, s Setup) string {
 	return ""
 }
 
-// way names a stream for descriptions: "replies" or "commands", or in
-// the singular.
+// way names a stream: "replies" or "commands", or in the singular.
 func way(stream string, singular bool) string {
 	w := "replies"
 	if stream == upstream {
@@ -92,7 +68,8 @@ func way(stream string, singular bool) string {
 	return w
 }
 
-// ResetPeer resets connections (see the connection kinds above).
+// ResetPeer resets (TCP RST) each connection Reset after its first bytes
+// in Stream's direction, which are lost.
 type ResetPeer struct {
 	Nodes  []int    `json:"nodes"`
 	Stream string   `json:"stream"`
@@ -108,7 +85,6 @@ var resetPeerKind = connKind[ResetPeer]("reset-peer", "reset the connections to 
 		return f
 	})
 
-// Refuse says why the fault does not fit s, or "".
 func (r *ResetPeer) Refuse(s Setup) string {
 	if r.Reset < 0 {
 		return fmt.Sprintf("reset-peer: reset %v: want it ≥ 0", time.Duration(r.Reset))
@@ -120,19 +96,17 @@ func (r *ResetPeer) String() string {
 	return fmt.Sprintf("reset-peer %s: reset each connection %s after its first %s", nodeNames(r.Nodes), time.Duration(r.Reset), way(r.Stream, true))
 }
 
-// Start adds the reset_peer toxics.
 func (r *ResetPeer) Start(ctx context.Context, t *Target) error {
 	return addToxics(ctx, t, r.Nodes, 1, toxicSpec{Name: resetPeerToxic, Type: "reset_peer", Stream: r.Stream,
 		Attributes: map[string]int64{"timeout": time.Duration(r.Reset).Milliseconds()}})
 }
 
-// Heal removes them.
 func (r *ResetPeer) Heal(ctx context.Context, t *Target) error {
 	return clearToxics(ctx, t, resetPeerToxic)
 }
 
-// LimitData closes connections after some bytes (see the connection
-// kinds above).
+// LimitData closes each connection once Bytes have passed in Stream's
+// direction, mid-reply or not.
 type LimitData struct {
 	Nodes  []int  `json:"nodes"`
 	Stream string `json:"stream"`
@@ -144,7 +118,6 @@ var limitDataKind = connKind[LimitData]("limit-data", "close each connection to 
 		return &LimitData{Nodes: connNodes(rng, s), Stream: connStreams[rng.IntN(2)], Bytes: 16 + rng.Int64N(497)}
 	})
 
-// Refuse says why the fault does not fit s, or "".
 func (l *LimitData) Refuse(s Setup) string {
 	if l.Bytes < 1 {
 		return fmt.Sprintf("limit-data: bytes %d: want at least 1", l.Bytes)
@@ -156,19 +129,17 @@ func (l *LimitData) String() string {
 	return fmt.Sprintf("limit-data %s: close each connection after %d bytes of %s", nodeNames(l.Nodes), l.Bytes, way(l.Stream, false))
 }
 
-// Start adds the limit_data toxics.
 func (l *LimitData) Start(ctx context.Context, t *Target) error {
 	return addToxics(ctx, t, l.Nodes, 1, toxicSpec{Name: limitDataToxic, Type: "limit_data", Stream: l.Stream,
 		Attributes: map[string]int64{"bytes": l.Bytes}})
 }
 
-// Heal removes them.
 func (l *LimitData) Heal(ctx context.Context, t *Target) error {
 	return clearToxics(ctx, t, limitDataToxic)
 }
 
-// Slicer cuts the data of connections into small, late pieces (see the
-// connection kinds above).
+// Slicer cuts every chunk into pieces of Size ± Variation bytes, each
+// Delay after the last.
 type Slicer struct {
 	Nodes     []int    `json:"nodes"`
 	Stream    string   `json:"stream"`
@@ -184,7 +155,6 @@ var slicerKind = connKind[Slicer]("slicer", "cut the replies (or commands) of no
 			Delay: Duration(time.Duration(rng.Int64N(1001)) * time.Microsecond)}
 	})
 
-// Refuse says why the fault does not fit s, or "".
 func (sl *Slicer) Refuse(s Setup) string {
 	if sl.Size < 1 || sl.Variation < 0 || sl.Variation >= sl.Size || sl.Delay < 0 {
 		return fmt.Sprintf("slicer: size %d, variation %d, delay %v: want size ≥ 1, 0 ≤ variation < size, delay ≥ 0", sl.Size, sl.Variation, time.Duration(sl.Delay))
@@ -196,19 +166,17 @@ func (sl *Slicer) String() string {
 	return fmt.Sprintf("slicer %s: %s in pieces of %d±%d bytes, %s apart", nodeNames(sl.Nodes), way(sl.Stream, false), sl.Size, sl.Variation, time.Duration(sl.Delay))
 }
 
-// Start adds the slicer toxics.
 func (sl *Slicer) Start(ctx context.Context, t *Target) error {
 	return addToxics(ctx, t, sl.Nodes, 1, toxicSpec{Name: slicerToxic, Type: "slicer", Stream: sl.Stream,
 		Attributes: map[string]int64{"average_size": sl.Size, "size_variation": sl.Variation, "delay": time.Duration(sl.Delay).Microseconds()}})
 }
 
-// Heal removes them.
 func (sl *Slicer) Heal(ctx context.Context, t *Target) error {
 	return clearToxics(ctx, t, slicerToxic)
 }
 
-// ConnDrop black-holes a share of the connections (see the connection
-// kinds above).
+// ConnDrop black-holes a Share of the connections, drawn by toxiproxy per
+// connection and direction, until healed.
 type ConnDrop struct {
 	Nodes []int   `json:"nodes"`
 	Share float32 `json:"share"`
@@ -220,23 +188,17 @@ var connDropKind = connKind[ConnDrop]("conn-drop", "drop every byte of a fifth t
 		return &ConnDrop{Nodes: connNodes(rng, s), Share: float32(int(share*100)) / 100}
 	})
 
-// Refuse says why the fault does not fit s, or "".
 func (c *ConnDrop) Refuse(s Setup) string {
 	if c.Share <= 0 || c.Share > 1 {
 		return fmt.Sprintf("conn-drop: share %v: want it in (0, 1]", c.Share)
 	}
-	if err := checkNodes(c.Nodes, s.Nodes); err != nil {
-		return "conn-drop: " + err.Error()
-	}
-	return ""
+	return refusal("conn-drop", checkNodes(c.Nodes, s.Nodes))
 }
 
 func (c *ConnDrop) String() string {
 	return fmt.Sprintf("conn-drop %s: drop %.0f%% of the connections each way", nodeNames(c.Nodes), 100*c.Share)
 }
 
-// Start adds timeout toxics of timeout 0 with toxicity Share, commands
-// first.
 func (c *ConnDrop) Start(ctx context.Context, t *Target) error {
 	return addToxics(ctx, t, c.Nodes, c.Share, blackHoleSpecs(connDropUp, connDropDown)...)
 }

@@ -14,52 +14,23 @@ import (
 	"github.com/locktorture/locktorture/internal/wait"
 )
 
-// The kinds of the failover topology (cluster.Failover: a primary, its
-// replica and the sentinels): failover, its aimed form
-// failover-unreplicated (the step it shares with the Redis Cluster
-// kinds is in unreplicated.go), and the replication-link kinds
-// replica-partition and replica-latency.
-
-// Failover isolates the primary of the failover topology (see
-// cluster.Failover) so that the sentinels promote the replica while
-// clients still write to the old primary, then isolates the old primary
-// from the clients too, and brings it back when healed. It is the
-// failover scenario of the literature: the replica is asynchronous, so
-// every write the old primary accepted after the cut, locks included, is
-// missing on the new primary, and a lock granted there is granted again.
-//
-// Start, in order:
-//
-//  1. black-holes both streams of the primary's internal proxy, the path
-//     by which the replica and the sentinels reach it (toxiproxy timeout
-//     toxics with timeout 0, as a partition: nothing is closed, bytes are
-//     dropped). Clients still reach it through their own proxy, and it
-//     still accepts writes: it has no min-replicas-to-write;
-//  2. waits, at most 30 s, until a majority of the sentinels name the
-//     replica as the primary (they call the old one down after 1 s
-//     without a PING reply and promote the replica within a few seconds);
-//  3. waits HoldOldPrimary, during which clients still connected to the
-//     old primary keep writing to it. go-redis's failover client drops
-//     those connections as soon as a sentinel announces the switch; a
-//     client that does not follow the sentinels keeps them;
-//  4. black-holes both streams of the clients' proxy to the old primary:
-//     it is now cut off from everyone.
-//
-// Heal removes every toxic Start added (which closes the connections they
-// held) and waits, at most 25 s, until the topology is healthy again (see
-// cluster.Failover.WaitHealthy): the sentinels find the old primary still
-// claiming to be a primary and reconfigure it as a replica of the new one
-// (about 2 s later with the cluster's sentinel timings); it resynchronises
-// from the new primary and the writes it took during the fault are gone.
+// Failover cuts the primary of the failover topology off its replica and
+// the sentinels (its internal proxy; it still takes the clients' writes),
+// waits until a majority of the sentinels name the replica, waits
+// HoldOldPrimary (go-redis's failover client drops its connections to the
+// old primary as soon as a sentinel announces the switch; a client that
+// does not follow the sentinels keeps them), then cuts the old primary
+// off the clients too. The replica is asynchronous: what the old primary
+// took after the cut is missing on the new one. Heal removes the toxics
+// and waits until the sentinels have made the old primary a replica.
 type Failover struct {
 	// HoldOldPrimary is how long after the promotion the old primary stays
-	// reachable by clients. The default, 0, cuts it off at once.
+	// reachable by clients (0: cut off at once).
 	HoldOldPrimary Duration `json:"hold_old_primary,omitempty"`
 
 	cut []*toxiproxy.Proxy // proxies that may hold this fault's toxics
 }
 
-// Bounds of the failover fault's waits.
 const (
 	promoteTimeout = 30 * time.Second
 	rejoinTimeout  = 25 * time.Second // less than healTimeout
@@ -78,7 +49,6 @@ var failoverKind = Kind{
 	Decode: decode[Failover],
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (f *Failover) Refuse(Setup) string {
 	if f.HoldOldPrimary < 0 {
 		return fmt.Sprintf("failover: negative hold_old_primary %v", time.Duration(f.HoldOldPrimary))
@@ -94,7 +64,6 @@ func (f *Failover) String() string {
 		time.Duration(f.HoldOldPrimary))
 }
 
-// Start isolates the primary and waits for the promotion (see Failover).
 func (f *Failover) Start(ctx context.Context, t *Target) error {
 	fo, err := failoverOf(t)
 	if err != nil {
@@ -112,9 +81,8 @@ func (f *Failover) Start(ctx context.Context, t *Target) error {
 	return f.promoted(ctx, wctx, fo, old, time.Duration(f.HoldOldPrimary))
 }
 
-// promoted is the end of a failover's start: it polls, within wctx, until
-// a majority of the sentinels name a primary other than old, then, hold
-// later (within ctx), cuts old from the clients too.
+// promoted polls, within wctx, until a majority of the sentinels name a
+// primary other than old, then, hold later, cuts old off the clients.
 func (f *Failover) promoted(ctx, wctx context.Context, fo *cluster.Failover, old *cluster.Node, hold time.Duration) error {
 	for {
 		n, err := fo.Primary(wctx)
@@ -134,8 +102,7 @@ func (f *Failover) promoted(ctx, wctx context.Context, fo *cluster.Failover, old
 	return f.blackHole(old.Proxy())
 }
 
-// blackHole drops every byte both ways through px, on open and new
-// connections, and remembers px for Heal.
+// blackHole drops every byte through px both ways, and keeps px for Heal.
 func (f *Failover) blackHole(px *toxiproxy.Proxy) error {
 	f.cut = append(f.cut, px)
 	for _, tx := range []struct{ name, stream string }{{failoverUp, "upstream"}, {failoverDown, "downstream"}} {
@@ -147,8 +114,6 @@ func (f *Failover) blackHole(px *toxiproxy.Proxy) error {
 	return nil
 }
 
-// Heal removes the toxics and waits until the old primary has rejoined
-// as a replica (see Failover).
 func (f *Failover) Heal(ctx context.Context, t *Target) error {
 	if err := f.uncut(ctx); err != nil {
 		return err
@@ -163,8 +128,7 @@ func (f *Failover) Heal(ctx context.Context, t *Target) error {
 	return err
 }
 
-// uncut removes every toxic the fault added, which closes the
-// connections they held.
+// uncut removes every toxic the fault added.
 func (f *Failover) uncut(ctx context.Context) error {
 	var errs []error
 	for _, px := range f.cut {
@@ -178,7 +142,6 @@ func (f *Failover) uncut(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// failoverOf returns the failover topology of t's cluster.
 func failoverOf(t *Target) (*cluster.Failover, error) {
 	if t.Cluster == nil || t.Cluster.Failover() == nil {
 		return nil, errors.New("no failover topology")
@@ -186,25 +149,13 @@ func failoverOf(t *Target) (*cluster.Failover, error) {
 	return t.Cluster.Failover(), nil
 }
 
-// FailoverUnreplicated is the failover of the literature aimed at a grant:
-// the primary is isolated from its replica and the sentinels (as the
-// failover kind does) right before the next grant, so that the grant is
-// never replicated; the sentinels promote the replica without the key,
-// and a second client acquires it there while the first still holds it.
-//
-// Arm is the step the Redis Cluster kinds share (cutBeforeGrant): when a
-// hold ends, it cuts the primary's internal path at once and waits up to
-// GrantWait (less than the sentinels' 1 s down-after) for a grant under
-// the cut; a lock that waits for its replica (setnx with WAIT 1) gives
-// none, and the failover goes on. Start waits for the promotion and cuts
-// the clients' path to the old primary too; Heal is the failover kind's
-// (the old primary rejoins as a replica).
-//
-// With Force (Plan sets it) Start does not leave the promotion to the
-// sentinels' down-after (1 s) and election: it asks them to fail over at
-// once (SENTINEL FAILOVER), as an operator's manual failover does right
-// after a write it does not know is unreplicated. Without it (schedules
-// written before Force) the sentinels find the primary down themselves.
+// FailoverUnreplicated is the failover aimed at a grant: the primary is
+// cut from its replica and the sentinels right before the next grant
+// (cutBeforeGrant, within GrantWait, less than the sentinels' 1 s
+// down-after), so the grant is never replicated and the replica is
+// promoted without it. With Force (Plan sets it; older schedules lack it)
+// Start asks the sentinels to fail over at once (SENTINEL FAILOVER), as
+// an operator's manual failover right after a write. Heal is failover's.
 type FailoverUnreplicated struct {
 	GrantWait Duration `json:"grant_wait"`
 	Force     bool     `json:"force,omitempty"`
@@ -223,10 +174,9 @@ var failoverUnreplicatedKind = Kind{
 	Plan: func(_ *rand.Rand, s Setup) Fault {
 		return &FailoverUnreplicated{GrantWait: Duration(min(s.TTL/2, 500*time.Millisecond)), Force: true, Aim: newAim(s)}
 	},
-	Decode: decode[FailoverUnreplicated],
+	Decode: decodeAimed[FailoverUnreplicated],
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (f *FailoverUnreplicated) Refuse(s Setup) string {
 	if f.GrantWait <= 0 {
 		return fmt.Sprintf("failover-unreplicated: grant_wait %v: want it positive", time.Duration(f.GrantWait))
@@ -242,11 +192,8 @@ func (f *FailoverUnreplicated) String() string {
 	return s + f.says(func(d *Decision) string { return "primary " + nodeNames(d.Targets) + " cut from " + d.at() })
 }
 
-// Arm is the failover before the grant replicates (cutBeforeGrant) on
-// the Sentinel topology: it cuts the primary's internal path (from its
-// replica and the sentinels). With Force, a cut under which no grant came
-// is lifted (before the sentinels' down-after) and tried again at the
-// next hold's end while the window leaves room for one more.
+// Arm cuts the primary's internal path before a grant (cutBeforeGrant);
+// with Force, a cut under which no grant came is lifted and tried again.
 func (f *FailoverUnreplicated) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	fo, err := failoverOf(t)
 	if err != nil {
@@ -270,13 +217,10 @@ func (f *FailoverUnreplicated) Arm(ctx context.Context, t *Target, base time.Tim
 	})
 }
 
-// lift removes the cuts made so far.
 func (f *FailoverUnreplicated) lift(ctx context.Context) error {
 	return f.fo.uncut(context.WithoutCancel(ctx))
 }
 
-// Start waits for the sentinels to promote the replica, then cuts the old
-// primary from the clients too.
 func (f *FailoverUnreplicated) Start(ctx context.Context, t *Target) error {
 	if !f.struck() {
 		return nil
@@ -299,8 +243,6 @@ func (f *FailoverUnreplicated) Start(ctx context.Context, t *Target) error {
 	return f.fo.promoted(ctx, wctx, fo, old, 0)
 }
 
-// Heal removes the cuts and waits until the old primary has rejoined as a
-// replica (the failover kind's heal).
 func (f *FailoverUnreplicated) Heal(ctx context.Context, t *Target) error {
 	if !f.struck() {
 		return nil
@@ -308,27 +250,19 @@ func (f *FailoverUnreplicated) Heal(ctx context.Context, t *Target) error {
 	return f.fo.Heal(ctx, t)
 }
 
-// The replication-link kinds fault the link between the primary of the
-// failover topology and its replica, and nothing else: the sentinels and
-// the clients reach both nodes as before (cluster.Failover.ReplicationLink).
-//
-//   - replica-partition black-holes the link both ways (toxiproxy timeout
-//     toxics, as a partition's): the primary keeps granting, the replica
-//     gets none of it, and the sentinels, who still reach the primary,
-//     promote nobody. Heal lifts the cut, which closes the link; the
-//     replica reconnects and catches up.
-//   - replica-latency holds the replication stream (and the replica's
-//     acknowledgements) by Latency ± Jitter: the replica lags.
-//
-// Alone neither breaks a lock that talks to the primary only: the
-// replica's copy matters once it is promoted, which a fault composed
-// with it (a kill of the primary, a failover) makes happen. A lock that
-// waits for its replica (setnx with WAIT 1) refuses its grants while the
-// link is cut. Each acts on the primary of the moment it starts; Heal
-// clears every replication link and waits until the topology is healthy.
+// The replication-link kinds fault the link between the primary and its
+// replica alone (cluster.Failover.ReplicationLink): replica-partition
+// black-holes it (the replica gets nothing, and the sentinels, who still
+// reach the primary, promote nobody), replica-latency holds it Latency ±
+// Jitter. Alone neither breaks a lock that talks to the primary only; a
+// fault composed with it (a kill of the primary, a failover) makes the
+// replica's copy matter; a lock that waits for its replica (setnx with
+// WAIT 1) refuses its grants under the cut. Each acts on the primary of
+// the moment; Heal clears every replication link and waits for a healthy
+// topology.
 type ReplicaPartition struct{}
 
-// ReplicaLatency slows the replication link (see ReplicaPartition).
+// ReplicaLatency slows the replication link.
 type ReplicaLatency struct {
 	Latency Duration `json:"latency"`
 	Jitter  Duration `json:"jitter"`
@@ -351,18 +285,19 @@ var replicaLatencyKind = Kind{
 	Summary: "delay the replication link between the primary and its replica by a tenth to half a TTL",
 	Needs:   replicaNeeds,
 	Plan: func(rng *rand.Rand, s Setup) Fault {
-		d := [...]time.Duration{s.TTL / 10, s.TTL / 4, s.TTL / 2}[rng.IntN(3)]
-		d = max(d.Truncate(time.Millisecond), time.Millisecond)
-		return &ReplicaLatency{Latency: Duration(d), Jitter: Duration(time.Duration(rng.Int64N(int64(d/10) + 1)).Truncate(time.Millisecond))}
+		f := &ReplicaLatency{}
+		f.Latency, f.Jitter = drawLatency(rng, s.TTL/10, s.TTL/4, s.TTL/2)
+		return f
 	},
 	Decode: decode[ReplicaLatency],
 }
+
+func (*ReplicaPartition) Refuse(Setup) string { return "" }
 
 func (*ReplicaPartition) String() string {
 	return "replica-partition: cut the replication link of the primary both ways"
 }
 
-// Start black-holes the replication link of the current primary.
 func (p *ReplicaPartition) Start(ctx context.Context, t *Target) error {
 	l, err := primaryLink(ctx, t)
 	if err != nil {
@@ -371,42 +306,31 @@ func (p *ReplicaPartition) Start(ctx context.Context, t *Target) error {
 	return blackHole(ctx, l, replicaCutUp, replicaCutDown)
 }
 
-// Heal lifts every cut and waits for the replica to catch up.
 func (p *ReplicaPartition) Heal(ctx context.Context, t *Target) error {
 	return healLinks(ctx, t, replicaCutUp, replicaCutDown)
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (l *ReplicaLatency) Refuse(Setup) string {
-	if l.Latency < Duration(time.Millisecond) || l.Jitter < 0 || l.Jitter > l.Latency {
-		return fmt.Sprintf("replica-latency: latency %v, jitter %v: want latency ≥ 1ms and 0 ≤ jitter ≤ latency", time.Duration(l.Latency), time.Duration(l.Jitter))
-	}
-	return ""
+	return refusal("replica-latency", checkLatency(l.Latency, l.Jitter))
 }
 
 func (l *ReplicaLatency) String() string {
 	return fmt.Sprintf("replica-latency: the replication link of the primary %v±%v both ways", time.Duration(l.Latency), time.Duration(l.Jitter))
 }
 
-// Start slows the replication link of the current primary both ways.
 func (l *ReplicaLatency) Start(ctx context.Context, t *Target) error {
 	link, err := primaryLink(ctx, t)
 	if err != nil {
 		return err
 	}
-	attrs := map[string]int64{"latency": time.Duration(l.Latency).Milliseconds(), "jitter": time.Duration(l.Jitter).Milliseconds()}
-	return errors.Join(
-		injectToxic(ctx, link, toxicSpec{Name: replicaLatencyDn, Type: "latency", Stream: downstream, Attributes: attrs}),
-		injectToxic(ctx, link, toxicSpec{Name: replicaLatencyUp, Type: "latency", Stream: upstream, Attributes: attrs}))
+	return injectToxic(ctx, link, latencySpecs(l.Latency, l.Jitter, replicaLatencyDn, replicaLatencyUp)...)
 }
 
-// Heal removes the latency and waits for the replica to catch up.
 func (l *ReplicaLatency) Heal(ctx context.Context, t *Target) error {
 	return healLinks(ctx, t, replicaLatencyUp, replicaLatencyDn)
 }
 
-// primaryLink returns the replication link of the primary the sentinels
-// agree on.
+// primaryLink is the replication link of the sentinels' primary.
 func primaryLink(ctx context.Context, t *Target) (*cluster.Link, error) {
 	fo, err := failoverOf(t)
 	if err != nil {
@@ -425,8 +349,8 @@ func primaryLink(ctx context.Context, t *Target) (*cluster.Link, error) {
 	return l, nil
 }
 
-// healLinks removes the toxics names from every node's replication link
-// and waits, at most rejoinTimeout, until the topology is healthy.
+// healLinks removes the toxics names from every replication link and
+// waits until the topology is healthy.
 func healLinks(ctx context.Context, t *Target, names ...string) error {
 	fo, err := failoverOf(t)
 	if err != nil {

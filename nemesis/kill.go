@@ -10,18 +10,9 @@ import (
 	"github.com/locktorture/locktorture/cluster"
 )
 
-// The kinds that act on the process of nodes: kill (SIGKILL, restarted
-// at once or after a delay) and its aimed form kill-quorum, pause
-// (SIGSTOP), and power-loss (a kill that drops what the node did not
-// fsync) and its aimed form power-loss-holder.
-
-// Kill SIGKILLs nodes. With RestartDelay 0 they are restarted at once (a
-// node without persistence comes back empty: it forgets every lock it
-// held); otherwise they stay down for RestartDelay (the "delayed restart"
-// of the Redis distributed-locks page: at least a TTL, so every lock the
-// node granted has expired before it comes back) and are restarted by
-// Heal. Whether data survives depends on the nodes' persistence, fixed
-// when the nodes start.
+// Kill SIGKILLs nodes and restarts them at once (empty, without
+// persistence), or, with RestartDelay, at Heal: the Redis page's delayed
+// restart, after every lock the node granted has expired.
 type Kill struct {
 	Nodes        []int    `json:"nodes"`
 	RestartDelay Duration `json:"restart_delay"`
@@ -49,8 +40,7 @@ var killKind = Kind{
 	Decode: decode[Kill],
 }
 
-// restartDelay is how long a delayed restart of s keeps a node down:
-// s.RestartDelay when set, else 1.5 TTLs.
+// restartDelay is s.RestartDelay when set, else 1.5 TTLs.
 func restartDelay(s Setup) Duration {
 	if s.RestartDelay > 0 {
 		return Duration(s.RestartDelay)
@@ -58,7 +48,6 @@ func restartDelay(s Setup) Duration {
 	return Duration(s.TTL + s.TTL/2)
 }
 
-// Refuse says why the fault's nodes or delay do not fit s, or "".
 func (k *Kill) Refuse(s Setup) string {
 	if err := checkNodes(k.Nodes, s.Nodes); err != nil {
 		return "kill: " + err.Error()
@@ -69,7 +58,6 @@ func (k *Kill) Refuse(s Setup) string {
 	return ""
 }
 
-// MinActive keeps a delayed restart down for its whole delay.
 func (k *Kill) MinActive() time.Duration { return time.Duration(k.RestartDelay) }
 
 func (k *Kill) String() string {
@@ -79,7 +67,6 @@ func (k *Kill) String() string {
 	return fmt.Sprintf("kill %s, restart after %s", nodeNames(k.Nodes), time.Duration(k.RestartDelay))
 }
 
-// Start kills the nodes (and, without a delay, restarts them).
 func (k *Kill) Start(ctx context.Context, t *Target) error {
 	err := eachNode(t, k.Nodes, func(n *cluster.Node) error { return n.Kill() })
 	if k.RestartDelay == 0 {
@@ -88,11 +75,9 @@ func (k *Kill) Start(ctx context.Context, t *Target) error {
 	return err
 }
 
-// Heal restarts every node of the fault that is not running.
 func (k *Kill) Heal(ctx context.Context, t *Target) error { return restartDown(ctx, t, k.Nodes) }
 
-// restartDown restarts every node of t at idx that is not running: the
-// heal of the kinds that kill.
+// restartDown restarts every node of t at idx that is not running.
 func restartDown(ctx context.Context, t *Target, idx []int) error {
 	return eachNode(t, idx, func(n *cluster.Node) error {
 		if n.Running() {
@@ -102,33 +87,15 @@ func restartDown(ctx context.Context, t *Target, idx []int) error {
 	})
 }
 
-// KillQuorum is the restart case of the Redis distributed-locks page,
-// aimed: a hold that exactly a bare majority of the nodes granted, one of
-// those nodes SIGKILLed while the hold is valid and restarted at once. A
-// node without persistence comes back empty: the nodes that still hold
-// the lease are a minority, and the restarted node with the nodes that
-// never granted it are a majority that can grant the lock to a second
-// client while the first still counts on it (and why the page asks for a
-// delayed restart).
-//
-// A bare majority is rare on a healthy cluster: every node grants a free
-// key, and only contention splits them. With Isolate the fault makes one,
-// as the page's example does ("D and E are unreachable"): once the key is
-// about to be free (a hold ends, or none is open) it black-holes the
-// nodes outside a bare majority (Cut) from every client, waits for a
-// grant by exactly the nodes left, lifts the cut and kills one of them.
-// Without Isolate (schedules written before it) it waits for contention
-// to make the bare majority.
-//
-// Pick chooses which granting node (and, with Isolate, where the cut
-// starts), counted from the lowest, wrapping. MinLeft is the least
-// validity the hold must have left: a restart takes about 100 ms. With
-// RestartDelay the node stays down that long instead (the delayed
-// restart, drawn when the run's kill faults restart delayed): the
-// control, where every lease the node granted is over before it is back;
-// it is restarted the delay after the kill, in the background.
-// On a single-instance lock the bare majority is the one node, and the
-// kill takes every copy of the lease.
+// KillQuorum is the Redis page's restart case, aimed: one node of a hold
+// a bare majority granted is SIGKILLed while the hold is valid and
+// restarted at once, so that, empty, it and the nodes that never granted
+// make a majority for a second client. A bare majority is rare on a
+// healthy cluster, so with Isolate (older schedules lack it) the fault
+// makes one, as the page's example does: once the key is about to be
+// free it black-holes the nodes outside a bare majority (Cut) until the
+// others grant. MinLeft covers a restart's ~100 ms. With RestartDelay
+// (the control) the node is restarted that long after the kill.
 type KillQuorum struct {
 	Pick         int      `json:"pick"`
 	MinLeft      Duration `json:"min_left"`
@@ -157,10 +124,9 @@ var killQuorumKind = Kind{
 		}
 		return k
 	},
-	Decode: decode[KillQuorum],
+	Decode: decodeAimed[KillQuorum],
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (k *KillQuorum) Refuse(s Setup) string {
 	if k.Pick < 0 || k.MinLeft < 0 || k.RestartDelay < 0 {
 		return "kill-quorum: negative pick, min_left or restart_delay"
@@ -198,9 +164,8 @@ func (k *KillQuorum) String() string {
 	return s + decided(k.Decision, "")
 }
 
-// Arm waits for a grant (or extend) by exactly a bare majority with at
-// least MinLeft of validity left, and picks one of its nodes; with
-// Isolate it first cuts the other nodes off (see KillQuorum).
+// Arm waits for a grant (or extend) by a bare majority with MinLeft
+// left, and picks one of its nodes.
 func (k *KillQuorum) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	nodes, err := clusterSize(t)
 	if err != nil {
@@ -217,10 +182,8 @@ func (k *KillQuorum) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 	})
 }
 
-// armCut is Arm with Isolate: wait until the key is about to be free,
-// cut the nodes outside a bare majority off every client, wait for the
-// grant the others give, and lift the cut before the kill. A replay cuts
-// the recorded nodes at the recorded offset.
+// armCut is Arm with Isolate. A replay cuts the recorded nodes at the
+// recorded offset.
 func (k *KillQuorum) armCut(ctx context.Context, t *Target, base time.Time, nodes int) (bool, error) {
 	rec := k.Decision
 	after, missed, err := keyAboutFree(ctx, t, base, rec)
@@ -261,9 +224,8 @@ func (k *KillQuorum) armCut(ctx context.Context, t *Target, base time.Time, node
 	return true, nil
 }
 
-// Start kills the chosen node and restarts it at once, or RestartDelay
-// later (in the background: the step goes on meanwhile), so that the
-// node is down for the delay exactly, not for the rest of the step.
+// Start kills the chosen node; a delayed restart is in the background, so
+// the node is down for the delay exactly.
 func (k *KillQuorum) Start(ctx context.Context, t *Target) error {
 	if !k.struck() {
 		return nil
@@ -273,12 +235,8 @@ func (k *KillQuorum) Start(ctx context.Context, t *Target) error {
 		return err
 	}
 	k.restart.start(func(stop <-chan struct{}) error {
-		timer := time.NewTimer(time.Duration(k.RestartDelay))
-		defer timer.Stop()
-		select {
-		case <-stop:
+		if await(context.Background(), stop, time.After(time.Duration(k.RestartDelay))) != nil {
 			return nil // Heal restarts it
-		case <-timer.C:
 		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), healTimeout)
 		defer cancel()
@@ -287,8 +245,6 @@ func (k *KillQuorum) Start(ctx context.Context, t *Target) error {
 	return nil
 }
 
-// Heal lifts a cut still in place and restarts the node if it is still
-// down.
 func (k *KillQuorum) Heal(ctx context.Context, t *Target) error {
 	lift := clearToxics(ctx, t, killQuorumUp, killQuorumDown)
 	if !k.struck() {
@@ -297,10 +253,8 @@ func (k *KillQuorum) Heal(ctx context.Context, t *Target) error {
 	return errors.Join(lift, k.restart.halt(), restartDown(ctx, t, k.Decision.Targets))
 }
 
-// Pause SIGSTOPs nodes until Heal SIGCONTs them. Commands sent to a
-// paused node on connections opened before the pause are executed after
-// it resumes: late writes land. Keys keep expiring by the wall clock
-// while the node is stopped.
+// Pause SIGSTOPs nodes until Heal: commands sent meanwhile run late, and
+// keys expire by the wall clock meanwhile.
 type Pause struct {
 	Nodes []int `json:"nodes"`
 }
@@ -316,19 +270,16 @@ var pauseKind = Kind{
 	Decode: decode[Pause],
 }
 
-// Refuse says why the fault's nodes do not fit s, or "".
 func (p *Pause) Refuse(s Setup) string {
 	return refusal("pause", checkNodes(p.Nodes, s.Nodes))
 }
 
 func (p *Pause) String() string { return fmt.Sprintf("pause %s", nodeNames(p.Nodes)) }
 
-// Start stops the nodes.
 func (p *Pause) Start(_ context.Context, t *Target) error {
 	return eachNode(t, p.Nodes, func(n *cluster.Node) error { return n.Pause() })
 }
 
-// Heal resumes them.
 func (p *Pause) Heal(_ context.Context, t *Target) error {
 	return eachNode(t, p.Nodes, func(n *cluster.Node) error {
 		if !n.Paused() {
@@ -338,16 +289,8 @@ func (p *Pause) Heal(_ context.Context, t *Target) error {
 	})
 }
 
-// PowerLoss cuts the power of nodes: each is SIGKILLed, what it had
-// written to its append-only file but not fsynced is dropped (its data
-// folder is on lazyfs, which keeps unsynced writes apart, as the page
-// cache and a disk's volatile cache do), and it is restarted at once
-// from what was synced. With appendfsync always a node fsyncs every
-// write before it replies, so it comes back with every lock it granted;
-// with everysec it fsyncs once a second, and a grant of its last second
-// is lost, as the Redis documentation warns of a crash (a process kill
-// alone keeps the page cache, and loses nothing). Heal restarts a node
-// that is still down.
+// PowerLoss SIGKILLs nodes, drops what they did not fsync (lazyfs) and
+// restarts them; a process kill alone keeps the page cache.
 type PowerLoss struct {
 	Nodes []int `json:"nodes"`
 }
@@ -364,7 +307,6 @@ var powerLossKind = Kind{
 	Decode: decode[PowerLoss],
 }
 
-// Refuse says why the fault's nodes do not fit s, or "".
 func (p *PowerLoss) Refuse(s Setup) string {
 	return refusal("power-loss", checkNodes(p.Nodes, s.Nodes))
 }
@@ -373,7 +315,6 @@ func (p *PowerLoss) String() string {
 	return fmt.Sprintf("power-loss %s: kill, drop unsynced writes, restart at once", nodeNames(p.Nodes))
 }
 
-// Start kills each node, drops its unsynced writes and restarts it.
 func (p *PowerLoss) Start(ctx context.Context, t *Target) error {
 	return eachNode(t, p.Nodes, func(n *cluster.Node) error {
 		if err := n.Kill(); err != nil {
@@ -384,20 +325,10 @@ func (p *PowerLoss) Start(ctx context.Context, t *Target) error {
 	})
 }
 
-// Heal restarts every node of the fault that is not running.
 func (p *PowerLoss) Heal(ctx context.Context, t *Target) error { return restartDown(ctx, t, p.Nodes) }
 
-// PowerLossHolder cuts the power of a node the moment it has granted a
-// hold (on a multi-node lock, one node of a hold a bare majority
-// granted), as PowerLoss does: SIGKILL, drop what it wrote but did not
-// fsync, restart at once. Under appendfsync everysec the grant, a few
-// milliseconds old, is almost never synced yet, so the node comes back
-// without it while the holder has most of its validity left: the
-// scenario the Redis documentation warns of, tested by every strike. A
-// power loss at a time drawn in advance (power-loss) lands on a fresh
-// grant only by chance, and with holds that divide its interval, at the
-// end of the holds every time. Under appendfsync always the grant was on
-// disk before its reply, and the strike must change nothing.
+// PowerLossHolder is PowerLoss the moment a node has granted a hold:
+// under appendfsync everysec the grant is almost never synced yet.
 type PowerLossHolder struct {
 	Pick    int      `json:"pick"`
 	MinLeft Duration `json:"min_left"`
@@ -414,10 +345,9 @@ var powerLossHolderKind = Kind{
 	Plan: func(rng *rand.Rand, s Setup) Fault {
 		return &PowerLossHolder{Pick: rng.IntN(max(1, s.Nodes)), MinLeft: Duration(s.TTL / 2), Aim: newAim(s)}
 	},
-	Decode: decode[PowerLossHolder],
+	Decode: decodeAimed[PowerLossHolder],
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (p *PowerLossHolder) Refuse(s Setup) string {
 	if p.Pick < 0 || p.MinLeft < 0 {
 		return "power-loss-holder: negative pick or min_left"
@@ -430,10 +360,6 @@ func (p *PowerLossHolder) String() string {
 	return s + p.says(func(d *Decision) string { return "power-loss " + nodeNames(d.Targets) })
 }
 
-// Arm waits for a grant with at least MinLeft of validity left: on one
-// node, any; on several, one a bare majority granted (the loss of one of
-// its nodes' copies leaves the holder without a majority), and picks the
-// node.
 func (p *PowerLossHolder) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	nodes, err := clusterSize(t)
 	if err != nil {
@@ -453,8 +379,6 @@ func (p *PowerLossHolder) Arm(ctx context.Context, t *Target, base time.Time) (b
 	})
 }
 
-// Start cuts the power of the chosen node: kill, drop its unsynced
-// writes, restart.
 func (p *PowerLossHolder) Start(ctx context.Context, t *Target) error {
 	if !p.struck() {
 		return nil
@@ -462,7 +386,6 @@ func (p *PowerLossHolder) Start(ctx context.Context, t *Target) error {
 	return (&PowerLoss{Nodes: p.Decision.Targets}).Start(ctx, t)
 }
 
-// Heal restarts the node if it is still down.
 func (p *PowerLossHolder) Heal(ctx context.Context, t *Target) error {
 	if !p.struck() {
 		return nil

@@ -10,16 +10,10 @@ import (
 	"github.com/locktorture/locktorture/cluster"
 )
 
-// The kinds that delay the nodes' replies through the proxies: latency
-// (some nodes, to every client group), latency-group (every node, to one
-// group) and delay-grant (every node, the reply of one grant).
-
-// Latency slows nodes down until Heal: every chunk of their replies (and of
-// the commands sent to them, with Upstream) is held Latency ± Jitter,
-// uniformly drawn, on the proxies of every client group, for connections
-// open or new. Toxiproxy counts in whole milliseconds; finer parts are
-// dropped. Plan draws delays up to 0.9 × TTL, so a lock's own time
-// accounting (validity = TTL − elapsed − drift) matters.
+// Latency delays some nodes' replies (and, with Upstream, commands) by
+// Latency ± Jitter, in whole milliseconds (toxiproxy's unit), until Heal.
+// Delays up to 0.9 × TTL make the lock's validity = TTL − elapsed − drift
+// matter.
 type Latency struct {
 	Nodes    []int    `json:"nodes"`
 	Latency  Duration `json:"latency"`
@@ -31,35 +25,46 @@ var latencyKind = Kind{
 	Name:    "latency",
 	Family:  "latency",
 	Summary: "delay replies (and maybe commands) of some or all nodes by up to 0.9 × TTL",
-	// The failover topology has faults of its own (kind failover).
-	Needs: Needs{Topology: cluster.TopologyMasters, Cluster: cluster.Abilities{Network: true}},
+	Needs:   Needs{Topology: cluster.TopologyMasters, Cluster: cluster.Abilities{Network: true}},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
 		f := &Latency{Nodes: targets(rng, s, allOrMinority)}
-		d := [...]time.Duration{s.TTL / 10, s.TTL / 2, s.TTL * 9 / 10}[rng.IntN(3)]
-		d = max(d.Truncate(time.Millisecond), time.Millisecond)
-		f.Latency = Duration(d)
-		f.Jitter = Duration(time.Duration(rng.Int64N(int64(d/10) + 1)).Truncate(time.Millisecond))
+		f.Latency, f.Jitter = drawLatency(rng, s.TTL/10, s.TTL/2, s.TTL*9/10)
 		f.Upstream = rng.IntN(2) == 1
 		return f
 	},
 	Decode: decode[Latency],
 }
 
-// fit checks the parameters, and the nodes against the number of nodes
-// when nodes ≥ 0.
-func (l *Latency) fit(nodes int) error {
-	if err := checkNodes(l.Nodes, nodes); err != nil {
-		return err
-	}
-	if l.Latency < Duration(time.Millisecond) || l.Jitter < 0 || l.Jitter > l.Latency {
-		return fmt.Errorf("latency %v, jitter %v: want latency ≥ 1ms and 0 ≤ jitter ≤ latency",
-			time.Duration(l.Latency), time.Duration(l.Jitter))
+func drawLatency(rng *rand.Rand, a, b, c time.Duration) (latency, jitter Duration) {
+	d := [...]time.Duration{a, b, c}[rng.IntN(3)]
+	d = max(d.Truncate(time.Millisecond), time.Millisecond)
+	return Duration(d), Duration(time.Duration(rng.Int64N(int64(d/10) + 1)).Truncate(time.Millisecond))
+}
+
+func checkLatency(latency, jitter Duration) error {
+	if latency < Duration(time.Millisecond) || jitter < 0 || jitter > latency {
+		return fmt.Errorf("latency %v, jitter %v: want latency ≥ 1ms and 0 ≤ jitter ≤ latency", time.Duration(latency), time.Duration(jitter))
 	}
 	return nil
 }
 
-// Refuse says why the fault's nodes do not fit s, or "". Load calls it on
-// every decoded step.
+// latencySpecs are latency toxics named down and, unless "", up.
+func latencySpecs(latency, jitter Duration, down, up string) []toxicSpec {
+	attrs := map[string]int64{"latency": time.Duration(latency).Milliseconds(), "jitter": time.Duration(jitter).Milliseconds()}
+	specs := []toxicSpec{{Name: down, Type: "latency", Stream: downstream, Attributes: attrs}}
+	if up != "" {
+		specs = append(specs, toxicSpec{Name: up, Type: "latency", Stream: upstream, Attributes: attrs})
+	}
+	return specs
+}
+
+func (l *Latency) fit(nodes int) error {
+	if err := checkNodes(l.Nodes, nodes); err != nil {
+		return err
+	}
+	return checkLatency(l.Latency, l.Jitter)
+}
+
 func (l *Latency) Refuse(s Setup) string {
 	if err := l.fit(s.Nodes); err != nil {
 		return err.Error()
@@ -75,44 +80,31 @@ func (l *Latency) String() string {
 	return fmt.Sprintf("latency %v±%v on %s (%s)", time.Duration(l.Latency), time.Duration(l.Jitter), nodeNames(l.Nodes), way)
 }
 
-// Start adds the latency toxics to every group's proxy of each node.
 func (l *Latency) Start(ctx context.Context, t *Target) error {
-	if t.Cluster == nil {
-		return errors.New("no cluster")
-	}
-	if err := l.fit(len(t.Cluster.Nodes())); err != nil {
+	nodes, err := clusterSize(t)
+	if err != nil {
 		return err
 	}
-	attrs := map[string]int64{
-		"latency": time.Duration(l.Latency).Milliseconds(),
-		"jitter":  time.Duration(l.Jitter).Milliseconds(),
+	if err := l.fit(nodes); err != nil {
+		return err
 	}
-	specs := []toxicSpec{{Name: latencyDown, Type: "latency", Stream: downstream, Attributes: attrs}}
+	up := ""
 	if l.Upstream {
-		specs = append(specs, toxicSpec{Name: latencyUp, Type: "latency", Stream: upstream, Attributes: attrs})
+		up = latencyUp
 	}
-	return injectToxics(ctx, t, l.Nodes, specs...)
+	return injectToxics(ctx, t, l.Nodes, latencySpecs(l.Latency, l.Jitter, latencyDown, up)...)
 }
 
-// Heal removes the latency toxics from every proxy. Data they were holding
-// is passed on at once, not dropped.
+// Heal removes the toxics; the data they held is passed on, not dropped.
 func (l *Latency) Heal(ctx context.Context, t *Target) error {
 	return clearToxics(ctx, t, latencyUp, latencyDown)
 }
 
-// LatencyGroup delays the replies of every node to one client group only
-// (Group), by Latency, until Heal; the other group's replies are prompt.
-// That is the shape in which a lock's time accounting shows: a holder of
-// the slow group counts on the lease from a reply that came Latency after
-// the node set the key, while a client of the fast group is granted the
-// key the moment it expires on the node and learns it at once. A lock
-// whose validity runs from before the request ends its lease before the
-// key expires whatever the latency; one that counts from the reply (no
-// elapsed term) overlaps the next holder once latency plus hold exceed
-// the TTL. A latency on every client's replies alike shows neither: the
-// next holder's reply is late by as much. Plan draws delays below a
-// tenth of the TTL, the locks' per-call timeout, above which nothing is
-// granted to the slow group at all.
+// LatencyGroup delays every node's replies to one client group only: a
+// slow holder counts on a lease from a late reply while a client of the
+// prompt group is granted the key the moment it expires. Delays stay
+// below TTL/10, the locks' per-call timeout, above which the slow group
+// is granted nothing.
 type LatencyGroup struct {
 	Group   int      `json:"group"`
 	Latency Duration `json:"latency"`
@@ -130,7 +122,6 @@ var latencyGroupKind = Kind{
 	Decode: decode[LatencyGroup],
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (l *LatencyGroup) Refuse(s Setup) string {
 	switch {
 	case l.Latency < Duration(time.Millisecond):
@@ -145,7 +136,6 @@ func (l *LatencyGroup) String() string {
 	return fmt.Sprintf("latency-group: replies to client group %d late by %v", l.Group, time.Duration(l.Latency))
 }
 
-// Start adds the latency toxic to the group's proxy of every node.
 func (l *LatencyGroup) Start(ctx context.Context, t *Target) error {
 	if t.Cluster == nil {
 		return errors.New("no cluster")
@@ -161,53 +151,29 @@ func (l *LatencyGroup) Start(ctx context.Context, t *Target) error {
 	return errors.Join(errs...)
 }
 
-// Heal removes the latency toxics from every proxy.
 func (l *LatencyGroup) Heal(ctx context.Context, t *Target) error {
 	return clearToxics(ctx, t, latencyDown)
 }
 
-// DelayGrant holds the reply of the next acquire that is granted, so that
-// the acquire returns with Delay less of its validity: the elapsed-time
-// term of the lease rule (validity = TTL − elapsed − drift). When a key
-// is about to be free (a hold ends, or none is open), it adds a
-// downstream latency toxic of Delay to every node's proxies, waits for
-// the first grant that returned at least Delay later (its reply was
-// held), and removes the toxic at once, so that the next holder's
-// acquire is fast again.
-//
-// A lock that counts its validity from before the request loses Delay of
-// it: its holder stops (or refuses) before the key expires. A lock that
-// counts it from the reply, or keeps none, over-claims by Delay: its
-// holder still counts on the lease after the key expired, and a second
-// client, whose reply is not held, takes the key while it does.
-//
-// The delay cannot be most of the TTL: every lock bounds a call to one
-// node (locks.Config.Timeout, by default TTL/10, at most 1 s) and takes a
-// later reply for a failure. Plan draws 4/5 of that bound, so the reply
-// lands before the call gives up on it, with a margin for a loaded
-// machine. Some locks bound a call more tightly (redsync: one acquire
-// round is bounded by TTL/20) and give up on every delayed acquire: when
-// no acquire returns granted with its reply held within Retry (Plan:
-// TTL/10, two or three acquire attempts of every waiting client) plus one
-// round that asks the nodes in turn (dwell), the delay is halved (down to
-// 1 ms) and the wait starts again, until the window (Plan: three TTLs)
-// closes; but when an acquire already in flight as the delay
-// began won the key (its reply came back sooner than the delay), the
-// wait goes on with the same delay until that hold ends. An acquire
-// given up under the delay may leave its key on the nodes it reached
-// until the TTL (redsync does), so a search can run out of window: the
-// matrix gives these cells three steps. The decision's amount is the
-// delay the grant got.
+// DelayGrant holds the reply of the next granted acquire by Delay, so it
+// returns with Delay less validity (the elapsed-time term of the lease
+// rule): when a key is about to be free it delays every node's replies
+// until the first grant that returned Delay late, then removes the delay.
+// Every lock takes a reply later than its call's bound (by default
+// TTL/10, at most 1 s) for a failure, so Plan draws 4/5 of it. Locks that
+// bound a call more tightly (redsync: a round by TTL/20) give up on every
+// delayed acquire, so without a grant within the dwell the delay is
+// halved, down to 1 ms; an acquire given up may leave its key until the
+// TTL (redsync), so a search can run out of window: the matrix gives
+// these cells three steps.
 type DelayGrant struct {
 	Delay Duration `json:"delay"`
 	Retry Duration `json:"retry"`
 	Aim
 }
 
-// Four clients: a second one to take the key while the held reply's
-// holder over-claims is all the kind needs, and ten of them on one key
-// held 96% of the time starved a redsync run on a loaded machine (5
-// grants of 625 acquires), where four left 3 strikes a run.
+// Four clients: ten on one key held 96% of the time starved redsync on a
+// loaded machine (5 grants of 625 acquires); four left 3 strikes a run.
 var delayGrantKind = Kind{
 	Name:    "delay-grant",
 	Family:  "delay-grant",
@@ -221,18 +187,15 @@ var delayGrantKind = Kind{
 		a.Window = Duration(3 * max(s.TTL, time.Millisecond))
 		return &DelayGrant{Delay: Duration(GrantDelay(s.TTL)), Retry: Duration(max(s.TTL/10, time.Millisecond)), Aim: a}
 	},
-	Decode: decode[DelayGrant],
+	Decode: decodeAimed[DelayGrant],
 }
 
-// GrantDelay is the delay-grant kind's delay for a lock of TTL ttl: 4/5
-// of the locks' default bound on a call to one node, min(TTL/10, 1 s),
-// in whole milliseconds (toxiproxy's unit).
+// GrantDelay is delay-grant's delay: 4/5 of min(TTL/10, 1 s), in ms.
 func GrantDelay(ttl time.Duration) time.Duration {
 	d := min(ttl/10, time.Second) * 4 / 5
 	return max(d.Truncate(time.Millisecond), time.Millisecond)
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (d *DelayGrant) Refuse(s Setup) string {
 	if d.Delay < Duration(time.Millisecond) || d.Retry <= 0 {
 		return fmt.Sprintf("delay-grant: delay %v, retry %v: want a delay of at least 1ms and a positive retry", time.Duration(d.Delay), time.Duration(d.Retry))
@@ -247,23 +210,20 @@ func (d *DelayGrant) String() string {
 	})
 }
 
-// dwell is how long the search waits for a grant under delay before it
-// halves it: Retry, plus one acquire round that asks the nodes one after
-// the other, each reply held by delay (a Python client's redlock takes
-// that long; a Go lock asks them at once and is quicker). Waiting Retry
-// alone ran a slow client's search down to 1 ms before any of its
-// acquires under 40 or 20 ms could come back granted.
+// dwell is how long the search waits under delay before it halves it:
+// Retry plus a round that asks the nodes in turn (a Python redlock does).
+// Retry alone ran a slow client's search down to 1 ms before any acquire
+// under 40 or 20 ms could come back granted.
 func (d *DelayGrant) dwell(delay time.Duration, nodes int) time.Duration {
 	return time.Duration(d.Retry) + time.Duration(nodes)*delay
 }
 
-// Arm waits until a key is about to be free, delays every node's replies
-// and waits for the grant whose reply was held; it removes the delay
-// before it returns, struck or not. A replay delays at the recorded
-// offset and compares the grant it gets with the recorded one.
+// Arm delays and searches (see DelayGrant), and removes the delay before
+// it returns; a replay delays at the recorded offset.
 func (d *DelayGrant) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
-	if t.Cluster == nil {
-		return false, errors.New("no cluster")
+	size, err := clusterSize(t)
+	if err != nil {
+		return false, err
 	}
 	rec := d.Decision
 	after, missed, err := keyAboutFree(ctx, t, base, rec)
@@ -271,7 +231,7 @@ func (d *DelayGrant) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 		d.Decision = missed
 		return false, err
 	}
-	nodes := allNodes(len(t.Cluster.Nodes()))
+	nodes := allNodes(size)
 	delay := time.Duration(d.Delay)
 	if rec != nil && rec.Amount > 0 {
 		delay = time.Duration(rec.Amount)
@@ -282,8 +242,7 @@ func (d *DelayGrant) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 	)
 	for {
 		at = runNow(base)
-		if err = injectToxics(ctx, t, nodes, toxicSpec{Name: delayGrantDown, Type: "latency", Stream: downstream,
-			Attributes: map[string]int64{"latency": delay.Milliseconds()}}); err != nil {
+		if err = injectToxics(ctx, t, nodes, latencySpecs(Duration(delay), 0, delayGrantDown, "")...); err != nil {
 			break
 		}
 		var raced *Change // a grant whose reply came back before the delay took hold
@@ -299,9 +258,8 @@ func (d *DelayGrant) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 			if err == nil || ctx.Err() != nil || raced == nil {
 				break
 			}
-			// An acquire in flight when the delay began won the key: no
-			// grant could come under the delay while it holds, which says
-			// nothing of the delay. Wait, delay kept, until it ends.
+			// An acquire in flight as the delay began won the key: wait,
+			// delay kept, until its hold ends.
 			end, werr := WaitFor(ctx, t.View, raced.Seq, func(e Change) bool {
 				return e.Kind == HoldEnded && e.Hold.Client == raced.Hold.Client && e.Hold.Key == raced.Hold.Key
 			})
@@ -335,11 +293,8 @@ func (d *DelayGrant) Arm(ctx context.Context, t *Target, base time.Time) (bool, 
 	return true, nil
 }
 
-// Start does nothing more: the delayed grant has returned by the time Arm
-// reports the strike.
 func (d *DelayGrant) Start(context.Context, *Target) error { return nil }
 
-// Heal removes the delay if it is still there (Arm removes it itself).
 func (d *DelayGrant) Heal(ctx context.Context, t *Target) error {
 	return clearToxics(ctx, t, delayGrantDown)
 }

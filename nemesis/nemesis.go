@@ -16,49 +16,29 @@ import (
 	"github.com/locktorture/locktorture/internal/suggest"
 )
 
-// Setup describes the run a nemesis will act on, for a kind to refuse
-// what it cannot do and to draw the parameters of its faults.
+// Setup describes the run a nemesis will act on.
 type Setup struct {
-	// Lock is the registry name of the lock under test; MultiNode says
-	// whether it talks to every node (RedLock) or one.
+	// Lock is the lock's registry name; MultiNode: it talks to every node.
 	Lock      string
 	MultiNode bool
-	// Nodes is the number of Redis nodes; Groups the number of client
-	// groups, each reaching the nodes through its own proxies.
-	Nodes  int
-	Groups int
-	// TTL is the lock's time to live.
-	TTL time.Duration
-	// Topology is cluster.TopologyMasters (independent nodes),
-	// cluster.TopologyFailover (a primary, a replica and sentinels) or
-	// cluster.TopologyCluster (Redis Cluster).
+	// Groups is the number of client groups, each with its own proxies.
+	Nodes    int
+	Groups   int
+	TTL      time.Duration
 	Topology string
-	// Abilities are what the cluster can do to its nodes (see
-	// cluster.Spec.Abilities and Cluster.Abilities): a kind that needs one
-	// it lacks is refused. A Setup made by hand without them can do
-	// nothing to its nodes.
-	Abilities cluster.Abilities
-	// Persistent is set when the nodes run with the append-only file
-	// (appendfsync always or everysec).
+	// Abilities: a Setup made by hand without them can do nothing to nodes.
+	Abilities  cluster.Abilities
 	Persistent bool
-	// RestartDelay, when set, is the delay of every delayed restart the
-	// kill kind draws; otherwise it draws 1.5×TTL.
+	// RestartDelay, when set, is the delay of delayed restarts; Restart is
+	// RestartMixed (drawn from the seed, the default) or the other two.
 	RestartDelay time.Duration
-	// Restart says how the kill kind restarts nodes: RestartMixed (either,
-	// drawn from the seed; the default), RestartImmediate or
-	// RestartDelayed.
-	Restart string
-	// ClientProcesses is set when the lock's clients run as processes of
-	// their own (locks.Spec.Process): a whole client can be stopped, and,
-	// unless GoClients, the clock shim can move its wall clock.
+	Restart      string
+	// ClientProcesses: the clients are processes of their own. GoClients:
+	// the lock is Go, whose time.Now reads the clock without libc, which
+	// the clock shim cannot move.
 	ClientProcesses bool
-	// GoClients is set when the lock's code is Go (locks.Spec.Lang), in
-	// this process or in client processes of its own: Go's time.Now
-	// reads the clock without libc, which the clock shim cannot move.
-	GoClients bool
-	// Compose is the most faults one step of a drawn schedule may hold
-	// at once, each of another kind (see Plan); 0 or 1 is one fault a
-	// step.
+	GoClients       bool
+	// Compose is the most faults of different kinds a drawn step may hold.
 	Compose int
 }
 
@@ -69,19 +49,12 @@ const (
 	RestartDelayed   = "delayed"
 )
 
-// Target is what faults act on while the run goes.
+// Target is what faults act on.
 type Target struct {
-	// Cluster holds the nodes and their proxies; in the failover topology,
-	// the data nodes, and Cluster.Failover() the primary, the replica and
-	// the sentinels.
 	Cluster *cluster.Cluster
-	// Clients stalls lock holders; nil when the run offers no such hook.
-	Clients ClientStaller
-	// View is the run's live holds, for faults that strike at a moment of
-	// a hold (see View); nil when the run offers none.
-	View View
-	// ClientClock shifts the wall clock of the lock's client processes
-	// (cluster.ClientClock); nil unless a kind needs it (Needs.ClientClock).
+	// Clients, View and ClientClock are nil when the run offers none.
+	Clients     ClientStaller
+	View        View
 	ClientClock ClockSetter
 }
 
@@ -90,7 +63,7 @@ type ClockSetter interface {
 	SetOffset(d time.Duration) error
 }
 
-// ClientStaller stalls lock-holding clients: the GC-pause scenario.
+// ClientStaller stalls lock-holding clients.
 type ClientStaller interface {
 	// Stall makes the next client that passes its last validity check
 	// before a resource access wait d before the access. The returned
@@ -98,12 +71,9 @@ type ClientStaller interface {
 	Stall(d time.Duration) (withdraw func())
 }
 
-// Fault is one occurrence of a fault kind, with its parameters. Its
-// exported fields are its JSON parameters in schedule.json. Beside these
-// methods a fault may have the optional abilities below (RefusingFault,
-// LastingFault), as a toxiproxy toxic may be buffered or stateful.
+// Fault is one occurrence of a fault kind; its exported fields are its
+// parameters in schedule.json.
 type Fault interface {
-	// Start injects the fault.
 	Start(ctx context.Context, t *Target) error
 	// Heal undoes it; after Heal every node is healthy and reachable
 	// again. Heal is called once, also when Start failed half way.
@@ -112,43 +82,29 @@ type Fault interface {
 	String() string
 }
 
-// RefusingFault is a Fault that checks its parameters against a run: its
-// nodes, client groups and durations. Load calls Refuse on every step it
-// decodes, so a schedule is refused before any node starts.
+// RefusingFault checks its parameters against a run (Load).
 type RefusingFault interface {
 	Fault
-	// Refuse returns a one-line reason why this occurrence cannot act on
-	// s, or "" when it can.
+	// Refuse returns a one-line reason why it cannot act on s, or "".
 	Refuse(s Setup) string
 }
 
-// LastingFault is a Fault that must stay active longer than a schedule's
-// interval: Plan stretches its step to MinActive (a delayed restart, a
-// stalled holder).
+// LastingFault must stay active longer than a schedule's interval: Plan
+// stretches its step to MinActive.
 type LastingFault interface {
 	Fault
-	// MinActive is the least time the fault stays active.
 	MinActive() time.Duration
 }
 
-// EndingFault is a Fault that may end by itself before its step does: a
-// stopped client process continued after its pause, while the step goes
-// on for what the client does once it runs again. The step records the
-// fault's stop when Ended is closed, not at the step's end, so the
-// fault's window in the history is as long as the fault was (a band on
-// the report's timeline as wide as the stop), and still lasts its whole
-// time before the next step starts.
+// EndingFault may end by itself before its step does (a stopped client
+// continued): its stop is recorded when Ended is closed, so its window in
+// the history is as long as the fault was; Heal then only reports.
 type EndingFault interface {
 	Fault
-	// Ended is closed once the fault has ended by itself; Heal after it
-	// only reports how the fault ended.
 	Ended() <-chan struct{}
 }
 
-// background is the goroutine of a fault that goes on after its Start
-// returns (a clock's strobe, drift or slew, a server stall's wait): Start
-// starts it, Heal (in the same goroutine as Start) halts it and takes its
-// error.
+// background is a fault's goroutine that goes on after Start returns.
 type background struct {
 	stop chan struct{} // closed by halt
 	done chan struct{} // closed when f has returned
@@ -164,8 +120,7 @@ func (b *background) start(f func(stop <-chan struct{}) error) {
 	}()
 }
 
-// halt stops the goroutine, waits for it and returns its error; nil when
-// none was started or it was halted already.
+// halt stops the goroutine and returns its error, once.
 func (b *background) halt() error {
 	if b.stop == nil {
 		return nil
@@ -176,9 +131,8 @@ func (b *background) halt() error {
 	return b.err
 }
 
-// await is how a background goroutine waits for its next step: nil when
-// c delivers, ctx's error when ctx is done first, ErrSlewStopped when
-// stop (the goroutine's) is closed first.
+// await waits for c: nil when it delivers, ctx's error when ctx is done
+// first, ErrSlewStopped when stop is closed first.
 func await(ctx context.Context, stop <-chan struct{}, c <-chan time.Time) error {
 	select {
 	case <-ctx.Done():
@@ -190,53 +144,32 @@ func await(ctx context.Context, stop <-chan struct{}, c <-chan time.Time) error 
 	}
 }
 
-// Kind is one kind of fault: what it needs of a run, and how it draws and
-// reads its faults. Each kind lives in its own file and has one line in
-// kinds.
+// Kind is one kind of fault.
 type Kind struct {
 	// Name selects the kind in --nemesis.
 	Name string
-	// Family is the family of faults the kind belongs to, the cause
-	// explain names for them: clock, kill, power-loss, failover, cluster,
-	// evict, server-stall, connection, replica-link, client-pause,
-	// client-stop, … (docs/faults.md). Every fault-start in the history
-	// carries it, so a history says what its faults were without this
-	// package.
+	// Family is the cause explain names; every fault-start carries it.
 	Family string
-	// Twin is, for a kind that strikes at a moment of a live hold, the
-	// random kinds that stand for it: the same fault at a time drawn in
-	// advance (cmd/bench runs a targeted cell beside its twin). Zero for
-	// a kind without one.
-	Twin Twin
-	// Summary is a one-line description.
+	// Twin is a targeted kind's random stand-in (cmd/bench).
+	Twin    Twin
 	Summary string
-	// Needs is what the kind needs of the run; Check refuses it, saying
-	// why, on a run without (see Needs).
-	Needs Needs
-	// Plan draws one occurrence from rng, for a run that meets Needs.
-	Plan func(rng *rand.Rand, s Setup) Fault
-	// Decode reads an occurrence from its JSON parameters (an unknown
-	// field is an error); Load then asks it to Refuse what the run lacks.
-	Decode func(params json.RawMessage) (Fault, error)
-	// Window is the workload that gives the kind's strike a window: a
-	// targeted kind strikes at one hold, and what it sets up can only
-	// happen while that hold lasts (with the default 10 ms holds the
-	// holder releases before another client can be granted). A run takes
-	// each field of it the user left unset (harness.Config.WithDefaults);
-	// the zero Workload asks for nothing.
+	Needs   Needs
+	Plan    func(rng *rand.Rand, s Setup) Fault
+	Decode  func(params json.RawMessage) (Fault, error)
+	// Window is the workload a run takes each unset field of: a targeted
+	// kind's strike needs holds that last (the default 10 ms holds end
+	// before another client can be granted).
 	Window Workload
 }
 
-// Twin is the random stand-in of a targeted kind (Kind.Twin): the
-// kinds it draws, and the restart mode (Setup.Restart) it runs with, ""
-// for the run's own.
+// Twin is the kinds a targeted kind's stand-in draws, and its restart
+// mode ("" for the run's own).
 type Twin struct {
 	Kinds   []string
 	Restart string
 }
 
-// Workload is the part of a run's workload a kind asks for (Kind.Window);
-// a zero field asks for nothing.
+// Workload is what a kind asks of a run's workload; zero asks nothing.
 type Workload struct {
 	Clients  int
 	Keys     int
@@ -246,9 +179,8 @@ type Workload struct {
 	Duration time.Duration
 }
 
-// WindowOf merges the Window of the kinds named, in order: each field
-// from the first kind that sets it. Unknown names are skipped (Check
-// refuses them).
+// WindowOf merges the Window of the kinds named: each field from the
+// first that sets it. Unknown names are skipped.
 func WindowOf(names []string) Workload {
 	var w Workload
 	for _, n := range names {
@@ -263,8 +195,8 @@ func WindowOf(names []string) Workload {
 	return w
 }
 
-// kinds is every kind, in the order one seed draws from: a new kind is one
-// new file and one line here.
+// kinds is every kind, in the order one seed draws from: a new kind is its
+// code and one line here.
 var kinds = []Kind{
 	partitionKind,
 	latencyKind,
@@ -273,34 +205,30 @@ var kinds = []Kind{
 	clockKind,
 	clientPauseKind,
 	failoverKind,
-	// Targeted kinds, which strike at a moment of a live hold.
 	killQuorumKind,
 	clockHolderKind,
 	clockMinorityKind,
 	clockMajorityKind,
 	pauseHolderKind,
 	clockPartitionKind,
-	clientCrashKind, // a client process killed while it holds
-	clientClockKind, // the clients' clocks, through libfaketime
+	clientCrashKind,
+	clientClockKind,
 	clockBackSlewKind,
 	clockDriftKind,
-	delayGrantKind, // targeted: a grant returned late
+	delayGrantKind,
 	failoverUnreplicatedKind,
-	// Redis Cluster (rediscluster.go).
 	clusterFailoverUnreplicatedKind,
 	clusterKillMasterKind,
 	clusterPartitionMasterKind,
 	clusterMigrateKind,
-	latencyGroupKind, // the envelope of the elapsed-time term
+	latencyGroupKind,
 	clientStopKind,
 	clientStopRandomKind,
 	partitionHolderKind,
-	// The rest of the catalogue: memory pressure, lost un-fsynced
-	// writes, server stalls, broken connections, node-to-node links.
 	evictKind,
 	noevictionKind,
 	powerLossKind,
-	powerLossHolderKind, // targeted: the power cut right after a grant
+	powerLossHolderKind,
 	serverStallKind,
 	serverStallHolderKind,
 	resetPeerKind,
@@ -311,88 +239,35 @@ var kinds = []Kind{
 	replicaLatencyKind,
 }
 
-// What the kinds' faults can do beyond Fault, checked by the compiler,
-// in the order of kinds: a targeted kind's fault is an aimedFault.
+// What the kinds' faults can do beyond RefusingFault (decode) or
+// aimedFault (decodeAimed), checked by the compiler.
 var (
-	_ RefusingFault = (*Partition)(nil)
-	_ RefusingFault = (*Latency)(nil)
-	_ RefusingFault = (*Kill)(nil)
-	_ LastingFault  = (*Kill)(nil)
-	_ RefusingFault = (*Pause)(nil)
-	_ RefusingFault = (*Clock)(nil)
-	_ RefusingFault = (*ClientPause)(nil)
-	_ LastingFault  = (*ClientPause)(nil)
-	_ RefusingFault = (*Failover)(nil)
-	_ aimedFault    = (*KillQuorum)(nil)
-	_ aimedFault    = (*ClockHold)(nil)
-	_ aimedFault    = (*PauseHolder)(nil)
-	_ aimedFault    = (*ClockPartition)(nil)
-	_ RefusingFault = (*ClientClock)(nil)
-	_ RefusingFault = (*ClockBackSlew)(nil)
-	_ LastingFault  = (*ClockBackSlew)(nil)
-	_ RefusingFault = (*ClockDrift)(nil)
-	_ aimedFault    = (*DelayGrant)(nil)
-	_ aimedFault    = (*FailoverUnreplicated)(nil)
-	_ aimedFault    = (*ClusterFailoverUnreplicated)(nil)
-	_ aimedFault    = (*ClusterKillMaster)(nil)
-	_ aimedFault    = (*ClusterMigrate)(nil)
-	_ RefusingFault = (*LatencyGroup)(nil)
-	_ aimedFault    = (*ClientStop)(nil)
-	_ EndingFault   = (*ClientStop)(nil)
-	_ aimedFault    = (*ClientStopRandom)(nil)
-	_ EndingFault   = (*ClientStopRandom)(nil)
-	_ aimedFault    = (*PartitionHolder)(nil)
-	_ RefusingFault = (*Evict)(nil)
-	_ RefusingFault = (*PowerLoss)(nil)
-	_ aimedFault    = (*PowerLossHolder)(nil)
-	_ RefusingFault = (*ServerStall)(nil)
-	_ LastingFault  = (*ServerStall)(nil)
-	_ aimedFault    = (*ServerStallHolder)(nil)
-	_ RefusingFault = (*ResetPeer)(nil)
-	_ RefusingFault = (*LimitData)(nil)
-	_ RefusingFault = (*Slicer)(nil)
-	_ RefusingFault = (*ConnDrop)(nil)
-	_ RefusingFault = (*ReplicaLatency)(nil)
+	_ LastingFault = (*Kill)(nil)
+	_ LastingFault = (*ClientPause)(nil)
+	_ LastingFault = (*ClockBackSlew)(nil)
+	_ LastingFault = (*ServerStall)(nil)
+	_ EndingFault  = (*ClientStop)(nil)
+	_ EndingFault  = (*ClientStopRandom)(nil)
 )
 
-// Kinds returns every known kind in a fixed order.
 func Kinds() []Kind { return slices.Clone(kinds) }
 
-// Needs is what a kind needs of a run. Check refuses a kind whose needs
-// the run's Setup does not meet, with a one-line reason; a run is set up
-// for the needs of its kinds (NeedsOf): as many client groups as they
-// draw faults for, and the clock shim when one needs the clock.
+// Needs is what a kind needs of a run.
 type Needs struct {
-	// MultiNode: a lock that talks to every node (RedLock).
 	MultiNode bool
-	// Topology: the one topology the kind acts on,
-	// cluster.TopologyMasters, cluster.TopologyFailover or
-	// cluster.TopologyCluster; "" for any.
+	// Topology: the one topology the kind acts on; "" for any.
 	Topology string
-	// Cluster: what the cluster must be able to do to its nodes: kill and
-	// pause them (Process), shift their clocks (Clock), fault their
-	// network (Network).
-	Cluster cluster.Abilities
-	// Groups: the client groups the kind draws its faults for, each
-	// reaching the nodes through its own proxies; 0 is one.
+	Cluster  cluster.Abilities
+	// Groups: the client groups the kind draws its faults for; 0 is one.
 	Groups int
-	// TTL: a known TTL, which the kind draws its durations from.
-	TTL bool
+	TTL    bool
 	// ClientClock: client processes the clock shim can move
-	// (Setup.ClientProcesses, not Setup.GoClients); the run then starts
-	// them with the shim and hands the nemesis their offset
 	// (Target.ClientClock).
-	ClientClock bool
-	// ClientProcesses: clients that run as processes of their own
-	// (Setup.ClientProcesses), which a fault can stop whole.
+	ClientClock     bool
 	ClientProcesses bool
-	// Persistent: nodes that write what they are told to disk
-	// (Setup.Persistent): without, there is nothing for a fault on the
-	// disk to lose.
-	Persistent bool
+	Persistent      bool
 }
 
-// topologies describes each topology in a few words, for refusals.
 var topologies = map[string]string{
 	cluster.TopologyMasters:  "independent masters",
 	cluster.TopologyFailover: "a primary, a replica and sentinels",
@@ -418,28 +293,21 @@ func (n Needs) refuse(s Setup) string {
 	return s.Abilities.Missing(n.Cluster)
 }
 
-// NeedsOf returns what the kinds need together: every ability, property
-// and topology any of them needs (kinds needing two topologies are
-// refused by Check anyway), and the most client groups.
+// NeedsOf returns what the kinds need together (of two topologies the
+// first: Check refuses the other).
 func NeedsOf(ks []Kind) Needs {
 	var all Needs
 	for _, k := range ks {
-		n := k.Needs
+		n, c := k.Needs, &all.Cluster
 		all.MultiNode = all.MultiNode || n.MultiNode
 		all.TTL = all.TTL || n.TTL
 		all.ClientClock = all.ClientClock || n.ClientClock
 		all.ClientProcesses = all.ClientProcesses || n.ClientProcesses
-		all.Cluster.Process = all.Cluster.Process || n.Cluster.Process
-		all.Cluster.Clock = all.Cluster.Clock || n.Cluster.Clock
-		all.Cluster.Network = all.Cluster.Network || n.Cluster.Network
-		all.Cluster.PowerLoss = all.Cluster.PowerLoss || n.Cluster.PowerLoss
-		all.Cluster.Links = all.Cluster.Links || n.Cluster.Links
-		all.Cluster.Redis = all.Cluster.Redis || n.Cluster.Redis
 		all.Persistent = all.Persistent || n.Persistent
+		c.Process, c.Clock, c.Network = c.Process || n.Cluster.Process, c.Clock || n.Cluster.Clock, c.Network || n.Cluster.Network
+		c.PowerLoss, c.Links, c.Redis = c.PowerLoss || n.Cluster.PowerLoss, c.Links || n.Cluster.Links, c.Redis || n.Cluster.Redis
 		all.Groups = max(all.Groups, n.Groups)
-		if all.Topology == "" {
-			all.Topology = n.Topology
-		}
+		all.Topology = cmp.Or(all.Topology, n.Topology)
 	}
 	return all
 }
@@ -447,7 +315,6 @@ func NeedsOf(ks []Kind) Needs {
 // ErrUnknownKind is returned for a kind name that is not known.
 var ErrUnknownKind = errors.New("nemesis: unknown fault kind")
 
-// Lookup returns the kind called name.
 func Lookup(name string) (Kind, error) {
 	var names []string
 	for _, k := range kinds {
@@ -459,8 +326,7 @@ func Lookup(name string) (Kind, error) {
 	return Kind{}, fmt.Errorf("%w %q%s (known: %s)", ErrUnknownKind, name, suggest.DidYouMean(name, names), strings.Join(names, ", "))
 }
 
-// refusal is a RefusingFault's reason for err, "kind: err", or "" for
-// nil.
+// refusal is a RefusingFault's reason for err, "kind: err", or "" for nil.
 func refusal(kind string, err error) string {
 	if err == nil {
 		return ""
@@ -474,8 +340,7 @@ func familyOf(name string) string {
 	return k.Family
 }
 
-// Check looks every name up and refuses the first kind whose needs s does
-// not meet, in one line naming the kind and why.
+// Check looks every name up and refuses the first kind s does not meet.
 func Check(names []string, s Setup) ([]Kind, error) {
 	var ks []Kind
 	for _, n := range names {
@@ -491,16 +356,25 @@ func Check(names []string, s Setup) ([]Kind, error) {
 	return ks, nil
 }
 
-// faultOf is *T, a kind's fault: the constraint of the kinds declared by
-// their fault's struct T (decode, and the constructors of a family's
-// kinds).
+// faultOf is *T, a kind's fault declared by its struct T, which refuses
+// what does not fit a run; aimedOf is a targeted kind's.
 type faultOf[T any] interface {
 	*T
-	Fault
+	RefusingFault
 }
 
-// decode is the Decode of a kind whose fault is the struct *T: strict
-// JSON, an unknown field is an error.
+type aimedOf[T any] interface {
+	*T
+	aimedFault
+}
+
+// decodeAimed is decode for a targeted kind.
+func decodeAimed[T any, P aimedOf[T]](params json.RawMessage) (Fault, error) {
+	return decode[T, P](params)
+}
+
+// decode is the Decode of a kind whose fault is *T: strict JSON, an
+// unknown field is an error.
 func decode[T any, P faultOf[T]](params json.RawMessage) (Fault, error) {
 	var f T
 	if len(params) > 0 {

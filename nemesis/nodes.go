@@ -10,41 +10,35 @@ import (
 	"github.com/locktorture/locktorture/cluster"
 )
 
-// The nodes a fault takes: one vocabulary, after Jepsen's node specs
-// (:one, :minority, :majority, :all) and etcd's failpoint targets, that
-// every kind draws from. A kind that strikes at a hold picks among the
-// hold's nodes instead (nth, bare).
-
-// nodeSpec names which nodes of a run a fault takes.
+// nodeSpec names which nodes of a run a fault takes: the one vocabulary
+// every kind draws from, after Jepsen's node specs and etcd's failpoint
+// targets. A kind that strikes at a hold picks among the hold's nodes
+// instead (nth, bare).
 type nodeSpec string
 
 const (
-	// one node.
 	one nodeSpec = "one"
 	// minority: the largest minority; someMinority: one node up to it,
 	// the size drawn.
 	minority     nodeSpec = "minority"
 	someMinority nodeSpec = "some-minority"
-	// majority: the smallest (a bare) majority; someMajority: it up to
-	// every node, the size drawn.
+	// majority: a bare majority; someMajority: it up to every node, the
+	// size drawn.
 	majority     nodeSpec = "majority"
 	someMajority nodeSpec = "some-majority"
-	// all: every node.
-	all nodeSpec = "all"
+	all          nodeSpec = "all"
 	// The coin flips between two specs, heads first.
 	minorityOrMajority     nodeSpec = "minority-or-majority"      // someMinority or someMajority
 	minorityOrBareMajority nodeSpec = "minority-or-bare-majority" // someMinority or majority
 	allOrMinority          nodeSpec = "all-or-minority"           // all or someMinority
 )
 
-// coins are the specs that flip a coin between two others.
 var coins = map[nodeSpec][2]nodeSpec{
 	minorityOrMajority:     {someMinority, someMajority},
 	minorityOrBareMajority: {someMinority, majority},
 	allOrMinority:          {all, someMinority},
 }
 
-// pick draws sp's nodes out of n, sorted.
 func (sp nodeSpec) pick(rng *rand.Rand, n int) []int {
 	switch sp {
 	case one:
@@ -67,8 +61,7 @@ func (sp nodeSpec) pick(rng *rand.Rand, n int) []int {
 	return c[rng.IntN(2)].pick(rng, n)
 }
 
-// targets draws the nodes a fault of run s takes: the one node of a lock
-// that talks to one node, else sp's.
+// targets draws sp's nodes of a multi-node lock, else its one node.
 func targets(rng *rand.Rand, s Setup, sp nodeSpec) []int {
 	if !s.MultiNode {
 		return []int{0}
@@ -76,7 +69,6 @@ func targets(rng *rand.Rand, s Setup, sp nodeSpec) []int {
 	return sp.pick(rng, s.Nodes)
 }
 
-// quorum is the smallest majority of n nodes.
 func quorum(n int) int { return n/2 + 1 }
 
 // bare reports whether h is a hold that exactly a bare majority of nodes
@@ -86,9 +78,8 @@ func bare(h Hold, nodes int, cut []int) bool {
 		!slices.ContainsFunc(h.Granted, func(n int) bool { return slices.Contains(cut, n) })
 }
 
-// nth returns k of the nodes in from, starting at the pick-th (mod
-// len(from)) and wrapping, sorted: a seed's choice among nodes only
-// known at the strike.
+// nth returns k of the nodes in from, from the pick-th (mod len(from)),
+// wrapping, sorted: a seed's choice among nodes known only at the strike.
 func nth(from []int, pick, k int) []int {
 	var out []int
 	for i := range min(k, len(from)) {
@@ -98,7 +89,6 @@ func nth(from []int, pick, k int) []int {
 	return out
 }
 
-// allNodes is 0, 1, …, n−1: every node index.
 func allNodes(n int) []int {
 	out := make([]int, n)
 	for i := range out {
@@ -107,15 +97,13 @@ func allNodes(n int) []int {
 	return out
 }
 
-// pickNodes draws k distinct node indices out of n, sorted.
 func pickNodes(rng *rand.Rand, n, k int) []int {
 	perm := rng.Perm(n)[:k]
 	slices.Sort(perm)
 	return perm
 }
 
-// checkNodes returns an error unless idx is a non-empty, strictly
-// increasing list of node indices, each below nodes (when nodes ≥ 0).
+// checkNodes wants idx strictly increasing, non-empty, below nodes (≥ 0).
 func checkNodes(idx []int, nodes int) error {
 	if len(idx) == 0 {
 		return errors.New("no nodes")
@@ -134,8 +122,6 @@ func checkNodes(idx []int, nodes int) error {
 	return nil
 }
 
-// clusterSize is the number of the target's nodes, or an error when it
-// has no cluster.
 func clusterSize(t *Target) (int, error) {
 	if t.Cluster == nil {
 		return 0, errors.New("no cluster")
@@ -143,8 +129,6 @@ func clusterSize(t *Target) (int, error) {
 	return len(t.Cluster.Nodes()), nil
 }
 
-// checkTarget returns an error unless the target has a cluster and idx
-// are nodes of it (checkNodes).
 func checkTarget(t *Target, idx []int) error {
 	nodes, err := clusterSize(t)
 	if err != nil {
@@ -154,8 +138,7 @@ func checkTarget(t *Target, idx []int) error {
 }
 
 // grantedBy returns the nodes that granted a hold at a grant or an extend
-// (the one node of a single-node run whose lock does not report them),
-// and false at any other change.
+// (on one node, that node even unreported), and false at another change.
 func grantedBy(ch Change, nodes int) ([]int, bool) {
 	if ch.Kind != HoldGranted && ch.Kind != HoldExtended {
 		return nil, false
@@ -166,7 +149,6 @@ func grantedBy(ch Change, nodes int) ([]int, bool) {
 	return ch.Hold.Granted, true
 }
 
-// node returns node i of the target's cluster, or an error naming it.
 func node(t *Target, i int) (*cluster.Node, error) {
 	if t.Cluster == nil || i < 0 || i >= len(t.Cluster.Nodes()) {
 		return nil, fmt.Errorf("no node n%d", i+1)
@@ -174,8 +156,8 @@ func node(t *Target, i int) (*cluster.Node, error) {
 	return t.Cluster.Node(i), nil
 }
 
-// eachNode calls f on the node of t at each index of idx, in order, and
-// joins the errors; an index the cluster lacks ends it at once.
+// eachNode calls f on t's nodes idx, in order, and joins the errors; an
+// index the cluster lacks ends it at once.
 func eachNode(t *Target, idx []int, f func(n *cluster.Node) error) error {
 	var errs []error
 	for _, i := range idx {

@@ -13,33 +13,12 @@ import (
 	"github.com/locktorture/locktorture/cluster"
 )
 
-// The kinds that cut client groups off nodes: partition, and its aimed
-// form partition-holder.
-
-// Partition cuts client groups off nodes, in both directions, until Heal.
-//
-// A cut is a black hole: a toxiproxy timeout toxic with timeout 0 on the
-// upstream stream (commands) and on the downstream stream (replies) of the
-// proxy through which a client group reaches a node. Bytes sent either way
-// are dropped and no connection is closed, as in a real partition: a
-// command sent during the cut never reaches Redis, a reply never reaches
-// the client, and the client learns nothing until its own timeout fires.
-// New connections are accepted by the proxy and then hang in their first
-// command. Disabling the proxy instead would refuse connections and reset
-// open ones at once: a fast, explicit failure that a real partition does
-// not give, and that would spare the lock its timeout paths.
-//
-// Shapes:
-//   - one, minority, majority: Isolated, one node, the largest minority or
-//     the smallest majority, is cut off from every client group.
-//   - halves: Sides[0] and Sides[1] split the nodes in two; client group 0
-//     reaches only Sides[0], group 1 only Sides[1]. Needs 2 client groups.
-//   - split: Sides[0] and Sides[1] are two different majorities (so they
-//     overlap); group 0 reaches only Sides[0], group 1 only Sides[1]; e.g.
-//     with 5 nodes {n1,n2,n3} and {n3,n4,n5}. Needs 2 client groups and 3
-//     nodes.
-//
-// With more than two client groups, group g is on side g%2.
+// Partition black-holes (blackHoleSpecs) the proxies by which client
+// groups reach nodes, both ways, until Heal. Shapes one, minority and
+// majority cut Isolated (one node, the largest minority, the smallest
+// majority) off every group; halves and split give client group g only
+// Sides[g%2]: two halves of the nodes, or two different (so overlapping)
+// majorities, e.g. {n1,n2,n3} and {n3,n4,n5}.
 type Partition struct {
 	Shape    string  `json:"shape"`
 	Isolated []int   `json:"isolated,omitempty"`
@@ -94,7 +73,6 @@ func refuseShape(shape string, s Setup) string {
 	return ""
 }
 
-// planPartition draws the nodes of a partition of the given shape.
 func planPartition(rng *rand.Rand, shape string, s Setup) *Partition {
 	n := s.Nodes
 	p := &Partition{Shape: shape}
@@ -120,8 +98,6 @@ func planPartition(rng *rand.Rand, shape string, s Setup) *Partition {
 	return p
 }
 
-// Refuse says why the partition cannot act on s (its shape, or its nodes
-// for s.Nodes), or "". Load calls it on every decoded step.
 func (p *Partition) Refuse(s Setup) string {
 	if why := refuseShape(p.Shape, s); why != "" {
 		return why
@@ -132,11 +108,10 @@ func (p *Partition) Refuse(s Setup) string {
 	return ""
 }
 
-// sided reports whether the shape cuts client groups from different nodes.
+// sided: the shape cuts client groups from different nodes.
 func (p *Partition) sided() bool { return p.Shape == ShapeHalves || p.Shape == ShapeSplit }
 
-// fit checks the parameters against the shape, and against the number of
-// nodes when nodes ≥ 0.
+// fit checks the parameters, and the nodes when nodes ≥ 0.
 func (p *Partition) fit(nodes int) error {
 	if !slices.Contains(partitionShapes, p.Shape) {
 		return fmt.Errorf("unknown shape %q (known: %s)", p.Shape, strings.Join(partitionShapes, ", "))
@@ -210,9 +185,6 @@ func sideNames(sides [][]int, i int) string {
 	return nodeNames(sides[i])
 }
 
-// Start black-holes both streams of each cut group's proxy to each cut
-// node: commands first, so no command sent once Start has begun reaches a
-// cut node.
 func (p *Partition) Start(ctx context.Context, t *Target) error {
 	if t.Cluster == nil {
 		return errors.New("no cluster")
@@ -231,8 +203,7 @@ func (p *Partition) Start(ctx context.Context, t *Target) error {
 		}
 	}
 	// Nodes that talk to each other (etcd members) are cut apart as the
-	// clients are: an isolated node from every other, two sides where
-	// no side holds both. Redis nodes have no such links here.
+	// clients are; Redis nodes have no such links here.
 	t.Cluster.CutPeers(p.peerPairs(nodes))
 	return errors.Join(errs...)
 }
@@ -256,12 +227,10 @@ func (p *Partition) peerPairs(nodes int) [][2]int {
 	return pairs
 }
 
-// Heal removes the partition's toxics from every proxy. That closes the
-// connections they held (clients read EOF; a command sent during the cut
-// was dropped and never runs) and lets new ones through. A go-redis client
-// may still take up to about a second to reconnect: after PoolSize failed
-// dials in its life its dial circuit breaker fails dials at once and probes
-// only once a second.
+// Heal removes the partition's toxics, which closes the connections they
+// held (a command sent during the cut never runs). A go-redis client may
+// still take about a second to reconnect: after PoolSize failed dials its
+// dial circuit breaker fails dials at once and probes once a second.
 func (p *Partition) Heal(ctx context.Context, t *Target) error {
 	if t.Cluster != nil {
 		t.Cluster.HealPeers()
@@ -269,23 +238,9 @@ func (p *Partition) Heal(ctx context.Context, t *Target) error {
 	return clearToxics(ctx, t, partitionUp, partitionDown)
 }
 
-// PartitionHolder cuts a holder off the nodes of its hold right after
-// its grant, both ways (a black hole, as Partition's), for Cut, longer
-// than the TTL, while the other client group still reaches every node:
-// the holder can neither renew nor release, its key expires on the nodes,
-// and a client of the other group is granted it. A lock that tells its
-// holder of the loss before the key can expire (a watchdog that counts
-// the validity of its last renewal) is safe; one that lets it hold on
-// (a watchdog that ignores failed renewals, a lock whose users hold until
-// they release) overlaps the next holder. The cut is of the holder's
-// client group (its proxies), so the clients of that group are cut with
-// it.
-//
-// The nodes cut are those that granted the hold when the lock reports
-// them, else every node. It is aimed like pause-holder (targeted.go): its
-// Decision (the client, its hold, the nodes, the cut) and the Group it
-// cut are kept in schedule.json, and a replay cuts the recorded group
-// from the recorded nodes at the recorded offset.
+// PartitionHolder black-holes the holder's client group off the nodes of
+// its hold (every node, unreported) right after its grant, for Cut, while
+// the other group still reaches them. A replay cuts the recorded Group.
 type PartitionHolder struct {
 	Cut   Duration `json:"cut"`
 	Group int      `json:"group"`
@@ -300,9 +255,7 @@ var partitionHolderKind = Kind{
 	Family:  "partition",
 	Summary: "cut a holder's client group off the nodes of its hold right after its grant, for 2–3 TTLs, while the other group reaches them",
 	Needs:   Needs{Topology: cluster.TopologyMasters, Cluster: cluster.Abilities{Network: true}, Groups: 2, TTL: true},
-	// Holds of three TTLs on one key that four clients contend for: a
-	// hold that ends before the cut could matter (the default 10 ms)
-	// strikes nothing, and a lock that renews itself is tested only while
+	// Holds of three TTLs: a lock that renews itself is tested only while
 	// its holder needs the key longer than a TTL.
 	Window: Workload{Clients: 4, Keys: 1, TTL: 500 * time.Millisecond, Hold: 1500 * time.Millisecond, Interval: time.Second},
 	Plan: func(rng *rand.Rand, s Setup) Fault {
@@ -313,10 +266,9 @@ var partitionHolderKind = Kind{
 		a.Active = Duration(cut + ttl)
 		return &PartitionHolder{Cut: Duration(cut), Aim: a}
 	},
-	Decode: decode[PartitionHolder],
+	Decode: decodeAimed[PartitionHolder],
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (p *PartitionHolder) Refuse(s Setup) string {
 	switch {
 	case p.Cut <= 0:
@@ -336,9 +288,7 @@ func (p *PartitionHolder) String() string {
 	return s + decided(p.Decision, "")
 }
 
-// Arm waits for the next grant (a replay: for the recorded offset) and
-// cuts the holder's group off the nodes of the hold at once; the cut
-// heals itself after Cut.
+// Arm cuts at the next grant; the cut heals itself after Cut.
 func (p *PartitionHolder) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	if t.Cluster == nil {
 		return false, errors.New("no cluster")
@@ -385,10 +335,8 @@ func (p *PartitionHolder) Arm(ctx context.Context, t *Target, base time.Time) (b
 	return true, nil
 }
 
-// Start does nothing more: Arm cut the holder off.
 func (p *PartitionHolder) Start(context.Context, *Target) error { return nil }
 
-// Heal removes the cut, if its time has not run out yet, and any left.
 func (p *PartitionHolder) Heal(ctx context.Context, t *Target) error {
 	p.mu.Lock()
 	if p.timer != nil {

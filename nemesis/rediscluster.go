@@ -11,17 +11,9 @@ import (
 	"github.com/locktorture/locktorture/cluster"
 )
 
-// The kinds of the cluster topology (cluster.RedisCluster): each aims at
-// the master of the slot of a held key, which it finds by asking the
-// cluster (CLUSTER NODES), so a run with keys spread over the masters
-// strikes where the lock's key lives.
-
-// clusterHealTimeout bounds the wait for a healthy cluster after a heal:
-// a full resynchronisation of the old master, or a restarted node
-// rejoining as a replica.
+// clusterHealTimeout bounds the wait for a healthy cluster after a heal.
 const clusterHealTimeout = 25 * time.Second
 
-// redisClusterOf returns the cluster topology of t's cluster.
 func redisClusterOf(t *Target) (*cluster.RedisCluster, error) {
 	if t.Cluster == nil || t.Cluster.RedisCluster() == nil {
 		return nil, errors.New("no cluster topology")
@@ -29,8 +21,7 @@ func redisClusterOf(t *Target) (*cluster.RedisCluster, error) {
 	return t.Cluster.RedisCluster(), nil
 }
 
-// healthy ends every cluster kind's heal: it calls first (unless nil),
-// then waits, at most clusterHealTimeout, for a healthy cluster.
+// healthy ends every cluster kind's heal: first, then a healthy cluster.
 func healthy(ctx context.Context, t *Target, first func(*cluster.RedisCluster) error) error {
 	rc, err := redisClusterOf(t)
 	if err != nil {
@@ -47,17 +38,8 @@ func healthy(ctx context.Context, t *Target, first func(*cluster.RedisCluster) e
 }
 
 // ClusterFailoverUnreplicated is failover-unreplicated on Redis Cluster:
-// when a hold ends (its key about to be free), the master of the key's
-// slot is cut from its replica (the replication stream between the two;
-// the clients still reach both, and the cluster bus carries on), and the fault waits up to GrantWait for a grant of that key
-// under the cut: the trigger (without one, the hold that ended). Start
-// promotes the replica at once (CLUSTER FAILOVER FORCE, an operator's
-// manual failover right after a write it does not know is unreplicated):
-// the new master never had the grant; the old master learns of the
-// promotion over the bus at once and turns replica, its clients are
-// redirected (MOVED), and another client acquires the key on the new
-// master while the first still holds it. Heal lifts the cut
-// and waits for a healthy cluster (it resynchronises, losing the key).
+// the master of the key's slot is cut from its replica (the replication
+// stream only) and Start promotes the replica (CLUSTER FAILOVER FORCE).
 type ClusterFailoverUnreplicated struct {
 	GrantWait Duration `json:"grant_wait"`
 	Aim
@@ -72,10 +54,9 @@ var clusterFailoverUnreplicatedKind = clusterKind[ClusterFailoverUnreplicated]("
 		return &ClusterFailoverUnreplicated{GrantWait: Duration(min(s.TTL/2, 500*time.Millisecond)), Aim: newAim(s)}
 	})
 
-// clusterKind is a kind of the cluster topology that aims at a held key:
-// its window is one key held for ttl less half a second, with a TTL of
-// ttl, for a run of dur; process: it needs to kill nodes.
-func clusterKind[T any, P faultOf[T]](name string, ttl, dur time.Duration, process bool, summary string, plan func(Setup) Fault) Kind {
+// clusterKind's window is one key held for ttl less half a second, for a
+// run of dur; process: it kills nodes.
+func clusterKind[T any, P aimedOf[T]](name string, ttl, dur time.Duration, process bool, summary string, plan func(Setup) Fault) Kind {
 	return Kind{
 		Name:    name,
 		Family:  "cluster",
@@ -83,18 +64,15 @@ func clusterKind[T any, P faultOf[T]](name string, ttl, dur time.Duration, proce
 		Summary: summary,
 		Needs:   Needs{Topology: cluster.TopologyCluster, Cluster: cluster.Abilities{Process: process}, TTL: true},
 		Plan:    func(_ *rand.Rand, s Setup) Fault { return plan(s) },
-		Decode:  decode[T, P],
+		Decode:  decodeAimed[T, P],
 	}
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (f *ClusterFailoverUnreplicated) Refuse(s Setup) string {
-	return f.refuseAs("cluster-failover-unreplicated", s)
-}
-
-// refuseAs is Refuse of the kind called kind (cluster-partition-master
-// shares it).
-func (f *ClusterFailoverUnreplicated) refuseAs(kind string, s Setup) string {
+	kind := "cluster-failover-unreplicated"
+	if f.partition {
+		kind = "cluster-partition-master"
+	}
 	if f.GrantWait <= 0 {
 		return fmt.Sprintf("%s: grant_wait %v: want it positive", kind, time.Duration(f.GrantWait))
 	}
@@ -111,9 +89,6 @@ func (f *ClusterFailoverUnreplicated) String() string {
 	})
 }
 
-// Arm is the failover before the grant replicates (cutBeforeGrant) on
-// Redis Cluster: the primary is the master of the key's slot, cut from its
-// replica (with partition, from every other node).
 func (f *ClusterFailoverUnreplicated) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	rc, err := redisClusterOf(t)
 	if err != nil {
@@ -122,9 +97,8 @@ func (f *ClusterFailoverUnreplicated) Arm(ctx context.Context, t *Target, base t
 	if t.View == nil {
 		return false, errNoView
 	}
-	// The next grant follows a release within a millisecond: the owners
-	// of the held keys are asked for now, so that the cut follows the
-	// end of a hold at once (a replay asks then).
+	// The next grant follows a release within a millisecond: the held
+	// keys' owners are asked for now (a replay asks then).
 	owners := map[string][]*cluster.Node{}
 	if f.Decision == nil {
 		holds, _ := t.View.Holds()
@@ -164,8 +138,7 @@ func (f *ClusterFailoverUnreplicated) Arm(ctx context.Context, t *Target, base t
 	})
 }
 
-// cutOff cuts master from replica, or, with partition, from every other
-// node.
+// cutOff cuts master from replica (with partition, from every node).
 func (f *ClusterFailoverUnreplicated) cutOff(rc *cluster.RedisCluster, master, replica *cluster.Node) {
 	if f.partition {
 		others := slices.DeleteFunc(rc.Cluster().Nodes(), func(n *cluster.Node) bool { return n == master })
@@ -185,8 +158,6 @@ func (f *ClusterFailoverUnreplicated) lift(rc *cluster.RedisCluster) error {
 	return nil
 }
 
-// Start promotes the replica (CLUSTER FAILOVER FORCE) and waits until it
-// says it is a master.
 func (f *ClusterFailoverUnreplicated) Start(ctx context.Context, t *Target) error {
 	if !f.struck() {
 		return nil
@@ -216,18 +187,12 @@ func (f *ClusterFailoverUnreplicated) Start(ctx context.Context, t *Target) erro
 	return rc.ForceFailover(wctx, r)
 }
 
-// Heal lifts the cut and waits for a healthy cluster.
 func (f *ClusterFailoverUnreplicated) Heal(ctx context.Context, t *Target) error {
 	return healthy(ctx, t, f.lift)
 }
 
-// ClusterKillMaster kills the master of a held key's slot (SIGKILL): the
-// other masters call it failed after the node timeout (1 s) and its
-// replica is promoted with whatever it had received; a grant the master
-// had not yet replicated is lost with it. Heal restarts the killed node,
-// which rejoins as a replica of its promoted one (it keeps its
-// nodes.conf; its data is gone without persistence), and waits for a
-// healthy cluster.
+// ClusterKillMaster kills the master of a held key's slot at a grant; its
+// replica is promoted with what it had received.
 type ClusterKillMaster struct {
 	Aim
 }
@@ -236,7 +201,6 @@ var clusterKillMasterKind = clusterKind[ClusterKillMaster]("cluster-kill-master"
 	"kill the master of a held key's slot; the cluster promotes its replica, which has the key if it was replicated",
 	func(s Setup) Fault { return &ClusterKillMaster{Aim: newAim(s)} })
 
-// Refuse says why the fault does not fit s, or "".
 func (f *ClusterKillMaster) Refuse(s Setup) string {
 	return f.refuse("cluster-kill-master", s.Nodes)
 }
@@ -246,8 +210,6 @@ func (f *ClusterKillMaster) String() string {
 	return s + f.says(func(d *Decision) string { return "master " + nodeNames(d.Targets) + " killed at " + d.at() })
 }
 
-// Arm waits for a grant and aims at the master of its key's slot, as the
-// cluster then says; a replay aims at the recorded offset.
 func (f *ClusterKillMaster) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	d, err := armAtGrant(ctx, t, base, f.Decision, func(_ context.Context, _ *cluster.RedisCluster, master *cluster.Node) ([]int, string, error) {
 		return []int{master.Index()}, "", nil
@@ -255,8 +217,7 @@ func (f *ClusterKillMaster) Arm(ctx context.Context, t *Target, base time.Time) 
 	return f.settle(d, err)
 }
 
-// settle keeps an arm's decision, when there is one, and reports whether
-// it struck.
+// settle keeps an arm's decision, if any, and reports a strike.
 func (a *Aim) settle(d *Decision, err error) (bool, error) {
 	if d != nil {
 		a.Decision = d
@@ -268,10 +229,8 @@ func (a *Aim) settle(d *Decision, err error) (bool, error) {
 }
 
 // armAtGrant waits for a grant (a replay: the recorded offset) and aims
-// at the nodes targets picks from the master of the granted key's slot,
-// as the cluster then says, or says why it missed; a replay's decision
-// says what it found live. It returns the decision (nil when the cluster
-// could not be asked, with the error).
+// at the nodes targets picks from the master of its key's slot; the
+// decision is nil when the cluster could not be asked.
 func armAtGrant(ctx context.Context, t *Target, base time.Time, rec *Decision,
 	targets func(context.Context, *cluster.RedisCluster, *cluster.Node) ([]int, string, error)) (*Decision, error) {
 	rc, err := redisClusterOf(t)
@@ -307,19 +266,13 @@ func armAtGrant(ctx context.Context, t *Target, base time.Time, rec *Decision,
 	return d, nil
 }
 
-// Start kills the master.
 func (f *ClusterKillMaster) Start(_ context.Context, t *Target) error {
 	if !f.struck() {
 		return nil
 	}
-	n, err := node(t, f.Decision.Targets[0])
-	if err != nil {
-		return err
-	}
-	return n.Kill()
+	return eachNode(t, f.Decision.Targets[:1], func(n *cluster.Node) error { return n.Kill() })
 }
 
-// Heal restarts the killed node and waits for a healthy cluster.
 func (f *ClusterKillMaster) Heal(ctx context.Context, t *Target) error {
 	if !f.struck() {
 		return nil
@@ -327,17 +280,9 @@ func (f *ClusterKillMaster) Heal(ctx context.Context, t *Target) error {
 	return healthy(ctx, t, func(*cluster.RedisCluster) error { return restartDown(ctx, t, f.Decision.Targets[:1]) })
 }
 
-// ClusterPartitionMaster is cluster-failover-unreplicated's aim with a
-// partition instead of a forced failover: when a hold ends, the master of
-// its key's slot is cut from every other node (the replication stream and
-// the cluster bus, both ways; the clients still reach it), so the grant it
-// gives next is never replicated. The majority calls it failed after the
-// node timeout (1 s) and promotes its replica without the key, while the
-// master, a minority of one, keeps accepting writes until it notices (the
-// node timeout again, then CLUSTERDOWN); the next client acquires the key
-// on the promoted replica while the first still holds it. Start waits for
-// the promotion; Heal lifts the cut and waits for a healthy cluster (the
-// old master rejoins as a replica).
+// ClusterPartitionMaster cuts the master from every other node instead
+// (replication and bus): it grants until the node timeout, and the
+// majority promotes its replica without the grant.
 type ClusterPartitionMaster struct {
 	ClusterFailoverUnreplicated
 }
@@ -348,38 +293,28 @@ var clusterPartitionMasterKind = clusterKind[ClusterPartitionMaster]("cluster-pa
 		return &ClusterPartitionMaster{ClusterFailoverUnreplicated{GrantWait: Duration(min(s.TTL/2, 500*time.Millisecond)), Aim: newAim(s)}}
 	})
 
-// Refuse says why the fault does not fit s, or "".
-func (f *ClusterPartitionMaster) Refuse(s Setup) string {
-	return f.refuseAs("cluster-partition-master", s)
-}
-
 func (f *ClusterPartitionMaster) String() string {
 	s := "cluster-partition-master: cut a key's master from every other node right before a grant, the majority promotes its replica"
 	return s + f.says(func(d *Decision) string { return "master " + nodeNames(d.Targets[:1]) + " cut off at " + d.at() })
 }
 
-// Arm is cluster-failover-unreplicated's, with the master cut from every
-// node.
+func (f *ClusterPartitionMaster) Refuse(s Setup) string {
+	f.partition = true
+	return f.ClusterFailoverUnreplicated.Refuse(s)
+}
+
 func (f *ClusterPartitionMaster) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	f.partition = true
 	return f.ClusterFailoverUnreplicated.Arm(ctx, t, base)
 }
 
-// Start waits until the majority has promoted the replica.
 func (f *ClusterPartitionMaster) Start(ctx context.Context, t *Target) error {
 	f.partition = true
 	return f.ClusterFailoverUnreplicated.Start(ctx, t)
 }
 
-// ClusterMigrate moves the slot of a held key to another master while
-// it is held, as an operator's live resharding does
-// (cluster.RedisCluster.MigrateSlot): the old master migrates it, the
-// new one imports it, MIGRATE moves the key with its remaining TTL, and
-// the slot is given to the new master. A client whose key is gone from
-// the old master is redirected (ASK, then MOVED) and finds it, still
-// held, on the new one. The new master is the first other master by
-// index after the old one. Heal waits for a healthy cluster; the slot
-// stays where it moved.
+// ClusterMigrate moves the slot of a held key to the next master while it
+// is held (cluster.RedisCluster.MigrateSlot); the slot stays there.
 type ClusterMigrate struct {
 	Aim
 }
@@ -388,7 +323,6 @@ var clusterMigrateKind = clusterKind[ClusterMigrate]("cluster-migrate", 3*time.S
 	"move the slot of a held key to another master while it is held (SETSLOT MIGRATING and IMPORTING, MIGRATE, SETSLOT NODE): the key moves with its TTL and clients follow ASK and MOVED",
 	func(s Setup) Fault { return &ClusterMigrate{Aim: newAim(s)} })
 
-// Refuse says why the fault does not fit s, or "".
 func (f *ClusterMigrate) Refuse(s Setup) string {
 	if f.struck() && len(f.Decision.Targets) != 2 {
 		return fmt.Sprintf("cluster-migrate: decision: %d targets, want the old master and the new", len(f.Decision.Targets))
@@ -403,9 +337,6 @@ func (f *ClusterMigrate) String() string {
 	})
 }
 
-// Arm waits for a grant and aims at the master of its key's slot, as the
-// cluster then says, and the next master after it; a replay aims at the
-// recorded offset.
 func (f *ClusterMigrate) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	d, err := armAtGrant(ctx, t, base, f.Decision, func(ctx context.Context, rc *cluster.RedisCluster, from *cluster.Node) ([]int, string, error) {
 		masters, err := rc.MastersNow(ctx, from)
@@ -421,8 +352,7 @@ func (f *ClusterMigrate) Arm(ctx context.Context, t *Target, base time.Time) (bo
 	return f.settle(d, err)
 }
 
-// nextMaster returns the first of masters (by index) after from, wrapping
-// round, other than from; nil if there is none.
+// nextMaster is the first of masters by index after from, wrapping, or nil.
 func nextMaster(masters []*cluster.Node, from *cluster.Node) *cluster.Node {
 	var first *cluster.Node
 	for _, m := range masters {
@@ -437,7 +367,6 @@ func nextMaster(masters []*cluster.Node, from *cluster.Node) *cluster.Node {
 	return first
 }
 
-// Start moves the slot.
 func (f *ClusterMigrate) Start(ctx context.Context, t *Target) error {
 	if !f.struck() {
 		return nil
@@ -458,5 +387,4 @@ func (f *ClusterMigrate) Start(ctx context.Context, t *Target) error {
 	return err
 }
 
-// Heal waits for a healthy cluster.
 func (f *ClusterMigrate) Heal(ctx context.Context, t *Target) error { return healthy(ctx, t, nil) }

@@ -17,10 +17,8 @@ import (
 // Duration is a time.Duration written as "1.5s" in schedule.json.
 type Duration time.Duration
 
-// MarshalJSON writes d as a duration string.
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
-// UnmarshalJSON reads a duration string such as "250ms".
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
@@ -35,10 +33,9 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 }
 
 // Step is one fault of a schedule: started At the offset from the start
-// of the run, healed For later. A composed step (Setup.Compose) holds
-// faults of other kinds too (With): they start after the step's own
-// fault, in order, and heal before it, in reverse order; each is a fault
-// of its own in the history.
+// of the run, healed For later. A composed step holds faults of other
+// kinds too (With): they start after the step's own, in order, and heal
+// before it, in reverse order.
 type Step struct {
 	Kind   string          `json:"kind"`
 	At     Duration        `json:"at"`
@@ -49,7 +46,7 @@ type Step struct {
 	fault  Fault
 }
 
-// Part is one more fault of a composed step: its kind and parameters.
+// Part is one more fault of a composed step.
 type Part struct {
 	Kind   string          `json:"kind"`
 	Desc   string          `json:"desc"`
@@ -57,10 +54,9 @@ type Part struct {
 	fault  Fault
 }
 
-// Fault returns the step's decoded fault (of a composed step, the first).
+// Fault returns the step's own decoded fault.
 func (s *Step) Fault() Fault { return s.fault }
 
-// faults returns the step's decoded faults: its own, then those of With.
 func (s *Step) faults() []Fault {
 	fs := []Fault{s.fault}
 	for _, p := range s.With {
@@ -69,8 +65,7 @@ func (s *Step) faults() []Fault {
 	return fs
 }
 
-// Schedule is the explicit plan of a run's faults, expanded from the seed
-// and saved as schedule.json so the run can be replayed.
+// Schedule is a run's faults, expanded from the seed, as schedule.json.
 type Schedule struct {
 	Seed     int64    `json:"seed"`
 	Kinds    []string `json:"kinds"`
@@ -79,11 +74,8 @@ type Schedule struct {
 }
 
 // Plan expands kinds into a schedule over duration: quiet for interval,
-// a fault drawn from rng active for interval, healed, quiet again, and
-// so on; one step at a time, the last healed before the run ends. With
-// s.Compose above 1, a step may hold up to that many faults of different
-// kinds at once (see compose); with 0 or 1 the draws are those of a
-// schedule of one fault a step.
+// a fault drawn from rng active for interval (or its MinActive), healed,
+// quiet again, and so on, the last healed before the run ends.
 func Plan(rng *rand.Rand, seed int64, kinds []Kind, s Setup, duration, interval time.Duration) (Schedule, error) {
 	sc := Schedule{Seed: seed, Interval: Duration(interval)}
 	for _, k := range kinds {
@@ -121,13 +113,10 @@ func Plan(rng *rand.Rand, seed int64, kinds []Kind, s Setup, duration, interval 
 	return sc, nil
 }
 
-// compose draws the further faults of a step whose own fault f, of kind
-// k, was just drawn: up to s.Compose−1 of them (how many is drawn too),
-// each of another kind of the run, none targeted (a targeted fault
-// strikes alone, at its moment; clock-partition is the written recipe of
-// a partition with a clock jump), and at most one that acts on the
-// nodes' processes (a kill and a pause of one node would undo each
-// other). A targeted f takes none.
+// compose draws up to s.Compose−1 faults to go with f, of kind k: each of
+// another kind, none targeted (a targeted fault strikes alone), at most
+// one on the nodes' processes (a kill and a pause of one node would undo
+// each other).
 func compose(rng *rand.Rand, kinds []Kind, k Kind, f Fault, s Setup) []Part {
 	if _, armed := f.(ArmedFault); armed {
 		return nil
@@ -158,8 +147,6 @@ func compose(rng *rand.Rand, kinds []Kind, k Kind, f Fault, s Setup) []Part {
 	return parts
 }
 
-// encode sets the step's parameters and descriptions from its faults as
-// they are now.
 func (st *Step) encode() error {
 	params, err := json.Marshal(st.fault)
 	if err != nil {
@@ -179,8 +166,7 @@ func (st *Step) encode() error {
 	return nil
 }
 
-// Save writes the schedule as indented JSON (Encode) to path, replacing
-// what is there (safefs.WriteFile).
+// Save writes the schedule (Encode) to path (safefs.WriteFile).
 func (sc Schedule) Save(path string) error {
 	b, err := sc.Encode()
 	if err != nil {
@@ -192,10 +178,9 @@ func (sc Schedule) Save(path string) error {
 	return nil
 }
 
-// Encode returns the schedule as indented JSON, as Save writes it. Each
-// step's parameters and description are taken from its fault as it is
-// now: after a run, the decisions of the targeted faults (ArmedFault) are
-// part of them.
+// Encode returns the schedule as indented JSON, its steps' parameters
+// and descriptions taken from their faults as they are now (after a run,
+// with the targeted faults' decisions).
 func (sc Schedule) Encode() ([]byte, error) {
 	sc.Steps = slices.Clone(sc.Steps)
 	for i := range sc.Steps {
@@ -219,10 +204,8 @@ func (sc Schedule) Encode() ([]byte, error) {
 // (Load decodes and checks them against a run).
 func ReadSchedule(path string) (Schedule, error) { return read(path) }
 
-// read reads a schedule file without decoding its steps' faults. A
-// schedule may come from someone else (a published bundle holds each
-// run's, to replay it): one that is a symbolic link or not a regular
-// file is refused (safefs.ReadFile).
+// read reads a schedule file, which may come from someone else: a link or
+// a special file is refused (safefs.ReadFile).
 func read(path string) (Schedule, error) {
 	var sc Schedule
 	b, err := safefs.ReadFile(path)
@@ -236,10 +219,8 @@ func read(path string) (Schedule, error) {
 }
 
 // ScheduleKinds returns the fault kinds of the schedule at path: those it
-// lists under "kinds", then those of its steps that the list lacks. A
-// replay takes them from here, so the run is set up for them (client
-// groups, the clock shim) before Load checks every step against that
-// setup.
+// lists under "kinds", then those of its steps the list lacks, so that a
+// replay is set up for them before Load checks its steps.
 func ScheduleKinds(path string) ([]string, error) {
 	sc, err := read(path)
 	if err != nil {
@@ -247,10 +228,7 @@ func ScheduleKinds(path string) ([]string, error) {
 	}
 	kinds := slices.Clone(sc.Kinds)
 	for _, st := range sc.Steps {
-		if !slices.Contains(kinds, st.Kind) {
-			kinds = append(kinds, st.Kind)
-		}
-		for _, p := range st.With {
+		for _, p := range append([]Part{{Kind: st.Kind}}, st.With...) {
 			if !slices.Contains(kinds, p.Kind) {
 				kinds = append(kinds, p.Kind)
 			}
@@ -259,11 +237,8 @@ func ScheduleKinds(path string) ([]string, error) {
 	return kinds, nil
 }
 
-// Load reads a schedule written by Save (or by hand) and decodes each
-// step's fault; every kind must be known and able to act on s, and every
-// fault must fit s (RefusingFault: its nodes, client groups and
-// parameters), so that a schedule the run cannot play is refused before
-// anything starts.
+// Load reads a schedule and decodes each step's fault, refusing one the
+// run s cannot play (Check, RefusingFault) before anything starts.
 func Load(path string, s Setup) (Schedule, error) {
 	sc, err := read(path)
 	if err != nil {
@@ -299,9 +274,7 @@ func Load(path string, s Setup) (Schedule, error) {
 	return sc, nil
 }
 
-// loadFault checks that kind can act on s, decodes its fault from params
-// and asks it to Refuse what s lacks; at names the step (or part) in the
-// error.
+// loadFault is Load's for one fault; at names it in the error.
 func loadFault(kind string, params json.RawMessage, s Setup, at string) (Fault, error) {
 	ks, err := Check([]string{kind}, s)
 	if err != nil {
@@ -320,18 +293,15 @@ func loadFault(kind string, params json.RawMessage, s Setup, at string) (Fault, 
 	return f, nil
 }
 
-// Recorder writes a nemesis event to the history, stamped on the run's
-// shared clock.
+// Recorder writes a nemesis event to the history, on the run's clock.
 type Recorder interface {
 	Append(e history.Event) error
 }
 
-// Run executes the schedule against t, starting at base (the run's
-// start): each step is started at its offset, recorded, healed after its
-// active time and recorded again. When ctx ends, the active fault is
-// healed (with a context of its own) before Run returns ctx's error; no
-// fault outlives Run. A fault that fails to start is healed, recorded and
-// reported; the schedule goes on.
+// Run executes the schedule against t from base (the run's start). When
+// ctx ends, the active fault is healed before Run returns ctx's error:
+// no fault outlives Run. A fault that fails to start is healed, recorded
+// and reported, and the schedule goes on.
 func Run(ctx context.Context, sc Schedule, t *Target, base time.Time, rec Recorder) error {
 	var errs []error
 	for i := range sc.Steps {
@@ -349,17 +319,11 @@ func Run(ctx context.Context, sc Schedule, t *Target, base time.Time, rec Record
 	return errors.Join(errs...)
 }
 
-// healTimeout bounds one heal.
 const healTimeout = 30 * time.Second
 
-// runStep runs one step. A targeted fault (ArmedFault) first waits for
-// its moment, for the step's time less what the fault needs active; it
-// is recorded when it strikes, described with its concrete targets, and
-// healed at the step's end; one that finds no moment records nothing.
-// The faults of a composed step start in order, each recorded as it
-// starts, and heal in reverse order, each recorded as it heals. A lone
-// fault that ends by itself (EndingFault) is healed and recorded when it
-// ends, and the step waits out the rest of its time.
+// runStep runs one step. A targeted fault first waits for its moment,
+// for the step's time less what it needs active, and records nothing
+// without one. Each fault is recorded as it starts and as it heals.
 func runStep(ctx context.Context, st *Step, t *Target, base time.Time, rec Recorder) (err error) {
 	f := st.fault
 	if f == nil {
@@ -420,8 +384,6 @@ func runStep(ctx context.Context, st *Step, t *Target, base time.Time, rec Recor
 		}
 	}
 	end := time.Now().Add(active)
-	// A lone fault that ends by itself (a stopped client continued) is
-	// healed and recorded then; the step still lasts its time.
 	if e, ok := f.(EndingFault); ok && len(parts) == 1 {
 		timer := time.NewTimer(active)
 		defer timer.Stop()

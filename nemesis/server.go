@@ -16,30 +16,11 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The kinds that act on nodes through their own server, by Redis
-// commands: evict and noeviction (memory pressure, CONFIG SET), and
-// server-stall and its aimed form server-stall-holder (DEBUG SLEEP,
-// CLIENT PAUSE).
-
-// Evict puts nodes under memory pressure until Heal: it sets their
-// maxmemory-policy to Policy and their maxmemory to the memory they use
-// at the start plus Headroom, then writes filler keys of Filler bytes
-// each, one every Every, to every node of the fault. Under an evicting
-// policy each filler written past the limit makes the node evict a key:
-// with allkeys-lru the least recently used of a sample, soon the lock
-// key a client holds, whose grant is older than the fillers written
-// since (the Redis documentation, "Key eviction": the policy applies to
-// every key, whatever its TTL). The lock then has no key on that node
-// while its holder holds it, and the next SET NX is granted. Under
-// noeviction the node refuses every write that needs memory past the
-// limit, the lock's SET included ("OOM command not allowed"), and evicts
-// nothing: the lock is unavailable, not unsafe.
-//
-// The fillers go to each node's own address, outside the proxies, as a
-// neighbouring application sharing the node would write them; a write
-// refused or lost is not an error of the fault (it is the fault's
-// point). Heal puts back the maxmemory and policy it found, then deletes
-// the fillers left.
+// Evict sets the nodes' maxmemory-policy to Policy and their maxmemory to
+// what they use plus Headroom, then writes a filler of Filler bytes every
+// Every to each, at its own address, as a neighbouring application would;
+// a write refused or lost is the fault's point, not its error. Under
+// allkeys-lru a held lock key is soon evicted, whatever its TTL.
 type Evict struct {
 	Nodes    []int    `json:"nodes"`
 	Policy   string   `json:"policy"`
@@ -51,24 +32,20 @@ type Evict struct {
 	saved []memory // what Start found on each node, to put back
 }
 
-// memory is a node's memory settings, as CONFIG GET gives them.
+// memory is a node's settings, as CONFIG GET gives them.
 type memory struct {
 	node              int
 	maxmemory, policy string
 }
 
-// The eviction policies of Redis (redis.conf, maxmemory-policy).
 var evictPolicies = []string{"noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"}
 
-// fillerPrefix begins the name of every filler key.
 const fillerPrefix = "locktorture-filler:"
 
-// evictWindow is the workload of the memory kinds: one key, so every
-// client contends for the one a filler write may evict, and holds of
-// half a second, so the key is evicted during a hold rather than after.
+// evictWindow: one key for every client to contend for, held half a
+// second, so the key is evicted during a hold rather than after.
 var evictWindow = Workload{Keys: 1, Hold: 500 * time.Millisecond, Interval: time.Second}
 
-// evictKind and noevictionKind share Evict, each with its policy.
 func evictionKind(name, policy, summary string) Kind {
 	return Kind{
 		Name:    name,
@@ -88,7 +65,6 @@ var (
 	noevictionKind = evictionKind("noeviction", "noeviction", "lower nodes' maxmemory under noeviction and write filler keys: writes past the limit are refused, nothing is evicted (the control of evict)")
 )
 
-// Refuse says why the fault does not fit s, or "".
 func (e *Evict) Refuse(s Setup) string {
 	if err := checkNodes(e.Nodes, s.Nodes); err != nil {
 		return "evict: " + err.Error()
@@ -106,8 +82,6 @@ func (e *Evict) String() string {
 	return fmt.Sprintf("evict %s: maxmemory-policy %s, maxmemory +%d KiB, a %d KiB filler every %s", nodeNames(e.Nodes), e.Policy, e.Headroom>>10, e.Filler>>10, time.Duration(e.Every))
 }
 
-// Start lowers the nodes' maxmemory under the policy and starts writing
-// fillers.
 func (e *Evict) Start(ctx context.Context, t *Target) error {
 	if err := checkTarget(t, e.Nodes); err != nil {
 		return err
@@ -151,8 +125,6 @@ func (e *Evict) Start(ctx context.Context, t *Target) error {
 	return nil
 }
 
-// Heal stops the fillers, puts back each node's maxmemory and policy and
-// deletes the fillers left.
 func (e *Evict) Heal(ctx context.Context, t *Target) error {
 	errs := []error{e.bg.halt()}
 	if t.Cluster == nil {
@@ -165,11 +137,11 @@ func (e *Evict) Heal(ctx context.Context, t *Target) error {
 			continue
 		}
 		rc := n.Client()
-		if err := setMemory(ctx, rc, m.maxmemory, m.policy); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", n.Name(), err))
-			continue
+		err = setMemory(ctx, rc, m.maxmemory, m.policy)
+		if err == nil {
+			err = deleteFillers(ctx, rc)
 		}
-		if err := deleteFillers(ctx, rc); err != nil {
+		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", n.Name(), err))
 		}
 	}
@@ -177,7 +149,6 @@ func (e *Evict) Heal(ctx context.Context, t *Target) error {
 	return errors.Join(errs...)
 }
 
-// memorySettings reads a node's maxmemory and maxmemory-policy.
 func memorySettings(ctx context.Context, rc *redis.Client) (memory, error) {
 	var m memory
 	for _, kv := range []struct {
@@ -195,7 +166,6 @@ func memorySettings(ctx context.Context, rc *redis.Client) (memory, error) {
 	return m, nil
 }
 
-// setMemory sets a node's maxmemory-policy, then its maxmemory.
 func setMemory(ctx context.Context, rc *redis.Client, maxmemory, policy string) error {
 	if err := rc.ConfigSet(ctx, "maxmemory-policy", policy).Err(); err != nil {
 		return fmt.Errorf("config set maxmemory-policy %s: %w", policy, err)
@@ -206,7 +176,6 @@ func setMemory(ctx context.Context, rc *redis.Client, maxmemory, policy string) 
 	return nil
 }
 
-// usedMemory is a node's used_memory (INFO memory), in bytes.
 func usedMemory(ctx context.Context, rc *redis.Client) (int64, error) {
 	info, err := rc.Info(ctx, "memory").Result()
 	if err != nil {
@@ -220,7 +189,6 @@ func usedMemory(ctx context.Context, rc *redis.Client) (int64, error) {
 	return 0, errors.New("info memory: no used_memory")
 }
 
-// deleteFillers deletes every filler key of a node.
 func deleteFillers(ctx context.Context, rc *redis.Client) error {
 	var cursor uint64
 	for {
@@ -241,25 +209,18 @@ func deleteFillers(ctx context.Context, rc *redis.Client) error {
 
 // The modes of a server stall.
 const (
-	// StallSleep: DEBUG SLEEP. The event loop stops: no command is read,
-	// run or answered, and no key is expired, until it wakes; a reply it
-	// had not yet sent waits too. Keys whose TTL ran out meanwhile are
-	// expired on their next access. The nodes must allow DEBUG
-	// (enable-debug-command, which the cluster sets for the nodes it
-	// runs).
+	// StallSleep: DEBUG SLEEP. Nothing is read, run, answered or expired
+	// until the event loop wakes; keys whose TTL ran out are expired on
+	// their next access. The nodes must allow DEBUG
+	// (enable-debug-command, which the cluster sets).
 	StallSleep = "sleep"
-	// StallPause: CLIENT PAUSE ALL. The event loop runs (connections are
-	// accepted, replicas served) but no client's command is run, and
-	// the active expiry of keys is paused, until the pause ends.
+	// StallPause: CLIENT PAUSE ALL. Connections are accepted and replicas
+	// served, but no client's command runs and active expiry is paused.
 	StallPause = "pause"
 )
 
-// ServerStall stalls nodes for Stall while their processes keep running,
-// unlike pause (SIGSTOP): the server itself stops serving (Mode). Commands
-// sent meanwhile wait and run once it wakes, late. A lock whose validity
-// is counted from before its request is safe: a stall only delays its
-// grants, and a key expires by the wall clock as the holder's validity
-// does. Heal waits for the stall to end (neither can be cut short: CLIENT
+// ServerStall stalls nodes' servers for Stall while their processes run.
+// Heal waits for the stall to end (neither mode can be cut short: CLIENT
 // UNPAUSE waits for a pause of ALL like every other command) and for the
 // nodes to answer.
 type ServerStall struct {
@@ -288,7 +249,6 @@ var serverStallKind = Kind{
 	Decode: decode[ServerStall],
 }
 
-// refuseMode checks a stall's mode.
 func refuseMode(kind, mode string) string {
 	if mode != StallSleep && mode != StallPause {
 		return fmt.Sprintf("%s: mode %q: want %q or %q", kind, mode, StallSleep, StallPause)
@@ -296,7 +256,6 @@ func refuseMode(kind, mode string) string {
 	return ""
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (f *ServerStall) Refuse(s Setup) string {
 	if err := checkNodes(f.Nodes, s.Nodes); err != nil {
 		return "server-stall: " + err.Error()
@@ -307,7 +266,6 @@ func (f *ServerStall) Refuse(s Setup) string {
 	return refuseMode("server-stall", f.Mode)
 }
 
-// MinActive keeps the step for the whole stall.
 func (f *ServerStall) MinActive() time.Duration { return time.Duration(f.Stall) }
 
 func (f *ServerStall) String() string {
@@ -321,22 +279,20 @@ func stallCommand(mode string) string {
 	return "DEBUG SLEEP"
 }
 
-// Start stalls the nodes.
 func (f *ServerStall) Start(ctx context.Context, t *Target) error {
-	if err := checkTarget(t, f.Nodes); err != nil {
-		return err
-	}
 	return stallNodes(ctx, t, f.Nodes, f.Mode, time.Duration(f.Stall), &f.bg)
 }
 
-// Heal waits for the stall to end and the nodes to answer.
 func (f *ServerStall) Heal(ctx context.Context, t *Target) error {
 	return healStall(ctx, t, f.Nodes, &f.bg)
 }
 
-// stallNodes stalls nodes idx of t for d in mode: CLIENT PAUSE returns at
-// once, DEBUG SLEEP when the stall is over, so each runs in bg.
+// stallNodes stalls nodes idx for d: CLIENT PAUSE returns at once, DEBUG
+// SLEEP when the stall is over, so each runs in bg.
 func stallNodes(ctx context.Context, t *Target, idx []int, mode string, d time.Duration, bg *background) error {
+	if err := checkTarget(t, idx); err != nil {
+		return err
+	}
 	var clients []*redis.Client
 	for _, i := range idx {
 		clients = append(clients, t.Cluster.Node(i).Client())
@@ -359,7 +315,6 @@ func stallNodes(ctx context.Context, t *Target, idx []int, mode string, d time.D
 			return fmt.Errorf("n%d refuses DEBUG (enable-debug-command no; the nodes the cluster runs allow it)", idx[j]+1)
 		}
 	}
-	// Each DEBUG SLEEP returns when its node wakes: Heal waits for them.
 	secs := strconv.FormatFloat(d.Seconds(), 'f', 3, 64)
 	bg.start(func(<-chan struct{}) error {
 		errs := make([]error, len(clients))
@@ -379,8 +334,8 @@ func stallNodes(ctx context.Context, t *Target, idx []int, mode string, d time.D
 	return nil
 }
 
-// healStall waits for the DEBUG SLEEP calls, if any, then until every
-// node of idx answers PING (a pause ends by itself), within healTimeout.
+// healStall waits for the DEBUG SLEEP calls, then for every node of idx
+// to answer PING (a pause ends by itself).
 func healStall(ctx context.Context, t *Target, idx []int, bg *background) error {
 	err := bg.halt()
 	if t.Cluster == nil {
@@ -409,15 +364,9 @@ func healStall(ctx context.Context, t *Target, idx []int, bg *background) error 
 	return err
 }
 
-// ServerStallHolder is server-stall aimed at a live hold: at a grant, the
-// nodes that granted it (on a multi-node lock, a majority of them: enough
-// to leave the holder without a majority that serves) stall for the
-// validity the hold has left plus Margin, so that the holder's validity
-// and the keys' TTLs run out while the nodes do not serve; the
-// contenders' commands queued meanwhile run when they wake. The validity
-// left counts up to Cap (the TTL, when planned): past a TTL every key the
-// nodes hold has expired, and a lock that reports no validity has none
-// to stall past.
+// ServerStallHolder stalls, at a grant, a majority of its nodes for the
+// validity left, up to Cap (the TTL: past it every key has expired, and a
+// lock that reports no validity has none), plus Margin.
 type ServerStallHolder struct {
 	Mode   string   `json:"mode"`
 	Pick   int      `json:"pick"`
@@ -444,10 +393,9 @@ var serverStallHolderKind = Kind{
 		f.Active = Duration(2*s.TTL + s.TTL/10)
 		return f
 	},
-	Decode: decode[ServerStallHolder],
+	Decode: decodeAimed[ServerStallHolder],
 }
 
-// Refuse says why the fault does not fit s, or "".
 func (f *ServerStallHolder) Refuse(s Setup) string {
 	if why := refuseMode("server-stall-holder", f.Mode); why != "" {
 		return why
@@ -465,8 +413,6 @@ func (f *ServerStallHolder) String() string {
 	})
 }
 
-// Arm waits for a grant (or extend) and picks the nodes: the one node of
-// a single-instance lock, a majority of the granting nodes otherwise.
 func (f *ServerStallHolder) Arm(ctx context.Context, t *Target, base time.Time) (bool, error) {
 	nodes, err := clusterSize(t)
 	if err != nil {
@@ -482,18 +428,13 @@ func (f *ServerStallHolder) Arm(ctx context.Context, t *Target, base time.Time) 
 	})
 }
 
-// Start stalls the chosen nodes for the decided amount.
 func (f *ServerStallHolder) Start(ctx context.Context, t *Target) error {
 	if !f.struck() {
 		return nil
 	}
-	if err := checkTarget(t, f.Decision.Targets); err != nil {
-		return err
-	}
 	return stallNodes(ctx, t, f.Decision.Targets, f.Mode, max(time.Duration(f.Decision.Amount), time.Millisecond), &f.bg)
 }
 
-// Heal waits for the stall to end and the nodes to answer.
 func (f *ServerStallHolder) Heal(ctx context.Context, t *Target) error {
 	if !f.struck() {
 		return nil

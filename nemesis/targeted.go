@@ -11,75 +11,56 @@ import (
 	"github.com/locktorture/locktorture/internal/wait"
 )
 
-// ArmedFault is a Fault that waits for its moment: the targeted kinds
-// (kill-quorum, clock-holder, clock-minority, clock-majority,
-// clock-partition, pause-holder, delay-grant, failover-unreplicated,
-// power-loss-holder, …)
-// strike at a moment of a
-// hold seen in Target.View, not at a time drawn in advance. Run calls Arm
-// at the step's offset; when Arm reports a strike, Run records the start
-// (at the strike, described by String with the concrete targets) and
-// calls Start; when it reports none, the step injects nothing and leaves
-// no event in the history.
-//
-// After the run the decision is part of the fault's JSON parameters (a
-// Decision), so schedule.json says what was aimed at and why; a fault
-// loaded with a decision replays it: it strikes at the recorded offset on
-// the recorded targets and notes where the live state then differs from
-// the recorded trigger (Decision.Replay).
+// ArmedFault is a targeted kind's fault, which strikes at a moment of a
+// hold seen in Target.View. Run calls Arm at the step's offset; on a
+// strike it records the start (String names the concrete targets) and
+// calls Start; without one the step leaves no event in the history. The
+// Decision is part of the fault's JSON parameters; a fault loaded with
+// one replays it at the recorded offset on the recorded targets
+// (Decision.Replay says where the live state differed).
 type ArmedFault interface {
 	Fault
-	// Arm waits until the moment to strike, or until ctx is done (then it
-	// returns false and nil: nothing to strike). base is the run's start,
-	// the clock of the history and of View.
+	// Arm waits until the moment to strike, or until ctx is done (false,
+	// nil). base is the run's start, the clock of the history and View.
 	Arm(ctx context.Context, t *Target, base time.Time) (bool, error)
 	// Lasts is how long it stays active once struck: Run arms it for the
 	// step's time less this.
 	Lasts() time.Duration
 }
 
-// aimedFault is what every targeted kind asserts it is: armed, refusing
-// what does not fit a run, and lasting its Aim's window and active time.
 type aimedFault interface {
 	ArmedFault
 	RefusingFault
 	LastingFault
 }
 
-// errNoView is a targeted fault's error on a run that offers no view of
-// its holds (Target.View).
 var errNoView = errors.New("no view of the run's holds to aim at")
 
-// Aim is what every targeted fault has: how long it looks for its moment
-// (Window: two TTLs, a few grants under contention), how long it stays active once struck (Active), and what it
-// decided. Its fields are part of the fault's JSON parameters.
+// Aim is what every targeted fault has: how long it looks for its moment,
+// how long it stays active once struck, and what it decided.
 type Aim struct {
 	Window   Duration  `json:"window"`
 	Active   Duration  `json:"active"`
 	Decision *Decision `json:"decision,omitempty"`
 }
 
-// newAim looks for two TTLs and stays active for a TTL: long enough for
-// a second client to acquire what the strike took from the holder.
+// newAim looks for two TTLs (a few grants under contention) and stays
+// active for a TTL, for a second client to acquire what the strike took.
 func newAim(s Setup) Aim {
 	ttl := max(s.TTL, time.Millisecond)
 	return Aim{Window: Duration(2 * ttl), Active: Duration(ttl)}
 }
 
-// MinActive is the window and the active time: Plan gives the step both.
 func (a *Aim) MinActive() time.Duration { return time.Duration(a.Window + a.Active) }
 
-// Lasts implements ArmedFault.
 func (a *Aim) Lasts() time.Duration { return time.Duration(a.Active) }
 
 func (a *Aim) aimed() *Aim { return a }
 
-// struck reports whether the fault has a decision with a strike.
 func (a *Aim) struck() bool {
 	return a.Decision != nil && a.Decision.Missed == "" && a.Decision.Trigger != nil
 }
 
-// decide runs watch and keeps its decision.
 func (a *Aim) decide(ctx context.Context, t *Target, base time.Time, pick func(c Change, left time.Duration) (aim, bool)) (bool, error) {
 	d, err := watch(ctx, t, base, a.Decision, pick)
 	if err != nil {
@@ -90,7 +71,7 @@ func (a *Aim) decide(ctx context.Context, t *Target, base time.Time, pick func(c
 }
 
 // refuse says why the aim's durations, or its recorded node targets
-// (nodes ≥ 0; -1 when the targets are not nodes), do not fit, or "".
+// (unless nodes is -1: the targets are not nodes), do not fit, or "".
 func (a *Aim) refuse(kind string, nodes int) string {
 	if a.Window <= 0 || a.Active <= 0 {
 		return fmt.Sprintf("%s: window %v and active %v must be positive", kind, time.Duration(a.Window), time.Duration(a.Active))
@@ -105,8 +86,7 @@ func (a *Aim) refuse(kind string, nodes int) string {
 
 // Decision is what a targeted fault decided, in schedule.json.
 type Decision struct {
-	// At is when it struck, from the run's start (the offset a replay
-	// strikes at).
+	// At is when it struck, from the run's start.
 	At Duration `json:"at"`
 	// Trigger is the hold whose change it struck at.
 	Trigger *Trigger `json:"trigger,omitempty"`
@@ -114,14 +94,13 @@ type Decision struct {
 	Targets []int `json:"targets"`
 	// Amount is the jump, stall or delay, when the kind has one.
 	Amount Duration `json:"amount,omitempty"`
-	// Missed says why it did not strike: no hold fit within its window.
+	// Missed says why it did not strike.
 	Missed string `json:"missed,omitempty"`
-	// Replay is written by a replay: "same" when the live state at the
-	// strike had the recorded trigger, else where it differed.
+	// Replay is a replay's verdict: "same", or where it differed.
 	Replay string `json:"replay,omitempty"`
 }
 
-// Trigger is the hold a targeted fault struck at, as the View showed it.
+// Trigger is the hold a targeted fault struck at.
 type Trigger struct {
 	Change  ChangeKind `json:"change"`
 	Client  int        `json:"client"`
@@ -135,10 +114,9 @@ func (tr *Trigger) String() string {
 	return holdText(tr.Client, tr.Key, tr.Granted, time.Duration(tr.Left))
 }
 
-// holdText describes a hold: whose, of which key, granted by which nodes
-// (when the lock said) and the validity it has left; a lock that claims
-// none is given a validity of a century (locks.UntilRelease), and more
-// than a year left reads "held until its release", as explain reads it.
+// holdText describes a hold. A lock that claims no validity is given a
+// century (locks.UntilRelease): more than a year left reads "held until
+// its release", as explain reads it.
 func holdText(client int, key string, granted []int, left time.Duration) string {
 	s := fmt.Sprintf("client %d's hold of %s", client, key)
 	if len(granted) > 0 {
@@ -150,20 +128,16 @@ func holdText(client int, key string, granted []int, left time.Duration) string 
 	return s + fmt.Sprintf(" with %s left", left.Round(time.Millisecond))
 }
 
-// aim is what a targeted kind decides at a change of a hold: its targets
-// and amount, or ok false when the hold does not fit.
 type aim struct {
 	targets []int
 	amount  time.Duration
 }
 
-// runNow is the run-clock time (nanoseconds since base).
 func runNow(base time.Time) int64 { return time.Since(base).Nanoseconds() }
 
 // watch follows t.View from now until a change of an open, valid hold
-// for which pick returns ok, and returns the decision; ctx's end is no
-// error: the decision then says it missed. A fault with a recorded
-// decision replays it instead (see replay).
+// for which pick returns ok; ctx's end is no error, but a miss. A
+// recorded decision is replayed instead.
 func watch(ctx context.Context, t *Target, base time.Time, rec *Decision, pick func(c Change, left time.Duration) (aim, bool)) (*Decision, error) {
 	if rec != nil {
 		return replay(ctx, t, base, rec), nil
@@ -197,9 +171,7 @@ func watch(ctx context.Context, t *Target, base time.Time, rec *Decision, pick f
 }
 
 // replay waits until the recorded decision's offset and returns it, with
-// Replay saying whether the live state then held the recorded trigger: an
-// open hold of the same key, granted by the same nodes, still valid.
-// A decision that missed is replayed as a miss.
+// Replay saying whether the live state then held the recorded trigger.
 func replay(ctx context.Context, t *Target, base time.Time, rec *Decision) *Decision {
 	d := *rec
 	if d.Missed != "" || d.Trigger == nil {
@@ -213,8 +185,7 @@ func replay(ctx context.Context, t *Target, base time.Time, rec *Decision) *Deci
 	return &d
 }
 
-// judged is d, a decision come to live; in a replay (rec, the recorded
-// one, not nil) with Replay the verdict on the aspects asked for.
+// judged is d with, in a replay (rec not nil), the verdict on aspects.
 func judged(rec, d *Decision, aspects int) *Decision {
 	if rec != nil {
 		d.Replay = verdict(rec, d, aspects)
@@ -222,8 +193,6 @@ func judged(rec, d *Decision, aspects int) *Decision {
 	return d
 }
 
-// holdTrigger is the trigger of a strike at a change of h at the
-// run-clock time now.
 func holdTrigger(change ChangeKind, h Hold, now int64) *Trigger {
 	return &Trigger{Change: change, Client: h.Client, Key: h.Key, Granted: slices.Clone(h.Granted), Left: Duration(h.ValidUntil - now)}
 }
@@ -236,10 +205,8 @@ const (
 	sameChange              // the change of the hold it struck at
 )
 
-// verdict is a replay's Decision.Replay, live the decision it came to
-// where rec was recorded: "missed: …" when it struck nothing, "same" when
-// it agrees with rec on every aspect asked for, else the first on which
-// it differs.
+// verdict is the one replay verdict: "missed: …", "same" on every aspect
+// asked for, else the first on which live differs from rec.
 func verdict(rec, live *Decision, aspects int) string {
 	rt, lt := rec.Trigger, live.Trigger
 	switch {
@@ -258,17 +225,14 @@ func verdict(rec, live *Decision, aspects int) string {
 	return "same"
 }
 
-// differs says what a replay met instead of the recorded trigger.
 func differs(rec *Trigger, live string) string {
 	return fmt.Sprintf("differs: recorded %s; live: %s", rec, live)
 }
 
-// keyAboutFree waits for the moment at which the kinds that strike at a
-// key about to be free begin (delay-grant, kill-quorum's cut): a replay
-// waits for the recorded offset; otherwise, while holds are open, one of
-// them ends. It returns the cursor to follow t.View from, or the decision
-// that says why the step struck nothing (the window closed first, or the
-// recording missed); an error without a view to follow.
+// keyAboutFree waits until a key is about to be free (delay-grant,
+// kill-quorum's cut): while holds are open, until one ends; a replay,
+// until the recorded offset. It returns the cursor to follow t.View
+// from, or the decision that says why the step missed.
 func keyAboutFree(ctx context.Context, t *Target, base time.Time, rec *Decision) (after uint64, missed *Decision, err error) {
 	if t.View == nil {
 		return 0, nil, errNoView
@@ -291,7 +255,6 @@ func keyAboutFree(ctx context.Context, t *Target, base time.Time, rec *Decision)
 	return after, nil, nil
 }
 
-// replayDiff compares the live holds with the recorded trigger.
 func replayDiff(t *Target, base time.Time, tr *Trigger) string {
 	if t.View == nil {
 		return "no view of the live holds"
@@ -314,8 +277,7 @@ func replayDiff(t *Target, base time.Time, tr *Trigger) string {
 	return differs(tr, strings.Join(live, "; "))
 }
 
-// says is decided for an aimed fault, with what drawn from its decision
-// only once it struck.
+// says is decided, with what drawn from the decision once it struck.
 func (a *Aim) says(what func(d *Decision) string) string {
 	if !a.struck() {
 		return decided(a.Decision, "")
@@ -323,11 +285,9 @@ func (a *Aim) says(what func(d *Decision) string) string {
 	return decided(a.Decision, what(a.Decision))
 }
 
-// at is when the decision struck, to the millisecond.
 func (d *Decision) at() string { return time.Duration(d.At).Round(time.Millisecond).String() }
 
-// decided describes a fault's decision for String: its targets once it
-// has struck, "" before.
+// decided describes a fault's decision for String ("" before one).
 func decided(d *Decision, what string) string {
 	switch {
 	case d == nil:
@@ -340,30 +300,17 @@ func decided(d *Decision, what string) string {
 	return fmt.Sprintf(": %s, at %s", what, d.Trigger)
 }
 
-// Strike is what one targeted step of a run did, as data: read from the
-// run's schedule.json (Strikes), where each step's decision is kept.
+// Strike is what one targeted step of a run did, read from its
+// schedule.json (Strikes): the step's index, kind, description, whether
+// it struck, and its Decision.
 type Strike struct {
-	// Step is the step's index in the schedule; Kind its kind.
-	Step int    `json:"step"`
-	Kind string `json:"kind"`
-	// Struck is set when the step struck; Missed says why it did not.
+	Step   int    `json:"step"`
+	Kind   string `json:"kind"`
 	Struck bool   `json:"struck"`
-	Missed string `json:"missed,omitempty"`
-	// At is when it struck, from the run's start (the history's clock).
-	At Duration `json:"at,omitempty"`
-	// Trigger is the hold it struck at; Targets the nodes (or, for a
-	// stall, the client) it struck.
-	Trigger *Trigger `json:"trigger,omitempty"`
-	Targets []int    `json:"targets,omitempty"`
-	// Replay is set in a replay: "same" when the live state at the strike
-	// had the recorded trigger, else where it differed.
-	Replay string `json:"replay,omitempty"`
-	// Desc is the step as the schedule describes it.
-	Desc string `json:"desc"`
+	Desc   string `json:"desc"`
+	Decision
 }
 
-// String is the strike in one line: what it struck, or why it missed,
-// and in a replay where the live state differed from the recording.
 func (s Strike) String() string {
 	line := fmt.Sprintf("step %d: %s", s.Step, s.Desc)
 	if s.Replay != "" {
@@ -372,9 +319,7 @@ func (s Strike) String() string {
 	return line
 }
 
-// Strikes returns the decisions of the targeted steps of the schedule
-// saved at path, in step order; a step of a kind that aims at nothing,
-// or that never reached its moment, has none.
+// Strikes returns the targeted steps' decisions of the schedule at path.
 func Strikes(path string) ([]Strike, error) {
 	sc, err := read(path)
 	if err != nil {
@@ -395,14 +340,12 @@ func Strikes(path string) ([]Strike, error) {
 			continue
 		}
 		d := a.aimed().Decision
-		out = append(out, Strike{Step: i, Kind: st.Kind, Struck: a.aimed().struck(), Missed: d.Missed, At: d.At, Trigger: d.Trigger,
-			Targets: slices.Clone(d.Targets), Replay: d.Replay, Desc: f.String()})
+		out = append(out, Strike{Step: i, Kind: st.Kind, Struck: a.aimed().struck(), Desc: f.String(), Decision: *d})
 	}
 	return out, nil
 }
 
-// Aimed describes the targeted steps of the schedule saved at path, one
-// line each (Strike.String).
+// Aimed describes the targeted steps of the schedule saved at path.
 func Aimed(path string) ([]string, error) {
 	strikes, err := Strikes(path)
 	if err != nil {
@@ -413,4 +356,97 @@ func Aimed(path string) ([]string, error) {
 		out[i] = s.String()
 	}
 	return out, nil
+}
+
+// View is the run's live holds, implemented by the harness. It is a log
+// of changes with a cursor, as etcd's watch follows a revision: a fault
+// that must not miss a grant reads the snapshot (Holds), then follows
+// Next from its cursor, without polling.
+type View interface {
+	// Holds returns the holds open now, oldest grant first, and the
+	// sequence number of the last change they include.
+	Holds() (holds []Hold, seq uint64)
+	// Next returns the changes with a sequence number above after, in
+	// order, waiting until there is one or ctx is done. The view keeps
+	// the most recent changes only (harness: 4096): a caller that fell
+	// further behind sees a gap in their sequence numbers.
+	Next(ctx context.Context, after uint64) ([]Change, error)
+}
+
+// Hold is one client's hold of one key, from the acquire that returned
+// ok until the client gave the lease up. Times are nanoseconds from the
+// run's base, the clock of the history.
+type Hold struct {
+	// Client is the client that holds (the history's process).
+	Client int
+	// Group is the holder's client group (cluster.Node.GroupLink).
+	Group int
+	Key   string
+	Token string
+	Fence int64
+	// Granted are the nodes whose grant made the hold (or its last
+	// extend), as the history's "nodes"; meaningless unless Reported.
+	Granted  []int
+	Reported bool
+	Acquired int64
+	// ValidUntil is the end of the lease's validity; Deadline the same
+	// instant with a monotonic reading, to wait for.
+	ValidUntil int64
+	Deadline   time.Time
+	// InSection: between its first validity check and its write or
+	// giving up.
+	InSection bool
+	// Checked is when the holder last checked its validity (0: not yet),
+	// Checks how often this hold; a section's second check is its last
+	// before the write.
+	Checked int64
+	Checks  int
+	// Ended is when the client invoked its release (or gave the lease up);
+	// 0 while open.
+	Ended int64
+}
+
+type ChangeKind string
+
+// The changes of a hold, in order: HoldGranted, any number of
+// HoldExtended and of sections (HoldEntered, HoldChecked, HoldLeft), then
+// HoldEnded.
+const (
+	HoldGranted  ChangeKind = "granted"
+	HoldExtended ChangeKind = "extended" // a new validity and Granted
+	// HoldEntered: the holder checked its validity and entered its
+	// critical section.
+	HoldEntered ChangeKind = "entered"
+	// HoldChecked: its last check before its write (a stalled holder
+	// stalls right after it).
+	HoldChecked ChangeKind = "checked"
+	// HoldLeft: it wrote, or gave up (a failed check, an interruption).
+	HoldLeft  ChangeKind = "left"
+	HoldEnded ChangeKind = "ended"
+)
+
+type Change struct {
+	// Seq numbers the changes of the run from 1, consecutively.
+	Seq  uint64
+	Kind ChangeKind
+	Time int64
+	// Hold is the hold right after the change.
+	Hold Hold
+}
+
+// WaitFor follows v from the cursor after until a change that matches,
+// or ctx's error.
+func WaitFor(ctx context.Context, v View, after uint64, match func(Change) bool) (Change, error) {
+	for {
+		changes, err := v.Next(ctx, after)
+		if err != nil {
+			return Change{}, err
+		}
+		for _, c := range changes {
+			if match(c) {
+				return c, nil
+			}
+			after = c.Seq
+		}
+	}
 }

@@ -6,43 +6,29 @@ import (
 	"time"
 )
 
-// The failover before the grant replicates: the step failover-unreplicated
-// (Sentinel) and cluster-failover-unreplicated and
-// cluster-partition-master (Redis Cluster) share. The cut cannot follow
-// the grant: the replica has a SET within a millisecond of the primary's
-// reply, long before a client's grant reaches the run's view. So the
-// strike waits until a hold ends (its key about to be free), cuts the
-// primary of that key from its replica at once, and waits up to a grant
-// wait (shorter than the failure detection, so that a strike the run
-// ends lifts the cut before a promotion) for the grant the primary gives
-// under the cut: the trigger. When none comes, the trigger is the hold
-// that ended, and the failover goes on: what the lock does through a
-// failover with no unreplicated grant is the measurement. Each topology
-// gives the step its primary, its cut and its lift (primaryCut).
-
-// primaryCut is a topology's part of cutBeforeGrant.
+// cutBeforeGrant is the strike failover-unreplicated and the Redis
+// Cluster kinds share. The cut cannot follow the grant: the replica has a
+// SET within a millisecond of the primary's reply, long before the grant
+// reaches the view. So it cuts the primary of a key from its replica as a
+// hold of it ends and waits up to grantWait (shorter than the failure
+// detection, so a strike the run ends lifts the cut before a promotion)
+// for a grant under the cut, the trigger; without one, the hold that
+// ended. A replay cuts at the recorded offset.
 type primaryCut struct {
 	// primary finds the primary of key, returned as the decision's
-	// targets, or says why the step missed (the window closed first, no
-	// replica).
+	// targets, or says why the step missed.
 	primary func(ctx context.Context, key string) (targets []int, missed string, err error)
-	// cut cuts the primary primary found from its replica; lift lifts
-	// every cut made so far.
+	// cut cuts that primary from its replica; lift lifts every cut made.
 	cut, lift func() error
 	// anyKey: the primary serves every key (Sentinel), so a grant of any
-	// key under the cut is the trigger; otherwise only one of key's.
+	// key under the cut is the trigger.
 	anyKey bool
 	// retry: a cut under which no grant came is lifted (before the
 	// failure detection acts) and tried again at the next hold's end
-	// while the window leaves room for one more; the last try fails over
-	// with or without a grant.
+	// while the window leaves room; the last try fails over regardless.
 	retry bool
 }
 
-// cutBeforeGrant is the strike of a failover before the grant replicates,
-// with p's topology; it keeps the decision in a. A replay cuts at the
-// recorded offset, the primary of the recorded key as the topology then
-// says.
 func (a *Aim) cutBeforeGrant(ctx context.Context, t *Target, base time.Time, grantWait time.Duration, p primaryCut) (bool, error) {
 	if t.View == nil {
 		return false, errNoView
@@ -131,9 +117,8 @@ func (a *Aim) cutBeforeGrant(ctx context.Context, t *Target, base time.Time, gra
 	return true, nil
 }
 
-// cutTrigger is what a cut before the grant struck at: the grant under
-// it, else (a replay) the recorded key's hold that ended, else the hold
-// whose end it followed; now is the run-clock time.
+// cutTrigger is the grant under the cut, else (a replay) the recorded
+// key's hold that ended, else the hold whose end the cut followed.
 func cutTrigger(grant Change, granted, replayed bool, moment Change, key string, now int64) *Trigger {
 	switch {
 	case granted:
