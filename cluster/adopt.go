@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
-	"syscall"
 	"time"
 )
 
@@ -124,19 +122,13 @@ func (r *adoptedRunner) release(ctx context.Context) error {
 	return nil
 }
 
-// openAdoptedClock maps the node's clock offset file, the container's,
-// without truncating it (the running shim maps it too) and sets it to 0.
+// openAdoptedClock maps the container's offset file and sets it to 0.
 func (n *Node) openAdoptedClock(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := mapClock(path, false)
 	if err != nil {
 		return fmt.Errorf("cluster: %s: clock offset file: %w", n.name, err)
 	}
-	defer f.Close()
-	mem, err := syscall.Mmap(int(f.Fd()), 0, 8, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
-	if err != nil {
-		return fmt.Errorf("cluster: %s: map %s: %w", n.name, path, err)
-	}
-	n.clock = &clockFile{path: path, mem: mem}
+	n.clock = f
 	n.clock.store(0)
 	return nil
 }

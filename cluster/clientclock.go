@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 )
 
@@ -27,23 +26,16 @@ func OpenClientClock(path string) (*ClientClock, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, fileMode)
+	f, err := mapClock(path, true)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
-	}
-	defer f.Close()
-	if _, err := f.Write(make([]byte, 8)); err != nil {
-		return nil, fmt.Errorf("cluster: %w", err)
-	}
-	mem, err := syscall.Mmap(int(f.Fd()), 0, 8, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
-	if err != nil {
-		return nil, fmt.Errorf("cluster: map %s: %w", path, err)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		abs = path
 	}
-	return &ClientClock{shim: shim, file: &clockFile{path: abs, mem: mem}}, nil
+	f.path = abs
+	return &ClientClock{shim: shim, file: f}, nil
 }
 
 // Env returns the environment entries that preload the shim (ahead of

@@ -314,7 +314,7 @@ func (c *Cluster) close() error {
 		errs = append(errs, f.stopSentinels(ctx))
 	}
 	if rc != nil {
-		errs = append(errs, rc.closeFronts())
+		errs = append(errs, rc.cuts.closeFronts())
 	}
 	if c.srv != nil {
 		c.srv.Collection.Clear() // always nil
@@ -388,18 +388,17 @@ func ping(ctx context.Context, addr, password string) error {
 	return c.Ping(ctx).Err()
 }
 
-// makeDir creates the node's directory, mode 0700 (it holds the node's
-// configuration, password included), and has the keeper watch it in
-// Docker; nothing for an external node.
-func (n *Node) makeDir() error {
-	if n.dir == "" {
+// makeDir creates dir (a node's or sentinel's: it holds the password)
+// with mode 0700 and has the keeper watch it in Docker; nothing for "".
+func (c *Cluster) makeDir(dir string) error {
+	if dir == "" {
 		return nil
 	}
-	if err := privateDir(n.dir); err != nil {
+	if err := privateDir(dir); err != nil {
 		return err
 	}
-	if n.c.keeper != nil {
-		return n.c.keeper.watch(n.dir)
+	if c.keeper != nil {
+		return c.keeper.watch(dir)
 	}
 	return nil
 }

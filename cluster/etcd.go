@@ -155,38 +155,20 @@ func (r *etcdRunner) start(_ context.Context, fresh bool) (run, error) {
 }
 
 // ready polls the member's /version on addr (its own port or a proxy's)
-// until it answers, rn exits, ctx is done or the ready timeout passes. A
-// member answers /version before it has a leader, so a restarted member
-// of a cluster that lost its quorum is up too.
+// until it answers, as waitAnswer does PING; a member answers before it
+// has a leader, so one restarted without a quorum is up too.
 func (r *etcdRunner) ready(ctx context.Context, rn run, addr string) error {
-	n := r.n
-	wctx, cancel := context.WithTimeout(ctx, readyTimeout)
-	defer cancel()
-	t := time.NewTicker(pollInterval)
-	defer t.Stop()
-	for {
-		_, err := etcdVersion(wctx, addr)
+	return waitUp(ctx, rn, addr, readyTimeout, r.n.name, r.n.LogPath(), "version", func(ctx context.Context) (bool, error) {
+		_, err := etcdVersion(ctx, addr)
 		if err == nil && addr == r.addr() {
 			// Another server can take the port between freePort and the
 			// member's bind (another run's member answers /version on its
-			// peer port too): the answer counts only once the member's
-			// own process listens on it.
+			// peer port too): it counts once the member's own process
+			// listens on it.
 			err = ownsPort(rn, r.port)
 		}
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-rn.Done():
-			return fmt.Errorf("cluster: %s at %s: %w (%s); log tail:\n%s", n.name, addr, errExited, rn.Status(), logTail(n.LogPath()))
-		case <-wctx.Done():
-			if ctx.Err() != nil {
-				return fmt.Errorf("cluster: wait for %s: %w", n.name, ctx.Err())
-			}
-			return fmt.Errorf("cluster: %s at %s gave no version within %v (last error: %v); log tail:\n%s", n.name, addr, readyTimeout, err, logTail(n.LogPath()))
-		case <-t.C:
-		}
-	}
+		return err == nil, err
+	})
 }
 
 // etcdHTTP is the client of the members' HTTP endpoints (/version,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,78 +35,38 @@ const (
 	loopback       = "127.0.0.1"           // where everything listens
 )
 
-// sentinelTimings compresses Redis Sentinel's fixed periods (Redis ≥ 7.0,
-// SENTINEL DEBUG) so that a failover and the rejoining of an old primary
-// take seconds rather than tens of seconds: INFO every 1 s instead of 10 s
-// (role changes are seen within a second), hello messages every 0.5 s
-// instead of 2 s (a returning old primary is reconfigured as a replica
-// after 4 × 0.5 s instead of 8 s), and peers asked whether a node is down
-// every 0.5 s instead of 1 s.
+// sentinelTimings compresses Sentinel's fixed periods (Redis ≥ 7.0,
+// SENTINEL DEBUG) so a failover and an old primary's rejoining take
+// seconds: INFO every 1 s (not 10 s), hellos every 0.5 s (not 2 s: a
+// returning primary is reconfigured after 4 × 0.5 s, not 8 s), peers asked
+// about a node every 0.5 s (not 1 s).
 var sentinelTimings = []any{"info-period", 1000, "publish-period", 500, "ask-period", 500}
 
-// Failover is the topology of the failover scenario: a primary and one
-// asynchronous replica, the two redis-server nodes of a Cluster, and three
-// Redis Sentinel processes that monitor the primary under MasterName with
-// a quorum of 2, call a node down after 1 s without a PING reply
-// (down-after-milliseconds 1000) and have a failover-timeout of 3 s. Every
-// data node has the cluster's requirepass and uses it as masterauth; the
-// sentinels know it (sentinel auth-pass) and have a password of their own
+// Failover is the failover topology: a primary and one asynchronous
+// replica, the two data nodes of a Cluster, and three Redis Sentinels
+// monitoring the primary under MasterName (quorum 2, down after 1 s,
+// failover-timeout 3 s). The data nodes use the cluster's requirepass as
+// masterauth; the sentinels know it and have a password of their own
 // (SentinelPassword), which they also use with each other.
 //
-// Passwords are never on a command line: each data node reads its own
-// from its redis.conf, each sentinel from its sentinel.conf, both mode
-// 0600 in a folder of mode 0700. A sentinel rewrites its sentinel.conf
-// (at start-up and after every change) with mode 0644 & ~umask, and a
-// CONFIG REWRITE does the same to a node's redis.conf: the processes run
-// with umask 077, and in Docker (umask 022) a watcher takes group's and
-// others' access away again (see keeper).
+// Every data node is reached through two in-process proxies: the client
+// path (Node.Addr), which lock clients dial, and the internal path
+// (InternalAddr), which the replica and the sentinels dial. Every address
+// Redis hands out is an internal one (replica-announce-port, kept in the
+// node's configuration so it survives Restart): a client that asks the
+// sentinels for the primary maps it through AddrMap
+// (locks.Config.AddrMap). Cutting a node's internal proxy both ways
+// isolates it from the replica and the sentinels while clients still
+// write to it (nemesis kind "failover"); those writes are never
+// replicated. The sentinels listen on 127.0.0.1 with no proxy, so faults
+// never cut clients off them.
 //
-// # Two paths to every data node
-//
-// Every data node is reached through two in-process toxiproxy proxies:
-//
-//   - the client path, Node.Proxy at Node.Addr, as in a Cluster: what lock
-//     clients dial;
-//   - the internal path, InternalProxy at InternalAddr: what the replica
-//     dials to replicate from its primary and what the sentinels dial to
-//     monitor, promote and reconfigure the nodes.
-//
-// Every address that Redis itself hands out is an internal one. The
-// sentinels are told to monitor the primary at its internal address; each
-// node announces its internal port to its primary (replica-announce-port,
-// also in its configuration file, so it survives Restart), so the primary lists
-// its replica at the replica's internal address and the sentinels find it
-// there; and the sentinels report the current primary by internal address
-// (SENTINEL GET-MASTER-ADDR-BY-NAME, the +switch-master event). A client
-// that asks the sentinels where the primary is must therefore dial the
-// client path instead: AddrMap maps each internal address to the node's
-// client address (locks.Config.AddrMap turns it into a go-redis Dialer).
-//
-// Cutting a node's internal proxy both ways isolates it from the replica
-// and from the sentinels while clients still reach it: the sentinels
-// promote the replica, and clients keep writing to the old primary until
-// they learn of the switch; those writes are never replicated. That is the
-// failover scenario of the literature, driven by nemesis kind "failover".
-// The sentinels listen on 127.0.0.1 directly (published there, in
-// Docker), with no proxy: faults do not cut them, and clients always
-// reach them.
-//
-// # Timings and restarts
-//
-// The sentinels' fixed periods are compressed with SENTINEL DEBUG (see
-// sentinelTimings; skipped on a Redis without it). The sentinels get this
-// process's environment but not WithExtraArgs' or the clock
-// shim: those are for the data nodes, and a clock jump would send a
-// sentinel into TILT mode, where it acts on nothing for 30 s.
-//
-// A data node that is killed and restarted comes back as a primary, empty
-// without persistence; if the sentinels consider another node the
-// primary, they reconfigure the restarted one as its replica a few seconds
-// later. The sentinels' CONFIG REWRITE after a reconfiguration rewrites
-// the node's redis.conf; the cluster writes that file anew before every
-// start, so a restarted node starts from the cluster's settings.
-//
-// Its methods are safe for concurrent use.
+// The sentinels get neither WithExtraArgs nor the clock shim: a clock jump
+// sends a sentinel into TILT mode, where it acts on nothing for 30 s. A
+// killed data node comes back a primary, empty without persistence, and
+// the sentinels make it a replica again a few seconds later; its
+// redis.conf, which their CONFIG REWRITE changes, is written anew before
+// every start. Its methods are safe for concurrent use.
 type Failover struct {
 	c         *Cluster
 	password  string             // the sentinels' requirepass
@@ -133,13 +94,11 @@ type sentinel struct {
 
 func (s *sentinel) addr() string { return net.JoinHostPort(loopback, strconv.Itoa(s.port)) }
 
-// StartFailover starts the failover topology: node n1 as the primary, n2 as
-// its replica (nodes as by Start with two nodes and opts), their internal
-// proxies and three sentinels on free ports on 127.0.0.1, and waits until
-// it is healthy (see WaitHealthy), at most 30 s. Sentinels live in the
-// cluster's directory, "s1", "s2", "s3", each with its sentinel.conf and
-// sentinel.log. If ctx is cancelled later, every process is stopped, as by
-// Close.
+// StartFailover starts the failover topology: n1 the primary, n2 its
+// replica (as Start with two nodes and opts), their internal proxies and
+// three sentinels ("s1".."s3" in the cluster's directory) on 127.0.0.1,
+// and waits at most 30 s until it is healthy (WaitHealthy). A cancelled
+// ctx later closes it.
 func StartFailover(ctx context.Context, opts ...Option) (*Failover, error) {
 	c, err := Start(ctx, 2, opts...)
 	if err != nil {
@@ -148,16 +107,11 @@ func StartFailover(ctx context.Context, opts ...Option) (*Failover, error) {
 	return startFailover(ctx, c)
 }
 
-// StartDockerFailover is StartFailover on the docker backend, on a private
-// Docker network of the cluster's own: the data nodes are containers as by
-// StartDocker(ctx, 2, image, opts...), and so are the three sentinels,
-// each publishing its port on 127.0.0.1. The internal proxies, in this
-// process, listen on the host's address on that network, which the
-// replica and the sentinels dial (and which every node announces as
-// replica-announce-ip); the sentinels reach each other directly on the
-// network. Close removes the containers and the network. The Docker
-// engine must run on this host (Linux), so that its containers can reach
-// the host's address on the network.
+// StartDockerFailover is StartFailover on the docker backend, sentinels
+// in containers too, on a private Docker network of the cluster's own:
+// the internal proxies listen on the host's address on it (which every
+// node announces as replica-announce-ip), so the engine must run on this
+// (Linux) host. Close removes the containers and the network.
 func StartDockerFailover(ctx context.Context, image string, opts ...Option) (*Failover, error) {
 	c, err := startDocker(ctx, 2, image, true, opts)
 	if err != nil {
@@ -167,7 +121,7 @@ func StartDockerFailover(ctx context.Context, image string, opts ...Option) (*Fa
 }
 
 // startFailover makes the two nodes of c a failover topology, and c's
-// Close (which a cancelled ctx calls) its Close.
+// Close its Close.
 func startFailover(ctx context.Context, c *Cluster) (*Failover, error) {
 	f := &Failover{c: c, password: randomPassword()}
 	err := f.start(ctx)
@@ -251,16 +205,11 @@ func (f *Failover) start(ctx context.Context) error {
 }
 
 // startSentinel starts s monitoring the primary at primaryHost:primaryPort
-// (of its internal proxy) on a free port (see onFreePort), and waits until
-// it answers PING.
+// (its internal proxy) on a free port (onFreePort) and waits until it
+// answers PING.
 func (f *Failover) startSentinel(ctx context.Context, s *sentinel, primaryHost, primaryPort string) error {
-	if err := privateDir(s.dir); err != nil {
+	if err := f.c.makeDir(s.dir); err != nil {
 		return err
-	}
-	if f.c.keeper != nil {
-		if err := f.c.keeper.watch(s.dir); err != nil {
-			return err
-		}
 	}
 	err := onFreePort(func() (run, error) {
 		var (
@@ -294,8 +243,7 @@ func (f *Failover) startSentinel(ctx context.Context, s *sentinel, primaryHost, 
 }
 
 // sentinelConf returns the configuration of a sentinel listening on
-// bind:port, with its files in dir, monitoring the primary at
-// primaryHost:primaryPort.
+// bind:port, its files in dir, monitoring primaryHost:primaryPort.
 func (f *Failover) sentinelConf(bind string, port int, dir, primaryHost, primaryPort string) string {
 	m := masterName
 	return strings.Join([]string{
@@ -305,10 +253,9 @@ func (f *Failover) sentinelConf(bind string, port int, dir, primaryHost, primary
 		"daemonize no",
 		"dir " + redisQuote(dir),
 		"logfile " + redisQuote(dir+"/"+sentinelLog),
-		// The sentinels' own password: without it any local user could
-		// reconfigure them (SENTINEL SET, SENTINEL FAILOVER, ...). A
-		// sentinel with requirepass authenticates to the other sentinels
-		// with the same password.
+		// Without their own password any local user could reconfigure
+		// the sentinels (SENTINEL SET, FAILOVER); they use it with each
+		// other too.
 		"requirepass " + redisQuote(f.password),
 		fmt.Sprintf("sentinel monitor %s %s %s %d", m, primaryHost, primaryPort, sentinelQuorum),
 		fmt.Sprintf("sentinel auth-pass %s %s", m, redisQuote(f.c.password)),
@@ -327,9 +274,9 @@ func (f *Failover) spawnSentinel(s *sentinel, primaryHost, primaryPort string) (
 	return spawn(f.c.bin, []string{confPath, "--sentinel"}, s.dir, nil, filepath.Join(s.dir, sentinelLog), "sentinel "+s.name)
 }
 
-// startSentinelContainer writes s's configuration into its directory,
-// the container's /data, and starts the sentinel container, its port
-// published on 127.0.0.1:s.port.
+// startSentinelContainer writes s's configuration into its directory (the
+// container's /data) and starts the container, published on
+// 127.0.0.1:s.port.
 func (f *Failover) startSentinelContainer(ctx context.Context, s *sentinel, primaryHost, primaryPort string) (run, error) {
 	const port = 26379
 	conf := f.sentinelConf("0.0.0.0", port, ImageData, primaryHost, primaryPort)
@@ -353,8 +300,14 @@ func (f *Failover) startSentinelContainer(ctx context.Context, s *sentinel, prim
 	return b.Watch(id), nil
 }
 
-// stop ends the sentinel (SIGTERM, then SIGKILL after 2 s; a container is
-// removed) and closes the client.
+// newSentinelClient returns a client of the sentinel at addr with the
+// module's options (internal/redisopt).
+func newSentinelClient(addr, password string) *redis.SentinelClient {
+	return redis.NewSentinelClient(redisopt.Options(addr, password))
+}
+
+// stop ends the sentinel (SIGTERM, SIGKILL after 2 s; a container is
+// removed) and closes its client.
 func (s *sentinel) stop(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -376,14 +329,7 @@ func (s *sentinel) stop(ctx context.Context) error {
 	return nil
 }
 
-// newSentinelClient returns a client to the sentinel at addr with the
-// options of newClient (internal/redisopt) and the sentinels' password.
-func newSentinelClient(addr, password string) *redis.SentinelClient {
-	return redis.NewSentinelClient(redisopt.Options(addr, password))
-}
-
-// Cluster returns the data nodes as a Cluster, n1 and n2, for the faults
-// that act on nodes and their client proxies (kill, pause, ...).
+// Cluster returns the data nodes, n1 and n2, as a Cluster.
 func (f *Failover) Cluster() *Cluster { return f.c }
 
 // Nodes returns the data nodes in order: n1 (the first primary), n2.
@@ -392,18 +338,14 @@ func (f *Failover) Nodes() []*Node { return f.c.Nodes() }
 // Password returns the requirepass (and masterauth) of the data nodes.
 func (f *Failover) Password() string { return f.c.password }
 
-// SentinelPassword returns the sentinels' own requirepass: random, 32 hex
-// characters, another than the data nodes'. A client of the sentinels
-// (locks.Config.SentinelPassword) needs it; without it a sentinel answers
-// NOAUTH to everything, so no other local user can reconfigure them.
+// SentinelPassword returns the sentinels' own requirepass (random, 32 hex
+// characters), which their clients need (locks.Config.SentinelPassword).
 func (f *Failover) SentinelPassword() string { return f.password }
 
-// MasterName returns the name under which the sentinels monitor the
-// primary: "locktorture".
+// MasterName returns the name the sentinels monitor the primary under.
 func (f *Failover) MasterName() string { return masterName }
 
-// SentinelAddrs returns the sentinels' addresses (no proxy; they require
-// SentinelPassword).
+// SentinelAddrs returns the sentinels' addresses (no proxy).
 func (f *Failover) SentinelAddrs() []string {
 	addrs := make([]string, len(f.sentinels))
 	for i, s := range f.sentinels {
@@ -412,17 +354,18 @@ func (f *Failover) SentinelAddrs() []string {
 	return addrs
 }
 
-// InternalProxy returns the proxy of n's internal path: the one the replica
-// and the sentinels dial. It panics if n is not a node of f.
-func (f *Failover) InternalProxy(n *Node) *toxiproxy.Proxy { return f.internal[f.index(n)] }
+// InternalProxy returns the proxy of n's internal path. It panics if n is
+// not a node of f.
+func (f *Failover) InternalProxy(n *Node) *toxiproxy.Proxy {
+	return f.internal[f.c.indexOf(n, "failover")]
+}
 
-// InternalAddr returns the address of n's internal proxy, the address by
-// which the sentinels know n. It panics if n is not a node of f.
-func (f *Failover) InternalAddr(n *Node) string { return f.intAddrs[f.index(n)] }
+// InternalAddr returns the address the sentinels know n by. It panics if
+// n is not a node of f.
+func (f *Failover) InternalAddr(n *Node) string { return f.intAddrs[f.c.indexOf(n, "failover")] }
 
-// AddrMap maps each node's internal address, as the sentinels report it,
-// to the node's client address (Node.Addr), which clients dial instead. It
-// returns a new map each time.
+// AddrMap maps each node's internal address to its client address
+// (Node.Addr). A new map each time.
 func (f *Failover) AddrMap() map[string]string {
 	m := make(map[string]string, len(f.intAddrs))
 	for i, a := range f.intAddrs {
@@ -431,27 +374,25 @@ func (f *Failover) AddrMap() map[string]string {
 	return m
 }
 
-func (f *Failover) index(n *Node) int {
-	if n == nil || n.c != f.c {
-		panic("cluster: not a node of this failover topology")
+// indexOf returns n's index; it panics if n is not a node of c (of its
+// topology what).
+func (c *Cluster) indexOf(n *Node, what string) int {
+	if n == nil || n.c != c {
+		panic("cluster: not a node of this " + what + " topology")
 	}
 	return n.index
 }
 
 // node returns the node whose internal address is host:port, or nil.
 func (f *Failover) node(host, port string) *Node {
-	addr := net.JoinHostPort(host, port)
-	for i, a := range f.intAddrs {
-		if a == addr {
-			return f.c.nodes[i]
-		}
+	if i := slices.Index(f.intAddrs, net.JoinHostPort(host, port)); i >= 0 {
+		return f.c.nodes[i]
 	}
 	return nil
 }
 
-// Primary asks every sentinel which node is the primary and returns the
-// one a majority of them names. It fails if no majority names the same
-// node, e.g. while a failover is being announced.
+// Primary returns the node a majority of the sentinels names as the
+// primary; it fails when there is none, e.g. during a failover.
 func (f *Failover) Primary(ctx context.Context) (*Node, error) {
 	views, errs := f.primaries(ctx)
 	votes := make(map[*Node]int)
@@ -468,10 +409,8 @@ func (f *Failover) Primary(ctx context.Context) (*Node, error) {
 	return nil, fmt.Errorf("cluster: no majority of the sentinels names the same primary: %s", describeViews(views, errs))
 }
 
-// ForceFailover asks the sentinels, one after the other until one
-// accepts, to fail over at once (SENTINEL FAILOVER): the replica is
-// promoted without waiting for the primary to be called down by a
-// quorum, as an operator's manual failover does.
+// ForceFailover asks the sentinels in turn, until one accepts, to fail
+// over at once (SENTINEL FAILOVER), as an operator's manual failover.
 func (f *Failover) ForceFailover(ctx context.Context) error {
 	var errs []error
 	for _, s := range f.sentinels {
@@ -485,7 +424,7 @@ func (f *Failover) ForceFailover(ctx context.Context) error {
 }
 
 // primaries returns each sentinel's primary (nil where it failed or named
-// an address that is no node) and its error.
+// no node) and its error.
 func (f *Failover) primaries(ctx context.Context) ([]*Node, []error) {
 	views := make([]*Node, len(f.sentinels))
 	errs := make([]error, len(f.sentinels))
@@ -512,20 +451,17 @@ func (f *Failover) primaries(ctx context.Context) ([]*Node, []error) {
 func describeViews(views []*Node, errs []error) string {
 	parts := make([]string, len(views))
 	for i, n := range views {
-		switch {
-		case errs[i] != nil:
+		if errs[i] != nil {
 			parts[i] = fmt.Sprintf("s%d: %v", i+1, errs[i])
-		default:
+		} else {
 			parts[i] = fmt.Sprintf("s%d: %s", i+1, n.name)
 		}
 	}
 	return strings.Join(parts, "; ")
 }
 
-// WaitPrimary waits until every sentinel names the same node as the
-// primary and that node reports role master, and returns it. It polls
-// every 50 ms until ctx is done; it does not wait for the other node to
-// replicate (see WaitHealthy).
+// WaitPrimary waits until every sentinel names the same primary and it
+// reports role master, and returns it; not for the replica (WaitHealthy).
 func (f *Failover) WaitPrimary(ctx context.Context) (*Node, error) {
 	return poll(ctx, f.c, "a primary", func(ctx context.Context) (*Node, error) {
 		p, _, err := f.agreedPrimary(ctx)
@@ -534,19 +470,16 @@ func (f *Failover) WaitPrimary(ctx context.Context) (*Node, error) {
 }
 
 // WaitHealthy waits until the topology is healthy and returns the primary:
-// every sentinel names the same node as the primary, knows the two other
-// sentinels and sees the primary up; the primary reports role master with
-// the other node connected as an online replica; the other node reports
-// role slave of the primary's internal address with its link up; and every
-// sentinel lists it as a replica that is up with its link ok. It polls
-// every 50 ms until ctx is done.
+// every sentinel names it, sees it up and knows the two others; it reports
+// role master with the other node an online replica; that node reports
+// role slave of its internal address, link up; and every sentinel lists
+// that replica up, link ok.
 func (f *Failover) WaitHealthy(ctx context.Context) (*Node, error) {
 	return poll(ctx, f.c, "a healthy topology", f.healthy)
 }
 
 // poll calls check every 50 ms, each call bounded by 2 s, until it
-// succeeds, ctx is done or c closes; the error then quotes check's last
-// one.
+// succeeds, ctx is done or c closes; the error quotes check's last one.
 func poll[T any](ctx context.Context, c *Cluster, what string, check func(context.Context) (T, error)) (T, error) {
 	t := time.NewTicker(failoverPoll)
 	defer t.Stop()
@@ -628,8 +561,8 @@ func (f *Failover) healthy(ctx context.Context) (*Node, error) {
 	return p, nil
 }
 
-// seesReplica checks that the sentinel lists the replica on port as up
-// with its link to the primary ok.
+// seesReplica checks that the sentinel lists the replica on port up, its
+// link ok.
 func (s *sentinel) seesReplica(ctx context.Context, port string) error {
 	rs, err := s.client.Replicas(ctx, masterName).Result()
 	if err != nil {
@@ -652,47 +585,42 @@ func nodeInfo(ctx context.Context, n *Node) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: info replication: %w", n.name, err)
 	}
-	return fields(s), nil
+	return fields(s, "\n", ":"), nil
 }
 
-// fields returns the name:value lines of an INFO section.
-func fields(s string) map[string]string {
+// fields returns the name-sep-value items of s, split at each of split:
+// the lines of an INFO section ("\n", ":"), or one of its replica entries
+// (",", "=").
+func fields(s, split, sep string) map[string]string {
 	m := make(map[string]string)
-	for line := range strings.Lines(s) {
-		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+	for item := range strings.SplitSeq(s, split) {
+		if k, v, ok := strings.Cut(strings.TrimSpace(item), sep); ok {
 			m[k] = v
 		}
 	}
 	return m
 }
 
-// hasOnlineReplica reports whether a primary's INFO replication lists a
-// replica announcing port that is online.
+// hasOnlineReplica reports whether a primary's INFO replication lists an
+// online replica announcing port.
 func hasOnlineReplica(info map[string]string, port string) bool {
 	for k, v := range info {
 		if !strings.HasPrefix(k, "slave") || strings.HasPrefix(k, "slave_") {
 			continue
 		}
-		fields := make(map[string]string)
-		for kv := range strings.SplitSeq(v, ",") {
-			if a, b, ok := strings.Cut(kv, "="); ok {
-				fields[a] = b
-			}
-		}
-		if fields["port"] == port && fields["state"] == "online" {
+		if r := fields(v, ",", "="); r["port"] == port && r["state"] == "online" {
 			return true
 		}
 	}
 	return false
 }
 
-// Close stops the sentinels, then the data nodes and proxies: it is
-// Cluster.Close of f.Cluster(). It is idempotent and safe to call
-// concurrently.
+// Close is Cluster.Close of f.Cluster(): sentinels first, then the data
+// nodes and proxies.
 func (f *Failover) Close() error { return f.c.Close() }
 
-// stopSentinels stops every sentinel still running and closes the fronts
-// of the replication links; it can be called again.
+// stopSentinels stops every sentinel still running and closes the
+// replication fronts; it can be called again.
 func (f *Failover) stopSentinels(ctx context.Context) error {
 	if err := errors.Join(inParallel(f.sentinels, func(s *sentinel) error { return s.stop(ctx) }), f.closeFronts()); err != nil {
 		return fmt.Errorf("cluster: close: %w", err)

@@ -311,7 +311,7 @@ func (n *Node) configure(ctx context.Context, set ...[2]string) error {
 // start starts the node's first run on a free port (see onFreePort), then
 // its proxies.
 func (n *Node) start(ctx context.Context) error {
-	if err := n.makeDir(); err != nil {
+	if err := n.c.makeDir(n.dir); err != nil {
 		return err
 	}
 	if err := n.mountDisk(); err != nil {
@@ -369,9 +369,9 @@ func onFreePort(start func() (run, error), ready func(run) error) error {
 	return err
 }
 
-// waitReady polls PING on addr until it answers, r exits (errExited), ctx
-// is done, or 10 s pass. r is nil for an external node, which is up or not:
-// it gets one PING.
+// waitReady polls addr until the node answers, r exits (errExited), ctx
+// is done, or 10 s pass. r is nil for an external node, which gets one
+// PING.
 func (n *Node) waitReady(ctx context.Context, r run, addr string) error {
 	if r == nil {
 		wctx, cancel := context.WithTimeout(ctx, readyTimeout)
@@ -387,18 +387,31 @@ func (n *Node) waitReady(ctx context.Context, r run, addr string) error {
 	return waitAnswer(ctx, r, addr, n.c.password, readyTimeout, n.name, n.LogPath())
 }
 
-// waitAnswer polls PING, with password, on addr until it answers, r
-// exits (errExited), ctx is done, or limit passes; what (a node's or a
-// sentinel's name) and the tail of the log at logPath go into the errors.
+// waitAnswer polls PING, with password, on addr until it answers (by r's
+// process: ownAnswer), r exits (errExited), ctx is done, or limit passes;
+// what (a node's or a sentinel's name) and the tail of the log at logPath
+// go into the errors.
 func waitAnswer(ctx context.Context, r run, addr, password string, limit time.Duration, what, logPath string) error {
+	return waitUp(ctx, r, addr, limit, what, logPath, "PONG", func(ctx context.Context) (bool, error) {
+		if err := ping(ctx, addr, password); err != nil {
+			return false, err
+		}
+		return true, ownAnswer(ctx, r, addr, password, what)
+	})
+}
+
+// waitUp calls probe every pollInterval until it is done (then returns its
+// error), r exits (errExited), ctx is done, or limit passes; answer names
+// what probe waits for in the error.
+func waitUp(ctx context.Context, r run, addr string, limit time.Duration, what, logPath, answer string, probe func(context.Context) (bool, error)) error {
 	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	t := time.NewTicker(pollInterval)
 	defer t.Stop()
 	for {
-		err := ping(wctx, addr, password)
-		if err == nil {
-			return ownAnswer(wctx, r, addr, password, what)
+		done, err := probe(wctx)
+		if done {
+			return err
 		}
 		select {
 		case <-r.Done():
@@ -407,7 +420,7 @@ func waitAnswer(ctx context.Context, r run, addr, password string, limit time.Du
 			if ctx.Err() != nil {
 				return fmt.Errorf("cluster: wait for %s: %w", what, ctx.Err())
 			}
-			return fmt.Errorf("cluster: %s at %s gave no PONG within %v (last error: %v); log tail:\n%s", what, addr, limit, err, logTail(logPath))
+			return fmt.Errorf("cluster: %s at %s gave no %s within %v (last error: %v); log tail:\n%s", what, addr, answer, limit, err, logTail(logPath))
 		case <-t.C:
 		}
 	}
