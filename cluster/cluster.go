@@ -27,7 +27,7 @@ var (
 	// is not running.
 	ErrNotRunning = errors.New("cluster: node not running")
 	// ErrNotManaged is returned by Kill, Restart, Pause and Resume of an
-	// external node: the cluster does not run it (see Connect).
+	// external node, which the cluster does not run.
 	ErrNotManaged = errors.New("cluster: node run by someone else")
 )
 
@@ -47,10 +47,8 @@ const (
 	BackendExternal = "external"
 )
 
-// Cluster is a set of Redis nodes sharing one password, each behind its own
-// toxiproxy proxies: redis-server processes on 127.0.0.1 (Start),
-// containers (StartDocker) or nodes someone else runs (Connect). Its
-// methods are safe for concurrent use.
+// Cluster is a set of nodes sharing one password, each behind its own
+// proxies (see the package doc). Its methods are safe for concurrent use.
 type Cluster struct {
 	opts      options
 	backend   string
@@ -79,15 +77,12 @@ type Cluster struct {
 	closeErr  error
 }
 
-// Start starts n redis-server processes bound to 127.0.0.1 on free ports,
-// each behind its own toxiproxy proxy, with one random requirepass (32 hex
-// characters, unless WithPassword) shared by the cluster, and waits until
-// every node answers PING through its proxy. Nodes start in parallel; each
-// gets 10 s. If ctx is cancelled later, every process is stopped, as by
-// Close.
-//
-// The processes are in their own process group, so a Ctrl-C at the terminal
-// does not reach them, and get SIGKILL when this process dies.
+// Start starts n redis-server processes on free ports of 127.0.0.1, each
+// behind its proxies, sharing a random requirepass (unless WithPassword),
+// and waits at most 10 s for each to answer PING through its proxy. A
+// cancelled ctx later closes the cluster. The processes are in their own
+// process group, so a Ctrl-C at the terminal does not reach them, and get
+// SIGKILL when this process dies.
 func Start(ctx context.Context, n int, opts ...Option) (*Cluster, error) {
 	o, err := newOptions(n, opts)
 	if err != nil {
@@ -133,8 +128,7 @@ func newOptions(n int, opts []Option) (options, error) {
 }
 
 // newCluster returns a cluster of n nodes, not started, with its directory
-// (but for the external backend) and its in-process toxiproxy server (but
-// for the external backend).
+// and its in-process toxiproxy server (none for the external backend).
 func newCluster(backend string, o options, n int) (*Cluster, error) {
 	c := &Cluster{
 		opts:     o,
@@ -157,11 +151,9 @@ func newCluster(backend string, o options, n int) (*Cluster, error) {
 	c.srv = toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
 	var err error
 	if c.dir != "" {
-		// Every path handed to another process (redis-server's dir and
-		// logfile, a sentinel's conf, the clock shim's file, a container's
-		// bind mount) derives from this one, and redis-server resolves a
-		// relative dir against its own working directory, the node's: make
-		// it absolute once, here.
+		// Every path handed to another process derives from this one,
+		// and redis-server resolves a relative dir against its working
+		// directory, the node's: make it absolute once, here.
 		if c.dir, err = filepath.Abs(c.dir); err != nil {
 			return nil, fmt.Errorf("cluster: %w", err)
 		}
@@ -180,8 +172,8 @@ func newCluster(backend string, o options, n int) (*Cluster, error) {
 	return c, nil
 }
 
-// start starts every node in parallel and reads their versions; on error
-// it closes the cluster. Once started, a cancelled ctx closes it.
+// start starts every node in parallel and reads their versions; on error,
+// and on a cancelled ctx later, it closes the cluster.
 func (c *Cluster) start(ctx context.Context) error {
 	err := inParallel(c.nodes, func(nd *Node) error { return nd.start(ctx) })
 	if err == nil {
@@ -200,8 +192,8 @@ func (c *Cluster) start(ctx context.Context) error {
 	return nil
 }
 
-// readVersions asks every node for its server's version: redis_version of
-// INFO server, or an etcd member's /version.
+// readVersions reads each node's server version: redis_version of INFO
+// server, or an etcd member's /version.
 func (c *Cluster) readVersions(ctx context.Context) error {
 	for _, n := range c.nodes {
 		if c.server == ServerEtcd {
@@ -216,12 +208,7 @@ func (c *Cluster) readVersions(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("cluster: %s: info server: %w", n.name, err)
 		}
-		for line := range strings.Lines(info) {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
-				n.version = v
-			}
-		}
-		if n.version == "" {
+		if n.version = fields(info, "\n", ":")["redis_version"]; n.version == "" {
 			return fmt.Errorf("cluster: %s: info server: no redis_version", n.name)
 		}
 	}
@@ -236,13 +223,7 @@ func (c *Cluster) Nodes() []*Node { return append([]*Node(nil), c.nodes...) }
 func (c *Cluster) Node(i int) *Node { return c.nodes[i] }
 
 // Addrs returns the proxy addresses, in node order: what clients dial.
-func (c *Cluster) Addrs() []string {
-	addrs := make([]string, len(c.nodes))
-	for i, n := range c.nodes {
-		addrs[i] = n.addr
-	}
-	return addrs
-}
+func (c *Cluster) Addrs() []string { return c.GroupAddrs(0) }
 
 // Backend returns "process", "docker" or "external".
 func (c *Cluster) Backend() string { return c.backend }
@@ -250,16 +231,14 @@ func (c *Cluster) Backend() string { return c.backend }
 // Password returns the requirepass shared by every node.
 func (c *Cluster) Password() string { return c.password }
 
-// Dir returns the directory holding one sub-directory per node; "" for
-// the external backend.
+// Dir returns the directory of the nodes' folders; "" for the external
+// backend.
 func (c *Cluster) Dir() string { return c.dir }
 
-// Version returns the version of its server (Server) that node 1
-// reported on Start: redis_version, or an etcd member's.
+// Version returns the server version node 1 reported on Start.
 func (c *Cluster) Version() string { return c.version }
 
-// Versions returns the version of its server that each node reported on
-// Start, in node order.
+// Versions returns each node's server version, in node order.
 func (c *Cluster) Versions() []string {
 	v := make([]string, len(c.nodes))
 	for i, n := range c.nodes {
@@ -268,28 +247,24 @@ func (c *Cluster) Versions() []string {
 	return v
 }
 
-// Toxiproxy returns the in-process toxiproxy server holding the proxies,
-// named "n1", "n2", ... (and "n1-g1", ... with WithProxyGroups); nil for
-// the external backend, whose proxies live on a remote server. Its HTTP
-// API is not listening; call its Listen to serve it.
+// Toxiproxy returns the in-process toxiproxy server of the proxies ("n1",
+// "n1-g1", ...); nil for the external backend. Its HTTP API listens only
+// once its Listen is called.
 func (c *Cluster) Toxiproxy() *toxiproxy.ApiServer { return c.srv }
 
-// Close stops the sentinels of its failover topology, if any, then the
-// proxies and every node the cluster runs: a paused process is resumed,
-// then sent SIGTERM, then SIGKILL if still alive after 2 s; a container is
-// removed. It closes the nodes' clients, deletes the
-// proxies it made on a remote toxiproxy server, and removes the temporary
-// directory unless WithKeepLogs or WithDir. Close is idempotent, safe to
-// call concurrently (every caller waits for the first one to finish) and
-// works with nodes already dead.
+// Close stops the sentinels or fronts of its topology, the proxies and
+// every node the cluster runs (a paused process is resumed, sent SIGTERM,
+// then SIGKILL after 2 s; a container is removed), closes the clients,
+// deletes its remote proxies and removes the temporary directory unless
+// WithKeepLogs or WithDir. It is idempotent, and every concurrent caller
+// waits for the first.
 func (c *Cluster) Close() error {
 	c.closeOnce.Do(func() { c.closeErr = c.close() })
 	return c.closeErr
 }
 
 // attach calls set, which makes a topology c's, under c's lock, unless c
-// closed meanwhile (while the topology started): then it returns
-// ErrClosed, naming what.
+// closed while it started: then ErrClosed, naming what.
 func (c *Cluster) attach(what string, set func()) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -352,8 +327,7 @@ func (c *Cluster) close() error {
 	return nil
 }
 
-// inParallel calls f on every item at once, waits for them all and joins
-// their errors: nodes start and stop in parallel, and so do sentinels.
+// inParallel calls f on every item at once and joins their errors.
 func inParallel[T any](items []T, f func(T) error) error {
 	errs := make([]error, len(items))
 	var wg sync.WaitGroup
@@ -371,17 +345,14 @@ func randomPassword() string {
 	return hex.EncodeToString(pw)
 }
 
-// newClient returns a go-redis client of the server at addr with the
-// module's options (internal/redisopt): it sends one command once (no
-// retries, one dial attempt), obeys context deadlines, and makes a single
-// round trip (HELLO 2) on connect.
+// newClient returns a client of the server at addr with the module's
+// options (internal/redisopt: no retries, one dial, context deadlines).
 func newClient(addr, password string) *redis.Client {
 	return redis.NewClient(redisopt.Options(addr, password))
 }
 
-// ping sends one PING on a fresh connection. A fresh client each time keeps
-// go-redis's dial circuit breaker (which stops dialing for about a second
-// after PoolSize failed dials in a client's life) out of health checks.
+// ping sends one PING on a fresh client, which keeps go-redis's dial
+// circuit breaker (see Node.Client) out of health checks.
 func ping(ctx context.Context, addr, password string) error {
 	c := newClient(addr, password)
 	defer c.Close()

@@ -12,32 +12,21 @@ import (
 // redisPort is where redis-server listens inside a container.
 const redisPort = 6379
 
-// StartDocker starts n Redis containers from image (DefaultImage if ""),
-// with one random requirepass (unless WithPassword) shared by the cluster,
-// each behind its own toxiproxy proxy in this process, and waits until
-// every node answers PING through its proxy. It never pulls: the image
-// must be in the engine (make redis-image builds DefaultImage). Every
-// container publishes Redis on a free port of 127.0.0.1 only, kept across
-// Restart, so the proxies' upstreams stay valid; runs as this process's
-// user and group; and bind-mounts its node's directory (see Dir) as /data,
-// where its redis.log, its data and its clock offset live — so the Docker
-// engine must be local. WithClockShim needs an image that carries the
-// shim (see LabelClockShim); the shim is preloaded from the image and its
-// offset file is the bind-mounted one that SetClockOffset writes.
-// WithRedisServer and WithToxiproxy do not apply.
-//
-// Kill is docker kill (SIGKILL), Restart docker start of the same
-// container, Pause docker pause (the cgroup freezer), Resume docker
-// unpause. The containers are run by the registered ContainerEngine
-// (package cluster/docker; ErrNoDockerBackend without one), which labels
-// them: Close removes them, as does a cancelled ctx, and so does any later
-// StartDocker once this process has died without closing.
+// StartDocker is Start with containers of image (DefaultImage if ""),
+// never pulled. Each publishes Redis on a free port of 127.0.0.1 only,
+// kept across Restart so the proxies' upstreams stay valid, runs as this
+// process's user and group, and bind-mounts its node's folder as /data
+// (its log, data and clock offset): the engine must be local. WithClockShim
+// needs an image carrying the shim (LabelClockShim). Kill, Restart, Pause
+// and Resume are docker kill, start, pause and unpause; Close or a
+// cancelled ctx removes the containers, and so does a later StartDocker
+// after this process died.
 func StartDocker(ctx context.Context, n int, image string, opts ...Option) (*Cluster, error) {
 	return startDocker(ctx, n, image, false, opts)
 }
 
-// startDocker is StartDocker; with private, every container joins a
-// Docker network of its own (see StartDockerFailover).
+// startDocker is StartDocker; with private, on a Docker network of its
+// own (StartDockerFailover).
 func startDocker(ctx context.Context, n int, image string, private bool, opts []Option) (*Cluster, error) {
 	o, err := newOptions(n, opts)
 	if err != nil {
@@ -87,8 +76,8 @@ func startDocker(ctx context.Context, n int, image string, private bool, opts []
 	return c, nil
 }
 
-// containerRunner runs a node's redis-server in a container, created by
-// the first start and started again by later ones.
+// containerRunner runs a node in a container, created by the first start
+// and started again by later ones.
 type containerRunner struct {
 	n    *Node
 	b    ContainerSet

@@ -19,41 +19,30 @@ import (
 
 // The servers a cluster's nodes run, as Spec.Server names them.
 const (
-	// ServerRedis: redis-server (the default).
-	ServerRedis = "redis"
-	// ServerEtcd: etcd members, one Raft group (see StartEtcd).
-	ServerEtcd = "etcd"
+	ServerRedis = "redis" // the default
+	ServerEtcd  = "etcd"  // see StartEtcd
 )
 
-// etcdProgram is the etcd server the members run, looked up in PATH:
-// Debian's etcd-server package (scripts/deps installs it). It is never
-// linked into this module: the server and its dependencies would
-// multiply the build time of every race-enabled test binary that links
-// this package (docs/consensus.md).
+// etcdProgram is the members' server, from PATH (Debian's etcd-server),
+// never linked in: it would multiply the build time of every race-enabled
+// test binary linking this package (docs/consensus.md).
 const etcdProgram = "etcd"
 
-// Raft timing of the members: a 50 ms heartbeat and a 500 ms election
-// timeout (etcd's defaults are 100 ms and 1 s) suit loopback, and bring
-// the shortest lease the members grant down to 750 ms
-// (3/2 × election ticks × heartbeat), under the harness's one-second TTLs.
+// Raft timing: 50 ms heartbeats and 500 ms elections (etcd's defaults are
+// 100 ms and 1 s) suit loopback and bring the shortest lease down to
+// 750 ms (3/2 × election ticks × heartbeat), under the harness's 1 s TTLs.
 const (
 	etcdHeartbeatMS = 50
 	etcdElectionMS  = 500
 )
 
-// StartEtcd starts n etcd members bound to 127.0.0.1 on free ports, one
-// Raft group, each member's client port behind its toxiproxy proxies
-// (Node.Addr, GroupAddr) as a Redis node's is, and its peer port behind a
-// front of this process (see peerFront) that the other members reach it
-// through and that tells them apart by the peer URLs every Raft request
-// of etcd names, so CutPeers can cut two members apart. It waits until
-// every member reports itself healthy (a leader elected). Kill, Restart,
-// Pause and Resume act on a member's process as on redis-server's;
-// a restarted member keeps its data folder, so it rejoins with its log.
-// The members are Go programs, which read their clocks through the vDSO,
-// without libc, so the clock shim cannot move them, and etcd times leases
-// and elections on the monotonic clock besides: a cluster of them has no
-// Clock ability, and every clock kind is refused on it (Abilities.Missing).
+// StartEtcd starts n etcd members on free ports of 127.0.0.1, one Raft
+// group, each client port behind its proxies as a Redis node's, each peer
+// port behind a peerFront that knows the peer by the X-PeerURLs etcd
+// sends, so CutPeers can cut members apart. It waits until every member
+// is healthy (a leader elected). Kill, Restart, Pause and Resume act on a
+// member's process; a restarted member keeps its data folder and log.
+// See etcdAbilities for what it cannot do.
 func StartEtcd(ctx context.Context, n int, opts ...Option) (*Cluster, error) {
 	o, err := newOptions(n, opts)
 	if err != nil {
@@ -70,9 +59,8 @@ func StartEtcd(ctx context.Context, n int, opts ...Option) (*Cluster, error) {
 	}
 	c.bin, c.server = bin, ServerEtcd
 	c.peers = &peerCuts{}
-	// The fronts first, so every member's peer URL is known before any
-	// member starts; a front forwards to its member's peer port, which
-	// the member's start sets.
+	// The fronts first, so every peer URL is known before any member
+	// starts, which sets its front's upstream.
 	runners := make([]*etcdRunner, n)
 	for i, nd := range c.nodes {
 		f, err := newPeerFront(i, true, "", c.peers, n)
@@ -135,16 +123,14 @@ func (r *etcdRunner) start(_ context.Context, fresh bool) (run, error) {
 		"--initial-advertise-peer-urls", r.peerURL(),
 		"--initial-cluster", strings.Join(initial, ","),
 		"--initial-cluster-state", "new",
-		// One token per cluster (its first front's port is this
-		// machine's alone while it runs), so members of two clusters
-		// never take each other for their own.
+		// One token per cluster (its first front's port is unique while
+		// it runs): members of two clusters never mix.
 		"--initial-cluster-token", "locktorture-" + n.c.fronts[0].port(),
 		"--heartbeat-interval", strconv.Itoa(etcdHeartbeatMS),
 		"--election-timeout", strconv.Itoa(etcdElectionMS),
 		"--logger", "zap",
 	}
-	// ETCD_* variables of the caller's environment would configure the
-	// members too: leave them out.
+	// The caller's ETCD_* variables would configure the members too.
 	var env []string
 	for _, e := range os.Environ() {
 		if !strings.HasPrefix(e, "ETCD_") {
@@ -171,9 +157,8 @@ func (r *etcdRunner) ready(ctx context.Context, rn run, addr string) error {
 	})
 }
 
-// etcdHTTP is the client of the members' HTTP endpoints (/version,
-// /health): no keep-alive, so a poll never reuses a connection a fault
-// left hanging.
+// etcdHTTP is the client of the members' /version and /health: no
+// keep-alive, so a poll never reuses a connection a fault left hanging.
 var etcdHTTP = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 
 // etcdGet GETs path on the member at addr and decodes its JSON into v.
@@ -211,8 +196,8 @@ func etcdVersion(ctx context.Context, addr string) (string, error) {
 	return v.Server, nil
 }
 
-// etcdHealth returns nil when the member at addr reports itself healthy:
-// it has a leader and its Raft group answers a read (etcd's /health).
+// etcdHealth returns nil when the member at addr has a leader and its
+// group answers a read (/health).
 func etcdHealth(ctx context.Context, addr string) error {
 	var h struct {
 		Health string `json:"health"`
@@ -247,11 +232,10 @@ func (c *Cluster) etcdHealthy(ctx context.Context, limit time.Duration) error {
 	})
 }
 
-// etcdPeer reads the head of the first HTTP request of a connection to
-// a member's peer front and returns the index of the member that sent
-// it, from the X-PeerURLs header etcd's Raft transport sets on its
-// streams, pipelines and snapshots (-1 for anything else: a probe, the
-// harness), and the connection to forward, the bytes read included.
+// etcdPeer reads the head of a peer connection's first HTTP request and
+// returns the index of the member that sent it, from the X-PeerURLs header
+// etcd's Raft transport sets (-1 for anything else), and the connection
+// to forward, what it read included.
 func (c *Cluster) etcdPeer(conn net.Conn) (int, net.Conn) {
 	br := bufio.NewReaderSize(conn, 4096)
 	conn.SetReadDeadline(time.Now().Add(readyTimeout))
@@ -294,11 +278,8 @@ type bufConn struct {
 
 func (b *bufConn) Read(p []byte) (int, error) { return b.r.Read(p) }
 
-// CutPeers cuts each pair of nodes apart, both ways, in a cluster whose
-// nodes talk to each other through fronts of this process (etcd
-// members): their connections are closed and new ones refused until
-// HealPeers. For a cluster of Redis nodes it does nothing: their links
-// are faulted by kinds of their own.
+// CutPeers cuts each pair of etcd members apart, both ways, until
+// HealPeers; nothing for Redis nodes, whose links kinds of their own cut.
 func (c *Cluster) CutPeers(pairs [][2]int) {
 	if c.peers != nil {
 		c.peers.set(pairs, true, true)
@@ -320,10 +301,9 @@ func (c *Cluster) Server() string {
 	return c.server
 }
 
-// ownsPort returns nil when rn's process holds a listening socket on
-// 127.0.0.1:port, found through /proc/net/tcp (the socket's inode) and
-// /proc/PID/fd (the process's sockets); an error otherwise, or when rn
-// is not a local process.
+// ownsPort returns nil when rn's process listens on 127.0.0.1:port (the
+// socket's inode in /proc/net/tcp among /proc/PID/fd), or is not a local
+// process.
 func ownsPort(rn run, port int) error {
 	p, ok := rn.(*process)
 	if !ok || p.cmd.Process == nil {
