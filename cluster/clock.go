@@ -160,14 +160,19 @@ func (f *clockFile) close() error {
 	return nil
 }
 
-// withClockEnv is clockEnv for a process that sees the node's own folder.
-func (n *Node) withClockEnv(env []string) []string { return n.clockEnv(env, n.dir) }
+// withClockEnv is clockEnv naming the node's offset file as this host
+// sees it.
+func (n *Node) withClockEnv(env []string) []string {
+	if n.clock == nil {
+		return env
+	}
+	return n.clockEnv(env, n.clock.path)
+}
 
 // clockEnv returns env with the shim preloaded (ahead of any LD_PRELOAD
-// there) and the offset file named as a redis-server that sees the node's
-// folder as dir finds it (a container's bind mount); env itself without
-// WithClockShim.
-func (n *Node) clockEnv(env []string, dir string) []string {
+// there) and the offset file named file (in a container, its bind mount's
+// path); env itself without WithClockShim.
+func (n *Node) clockEnv(env []string, file string) []string {
 	if n.clock == nil {
 		return env
 	}
@@ -177,7 +182,7 @@ func (n *Node) clockEnv(env []string, dir string) []string {
 			preload = n.c.shim + " " + v // the last one wins, as in exec.Cmd
 		}
 	}
-	return append(env, "LD_PRELOAD="+preload, clockFileEnv+"="+filepath.Join(dir, clockFileName))
+	return append(env, "LD_PRELOAD="+preload, clockFileEnv+"="+file)
 }
 
 var clockShimOnce = sync.OnceValues(buildClockShim)

@@ -119,7 +119,7 @@ func (r *containerRunner) start(ctx context.Context, fresh bool) (run, error) {
 	id, err := r.b.Start(ctx, ContainerSpec{
 		Name:     n.name,
 		Cmd:      append([]string{ImageData + "/" + nodeConf}, n.c.opts.extraArgs...),
-		Env:      n.clockEnv(nil, ImageData),
+		Env:      n.clockEnv(nil, ImageData+"/"+clockFileName),
 		Dir:      n.dir,
 		Port:     redisPort,
 		HostPort: port,

@@ -12,7 +12,6 @@ import (
 
 func init() { cluster.RegisterContainerEngine(engine{}) }
 
-// The names of package cluster that the containers use.
 const (
 	imageData = cluster.ImageData // where a node's folder is mounted
 	tailLines = 10                // lines of a container's output quoted in errors
@@ -20,15 +19,14 @@ const (
 
 var errPortTaken = cluster.ErrPortTaken
 
-// engine is the Docker engine of the environment (DOCKER_HOST, the
-// default socket, ...), reached with testcontainers-go.
+// engine is the environment's Docker engine (DOCKER_HOST, the default
+// socket, ...), reached with testcontainers-go.
 type engine struct{}
 
 var _ cluster.ContainerEngine = engine{}
 var _ cluster.StaleRemover = engine{}
 
-// RemoveStale is RemoveStaleContainers: cluster.Open calls it first, and
-// names what it removed.
+// RemoveStale is RemoveStaleContainers, for cluster.Open.
 func (engine) RemoveStale(ctx context.Context) ([]string, error) { return RemoveStaleContainers(ctx) }
 
 func (engine) Host(ctx context.Context) (string, error) {
@@ -61,9 +59,8 @@ func (engine) ImageLabels(ctx context.Context, image string) (map[string]string,
 	return img.Config.Labels, nil
 }
 
-// Open connects to the engine, removes what dead processes left behind
-// (RemoveStaleContainers) and, with network, creates the cluster's own
-// network.
+// Open connects, removes what dead processes left (RemoveStaleContainers)
+// and, with network, creates the cluster's own.
 func (engine) Open(ctx context.Context, image string, network bool) (cluster.ContainerSet, error) {
 	b, err := newDockerBackend(ctx, image)
 	if err != nil {

@@ -7,13 +7,11 @@
 //	compose-cluster up   [-project locktorture] [-net 172.30.117] [-config deploy/compose/redis.conf]
 //	compose-cluster down [-project locktorture] [-net 172.30.117]
 //
-// up writes the nodes' configuration when it is missing (mode 0600, the
-// password from $LOCKTORTURE_PASSWORD or a random one), starts the
-// cluster with the compose CLI found (docker compose or docker-compose),
-// waits until every node and the toxiproxy API answer, and prints the
-// torture command that runs against it, without the password. down
-// removes the containers and the network and checks that none is left.
-// Exit status 2 and one line on an error.
+// up writes a missing configuration (0600, the password from
+// $LOCKTORTURE_PASSWORD or random), starts the cluster, waits until it
+// answers and prints the torture command for it, without the password.
+// down removes it and checks nothing is left. Exit status 2 and one line
+// on an error.
 //
 // It imports deploy/compose (the cluster) and internal/cli (its main).
 package main
