@@ -161,54 +161,49 @@ func (r *etcdRunner) ready(ctx context.Context, rn run, addr string) error {
 // keep-alive, so a poll never reuses a connection a fault left hanging.
 var etcdHTTP = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 
-// etcdGet GETs path on the member at addr and decodes its JSON into v.
-func etcdGet(ctx context.Context, addr, path string, v any) error {
+// etcdField GETs path on the member at addr and returns the string field
+// of its JSON answer, an error when it is missing or empty.
+func etcdField(ctx context.Context, addr, path, field string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
 	if err != nil {
-		return err
+		return "", err
 	}
 	resp, err := etcdHTTP.Do(req)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 	if err != nil {
-		return err
+		return "", err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", path, resp.Status)
+		return "", fmt.Errorf("GET %s: %s", path, resp.Status)
 	}
-	return json.Unmarshal(body, v)
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		return "", err
+	}
+	v, _ := m[field].(string)
+	if v == "" {
+		return "", fmt.Errorf("GET %s: no %s", path, field)
+	}
+	return v, nil
 }
 
 // etcdVersion returns the server version of the member at addr.
 func etcdVersion(ctx context.Context, addr string) (string, error) {
-	var v struct {
-		Server string `json:"etcdserver"`
-	}
-	if err := etcdGet(ctx, addr, "/version", &v); err != nil {
-		return "", err
-	}
-	if v.Server == "" {
-		return "", errors.New("GET /version: no etcdserver")
-	}
-	return v.Server, nil
+	return etcdField(ctx, addr, "/version", "etcdserver")
 }
 
 // etcdHealth returns nil when the member at addr has a leader and its
 // group answers a read (/health).
 func etcdHealth(ctx context.Context, addr string) error {
-	var h struct {
-		Health string `json:"health"`
+	h, err := etcdField(ctx, addr, "/health", "health")
+	if err == nil && h != "true" {
+		err = fmt.Errorf("GET /health: health %q", h)
 	}
-	if err := etcdGet(ctx, addr, "/health", &h); err != nil {
-		return err
-	}
-	if h.Health != "true" {
-		return fmt.Errorf("GET /health: health %q", h.Health)
-	}
-	return nil
+	return err
 }
 
 // etcdHealthy waits until every member reports itself healthy.

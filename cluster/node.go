@@ -150,15 +150,19 @@ func exited(r run) bool {
 
 // Kill sends SIGKILL (docker kill) and waits for the exit; nothing if the
 // node is not running. It returns ErrNotManaged for an external node.
-func (n *Node) Kill() error {
-	if err := n.managed("kill"); err != nil {
+func (n *Node) Kill() error { return n.locked("kill", n.kill) }
+
+// locked runs op's f under n's lock, within opTimeout; ErrNotManaged for an
+// external node.
+func (n *Node) locked(op string, f func(context.Context) error) error {
+	if err := n.managed(op); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.kill(ctx)
+	return f(ctx)
 }
 
 func (n *Node) kill(ctx context.Context) error {
@@ -214,29 +218,22 @@ func (n *Node) Pause() error { return n.freeze("pause", true) }
 func (n *Node) Resume() error { return n.freeze("resume", false) }
 
 func (n *Node) freeze(op string, pause bool) error {
-	if err := n.managed(op); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if !n.running() {
-		return fmt.Errorf("%w: %s %s", ErrNotRunning, op, n.name)
-	}
-	var err error
-	if pause {
-		err = n.cur.Pause(ctx)
-	} else {
-		err = n.cur.Resume(ctx)
-	}
-	if errors.Is(err, ErrNotRunning) {
-		return fmt.Errorf("%w: %s %s", ErrNotRunning, op, n.name)
-	} else if err != nil {
-		return fmt.Errorf("cluster: %s %s: %w", op, n.name, err)
-	}
-	n.paused = pause
-	return nil
+	return n.locked(op, func(ctx context.Context) error {
+		if !n.running() {
+			return fmt.Errorf("%w: %s %s", ErrNotRunning, op, n.name)
+		}
+		act := n.cur.Resume
+		if pause {
+			act = n.cur.Pause
+		}
+		if err := act(ctx); errors.Is(err, ErrNotRunning) {
+			return fmt.Errorf("%w: %s %s", ErrNotRunning, op, n.name)
+		} else if err != nil {
+			return fmt.Errorf("cluster: %s %s: %w", op, n.name, err)
+		}
+		n.paused = pause
+		return nil
+	})
 }
 
 // managed returns ErrNotManaged, naming op, for an external node.

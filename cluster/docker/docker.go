@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -182,9 +183,7 @@ func (b *dockerBackend) startContainer(ctx context.Context, spec containerSpec) 
 		env[k] = v
 	}
 	labels := map[string]string{LabelNode: spec.name}
-	for k, v := range b.labels {
-		labels[k] = v
-	}
+	maps.Copy(labels, b.labels)
 	cp := network.MustParsePort(fmt.Sprintf("%d/tcp", spec.port))
 	req := testcontainers.GenericContainerRequest{
 		ContainerRequest: testcontainers.ContainerRequest{

@@ -128,8 +128,7 @@ func FindCLI(ctx context.Context) ([]string, error) {
 
 // compose runs the compose CLI on the file with args.
 func (c Cluster) compose(ctx context.Context, args ...string) ([]byte, error) {
-	full := append([]string{}, c.CLI[1:]...)
-	full = append(full, "-p", c.Project, "-f", filepath.Join(c.Dir, File))
+	full := append(slices.Clone(c.CLI[1:]), "-p", c.Project, "-f", filepath.Join(c.Dir, File))
 	full = append(full, args...)
 	cmd := exec.CommandContext(ctx, c.CLI[0], full...)
 	cmd.Env = append(os.Environ(),
