@@ -23,11 +23,10 @@ import (
 var (
 	// ErrClosed is returned by Restart once the cluster is closed.
 	ErrClosed = errors.New("cluster: closed")
-	// ErrNotRunning is returned by Pause and Resume when the node's process
-	// is not running.
+	// ErrNotRunning is returned by Pause and Resume of a node not running.
 	ErrNotRunning = errors.New("cluster: node not running")
 	// ErrNotManaged is returned by Kill, Restart, Pause and Resume of an
-	// external node, which the cluster does not run.
+	// external node.
 	ErrNotManaged = errors.New("cluster: node run by someone else")
 )
 
@@ -47,8 +46,8 @@ const (
 	BackendExternal = "external"
 )
 
-// Cluster is a set of nodes sharing one password, each behind its own
-// proxies (see the package doc). Its methods are safe for concurrent use.
+// Cluster is a set of nodes sharing one password. Its methods are safe
+// for concurrent use.
 type Cluster struct {
 	opts      options
 	backend   string
@@ -77,12 +76,10 @@ type Cluster struct {
 	closeErr  error
 }
 
-// Start starts n redis-server processes on free ports of 127.0.0.1, each
-// behind its proxies, sharing a random requirepass (unless WithPassword),
-// and waits at most 10 s for each to answer PING through its proxy. A
-// cancelled ctx later closes the cluster. The processes are in their own
-// process group, so a Ctrl-C at the terminal does not reach them, and get
-// SIGKILL when this process dies.
+// Start starts n redis-server processes on free ports of 127.0.0.1 and
+// waits at most 10 s for each to answer PING through its proxy. A
+// cancelled ctx later closes the cluster. Their own process group keeps a
+// terminal's Ctrl-C from them.
 func Start(ctx context.Context, n int, opts ...Option) (*Cluster, error) {
 	o, err := newOptions(n, opts)
 	if err != nil {
@@ -128,7 +125,7 @@ func newOptions(n int, opts []Option) (options, error) {
 }
 
 // newCluster returns a cluster of n nodes, not started, with its directory
-// and its in-process toxiproxy server (none for the external backend).
+// and toxiproxy server (none for the external backend).
 func newCluster(backend string, o options, n int) (*Cluster, error) {
 	c := &Cluster{
 		opts:     o,
@@ -172,8 +169,8 @@ func newCluster(backend string, o options, n int) (*Cluster, error) {
 	return c, nil
 }
 
-// start starts every node in parallel and reads their versions; on error,
-// and on a cancelled ctx later, it closes the cluster.
+// start starts the nodes in parallel; on error, and on a cancelled ctx
+// later, it closes the cluster.
 func (c *Cluster) start(ctx context.Context) error {
 	err := inParallel(c.nodes, func(nd *Node) error { return nd.start(ctx) })
 	if err == nil {
@@ -192,8 +189,6 @@ func (c *Cluster) start(ctx context.Context) error {
 	return nil
 }
 
-// readVersions reads each node's server version: redis_version of INFO
-// server, or an etcd member's /version.
 func (c *Cluster) readVersions(ctx context.Context) error {
 	for _, n := range c.nodes {
 		if c.server == ServerEtcd {
@@ -247,24 +242,20 @@ func (c *Cluster) Versions() []string {
 	return v
 }
 
-// Toxiproxy returns the in-process toxiproxy server of the proxies ("n1",
-// "n1-g1", ...); nil for the external backend. Its HTTP API listens only
-// once its Listen is called.
+// Toxiproxy returns the in-process toxiproxy server, whose API listens
+// once Listen is called; nil for the external backend.
 func (c *Cluster) Toxiproxy() *toxiproxy.ApiServer { return c.srv }
 
-// Close stops the sentinels or fronts of its topology, the proxies and
-// every node the cluster runs (a paused process is resumed, sent SIGTERM,
-// then SIGKILL after 2 s; a container is removed), closes the clients,
-// deletes its remote proxies and removes the temporary directory unless
-// WithKeepLogs or WithDir. It is idempotent, and every concurrent caller
-// waits for the first.
+// Close stops the topology's sentinels and fronts, the proxies and every
+// node the cluster runs (SIGTERM, SIGKILL after 2 s; containers removed),
+// deletes remote proxies and the temporary directory (but WithKeepLogs).
+// It is idempotent; concurrent callers wait for the first.
 func (c *Cluster) Close() error {
 	c.closeOnce.Do(func() { c.closeErr = c.close() })
 	return c.closeErr
 }
 
-// attach calls set, which makes a topology c's, under c's lock, unless c
-// closed while it started: then ErrClosed, naming what.
+// attach calls set under c's lock, unless c closed meanwhile (ErrClosed).
 func (c *Cluster) attach(what string, set func()) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -345,8 +336,7 @@ func randomPassword() string {
 	return hex.EncodeToString(pw)
 }
 
-// newClient returns a client of the server at addr with the module's
-// options (internal/redisopt: no retries, one dial, context deadlines).
+// newClient returns a client with internal/redisopt's options.
 func newClient(addr, password string) *redis.Client {
 	return redis.NewClient(redisopt.Options(addr, password))
 }
@@ -359,8 +349,7 @@ func ping(ctx context.Context, addr, password string) error {
 	return c.Ping(ctx).Err()
 }
 
-// makeDir creates dir (a node's or sentinel's: it holds the password)
-// with mode 0700 and has the keeper watch it in Docker; nothing for "".
+// makeDir makes dir private (privateDir, keeper); nothing for "".
 func (c *Cluster) makeDir(dir string) error {
 	if dir == "" {
 		return nil
@@ -374,7 +363,7 @@ func (c *Cluster) makeDir(dir string) error {
 	return nil
 }
 
-// logTail returns the last lines of the file at path, for error messages.
+// logTail returns the file's last lines, for errors.
 func logTail(path string) string {
 	f, err := os.Open(path)
 	if err != nil {

@@ -37,12 +37,9 @@ const (
 )
 
 // StartEtcd starts n etcd members on free ports of 127.0.0.1, one Raft
-// group, each client port behind its proxies as a Redis node's, each peer
-// port behind a peerFront that knows the peer by the X-PeerURLs etcd
-// sends, so CutPeers can cut members apart. It waits until every member
-// is healthy (a leader elected). Kill, Restart, Pause and Resume act on a
-// member's process; a restarted member keeps its data folder and log.
-// See etcdAbilities for what it cannot do.
+// group, client ports behind proxies, peer ports behind peerFronts (for
+// CutPeers), and waits until a leader is elected. A restarted member keeps
+// its data and log. See etcdAbilities for what it cannot do.
 func StartEtcd(ctx context.Context, n int, opts ...Option) (*Cluster, error) {
 	o, err := newOptions(n, opts)
 	if err != nil {
@@ -140,17 +137,14 @@ func (r *etcdRunner) start(_ context.Context, fresh bool) (run, error) {
 	return spawn(n.c.bin, args, n.dir, env, n.LogPath(), n.name)
 }
 
-// ready polls the member's /version on addr (its own port or a proxy's)
-// until it answers, as waitAnswer does PING; a member answers before it
-// has a leader, so one restarted without a quorum is up too.
+// ready is waitAnswer with /version, which a member without a leader
+// answers too.
 func (r *etcdRunner) ready(ctx context.Context, rn run, addr string) error {
 	return waitUp(ctx, rn, addr, readyTimeout, r.n.name, r.n.LogPath(), "version", func(ctx context.Context) (bool, error) {
 		_, err := etcdVersion(ctx, addr)
 		if err == nil && addr == r.addr() {
-			// Another server can take the port between freePort and the
-			// member's bind (another run's member answers /version on its
-			// peer port too): it counts once the member's own process
-			// listens on it.
+			// As in ownAnswer (another run's member answers /version on
+			// its peer port too).
 			err = ownsPort(rn, r.port)
 		}
 		return err == nil, err
@@ -161,8 +155,8 @@ func (r *etcdRunner) ready(ctx context.Context, rn run, addr string) error {
 // keep-alive, so a poll never reuses a connection a fault left hanging.
 var etcdHTTP = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 
-// etcdField GETs path on the member at addr and returns the string field
-// of its JSON answer, an error when it is missing or empty.
+// etcdField GETs path on the member at addr and returns the non-empty
+// string field of its JSON answer.
 func etcdField(ctx context.Context, addr, path, field string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
 	if err != nil {
@@ -297,8 +291,7 @@ func (c *Cluster) Server() string {
 }
 
 // ownsPort returns nil when rn's process listens on 127.0.0.1:port (the
-// socket's inode in /proc/net/tcp among /proc/PID/fd), or is not a local
-// process.
+// socket's inode of /proc/net/tcp in /proc/PID/fd) or is no process.
 func ownsPort(rn run, port int) error {
 	p, ok := rn.(*process)
 	if !ok || p.cmd.Process == nil {

@@ -35,38 +35,24 @@ const (
 	loopback       = "127.0.0.1"           // where everything listens
 )
 
-// sentinelTimings compresses Sentinel's fixed periods (Redis ≥ 7.0,
-// SENTINEL DEBUG) so a failover and an old primary's rejoining take
-// seconds: INFO every 1 s (not 10 s), hellos every 0.5 s (not 2 s: a
-// returning primary is reconfigured after 4 × 0.5 s, not 8 s), peers asked
-// about a node every 0.5 s (not 1 s).
+// sentinelTimings (SENTINEL DEBUG, Redis ≥ 7.0) make a failover and an old
+// primary's rejoining take seconds: INFO every 1 s (not 10), hellos every
+// 0.5 s (not 2: a returning primary is reconfigured after 4 of them), peers
+// asked about a node every 0.5 s (not 1).
 var sentinelTimings = []any{"info-period", 1000, "publish-period", 500, "ask-period", 500}
 
-// Failover is the failover topology: a primary and one asynchronous
-// replica, the two data nodes of a Cluster, and three Redis Sentinels
-// monitoring the primary under MasterName (quorum 2, down after 1 s,
-// failover-timeout 3 s). The data nodes use the cluster's requirepass as
-// masterauth; the sentinels know it and have a password of their own
-// (SentinelPassword), which they also use with each other.
-//
-// Every data node is reached through two in-process proxies: the client
-// path (Node.Addr), which lock clients dial, and the internal path
-// (InternalAddr), which the replica and the sentinels dial. Every address
-// Redis hands out is an internal one (replica-announce-port, kept in the
-// node's configuration so it survives Restart): a client that asks the
-// sentinels for the primary maps it through AddrMap
-// (locks.Config.AddrMap). Cutting a node's internal proxy both ways
-// isolates it from the replica and the sentinels while clients still
-// write to it (nemesis kind "failover"); those writes are never
-// replicated. The sentinels listen on 127.0.0.1 with no proxy, so faults
-// never cut clients off them.
-//
-// The sentinels get neither WithExtraArgs nor the clock shim: a clock jump
-// sends a sentinel into TILT mode, where it acts on nothing for 30 s. A
-// killed data node comes back a primary, empty without persistence, and
-// the sentinels make it a replica again a few seconds later; its
-// redis.conf, which their CONFIG REWRITE changes, is written anew before
-// every start. Its methods are safe for concurrent use.
+// Failover is the failover topology: a primary and its asynchronous
+// replica (a Cluster's two data nodes, masterauth their requirepass) and
+// three sentinels with a password of their own, quorum 2, down after 1 s,
+// failover-timeout 3 s. Each data node has a client path (Node.Addr) and an
+// internal one (InternalAddr) that the replica and the sentinels dial and
+// every address Redis hands out names (AddrMap maps them back). Cutting a
+// node's internal proxy isolates it while clients still write to it (kind
+// "failover"): those writes are never replicated. The sentinels have no
+// proxy, no WithExtraArgs and no clock shim (a clock jump sends a sentinel
+// into TILT mode, inert for 30 s). A killed data node comes back a primary,
+// which the sentinels make a replica again seconds later. Its methods are
+// safe for concurrent use.
 type Failover struct {
 	c         *Cluster
 	password  string             // the sentinels' requirepass
@@ -94,11 +80,9 @@ type sentinel struct {
 
 func (s *sentinel) addr() string { return net.JoinHostPort(loopback, strconv.Itoa(s.port)) }
 
-// StartFailover starts the failover topology: n1 the primary, n2 its
-// replica (as Start with two nodes and opts), their internal proxies and
-// three sentinels ("s1".."s3" in the cluster's directory) on 127.0.0.1,
-// and waits at most 30 s until it is healthy (WaitHealthy). A cancelled
-// ctx later closes it.
+// StartFailover starts the failover topology on the process backend (n1
+// the primary, n2 its replica, sentinels "s1".."s3" in the cluster's
+// directory) and waits at most 30 s until it is healthy.
 func StartFailover(ctx context.Context, opts ...Option) (*Failover, error) {
 	c, err := Start(ctx, 2, opts...)
 	if err != nil {
@@ -107,11 +91,9 @@ func StartFailover(ctx context.Context, opts ...Option) (*Failover, error) {
 	return startFailover(ctx, c)
 }
 
-// StartDockerFailover is StartFailover on the docker backend, sentinels
-// in containers too, on a private Docker network of the cluster's own:
-// the internal proxies listen on the host's address on it (which every
-// node announces as replica-announce-ip), so the engine must run on this
-// (Linux) host. Close removes the containers and the network.
+// StartDockerFailover is StartFailover in containers on a private Docker
+// network, on whose host address the internal proxies listen: the engine
+// must run on this (Linux) host.
 func StartDockerFailover(ctx context.Context, image string, opts ...Option) (*Failover, error) {
 	c, err := startDocker(ctx, 2, image, true, opts)
 	if err != nil {
@@ -120,8 +102,7 @@ func StartDockerFailover(ctx context.Context, image string, opts ...Option) (*Fa
 	return startFailover(ctx, c)
 }
 
-// startFailover makes the two nodes of c a failover topology, and c's
-// Close its Close.
+// startFailover makes c's two nodes a failover topology, closed by c's Close.
 func startFailover(ctx context.Context, c *Cluster) (*Failover, error) {
 	f := &Failover{c: c, password: randomPassword()}
 	err := f.start(ctx)
@@ -136,8 +117,7 @@ func startFailover(ctx context.Context, c *Cluster) (*Failover, error) {
 	return f, nil
 }
 
-// host returns where the internal proxies listen: 127.0.0.1, or the
-// host's address on the private Docker network.
+// host returns where the internal proxies listen.
 func (f *Failover) host() string {
 	if f.c.docker != nil {
 		return f.c.docker.Gateway()
@@ -166,12 +146,10 @@ func (f *Failover) start(ctx context.Context) error {
 			{"repl-diskless-sync-delay", "0"}, // the default waits 5 s for more replicas before a full sync
 		}
 		if f.c.docker == nil {
-			// The replica dials from here, so its front tells its
-			// connection from the sentinels' (replink.go).
+			// So its front tells it from the sentinels (replink.go).
 			set = append(set, [2]string{"bind-source-addr", replSource})
 		} else {
-			// The primary would list its replica by the address its
-			// connection came from, not the internal proxy's.
+			// Else the primary lists its replica by its source address.
 			set = append(set, [2]string{"replica-announce-ip", f.host()})
 		}
 		if err := n.configure(ctx, set...); err != nil {
@@ -204,9 +182,8 @@ func (f *Failover) start(ctx context.Context) error {
 	return nil
 }
 
-// startSentinel starts s monitoring the primary at primaryHost:primaryPort
-// (its internal proxy) on a free port (onFreePort) and waits until it
-// answers PING.
+// startSentinel starts s, monitoring primaryHost:primaryPort, on a free
+// port and waits until it answers PING.
 func (f *Failover) startSentinel(ctx context.Context, s *sentinel, primaryHost, primaryPort string) error {
 	if err := f.c.makeDir(s.dir); err != nil {
 		return err
@@ -242,8 +219,8 @@ func (f *Failover) startSentinel(ctx context.Context, s *sentinel, primaryHost, 
 	return nil
 }
 
-// sentinelConf returns the configuration of a sentinel listening on
-// bind:port, its files in dir, monitoring primaryHost:primaryPort.
+// sentinelConf returns the configuration of a sentinel on bind:port, its
+// files in dir.
 func (f *Failover) sentinelConf(bind string, port int, dir, primaryHost, primaryPort string) string {
 	m := masterName
 	return strings.Join([]string{
@@ -253,9 +230,7 @@ func (f *Failover) sentinelConf(bind string, port int, dir, primaryHost, primary
 		"daemonize no",
 		"dir " + redisQuote(dir),
 		"logfile " + redisQuote(dir+"/"+sentinelLog),
-		// Without their own password any local user could reconfigure
-		// the sentinels (SENTINEL SET, FAILOVER); they use it with each
-		// other too.
+		// Else any local user could reconfigure them (SENTINEL SET).
 		"requirepass " + redisQuote(f.password),
 		fmt.Sprintf("sentinel monitor %s %s %s %d", m, primaryHost, primaryPort, sentinelQuorum),
 		fmt.Sprintf("sentinel auth-pass %s %s", m, redisQuote(f.c.password)),
@@ -275,8 +250,7 @@ func (f *Failover) spawnSentinel(s *sentinel, primaryHost, primaryPort string) (
 }
 
 // startSentinelContainer writes s's configuration into its directory (the
-// container's /data) and starts the container, published on
-// 127.0.0.1:s.port.
+// container's /data) and starts the container.
 func (f *Failover) startSentinelContainer(ctx context.Context, s *sentinel, primaryHost, primaryPort string) (run, error) {
 	const port = 26379
 	conf := f.sentinelConf("0.0.0.0", port, ImageData, primaryHost, primaryPort)
@@ -300,14 +274,12 @@ func (f *Failover) startSentinelContainer(ctx context.Context, s *sentinel, prim
 	return b.Watch(id), nil
 }
 
-// newSentinelClient returns a client of the sentinel at addr with the
-// module's options (internal/redisopt).
+// newSentinelClient is newClient for a sentinel.
 func newSentinelClient(addr, password string) *redis.SentinelClient {
 	return redis.NewSentinelClient(redisopt.Options(addr, password))
 }
 
-// stop ends the sentinel (SIGTERM, SIGKILL after 2 s; a container is
-// removed) and closes its client.
+// stop ends the sentinel, as Node.stop a node.
 func (s *sentinel) stop(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -338,8 +310,7 @@ func (f *Failover) Nodes() []*Node { return f.c.Nodes() }
 // Password returns the requirepass (and masterauth) of the data nodes.
 func (f *Failover) Password() string { return f.c.password }
 
-// SentinelPassword returns the sentinels' own requirepass (random, 32 hex
-// characters), which their clients need (locks.Config.SentinelPassword).
+// SentinelPassword returns the sentinels' own requirepass.
 func (f *Failover) SentinelPassword() string { return f.password }
 
 // MasterName returns the name the sentinels monitor the primary under.
@@ -354,18 +325,15 @@ func (f *Failover) SentinelAddrs() []string {
 	return addrs
 }
 
-// InternalProxy returns the proxy of n's internal path. It panics if n is
-// not a node of f.
+// InternalProxy returns the proxy of n's internal path.
 func (f *Failover) InternalProxy(n *Node) *toxiproxy.Proxy {
 	return f.internal[f.c.indexOf(n, "failover")]
 }
 
-// InternalAddr returns the address the sentinels know n by. It panics if
-// n is not a node of f.
+// InternalAddr returns the address the sentinels know n by.
 func (f *Failover) InternalAddr(n *Node) string { return f.intAddrs[f.c.indexOf(n, "failover")] }
 
-// AddrMap maps each node's internal address to its client address
-// (Node.Addr). A new map each time.
+// AddrMap maps each node's internal address to its client address.
 func (f *Failover) AddrMap() map[string]string {
 	m := make(map[string]string, len(f.intAddrs))
 	for i, a := range f.intAddrs {
@@ -374,8 +342,7 @@ func (f *Failover) AddrMap() map[string]string {
 	return m
 }
 
-// indexOf returns n's index; it panics if n is not a node of c (of its
-// topology what).
+// indexOf returns n's index; it panics if n is not c's.
 func (c *Cluster) indexOf(n *Node, what string) int {
 	if n == nil || n.c != c {
 		panic("cluster: not a node of this " + what + " topology")
@@ -391,8 +358,7 @@ func (f *Failover) node(host, port string) *Node {
 	return nil
 }
 
-// Primary returns the node a majority of the sentinels names as the
-// primary; it fails when there is none, e.g. during a failover.
+// Primary returns the node a majority of the sentinels names primary.
 func (f *Failover) Primary(ctx context.Context) (*Node, error) {
 	views, errs := f.primaries(ctx)
 	votes := make(map[*Node]int)
@@ -409,8 +375,8 @@ func (f *Failover) Primary(ctx context.Context) (*Node, error) {
 	return nil, fmt.Errorf("cluster: no majority of the sentinels names the same primary: %s", describeViews(views, errs))
 }
 
-// ForceFailover asks the sentinels in turn, until one accepts, to fail
-// over at once (SENTINEL FAILOVER), as an operator's manual failover.
+// ForceFailover asks the sentinels in turn to fail over now (SENTINEL
+// FAILOVER), as an operator's manual failover.
 func (f *Failover) ForceFailover(ctx context.Context) error {
 	var errs []error
 	for _, s := range f.sentinels {
@@ -423,8 +389,7 @@ func (f *Failover) ForceFailover(ctx context.Context) error {
 	return fmt.Errorf("cluster: SENTINEL FAILOVER: %w", errors.Join(errs...))
 }
 
-// primaries returns each sentinel's primary (nil where it failed or named
-// no node) and its error.
+// primaries returns each sentinel's primary (or nil) and error.
 func (f *Failover) primaries(ctx context.Context) ([]*Node, []error) {
 	views := make([]*Node, len(f.sentinels))
 	errs := make([]error, len(f.sentinels))
@@ -461,7 +426,7 @@ func describeViews(views []*Node, errs []error) string {
 }
 
 // WaitPrimary waits until every sentinel names the same primary and it
-// reports role master, and returns it; not for the replica (WaitHealthy).
+// reports role master, and returns it.
 func (f *Failover) WaitPrimary(ctx context.Context) (*Node, error) {
 	return poll(ctx, f.c, "a primary", func(ctx context.Context) (*Node, error) {
 		p, _, err := f.agreedPrimary(ctx)
@@ -469,11 +434,9 @@ func (f *Failover) WaitPrimary(ctx context.Context) (*Node, error) {
 	})
 }
 
-// WaitHealthy waits until the topology is healthy and returns the primary:
-// every sentinel names it, sees it up and knows the two others; it reports
-// role master with the other node an online replica; that node reports
-// role slave of its internal address, link up; and every sentinel lists
-// that replica up, link ok.
+// WaitHealthy is WaitPrimary, also until the other node is an online
+// replica of it, link up, and every sentinel sees both up and knows the
+// two others.
 func (f *Failover) WaitHealthy(ctx context.Context) (*Node, error) {
 	return poll(ctx, f.c, "a healthy topology", f.healthy)
 }
@@ -500,8 +463,7 @@ func poll[T any](ctx context.Context, c *Cluster, what string, check func(contex
 	}
 }
 
-// agreedPrimary returns the primary and its INFO replication if every
-// sentinel names it and it reports role master.
+// agreedPrimary is WaitPrimary's check, returning INFO replication too.
 func (f *Failover) agreedPrimary(ctx context.Context) (*Node, map[string]string, error) {
 	views, errs := f.primaries(ctx)
 	for i := range views {
@@ -520,7 +482,7 @@ func (f *Failover) agreedPrimary(ctx context.Context) (*Node, map[string]string,
 	return p, info, nil
 }
 
-// healthy returns the primary if the topology is healthy (see WaitHealthy).
+// healthy is WaitHealthy's check.
 func (f *Failover) healthy(ctx context.Context) (*Node, error) {
 	p, pInfo, err := f.agreedPrimary(ctx)
 	if err != nil {
@@ -561,8 +523,7 @@ func (f *Failover) healthy(ctx context.Context) (*Node, error) {
 	return p, nil
 }
 
-// seesReplica checks that the sentinel lists the replica on port up, its
-// link ok.
+// seesReplica checks that s lists the replica on port up, link ok.
 func (s *sentinel) seesReplica(ctx context.Context, port string) error {
 	rs, err := s.client.Replicas(ctx, masterName).Result()
 	if err != nil {
@@ -588,9 +549,8 @@ func nodeInfo(ctx context.Context, n *Node) (map[string]string, error) {
 	return fields(s, "\n", ":"), nil
 }
 
-// fields returns the name-sep-value items of s, split at each of split:
-// the lines of an INFO section ("\n", ":"), or one of its replica entries
-// (",", "=").
+// fields returns the name-sep-value items of s split at split: INFO's
+// lines ("\n", ":") or a replica entry's (",", "=").
 func fields(s, split, sep string) map[string]string {
 	m := make(map[string]string)
 	for item := range strings.SplitSeq(s, split) {
@@ -601,8 +561,8 @@ func fields(s, split, sep string) map[string]string {
 	return m
 }
 
-// hasOnlineReplica reports whether a primary's INFO replication lists an
-// online replica announcing port.
+// hasOnlineReplica reports whether a primary's INFO lists an online
+// replica announcing port.
 func hasOnlineReplica(info map[string]string, port string) bool {
 	for k, v := range info {
 		if !strings.HasPrefix(k, "slave") || strings.HasPrefix(k, "slave_") {
@@ -615,12 +575,10 @@ func hasOnlineReplica(info map[string]string, port string) bool {
 	return false
 }
 
-// Close is Cluster.Close of f.Cluster(): sentinels first, then the data
-// nodes and proxies.
+// Close is f.Cluster().Close.
 func (f *Failover) Close() error { return f.c.Close() }
 
-// stopSentinels stops every sentinel still running and closes the
-// replication fronts; it can be called again.
+// stopSentinels stops the sentinels and the fronts; it can be called again.
 func (f *Failover) stopSentinels(ctx context.Context) error {
 	if err := errors.Join(inParallel(f.sentinels, func(s *sentinel) error { return s.stop(ctx) }), f.closeFronts()); err != nil {
 		return fmt.Errorf("cluster: close: %w", err)

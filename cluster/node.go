@@ -17,9 +17,7 @@ import (
 // errExited marks a run that ended before answering PING.
 var errExited = errors.New("exited before answering PING")
 
-// Node is one node and its proxies: a process or container the cluster
-// runs, or a node someone else runs (Connect). Its methods are safe for
-// concurrent use.
+// Node is one node and its proxies. Its methods are safe for concurrent use.
 type Node struct {
 	c     *Cluster
 	index int
@@ -43,18 +41,14 @@ type Node struct {
 	version string // its server's version (redis_version, etcd's), read on Start
 }
 
-// runner runs one node's server: a process (process.go, etcd.go), a
-// container (container.go, adopt.go), or nothing (external.go). Node
-// serialises the calls to it.
+// runner runs one node's server; Node serialises the calls to it.
 type runner interface {
-	// start starts a new run; with fresh, on a new free port (and a new
-	// container), else on the last run's. ErrPortTaken: that port is
-	// taken.
+	// start starts a new run: with fresh, on a new free port (and
+	// container), else on the last one's. ErrPortTaken: it is taken.
 	start(ctx context.Context, fresh bool) (run, error)
 	// addr returns where this process reaches the server.
 	addr() string
-	// release frees what outlives the runs (a container); Cluster.Close
-	// calls it once.
+	// release frees what outlives the runs, once, on Close.
 	release(ctx context.Context) error
 }
 
@@ -71,8 +65,7 @@ func (n *Node) Index() int { return n.index }
 // Name returns "n1", "n2", ...: also its proxy's name.
 func (n *Node) Name() string { return n.name }
 
-// Addr returns the address of the node's proxy, which clients dial (its
-// own, for an external node without a toxiproxy server).
+// Addr returns the address clients dial: the node's proxy's, if any.
 func (n *Node) Addr() string { return n.addr }
 
 // DirectAddr returns the server's own address, the same across restarts.
@@ -81,8 +74,7 @@ func (n *Node) DirectAddr() string { return n.rn.addr() }
 // Proxy returns the node's in-process proxy; nil for an external node.
 func (n *Node) Proxy() *toxiproxy.Proxy { return n.proxy }
 
-// Link returns the node's proxy as a Link, in-process or remote; nil for
-// an external node without a toxiproxy server.
+// Link returns the node's proxy as a Link, in-process or remote, or nil.
 func (n *Node) Link() *Link { return n.link }
 
 // The node's log in its folder, named for the server that writes it.
@@ -91,8 +83,7 @@ const (
 	etcdLog  = "etcd.log" // an etcd member's (ServerEtcd)
 )
 
-// LogPath returns the node's log (an etcd member's also gets its stdout
-// and stderr); "" for an external node.
+// LogPath returns the node's log; "" for an external node.
 func (n *Node) LogPath() string {
 	if n.dir == "" {
 		return ""
@@ -106,8 +97,8 @@ func (n *Node) LogPath() string {
 // Version returns the server version the node reported on Start.
 func (n *Node) Version() string { return n.version }
 
-// Pid returns the server's process id, or 0 when it is not running or not
-// a process the cluster started.
+// Pid returns the server's process id, or 0 unless it runs as a process
+// the cluster started.
 func (n *Node) Pid() int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -117,8 +108,7 @@ func (n *Node) Pid() int {
 	return 0
 }
 
-// Running reports whether the node's process is alive, paused or not (an
-// external node always is).
+// Running reports whether the node is alive, paused or not.
 func (n *Node) Running() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -148,12 +138,11 @@ func exited(r run) bool {
 	}
 }
 
-// Kill sends SIGKILL (docker kill) and waits for the exit; nothing if the
-// node is not running. It returns ErrNotManaged for an external node.
+// Kill sends SIGKILL (docker kill) and waits for the exit.
 func (n *Node) Kill() error { return n.locked("kill", n.kill) }
 
-// locked runs op's f under n's lock, within opTimeout; ErrNotManaged for an
-// external node.
+// locked runs op's f under n's lock, within opTimeout; ErrNotManaged for
+// an external node.
 func (n *Node) locked(op string, f func(context.Context) error) error {
 	if err := n.managed(op); err != nil {
 		return err
@@ -176,10 +165,9 @@ func (n *Node) kill(ctx context.Context) error {
 	return nil
 }
 
-// Restart kills the node if it runs and starts it again on the same port
-// (docker start), empty without persistence, and waits at most 10 s for
-// PING; if none comes the new run is killed and the error quotes its log.
-// It returns ErrNotManaged for an external node.
+// Restart kills the node if it runs and starts it again on the same port,
+// empty without persistence, and waits at most 10 s for PING (else kills
+// it, quoting its log).
 func (n *Node) Restart(ctx context.Context) error {
 	if err := n.managed("restart"); err != nil {
 		return err
@@ -211,7 +199,7 @@ func (n *Node) Restart(ctx context.Context) error {
 }
 
 // Pause stops the node with SIGSTOP (docker pause): connections stay open
-// and commands queue up until Resume. ErrNotManaged for an external node.
+// and commands queue up until Resume.
 func (n *Node) Pause() error { return n.freeze("pause", true) }
 
 // Resume continues a paused node (SIGCONT, docker unpause).
@@ -260,10 +248,9 @@ func (n *Node) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Client returns a client of the node's direct address (newClient), made
-// on first use and closed by Cluster.Close. go-redis stops dialing for
-// about a second once a client has seen PoolSize (10 × GOMAXPROCS) failed
-// dials in its life: use Ping to check health.
+// Client returns a client of the node's direct address, closed by Close.
+// go-redis stops dialing for a second once a client has seen PoolSize
+// (10 × GOMAXPROCS) failed dials in its life: use Ping to check health.
 func (n *Node) Client() *redis.Client {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -348,9 +335,8 @@ func onFreePort(start func() (run, error), ready func(run) error) error {
 	return err
 }
 
-// waitReady polls addr until the node answers, r exits (errExited), ctx
-// is done, or 10 s pass. r is nil for an external node, which gets one
-// PING.
+// waitReady waits up to 10 s for the node to answer on addr; an external
+// node (r nil) gets one PING.
 func (n *Node) waitReady(ctx context.Context, r run, addr string) error {
 	if r == nil {
 		wctx, cancel := context.WithTimeout(ctx, readyTimeout)
@@ -366,10 +352,7 @@ func (n *Node) waitReady(ctx context.Context, r run, addr string) error {
 	return waitAnswer(ctx, r, addr, n.c.password, readyTimeout, n.name, n.LogPath())
 }
 
-// waitAnswer polls PING, with password, on addr until it answers (by r's
-// process: ownAnswer), r exits (errExited), ctx is done, or limit passes;
-// what (a node's or a sentinel's name) and the tail of the log at logPath
-// go into the errors.
+// waitAnswer is waitUp for a PING answered by r's process (ownAnswer).
 func waitAnswer(ctx context.Context, r run, addr, password string, limit time.Duration, what, logPath string) error {
 	return waitUp(ctx, r, addr, limit, what, logPath, "PONG", func(ctx context.Context) (bool, error) {
 		if err := ping(ctx, addr, password); err != nil {
@@ -380,8 +363,8 @@ func waitAnswer(ctx context.Context, r run, addr, password string, limit time.Du
 }
 
 // waitUp calls probe every pollInterval until it is done (then returns its
-// error), r exits (errExited), ctx is done, or limit passes; answer names
-// what probe waits for in the error.
+// error), r exits (errExited), ctx ends or limit passes; what, the answer
+// awaited and logPath's tail go into the errors.
 func waitUp(ctx context.Context, r run, addr string, limit time.Duration, what, logPath, answer string, probe func(context.Context) (bool, error)) error {
 	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()

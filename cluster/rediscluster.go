@@ -27,24 +27,15 @@ const (
 	clusterHealthy     = 30 * time.Second
 )
 
-// RedisCluster is the cluster topology (TopologyCluster): Redis Cluster,
-// N masters each with one replica (n1..nN the first masters, n(N+i) the
-// replica of ni), on the process backend, with a cluster-node-timeout of
-// 1 s and cluster-replica-validity-factor 0 (a replica is promoted
-// whatever its lag).
-//
-// Every node has three paths: the client path (Node.Addr), which lock
-// clients dial; its announced address (a front forwarding to the node),
-// which the other nodes replicate from and CLUSTER SLOTS, CLUSTER NODES,
-// MOVED and ASK name (GroupAddrMap maps it to the client path for
-// locks.Config.AddrMap); and its cluster bus, behind a front too. Each
-// node dials from an address of its own (bind-source-addr 127.0.0.(10+i)),
-// so a front knows the peer: Cut cuts two nodes apart on both paths while
-// clients reach both; CutReplication cuts the announced path alone.
-//
-// A node killed and restarted keeps its nodes.conf (identity and epoch)
-// and rejoins as a replica of whoever holds its slots. Its methods are
-// safe for concurrent use.
+// RedisCluster is the cluster topology: Redis Cluster, N masters (n1..nN)
+// each with a replica (n(N+i) of ni), on the process backend; a replica is
+// promoted whatever its lag (cluster-replica-validity-factor 0). Each node
+// announces a front (which replicas dial and CLUSTER SLOTS, MOVED and ASK
+// name; GroupAddrMap maps it to the client path) and has its bus behind
+// another; it dials from its own address (peerSource), so Cut and
+// CutReplication cut nodes apart while clients reach both. A restarted
+// node keeps its nodes.conf and rejoins as a replica of whoever holds its
+// slots. Its methods are safe for concurrent use.
 type RedisCluster struct {
 	c       *Cluster
 	masters int
@@ -54,8 +45,7 @@ type RedisCluster struct {
 }
 
 // clusterSettings returns node i's directives before it first starts: its
-// bus port (the default, port + 10000, may be above 65535) and source
-// address.
+// bus port (the default, port + 10000, may exceed 65535) and source.
 func clusterSettings(i int) ([][2]string, error) {
 	bus, err := freePort()
 	if err != nil {
@@ -73,8 +63,8 @@ func clusterSettings(i int) ([][2]string, error) {
 }
 
 // StartRedisCluster starts the cluster topology with masters masters
-// (default 3) and a replica each, as Start with opts, and waits at most
-// 30 s until it is healthy (WaitHealthy). Only the process backend.
+// (default 3), as Start with opts, and waits at most 30 s until it is
+// healthy.
 func StartRedisCluster(ctx context.Context, masters int, opts ...Option) (*RedisCluster, error) {
 	if masters == 0 {
 		masters = DefaultMasters
@@ -181,15 +171,15 @@ func (rc *RedisCluster) start(ctx context.Context) error {
 	return nil
 }
 
-// poll is poll for a check that returns only an error.
+// poll is poll for a check without a value.
 func (rc *RedisCluster) poll(ctx context.Context, what string, check func(context.Context) error) error {
 	_, err := poll(ctx, rc.c, what, func(ctx context.Context) (struct{}, error) { return struct{}{}, check(ctx) })
 	return err
 }
 
-// WaitHealthy waits until every node reports cluster_state:ok and knows
-// every other node, every master has an online replica, and every
-// replica's link is up.
+// WaitHealthy waits until every node says cluster_state:ok and knows all
+// others, every master has an online replica and every replica's link is
+// up.
 func (rc *RedisCluster) WaitHealthy(ctx context.Context) error {
 	return rc.poll(ctx, "a healthy cluster", rc.healthy)
 }
@@ -233,8 +223,7 @@ func (rc *RedisCluster) Cluster() *Cluster { return rc.c }
 // AddrMap is GroupAddrMap(0).
 func (rc *RedisCluster) AddrMap() map[string]string { return rc.GroupAddrMap(0) }
 
-// GroupAddrMap maps each node's announced address to its client address
-// for client group g (Node.GroupAddr). A new map each time.
+// GroupAddrMap maps each node's announced address to Node.GroupAddr(g).
 func (rc *RedisCluster) GroupAddrMap(g int) map[string]string {
 	m := make(map[string]string, len(rc.data))
 	for i, d := range rc.data {
@@ -279,9 +268,8 @@ func crc16(s string) uint16 {
 	return crc
 }
 
-// SlotOwner asks node ask (nil: each node in turn until one answers)
-// which node serves slot (CLUSTER NODES), and returns it with its
-// replicas as ask sees them.
+// SlotOwner returns slot's master and its replicas as ask (nil: the first
+// node that answers) sees them in CLUSTER NODES.
 func (rc *RedisCluster) SlotOwner(ctx context.Context, ask *Node, slot int) (master *Node, replicas []*Node, err error) {
 	asked := rc.c.nodes
 	if ask != nil {
@@ -358,8 +346,7 @@ func (rc *RedisCluster) ownerIn(text string, slot int) (*Node, []*Node, error) {
 	return m, reps, nil
 }
 
-// Role returns n's role as n says (INFO replication): "master" or
-// "slave".
+// Role returns n's INFO replication role: "master" or "slave".
 func (rc *RedisCluster) Role(ctx context.Context, n *Node) (string, error) {
 	info, err := nodeInfo(ctx, n)
 	if err != nil {
@@ -368,15 +355,14 @@ func (rc *RedisCluster) Role(ctx context.Context, n *Node) (string, error) {
 	return info["role"], nil
 }
 
-// Cut cuts node a from each of others on the announced path and the bus,
-// both ways: their connections are closed and new ones refused.
+// Cut cuts a from each of others on the announced path and the bus, both
+// ways.
 func (rc *RedisCluster) Cut(a *Node, others ...*Node) {
 	rc.cuts.set(rc.pairs(a, others), true, true)
 }
 
-// CutReplication cuts node a from each of others on the announced path
-// alone, both ways: a replica of a stops receiving its writes, while the
-// bus still carries pings, failure reports and failover messages.
+// CutReplication is Cut on the announced path alone: replication stops,
+// the bus still carries pings, failure reports and failover messages.
 func (rc *RedisCluster) CutReplication(a *Node, others ...*Node) {
 	rc.cuts.set(rc.pairs(a, others), false, true)
 }
@@ -396,18 +382,16 @@ func (rc *RedisCluster) pairs(a *Node, others []*Node) [][2]int {
 	return ps
 }
 
-// RedisCluster returns the cluster topology of the nodes, when the
-// cluster was opened in it; nil otherwise.
+// RedisCluster returns the cluster's cluster topology, or nil.
 func (c *Cluster) RedisCluster() *RedisCluster {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.redisCluster
 }
 
-// ForceFailover makes replica take over its master's slots at once
-// (CLUSTER FAILOVER FORCE: neither the master's agreement nor waiting for
-// replication) and waits until it says it is a master. What it had not
-// received is lost once the old master follows it.
+// ForceFailover makes replica take over its master's slots now (CLUSTER
+// FAILOVER FORCE) and waits until it is a master: what it had not
+// received is lost.
 func (rc *RedisCluster) ForceFailover(ctx context.Context, replica *Node) error {
 	if err := do(ctx, replica, "cluster failover force", "CLUSTER", "FAILOVER", "FORCE"); err != nil {
 		return err
@@ -426,8 +410,7 @@ func (rc *RedisCluster) WaitMaster(ctx context.Context, n *Node) error {
 	})
 }
 
-// MastersNow returns, by index, the nodes ask says are masters serving
-// slots and not failed.
+// MastersNow returns the masters ask says serve slots, not failed.
 func (rc *RedisCluster) MastersNow(ctx context.Context, ask *Node) ([]*Node, error) {
 	text, err := ask.Client().ClusterNodes(ctx).Result()
 	if err != nil {
@@ -452,13 +435,11 @@ func (rc *RedisCluster) MastersNow(ctx context.Context, ask *Node) ([]*Node, err
 const migrateTimeout = 5000
 
 // MigrateSlot moves slot from master from to master to while clients use
-// it, as redis-cli --cluster reshard does: to imports it, from migrates it
-// (a key from no longer has is redirected with ASK), MIGRATE moves its
-// keys in batches (DUMP and RESTORE with their TTLs, over the announced
-// path, so a cut there stops it), and CLUSTER SETSLOT NODE gives the slot
-// to to, on to first, then from, then the other masters. It returns the
-// keys it moved. On an error after some keys moved, the slot still goes
-// to to, which holds them; before, both nodes are set STABLE again.
+// it, as redis-cli --cluster reshard: IMPORTING, MIGRATING (ASK for moved
+// keys), MIGRATE in batches over the announced path (a cut there stops
+// it), then SETSLOT NODE on to, from and the other masters. It returns the
+// keys moved; after an error with some moved, the slot still goes to to,
+// else both are set STABLE again.
 func (rc *RedisCluster) MigrateSlot(ctx context.Context, slot int, from, to *Node) ([]string, error) {
 	ids := map[*Node]string{}
 	for _, n := range []*Node{from, to} {

@@ -36,25 +36,21 @@ type Spec struct {
 	Backend string `json:"backend"`
 	// Image is the docker backend's: DefaultImage, which Open builds when
 	// the engine lacks it; any other must be there.
-	Image string `json:"image,omitempty"`
-	// External lists the external nodes, host:port, in node order.
-	External []string `json:"external,omitempty"`
+	Image    string   `json:"image,omitempty"`
+	External []string `json:"external,omitempty"` // host:port, in node order
 	// Toxiproxy is the API URL of the toxiproxy server the external
 	// nodes are reached through (WithToxiproxy); without one no network
 	// fault can act on them.
 	Toxiproxy string `json:"toxiproxy,omitempty"`
 	// Topology is TopologyMasters (the default), TopologyFailover
 	// (process or docker) or TopologyCluster (process).
-	Topology string `json:"topology,omitempty"`
-	// Persistence runs the nodes with the append-only file
-	// (WithPersistence); not for external nodes.
-	Persistence bool `json:"persistence,omitempty"`
+	Topology    string `json:"topology,omitempty"`
+	Persistence bool   `json:"persistence,omitempty"` // WithPersistence; not external
 	// Appendfsync is AppendfsyncAlways (before each reply; the default
 	// with Persistence) or AppendfsyncEverysec (Redis's default: a kill
 	// may lose the last second). Setting it sets Persistence.
 	Appendfsync string `json:"appendfsync,omitempty"`
-	// Server is ServerRedis (the default) or ServerEtcd (StartEtcd).
-	Server string `json:"server,omitempty"`
+	Server      string `json:"server,omitempty"` // ServerRedis (the default) or ServerEtcd
 	// Password is the nodes' requirepass: the external nodes' own, or the
 	// one given the nodes instead of a random one (WithPassword). Never
 	// on a command line, never in JSON.
@@ -263,11 +259,9 @@ func (a Abilities) Missing(need Abilities) string {
 	return ""
 }
 
-// Open opens the cluster s describes, its defaults set (WithDefaults),
-// with opts as for Start (s's Password and Persistence become options
-// too), by the constructor of its backend and topology; for the docker
-// backend it first builds DefaultImage if the engine lacks it (WithLog).
-// Close stops everything it started, sentinels included.
+// Open opens the cluster s describes (WithDefaults) with opts, s's
+// Password and Persistence among them, by its backend and topology's
+// constructor, building DefaultImage first if the engine lacks it.
 func Open(ctx context.Context, s Spec, opts ...Option) (*Cluster, error) {
 	s, err := s.WithDefaults()
 	if err != nil {
@@ -339,10 +333,9 @@ type StaleRemover interface {
 	RemoveStale(ctx context.Context) ([]string, error)
 }
 
-// removeLeftovers removes what a killed process left of the kind of
-// cluster s is (lazyfs mounts, containers: its nodes' processes die with
-// it, these do not), known by owner marks naming the dead process, and
-// says so in one line on WithLog's writer.
+// removeLeftovers removes, and logs, the lazyfs mounts and containers a
+// killed process left (its nodes' processes die with it), known by owner
+// marks naming it.
 func removeLeftovers(ctx context.Context, s Spec, opts []Option) error {
 	o, err := newOptions(s.Nodes, opts)
 	if err != nil {

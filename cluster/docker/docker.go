@@ -279,15 +279,16 @@ func (c *containerRun) Kill(ctx context.Context) error {
 }
 
 func (c *containerRun) Pause(ctx context.Context) error {
-	_, err := c.b.cli.ContainerPause(ctx, c.id, client.ContainerPauseOptions{})
-	if notRunning(err) {
-		return cluster.ErrNotRunning
-	}
-	return err
+	return runningErr(c.b.cli.ContainerPause(ctx, c.id, client.ContainerPauseOptions{}))
 }
 
 func (c *containerRun) Resume(ctx context.Context) error {
-	_, err := c.b.cli.ContainerUnpause(ctx, c.id, client.ContainerUnpauseOptions{})
+	return runningErr(c.b.cli.ContainerUnpause(ctx, c.id, client.ContainerUnpauseOptions{}))
+}
+
+// runningErr is an engine call's error, cluster.ErrNotRunning for a
+// container that is not running.
+func runningErr[T any](_ T, err error) error {
 	if notRunning(err) {
 		return cluster.ErrNotRunning
 	}
