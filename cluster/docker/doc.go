@@ -8,11 +8,8 @@
 // A program that does not (a lock's gate) is built without the Docker
 // client, testcontainers-go and OpenTelemetry (cluster.ErrNoDockerBackend).
 //
-// Its containers and networks carry LabelRun and LabelOwner: Close removes
-// them, and the next cluster those a dead process left
-// (RemoveStaleContainers). testcontainers' reaper (ryuk) is disabled, its
-// image not assumed there. Containers lists them; Ping tells whether an
-// engine answers.
+// Close removes its containers and networks, and the next cluster those a
+// dead process left (RemoveStaleContainers), by their labels.
 //
 // It imports package cluster, internal/procstat, testcontainers-go, the
 // Docker (moby) client and API types and containerd's errdefs; only main
