@@ -10,12 +10,9 @@ import (
 )
 
 // Connect adopts external nodes that are containers of this machine's
-// Docker engine (deploy/compose's), found by address: Kill, Restart, Pause
-// and Resume act on the container, and clock shifts too when it runs the
-// shim with its offset file bind-mounted from this machine. Close leaves
-// them as found (running, unpaused, clocks right), never removed. Every
-// node is adopted or none: faults reaching only some would test something
-// else than they say.
+// engine, found by address (the package doc says what that allows); Close
+// leaves them as found. Every node is adopted or none: faults reaching
+// only some would test something else than they say.
 
 // adoptTimeout bounds the look for the containers.
 const adoptTimeout = 5 * time.Second

@@ -330,10 +330,13 @@ func inParallel[T any](items []T, f func(T) error) error {
 }
 
 // randomPassword returns 32 random hex characters.
-func randomPassword() string {
-	pw := make([]byte, 16)
-	rand.Read(pw) // never fails; see its doc
-	return hex.EncodeToString(pw)
+func randomPassword() string { return randomHex(16) }
+
+// randomHex returns n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b) // never fails; see its doc
+	return hex.EncodeToString(b)
 }
 
 // newClient returns a client with internal/redisopt's options.

@@ -13,14 +13,10 @@ import (
 const redisPort = 6379
 
 // StartDocker is Start with containers of image (DefaultImage if ""),
-// never pulled. Each publishes Redis on a free port of 127.0.0.1 only,
-// kept across Restart so the proxies' upstreams stay valid, runs as this
-// process's user and group, and bind-mounts its node's folder as /data
-// (its log, data and clock offset): the engine must be local. WithClockShim
-// needs an image carrying the shim (LabelClockShim). Kill, Restart, Pause
-// and Resume are docker kill, start, pause and unpause; Close or a
-// cancelled ctx removes the containers, and so does a later StartDocker
-// after this process died.
+// never pulled, each publishing Redis on a port of 127.0.0.1 kept across
+// Restart (so the proxies' upstreams stay valid) and bind-mounting its
+// node's folder as /data: the engine must be local. WithClockShim needs an
+// image carrying the shim (LabelClockShim).
 func StartDocker(ctx context.Context, n int, image string, opts ...Option) (*Cluster, error) {
 	return startDocker(ctx, n, image, false, opts)
 }

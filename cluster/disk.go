@@ -16,12 +16,10 @@ var ErrNoLazyFS = errors.New("cluster: the node's data folder is not on lazyfs")
 // its configuration, log and clock offset stay on the real disk.
 const diskDir = "data"
 
-// WithLazyFS runs each node's data folder on lazyfs, a FUSE file system
-// in this process keeping what the node did not fsync apart (see
-// Node.DropUnsynced), mounted as the nodes start and unmounted by Close on
-// every path out (a killed process's mounts are detached by the next).
-// Process backend only (lazyfs.Available says what a machine needs); the
-// data lives in memory, gone after Close. Default: the real disk.
+// WithLazyFS runs each node's data folder on lazyfs, in this process's
+// memory (Node.DropUnsynced), unmounted by Close on every path out (a
+// killed process's mounts by the next). Process backend only; see
+// lazyfs.Available for what a machine needs.
 func WithLazyFS() Option {
 	return func(o *options) { o.lazyFS = true }
 }

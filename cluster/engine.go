@@ -22,12 +22,10 @@ var (
 	ErrPortTaken = errors.New("port taken")
 )
 
-// ContainerEngine runs the docker backend's containers. cluster/docker
-// registers one (testcontainers-go and the Docker client) when imported,
-// so a program that never runs containers (a user's gate) is built
-// without the Docker client and its eighty-odd packages. Its methods
-// return ErrNoDocker (wrapped) when no engine answers, and ctx's error
-// (wrapped) when it ends first.
+// ContainerEngine runs the docker backend's containers; cluster/docker
+// registers one, so a program that never runs containers (a user's gate)
+// is built without the Docker client's eighty-odd packages. Its methods
+// return ErrNoDocker or ctx's error, wrapped.
 type ContainerEngine interface {
 	// Host returns the engine's DOCKER_HOST, for docker build.
 	Host(ctx context.Context) (string, error)

@@ -2,8 +2,6 @@ package cluster
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -23,12 +21,9 @@ func WithToxiproxy(apiURL string) Option {
 }
 
 // Connect drives Redis nodes someone else runs at addrs (host:port, in
-// node order): it starts nothing, checks each answers PING (with
-// WithPassword's password) and reads its version. Kill, Restart, Pause,
-// Resume and clock shifts return ErrNotManaged unless the nodes are
-// adopted containers (adopt.go; the clock WithClockShim). Options for
-// nodes the cluster runs are refused; WithDir and WithKeepLogs do nothing.
-// Close deletes the remote proxies; the nodes keep running, keys and all.
+// node order): it checks each answers PING and reads its version. Options
+// for nodes the cluster runs are refused. Close leaves the nodes running,
+// keys and all.
 func Connect(ctx context.Context, addrs []string, opts ...Option) (*Cluster, error) {
 	o, err := newOptions(len(addrs), opts)
 	if err != nil {
@@ -111,12 +106,10 @@ func newRemoteToxiproxy(apiURL string) (*remoteToxiproxy, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || (u.Path != "" && u.Path != "/") {
 		return nil, fmt.Errorf("cluster: toxiproxy %q: want http://host:port", apiURL)
 	}
-	id := make([]byte, 4)
-	rand.Read(id) // never fails; see its doc
 	return &remoteToxiproxy{
 		client: toxiclient.NewClient(strings.TrimSuffix(apiURL, "/")),
 		host:   u.Hostname(),
-		prefix: "locktorture-" + hex.EncodeToString(id) + "-",
+		prefix: "locktorture-" + randomHex(4) + "-",
 	}, nil
 }
 
