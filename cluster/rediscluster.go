@@ -88,8 +88,8 @@ func StartRedisCluster(ctx context.Context, masters int, opts ...Option) (*Redis
 	return rc, nil
 }
 
-// do sends args to n, its error naming what.
-func do(ctx context.Context, n *Node, what string, args ...any) error {
+// clusterCmd sends args to n, its error naming what.
+func clusterCmd(ctx context.Context, n *Node, what string, args ...any) error {
 	if err := n.Client().Do(ctx, args...).Err(); err != nil {
 		return fmt.Errorf("cluster: %s: %s: %w", n.name, what, err)
 	}
@@ -136,12 +136,13 @@ func (rc *RedisCluster) start(ctx context.Context) error {
 	}
 	for i := range rc.masters { // an even share of the slots each
 		lo, hi := i*numSlots/rc.masters, (i+1)*numSlots/rc.masters-1
-		if err := do(ctx, nodes[i], fmt.Sprintf("cluster addslotsrange %d %d", lo, hi), "CLUSTER", "ADDSLOTSRANGE", lo, hi); err != nil {
+		what := fmt.Sprintf("cluster addslotsrange %d %d", lo, hi)
+		if err := clusterCmd(ctx, nodes[i], what, "CLUSTER", "ADDSLOTSRANGE", lo, hi); err != nil {
 			return err
 		}
 	}
 	for _, n := range nodes[1:] {
-		if err := do(ctx, n, "cluster meet", "CLUSTER", "MEET", loopback, rc.data[0].port(), rc.bus[0].port()); err != nil {
+		if err := clusterCmd(ctx, n, "cluster meet", "CLUSTER", "MEET", loopback, rc.data[0].port(), rc.bus[0].port()); err != nil {
 			return err
 		}
 	}
@@ -393,7 +394,7 @@ func (c *Cluster) RedisCluster() *RedisCluster {
 // FAILOVER FORCE) and waits until it is a master: what it had not
 // received is lost.
 func (rc *RedisCluster) ForceFailover(ctx context.Context, replica *Node) error {
-	if err := do(ctx, replica, "cluster failover force", "CLUSTER", "FAILOVER", "FORCE"); err != nil {
+	if err := clusterCmd(ctx, replica, "cluster failover force", "CLUSTER", "FAILOVER", "FORCE"); err != nil {
 		return err
 	}
 	return rc.WaitMaster(ctx, replica)
@@ -451,14 +452,17 @@ func (rc *RedisCluster) MigrateSlot(ctx context.Context, slot int, from, to *Nod
 	}
 	stable := func(err error) error {
 		for _, n := range []*Node{to, from} {
-			err = errors.Join(err, do(context.WithoutCancel(ctx), n, fmt.Sprintf("cluster setslot %d stable", slot), "CLUSTER", "SETSLOT", slot, "STABLE"))
+			err = errors.Join(err, clusterCmd(context.WithoutCancel(ctx), n,
+				fmt.Sprintf("cluster setslot %d stable", slot), "CLUSTER", "SETSLOT", slot, "STABLE"))
 		}
 		return err
 	}
-	if err := do(ctx, to, fmt.Sprintf("cluster setslot %d importing", slot), "CLUSTER", "SETSLOT", slot, "IMPORTING", ids[from]); err != nil {
+	what := fmt.Sprintf("cluster setslot %d importing", slot)
+	if err := clusterCmd(ctx, to, what, "CLUSTER", "SETSLOT", slot, "IMPORTING", ids[from]); err != nil {
 		return nil, stable(err)
 	}
-	if err := do(ctx, from, fmt.Sprintf("cluster setslot %d migrating", slot), "CLUSTER", "SETSLOT", slot, "MIGRATING", ids[to]); err != nil {
+	what = fmt.Sprintf("cluster setslot %d migrating", slot)
+	if err := clusterCmd(ctx, from, what, "CLUSTER", "SETSLOT", slot, "MIGRATING", ids[to]); err != nil {
 		return nil, stable(err)
 	}
 	host, port, err := net.SplitHostPort(rc.data[rc.c.indexOf(to, "cluster")].addr())
@@ -500,7 +504,8 @@ func (rc *RedisCluster) MigrateSlot(ctx context.Context, slot int, from, to *Nod
 		}
 	}
 	for _, n := range order {
-		merr = errors.Join(merr, do(context.WithoutCancel(ctx), n, fmt.Sprintf("cluster setslot %d node %s", slot, to.name), "CLUSTER", "SETSLOT", slot, "NODE", ids[to]))
+		merr = errors.Join(merr, clusterCmd(context.WithoutCancel(ctx), n,
+			fmt.Sprintf("cluster setslot %d node %s", slot, to.name), "CLUSTER", "SETSLOT", slot, "NODE", ids[to]))
 	}
 	return moved, merr
 }
