@@ -89,7 +89,7 @@ func Ping(ctx context.Context) error {
 	return cli.Close()
 }
 
-// dockerBackend is the Docker engine of one cluster.
+// dockerBackend is the Docker engine of one cluster, its cluster.ContainerSet.
 type dockerBackend struct {
 	cli    *testcontainers.DockerClient
 	image  string
@@ -138,9 +138,9 @@ func (b *dockerBackend) createNetwork(ctx context.Context) error {
 	return fmt.Errorf("cluster: docker network %s has no IPv4 gateway", name)
 }
 
-// close removes the cluster's containers left, its network, and closes
+// Close removes the cluster's containers left, its network, and closes
 // the client.
-func (b *dockerBackend) close(ctx context.Context) error {
+func (b *dockerBackend) Close(ctx context.Context) error {
 	_, err := removeContainers(ctx, b.cli, func(s container.Summary) bool { return s.Labels[LabelRun] == b.run })
 	if b.network != "" {
 		err = errors.Join(err, removeNetwork(ctx, b.cli, b.network, b.network))
@@ -156,40 +156,33 @@ func removeNetwork(ctx context.Context, cli *testcontainers.DockerClient, id, na
 	return nil
 }
 
-// containerSpec is one container to start.
-type containerSpec struct {
-	name     string // LabelNode, and the end of the container's name
-	cmd      []string
-	env      []string // KEY=value
-	dir      string   // bind-mounted as /data
-	port     int      // inside, published on 127.0.0.1:hostPort
-	hostPort int
-}
+// Gateway returns the host's address on the cluster's own network.
+func (b *dockerBackend) Gateway() string { return b.gateway }
 
-// containerName returns the full name of the cluster's container name.
-func (b *dockerBackend) containerName(name string) string {
+// Name returns the full name of the cluster's container name.
+func (b *dockerBackend) Name(name string) string {
 	return fmt.Sprintf("locktorture-%s-%s", b.run, name)
 }
 
-// startContainer creates and starts a container, as ContainerSet.Start.
-func (b *dockerBackend) startContainer(ctx context.Context, spec containerSpec) (string, error) {
-	dir, err := filepath.Abs(spec.dir)
+// Start creates and starts a container (cluster.ContainerSet).
+func (b *dockerBackend) Start(ctx context.Context, spec cluster.ContainerSpec) (string, error) {
+	dir, err := filepath.Abs(spec.Dir)
 	if err != nil {
 		return "", fmt.Errorf("cluster: %w", err)
 	}
 	env := map[string]string{}
-	for _, kv := range spec.env {
+	for _, kv := range spec.Env {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
-	labels := map[string]string{LabelNode: spec.name}
+	labels := map[string]string{LabelNode: spec.Name}
 	maps.Copy(labels, b.labels)
-	cp := network.MustParsePort(fmt.Sprintf("%d/tcp", spec.port))
+	cp := network.MustParsePort(fmt.Sprintf("%d/tcp", spec.Port))
 	req := testcontainers.GenericContainerRequest{
 		ContainerRequest: testcontainers.ContainerRequest{
 			Image:  b.image,
-			Name:   b.containerName(spec.name),
-			Cmd:    spec.cmd,
+			Name:   b.Name(spec.Name),
+			Cmd:    spec.Cmd,
 			Env:    env,
 			Labels: labels,
 			// Else testcontainers publishes every exposed port on every
@@ -199,7 +192,7 @@ func (b *dockerBackend) startContainer(ctx context.Context, spec containerSpec) 
 				c.User = fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
 			},
 			HostConfigModifier: func(hc *container.HostConfig) {
-				hc.PortBindings = network.PortMap{cp: {{HostIP: loopbackAddr, HostPort: strconv.Itoa(spec.hostPort)}}}
+				hc.PortBindings = network.PortMap{cp: {{HostIP: loopbackAddr, HostPort: strconv.Itoa(spec.HostPort)}}}
 				hc.Binds = []string{dir + ":" + imageData}
 				if b.network != "" {
 					hc.NetworkMode = container.NetworkMode(b.network)
@@ -221,13 +214,22 @@ func (b *dockerBackend) startContainer(ctx context.Context, spec containerSpec) 
 		if s := err.Error(); strings.Contains(s, "port is already allocated") || strings.Contains(s, "address already in use") {
 			return id, fmt.Errorf("%w: %v", errPortTaken, err)
 		}
-		return id, fmt.Errorf("cluster: docker: start %s: %w", spec.name, err)
+		return id, fmt.Errorf("cluster: docker: start %s: %w", spec.Name, err)
 	}
 	return id, nil
 }
 
-// remove force-removes container id; one already gone is no error.
-func (b *dockerBackend) remove(ctx context.Context, id string) error { return rm(ctx, b.cli, id) }
+// Remove force-removes container id; one already gone is no error.
+func (b *dockerBackend) Remove(ctx context.Context, id string) error { return rm(ctx, b.cli, id) }
+
+// Restart starts the stopped container id again.
+func (b *dockerBackend) Restart(ctx context.Context, id string) error {
+	_, err := b.cli.ContainerStart(ctx, id, client.ContainerStartOptions{})
+	return err
+}
+
+// Watch is watch as a cluster.ContainerRun.
+func (b *dockerBackend) Watch(id string) cluster.ContainerRun { return b.watch(id) }
 
 func rm(ctx context.Context, cli *testcontainers.DockerClient, id string) error {
 	_, err := cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
@@ -298,7 +300,7 @@ func runningErr[T any](_ T, err error) error {
 // Stop removes the container at once: its data is of no use after Close.
 func (c *containerRun) Stop(ctx context.Context, _ time.Duration, _ bool) error {
 	defer c.cancel() // ends the watch, also when the container outlives ctx
-	if err := c.b.remove(ctx, c.id); err != nil {
+	if err := c.b.Remove(ctx, c.id); err != nil {
 		return err
 	}
 	return c.wait(ctx)

@@ -7,7 +7,6 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/locktorture/locktorture/cluster"
-	"github.com/moby/moby/client"
 )
 
 func init() { cluster.RegisterContainerEngine(engine{}) }
@@ -67,36 +66,14 @@ func (engine) Open(ctx context.Context, image string, network bool) (cluster.Con
 		return nil, err
 	}
 	if _, err := RemoveStaleContainers(ctx); err != nil {
-		return nil, errors.Join(err, b.close(ctx))
+		return nil, errors.Join(err, b.Close(ctx))
 	}
 	if network {
 		if err := b.createNetwork(ctx); err != nil {
-			return nil, errors.Join(err, b.close(context.WithoutCancel(ctx)))
+			return nil, errors.Join(err, b.Close(context.WithoutCancel(ctx)))
 		}
 	}
-	return containerSet{b}, nil
+	return b, nil
 }
 
-// containerSet is a dockerBackend as a cluster.ContainerSet.
-type containerSet struct{ b *dockerBackend }
-
-var _ cluster.ContainerSet = containerSet{}
-
-func (s containerSet) Gateway() string { return s.b.gateway }
-
-func (s containerSet) Start(ctx context.Context, spec cluster.ContainerSpec) (string, error) {
-	return s.b.startContainer(ctx, containerSpec{name: spec.Name, cmd: spec.Cmd, env: spec.Env, dir: spec.Dir, port: spec.Port, hostPort: spec.HostPort})
-}
-
-func (s containerSet) Restart(ctx context.Context, id string) error {
-	_, err := s.b.cli.ContainerStart(ctx, id, client.ContainerStartOptions{})
-	return err
-}
-
-func (s containerSet) Watch(id string) cluster.ContainerRun { return s.b.watch(id) }
-
-func (s containerSet) Remove(ctx context.Context, id string) error { return s.b.remove(ctx, id) }
-
-func (s containerSet) Name(node string) string { return s.b.containerName(node) }
-
-func (s containerSet) Close(ctx context.Context) error { return s.b.close(ctx) }
+var _ cluster.ContainerSet = (*dockerBackend)(nil)
