@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -34,9 +35,7 @@ func startDocker(ctx context.Context, n int, image string, private bool, opts []
 	if o.lazyFS {
 		return nil, errors.New("cluster: docker: " + lazyFSWhy(BackendDocker))
 	}
-	if image == "" {
-		image = DefaultImage
-	}
+	image = cmp.Or(image, DefaultImage)
 	shim, err := imageShim(ctx, image)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/netip"
@@ -137,9 +138,7 @@ func imageShim(ctx context.Context, image string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if image == "" {
-		image = DefaultImage
-	}
+	image = cmp.Or(image, DefaultImage)
 	labels, err := e.ImageLabels(ctx, image)
 	return labels[LabelClockShim], err
 }

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -283,12 +284,7 @@ func (c *Cluster) HealPeers() {
 }
 
 // Server returns the server the nodes run: ServerRedis or ServerEtcd.
-func (c *Cluster) Server() string {
-	if c.server == "" {
-		return ServerRedis
-	}
-	return c.server
-}
+func (c *Cluster) Server() string { return cmp.Or(c.server, ServerRedis) }
 
 // ownsPort returns nil when rn's process listens on 127.0.0.1:port (the
 // socket's inode of /proc/net/tcp in /proc/PID/fd) or is no process.

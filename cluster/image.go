@@ -3,6 +3,7 @@ package cluster
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -42,9 +43,7 @@ const ImageData = "/data"
 // under LabelClockShim), pulling nothing, with "docker build" against the
 // engine StartDocker uses; a failed build's output is in the error.
 func BuildImage(ctx context.Context, tag string, opts ...Option) error {
-	if tag == "" {
-		tag = DefaultImage
-	}
+	tag = cmp.Or(tag, DefaultImage)
 	e, err := containerEngine()
 	if err != nil {
 		return err

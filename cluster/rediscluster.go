@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -66,9 +67,7 @@ func clusterSettings(i int) ([][2]string, error) {
 // (default 3), as Start with opts, and waits at most 30 s until it is
 // healthy.
 func StartRedisCluster(ctx context.Context, masters int, opts ...Option) (*RedisCluster, error) {
-	if masters == 0 {
-		masters = DefaultMasters
-	}
+	masters = cmp.Or(masters, DefaultMasters)
 	if masters < 1 {
 		return nil, fmt.Errorf("cluster: the cluster topology needs at least one master, got %d", masters)
 	}

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -60,12 +61,8 @@ type Spec struct {
 // WithDefaults returns s with its zero fields set to their defaults, or an
 // error naming the first field that does not fit s's backend or topology.
 func (s Spec) WithDefaults() (Spec, error) {
-	if s.Backend == "" {
-		s.Backend = BackendProcess
-	}
-	if s.Topology == "" {
-		s.Topology = TopologyMasters
-	}
+	s.Backend = cmp.Or(s.Backend, BackendProcess)
+	s.Topology = cmp.Or(s.Topology, TopologyMasters)
 	switch s.Server {
 	case "", ServerRedis:
 		s.Server = ""
@@ -106,9 +103,7 @@ func (s Spec) WithDefaults() (Spec, error) {
 		if s.Backend != BackendProcess {
 			return s, fmt.Errorf("cluster: topology cluster runs on the process backend only, not %s (its nodes' fronts tell the nodes apart by their loopback source addresses)", s.Backend)
 		}
-		if s.Nodes == 0 {
-			s.Nodes = 2 * DefaultMasters
-		}
+		s.Nodes = cmp.Or(s.Nodes, 2*DefaultMasters)
 		if s.Nodes < 2 || s.Nodes%2 != 0 {
 			return s, fmt.Errorf("cluster: topology cluster has a replica per master, so an even number of nodes (at least 2), not %d", s.Nodes)
 		}
@@ -127,9 +122,7 @@ func (s Spec) WithDefaults() (Spec, error) {
 	}
 	switch s.Backend {
 	case BackendDocker:
-		if s.Image == "" {
-			s.Image = DefaultImage
-		}
+		s.Image = cmp.Or(s.Image, DefaultImage)
 	case BackendExternal:
 		switch {
 		case len(s.External) == 0:
@@ -147,9 +140,7 @@ func (s Spec) WithDefaults() (Spec, error) {
 			}
 		}
 	}
-	if s.Nodes == 0 {
-		s.Nodes = 1
-	}
+	s.Nodes = cmp.Or(s.Nodes, 1)
 	if s.Nodes < 1 {
 		return s, fmt.Errorf("cluster: nodes must be at least 1, got %d", s.Nodes)
 	}
@@ -215,12 +206,7 @@ func (c *Cluster) Abilities() Abilities {
 // PowerLoss, no Redis.
 var etcdAbilities = Abilities{Process: true, Network: true, backend: BackendProcess, etcd: true}
 
-func (s Spec) backend() string {
-	if s.Backend == "" {
-		return BackendProcess
-	}
-	return s.Backend
-}
+func (s Spec) backend() string { return cmp.Or(s.Backend, BackendProcess) }
 
 // Missing returns, in one line, why a cluster with a cannot do everything
 // need asks (the first ability missing), or "" when it can.

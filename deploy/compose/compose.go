@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -57,31 +58,21 @@ func (c Cluster) withDefaults(ctx context.Context) (Cluster, error) {
 	if c.Dir == "" || c.Project == "" {
 		return c, errors.New("compose: a cluster needs its folder and a project name")
 	}
-	if c.Net == "" {
-		c.Net = DefaultNet
-	}
+	c.Net = cmp.Or(c.Net, DefaultNet)
 	if _, err := netip.ParsePrefix(c.Net + ".0/24"); err != nil {
 		return c, fmt.Errorf("compose: network %q: want three octets, e.g. %s", c.Net, DefaultNet)
 	}
-	if c.Config == "" {
-		c.Config = filepath.Join(c.Dir, ConfigFile)
-	}
+	c.Config = cmp.Or(c.Config, filepath.Join(c.Dir, ConfigFile))
 	var err error
 	if c.Config, err = filepath.Abs(c.Config); err != nil {
 		return c, fmt.Errorf("compose: %w", err)
 	}
-	if c.ClockDir == "" {
-		c.ClockDir = filepath.Join(filepath.Dir(c.Config), "clock")
-	}
+	c.ClockDir = cmp.Or(c.ClockDir, filepath.Join(filepath.Dir(c.Config), "clock"))
 	if c.ClockDir, err = filepath.Abs(c.ClockDir); err != nil {
 		return c, fmt.Errorf("compose: %w", err)
 	}
-	if c.RedisImage == "" {
-		c.RedisImage = cluster.DefaultImage
-	}
-	if c.ToxiproxyImage == "" {
-		c.ToxiproxyImage = ToxiproxyImage
-	}
+	c.RedisImage = cmp.Or(c.RedisImage, cluster.DefaultImage)
+	c.ToxiproxyImage = cmp.Or(c.ToxiproxyImage, ToxiproxyImage)
 	if c.CLI == nil {
 		if c.CLI, err = FindCLI(ctx); err != nil {
 			return c, err
@@ -104,12 +95,7 @@ func (c Cluster) ToxiproxyURL() string {
 	return fmt.Sprintf("http://%s.10:%d", c.net(), ToxiproxyPort)
 }
 
-func (c Cluster) net() string {
-	if c.Net == "" {
-		return DefaultNet
-	}
-	return c.Net
-}
+func (c Cluster) net() string { return cmp.Or(c.Net, DefaultNet) }
 
 // FindCLI returns the compose command that answers on this machine:
 // {"docker", "compose"} (v2) or {"docker-compose"} (v1), or ErrNoCLI.

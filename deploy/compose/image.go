@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -22,9 +23,7 @@ const toxiproxyModule = "github.com/Shopify/toxiproxy/v2"
 // its version stamped. It needs go and docker in PATH, in a module that
 // requires toxiproxy.
 func BuildToxiproxyImage(ctx context.Context, tag string) error {
-	if tag == "" {
-		tag = ToxiproxyImage
-	}
+	tag = cmp.Or(tag, ToxiproxyImage)
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		return fmt.Errorf("compose: toxiproxy image: the go command builds toxiproxy's server: %w", err)
