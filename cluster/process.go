@@ -156,12 +156,11 @@ func (p *process) Pause(context.Context) error  { return p.signal(syscall.SIGSTO
 func (p *process) Resume(context.Context) error { return p.signal(syscall.SIGCONT) }
 
 func (p *process) signal(sig syscall.Signal) error {
-	if err := p.cmd.Process.Signal(sig); errors.Is(err, os.ErrProcessDone) {
+	err := p.cmd.Process.Signal(sig)
+	if errors.Is(err, os.ErrProcessDone) {
 		return ErrNotRunning
-	} else if err != nil {
-		return err
 	}
-	return nil
+	return err
 }
 
 // Stop resumes the process if paused, sends SIGTERM, then SIGKILL after

@@ -252,13 +252,10 @@ func (c Cluster) Down(ctx context.Context) error {
 func (c Cluster) Leftovers(ctx context.Context) ([]string, error) {
 	label := "label=com.docker.compose.project=" + c.Project
 	var left []string
-	for _, what := range []struct{ kind, format string }{
-		{"container", "{{.Names}}"}, {"network", "{{.Name}}"}, {"volume", "{{.Name}}"},
+	for _, what := range []struct{ kind, list, format string }{
+		{"container", "ps -a", "{{.Names}}"}, {"network", "network ls", "{{.Name}}"}, {"volume", "volume ls", "{{.Name}}"},
 	} {
-		args := []string{what.kind, "ls", "--filter", label, "--format", what.format}
-		if what.kind == "container" {
-			args = []string{"ps", "-a", "--filter", label, "--format", what.format}
-		}
+		args := append(strings.Fields(what.list), "--filter", label, "--format", what.format)
 		out, err := exec.CommandContext(ctx, "docker", args...).Output()
 		if err != nil {
 			return nil, fmt.Errorf("compose: docker %s: %w", strings.Join(args[:2], " "), err)
