@@ -6,22 +6,13 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
-	"syscall"
 	"time"
 )
 
-// Nodes someone else runs that are containers of this machine's Docker
-// engine (the compose cluster of deploy/compose) are adopted by Connect:
-// found by their address (an address of the container on one of its
-// networks), they can be killed (docker kill) and restarted (docker start
-// of the same container), paused (docker pause) and resumed, and, when
-// the container runs the clock shim with its offset file bind-mounted
-// from this machine, have their clocks shifted. Close leaves them as it
-// found them: running, unpaused, their clocks right; their containers
-// are never removed. Either every node is adopted or none: faults that
-// could reach some nodes and not others would test something else than
-// they say.
+// Connect adopts external nodes that are containers of this machine's
+// engine, found by address (the package doc says what that allows); Close
+// leaves them as found. Every node is adopted or none: faults reaching
+// only some would test something else than they say.
 
 // adoptTimeout bounds the look for the containers.
 const adoptTimeout = 5 * time.Second
@@ -32,8 +23,7 @@ type adoption struct {
 	containers []AdoptedContainer // by node index
 }
 
-// clock reports whether every container runs the clock shim with an
-// offset file this process can map.
+// clock reports whether every container has a ClockFile.
 func (a *adoption) clock() bool {
 	for _, c := range a.containers {
 		if c.ClockFile == "" {
@@ -43,9 +33,8 @@ func (a *adoption) clock() bool {
 	return len(a.containers) > 0
 }
 
-// adopt finds, for every address, the container of this machine's Docker
-// engine it is an address of. It returns nil, and no error, when no engine
-// answers or some address is no container's (nodes on other machines).
+// adopt finds each address's container; nil and no error when no engine
+// answers or some address is no container's.
 func adopt(ctx context.Context, addrs []string) (*adoption, error) {
 	ctx, cancel := context.WithTimeout(ctx, adoptTimeout)
 	defer cancel()
@@ -85,8 +74,7 @@ var _ runner = (*adoptedRunner)(nil)
 
 func (r *adoptedRunner) addr() string { return r.address }
 
-// start attaches to the container (fresh: the node's first run, when it
-// is running already) or starts it again.
+// start attaches to the container (fresh, when it runs) or starts it.
 func (r *adoptedRunner) start(ctx context.Context, fresh bool) (run, error) {
 	if fresh {
 		running, paused, err := r.b.State(ctx, r.c.ID)
@@ -109,8 +97,7 @@ func (r *adoptedRunner) start(ctx context.Context, fresh bool) (run, error) {
 	return r.b.Watch(r.c.ID), nil
 }
 
-// release starts the container again if a fault left it down: the
-// cluster leaves the nodes as it found them.
+// release starts the container again if a fault left it down.
 func (r *adoptedRunner) release(ctx context.Context) error {
 	running, _, err := r.b.State(ctx, r.c.ID)
 	if err != nil {
@@ -124,27 +111,19 @@ func (r *adoptedRunner) release(ctx context.Context) error {
 	return nil
 }
 
-// openAdoptedClock maps the node's clock offset file, the container's,
-// without truncating it (the running shim maps it too) and sets it to 0.
+// openAdoptedClock maps the container's offset file and sets it to 0.
 func (n *Node) openAdoptedClock(path string) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := mapClock(path, false)
 	if err != nil {
 		return fmt.Errorf("cluster: %s: clock offset file: %w", n.name, err)
 	}
-	defer f.Close()
-	mem, err := syscall.Mmap(int(f.Fd()), 0, 8, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
-	if err != nil {
-		return fmt.Errorf("cluster: %s: map %s: %w", n.name, path, err)
-	}
-	n.clock = &clockFile{path: path, mem: mem}
+	n.clock = f
 	n.clock.store(0)
 	return nil
 }
 
-// adoptedAbilities is what a cluster of s can do to external nodes that
-// are containers of this machine: kill, restart and pause them, and
-// shift their clocks when every container runs the shim. It looks for
-// them (adopt), and says nothing of nodes that are not.
+// adoptedAbilities is Spec.Abilities' Process and Clock for external
+// nodes: found by adopt.
 func adoptedAbilities(s Spec) (process, clock bool) {
 	if s.backend() != BackendExternal {
 		return false, false

@@ -4,52 +4,39 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 )
 
-// ClientClock is a wall-clock offset for client processes, as a node's
-// clock offset is for its redis-server (SetClockOffset): an 8-byte file
-// that the clock shim, preloaded into every process started with Env,
-// reads on every clock_gettime(CLOCK_REALTIME), gettimeofday and time. It
-// moves the wall clock of a client in a language whose time functions go
-// through libc (Python's time.time); time.monotonic, and Go's time.Now,
-// which reads the vDSO without libc, are not moved.
+// ClientClock is a wall-clock offset for client processes started with
+// Env, as SetClockOffset is for a node. It moves clocks read through libc
+// (Python's time.time), not time.monotonic nor Go's time.Now (the vDSO).
 type ClientClock struct {
 	shim string
 	file *clockFile
 }
 
-// OpenClientClock builds the clock shim (with gcc, once, as WithClockShim
-// does) and creates the offset file path, at offset 0.
+// OpenClientClock builds the clock shim (once) and creates the offset
+// file path, at offset 0.
 func OpenClientClock(path string) (*ClientClock, error) {
 	shim, err := clockShim()
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, fileMode)
+	f, err := mapClock(path, true)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
-	}
-	defer f.Close()
-	if _, err := f.Write(make([]byte, 8)); err != nil {
-		return nil, fmt.Errorf("cluster: %w", err)
-	}
-	mem, err := syscall.Mmap(int(f.Fd()), 0, 8, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
-	if err != nil {
-		return nil, fmt.Errorf("cluster: map %s: %w", path, err)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		abs = path
 	}
-	return &ClientClock{shim: shim, file: &clockFile{path: abs, mem: mem}}, nil
+	f.path = abs
+	return &ClientClock{shim: shim, file: f}, nil
 }
 
-// Env returns the environment entries that preload the shim (ahead of
-// this process's LD_PRELOAD, if any) and name the offset file, for the
-// client processes (locks.Config.ClientEnv), which inherit this process's
-// environment with these entries appended.
+// Env returns the entries that preload the shim (ahead of this process's
+// LD_PRELOAD) and name the offset file, appended to the clients'
+// inherited environment (locks.Config.ClientEnv).
 func (c *ClientClock) Env() []string {
 	preload := c.shim
 	if v := os.Getenv("LD_PRELOAD"); v != "" {
@@ -58,8 +45,8 @@ func (c *ClientClock) Env() []string {
 	return []string{"LD_PRELOAD=" + preload, clockFileEnv + "=" + c.file.path}
 }
 
-// SetOffset shifts the clients' wall clock to the real time plus d, from
-// each process's next clock read on; ErrClosed after Close.
+// SetOffset shifts the clients' wall clock to the real time plus d from
+// their next read on; ErrClosed after Close.
 func (c *ClientClock) SetOffset(d time.Duration) error {
 	if !c.file.store(int64(d)) {
 		return fmt.Errorf("%w: set client clock offset", ErrClosed)

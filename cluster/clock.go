@@ -18,9 +18,8 @@ import (
 	"unsafe"
 )
 
-// ErrNoClockShim is returned by SetClockOffset when the cluster was not
-// started WithClockShim, and by StartDocker (and Open) WithClockShim when
-// the image carries no shim.
+// ErrNoClockShim is returned by SetClockOffset without WithClockShim, and
+// by StartDocker WithClockShim when the image carries no shim.
 var ErrNoClockShim = errors.New("cluster: no clock shim")
 
 const (
@@ -29,7 +28,7 @@ const (
 	shimBuildLimit = time.Minute              // for gcc
 )
 
-// clockShimSource is the LD_PRELOAD shim that shifts redis-server's wall
+// clockShimSource is the LD_PRELOAD shim that shifts a process's wall
 // clock; see its header.
 //
 //go:embed clockshim.c
@@ -38,24 +37,20 @@ var clockShimSource []byte
 // clockShimFlags are gcc's flags before "-o out.so clockshim.c".
 var clockShimFlags = []string{"-shared", "-fPIC", "-O2"}
 
-// WithClockShim preloads a small clock shim (LD_PRELOAD, built from the
-// embedded clockshim.c with gcc on first use and cached in the user's cache
-// directory) into every node, so Node.SetClockOffset can shift its wall
-// clock: clock_gettime of CLOCK_REALTIME and CLOCK_REALTIME_COARSE,
-// gettimeofday and time, which drive key expiry and TIME. The monotonic
-// clock (event-loop timers) is left alone. Start fails if gcc is missing.
-// The default is off: nodes run on the real clock.
+// WithClockShim preloads the clock shim (built from clockshim.c with gcc
+// on first use, cached in the user's cache directory) into every node, so
+// Node.SetClockOffset can shift the wall clock that key expiry and TIME
+// read (CLOCK_REALTIME and _COARSE, gettimeofday, time); the monotonic
+// clock (event-loop timers) runs on. Start fails without gcc. Default off.
 func WithClockShim() Option {
 	return func(o *options) { o.clockShim = true }
 }
 
-// SetClockOffset shifts the node's wall clock to the real time plus d (d < 0
-// sets it back), from the process's next clock read on; expiry is checked
-// against it on the next access to a key and in the next active-expire cycle.
-// The offset holds until set again, across Kill and Restart (a machine's
-// clock does not change when Redis restarts); Start sets it to 0. It returns
-// ErrNoClockShim unless the cluster was started WithClockShim, and ErrClosed
-// after Close.
+// SetClockOffset shifts the node's wall clock to the real time plus d
+// from its next clock read on; expiry sees it on the next access to a key
+// and the next active-expire cycle. It holds across Kill and Restart (a
+// machine's clock does not change when Redis restarts); Start sets 0. It
+// returns ErrNoClockShim without WithClockShim, ErrClosed after Close.
 func (n *Node) SetClockOffset(d time.Duration) error {
 	if n.clock == nil {
 		return fmt.Errorf("%w: set clock offset of %s (the nodes were not started WithClockShim)", ErrNoClockShim, n.name)
@@ -75,38 +70,53 @@ func (n *Node) ClockOffset() time.Duration {
 	return time.Duration(n.clock.load())
 }
 
-// clockFile is a node's offset: a signed int64 of nanoseconds in native
-// byte order, the whole of an 8-byte file that this process and the shim in
-// every redis-server run of the node map MAP_SHARED. Both mappings are the
-// same page of the page cache, so the shim's next load sees Go's store. A
-// mapped word stored with atomic.StoreInt64 (one aligned 8-byte store) is
-// never seen torn; pwrite(2) copies bytes with no such promise.
+// clockFile is an offset: a native-endian int64 of nanoseconds, the whole
+// of an 8-byte file that this process and the shim of every process using
+// it map MAP_SHARED, so the shim's next load sees Go's store (the same
+// page of the page cache). atomic.StoreInt64 on the mapped word is never
+// seen torn; pwrite(2) makes no such promise.
 type clockFile struct {
 	path string
 	mu   sync.Mutex // guards mem against Munmap
 	mem  []byte     // the mapping; nil once closed
 }
 
-// openClock creates the node's offset file with offset 0 and maps it; it
-// does nothing without WithClockShim. Called once, before the first spawn.
+// mapClock maps the offset file at path: created at offset 0 with create,
+// else as it is (an adopted container's, which its running shim maps too:
+// never truncated).
+func mapClock(path string, create bool) (*clockFile, error) {
+	flag := os.O_RDWR
+	if create {
+		flag |= os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flag, fileMode)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close() // the mapping outlives the descriptor
+	if create {
+		if _, err := f.Write(make([]byte, 8)); err != nil {
+			return nil, err
+		}
+	}
+	mem, err := syscall.Mmap(int(f.Fd()), 0, 8, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("map %s: %w", path, err)
+	}
+	return &clockFile{path: path, mem: mem}, nil
+}
+
+// openClock creates and maps the node's offset file, WithClockShim, once
+// before the first spawn.
 func (n *Node) openClock() error {
 	if n.c.shim == "" {
 		return nil
 	}
-	path := filepath.Join(n.dir, clockFileName)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, fileMode)
+	f, err := mapClock(filepath.Join(n.dir, clockFileName), true)
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
-	defer f.Close() // the mapping outlives the descriptor
-	if _, err := f.Write(make([]byte, 8)); err != nil {
-		return fmt.Errorf("cluster: %w", err)
-	}
-	mem, err := syscall.Mmap(int(f.Fd()), 0, 8, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
-	if err != nil {
-		return fmt.Errorf("cluster: map %s: %w", path, err)
-	}
-	n.clock = &clockFile{path: path, mem: mem}
+	n.clock = f
 	return nil
 }
 
@@ -150,26 +160,22 @@ func (f *clockFile) close() error {
 	return nil
 }
 
-// withClockEnv returns env with the shim preloaded (ahead of any LD_PRELOAD
-// already there) and its offset file named, or env itself without
-// WithClockShim.
+// withClockEnv is clockEnv naming the node's offset file as this host
+// sees it.
 func (n *Node) withClockEnv(env []string) []string {
 	if n.clock == nil {
 		return env
 	}
-	return n.clockEnvFile(env, n.clock.path)
+	return n.clockEnv(env, n.clock.path)
 }
 
-// clockEnv is withClockEnv for a redis-server that sees the node's
-// directory as dir (a container's bind mount).
-func (n *Node) clockEnv(env []string, dir string) []string {
+// clockEnv returns env with the shim preloaded (ahead of any LD_PRELOAD
+// there) and the offset file named file (in a container, its bind mount's
+// path); env itself without WithClockShim.
+func (n *Node) clockEnv(env []string, file string) []string {
 	if n.clock == nil {
 		return env
 	}
-	return n.clockEnvFile(env, filepath.Join(dir, clockFileName))
-}
-
-func (n *Node) clockEnvFile(env []string, file string) []string {
 	preload := n.c.shim
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "LD_PRELOAD="); ok && v != "" {
@@ -181,8 +187,8 @@ func (n *Node) clockEnvFile(env []string, file string) []string {
 
 var clockShimOnce = sync.OnceValues(buildClockShim)
 
-// clockShim returns the path of the compiled shim, building it once per
-// process (and once per source and flags in the cache directory).
+// clockShim returns the path of the compiled shim, built once per process
+// (and once per source and flags in the cache directory).
 func clockShim() (path string, err error) { return clockShimOnce() }
 
 func buildClockShim() (string, error) {
@@ -225,9 +231,9 @@ func buildClockShim() (string, error) {
 	return path, nil
 }
 
-// shimCacheDir returns os.UserCacheDir()/locktorture, or else a directory of
-// this user's own in os.TempDir. Paths holding ':' or white space are
-// skipped: LD_PRELOAD splits on them.
+// shimCacheDir returns os.UserCacheDir()/locktorture, or else a directory
+// of this user's own in os.TempDir; not one holding ':' or white space,
+// which LD_PRELOAD splits on.
 func shimCacheDir() (string, error) {
 	var errs []error
 	if d, err := os.UserCacheDir(); err != nil {
@@ -239,8 +245,8 @@ func shimCacheDir() (string, error) {
 	} else {
 		return d, nil
 	}
-	// A shared directory: refuse one that somebody else made, whose .so
-	// would run inside our redis-servers.
+	// Refuse a shared one somebody else made: its .so would run in our
+	// redis-servers.
 	d := filepath.Join(os.TempDir(), fmt.Sprintf("locktorture-%d", os.Getuid()))
 	err := os.MkdirAll(d, 0o700)
 	if err == nil {

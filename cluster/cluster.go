@@ -23,11 +23,10 @@ import (
 var (
 	// ErrClosed is returned by Restart once the cluster is closed.
 	ErrClosed = errors.New("cluster: closed")
-	// ErrNotRunning is returned by Pause and Resume when the node's process
-	// is not running.
+	// ErrNotRunning is returned by Pause and Resume of a node not running.
 	ErrNotRunning = errors.New("cluster: node not running")
 	// ErrNotManaged is returned by Kill, Restart, Pause and Resume of an
-	// external node: the cluster does not run it (see Connect).
+	// external node.
 	ErrNotManaged = errors.New("cluster: node run by someone else")
 )
 
@@ -47,10 +46,8 @@ const (
 	BackendExternal = "external"
 )
 
-// Cluster is a set of Redis nodes sharing one password, each behind its own
-// toxiproxy proxies: redis-server processes on 127.0.0.1 (Start),
-// containers (StartDocker) or nodes someone else runs (Connect). Its
-// methods are safe for concurrent use.
+// Cluster is a set of nodes sharing one password. Its methods are safe
+// for concurrent use.
 type Cluster struct {
 	opts      options
 	backend   string
@@ -79,15 +76,10 @@ type Cluster struct {
 	closeErr  error
 }
 
-// Start starts n redis-server processes bound to 127.0.0.1 on free ports,
-// each behind its own toxiproxy proxy, with one random requirepass (32 hex
-// characters, unless WithPassword) shared by the cluster, and waits until
-// every node answers PING through its proxy. Nodes start in parallel; each
-// gets 10 s. If ctx is cancelled later, every process is stopped, as by
-// Close.
-//
-// The processes are in their own process group, so a Ctrl-C at the terminal
-// does not reach them, and get SIGKILL when this process dies.
+// Start starts n redis-server processes on free ports of 127.0.0.1 and
+// waits at most 10 s for each to answer PING through its proxy. A
+// cancelled ctx later closes the cluster. Their own process group keeps a
+// terminal's Ctrl-C from them.
 func Start(ctx context.Context, n int, opts ...Option) (*Cluster, error) {
 	o, err := newOptions(n, opts)
 	if err != nil {
@@ -133,8 +125,7 @@ func newOptions(n int, opts []Option) (options, error) {
 }
 
 // newCluster returns a cluster of n nodes, not started, with its directory
-// (but for the external backend) and its in-process toxiproxy server (but
-// for the external backend).
+// and toxiproxy server (none for the external backend).
 func newCluster(backend string, o options, n int) (*Cluster, error) {
 	c := &Cluster{
 		opts:     o,
@@ -157,11 +148,9 @@ func newCluster(backend string, o options, n int) (*Cluster, error) {
 	c.srv = toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
 	var err error
 	if c.dir != "" {
-		// Every path handed to another process (redis-server's dir and
-		// logfile, a sentinel's conf, the clock shim's file, a container's
-		// bind mount) derives from this one, and redis-server resolves a
-		// relative dir against its own working directory, the node's: make
-		// it absolute once, here.
+		// Every path handed to another process derives from this one,
+		// and redis-server resolves a relative dir against its working
+		// directory, the node's: make it absolute once, here.
 		if c.dir, err = filepath.Abs(c.dir); err != nil {
 			return nil, fmt.Errorf("cluster: %w", err)
 		}
@@ -180,8 +169,8 @@ func newCluster(backend string, o options, n int) (*Cluster, error) {
 	return c, nil
 }
 
-// start starts every node in parallel and reads their versions; on error
-// it closes the cluster. Once started, a cancelled ctx closes it.
+// start starts the nodes in parallel; on error, and on a cancelled ctx
+// later, it closes the cluster.
 func (c *Cluster) start(ctx context.Context) error {
 	err := inParallel(c.nodes, func(nd *Node) error { return nd.start(ctx) })
 	if err == nil {
@@ -200,8 +189,6 @@ func (c *Cluster) start(ctx context.Context) error {
 	return nil
 }
 
-// readVersions asks every node for its server's version: redis_version of
-// INFO server, or an etcd member's /version.
 func (c *Cluster) readVersions(ctx context.Context) error {
 	for _, n := range c.nodes {
 		if c.server == ServerEtcd {
@@ -216,12 +203,7 @@ func (c *Cluster) readVersions(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("cluster: %s: info server: %w", n.name, err)
 		}
-		for line := range strings.Lines(info) {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
-				n.version = v
-			}
-		}
-		if n.version == "" {
+		if n.version = fields(info, "\n", ":")["redis_version"]; n.version == "" {
 			return fmt.Errorf("cluster: %s: info server: no redis_version", n.name)
 		}
 	}
@@ -236,13 +218,7 @@ func (c *Cluster) Nodes() []*Node { return append([]*Node(nil), c.nodes...) }
 func (c *Cluster) Node(i int) *Node { return c.nodes[i] }
 
 // Addrs returns the proxy addresses, in node order: what clients dial.
-func (c *Cluster) Addrs() []string {
-	addrs := make([]string, len(c.nodes))
-	for i, n := range c.nodes {
-		addrs[i] = n.addr
-	}
-	return addrs
-}
+func (c *Cluster) Addrs() []string { return c.GroupAddrs(0) }
 
 // Backend returns "process", "docker" or "external".
 func (c *Cluster) Backend() string { return c.backend }
@@ -250,16 +226,14 @@ func (c *Cluster) Backend() string { return c.backend }
 // Password returns the requirepass shared by every node.
 func (c *Cluster) Password() string { return c.password }
 
-// Dir returns the directory holding one sub-directory per node; "" for
-// the external backend.
+// Dir returns the directory of the nodes' folders; "" for the external
+// backend.
 func (c *Cluster) Dir() string { return c.dir }
 
-// Version returns the version of its server (Server) that node 1
-// reported on Start: redis_version, or an etcd member's.
+// Version returns the server version node 1 reported on Start.
 func (c *Cluster) Version() string { return c.version }
 
-// Versions returns the version of its server that each node reported on
-// Start, in node order.
+// Versions returns each node's server version, in node order.
 func (c *Cluster) Versions() []string {
 	v := make([]string, len(c.nodes))
 	for i, n := range c.nodes {
@@ -268,28 +242,20 @@ func (c *Cluster) Versions() []string {
 	return v
 }
 
-// Toxiproxy returns the in-process toxiproxy server holding the proxies,
-// named "n1", "n2", ... (and "n1-g1", ... with WithProxyGroups); nil for
-// the external backend, whose proxies live on a remote server. Its HTTP
-// API is not listening; call its Listen to serve it.
+// Toxiproxy returns the in-process toxiproxy server, whose API listens
+// once Listen is called; nil for the external backend.
 func (c *Cluster) Toxiproxy() *toxiproxy.ApiServer { return c.srv }
 
-// Close stops the sentinels of its failover topology, if any, then the
-// proxies and every node the cluster runs: a paused process is resumed,
-// then sent SIGTERM, then SIGKILL if still alive after 2 s; a container is
-// removed. It closes the nodes' clients, deletes the
-// proxies it made on a remote toxiproxy server, and removes the temporary
-// directory unless WithKeepLogs or WithDir. Close is idempotent, safe to
-// call concurrently (every caller waits for the first one to finish) and
-// works with nodes already dead.
+// Close stops the topology's sentinels and fronts, the proxies and every
+// node the cluster runs (SIGTERM, SIGKILL after 2 s; containers removed),
+// deletes remote proxies and the temporary directory (but WithKeepLogs).
+// It is idempotent; concurrent callers wait for the first.
 func (c *Cluster) Close() error {
 	c.closeOnce.Do(func() { c.closeErr = c.close() })
 	return c.closeErr
 }
 
-// attach calls set, which makes a topology c's, under c's lock, unless c
-// closed meanwhile (while the topology started): then it returns
-// ErrClosed, naming what.
+// attach calls set under c's lock, unless c closed meanwhile (ErrClosed).
 func (c *Cluster) attach(what string, set func()) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -314,7 +280,7 @@ func (c *Cluster) close() error {
 		errs = append(errs, f.stopSentinels(ctx))
 	}
 	if rc != nil {
-		errs = append(errs, rc.closeFronts())
+		errs = append(errs, rc.cuts.closeFronts())
 	}
 	if c.srv != nil {
 		c.srv.Collection.Clear() // always nil
@@ -352,8 +318,7 @@ func (c *Cluster) close() error {
 	return nil
 }
 
-// inParallel calls f on every item at once, waits for them all and joins
-// their errors: nodes start and stop in parallel, and so do sentinels.
+// inParallel calls f on every item at once and joins their errors.
 func inParallel[T any](items []T, f func(T) error) error {
 	errs := make([]error, len(items))
 	var wg sync.WaitGroup
@@ -365,46 +330,43 @@ func inParallel[T any](items []T, f func(T) error) error {
 }
 
 // randomPassword returns 32 random hex characters.
-func randomPassword() string {
-	pw := make([]byte, 16)
-	rand.Read(pw) // never fails; see its doc
-	return hex.EncodeToString(pw)
+func randomPassword() string { return randomHex(16) }
+
+// randomHex returns n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b) // never fails; see its doc
+	return hex.EncodeToString(b)
 }
 
-// newClient returns a go-redis client of the server at addr with the
-// module's options (internal/redisopt): it sends one command once (no
-// retries, one dial attempt), obeys context deadlines, and makes a single
-// round trip (HELLO 2) on connect.
+// newClient returns a client with internal/redisopt's options.
 func newClient(addr, password string) *redis.Client {
 	return redis.NewClient(redisopt.Options(addr, password))
 }
 
-// ping sends one PING on a fresh connection. A fresh client each time keeps
-// go-redis's dial circuit breaker (which stops dialing for about a second
-// after PoolSize failed dials in a client's life) out of health checks.
+// ping sends one PING on a fresh client, which keeps go-redis's dial
+// circuit breaker (see Node.Client) out of health checks.
 func ping(ctx context.Context, addr, password string) error {
 	c := newClient(addr, password)
 	defer c.Close()
 	return c.Ping(ctx).Err()
 }
 
-// makeDir creates the node's directory, mode 0700 (it holds the node's
-// configuration, password included), and has the keeper watch it in
-// Docker; nothing for an external node.
-func (n *Node) makeDir() error {
-	if n.dir == "" {
+// makeDir makes dir private (privateDir, keeper); nothing for "".
+func (c *Cluster) makeDir(dir string) error {
+	if dir == "" {
 		return nil
 	}
-	if err := privateDir(n.dir); err != nil {
+	if err := privateDir(dir); err != nil {
 		return err
 	}
-	if n.c.keeper != nil {
-		return n.c.keeper.watch(n.dir)
+	if c.keeper != nil {
+		return c.keeper.watch(dir)
 	}
 	return nil
 }
 
-// logTail returns the last lines of the file at path, for error messages.
+// logTail returns the file's last lines, for errors.
 func logTail(path string) string {
 	f, err := os.Open(path)
 	if err != nil {

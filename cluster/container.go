@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,32 +13,17 @@ import (
 // redisPort is where redis-server listens inside a container.
 const redisPort = 6379
 
-// StartDocker starts n Redis containers from image (DefaultImage if ""),
-// with one random requirepass (unless WithPassword) shared by the cluster,
-// each behind its own toxiproxy proxy in this process, and waits until
-// every node answers PING through its proxy. It never pulls: the image
-// must be in the engine (make redis-image builds DefaultImage). Every
-// container publishes Redis on a free port of 127.0.0.1 only, kept across
-// Restart, so the proxies' upstreams stay valid; runs as this process's
-// user and group; and bind-mounts its node's directory (see Dir) as /data,
-// where its redis.log, its data and its clock offset live — so the Docker
-// engine must be local. WithClockShim needs an image that carries the
-// shim (see LabelClockShim); the shim is preloaded from the image and its
-// offset file is the bind-mounted one that SetClockOffset writes.
-// WithRedisServer and WithToxiproxy do not apply.
-//
-// Kill is docker kill (SIGKILL), Restart docker start of the same
-// container, Pause docker pause (the cgroup freezer), Resume docker
-// unpause. The containers are run by the registered ContainerEngine
-// (package cluster/docker; ErrNoDockerBackend without one), which labels
-// them: Close removes them, as does a cancelled ctx, and so does any later
-// StartDocker once this process has died without closing.
+// StartDocker is Start with containers of image (DefaultImage if ""),
+// never pulled, each publishing Redis on a port of 127.0.0.1 kept across
+// Restart (so the proxies' upstreams stay valid) and bind-mounting its
+// node's folder as /data: the engine must be local. WithClockShim needs an
+// image carrying the shim (LabelClockShim).
 func StartDocker(ctx context.Context, n int, image string, opts ...Option) (*Cluster, error) {
 	return startDocker(ctx, n, image, false, opts)
 }
 
-// startDocker is StartDocker; with private, every container joins a
-// Docker network of its own (see StartDockerFailover).
+// startDocker is StartDocker; with private, on a Docker network of its
+// own (StartDockerFailover).
 func startDocker(ctx context.Context, n int, image string, private bool, opts []Option) (*Cluster, error) {
 	o, err := newOptions(n, opts)
 	if err != nil {
@@ -49,9 +35,7 @@ func startDocker(ctx context.Context, n int, image string, private bool, opts []
 	if o.lazyFS {
 		return nil, errors.New("cluster: docker: " + lazyFSWhy(BackendDocker))
 	}
-	if image == "" {
-		image = DefaultImage
-	}
+	image = cmp.Or(image, DefaultImage)
 	shim, err := imageShim(ctx, image)
 	if err != nil {
 		return nil, err
@@ -87,8 +71,8 @@ func startDocker(ctx context.Context, n int, image string, private bool, opts []
 	return c, nil
 }
 
-// containerRunner runs a node's redis-server in a container, created by
-// the first start and started again by later ones.
+// containerRunner runs a node in a container, created by the first start
+// and started again by later ones.
 type containerRunner struct {
 	n    *Node
 	b    ContainerSet
@@ -130,7 +114,7 @@ func (r *containerRunner) start(ctx context.Context, fresh bool) (run, error) {
 	id, err := r.b.Start(ctx, ContainerSpec{
 		Name:     n.name,
 		Cmd:      append([]string{ImageData + "/" + nodeConf}, n.c.opts.extraArgs...),
-		Env:      n.clockEnv(nil, ImageData),
+		Env:      n.clockEnv(nil, ImageData+"/"+clockFileName),
 		Dir:      n.dir,
 		Port:     redisPort,
 		HostPort: port,

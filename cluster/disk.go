@@ -9,31 +9,22 @@ import (
 	"github.com/locktorture/locktorture/internal/lazyfs"
 )
 
-// ErrNoLazyFS is returned by DropUnsynced when the node's data folder is
-// not on lazyfs (the cluster was not opened WithLazyFS).
+// ErrNoLazyFS is returned by DropUnsynced without WithLazyFS.
 var ErrNoLazyFS = errors.New("cluster: the node's data folder is not on lazyfs")
 
-// diskDir is the name of the folder, in a node's folder, that holds its
-// data (redis-server's dir) on lazyfs. The node's configuration, log and
-// clock offset stay beside it, on the real disk.
+// diskDir is the folder in a node's folder holding its data on lazyfs;
+// its configuration, log and clock offset stay on the real disk.
 const diskDir = "data"
 
-// WithLazyFS runs each node's data folder (redis-server's dir: its
-// append-only file) on lazyfs, a FUSE file system in this process that
-// keeps what the node wrote but did not fsync apart, so that
-// Node.DropUnsynced can drop it as a power loss would. The mounts are
-// made as the nodes start and unmounted by Close, on every path out
-// (a failed start, a cancelled context); a mount left by a process that
-// was killed is detached by the next one. Only the process backend
-// applies it: see lazyfs.Available for what a machine needs. The data
-// lives in this process's memory and is gone after Close. The default
-// is the real disk.
+// WithLazyFS runs each node's data folder on lazyfs, in this process's
+// memory (Node.DropUnsynced), unmounted by Close on every path out (a
+// killed process's mounts by the next). Process backend only; see
+// lazyfs.Available for what a machine needs.
 func WithLazyFS() Option {
 	return func(o *options) { o.lazyFS = true }
 }
 
-// dataDir is the node's data folder as this process sees it: its folder,
-// or the lazyfs mount in it.
+// dataDir is the node's data folder: its folder, or the lazyfs mount.
 func (n *Node) dataDir() string {
 	if n.disk != nil {
 		return n.disk.Dir()
@@ -60,8 +51,7 @@ func (n *Node) mountDisk() error {
 	return nil
 }
 
-// unmountDisk unmounts the node's lazyfs, if any; Close calls it once the
-// node's process has ended.
+// unmountDisk unmounts the node's lazyfs, if any, after its process ended.
 func (n *Node) unmountDisk() error {
 	n.mu.Lock()
 	d := n.disk
@@ -75,11 +65,9 @@ func (n *Node) unmountDisk() error {
 	return nil
 }
 
-// DropUnsynced drops what the node wrote to its data folder but did not
-// fsync, as a power loss drops the page cache and the disk's volatile
-// cache, and returns how many bytes that was (at most). Call it while
-// the node is down (Kill first): a running node keeps writing. It returns
-// ErrNoLazyFS unless the cluster was opened WithLazyFS.
+// DropUnsynced drops what the node wrote but did not fsync, as a power
+// loss drops the page cache, and returns at most how many bytes. Kill the
+// node first: a running one keeps writing. ErrNoLazyFS without WithLazyFS.
 func (n *Node) DropUnsynced() (int64, error) {
 	n.mu.Lock()
 	d, running := n.disk, n.running()
@@ -94,8 +82,8 @@ func (n *Node) DropUnsynced() (int64, error) {
 	return bytes, nil
 }
 
-// Unsynced returns how many bytes the node has written to its data
-// folder since it last fsynced them (at most); 0 without lazyfs.
+// Unsynced returns at most how many bytes the node wrote but did not
+// fsync; 0 without lazyfs.
 func (n *Node) Unsynced() int64 {
 	n.mu.Lock()
 	d := n.disk
@@ -106,8 +94,7 @@ func (n *Node) Unsynced() int64 {
 	return d.Unsynced()
 }
 
-// lazyFSWhy says why the nodes of a backend cannot run on lazyfs, or ""
-// when they can (the process backend, on a machine that mounts FUSE).
+// lazyFSWhy says why a backend's nodes cannot run on lazyfs, or "".
 func lazyFSWhy(backend string) string {
 	switch backend {
 	case BackendExternal:

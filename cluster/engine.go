@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/netip"
@@ -9,66 +10,46 @@ import (
 )
 
 var (
-	// ErrNoDockerBackend is returned by Open, StartDocker,
-	// StartDockerFailover, BuildImage and Spec.CheckPrograms in a program
+	// ErrNoDockerBackend is returned for the docker backend by a program
 	// built without a ContainerEngine.
 	ErrNoDockerBackend = errors.New(`cluster: this binary was built without the docker backend; import _ "github.com/locktorture/locktorture/cluster/docker" in its main package adds it`)
 	// ErrNoDocker is returned (wrapped, with the reason) when no Docker
 	// engine answers.
 	ErrNoDocker = errors.New("cluster: no Docker engine answers")
-	// ErrNoImage is wrapped by the error of a ContainerEngine asked about
-	// an image it does not have.
+	// ErrNoImage is wrapped by a ContainerEngine lacking an image.
 	ErrNoImage = errors.New("not found in the Docker engine (make redis-image builds the default one; another must be built or pulled by whoever named it)")
-	// ErrPortTaken is wrapped by the error of ContainerSet.Start when the
-	// engine found the host port taken; the node tries another.
+	// ErrPortTaken is wrapped by ContainerSet.Start when the engine found
+	// the host port taken; the node tries another.
 	ErrPortTaken = errors.New("port taken")
 )
 
-// ContainerEngine runs the containers of the docker backend, whose nodes,
-// image and topologies are this package's (StartDocker,
-// StartDockerFailover, BuildImage, Open). Package cluster/docker
-// registers the engine of this module (testcontainers-go and the Docker
-// client) when it is imported:
-//
-//	import _ "github.com/locktorture/locktorture/cluster/docker"
-//
-// so that a program that never runs nodes in containers (a user's gate)
-// is built without the Docker client and its eighty-odd packages. Its
-// methods return ErrNoDocker (wrapped) when no engine answers, and a
-// cancelled context's error (wrapped) when ctx ends first.
+// ContainerEngine runs the docker backend's containers; cluster/docker
+// registers one, so a program that never runs containers (a user's gate)
+// is built without the Docker client's eighty-odd packages. Its methods
+// return ErrNoDocker or ctx's error, wrapped.
 type ContainerEngine interface {
-	// Host returns the address of the engine the containers run on (a
-	// DOCKER_HOST value), once it has answered, so that docker build can
-	// be pointed at the same engine.
+	// Host returns the engine's DOCKER_HOST, for docker build.
 	Host(ctx context.Context) (string, error)
-	// ImageLabels returns the labels of image, or an error wrapping
-	// ErrNoImage when the engine does not have it.
+	// ImageLabels returns image's labels, or an error wrapping ErrNoImage.
 	ImageLabels(ctx context.Context, image string) (map[string]string, error)
-	// Open returns the containers of a new cluster, to be made from
-	// image; with network, on a Docker network of the cluster's own. It
-	// first removes the containers and networks left behind by a process
-	// of this host that died without closing its cluster.
+	// Open returns the containers of a new cluster, from image; with
+	// network, on a network of its own. It first removes what dead
+	// processes of this host left.
 	Open(ctx context.Context, image string, network bool) (ContainerSet, error)
-	// Adopt finds, for each of ips, the container of the engine that has
-	// that address on one of its networks: the nodes of a cluster someone
-	// else runs on this machine (deploy/compose; adopt.go). It returns nil
-	// and no error when some address is no container's.
+	// Adopt finds the container with each of ips on one of its networks
+	// (adopt.go): nil and no error when some address is no container's.
 	Adopt(ctx context.Context, ips []netip.Addr) (Adopted, error)
 }
 
 // Adopted drives containers someone else runs: it never creates or
 // removes one, and Close only lets go of the engine.
 type Adopted interface {
-	// Containers are the containers found, in the order of the addresses.
-	Containers() []AdoptedContainer
-	// State says whether container id runs, and whether it is paused.
+	Containers() []AdoptedContainer // in the order of the addresses
 	State(ctx context.Context, id string) (running, paused bool, err error)
-	// Start starts container id (docker start); Unpause thaws it.
-	Start(ctx context.Context, id string) error
+	Start(ctx context.Context, id string) error // docker start
 	Unpause(ctx context.Context, id string) error
-	// Watch returns the run of container id, running now: its Kill,
-	// Pause and Resume act on the container, and its Stop only thaws it
-	// when paused and stops watching it (the container keeps running).
+	// Watch returns the run of running container id: its Stop only thaws
+	// it and stops watching (the container keeps running).
 	Watch(id string) ContainerRun
 	Close() error
 }
@@ -76,40 +57,31 @@ type Adopted interface {
 // AdoptedContainer is one adopted node's container.
 type AdoptedContainer struct {
 	ID, Name string
-	// ClockFile is the host's path of the container's clock offset file
-	// (its LOCKTORTURE_CLOCK_FILE, in a bind mount of this machine), ""
-	// when it runs without the clock shim or the file is not this
-	// machine's to map.
+	// ClockFile is the host's path of its LOCKTORTURE_CLOCK_FILE, in a
+	// bind mount; "" without the shim or a file this machine can map.
 	ClockFile string
 }
 
 // ContainerSet is the containers of one cluster. Close removes those
 // left, and its network.
 type ContainerSet interface {
-	// Gateway returns the host's address on the cluster's own network,
-	// which its containers can reach; "" on the engine's default one.
+	// Gateway returns the host's address on the cluster's own network;
+	// "" on the default one.
 	Gateway() string
-	// Start creates and starts a container as spec says. It returns the
-	// container's id also when the start failed after the container was
-	// made (the caller removes it), and ErrPortTaken (wrapped) when the
-	// engine found spec.HostPort taken.
+	// Start creates and starts a container. It returns its id also when
+	// the start failed after it was made (the caller removes it), and
+	// ErrPortTaken (wrapped) when spec.HostPort is taken.
 	Start(ctx context.Context, spec ContainerSpec) (string, error)
-	// Restart starts the stopped container id again.
-	Restart(ctx context.Context, id string) error
-	// Watch returns the run of container id, just started.
-	Watch(id string) ContainerRun
-	// Remove force-removes container id, running, paused or not; one
-	// already gone is no error.
+	Restart(ctx context.Context, id string) error // of a stopped one
+	Watch(id string) ContainerRun                 // of one just started
+	// Remove force-removes container id; one already gone is no error.
 	Remove(ctx context.Context, id string) error
-	// Name returns the name of the container of the node called node.
-	Name(node string) string
+	Name(node string) string // of node's container
 	Close(ctx context.Context) error
 }
 
-// ContainerSpec is one container to start: its redis-server (or
-// sentinel) reads its configuration in Dir, which is bind-mounted at
-// ImageData, and listens on Port inside, published on 127.0.0.1:HostPort
-// only. It runs as this process's user and group.
+// ContainerSpec is one container to start, as this process's user and
+// group, its port published on 127.0.0.1 only.
 type ContainerSpec struct {
 	Name     string   // the node's or sentinel's name: "n1", "s1", ...
 	Cmd      []string // the arguments of the image's entry point
@@ -119,24 +91,18 @@ type ContainerSpec struct {
 	HostPort int      // on 127.0.0.1 of this host
 }
 
-// ContainerRun is one start of a container, from its start to the moment
-// it stops running; a node's process, on the process backend, is one too.
+// ContainerRun is one run of a container, or of a process on the process
+// backend, from its start until it stops.
 type ContainerRun interface {
-	// Done is closed once the container has stopped running.
-	Done() <-chan struct{}
-	// Kill sends SIGKILL (docker kill) and returns once the container has
-	// stopped.
-	Kill(ctx context.Context) error
-	// Pause freezes the container (docker pause); Resume thaws it. Both
-	// return ErrNotRunning when it is not running.
+	Done() <-chan struct{}          // closed once it has stopped
+	Kill(ctx context.Context) error // SIGKILL, and wait
+	// Pause freezes it, Resume thaws it: ErrNotRunning when it is not.
 	Pause(ctx context.Context) error
 	Resume(ctx context.Context) error
-	// Stop ends the run for Cluster.Close (gracefully within grace, if the
-	// engine can; paused says whether Pause froze it) and returns once
-	// the container has stopped.
+	// Stop ends it for Cluster.Close, gracefully within grace if it can
+	// (paused: Pause froze it), and waits.
 	Stop(ctx context.Context, grace time.Duration, paused bool) error
-	// Status says how the run ended, for error messages.
-	Status() string
+	Status() string // how it ended, for errors
 }
 
 var engine struct {
@@ -144,9 +110,8 @@ var engine struct {
 	e  ContainerEngine
 }
 
-// RegisterContainerEngine makes e the engine of the docker backend.
-// Package cluster/docker calls it when it is imported; it panics if an
-// engine is registered already.
+// RegisterContainerEngine makes e the docker backend's engine (cluster/docker
+// calls it); it panics if one is registered already.
 func RegisterContainerEngine(e ContainerEngine) {
 	engine.mu.Lock()
 	defer engine.mu.Unlock()
@@ -166,17 +131,14 @@ func containerEngine() (ContainerEngine, error) {
 	return engine.e, nil
 }
 
-// imageShim returns the path of the clock shim inside image, from its
-// LabelClockShim, or "" when the image carries none. It returns an error
-// if no Docker engine answers or the engine has no such image.
+// imageShim returns the clock shim's path inside image (LabelClockShim),
+// or "" when it carries none.
 func imageShim(ctx context.Context, image string) (string, error) {
 	e, err := containerEngine()
 	if err != nil {
 		return "", err
 	}
-	if image == "" {
-		image = DefaultImage
-	}
+	image = cmp.Or(image, DefaultImage)
 	labels, err := e.ImageLabels(ctx, image)
 	return labels[LabelClockShim], err
 }

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,41 +20,27 @@ import (
 
 // The servers a cluster's nodes run, as Spec.Server names them.
 const (
-	// ServerRedis: redis-server (the default).
-	ServerRedis = "redis"
-	// ServerEtcd: etcd members, one Raft group (see StartEtcd).
-	ServerEtcd = "etcd"
+	ServerRedis = "redis" // the default
+	ServerEtcd  = "etcd"  // see StartEtcd
 )
 
-// etcdProgram is the etcd server the members run, looked up in PATH:
-// Debian's etcd-server package (scripts/deps installs it). It is never
-// linked into this module: the server and its dependencies would
-// multiply the build time of every race-enabled test binary that links
-// this package (docs/consensus.md).
+// etcdProgram is the members' server, from PATH (Debian's etcd-server),
+// never linked in: it would multiply the build time of every race-enabled
+// test binary linking this package (docs/consensus.md).
 const etcdProgram = "etcd"
 
-// Raft timing of the members: a 50 ms heartbeat and a 500 ms election
-// timeout (etcd's defaults are 100 ms and 1 s) suit loopback, and bring
-// the shortest lease the members grant down to 750 ms
-// (3/2 × election ticks × heartbeat), under the harness's one-second TTLs.
+// Raft timing: 50 ms heartbeats and 500 ms elections (etcd's defaults are
+// 100 ms and 1 s) suit loopback and bring the shortest lease down to
+// 750 ms (3/2 × election ticks × heartbeat), under the harness's 1 s TTLs.
 const (
 	etcdHeartbeatMS = 50
 	etcdElectionMS  = 500
 )
 
-// StartEtcd starts n etcd members bound to 127.0.0.1 on free ports, one
-// Raft group, each member's client port behind its toxiproxy proxies
-// (Node.Addr, GroupAddr) as a Redis node's is, and its peer port behind a
-// front of this process (see peerFront) that the other members reach it
-// through and that tells them apart by the peer URLs every Raft request
-// of etcd names, so CutPeers can cut two members apart. It waits until
-// every member reports itself healthy (a leader elected). Kill, Restart,
-// Pause and Resume act on a member's process as on redis-server's;
-// a restarted member keeps its data folder, so it rejoins with its log.
-// The members are Go programs, which read their clocks through the vDSO,
-// without libc, so the clock shim cannot move them, and etcd times leases
-// and elections on the monotonic clock besides: a cluster of them has no
-// Clock ability, and every clock kind is refused on it (Abilities.Missing).
+// StartEtcd starts n etcd members on free ports of 127.0.0.1, one Raft
+// group, client ports behind proxies, peer ports behind peerFronts (for
+// CutPeers), and waits until a leader is elected. A restarted member keeps
+// its data and log. See etcdAbilities for what it cannot do.
 func StartEtcd(ctx context.Context, n int, opts ...Option) (*Cluster, error) {
 	o, err := newOptions(n, opts)
 	if err != nil {
@@ -70,9 +57,8 @@ func StartEtcd(ctx context.Context, n int, opts ...Option) (*Cluster, error) {
 	}
 	c.bin, c.server = bin, ServerEtcd
 	c.peers = &peerCuts{}
-	// The fronts first, so every member's peer URL is known before any
-	// member starts; a front forwards to its member's peer port, which
-	// the member's start sets.
+	// The fronts first, so every peer URL is known before any member
+	// starts, which sets its front's upstream.
 	runners := make([]*etcdRunner, n)
 	for i, nd := range c.nodes {
 		f, err := newPeerFront(i, true, "", c.peers, n)
@@ -135,16 +121,14 @@ func (r *etcdRunner) start(_ context.Context, fresh bool) (run, error) {
 		"--initial-advertise-peer-urls", r.peerURL(),
 		"--initial-cluster", strings.Join(initial, ","),
 		"--initial-cluster-state", "new",
-		// One token per cluster (its first front's port is this
-		// machine's alone while it runs), so members of two clusters
-		// never take each other for their own.
+		// One token per cluster (its first front's port is unique while
+		// it runs): members of two clusters never mix.
 		"--initial-cluster-token", "locktorture-" + n.c.fronts[0].port(),
 		"--heartbeat-interval", strconv.Itoa(etcdHeartbeatMS),
 		"--election-timeout", strconv.Itoa(etcdElectionMS),
 		"--logger", "zap",
 	}
-	// ETCD_* variables of the caller's environment would configure the
-	// members too: leave them out.
+	// The caller's ETCD_* variables would configure the members too.
 	var env []string
 	for _, e := range os.Environ() {
 		if !strings.HasPrefix(e, "ETCD_") {
@@ -154,94 +138,67 @@ func (r *etcdRunner) start(_ context.Context, fresh bool) (run, error) {
 	return spawn(n.c.bin, args, n.dir, env, n.LogPath(), n.name)
 }
 
-// ready polls the member's /version on addr (its own port or a proxy's)
-// until it answers, rn exits, ctx is done or the ready timeout passes. A
-// member answers /version before it has a leader, so a restarted member
-// of a cluster that lost its quorum is up too.
+// ready is waitAnswer with /version, which a member without a leader
+// answers too.
 func (r *etcdRunner) ready(ctx context.Context, rn run, addr string) error {
-	n := r.n
-	wctx, cancel := context.WithTimeout(ctx, readyTimeout)
-	defer cancel()
-	t := time.NewTicker(pollInterval)
-	defer t.Stop()
-	for {
-		_, err := etcdVersion(wctx, addr)
+	return waitUp(ctx, rn, addr, readyTimeout, r.n.name, r.n.LogPath(), "version", func(ctx context.Context) (bool, error) {
+		_, err := etcdVersion(ctx, addr)
 		if err == nil && addr == r.addr() {
-			// Another server can take the port between freePort and the
-			// member's bind (another run's member answers /version on its
-			// peer port too): the answer counts only once the member's
-			// own process listens on it.
+			// As in ownAnswer (another run's member answers /version on
+			// its peer port too).
 			err = ownsPort(rn, r.port)
 		}
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-rn.Done():
-			return fmt.Errorf("cluster: %s at %s: %w (%s); log tail:\n%s", n.name, addr, errExited, rn.Status(), logTail(n.LogPath()))
-		case <-wctx.Done():
-			if ctx.Err() != nil {
-				return fmt.Errorf("cluster: wait for %s: %w", n.name, ctx.Err())
-			}
-			return fmt.Errorf("cluster: %s at %s gave no version within %v (last error: %v); log tail:\n%s", n.name, addr, readyTimeout, err, logTail(n.LogPath()))
-		case <-t.C:
-		}
-	}
+		return err == nil, err
+	})
 }
 
-// etcdHTTP is the client of the members' HTTP endpoints (/version,
-// /health): no keep-alive, so a poll never reuses a connection a fault
-// left hanging.
+// etcdHTTP is the client of the members' /version and /health: no
+// keep-alive, so a poll never reuses a connection a fault left hanging.
 var etcdHTTP = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 
-// etcdGet GETs path on the member at addr and decodes its JSON into v.
-func etcdGet(ctx context.Context, addr, path string, v any) error {
+// etcdField GETs path on the member at addr and returns the non-empty
+// string field of its JSON answer.
+func etcdField(ctx context.Context, addr, path, field string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
 	if err != nil {
-		return err
+		return "", err
 	}
 	resp, err := etcdHTTP.Do(req)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 	if err != nil {
-		return err
+		return "", err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", path, resp.Status)
+		return "", fmt.Errorf("GET %s: %s", path, resp.Status)
 	}
-	return json.Unmarshal(body, v)
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		return "", err
+	}
+	v, _ := m[field].(string)
+	if v == "" {
+		return "", fmt.Errorf("GET %s: no %s", path, field)
+	}
+	return v, nil
 }
 
 // etcdVersion returns the server version of the member at addr.
 func etcdVersion(ctx context.Context, addr string) (string, error) {
-	var v struct {
-		Server string `json:"etcdserver"`
-	}
-	if err := etcdGet(ctx, addr, "/version", &v); err != nil {
-		return "", err
-	}
-	if v.Server == "" {
-		return "", errors.New("GET /version: no etcdserver")
-	}
-	return v.Server, nil
+	return etcdField(ctx, addr, "/version", "etcdserver")
 }
 
-// etcdHealth returns nil when the member at addr reports itself healthy:
-// it has a leader and its Raft group answers a read (etcd's /health).
+// etcdHealth returns nil when the member at addr has a leader and its
+// group answers a read (/health).
 func etcdHealth(ctx context.Context, addr string) error {
-	var h struct {
-		Health string `json:"health"`
+	h, err := etcdField(ctx, addr, "/health", "health")
+	if err == nil && h != "true" {
+		err = fmt.Errorf("GET /health: health %q", h)
 	}
-	if err := etcdGet(ctx, addr, "/health", &h); err != nil {
-		return err
-	}
-	if h.Health != "true" {
-		return fmt.Errorf("GET /health: health %q", h.Health)
-	}
-	return nil
+	return err
 }
 
 // etcdHealthy waits until every member reports itself healthy.
@@ -265,11 +222,10 @@ func (c *Cluster) etcdHealthy(ctx context.Context, limit time.Duration) error {
 	})
 }
 
-// etcdPeer reads the head of the first HTTP request of a connection to
-// a member's peer front and returns the index of the member that sent
-// it, from the X-PeerURLs header etcd's Raft transport sets on its
-// streams, pipelines and snapshots (-1 for anything else: a probe, the
-// harness), and the connection to forward, the bytes read included.
+// etcdPeer reads the head of a peer connection's first HTTP request and
+// returns the index of the member that sent it, from the X-PeerURLs header
+// etcd's Raft transport sets (-1 for anything else), and the connection
+// to forward, what it read included.
 func (c *Cluster) etcdPeer(conn net.Conn) (int, net.Conn) {
 	br := bufio.NewReaderSize(conn, 4096)
 	conn.SetReadDeadline(time.Now().Add(readyTimeout))
@@ -312,11 +268,8 @@ type bufConn struct {
 
 func (b *bufConn) Read(p []byte) (int, error) { return b.r.Read(p) }
 
-// CutPeers cuts each pair of nodes apart, both ways, in a cluster whose
-// nodes talk to each other through fronts of this process (etcd
-// members): their connections are closed and new ones refused until
-// HealPeers. For a cluster of Redis nodes it does nothing: their links
-// are faulted by kinds of their own.
+// CutPeers cuts each pair of etcd members apart, both ways, until
+// HealPeers; nothing for Redis nodes, whose links kinds of their own cut.
 func (c *Cluster) CutPeers(pairs [][2]int) {
 	if c.peers != nil {
 		c.peers.set(pairs, true, true)
@@ -331,17 +284,10 @@ func (c *Cluster) HealPeers() {
 }
 
 // Server returns the server the nodes run: ServerRedis or ServerEtcd.
-func (c *Cluster) Server() string {
-	if c.server == "" {
-		return ServerRedis
-	}
-	return c.server
-}
+func (c *Cluster) Server() string { return cmp.Or(c.server, ServerRedis) }
 
-// ownsPort returns nil when rn's process holds a listening socket on
-// 127.0.0.1:port, found through /proc/net/tcp (the socket's inode) and
-// /proc/PID/fd (the process's sockets); an error otherwise, or when rn
-// is not a local process.
+// ownsPort returns nil when rn's process listens on 127.0.0.1:port (the
+// socket's inode of /proc/net/tcp in /proc/PID/fd) or is no process.
 func ownsPort(rn run, port int) error {
 	p, ok := rn.(*process)
 	if !ok || p.cmd.Process == nil {

@@ -2,8 +2,6 @@ package cluster
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -14,41 +12,24 @@ import (
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
 )
 
-// WithToxiproxy makes Connect reach the external nodes through a toxiproxy
-// server that someone else runs, at the URL of its HTTP API (e.g.
-// "http://10.0.0.5:8474"), so network faults can act on them: Connect
-// creates there one proxy per node and client group, listening on the
-// URL's host, and Close deletes them. The default is none: clients dial
-// the nodes directly and no network fault can act on them. Start and
-// StartDocker refuse it; they run their proxies in this process.
+// WithToxiproxy makes Connect reach the nodes through the toxiproxy server
+// at apiURL (e.g. "http://10.0.0.5:8474"), with one proxy per node and
+// client group listening on its host, deleted by Close. Default: none,
+// and no network fault can act on the nodes. Only for Connect.
 func WithToxiproxy(apiURL string) Option {
 	return func(o *options) { o.toxiproxy = apiURL }
 }
 
-// Connect drives Redis nodes that someone else runs, for example on other
-// machines, at addrs ("host:port", in node order): it starts nothing,
-// checks that every node answers PING (with WithPassword's password, if
-// any) and reads its version. Only the addresses given are ever contacted:
-// addrs, and the toxiproxy server of WithToxiproxy, which dials addrs from
-// its own host.
-//
-// The nodes cannot be killed, restarted, paused or have their clocks
-// shifted: those methods return ErrNotManaged; unless every node is a
-// container of this machine's Docker engine (adopt.go), whose container
-// those methods then drive (the clock WithClockShim, when every container
-// runs the shim with its offset file bind-mounted from this machine). Options that configure
-// nodes the cluster runs (WithRedisServer, WithPersistence, WithClockShim,
-// WithExtraArgs) are refused; WithDir and WithKeepLogs do nothing,
-// as the cluster keeps no files of nodes it does not run. Close closes the
-// clients and deletes the remote proxies; the nodes keep running, with
-// whatever keys the run left.
+// Connect drives Redis nodes someone else runs at addrs (host:port, in
+// node order): it checks each answers PING and reads its version. Options
+// for nodes the cluster runs are refused. Close leaves the nodes running,
+// keys and all.
 func Connect(ctx context.Context, addrs []string, opts ...Option) (*Cluster, error) {
 	o, err := newOptions(len(addrs), opts)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case o.redisServer != "redis-server" || o.persistence || o.lazyFS || len(o.extraArgs) > 0:
+	if o.redisServer != "redis-server" || o.persistence || o.lazyFS || len(o.extraArgs) > 0 {
 		return nil, errors.New("cluster: external nodes: options for nodes the cluster runs do not apply")
 	}
 	seen := make(map[string]bool)
@@ -70,8 +51,6 @@ func Connect(ctx context.Context, addrs []string, opts ...Option) (*Cluster, err
 			return nil, err
 		}
 	}
-	// Nodes that are containers of this machine are driven as such (see
-	// adopt.go).
 	a, err := adopt(ctx, addrs)
 	if err != nil {
 		return nil, err
@@ -110,8 +89,8 @@ func (e externalRunner) start(context.Context, bool) (run, error) { return nil, 
 func (e externalRunner) addr() string                             { return e.address }
 func (e externalRunner) release(context.Context) error            { return nil }
 
-// remoteToxiproxy is a toxiproxy server someone else runs, holding the
-// proxies of one cluster.
+// remoteToxiproxy is a toxiproxy server someone else runs, holding one
+// cluster's proxies.
 type remoteToxiproxy struct {
 	client *toxiclient.Client
 	host   string // of the API's URL: where the proxies listen
@@ -127,17 +106,15 @@ func newRemoteToxiproxy(apiURL string) (*remoteToxiproxy, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || (u.Path != "" && u.Path != "/") {
 		return nil, fmt.Errorf("cluster: toxiproxy %q: want http://host:port", apiURL)
 	}
-	id := make([]byte, 4)
-	rand.Read(id) // never fails; see its doc
 	return &remoteToxiproxy{
 		client: toxiclient.NewClient(strings.TrimSuffix(apiURL, "/")),
 		host:   u.Hostname(),
-		prefix: "locktorture-" + hex.EncodeToString(id) + "-",
+		prefix: "locktorture-" + randomHex(4) + "-",
 	}, nil
 }
 
-// create makes a proxy to upstream listening on a free port of the
-// server's host, and returns it as a Link with the address clients dial.
+// create makes a proxy to upstream on a free port of the server's host
+// and returns it as a Link, with the address clients dial.
 func (r *remoteToxiproxy) create(ctx context.Context, name, upstream string) (*Link, string, error) {
 	full := r.prefix + name
 	var px *toxiclient.Proxy

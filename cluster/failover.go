@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,78 +35,24 @@ const (
 	loopback       = "127.0.0.1"           // where everything listens
 )
 
-// sentinelTimings compresses Redis Sentinel's fixed periods (Redis ≥ 7.0,
-// SENTINEL DEBUG) so that a failover and the rejoining of an old primary
-// take seconds rather than tens of seconds: INFO every 1 s instead of 10 s
-// (role changes are seen within a second), hello messages every 0.5 s
-// instead of 2 s (a returning old primary is reconfigured as a replica
-// after 4 × 0.5 s instead of 8 s), and peers asked whether a node is down
-// every 0.5 s instead of 1 s.
+// sentinelTimings (SENTINEL DEBUG, Redis ≥ 7.0) make a failover and an old
+// primary's rejoining take seconds: INFO every 1 s (not 10), hellos every
+// 0.5 s (not 2: a returning primary is reconfigured after 4 of them), peers
+// asked about a node every 0.5 s (not 1).
 var sentinelTimings = []any{"info-period", 1000, "publish-period", 500, "ask-period", 500}
 
-// Failover is the topology of the failover scenario: a primary and one
-// asynchronous replica, the two redis-server nodes of a Cluster, and three
-// Redis Sentinel processes that monitor the primary under MasterName with
-// a quorum of 2, call a node down after 1 s without a PING reply
-// (down-after-milliseconds 1000) and have a failover-timeout of 3 s. Every
-// data node has the cluster's requirepass and uses it as masterauth; the
-// sentinels know it (sentinel auth-pass) and have a password of their own
-// (SentinelPassword), which they also use with each other.
-//
-// Passwords are never on a command line: each data node reads its own
-// from its redis.conf, each sentinel from its sentinel.conf, both mode
-// 0600 in a folder of mode 0700. A sentinel rewrites its sentinel.conf
-// (at start-up and after every change) with mode 0644 & ~umask, and a
-// CONFIG REWRITE does the same to a node's redis.conf: the processes run
-// with umask 077, and in Docker (umask 022) a watcher takes group's and
-// others' access away again (see keeper).
-//
-// # Two paths to every data node
-//
-// Every data node is reached through two in-process toxiproxy proxies:
-//
-//   - the client path, Node.Proxy at Node.Addr, as in a Cluster: what lock
-//     clients dial;
-//   - the internal path, InternalProxy at InternalAddr: what the replica
-//     dials to replicate from its primary and what the sentinels dial to
-//     monitor, promote and reconfigure the nodes.
-//
-// Every address that Redis itself hands out is an internal one. The
-// sentinels are told to monitor the primary at its internal address; each
-// node announces its internal port to its primary (replica-announce-port,
-// also in its configuration file, so it survives Restart), so the primary lists
-// its replica at the replica's internal address and the sentinels find it
-// there; and the sentinels report the current primary by internal address
-// (SENTINEL GET-MASTER-ADDR-BY-NAME, the +switch-master event). A client
-// that asks the sentinels where the primary is must therefore dial the
-// client path instead: AddrMap maps each internal address to the node's
-// client address (locks.Config.AddrMap turns it into a go-redis Dialer).
-//
-// Cutting a node's internal proxy both ways isolates it from the replica
-// and from the sentinels while clients still reach it: the sentinels
-// promote the replica, and clients keep writing to the old primary until
-// they learn of the switch; those writes are never replicated. That is the
-// failover scenario of the literature, driven by nemesis kind "failover".
-// The sentinels listen on 127.0.0.1 directly (published there, in
-// Docker), with no proxy: faults do not cut them, and clients always
-// reach them.
-//
-// # Timings and restarts
-//
-// The sentinels' fixed periods are compressed with SENTINEL DEBUG (see
-// sentinelTimings; skipped on a Redis without it). The sentinels get this
-// process's environment but not WithExtraArgs' or the clock
-// shim: those are for the data nodes, and a clock jump would send a
-// sentinel into TILT mode, where it acts on nothing for 30 s.
-//
-// A data node that is killed and restarted comes back as a primary, empty
-// without persistence; if the sentinels consider another node the
-// primary, they reconfigure the restarted one as its replica a few seconds
-// later. The sentinels' CONFIG REWRITE after a reconfiguration rewrites
-// the node's redis.conf; the cluster writes that file anew before every
-// start, so a restarted node starts from the cluster's settings.
-//
-// Its methods are safe for concurrent use.
+// Failover is the failover topology: a primary and its asynchronous
+// replica (a Cluster's two data nodes, masterauth their requirepass) and
+// three sentinels with a password of their own, quorum 2, down after 1 s,
+// failover-timeout 3 s. Each data node has a client path (Node.Addr) and an
+// internal one (InternalAddr) that the replica and the sentinels dial and
+// every address Redis hands out names (AddrMap maps them back). Cutting a
+// node's internal proxy isolates it while clients still write to it (kind
+// "failover"): those writes are never replicated. The sentinels have no
+// proxy, no WithExtraArgs and no clock shim (a clock jump sends a sentinel
+// into TILT mode, inert for 30 s). A killed data node comes back a primary,
+// which the sentinels make a replica again seconds later. Its methods are
+// safe for concurrent use.
 type Failover struct {
 	c         *Cluster
 	password  string             // the sentinels' requirepass
@@ -133,13 +80,9 @@ type sentinel struct {
 
 func (s *sentinel) addr() string { return net.JoinHostPort(loopback, strconv.Itoa(s.port)) }
 
-// StartFailover starts the failover topology: node n1 as the primary, n2 as
-// its replica (nodes as by Start with two nodes and opts), their internal
-// proxies and three sentinels on free ports on 127.0.0.1, and waits until
-// it is healthy (see WaitHealthy), at most 30 s. Sentinels live in the
-// cluster's directory, "s1", "s2", "s3", each with its sentinel.conf and
-// sentinel.log. If ctx is cancelled later, every process is stopped, as by
-// Close.
+// StartFailover starts the failover topology on the process backend (n1
+// the primary, n2 its replica, sentinels "s1".."s3" in the cluster's
+// directory) and waits at most 30 s until it is healthy.
 func StartFailover(ctx context.Context, opts ...Option) (*Failover, error) {
 	c, err := Start(ctx, 2, opts...)
 	if err != nil {
@@ -148,16 +91,9 @@ func StartFailover(ctx context.Context, opts ...Option) (*Failover, error) {
 	return startFailover(ctx, c)
 }
 
-// StartDockerFailover is StartFailover on the docker backend, on a private
-// Docker network of the cluster's own: the data nodes are containers as by
-// StartDocker(ctx, 2, image, opts...), and so are the three sentinels,
-// each publishing its port on 127.0.0.1. The internal proxies, in this
-// process, listen on the host's address on that network, which the
-// replica and the sentinels dial (and which every node announces as
-// replica-announce-ip); the sentinels reach each other directly on the
-// network. Close removes the containers and the network. The Docker
-// engine must run on this host (Linux), so that its containers can reach
-// the host's address on the network.
+// StartDockerFailover is StartFailover in containers on a private Docker
+// network, on whose host address the internal proxies listen: the engine
+// must run on this (Linux) host.
 func StartDockerFailover(ctx context.Context, image string, opts ...Option) (*Failover, error) {
 	c, err := startDocker(ctx, 2, image, true, opts)
 	if err != nil {
@@ -166,8 +102,7 @@ func StartDockerFailover(ctx context.Context, image string, opts ...Option) (*Fa
 	return startFailover(ctx, c)
 }
 
-// startFailover makes the two nodes of c a failover topology, and c's
-// Close (which a cancelled ctx calls) its Close.
+// startFailover makes c's two nodes a failover topology, closed by c's Close.
 func startFailover(ctx context.Context, c *Cluster) (*Failover, error) {
 	f := &Failover{c: c, password: randomPassword()}
 	err := f.start(ctx)
@@ -182,8 +117,7 @@ func startFailover(ctx context.Context, c *Cluster) (*Failover, error) {
 	return f, nil
 }
 
-// host returns where the internal proxies listen: 127.0.0.1, or the
-// host's address on the private Docker network.
+// host returns where the internal proxies listen.
 func (f *Failover) host() string {
 	if f.c.docker != nil {
 		return f.c.docker.Gateway()
@@ -212,12 +146,10 @@ func (f *Failover) start(ctx context.Context) error {
 			{"repl-diskless-sync-delay", "0"}, // the default waits 5 s for more replicas before a full sync
 		}
 		if f.c.docker == nil {
-			// The replica dials from here, so its front tells its
-			// connection from the sentinels' (replink.go).
+			// So its front tells it from the sentinels (replink.go).
 			set = append(set, [2]string{"bind-source-addr", replSource})
 		} else {
-			// The primary would list its replica by the address its
-			// connection came from, not the internal proxy's.
+			// Else the primary lists its replica by its source address.
 			set = append(set, [2]string{"replica-announce-ip", f.host()})
 		}
 		if err := n.configure(ctx, set...); err != nil {
@@ -250,17 +182,11 @@ func (f *Failover) start(ctx context.Context) error {
 	return nil
 }
 
-// startSentinel starts s monitoring the primary at primaryHost:primaryPort
-// (of its internal proxy) on a free port (see onFreePort), and waits until
-// it answers PING.
+// startSentinel starts s, monitoring primaryHost:primaryPort, on a free
+// port and waits until it answers PING.
 func (f *Failover) startSentinel(ctx context.Context, s *sentinel, primaryHost, primaryPort string) error {
-	if err := privateDir(s.dir); err != nil {
+	if err := f.c.makeDir(s.dir); err != nil {
 		return err
-	}
-	if f.c.keeper != nil {
-		if err := f.c.keeper.watch(s.dir); err != nil {
-			return err
-		}
 	}
 	err := onFreePort(func() (run, error) {
 		var (
@@ -293,9 +219,8 @@ func (f *Failover) startSentinel(ctx context.Context, s *sentinel, primaryHost, 
 	return nil
 }
 
-// sentinelConf returns the configuration of a sentinel listening on
-// bind:port, with its files in dir, monitoring the primary at
-// primaryHost:primaryPort.
+// sentinelConf returns the configuration of a sentinel on bind:port, its
+// files in dir.
 func (f *Failover) sentinelConf(bind string, port int, dir, primaryHost, primaryPort string) string {
 	m := masterName
 	return strings.Join([]string{
@@ -305,10 +230,7 @@ func (f *Failover) sentinelConf(bind string, port int, dir, primaryHost, primary
 		"daemonize no",
 		"dir " + redisQuote(dir),
 		"logfile " + redisQuote(dir+"/"+sentinelLog),
-		// The sentinels' own password: without it any local user could
-		// reconfigure them (SENTINEL SET, SENTINEL FAILOVER, ...). A
-		// sentinel with requirepass authenticates to the other sentinels
-		// with the same password.
+		// Else any local user could reconfigure them (SENTINEL SET).
 		"requirepass " + redisQuote(f.password),
 		fmt.Sprintf("sentinel monitor %s %s %s %d", m, primaryHost, primaryPort, sentinelQuorum),
 		fmt.Sprintf("sentinel auth-pass %s %s", m, redisQuote(f.c.password)),
@@ -327,9 +249,8 @@ func (f *Failover) spawnSentinel(s *sentinel, primaryHost, primaryPort string) (
 	return spawn(f.c.bin, []string{confPath, "--sentinel"}, s.dir, nil, filepath.Join(s.dir, sentinelLog), "sentinel "+s.name)
 }
 
-// startSentinelContainer writes s's configuration into its directory,
-// the container's /data, and starts the sentinel container, its port
-// published on 127.0.0.1:s.port.
+// startSentinelContainer writes s's configuration into its directory (the
+// container's /data) and starts the container.
 func (f *Failover) startSentinelContainer(ctx context.Context, s *sentinel, primaryHost, primaryPort string) (run, error) {
 	const port = 26379
 	conf := f.sentinelConf("0.0.0.0", port, ImageData, primaryHost, primaryPort)
@@ -353,8 +274,12 @@ func (f *Failover) startSentinelContainer(ctx context.Context, s *sentinel, prim
 	return b.Watch(id), nil
 }
 
-// stop ends the sentinel (SIGTERM, then SIGKILL after 2 s; a container is
-// removed) and closes the client.
+// newSentinelClient is newClient for a sentinel.
+func newSentinelClient(addr, password string) *redis.SentinelClient {
+	return redis.NewSentinelClient(redisopt.Options(addr, password))
+}
+
+// stop ends the sentinel, as Node.stop a node.
 func (s *sentinel) stop(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -376,14 +301,7 @@ func (s *sentinel) stop(ctx context.Context) error {
 	return nil
 }
 
-// newSentinelClient returns a client to the sentinel at addr with the
-// options of newClient (internal/redisopt) and the sentinels' password.
-func newSentinelClient(addr, password string) *redis.SentinelClient {
-	return redis.NewSentinelClient(redisopt.Options(addr, password))
-}
-
-// Cluster returns the data nodes as a Cluster, n1 and n2, for the faults
-// that act on nodes and their client proxies (kill, pause, ...).
+// Cluster returns the data nodes, n1 and n2, as a Cluster.
 func (f *Failover) Cluster() *Cluster { return f.c }
 
 // Nodes returns the data nodes in order: n1 (the first primary), n2.
@@ -392,18 +310,13 @@ func (f *Failover) Nodes() []*Node { return f.c.Nodes() }
 // Password returns the requirepass (and masterauth) of the data nodes.
 func (f *Failover) Password() string { return f.c.password }
 
-// SentinelPassword returns the sentinels' own requirepass: random, 32 hex
-// characters, another than the data nodes'. A client of the sentinels
-// (locks.Config.SentinelPassword) needs it; without it a sentinel answers
-// NOAUTH to everything, so no other local user can reconfigure them.
+// SentinelPassword returns the sentinels' own requirepass.
 func (f *Failover) SentinelPassword() string { return f.password }
 
-// MasterName returns the name under which the sentinels monitor the
-// primary: "locktorture".
+// MasterName returns the name the sentinels monitor the primary under.
 func (f *Failover) MasterName() string { return masterName }
 
-// SentinelAddrs returns the sentinels' addresses (no proxy; they require
-// SentinelPassword).
+// SentinelAddrs returns the sentinels' addresses (no proxy).
 func (f *Failover) SentinelAddrs() []string {
 	addrs := make([]string, len(f.sentinels))
 	for i, s := range f.sentinels {
@@ -412,17 +325,15 @@ func (f *Failover) SentinelAddrs() []string {
 	return addrs
 }
 
-// InternalProxy returns the proxy of n's internal path: the one the replica
-// and the sentinels dial. It panics if n is not a node of f.
-func (f *Failover) InternalProxy(n *Node) *toxiproxy.Proxy { return f.internal[f.index(n)] }
+// InternalProxy returns the proxy of n's internal path.
+func (f *Failover) InternalProxy(n *Node) *toxiproxy.Proxy {
+	return f.internal[f.c.indexOf(n, "failover")]
+}
 
-// InternalAddr returns the address of n's internal proxy, the address by
-// which the sentinels know n. It panics if n is not a node of f.
-func (f *Failover) InternalAddr(n *Node) string { return f.intAddrs[f.index(n)] }
+// InternalAddr returns the address the sentinels know n by.
+func (f *Failover) InternalAddr(n *Node) string { return f.intAddrs[f.c.indexOf(n, "failover")] }
 
-// AddrMap maps each node's internal address, as the sentinels report it,
-// to the node's client address (Node.Addr), which clients dial instead. It
-// returns a new map each time.
+// AddrMap maps each node's internal address to its client address.
 func (f *Failover) AddrMap() map[string]string {
 	m := make(map[string]string, len(f.intAddrs))
 	for i, a := range f.intAddrs {
@@ -431,27 +342,23 @@ func (f *Failover) AddrMap() map[string]string {
 	return m
 }
 
-func (f *Failover) index(n *Node) int {
-	if n == nil || n.c != f.c {
-		panic("cluster: not a node of this failover topology")
+// indexOf returns n's index; it panics if n is not c's.
+func (c *Cluster) indexOf(n *Node, what string) int {
+	if n == nil || n.c != c {
+		panic("cluster: not a node of this " + what + " topology")
 	}
 	return n.index
 }
 
 // node returns the node whose internal address is host:port, or nil.
 func (f *Failover) node(host, port string) *Node {
-	addr := net.JoinHostPort(host, port)
-	for i, a := range f.intAddrs {
-		if a == addr {
-			return f.c.nodes[i]
-		}
+	if i := slices.Index(f.intAddrs, net.JoinHostPort(host, port)); i >= 0 {
+		return f.c.nodes[i]
 	}
 	return nil
 }
 
-// Primary asks every sentinel which node is the primary and returns the
-// one a majority of them names. It fails if no majority names the same
-// node, e.g. while a failover is being announced.
+// Primary returns the node a majority of the sentinels names primary.
 func (f *Failover) Primary(ctx context.Context) (*Node, error) {
 	views, errs := f.primaries(ctx)
 	votes := make(map[*Node]int)
@@ -468,10 +375,8 @@ func (f *Failover) Primary(ctx context.Context) (*Node, error) {
 	return nil, fmt.Errorf("cluster: no majority of the sentinels names the same primary: %s", describeViews(views, errs))
 }
 
-// ForceFailover asks the sentinels, one after the other until one
-// accepts, to fail over at once (SENTINEL FAILOVER): the replica is
-// promoted without waiting for the primary to be called down by a
-// quorum, as an operator's manual failover does.
+// ForceFailover asks the sentinels in turn to fail over now (SENTINEL
+// FAILOVER), as an operator's manual failover.
 func (f *Failover) ForceFailover(ctx context.Context) error {
 	var errs []error
 	for _, s := range f.sentinels {
@@ -484,8 +389,7 @@ func (f *Failover) ForceFailover(ctx context.Context) error {
 	return fmt.Errorf("cluster: SENTINEL FAILOVER: %w", errors.Join(errs...))
 }
 
-// primaries returns each sentinel's primary (nil where it failed or named
-// an address that is no node) and its error.
+// primaries returns each sentinel's primary (or nil) and error.
 func (f *Failover) primaries(ctx context.Context) ([]*Node, []error) {
 	views := make([]*Node, len(f.sentinels))
 	errs := make([]error, len(f.sentinels))
@@ -512,20 +416,17 @@ func (f *Failover) primaries(ctx context.Context) ([]*Node, []error) {
 func describeViews(views []*Node, errs []error) string {
 	parts := make([]string, len(views))
 	for i, n := range views {
-		switch {
-		case errs[i] != nil:
+		if errs[i] != nil {
 			parts[i] = fmt.Sprintf("s%d: %v", i+1, errs[i])
-		default:
+		} else {
 			parts[i] = fmt.Sprintf("s%d: %s", i+1, n.name)
 		}
 	}
 	return strings.Join(parts, "; ")
 }
 
-// WaitPrimary waits until every sentinel names the same node as the
-// primary and that node reports role master, and returns it. It polls
-// every 50 ms until ctx is done; it does not wait for the other node to
-// replicate (see WaitHealthy).
+// WaitPrimary waits until every sentinel names the same primary and it
+// reports role master, and returns it.
 func (f *Failover) WaitPrimary(ctx context.Context) (*Node, error) {
 	return poll(ctx, f.c, "a primary", func(ctx context.Context) (*Node, error) {
 		p, _, err := f.agreedPrimary(ctx)
@@ -533,20 +434,15 @@ func (f *Failover) WaitPrimary(ctx context.Context) (*Node, error) {
 	})
 }
 
-// WaitHealthy waits until the topology is healthy and returns the primary:
-// every sentinel names the same node as the primary, knows the two other
-// sentinels and sees the primary up; the primary reports role master with
-// the other node connected as an online replica; the other node reports
-// role slave of the primary's internal address with its link up; and every
-// sentinel lists it as a replica that is up with its link ok. It polls
-// every 50 ms until ctx is done.
+// WaitHealthy is WaitPrimary, also until the other node is an online
+// replica of it, link up, and every sentinel sees both up and knows the
+// two others.
 func (f *Failover) WaitHealthy(ctx context.Context) (*Node, error) {
 	return poll(ctx, f.c, "a healthy topology", f.healthy)
 }
 
 // poll calls check every 50 ms, each call bounded by 2 s, until it
-// succeeds, ctx is done or c closes; the error then quotes check's last
-// one.
+// succeeds, ctx is done or c closes; the error quotes check's last one.
 func poll[T any](ctx context.Context, c *Cluster, what string, check func(context.Context) (T, error)) (T, error) {
 	t := time.NewTicker(failoverPoll)
 	defer t.Stop()
@@ -567,8 +463,7 @@ func poll[T any](ctx context.Context, c *Cluster, what string, check func(contex
 	}
 }
 
-// agreedPrimary returns the primary and its INFO replication if every
-// sentinel names it and it reports role master.
+// agreedPrimary is WaitPrimary's check, returning INFO replication too.
 func (f *Failover) agreedPrimary(ctx context.Context) (*Node, map[string]string, error) {
 	views, errs := f.primaries(ctx)
 	for i := range views {
@@ -587,7 +482,7 @@ func (f *Failover) agreedPrimary(ctx context.Context) (*Node, map[string]string,
 	return p, info, nil
 }
 
-// healthy returns the primary if the topology is healthy (see WaitHealthy).
+// healthy is WaitHealthy's check.
 func (f *Failover) healthy(ctx context.Context) (*Node, error) {
 	p, pInfo, err := f.agreedPrimary(ctx)
 	if err != nil {
@@ -628,8 +523,7 @@ func (f *Failover) healthy(ctx context.Context) (*Node, error) {
 	return p, nil
 }
 
-// seesReplica checks that the sentinel lists the replica on port as up
-// with its link to the primary ok.
+// seesReplica checks that s lists the replica on port up, link ok.
 func (s *sentinel) seesReplica(ctx context.Context, port string) error {
 	rs, err := s.client.Replicas(ctx, masterName).Result()
 	if err != nil {
@@ -652,47 +546,39 @@ func nodeInfo(ctx context.Context, n *Node) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: info replication: %w", n.name, err)
 	}
-	return fields(s), nil
+	return fields(s, "\n", ":"), nil
 }
 
-// fields returns the name:value lines of an INFO section.
-func fields(s string) map[string]string {
+// fields returns the name-sep-value items of s split at split: INFO's
+// lines ("\n", ":") or a replica entry's (",", "=").
+func fields(s, split, sep string) map[string]string {
 	m := make(map[string]string)
-	for line := range strings.Lines(s) {
-		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+	for item := range strings.SplitSeq(s, split) {
+		if k, v, ok := strings.Cut(strings.TrimSpace(item), sep); ok {
 			m[k] = v
 		}
 	}
 	return m
 }
 
-// hasOnlineReplica reports whether a primary's INFO replication lists a
-// replica announcing port that is online.
+// hasOnlineReplica reports whether a primary's INFO lists an online
+// replica announcing port.
 func hasOnlineReplica(info map[string]string, port string) bool {
 	for k, v := range info {
 		if !strings.HasPrefix(k, "slave") || strings.HasPrefix(k, "slave_") {
 			continue
 		}
-		fields := make(map[string]string)
-		for kv := range strings.SplitSeq(v, ",") {
-			if a, b, ok := strings.Cut(kv, "="); ok {
-				fields[a] = b
-			}
-		}
-		if fields["port"] == port && fields["state"] == "online" {
+		if r := fields(v, ",", "="); r["port"] == port && r["state"] == "online" {
 			return true
 		}
 	}
 	return false
 }
 
-// Close stops the sentinels, then the data nodes and proxies: it is
-// Cluster.Close of f.Cluster(). It is idempotent and safe to call
-// concurrently.
+// Close is f.Cluster().Close.
 func (f *Failover) Close() error { return f.c.Close() }
 
-// stopSentinels stops every sentinel still running and closes the fronts
-// of the replication links; it can be called again.
+// stopSentinels stops the sentinels and the fronts; it can be called again.
 func (f *Failover) stopSentinels(ctx context.Context) error {
 	if err := errors.Join(inParallel(f.sentinels, func(s *sentinel) error { return s.stop(ctx) }), f.closeFronts()); err != nil {
 		return fmt.Errorf("cluster: close: %w", err)

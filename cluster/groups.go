@@ -7,11 +7,9 @@ import (
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 )
 
-// WithProxyGroups gives every node g proxies, one per client group, so a
-// fault can cut or slow one group of clients off a node while another
-// group still reaches it. Group 0 is the node's Proxy and Addr; group g ≥ 1
-// is a proxy named "n1-g1", "n1-g2", ... with its own port. Start fails if
-// g < 1. The default is 1: one proxy per node.
+// WithProxyGroups gives every node g proxies (default 1), one per client
+// group, so a fault can cut one group off a node and not another: group 0
+// is Proxy and Addr, group g ≥ 1 a proxy "n1-g1", ... of its own.
 func WithProxyGroups(g int) Option {
 	return func(o *options) { o.proxyGroups = g }
 }
@@ -26,8 +24,8 @@ type groupProxy struct {
 // Groups returns the number of client groups: proxies per node.
 func (c *Cluster) Groups() int { return c.opts.proxyGroups }
 
-// GroupAddrs returns the addresses of client group g's proxies, in node
-// order; GroupAddrs(0) is Addrs. It panics if g is out of range.
+// GroupAddrs returns client group g's proxy addresses, in node order.
+// Like the Group methods of Node, it panics if g is out of range.
 func (c *Cluster) GroupAddrs(g int) []string {
 	addrs := make([]string, len(c.nodes))
 	for i, n := range c.nodes {
@@ -36,38 +34,24 @@ func (c *Cluster) GroupAddrs(g int) []string {
 	return addrs
 }
 
-// GroupProxy returns the in-process proxy through which client group g
-// reaches the node; GroupProxy(0) is Proxy; nil for an external node. It
-// panics if g is out of range.
-func (n *Node) GroupProxy(g int) *toxiproxy.Proxy {
-	if g == 0 {
-		return n.proxy
-	}
-	return n.groups[g-1].proxy
-}
+// GroupProxy is Proxy for client group g.
+func (n *Node) GroupProxy(g int) *toxiproxy.Proxy { return n.group(g).proxy }
 
-// GroupLink returns the proxy through which client group g reaches the
-// node, in-process or remote; GroupLink(0) is Link; nil for an external
-// node without a toxiproxy server. It panics if g is out of range.
-func (n *Node) GroupLink(g int) *Link {
-	if g == 0 {
-		return n.link
-	}
-	return n.groups[g-1].link
-}
+// GroupLink is Link for client group g.
+func (n *Node) GroupLink(g int) *Link { return n.group(g).link }
 
-// GroupAddr returns the address of client group g's proxy to the node;
-// GroupAddr(0) is Addr. It panics if g is out of range.
-func (n *Node) GroupAddr(g int) string {
+// GroupAddr is Addr for client group g.
+func (n *Node) GroupAddr(g int) string { return n.group(g).addr }
+
+func (n *Node) group(g int) groupProxy {
 	if g == 0 {
-		return n.addr
+		return groupProxy{proxy: n.proxy, link: n.link, addr: n.addr}
 	}
-	return n.groups[g-1].addr
+	return n.groups[g-1]
 }
 
 // startProxies starts the node's proxies, one per client group: in
-// process, on the remote toxiproxy server, or none (an external node
-// without one: clients dial the node).
+// process, remote, or none (clients dial the node).
 func (n *Node) startProxies(ctx context.Context) error {
 	for g := range n.c.opts.proxyGroups {
 		name := n.name

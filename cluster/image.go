@@ -3,6 +3,7 @@ package cluster
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,17 +17,14 @@ import (
 	"time"
 )
 
-// DefaultImage is the image that BuildImage builds by default (make
-// redis-image) and that the docker backend runs unless told otherwise.
+// DefaultImage is the image BuildImage builds and the docker backend runs
+// by default.
 const DefaultImage = "locktorture/redis:local"
 
 // Labels of the images BuildImage builds.
 const (
-	// LabelClockShim names the clock shim's path inside an image: an image
-	// with it runs WithClockShim.
-	LabelClockShim = "io.locktorture.clockshim"
-	// LabelRedisVersion is the version of the image's redis-server.
-	LabelRedisVersion = "io.locktorture.redis-version"
+	LabelClockShim    = "io.locktorture.clockshim"     // the shim's path inside: it runs WithClockShim
+	LabelRedisVersion = "io.locktorture.redis-version" // its redis-server's version
 )
 
 // Paths inside the images BuildImage builds.
@@ -35,26 +33,17 @@ const (
 	imageClockShim   = "/usr/lib/locktorture/clockshim.so"
 )
 
-// ImageData is the working directory of the images BuildImage builds,
-// where the docker backend mounts each node's folder.
+// ImageData is the images' working directory, where the docker backend
+// mounts each node's folder.
 const ImageData = "/data"
 
-// BuildImage builds the Docker image tag (DefaultImage if "") from files
-// of this host, pulling nothing: FROM scratch, with this host's
-// redis-server (WithRedisServer's, else the one in PATH), the shared
-// libraries ldd lists for it, and the clock shim built with gcc, whose
-// path it records under LabelClockShim, so the image can run nodes
-// WithClockShim. The entry point is redis-server; /data is its working
-// directory. It runs "docker build" (the docker CLI must be in PATH),
-// against the engine StartDocker uses, on a context it writes to a
-// temporary directory, and returns the build's output in the error when
-// it fails; ErrNoDocker when no engine answers (ErrNoDockerBackend in a
-// program built without one). Of the options, only WithRedisServer
-// applies.
+// BuildImage builds the image tag (DefaultImage if "") FROM scratch out of
+// this host's redis-server (WithRedisServer's, the only option that
+// applies), the libraries ldd lists for it and the clock shim (its path
+// under LabelClockShim), pulling nothing, with "docker build" against the
+// engine StartDocker uses; a failed build's output is in the error.
 func BuildImage(ctx context.Context, tag string, opts ...Option) error {
-	if tag == "" {
-		tag = DefaultImage
-	}
+	tag = cmp.Or(tag, DefaultImage)
 	e, err := containerEngine()
 	if err != nil {
 		return err
@@ -76,9 +65,8 @@ func BuildImage(ctx context.Context, tag string, opts ...Option) error {
 	if err != nil {
 		return fmt.Errorf("cluster: image: %w", err)
 	}
-	// Build on the engine that StartDocker will use: testcontainers may
-	// settle on another one than the docker CLI's (it falls back to the
-	// default socket when DOCKER_HOST does not answer).
+	// testcontainers may settle on another engine than the docker CLI's
+	// (the default socket when DOCKER_HOST does not answer).
 	host, err := e.Host(ctx)
 	if err != nil {
 		return err
@@ -94,8 +82,8 @@ func BuildImage(ctx context.Context, tag string, opts ...Option) error {
 	return nil
 }
 
-// writeImageContext writes the build context of BuildImage into dir and
-// returns the version of redis-server.
+// writeImageContext writes BuildImage's context into dir and returns
+// redis-server's version.
 func writeImageContext(ctx context.Context, dir, redisServer string) (string, error) {
 	bin, err := exec.LookPath(redisServer)
 	if err != nil {
@@ -184,43 +172,41 @@ func sharedLibraries(ctx context.Context, bin string) ([]string, error) {
 	return slices.Compact(libs), nil
 }
 
-// copyFile copies the file at src, symbolic links followed, to dst,
-// creating its directory, keeping its mode.
+// copyFile copies src (links followed) to dst, creating its directory,
+// keeping its mode.
 func copyFile(dst, src string) (err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("cluster: image: %w", err)
+		}
+	}()
 	in, err := os.Open(src)
 	if err != nil {
-		return fmt.Errorf("cluster: image: %w", err)
+		return err
 	}
 	defer in.Close()
 	fi, err := in.Stat()
 	if err != nil {
-		return fmt.Errorf("cluster: image: %w", err)
+		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return fmt.Errorf("cluster: image: %w", err)
+		return err
 	}
 	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, fi.Mode().Perm())
 	if err != nil {
-		return fmt.Errorf("cluster: image: %w", err)
+		return err
 	}
-	defer func() {
-		if cerr := out.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("cluster: image: %w", cerr)
-		}
-	}()
 	if _, err := io.Copy(out, in); err != nil {
-		return fmt.Errorf("cluster: image: copy %s: %w", src, err)
+		out.Close()
+		return fmt.Errorf("copy %s: %w", src, err)
 	}
-	return nil
+	return out.Close()
 }
 
-// ensureImage makes sure the Docker engine has image. When it lacks
-// buildable (DefaultImage), ensureImage builds it with BuildImage (opts as
-// there), which takes seconds and pulls nothing, and writes one line to log
-// (if not nil) before and after; a missing image of any other name is an
-// error: someone chose it, and building it would be a guess. It returns
-// ErrNoDocker (wrapped) when no engine answers. Open calls it for the
-// docker backend.
+// ensureImage makes sure the engine has image, building it (BuildImage,
+// one line to log before and after) when it is buildable (DefaultImage);
+// any other missing image is an error: someone chose it, and building it
+// would be a guess.
 func ensureImage(ctx context.Context, image, buildable string, log io.Writer, opts []Option) error {
 	e, err := containerEngine()
 	if err != nil {

@@ -19,10 +19,9 @@ import (
 // that name.
 var ErrNoToxic = errors.New("cluster: no such toxic")
 
-// Toxic is one toxiproxy toxic, as toxiproxy's API takes it: Type is
-// "latency", "timeout", ...; Stream "upstream" (commands to Redis) or
-// "downstream" (replies); Toxicity the share of connections it acts on,
-// from 0 to 1; Attributes the type's parameters, e.g. {"latency": 100}.
+// Toxic is one toxiproxy toxic as its API takes it: Stream is "upstream"
+// (commands) or "downstream" (replies), Toxicity the share of connections
+// it acts on (0 to 1), Attributes the type's parameters.
 type Toxic struct {
 	Name       string  `json:"name"`
 	Type       string  `json:"type"`
@@ -31,36 +30,31 @@ type Toxic struct {
 	Attributes any     `json:"attributes"`
 }
 
-// Link is one proxy through which a client group reaches a node: in this
-// process (Start, StartDocker) or on a remote toxiproxy server (Connect
-// with WithToxiproxy). Faults add toxics to it. Its methods are safe for
-// concurrent use; calls to a remote server are bounded by the toxiproxy
-// client's 30 s timeout, and a cancelled ctx returns at once while the
-// call finishes in the background.
+// Link is one proxy by which a client group reaches a node, in this
+// process or on a remote toxiproxy server. Its methods are safe for
+// concurrent use; remote calls are bounded by the client's 30 s timeout,
+// and a cancelled ctx returns at once (the call finishes behind).
 type Link struct {
 	name   string            // the proxy's name on its server
 	local  *toxiproxy.Proxy  // in-process
 	remote *toxiclient.Proxy // on a toxiproxy server
 }
 
-// Name returns the proxy's name on its toxiproxy server: "n1", "n1-g1",
-// ... in process; prefixed with "locktorture-<run>-" on a remote server.
+// Name returns the proxy's name on its server: "n1", "n1-g1", ...,
+// prefixed with "locktorture-<run>-" on a remote one.
 func (l *Link) Name() string { return l.name }
 
 // Remote reports whether the proxy lives on a remote toxiproxy server.
 func (l *Link) Remote() bool { return l.remote != nil }
 
-// localToxicTimeout bounds a change of an in-process proxy's toxics.
-// toxiproxy v2.12.0 interrupts every toxic of a connection to change its
-// chain, and a toxic blocked handing data to a connection's writer that
-// takes nothing (its client stopped reading) never takes the interrupt:
-// the change, and every later one on that proxy, waits for ever. Bounded,
-// the change returns an error and the run ends with it instead of hanging
-// (the blocked call is left behind).
+// localToxicTimeout bounds a change of an in-process proxy's toxics:
+// toxiproxy v2.12.0 interrupts a connection's toxics to change its chain,
+// and one blocked on a writer that takes nothing never takes it, so the
+// change and every later one would wait for ever (see slicer). Bounded,
+// the run ends with an error instead (the call is left behind).
 var localToxicTimeout = 30 * time.Second
 
-// local runs f, a change of the in-process proxy's toxics, bounded by
-// localToxicTimeout.
+// local runs f, a change of in-process toxics, within localToxicTimeout.
 func local(ctx context.Context, f func() error) error {
 	ctx, cancel := context.WithTimeout(ctx, localToxicTimeout)
 	defer cancel()
@@ -102,8 +96,7 @@ func (l *Link) AddToxic(ctx context.Context, t Toxic) error {
 	return nil
 }
 
-// RemoveToxic removes the toxic called name from the proxy; it returns
-// ErrNoToxic (wrapped) if there is none.
+// RemoveToxic removes the toxic called name: ErrNoToxic (wrapped) if none.
 func (l *Link) RemoveToxic(ctx context.Context, name string) error {
 	var err error
 	if l.local != nil {
@@ -150,7 +143,7 @@ func (l *Link) Toxics(ctx context.Context) ([]string, error) {
 }
 
 // callCtx runs f, which takes no context, and returns its error, or ctx's
-// as soon as ctx is done (f then finishes in the background).
+// once ctx is done (f then finishes in the background).
 func callCtx(ctx context.Context, f func() error) error {
 	if err := ctx.Err(); err != nil {
 		return err

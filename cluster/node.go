@@ -17,9 +17,7 @@ import (
 // errExited marks a run that ended before answering PING.
 var errExited = errors.New("exited before answering PING")
 
-// Node is one Redis node and its proxies: a redis-server process or
-// container that the cluster runs, or a node someone else runs (see
-// Connect). Its methods are safe for concurrent use.
+// Node is one node and its proxies. Its methods are safe for concurrent use.
 type Node struct {
 	c     *Cluster
 	index int
@@ -33,7 +31,7 @@ type Node struct {
 	groups   []groupProxy // of client groups 1, 2, ...; see groups.go
 	clock    *clockFile   // nil without WithClockShim; see clock.go
 	disk     *lazyfs.FS   // the data folder's lazyfs; nil without WithLazyFS (disk.go)
-	settings [][2]string  // this node's own configuration directives (name, value), after the cluster's; see failover.go
+	settings [][2]string  // its own directives (name, value), after the cluster's (configure)
 
 	mu      sync.Mutex
 	cur     run // the current run; nil when killed or stopped
@@ -43,51 +41,40 @@ type Node struct {
 	version string // its server's version (redis_version, etcd's), read on Start
 }
 
-// runner runs one node's redis-server: as a local process (process.go),
-// in a Docker container (docker.go), or not at all (external.go). Node
-// serialises the calls to it.
+// runner runs one node's server; Node serialises the calls to it.
 type runner interface {
-	// start starts a new run of redis-server. With fresh, it first moves
-	// the node to a new free port (and, in Docker, a new container);
-	// otherwise it reuses those of the last run. It returns ErrPortTaken
-	// when it finds that port taken.
+	// start starts a new run: with fresh, on a new free port (and
+	// container), else on the last one's. ErrPortTaken: it is taken.
 	start(ctx context.Context, fresh bool) (run, error)
-	// addr returns the address at which this process reaches redis-server.
+	// addr returns where this process reaches the server.
 	addr() string
-	// release frees what outlives the runs (a container), once the last
-	// one has ended. It is called once, by Cluster.Close.
+	// release frees what outlives the runs, once, on Close.
 	release(ctx context.Context) error
 }
 
-// run is one life of a node's server, a process or a container, from its
-// start to its exit.
+// run is one life of a node's server, from its start to its exit.
 type run = ContainerRun
 
-// opTimeout bounds the Docker API calls behind Kill, Pause and Resume,
-// which take no context.
+// opTimeout bounds the Docker calls behind Kill, Pause and Resume, which
+// take no context.
 const opTimeout = 30 * time.Second
 
 // Index returns the node's position in Cluster.Nodes, from 0.
 func (n *Node) Index() int { return n.index }
 
-// Name returns "n1", "n2", ...: 1-based, and the name of its proxy.
+// Name returns "n1", "n2", ...: also its proxy's name.
 func (n *Node) Name() string { return n.name }
 
-// Addr returns the address of the node's proxy, which clients dial. An
-// external node without a toxiproxy server has no proxy: Addr is then its
-// own address.
+// Addr returns the address clients dial: the node's proxy's, if any.
 func (n *Node) Addr() string { return n.addr }
 
-// DirectAddr returns the address of redis-server itself, bypassing the
-// proxy. It stays the same across restarts.
+// DirectAddr returns the server's own address, the same across restarts.
 func (n *Node) DirectAddr() string { return n.rn.addr() }
 
-// Proxy returns the node's in-process toxiproxy proxy, to add toxics to or
-// to disable; nil for an external node (see Link).
+// Proxy returns the node's in-process proxy; nil for an external node.
 func (n *Node) Proxy() *toxiproxy.Proxy { return n.proxy }
 
-// Link returns the node's proxy as a Link, in-process or on a remote
-// toxiproxy server; nil for an external node without a toxiproxy server.
+// Link returns the node's proxy as a Link, in-process or remote, or nil.
 func (n *Node) Link() *Link { return n.link }
 
 // The node's log in its folder, named for the server that writes it.
@@ -96,9 +83,7 @@ const (
 	etcdLog  = "etcd.log" // an etcd member's (ServerEtcd)
 )
 
-// LogPath returns the node's log: redis.log, or etcd.log for an etcd
-// member, which also gets the process's stdout and stderr and is
-// appended to across restarts; "" for an external node.
+// LogPath returns the node's log; "" for an external node.
 func (n *Node) LogPath() string {
 	if n.dir == "" {
 		return ""
@@ -109,13 +94,11 @@ func (n *Node) LogPath() string {
 	return filepath.Join(n.dir, redisLog)
 }
 
-// Version returns the version of its server that the node reported on
-// Start (redis_version, or an etcd member's).
+// Version returns the server version the node reported on Start.
 func (n *Node) Version() string { return n.version }
 
-// Pid returns the process id of redis-server, or 0 when it is not running
-// or is not a process of this host's that the cluster started (a container,
-// an external node).
+// Pid returns the server's process id, or 0 unless it runs as a process
+// the cluster started.
 func (n *Node) Pid() int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -125,8 +108,7 @@ func (n *Node) Pid() int {
 	return 0
 }
 
-// Running reports whether the node's process is alive (paused or not). An
-// external node is always taken to be running.
+// Running reports whether the node is alive, paused or not.
 func (n *Node) Running() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -156,18 +138,20 @@ func exited(r run) bool {
 	}
 }
 
-// Kill sends SIGKILL to the node's process (docker kill for a container)
-// and waits for it to exit. It does nothing if the process is not running,
-// and returns ErrNotManaged for an external node.
-func (n *Node) Kill() error {
-	if err := n.managed("kill"); err != nil {
+// Kill sends SIGKILL (docker kill) and waits for the exit.
+func (n *Node) Kill() error { return n.locked("kill", n.kill) }
+
+// locked runs op's f under n's lock, within opTimeout; ErrNotManaged for
+// an external node.
+func (n *Node) locked(op string, f func(context.Context) error) error {
+	if err := n.managed(op); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.kill(ctx)
+	return f(ctx)
 }
 
 func (n *Node) kill(ctx context.Context) error {
@@ -181,12 +165,9 @@ func (n *Node) kill(ctx context.Context) error {
 	return nil
 }
 
-// Restart starts the node's redis-server again on the same port (docker
-// start of the same container), killing it first if it is running, and
-// waits until it answers PING (at most 10 s). Without persistence the node
-// comes back empty. If it does not answer, the new run is killed and the
-// error quotes the end of its log. It returns ErrNotManaged for an
-// external node.
+// Restart kills the node if it runs and starts it again on the same port,
+// empty without persistence, and waits at most 10 s for PING (else kills
+// it, quoting its log).
 func (n *Node) Restart(ctx context.Context) error {
 	if err := n.managed("restart"); err != nil {
 		return err
@@ -217,38 +198,30 @@ func (n *Node) Restart(ctx context.Context) error {
 	return nil
 }
 
-// Pause stops the node's process with SIGSTOP (docker pause, the cgroup
-// freezer, for a container): connections stay open and commands queue up,
-// to run after Resume. It returns ErrNotManaged for an external node.
+// Pause stops the node with SIGSTOP (docker pause): connections stay open
+// and commands queue up until Resume.
 func (n *Node) Pause() error { return n.freeze("pause", true) }
 
-// Resume continues a paused node's process with SIGCONT (docker unpause).
+// Resume continues a paused node (SIGCONT, docker unpause).
 func (n *Node) Resume() error { return n.freeze("resume", false) }
 
 func (n *Node) freeze(op string, pause bool) error {
-	if err := n.managed(op); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if !n.running() {
-		return fmt.Errorf("%w: %s %s", ErrNotRunning, op, n.name)
-	}
-	var err error
-	if pause {
-		err = n.cur.Pause(ctx)
-	} else {
-		err = n.cur.Resume(ctx)
-	}
-	if errors.Is(err, ErrNotRunning) {
-		return fmt.Errorf("%w: %s %s", ErrNotRunning, op, n.name)
-	} else if err != nil {
-		return fmt.Errorf("cluster: %s %s: %w", op, n.name, err)
-	}
-	n.paused = pause
-	return nil
+	return n.locked(op, func(ctx context.Context) error {
+		if !n.running() {
+			return fmt.Errorf("%w: %s %s", ErrNotRunning, op, n.name)
+		}
+		act := n.cur.Resume
+		if pause {
+			act = n.cur.Pause
+		}
+		if err := act(ctx); errors.Is(err, ErrNotRunning) {
+			return fmt.Errorf("%w: %s %s", ErrNotRunning, op, n.name)
+		} else if err != nil {
+			return fmt.Errorf("cluster: %s %s: %w", op, n.name, err)
+		}
+		n.paused = pause
+		return nil
+	})
 }
 
 // managed returns ErrNotManaged, naming op, for an external node.
@@ -260,11 +233,10 @@ func (n *Node) managed(op string) error {
 }
 
 // Ping sends PING on a fresh connection to the node's direct address, so
-// proxy faults do not hide the node's health.
+// proxy faults do not hide its health.
 func (n *Node) Ping(ctx context.Context) error {
 	if n.c.server == ServerEtcd {
-		// An etcd member answers /version when its process serves,
-		// leader or not.
+		// A member answers /version when it serves, leader or not.
 		if _, err := etcdVersion(ctx, n.DirectAddr()); err != nil {
 			return fmt.Errorf("cluster: ping %s: %w", n.name, err)
 		}
@@ -276,12 +248,9 @@ func (n *Node) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Client returns a go-redis client to the node's direct address, with the
-// password, for administration and tests. It is created on first use and
-// closed by Cluster.Close. It never retries a command, dials once, and obeys
-// context deadlines. Beware that go-redis stops dialing for about a second
-// once a client has seen PoolSize (10 × GOMAXPROCS) failed dials in its life;
-// use Ping to check health.
+// Client returns a client of the node's direct address, closed by Close.
+// go-redis stops dialing for a second once a client has seen PoolSize
+// (10 × GOMAXPROCS) failed dials in its life: use Ping to check health.
 func (n *Node) Client() *redis.Client {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -294,8 +263,8 @@ func (n *Node) Client() *redis.Client {
 	return n.client
 }
 
-// configure sets each directive (name, value) on n's running process at
-// once, and keeps it in n's settings for its later starts.
+// configure sets each directive (name, value) on the running node and
+// keeps it for its later starts.
 func (n *Node) configure(ctx context.Context, set ...[2]string) error {
 	for _, kv := range set {
 		if err := n.Client().ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
@@ -308,10 +277,9 @@ func (n *Node) configure(ctx context.Context, set ...[2]string) error {
 	return nil
 }
 
-// start starts the node's first run on a free port (see onFreePort), then
-// its proxies.
+// start starts the node's first run on a free port, then its proxies.
 func (n *Node) start(ctx context.Context) error {
-	if err := n.makeDir(); err != nil {
+	if err := n.c.makeDir(n.dir); err != nil {
 		return err
 	}
 	if err := n.mountDisk(); err != nil {
@@ -346,12 +314,10 @@ func (n *Node) start(ctx context.Context) error {
 	return nil
 }
 
-// onFreePort starts something on a free port, trying up to portAttempts
-// ports, as a port can be taken between finding it and binding it: start
-// starts a run on a new free port, ready waits until it answers. A start
-// that finds its port taken (ErrPortTaken: a container learns it from the
-// engine) or a process that exits before it answers (errExited: it may
-// have found its port taken) is tried again on another port.
+// onFreePort calls start (a run on a new free port) and ready (wait until
+// it answers), up to portAttempts times: a port can be taken between
+// finding and binding it. ErrPortTaken (a container's) or a process that
+// exits before it answers (errExited) tries another port.
 func onFreePort(start func() (run, error), ready func(run) error) error {
 	var err error
 	for range portAttempts {
@@ -369,9 +335,8 @@ func onFreePort(start func() (run, error), ready func(run) error) error {
 	return err
 }
 
-// waitReady polls PING on addr until it answers, r exits (errExited), ctx
-// is done, or 10 s pass. r is nil for an external node, which is up or not:
-// it gets one PING.
+// waitReady waits up to 10 s for the node to answer on addr; an external
+// node (r nil) gets one PING.
 func (n *Node) waitReady(ctx context.Context, r run, addr string) error {
 	if r == nil {
 		wctx, cancel := context.WithTimeout(ctx, readyTimeout)
@@ -387,18 +352,28 @@ func (n *Node) waitReady(ctx context.Context, r run, addr string) error {
 	return waitAnswer(ctx, r, addr, n.c.password, readyTimeout, n.name, n.LogPath())
 }
 
-// waitAnswer polls PING, with password, on addr until it answers, r
-// exits (errExited), ctx is done, or limit passes; what (a node's or a
-// sentinel's name) and the tail of the log at logPath go into the errors.
+// waitAnswer is waitUp for a PING answered by r's process (ownAnswer).
 func waitAnswer(ctx context.Context, r run, addr, password string, limit time.Duration, what, logPath string) error {
+	return waitUp(ctx, r, addr, limit, what, logPath, "PONG", func(ctx context.Context) (bool, error) {
+		if err := ping(ctx, addr, password); err != nil {
+			return false, err
+		}
+		return true, ownAnswer(ctx, r, addr, password, what)
+	})
+}
+
+// waitUp calls probe every pollInterval until it is done (then returns its
+// error), r exits (errExited), ctx ends or limit passes; what, the answer
+// awaited and logPath's tail go into the errors.
+func waitUp(ctx context.Context, r run, addr string, limit time.Duration, what, logPath, answer string, probe func(context.Context) (bool, error)) error {
 	wctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	t := time.NewTicker(pollInterval)
 	defer t.Stop()
 	for {
-		err := ping(wctx, addr, password)
-		if err == nil {
-			return ownAnswer(wctx, r, addr, password, what)
+		done, err := probe(wctx)
+		if done {
+			return err
 		}
 		select {
 		case <-r.Done():
@@ -407,20 +382,18 @@ func waitAnswer(ctx context.Context, r run, addr, password string, limit time.Du
 			if ctx.Err() != nil {
 				return fmt.Errorf("cluster: wait for %s: %w", what, ctx.Err())
 			}
-			return fmt.Errorf("cluster: %s at %s gave no PONG within %v (last error: %v); log tail:\n%s", what, addr, limit, err, logTail(logPath))
+			return fmt.Errorf("cluster: %s at %s gave no %s within %v (last error: %v); log tail:\n%s", what, addr, answer, limit, err, logTail(logPath))
 		case <-t.C:
 		}
 	}
 }
 
 // ownAnswer checks that the server that answered on addr is r's process:
-// between freePort and redis-server's bind another listener (a proxy of
-// the same run, which forwards to another node with the same password)
-// can take the port, and then answers PING for the process, which exits
-// at once. It was seen once in a gate run: a node that never ran, its
-// proxy forwarding to another node, and a quorum of five with four
-// servers. Such a start is an exit (errExited), tried again on another
-// port. A container's process id is its namespace's, and is not compared.
+// between freePort and the bind, another listener (a proxy of the same
+// run, forwarding to another node with the same password) can take the
+// port and answer for it. Seen once in a gate run: a quorum of five with
+// four servers. Such a start is an exit (errExited), tried again. A
+// container's process id is its namespace's: not compared.
 func ownAnswer(ctx context.Context, r run, addr, password, what string) error {
 	p, ok := r.(*process)
 	if !ok || p.cmd.Process == nil {
@@ -447,8 +420,8 @@ func ownAnswer(ctx context.Context, r run, addr, password, what string) error {
 	}
 }
 
-// stop ends the node for Cluster.Close: it ends the current run (see
-// run.stop), closes the client and releases what the runner holds.
+// stop ends the current run for Cluster.Close, closes the client and
+// releases what the runner holds.
 func (n *Node) stop(ctx context.Context) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()

@@ -12,32 +12,23 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// KeyEvents is the value of notify-keyspace-events an observer sets on
-// its node: E, notifications on the keyevent channels
-// (__keyevent@0__:set carries the key); $, string commands (set); g,
-// generic ones (del, expire, pexpire); x, expirations (when the key is
-// removed, lazily or by the active expiry cycle, not at the instant its TTL
-// ran out); e, evictions.
+// KeyEvents is the notify-keyspace-events an observer sets: E, keyevent
+// channels (__keyevent@0__:set carries the key); $, set; g, del and
+// (p)expire; x, expirations (when the key is removed, lazily or by the
+// active cycle, not when its TTL ran out); e, evictions.
 const KeyEvents = "E$gxe"
 
-// Observation is one keyspace notification of a node, as an observer
-// received it.
+// Observation is one keyspace notification of a node, as received.
 type Observation struct {
-	// Node is the node's index (as Node.Index).
-	Node int
-	// Key is the key that changed.
-	Key string
-	// Event is the notification: "set", "del", "expired", "evicted",
-	// "expire" (Redis names PEXPIRE and EXPIRE both "expire").
-	Event string
-	// At is when it was received: after the change, by the lag of the
-	// notification's delivery.
+	Node  int    // Node.Index
+	Key   string // the key that changed
+	Event string // "set", "del", "expired", "evicted", "expire" (EXPIRE and PEXPIRE)
+	// At is when it was received: after the change, by the delivery's lag.
 	At time.Time
 }
 
-// Observer follows one node's keyspace notifications on a connection to
-// its direct address, bypassing its proxies (a fault that cuts clients
-// off the node does not cut the observer off). Stop ends it.
+// Observer follows one node's keyspace notifications on its direct
+// address, so faults on its proxies do not cut it off. Stop ends it.
 type Observer struct {
 	ps     *redis.PubSub
 	client *redis.Client
@@ -50,14 +41,11 @@ type Observer struct {
 	lastConnErr error
 }
 
-// Observe starts an Observer of n: it sets notify-keyspace-events
-// to KeyEvents on every connection it makes (a node restarted without
-// persistence forgets its configuration; go-redis resubscribes on a new
-// connection after the old one broke) and calls fn, from one goroutine,
-// for every notification of a key that keep accepts (every key when keep
-// is nil), until Stop. It returns once the first subscription is
-// confirmed, or its error: a node that refuses CONFIG SET (a managed
-// Redis) cannot be observed.
+// Observe starts an Observer of n: it sets KeyEvents on every connection
+// it makes (a restarted node forgets it; go-redis resubscribes on a new
+// connection) and calls fn, from one goroutine, for every notification of
+// a key keep accepts (nil: all), until Stop. It returns once subscribed;
+// a node refusing CONFIG SET (a managed Redis) cannot be observed.
 func (n *Node) Observe(ctx context.Context, keep func(key string) bool, fn func(Observation)) (*Observer, error) {
 	o := &Observer{done: make(chan struct{}), synced: make(chan struct{}, 1)}
 	opt := redisopt.Options(n.DirectAddr(), n.c.password)
@@ -80,8 +68,7 @@ func (n *Node) Observe(ctx context.Context, keep func(key string) bool, fn func(
 		return nil, fmt.Errorf("cluster: observe %s: %w", n.name, err)
 	}
 	idx := n.index
-	// go-redis's channel reconnects and resubscribes after an error; a
-	// health check every second notices a dead connection soon.
+	// A health check every second notices a dead connection soon.
 	ch := o.ps.Channel(redis.WithChannelHealthCheckInterval(time.Second), redis.WithChannelSize(4096))
 	go func() {
 		defer close(o.done)
@@ -108,9 +95,8 @@ func (n *Node) Observe(ctx context.Context, keep func(key string) bool, fn func(
 const syncKey = "locktorture:observer-sync"
 
 // Sync returns once every notification the node sent before the call has
-// been handed to fn: it sets a key of its own on the node and waits for
-// that key's notification (notifications of one connection arrive in
-// order). It gives up when ctx ends or after a second.
+// reached fn: it sets syncKey and waits for its notification (they arrive
+// in order). It gives up when ctx ends or after a second.
 func (o *Observer) Sync(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
@@ -129,17 +115,16 @@ func (o *Observer) Sync(ctx context.Context) error {
 	}
 }
 
-// Connects returns how many connections the observer has made (one, plus
-// one for each reconnection after its node restarted or its connection
-// broke) and the error of the last one's set-up.
+// Connects returns how many connections the observer has made and the
+// error of the last one's set-up.
 func (o *Observer) Connects() (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.connects, o.lastConnErr
 }
 
-// Stop ends the observer and waits until fn is no longer called. It can
-// be called more than once.
+// Stop ends the observer and waits until fn is no longer called; it can
+// be called again.
 func (o *Observer) Stop() error {
 	var err error
 	o.once.Do(func() {

@@ -6,36 +6,35 @@ import (
 	"sync"
 )
 
-// peerFront forwards the connections to one address of a Redis Cluster
-// node (its announced client port, or its cluster bus port) to the node
-// itself, and knows each connection's peer by its source address: every
-// node of the cluster makes its outgoing connections (the bus, its
-// replication) from an address of its own (bind-source-addr, see
-// peerSource). A cut between two nodes closes their connections in both
-// directions and refuses new ones, while connections from anything else
-// (the harness, the clients, from 127.0.0.1) pass.
+// peerFront forwards the connections to one address of a node (a Redis
+// Cluster node's announced port or bus, an etcd member's peer port) to
+// the node, and knows each connection's peer: by its source address
+// (every Redis Cluster node dials from its own, peerSource) or by what it
+// sends (identify). A cut between two nodes closes their connections both
+// ways and refuses new ones; anything else (the harness, the clients,
+// from 127.0.0.1) passes.
 type peerFront struct {
 	*relay
 	to   string // the node's own address, under mu
 	self int    // index of the node it serves
 	bus  bool   // the node's cluster bus, not its announced client port
 	cuts *peerCuts
-	// identify, when set, tells a connection's peer from what it sends
-	// (etcd's peer fronts, etcd.go) rather than from its source address,
-	// and returns the connection to forward, what it read included.
+	// identify, when set, names a connection's peer from what it sends
+	// (etcd.go) and returns the connection to forward, what it read
+	// included.
 	identify func(net.Conn) (int, net.Conn)
 }
 
-// peerCuts is the set of cut pairs of a Redis Cluster's nodes, shared by
-// its fronts.
+// peerCuts is the set of cut pairs of a cluster's nodes, shared by its
+// fronts.
 type peerCuts struct {
 	mu     sync.Mutex
 	cut    map[cutKey]bool
 	fronts []*peerFront
 }
 
-// cutKey is a cut pair of nodes, {lower, higher} index, on the bus or
-// on the replication path (the announced client ports).
+// cutKey is a cut pair of nodes, {lower, higher} index, on the bus or on
+// the replication path (the announced client ports).
 type cutKey struct {
 	a, b int
 	bus  bool
@@ -89,9 +88,11 @@ func (p *peerCuts) set(pairs [][2]int, bus, cut bool) {
 	}
 }
 
-// peerSource returns the address node i of a Redis Cluster makes its
-// outgoing connections from: 127.0.0.(10+i), so that a front tells the
-// nodes apart (every 127.0.0.0/8 address is the loopback on Linux).
+// closeFronts closes every front; it can be called again.
+func (p *peerCuts) closeFronts() error { return closeTaken(&p.mu, &p.fronts) }
+
+// peerSource returns the address Redis Cluster node i dials from:
+// 127.0.0.(10+i) (all of 127.0.0.0/8 is the loopback on Linux).
 func peerSource(i int) string { return fmt.Sprintf("127.0.0.%d", 10+i) }
 
 // peerIndex returns the index of the node whose source address addr is,

@@ -13,16 +13,14 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// Modes of everything the package creates: a node's or sentinel's folder
-// holds its configuration file, and that holds the password.
+// Modes of everything the package creates: a folder holds a configuration
+// file, which holds the password.
 const (
 	dirMode  = 0o700
 	fileMode = 0o600
 )
 
-// privateDir creates dir with mode 0700 (parents it creates too) and, if
-// it already existed, sets it to 0700: a node's and a sentinel's folder
-// hold their password.
+// privateDir creates dir, or narrows it, to mode 0700.
 func privateDir(dir string) error {
 	if err := os.MkdirAll(dir, dirMode); err != nil {
 		return fmt.Errorf("cluster: %w", err)
@@ -33,10 +31,9 @@ func privateDir(dir string) error {
 	return nil
 }
 
-// writePrivate writes data to path as a new file of mode 0600, created
-// beside it and renamed into place: a file that a container rewrote with
-// a wider mode (see keeper) does not keep that mode, as it would through
-// os.WriteFile, and no reader ever sees half a file.
+// writePrivate writes data to path as a new 0600 file renamed into place:
+// a file a container rewrote with a wider mode does not keep it, as it
+// would through os.WriteFile, and no reader sees half a file.
 func writePrivate(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-") // mode 0600
 	if err != nil {
@@ -56,25 +53,22 @@ func writePrivate(path string, data []byte) error {
 	return nil
 }
 
-// umaskShell runs a program with umask 077 and then replaces itself with
-// it (same PID, so signals and Pdeathsig reach the program): Go's os/exec
-// cannot set a child's umask, and Redis creates its files (log,
-// append-only files, and the configuration file that Sentinel and CONFIG
-// REWRITE rewrite) with mode 0644 & ~umask: with the usual umask 022 a
-// rewritten sentinel.conf is 0644 whatever its mode was (measured with
-// 7.0.15; it rewrites it at start-up already), with 077 it is 0600.
+// umaskShell sets umask 077 and execs the program (same PID, so signals and
+// Pdeathsig reach it): os/exec cannot set a child's umask, and Redis
+// creates its files (log, AOF, the configuration Sentinel and CONFIG
+// REWRITE rewrite) 0644 & ~umask: under 022 a sentinel.conf is 0644 from
+// its start-up rewrite on (measured with 7.0.15), under 077 0600.
 const umaskShell = `umask 077 && exec "$0" "$@"`
 
-// privateCommand returns the command running bin with args under umask
-// 077 (see umaskShell). Nothing secret may be in args: every local user
-// can read a process's command line.
+// privateCommand runs bin with args under umask 077. Nothing secret may
+// be in args: every local user can read a command line.
 func privateCommand(bin string, args ...string) *exec.Cmd {
 	return exec.Command("/bin/sh", append([]string{"-c", umaskShell, bin}, args...)...)
 }
 
-// redisQuote quotes s as a Redis configuration file argument: in double
-// quotes, with backslash, double quote and every byte outside printable
-// ASCII escaped (\xHH), as Redis's sdssplitargs reads them back.
+// redisQuote double-quotes s for a Redis configuration file, escaping
+// backslash, quote and non-printable bytes (\xHH) as sdssplitargs reads
+// them.
 func redisQuote(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
@@ -93,17 +87,12 @@ func redisQuote(s string) string {
 	return b.String()
 }
 
-// keeper keeps the folders that containers write into private. A
-// container runs with Docker's umask 022, which no Docker option changes,
-// so what Redis creates in a bind-mounted folder (its log, append-only
-// files, and the configuration file that Sentinel and CONFIG REWRITE
-// rewrite, with the password in it) is readable by group and others. The
-// keeper watches each folder with inotify (fsnotify) and, on every
-// creation, rename into place or mode change, takes group's and others'
-// access away (a 0644 file becomes 0600, a 0755 folder 0700, and is
-// watched too). The folders themselves are 0700,
-// so the moment between a container's write and the keeper's chmod gives
-// no other user a way in.
+// keeper keeps the folders containers write into private: a container
+// runs with umask 022, which no Docker option changes, so what Redis
+// creates there (see umaskShell) is readable by group and others. It
+// watches each folder with fsnotify and, on every creation, rename or
+// chmod, takes group's and others' access away (and watches new folders).
+// The folders are 0700, so no other user gets in before its chmod.
 type keeper struct {
 	w    *fsnotify.Watcher
 	done chan struct{}
@@ -137,8 +126,8 @@ func (k *keeper) watch(dir string) error {
 	return nil
 }
 
-// sweep takes group's and others' access to dir and everything under it
-// away and, with watch, watches the folders below dir.
+// sweep restricts dir and everything under it and, with watch, watches
+// the folders below.
 func (k *keeper) sweep(dir string, watch bool) error {
 	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -156,7 +145,7 @@ func (k *keeper) sweep(dir string, watch bool) error {
 }
 
 // restrict takes group's and others' access to path away; a path gone
-// meanwhile is no error, nor is a symbolic link (its mode means nothing).
+// meanwhile or a symbolic link (its mode means nothing) is left.
 func restrict(path string) error {
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -203,8 +192,7 @@ func (k *keeper) fail(err error) {
 }
 
 // close stops watching, sweeps every folder once more (call it once the
-// containers are gone, so nothing is written after), and returns what went
-// wrong meanwhile.
+// containers are gone) and returns what went wrong meanwhile.
 func (k *keeper) close() error {
 	err := k.w.Close()
 	<-k.done

@@ -14,8 +14,7 @@ import (
 	"time"
 )
 
-// processRunner runs a node's redis-server as a child process bound to
-// 127.0.0.1.
+// processRunner runs a node's redis-server as a child process.
 type processRunner struct {
 	n    *Node
 	port int // fixed once Start returns
@@ -27,8 +26,8 @@ func (p *processRunner) addr() string { return net.JoinHostPort(loopback, strcon
 
 func (p *processRunner) release(context.Context) error { return nil }
 
-// start starts redis-server and a goroutine that reaps it. A port taken
-// by someone else shows as a process that exits before answering PING.
+// start starts redis-server; a port taken by someone else shows as a
+// process that exits before answering PING.
 func (p *processRunner) start(_ context.Context, fresh bool) (run, error) {
 	n := p.n
 	if fresh {
@@ -38,7 +37,7 @@ func (p *processRunner) start(_ context.Context, fresh bool) (run, error) {
 		}
 		p.port = port
 		if f := n.c.opts.clusterNode; f != nil {
-			// The cluster bus's port too may have been taken since.
+			// The bus port too may have been taken since.
 			set, err := f(n.index)
 			if err != nil {
 				return nil, err
@@ -56,10 +55,9 @@ func (p *processRunner) start(_ context.Context, fresh bool) (run, error) {
 	return spawn(n.c.bin, args, n.dir, n.withClockEnv(os.Environ()), n.LogPath(), n.name)
 }
 
-// spawn starts bin with args under umask 077 (privateCommand) in dir,
-// with env (nil: this process's) and its output appended to logPath, in a
-// process group of its own that dies with this process, and returns its
-// run; what names it in the error.
+// spawn starts bin with args under umask 077 in dir, with env (nil: this
+// process's), output appended to logPath, in a process group of its own
+// that dies with this process; what names it in the error.
 func spawn(bin string, args []string, dir string, env []string, logPath, what string) (run, error) {
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, fileMode)
 	if err != nil {
@@ -76,20 +74,15 @@ func spawn(bin string, args []string, dir string, env []string, logPath, what st
 	return newProcess(cmd), nil
 }
 
-// nodeConf is the name of a data node's configuration file, in its
-// folder. It holds the password (requirepass, and masterauth in the
-// failover topology), so it is never on a command line: /proc/PID/cmdline
-// is readable by every local user, and a container's command by anyone
-// who can inspect it.
+// nodeConf is a data node's configuration file, in its folder: it holds
+// the password, which is never on a command line (nor in a container's,
+// which anyone who can inspect it reads).
 const nodeConf = "redis.conf"
 
-// writeConf writes, to path, the configuration of a data node's
-// redis-server listening on bind:port, with its data in dir and its log at
-// logfile (dir and logfile as redis-server sees them), mode 0600. It is
-// written anew before every start: a CONFIG REWRITE (which the sentinels
-// send after reconfiguring a node) changes it, and a restarted node must
-// start from the cluster's settings, not from what a sentinel made of it.
-// WithExtraArgs' arguments go on the command line, after it, and win.
+// writeConf writes to path the configuration of a node listening on
+// bind:port, its data in dir and log at logfile (as redis-server sees
+// them). It is written anew before every start: a restarted node starts
+// from the cluster's settings, not what a sentinel's CONFIG REWRITE made.
 func (n *Node) writeConf(path string, port int, bind, dir, logfile string) error {
 	o := n.c.opts
 	lines := []string{
@@ -101,9 +94,8 @@ func (n *Node) writeConf(path string, port int, bind, dir, logfile string) error
 		"logfile " + redisQuote(logfile),
 		"daemonize no",
 		"protected-mode no",
-		// DEBUG SLEEP stalls a node's event loop (nemesis server-stall);
-		// Redis 7 refuses DEBUG unless told otherwise. The password
-		// guards it like every other command.
+		// For DEBUG SLEEP (nemesis server-stall), refused by Redis 7
+		// otherwise; the password guards it.
 		"enable-debug-command yes",
 	}
 	switch {
@@ -130,7 +122,7 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// process is one run of a redis-server (or sentinel) process.
+// process is one run of a local process.
 type process struct {
 	cmd  *exec.Cmd
 	exit chan struct{} // closed once cmd.Wait returns
@@ -138,8 +130,7 @@ type process struct {
 
 var _ run = (*process)(nil)
 
-// newProcess returns the run of the started cmd, with a goroutine that
-// reaps it.
+// newProcess returns the run of the started cmd, reaped by a goroutine.
 func newProcess(cmd *exec.Cmd) *process {
 	p := &process{cmd: cmd, exit: make(chan struct{})}
 	go func() {
@@ -165,12 +156,11 @@ func (p *process) Pause(context.Context) error  { return p.signal(syscall.SIGSTO
 func (p *process) Resume(context.Context) error { return p.signal(syscall.SIGCONT) }
 
 func (p *process) signal(sig syscall.Signal) error {
-	if err := p.cmd.Process.Signal(sig); errors.Is(err, os.ErrProcessDone) {
+	err := p.cmd.Process.Signal(sig)
+	if errors.Is(err, os.ErrProcessDone) {
 		return ErrNotRunning
-	} else if err != nil {
-		return err
 	}
-	return nil
+	return err
 }
 
 // Stop resumes the process if paused, sends SIGTERM, then SIGKILL after

@@ -6,13 +6,11 @@ import (
 	"os/exec"
 )
 
-// ErrMissingProgram is wrapped by the error of Spec.CheckPrograms, and of Start,
-// when a program the cluster needs is not on the PATH; its text says how
-// to install the programs.
+// ErrMissingProgram is wrapped when a program the cluster needs is not on
+// the PATH; its text says how to install them.
 var ErrMissingProgram = errors.New("install it with scripts/deps (Debian/Ubuntu: apt-get install redis-server redis-sentinel redis-tools gcc)")
 
-// lookProgram returns nil if name is on the PATH, else a one-line error
-// saying why it is needed and how to install it.
+// lookProgram returns nil if name is on the PATH, else why it is needed.
 func lookProgram(name, why string) error {
 	if _, err := exec.LookPath(name); err != nil {
 		return fmt.Errorf("%s is not on the PATH (%s); %w", name, why, ErrMissingProgram)
@@ -20,15 +18,11 @@ func lookProgram(name, why string) error {
 	return nil
 }
 
-// CheckPrograms reports, in one line, the first program missing from the
-// PATH that opening a cluster of s needs, and how to install it:
-// redis-server for the process backend (the failover topology's sentinels
-// are redis-server in sentinel mode, the same binary), and gcc when its
-// nodes are to run with the clock shim (clockShim). The docker backend
-// needs them only to build DefaultImage when the engine lacks it (Open
-// does), but needs this program to be built with it: ErrNoDockerBackend
-// otherwise. The external backend needs none. It takes a few
-// microseconds: callers run it before anything starts.
+// CheckPrograms reports, in one line, the first program a cluster of s
+// needs that is missing from the PATH: redis-server (the sentinels too)
+// or etcd on the process backend, and gcc with clockShim. The docker
+// backend needs ErrNoDockerBackend's engine instead, the external one
+// nothing. It takes microseconds: callers run it before anything starts.
 func (s Spec) CheckPrograms(clockShim bool) error {
 	switch s.backend() {
 	case BackendDocker:

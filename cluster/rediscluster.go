@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,55 +16,27 @@ import (
 
 // The settings of the cluster topology.
 const (
-	// DefaultMasters is the number of masters of the cluster topology
-	// when Spec.Nodes leaves it unset: each with one replica, 6 nodes.
+	// DefaultMasters is the number of masters when Spec.Nodes leaves it
+	// unset: each with one replica, 6 nodes.
 	DefaultMasters = 3
-	// clusterNodeTimeout (ms) is the nodes' cluster-node-timeout: how long
-	// a master may be unreachable before the majority calls it failed and
-	// its replica is promoted, and how long a master cut off the majority
-	// keeps accepting writes. Redis's default is 15000.
+	// clusterNodeTimeout (ms; Redis's default is 15000) is how long a
+	// master may be unreachable before the majority promotes its replica,
+	// and how long a master cut off the majority keeps accepting writes.
 	clusterNodeTimeout = 1000
 	numSlots           = 16384
 	clusterConf        = "nodes.conf" // in each node's data folder, Redis's own
 	clusterHealthy     = 30 * time.Second
 )
 
-// RedisCluster is the cluster topology (TopologyCluster): Redis Cluster,
-// N masters each with one replica (nodes n1..nN are the first masters,
-// n(N+i) the replica of ni), on the process backend. Every node runs
-// with cluster-enabled yes and a cluster-node-timeout of 1 s, so a master
-// cut off the majority for a second is called failed and its replica
-// promoted (cluster-replica-validity-factor 0: whatever its lag).
-//
-// # Three paths to every node
-//
-//   - the client path, Node.Addr, the toxiproxy proxy as in any Cluster:
-//     what lock clients dial;
-//   - the node's announced address (AnnouncedAddr), a front that forwards
-//     to the node: what the other nodes dial to replicate, and what
-//     CLUSTER SLOTS, CLUSTER NODES and the MOVED and ASK redirections
-//     name. A client of the cluster dials the client path instead:
-//     AddrMap maps each announced address to the client address
-//     (locks.Config.AddrMap turns it into a go-redis Dialer);
-//   - the node's cluster bus, also behind a front.
-//
-// Each node makes its outgoing connections from an address of its own
-// (bind-source-addr 127.0.0.(10+i)), so a front knows which node a
-// connection comes from: Cut cuts two nodes apart on both paths, both
-// directions, while the clients still reach both; CutReplication cuts
-// the announced path alone. Cutting a master's replication to its
-// replica stops it, and its writes are lost if the replica is then
-// promoted (CLUSTER FAILOVER FORCE; over the bus, the old master learns
-// of it at once and turns replica); cutting it from
-// every other node puts it in a minority, and the majority promotes its
-// replica after the node timeout, while it keeps accepting writes until
-// it notices (the node timeout again).
-//
-// A node killed and restarted keeps its nodes.conf (its identity and
-// epoch; its data is gone without persistence) and rejoins, as a replica
-// of whoever holds its slots.
-//
-// Its methods are safe for concurrent use.
+// RedisCluster is the cluster topology: Redis Cluster, N masters (n1..nN)
+// each with a replica (n(N+i) of ni), on the process backend; a replica is
+// promoted whatever its lag (cluster-replica-validity-factor 0). Each node
+// announces a front (which replicas dial and CLUSTER SLOTS, MOVED and ASK
+// name; GroupAddrMap maps it to the client path) and has its bus behind
+// another; it dials from its own address (peerSource), so Cut and
+// CutReplication cut nodes apart while clients reach both. A restarted
+// node keeps its nodes.conf and rejoins as a replica of whoever holds its
+// slots. Its methods are safe for concurrent use.
 type RedisCluster struct {
 	c       *Cluster
 	masters int
@@ -72,9 +45,8 @@ type RedisCluster struct {
 	bus     []*peerFront
 }
 
-// clusterSettings returns the configuration directives of node i of the
-// cluster topology, before it first starts: its bus port (the default,
-// port + 10000, may be above 65535) and its source address.
+// clusterSettings returns node i's directives before it first starts: its
+// bus port (the default, port + 10000, may exceed 65535) and source.
 func clusterSettings(i int) ([][2]string, error) {
 	bus, err := freePort()
 	if err != nil {
@@ -92,12 +64,10 @@ func clusterSettings(i int) ([][2]string, error) {
 }
 
 // StartRedisCluster starts the cluster topology with masters masters
-// (default 3) and a replica each, as Start with opts, and waits until it
-// is healthy (WaitHealthy), at most 30 s. Only the process backend.
+// (default 3), as Start with opts, and waits at most 30 s until it is
+// healthy.
 func StartRedisCluster(ctx context.Context, masters int, opts ...Option) (*RedisCluster, error) {
-	if masters == 0 {
-		masters = DefaultMasters
-	}
+	masters = cmp.Or(masters, DefaultMasters)
 	if masters < 1 {
 		return nil, fmt.Errorf("cluster: the cluster topology needs at least one master, got %d", masters)
 	}
@@ -112,9 +82,26 @@ func StartRedisCluster(ctx context.Context, masters int, opts ...Option) (*Redis
 		err = c.attach("cluster topology", func() { c.redisCluster = rc })
 	}
 	if err != nil {
-		return nil, errors.Join(err, rc.closeFronts(), c.Close())
+		return nil, errors.Join(err, rc.cuts.closeFronts(), c.Close())
 	}
 	return rc, nil
+}
+
+// clusterCmd sends args to n, its error naming what.
+func clusterCmd(ctx context.Context, n *Node, what string, args ...any) error {
+	if err := n.Client().Do(ctx, args...).Err(); err != nil {
+		return fmt.Errorf("cluster: %s: %s: %w", n.name, what, err)
+	}
+	return nil
+}
+
+// myID returns n's CLUSTER MYID.
+func myID(ctx context.Context, n *Node) (string, error) {
+	id, err := n.Client().Do(ctx, "CLUSTER", "MYID").Text()
+	if err != nil {
+		return "", fmt.Errorf("cluster: %s: cluster myid: %w", n.name, err)
+	}
+	return id, nil
 }
 
 func (rc *RedisCluster) start(ctx context.Context) error {
@@ -146,25 +133,25 @@ func (rc *RedisCluster) start(ctx context.Context) error {
 			return err
 		}
 	}
-	// Slots: an even share per master.
-	for i := range rc.masters {
+	for i := range rc.masters { // an even share of the slots each
 		lo, hi := i*numSlots/rc.masters, (i+1)*numSlots/rc.masters-1
-		if err := nodes[i].Client().Do(ctx, "CLUSTER", "ADDSLOTSRANGE", lo, hi).Err(); err != nil {
-			return fmt.Errorf("cluster: %s: cluster addslotsrange %d %d: %w", nodes[i].name, lo, hi, err)
+		what := fmt.Sprintf("cluster addslotsrange %d %d", lo, hi)
+		if err := clusterCmd(ctx, nodes[i], what, "CLUSTER", "ADDSLOTSRANGE", lo, hi); err != nil {
+			return err
 		}
 	}
-	for i, n := range nodes[1:] {
-		if err := n.Client().Do(ctx, "CLUSTER", "MEET", loopback, rc.data[0].port(), rc.bus[0].port()).Err(); err != nil {
-			return fmt.Errorf("cluster: %s: cluster meet: %w", nodes[i+1].name, err)
+	for _, n := range nodes[1:] {
+		if err := clusterCmd(ctx, n, "cluster meet", "CLUSTER", "MEET", loopback, rc.data[0].port(), rc.bus[0].port()); err != nil {
+			return err
 		}
 	}
 	wctx, cancel := context.WithTimeout(ctx, clusterHealthy)
 	defer cancel()
 	ids := make([]string, len(nodes))
 	for i, n := range nodes {
-		id, err := n.Client().Do(ctx, "CLUSTER", "MYID").Text()
+		id, err := myID(ctx, n)
 		if err != nil {
-			return fmt.Errorf("cluster: %s: cluster myid: %w", n.name, err)
+			return err
 		}
 		ids[i] = id
 	}
@@ -184,16 +171,15 @@ func (rc *RedisCluster) start(ctx context.Context) error {
 	return nil
 }
 
-// poll is poll for a check that returns only an error.
+// poll is poll for a check without a value.
 func (rc *RedisCluster) poll(ctx context.Context, what string, check func(context.Context) error) error {
 	_, err := poll(ctx, rc.c, what, func(ctx context.Context) (struct{}, error) { return struct{}{}, check(ctx) })
 	return err
 }
 
-// WaitHealthy waits until every node reports cluster_state:ok and knows
-// every other node, every master serves slots and has an online replica,
-// and every replica's link to its master is up. It polls every 50 ms
-// until ctx is done.
+// WaitHealthy waits until every node says cluster_state:ok and knows all
+// others, every master has an online replica and every replica's link is
+// up.
 func (rc *RedisCluster) WaitHealthy(ctx context.Context) error {
 	return rc.poll(ctx, "a healthy cluster", rc.healthy)
 }
@@ -205,7 +191,7 @@ func (rc *RedisCluster) healthy(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%s: cluster info: %w", n.name, err)
 		}
-		info := fields(s)
+		info := fields(s, "\n", ":")
 		if info["cluster_state"] != "ok" || info["cluster_known_nodes"] != strconv.Itoa(len(rc.c.nodes)) {
 			return fmt.Errorf("%s: cluster_state %q, %s known nodes", n.name, info["cluster_state"], info["cluster_known_nodes"])
 		}
@@ -234,32 +220,16 @@ func (rc *RedisCluster) healthy(ctx context.Context) error {
 // Cluster returns the nodes as a Cluster.
 func (rc *RedisCluster) Cluster() *Cluster { return rc.c }
 
-// Masters returns the number of masters it was started with.
-func (rc *RedisCluster) Masters() int { return rc.masters }
-
-// AnnouncedAddr returns the address by which the cluster knows n (its
-// front): what CLUSTER SLOTS and the redirections name.
-func (rc *RedisCluster) AnnouncedAddr(n *Node) string { return rc.data[rc.index(n)].addr() }
-
-// AddrMap maps each node's announced address to its client address
-// (Node.Addr), which clients dial instead. A new map each time.
+// AddrMap is GroupAddrMap(0).
 func (rc *RedisCluster) AddrMap() map[string]string { return rc.GroupAddrMap(0) }
 
-// GroupAddrMap is AddrMap for client group g: to each node's
-// Node.GroupAddr(g).
+// GroupAddrMap maps each node's announced address to Node.GroupAddr(g).
 func (rc *RedisCluster) GroupAddrMap(g int) map[string]string {
 	m := make(map[string]string, len(rc.data))
 	for i, d := range rc.data {
 		m[d.addr()] = rc.c.nodes[i].GroupAddr(g)
 	}
 	return m
-}
-
-func (rc *RedisCluster) index(n *Node) int {
-	if n == nil || n.c != rc.c {
-		panic("cluster: not a node of this cluster topology")
-	}
-	return n.index
 }
 
 // nodeByAnnounced returns the node announced at addr, or nil.
@@ -298,9 +268,8 @@ func crc16(s string) uint16 {
 	return crc
 }
 
-// SlotOwner asks node ask (nil: each node in turn until one answers)
-// which node serves slot, by CLUSTER NODES, and returns it with its
-// replicas as ask sees them.
+// SlotOwner returns slot's master and its replicas as ask (nil: the first
+// node that answers) sees them in CLUSTER NODES.
 func (rc *RedisCluster) SlotOwner(ctx context.Context, ask *Node, slot int) (master *Node, replicas []*Node, err error) {
 	asked := rc.c.nodes
 	if ask != nil {
@@ -323,8 +292,7 @@ func (rc *RedisCluster) SlotOwner(ctx context.Context, ask *Node, slot int) (mas
 	return nil, nil, fmt.Errorf("cluster: who serves slot %d: %w", slot, errors.Join(errs...))
 }
 
-// ownerIn finds slot's master and its replicas in the text of CLUSTER
-// NODES.
+// ownerIn finds slot's master and its replicas in CLUSTER NODES' text.
 func (rc *RedisCluster) ownerIn(text string, slot int) (*Node, []*Node, error) {
 	type entry struct {
 		node   *Node
@@ -378,8 +346,7 @@ func (rc *RedisCluster) ownerIn(text string, slot int) (*Node, []*Node, error) {
 	return m, reps, nil
 }
 
-// Role returns n's role as n says (INFO replication): "master" or
-// "slave".
+// Role returns n's INFO replication role: "master" or "slave".
 func (rc *RedisCluster) Role(ctx context.Context, n *Node) (string, error) {
 	info, err := nodeInfo(ctx, n)
 	if err != nil {
@@ -388,17 +355,14 @@ func (rc *RedisCluster) Role(ctx context.Context, n *Node) (string, error) {
 	return info["role"], nil
 }
 
-// Cut cuts node a from each of others, on the announced path and the
-// bus, both ways: connections between them are closed and new ones
-// refused. The clients' paths are untouched.
+// Cut cuts a from each of others on the announced path and the bus, both
+// ways.
 func (rc *RedisCluster) Cut(a *Node, others ...*Node) {
 	rc.cuts.set(rc.pairs(a, others), true, true)
 }
 
-// CutReplication cuts node a from each of others on the announced path
-// alone, both ways: a replica of a stops receiving its writes, while the
-// cluster bus still carries the nodes' pings, failure reports and
-// failover messages between them.
+// CutReplication is Cut on the announced path alone: replication stops,
+// the bus still carries pings, failure reports and failover messages.
 func (rc *RedisCluster) CutReplication(a *Node, others ...*Node) {
 	rc.cuts.set(rc.pairs(a, others), false, true)
 }
@@ -408,54 +372,34 @@ func (rc *RedisCluster) Heal(a *Node, others ...*Node) {
 	rc.cuts.set(rc.pairs(a, others), true, false)
 }
 
-// HealAll undoes every cut.
-func (rc *RedisCluster) HealAll() { rc.cuts.healAll() }
-
 func (rc *RedisCluster) pairs(a *Node, others []*Node) [][2]int {
 	var ps [][2]int
 	for _, o := range others {
 		if o != a {
-			ps = append(ps, [2]int{rc.index(a), rc.index(o)})
+			ps = append(ps, [2]int{rc.c.indexOf(a, "cluster"), rc.c.indexOf(o, "cluster")})
 		}
 	}
 	return ps
 }
 
-// closeFronts closes every front; it can be called again.
-func (rc *RedisCluster) closeFronts() error {
-	var errs []error
-	rc.cuts.mu.Lock()
-	fronts := rc.cuts.fronts
-	rc.cuts.fronts = nil
-	rc.cuts.mu.Unlock()
-	for _, f := range fronts {
-		errs = append(errs, f.close())
-	}
-	return errors.Join(errs...)
-}
-
-// RedisCluster returns the cluster topology of the nodes, when the
-// cluster was opened in it; nil otherwise.
+// RedisCluster returns the cluster's cluster topology, or nil.
 func (c *Cluster) RedisCluster() *RedisCluster {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.redisCluster
 }
 
-// ForceFailover makes replica take over its master's slots at once
-// (CLUSTER FAILOVER FORCE: without the master's agreement, nor waiting
-// for the replication to catch up), and waits until replica says it is a
-// master, at most until ctx is done. Whatever the old master wrote that
-// replica had not received is lost once the old master follows it.
+// ForceFailover makes replica take over its master's slots now (CLUSTER
+// FAILOVER FORCE) and waits until it is a master: what it had not
+// received is lost.
 func (rc *RedisCluster) ForceFailover(ctx context.Context, replica *Node) error {
-	if err := replica.Client().Do(ctx, "CLUSTER", "FAILOVER", "FORCE").Err(); err != nil {
-		return fmt.Errorf("cluster: %s: cluster failover force: %w", replica.name, err)
+	if err := clusterCmd(ctx, replica, "cluster failover force", "CLUSTER", "FAILOVER", "FORCE"); err != nil {
+		return err
 	}
 	return rc.WaitMaster(ctx, replica)
 }
 
-// WaitMaster waits until n says it is a master (INFO replication), at
-// most until ctx is done: a replica the cluster promotes.
+// WaitMaster waits until n says it is a master (INFO replication).
 func (rc *RedisCluster) WaitMaster(ctx context.Context, n *Node) error {
 	return rc.poll(ctx, n.name+" to be a master", func(ctx context.Context) error {
 		role, err := rc.Role(ctx, n)
@@ -466,8 +410,7 @@ func (rc *RedisCluster) WaitMaster(ctx context.Context, n *Node) error {
 	})
 }
 
-// MastersNow returns the nodes node ask says are masters serving slots
-// and not failed, by index.
+// MastersNow returns the masters ask says serve slots, not failed.
 func (rc *RedisCluster) MastersNow(ctx context.Context, ask *Node) ([]*Node, error) {
 	text, err := ask.Client().ClusterNodes(ctx).Result()
 	if err != nil {
@@ -491,40 +434,37 @@ func (rc *RedisCluster) MastersNow(ctx context.Context, ask *Node) ([]*Node, err
 // migrateTimeout is MIGRATE's own timeout (ms) for a batch of keys.
 const migrateTimeout = 5000
 
-// MigrateSlot moves slot from master from to master to while clients
-// go on using it, as an operator's live resharding does (redis-cli
-// --cluster reshard): to imports it, from migrates it (a key of the slot
-// from no longer has is redirected to to with ASK), MIGRATE moves its keys
-// in batches (each atomically, DUMP and RESTORE with its remaining TTL,
-// over the announced path, so a cut there stops it), and CLUSTER SETSLOT
-// NODE gives the slot to to, on to first, then from, then the other
-// masters (a client that asks from then gets MOVED). It returns the keys
-// it moved. On an error after some keys moved, the slot is still given
-// to to, which holds them; before, both nodes are set STABLE again.
+// MigrateSlot moves slot from master from to master to while clients use
+// it, as redis-cli --cluster reshard: IMPORTING, MIGRATING (ASK for moved
+// keys), MIGRATE in batches over the announced path (a cut there stops
+// it), then SETSLOT NODE on to, from and the other masters. It returns the
+// keys moved; after an error with some moved, the slot still goes to to,
+// else both are set STABLE again.
 func (rc *RedisCluster) MigrateSlot(ctx context.Context, slot int, from, to *Node) ([]string, error) {
 	ids := map[*Node]string{}
 	for _, n := range []*Node{from, to} {
-		id, err := n.Client().Do(ctx, "CLUSTER", "MYID").Text()
+		id, err := myID(ctx, n)
 		if err != nil {
-			return nil, fmt.Errorf("cluster: %s: cluster myid: %w", n.name, err)
+			return nil, err
 		}
 		ids[n] = id
 	}
 	stable := func(err error) error {
 		for _, n := range []*Node{to, from} {
-			if e := n.Client().Do(context.WithoutCancel(ctx), "CLUSTER", "SETSLOT", slot, "STABLE").Err(); e != nil {
-				err = errors.Join(err, fmt.Errorf("cluster: %s: cluster setslot %d stable: %w", n.name, slot, e))
-			}
+			err = errors.Join(err, clusterCmd(context.WithoutCancel(ctx), n,
+				fmt.Sprintf("cluster setslot %d stable", slot), "CLUSTER", "SETSLOT", slot, "STABLE"))
 		}
 		return err
 	}
-	if err := to.Client().Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", ids[from]).Err(); err != nil {
-		return nil, stable(fmt.Errorf("cluster: %s: cluster setslot %d importing: %w", to.name, slot, err))
+	what := fmt.Sprintf("cluster setslot %d importing", slot)
+	if err := clusterCmd(ctx, to, what, "CLUSTER", "SETSLOT", slot, "IMPORTING", ids[from]); err != nil {
+		return nil, stable(err)
 	}
-	if err := from.Client().Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", ids[to]).Err(); err != nil {
-		return nil, stable(fmt.Errorf("cluster: %s: cluster setslot %d migrating: %w", from.name, slot, err))
+	what = fmt.Sprintf("cluster setslot %d migrating", slot)
+	if err := clusterCmd(ctx, from, what, "CLUSTER", "SETSLOT", slot, "MIGRATING", ids[to]); err != nil {
+		return nil, stable(err)
 	}
-	host, port, err := net.SplitHostPort(rc.AnnouncedAddr(to))
+	host, port, err := net.SplitHostPort(rc.data[rc.c.indexOf(to, "cluster")].addr())
 	if err != nil {
 		return nil, stable(err)
 	}
@@ -563,9 +503,8 @@ func (rc *RedisCluster) MigrateSlot(ctx context.Context, slot int, from, to *Nod
 		}
 	}
 	for _, n := range order {
-		if e := n.Client().Do(context.WithoutCancel(ctx), "CLUSTER", "SETSLOT", slot, "NODE", ids[to]).Err(); e != nil {
-			merr = errors.Join(merr, fmt.Errorf("cluster: %s: cluster setslot %d node %s: %w", n.name, slot, to.name, e))
-		}
+		merr = errors.Join(merr, clusterCmd(context.WithoutCancel(ctx), n,
+			fmt.Sprintf("cluster setslot %d node %s", slot, to.name), "CLUSTER", "SETSLOT", slot, "NODE", ids[to]))
 	}
 	return moved, merr
 }

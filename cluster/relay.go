@@ -9,9 +9,8 @@ import (
 )
 
 // relay accepts the connections to one address and joins each to an
-// upstream until either side ends: the common part of the fronts that
-// stand before the nodes (peerFront, front), which differ in how they
-// pick a connection's upstream and which connections they refuse.
+// upstream until either side ends: what the fronts (peerFront, front)
+// share.
 type relay struct {
 	ln     net.Listener
 	mu     sync.Mutex
@@ -32,8 +31,7 @@ func listenRelay(host, what string) (*relay, error) {
 func (r *relay) addr() string { return r.ln.Addr().String() }
 
 // serve accepts connections until the listener closes: admit names a
-// connection's peer, or refuses it with false, and forward serves each
-// admitted one.
+// connection's peer or refuses it, forward serves it.
 func (r *relay) serve(admit func(net.Conn) (int, bool), forward func(net.Conn)) {
 	for {
 		c, err := r.ln.Accept()
@@ -73,8 +71,7 @@ func (r *relay) drop(c net.Conn) {
 }
 
 // join dials to and copies what is read from src (c, or what stands for
-// it) there and the replies back to c, until either side ends; then it
-// closes both.
+// it) there and the replies back to c, until either side ends.
 func (r *relay) join(c, src net.Conn, to string) {
 	defer r.drop(c)
 	up, err := net.Dial("tcp", to)
@@ -111,4 +108,17 @@ func (r *relay) close() error {
 		return nil
 	}
 	return err
+}
+
+// closeTaken empties *list under mu and closes what it held.
+func closeTaken[T interface{ close() error }](mu *sync.Mutex, list *[]T) error {
+	mu.Lock()
+	items := *list
+	*list = nil
+	mu.Unlock()
+	var errs []error
+	for _, it := range items {
+		errs = append(errs, it.close())
+	}
+	return errors.Join(errs...)
 }

@@ -1,35 +1,26 @@
 package cluster
 
 import (
-	"errors"
 	"fmt"
 	"net"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 )
 
-// replSource is the address the data nodes of the failover topology make
-// their outgoing connections from (bind-source-addr), on the process
-// backend: their replication links. Everything else that dials a node's
-// internal address (the sentinels) comes from 127.0.0.1.
-const replSource = "127.0.0.2"
-
-// replSuffix ends the name of a node's replication proxy: "n1-repl".
-const replSuffix = "-repl"
-
-// The replication link, on the process backend: a node's internal address
-// (the one the sentinels and the replica know, InternalAddr) is served by
-// a front that forwards each connection by where it comes from. A
-// connection from replSource, a data node replicating from this one, goes
-// through the node's replication proxy (ReplicationLink) and then its
-// internal proxy; any other connection, a sentinel's, through the
-// internal proxy alone. So a fault on the replication proxy cuts or slows
-// the link between the primary and its replica and nothing else, while a
-// fault on the internal proxy (the failover kind's) still isolates the
-// node from both. The address a node is known by cannot differ between
-// the replica and the sentinels: the sentinels tell the replica where to
-// replicate from, and put back any other address it is told
-// (+fix-slave-config).
+// The replication link of the failover topology, on the process backend:
+// a node's internal address (InternalAddr) is a front that forwards a
+// connection from replSource (the other data node replicating) through
+// the node's replication proxy (ReplicationLink) and then its internal
+// proxy, and any other (a sentinel's) through the internal proxy alone.
+// So a fault on the replication proxy acts on the replication stream
+// alone, while the failover kind's, on the internal proxy, still isolates
+// the node from both. The replica and the sentinels must know a node by
+// the same address: the sentinels tell the replica where to replicate
+// from, and put back any other address (+fix-slave-config).
+const (
+	replSource = "127.0.0.2" // the data nodes' bind-source-addr; the sentinels dial from 127.0.0.1
+	replSuffix = "-repl"     // ends a replication proxy's name: "n1-repl"
+)
 
 // front forwards the connections to one address to one of two upstreams,
 // by the connection's source address.
@@ -60,9 +51,9 @@ func (f *front) forward(c net.Conn) {
 }
 
 // startLinks puts a front and a replication proxy before each node's
-// internal proxy, on the process backend, and makes the fronts the nodes'
-// internal addresses. The docker backend's replicas dial from their
-// containers' addresses: it keeps no replication link of its own.
+// internal proxy and makes the fronts the internal addresses, on the
+// process backend only: the docker backend's replicas dial from their
+// containers' addresses.
 func (f *Failover) startLinks() error {
 	if f.c.docker != nil {
 		return nil
@@ -85,25 +76,13 @@ func (f *Failover) startLinks() error {
 }
 
 // closeFronts closes the fronts; it can be called again.
-func (f *Failover) closeFronts() error {
-	f.linksMu.Lock()
-	fronts := f.fronts
-	f.fronts = nil
-	f.linksMu.Unlock()
-	var errs []error
-	for _, fr := range fronts {
-		errs = append(errs, fr.close())
-	}
-	return errors.Join(errs...)
-}
+func (f *Failover) closeFronts() error { return closeTaken(&f.linksMu, &f.fronts) }
 
-// ReplicationLink returns the proxy of the link by which a replica
-// replicates from n, n's replication proxy: a toxic there cuts or slows
-// the replication stream between n, when it is the primary, and its
-// replica, and nothing else (the sentinels reach n by another path). nil
-// on the docker backend, which has none.
+// ReplicationLink returns n's replication proxy, the link a replica
+// replicates from n by: a toxic there acts on the replication stream
+// alone. nil on the docker backend, which has none.
 func (f *Failover) ReplicationLink(n *Node) *Link {
-	i := f.index(n)
+	i := f.c.indexOf(n, "failover")
 	if i >= len(f.repl) {
 		return nil
 	}

@@ -12,19 +12,15 @@ import (
 // the rest of the chunk it was cutting.
 const slicerRestTimeout = 2 * time.Second
 
-// slicer replaces toxiproxy's "slicer" toxic in the in-process proxies.
-// It cuts chunks exactly as toxiproxy v2.12.0's SlicerToxic does, but
-// every hand-over to the next stage also watches for an interrupt. Upstream
-// sends each piece unconditionally: when the connection's writer has
-// stopped reading (its peer closed, or stopped reading), the toxic blocks
-// for ever on that send and never takes the interrupt, so removing the
-// toxic, which interrupts it while holding the proxy's toxic lock, never
-// returns and every later toxic call on that proxy waits behind it. A full
-// matrix hung that way (toxiproxy issues 427, 428 and 558; the fix
-// proposed upstream is not released). Interrupted here, the slicer passes
-// on the rest of its chunk within slicerRestTimeout, and drops it if the
-// writer still takes nothing: a connection that read nothing for that long
-// is dead to its client, whose call has timed out (its outcome unknown).
+// slicer replaces toxiproxy's "slicer" toxic in the in-process proxies:
+// it cuts chunks as v2.12.0's SlicerToxic does, but every hand-over also
+// watches for an interrupt. Upstream's send blocks for ever once the
+// writer stops reading, so removing the toxic (which interrupts it under
+// the proxy's toxic lock) never returns and every later toxic call waits
+// behind it: a full matrix hung that way (toxiproxy issues 427, 428, 558;
+// no fix released). Interrupted, this one passes on the rest of its chunk
+// within slicerRestTimeout, else drops it: a connection that read nothing
+// that long is dead to its client, whose call has timed out.
 type slicer struct {
 	AverageSize   int `json:"average_size"`
 	SizeVariation int `json:"size_variation"`
@@ -32,8 +28,7 @@ type slicer struct {
 }
 
 func init() {
-	// Register replaces the entry toxiproxy's own init made: package
-	// toxics is initialised before this one, which imports it.
+	// Replaces toxiproxy's own entry: package toxics is initialised first.
 	toxics.Register("slicer", new(slicer))
 }
 

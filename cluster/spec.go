@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,14 +14,9 @@ import (
 
 // The topologies, as Spec.Topology names them.
 const (
-	// TopologyMasters: independent nodes.
-	TopologyMasters = "masters"
-	// TopologyFailover: a primary, its asynchronous replica and three
-	// sentinels (see Failover).
-	TopologyFailover = "failover"
-	// TopologyCluster: Redis Cluster, masters each with one replica, the
-	// slots spread over the masters (see RedisCluster); process backend.
-	TopologyCluster = "cluster"
+	TopologyMasters  = "masters"  // independent nodes
+	TopologyFailover = "failover" // see Failover
+	TopologyCluster  = "cluster"  // see RedisCluster
 )
 
 // The fsync policies of persistent nodes, as Spec.Appendfsync names them.
@@ -29,65 +25,44 @@ const (
 	AppendfsyncEverysec = "everysec"
 )
 
-// Spec says which cluster Open opens: on which backend its nodes run, in
-// which topology, how many, and the few settings a user chooses. How Open
-// runs it (the folder, the proxy groups, the clock shim, where a docker
-// image build is logged) is given as Options. A run's configuration
-// embeds it (harness.Config), so its JSON names are those of results.json.
+// Spec says which cluster Open opens: backend, topology, how many nodes
+// and the few settings a user chooses; how Open runs it is given as
+// Options. harness.Config embeds it: its JSON names are results.json's.
 type Spec struct {
-	// Nodes is the number of data nodes: of independent masters (default
-	// 1), 2 in the failover topology (a primary and its replica), or the
-	// number of External addresses (its default).
+	// Nodes is the number of data nodes: default 1, 2 in the failover
+	// topology, 6 in the cluster one, the number of External addresses.
 	Nodes int `json:"nodes"`
-	// Backend runs the nodes: BackendProcess (redis-server processes on
-	// this host; the default), BackendDocker (one container per node, from
-	// Image) or BackendExternal (nodes someone else runs, at External).
+	// Backend is BackendProcess (the default), BackendDocker (from
+	// Image) or BackendExternal (at External).
 	Backend string `json:"backend"`
-	// Image is the docker backend's image. Default DefaultImage, which Open
-	// builds when the engine lacks it (make redis-image does the same);
-	// any other image must be there.
-	Image string `json:"image,omitempty"`
-	// External lists the external backend's nodes, host:port each, in node
-	// order. Only these addresses and Toxiproxy are ever contacted.
-	External []string `json:"external,omitempty"`
-	// Toxiproxy is the URL of the HTTP API of a toxiproxy server through
-	// which the external backend's clients reach the nodes (e.g.
-	// http://10.0.0.5:8474; see WithToxiproxy); none by default, and then
-	// no network fault can act on them.
+	// Image is the docker backend's: DefaultImage, which Open builds when
+	// the engine lacks it; any other must be there.
+	Image    string   `json:"image,omitempty"`
+	External []string `json:"external,omitempty"` // host:port, in node order
+	// Toxiproxy is the API URL of the toxiproxy server the external
+	// nodes are reached through (WithToxiproxy); without one no network
+	// fault can act on them.
 	Toxiproxy string `json:"toxiproxy,omitempty"`
 	// Topology is TopologyMasters (the default), TopologyFailover
-	// (process or docker backend) or TopologyCluster (process backend;
-	// Nodes counts masters and replicas, default 6).
-	Topology string `json:"topology,omitempty"`
-	// Persistence runs the nodes with the append-only file, so a killed
-	// node keeps its data (WithPersistence); not for external nodes.
-	Persistence bool `json:"persistence,omitempty"`
-	// Appendfsync is when a persistent node fsyncs its append-only file:
-	// AppendfsyncAlways (before each reply; the default with
-	// Persistence) or AppendfsyncEverysec (once a second, Redis's own
-	// default: a kill may lose the writes of the last second). Setting it
-	// sets Persistence.
+	// (process or docker) or TopologyCluster (process).
+	Topology    string `json:"topology,omitempty"`
+	Persistence bool   `json:"persistence,omitempty"` // WithPersistence; not external
+	// Appendfsync is AppendfsyncAlways (before each reply; the default
+	// with Persistence) or AppendfsyncEverysec (Redis's default: a kill
+	// may lose the last second). Setting it sets Persistence.
 	Appendfsync string `json:"appendfsync,omitempty"`
-	// Server is what the nodes run: ServerRedis (the default) or
-	// ServerEtcd, etcd members on the process backend in the masters
-	// topology, one Raft group (see StartEtcd).
-	Server string `json:"server,omitempty"`
-	// Password is the nodes' password (requirepass): the external nodes'
-	// own, or the one the other backends give their nodes instead of a
-	// random one (see WithPassword). It is never on a command line, and
-	// never in JSON.
+	Server      string `json:"server,omitempty"` // ServerRedis (the default) or ServerEtcd
+	// Password is the nodes' requirepass: the external nodes' own, or the
+	// one given the nodes instead of a random one (WithPassword). Never
+	// on a command line, never in JSON.
 	Password string `json:"-"`
 }
 
 // WithDefaults returns s with its zero fields set to their defaults, or an
 // error naming the first field that does not fit s's backend or topology.
 func (s Spec) WithDefaults() (Spec, error) {
-	if s.Backend == "" {
-		s.Backend = BackendProcess
-	}
-	if s.Topology == "" {
-		s.Topology = TopologyMasters
-	}
+	s.Backend = cmp.Or(s.Backend, BackendProcess)
+	s.Topology = cmp.Or(s.Topology, TopologyMasters)
 	switch s.Server {
 	case "", ServerRedis:
 		s.Server = ""
@@ -128,9 +103,7 @@ func (s Spec) WithDefaults() (Spec, error) {
 		if s.Backend != BackendProcess {
 			return s, fmt.Errorf("cluster: topology cluster runs on the process backend only, not %s (its nodes' fronts tell the nodes apart by their loopback source addresses)", s.Backend)
 		}
-		if s.Nodes == 0 {
-			s.Nodes = 2 * DefaultMasters
-		}
+		s.Nodes = cmp.Or(s.Nodes, 2*DefaultMasters)
 		if s.Nodes < 2 || s.Nodes%2 != 0 {
 			return s, fmt.Errorf("cluster: topology cluster has a replica per master, so an even number of nodes (at least 2), not %d", s.Nodes)
 		}
@@ -149,9 +122,7 @@ func (s Spec) WithDefaults() (Spec, error) {
 	}
 	switch s.Backend {
 	case BackendDocker:
-		if s.Image == "" {
-			s.Image = DefaultImage
-		}
+		s.Image = cmp.Or(s.Image, DefaultImage)
 	case BackendExternal:
 		switch {
 		case len(s.External) == 0:
@@ -169,68 +140,42 @@ func (s Spec) WithDefaults() (Spec, error) {
 			}
 		}
 	}
-	if s.Nodes == 0 {
-		s.Nodes = 1
-	}
+	s.Nodes = cmp.Or(s.Nodes, 1)
 	if s.Nodes < 1 {
 		return s, fmt.Errorf("cluster: nodes must be at least 1, got %d", s.Nodes)
 	}
 	return s, nil
 }
 
-// Abilities are what a cluster can do to its nodes besides serving them:
-// what fault kinds act through (nemesis.Needs).
+// Abilities are what a cluster can do to its nodes besides serving them,
+// which fault kinds need (nemesis.Needs).
 type Abilities struct {
-	// Process: kill, restart, pause and resume nodes (Node.Kill, Restart,
-	// Pause, Resume): the cluster runs them.
-	Process bool
-	// Clock: shift a node's wall clock (Node.SetClockOffset): the nodes run
-	// with the clock shim (WithClockShim).
-	Clock bool
-	// Network: cut and slow the clients' links to the nodes (Node.GroupLink):
-	// every node is behind proxies.
-	Network bool
-	// PowerLoss: drop what a node wrote but did not fsync
-	// (Node.DropUnsynced): its data folder is on lazyfs (WithLazyFS).
-	PowerLoss bool
-	// Links: cut and slow the links between nodes: the replication link
-	// of the failover topology on the process backend
-	// (Failover.ReplicationLink).
-	Links bool
-	// Redis: the nodes are Redis servers, which a kind sends Redis
-	// commands to (DEBUG SLEEP, CONFIG SET, ...). Needed by such kinds;
-	// missing only from a cluster of etcd members.
-	Redis bool
+	Process   bool // Node.Kill, Restart, Pause, Resume: the cluster runs them
+	Clock     bool // Node.SetClockOffset: WithClockShim
+	Network   bool // Node.GroupLink: every node is behind proxies
+	PowerLoss bool // Node.DropUnsynced: WithLazyFS
+	Links     bool // Failover.ReplicationLink: the failover topology, process backend
+	Redis     bool // the nodes take Redis commands (DEBUG SLEEP, ...): not etcd members
 
 	backend string // for Missing's reasons; "" for Abilities made by hand
 	etcd    bool   // the nodes are etcd members, for Missing's reasons
 }
 
-// RunsNodes reports whether a cluster of s starts and runs its nodes, each
-// behind proxies in this process (the process and docker backends), rather
-// than reaching nodes someone else runs (the external backend).
+// RunsNodes reports whether a cluster of s runs its nodes, behind proxies
+// in this process (not the external backend).
 func (s Spec) RunsNodes() bool { return s.backend() != BackendExternal }
 
 // NodesFixed reports whether s's topology or backend fixes its number of
-// nodes (the failover topology's two, the cluster topology's six by
-// default, the external backend's addresses),
-// so that a zero Nodes takes that number rather than a caller's default.
+// nodes, so that a zero Nodes takes it rather than a caller's default.
 func (s Spec) NodesFixed() bool {
 	return s.Topology == TopologyFailover || s.Topology == TopologyCluster || len(s.External) > 0
 }
 
-// Abilities returns what a cluster of s can be opened to do: Clock when it
-// is opened WithClockShim (on the docker backend, the image must also carry
-// the shim, which Open checks), Network unless its nodes are external ones
-// reached without a toxiproxy server, Process unless they are external.
-// External nodes that are all containers of this machine's Docker engine
-// (the compose cluster's) are adopted: Process, and Clock when every
-// container runs the clock shim with its offset file bind-mounted from
-// this machine; finding that out asks the engine.
-//
-// PowerLoss on the process backend, opened WithLazyFS; whether this
-// machine mounts FUSE is found out only when a kind needs it (Missing
-// mounts one lazyfs, once per process).
+// Abilities returns what a cluster of s can be opened to do (Clock
+// WithClockShim, PowerLoss WithLazyFS). External nodes that are adopted
+// containers (adopt.go; this asks the engine) have Process, and Clock when
+// they all run the shim. Whether this machine mounts FUSE is found out
+// only when a kind needs it (Missing).
 func (s Spec) Abilities() Abilities {
 	runs := s.RunsNodes()
 	links := s.backend() == BackendProcess && s.Topology == TopologyFailover
@@ -239,30 +184,29 @@ func (s Spec) Abilities() Abilities {
 		process, clock = adoptedAbilities(s)
 	}
 	if s.Server == ServerEtcd {
-		return Abilities{Process: true, Network: true, backend: BackendProcess, etcd: true}
+		return etcdAbilities
 	}
 	return Abilities{Process: process, Clock: clock, Network: runs || s.Toxiproxy != "", PowerLoss: s.backend() == BackendProcess, Links: links, Redis: true, backend: s.backend()}
 }
 
-// Abilities returns what the cluster can do: see Spec.Abilities; Clock only
-// when it was started WithClockShim.
+// Abilities returns what the cluster can do (see Spec.Abilities).
 func (c *Cluster) Abilities() Abilities {
 	ext := c.backend == BackendExternal && c.adopted == nil
 	c.mu.Lock()
 	links := c.failover != nil && len(c.failover.repl) > 0
 	c.mu.Unlock()
 	if c.server == ServerEtcd {
-		return Abilities{Process: true, Network: true, backend: BackendProcess, etcd: true}
+		return etcdAbilities
 	}
 	return Abilities{Process: !ext, Clock: c.opts.clockShim && !ext, Network: c.backend != BackendExternal || c.remote != nil, PowerLoss: c.opts.lazyFS && c.backend == BackendProcess, Links: links, Redis: true, backend: c.backend}
 }
 
-func (s Spec) backend() string {
-	if s.Backend == "" {
-		return BackendProcess
-	}
-	return s.Backend
-}
+// etcdAbilities are a cluster of etcd members': no Clock (a Go program
+// reads its clock through the vDSO, out of the shim's reach), no
+// PowerLoss, no Redis.
+var etcdAbilities = Abilities{Process: true, Network: true, backend: BackendProcess, etcd: true}
+
+func (s Spec) backend() string { return cmp.Or(s.Backend, BackendProcess) }
 
 // Missing returns, in one line, why a cluster with a cannot do everything
 // need asks (the first ability missing), or "" when it can.
@@ -301,15 +245,9 @@ func (a Abilities) Missing(need Abilities) string {
 	return ""
 }
 
-// Open opens the cluster s describes, its defaults set (see WithDefaults),
-// with opts as for Start (WithDir, WithProxyGroups, WithClockShim,
-// WithLog, ...; s's Password and Persistence are options too): it starts
-// independent masters (Start, StartDocker) or the failover topology
-// (StartFailover, StartDockerFailover, whose Cluster.Failover it returns
-// the data nodes of), or connects to external nodes (Connect). For the
-// docker backend it first makes sure the engine has the image, building
-// DefaultImage when it lacks it (see WithLog). Close stops everything it
-// started, sentinels included.
+// Open opens the cluster s describes (WithDefaults) with opts, s's
+// Password and Persistence among them, by its backend and topology's
+// constructor, building DefaultImage first if the engine lacks it.
 func Open(ctx context.Context, s Spec, opts ...Option) (*Cluster, error) {
 	s, err := s.WithDefaults()
 	if err != nil {
@@ -366,32 +304,24 @@ func failoverCluster(f *Failover, err error) (*Cluster, error) {
 	return f.Cluster(), nil
 }
 
-// Failover returns the failover topology whose data nodes the cluster
-// holds, when it was opened in it; nil otherwise.
+// Failover returns the cluster's failover topology, or nil.
 func (c *Cluster) Failover() *Failover { return c.failover }
 
-// WithLog has Open write to w, one line each, what it does besides
-// starting the nodes that takes long enough to be worth saying (building
-// the docker backend's default image). The default is nothing.
+// WithLog has Open write to w, one line each, what takes long besides
+// starting the nodes (building the default image). Default: nothing.
 func WithLog(w io.Writer) Option {
 	return func(o *options) { o.log = w }
 }
 
-// StaleRemover is the optional ability of a ContainerEngine to remove,
-// before a cluster opens, the containers and networks that a process of
-// this host left when it died without closing its cluster (its owner
-// mark names a process that has ended), and to name them.
+// StaleRemover is the optional ability of a ContainerEngine to remove, and
+// name, the containers and networks a dead process of this host left.
 type StaleRemover interface {
 	RemoveStale(ctx context.Context) ([]string, error)
 }
 
-// removeLeftovers removes what an earlier process, killed before it could
-// clean up, left of the kind of cluster s is (the FUSE mounts of its
-// nodes' disks, WithLazyFS; the containers of the docker backend), each
-// known by the owner mark that names the dead process, and says what it
-// removed, one line, on the cluster's log (WithLog). A process that dies
-// kills its nodes' processes itself (they die with it); a mount or a
-// container outlives it.
+// removeLeftovers removes, and logs, the lazyfs mounts and containers a
+// killed process left (its nodes' processes die with it), known by owner
+// marks naming it.
 func removeLeftovers(ctx context.Context, s Spec, opts []Option) error {
 	o, err := newOptions(s.Nodes, opts)
 	if err != nil {

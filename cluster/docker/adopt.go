@@ -21,9 +21,7 @@ const (
 	envClockFile = "LOCKTORTURE_CLOCK_FILE="
 )
 
-// Adopt finds the containers of the engine with the addresses ips (the
-// nodes of a cluster someone else runs on this machine, such as
-// deploy/compose's), and drives them without creating or removing one.
+// Adopt finds the containers with the addresses ips (cluster.Adopted).
 func (engine) Adopt(ctx context.Context, ips []netip.Addr) (cluster.Adopted, error) {
 	b, err := newDockerBackend(ctx, "")
 	if err != nil {
@@ -70,8 +68,8 @@ func (a *adopted) Watch(id string) cluster.ContainerRun { return adoptedRun{a.b.
 
 func (a *adopted) Close() error { return a.b.cli.Close() }
 
-// adoptedRun is the run of an adopted container: its Stop leaves the
-// container running, thawed if a fault paused it.
+// adoptedRun is an adopted container's run: Stop leaves it running,
+// thawed.
 type adoptedRun struct{ *containerRun }
 
 func (r adoptedRun) Stop(ctx context.Context, _ time.Duration, paused bool) error {
@@ -82,8 +80,7 @@ func (r adoptedRun) Stop(ctx context.Context, _ time.Duration, paused bool) erro
 	return nil
 }
 
-// findByAddress returns, for each ip, the container with that address on
-// one of its networks, or nil when some ip has none.
+// findByAddress returns each ip's container, or nil when some has none.
 func (b *dockerBackend) findByAddress(ctx context.Context, ips []netip.Addr) ([]cluster.AdoptedContainer, error) {
 	res, err := b.cli.ContainerList(ctx, client.ContainerListOptions{All: true})
 	if err != nil {
@@ -116,10 +113,9 @@ func (b *dockerBackend) findByAddress(ctx context.Context, ips []netip.Addr) ([]
 	return out, nil
 }
 
-// hostClockFile is the host's path of a container's clock offset file:
-// the container preloads the clock shim, names its file
-// (LOCKTORTURE_CLOCK_FILE), and that file is in a bind mount of a folder
-// of this machine, at least 8 bytes long. "" otherwise.
+// hostClockFile is the host's path of a container's clock offset file
+// when it preloads the shim and its LOCKTORTURE_CLOCK_FILE, at least 8
+// bytes, is in a writable bind mount; "" otherwise.
 func hostClockFile(c container.InspectResponse) string {
 	if c.Config == nil {
 		return ""

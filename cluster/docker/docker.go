@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -30,38 +31,35 @@ import (
 // Labels on every container of the docker backend, by which Close and
 // RemoveStaleContainers find them.
 const (
-	// LabelRun is the id of the cluster the container belongs to.
-	LabelRun = "io.locktorture.run"
-	// LabelOwner names the process that made the container: "host pidns
-	// pid start", its host name, PID namespace, PID and start time in
-	// clock ticks since boot.
+	LabelRun = "io.locktorture.run" // the id of the container's cluster
+	// LabelOwner names the process that made it: "host pidns pid start",
+	// the start in clock ticks since boot.
 	LabelOwner = "io.locktorture.owner"
-	// LabelNode is the node's name: "n1", ...
-	LabelNode = "io.locktorture.node"
+	LabelNode  = "io.locktorture.node" // "n1", ...
 )
 
 // loopbackAddr is where containers publish their port.
 var loopbackAddr = netip.MustParseAddr("127.0.0.1")
 
-var dockerSetupOnce sync.Once
-
-// dockerSetup disables testcontainers' reaper, whose image cannot be
+// dockerSetupOnce disables testcontainers' reaper, whose image cannot be
 // pulled everywhere (this package removes its containers itself), and
-// silences its logging. Both are global to testcontainers-go, which reads
-// its configuration once per process.
+// silences its logging, once: testcontainers-go reads its configuration
+// once per process.
+var dockerSetupOnce = sync.OnceFunc(func() {
+	os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	tclog.SetDefault(tclog.NewNoopLogger())
+})
+
 func dockerSetup() error {
-	dockerSetupOnce.Do(func() {
-		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
-		tclog.SetDefault(tclog.NewNoopLogger())
-	})
+	dockerSetupOnce()
 	if !testcontainers.ReadConfig().RyukDisabled {
 		return errors.New("cluster: docker: testcontainers' reaper is enabled (ryuk.disabled=false in ~/.testcontainers.properties?); this package removes its containers itself")
 	}
 	return nil
 }
 
-// newDockerClient returns a client to the Docker engine of the
-// environment (DOCKER_HOST, the default socket, ...), once it has answered.
+// newDockerClient returns a client of the environment's engine, once it
+// has answered.
 func newDockerClient(ctx context.Context) (*testcontainers.DockerClient, error) {
 	if err := dockerSetup(); err != nil {
 		return nil, err
@@ -81,8 +79,8 @@ func newDockerClient(ctx context.Context) (*testcontainers.DockerClient, error) 
 	return cli, nil
 }
 
-// Ping returns nil if a Docker engine answers, else cluster.ErrNoDocker
-// (wrapped, with the reason).
+// Ping returns nil if an engine answers, else cluster.ErrNoDocker
+// (wrapped).
 func Ping(ctx context.Context) error {
 	cli, err := newDockerClient(ctx)
 	if err != nil {
@@ -91,7 +89,7 @@ func Ping(ctx context.Context) error {
 	return cli.Close()
 }
 
-// dockerBackend is the Docker engine of one cluster.
+// dockerBackend is the Docker engine of one cluster, its cluster.ContainerSet.
 type dockerBackend struct {
 	cli    *testcontainers.DockerClient
 	image  string
@@ -118,9 +116,8 @@ func newDockerBackend(ctx context.Context, image string) (*dockerBackend, error)
 	}, nil
 }
 
-// createNetwork creates the cluster's own bridge network, named after
-// the run and labelled as its containers are, and finds the host's
-// address on it.
+// createNetwork creates the cluster's own bridge network, labelled as its
+// containers, and finds the host's address on it.
 func (b *dockerBackend) createNetwork(ctx context.Context) error {
 	name := "locktorture-" + b.run
 	res, err := b.cli.NetworkCreate(ctx, name, client.NetworkCreateOptions{Driver: "bridge", Labels: b.labels})
@@ -141,68 +138,61 @@ func (b *dockerBackend) createNetwork(ctx context.Context) error {
 	return fmt.Errorf("cluster: docker network %s has no IPv4 gateway", name)
 }
 
-// close removes every container of the cluster that is left (none, once
-// every node has been released), then its network, and closes the client.
-func (b *dockerBackend) close(ctx context.Context) error {
+// Close removes the cluster's containers left, its network, and closes
+// the client.
+func (b *dockerBackend) Close(ctx context.Context) error {
 	_, err := removeContainers(ctx, b.cli, func(s container.Summary) bool { return s.Labels[LabelRun] == b.run })
 	if b.network != "" {
-		if _, nerr := b.cli.NetworkRemove(ctx, b.network, client.NetworkRemoveOptions{}); nerr != nil && !cerrdefs.IsNotFound(nerr) {
-			err = errors.Join(err, fmt.Errorf("cluster: docker network rm %s: %w", b.network, nerr))
-		}
+		err = errors.Join(err, removeNetwork(ctx, b.cli, b.network, b.network))
 	}
 	return errors.Join(err, b.cli.Close())
 }
 
-// containerSpec is one container to start.
-type containerSpec struct {
-	name     string // LabelNode, and the end of the container's name
-	cmd      []string
-	env      []string // KEY=value
-	dir      string   // bind-mounted as /data
-	port     int      // inside, published on 127.0.0.1:hostPort
-	hostPort int
+// removeNetwork removes network id (called name); one gone is no error.
+func removeNetwork(ctx context.Context, cli *testcontainers.DockerClient, id, name string) error {
+	if _, err := cli.NetworkRemove(ctx, id, client.NetworkRemoveOptions{}); err != nil && !cerrdefs.IsNotFound(err) {
+		return fmt.Errorf("cluster: docker network rm %s: %w", name, err)
+	}
+	return nil
 }
 
-// containerName returns the name of the cluster's container called name.
-func (b *dockerBackend) containerName(name string) string {
+// Gateway returns the host's address on the cluster's own network.
+func (b *dockerBackend) Gateway() string { return b.gateway }
+
+// Name returns the full name of the cluster's container name.
+func (b *dockerBackend) Name(name string) string {
 	return fmt.Sprintf("locktorture-%s-%s", b.run, name)
 }
 
-// startContainer creates and starts a container with testcontainers-go,
-// running as this process's user and group. It returns the container's
-// id, also when the start failed after the container was made (then
-// the caller removes it), and errPortTaken (wrapped) when the engine
-// found the host port taken.
-func (b *dockerBackend) startContainer(ctx context.Context, spec containerSpec) (string, error) {
-	dir, err := filepath.Abs(spec.dir)
+// Start creates and starts a container (cluster.ContainerSet).
+func (b *dockerBackend) Start(ctx context.Context, spec cluster.ContainerSpec) (string, error) {
+	dir, err := filepath.Abs(spec.Dir)
 	if err != nil {
 		return "", fmt.Errorf("cluster: %w", err)
 	}
 	env := map[string]string{}
-	for _, kv := range spec.env {
+	for _, kv := range spec.Env {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
-	labels := map[string]string{LabelNode: spec.name}
-	for k, v := range b.labels {
-		labels[k] = v
-	}
-	cp := network.MustParsePort(fmt.Sprintf("%d/tcp", spec.port))
+	labels := map[string]string{LabelNode: spec.Name}
+	maps.Copy(labels, b.labels)
+	cp := network.MustParsePort(fmt.Sprintf("%d/tcp", spec.Port))
 	req := testcontainers.GenericContainerRequest{
 		ContainerRequest: testcontainers.ContainerRequest{
 			Image:  b.image,
-			Name:   b.containerName(spec.name),
-			Cmd:    spec.cmd,
+			Name:   b.Name(spec.Name),
+			Cmd:    spec.Cmd,
 			Env:    env,
 			Labels: labels,
-			// Only this port, bound below; testcontainers would otherwise
-			// publish every port the image exposes, on every interface.
+			// Else testcontainers publishes every exposed port on every
+			// interface.
 			ExposedPorts: []string{cp.String()},
 			ConfigModifier: func(c *container.Config) {
 				c.User = fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
 			},
 			HostConfigModifier: func(hc *container.HostConfig) {
-				hc.PortBindings = network.PortMap{cp: {{HostIP: loopbackAddr, HostPort: strconv.Itoa(spec.hostPort)}}}
+				hc.PortBindings = network.PortMap{cp: {{HostIP: loopbackAddr, HostPort: strconv.Itoa(spec.HostPort)}}}
 				hc.Binds = []string{dir + ":" + imageData}
 				if b.network != "" {
 					hc.NetworkMode = container.NetworkMode(b.network)
@@ -224,24 +214,33 @@ func (b *dockerBackend) startContainer(ctx context.Context, spec containerSpec) 
 		if s := err.Error(); strings.Contains(s, "port is already allocated") || strings.Contains(s, "address already in use") {
 			return id, fmt.Errorf("%w: %v", errPortTaken, err)
 		}
-		return id, fmt.Errorf("cluster: docker: start %s: %w", spec.name, err)
+		return id, fmt.Errorf("cluster: docker: start %s: %w", spec.Name, err)
 	}
 	return id, nil
 }
 
-// remove force-removes the container id (running, paused or not); a
-// container already gone is no error.
-func (b *dockerBackend) remove(ctx context.Context, id string) error {
-	_, err := b.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+// Remove force-removes container id; one already gone is no error.
+func (b *dockerBackend) Remove(ctx context.Context, id string) error { return rm(ctx, b.cli, id) }
+
+// Restart starts the stopped container id again.
+func (b *dockerBackend) Restart(ctx context.Context, id string) error {
+	_, err := b.cli.ContainerStart(ctx, id, client.ContainerStartOptions{})
+	return err
+}
+
+// Watch is watch as a cluster.ContainerRun.
+func (b *dockerBackend) Watch(id string) cluster.ContainerRun { return b.watch(id) }
+
+func rm(ctx context.Context, cli *testcontainers.DockerClient, id string) error {
+	_, err := cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 	if err != nil && !cerrdefs.IsNotFound(err) {
 		return err
 	}
 	return nil
 }
 
-// watch returns the run of the container id, just started, with a
-// goroutine that closes its done channel once the container stops
-// running.
+// watch returns the run of container id, just started, watched until it
+// stops.
 func (b *dockerBackend) watch(id string) *containerRun {
 	cr := &containerRun{b: b, id: id, exit: make(chan struct{})}
 	wctx, cancel := context.WithCancel(context.Background())
@@ -282,26 +281,26 @@ func (c *containerRun) Kill(ctx context.Context) error {
 }
 
 func (c *containerRun) Pause(ctx context.Context) error {
-	_, err := c.b.cli.ContainerPause(ctx, c.id, client.ContainerPauseOptions{})
-	if notRunning(err) {
-		return cluster.ErrNotRunning
-	}
-	return err
+	return runningErr(c.b.cli.ContainerPause(ctx, c.id, client.ContainerPauseOptions{}))
 }
 
 func (c *containerRun) Resume(ctx context.Context) error {
-	_, err := c.b.cli.ContainerUnpause(ctx, c.id, client.ContainerUnpauseOptions{})
+	return runningErr(c.b.cli.ContainerUnpause(ctx, c.id, client.ContainerUnpauseOptions{}))
+}
+
+// runningErr is an engine call's error, cluster.ErrNotRunning for a
+// container that is not running.
+func runningErr[T any](_ T, err error) error {
 	if notRunning(err) {
 		return cluster.ErrNotRunning
 	}
 	return err
 }
 
-// Stop removes the container at once (forced, paused or not): its data
-// is of no use after Close.
+// Stop removes the container at once: its data is of no use after Close.
 func (c *containerRun) Stop(ctx context.Context, _ time.Duration, _ bool) error {
 	defer c.cancel() // ends the watch, also when the container outlives ctx
-	if err := c.b.remove(ctx, c.id); err != nil {
+	if err := c.b.Remove(ctx, c.id); err != nil {
 		return err
 	}
 	return c.wait(ctx)
@@ -317,8 +316,8 @@ func (c *containerRun) wait(ctx context.Context) error {
 	}
 }
 
-// Status returns the exit code and the end of the container's output (what
-// redis-server wrote before it opened its log file).
+// Status returns the exit code and the end of the container's output
+// (what redis-server wrote before it opened its log).
 func (c *containerRun) Status() string {
 	if c.waitErr != nil {
 		return fmt.Sprintf("wait: %v", c.waitErr)
@@ -339,8 +338,8 @@ func (c *containerRun) Status() string {
 	return s
 }
 
-// notRunning reports whether err is the engine's refusal to act on a
-// container that is not running (or gone).
+// notRunning reports whether err refuses to act on a container that is
+// not running (or gone).
 func notRunning(err error) bool {
 	if err == nil {
 		return false
@@ -356,8 +355,7 @@ type Container struct {
 	Run   string // its LabelRun
 	Owner string // its LabelOwner
 	State string // "running", "paused", "exited", ...
-	// Mine is set when this process made it.
-	Mine bool
+	Mine  bool   // this process made it
 }
 
 // Containers lists every container that carries LabelRun, whoever made it.
@@ -384,13 +382,9 @@ func Containers(ctx context.Context) ([]Container, error) {
 	return cs, nil
 }
 
-// RemoveStaleContainers removes the containers (and then the networks) of
-// the docker backend left behind by a process that died without closing
-// its cluster, and returns their names. A container is stale when its LabelOwner names this host
-// and PID namespace and a PID that is not running, or that a process
-// started at another time now has. Containers of live processes, of other
-// hosts or PID namespaces, or without the label are left alone.
-// Opening a cluster (cluster.StartDocker) calls it.
+// RemoveStaleContainers removes the containers, then networks, whose
+// LabelOwner names a dead process of this host and PID namespace (ownerDead),
+// and returns their names. cluster.StartDocker calls it.
 func RemoveStaleContainers(ctx context.Context) ([]string, error) {
 	cli, err := newDockerClient(ctx)
 	if err != nil {
@@ -401,7 +395,6 @@ func RemoveStaleContainers(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return names, err
 	}
-	// Then the networks of those runs, which nothing uses any more.
 	res, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: make(client.Filters).Add("label", LabelRun)})
 	if err != nil {
 		return names, fmt.Errorf("cluster: docker: list networks: %w", err)
@@ -411,8 +404,8 @@ func RemoveStaleContainers(ctx context.Context) ([]string, error) {
 		if !ownerDead(nw.Labels[LabelOwner]) {
 			continue
 		}
-		if _, err := cli.NetworkRemove(ctx, nw.ID, client.NetworkRemoveOptions{}); err != nil && !cerrdefs.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("cluster: docker network rm %s: %w", nw.Name, err))
+		if err := removeNetwork(ctx, cli, nw.ID, nw.Name); err != nil {
+			errs = append(errs, err)
 			continue
 		}
 		names = append(names, nw.Name)
@@ -443,8 +436,7 @@ func removeContainers(ctx context.Context, cli *testcontainers.DockerClient, mat
 		if !match(s) {
 			continue
 		}
-		_, err := cli.ContainerRemove(ctx, s.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-		if err != nil && !cerrdefs.IsNotFound(err) {
+		if err := rm(ctx, cli, s.ID); err != nil {
 			errs = append(errs, fmt.Errorf("cluster: docker rm %s: %w", s.Names, err))
 			continue
 		}
@@ -457,7 +449,7 @@ func removeContainers(ctx context.Context, cli *testcontainers.DockerClient, mat
 func ownerLabel() string { return processOwner(os.Getpid()) }
 
 // processOwner returns "host pidns pid start" for process pid, or "" if
-// it does not run (or cannot be read).
+// it cannot be read.
 func processOwner(pid int) string {
 	host, _ := os.Hostname()
 	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
@@ -471,9 +463,9 @@ func processOwner(pid int) string {
 	return fmt.Sprintf("%s %s %d %s", host, ns, pid, start)
 }
 
-// ownerDead reports whether the process an owner label names has surely
-// died: same host and PID namespace as this process, and its PID is not
-// running or belongs to a process started at another time.
+// ownerDead reports whether the process an owner label names surely died:
+// this host and PID namespace, and its PID not running or another
+// process's (started at another time).
 func ownerDead(label string) bool {
 	f := strings.Fields(label)
 	me := strings.Fields(ownerLabel())

@@ -7,12 +7,10 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/locktorture/locktorture/cluster"
-	"github.com/moby/moby/client"
 )
 
 func init() { cluster.RegisterContainerEngine(engine{}) }
 
-// The names of package cluster that the containers use.
 const (
 	imageData = cluster.ImageData // where a node's folder is mounted
 	tailLines = 10                // lines of a container's output quoted in errors
@@ -20,15 +18,14 @@ const (
 
 var errPortTaken = cluster.ErrPortTaken
 
-// engine is the Docker engine of the environment (DOCKER_HOST, the
-// default socket, ...), reached with testcontainers-go.
+// engine is the environment's Docker engine (DOCKER_HOST, the default
+// socket, ...), reached with testcontainers-go.
 type engine struct{}
 
 var _ cluster.ContainerEngine = engine{}
 var _ cluster.StaleRemover = engine{}
 
-// RemoveStale is RemoveStaleContainers: cluster.Open calls it first, and
-// names what it removed.
+// RemoveStale is RemoveStaleContainers, for cluster.Open.
 func (engine) RemoveStale(ctx context.Context) ([]string, error) { return RemoveStaleContainers(ctx) }
 
 func (engine) Host(ctx context.Context) (string, error) {
@@ -61,45 +58,22 @@ func (engine) ImageLabels(ctx context.Context, image string) (map[string]string,
 	return img.Config.Labels, nil
 }
 
-// Open connects to the engine, removes what dead processes left behind
-// (RemoveStaleContainers) and, with network, creates the cluster's own
-// network.
+// Open connects, removes what dead processes left (RemoveStaleContainers)
+// and, with network, creates the cluster's own.
 func (engine) Open(ctx context.Context, image string, network bool) (cluster.ContainerSet, error) {
 	b, err := newDockerBackend(ctx, image)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := RemoveStaleContainers(ctx); err != nil {
-		return nil, errors.Join(err, b.close(ctx))
+		return nil, errors.Join(err, b.Close(ctx))
 	}
 	if network {
 		if err := b.createNetwork(ctx); err != nil {
-			return nil, errors.Join(err, b.close(context.WithoutCancel(ctx)))
+			return nil, errors.Join(err, b.Close(context.WithoutCancel(ctx)))
 		}
 	}
-	return containerSet{b}, nil
+	return b, nil
 }
 
-// containerSet is a dockerBackend as a cluster.ContainerSet.
-type containerSet struct{ b *dockerBackend }
-
-var _ cluster.ContainerSet = containerSet{}
-
-func (s containerSet) Gateway() string { return s.b.gateway }
-
-func (s containerSet) Start(ctx context.Context, spec cluster.ContainerSpec) (string, error) {
-	return s.b.startContainer(ctx, containerSpec{name: spec.Name, cmd: spec.Cmd, env: spec.Env, dir: spec.Dir, port: spec.Port, hostPort: spec.HostPort})
-}
-
-func (s containerSet) Restart(ctx context.Context, id string) error {
-	_, err := s.b.cli.ContainerStart(ctx, id, client.ContainerStartOptions{})
-	return err
-}
-
-func (s containerSet) Watch(id string) cluster.ContainerRun { return s.b.watch(id) }
-
-func (s containerSet) Remove(ctx context.Context, id string) error { return s.b.remove(ctx, id) }
-
-func (s containerSet) Name(node string) string { return s.b.containerName(node) }
-
-func (s containerSet) Close(ctx context.Context) error { return s.b.close(ctx) }
+var _ cluster.ContainerSet = (*dockerBackend)(nil)

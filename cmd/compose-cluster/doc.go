@@ -1,19 +1,10 @@
-// Command compose-cluster starts and stops the multi-host cluster of
-// deploy/compose/docker-compose.yml (five Redis nodes and a toxiproxy
-// server on a private network) and builds its toxiproxy image, for
-// torture run --backend external. Run it from the repository's root:
-//
-//	compose-cluster toxiproxy-image [-tag locktorture/toxiproxy:local]
-//	compose-cluster up   [-project locktorture] [-net 172.30.117] [-config deploy/compose/redis.conf]
-//	compose-cluster down [-project locktorture] [-net 172.30.117]
-//
-// up writes the nodes' configuration when it is missing (mode 0600, the
-// password from $LOCKTORTURE_PASSWORD or a random one), starts the
-// cluster with the compose CLI found (docker compose or docker-compose),
-// waits until every node and the toxiproxy API answer, and prints the
-// torture command that runs against it, without the password. down
-// removes the containers and the network and checks that none is left.
-// Exit status 2 and one line on an error.
+// Command compose-cluster builds the toxiproxy image of, starts and stops
+// the cluster of deploy/compose/docker-compose.yml, for torture run
+// --backend external; run it from the repository's root (see usage in
+// main.go). up writes a missing configuration (0600; the password from
+// $LOCKTORTURE_PASSWORD or random) and prints the torture command for the
+// cluster, without the password; down checks nothing is left. Exit
+// status 2 and one line on an error.
 //
 // It imports deploy/compose (the cluster) and internal/cli (its main).
 package main

@@ -1,7 +1,5 @@
-// Command redis-image builds the Docker image that the docker backend
-// runs (make redis-image): FROM scratch, from this host's redis-server,
-// the shared libraries it links and the clock shim, so it needs no
-// registry. See cluster.BuildImage.
+// Command redis-image builds the docker backend's image (make
+// redis-image) with cluster.BuildImage: no registry needed.
 //
 // It is wiring only: it imports cluster, cluster/docker (the docker
 // backend) and internal/cli (its main), and nothing else of this module.

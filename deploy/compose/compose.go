@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -24,17 +25,11 @@ import (
 
 // The compose file and its defaults.
 const (
-	// File is the compose file, in this package's folder.
-	File = "docker-compose.yml"
-	// ConfigFile is the nodes' configuration, beside File by default.
-	ConfigFile = "redis.conf"
-	// DefaultNet is the first three octets of the cluster's /24 subnet
-	// when LOCKTORTURE_NET is unset.
-	DefaultNet = "172.30.117"
-	// Nodes is the number of Redis nodes the file runs.
-	Nodes = 5
-	// ToxiproxyPort is the port of the toxiproxy server's HTTP API.
-	ToxiproxyPort = 8474
+	File          = "docker-compose.yml" // in this package's folder
+	ConfigFile    = "redis.conf"         // the nodes', beside File by default
+	DefaultNet    = "172.30.117"         // the /24's first three octets without LOCKTORTURE_NET
+	Nodes         = 5                    // Redis nodes the file runs
+	ToxiproxyPort = 8474                 // of the toxiproxy server's API
 )
 
 // ErrNoCLI is returned when neither docker compose (v2) nor
@@ -43,28 +38,19 @@ var ErrNoCLI = errors.New("compose: neither 'docker compose' nor 'docker-compose
 
 // Cluster is one instance (a compose project) of the compose file.
 type Cluster struct {
-	// Dir is the folder of docker-compose.yml. Required.
-	Dir string
-	// Project is the compose project name; the containers and the
-	// network are named after it. Required.
-	Project string
-	// Net is the first three octets of the network's /24 subnet: the
-	// nodes are at .11 to .15, the toxiproxy server at .10. Default
-	// DefaultNet.
-	Net string
-	// Config is the nodes' redis.conf (see WriteConfig). Default
-	// Dir/redis.conf.
-	Config string
-	// ClockDir holds each node's clock offset file, ClockDir/nI/clock.offset,
-	// bind-mounted into its container, through which the external backend
-	// shifts the node's clock. Default: the folder "clock" beside Config.
+	Dir     string // of docker-compose.yml; required
+	Project string // names the containers and network; required
+	// Net is the network's /24 (nodes at .11 to .15, toxiproxy at .10);
+	// default DefaultNet.
+	Net    string
+	Config string // the nodes' redis.conf (WriteConfig); default Dir/redis.conf
+	// ClockDir holds ClockDir/nI/clock.offset, bind-mounted into node nI,
+	// by which the external backend shifts its clock; default "clock"
+	// beside Config.
 	ClockDir string
-	// RedisImage and ToxiproxyImage are the images the containers run.
-	// Defaults: cluster.DefaultImage and ToxiproxyImage, as in the file.
+	// The images; defaults cluster.DefaultImage and ToxiproxyImage.
 	RedisImage, ToxiproxyImage string
-	// CLI is the compose command, e.g. {"docker", "compose"}. Default:
-	// FindCLI's.
-	CLI []string
+	CLI                        []string // e.g. {"docker", "compose"}; default FindCLI's
 }
 
 // withDefaults returns c with its defaults set; it finds the CLI.
@@ -72,31 +58,21 @@ func (c Cluster) withDefaults(ctx context.Context) (Cluster, error) {
 	if c.Dir == "" || c.Project == "" {
 		return c, errors.New("compose: a cluster needs its folder and a project name")
 	}
-	if c.Net == "" {
-		c.Net = DefaultNet
-	}
+	c.Net = cmp.Or(c.Net, DefaultNet)
 	if _, err := netip.ParsePrefix(c.Net + ".0/24"); err != nil {
 		return c, fmt.Errorf("compose: network %q: want three octets, e.g. %s", c.Net, DefaultNet)
 	}
-	if c.Config == "" {
-		c.Config = filepath.Join(c.Dir, ConfigFile)
-	}
+	c.Config = cmp.Or(c.Config, filepath.Join(c.Dir, ConfigFile))
 	var err error
 	if c.Config, err = filepath.Abs(c.Config); err != nil {
 		return c, fmt.Errorf("compose: %w", err)
 	}
-	if c.ClockDir == "" {
-		c.ClockDir = filepath.Join(filepath.Dir(c.Config), "clock")
-	}
+	c.ClockDir = cmp.Or(c.ClockDir, filepath.Join(filepath.Dir(c.Config), "clock"))
 	if c.ClockDir, err = filepath.Abs(c.ClockDir); err != nil {
 		return c, fmt.Errorf("compose: %w", err)
 	}
-	if c.RedisImage == "" {
-		c.RedisImage = cluster.DefaultImage
-	}
-	if c.ToxiproxyImage == "" {
-		c.ToxiproxyImage = ToxiproxyImage
-	}
+	c.RedisImage = cmp.Or(c.RedisImage, cluster.DefaultImage)
+	c.ToxiproxyImage = cmp.Or(c.ToxiproxyImage, ToxiproxyImage)
 	if c.CLI == nil {
 		if c.CLI, err = FindCLI(ctx); err != nil {
 			return c, err
@@ -119,12 +95,7 @@ func (c Cluster) ToxiproxyURL() string {
 	return fmt.Sprintf("http://%s.10:%d", c.net(), ToxiproxyPort)
 }
 
-func (c Cluster) net() string {
-	if c.Net == "" {
-		return DefaultNet
-	}
-	return c.Net
-}
+func (c Cluster) net() string { return cmp.Or(c.Net, DefaultNet) }
 
 // FindCLI returns the compose command that answers on this machine:
 // {"docker", "compose"} (v2) or {"docker-compose"} (v1), or ErrNoCLI.
@@ -141,11 +112,9 @@ func FindCLI(ctx context.Context) ([]string, error) {
 	return nil, ErrNoCLI
 }
 
-// compose runs the compose CLI on the file with args and returns its
-// combined output.
+// compose runs the compose CLI on the file with args.
 func (c Cluster) compose(ctx context.Context, args ...string) ([]byte, error) {
-	full := append([]string{}, c.CLI[1:]...)
-	full = append(full, "-p", c.Project, "-f", filepath.Join(c.Dir, File))
+	full := append(slices.Clone(c.CLI[1:]), "-p", c.Project, "-f", filepath.Join(c.Dir, File))
 	full = append(full, args...)
 	cmd := exec.CommandContext(ctx, c.CLI[0], full...)
 	cmd.Env = append(os.Environ(),
@@ -166,11 +135,9 @@ func (c Cluster) compose(ctx context.Context, args ...string) ([]byte, error) {
 }
 
 // Up starts the cluster (compose up -d) and waits until every node
-// answers PING with password and the toxiproxy API answers, at their
-// addresses from this machine. The images must exist (nothing is
-// pulled; make redis-image and make toxiproxy-image build them) and so
-// must the configuration. On failure the containers started are left for
-// Down.
+// answers PING with password and the toxiproxy API answers. The images
+// (never pulled) and the configuration must exist. On failure the
+// containers are left for Down.
 func (c Cluster) Up(ctx context.Context, password string) error {
 	c, err := c.withDefaults(ctx)
 	if err != nil {
@@ -195,9 +162,9 @@ func (c Cluster) Up(ctx context.Context, password string) error {
 	return c.wait(ctx, password, time.Minute)
 }
 
-// writeClocks writes each node's clock offset file, 8 zero bytes (no
-// offset), mode 0600 in a folder of mode 0700, unless it is there: a
-// running node's shim maps it, and must not see it cut short.
+// writeClocks writes each node's clock offset file (8 zero bytes, 0600, in
+// a 0700 folder) unless there: a running shim maps it and must not see it
+// cut short.
 func (c Cluster) writeClocks() error {
 	for i := range Nodes {
 		dir := filepath.Join(c.ClockDir, fmt.Sprintf("n%d", i+1))
@@ -215,8 +182,7 @@ func (c Cluster) writeClocks() error {
 	return nil
 }
 
-// wait polls the nodes and the toxiproxy API until each answers, or
-// within fails.
+// wait polls ready until it passes, or fails after within.
 func (c Cluster) wait(ctx context.Context, password string, within time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
@@ -233,8 +199,8 @@ func (c Cluster) wait(ctx context.Context, password string, within time.Duration
 	}
 }
 
-// ready returns nil when every node answers PING and the toxiproxy API
-// its version.
+// ready returns nil when every node answers PING and toxiproxy its
+// version.
 func (c Cluster) ready(ctx context.Context, password string) error {
 	var errs []error
 	for i, addr := range c.Addrs() {
@@ -262,8 +228,8 @@ func (c Cluster) ready(ctx context.Context, password string) error {
 	return errors.Join(errs...)
 }
 
-// Down stops and removes the cluster's containers and network (compose
-// down), then checks that none is left (Leftovers).
+// Down removes the cluster's containers and network (compose down) and
+// checks that none is left.
 func (c Cluster) Down(ctx context.Context) error {
 	c, err := c.withDefaults(ctx)
 	if err != nil {
@@ -282,18 +248,14 @@ func (c Cluster) Down(ctx context.Context) error {
 	return nil
 }
 
-// Leftovers lists the containers, networks and volumes of the project
-// that exist, by compose's project label.
+// Leftovers lists the project's containers, networks and volumes.
 func (c Cluster) Leftovers(ctx context.Context) ([]string, error) {
 	label := "label=com.docker.compose.project=" + c.Project
 	var left []string
-	for _, what := range []struct{ kind, format string }{
-		{"container", "{{.Names}}"}, {"network", "{{.Name}}"}, {"volume", "{{.Name}}"},
+	for _, what := range []struct{ kind, list, format string }{
+		{"container", "ps -a", "{{.Names}}"}, {"network", "network ls", "{{.Name}}"}, {"volume", "volume ls", "{{.Name}}"},
 	} {
-		args := []string{what.kind, "ls", "--filter", label, "--format", what.format}
-		if what.kind == "container" {
-			args = []string{"ps", "-a", "--filter", label, "--format", what.format}
-		}
+		args := append(strings.Fields(what.list), "--filter", label, "--format", what.format)
 		out, err := exec.CommandContext(ctx, "docker", args...).Output()
 		if err != nil {
 			return nil, fmt.Errorf("compose: docker %s: %w", strings.Join(args[:2], " "), err)
@@ -305,9 +267,8 @@ func (c Cluster) Leftovers(ctx context.Context) ([]string, error) {
 	return left, nil
 }
 
-// FreeNet returns the first three octets of a /24 under 172.30.0.0/16,
-// from the third octet start on, that overlaps no Docker network and no
-// address of this machine's interfaces.
+// FreeNet returns the first /24 under 172.30.0.0/16, from third octet
+// start on, that overlaps no Docker network and no local interface.
 func FreeNet(ctx context.Context, start int) (string, error) {
 	var used []netip.Prefix
 	ids, err := exec.CommandContext(ctx, "docker", "network", "ls", "-q").Output()
@@ -351,11 +312,10 @@ func NewPassword() string {
 	return hex.EncodeToString(b)
 }
 
-// WriteConfig writes the nodes' redis.conf at path, mode 0600 (an
-// existing file, or a link, is replaced, never written through): port 6379 on every
-// interface of the container, password (requirepass), no persistence.
-// The password must be printable ASCII, without spaces, quotes or
-// backslashes.
+// WriteConfig writes the nodes' redis.conf at path, mode 0600, replacing
+// (never writing through) a file or link there: port 6379, requirepass
+// password (printable ASCII without spaces, quotes or backslashes), no
+// persistence.
 func WriteConfig(path, password string) error {
 	if err := checkPassword(password); err != nil {
 		return err
@@ -369,8 +329,7 @@ func WriteConfig(path, password string) error {
 		"requirepass " + password,
 		`save ""`,
 		"appendonly no",
-		// DEBUG SLEEP stalls a node (nemesis server-stall); the password
-		// guards it like every other command.
+		// For DEBUG SLEEP (nemesis server-stall); the password guards it.
 		"enable-debug-command yes",
 		"",
 	}, "\n")

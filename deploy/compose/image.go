@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -13,21 +14,16 @@ import (
 // the compose file runs.
 const ToxiproxyImage = "locktorture/toxiproxy:local"
 
-// toxiproxyModule is the module whose server the image runs, at the
-// version go.mod requires.
+// toxiproxyModule is the module whose server the image runs, at go.mod's
+// version.
 const toxiproxyModule = "github.com/Shopify/toxiproxy/v2"
 
-// BuildToxiproxyImage builds the Docker image tag (ToxiproxyImage if "")
-// of toxiproxy's server at the version this module requires (go.mod):
-// "go build" of its cmd/server, static (CGO_ENABLED=0), its version
-// stamped, into an image FROM scratch whose entry point is the server.
-// It needs the go command and the docker CLI in PATH, and runs in the
-// module of the working directory, which must be this one (or one that
-// requires the toxiproxy module).
+// BuildToxiproxyImage builds the image tag (ToxiproxyImage if ""), FROM
+// scratch, of toxiproxy's server at go.mod's version, built static with
+// its version stamped. It needs go and docker in PATH, in a module that
+// requires toxiproxy.
 func BuildToxiproxyImage(ctx context.Context, tag string) error {
-	if tag == "" {
-		tag = ToxiproxyImage
-	}
+	tag = cmp.Or(tag, ToxiproxyImage)
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		return fmt.Errorf("compose: toxiproxy image: the go command builds toxiproxy's server: %w", err)
