@@ -18,7 +18,13 @@ import (
 	"github.com/locktorture/locktorture/internal/redisopt"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
+	zlog "github.com/rs/zerolog/log"
 )
+
+// toxiproxy's bandwidth toxic logs through zerolog's global logger, not
+// the server's (NewServer's zerolog.Nop()): a line on stderr at every
+// heal of a bandwidth fault. Nothing else here logs through zerolog.
+func init() { zlog.Logger = zerolog.Nop() }
 
 var (
 	// ErrClosed is returned by Restart once the cluster is closed.
