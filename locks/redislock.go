@@ -11,70 +11,41 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// redislockLock is github.com/bsm/redislock (the version go.mod pins;
-// results.json records it), a single-instance lock on Config.Addrs[0], or
-// on the primary that Config.Sentinels name, through one go-redis client
-// built with this package's safe options (NewSingleClient). Every Redis
-// command is the library's:
+// redislockLock is github.com/bsm/redislock (the version go.mod pins), a
+// single-instance lock through one client built with NewUniversalClient.
+// Every Redis command is the library's:
 //
-//   - Acquire: Client.Obtain(ctx, key, TTL) with a retry strategy of
-//     Config.Tries attempts in all (redislock.LimitRetry), the delay
-//     between two drawn from [RetryDelay/2, RetryDelay) by the lock's
-//     seeded generator. Obtain runs one Lua script per attempt: SET key
-//     token NX PX ttl, or, if the key already starts with the same token,
-//     SET it again (re-obtaining a lock by its token, v0.9.4). It returns
-//     the first Redis error at once, without retrying and without
-//     cleaning up. Lease.Token is Lock.Token() (16 random bytes,
-//     base64).
-//   - Release: Lock.Release, a Lua compare-and-delete.
-//   - Extend: Lock.Refresh(ctx, TTL), a Lua compare-and-pexpire.
+//   - Acquire: Client.Obtain(ctx, key, TTL), Config.Tries attempts in all
+//     (LimitRetry), the delays from the lock's seeded Backoff. One Lua
+//     script per attempt: SET key token NX PX ttl, or SET again when the
+//     key starts with the same token (v0.9.4). The first Redis error
+//     returns at once, without retry or clean-up. Token is Lock.Token().
+//   - Release: Lock.Release, a compare-and-delete.
+//   - Extend: Lock.Refresh(ctx, TTL), a compare-and-pexpire.
 //
-// Validity. redislock promises no deadline: Obtain returns a lock "with
-// the given TTL" and Lock.TTL asks Redis for the key's remaining PTTL.
-// The adapter gives the most the library can be read to promise: start +
-// TTL, start being time.Now before Obtain (or Refresh) was called, so the
-// time spent in the call, its retries included, comes off the lease. The
-// library does no elapsed-time or drift accounting of its own: there is
-// no allowance for the server's clock running faster than the client's,
-// nor for PX's millisecond resolution (the reference setnx keeps TTL×1% +
-// 2 ms back). Whether that matters is for the harness to show.
+// Validity: the library promises none (Lock.TTL asks Redis for the PTTL);
+// the adapter gives the most it can be read to promise, start + TTL, start
+// taken before Obtain (or Refresh), with no drift allowance.
 //
-// The library's Lock holds the key, value and token length in unexported
-// fields, so Release and Extend need the *redislock.Lock that Obtain
-// returned: the adapter keeps them in a map from token to lock, guarded by
-// a mutex. An entry is deleted when Release succeeds or finds the lease
-// not held; it stays after a Release whose outcome is unknown, so that the
-// caller may try again, and for a lease that is never released. Each
-// entry costs about 100 bytes until Close. Release or Extend of a token
-// that has no entry (released before, or acquired through another Lock)
+// Release and Extend need the *redislock.Lock that Obtain returned (its
+// fields are unexported), kept by token until Release succeeds or finds
+// it not held (about 100 bytes each until Close); a token without one
 // fails with ErrNotHeld without asking Redis.
 //
-// Results: Obtain's ErrNotObtained is ErrNotAcquired; Release's
-// ErrLockNotHeld and Refresh's ErrNotObtained are ErrNotHeld (the library
-// reuses ErrNotObtained for a failed refresh); any other error, and a done
-// ctx (whose error Obtain returns as is), leaves the outcome unknown.
+// Results: ErrNotObtained is ErrNotAcquired (from Obtain) or ErrNotHeld
+// (from Refresh); ErrLockNotHeld is ErrNotHeld; any other error, and a
+// done ctx (which Obtain returns as is), leaves the outcome unknown.
 //
-// Where redislock differs from the reference setnx (setnx.go):
+// Where it differs from the reference setnx: no drift allowance; an
+// Acquire with an unknown outcome does not delete its token
+// (TestLibrariesLeaveCancelledGrants); Refresh ignores the lease's
+// validity; Lock.TTL reports the PTTL as the server saw it, not shortened
+// by the reply's travel (TestRedislockTTLIgnoresReplyLatency), so the
+// adapter does not use it. No fencing tokens (v0.9.4).
 //
-//   - No drift allowance (above).
-//   - An Acquire that fails with an unknown outcome (a timeout, a done
-//     ctx) does not delete its token: a SET that landed unseen holds the
-//     key until its TTL (TestLibrariesLeaveCancelledGrants).
-//   - Refresh does not look at the lease's validity: it extends whenever
-//     the key still holds the token; the reference refuses a lease past
-//     its validity without asking.
-//   - Lock.TTL, which the library offers to check that a lock is still
-//     held, reports the key's PTTL as the server saw it, not shortened by
-//     the reply's travel time (TestRedislockTTLIgnoresReplyLatency); the
-//     adapter does not use it.
-//
-// Fencing: none; v0.9.4 issues no fencing tokens.
-//
-// Evidence ([NodeReporter]): a go-redis hook on the client reports node
-// 0's answer to each run of the obtain script (the k-th in one Acquire is
-// attempt k), of the release script and of the refresh script
-// (libhook.go). A Release or Extend of a token without an entry asks no
-// node and reports nothing.
+// Evidence: the hook on the client (libhook.go) reports node 0's answer
+// to each obtain (the k-th in one Acquire is attempt k), release and
+// refresh script.
 type redislockLock struct {
 	name    string
 	cfg     Config
@@ -91,14 +62,11 @@ var (
 	_ NodeReporter = (*redislockLock)(nil)
 )
 
-// ReportsNodes implements [NodeReporter], through the hook on the node's
-// client (libhook.go).
+// ReportsNodes implements [NodeReporter] (libhook.go).
 func (l *redislockLock) ReportsNodes() bool { return true }
 
-// NewRedislock builds a lock on github.com/bsm/redislock (see the
-// registry's "redislock"): the TTL of the keys is cfg.TTL; cfg.Tries and
-// cfg.RetryDelay make its retry strategy; cfg.Timeout bounds Release,
-// Extend and every go-redis call; cfg.Fencing is refused.
+// NewRedislock builds "redislock": cfg.Timeout bounds Release, Extend and
+// every go-redis call; Fencing is refused.
 func NewRedislock(cfg Config) (Lock, error) {
 	return asLock(newRedislock("redislock", cfg))
 }
@@ -123,12 +91,10 @@ func newRedislock(name string, cfg Config) (*redislockLock, error) {
 	}, nil
 }
 
-// jitter is a redislock.RetryStrategy that draws each delay from the
-// lock's seeded back-off.
+// jitter is a redislock.RetryStrategy of the lock's seeded back-off.
 type jitter struct{ b *Backoff }
 
-// NextBackoff implements redislock.RetryStrategy. A zero delay would
-// mean "stop" to redislock: the least delay is one nanosecond.
+// NextBackoff is at least 1ns: 0 means "stop" to redislock.
 func (j jitter) NextBackoff() time.Duration { return max(j.b.Next(), 1) }
 
 // Acquire implements [Lock].
@@ -187,8 +153,7 @@ func (l *redislockLock) Release(ctx context.Context, lease Lease) error {
 	}
 }
 
-// Extend implements [Lock]. Like Refresh, it asks Redis even when the
-// lease's validity has passed.
+// Extend implements [Lock], even past the validity, as Refresh does.
 func (l *redislockLock) Extend(ctx context.Context, lease Lease) (Lease, error) {
 	lk, err := l.lookup("extend", lease)
 	if err != nil {

@@ -29,7 +29,7 @@ var (
 			Wait:     true, // WAIT after the SET, on the failover and cluster topologies
 			Cluster:  true,
 			Promises: &Promises{ElapsedFromRequest: true, Fences: true, FenceSound: true, Extends: true, Persistence: PersistDelayedRestart, Topologies: []string{"failover", "cluster"}, ReportsNodes: true},
-			New:      newSetNXLock,
+			New:      variant("setnx", setnxBug{}, newSetNX),
 		},
 		{
 			Name:      "redlock",
@@ -38,7 +38,7 @@ var (
 			Fencing:   true,
 			Quorum:    true, // a quorum other than a bare majority
 			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, Fences: true, Extends: true, Persistence: PersistDelayedRestart, ReportsNodes: true},
-			New:       newRedLockLock,
+			New:       variant("redlock", redlockBug{}, newRedLock),
 		},
 		{
 			Name:      "redsync",
@@ -62,7 +62,7 @@ var (
 			Mutant:   true,
 			Bugs:     []Bug{{Row: "client-pause", Property: "lease", Why: "a late plain DEL removes the next holder's lock"}},
 			Promises: mutantOfSetNX,
-			New:      newSetNXPlainDel,
+			New:      variant("setnx-plain-del", setnxBug{plainDel: true}, newSetNX),
 		},
 		{
 			Name:     "setnx-get-set",
@@ -70,7 +70,7 @@ var (
 			Mutant:   true,
 			Bugs:     []Bug{{Row: "none", Property: "lease", Why: "GET then SET without NX is a check-then-act race: clients that read the key free at once all set it"}},
 			Promises: mutantOfSetNX,
-			New:      newSetNXGetSet,
+			New:      variant("setnx-get-set", setnxBug{getThenSet: true}, newSetNX),
 		},
 		{
 			Name:     "setnx-no-ttl",
@@ -78,7 +78,7 @@ var (
 			Mutant:   true,
 			Bugs:     []Bug{{Row: "client-crash", Property: "liveness", Why: "mutual exclusion holds, but a crashed holder's key never expires: no one acquires it again"}},
 			Promises: mutantOfSetNX,
-			New:      newSetNXNoTTL,
+			New:      variant("setnx-no-ttl", setnxBug{noTTL: true}, newSetNX),
 		},
 		{
 			Name:    "setnx-extend-no-check",
@@ -87,7 +87,7 @@ var (
 			Bugs: []Bug{{Row: "+extend/client-pause", Property: "lease", Also: []string{"answers"},
 				Why: "a bare PEXPIRE renews the key of whoever holds it now: the paused holder's late extend succeeds beside the new holder, an ok for a token its key had lost"}},
 			Promises: mutantOfSetNX,
-			New:      newSetNXExtendNoCheck,
+			New:      variant("setnx-extend-no-check", setnxBug{bareExtend: true}, newSetNX),
 		},
 		{
 			Name:      "redlock-no-quorum",
@@ -96,7 +96,7 @@ var (
 			Bugs:      []Bug{{Row: "none", Property: "lease", Why: "one grant out of five is not a majority: clients granted by different nodes all hold"}},
 			MultiNode: true,
 			Promises:  mutantOfRedLock,
-			New:       newRedLockNoQuorum,
+			New:       variant("redlock-no-quorum", redlockBug{anyGrant: true}, newRedLock),
 		},
 		{
 			Name:    "redlock-no-elapsed",
@@ -108,7 +108,7 @@ var (
 			},
 			MultiNode: true,
 			Promises:  mutantOfRedLock,
-			New:       newRedLockNoElapsed,
+			New:       variant("redlock-no-elapsed", redlockBug{ignoreElapsed: true}, newRedLock),
 		},
 		{
 			Name:     "redis-py-lock",
@@ -117,7 +117,7 @@ var (
 			Process:  true,
 			Check:    pythonCheck,
 			Promises: &Promises{},
-			New:      newRedisPyLock,
+			New:      pythonLock("redis-py-lock", redisPyLockScript),
 		},
 		{
 			Name:      "redlock-py",
@@ -127,7 +127,7 @@ var (
 			Process:   true,
 			Check:     pythonCheck,
 			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, MonotonicClock: true, Persistence: PersistDelayedRestart, ReportsNodes: true},
-			New:       newRedLockPy,
+			New:       pythonLock("redlock-py", redLockPyScript),
 		},
 		// The seed article's own pattern.
 		{
@@ -136,7 +136,7 @@ var (
 			// No validity, so no elapsed-from-request: what the gate
 			// expects of redis-py's Lock.
 			Promises: &Promises{Extends: true, Persistence: PersistDelayedRestart},
-			New:      newSetNXSeed,
+			New:      variant("setnx-seed", setnxBug{untilRelease: true}, newSetNX),
 		},
 		// redlock-py's elapsed time on the wall clock, as the
 		// redlock-py library counts it: a mutant of redlock-py, which
@@ -151,7 +151,7 @@ var (
 			Process:   true,
 			Check:     pythonCheck,
 			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, MonotonicClock: true, Persistence: PersistDelayedRestart},
-			New:       newRedLockPyWall,
+			New:       pythonLock("redlock-py-wall", redLockPyScript, "--wall"),
 		},
 		// Locks that renew themselves (watchdog.go, rueidislock.go): no
 		// validity, a notice when the lease is lost.
@@ -160,7 +160,7 @@ var (
 			Summary:  "setnx with Redisson's watchdog: renewed every TTL/3 while held, no validity; the holder is told (Lease.Lost) when a renewal is refused or none succeeded within the lease's last validity",
 			Fencing:  true,
 			Promises: &Promises{Renews: true, NoticeInTime: true, Fences: true, FenceSound: true, Extends: true, Persistence: PersistDelayedRestart, ReportsNodes: true},
-			New:      newSetNXWatchdog,
+			New:      watchdogLock("setnx-watchdog", false),
 		},
 		{
 			Name:     "rueidislock",
@@ -174,7 +174,7 @@ var (
 			Mutant:   true,
 			Bugs:     []Bug{{Row: "partition-holder", Property: "lease", Why: "its watchdog ignores failed renewals: a holder cut off its node is never told, and counts on the lease after the key expired and another client took it"}},
 			Promises: &Promises{Renews: true, NoticeInTime: true, Extends: true, Persistence: PersistDelayedRestart, ReportsNodes: true},
-			New:      newSetNXWatchdogNoNotice,
+			New:      watchdogLock("setnx-watchdog-no-notice", true),
 		},
 		// A test lock whose token is fixed per client (mutants.go).
 		{
@@ -293,17 +293,8 @@ func Lookup(name string) (Spec, error) {
 	return Spec{}, fmt.Errorf("%w %q%s (known: %s)", ErrUnknownLock, name, suggest.DidYouMean(name, known), strings.Join(known, ", "))
 }
 
-// newSetNXLock builds "setnx" (see setnx).
-func newSetNXLock(cfg Config) (Lock, error) { return asLock(newSetNX("setnx", cfg, setnxBug{})) }
-
-// newRedsyncLock builds "redsync" with the default options (see
-// NewRedsync).
+// newRedsyncLock builds "redsync" with the default options.
 func newRedsyncLock(cfg Config) (Lock, error) { return NewRedsync(cfg) }
-
-// newRedLockLock builds "redlock" (see redlock).
-func newRedLockLock(cfg Config) (Lock, error) {
-	return asLock(newRedLock("redlock", cfg, redlockBug{}))
-}
 
 // asLock returns l as a Lock: a nil Lock on error, not a nil pointer in
 // a non-nil interface.
