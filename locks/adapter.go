@@ -44,10 +44,10 @@ var (
 
 // ClientInfo is what a client process says of itself in its hello's reply.
 type ClientInfo struct {
-	Name     string            `json:"name"`               // e.g. "redis-py Lock"
-	Language string            `json:"language"`           // e.g. "Python 3.11.2"
+	Name     string            `json:"name,omitempty"`     // e.g. "redis-py Lock"
+	Language string            `json:"language,omitempty"` // e.g. "Python 3.11.2"
 	Versions map[string]string `json:"versions,omitempty"` // e.g. {"redis-py": "4.3.4"}
-	Fencing  bool              `json:"fencing"`
+	Fencing  bool              `json:"fencing,omitempty"`
 	// ReportsNodes: the replies carry per-node evidence ("nodes").
 	ReportsNodes bool      `json:"reports_nodes,omitempty"`
 	Promises     *Promises `json:"promises,omitempty"` // nil: none declared
@@ -101,10 +101,7 @@ type ProcessLock struct {
 	spawns  sync.WaitGroup
 }
 
-var (
-	_ Lock         = (*ProcessLock)(nil)
-	_ NodeReporter = (*ProcessLock)(nil)
-)
+var _ NodeReporter = (*ProcessLock)(nil)
 
 // ReportsNodes implements [NodeReporter]: the hello's reports_nodes. A
 // reply without "nodes" then reports nothing; one that names a node
@@ -274,15 +271,8 @@ func (l *ProcessLock) Ping(ctx context.Context) (time.Duration, error) {
 }
 
 // Acquire implements [Lock].
-func (l *ProcessLock) Acquire(ctx context.Context, key string) (Lease, error) {
-	lease, err := l.acquire(ctx, key)
-	if err != nil {
-		return Lease{}, fmt.Errorf("%s: acquire %q: %w", l.name, key, err)
-	}
-	return lease, nil
-}
-
-func (l *ProcessLock) acquire(ctx context.Context, key string) (Lease, error) {
+func (l *ProcessLock) Acquire(ctx context.Context, key string) (_ Lease, err error) {
+	defer wrap(&err, l.name, "acquire", key)
 	p, err := l.get(ctx)
 	if err != nil {
 		return Lease{}, err
@@ -322,14 +312,8 @@ func (l *ProcessLock) acquire(ctx context.Context, key string) (Lease, error) {
 // lease; when that one is gone (or the lease is not this lock's), to any
 // process, which answers from the key and the token alone, or says it
 // cannot.
-func (l *ProcessLock) Release(ctx context.Context, lease Lease) error {
-	if err := l.release(ctx, lease); err != nil {
-		return fmt.Errorf("%s: release %q: %w", l.name, lease.Key, err)
-	}
-	return nil
-}
-
-func (l *ProcessLock) release(ctx context.Context, lease Lease) error {
+func (l *ProcessLock) Release(ctx context.Context, lease Lease) (err error) {
+	defer wrap(&err, l.name, "release", lease.Key)
 	p, err := l.owner(ctx, lease.Token, true)
 	if err != nil {
 		return err
@@ -347,15 +331,8 @@ func (l *ProcessLock) release(ctx context.Context, lease Lease) error {
 
 // Extend implements [Lock]. It goes where Release would. Whether a lease
 // past its validity may still be extended is the client's business.
-func (l *ProcessLock) Extend(ctx context.Context, lease Lease) (Lease, error) {
-	ext, err := l.extend(ctx, lease)
-	if err != nil {
-		return Lease{}, fmt.Errorf("%s: extend %q: %w", l.name, lease.Key, err)
-	}
-	return ext, nil
-}
-
-func (l *ProcessLock) extend(ctx context.Context, lease Lease) (Lease, error) {
+func (l *ProcessLock) Extend(ctx context.Context, lease Lease) (_ Lease, err error) {
+	defer wrap(&err, l.name, "extend", lease.Key)
 	p, err := l.owner(ctx, lease.Token, false)
 	if err != nil {
 		return Lease{}, err
@@ -560,33 +537,50 @@ func (l *ProcessLock) put(p *proc) {
 // startCtx starts a process and waits for it until ctx ends; one still
 // starting then joins the pool, so a slow start is paid once.
 func (l *ProcessLock) startCtx(ctx context.Context) (*proc, error) {
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		return nil, ErrClosed
-	}
-	l.spawns.Add(1) // under mu, before Close's Wait
-	l.mu.Unlock()
 	type started struct {
 		p   *proc
 		err error
 	}
-	ch := make(chan started, 1)
-	go func() {
-		defer l.spawns.Done()
+	s, err := awaitOrLeave(ctx, "start a client process", &l.mu, &l.closed, &l.spawns, func() started {
 		p, err := l.start()
-		ch <- started{p, err}
+		return started{p, err}
+	}, func(s started) {
+		if s.err == nil {
+			l.put(s.p)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.p, s.err
+}
+
+// awaitOrLeave runs f in a goroutine that wg tracks and waits for its
+// result until ctx ends; a result that comes later goes to late instead.
+// mu guards closed, once set Close waits on wg: nothing starts after.
+func awaitOrLeave[T any](ctx context.Context, what string, mu *sync.Mutex, closed *bool, wg *sync.WaitGroup, f func() T, late func(T)) (t T, err error) {
+	mu.Lock()
+	if *closed {
+		mu.Unlock()
+		return t, ErrClosed
+	}
+	wg.Add(1) // under mu, before Close's Wait
+	mu.Unlock()
+	ch := make(chan T)
+	go func() {
+		defer wg.Done()
+		r := f()
+		select {
+		case ch <- r:
+		case <-ctx.Done():
+			late(r)
+		}
 	}()
 	select {
-	case s := <-ch:
-		return s.p, s.err
+	case t = <-ch:
+		return t, nil
 	case <-ctx.Done():
-		go func() {
-			if s := <-ch; s.err == nil {
-				l.put(s.p)
-			}
-		}()
-		return nil, fmt.Errorf("start a client process: %w", ctx.Err())
+		return t, fmt.Errorf("%s: %w", what, ctx.Err())
 	}
 }
 

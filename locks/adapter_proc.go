@@ -71,17 +71,20 @@ type clientRequest struct {
 	AddrMap      map[string]string `json:"addr_map,omitempty"`
 }
 
-// clientReply is one line from a client: a reply, or an event.
+// clientReply is one line from a client (and from Serve): a reply, or an
+// event.
 type clientReply struct {
-	ID           int64        `json:"id"`
+	ID           int64        `json:"id,omitempty"`
 	Event        string       `json:"event,omitempty"` // an event: "lost"
-	Result       string       `json:"result"`
-	Error        string       `json:"error"`
-	Token        string       `json:"token"`
-	Fence        int64        `json:"fence"`
-	ValidityMS   *float64     `json:"validity_ms"`
-	UntilRelease bool         `json:"until_release"`
-	Nodes        *clientNodes `json:"nodes"` // with reports_nodes
+	Result       string       `json:"result,omitempty"`
+	Error        string       `json:"error,omitempty"`
+	Key          string       `json:"key,omitempty"` // an event's
+	Token        string       `json:"token,omitempty"`
+	Fence        int64        `json:"fence,omitempty"`
+	ValidityMS   *float64     `json:"validity_ms,omitempty"`
+	UntilRelease bool         `json:"until_release,omitempty"`
+	Nodes        *clientNodes `json:"nodes,omitempty"` // with reports_nodes
+	Protocol     int          `json:"protocol,omitempty"`
 	ClientInfo                // the hello's reply
 }
 

@@ -80,8 +80,6 @@ type libHook struct {
 	scripts map[string]libRole
 }
 
-var _ redis.Hook = libHook{}
-
 func (h libHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 // ProcessPipelineHook: the libraries send no pipelines.

@@ -58,11 +58,19 @@ func (n *Notice) Tell(why error) {
 
 // At returns when the notice was given, once Done is closed; else zero.
 func (n *Notice) At() time.Time {
+	if !n.came() {
+		return time.Time{}
+	}
+	return n.at
+}
+
+// came reports whether Done is closed.
+func (n *Notice) came() bool {
 	select {
 	case <-n.Done():
-		return n.at
+		return true
 	default:
-		return time.Time{}
+		return false
 	}
 }
 
@@ -76,12 +84,10 @@ func (n *Notice) Done() <-chan struct{} {
 
 // Err says why the lease was lost, once Done is closed; nil before.
 func (n *Notice) Err() error {
-	select {
-	case <-n.Done():
-		return n.err
-	default:
+	if !n.came() {
 		return nil
 	}
+	return n.err
 }
 
 // Valid reports whether the lease is inside its validity at now and not
@@ -89,14 +95,7 @@ func (n *Notice) Err() error {
 func (l Lease) Valid(now time.Time) bool { return now.Before(l.Validity) && !l.Told() }
 
 // Told reports whether the lease's Notice came.
-func (l Lease) Told() bool {
-	select {
-	case <-l.Lost.Done():
-		return true
-	default:
-		return false
-	}
-}
+func (l Lease) Told() bool { return l.Lost.came() }
 
 type callerKey struct{}
 
@@ -112,6 +111,13 @@ func WithCaller(ctx context.Context, caller int) context.Context {
 func Caller(ctx context.Context) (int, bool) {
 	c, ok := ctx.Value(callerKey{}).(int)
 	return c, ok
+}
+
+// wrap prefixes *err, if any, with the lock's name, the call and its key.
+func wrap(err *error, name, op, key string) {
+	if *err != nil {
+		*err = fmt.Errorf("%s: %s %q: %w", name, op, key, *err)
+	}
 }
 
 // Lock is the interface every system under test implements, safe for

@@ -57,10 +57,7 @@ type redislockLock struct {
 	held map[string]*redislock.Lock // token → the library's lock
 }
 
-var (
-	_ Lock         = (*redislockLock)(nil)
-	_ NodeReporter = (*redislockLock)(nil)
-)
+var _ NodeReporter = (*redislockLock)(nil)
 
 // ReportsNodes implements [NodeReporter] (libhook.go).
 func (l *redislockLock) ReportsNodes() bool { return true }

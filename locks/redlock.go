@@ -72,10 +72,7 @@ type redlockBug struct {
 	ignoreElapsed bool // validity TTL − drift from the round's end
 }
 
-var (
-	_ Lock         = (*redlock)(nil)
-	_ NodeReporter = (*redlock)(nil)
-)
+var _ NodeReporter = (*redlock)(nil)
 
 // ReportsNodes implements [NodeReporter].
 func (l *redlock) ReportsNodes() bool { return true }

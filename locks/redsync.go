@@ -65,10 +65,7 @@ type redsyncLock struct {
 	backoff *Backoff
 }
 
-var (
-	_ Lock         = (*redsyncLock)(nil)
-	_ NodeReporter = (*redsyncLock)(nil)
-)
+var _ NodeReporter = (*redsyncLock)(nil)
 
 // ReportsNodes implements [NodeReporter] (libhook.go).
 func (l *redsyncLock) ReportsNodes() bool { return true }

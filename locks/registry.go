@@ -9,16 +9,10 @@ import (
 	"sync"
 )
 
-// registry lists every implementation in a fixed order: the two reference
-// locks, then the two lock libraries (redsync.go, redislock.go), then the
-// mutants (mutants.go), each a reference lock with one deliberate bug,
-// then the Python clients behind the process adapter (python.go), then
-// the seed article's lock as written (setnxseed.go), then the
-// locks that renew themselves (watchdog.go, rueidislock.go) and a test
-// lock whose token is fixed per client; then whatever Register added, in
-// the order it was added (etcd-mutex, when a program imports package
-// locks/etcdlock). registryMu guards it: Register may run while the
-// harness looks locks up.
+// registry lists every implementation in a fixed order: the reference
+// locks, the libraries, the mutants, the Python clients, the seed
+// article's lock, the locks that renew themselves and a test lock; then
+// what Register added, in order (etcd-mutex, with locks/etcdlock).
 var (
 	registryMu sync.RWMutex
 	registry   = []Spec{
@@ -44,10 +38,8 @@ var (
 			Name:      "redsync",
 			Summary:   "library github.com/go-redsync/redsync/v4: RedLock on N masters, validity = Until() (TTL − elapsed − TTL×1%)",
 			MultiNode: true,
-			// It implements the Redis page's algorithm, whose safety under
-			// restarts rests on the delayed restart.
-			Promises: &Promises{Quorum: 5, ElapsedFromRequest: true, Extends: true, Persistence: PersistDelayedRestart, ReportsNodes: true},
-			New:      newRedsyncLock,
+			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, Extends: true, Persistence: PersistDelayedRestart, ReportsNodes: true},
+			New:       newRedsyncLock,
 		},
 		{
 			Name:     "redislock",
@@ -129,18 +121,12 @@ var (
 			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, MonotonicClock: true, Persistence: PersistDelayedRestart, ReportsNodes: true},
 			New:       pythonLock("redlock-py", redLockPyScript),
 		},
-		// The seed article's own pattern.
 		{
-			Name:    "setnx-seed",
-			Summary: "the seed article's single-instance lock as written: SET NX PX, Lua compare-and-delete release, no client-side validity (held from acquire until release)",
-			// No validity, so no elapsed-from-request: what the gate
-			// expects of redis-py's Lock.
+			Name:     "setnx-seed",
+			Summary:  "the seed article's single-instance lock as written: SET NX PX, Lua compare-and-delete release, no client-side validity (held from acquire until release)",
 			Promises: &Promises{Extends: true, Persistence: PersistDelayedRestart},
 			New:      variant("setnx-seed", setnxBug{untilRelease: true}, newSetNX),
 		},
-		// redlock-py's elapsed time on the wall clock, as the
-		// redlock-py library counts it: a mutant of redlock-py, which
-		// claims what redlock-py claims and breaks the monotonic count.
 		{
 			Name:      "redlock-py-wall",
 			Summary:   "mutant of redlock-py, as the redlock-py library (SPSCommerce) counts: the time elapsed in a round on time.time(), the wall clock, so a backward jump of the client's clock during an acquire over-claims validity",
@@ -153,8 +139,6 @@ var (
 			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, MonotonicClock: true, Persistence: PersistDelayedRestart},
 			New:       pythonLock("redlock-py-wall", redLockPyScript, "--wall"),
 		},
-		// Locks that renew themselves (watchdog.go, rueidislock.go): no
-		// validity, a notice when the lease is lost.
 		{
 			Name:     "setnx-watchdog",
 			Summary:  "setnx with Redisson's watchdog: renewed every TTL/3 while held, no validity; the holder is told (Lease.Lost) when a renewal is refused or none succeeded within the lease's last validity",
@@ -176,7 +160,6 @@ var (
 			Promises: &Promises{Renews: true, NoticeInTime: true, Extends: true, Persistence: PersistDelayedRestart, ReportsNodes: true},
 			New:      watchdogLock("setnx-watchdog-no-notice", true),
 		},
-		// A test lock whose token is fixed per client (mutants.go).
 		{
 			Name:     "setnx-client-token",
 			Summary:  "test lock: setnx with a token fixed per client (the lock's id and the caller's number, as Redisson's client id and thread), taken again by its own client",
@@ -188,33 +171,18 @@ var (
 
 // Errors of Register.
 var (
-	// ErrDuplicateLock: a lock of that name is registered already.
 	ErrDuplicateLock = errors.New("locks: duplicate lock name")
-	// ErrBadSpec: the Spec cannot be registered (no name, a name that is
-	// not a plain word, or no New).
+	// ErrBadSpec: no name, not a plain word, no New, bad promises.
 	ErrBadSpec = errors.New("locks: bad spec")
 )
 
-// Register adds s to the registry, after every lock already there, so
-// that New, Lookup and the harness (harness.Config.Lock) find it by
-// s.Name. It is how a lock written outside this module is tortured
-// without forking it: implement Lock, register it (from an init function
-// or at the start of main or of a test), and run the harness with its
-// name; see the README's "Torture your own lock".
-//
-// s.Name must be non-empty and made of ASCII letters, digits and "-_."
-// only (it becomes part of a run directory's name), and must not be
-// registered yet (ErrDuplicateLock: names are never replaced, so one name
-// means one lock for the life of the process); s.New must not be nil;
-// s.Promises, when set, must not contradict itself or s (fencing tokens
-// without Fencing, a quorum without MultiNode).
-// New applies Config's defaults before it calls s.New, and refuses
-// Config.Fencing unless s.Fencing is set. A Spec with MultiNode gets
-// every address of the run in Config.Addrs (5 nodes by default in the
-// harness); one without gets one address.
-//
-// Register is safe for concurrent use with itself and with every other
-// function of the registry. There is no Unregister.
+// Register adds s after every lock already there, so that New, Lookup and
+// the harness find it by s.Name: how a lock written outside this module
+// is tortured without a fork (the README's "Torture your own lock").
+// s.Name is ASCII letters, digits and "-_." (it names run directories),
+// not registered yet (names are never replaced: one name, one lock for
+// the process's life); s.New is set; s.Promises must not contradict
+// itself or s. It is safe for concurrent use; there is no Unregister.
 func Register(s Spec) error {
 	if err := checkName(s.Name); err != nil {
 		return err
@@ -236,7 +204,6 @@ func Register(s Spec) error {
 	return nil
 }
 
-// checkName accepts non-empty names of ASCII letters, digits and "-_.".
 func checkName(name string) error {
 	if name == "" {
 		return fmt.Errorf("%w: empty name", ErrBadSpec)
@@ -265,8 +232,7 @@ func Names() []string {
 	return names()
 }
 
-// names returns the names of every registered implementation; registryMu
-// is held.
+// names is Names with registryMu held.
 func names() []string {
 	names := make([]string, len(registry))
 	for i, s := range registry {
@@ -275,9 +241,7 @@ func names() []string {
 	return names
 }
 
-// Lookup returns the implementation called name: a registered one, or
-// for a name that starts with ExecPrefix, the ProcessLock running the
-// command that follows (see ExecSpec).
+// Lookup returns the implementation called name, registered or ExecSpec's.
 func Lookup(name string) (Spec, error) {
 	if strings.HasPrefix(name, ExecPrefix) {
 		return ExecSpec(name)
@@ -296,8 +260,7 @@ func Lookup(name string) (Spec, error) {
 // newRedsyncLock builds "redsync" with the default options.
 func newRedsyncLock(cfg Config) (Lock, error) { return NewRedsync(cfg) }
 
-// asLock returns l as a Lock: a nil Lock on error, not a nil pointer in
-// a non-nil interface.
+// asLock returns l as a Lock, nil (not a nil pointer) on error.
 func asLock[L Lock](l L, err error) (Lock, error) {
 	if err != nil {
 		return nil, err

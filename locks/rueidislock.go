@@ -47,8 +47,6 @@ type rueidisLock struct {
 	tries  sync.WaitGroup // TryWithContext calls under way
 }
 
-var _ Lock = (*rueidisLock)(nil)
-
 // rueidisHold is one lease the library holds.
 type rueidisHold struct {
 	cancel   context.CancelFunc // the library's: releases
@@ -116,32 +114,18 @@ func (l *rueidisLock) try(ctx context.Context, key string) (context.Context, con
 		cancel context.CancelFunc
 		err    error
 	}
-	ch := make(chan tried, 1)
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		return nil, nil, ErrClosed
-	}
-	l.tries.Add(1) // under mu, before Close's Wait
-	l.mu.Unlock()
-	go func() {
-		defer l.tries.Done()
+	t, err := awaitOrLeave(ctx, "gave up waiting for TryWithContext", &l.mu, &l.closed, &l.tries, func() tried {
 		lctx, cancel, err := l.locker.TryWithContext(context.WithoutCancel(ctx), key)
-		ch <- tried{lctx, cancel, err}
-	}()
-	select {
-	case t := <-ch:
-		return t.ctx, t.cancel, t.err
-	case <-ctx.Done():
-		l.tries.Add(1)
-		go func() {
-			defer l.tries.Done()
-			if t := <-ch; t.err == nil {
-				t.cancel()
-			}
-		}()
-		return nil, nil, fmt.Errorf("gave up waiting for TryWithContext: %w", ctx.Err())
+		return tried{lctx, cancel, err}
+	}, func(t tried) {
+		if t.err == nil {
+			t.cancel()
+		}
+	})
+	if err != nil {
+		return nil, nil, err
 	}
+	return t.ctx, t.cancel, t.err
 }
 
 // hold records a granted lease and watches its context.

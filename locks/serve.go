@@ -138,13 +138,10 @@ func Serve(ctx context.Context, name string, r io.Reader, w io.Writer) error {
 			return fmt.Errorf("serve %s: %s before the hello", name, req.Op)
 		}
 		rep, err := s.handle(ctx, req, &watchers)
-		if err != nil {
-			if werr := s.write(rep); werr != nil {
-				return werr
-			}
-			return err
+		if werr := s.write(rep); werr != nil {
+			return werr
 		}
-		if err := s.write(rep); err != nil {
+		if err != nil {
 			return err
 		}
 	}
@@ -173,30 +170,8 @@ type served struct {
 	released bool // under server.mu: its notice is no longer reported
 }
 
-// serveReply is a reply line; Nodes and ClientInfo as clientReply has them.
-type serveReply struct {
-	ID           int64        `json:"id,omitempty"`
-	Event        string       `json:"event,omitempty"`
-	Result       string       `json:"result,omitempty"`
-	Error        string       `json:"error,omitempty"`
-	Key          string       `json:"key,omitempty"` // an event's
-	Token        string       `json:"token,omitempty"`
-	Fence        int64        `json:"fence,omitempty"`
-	ValidityMS   *float64     `json:"validity_ms,omitempty"`
-	UntilRelease bool         `json:"until_release,omitempty"`
-	Nodes        *clientNodes `json:"nodes,omitempty"`
-	// The hello's reply.
-	Protocol     int               `json:"protocol,omitempty"`
-	Name         string            `json:"name,omitempty"`
-	Language     string            `json:"language,omitempty"`
-	Versions     map[string]string `json:"versions,omitempty"`
-	Fencing      bool              `json:"fencing,omitempty"`
-	ReportsNodes bool              `json:"reports_nodes,omitempty"`
-	Promises     *Promises         `json:"promises,omitempty"`
-}
-
 // write writes one line and flushes it.
-func (s *server) write(r serveReply) error {
+func (s *server) write(r clientReply) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -212,8 +187,8 @@ func (s *server) write(r serveReply) error {
 }
 
 // handle answers one request; an error ends Serve after the reply.
-func (s *server) handle(ctx context.Context, req clientRequest, watchers *sync.WaitGroup) (serveReply, error) {
-	rep := serveReply{ID: req.ID}
+func (s *server) handle(ctx context.Context, req clientRequest, watchers *sync.WaitGroup) (clientReply, error) {
+	rep := clientReply{ID: req.ID}
 	if req.Op == "hello" {
 		return s.hello(req)
 	}
@@ -285,9 +260,9 @@ func (s *server) handle(ctx context.Context, req clientRequest, watchers *sync.W
 }
 
 // hello builds the lock from the hello and says what it is.
-func (s *server) hello(req clientRequest) (serveReply, error) {
-	rep := serveReply{ID: req.ID}
-	refuse := func(err error) (serveReply, error) {
+func (s *server) hello(req clientRequest) (clientReply, error) {
+	rep := clientReply{ID: req.ID}
+	refuse := func(err error) (clientReply, error) {
 		rep.Result, rep.Error = "error", err.Error()
 		return rep, err
 	}
@@ -341,7 +316,7 @@ func moduleVersions() map[string]string {
 
 // setValidity sets the reply's validity from lease, counted from start
 // (before the first request to Redis); until_release for none.
-func setValidity(rep *serveReply, lease Lease, start time.Time) {
+func setValidity(rep *clientReply, lease Lease, start time.Time) {
 	v := lease.Validity.Sub(start)
 	if v >= UntilRelease/2 {
 		rep.UntilRelease = true
@@ -392,6 +367,6 @@ func (s *server) granted(ctx context.Context, lease Lease, watchers *sync.WaitGr
 		if err := lease.Lost.Err(); err != nil {
 			why = err.Error()
 		}
-		_ = s.write(serveReply{Event: eventLost, Key: lease.Key, Token: lease.Token, Error: why}) // a broken pipe ends Serve too
+		_ = s.write(clientReply{Event: eventLost, Key: lease.Key, Token: lease.Token, Error: why}) // a broken pipe ends Serve too
 	})
 }

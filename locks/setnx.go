@@ -68,10 +68,7 @@ type setnxBug struct {
 	bareExtend bool
 }
 
-var (
-	_ Lock         = (*setnx)(nil)
-	_ NodeReporter = (*setnx)(nil)
-)
+var _ NodeReporter = (*setnx)(nil)
 
 // ReportsNodes implements [NodeReporter].
 func (l *setnx) ReportsNodes() bool { return true }

@@ -33,10 +33,7 @@ type watchdog struct {
 	closed bool
 }
 
-var (
-	_ Lock         = (*watchdog)(nil)
-	_ NodeReporter = (*watchdog)(nil)
-)
+var _ NodeReporter = (*watchdog)(nil)
 
 // dog is one lease's renewal goroutine.
 type dog struct {
@@ -48,7 +45,6 @@ type dog struct {
 
 	mu       sync.Mutex
 	deadline time.Time // the lease's last validity
-	told     bool
 }
 
 // watchdogLock returns the New of the watchdog called name; the mutant
@@ -116,9 +112,9 @@ func (w *watchdog) watch(d *dog) {
 			}
 		}
 		start := time.Now()
-		held, err := w.renew(d.key, d.token)
+		n, err := w.renew(context.Background(), d.key, d.token)
 		switch {
-		case err == nil && held:
+		case err == nil && n > 0:
 			d.extendTo(start.Add(w.validity()))
 			resetTimer(expiry, time.Until(d.deadlineNow()))
 		case err == nil:
@@ -129,12 +125,11 @@ func (w *watchdog) watch(d *dog) {
 	}
 }
 
-// renew is setnx's compare-and-pexpire of token on key.
-func (w *watchdog) renew(key, token string) (held bool, err error) {
-	ctx, cancel := nodeCtx(context.Background(), w.cfg)
+// renew is setnx's compare-and-pexpire of token on key: 1 if held.
+func (w *watchdog) renew(ctx context.Context, key, token string) (int64, error) {
+	ctx, cancel := nodeCtx(ctx, w.cfg)
 	defer cancel()
-	n, err := extendScript.Run(ctx, w.client, []string{key}, token, w.cfg.TTL.Milliseconds()).Int64()
-	return n > 0, err
+	return extendScript.Run(ctx, w.client, []string{key}, token, w.cfg.TTL.Milliseconds()).Int64()
 }
 
 // tell gives d's notice, once, and reports whether the watchdog is done;
@@ -145,10 +140,7 @@ func (w *watchdog) tell(d *dog, why string) bool {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.told {
-		d.told = true
-		d.lost.Tell(errors.New(why))
-	}
+	d.lost.Tell(errors.New(why))
 	return true
 }
 
@@ -162,7 +154,7 @@ func (d *dog) deadlineNow() time.Time {
 func (d *dog) extendTo(t time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.told && t.After(d.deadline) {
+	if !d.lost.came() && t.After(d.deadline) {
 		d.deadline = t
 	}
 }
@@ -187,9 +179,7 @@ func (w *watchdog) Extend(ctx context.Context, lease Lease) (Lease, error) {
 		return Lease{}, fmt.Errorf("%s: extend %q: the lock told the holder it lost the lease: %w", w.name, lease.Key, ErrNotHeld)
 	}
 	start := time.Now()
-	nctx, cancel := nodeCtx(ctx, w.cfg)
-	defer cancel()
-	n, err := extendScript.Run(nctx, w.client, []string{lease.Key}, lease.Token, w.cfg.TTL.Milliseconds()).Int64()
+	n, err := w.renew(ctx, lease.Key, lease.Token)
 	Report(ctx, NodeAnswer{Attempt: 1, Answer: answerOf(n > 0, err), Err: err})
 	if err != nil {
 		return Lease{}, fmt.Errorf("%s: extend %q: %w", w.name, lease.Key, err)

@@ -75,8 +75,6 @@ type etcdMutex struct {
 	closed bool
 }
 
-var _ locks.Lock = (*etcdMutex)(nil)
-
 // etcdHold is one held lease.
 type etcdHold struct {
 	id    clientv3.LeaseID
