@@ -12,6 +12,7 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
 
+	"github.com/locktorture/locktorture/internal/wait"
 	"github.com/locktorture/locktorture/locks"
 )
 
@@ -119,12 +120,8 @@ func (e *etcdMutex) call(ctx context.Context) (context.Context, context.CancelFu
 func (e *etcdMutex) Acquire(ctx context.Context, key string) (locks.Lease, error) {
 	for try := range e.cfg.Tries {
 		if try > 0 {
-			t := time.NewTimer(e.bo.Next())
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return locks.Lease{}, fmt.Errorf("acquire %q: %w", key, ctx.Err())
-			case <-t.C:
+			if err := wait.Sleep(ctx, e.bo.Next()); err != nil {
+				return locks.Lease{}, fmt.Errorf("acquire %q: %w", key, err)
 			}
 		}
 		l, err := e.try(ctx, key)
@@ -167,10 +164,7 @@ func (e *etcdMutex) try(ctx context.Context, key string) (locks.Lease, error) {
 	case err != nil:
 		stop()
 		e.revoke(g.ID)
-		if ctx.Err() != nil {
-			err = ctx.Err()
-		}
-		return locks.Lease{}, fmt.Errorf("acquire %q: %w", key, err)
+		return locks.Lease{}, fmt.Errorf("acquire %q: %w", key, ctxOr(ctx, err))
 	}
 	h := &etcdHold{id: g.ID, key: m.Key(), rev: m.Header().Revision, lost: locks.NewNotice(), stop: stop, done: make(chan struct{}), sess: sess, start: start}
 	l := locks.Lease{Key: key, Token: m.Key(), Validity: time.Now().Add(locks.UntilRelease), Lost: h.lost}
@@ -261,10 +255,8 @@ func (e *etcdMutex) Release(ctx context.Context, l locks.Lease) error {
 	defer cancel()
 	r, err := e.cli.Txn(cctx).If(clientv3.Compare(clientv3.CreateRevision(h.key), "=", h.rev)).Then(clientv3.OpDelete(h.key)).Commit()
 	switch {
-	case err != nil && ctx.Err() != nil:
-		return fmt.Errorf("release %q: %w", l.Key, ctx.Err())
 	case err != nil:
-		return fmt.Errorf("release %q: %w", l.Key, err)
+		return fmt.Errorf("release %q: %w", l.Key, ctxOr(ctx, err))
 	case !r.Succeeded:
 		return fmt.Errorf("release %q: %w", l.Key, locks.ErrNotHeld)
 	}
@@ -286,12 +278,18 @@ func (e *etcdMutex) Extend(ctx context.Context, l locks.Lease) (locks.Lease, err
 	case errors.Is(err, rpctypes.ErrLeaseNotFound):
 		h.lost.Tell(errors.New("the lease is gone from the members"))
 		return locks.Lease{}, fmt.Errorf("extend %q: %w", l.Key, locks.ErrNotHeld)
-	case err != nil && ctx.Err() != nil:
-		return locks.Lease{}, fmt.Errorf("extend %q: %w", l.Key, ctx.Err())
 	case err != nil:
-		return locks.Lease{}, fmt.Errorf("extend %q: %w", l.Key, err)
+		return locks.Lease{}, fmt.Errorf("extend %q: %w", l.Key, ctxOr(ctx, err))
 	}
 	return l, nil
+}
+
+// ctxOr returns ctx's error when it is done, else err.
+func ctxOr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
 }
 
 // Close ends every hold's keep-alive, revokes their leases and closes the
