@@ -47,11 +47,9 @@ import (
 // to each obtain (the k-th in one Acquire is attempt k), release and
 // refresh script.
 type redislockLock struct {
-	name    string
-	cfg     Config
-	client  redis.UniversalClient
-	locker  *redislock.Client
-	backoff *Backoff
+	base
+	client redis.UniversalClient
+	locker *redislock.Client
 
 	mu   sync.Mutex
 	held map[string]*redislock.Lock // token → the library's lock
@@ -69,23 +67,16 @@ func NewRedislock(cfg Config) (Lock, error) {
 }
 
 func newRedislock(name string, cfg Config) (*redislockLock, error) {
-	cfg, err := validConfig(name, cfg)
+	b, err := newBase(name, cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err := refuseFencing(name, cfg); err != nil {
+	if err := refuseFencing(name, b.cfg); err != nil {
 		return nil, err
 	}
-	c := NewUniversalClient(cfg)
+	c := NewUniversalClient(b.cfg)
 	c.AddHook(libHook{node: 0, scripts: redislockScripts})
-	return &redislockLock{
-		name:    name,
-		cfg:     cfg,
-		client:  c,
-		locker:  redislock.New(c),
-		backoff: NewBackoff(cfg),
-		held:    map[string]*redislock.Lock{},
-	}, nil
+	return &redislockLock{base: b, client: c, locker: redislock.New(c), held: map[string]*redislock.Lock{}}, nil
 }
 
 // jitter is a redislock.RetryStrategy of the lock's seeded back-off.

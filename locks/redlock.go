@@ -57,12 +57,9 @@ func (e *NodeError) Unwrap() error { return e.Err }
 // Evidence: every node's answer to every command; the unlock after a
 // failed attempt is its clean-up (Nodes.Unlocked).
 type redlock struct {
-	name    string
-	cfg     Config
-	drift   time.Duration
+	base
 	quorum  int
 	clients []*redis.Client
-	backoff *Backoff
 	bug     redlockBug
 }
 
@@ -79,21 +76,15 @@ func (l *redlock) ReportsNodes() bool { return true }
 
 // newRedLock builds the lock called name from cfg.
 func newRedLock(name string, cfg Config, bug redlockBug) (*redlock, error) {
-	cfg, err := validConfig(name, cfg)
+	b, err := newBase(name, cfg)
 	if err != nil {
 		return nil, err
 	}
-	if len(cfg.Sentinels) > 0 {
-		return nil, fmt.Errorf("locks: %s needs independent masters in Addrs, not a primary found through Sentinels", name)
+	if err := independent(name, b.cfg); err != nil {
+		return nil, err
 	}
-	l := &redlock{
-		name:    name,
-		cfg:     cfg,
-		drift:   Drift(cfg.TTL),
-		quorum:  len(cfg.Addrs)/2 + 1,
-		backoff: NewBackoff(cfg),
-		bug:     bug,
-	}
+	cfg = b.cfg
+	l := &redlock{base: b, quorum: len(cfg.Addrs)/2 + 1, bug: bug}
 	if q := cfg.Quorum; q != 0 {
 		if q <= len(cfg.Addrs)/2 || q > len(cfg.Addrs) {
 			return nil, fmt.Errorf("locks: %s: quorum %d of %d nodes: want more than half of them, at most all", name, q, len(cfg.Addrs))

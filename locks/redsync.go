@@ -57,12 +57,10 @@ import (
 // the delete script (Release; in Acquire, the clean-up of the node's last
 // attempt) and of the touch script (Extend).
 type redsyncLock struct {
-	name    string
-	cfg     Config
+	base
 	opts    redsyncOptions
 	clients []*redis.Client
 	rs      *redsync.Redsync
-	backoff *Backoff
 }
 
 var _ NodeReporter = (*redsyncLock)(nil)
@@ -104,16 +102,17 @@ func NewRedsync(cfg Config, opts ...RedsyncOption) (Lock, error) {
 }
 
 func newRedsync(name string, cfg Config, opts ...RedsyncOption) (*redsyncLock, error) {
-	cfg, err := validConfig(name, cfg)
+	b, err := newBase(name, cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err := refuseFencing(name, cfg); err != nil {
+	if err := refuseFencing(name, b.cfg); err != nil {
 		return nil, err
 	}
-	if len(cfg.Sentinels) > 0 {
-		return nil, fmt.Errorf("locks: %s needs independent masters in Addrs, not a primary found through Sentinels", name)
+	if err := independent(name, b.cfg); err != nil {
+		return nil, err
 	}
+	cfg = b.cfg
 	o := redsyncOptions{driftFactor: 0.01, timeoutFactor: 0.05}
 	for _, opt := range opts {
 		opt(&o)
@@ -121,7 +120,7 @@ func newRedsync(name string, cfg Config, opts ...RedsyncOption) (*redsyncLock, e
 	if o.driftFactor < 0 || o.driftFactor >= 1 || o.timeoutFactor <= 0 {
 		return nil, fmt.Errorf("locks: %s: bad drift factor %v or timeout factor %v", name, o.driftFactor, o.timeoutFactor)
 	}
-	l := &redsyncLock{name: name, cfg: cfg, opts: o, backoff: NewBackoff(cfg)}
+	l := &redsyncLock{base: b, opts: o}
 	pools := make([]redsyncredis.Pool, len(cfg.Addrs))
 	for i, addr := range cfg.Addrs {
 		c := NewClient(addr, cfg)

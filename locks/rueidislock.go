@@ -36,10 +36,8 @@ import (
 // private); the node observer does not see the library's keys. No fencing
 // tokens, no per-node evidence.
 type rueidisLock struct {
-	name    string
-	cfg     Config
-	locker  rueidislock.Locker
-	backoff *Backoff
+	base
+	locker rueidislock.Locker
 
 	mu     sync.Mutex
 	held   map[string]*rueidisHold // by token
@@ -61,10 +59,11 @@ func newRueidisLock(cfg Config) (Lock, error) {
 	if err := refuseFencing(name, cfg); err != nil {
 		return nil, err
 	}
-	cfg, err := validConfig(name, cfg)
+	b, err := newBase(name, cfg)
 	if err != nil {
 		return nil, err
 	}
+	cfg = b.cfg
 	if len(cfg.Sentinels) > 0 {
 		return nil, fmt.Errorf("locks: %s: Sentinels are not supported by this adapter; it uses Addrs[0]", name)
 	}
@@ -75,7 +74,7 @@ func newRueidisLock(cfg Config) (Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("locks: %s: %w", name, err)
 	}
-	return &rueidisLock{name: name, cfg: cfg, locker: locker, backoff: NewBackoff(cfg), held: map[string]*rueidisHold{}}, nil
+	return &rueidisLock{base: b, locker: locker, held: map[string]*rueidisHold{}}, nil
 }
 
 // Acquire implements [Lock].

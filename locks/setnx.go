@@ -38,12 +38,9 @@ import (
 // attempt (setnx-get-set's GET of a held key is a refusal) and to the
 // clean-up, of the last attempt.
 type setnx struct {
-	name    string
-	cfg     Config
-	drift   time.Duration
-	client  redis.UniversalClient
-	backoff *Backoff
-	bug     setnxBug
+	base
+	client redis.UniversalClient
+	bug    setnxBug
 	// clientToken, when set, makes the token fixed per client: this
 	// lock's clientToken and the caller's number (setnx-client-token).
 	clientToken string
@@ -75,40 +72,52 @@ func (l *setnx) ReportsNodes() bool { return true }
 
 // newSetNX builds the lock called name from cfg.
 func newSetNX(name string, cfg Config, bug setnxBug) (*setnx, error) {
-	cfg, err := validConfig(name, cfg)
+	b, err := newBase(name, cfg)
 	if err != nil {
 		return nil, err
 	}
+	cfg = b.cfg
 	switch {
 	case cfg.WaitReplicas < 0:
 		return nil, fmt.Errorf("locks: %s: WaitReplicas %d is negative", name, cfg.WaitReplicas)
 	case cfg.WaitReplicas > 0 && len(cfg.Sentinels) == 0 && !cfg.Cluster:
 		return nil, fmt.Errorf("locks: %s: WAIT needs a primary with replicas, found through Sentinels (topology failover) or a Redis Cluster (topology cluster)", name)
 	}
-	return &setnx{
-		name:    name,
-		cfg:     cfg,
-		drift:   Drift(cfg.TTL),
-		client:  NewUniversalClient(cfg),
-		backoff: NewBackoff(cfg),
-		bug:     bug,
-	}, nil
+	return &setnx{base: b, client: NewUniversalClient(cfg), bug: bug}, nil
 }
 
-// validConfig applies cfg's defaults and checks what every lock needs.
-func validConfig(name string, cfg Config) (Config, error) {
+// base is what every Redis lock of this package holds: its name, for
+// errors, its Config with the defaults, its drift and its back-off.
+type base struct {
+	name    string
+	cfg     Config
+	drift   time.Duration
+	backoff *Backoff
+}
+
+// newBase applies cfg's defaults and checks what every lock needs.
+func newBase(name string, cfg Config) (base, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
-		return cfg, err
+		return base{}, err
 	}
-	if d := Drift(cfg.TTL); cfg.TTL <= d {
-		return cfg, fmt.Errorf("locks: %s: TTL %v is not longer than the drift allowance %v", name, cfg.TTL, d)
+	d := Drift(cfg.TTL)
+	if cfg.TTL <= d {
+		return base{}, fmt.Errorf("locks: %s: TTL %v is not longer than the drift allowance %v", name, cfg.TTL, d)
 	}
 	if cfg.Timeout < 0 || cfg.RetryDelay < 0 {
-		return cfg, fmt.Errorf("locks: %s: negative Timeout %v or RetryDelay %v", name, cfg.Timeout, cfg.RetryDelay)
+		return base{}, fmt.Errorf("locks: %s: negative Timeout %v or RetryDelay %v", name, cfg.Timeout, cfg.RetryDelay)
 	}
 	cfg.Tries = max(cfg.Tries, 1)
-	return cfg, nil
+	return base{name: name, cfg: cfg, drift: d, backoff: NewBackoff(cfg)}, nil
+}
+
+// independent refuses Sentinels to a lock of independent masters.
+func independent(name string, cfg Config) error {
+	if len(cfg.Sentinels) > 0 {
+		return fmt.Errorf("locks: %s needs independent masters in Addrs, not a primary found through Sentinels", name)
+	}
+	return nil
 }
 
 // Acquire implements [Lock].
