@@ -108,7 +108,6 @@ var _ NodeReporter = (*ProcessLock)(nil)
 // outside the run, or one twice, is a protocol error.
 func (l *ProcessLock) ReportsNodes() bool { return l.info.ReportsNodes }
 
-// report reports r's evidence, if any, to the Evidence in ctx.
 func (l *ProcessLock) report(ctx context.Context, r clientReply) error {
 	ev := ContextEvidence(ctx)
 	if ev == nil || r.Nodes == nil || !l.info.ReportsNodes {
@@ -149,7 +148,6 @@ func WithCallTimeout(d time.Duration) ProcessOption {
 	return func(o *processOptions) { o.callTimeout = d }
 }
 
-// withScript hands script to each process at /dev/fd/3 (a pipe).
 func withScript(script []byte) ProcessOption {
 	return func(o *processOptions) { o.script = script }
 }
@@ -507,7 +505,6 @@ func (l *ProcessLock) Close() error {
 	return nil
 }
 
-// get returns an idle process, or starts one (see startCtx).
 func (l *ProcessLock) get(ctx context.Context) (*proc, error) {
 	l.mu.Lock()
 	for len(l.idle) > 0 {
@@ -584,7 +581,6 @@ func awaitOrLeave[T any](ctx context.Context, what string, mu *sync.Mutex, close
 	}
 }
 
-// start starts one client process and completes its hello.
 func (l *ProcessLock) start() (*proc, error) {
 	l.mu.Lock()
 	if l.closed {
@@ -644,10 +640,8 @@ func newClientPipes(script bool) (*clientPipes, error) {
 	return c, nil
 }
 
-// closeOurs closes the ends this process keeps.
 func (c *clientPipes) closeOurs() { closeFiles(c.stdin, c.stdout, c.stderr, c.script) }
 
-// closeFiles closes every non-nil file of fs.
 func closeFiles(fs ...*os.File) {
 	for _, f := range fs {
 		if f != nil {
@@ -688,7 +682,6 @@ func (l *ProcessLock) spawn(p *proc, path string, pipes *clientPipes) error {
 	return nil
 }
 
-// forget drops p from the processes Close kills.
 func (l *ProcessLock) forget(p *proc) {
 	l.mu.Lock()
 	delete(l.all, p)

@@ -46,7 +46,6 @@ const (
 	resultNotHeld     = "not_held"
 )
 
-// clientRequest is one line to a client.
 type clientRequest struct {
 	ID int64  `json:"id"`
 	Op string `json:"op"`
@@ -169,7 +168,6 @@ func (r clientReply) unknown() error {
 // maxLine bounds a reply line; a longer one breaks the protocol.
 const maxLine = 1 << 20
 
-// proc is one client process.
 type proc struct {
 	n      int          // its number in the lock: the hello's client
 	pid    atomic.Int64 // set by the supervisor's answer to the spawn
@@ -366,7 +364,6 @@ func (p *proc) exchange(ctx context.Context, req clientRequest, bound time.Durat
 	}
 }
 
-// why describes how p ended (see endedWhy).
 func (p *proc) why() string {
 	return endedWhy(p.exited, func() string { return p.ended }, p.stderr)
 }

@@ -44,7 +44,6 @@ func (b *Backoff) Next() time.Duration {
 	return lo + time.Duration(b.rng.Int64N(int64(span)))
 }
 
-// newToken returns 128 random bits, hex-encoded.
 func newToken() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // never fails since Go 1.24; it crashes the program instead

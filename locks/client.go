@@ -42,7 +42,6 @@ func NewClient(addr string, cfg Config) *redis.Client {
 	return redis.NewClient(ClientOptions(addr, cfg))
 }
 
-// nodeCtx bounds one call to one node by cfg.Timeout.
 func nodeCtx(ctx context.Context, cfg Config) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, cfg.Timeout)
 }

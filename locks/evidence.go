@@ -100,7 +100,6 @@ func ContextEvidence(ctx context.Context) *Evidence {
 // each node, from any goroutine, before the call returns.
 func Report(ctx context.Context, a NodeAnswer) { ContextEvidence(ctx).add(a) }
 
-// add adds a to e; a nil e does nothing.
 func (e *Evidence) add(a NodeAnswer) {
 	if e == nil {
 		return

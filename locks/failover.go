@@ -66,7 +66,6 @@ func universalOptions(cfg Config, addrs []string) *redis.UniversalOptions {
 	return u
 }
 
-// mapDialer dials through cfg.AddrMap.
 func mapDialer(cfg Config) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	m := maps.Clone(cfg.AddrMap)
 	d := &net.Dialer{Timeout: cfg.Timeout}

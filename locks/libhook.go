@@ -15,7 +15,6 @@ import (
 // script is known by its SHA1 (EVALSHA's, or EVAL's source hashed, the
 // fallback after NOSCRIPT); the context says which call (libCall).
 
-// libRole is what a library command does.
 type libRole uint8
 
 const (
@@ -44,7 +43,6 @@ var (
 	}
 )
 
-// libOp is the Lock method a libCall belongs to.
 type libOp uint8
 
 const (
@@ -99,7 +97,6 @@ func (h libHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
-// roleOf returns what cmd does.
 func roleOf(cmd redis.Cmder, scripts map[string]libRole) libRole {
 	args := cmd.Args()
 	switch cmd.Name() {

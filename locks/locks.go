@@ -64,7 +64,6 @@ func (n *Notice) At() time.Time {
 	return n.at
 }
 
-// came reports whether Done is closed.
 func (n *Notice) came() bool {
 	select {
 	case <-n.Done():
@@ -203,7 +202,6 @@ type Config struct {
 	ClientEnv []string
 }
 
-// withDefaults returns c with every zero field set to its default.
 func (c Config) withDefaults() (Config, error) {
 	switch {
 	case len(c.Addrs) == 0 && len(c.Sentinels) == 0:
@@ -291,13 +289,11 @@ func (s Spec) Traits(p Promises) []string {
 	return appendWords(p.Traits(), word{s.Mutant, "mutant"}, word{s.Process, "process"}, word{s.Wait, "wait"}, word{s.Quorum, "quorum-size"})
 }
 
-// word is a trait and whether it holds.
 type word struct {
 	on bool
 	w  string
 }
 
-// appendWords appends to t the words that hold.
 func appendWords(t []string, words ...word) []string {
 	for _, b := range words {
 		if b.on {

@@ -85,7 +85,6 @@ type jitter struct{ b *Backoff }
 // NextBackoff is at least 1ns: 0 means "stop" to redislock.
 func (j jitter) NextBackoff() time.Duration { return max(j.b.Next(), 1) }
 
-// Acquire implements [Lock].
 func (l *redislockLock) Acquire(ctx context.Context, key string) (Lease, error) {
 	retry := redislock.LimitRetry(jitter{l.backoff}, l.cfg.Tries-1) // per call: it counts
 	start := time.Now()
@@ -117,7 +116,6 @@ func (l *redislockLock) lookup(op string, lease Lease) (*redislock.Lock, error) 
 	return lk, nil
 }
 
-// Release implements [Lock].
 func (l *redislockLock) Release(ctx context.Context, lease Lease) error {
 	lk, err := l.lookup("release", lease)
 	if err != nil {
@@ -162,5 +160,4 @@ func (l *redislockLock) Extend(ctx context.Context, lease Lease) (Lease, error) 
 	}
 }
 
-// Close implements [Lock].
 func (l *redislockLock) Close() error { return l.client.Close() }

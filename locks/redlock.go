@@ -71,7 +71,6 @@ type redlockBug struct {
 
 var _ NodeReporter = (*redlock)(nil)
 
-// ReportsNodes implements [NodeReporter].
 func (l *redlock) ReportsNodes() bool { return true }
 
 // newRedLock builds the lock called name from cfg.
@@ -156,7 +155,6 @@ func (l *redlock) validity(start, end time.Time) (time.Duration, time.Time) {
 	return v, start.Add(l.cfg.TTL - l.drift)
 }
 
-// Acquire implements [Lock].
 func (l *redlock) Acquire(ctx context.Context, key string) (Lease, error) {
 	token := newToken()
 	ttl := l.cfg.TTL.Milliseconds()
@@ -213,7 +211,6 @@ func (l *redlock) unlock(ctx context.Context, attempt int, key, token string) {
 	}) // best effort: a failed unlock leaves the key to its TTL
 }
 
-// Release implements [Lock].
 func (l *redlock) Release(ctx context.Context, lease Lease) error {
 	replies := l.each(ctx, NodeAnswer{Attempt: 1}, func(ctx context.Context, c *redis.Client) (int64, error) {
 		return releaseScript.Run(ctx, c, []string{lease.Key}, lease.Token).Int64()
@@ -237,7 +234,6 @@ func (l *redlock) short(op, key, did string, yes int, errs []error) error {
 		l.name, op, key, yes, len(l.clients), l.quorum, errors.Join(append([]error{ErrNotHeld}, errs...)...))
 }
 
-// Extend implements [Lock].
 func (l *redlock) Extend(ctx context.Context, lease Lease) (Lease, error) {
 	start := time.Now()
 	if !lease.Valid(start) {
@@ -261,7 +257,6 @@ func (l *redlock) Extend(ctx context.Context, lease Lease) (Lease, error) {
 	return Lease{}, l.short("extend", lease.Key, "extended", extended, errs)
 }
 
-// Close implements [Lock].
 func (l *redlock) Close() error { return closeClients(l.clients) }
 
 // closeClients closes every client.

@@ -147,7 +147,6 @@ func (l *redsyncLock) mutex(key, value string) *redsync.Mutex {
 	return l.rs.NewMutex(key, opts...)
 }
 
-// Acquire implements [Lock].
 func (l *redsyncLock) Acquire(ctx context.Context, key string) (Lease, error) {
 	m := l.mutex(key, "")
 	err := m.LockContext(libTrace(ctx, opAcquire))
@@ -165,7 +164,6 @@ func (l *redsyncLock) Acquire(ctx context.Context, key string) (Lease, error) {
 		l.name, key, t.failed, len(l.clients), err)
 }
 
-// Release implements [Lock].
 func (l *redsyncLock) Release(ctx context.Context, lease Lease) error {
 	ctx, cancel := nodeCtx(ctx, l.cfg)
 	defer cancel()
@@ -209,7 +207,6 @@ func (l *redsyncLock) couldHaveSucceeded(t redsyncErrors) bool {
 	return succeeded+t.failed >= n/2+1
 }
 
-// Close implements [Lock].
 func (l *redsyncLock) Close() error { return closeClients(l.clients) }
 
 // redsyncErrors counts the per-node errors that redsync joined into one.

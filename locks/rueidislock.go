@@ -77,7 +77,6 @@ func newRueidisLock(cfg Config) (Lock, error) {
 	return &rueidisLock{base: b, locker: locker, held: map[string]*rueidisHold{}}, nil
 }
 
-// Acquire implements [Lock].
 func (l *rueidisLock) Acquire(ctx context.Context, key string) (Lease, error) {
 	var last error
 	for try := range l.cfg.Tries {

@@ -67,7 +67,6 @@ type setnxBug struct {
 
 var _ NodeReporter = (*setnx)(nil)
 
-// ReportsNodes implements [NodeReporter].
 func (l *setnx) ReportsNodes() bool { return true }
 
 // newSetNX builds the lock called name from cfg.
@@ -120,7 +119,6 @@ func independent(name string, cfg Config) error {
 	return nil
 }
 
-// Acquire implements [Lock].
 func (l *setnx) Acquire(ctx context.Context, key string) (Lease, error) {
 	token := l.token(ctx)
 	ev := ContextEvidence(ctx)
@@ -224,7 +222,6 @@ func (l *setnx) cleanup(ctx context.Context, attempt int, key, token string) {
 	ev.add(NodeAnswer{Node: l.node(ctx, key), Attempt: attempt, Cleanup: true, Answer: answerOf(n > 0, err), Err: err})
 }
 
-// Release implements [Lock].
 func (l *setnx) Release(ctx context.Context, lease Lease) error {
 	ctx, cancel := nodeCtx(ctx, l.cfg)
 	defer cancel()
@@ -253,7 +250,6 @@ func (l *setnx) answer(ctx context.Context, op, key string, n int64, err error) 
 	return nil
 }
 
-// Extend implements [Lock].
 func (l *setnx) Extend(ctx context.Context, lease Lease) (Lease, error) {
 	start := time.Now()
 	if !lease.Valid(start) && !l.bug.bareExtend {
@@ -331,5 +327,4 @@ func (l *setnx) fenceKey(key string) string {
 	return fenceKey(key)
 }
 
-// Close implements [Lock].
 func (l *setnx) Close() error { return l.client.Close() }

@@ -91,7 +91,7 @@ func supervise(fd string) int {
 		fmt.Fprintf(os.Stderr, "client supervisor: PR_SET_CHILD_SUBREAPER: %v\n", err)
 		return 2
 	}
-	s := &supervisorState{conn: conn, clients: map[int]bool{}, kick: make(chan struct{}, 1)}
+	s := &supervisorState{msgConn: msgConn{conn: conn}, clients: map[int]bool{}, kick: make(chan struct{}, 1)}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	go func() {
@@ -105,21 +105,26 @@ func supervise(fd string) int {
 
 // supervisorState is the supervisor's side: clients is pid → not reaped.
 type supervisorState struct {
-	conn *net.UnixConn
-	wmu  sync.Mutex // one message written at a time
-
+	msgConn
 	mu       sync.Mutex // orders starts, kills and reaps
 	clients  map[int]bool
 	stopping bool
 	kick     chan struct{} // wakes reap when it has no child
 }
 
-// send writes m, ignoring a closed socket (the harness is gone).
-func (s *supervisorState) send(m superviseMsg) {
+// msgConn is one end of the supervisor's socket.
+type msgConn struct {
+	conn *net.UnixConn
+	wmu  sync.Mutex // one message written at a time
+}
+
+// send writes m, ignoring an error: the other end is gone, and with the
+// supervisor every client.
+func (c *msgConn) send(m superviseMsg) {
 	b, _ := json.Marshal(m)
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.conn.Write(b)
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.conn.Write(b)
 }
 
 // serve reads the harness's messages until the socket ends, on a locked
@@ -341,10 +346,9 @@ func closeFDs(fds []int) {
 
 // supervisor is the harness's side of one client supervisor.
 type supervisor struct {
+	msgConn
 	cmd    *exec.Cmd
-	conn   *net.UnixConn
 	stderr *tail
-	wmu    sync.Mutex // one message written at a time
 
 	mu      sync.Mutex
 	seq     int64
@@ -374,7 +378,7 @@ func startSupervisor() (*supervisor, error) {
 		return nil, fmt.Errorf("client supervisor: %w", err)
 	}
 	s := &supervisor{
-		conn: c.(*net.UnixConn), stderr: &tail{max: 2048},
+		msgConn: msgConn{conn: c.(*net.UnixConn)}, stderr: &tail{max: 2048},
 		pending: map[int64]*proc{}, procs: map[int]*proc{}, ended: make(chan struct{}),
 	}
 	s.cmd = exec.Command("/proc/self/exe")
@@ -487,7 +491,6 @@ func (s *supervisor) spawn(p *proc, path string, argv, env []string, files []*os
 	return errors.New(m.Error)
 }
 
-// why describes how the supervisor ended (see endedWhy).
 func (s *supervisor) why() string {
 	return endedWhy(s.ended, func() string {
 		if s.waitErr == nil {
@@ -499,10 +502,7 @@ func (s *supervisor) why() string {
 
 // kill has the supervisor killTree pid, unless it was reaped.
 func (s *supervisor) kill(pid int) {
-	b, _ := json.Marshal(superviseMsg{Op: "kill", Pid: pid})
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.conn.Write(b) // an error: the supervisor is gone, and the client with it
+	s.send(superviseMsg{Op: "kill", Pid: pid})
 }
 
 // close ends the supervisor, which kills every client's tree, and waits
