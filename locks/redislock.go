@@ -12,40 +12,33 @@ import (
 )
 
 // redislockLock is github.com/bsm/redislock (the version go.mod pins), a
-// single-instance lock through one client built with NewUniversalClient.
-// Every Redis command is the library's:
+// single-instance lock on one NewUniversalClient. Every Redis command is
+// the library's:
 //
-//   - Acquire: Client.Obtain(ctx, key, TTL), Config.Tries attempts in all
-//     (LimitRetry), the delays from the lock's seeded Backoff. One Lua
-//     script per attempt: SET key token NX PX ttl, or SET again when the
-//     key starts with the same token (v0.9.4). The first Redis error
-//     returns at once, without retry or clean-up. Token is Lock.Token().
-//   - Release: Lock.Release, a compare-and-delete.
-//   - Extend: Lock.Refresh(ctx, TTL), a compare-and-pexpire.
+//   - Acquire: Obtain(ctx, key, TTL), Config.Tries attempts (LimitRetry)
+//     with the seeded Backoff; per attempt one script, SET NX PX, or SET
+//     again when the key starts with the same token (v0.9.4). The first
+//     Redis error returns at once, without retry or clean-up.
+//   - Release: Lock.Release (compare-and-delete). Extend: Lock.Refresh
+//     (compare-and-pexpire).
 //
-// Validity: the library promises none (Lock.TTL asks Redis for the PTTL);
-// the adapter gives the most it can be read to promise, start + TTL, start
-// taken before Obtain (or Refresh), with no drift allowance.
+// Validity: the library promises none; the adapter gives start + TTL,
+// start before Obtain (or Refresh), with no drift allowance.
 //
-// Release and Extend need the *redislock.Lock that Obtain returned (its
-// fields are unexported), kept by token until Release succeeds or finds
-// it not held (about 100 bytes each until Close); a token without one
-// fails with ErrNotHeld without asking Redis.
+// Release and Extend need Obtain's *redislock.Lock (its fields are
+// unexported), kept by token until Release succeeds or finds it not held
+// (about 100 bytes each); a token without one is ErrNotHeld, Redis not
+// asked. ErrNotObtained is ErrNotAcquired (Obtain) or ErrNotHeld
+// (Refresh); ErrLockNotHeld is ErrNotHeld; any other error, and a done
+// ctx (which Obtain returns as is), leaves the outcome unknown.
 //
-// Results: ErrNotObtained is ErrNotAcquired (from Obtain) or ErrNotHeld
-// (from Refresh); ErrLockNotHeld is ErrNotHeld; any other error, and a
-// done ctx (which Obtain returns as is), leaves the outcome unknown.
-//
-// Where it differs from the reference setnx: no drift allowance; an
-// Acquire with an unknown outcome does not delete its token
-// (TestLibrariesLeaveCancelledGrants); Refresh ignores the lease's
-// validity; Lock.TTL reports the PTTL as the server saw it, not shortened
-// by the reply's travel (TestRedislockTTLIgnoresReplyLatency), so the
-// adapter does not use it. No fencing tokens (v0.9.4).
-//
-// Evidence: the hook on the client (libhook.go) reports node 0's answer
-// to each obtain (the k-th in one Acquire is attempt k), release and
-// refresh script.
+// Unlike the reference setnx: no drift allowance; an Acquire with an
+// unknown outcome does not delete its token
+// (TestLibrariesLeaveCancelledGrants); Refresh ignores the validity;
+// Lock.TTL, unused here, reports the PTTL as the server saw it, not
+// shortened by the reply's travel (TestRedislockTTLIgnoresReplyLatency).
+// No fencing tokens. Evidence (libhook.go): node 0's answer to each
+// obtain (the k-th in an Acquire is attempt k), release and refresh.
 type redislockLock struct {
 	base
 	client redis.UniversalClient

@@ -27,31 +27,27 @@ func (e *NodeError) Unwrap() error { return e.Err }
 // redlock is RedLock as the Redis page "Distributed Locks with Redis"
 // describes it, on N = len(Config.Addrs) independent masters:
 //
-//   - Acquire: with one fresh token, SET key token NX PX ttl on all nodes
-//     in parallel, each bounded by Config.Timeout; held if ⌊N/2⌋+1 granted
-//     and TTL − elapsed − drift is positive, valid until start + TTL −
-//     drift, start taken before the first command (no key was set
-//     earlier, so none expires earlier). Otherwise unlock every node (even
-//     those that refused or failed: their SET may have landed unseen), in
-//     parallel, best effort, ignoring ctx's cancellation, back off and
-//     retry, up to Config.Tries attempts. A failed node counts as not
-//     granting: a missed quorum is ErrNotAcquired (the algorithm decides,
-//     the partial grants are unlocked; a failed unlock costs liveness, not
-//     safety), joined with the last attempt's node errors. A cancelled ctx
-//     ends Acquire with ctx.Err() after the clean-up.
-//   - Release: compare-and-delete on all nodes; nil if a quorum deleted,
-//     ErrNotHeld if even counting failed nodes as deletions no quorum held
-//     the token, else the node errors (outcome unknown).
-//   - Extend: ErrNotHeld at once past the lease's validity; else
-//     compare-and-pexpire on all nodes, judged as Release is, the validity
-//     recomputed (ErrNotHeld if it ran out). A failed Extend unlocks
-//     nothing.
+//   - Acquire: one fresh token, SET NX PX on all nodes in parallel, each
+//     bounded by Config.Timeout; held if a quorum (⌊N/2⌋+1) granted and
+//     TTL − elapsed − drift is positive, until start + TTL − drift, start
+//     before the first command (no key was set earlier). Else unlock
+//     every node (those that refused or failed too: their SET may have
+//     landed unseen), best effort, ignoring ctx's cancellation, back off
+//     and retry, up to Config.Tries. A missed quorum is ErrNotAcquired,
+//     failed nodes counting as refusals (the algorithm decides; a failed
+//     unlock costs liveness, not safety), joined with the last attempt's
+//     node errors; a cancelled ctx gives ctx.Err() after the clean-up.
+//   - Release: compare-and-delete on all nodes: nil on a quorum,
+//     ErrNotHeld if even counting failed nodes no quorum held the token,
+//     else the node errors (outcome unknown).
+//   - Extend: ErrNotHeld at once past the validity; else
+//     compare-and-pexpire on all nodes, judged as Release, the validity
+//     recomputed. A failed Extend unlocks nothing.
 //
-// Fencing: each node's acquire also INCRs a per-node counter and the
-// token is the largest among the granting nodes. This is NOT sound, and
-// the harness is meant to show it: the counters are independent, so
-// holders granted by different quorums can get tokens out of order, and a
-// node restarted without persistence counts again from zero. RedLock has
+// Fencing: each node's acquire INCRs its own counter, the token the
+// largest among the grants. NOT sound, as the harness shows: the
+// independent counters can order holders of different quorums wrongly,
+// and a node restarted without persistence counts from zero. RedLock has
 // no counter a quorum agrees on.
 //
 // Evidence: every node's answer to every command; the unlock after a

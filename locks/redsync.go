@@ -13,49 +13,40 @@ import (
 )
 
 // redsyncLock is github.com/go-redsync/redsync/v4 (the version go.mod
-// pins) over go-redis v9 through redsync's goredis/v9 pool, one client per
-// node built with NewClient: a RedLock, quorum ⌊N/2⌋+1. The adapter only
-// maps results to [Lock]; every Redis command is the library's.
+// pins) through its goredis/v9 pool, one NewClient per node: a RedLock,
+// quorum ⌊N/2⌋+1. Every Redis command is the library's.
 //
-//   - Acquire: a fresh Mutex per call, LockContext: SET NX PX on every
-//     node in parallel, the round bounded by expiry × timeout factor,
-//     held on a quorum if expiry − elapsed − expiry × drift factor is
-//     positive; else a best-effort compare-and-delete on every node (with
-//     the caller's ctx) and a retry after the lock's seeded Backoff
-//     (redsync's own: [50ms, 250ms) from the global math/rand), up to
-//     Config.Tries rounds (redsync's default 32). Token is Mutex.Value(),
-//     Validity Mutex.Until().
-//   - Release and Extend: a Mutex rebuilt with WithValue(token), so no
-//     state is kept; UnlockContext or ExtendContext, bounded by
-//     Config.Timeout.
+//   - Acquire: a fresh Mutex, LockContext: SET NX PX on every node in
+//     parallel, the round bounded by expiry × timeout factor, held on a
+//     quorum if expiry − elapsed − expiry × drift factor is positive; else
+//     a best-effort compare-and-delete on every node (with the caller's
+//     ctx) and a retry after the seeded Backoff (redsync's own: [50ms,
+//     250ms) from the global math/rand), up to Config.Tries rounds
+//     (redsync's default 32). Token is Mutex.Value(), Validity
+//     Mutex.Until(), which (v4.18.1) carries a monotonic reading
+//     (TestRedsyncUntilIsMonotonic), re-anchored anyway (monotonic).
+//   - Release and Extend: a Mutex rebuilt WithValue(token), no state
+//     kept; UnlockContext or ExtendContext, bounded by Config.Timeout.
 //
-// Mutex.Until (v4.18.1) is time.Now().Add(expiry − elapsed − drift), with
-// a monotonic reading (TestRedsyncUntilIsMonotonic); the adapter still
-// re-anchors it at once (monotonic), should a later version strip it.
-//
-// Results, keeping redsync's text: Acquire gives ErrNotAcquired for
-// ErrFailed, ErrTaken or only "node taken" errors (no quorum, partial
-// grants deleted); with node errors in the last round redsync returns
-// them instead, and so does the adapter: outcome unknown (the reference
-// redlock decides by quorum; the difference is a "fail" or an "info",
-// never a hold). A done ctx gives ctx.Err() (redsync turns a cancelled
-// back-off into ErrFailed). Release and Extend fail with per-node errors
-// joined (redsyncTally): ErrNotHeld when even counting every failed node
-// as a success no quorum held the value; else the node errors, outcome
-// unknown. ErrExtendFailed (the round outlasted the validity) is
+// Results keep redsync's text. Acquire: ErrNotAcquired for ErrFailed,
+// ErrTaken or only "node taken" errors; with node errors in the last
+// round redsync returns them, and so does the adapter: outcome unknown
+// (the reference redlock decides by quorum: a "fail" or an "info", never
+// a hold). A done ctx gives ctx.Err() (redsync makes a cancelled back-off
+// ErrFailed). Release and Extend: ErrNotHeld unless the failed nodes could
+// have made up a quorum (redsyncTally), then the node errors, outcome
+// unknown; ErrExtendFailed (the round outlasted the validity) is
 // ErrNotHeld.
 //
-// Where redsync differs from the reference redlock: Extend ignores the
-// lease's validity (TestRedsyncExtendsPastValidity); its drift has no
-// extra 2 ms for PX's resolution; an Acquire cut short by its ctx cleans
-// up with that done ctx, so a SET that landed holds the key until its TTL
-// (TestLibrariesLeaveCancelledGrants); the round is bounded by 5% of the
-// TTL, not a per-node timeout. No fencing tokens.
+// Unlike the reference redlock: Extend ignores the validity
+// (TestRedsyncExtendsPastValidity); the drift lacks 2 ms for PX; an
+// Acquire cut short cleans up with its done ctx, so a SET that landed
+// holds the key until its TTL (TestLibrariesLeaveCancelledGrants); the
+// round is bounded by 5% of the TTL, not per node. No fencing tokens.
 //
-// Evidence: the hook on every node's client (libhook.go) reports each SET
-// NX (the k-th a node answers in one call is attempt k) and each run of
-// the delete script (Release; in Acquire, the clean-up of the node's last
-// attempt) and of the touch script (Extend).
+// Evidence (libhook.go): each SET NX (a node's k-th in a call is attempt
+// k), each delete script (Release; in Acquire, the clean-up of the node's
+// last attempt) and touch script (Extend).
 type redsyncLock struct {
 	base
 	opts    redsyncOptions
@@ -171,10 +162,7 @@ func (l *redsyncLock) Release(ctx context.Context, lease Lease) error {
 	if ok {
 		return nil
 	}
-	if err != nil && l.couldHaveSucceeded(redsyncTally(err)) {
-		return fmt.Errorf("%s: release %q: outcome unknown: %w", l.name, lease.Key, err)
-	}
-	return fmt.Errorf("%s: release %q: %w: %w", l.name, lease.Key, ErrNotHeld, orFalse(err))
+	return l.failed("release", lease.Key, err)
 }
 
 // Extend implements [Lock], even past the validity, as redsync does.
@@ -189,11 +177,17 @@ func (l *redsyncLock) Extend(ctx context.Context, lease Lease) (Lease, error) {
 		return lease, nil
 	case errors.Is(err, redsync.ErrExtendFailed):
 		return Lease{}, fmt.Errorf("%s: extend %q: %w: %w", l.name, lease.Key, ErrNotHeld, err)
-	case err != nil && l.couldHaveSucceeded(redsyncTally(err)):
-		return Lease{}, fmt.Errorf("%s: extend %q: outcome unknown: %w", l.name, lease.Key, err)
-	default:
-		return Lease{}, fmt.Errorf("%s: extend %q: %w: %w", l.name, lease.Key, ErrNotHeld, orFalse(err))
 	}
+	return Lease{}, l.failed("extend", lease.Key, err)
+}
+
+// failed is the error of a Release or Extend redsync answered false to:
+// outcome unknown when it could have succeeded, else ErrNotHeld.
+func (l *redsyncLock) failed(op, key string, err error) error {
+	if err != nil && l.couldHaveSucceeded(redsyncTally(err)) {
+		return fmt.Errorf("%s: %s %q: outcome unknown: %w", l.name, op, key, err)
+	}
+	return fmt.Errorf("%s: %s %q: %w: %w", l.name, op, key, ErrNotHeld, orFalse(err))
 }
 
 // couldHaveSucceeded reports whether the nodes that succeeded plus those
@@ -203,8 +197,7 @@ func (l *redsyncLock) couldHaveSucceeded(t redsyncErrors) bool {
 		return false // a quorum held another value, or none
 	}
 	n := len(l.clients)
-	succeeded := n - t.failed - t.taken - t.expired
-	return succeeded+t.failed >= n/2+1
+	return n-t.taken-t.expired >= n/2+1 // the succeeded and the failed
 }
 
 func (l *redsyncLock) Close() error { return closeClients(l.clients) }

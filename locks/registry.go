@@ -5,6 +5,7 @@ import (
 
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -195,10 +196,8 @@ func Register(s Spec) error {
 	}
 	registryMu.Lock()
 	defer registryMu.Unlock()
-	for _, r := range registry {
-		if r.Name == s.Name {
-			return fmt.Errorf("%w: %q", ErrDuplicateLock, s.Name)
-		}
+	if slices.ContainsFunc(registry, func(r Spec) bool { return r.Name == s.Name }) {
+		return fmt.Errorf("%w: %q", ErrDuplicateLock, s.Name)
 	}
 	registry = append(registry, s)
 	return nil
@@ -248,10 +247,8 @@ func Lookup(name string) (Spec, error) {
 	}
 	registryMu.RLock()
 	defer registryMu.RUnlock()
-	for _, s := range registry {
-		if s.Name == name {
-			return s, nil
-		}
+	if i := slices.IndexFunc(registry, func(s Spec) bool { return s.Name == name }); i >= 0 {
+		return registry[i], nil
 	}
 	known := names()
 	return Spec{}, fmt.Errorf("%w %q%s (known: %s)", ErrUnknownLock, name, suggest.DidYouMean(name, known), strings.Join(known, ", "))

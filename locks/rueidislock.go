@@ -15,26 +15,24 @@ import (
 
 // rueidisLock is github.com/redis/rueidis/rueidislock (the version go.mod
 // pins), a lock that renews itself, on Config.Addrs[0] through the
-// library's own client with its defaults but address, password and
-// KeyValidity = Config.TTL. Every Redis command is the library's:
+// library's own client (its defaults but address, password and
+// KeyValidity = Config.TTL). Every Redis command is the library's:
 //
-//   - Acquire: TryWithContext (which tries once; WithContext would wait
-//     unbounded), Config.Tries attempts with the lock's seeded Backoff.
-//     The library sets 3 keys (rueidislock:0:KEY, …) with SET NX PXAT,
-//     each bounded by TryNextAfter (20 ms), and holds on 2.
-//   - While held, it extends each key every KeyValidity/2 and cancels its
-//     holder's context when a majority of the extends failed: Lease.Lost
-//     then tells the holder.
+//   - Acquire: TryWithContext (once; WithContext would wait unbounded),
+//     Config.Tries attempts with the seeded Backoff. It sets 3 keys
+//     (rueidislock:0:KEY, …) with SET NX PXAT, each bounded by
+//     TryNextAfter (20 ms), and holds on 2.
+//   - While held it extends each key every KeyValidity/2 and cancels its
+//     holder's context when a majority of extends failed: Lease.Lost.
 //   - Release: the library's cancel, which deletes the keys and tells
-//     nothing; ErrNotHeld if the holder had been told already.
+//     nothing; ErrNotHeld if the holder was told already.
 //   - Extend: none (outcome unknown, Redis not asked).
 //
-// Validity: none (UntilRelease); the checker ends the hold at the release
-// or the notice. The library gets the caller's ctx without its deadline or
-// cancellation (it bounds its keys' validity by the deadline and ends the
-// lock with the context). Token is the adapter's (the library's value is
-// private); the node observer does not see the library's keys. No fencing
-// tokens, no per-node evidence.
+// No validity (UntilRelease). The library gets ctx without its deadline
+// or cancellation (it bounds its keys by the deadline and ends the lock
+// with the context). The token is the adapter's (the library's value is
+// private), and the node observer does not see the library's keys. No
+// fencing tokens, no per-node evidence.
 type rueidisLock struct {
 	base
 	locker rueidislock.Locker

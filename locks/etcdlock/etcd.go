@@ -38,26 +38,24 @@ func init() {
 }
 
 // etcdMutex is "etcd-mutex": etcd's concurrency.Mutex on a session lease,
-// against the etcd members the harness runs (cluster.ServerEtcd), through
-// one clientv3.Client that never syncs its endpoints (the members
+// through one clientv3.Client that never syncs its endpoints (the members
 // advertise their own ports, not their proxies).
 //
 // Acquire grants a lease of the TTL (whole seconds, at least one), opens
 // a Session on it and calls TryLock: a key "PREFIX/LEASE" held when it has
 // the lowest create revision under the prefix. Refused (ErrLocked), or a
-// grant that failed (no key without a lease), the lease is revoked and it
-// tries again after the back-off, up to Config.Tries; any other error is
-// an unknown outcome.
+// failed grant (no key without a lease), it revokes the lease and tries
+// again after the back-off; any other error is an unknown outcome.
 //
-// The session's keep-alive (every TTL/3) renews the lease; the lease
-// claims no validity (UntilRelease) and the holder is told (Lease.Lost)
-// when the session ends, the lease is gone, or nothing bounds its expiry
-// past now. That bound is the lock's own: every TTL/4 one
-// LeaseKeepAliveOnce, counted from before the request less locks.Drift,
-// so a holder cut off is told before the leader can expire the lease. The
-// session alone learns of a loss up to half a second after its deadline,
-// counted from the reply, and LeaseTimeToLive's whole seconds round a 1 s
-// lease to 0. A process stopped whole learns too late: fencing guards.
+// The session's keep-alive (every TTL/3) renews the lease; it claims no
+// validity (UntilRelease) and the holder is told (Lease.Lost) when the
+// session ends, the lease is gone, or nothing bounds its expiry past now:
+// the lock's own LeaseKeepAliveOnce every TTL/4, counted from before the
+// request less locks.Drift, so that a holder cut off is told before the
+// leader can expire the lease. The session alone learns of a loss up to
+// half a second after its deadline, counted from the reply, and
+// LeaseTimeToLive's whole seconds round a 1 s lease to 0. A process
+// stopped whole learns too late: fencing guards.
 //
 // The fencing token is the key's create revision: revisions only grow,
 // and a key holds once every earlier key is gone. Release deletes the key
