@@ -57,27 +57,25 @@ type ClientInfo struct {
 // protocol of locks/clients/PROTOCOL.md on their standard input and
 // output: how a lock written in any language is tortured.
 //
-// A client handles one request at a time, so the lock keeps a pool; a
-// process whose acquire succeeded stays with its lease until it is
-// released (release and extend go to it, as it may keep state per
-// lease): one process per torture client ([ProcessLock.Warm]). The
-// password reaches a process in the hello, never on its command line or
-// in its environment (LOCKTORTURE_PASSWORD is removed).
+// A client handles one request at a time, so the lock keeps a pool; the
+// process of a granted lease keeps it until its release (release and
+// extend go to it, which may keep state per lease): one process per
+// torture client ([ProcessLock.Warm]). The password reaches a process in
+// the hello only (LOCKTORTURE_PASSWORD is removed from its environment).
 //
 // The client supervisor (supervise.go) starts the processes, each in a
 // process group of its own; Close, and the death of this process even by
-// SIGKILL, end every process the clients started too, in their groups or
-// not. A process that does not answer within the call's deadline (ctx's,
-// else the default bound) or breaks the protocol is killed, and the
-// outcome is unknown; one that exits gives unknown outcomes, never a
-// crash. The next call starts a fresh process.
+// SIGKILL, end every process the clients started. A process that does
+// not answer within the call's deadline (ctx's, else the default bound)
+// or breaks the protocol is killed; its calls' outcomes are unknown, and
+// the next call starts a fresh one.
 //
 // Validity. A client's validity_ms counts on its monotonic clock from
 // just before its first request to Redis; the lock counts it from when it
 // wrote the request to the pipe, earlier by the pipe's one-way delay
-// (BENCHMARKS.md measures the round trip). The error is on the side of
-// the lock under test: a reported violation is one the client's own claim
-// implies; one shorter than the pipe's delay can be missed.
+// (BENCHMARKS.md measures the round trip): a reported violation is one
+// the client's own claim implies; one shorter than that delay can be
+// missed.
 //
 // Evidence. A client that says "reports_nodes" carries in each reply the
 // nodes that granted, refused or did not answer, which the lock reports

@@ -109,17 +109,10 @@ func probePython(py string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, py, "-c", "import redis").CombinedOutput()
-	if err != nil {
-		if len(out) > 0 {
-			return fmt.Errorf("%w: %s", err, lastLine(out))
-		}
-		return err
+	if err != nil && len(out) > 0 {
+		last := &tail{max: 200}
+		last.Write(out)
+		return fmt.Errorf("%w: %s", err, last)
 	}
-	return nil
-}
-
-func lastLine(b []byte) string {
-	t := &tail{max: 200}
-	t.Write(b)
-	return t.String()
+	return err
 }

@@ -185,11 +185,7 @@ func (l *rueidisLock) Extend(_ context.Context, lease Lease) (Lease, error) {
 // Close waits for the tries under way, releases what is held and closes
 // the library's client.
 func (l *rueidisLock) Close() error {
-	l.mu.Lock()
-	l.closed = true
-	held := l.held
-	l.held = map[string]*rueidisHold{}
-	l.mu.Unlock()
+	held := closeAndTake(&l.mu, &l.closed, &l.held)
 	l.tries.Wait()
 	for _, h := range held {
 		h.released.Store(true)

@@ -18,21 +18,19 @@ import (
 //
 //   - Acquire: SET key token NX PX ttl with a fresh 128-bit token (with
 //     Fencing, one script that also INCRs key+":fence", the token).
-//   - Release: a Lua compare-and-delete; ErrNotHeld if not held.
-//   - Extend: a Lua compare-and-pexpire; ErrNotHeld if not held, or at
-//     once past the lease's validity.
+//   - Release: a Lua compare-and-delete; Extend: a compare-and-pexpire,
+//     ErrNotHeld at once past the lease's validity.
 //
 // A lease is valid until start + TTL − drift, start taken before the
-// command was sent (the server set the key no earlier): the time waiting
-// for the reply comes off the validity.
+// command was sent (the server set the key no earlier).
 //
-// Acquire makes up to Config.Tries attempts with one token. An attempt
-// that failed (timeout, lost connection) may have landed: if the last one
-// did, its error is returned (outcome unknown); a later definite "no",
-// maybe caused by this call's own SET, is still ErrNotAcquired, since the
-// caller does not know it holds. Whenever an outcome was unknown, Acquire
-// first compare-and-deletes its token (best effort, even with ctx done);
-// a failed clean-up costs liveness, never safety.
+// Acquire makes up to Config.Tries attempts with one token. A failed
+// attempt (timeout, lost connection) may have landed: if the last one
+// failed, its error is returned (outcome unknown); a later "no", maybe to
+// this call's own SET, is still ErrNotAcquired: the caller does not know
+// it holds. After any unknown outcome Acquire compare-and-deletes its
+// token (best effort, even with ctx done); a failed clean-up costs
+// liveness, never safety.
 //
 // Evidence: node 0's (in a Cluster, the slot master's) answer to each
 // attempt (setnx-get-set's GET of a held key is a refusal) and to the

@@ -213,13 +213,19 @@ func (w *watchdog) Release(ctx context.Context, lease Lease) error {
 	return w.setnx.Release(ctx, lease)
 }
 
+// closeAndTake sets closed and takes every entry of m, under mu.
+func closeAndTake[V any](mu *sync.Mutex, closed *bool, m *map[string]V) map[string]V {
+	mu.Lock()
+	defer mu.Unlock()
+	*closed = true
+	all := *m
+	*m = map[string]V{}
+	return all
+}
+
 // Close stops every watchdog; held leases are left to their TTL.
 func (w *watchdog) Close() error {
-	w.mu.Lock()
-	w.closed = true
-	dogs := w.dogs
-	w.dogs = map[string]*dog{}
-	w.mu.Unlock()
+	dogs := closeAndTake(&w.mu, &w.closed, &w.dogs)
 	for _, d := range dogs {
 		close(d.stop)
 	}
