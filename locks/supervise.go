@@ -148,27 +148,20 @@ func (s *supervisorState) serve() {
 			}
 		}
 		var m superviseMsg
-		if err := json.Unmarshal(buf[:n], &m); err != nil {
-			closeFDs(fds)
-			continue
-		}
-		switch m.Op {
-		case "spawn":
-			err := s.spawn(m, fds)
-			closeFDs(fds) // the client has its own
-			if err != nil {
+		switch err := json.Unmarshal(buf[:n], &m); {
+		case err != nil:
+		case m.Op == "spawn":
+			if err := s.spawn(m, fds); err != nil {
 				s.send(superviseMsg{Op: "failed", Seq: m.Seq, Error: err.Error()})
 			}
-		case "kill":
-			closeFDs(fds)
+		case m.Op == "kill":
 			s.mu.Lock()
 			if s.clients[m.Pid] {
 				killTree(m.Pid)
 			}
 			s.mu.Unlock()
-		default:
-			closeFDs(fds)
 		}
+		closeFDs(fds) // a spawned client has its own
 	}
 }
 
