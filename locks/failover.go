@@ -9,13 +9,14 @@ import (
 )
 
 // NewSingleClient returns a single-instance lock's client:
-// NewClient(cfg.Addrs[0], cfg), or with cfg.Sentinels a failover client
-// of their primary with the same options (go-redis gives its sentinel
-// connections the same retry, dial and timeout options), dialing through
-// cfg.AddrMap. A registered lock that talks to one node should take its
-// client from here, to run in the failover topology too, where a command
-// to the old primary may fail (READONLY, a timeout) and a lease it did not
-// replicate is silently lost.
+// NewClient(cfg.Addrs[0], cfg), or with cfg.Sentinels go-redis's failover
+// client of their primary with the same options (its sentinel
+// connections too), dialing through cfg.AddrMap. It asks the sentinels
+// for the primary on every new connection and drops its connections on
+// +switch-master. A registered lock that talks to one node should take
+// its client from here, to run in the failover topology too, where a
+// command to the old primary may fail (READONLY, a timeout) and a lease
+// it did not replicate is silently lost.
 func NewSingleClient(cfg Config) *redis.Client {
 	if cfg.Cluster {
 		panic("locks: NewSingleClient of a Redis Cluster; use NewUniversalClient")

@@ -147,10 +147,9 @@ type Config struct {
 	// RedLock every one as an independent master. May be empty with
 	// Sentinels.
 	Addrs []string
-	// Sentinels monitor a primary called MasterName: single-instance
-	// locks then use go-redis's failover client, which asks them for the
-	// primary on every new connection and drops its connections on
-	// +switch-master. RedLock refuses it.
+	// Sentinels monitor a primary called MasterName, which
+	// single-instance locks then reach (NewSingleClient). RedLock refuses
+	// it.
 	Sentinels []string
 	// SentinelPassword is the Sentinels' own requirepass, not the nodes'.
 	SentinelPassword string
@@ -178,9 +177,8 @@ type Config struct {
 	// RetryDelay bounds the back-off between two attempts, drawn from
 	// [RetryDelay/2, RetryDelay). Default 50ms.
 	RetryDelay time.Duration
-	// EqualRetry makes every back-off exactly RetryDelay: clients that
-	// fail together retry in step, which the RedLock page's random delay
-	// is there to prevent.
+	// EqualRetry makes every back-off RetryDelay: clients that fail
+	// together retry in step, as the RedLock page's jitter prevents.
 	EqualRetry bool
 	// Seed seeds the back-off jitter (tokens come from crypto/rand).
 	Seed int64

@@ -39,8 +39,7 @@ type setnx struct {
 	base
 	client redis.UniversalClient
 	bug    setnxBug
-	// clientToken, when set, makes the token fixed per client: this
-	// lock's clientToken and the caller's number (setnx-client-token).
+	// clientToken makes the token fixed per client (setnx-client-token).
 	clientToken string
 }
 
