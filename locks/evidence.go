@@ -74,6 +74,11 @@ type NodeReporter interface {
 	ReportsNodes() bool
 }
 
+// reports is embedded by the locks that report every node's answer.
+type reports struct{}
+
+func (reports) ReportsNodes() bool { return true }
+
 // Evidence collects the node answers of one call ([WithEvidence],
 // [Report]), safe for concurrent use. The zero value is ready; use one
 // per call, or Reset it between calls.

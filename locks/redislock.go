@@ -41,17 +41,13 @@ import (
 // obtain (the k-th in an Acquire is attempt k), release and refresh.
 type redislockLock struct {
 	base
-	client redis.UniversalClient
-	locker *redislock.Client
+	reports // through libhook.go
+	client  redis.UniversalClient
+	locker  *redislock.Client
 
 	mu   sync.Mutex
 	held map[string]*redislock.Lock // token → the library's lock
 }
-
-var _ NodeReporter = (*redislockLock)(nil)
-
-// ReportsNodes implements [NodeReporter] (libhook.go).
-func (l *redislockLock) ReportsNodes() bool { return true }
 
 // NewRedislock builds "redislock": cfg.Timeout bounds Release, Extend and
 // every go-redis call; Fencing is refused.

@@ -54,6 +54,7 @@ func (e *NodeError) Unwrap() error { return e.Err }
 // failed attempt is its clean-up (Nodes.Unlocked).
 type redlock struct {
 	base
+	reports
 	quorum  int
 	clients []*redis.Client
 	bug     redlockBug
@@ -64,10 +65,6 @@ type redlockBug struct {
 	anyGrant      bool // the quorum is 1
 	ignoreElapsed bool // validity TTL − drift from the round's end
 }
-
-var _ NodeReporter = (*redlock)(nil)
-
-func (l *redlock) ReportsNodes() bool { return true }
 
 // newRedLock builds the lock called name from cfg.
 func newRedLock(name string, cfg Config, bug redlockBug) (*redlock, error) {

@@ -49,15 +49,11 @@ import (
 // last attempt) and touch script (Extend).
 type redsyncLock struct {
 	base
+	reports // through libhook.go
 	opts    redsyncOptions
 	clients []*redis.Client
 	rs      *redsync.Redsync
 }
-
-var _ NodeReporter = (*redsyncLock)(nil)
-
-// ReportsNodes implements [NodeReporter] (libhook.go).
-func (l *redsyncLock) ReportsNodes() bool { return true }
 
 // RedsyncOption configures a lock built by NewRedsync.
 type RedsyncOption func(*redsyncOptions)

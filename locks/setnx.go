@@ -37,6 +37,7 @@ import (
 // clean-up, of the last attempt.
 type setnx struct {
 	base
+	reports
 	client redis.UniversalClient
 	bug    setnxBug
 	// clientToken makes the token fixed per client (setnx-client-token).
@@ -61,10 +62,6 @@ type setnxBug struct {
 	// and node-redlock issue 296).
 	bareExtend bool
 }
-
-var _ NodeReporter = (*setnx)(nil)
-
-func (l *setnx) ReportsNodes() bool { return true }
 
 // newSetNX builds the lock called name from cfg.
 func newSetNX(name string, cfg Config, bug setnxBug) (*setnx, error) {

@@ -33,8 +33,6 @@ type watchdog struct {
 	closed bool
 }
 
-var _ NodeReporter = (*watchdog)(nil)
-
 // dog is one lease's renewal goroutine.
 type dog struct {
 	key, token string
