@@ -17,31 +17,25 @@ import (
 	"unsafe"
 )
 
-// The client supervisor: the process that starts a ProcessLock's clients
-// and ends their whole trees, however the clients and this process end.
+// The client supervisor starts a ProcessLock's clients and ends their
+// whole trees, however the clients and this process end. A client may
+// start processes that leave its group (setsid, a daemon's double fork),
+// and a SIGKILL of the harness runs nothing: Pdeathsig kills the clients,
+// not their children. Weighed and left: the harness as a child subreaper
+// (the setting is the whole process's: it would adopt the orphans of
+// every child, redis-server nodes and docker, racing os/exec's Wait, and
+// its SIGKILL hands them to init anyway); a cgroup per lock (cgroup.kill
+// needs a delegated subtree, and nothing writes it after a SIGKILL).
 //
-// A client may start processes that leave its process group (setsid, a
-// daemon's double fork), and a SIGKILL of the harness runs nothing in it:
-// Pdeathsig kills the clients but not their children. Weighed and left:
-//
-//   - The harness as a child subreaper: the setting is the whole
-//     process's, so it would adopt the orphans of every child (redis-server
-//     nodes, docker), racing os/exec's Wait, and a SIGKILL of the harness
-//     hands them to init anyway.
-//   - A cgroup per lock (cgroup.kill): not available to an unprivileged
-//     user without a delegated subtree, and nothing writes cgroup.kill
-//     after a SIGKILL of the harness.
-//
-// So this binary, re-executed in a hidden mode (superviseEnv), is a child
-// subreaper that starts every client of one ProcessLock: every descendant
-// of a client is its descendant, whatever it does. The harness makes each
-// client's pipes and hands the client's ends over a Unix socket
-// (SCM_RIGHTS); the supervisor starts the client on them (own process
-// group, Pdeathsig SIGKILL), answers its pid, reaps it and says how it
-// ended. Kills go through it too: it alone knows whether a pid was reaped
-// (and may be another process's). When the socket ends (Close, or the
-// kernel closing it at the harness's death) it kills every child, reaps
-// them, kills the children they leave, and exits once it has none.
+// So this binary, re-executed (superviseEnv), is a child subreaper that
+// starts every client of one ProcessLock, so every descendant of a client
+// is its own. The harness hands each client's pipe ends over a Unix
+// socket (SCM_RIGHTS); the supervisor starts the client on them (own
+// process group, Pdeathsig SIGKILL), answers its pid, reaps it and says
+// how it ended. Kills go through it: it alone knows whether a pid was
+// reaped (and may be another process's). When the socket ends (Close, or
+// the kernel at the harness's death) it kills every child, reaps them,
+// kills the children they leave, and exits once it has none.
 
 // superviseEnv makes this binary the client supervisor (init runs it and
 // exits); its value is the socket's descriptor number.
