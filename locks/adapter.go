@@ -15,105 +15,71 @@ import (
 	"github.com/google/shlex"
 )
 
-// ProtocolVersion is the version of the line protocol that ProcessLock
-// speaks (locks/clients/PROTOCOL.md); the hello carries it. Version 2
-// adds the "lost" event, which a client may send unprompted; a client of
-// version 1 is a client of version 2 that sends none.
+// ProtocolVersion is the version of the line protocol
+// (locks/clients/PROTOCOL.md) the hello carries. Version 2 adds the
+// unprompted "lost" event; a version 1 client is one that sends none.
 const ProtocolVersion = 2
 
 // ExecPrefix starts the name of a lock served by a client process of the
-// caller's choosing: "exec:" followed by its command line, e.g.
-// `exec:python3 locks/clients/example/example_client.py`. Lookup and New
-// accept such a name without Register; see [ExecSpec].
+// caller's choosing, e.g. `exec:python3 locks/clients/example/example_client.py`;
+// Lookup and New accept it without Register ([ExecSpec]).
 const ExecPrefix = "exec:"
 
-// UntilRelease is the validity that ProcessLock gives a lease whose
-// client claims no deadline (`"until_release": true`: redis-py's Lock,
-// whose users hold until they release): a century after the request
-// was sent. The checker then ends the hold at the release call, so a
-// holder that outlives the key's TTL overlaps the next holder and is
-// reported.
+// UntilRelease is how far ahead a lease that claims no deadline is valid
+// (a client's "until_release", redis-py's Lock): a century. The checker
+// then ends the hold at the release, so a holder that outlives the key's
+// TTL overlaps the next one and is reported.
 const UntilRelease = 100 * 365 * 24 * time.Hour
 
 // Errors of ProcessLock.
 var (
-	// ErrClientGone: the client process that served this lease exited
-	// or was killed (after a timeout, a protocol error or Close); the
-	// outcome of the call is unknown.
+	// ErrClientGone: the client process exited or was killed; the
+	// outcome is unknown.
 	ErrClientGone = errors.New("locks: client process gone")
-	// ErrProtocol: a client process broke the line protocol (a reply
-	// that is not JSON, has another id, lacks a token or a validity).
+	// ErrProtocol: a reply that is not JSON, has another id, lacks a
+	// token or a validity.
 	ErrProtocol = errors.New("locks: client broke the protocol")
-	// ErrClosed: the lock was closed.
-	ErrClosed = errors.New("locks: lock closed")
+	ErrClosed   = errors.New("locks: lock closed")
 )
 
-// ClientInfo is what a client process says of itself in its reply to
-// the hello.
+// ClientInfo is what a client process says of itself in its hello's reply.
 type ClientInfo struct {
-	// Name is the client's name, e.g. "redis-py Lock".
-	Name string `json:"name"`
-	// Language is the language and version it runs on, e.g.
-	// "Python 3.11.2".
-	Language string `json:"language"`
-	// Versions are the versions of the libraries it uses, e.g.
-	// {"redis-py": "4.3.4"}.
-	Versions map[string]string `json:"versions,omitempty"`
-	// Fencing is true when the client issues fencing tokens.
-	Fencing bool `json:"fencing"`
-	// ReportsNodes is true when the client's replies carry per-node
-	// evidence ("nodes"; see [NodeReporter]).
-	ReportsNodes bool `json:"reports_nodes,omitempty"`
-	// Promises is what the client declares of its lock (see Promises),
-	// from which the release gate derives its cells; nil when it
-	// declares nothing.
-	Promises *Promises `json:"promises,omitempty"`
+	Name     string            `json:"name,omitempty"`     // e.g. "redis-py Lock"
+	Language string            `json:"language,omitempty"` // e.g. "Python 3.11.2"
+	Versions map[string]string `json:"versions,omitempty"` // e.g. {"redis-py": "4.3.4"}
+	Fencing  bool              `json:"fencing,omitempty"`
+	// ReportsNodes: the replies carry per-node evidence ("nodes").
+	ReportsNodes bool      `json:"reports_nodes,omitempty"`
+	Promises     *Promises `json:"promises,omitempty"` // nil: none declared
 }
 
 // ProcessLock is a Lock served by client processes that speak the line
-// protocol of locks/clients/PROTOCOL.md over their standard input and
-// output: one JSON request a line in, one JSON reply a line out. It is
-// how a lock written in any language is tortured.
+// protocol of locks/clients/PROTOCOL.md on their standard input and
+// output: how a lock written in any language is tortured.
 //
-// Processes. A client process handles one request at a time, so the lock
-// keeps a pool: a call takes an idle process or starts a new one, and a
-// process whose acquire succeeded stays with its lease until the lease is
-// released (release and extend go to the process that acquired, which may
-// keep state per lease). With the harness's clients each holding at most
-// one lease, that is one process per torture client ([ProcessLock.Warm]
-// starts them before the run). The password and the rest of the
-// configuration reach a process in the hello, on its standard input:
-// never on its command line or in its environment (LOCKTORTURE_PASSWORD
-// is removed from the environment it inherits).
+// A client handles one request at a time, so the lock keeps a pool; the
+// process of a granted lease keeps it until its release (release and
+// extend go to it, which may keep state per lease): one process per
+// torture client ([ProcessLock.Warm]). The password reaches a process in
+// the hello only (LOCKTORTURE_PASSWORD is removed from its environment).
 //
-// The processes are started by the lock's client supervisor
-// (supervise.go), a small process of this binary that is their parent
-// and a child subreaper, each in a process group of its own with
-// Pdeathsig SIGKILL. A process killed during the run (below) is killed
-// with its process group; Close, and the death of this process even by
-// SIGKILL, end every process the clients started too, in their groups or
-// not (setsid, daemons): none is left when Close returns, nor soon after
-// this process dies. A process that does not answer within the call's deadline
-// (ctx's, else the default bound) or breaks the protocol is killed, and
-// the call's outcome is unknown; a process that exits gives unknown
-// outcomes for its calls and leases, never a crash. The next call starts
-// a fresh process.
+// The client supervisor (supervise.go) starts the processes, each in a
+// process group of its own; Close, and the death of this process even by
+// SIGKILL, end every process the clients started. A process that does
+// not answer within the call's deadline (ctx's, else the default bound)
+// or breaks the protocol is killed; its calls' outcomes are unknown, and
+// the next call starts a fresh one.
 //
-// Validity. A client reports validity_ms counted on its own monotonic
-// clock from just before its first request to Redis for the call. The
-// lock counts it from the moment it wrote the request to the pipe, which
-// is earlier: the recorded lease ends no later than the client believes,
-// by the pipe's one-way delay (BENCHMARKS.md measures the round trip). The
-// error is on the side of the lock under test: a violation the harness
-// reports is one the client's own claim implies; one shorter than the
-// pipe's delay can be missed. A client that claims no deadline
-// (until_release) gets [UntilRelease].
+// Validity. A client's validity_ms counts on its monotonic clock from
+// just before its first request to Redis; the lock counts it from when it
+// wrote the request to the pipe, earlier by the pipe's one-way delay
+// (BENCHMARKS.md measures the round trip): a reported violation is one
+// the client's own claim implies; one shorter than that delay can be
+// missed.
 //
-// Evidence. A client that says "reports_nodes" in its hello carries in
-// each reply which nodes granted, refused or did not answer ("nodes",
-// already summed up as [Nodes]); the lock reports them to the call's
-// [Evidence], the unlocked nodes as clean-ups of an attempt it cannot
-// tell (0). redlock-py does; redis-py-lock does not.
+// Evidence. A client that says "reports_nodes" carries in each reply the
+// nodes that granted, refused or did not answer, which the lock reports
+// to the call's [Evidence] (unlocked nodes as clean-ups of attempt 0).
 type ProcessLock struct {
 	name  string
 	argv  []string
@@ -133,19 +99,13 @@ type ProcessLock struct {
 	spawns  sync.WaitGroup
 }
 
-var (
-	_ Lock         = (*ProcessLock)(nil)
-	_ NodeReporter = (*ProcessLock)(nil)
-)
+var _ NodeReporter = (*ProcessLock)(nil)
 
-// ReportsNodes implements [NodeReporter]: true when the client said in
-// its hello that its replies carry per-node evidence (reports_nodes). A
-// reply without "nodes" then reports nothing for its call; evidence that
-// names a node outside the run, or one node twice, is a protocol error.
+// ReportsNodes implements [NodeReporter]: the hello's reports_nodes. A
+// reply without "nodes" then reports nothing; one that names a node
+// outside the run, or one twice, is a protocol error.
 func (l *ProcessLock) ReportsNodes() bool { return l.info.ReportsNodes }
 
-// report reports the evidence of r, if the client reports any, to the
-// Evidence in ctx.
 func (l *ProcessLock) report(ctx context.Context, r clientReply) error {
 	ev := ContextEvidence(ctx)
 	if ev == nil || r.Nodes == nil || !l.info.ReportsNodes {
@@ -170,37 +130,30 @@ type processOptions struct {
 	callTimeout time.Duration
 }
 
-// startTimeout bounds the start of one client process: from its start
-// to its reply to the hello (an interpreter importing its libraries on a
-// loaded machine).
+// startTimeout bounds a client's start until its hello's reply (an
+// interpreter importing its libraries on a loaded machine).
 const startTimeout = 20 * time.Second
 
-// WithProcessEnv adds NAME=value entries to the environment the client
-// processes inherit. Default none.
+// WithProcessEnv adds NAME=value entries to the clients' environment.
 func WithProcessEnv(env ...string) ProcessOption {
 	return func(o *processOptions) { o.env = append(o.env, env...) }
 }
 
-// WithCallTimeout bounds the wait for a reply when the call's ctx has no
-// deadline. The default is Tries × (len(Addrs) × Timeout + RetryDelay) +
-// Timeout, at least one second: a client that tries every node in turn,
-// every attempt, has the time for it.
+// WithCallTimeout bounds the wait for a reply when ctx has no deadline.
+// Default Tries × (len(Addrs) × Timeout + RetryDelay) + Timeout, at least
+// 1s: time for a client that tries every node in turn, every attempt.
 func WithCallTimeout(d time.Duration) ProcessOption {
 	return func(o *processOptions) { o.callTimeout = d }
 }
 
-// withScript hands script to each process as a file at /dev/fd/3 (a
-// pipe), for the built-in clients embedded in this package.
 func withScript(script []byte) ProcessOption {
 	return func(o *processOptions) { o.script = script }
 }
 
-// NewProcessLock builds the lock called name (for error messages) served
-// by processes running argv (argv[0] is looked up in PATH). It starts one
-// process and completes its hello before it returns, so that a command
-// that cannot start, or a client that refuses the configuration (e.g.
-// cfg.Fencing when it issues no fencing tokens), fails here, with the
-// client's last words on stderr in the error.
+// NewProcessLock builds the lock called name served by processes running
+// argv (argv[0] looked up in PATH). It completes one process's hello
+// first, so that a command that cannot start, or a client that refuses
+// the configuration, fails here, with the client's stderr in the error.
 func NewProcessLock(name string, argv []string, cfg Config, opts ...ProcessOption) (*ProcessLock, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, fmt.Errorf("%w: %s: no command", ErrBadSpec, name)
@@ -241,13 +194,10 @@ func NewProcessLock(name string, argv []string, cfg Config, opts ...ProcessOptio
 // Info returns what the client said of itself in its hello.
 func (l *ProcessLock) Info() ClientInfo { return l.info }
 
-// Versions returns what the client says it runs on, for results.json,
-// under the client's own names: "client" (its name), "client language"
-// and, for each library of its hello's versions, "client:" + the
-// library's name. Every key begins with "client", so a client cannot
-// put a version under the harness's own keys ("go", the module paths of
-// report.Versions): one whose hello claims {"go": "go9.9"} gets
-// "client:go", and whatever merges the two maps keeps the harness's.
+// Versions returns what the client says it runs on, for results.json:
+// "client", "client language" and ClientVersionPrefix + each library.
+// Every key begins with "client", so a client cannot overwrite the
+// harness's own keys (a hello's {"go": "go9.9"} becomes "client:go").
 func (l *ProcessLock) Versions() map[string]string {
 	v := map[string]string{"client": l.info.Name, "client language": l.info.Language}
 	for k, s := range l.info.Versions {
@@ -257,7 +207,7 @@ func (l *ProcessLock) Versions() map[string]string {
 }
 
 // ClientVersionPrefix begins the key of each library version a client
-// process reports (ProcessLock.Versions): "client:redis-py".
+// reports (ProcessLock.Versions).
 const ClientVersionPrefix = "client:"
 
 // Pids returns the process ids of the client processes running now.
@@ -273,8 +223,7 @@ func (l *ProcessLock) Pids() []int {
 	return pids
 }
 
-// Warm starts client processes until n are running, in parallel, so that
-// n concurrent callers find one each without waiting for a start.
+// Warm starts client processes in parallel until n are running.
 func (l *ProcessLock) Warm(ctx context.Context, n int) error {
 	l.mu.Lock()
 	missing := n - len(l.all)
@@ -298,9 +247,8 @@ func (l *ProcessLock) Warm(ctx context.Context, n int) error {
 	return nil
 }
 
-// Ping sends a ping to an idle client process (started if none is) and
-// returns the time from writing the request to reading the reply: the
-// pipe's round trip plus the client's turn-around.
+// Ping pings an idle client process and returns the pipe's round trip
+// plus the client's turn-around.
 func (l *ProcessLock) Ping(ctx context.Context) (time.Duration, error) {
 	p, err := l.get(ctx)
 	if err != nil {
@@ -319,87 +267,75 @@ func (l *ProcessLock) Ping(ctx context.Context) (time.Duration, error) {
 }
 
 // Acquire implements [Lock].
-func (l *ProcessLock) Acquire(ctx context.Context, key string) (Lease, error) {
+func (l *ProcessLock) Acquire(ctx context.Context, key string) (_ Lease, err error) {
+	defer wrap(&err, l.name, "acquire", key)
 	p, err := l.get(ctx)
 	if err != nil {
-		return Lease{}, fmt.Errorf("%s: acquire %q: %w", l.name, key, err)
+		return Lease{}, err
 	}
 	r, sent, err := p.exchange(ctx, clientRequest{Op: "acquire", Key: key}, l.bound)
+	if err != nil {
+		return Lease{}, err
+	}
+	if err := l.report(ctx, r); err != nil {
+		l.put(p)
+		return Lease{}, err
+	}
+	if err := r.outcome(resultNotAcquired, ErrNotAcquired); err != nil {
+		l.put(p)
+		return Lease{}, err
+	}
+	lease, err := l.lease(Lease{Key: key}, r, sent, true)
 	if err == nil {
-		err = l.report(ctx, r)
-		if err != nil {
-			l.put(p)
+		l.mu.Lock()
+		if _, taken := l.leases[lease.Token]; taken {
+			err = fmt.Errorf("%w: token %q issued twice", ErrProtocol, lease.Token)
+		} else {
+			h := &held{p: p, lost: NewNotice()}
+			l.leases[lease.Token] = h
+			lease.Lost = h.lost
 		}
+		l.mu.Unlock()
 	}
 	if err != nil {
-		return Lease{}, fmt.Errorf("%s: acquire %q: %w", l.name, key, err)
-	}
-	switch r.Result {
-	case resultOK:
-		lease, err := l.lease(Lease{Key: key}, r, sent, true)
-		if err == nil {
-			l.mu.Lock()
-			if _, taken := l.leases[lease.Token]; taken {
-				err = fmt.Errorf("%w: token %q issued twice", ErrProtocol, lease.Token)
-			} else {
-				h := &held{p: p, lost: NewNotice()}
-				l.leases[lease.Token] = h
-				lease.Lost = h.lost
-			}
-			l.mu.Unlock()
-		}
-		if err != nil {
-			l.put(p)
-			return Lease{}, fmt.Errorf("%s: acquire %q: %w", l.name, key, err)
-		}
-		return lease, nil
-	case resultNotAcquired:
 		l.put(p)
-		return Lease{}, fmt.Errorf("%s: acquire %q: %w%s", l.name, key, ErrNotAcquired, r.because())
-	default:
-		l.put(p)
-		return Lease{}, fmt.Errorf("%s: acquire %q: %w", l.name, key, r.unknown())
+		return Lease{}, err
 	}
+	return lease, nil
 }
 
 // Release implements [Lock]. It goes to the process that acquired the
-// lease; when that process is gone (or the lease was released already,
-// or is not this lock's), to any process, which answers from the key and
-// the token alone, or says it cannot.
-func (l *ProcessLock) Release(ctx context.Context, lease Lease) error {
+// lease; when that one is gone (or the lease is not this lock's), to any
+// process, which answers from the key and the token alone, or says it
+// cannot.
+func (l *ProcessLock) Release(ctx context.Context, lease Lease) (err error) {
+	defer wrap(&err, l.name, "release", lease.Key)
 	p, err := l.owner(ctx, lease.Token, true)
 	if err != nil {
-		return fmt.Errorf("%s: release %q: %w", l.name, lease.Key, err)
+		return err
 	}
 	r, _, err := p.exchange(ctx, clientRequest{Op: "release", Key: lease.Key, Token: lease.Token}, l.bound)
 	if err != nil {
-		return fmt.Errorf("%s: release %q: %w", l.name, lease.Key, err)
+		return err
 	}
 	l.put(p)
 	if err := l.report(ctx, r); err != nil {
-		return fmt.Errorf("%s: release %q: %w", l.name, lease.Key, err)
+		return err
 	}
-	switch r.Result {
-	case resultOK:
-		return nil
-	case resultNotHeld:
-		return fmt.Errorf("%s: release %q: %w%s", l.name, lease.Key, ErrNotHeld, r.because())
-	default:
-		return fmt.Errorf("%s: release %q: %w", l.name, lease.Key, r.unknown())
-	}
+	return r.outcome(resultNotHeld, ErrNotHeld)
 }
 
 // Extend implements [Lock]. It goes where Release would. Whether a lease
-// past its validity may still be extended is the client's business, as
-// it is its library's.
-func (l *ProcessLock) Extend(ctx context.Context, lease Lease) (Lease, error) {
+// past its validity may still be extended is the client's business.
+func (l *ProcessLock) Extend(ctx context.Context, lease Lease) (_ Lease, err error) {
+	defer wrap(&err, l.name, "extend", lease.Key)
 	p, err := l.owner(ctx, lease.Token, false)
 	if err != nil {
-		return Lease{}, fmt.Errorf("%s: extend %q: %w", l.name, lease.Key, err)
+		return Lease{}, err
 	}
 	r, sent, err := p.exchange(ctx, clientRequest{Op: "extend", Key: lease.Key, Token: lease.Token}, l.bound)
 	if err != nil {
-		return Lease{}, fmt.Errorf("%s: extend %q: %w", l.name, lease.Key, err)
+		return Lease{}, err
 	}
 	l.mu.Lock()
 	owned := l.leases[lease.Token] != nil && l.leases[lease.Token].p == p
@@ -408,34 +344,23 @@ func (l *ProcessLock) Extend(ctx context.Context, lease Lease) (Lease, error) {
 		l.put(p)
 	}
 	if err := l.report(ctx, r); err != nil {
-		return Lease{}, fmt.Errorf("%s: extend %q: %w", l.name, lease.Key, err)
+		return Lease{}, err
 	}
-	switch r.Result {
-	case resultOK:
-		ext, err := l.lease(lease, r, sent, false)
-		if err != nil {
-			return Lease{}, fmt.Errorf("%s: extend %q: %w", l.name, lease.Key, err)
-		}
-		return ext, nil
-	case resultNotHeld:
-		return Lease{}, fmt.Errorf("%s: extend %q: %w%s", l.name, lease.Key, ErrNotHeld, r.because())
-	default:
-		return Lease{}, fmt.Errorf("%s: extend %q: %w", l.name, lease.Key, r.unknown())
+	if err := r.outcome(resultNotHeld, ErrNotHeld); err != nil {
+		return Lease{}, err
 	}
+	return l.lease(lease, r, sent, false)
 }
 
-// held is a lease a client process granted: the process that acquired
-// it, and its loss notice (Lease.Lost), given at the client's "lost"
-// event.
+// held is a lease a client granted: its process and its Lease.Lost.
 type held struct {
 	p    *proc
 	lost *Notice
 }
 
-// event takes an event line of a client process: "lost" gives the notice
-// of the lease it names, with the client's error, while it is held (after its
-// release, or for a token never granted, it is ignored). An event of
-// another name is ignored: a later version of the protocol may add some.
+// event takes a client's event line: "lost" tells the notice of the held
+// lease it names with the client's error. Others are ignored (a later
+// protocol may add some), as is a token not held.
 func (l *ProcessLock) event(r clientReply) {
 	if r.Event != eventLost {
 		return
@@ -452,16 +377,12 @@ func (l *ProcessLock) event(r clientReply) {
 	}
 }
 
-// ErrNoProcess: no live client process serves the lease (it was
-// released, or its process is gone), or none runs at all.
+// ErrNoProcess: no live client process serves the lease, or none runs.
 var ErrNoProcess = errors.New("locks: no live client process")
 
-// StopLease stops the client process that serves the lease token
-// (SIGSTOP to its process group: the process and any child of it) and
-// returns its pid and the function that continues it (SIGCONT), once; a
-// process killed meanwhile is not signalled. A call to a stopped process
-// gets no answer: its deadline kills it, and the outcome is unknown.
-// ErrNoProcess when no live process serves the lease.
+// StopLease sends SIGSTOP to the process group serving the lease token
+// and returns its pid and the function that sends SIGCONT, once. A call
+// to a stopped process gets no answer: its deadline kills it.
 func (l *ProcessLock) StopLease(token string) (pid int, cont func() error, err error) {
 	l.mu.Lock()
 	h := l.leases[token]
@@ -473,9 +394,8 @@ func (l *ProcessLock) StopLease(token string) (pid int, cont func() error, err e
 	return int(h.p.pid.Load()), cont, err
 }
 
-// StopProcess stops the pick-th (modulo their number, in the order they
-// started) of the client processes running now, as StopLease does, and
-// returns the token of the lease it serves, "" for none.
+// StopProcess stops the pick-th live process (modulo their number, in
+// start order), as StopLease does, and returns its lease's token or "".
 func (l *ProcessLock) StopProcess(pick int) (pid int, token string, cont func() error, err error) {
 	l.mu.Lock()
 	var live []*proc
@@ -500,9 +420,9 @@ func (l *ProcessLock) StopProcess(pick int) (pid int, token string, cont func() 
 	return int(p.pid.Load()), token, cont, err
 }
 
-// owner returns the live process that acquired token, or else an idle
-// (or new) one; release also forgets the token. The caller puts the
-// process back unless it still owns a lease.
+// owner returns the live process that acquired token, else an idle or new
+// one; release forgets the token. The caller puts the process back unless
+// it still owns a lease.
 func (l *ProcessLock) owner(ctx context.Context, token string, release bool) (*proc, error) {
 	l.mu.Lock()
 	var p *proc
@@ -524,9 +444,8 @@ func (l *ProcessLock) owner(ctx context.Context, token string, release bool) (*p
 	return l.get(ctx)
 }
 
-// lease builds the lease of an ok reply to a request written at sent:
-// the token (a new one for an acquire; an extend keeps the lease's),
-// the fencing token and the validity.
+// lease builds the lease of an ok reply to a request written at sent (an
+// extend keeps the lease's token).
 func (l *ProcessLock) lease(lease Lease, r clientReply, sent time.Time, acquire bool) (Lease, error) {
 	if acquire {
 		if r.Token == "" {
@@ -554,15 +473,12 @@ func (l *ProcessLock) lease(lease Lease, r clientReply, sent time.Time, acquire 
 	return lease, nil
 }
 
-// maxValidityMS is the longest validity_ms a client may claim:
-// UntilRelease, a century. Beyond it, or below 0, the claim is a protocol
-// error, the outcome unknown, rather than a time the lease cannot end at
-// (a validity past the range of time.Time loses its monotonic reading).
+// maxValidityMS is the longest validity_ms a client may claim; beyond it
+// a validity could pass time.Time's range and lose its monotonic reading.
 var maxValidityMS = ms(UntilRelease)
 
-// Close kills every client process and every process one started, and
-// waits until each is reaped. The leases still held are left to their
-// TTL.
+// Close kills every client process and its descendants and waits until
+// each is reaped; held leases are left to their TTL.
 func (l *ProcessLock) Close() error {
 	l.mu.Lock()
 	if l.closed {
@@ -576,8 +492,6 @@ func (l *ProcessLock) Close() error {
 	}
 	l.idle, l.leases = nil, map[string]*held{}
 	l.mu.Unlock()
-	// The supervisor kills every client and every descendant of one, and
-	// exits once it has reaped them all.
 	err := l.sup.close()
 	for _, p := range procs {
 		<-p.exited
@@ -589,7 +503,6 @@ func (l *ProcessLock) Close() error {
 	return nil
 }
 
-// get returns an idle process, or starts one (see startCtx).
 func (l *ProcessLock) get(ctx context.Context) (*proc, error) {
 	l.mu.Lock()
 	for len(l.idle) > 0 {
@@ -616,42 +529,56 @@ func (l *ProcessLock) put(p *proc) {
 	}
 }
 
-// startCtx starts a process (see start) and waits for it until ctx
-// ends; a process still starting then joins the pool once it is up, so
-// that a slow start is paid once, not by every call.
+// startCtx starts a process and waits for it until ctx ends; one still
+// starting then joins the pool, so a slow start is paid once.
 func (l *ProcessLock) startCtx(ctx context.Context) (*proc, error) {
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		return nil, ErrClosed
-	}
-	l.spawns.Add(1) // under mu, before Close's Wait
-	l.mu.Unlock()
 	type started struct {
 		p   *proc
 		err error
 	}
-	ch := make(chan started, 1)
-	go func() {
-		defer l.spawns.Done()
+	s, err := awaitOrLeave(ctx, "start a client process", &l.mu, &l.closed, &l.spawns, func() started {
 		p, err := l.start()
-		ch <- started{p, err}
+		return started{p, err}
+	}, func(s started) {
+		if s.err == nil {
+			l.put(s.p)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.p, s.err
+}
+
+// awaitOrLeave runs f in a goroutine that wg tracks and waits for its
+// result until ctx ends; a result that comes later goes to late instead.
+// mu guards closed, once set Close waits on wg: nothing starts after.
+func awaitOrLeave[T any](ctx context.Context, what string, mu *sync.Mutex, closed *bool, wg *sync.WaitGroup, f func() T, late func(T)) (t T, err error) {
+	mu.Lock()
+	if *closed {
+		mu.Unlock()
+		return t, ErrClosed
+	}
+	wg.Add(1) // under mu, before Close's Wait
+	mu.Unlock()
+	ch := make(chan T)
+	go func() {
+		defer wg.Done()
+		r := f()
+		select {
+		case ch <- r:
+		case <-ctx.Done():
+			late(r)
+		}
 	}()
 	select {
-	case s := <-ch:
-		return s.p, s.err
+	case t = <-ch:
+		return t, nil
 	case <-ctx.Done():
-		go func() {
-			if s := <-ch; s.err == nil {
-				l.put(s.p)
-			}
-		}()
-		return nil, fmt.Errorf("start a client process: %w", ctx.Err())
+		return t, fmt.Errorf("%s: %w", what, ctx.Err())
 	}
 }
 
-// start starts one client process and completes its hello, bounded by
-// the start timeout.
 func (l *ProcessLock) start() (*proc, error) {
 	l.mu.Lock()
 	if l.closed {
@@ -662,8 +589,6 @@ func (l *ProcessLock) start() (*proc, error) {
 	l.started++
 	l.mu.Unlock()
 
-	// The pipes are made here and the client's ends handed to the
-	// supervisor, which starts it (supervise.go).
 	path, err := exec.LookPath(l.argv[0])
 	if err != nil {
 		return nil, fmt.Errorf("start client %q: %w", strings.Join(l.argv, " "), err)
@@ -674,9 +599,8 @@ func (l *ProcessLock) start() (*proc, error) {
 	}
 	p := newProc(l.sup)
 	p.n, p.event = n, l.event
-	// What the client writes on stderr (a logged hello included) is
-	// quoted into errors, the history and torture's stderr: the run's
-	// secrets are masked there.
+	// Its stderr (a logged hello too) is quoted into errors and the
+	// history: the run's secrets are masked.
 	p.stderr.secrets = secretsOf(l.cfg)
 	p.stdin, p.stdout = pipes.stdin, pipes.stdout
 	if err := l.spawn(p, path, pipes); err != nil {
@@ -685,18 +609,14 @@ func (l *ProcessLock) start() (*proc, error) {
 	return l.greet(p)
 }
 
-// clientPipes are the pipes of one client process: the ends this
-// process keeps (the client's stdin to write, its stdout and stderr to
-// read, and the script's write end when the lock has a script) and
-// theirs, the ends the client gets as its descriptors 0, 1, 2 (and 3,
-// the script).
+// clientPipes are one client's pipes: the ends this process keeps, and
+// theirs, the client's descriptors 0, 1, 2 (and 3, the script).
 type clientPipes struct {
 	stdin, stdout, stderr, script *os.File
 	theirs                        []*os.File
 }
 
-// newClientPipes makes the pipes of one client, the script's when script
-// is set; on an error it leaves none open.
+// newClientPipes makes one client's pipes; on an error none stays open.
 func newClientPipes(script bool) (*clientPipes, error) {
 	var ends []*os.File // the read and write end of stdin, stdout, stderr, script
 	n := 3
@@ -718,10 +638,8 @@ func newClientPipes(script bool) (*clientPipes, error) {
 	return c, nil
 }
 
-// closeOurs closes the ends this process keeps.
 func (c *clientPipes) closeOurs() { closeFiles(c.stdin, c.stdout, c.stderr, c.script) }
 
-// closeFiles closes every file of fs that is not nil.
 func closeFiles(fs ...*os.File) {
 	for _, f := range fs {
 		if f != nil {
@@ -730,12 +648,10 @@ func closeFiles(fs ...*os.File) {
 	}
 }
 
-// spawn has the supervisor start p, the program at path, on the pipes;
-// then it writes the lock's script, if any, and reads p's output until it
-// ends (proc.read). p is registered before it starts, under the lock
-// that Close takes: a process Close does not see is never started (Close
-// ends the supervisor, which then starts nothing). On an error no pipe
-// is left open.
+// spawn has the supervisor start p, the program at path, on the pipes,
+// writes the script, if any, and reads p's output (proc.read). p is
+// registered first, under Close's lock: a process Close does not see is
+// never started (its supervisor is gone). On an error no pipe stays open.
 func (l *ProcessLock) spawn(p *proc, path string, pipes *clientPipes) error {
 	l.mu.Lock()
 	if l.closed {
@@ -764,16 +680,14 @@ func (l *ProcessLock) spawn(p *proc, path string, pipes *clientPipes) error {
 	return nil
 }
 
-// forget drops p from the processes Close kills.
 func (l *ProcessLock) forget(p *proc) {
 	l.mu.Lock()
 	delete(l.all, p)
 	l.mu.Unlock()
 }
 
-// greet completes p's hello within the start timeout; a process that
-// fails it, refuses it, or issues no fencing tokens to a run that asks
-// for them is killed.
+// greet completes p's hello; a process that fails or refuses it, or
+// issues no fencing tokens to a run that asks for them, is killed.
 func (l *ProcessLock) greet(p *proc) (*proc, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
@@ -793,7 +707,7 @@ func (l *ProcessLock) greet(p *proc) (*proc, error) {
 	return p, nil
 }
 
-// hello is the first request of process n: the run's configuration.
+// hello is process n's first request: the run's configuration.
 func (l *ProcessLock) hello(n int) clientRequest {
 	c := l.cfg
 	return clientRequest{
@@ -816,12 +730,10 @@ func (l *ProcessLock) hello(n int) clientRequest {
 }
 
 // ExecSpec returns the Spec of the lock named ExecPrefix + command: a
-// ProcessLock running command, split into words as a shell would (quotes
-// and backslashes; no variables, pipes or redirections: wrap the command
-// in `sh -c '… exec …'` for those). Such a lock may use every node of the
-// run (MultiNode) but is given one unless asked for more (Nodes 1), and
-// may be asked for fencing tokens: whether it issues them is the client's
-// answer to the hello.
+// ProcessLock running command, split as a shell would (quotes and
+// backslashes only: use `sh -c '… exec …'` for more). It may use every
+// node (MultiNode) but gets one unless asked (Nodes 1), and may be asked
+// for fencing tokens: the client's hello says whether it issues them.
 func ExecSpec(name string) (Spec, error) {
 	command, ok := strings.CutPrefix(name, ExecPrefix)
 	if !ok {

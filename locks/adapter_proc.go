@@ -19,8 +19,7 @@ import (
 // process, and the process itself.
 
 // clientEnv is this process's environment without LOCKTORTURE_PASSWORD,
-// plus extra, which replaces a variable of the same name (as os/exec
-// does: the last of a name wins), so that each name appears once.
+// plus extra, each name once (the last wins, as in os/exec).
 func clientEnv(extra []string) []string {
 	all := append(os.Environ(), extra...)
 	last := map[string]int{}
@@ -47,7 +46,6 @@ const (
 	resultNotHeld     = "not_held"
 )
 
-// request is one line to a client; fields unused by its Op are omitted.
 type clientRequest struct {
 	ID int64  `json:"id"`
 	Op string `json:"op"`
@@ -72,33 +70,35 @@ type clientRequest struct {
 	AddrMap      map[string]string `json:"addr_map,omitempty"`
 }
 
-// reply is one line from a client: a reply to a request, or an event.
+// clientReply is one line from a client (and from Serve): a reply, or an
+// event.
 type clientReply struct {
-	ID           int64        `json:"id"`
+	ID           int64        `json:"id,omitempty"`
 	Event        string       `json:"event,omitempty"` // an event: "lost"
-	Result       string       `json:"result"`
-	Error        string       `json:"error"`
-	Token        string       `json:"token"`
-	Fence        int64        `json:"fence"`
-	ValidityMS   *float64     `json:"validity_ms"`
-	UntilRelease bool         `json:"until_release"`
-	Nodes        *clientNodes `json:"nodes"` // with reports_nodes
+	Result       string       `json:"result,omitempty"`
+	Error        string       `json:"error,omitempty"`
+	Key          string       `json:"key,omitempty"` // an event's
+	Token        string       `json:"token,omitempty"`
+	Fence        int64        `json:"fence,omitempty"`
+	ValidityMS   *float64     `json:"validity_ms,omitempty"`
+	UntilRelease bool         `json:"until_release,omitempty"`
+	Nodes        *clientNodes `json:"nodes,omitempty"` // with reports_nodes
+	Protocol     int          `json:"protocol,omitempty"`
 	ClientInfo                // the hello's reply
 }
 
-// The events a client may send unprompted (protocol version 2).
-const eventLost = "lost" // the client told its holder it lost a lease: key, token, error
+// eventLost is the unprompted event (protocol 2) of a lost lease: key,
+// token, error.
+const eventLost = "lost"
 
-// parsed is one line a client wrote, read by proc.read: its reply, or
-// why it is not one (not JSON).
+// parsed is one line a client wrote: its reply, or why it is not JSON.
 type parsed struct {
 	r   clientReply
 	raw []byte
 	err error
 }
 
-// clientNodes is the per-node evidence of a reply (PROTOCOL.md), in the
-// shape of Nodes.
+// clientNodes is a reply's per-node evidence, in the shape of Nodes.
 type clientNodes struct {
 	Attempt  int   `json:"attempt"`
 	Granted  []int `json:"granted"`
@@ -108,8 +108,7 @@ type clientNodes struct {
 }
 
 // answers checks the evidence against the run's n nodes and returns it as
-// node answers: each node of the three lists an answer of attempt; each
-// unlocked node a clean-up that deleted a grant, of an attempt not told.
+// node answers; an unlocked node is a clean-up of attempt 0 (not told).
 func (c *clientNodes) answers(n int) ([]NodeAnswer, error) {
 	var out []NodeAnswer
 	seen := map[int]bool{}
@@ -145,6 +144,18 @@ func (r clientReply) because() string {
 	return ": " + r.Error
 }
 
+// outcome is the error of r: nil for ok, no (with the client's error)
+// for the result refused, else unknown.
+func (r clientReply) outcome(refused string, no error) error {
+	switch r.Result {
+	case resultOK:
+		return nil
+	case refused:
+		return fmt.Errorf("%w%s", no, r.because())
+	}
+	return r.unknown()
+}
+
 // unknown is the error of a reply whose outcome is unknown: the
 // client's "unknown", or a result the request cannot have.
 func (r clientReply) unknown() error {
@@ -154,11 +165,9 @@ func (r clientReply) unknown() error {
 	return fmt.Errorf("%w: result %q%s", ErrProtocol, r.Result, r.because())
 }
 
-// maxLine bounds a reply line: a client that writes a longer one broke
-// the protocol and is killed.
+// maxLine bounds a reply line; a longer one breaks the protocol.
 const maxLine = 1 << 20
 
-// proc is one client process.
 type proc struct {
 	n      int          // its number in the lock: the hello's client
 	pid    atomic.Int64 // set by the supervisor's answer to the spawn
@@ -197,10 +206,9 @@ func newProc(sup *supervisor) *proc {
 }
 
 // read forwards p's reply lines until its stdout ends, then kills its
-// process group (a client's children go with it), waits until the
-// supervisor reaped it, closes its pipes (the last words on stderr
-// first, for at most a second: a descendant that left its group may hold
-// stderr open until the lock closes) and calls done.
+// process group, waits until it is reaped, closes its pipes (after its
+// last stderr, waited for at most a second: a descendant that left the
+// group may hold stderr open until Close) and calls done.
 func (p *proc) read(stderr *os.File, done func()) {
 	stderrDone := make(chan struct{})
 	go func() {
@@ -214,7 +222,6 @@ func (p *proc) read(stderr *os.File, done func()) {
 		if l.err = json.Unmarshal(sc.Bytes(), &l.r); l.err != nil {
 			l.raw = append([]byte(nil), sc.Bytes()...)
 		} else if l.r.Event != "" {
-			// An event, unprompted, at any time: never a reply.
 			if p.event != nil {
 				p.event(l.r)
 			}
@@ -242,8 +249,7 @@ func (p *proc) read(stderr *os.File, done func()) {
 	done()
 }
 
-// kill has the supervisor SIGKILL p's process group, once, unless it
-// was reaped (its pid could then belong to another process).
+// kill has the supervisor kill p's process group, once, unless reaped.
 func (p *proc) kill() {
 	p.gone.Store(true)
 	first := false
@@ -255,13 +261,12 @@ func (p *proc) kill() {
 			p.sup.kill(int(p.pid.Load()))
 		}
 	}
-	// A child that left the process group may still hold the pipe open:
-	// closing our end ends read's loop all the same.
+	// A child that left the group may hold the pipe open: ours ends read.
 	p.stdout.Close()
 }
 
-// stop sends SIGSTOP to p's process group unless it has been reaped,
-// and returns the function that sends SIGCONT, once.
+// stop sends SIGSTOP to p's process group and returns the function that
+// sends SIGCONT, once.
 func (p *proc) stop() (cont func() error, err error) {
 	if err := p.signal(syscall.SIGSTOP); err != nil {
 		return nil, fmt.Errorf("stop client process %d: %w", p.pid.Load(), err)
@@ -278,8 +283,8 @@ func (p *proc) stop() (cont func() error, err error) {
 	}, nil
 }
 
-// signal sends sig to p's process group, unless it has been reaped (its
-// pid could then belong to another process) or is gone already.
+// signal sends sig to p's process group, unless it has been reaped (the
+// pid could be another process's).
 func (p *proc) signal(sig syscall.Signal) error {
 	select {
 	case <-p.exited:
@@ -297,9 +302,9 @@ func (p *proc) signal(sig syscall.Signal) error {
 }
 
 // exchange writes req with the next id and the time left as timeout_ms,
-// and waits for the reply with that id until ctx's deadline, or bound
-// when it has none. It returns the reply and when req was written. On
-// any error the process is killed: its state is unknown.
+// and waits for its reply until ctx's deadline, else bound. It returns
+// the reply and when req was written. An error kills the process (its
+// state is unknown).
 func (p *proc) exchange(ctx context.Context, req clientRequest, bound time.Duration) (clientReply, time.Time, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -359,15 +364,12 @@ func (p *proc) exchange(ctx context.Context, req clientRequest, bound time.Durat
 	}
 }
 
-// why describes how p ended, waiting briefly for it to be reaped: its
-// exit status and the last of its stderr.
 func (p *proc) why() string {
 	return endedWhy(p.exited, func() string { return p.ended }, p.stderr)
 }
 
-// endedWhy describes how a process ended, waiting briefly for ended to be
-// closed: its exit status (status, "" for a plain exit) and the last of
-// its stderr.
+// endedWhy describes how a process ended, waiting briefly for ended: its
+// status ("" for a plain exit) and the last of its stderr.
 func endedWhy(ended <-chan struct{}, status func() string, stderr *tail) string {
 	select {
 	case <-ended:
@@ -391,8 +393,7 @@ func truncate(b []byte) string {
 	return string(b)
 }
 
-// tail keeps the last max bytes written to it, for the errors that
-// quote a client's stderr.
+// tail keeps the last max bytes written to it, for errors to quote.
 type tail struct {
 	mu      sync.Mutex
 	max     int
@@ -400,8 +401,8 @@ type tail struct {
 	secrets []string // masked in String
 }
 
-// secretsOf are the passwords of cfg, which a client may print (its
-// hello holds them) and which nothing quoted from it may carry.
+// secretsOf are cfg's passwords, which a client may print (its hello has
+// them) and nothing quoted may carry.
 func secretsOf(cfg Config) []string {
 	var s []string
 	for _, p := range []string{cfg.Password, cfg.SentinelPassword} {

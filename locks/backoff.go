@@ -8,11 +8,9 @@ import (
 	"time"
 )
 
-// Backoff draws the random delays between two acquire attempts from one
-// generator seeded by Config.Seed, so one seed gives one sequence of
-// delays (which goroutine gets which delay still depends on scheduling).
-// Every lock of the registry waits by it; a lock written outside this
-// package (Register) may too. It is safe for concurrent use.
+// Backoff draws the delays between acquire attempts from one generator
+// seeded by Config.Seed: one seed, one sequence (which goroutine gets
+// which still depends on scheduling). Safe for concurrent use.
 type Backoff struct {
 	max   time.Duration
 	equal bool // every delay is max (Config.EqualRetry)
@@ -21,9 +19,7 @@ type Backoff struct {
 	rng *mrand.Rand
 }
 
-// NewBackoff returns the back-off of cfg: delays below cfg.RetryDelay,
-// drawn by a generator seeded with cfg.Seed (all of cfg.RetryDelay with
-// cfg.EqualRetry).
+// NewBackoff returns cfg's back-off.
 func NewBackoff(cfg Config) *Backoff {
 	seed := uint64(cfg.Seed)
 	return &Backoff{
@@ -33,8 +29,7 @@ func NewBackoff(cfg Config) *Backoff {
 	}
 }
 
-// Next returns a delay drawn uniformly from [max/2, max), or max when
-// the delays are equal.
+// Next returns a delay from [max/2, max), or max when equal.
 func (b *Backoff) Next() time.Duration {
 	if b.equal {
 		return b.max
@@ -49,8 +44,6 @@ func (b *Backoff) Next() time.Duration {
 	return lo + time.Duration(b.rng.Int64N(int64(span)))
 }
 
-// newToken returns 128 random bits from crypto/rand, hex-encoded: the
-// value that identifies one holder.
 func newToken() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // never fails since Go 1.24; it crashes the program instead

@@ -8,28 +8,15 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// NewSingleClient returns the go-redis client of a single-instance lock
-// built from cfg: NewClient(cfg.Addrs[0], cfg), or, when cfg.Sentinels is
-// set (the harness's failover topology), a failover client of the primary
-// they name, with the same options. A lock registered with Register that
-// talks to one node should take its client from here, so that it also
-// runs in the failover topology.
-//
-// The failover client asks the sentinels (cfg.Sentinels, with
-// cfg.SentinelPassword) for the address of the primary cfg.MasterName
-// before every new connection, and when a sentinel announces a failover
-// (+switch-master) it closes its connections to other addresses. Its
-// options are ClientOptions' (go-redis's failover client always turns
-// maintenance notifications off, and gives its sentinel connections the
-// same retry, dial and timeout options). With cfg.AddrMap, every dial goes
-// through the map: the sentinels report the nodes' internal addresses,
-// and the client dials what the map says instead.
-//
-// The failover client adds what a failover can do to a lock: a command on
-// a connection to the old primary may fail (READONLY once it is a replica,
-// or a timeout), and a lease granted by a primary that loses its
-// unreplicated writes on failover is silently lost — the scenario the
-// harness's failover topology is there to show.
+// NewSingleClient returns a single-instance lock's client:
+// NewClient(cfg.Addrs[0], cfg), or with cfg.Sentinels go-redis's failover
+// client of their primary with the same options (its sentinel
+// connections too), dialing through cfg.AddrMap. It asks the sentinels
+// for the primary on every new connection and drops its connections on
+// +switch-master. A registered lock that talks to one node should take
+// its client from here, to run in the failover topology too, where a
+// command to the old primary may fail (READONLY, a timeout) and a lease
+// it did not replicate is silently lost.
 func NewSingleClient(cfg Config) *redis.Client {
 	if cfg.Cluster {
 		panic("locks: NewSingleClient of a Redis Cluster; use NewUniversalClient")
@@ -42,14 +29,10 @@ func NewSingleClient(cfg Config) *redis.Client {
 	return redis.NewFailoverClient(u.Failover())
 }
 
-// NewUniversalClient returns NewSingleClient(cfg), or, when cfg.Cluster
-// is set (the harness's cluster topology), a go-redis cluster client of
-// the Redis Cluster whose nodes cfg.Addrs are: it learns which master
-// serves each slot (CLUSTER SLOTS), sends each command to the master of
-// its key, and follows MOVED and ASK redirections (at most 3 per
-// command), with ClientOptions' options per node. With cfg.AddrMap,
-// every dial goes through the map: the nodes announce addresses of
-// their own, and the client dials what the map says instead.
+// NewUniversalClient returns NewSingleClient(cfg), or with cfg.Cluster a
+// cluster client of cfg.Addrs (each command to its key's slot master, at
+// most 3 MOVED or ASK redirections), ClientOptions' per node, dialing
+// through cfg.AddrMap.
 func NewUniversalClient(cfg Config) redis.UniversalClient {
 	if !cfg.Cluster {
 		return NewSingleClient(cfg)
@@ -59,10 +42,8 @@ func NewUniversalClient(cfg Config) redis.UniversalClient {
 	return redis.NewClusterClient(u.Cluster())
 }
 
-// universalOptions are ClientOptions' options for a client of several
-// addresses (the sentinels, or the cluster's nodes), with cfg.AddrMap's
-// dialer; go-redis's Failover and Cluster turn them into the options of
-// its failover and cluster clients, field for field.
+// universalOptions are ClientOptions' for a client of several addrs, with
+// cfg.AddrMap's dialer.
 func universalOptions(cfg Config, addrs []string) *redis.UniversalOptions {
 	o := ClientOptions("", cfg)
 	u := &redis.UniversalOptions{
@@ -86,7 +67,6 @@ func universalOptions(cfg Config, addrs []string) *redis.UniversalOptions {
 	return u
 }
 
-// mapDialer dials through cfg.AddrMap.
 func mapDialer(cfg Config) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	m := maps.Clone(cfg.AddrMap)
 	d := &net.Dialer{Timeout: cfg.Timeout}

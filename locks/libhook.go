@@ -10,16 +10,11 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The per-node evidence of the library adapters (redsync, redislock).
-// They cannot change the library, but they build every node's go-redis
-// client, and the library sends each command with the caller's context:
-// a go-redis hook on each node's client (libHook) sees the command, its
-// reply and, through the context, the call it belongs to (libCall). It
-// knows the library's commands by their shape: a SET … NX is an acquire,
-// and a script is known by its SHA1 (EVALSHA sends it; for EVAL, the
-// library's fallback after NOSCRIPT, the hook hashes the source).
+// The library adapters' evidence (evidence.go says why a hook): libHook
+// knows the library's commands by shape, a SET … NX is an acquire and a
+// script is known by its SHA1 (EVALSHA's, or EVAL's source hashed, the
+// fallback after NOSCRIPT); the context says which call (libCall).
 
-// libRole is what a library command does.
 type libRole uint8
 
 const (
@@ -29,10 +24,8 @@ const (
 	roleExtend                 // compare-and-pexpire
 )
 
-// The scripts of the pinned library versions, by SHA1. TestEvidence holds
-// them to the libraries: it flushes the nodes' script caches, so that each
-// script's first run goes through EVAL (hashed here) and the later ones
-// through EVALSHA, and an unknown script would leave its answer out.
+// The pinned libraries' scripts by SHA1, held to them by TestEvidence
+// (which flushes the script caches, so that both EVAL and EVALSHA run).
 var (
 	// redsync v4.18.1 (scripts.go): deleteScript, touchScript,
 	// touchWithSetNXScript.
@@ -50,7 +43,6 @@ var (
 	}
 )
 
-// libOp is the Lock method a libCall belongs to.
 type libOp uint8
 
 const (
@@ -59,9 +51,8 @@ const (
 	opExtend
 )
 
-// libCall is one adapter call whose context carries an Evidence: which
-// method it is, and how many acquire commands each node has answered so
-// far in it, which numbers the attempts.
+// libCall is one traced adapter call: its method, and each node's acquire
+// commands answered so far, which number the attempts.
 type libCall struct {
 	ev *Evidence
 	op libOp
@@ -72,8 +63,7 @@ type libCall struct {
 
 type libCallKey struct{}
 
-// libTrace returns ctx marked as a call of op, if it carries an Evidence;
-// else ctx as is, and the hooks report nothing.
+// libTrace marks ctx as a call of op, if it carries an Evidence.
 func libTrace(ctx context.Context, op libOp) context.Context {
 	ev := ContextEvidence(ctx)
 	if ev == nil {
@@ -82,40 +72,31 @@ func libTrace(ctx context.Context, op libOp) context.Context {
 	return context.WithValue(ctx, libCallKey{}, &libCall{ev: ev, op: op, tries: map[int]int{}})
 }
 
-// libHook is the go-redis hook of node Node's client in a library
-// adapter; scripts names the library's scripts.
+// libHook is the go-redis hook of node's client in a library adapter.
 type libHook struct {
 	node    int
 	scripts map[string]libRole
 }
 
-var _ redis.Hook = libHook{}
-
-// DialHook implements redis.Hook.
 func (h libHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-// ProcessPipelineHook implements redis.Hook. The libraries send no
-// pipelines.
+// ProcessPipelineHook: the libraries send no pipelines.
 func (h libHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
 }
 
-// ProcessHook implements redis.Hook: it reports the answer of every
-// command of a traced call that the library sends to acquire, delete or
-// extend.
+// ProcessHook reports the answers to a traced call's commands.
 func (h libHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
 		if call, _ := ctx.Value(libCallKey{}).(*libCall); call != nil {
-			// go-redis sets cmd's error only after the hooks return: the
-			// reply's error is err.
+			// go-redis sets cmd's error after the hooks: use err.
 			call.observe(h.node, roleOf(cmd, h.scripts), cmd, err)
 		}
 		return err
 	}
 }
 
-// roleOf returns what cmd does, by its shape or its script's SHA1.
 func roleOf(cmd redis.Cmder, scripts map[string]libRole) libRole {
 	args := cmd.Args()
 	switch cmd.Name() {
@@ -142,11 +123,9 @@ func roleOf(cmd redis.Cmder, scripts map[string]libRole) libRole {
 	return roleNone
 }
 
-// observe reports node's answer to cmd, a command of role that ended
-// with err, if the role belongs to the call: an acquire command is the
-// next attempt on the node, a delete in an Acquire is the clean-up of the
-// node's last attempt. A NOSCRIPT error is not an answer: the library
-// sends the script again with EVAL, which is.
+// observe reports node's answer to cmd if its role belongs to the call:
+// an acquire is the node's next attempt, a delete in an Acquire the
+// clean-up of its last. NOSCRIPT is no answer: the EVAL that follows is.
 func (c *libCall) observe(node int, role libRole, cmd redis.Cmder, err error) {
 	if role == roleNone || redis.HasErrorPrefix(err, "NOSCRIPT") {
 		return
@@ -170,10 +149,8 @@ func (c *libCall) observe(node int, role libRole, cmd redis.Cmder, err error) {
 	c.ev.add(a)
 }
 
-// yes reports whether cmd's reply says the node did it: OK or true for a
-// SET NX and redislock's obtain, a positive integer for the scripts (1
-// deleted or extended; redsync's delete answers 0 for another token and
-// −1 for no key).
+// yes reports whether cmd's reply says the node did it: OK or true, or a
+// positive integer (redsync's delete answers 0 or −1 for no).
 func yes(cmd redis.Cmder) bool {
 	switch c := cmd.(type) {
 	case *redis.BoolCmd:

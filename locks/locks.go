@@ -8,48 +8,36 @@ import (
 	"time"
 )
 
-// Errors that say the outcome of a call is known. Any other error from a
-// Lock (a timeout, a refused connection, a cancelled context) means the
-// outcome is unknown: the command may or may not have taken effect.
+// Errors that say the outcome of a call is known; any other error from a
+// Lock leaves it unknown (the command may or may not have taken effect).
 var (
-	// ErrNotAcquired: the lock was not acquired and the client must not
-	// act as its holder (another client holds it, or a quorum was missed
-	// and the partial grants were released).
+	// ErrNotAcquired: the client must not act as the holder (another
+	// holds it, or a quorum was missed and the partial grants released).
 	ErrNotAcquired = errors.New("locks: not acquired")
-	// ErrNotHeld: a release or extend found that the key no longer holds
-	// this lease's token (it expired, or another client holds it).
+	// ErrNotHeld: the key no longer holds this lease's token.
 	ErrNotHeld = errors.New("locks: lease not held")
 )
 
 // Lease is what a successful Acquire or Extend hands to the client.
 type Lease struct {
-	// Key is the locked key.
-	Key string
-	// Token is the random value that identifies this holder: non-empty
-	// and unique to the lease.
-	Token string
-	// Fence is the fencing token issued with the lease, or 0 when the lock
-	// issues none (history.Event.Fence records it).
+	Key   string
+	Token string // non-empty and unique to the lease
+	// Fence is the fencing token, or 0 when the lock issues none.
 	Fence int64
 	// Validity is the deadline until which the client may act as the
-	// holder, computed on the client's own clock. It carries a monotonic
-	// clock reading (it comes from time.Now), so comparing it with
-	// time.Now is immune to wall-clock jumps on the client. A lock that
-	// claims no validity (it renews the lease by itself, or its users
-	// hold until they release) sets it [UntilRelease] ahead.
+	// holder, from time.Now (so with a monotonic reading, immune to
+	// wall-clock jumps). A lock that claims none sets it [UntilRelease]
+	// ahead.
 	Validity time.Time
-	// Lost is how the lock tells its holder that it no longer holds the
-	// lease: a lock that renews the lease by itself (a watchdog) tells
-	// when a renewal is refused, or when none succeeded within the
-	// lease's last validity, as Redisson's watchdog and rueidislock's
-	// cancelled context tell theirs. Release never tells. Nil for a lock
-	// that never tells.
+	// Lost tells the holder that a lock renewing the lease by itself lost
+	// it (a renewal refused, or none succeeded within the last validity).
+	// Release never tells. Nil for a lock that never tells.
 	Lost *Notice
 }
 
-// Notice is a lock's notice to the holder of a lease that it lost it:
-// Done is closed when it comes, and Err says why. The zero value is not
-// usable; NewNotice makes one. A nil *Notice never comes.
+// Notice is a lock's notice to a holder that it lost its lease: Done is
+// closed when it comes, and Err says why. Make one with NewNotice; a nil
+// *Notice never comes.
 type Notice struct {
 	done chan struct{}
 	once sync.Once
@@ -60,8 +48,7 @@ type Notice struct {
 // NewNotice returns a notice that has not come.
 func NewNotice() *Notice { return &Notice{done: make(chan struct{})} }
 
-// Tell gives the notice, once, with why (the first why is kept), at
-// time.Now.
+// Tell gives the notice, once (the first why is kept), at time.Now.
 func (n *Notice) Tell(why error) {
 	n.once.Do(func() {
 		n.err, n.at = why, time.Now()
@@ -69,19 +56,24 @@ func (n *Notice) Tell(why error) {
 	})
 }
 
-// At returns when the notice was given (with a monotonic reading), once
-// Done is closed; the zero time before.
+// At returns when the notice was given, once Done is closed; else zero.
 func (n *Notice) At() time.Time {
+	if !n.came() {
+		return time.Time{}
+	}
+	return n.at
+}
+
+func (n *Notice) came() bool {
 	select {
 	case <-n.Done():
-		return n.at
+		return true
 	default:
-		return time.Time{}
+		return false
 	}
 }
 
-// Done returns a channel closed when the notice comes; nil for a nil
-// Notice (it never fires).
+// Done returns a channel closed when the notice comes; nil for a nil n.
 func (n *Notice) Done() <-chan struct{} {
 	if n == nil {
 		return nil
@@ -91,160 +83,123 @@ func (n *Notice) Done() <-chan struct{} {
 
 // Err says why the lease was lost, once Done is closed; nil before.
 func (n *Notice) Err() error {
-	select {
-	case <-n.Done():
-		return n.err
-	default:
+	if !n.came() {
 		return nil
 	}
+	return n.err
 }
 
-// Valid reports whether the lease is still inside its validity at now
-// and its lock has not told the holder it lost it.
+// Valid reports whether the lease is inside its validity at now and not
+// Told.
 func (l Lease) Valid(now time.Time) bool { return now.Before(l.Validity) && !l.Told() }
 
-// Told reports whether the lock has told the holder it lost the lease
-// (its Notice came).
-func (l Lease) Told() bool {
-	select {
-	case <-l.Lost.Done():
-		return true
-	default:
-		return false
-	}
-}
+// Told reports whether the lease's Notice came.
+func (l Lease) Told() bool { return l.Lost.came() }
 
-// callerKey is the context key of WithCaller.
 type callerKey struct{}
 
-// WithCaller returns ctx carrying the caller's identity: the client on
-// whose behalf a call runs, as a thread's id is to Redisson's lock. The
-// harness puts its client number in every acquire; a lock whose token is
-// fixed per client (Promises.ClientToken) builds it from Caller.
+// WithCaller returns ctx carrying the caller's identity, as a thread's id
+// is to Redisson's lock: the harness puts its client number in every
+// acquire, and a lock whose token is fixed per client
+// (Promises.ClientToken) builds it from Caller.
 func WithCaller(ctx context.Context, caller int) context.Context {
 	return context.WithValue(ctx, callerKey{}, caller)
 }
 
-// Caller returns the caller's identity that WithCaller put in ctx, and
-// whether there is one.
+// Caller returns the identity WithCaller put in ctx, if any.
 func Caller(ctx context.Context) (int, bool) {
 	c, ok := ctx.Value(callerKey{}).(int)
 	return c, ok
 }
 
-// Lock is the interface every system under test implements. A Lock is
-// safe for concurrent use by many goroutines; each goroutine plays one
-// client.
+// wrap prefixes *err, if any, with the lock's name, the call and its key.
+func wrap(err *error, name, op, key string) {
+	if *err != nil {
+		*err = fmt.Errorf("%s: %s %q: %w", name, op, key, *err)
+	}
+}
+
+// Lock is the interface every system under test implements, safe for
+// concurrent use (each goroutine plays one client).
 //
-// The lease of a successful Acquire (and of an Extend) must carry:
-//   - Key: the key it locks, as given to Acquire;
-//   - Token: a non-empty token unique to this lease, by which Release and
-//     Extend find it and the checkers tell holders apart;
-//   - Validity: the end of the validity, taken from time.Now (plus or
-//     minus durations), so that it carries a monotonic clock reading, and
-//     no later than the keys that grant the lock expire.
-//
-// The harness stops a run with an error at the first acquire whose lease
-// lacks a token, names another key, or has a validity that is zero or
-// carries no monotonic reading: nothing checked about such a lock would
-// mean anything.
+// The lease of a successful Acquire or Extend carries the Key given to
+// Acquire, a Token unique to the lease, and a Validity taken from
+// time.Now (so with a monotonic reading) no later than the keys expire.
+// The harness stops a run at the first lease that lacks a token, names
+// another key, or has a zero or non-monotonic validity: nothing checked
+// about such a lock would mean anything.
 type Lock interface {
-	// Acquire tries to take key. On success the lease says until when the
-	// caller may act as the holder; see Lock for what it must carry.
-	// ErrNotAcquired (wrapped) means the caller definitely does not hold
-	// the lock; any other error leaves the outcome unknown.
+	// Acquire tries to take key. ErrNotAcquired (wrapped) means the caller
+	// definitely does not hold it; any other error leaves it unknown.
 	Acquire(ctx context.Context, key string) (Lease, error)
-	// Release gives the lease up. ErrNotHeld (wrapped) means the key no
-	// longer held this lease's token.
+	// Release gives the lease up; ErrNotHeld (wrapped): the key no longer
+	// held its token.
 	Release(ctx context.Context, l Lease) error
-	// Extend pushes the lease's expiry one TTL into the future and returns
-	// the lease with its new validity. ErrNotHeld (wrapped) means the
-	// lease was lost.
+	// Extend pushes the lease's expiry one TTL ahead and returns it with
+	// its new validity; ErrNotHeld (wrapped): the lease was lost.
 	Extend(ctx context.Context, l Lease) (Lease, error)
-	// Close releases the connections of the lock.
 	Close() error
 }
 
 // Config is what every implementation is built from.
 type Config struct {
-	// Addrs are the Redis nodes. Single-instance locks use Addrs[0] only;
-	// RedLock uses every address as an independent master. Ignored, and
-	// may be empty, when Sentinels is set.
-	Addrs []string
-	// Sentinels, when set, are the addresses of Redis Sentinels that
-	// monitor a primary called MasterName: single-instance locks (setnx
-	// and its mutants) then use go-redis's failover client, which asks the
-	// sentinels for the current primary on every new connection and drops
-	// its connections when they announce a failover (+switch-master).
-	// RedLock refuses it. The sentinels are dialed with SentinelPassword.
-	// Default none: the lock talks to Addrs.
-	Sentinels []string
-	// SentinelPassword is the Sentinels' own password (their
-	// requirepass), sent with AUTH on every connection to a sentinel; it
-	// is not the nodes' Password. Empty for none, the default. Only with
+	// Addrs are the Redis nodes: single-instance locks use Addrs[0],
+	// RedLock every one as an independent master. May be empty with
 	// Sentinels.
+	Addrs []string
+	// Sentinels monitor a primary called MasterName, which
+	// single-instance locks then reach (NewSingleClient). RedLock refuses
+	// it.
+	Sentinels []string
+	// SentinelPassword is the Sentinels' own requirepass, not the nodes'.
 	SentinelPassword string
-	// MasterName is the name under which the Sentinels monitor the
-	// primary; required with Sentinels.
+	// MasterName is the monitored primary's name; required with Sentinels.
 	MasterName string
-	// Cluster: Addrs are nodes of a Redis Cluster (the harness's cluster
-	// topology), and the single-instance locks that take their client
-	// from NewUniversalClient (setnx, redislock) use go-redis's cluster
-	// client, which sends each key's commands to the master of its slot
-	// and follows MOVED and ASK. Default false.
+	// Cluster: Addrs are nodes of a Redis Cluster, and the locks that take
+	// their client from NewUniversalClient (setnx, redislock) use
+	// go-redis's cluster client (slot masters, MOVED and ASK).
 	Cluster bool
-	// AddrMap maps a node address, as the Sentinels report it, to the
-	// address dialed instead; other addresses are dialed as reported. It is
-	// for topologies in which the sentinels and the clients reach the nodes
-	// by different paths (cluster.Failover.AddrMap,
-	// cluster.RedisCluster.AddrMap). Only with Sentinels or Cluster.
-	// Default none.
+	// AddrMap maps a node address, as Sentinels or Cluster report it, to
+	// the address dialed instead, for topologies in which they and the
+	// clients reach the nodes by different paths
+	// (cluster.Failover.AddrMap, cluster.RedisCluster.AddrMap).
 	AddrMap map[string]string
 	// Password is sent with AUTH on every connection; empty for none.
 	Password string
 	// TTL is the lock's time to live. Default 10s.
 	TTL time.Duration
-	// Fencing asks the lock to issue a fencing token with every lease.
+	// Fencing asks for a fencing token with every lease.
 	Fencing bool
 	// Timeout bounds every call to one node. Default TTL/10, at most 1s.
 	Timeout time.Duration
-	// Tries is how many attempts one Acquire makes before it gives up
-	// with ErrNotAcquired. Default 3.
+	// Tries is how many attempts one Acquire makes. Default 3.
 	Tries int
-	// RetryDelay is the upper bound of the random back-off between two
-	// attempts (drawn uniformly from [RetryDelay/2, RetryDelay)). Default
-	// 50ms.
+	// RetryDelay bounds the back-off between two attempts, drawn from
+	// [RetryDelay/2, RetryDelay). Default 50ms.
 	RetryDelay time.Duration
-	// EqualRetry makes every back-off exactly RetryDelay, with no jitter:
-	// clients that fail together retry together, the in-step retries the
-	// RedLock page's random delay is there to prevent. Default false.
+	// EqualRetry makes every back-off RetryDelay: clients that fail
+	// together retry in step, as the RedLock page's jitter prevents.
 	EqualRetry bool
-	// Seed seeds the lock's back-off jitter, so that one seed gives one
-	// sequence of delays. Tokens are drawn from crypto/rand regardless.
+	// Seed seeds the back-off jitter (tokens come from crypto/rand).
 	Seed int64
-	// Quorum is how many of Addrs must grant a RedLock (redlock): more
-	// than half of them, at most all. Default 0: ⌊N/2⌋+1, the majority of
-	// the Redis page. The seed article writes ⌈N/2⌉+1, one more for an
-	// odd N (4 of 5, 3 of 3: every node), the same for an even N; a
-	// larger quorum costs availability, never safety. Other locks
-	// refuse it.
+	// Quorum is how many of Addrs must grant a redlock: more than half, at
+	// most all. Default ⌊N/2⌋+1, the Redis page's majority; the seed
+	// article's ⌈N/2⌉+1 is one more for an odd N, which costs
+	// availability, never safety. Other locks refuse it.
 	Quorum int
-	// WaitReplicas, for setnx on a primary found through Sentinels, sends
-	// WAIT WaitReplicas after every granted SET (bounded by Timeout/2) and
-	// holds only if that many replicas acknowledged the key; else it
-	// deletes the key (best effort) and reports ErrNotAcquired. The Redis
-	// page names WAIT as narrowing the failover window of the single-
-	// instance lock, not closing it. Default 0: no WAIT. Other locks, and
-	// setnx without Sentinels, refuse it (WAIT needs a replica).
+	// WaitReplicas makes setnx (with Sentinels or Cluster: WAIT needs a
+	// replica) send WAIT after every granted SET, bounded by Timeout/2,
+	// and hold only if that many replicas acknowledged; else it deletes
+	// the key (best effort) and reports ErrNotAcquired. The Redis page
+	// says WAIT narrows the failover window, not closes it. Other locks
+	// refuse it.
 	WaitReplicas int
 	// ClientEnv is added to the environment of the lock's client
-	// processes (the process adapter: Spec.Process), e.g. the clock shim
-	// of a client-clock fault (cluster.ClientClock.Env). Go locks, which
-	// run in this process, ignore it. Default none.
+	// processes (Spec.Process), e.g. the clock shim of a client-clock
+	// fault (cluster.ClientClock.Env); Go locks ignore it.
 	ClientEnv []string
 }
 
-// withDefaults returns c with every zero field set to its default.
 func (c Config) withDefaults() (Config, error) {
 	switch {
 	case len(c.Addrs) == 0 && len(c.Sentinels) == 0:
@@ -278,86 +233,69 @@ func (c Config) withDefaults() (Config, error) {
 
 // Spec describes one registered implementation.
 type Spec struct {
-	// Name selects the implementation, e.g. "setnx".
-	Name string
-	// Summary is a one-line description; for a mutant it names the bug.
-	Summary string
-	// Mutant marks a deliberately broken implementation; Bugs says where
-	// its bug shows.
-	Mutant bool
-	// Bugs are a mutant's deliberate bugs, each as the row of the
-	// literature table (the cell name after the lock's, e.g.
-	// "client-pause", "+extend/client-pause") whose promise it breaks and
-	// the property that shows it: the matrix runs a mutant on those rows
-	// and expects the property violated there. Its promises (those of the
-	// lock it mutates) must select every row named.
+	Name    string // selects the implementation, e.g. "setnx"
+	Summary string // one line; for a mutant it names the bug
+	Mutant  bool   // deliberately broken; Bugs says where
+	// Bugs are a mutant's bugs, each the row of the literature table (the
+	// cell name after the lock's, e.g. "+extend/client-pause") on which
+	// the matrix expects its property violated. The mutant's promises
+	// (those of the lock it mutates) must select every row named.
 	Bugs []Bug
-	// MultiNode is true when the lock uses every address in Config.Addrs
-	// (RedLock); otherwise only the first.
+	// MultiNode: the lock uses every address in Config.Addrs, not the first.
 	MultiNode bool
-	// Fencing is true when the lock can issue fencing tokens.
-	Fencing bool
-	// Quorum is true when the lock takes Config.Quorum (RedLock).
-	Quorum bool
-	// Wait is true when the lock takes Config.WaitReplicas (setnx).
-	Wait bool
-	// Cluster is true when the lock takes Config.Cluster: it speaks
-	// Redis Cluster (setnx and redislock, through NewUniversalClient).
-	Cluster bool
-	// Nodes is the number of nodes a run starts for the lock when none
-	// is asked for. Default: 5 with MultiNode, else 1.
+	Fencing   bool // it can issue fencing tokens
+	Quorum    bool // it takes Config.Quorum
+	Wait      bool // it takes Config.WaitReplicas
+	Cluster   bool // it takes Config.Cluster (NewUniversalClient)
+	// Nodes a run starts when none is asked for. Default 5 with
+	// MultiNode, else 1.
 	Nodes int
-	// Server is what the lock's nodes run: "" for redis-server, "etcd"
-	// for etcd members (cluster.ServerEtcd), which the harness then
-	// starts instead. Default "".
+	// Server is what the nodes run: "" for redis-server, "etcd" for etcd
+	// members (cluster.ServerEtcd).
 	Server string
-	// Language is what the lock is written in, for the results table.
-	// Default "Go".
+	// Language is for the results table. Default "Go".
 	Language string
-	// Process is true when the lock's clients run as processes of their
-	// own (the process adapter), so that an environment (Config.ClientEnv)
-	// such as the clock shim reaches them; a Go lock runs in this process.
+	// Process: the clients run as processes of their own (the process
+	// adapter), which Config.ClientEnv reaches.
 	Process bool
-	// Check, when set, says what the lock needs that is missing (an
-	// interpreter, a library), in one line, before a run starts
-	// anything. Default none.
+	// Check, when set, names in one line what the lock needs that is
+	// missing (an interpreter, a library), before a run starts anything.
 	Check func() error
-	// Promises is what the lock declares of itself (see Promises), from
-	// which the release gate derives its cells and expectations; nil: it
-	// declares nothing, and the gate refuses it.
+	// Promises is what the lock declares, from which the release gate
+	// derives its cells; nil: the gate refuses it.
 	Promises *Promises
-	// New builds the lock.
-	New func(Config) (Lock, error)
+	New      func(Config) (Lock, error)
 }
 
 // Bug is one deliberate bug of a mutant (Spec.Bugs).
 type Bug struct {
-	// Row is the row of the literature table that exposes it.
-	Row string
+	Row string // the literature table's row that exposes it
 	// Property is what breaks there: "lease" (two holds overlap),
 	// "resource" (an update is lost) or "liveness" (a free key is never
 	// acquired again).
 	Property string
-	// Also are further properties the bug breaks there: "answers" (the
-	// lock replies ok where the nodes show otherwise).
+	// Also are further properties broken there: "answers" (the lock
+	// replies ok where the nodes show otherwise).
 	Also []string
-	// Why says how the bug breaks it, in a sentence.
-	Why string
+	Why  string // how, in a sentence
 }
 
-// Traits are the words the literature table selects s's rows by: the
-// traits of its declared promises p (Promises.Traits), then what the
-// Spec itself is: "mutant" for a mutant, "process" for a lock whose
-// clients run as processes, "wait" for a lock that takes WaitReplicas,
-// "quorum-size" for one that takes a Quorum.
+// Traits are the words the literature table selects s's rows by: p's
+// (Promises.Traits), then "mutant", "process", "wait" and "quorum-size"
+// for Mutant, Process, Wait and Quorum.
 func (s Spec) Traits(p Promises) []string {
-	t := p.Traits()
-	for _, b := range []struct {
-		on   bool
-		word string
-	}{{s.Mutant, "mutant"}, {s.Process, "process"}, {s.Wait, "wait"}, {s.Quorum, "quorum-size"}} {
+	return appendWords(p.Traits(), word{s.Mutant, "mutant"}, word{s.Process, "process"}, word{s.Wait, "wait"}, word{s.Quorum, "quorum-size"})
+}
+
+type word struct {
+	on bool
+	w  string
+}
+
+func appendWords(t []string, words ...word) []string {
+	for _, b := range words {
 		if b.on {
-			t = append(t, b.word)
+			t = append(t, b.w)
 		}
 	}
 	return t
@@ -382,8 +320,7 @@ func (s Spec) Lang() string {
 	return s.Language
 }
 
-// ErrUnknownLock is returned by Lookup and New for a name not in the
-// registry.
+// ErrUnknownLock: Lookup and New found no such name.
 var ErrUnknownLock = errors.New("locks: unknown lock")
 
 // New builds the implementation called name from cfg.
@@ -395,9 +332,8 @@ func New(name string, cfg Config) (Lock, error) {
 	return s.Build(cfg)
 }
 
-// Build builds the implementation s describes from cfg, as New does once
-// it has looked s up: it applies Config's defaults, refuses Fencing unless
-// s.Fencing, and calls s.New.
+// Build applies Config's defaults, refuses what s does not take
+// (Fencing, Quorum, WaitReplicas) and calls s.New.
 func (s Spec) Build(cfg Config) (Lock, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {

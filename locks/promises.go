@@ -9,95 +9,72 @@ import (
 	"strings"
 )
 
-// Promises is what a lock says of itself, beside its registration: the
-// design its safety rests on, what it assumes of the nodes, and the faults
-// it claims to survive. The release gate (package gate) derives from it
-// the cells the lock is tested on, each with the expectation the
-// literature gives a lock of its class (matrix.Literature); a lock fails
-// its gate when it breaks a promise it declared. A mutant declares what
-// the lock it mutates claims: that is how it fails.
-//
-// The zero value is a single-instance lock that promises mutual exclusion
+// Promises is what a lock says of itself: the design its safety rests
+// on, what it assumes of the nodes, the faults it claims to survive. The
+// release gate derives from it the cells the lock is tested on, each with
+// the expectation the literature gives its class (matrix.Literature). A
+// mutant declares what the lock it mutates claims: that is how it fails.
+// The zero value is a single instance that promises mutual exclusion
 // without faults and nothing more.
 type Promises struct {
-	// Quorum is the number of independent masters the lock acquires on,
-	// granting with a majority of them (RedLock); 0 is a single instance.
+	// Quorum is the number of independent masters granting by majority
+	// (RedLock); 0 is a single instance.
 	Quorum int `json:"quorum,omitempty"`
-	// ElapsedFromRequest: the validity the lock reports is counted from
-	// before its first request (TTL − elapsed − drift), so a slow reply
-	// shortens it instead of stretching it past the key's expiry.
+	// ElapsedFromRequest: the validity is counted from before the first
+	// request (TTL − elapsed − drift), so a slow reply shortens it.
 	ElapsedFromRequest bool `json:"elapsed_from_request,omitempty"`
 	// MonotonicClock: the client counts its validity on a monotonic
-	// clock, which a jump of its wall clock does not move. Declared by
-	// the locks whose clients the clock shim can move (process clients,
-	// Spec.Process), so that the client-clock fault can test it; Go's
-	// time.Now carries a monotonic reading, but no fault here reaches it.
+	// clock. Declared by process clients, which the clock shim can move
+	// (the client-clock fault); no fault here reaches Go's time.Now.
 	MonotonicClock bool `json:"monotonic_clock,omitempty"`
 	// Fences: the lock issues fencing tokens (Config.Fencing).
 	Fences bool `json:"fences,omitempty"`
-	// FenceSound: every token is greater than the token of every hold
-	// granted before it (one counter), so a resource that refuses older
-	// tokens is safe whatever the holders do. Needs Fences.
+	// FenceSound: every token is greater than every earlier hold's (one
+	// counter), so a resource refusing older tokens is safe. Needs Fences.
 	FenceSound bool `json:"fence_sound,omitempty"`
-	// Extends: Extend renews the lease only while the caller still holds
-	// it.
+	// Extends: Extend renews only while the caller still holds the lease.
 	Extends bool `json:"extends,omitempty"`
-	// Persistence is what the lock assumes of a node that restarts:
-	// PersistNone (nothing: a restart may forget its keys) or
-	// PersistDelayedRestart (a restarted node stays down longer than the
-	// TTL, the Redis documentation's rule for RedLock without fsync).
+	// Persistence is what the lock assumes of a restarted node:
+	// PersistNone or PersistDelayedRestart.
 	Persistence string `json:"persistence,omitempty"`
-	// Topologies are the topologies the lock runs on besides independent
-	// masters (cluster.TopologyFailover: a primary and a replica behind
-	// Sentinel, which the lock follows).
+	// Topologies the lock runs on besides independent masters
+	// (cluster.TopologyFailover).
 	Topologies []string `json:"topologies,omitempty"`
 	// ReportsNodes: the lock reports which nodes granted each call
-	// (NodeReporter), so the targeted faults that aim at the nodes of a
-	// hold (kill-quorum: one node of a hold a bare majority granted) can
-	// aim at it; without it they would never strike, and the gate keeps
-	// the random form of those faults. A client process's hello
-	// sets it with "reports_nodes".
+	// (NodeReporter), so the faults aimed at a hold's nodes (kill-quorum)
+	// can strike; without it the gate keeps their random form. A client's
+	// hello sets it with "reports_nodes".
 	ReportsNodes bool `json:"reports_nodes,omitempty"`
-	// Renews: the lock renews its lease by itself while it is held (a
-	// watchdog: Redisson's, rueidislock's auto-extend), so its holder may
-	// hold past the TTL, claims no validity, and is told when the lock
-	// lost the lease (Lease.Lost; a client process's "lost" event). Its
-	// hold lasts until it is released or its holder is told: a correct
-	// watchdog tells before the key can expire when its renewals fail,
-	// and a stopped process is told only once it runs again.
+	// Renews: the lock renews its lease by itself (a watchdog), claims no
+	// validity, and tells its holder of a loss (Lease.Lost; a client's
+	// "lost" event); the hold lasts until released or told. A stopped
+	// process is told only once it runs again.
 	Renews bool `json:"renews,omitempty"`
-	// NoticeInTime: a lock that renews itself tells its holder of a loss
-	// before the key can expire (its renewal gives up within the lease's
-	// last validity), so no one else is granted the key while the holder
-	// still counts on it. Needs Renews. rueidislock's auto-extend, by
-	// contrast, fails only at its own new deadline, after the key expired.
+	// NoticeInTime: the holder is told of a loss before the key can
+	// expire (the renewal gives up within the last validity). Needs
+	// Renews. rueidislock's auto-extend fails only at its own new
+	// deadline, after the key expired.
 	NoticeInTime bool `json:"notice_in_time,omitempty"`
-	// ClientToken: the lock's token is fixed per client (Redisson's is
-	// its client id and thread; a user's may be a host name), the same on
-	// every acquire of that client, not one per lease; a client that
-	// finds the key holding its own token holds it again.
+	// ClientToken: the token is fixed per client (Redisson's client id and
+	// thread), not per lease; a client that finds its own token in the
+	// key holds it again.
 	ClientToken bool `json:"client_token,omitempty"`
-	// Consensus: the lock is granted by a consensus system (one Raft
-	// group: etcd), not by Redis nodes: its own class ("consensus",
-	// instead of "single" or "quorum"), which the literature expects
-	// safe under partitions, kills and restarts of its members, and
-	// which takes no Redis-only row. Excludes Quorum.
+	// Consensus: granted by a consensus system (etcd's Raft group), a class
+	// of its own that the literature expects safe under partitions, kills
+	// and restarts, and that takes no Redis-only row. Excludes Quorum.
 	Consensus bool `json:"consensus,omitempty"`
-	// SafeUnder lists fault kinds (cell names after the lock's, e.g.
-	// "client-pause", "kill-immediate") the lock claims to survive beyond
-	// what its class survives: the gate then expects them safe. Without
-	// fencing no lock keeps "client-pause" (Kleppmann); a lock that claims
-	// it is shown wrong.
+	// SafeUnder lists fault kinds (e.g. "kill-immediate") the lock claims
+	// to survive beyond its class: the gate then expects them safe.
+	// Without fencing no lock keeps "client-pause" (Kleppmann).
 	SafeUnder []string `json:"safe_under,omitempty"`
 }
 
 // What a lock assumes of restarts (Promises.Persistence).
 const (
-	// PersistNone: the lock assumes nothing; a node restarted without
-	// persistence may forget the lock.
+	// PersistNone: nothing; a restart may forget the lock.
 	PersistNone = ""
-	// PersistDelayedRestart: a crashed node is restarted only after the
-	// TTL has run out, so every lock it granted has expired anyway.
+	// PersistDelayedRestart: a crashed node restarts only after the TTL
+	// ran out (the Redis page's rule for RedLock without fsync).
 	PersistDelayedRestart = "delayed-restart"
 )
 
@@ -124,12 +101,10 @@ func (p Promises) Check() error {
 }
 
 // Traits are the promises as words, which the literature table's rows
-// select locks by (matrix.Expectation.When): "consensus", "single" or "quorum",
-// "elapsed", "monotonic", "fences", "fence-sound", "extends", "reports",
-// "renews", "notice-in-time", "client-token", "persist:" + Persistence,
-// "topology:" + each of Topologies, "safe-under:" + each of SafeUnder.
-// A new promise is a new word here; the table selects by words, and the
-// gate never looks at a promise by name.
+// select locks by (matrix.Expectation.When): "consensus", "single" or
+// "quorum", a word per boolean promise, "persist:" + Persistence,
+// "topology:" + each Topology, "safe-under:" + each SafeUnder. The gate
+// never looks at a promise by name.
 func (p Promises) Traits() []string {
 	var t []string
 	if p.Consensus {
@@ -139,14 +114,9 @@ func (p Promises) Traits() []string {
 	} else {
 		t = append(t, "single")
 	}
-	for _, b := range []struct {
-		on   bool
-		word string
-	}{{p.ElapsedFromRequest, "elapsed"}, {p.MonotonicClock, "monotonic"}, {p.Fences, "fences"}, {p.FenceSound, "fence-sound"}, {p.Extends, "extends"}, {p.ReportsNodes, "reports"}, {p.Renews, "renews"}, {p.NoticeInTime, "notice-in-time"}, {p.ClientToken, "client-token"}} {
-		if b.on {
-			t = append(t, b.word)
-		}
-	}
+	t = appendWords(t, word{p.ElapsedFromRequest, "elapsed"}, word{p.MonotonicClock, "monotonic"}, word{p.Fences, "fences"},
+		word{p.FenceSound, "fence-sound"}, word{p.Extends, "extends"}, word{p.ReportsNodes, "reports"}, word{p.Renews, "renews"},
+		word{p.NoticeInTime, "notice-in-time"}, word{p.ClientToken, "client-token"})
 	if p.Persistence != PersistNone {
 		t = append(t, "persist:"+p.Persistence)
 	}
@@ -162,10 +132,9 @@ func (p Promises) Traits() []string {
 // Satisfies reports whether the promises meet when (see Match).
 func (p Promises) Satisfies(when string) bool { return Match(p.Traits(), when) }
 
-// Match reports whether traits meet when: alternatives separated by "|",
-// each a space-separated list of traits that must all be present, or
-// absent when written with a leading "!". An empty when, or "*", selects
-// everything.
+// Match reports whether traits meet when: "|"-separated alternatives,
+// each a space-separated list of traits that must all be present (absent
+// with a leading "!"). An empty when, or "*", selects everything.
 func Match(traits []string, when string) bool {
 	if strings.TrimSpace(when) == "*" {
 		return true
@@ -194,16 +163,14 @@ func matchAll(traits []string, when string) bool {
 // String renders the promises as their traits.
 func (p Promises) String() string { return strings.Join(p.Traits(), " ") }
 
-// What the mutants claim: the promises of the lock each mutates, less the
-// fencing their Spec does not offer. A mutant breaks one of them.
+// What the mutants claim: their lock's promises, less the fencing.
 var (
 	mutantOfSetNX   = &Promises{ElapsedFromRequest: true, Extends: true, Persistence: PersistDelayedRestart}
 	mutantOfRedLock = &Promises{Quorum: 5, ElapsedFromRequest: true, Extends: true, Persistence: PersistDelayedRestart, ReportsNodes: true}
 )
 
 // checkPromises refuses a Spec whose promises contradict themselves or
-// what the Spec offers: fencing tokens it cannot issue, a quorum of one
-// node.
+// the Spec.
 func checkPromises(s Spec) error {
 	p := s.Promises
 	if p == nil {
@@ -221,24 +188,18 @@ func checkPromises(s Spec) error {
 	return nil
 }
 
-// PromiseNames are the names that a lock's promises may use for its
-// topologies and the faults it claims to survive. This package knows
-// neither: the topologies are the cluster's (cluster.TopologyFailover),
-// the faults the names of the literature table's rows (matrix.Literature:
-// "client-pause", "kill-immediate", the part of a row's name after its
-// last "/"). The caller that derives cells from promises passes them
+// PromiseNames are the names Promises.Topologies and SafeUnder may hold:
+// the cluster's topologies and the literature table's row names (after
+// the last "/"), which this package does not know; the caller passes them
 // (WithKnownNames).
 type PromiseNames struct {
-	// Topologies are the names Promises.Topologies may hold.
 	Topologies []string
-	// SafeUnder are the names Promises.SafeUnder may hold.
-	SafeUnder []string
+	SafeUnder  []string
 }
 
 // CheckNames refuses, in one line, a name in p's Topologies or SafeUnder
-// that known does not hold, saying which known name is closest when one
-// is close: a misspelt name would otherwise match no row, and what the
-// lock declares would be dropped without a word.
+// that known does not hold, with the closest known name: a misspelt name
+// would match no row and be dropped without a word.
 func (p Promises) CheckNames(known PromiseNames) error {
 	for _, f := range []struct {
 		field       string
@@ -264,21 +225,18 @@ type promisesOptions struct {
 	known *PromiseNames
 }
 
-// WithKnownNames makes DeclaredPromises refuse promises that name a
-// topology or a fault known does not hold (Promises.CheckNames). By
-// default no name is checked.
+// WithKnownNames makes DeclaredPromises check names (Promises.CheckNames);
+// by default none is checked.
 func WithKnownNames(known PromiseNames) PromisesOption {
 	return func(o *promisesOptions) { o.known = &known }
 }
 
-// DeclaredPromises returns what the lock s declares: s.Promises, or, for a
-// lock that declares none in its Spec and is served by client processes
-// (ExecSpec), what its client says in its hello (ClientInfo.Promises), read
-// from one process started for the purpose with an address it must not
-// connect to before a request. A lock that declares nothing is refused
-// with ErrNoPromises; with WithKnownNames, one whose promises name an
-// unknown topology or fault with ErrBadPromises, saying whose fault it is
-// (the Spec's, or the client's hello).
+// DeclaredPromises returns s.Promises, or, for an ExecSpec lock without
+// them, its client's hello's (ClientInfo.Promises), read from one process
+// started with an address it must not connect to before a request.
+// ErrNoPromises when it declares nothing; with WithKnownNames,
+// ErrBadPromises for an unknown name, saying whether the Spec or the
+// hello named it.
 func DeclaredPromises(s Spec, opts ...PromisesOption) (Promises, error) {
 	var o promisesOptions
 	for _, opt := range opts {
@@ -318,6 +276,5 @@ func DeclaredPromises(s Spec, opts ...PromisesOption) (Promises, error) {
 	return p, checkPromises(s)
 }
 
-// ErrNoPromises: the lock declares no promises (Spec.Promises, or for a
-// client process the "promises" of its hello).
+// ErrNoPromises: neither Spec.Promises nor the client's hello declares any.
 var ErrNoPromises = errors.New("locks: the lock declares no promises")

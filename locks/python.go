@@ -21,37 +21,20 @@ var (
 	redLockPyScript []byte
 )
 
-// PythonEnv names the environment variable that chooses the interpreter
-// of the built-in Python clients (redis-py-lock, redlock-py); see
-// [PythonWithRedis].
+// PythonEnv names the variable that chooses the built-in Python clients'
+// interpreter ([PythonWithRedis]).
 const PythonEnv = "LOCKTORTURE_PYTHON"
 
-// newRedisPyLock builds "redis-py-lock": redis-py's Lock, used as its
-// documentation says (clients/python/redispy_lock.py).
-func newRedisPyLock(cfg Config) (Lock, error) {
-	return newPythonLock("redis-py-lock", redisPyLockScript, cfg)
-}
-
-// newRedLockPy builds "redlock-py": RedLock as the Redis page describes
-// it, in Python over redis-py (clients/python/redlock.py).
-func newRedLockPy(cfg Config) (Lock, error) {
-	return newPythonLock("redlock-py", redLockPyScript, cfg)
-}
-
-// newRedLockPyWall builds "redlock-py-wall": redlock-py's script with
-// --wall, which counts the time elapsed in a round with time.time(), the
-// wall clock, as the redlock-py library does; a wall-clock jump on the
-// client moves its validity (the client-clock fault kind).
-func newRedLockPyWall(cfg Config) (Lock, error) {
-	return newPythonLock("redlock-py-wall", redLockPyScript, cfg, "--wall")
-}
-
-func newPythonLock(name string, script []byte, cfg Config, args ...string) (Lock, error) {
-	py, err := PythonWithRedis()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+// pythonLock returns the New of the embedded Python client script
+// (clients/python/), run with args.
+func pythonLock(name string, script []byte, args ...string) func(Config) (Lock, error) {
+	return func(cfg Config) (Lock, error) {
+		py, err := PythonWithRedis()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return asLock(NewProcessLock(name, append([]string{py, "/dev/fd/3"}, args...), cfg, withScript(script)))
 	}
-	return asLock(NewProcessLock(name, append([]string{py, "/dev/fd/3"}, args...), cfg, withScript(script)))
 }
 
 // pythonCheck is the Check of the Python locks.
@@ -70,13 +53,10 @@ var python struct {
 }
 
 // PythonWithRedis returns an interpreter that can `import redis`: the one
-// $LOCKTORTURE_PYTHON names, when set; otherwise the first `python3`
-// along $PATH that can. The first `python3` on the PATH is not always the
-// one that has redis-py: Debian's python3-redis (which scripts/deps
-// installs) serves the system interpreter, while a pyenv or virtualenv
-// python3 earlier on the PATH may lack it; searching the whole PATH finds
-// the system one without naming a machine's path. The answer is cached
-// for the process.
+// $LOCKTORTURE_PYTHON names, else the first `python3` along $PATH that
+// can (Debian's python3-redis, which scripts/deps installs, serves the
+// system interpreter, while a pyenv or virtualenv python3 earlier on the
+// PATH may lack it). The answer is cached for the process.
 func PythonWithRedis() (string, error) {
 	env := os.Getenv(PythonEnv)
 	key := env + "\x00" + os.Getenv("PATH")
@@ -125,22 +105,14 @@ func findPython(env string) (string, error) {
 	return "", fmt.Errorf("locks: no python3 on the PATH can import redis (tried %v): apt-get install python3-redis (scripts/deps does), or pip install redis, or set %s", tried, PythonEnv)
 }
 
-// probePython runs `py -c "import redis"`.
 func probePython(py string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, py, "-c", "import redis").CombinedOutput()
-	if err != nil {
-		if len(out) > 0 {
-			return fmt.Errorf("%w: %s", err, lastLine(out))
-		}
-		return err
+	if err != nil && len(out) > 0 {
+		last := &tail{max: 200}
+		last.Write(out)
+		return fmt.Errorf("%w: %s", err, last)
 	}
-	return nil
-}
-
-func lastLine(b []byte) string {
-	t := &tail{max: 200}
-	t.Write(b)
-	return t.String()
+	return err
 }

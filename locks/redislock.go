@@ -11,127 +11,69 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// redislockLock is github.com/bsm/redislock (the version go.mod pins;
-// results.json records it), a single-instance lock on Config.Addrs[0], or
-// on the primary that Config.Sentinels name, through one go-redis client
-// built with this package's safe options (NewSingleClient). Every Redis
-// command is the library's:
+// redislockLock is github.com/bsm/redislock (the version go.mod pins), a
+// single-instance lock on one NewUniversalClient. Every Redis command is
+// the library's:
 //
-//   - Acquire: Client.Obtain(ctx, key, TTL) with a retry strategy of
-//     Config.Tries attempts in all (redislock.LimitRetry), the delay
-//     between two drawn from [RetryDelay/2, RetryDelay) by the lock's
-//     seeded generator. Obtain runs one Lua script per attempt: SET key
-//     token NX PX ttl, or, if the key already starts with the same token,
-//     SET it again (re-obtaining a lock by its token, v0.9.4). It returns
-//     the first Redis error at once, without retrying and without
-//     cleaning up. Lease.Token is Lock.Token() (16 random bytes,
-//     base64).
-//   - Release: Lock.Release, a Lua compare-and-delete.
-//   - Extend: Lock.Refresh(ctx, TTL), a Lua compare-and-pexpire.
+//   - Acquire: Obtain(ctx, key, TTL), Config.Tries attempts (LimitRetry)
+//     with the seeded Backoff; per attempt one script, SET NX PX, or SET
+//     again when the key starts with the same token (v0.9.4). The first
+//     Redis error returns at once, without retry or clean-up.
+//   - Release: Lock.Release (compare-and-delete). Extend: Lock.Refresh
+//     (compare-and-pexpire).
 //
-// Validity. redislock promises no deadline: Obtain returns a lock "with
-// the given TTL" and Lock.TTL asks Redis for the key's remaining PTTL.
-// The adapter gives the most the library can be read to promise: start +
-// TTL, start being time.Now before Obtain (or Refresh) was called, so the
-// time spent in the call, its retries included, comes off the lease. The
-// library does no elapsed-time or drift accounting of its own: there is
-// no allowance for the server's clock running faster than the client's,
-// nor for PX's millisecond resolution (the reference setnx keeps TTL×1% +
-// 2 ms back). Whether that matters is for the harness to show.
+// Validity: the library promises none; the adapter gives start + TTL,
+// start before Obtain (or Refresh), with no drift allowance.
 //
-// The library's Lock holds the key, value and token length in unexported
-// fields, so Release and Extend need the *redislock.Lock that Obtain
-// returned: the adapter keeps them in a map from token to lock, guarded by
-// a mutex. An entry is deleted when Release succeeds or finds the lease
-// not held; it stays after a Release whose outcome is unknown, so that the
-// caller may try again, and for a lease that is never released. Each
-// entry costs about 100 bytes until Close. Release or Extend of a token
-// that has no entry (released before, or acquired through another Lock)
-// fails with ErrNotHeld without asking Redis.
+// Release and Extend need Obtain's *redislock.Lock (its fields are
+// unexported), kept by token until Release succeeds or finds it not held
+// (about 100 bytes each); a token without one is ErrNotHeld, Redis not
+// asked. ErrNotObtained is ErrNotAcquired (Obtain) or ErrNotHeld
+// (Refresh); ErrLockNotHeld is ErrNotHeld; any other error, and a done
+// ctx (which Obtain returns as is), leaves the outcome unknown.
 //
-// Results: Obtain's ErrNotObtained is ErrNotAcquired; Release's
-// ErrLockNotHeld and Refresh's ErrNotObtained are ErrNotHeld (the library
-// reuses ErrNotObtained for a failed refresh); any other error, and a done
-// ctx (whose error Obtain returns as is), leaves the outcome unknown.
-//
-// Where redislock differs from the reference setnx (setnx.go):
-//
-//   - No drift allowance (above).
-//   - An Acquire that fails with an unknown outcome (a timeout, a done
-//     ctx) does not delete its token: a SET that landed unseen holds the
-//     key until its TTL (TestLibrariesLeaveCancelledGrants).
-//   - Refresh does not look at the lease's validity: it extends whenever
-//     the key still holds the token; the reference refuses a lease past
-//     its validity without asking.
-//   - Lock.TTL, which the library offers to check that a lock is still
-//     held, reports the key's PTTL as the server saw it, not shortened by
-//     the reply's travel time (TestRedislockTTLIgnoresReplyLatency); the
-//     adapter does not use it.
-//
-// Fencing: none; v0.9.4 issues no fencing tokens.
-//
-// Evidence ([NodeReporter]): a go-redis hook on the client reports node
-// 0's answer to each run of the obtain script (the k-th in one Acquire is
-// attempt k), of the release script and of the refresh script
-// (libhook.go). A Release or Extend of a token without an entry asks no
-// node and reports nothing.
+// Unlike the reference setnx: no drift allowance; an Acquire with an
+// unknown outcome does not delete its token
+// (TestLibrariesLeaveCancelledGrants); Refresh ignores the validity;
+// Lock.TTL, unused here, reports the PTTL as the server saw it, not
+// shortened by the reply's travel (TestRedislockTTLIgnoresReplyLatency).
+// No fencing tokens. Evidence (libhook.go): node 0's answer to each
+// obtain (the k-th in an Acquire is attempt k), release and refresh.
 type redislockLock struct {
-	name    string
-	cfg     Config
+	base
+	reports // through libhook.go
 	client  redis.UniversalClient
 	locker  *redislock.Client
-	backoff *Backoff
 
 	mu   sync.Mutex
 	held map[string]*redislock.Lock // token → the library's lock
 }
 
-var (
-	_ Lock         = (*redislockLock)(nil)
-	_ NodeReporter = (*redislockLock)(nil)
-)
-
-// ReportsNodes implements [NodeReporter], through the hook on the node's
-// client (libhook.go).
-func (l *redislockLock) ReportsNodes() bool { return true }
-
-// NewRedislock builds a lock on github.com/bsm/redislock (see the
-// registry's "redislock"): the TTL of the keys is cfg.TTL; cfg.Tries and
-// cfg.RetryDelay make its retry strategy; cfg.Timeout bounds Release,
-// Extend and every go-redis call; cfg.Fencing is refused.
+// NewRedislock builds "redislock": cfg.Timeout bounds Release, Extend and
+// every go-redis call; Fencing is refused.
 func NewRedislock(cfg Config) (Lock, error) {
 	return asLock(newRedislock("redislock", cfg))
 }
 
 func newRedislock(name string, cfg Config) (*redislockLock, error) {
-	cfg, err := validConfig(name, cfg)
+	b, err := newBase(name, cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err := refuseFencing(name, cfg); err != nil {
+	if err := refuseFencing(name, b.cfg); err != nil {
 		return nil, err
 	}
-	c := NewUniversalClient(cfg)
+	c := NewUniversalClient(b.cfg)
 	c.AddHook(libHook{node: 0, scripts: redislockScripts})
-	return &redislockLock{
-		name:    name,
-		cfg:     cfg,
-		client:  c,
-		locker:  redislock.New(c),
-		backoff: NewBackoff(cfg),
-		held:    map[string]*redislock.Lock{},
-	}, nil
+	return &redislockLock{base: b, client: c, locker: redislock.New(c), held: map[string]*redislock.Lock{}}, nil
 }
 
-// jitter is a redislock.RetryStrategy that draws each delay from the
-// lock's seeded back-off.
+// jitter is a redislock.RetryStrategy of the lock's seeded back-off.
 type jitter struct{ b *Backoff }
 
-// NextBackoff implements redislock.RetryStrategy. A zero delay would
-// mean "stop" to redislock: the least delay is one nanosecond.
+// NextBackoff is at least 1ns: 0 means "stop" to redislock.
 func (j jitter) NextBackoff() time.Duration { return max(j.b.Next(), 1) }
 
-// Acquire implements [Lock].
 func (l *redislockLock) Acquire(ctx context.Context, key string) (Lease, error) {
 	retry := redislock.LimitRetry(jitter{l.backoff}, l.cfg.Tries-1) // per call: it counts
 	start := time.Now()
@@ -163,7 +105,6 @@ func (l *redislockLock) lookup(op string, lease Lease) (*redislock.Lock, error) 
 	return lk, nil
 }
 
-// Release implements [Lock].
 func (l *redislockLock) Release(ctx context.Context, lease Lease) error {
 	lk, err := l.lookup("release", lease)
 	if err != nil {
@@ -187,8 +128,7 @@ func (l *redislockLock) Release(ctx context.Context, lease Lease) error {
 	}
 }
 
-// Extend implements [Lock]. Like Refresh, it asks Redis even when the
-// lease's validity has passed.
+// Extend implements [Lock], even past the validity, as Refresh does.
 func (l *redislockLock) Extend(ctx context.Context, lease Lease) (Lease, error) {
 	lk, err := l.lookup("extend", lease)
 	if err != nil {
@@ -209,5 +149,4 @@ func (l *redislockLock) Extend(ctx context.Context, lease Lease) (Lease, error) 
 	}
 }
 
-// Close implements [Lock].
 func (l *redislockLock) Close() error { return l.client.Close() }

@@ -11,14 +11,11 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// NodeError is the error of one node of a multi-node lock (RedLock): the
-// node's address and what went wrong there. A RedLock error joins one
-// NodeError per failing node with errors.Join.
+// NodeError is one node's error in a RedLock error, which joins one per
+// failing node.
 type NodeError struct {
-	// Addr is the node's address, as given in Config.Addrs.
-	Addr string
-	// Err is the node's error.
-	Err error
+	Addr string // as in Config.Addrs
+	Err  error
 }
 
 // Error implements error.
@@ -27,114 +24,59 @@ func (e *NodeError) Error() string { return fmt.Sprintf("node %s: %v", e.Addr, e
 // Unwrap returns the node's error.
 func (e *NodeError) Unwrap() error { return e.Err }
 
-// redlock is RedLock as described on the Redis page "Distributed Locks
-// with Redis", on N = len(Config.Addrs) independent masters with one
-// client each:
+// redlock is RedLock as the Redis page "Distributed Locks with Redis"
+// describes it, on N = len(Config.Addrs) independent masters:
 //
-//   - Acquire: with one fresh random token, SET key token NX PX ttl on all
-//     N nodes in parallel, each call bounded by Config.Timeout. The lock is
-//     acquired if at least ⌊N/2⌋+1 nodes granted it and the remaining
-//     validity TTL − elapsed − drift is positive (elapsed: the time the
-//     parallel round took; drift: TTL×1% + 2 ms). The lease is then valid
-//     until start + TTL − drift, start being taken before the first
-//     command was sent: no key was set earlier, so none expires earlier
-//     (up to drift), and at the moment Acquire returns the caller has
-//     TTL − elapsed − drift left, as the page prescribes. Otherwise the
-//     client unlocks every node (a compare-and-delete, even on nodes that
-//     refused or failed: their SET may have landed unseen), in parallel and
-//     best effort, with a timeout of its own that ignores the
-//     cancellation of ctx, then backs off for a random delay in
-//     [RetryDelay/2, RetryDelay) and tries again, up to Config.Tries
-//     attempts.
+//   - Acquire: one fresh token, SET NX PX on all nodes in parallel, each
+//     bounded by Config.Timeout; held if a quorum (⌊N/2⌋+1) granted and
+//     TTL − elapsed − drift is positive, until start + TTL − drift, start
+//     before the first command (no key was set earlier). Else unlock
+//     every node (those that refused or failed too: their SET may have
+//     landed unseen), best effort, ignoring ctx's cancellation, back off
+//     and retry, up to Config.Tries. A missed quorum is ErrNotAcquired,
+//     failed nodes counting as refusals (the algorithm decides; a failed
+//     unlock costs liveness, not safety), joined with the last attempt's
+//     node errors; a cancelled ctx gives ctx.Err() after the clean-up.
+//   - Release: compare-and-delete on all nodes: nil on a quorum,
+//     ErrNotHeld if even counting failed nodes no quorum held the token,
+//     else the node errors (outcome unknown).
+//   - Extend: ErrNotHeld at once past the validity; else
+//     compare-and-pexpire on all nodes, judged as Release, the validity
+//     recomputed. A failed Extend unlocks nothing.
 //
-//     A node that failed (timeout, refused connection) counts as not
-//     granting. Acquire therefore fails with ErrNotAcquired whenever the
-//     quorum was missed, even if some nodes' outcomes were unknown: the
-//     algorithm, not the nodes, decides who holds the lock, the partial
-//     grants have been unlocked, and the caller must not act as the
-//     holder. (Should an unlock fail too, the token may sit on some nodes
-//     until their TTL: a cost in liveness, not safety.) The node errors of
-//     the last attempt are joined to ErrNotAcquired. A cancelled ctx ends
-//     Acquire with ctx.Err(), wrapped, after the clean-up.
+// Fencing: each node's acquire INCRs its own counter, the token the
+// largest among the grants. NOT sound, as the harness shows: the
+// independent counters can order holders of different quorums wrongly,
+// and a node restarted without persistence counts from zero. RedLock has
+// no counter a quorum agrees on.
 //
-//   - Release: compare-and-delete on all nodes in parallel. The lease was
-//     held only if a quorum still held the token, so Release succeeds if
-//     at least a quorum of nodes deleted it; fails with ErrNotHeld
-//     (joined with any node errors) if even counting every failing node
-//     as a deletion fewer than a quorum could have held it; and otherwise
-//     returns the joined node errors alone: outcome unknown. Either way
-//     every node that answered no longer holds the token.
-//
-//   - Extend: refused at once with ErrNotHeld if the lease's validity has
-//     passed; else compare-and-pexpire on all nodes in parallel, which
-//     succeeds if a quorum extended within the recomputed validity
-//     (TTL − elapsed − drift > 0), the new lease being valid until
-//     start + TTL − drift. ErrNotHeld if fewer than a quorum could have
-//     extended (failing nodes counted as extended) or the validity ran
-//     out; the joined node errors, outcome unknown, otherwise. A failed
-//     Extend unlocks nothing: the old lease stands until its validity.
-//
-// Fencing (Config.Fencing): each node's acquire is one Lua script that
-// also INCRs a per-node counter (key+":fence"), and the lease's fencing
-// token is the largest counter among the granting nodes. This is NOT a
-// sound fencing scheme, and the harness is meant to show it: the counters
-// on different nodes are independent, so two holders granted by different
-// quorums can get tokens whose order does not match the order of their
-// grants (a later holder can get a smaller token, and a fenced resource
-// then rejects the rightful holder or accepts a stale one); and a node
-// restarted without persistence starts its counter again from zero.
-// RedLock offers no counter that a quorum agrees on.
-//
-// Evidence ([NodeReporter]): every node's answer to every command, with
-// its attempt; the unlock after a failed attempt is that attempt's
-// clean-up, so the partial grants it undid are Nodes.Unlocked.
-//
-// redlockBug turns the lock into one of the RedLock mutants.
+// Evidence: every node's answer to every command; the unlock after a
+// failed attempt is its clean-up (Nodes.Unlocked).
 type redlock struct {
-	name    string
-	cfg     Config
-	drift   time.Duration
+	base
+	reports
 	quorum  int
 	clients []*redis.Client
-	backoff *Backoff
 	bug     redlockBug
 }
 
-// redlockBug selects the deliberate bug of a RedLock mutant (mutants.go);
-// the zero value is the correct lock.
+// redlockBug selects a RedLock mutant's bug (mutants.go); zero: none.
 type redlockBug struct {
-	// anyGrant takes one granting node as enough: the quorum is 1.
-	anyGrant bool
-	// ignoreElapsed computes the validity as TTL − drift from the moment
-	// Acquire (or Extend) returns, ignoring the time the round took.
-	ignoreElapsed bool
+	anyGrant      bool // the quorum is 1
+	ignoreElapsed bool // validity TTL − drift from the round's end
 }
 
-var (
-	_ Lock         = (*redlock)(nil)
-	_ NodeReporter = (*redlock)(nil)
-)
-
-// ReportsNodes implements [NodeReporter]: every node's answer, exactly.
-func (l *redlock) ReportsNodes() bool { return true }
-
-// newRedLock builds the lock called name (for error messages) from cfg.
+// newRedLock builds the lock called name from cfg.
 func newRedLock(name string, cfg Config, bug redlockBug) (*redlock, error) {
-	cfg, err := validConfig(name, cfg)
+	b, err := newBase(name, cfg)
 	if err != nil {
 		return nil, err
 	}
-	if len(cfg.Sentinels) > 0 {
-		return nil, fmt.Errorf("locks: %s needs independent masters in Addrs, not a primary found through Sentinels", name)
+	if err := independent(name, b.cfg); err != nil {
+		return nil, err
 	}
-	l := &redlock{
-		name:    name,
-		cfg:     cfg,
-		drift:   Drift(cfg.TTL),
-		quorum:  len(cfg.Addrs)/2 + 1,
-		backoff: NewBackoff(cfg),
-		bug:     bug,
-	}
+	cfg = b.cfg
+	l := &redlock{base: b, quorum: len(cfg.Addrs)/2 + 1, bug: bug}
 	if q := cfg.Quorum; q != 0 {
 		if q <= len(cfg.Addrs)/2 || q > len(cfg.Addrs) {
 			return nil, fmt.Errorf("locks: %s: quorum %d of %d nodes: want more than half of them, at most all", name, q, len(cfg.Addrs))
@@ -150,17 +92,16 @@ func newRedLock(name string, cfg Config, bug redlockBug) (*redlock, error) {
 	return l, nil
 }
 
-// reply is one node's answer: n > 0 means yes (granted, deleted,
-// extended; for a fenced acquire n is the node's counter), 0 means no.
+// reply is one node's answer: n > 0 is yes (for a fenced acquire, the
+// node's counter), 0 no.
 type reply struct {
 	n   int64
 	err error
 }
 
-// each runs call on every node in parallel, each bounded by Timeout
-// within ctx, and returns the replies in node order. It reports each
-// node's answer to the Evidence in ctx, if any, as step (its Attempt and
-// Cleanup) of the call.
+// each runs call on every node in parallel, each bounded by Timeout, and
+// returns the replies in node order, reporting each answer as step (its
+// Attempt and Cleanup).
 func (l *redlock) each(ctx context.Context, step NodeAnswer, call func(context.Context, *redis.Client) (int64, error)) []reply {
 	replies := make([]reply, len(l.clients))
 	ev := ContextEvidence(ctx)
@@ -182,8 +123,7 @@ func (l *redlock) each(ctx context.Context, step NodeAnswer, call func(context.C
 	return replies
 }
 
-// tally counts the yeses in replies and wraps each error in a NodeError;
-// fence is the largest n among the yeses.
+// tally counts the yeses, the largest n among them, and the NodeErrors.
 func (l *redlock) tally(replies []reply) (yes int, fence int64, errs []error) {
 	for i, r := range replies {
 		switch {
@@ -197,8 +137,8 @@ func (l *redlock) tally(replies []reply) (yes int, fence int64, errs []error) {
 	return yes, fence, errs
 }
 
-// validity returns the remaining validity after a round that started at
-// start and ended at end, and the deadline the lease gets.
+// validity returns the validity left after a round from start to end, and
+// the lease's deadline.
 func (l *redlock) validity(start, end time.Time) (time.Duration, time.Time) {
 	if l.bug.ignoreElapsed {
 		v := l.cfg.TTL - l.drift // the bug: the round's time is not subtracted
@@ -208,7 +148,6 @@ func (l *redlock) validity(start, end time.Time) (time.Duration, time.Time) {
 	return v, start.Add(l.cfg.TTL - l.drift)
 }
 
-// Acquire implements [Lock].
 func (l *redlock) Acquire(ctx context.Context, key string) (Lease, error) {
 	token := newToken()
 	ttl := l.cfg.TTL.Milliseconds()
@@ -257,34 +196,37 @@ func (l *redlock) Acquire(ctx context.Context, key string) (Lease, error) {
 	return Lease{}, fmt.Errorf("%s: acquire %q: %w: %w", l.name, key, ErrNotAcquired, why)
 }
 
-// unlock deletes key on every node where it holds token: best effort, in
-// parallel, with a timeout of its own even if ctx is done. It is the
-// clean-up of attempt.
+// unlock is attempt's clean-up: a compare-and-delete on every node, best
+// effort, even if ctx is done.
 func (l *redlock) unlock(ctx context.Context, attempt int, key, token string) {
 	l.each(context.WithoutCancel(ctx), NodeAnswer{Attempt: attempt, Cleanup: true}, func(ctx context.Context, c *redis.Client) (int64, error) {
 		return releaseScript.Run(ctx, c, []string{key}, token).Int64()
 	}) // best effort: a failed unlock leaves the key to its TTL
 }
 
-// Release implements [Lock].
 func (l *redlock) Release(ctx context.Context, lease Lease) error {
 	replies := l.each(ctx, NodeAnswer{Attempt: 1}, func(ctx context.Context, c *redis.Client) (int64, error) {
 		return releaseScript.Run(ctx, c, []string{lease.Key}, lease.Token).Int64()
 	})
 	deleted, _, errs := l.tally(replies)
-	switch {
-	case deleted >= l.quorum:
+	if deleted >= l.quorum {
 		return nil
-	case deleted+len(errs) >= l.quorum:
-		return fmt.Errorf("%s: release %q: %d of %d nodes deleted the token, %d needed, outcome unknown: %w",
-			l.name, lease.Key, deleted, len(l.clients), l.quorum, errors.Join(errs...))
-	default:
-		return fmt.Errorf("%s: release %q: %d of %d nodes held the token, %d needed: %w",
-			l.name, lease.Key, deleted, len(l.clients), l.quorum, errors.Join(append([]error{ErrNotHeld}, errs...)...))
 	}
+	return l.short("release", lease.Key, "deleted the token", deleted, errs)
 }
 
-// Extend implements [Lock].
+// short is the error of a Release or Extend that yes nodes did: outcome
+// unknown when the nodes that failed could make up a quorum, else
+// ErrNotHeld.
+func (l *redlock) short(op, key, did string, yes int, errs []error) error {
+	if yes+len(errs) >= l.quorum {
+		return fmt.Errorf("%s: %s %q: %d of %d nodes %s, %d needed, outcome unknown: %w",
+			l.name, op, key, yes, len(l.clients), did, l.quorum, errors.Join(errs...))
+	}
+	return fmt.Errorf("%s: %s %q: %d of %d nodes held the token, %d needed: %w",
+		l.name, op, key, yes, len(l.clients), l.quorum, errors.Join(append([]error{ErrNotHeld}, errs...)...))
+}
+
 func (l *redlock) Extend(ctx context.Context, lease Lease) (Lease, error) {
 	start := time.Now()
 	if !lease.Valid(start) {
@@ -304,16 +246,10 @@ func (l *redlock) Extend(ctx context.Context, lease Lease) (Lease, error) {
 	case extended >= l.quorum:
 		lease.Validity = deadline
 		return lease, nil
-	case extended+len(errs) >= l.quorum:
-		return Lease{}, fmt.Errorf("%s: extend %q: %d of %d nodes extended, %d needed, outcome unknown: %w",
-			l.name, lease.Key, extended, len(l.clients), l.quorum, errors.Join(errs...))
-	default:
-		return Lease{}, fmt.Errorf("%s: extend %q: %d of %d nodes held the token, %d needed: %w",
-			l.name, lease.Key, extended, len(l.clients), l.quorum, errors.Join(append([]error{ErrNotHeld}, errs...)...))
 	}
+	return Lease{}, l.short("extend", lease.Key, "extended", extended, errs)
 }
 
-// Close implements [Lock].
 func (l *redlock) Close() error { return closeClients(l.clients) }
 
 // closeClients closes every client.

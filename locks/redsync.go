@@ -13,104 +13,47 @@ import (
 )
 
 // redsyncLock is github.com/go-redsync/redsync/v4 (the version go.mod
-// pins; results.json records it) over go-redis v9, through redsync's own
-// goredis/v9 pool, one go-redis client per node of Config.Addrs, built
-// with this package's safe options (NewClient). It is a RedLock: N
-// independent masters, quorum ⌊N/2⌋+1. What the adapter adds is only the
-// mapping to [Lock]; every Redis command is the library's.
+// pins) through its goredis/v9 pool, one NewClient per node: a RedLock,
+// quorum ⌊N/2⌋+1. Every Redis command is the library's.
 //
-//   - Acquire: a fresh redsync Mutex per call, LockContext. redsync sets
-//     the key on every node in parallel (SET NX PX expiry), the whole
-//     round bounded by expiry × timeout factor; it succeeds on a quorum if
-//     the validity left, expiry − elapsed − expiry × drift factor, is
-//     positive; otherwise it deletes its value on every node (Lua
-//     compare-and-delete, best effort, bounded the same way by the
-//     caller's ctx) and retries after a back-off drawn from
-//     [RetryDelay/2, RetryDelay) and seeded with Config.Seed, like the
-//     other locks of this package (redsync's own draws from [50ms, 250ms)
-//     with the global math/rand), up to Config.Tries rounds (redsync's own
-//     default is 32). Lease.Token is Mutex.Value() (16 random bytes,
-//     base64), Lease.Validity is Mutex.Until().
-//   - Release: a Mutex rebuilt with redsync.WithValue(token), so no state
-//     is kept between calls; UnlockContext (compare-and-delete on every
-//     node, bounded here by Config.Timeout).
-//   - Extend: the same rebuilt Mutex, ExtendContext (compare-and-pexpire
-//     on every node, bounded by Config.Timeout); the new validity is
-//     start + expiry − drift, start taken before the round, as in Lock.
+//   - Acquire: a fresh Mutex, LockContext: SET NX PX on every node in
+//     parallel, the round bounded by expiry × timeout factor, held on a
+//     quorum if expiry − elapsed − expiry × drift factor is positive; else
+//     a best-effort compare-and-delete on every node (with the caller's
+//     ctx) and a retry after the seeded Backoff (redsync's own: [50ms,
+//     250ms) from the global math/rand), up to Config.Tries rounds
+//     (redsync's default 32). Token is Mutex.Value(), Validity
+//     Mutex.Until(), which (v4.18.1) carries a monotonic reading
+//     (TestRedsyncUntilIsMonotonic), re-anchored anyway (monotonic).
+//   - Release and Extend: a Mutex rebuilt WithValue(token), no state
+//     kept; UnlockContext or ExtendContext, bounded by Config.Timeout.
 //
-// Until and the monotonic clock. Mutex.Until is computed in v4.18.1 as
-// time.Now().Add(expiry − elapsed − drift), which keeps the monotonic
-// clock reading of time.Now (TestRedsyncUntilIsMonotonic pins this), so
-// comparing it with time.Now is immune to wall-clock jumps on the client.
-// The adapter still re-anchors it on time.Now right after the call
-// (see monotonic): exact for a monotonic time, and should a later version
-// strip the reading, the wall-clock deadline is turned into a monotonic
-// one before the client's clock can move.
+// Results keep redsync's text. Acquire: ErrNotAcquired for ErrFailed,
+// ErrTaken or only "node taken" errors; with node errors in the last
+// round redsync returns them, and so does the adapter: outcome unknown
+// (the reference redlock decides by quorum: a "fail" or an "info", never
+// a hold). A done ctx gives ctx.Err() (redsync makes a cancelled back-off
+// ErrFailed). Release and Extend: ErrNotHeld unless the failed nodes could
+// have made up a quorum (redsyncTally), then the node errors, outcome
+// unknown; ErrExtendFailed (the round outlasted the validity) is
+// ErrNotHeld.
 //
-// Results are mapped from what redsync returns, keeping its error text:
+// Unlike the reference redlock: Extend ignores the validity
+// (TestRedsyncExtendsPastValidity); the drift lacks 2 ms for PX; an
+// Acquire cut short cleans up with its done ctx, so a SET that landed
+// holds the key until its TTL (TestLibrariesLeaveCancelledGrants); the
+// round is bounded by 5% of the TTL, not per node. No fencing tokens.
 //
-//   - Acquire: ErrNotAcquired when redsync says ErrFailed, ErrTaken, or
-//     only "node taken" errors (every node answered: no quorum, and redsync
-//     has deleted its partial grants). When the last round had node
-//     errors (a timeout, a refused connection), redsync returns them
-//     instead of ErrFailed, and so does the adapter: outcome unknown (the
-//     failing node's SET may have landed, and redsync's clean-up of it is
-//     best effort). The reference redlock reports ErrNotAcquired there,
-//     having decided by quorum; the difference is a "fail" or an "info" in
-//     the history, never a hold. A done ctx gives ctx.Err(), wrapped:
-//     redsync itself turns a cancellation during its back-off into
-//     ErrFailed.
-//   - Release and Extend: redsync reports only "fewer than a quorum"
-//     (false), joining a per-node error for every node that did not
-//     succeed: ErrLockAlreadyExpired (the key was gone), "node taken"
-//     (the key held another value, or, for Extend, was gone), or a
-//     RedisError (no answer). The adapter counts them (redsyncTally):
-//     ErrNotHeld, wrapped with the library's text, when fewer than a
-//     quorum could have held the value even counting every failed node
-//     as a success; otherwise the joined node errors, outcome unknown, as
-//     the reference redlock does. Extend's ErrExtendFailed (a quorum
-//     extended but the round took longer than the validity) is
-//     ErrNotHeld.
-//
-// Where redsync differs from the reference redlock (redlock.go):
-//
-//   - Extend does not look at the lease's validity: it extends whenever a
-//     quorum still holds the value, even after Until has passed; the
-//     reference refuses a lease past its validity without asking the
-//     nodes (TestRedsyncExtendsPastValidity).
-//   - Drift is expiry × drift factor (default 1%), without the reference's
-//     extra 2 ms for the milliseconds resolution of PX.
-//   - An Acquire cut short by its ctx cleans up with that same ctx, which
-//     is done, so the clean-up fails and a SET that landed holds the key
-//     until its TTL (TestLibrariesLeaveCancelledGrants); the reference
-//     cleans up with a context of its own.
-//   - The acquire round is bounded by expiry × timeout factor (default 5%
-//     of the TTL) rather than a per-node timeout.
-//
-// Fencing: none (redsync issues no fencing tokens).
-//
-// Evidence ([NodeReporter]): a go-redis hook on every node's client
-// reports the answer to each SET NX (an attempt of Acquire: the k-th SET a
-// node answers in one call is attempt k), each run of the delete script
-// (Release; in Acquire, the clean-up of the node's last attempt) and of
-// the touch script (Extend), as the library sends them (libhook.go).
+// Evidence (libhook.go): each SET NX (a node's k-th in a call is attempt
+// k), each delete script (Release; in Acquire, the clean-up of the node's
+// last attempt) and touch script (Extend).
 type redsyncLock struct {
-	name    string
-	cfg     Config
+	base
+	reports // through libhook.go
 	opts    redsyncOptions
 	clients []*redis.Client
 	rs      *redsync.Redsync
-	backoff *Backoff
 }
-
-var (
-	_ Lock         = (*redsyncLock)(nil)
-	_ NodeReporter = (*redsyncLock)(nil)
-)
-
-// ReportsNodes implements [NodeReporter], through the hook on every
-// node's client (libhook.go).
-func (l *redsyncLock) ReportsNodes() bool { return true }
 
 // RedsyncOption configures a lock built by NewRedsync.
 type RedsyncOption func(*redsyncOptions)
@@ -120,25 +63,21 @@ type redsyncOptions struct {
 	timeoutFactor float64
 }
 
-// RedsyncDriftFactor sets the clock drift factor (redsync.WithDriftFactor):
-// a lease's validity ends expiry × factor before the keys expire. The
-// default is redsync's, 0.01.
+// RedsyncDriftFactor sets redsync.WithDriftFactor: the validity ends
+// expiry × f before the keys expire. Default redsync's 0.01.
 func RedsyncDriftFactor(f float64) RedsyncOption {
 	return func(o *redsyncOptions) { o.driftFactor = f }
 }
 
-// RedsyncTimeoutFactor sets the timeout factor (redsync.WithTimeoutFactor):
-// one acquire round, on all nodes in parallel, and its clean-up are each
-// bounded by expiry × factor. The default is redsync's, 0.05.
+// RedsyncTimeoutFactor sets redsync.WithTimeoutFactor: an acquire round
+// and its clean-up are each bounded by expiry × f. Default 0.05.
 func RedsyncTimeoutFactor(f float64) RedsyncOption {
 	return func(o *redsyncOptions) { o.timeoutFactor = f }
 }
 
-// NewRedsync builds a lock on github.com/go-redsync/redsync/v4 over every
-// address of cfg.Addrs (see the registry's "redsync"). The expiry of the
-// keys is cfg.TTL (redsync's default would be 8s); cfg.Timeout bounds
-// Release and Extend and every go-redis call; cfg.Fencing and
-// cfg.Sentinels are refused. It is exported so that a variant with other
+// NewRedsync builds "redsync" over cfg.Addrs: the keys' expiry is cfg.TTL
+// (redsync's default 8s), cfg.Timeout bounds Release, Extend and every
+// go-redis call; Fencing and Sentinels are refused. A variant with other
 // options can be registered under a name of its own:
 //
 //	locks.Register(locks.Spec{Name: "redsync-drift5", MultiNode: true,
@@ -150,16 +89,17 @@ func NewRedsync(cfg Config, opts ...RedsyncOption) (Lock, error) {
 }
 
 func newRedsync(name string, cfg Config, opts ...RedsyncOption) (*redsyncLock, error) {
-	cfg, err := validConfig(name, cfg)
+	b, err := newBase(name, cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err := refuseFencing(name, cfg); err != nil {
+	if err := refuseFencing(name, b.cfg); err != nil {
 		return nil, err
 	}
-	if len(cfg.Sentinels) > 0 {
-		return nil, fmt.Errorf("locks: %s needs independent masters in Addrs, not a primary found through Sentinels", name)
+	if err := independent(name, b.cfg); err != nil {
+		return nil, err
 	}
+	cfg = b.cfg
 	o := redsyncOptions{driftFactor: 0.01, timeoutFactor: 0.05}
 	for _, opt := range opts {
 		opt(&o)
@@ -167,7 +107,7 @@ func newRedsync(name string, cfg Config, opts ...RedsyncOption) (*redsyncLock, e
 	if o.driftFactor < 0 || o.driftFactor >= 1 || o.timeoutFactor <= 0 {
 		return nil, fmt.Errorf("locks: %s: bad drift factor %v or timeout factor %v", name, o.driftFactor, o.timeoutFactor)
 	}
-	l := &redsyncLock{name: name, cfg: cfg, opts: o, backoff: NewBackoff(cfg)}
+	l := &redsyncLock{base: b, opts: o}
 	pools := make([]redsyncredis.Pool, len(cfg.Addrs))
 	for i, addr := range cfg.Addrs {
 		c := NewClient(addr, cfg)
@@ -179,8 +119,7 @@ func newRedsync(name string, cfg Config, opts ...RedsyncOption) (*redsyncLock, e
 	return l, nil
 }
 
-// mutex returns a new redsync Mutex for key with the lock's options, and
-// value already set when it is not empty.
+// mutex returns a redsync Mutex for key, with value when not empty.
 func (l *redsyncLock) mutex(key, value string) *redsync.Mutex {
 	opts := []redsync.Option{
 		redsync.WithExpiry(l.cfg.TTL),
@@ -195,7 +134,6 @@ func (l *redsyncLock) mutex(key, value string) *redsync.Mutex {
 	return l.rs.NewMutex(key, opts...)
 }
 
-// Acquire implements [Lock].
 func (l *redsyncLock) Acquire(ctx context.Context, key string) (Lease, error) {
 	m := l.mutex(key, "")
 	err := m.LockContext(libTrace(ctx, opAcquire))
@@ -213,7 +151,6 @@ func (l *redsyncLock) Acquire(ctx context.Context, key string) (Lease, error) {
 		l.name, key, t.failed, len(l.clients), err)
 }
 
-// Release implements [Lock].
 func (l *redsyncLock) Release(ctx context.Context, lease Lease) error {
 	ctx, cancel := nodeCtx(ctx, l.cfg)
 	defer cancel()
@@ -221,14 +158,10 @@ func (l *redsyncLock) Release(ctx context.Context, lease Lease) error {
 	if ok {
 		return nil
 	}
-	if err != nil && l.couldHaveSucceeded(redsyncTally(err)) {
-		return fmt.Errorf("%s: release %q: outcome unknown: %w", l.name, lease.Key, err)
-	}
-	return fmt.Errorf("%s: release %q: %w: %w", l.name, lease.Key, ErrNotHeld, orFalse(err))
+	return l.failed("release", lease.Key, err)
 }
 
-// Extend implements [Lock]. Unlike the reference locks, it asks the nodes
-// even when the lease's validity has passed: so does redsync.
+// Extend implements [Lock], even past the validity, as redsync does.
 func (l *redsyncLock) Extend(ctx context.Context, lease Lease) (Lease, error) {
 	ctx, cancel := nodeCtx(ctx, l.cfg)
 	defer cancel()
@@ -240,26 +173,29 @@ func (l *redsyncLock) Extend(ctx context.Context, lease Lease) (Lease, error) {
 		return lease, nil
 	case errors.Is(err, redsync.ErrExtendFailed):
 		return Lease{}, fmt.Errorf("%s: extend %q: %w: %w", l.name, lease.Key, ErrNotHeld, err)
-	case err != nil && l.couldHaveSucceeded(redsyncTally(err)):
-		return Lease{}, fmt.Errorf("%s: extend %q: outcome unknown: %w", l.name, lease.Key, err)
-	default:
-		return Lease{}, fmt.Errorf("%s: extend %q: %w: %w", l.name, lease.Key, ErrNotHeld, orFalse(err))
 	}
+	return Lease{}, l.failed("extend", lease.Key, err)
 }
 
-// couldHaveSucceeded reports whether a failed Release or Extend might
-// still have reached a quorum: the nodes that succeeded (those without an
-// error) plus the nodes whose outcome is unknown make a quorum.
+// failed is the error of a Release or Extend redsync answered false to:
+// outcome unknown when it could have succeeded, else ErrNotHeld.
+func (l *redsyncLock) failed(op, key string, err error) error {
+	if err != nil && l.couldHaveSucceeded(redsyncTally(err)) {
+		return fmt.Errorf("%s: %s %q: outcome unknown: %w", l.name, op, key, err)
+	}
+	return fmt.Errorf("%s: %s %q: %w: %w", l.name, op, key, ErrNotHeld, orFalse(err))
+}
+
+// couldHaveSucceeded reports whether the nodes that succeeded plus those
+// whose outcome is unknown make a quorum.
 func (l *redsyncLock) couldHaveSucceeded(t redsyncErrors) bool {
 	if t.quorumTaken {
 		return false // a quorum held another value, or none
 	}
 	n := len(l.clients)
-	succeeded := n - t.failed - t.taken - t.expired
-	return succeeded+t.failed >= n/2+1
+	return n-t.taken-t.expired >= n/2+1 // the succeeded and the failed
 }
 
-// Close implements [Lock].
 func (l *redsyncLock) Close() error { return closeClients(l.clients) }
 
 // redsyncErrors counts the per-node errors that redsync joined into one.
@@ -270,10 +206,9 @@ type redsyncErrors struct {
 	quorumTaken bool // ErrTaken: a quorum answered "taken"; redsync then drops the other errors
 }
 
-// redsyncTally walks the tree of errors.Join that redsync builds. redsync
-// joins pointers (&RedisError{…}, &ErrNodeTaken{…}) whose Error methods
-// have value receivers, so errors.As needs a **RedisError target; a
-// type switch over both forms says plainly what is matched.
+// redsyncTally walks redsync's errors.Join tree. It joins pointers whose
+// Error methods have value receivers (errors.As would need a
+// **RedisError): a type switch over both forms says plainly what matches.
 func redsyncTally(err error) redsyncErrors {
 	var t redsyncErrors
 	var walk func(error)
@@ -302,8 +237,7 @@ func redsyncTally(err error) redsyncErrors {
 	return t
 }
 
-// orFalse returns err, or an error saying that redsync answered false
-// without one.
+// orFalse returns err, or "redsync: false" for none.
 func orFalse(err error) error {
 	if err == nil {
 		return errors.New("redsync: false")
@@ -311,10 +245,9 @@ func orFalse(err error) error {
 	return err
 }
 
-// monotonic returns the deadline t re-anchored on the monotonic clock: now
-// + (t − now). If t carries a monotonic reading the result is the same
-// instant; if it carries only a wall-clock reading, the wall-clock time
-// left is converted at once.
+// monotonic re-anchors t on the monotonic clock: now + (t − now), the
+// same instant for a monotonic t, the wall-clock time left converted at
+// once for another.
 func monotonic(t time.Time) time.Time {
 	now := time.Now()
 	return now.Add(t.Sub(now))

@@ -5,20 +5,15 @@ import (
 
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 )
 
-// registry lists every implementation in a fixed order: the two reference
-// locks, then the two lock libraries (redsync.go, redislock.go), then the
-// mutants (mutants.go), each a reference lock with one deliberate bug,
-// then the Python clients behind the process adapter (python.go), then
-// the seed article's lock as written (setnxseed.go), then the
-// locks that renew themselves (watchdog.go, rueidislock.go) and a test
-// lock whose token is fixed per client; then whatever Register added, in
-// the order it was added (etcd-mutex, when a program imports package
-// locks/etcdlock). registryMu guards it: Register may run while the
-// harness looks locks up.
+// registry lists every implementation in a fixed order: the reference
+// locks, the libraries, the mutants, the Python clients, the seed
+// article's lock, the locks that renew themselves and a test lock; then
+// what Register added, in order (etcd-mutex, with locks/etcdlock).
 var (
 	registryMu sync.RWMutex
 	registry   = []Spec{
@@ -29,7 +24,7 @@ var (
 			Wait:     true, // WAIT after the SET, on the failover and cluster topologies
 			Cluster:  true,
 			Promises: &Promises{ElapsedFromRequest: true, Fences: true, FenceSound: true, Extends: true, Persistence: PersistDelayedRestart, Topologies: []string{"failover", "cluster"}, ReportsNodes: true},
-			New:      newSetNXLock,
+			New:      variant("setnx", setnxBug{}, newSetNX),
 		},
 		{
 			Name:      "redlock",
@@ -38,16 +33,14 @@ var (
 			Fencing:   true,
 			Quorum:    true, // a quorum other than a bare majority
 			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, Fences: true, Extends: true, Persistence: PersistDelayedRestart, ReportsNodes: true},
-			New:       newRedLockLock,
+			New:       variant("redlock", redlockBug{}, newRedLock),
 		},
 		{
 			Name:      "redsync",
 			Summary:   "library github.com/go-redsync/redsync/v4: RedLock on N masters, validity = Until() (TTL − elapsed − TTL×1%)",
 			MultiNode: true,
-			// It implements the Redis page's algorithm, whose safety under
-			// restarts rests on the delayed restart.
-			Promises: &Promises{Quorum: 5, ElapsedFromRequest: true, Extends: true, Persistence: PersistDelayedRestart, ReportsNodes: true},
-			New:      newRedsyncLock,
+			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, Extends: true, Persistence: PersistDelayedRestart, ReportsNodes: true},
+			New:       newRedsyncLock,
 		},
 		{
 			Name:     "redislock",
@@ -62,7 +55,7 @@ var (
 			Mutant:   true,
 			Bugs:     []Bug{{Row: "client-pause", Property: "lease", Why: "a late plain DEL removes the next holder's lock"}},
 			Promises: mutantOfSetNX,
-			New:      newSetNXPlainDel,
+			New:      variant("setnx-plain-del", setnxBug{plainDel: true}, newSetNX),
 		},
 		{
 			Name:     "setnx-get-set",
@@ -70,7 +63,7 @@ var (
 			Mutant:   true,
 			Bugs:     []Bug{{Row: "none", Property: "lease", Why: "GET then SET without NX is a check-then-act race: clients that read the key free at once all set it"}},
 			Promises: mutantOfSetNX,
-			New:      newSetNXGetSet,
+			New:      variant("setnx-get-set", setnxBug{getThenSet: true}, newSetNX),
 		},
 		{
 			Name:     "setnx-no-ttl",
@@ -78,7 +71,7 @@ var (
 			Mutant:   true,
 			Bugs:     []Bug{{Row: "client-crash", Property: "liveness", Why: "mutual exclusion holds, but a crashed holder's key never expires: no one acquires it again"}},
 			Promises: mutantOfSetNX,
-			New:      newSetNXNoTTL,
+			New:      variant("setnx-no-ttl", setnxBug{noTTL: true}, newSetNX),
 		},
 		{
 			Name:    "setnx-extend-no-check",
@@ -87,7 +80,7 @@ var (
 			Bugs: []Bug{{Row: "+extend/client-pause", Property: "lease", Also: []string{"answers"},
 				Why: "a bare PEXPIRE renews the key of whoever holds it now: the paused holder's late extend succeeds beside the new holder, an ok for a token its key had lost"}},
 			Promises: mutantOfSetNX,
-			New:      newSetNXExtendNoCheck,
+			New:      variant("setnx-extend-no-check", setnxBug{bareExtend: true}, newSetNX),
 		},
 		{
 			Name:      "redlock-no-quorum",
@@ -96,7 +89,7 @@ var (
 			Bugs:      []Bug{{Row: "none", Property: "lease", Why: "one grant out of five is not a majority: clients granted by different nodes all hold"}},
 			MultiNode: true,
 			Promises:  mutantOfRedLock,
-			New:       newRedLockNoQuorum,
+			New:       variant("redlock-no-quorum", redlockBug{anyGrant: true}, newRedLock),
 		},
 		{
 			Name:    "redlock-no-elapsed",
@@ -108,7 +101,7 @@ var (
 			},
 			MultiNode: true,
 			Promises:  mutantOfRedLock,
-			New:       newRedLockNoElapsed,
+			New:       variant("redlock-no-elapsed", redlockBug{ignoreElapsed: true}, newRedLock),
 		},
 		{
 			Name:     "redis-py-lock",
@@ -117,7 +110,7 @@ var (
 			Process:  true,
 			Check:    pythonCheck,
 			Promises: &Promises{},
-			New:      newRedisPyLock,
+			New:      pythonLock("redis-py-lock", redisPyLockScript),
 		},
 		{
 			Name:      "redlock-py",
@@ -127,20 +120,14 @@ var (
 			Process:   true,
 			Check:     pythonCheck,
 			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, MonotonicClock: true, Persistence: PersistDelayedRestart, ReportsNodes: true},
-			New:       newRedLockPy,
+			New:       pythonLock("redlock-py", redLockPyScript),
 		},
-		// The seed article's own pattern.
 		{
-			Name:    "setnx-seed",
-			Summary: "the seed article's single-instance lock as written: SET NX PX, Lua compare-and-delete release, no client-side validity (held from acquire until release)",
-			// No validity, so no elapsed-from-request: what the gate
-			// expects of redis-py's Lock.
+			Name:     "setnx-seed",
+			Summary:  "the seed article's single-instance lock as written: SET NX PX, Lua compare-and-delete release, no client-side validity (held from acquire until release)",
 			Promises: &Promises{Extends: true, Persistence: PersistDelayedRestart},
-			New:      newSetNXSeed,
+			New:      variant("setnx-seed", setnxBug{untilRelease: true}, newSetNX),
 		},
-		// redlock-py's elapsed time on the wall clock, as the
-		// redlock-py library counts it: a mutant of redlock-py, which
-		// claims what redlock-py claims and breaks the monotonic count.
 		{
 			Name:      "redlock-py-wall",
 			Summary:   "mutant of redlock-py, as the redlock-py library (SPSCommerce) counts: the time elapsed in a round on time.time(), the wall clock, so a backward jump of the client's clock during an acquire over-claims validity",
@@ -151,16 +138,14 @@ var (
 			Process:   true,
 			Check:     pythonCheck,
 			Promises:  &Promises{Quorum: 5, ElapsedFromRequest: true, MonotonicClock: true, Persistence: PersistDelayedRestart},
-			New:       newRedLockPyWall,
+			New:       pythonLock("redlock-py-wall", redLockPyScript, "--wall"),
 		},
-		// Locks that renew themselves (watchdog.go, rueidislock.go): no
-		// validity, a notice when the lease is lost.
 		{
 			Name:     "setnx-watchdog",
 			Summary:  "setnx with Redisson's watchdog: renewed every TTL/3 while held, no validity; the holder is told (Lease.Lost) when a renewal is refused or none succeeded within the lease's last validity",
 			Fencing:  true,
 			Promises: &Promises{Renews: true, NoticeInTime: true, Fences: true, FenceSound: true, Extends: true, Persistence: PersistDelayedRestart, ReportsNodes: true},
-			New:      newSetNXWatchdog,
+			New:      watchdogLock("setnx-watchdog", false),
 		},
 		{
 			Name:     "rueidislock",
@@ -174,9 +159,8 @@ var (
 			Mutant:   true,
 			Bugs:     []Bug{{Row: "partition-holder", Property: "lease", Why: "its watchdog ignores failed renewals: a holder cut off its node is never told, and counts on the lease after the key expired and another client took it"}},
 			Promises: &Promises{Renews: true, NoticeInTime: true, Extends: true, Persistence: PersistDelayedRestart, ReportsNodes: true},
-			New:      newSetNXWatchdogNoNotice,
+			New:      watchdogLock("setnx-watchdog-no-notice", true),
 		},
-		// A test lock whose token is fixed per client (mutants.go).
 		{
 			Name:     "setnx-client-token",
 			Summary:  "test lock: setnx with a token fixed per client (the lock's id and the caller's number, as Redisson's client id and thread), taken again by its own client",
@@ -188,33 +172,18 @@ var (
 
 // Errors of Register.
 var (
-	// ErrDuplicateLock: a lock of that name is registered already.
 	ErrDuplicateLock = errors.New("locks: duplicate lock name")
-	// ErrBadSpec: the Spec cannot be registered (no name, a name that is
-	// not a plain word, or no New).
+	// ErrBadSpec: no name, not a plain word, no New, bad promises.
 	ErrBadSpec = errors.New("locks: bad spec")
 )
 
-// Register adds s to the registry, after every lock already there, so
-// that New, Lookup and the harness (harness.Config.Lock) find it by
-// s.Name. It is how a lock written outside this module is tortured
-// without forking it: implement Lock, register it (from an init function
-// or at the start of main or of a test), and run the harness with its
-// name; see the README's "Torture your own lock".
-//
-// s.Name must be non-empty and made of ASCII letters, digits and "-_."
-// only (it becomes part of a run directory's name), and must not be
-// registered yet (ErrDuplicateLock: names are never replaced, so one name
-// means one lock for the life of the process); s.New must not be nil;
-// s.Promises, when set, must not contradict itself or s (fencing tokens
-// without Fencing, a quorum without MultiNode).
-// New applies Config's defaults before it calls s.New, and refuses
-// Config.Fencing unless s.Fencing is set. A Spec with MultiNode gets
-// every address of the run in Config.Addrs (5 nodes by default in the
-// harness); one without gets one address.
-//
-// Register is safe for concurrent use with itself and with every other
-// function of the registry. There is no Unregister.
+// Register adds s after every lock already there, so that New, Lookup and
+// the harness find it by s.Name: how a lock written outside this module
+// is tortured without a fork (the README's "Torture your own lock").
+// s.Name is ASCII letters, digits and "-_." (it names run directories),
+// not registered yet (names are never replaced: one name, one lock for
+// the process's life); s.New is set; s.Promises must not contradict
+// itself or s. It is safe for concurrent use; there is no Unregister.
 func Register(s Spec) error {
 	if err := checkName(s.Name); err != nil {
 		return err
@@ -227,16 +196,13 @@ func Register(s Spec) error {
 	}
 	registryMu.Lock()
 	defer registryMu.Unlock()
-	for _, r := range registry {
-		if r.Name == s.Name {
-			return fmt.Errorf("%w: %q", ErrDuplicateLock, s.Name)
-		}
+	if slices.ContainsFunc(registry, func(r Spec) bool { return r.Name == s.Name }) {
+		return fmt.Errorf("%w: %q", ErrDuplicateLock, s.Name)
 	}
 	registry = append(registry, s)
 	return nil
 }
 
-// checkName accepts non-empty names of ASCII letters, digits and "-_.".
 func checkName(name string) error {
 	if name == "" {
 		return fmt.Errorf("%w: empty name", ErrBadSpec)
@@ -265,8 +231,7 @@ func Names() []string {
 	return names()
 }
 
-// names returns the names of every registered implementation; registryMu
-// is held.
+// names is Names with registryMu held.
 func names() []string {
 	names := make([]string, len(registry))
 	for i, s := range registry {
@@ -275,38 +240,24 @@ func names() []string {
 	return names
 }
 
-// Lookup returns the implementation called name: a registered one, or
-// for a name that starts with ExecPrefix, the ProcessLock running the
-// command that follows (see ExecSpec).
+// Lookup returns the implementation called name, registered or ExecSpec's.
 func Lookup(name string) (Spec, error) {
 	if strings.HasPrefix(name, ExecPrefix) {
 		return ExecSpec(name)
 	}
 	registryMu.RLock()
 	defer registryMu.RUnlock()
-	for _, s := range registry {
-		if s.Name == name {
-			return s, nil
-		}
+	if i := slices.IndexFunc(registry, func(s Spec) bool { return s.Name == name }); i >= 0 {
+		return registry[i], nil
 	}
 	known := names()
 	return Spec{}, fmt.Errorf("%w %q%s (known: %s)", ErrUnknownLock, name, suggest.DidYouMean(name, known), strings.Join(known, ", "))
 }
 
-// newSetNXLock builds "setnx" (see setnx).
-func newSetNXLock(cfg Config) (Lock, error) { return asLock(newSetNX("setnx", cfg, setnxBug{})) }
-
-// newRedsyncLock builds "redsync" with the default options (see
-// NewRedsync).
+// newRedsyncLock builds "redsync" with the default options.
 func newRedsyncLock(cfg Config) (Lock, error) { return NewRedsync(cfg) }
 
-// newRedLockLock builds "redlock" (see redlock).
-func newRedLockLock(cfg Config) (Lock, error) {
-	return asLock(newRedLock("redlock", cfg, redlockBug{}))
-}
-
-// asLock returns l as a Lock: a nil Lock on error, not a nil pointer in
-// a non-nil interface.
+// asLock returns l as a Lock, nil (not a nil pointer) on error.
 func asLock[L Lock](l L, err error) (Lock, error) {
 	if err != nil {
 		return nil, err

@@ -14,58 +14,34 @@ import (
 )
 
 // rueidisLock is github.com/redis/rueidis/rueidislock (the version go.mod
-// pins), a lock that renews itself, on Config.Addrs[0], through the
-// library's own rueidis client with the library's defaults but for the
-// node's address and password, and KeyValidity = Config.TTL. Every Redis
-// command is the library's:
+// pins), a lock that renews itself, on Config.Addrs[0] through the
+// library's own client (its defaults but address, password and
+// KeyValidity = Config.TTL). Every Redis command is the library's:
 //
-//   - Acquire: Locker.TryWithContext, Config.Tries attempts in all, the
-//     delay between two drawn from [RetryDelay/2, RetryDelay) by the
-//     lock's seeded generator (TryWithContext tries once; the library's
-//     WithContext waits without a bound other than its context, which is
-//     also the lock's life). The library sets KeyMajority*2−1 = 3 keys
-//     (rueidislock:0:KEY, …:1:KEY, …:2:KEY) with SET NX PXAT on the one
-//     node, each bounded by its TryNextAfter (20 ms), and holds when 2 of
-//     them are set.
-//   - While held, the library extends each key every ExtendInterval
-//     (KeyValidity/2) to now + KeyValidity, and cancels the context it
-//     handed its holder when the extends of a majority of its keys failed
-//     (refused, or not answered by the new deadline). The adapter closes
-//     Lease.Lost then: the holder is told.
-//   - Release: the cancel function the library returned, which deletes
-//     the keys it still holds and waits for it; it tells nothing of what
-//     it found, so Release returns nil, or ErrNotHeld when the holder had
-//     already been told it lost the lease.
-//   - Extend: none; the library extends by itself. Extend returns an
-//     error (outcome unknown) without asking Redis.
+//   - Acquire: TryWithContext (once; WithContext would wait unbounded),
+//     Config.Tries attempts with the seeded Backoff. It sets 3 keys
+//     (rueidislock:0:KEY, …) with SET NX PXAT, each bounded by
+//     TryNextAfter (20 ms), and holds on 2.
+//   - While held it extends each key every KeyValidity/2 and cancels its
+//     holder's context when a majority of extends failed: Lease.Lost.
+//   - Release: the library's cancel, which deletes the keys and tells
+//     nothing; ErrNotHeld if the holder was told already.
+//   - Extend: none (outcome unknown, Redis not asked).
 //
-// Validity. The library promises none: its holder holds until it
-// cancels, or until its context is cancelled. The lease's Validity is
-// UntilRelease ahead, and Lost is closed when the library cancels the
-// context; the checker ends the hold at the earlier of the release and
-// the notice. The context given to TryWithContext is the caller's without
-// its deadline or cancellation (the library makes its keys' validity no
-// longer than the time left before the context's deadline, and ends the
-// lock with the context), so the lock lives until its release.
-//
-// Lease.Token is the adapter's (128 random bits): the library's own
-// value in the keys is private to it. The node observer does not see the
-// library's keys (they are not named as the run's keys), so an
-// explanation has no node evidence of them. No fencing tokens, no
-// per-node evidence.
+// No validity (UntilRelease). The library gets ctx without its deadline
+// or cancellation (it bounds its keys by the deadline and ends the lock
+// with the context). The token is the adapter's (the library's value is
+// private), and the node observer does not see the library's keys. No
+// fencing tokens, no per-node evidence.
 type rueidisLock struct {
-	name    string
-	cfg     Config
-	locker  rueidislock.Locker
-	backoff *Backoff
+	base
+	locker rueidislock.Locker
 
 	mu     sync.Mutex
 	held   map[string]*rueidisHold // by token
 	closed bool
 	tries  sync.WaitGroup // TryWithContext calls under way
 }
-
-var _ Lock = (*rueidisLock)(nil)
 
 // rueidisHold is one lease the library holds.
 type rueidisHold struct {
@@ -81,10 +57,11 @@ func newRueidisLock(cfg Config) (Lock, error) {
 	if err := refuseFencing(name, cfg); err != nil {
 		return nil, err
 	}
-	cfg, err := validConfig(name, cfg)
+	b, err := newBase(name, cfg)
 	if err != nil {
 		return nil, err
 	}
+	cfg = b.cfg
 	if len(cfg.Sentinels) > 0 {
 		return nil, fmt.Errorf("locks: %s: Sentinels are not supported by this adapter; it uses Addrs[0]", name)
 	}
@@ -95,10 +72,9 @@ func newRueidisLock(cfg Config) (Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("locks: %s: %w", name, err)
 	}
-	return &rueidisLock{name: name, cfg: cfg, locker: locker, backoff: NewBackoff(cfg), held: map[string]*rueidisHold{}}, nil
+	return &rueidisLock{base: b, locker: locker, held: map[string]*rueidisHold{}}, nil
 }
 
-// Acquire implements [Lock].
 func (l *rueidisLock) Acquire(ctx context.Context, key string) (Lease, error) {
 	var last error
 	for try := range l.cfg.Tries {
@@ -117,55 +93,38 @@ func (l *rueidisLock) Acquire(ctx context.Context, key string) (Lease, error) {
 		}
 		last = err
 		if !errors.Is(err, rueidislock.ErrNotLocked) {
-			// Not a definite "no": a key may be set unseen, which the
-			// library deletes itself (its monitors) before it returns.
+			// Not a definite "no": the library deletes unseen keys itself.
 			return Lease{}, fmt.Errorf("%s: acquire %q: %w", l.name, key, err)
 		}
 	}
 	return Lease{}, fmt.Errorf("%s: acquire %q: %w: %v", l.name, key, ErrNotAcquired, last)
 }
 
-// try is one TryWithContext, given ctx without its deadline or
-// cancellation, waited for until ctx ends: the library waits for its
-// clean-up of keys it may have set (a compare-and-delete on a context of
-// its own) before it returns, which a partition holds up to its
-// connections' timeout (10 s by default). A try abandoned that way that
-// does acquire is released as soon as it returns.
+// try is one TryWithContext on ctx without its deadline or cancellation,
+// waited for until ctx ends: the library's clean-up of keys it may have
+// set can hold it up to its connections' timeout (10 s) in a partition. A
+// try abandoned that way that acquires is released when it returns.
 func (l *rueidisLock) try(ctx context.Context, key string) (context.Context, context.CancelFunc, error) {
 	type tried struct {
 		ctx    context.Context
 		cancel context.CancelFunc
 		err    error
 	}
-	ch := make(chan tried, 1)
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		return nil, nil, ErrClosed
-	}
-	l.tries.Add(1) // under mu, before Close's Wait
-	l.mu.Unlock()
-	go func() {
-		defer l.tries.Done()
+	t, err := awaitOrLeave(ctx, "gave up waiting for TryWithContext", &l.mu, &l.closed, &l.tries, func() tried {
 		lctx, cancel, err := l.locker.TryWithContext(context.WithoutCancel(ctx), key)
-		ch <- tried{lctx, cancel, err}
-	}()
-	select {
-	case t := <-ch:
-		return t.ctx, t.cancel, t.err
-	case <-ctx.Done():
-		l.tries.Add(1)
-		go func() {
-			defer l.tries.Done()
-			if t := <-ch; t.err == nil {
-				t.cancel()
-			}
-		}()
-		return nil, nil, fmt.Errorf("gave up waiting for TryWithContext: %w", ctx.Err())
+		return tried{lctx, cancel, err}
+	}, func(t tried) {
+		if t.err == nil {
+			t.cancel()
+		}
+	})
+	if err != nil {
+		return nil, nil, err
 	}
+	return t.ctx, t.cancel, t.err
 }
 
-// hold records the lease the library granted and watches its context.
+// hold records a granted lease and watches its context.
 func (l *rueidisLock) hold(key string, lctx context.Context, cancel context.CancelFunc, start time.Time) (Lease, error) {
 	h := &rueidisHold{cancel: cancel, lost: NewNotice(), watched: make(chan struct{})}
 	token := newToken()
@@ -188,9 +147,8 @@ func (l *rueidisLock) hold(key string, lctx context.Context, cancel context.Canc
 	return Lease{Key: key, Token: token, Validity: start.Add(UntilRelease), Lost: h.lost}, nil
 }
 
-// Release implements [Lock]. The library's cancel deletes the keys it
-// still holds and waits for that: Release waits until ctx ends (then the
-// outcome is unknown, and the deletion goes on).
+// Release implements [Lock]: the library's cancel, waited for until ctx
+// ends (then the outcome is unknown and the deletion goes on).
 func (l *rueidisLock) Release(ctx context.Context, lease Lease) error {
 	l.mu.Lock()
 	h := l.held[lease.Token]
@@ -219,20 +177,15 @@ func (l *rueidisLock) Release(ctx context.Context, lease Lease) error {
 	}
 }
 
-// Extend implements [Lock]: rueidislock extends by itself and offers no
-// extend.
+// Extend implements [Lock]: rueidislock offers none.
 func (l *rueidisLock) Extend(_ context.Context, lease Lease) (Lease, error) {
 	return Lease{}, fmt.Errorf("%s: extend %q: rueidislock extends its keys by itself and has no extend", l.name, lease.Key)
 }
 
-// Close waits for the tries under way, releases what is still held (the
-// library's cancel) and closes the library's client.
+// Close waits for the tries under way, releases what is held and closes
+// the library's client.
 func (l *rueidisLock) Close() error {
-	l.mu.Lock()
-	l.closed = true
-	held := l.held
-	l.held = map[string]*rueidisHold{}
-	l.mu.Unlock()
+	held := closeAndTake(&l.mu, &l.closed, &l.held)
 	l.tries.Wait()
 	for _, h := range held {
 		h.released.Store(true)

@@ -18,17 +18,14 @@ import (
 	"time"
 )
 
-// The client side of the line protocol (clients/PROTOCOL.md), for the Go
-// locks of this package: Serve answers a harness's requests on a
-// process's standard input and output with a registered lock, so that a
-// Go lock can run in a client process of its own (AsProcess, `torture
-// client --lock NAME`) and be stopped whole, as any process lock can.
+// The client side of the line protocol (clients/PROTOCOL.md), so that a
+// Go lock can run in a client process of its own (AsProcess) and be
+// stopped whole.
 
 // ClientCommand returns the command line that serves the registered lock
-// name in a client process: this program run as `PROG client --lock
-// NAME`, which cmd/torture answers with Serve. A program that registers
-// locks of its own and wants them run as processes answers those
-// arguments the same way, or sets ClientCommand to a command of its own.
+// name: this program as `PROG client --lock NAME`, which cmd/torture
+// answers with Serve. A program with locks of its own answers it the same
+// way, or sets ClientCommand.
 var ClientCommand = func(name string) ([]string, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -42,15 +39,12 @@ var probed sync.Map // string → probeResult
 
 type probeResult struct{ err error }
 
-// probeClient runs argv, the command that serves the lock name, once per
-// process with no input: a program that serves it reads its input to the
-// end and exits 0 (Serve). One that does not answer `client --lock NAME`
-// (a gate program of its own whose main does not hand the command on)
-// exits otherwise, and every run of the lock in client processes would
-// start no client and decide nothing: a set-up error, named here before
-// any run starts. A test binary that is its own client command is not
-// probed (with no TestMain of its own that serves, it would run its tests
-// again; the tests that start it serve).
+// probeClient runs argv, which serves the lock name, once per process
+// with no input: one that serves reads it to the end and exits 0. One
+// that does not (a gate program whose main does not hand the command on)
+// would start no client in any run: a set-up error, named before any run
+// starts. A test binary that is its own client command is not probed (it
+// would run its tests again; the tests that start it serve).
 func probeClient(name string, argv []string) error {
 	if exe, err := os.Executable(); err == nil && argv[0] == exe && testing.Testing() {
 		return nil
@@ -77,17 +71,14 @@ func probeClient(name string, argv []string) error {
 	return err
 }
 
-// probeTimeout bounds probeClient: a program that serves exits as soon
-// as its input ends.
+// probeTimeout bounds probeClient; a server exits once its input ends.
 const probeTimeout = 20 * time.Second
 
 // AsProcess returns the Spec of s served by client processes of their
-// own (ClientCommand): the same lock, each of its calls crossing a
-// process boundary (the process adapter, ProcessLock), so that a whole
-// client can be stopped, as the client-stop fault does. s keeps its name,
-// promises and language; Process is set. A lock that runs as client
-// processes already, or that is not registered (Serve looks it up by
-// name), is refused.
+// own (ClientCommand, through ProcessLock), so that a whole client can be
+// stopped (the client-stop fault). s keeps its name, promises and
+// language. A process lock already, or one not registered (Serve looks
+// it up by name), is refused.
 func AsProcess(s Spec) (Spec, error) {
 	if s.Process {
 		return Spec{}, fmt.Errorf("locks: %s runs in client processes already", s.Name)
@@ -117,16 +108,13 @@ func AsProcess(s Spec) (Spec, error) {
 }
 
 // Serve speaks the client side of the line protocol on r and w for the
-// registered Go lock name: the hello's configuration builds it (a lock
-// served by client processes itself is refused), and each request calls
-// it with the time the harness gave it, less a margin for the reply. The
-// caller's number (WithCaller) is the hello's client. A lease whose lock
-// tells its holder of a loss (Lease.Lost) is reported at once with a
-// "lost" event, unless it was released first; per-node evidence is
-// reported when the lock reports it (NodeReporter). Serve returns nil
-// when r ends, the first error reading or writing, and a refused hello's
-// reason; it closes the lock before it returns (the leases still held are
-// left to their TTL, or to the lock's own Close).
+// registered Go lock name, built from the hello (a process lock is
+// refused). Each request calls it with the time the harness gave, less a
+// margin for the reply, and the hello's client as caller (WithCaller). A
+// Lease.Lost notice becomes a "lost" event unless released first;
+// evidence is reported when the lock reports it. Serve returns nil when r
+// ends, else the first read or write error or a refused hello's reason,
+// and closes the lock first (held leases are left to their TTL).
 func Serve(ctx context.Context, name string, r io.Reader, w io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -150,13 +138,10 @@ func Serve(ctx context.Context, name string, r io.Reader, w io.Writer) error {
 			return fmt.Errorf("serve %s: %s before the hello", name, req.Op)
 		}
 		rep, err := s.handle(ctx, req, &watchers)
-		if err != nil {
-			if werr := s.write(rep); werr != nil {
-				return werr
-			}
-			return err
+		if werr := s.write(rep); werr != nil {
+			return werr
 		}
-		if err := s.write(rep); err != nil {
+		if err != nil {
 			return err
 		}
 	}
@@ -185,30 +170,8 @@ type served struct {
 	released bool // under server.mu: its notice is no longer reported
 }
 
-// serveReply is a reply line; Nodes and ClientInfo as clientReply has them.
-type serveReply struct {
-	ID           int64        `json:"id,omitempty"`
-	Event        string       `json:"event,omitempty"`
-	Result       string       `json:"result,omitempty"`
-	Error        string       `json:"error,omitempty"`
-	Key          string       `json:"key,omitempty"` // an event's
-	Token        string       `json:"token,omitempty"`
-	Fence        int64        `json:"fence,omitempty"`
-	ValidityMS   *float64     `json:"validity_ms,omitempty"`
-	UntilRelease bool         `json:"until_release,omitempty"`
-	Nodes        *clientNodes `json:"nodes,omitempty"`
-	// The hello's reply.
-	Protocol     int               `json:"protocol,omitempty"`
-	Name         string            `json:"name,omitempty"`
-	Language     string            `json:"language,omitempty"`
-	Versions     map[string]string `json:"versions,omitempty"`
-	Fencing      bool              `json:"fencing,omitempty"`
-	ReportsNodes bool              `json:"reports_nodes,omitempty"`
-	Promises     *Promises         `json:"promises,omitempty"`
-}
-
 // write writes one line and flushes it.
-func (s *server) write(r serveReply) error {
+func (s *server) write(r clientReply) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -223,10 +186,9 @@ func (s *server) write(r serveReply) error {
 	return nil
 }
 
-// handle answers one request; an error ends Serve after its reply is
-// written.
-func (s *server) handle(ctx context.Context, req clientRequest, watchers *sync.WaitGroup) (serveReply, error) {
-	rep := serveReply{ID: req.ID}
+// handle answers one request; an error ends Serve after the reply.
+func (s *server) handle(ctx context.Context, req clientRequest, watchers *sync.WaitGroup) (clientReply, error) {
+	rep := clientReply{ID: req.ID}
 	if req.Op == "hello" {
 		return s.hello(req)
 	}
@@ -234,8 +196,7 @@ func (s *server) handle(ctx context.Context, req clientRequest, watchers *sync.W
 		rep.Result = resultOK
 		return rep, nil
 	}
-	// Answer within the time the harness waits, its last call to Redis
-	// included: a tenth of it (at most 50 ms) is kept for the reply.
+	// A tenth of the harness's wait (at most 50 ms) is kept for the reply.
 	wait := time.Duration(req.TimeoutMS * float64(time.Millisecond))
 	if wait <= 0 {
 		wait = 10 * time.Second // a harness that sent no timeout_ms
@@ -298,11 +259,10 @@ func (s *server) handle(ctx context.Context, req clientRequest, watchers *sync.W
 	return rep, nil
 }
 
-// hello builds the lock from the hello's configuration and says what it
-// is.
-func (s *server) hello(req clientRequest) (serveReply, error) {
-	rep := serveReply{ID: req.ID}
-	refuse := func(err error) (serveReply, error) {
+// hello builds the lock from the hello and says what it is.
+func (s *server) hello(req clientRequest) (clientReply, error) {
+	rep := clientReply{ID: req.ID}
+	refuse := func(err error) (clientReply, error) {
 		rep.Result, rep.Error = "error", err.Error()
 		return rep, err
 	}
@@ -336,8 +296,7 @@ func (s *server) hello(req clientRequest) (serveReply, error) {
 	return rep, nil
 }
 
-// moduleVersions lists the Redis clients and lock libraries this program
-// was built with, for results.json.
+// moduleVersions lists the Redis clients and lock libraries built in.
 func moduleVersions() map[string]string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
@@ -355,10 +314,9 @@ func moduleVersions() map[string]string {
 	return out
 }
 
-// setValidity sets the reply's validity from lease, counted from start,
-// taken before the lock's first request to Redis: until_release for a
-// lease that claims none.
-func setValidity(rep *serveReply, lease Lease, start time.Time) {
+// setValidity sets the reply's validity from lease, counted from start
+// (before the first request to Redis); until_release for none.
+func setValidity(rep *clientReply, lease Lease, start time.Time) {
 	v := lease.Validity.Sub(start)
 	if v >= UntilRelease/2 {
 		rep.UntilRelease = true
@@ -368,9 +326,8 @@ func setValidity(rep *serveReply, lease Lease, start time.Time) {
 	rep.ValidityMS = &vms
 }
 
-// lease returns the lease this process granted with token, or, for a
-// token it did not grant (its process is gone), one made of the key and
-// the token alone; release stops its notice first.
+// lease returns the lease granted with token, else (granted by a process
+// now gone) one of key and token alone; release stops its notice.
 func (s *server) lease(key, token string, release bool) Lease {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -384,9 +341,8 @@ func (s *server) lease(key, token string, release bool) Lease {
 	return sv.lease
 }
 
-// granted keeps lease and, when its lock tells of a loss, reports the
-// notice as a "lost" event once it comes, unless the lease was released
-// first.
+// granted keeps lease and reports its notice, if it comes before the
+// release, as a "lost" event.
 func (s *server) granted(ctx context.Context, lease Lease, watchers *sync.WaitGroup) {
 	sv := &served{lease: lease}
 	s.mu.Lock()
@@ -411,6 +367,6 @@ func (s *server) granted(ctx context.Context, lease Lease, watchers *sync.WaitGr
 		if err := lease.Lost.Err(); err != nil {
 			why = err.Error()
 		}
-		_ = s.write(serveReply{Event: eventLost, Key: lease.Key, Token: lease.Token, Error: why}) // a broken pipe ends Serve too
+		_ = s.write(clientReply{Event: eventLost, Key: lease.Key, Token: lease.Token, Error: why}) // a broken pipe ends Serve too
 	})
 }

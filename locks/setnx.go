@@ -14,128 +14,105 @@ import (
 )
 
 // setnx is the single-instance lock on Config.Addrs[0], or on the primary
-// that Config.Sentinels name (see NewSingleClient):
+// Config.Sentinels name (NewSingleClient):
 //
-//   - Acquire: SET key token NX PX ttl, with a fresh 128-bit random token
-//     per call. With Config.Fencing one Lua script does the SET and, only
-//     if it succeeded, INCR of key+":fence", and the counter is the lease's
-//     fencing token.
-//   - Release: a Lua compare-and-delete; ErrNotHeld if the key did not
-//     hold the token.
-//   - Extend: a Lua compare-and-pexpire; ErrNotHeld if the key did not
-//     hold the token, or at once, without asking, if the lease's validity
-//     has already passed.
+//   - Acquire: SET key token NX PX ttl with a fresh 128-bit token (with
+//     Fencing, one script that also INCRs key+":fence", the token).
+//   - Release: a Lua compare-and-delete; Extend: a compare-and-pexpire,
+//     ErrNotHeld at once past the lease's validity.
 //
-// Validity. A lease is valid until start + TTL − drift, where start is
-// the time.Now taken before the command was sent: the client cannot know
-// when the server set the key, only that it was not earlier, so measuring
-// from before the send is the safe side; drift is TTL×1% + 2 ms, the same
-// allowance as RedLock's (see drift). The time spent waiting for the
-// reply therefore comes off the validity the caller sees.
+// A lease is valid until start + TTL − drift, start taken before the
+// command was sent (the server set the key no earlier).
 //
-// Retries and unknown outcomes. Acquire makes up to Config.Tries attempts,
-// all with the same token, sleeping a random back-off from
-// [RetryDelay/2, RetryDelay) between them. An attempt whose command failed
-// (timeout, lost connection) has an unknown outcome: its SET may have
-// landed. If the last attempt failed that way, Acquire returns its error
-// as is (wrapped): outcome unknown. If a later attempt got a definite "no"
-// after an earlier unknown one, the "no" may have been caused by this
-// call's own earlier SET; Acquire still returns ErrNotAcquired, which is
-// honest about what the caller may do: it does not know that it holds the
-// lock, so it must not act as the holder. Either way, whenever some
-// attempt's outcome was unknown, Acquire first tries a compare-and-delete
-// of its token (best effort, with its own timeout, even when ctx was
-// cancelled), so that a SET that landed unseen does not block the key
-// until its TTL ends; if that clean-up fails too, the key may hold the
-// token until then, which costs liveness, never safety. A cancelled ctx
-// ends the loop with ctx.Err(), wrapped.
+// Acquire makes up to Config.Tries attempts with one token. A failed
+// attempt (timeout, lost connection) may have landed: if the last one
+// failed, its error is returned (outcome unknown); a later "no", maybe to
+// this call's own SET, is still ErrNotAcquired: the caller does not know
+// it holds. After any unknown outcome Acquire compare-and-deletes its
+// token (best effort, even with ctx done); a failed clean-up costs
+// liveness, never safety.
 //
-// Evidence ([NodeReporter]): node 0's answer (in a Redis Cluster, the
-// answer of the master of the key's slot, see node) to each attempt's command
-// (the GET of setnx-get-set counts as a refusal when the key is held) and
-// to the clean-up, whose attempt is the last one made.
-//
-// setnxBug turns the lock into one of the setnx mutants.
+// Evidence: node 0's (in a Cluster, the slot master's) answer to each
+// attempt (setnx-get-set's GET of a held key is a refusal) and to the
+// clean-up, of the last attempt.
 type setnx struct {
-	name    string
-	cfg     Config
-	drift   time.Duration
-	client  redis.UniversalClient
-	backoff *Backoff
-	bug     setnxBug
-	// clientToken, when set, makes the token fixed per client: this
-	// lock's clientToken and the caller's number (setnx-client-token).
+	base
+	reports
+	client redis.UniversalClient
+	bug    setnxBug
+	// clientToken makes the token fixed per client (setnx-client-token).
 	clientToken string
 }
 
-// setnxBug selects the deliberate bug of a setnx mutant (mutants.go); the
-// zero value is the correct lock.
+// setnxBug selects a setnx mutant's bug (mutants.go); zero: none.
 type setnxBug struct {
-	// plainDel releases with DEL key, without comparing the token.
-	plainDel bool
-	// getThenSet acquires with GET key and, if it was empty, SET key
-	// token PX ttl (no NX): check-then-act.
-	getThenSet bool
-	// noTTL acquires with SET key token NX and no expiry; Extend only
-	// checks that the key still holds the token.
+	plainDel   bool // release is DEL key
+	getThenSet bool // acquire is GET, then SET without NX
+	// noTTL: SET NX without expiry; the client still believes in TTL −
+	// drift, and Extend only checks the token.
 	noTTL bool
-	// untilRelease is not a bug of the code but of the pattern: the lock
-	// as the seed article writes it (setnxseed.go), which tells the
-	// client no validity, so that it holds from acquire until release.
+	// untilRelease is not a bug of the code but of the pattern: the seed
+	// article's lock ("setnx-seed") tells the client no validity, so it
+	// holds from its SET until its release however long that takes, the
+	// TTL protecting liveness, not safety. Beside setnx it shows what the
+	// validity buys. Extend, which the article lacks, is setnx's.
 	untilRelease bool
-	// bareExtend extends with PEXPIRE key ttl: no token check, and no
-	// check of the lease's validity either.
+	// bareExtend extends with PEXPIRE key ttl, as a renewal timer sends
+	// it: no token or validity check (the extends behind redsync issue 72
+	// and node-redlock issue 296).
 	bareExtend bool
 }
 
-var (
-	_ Lock         = (*setnx)(nil)
-	_ NodeReporter = (*setnx)(nil)
-)
-
-// ReportsNodes implements [NodeReporter]: node 0's every answer.
-func (l *setnx) ReportsNodes() bool { return true }
-
-// newSetNX builds the lock called name (for error messages) from cfg.
+// newSetNX builds the lock called name from cfg.
 func newSetNX(name string, cfg Config, bug setnxBug) (*setnx, error) {
-	cfg, err := validConfig(name, cfg)
+	b, err := newBase(name, cfg)
 	if err != nil {
 		return nil, err
 	}
+	cfg = b.cfg
 	switch {
 	case cfg.WaitReplicas < 0:
 		return nil, fmt.Errorf("locks: %s: WaitReplicas %d is negative", name, cfg.WaitReplicas)
 	case cfg.WaitReplicas > 0 && len(cfg.Sentinels) == 0 && !cfg.Cluster:
 		return nil, fmt.Errorf("locks: %s: WAIT needs a primary with replicas, found through Sentinels (topology failover) or a Redis Cluster (topology cluster)", name)
 	}
-	return &setnx{
-		name:    name,
-		cfg:     cfg,
-		drift:   Drift(cfg.TTL),
-		client:  NewUniversalClient(cfg),
-		backoff: NewBackoff(cfg),
-		bug:     bug,
-	}, nil
+	return &setnx{base: b, client: NewUniversalClient(cfg), bug: bug}, nil
 }
 
-// validConfig applies the defaults to cfg and checks what every lock of
-// this package needs.
-func validConfig(name string, cfg Config) (Config, error) {
+// base is what every Redis lock of this package holds: its name, for
+// errors, its Config with the defaults, its drift and its back-off.
+type base struct {
+	name    string
+	cfg     Config
+	drift   time.Duration
+	backoff *Backoff
+}
+
+// newBase applies cfg's defaults and checks what every lock needs.
+func newBase(name string, cfg Config) (base, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
-		return cfg, err
+		return base{}, err
 	}
-	if d := Drift(cfg.TTL); cfg.TTL <= d {
-		return cfg, fmt.Errorf("locks: %s: TTL %v is not longer than the drift allowance %v", name, cfg.TTL, d)
+	d := Drift(cfg.TTL)
+	if cfg.TTL <= d {
+		return base{}, fmt.Errorf("locks: %s: TTL %v is not longer than the drift allowance %v", name, cfg.TTL, d)
 	}
 	if cfg.Timeout < 0 || cfg.RetryDelay < 0 {
-		return cfg, fmt.Errorf("locks: %s: negative Timeout %v or RetryDelay %v", name, cfg.Timeout, cfg.RetryDelay)
+		return base{}, fmt.Errorf("locks: %s: negative Timeout %v or RetryDelay %v", name, cfg.Timeout, cfg.RetryDelay)
 	}
 	cfg.Tries = max(cfg.Tries, 1)
-	return cfg, nil
+	return base{name: name, cfg: cfg, drift: d, backoff: NewBackoff(cfg)}, nil
 }
 
-// Acquire implements [Lock].
+// independent refuses Sentinels to a lock of independent masters.
+func independent(name string, cfg Config) error {
+	if len(cfg.Sentinels) > 0 {
+		return fmt.Errorf("locks: %s needs independent masters in Addrs, not a primary found through Sentinels", name)
+	}
+	return nil
+}
+
 func (l *setnx) Acquire(ctx context.Context, key string) (Lease, error) {
 	token := l.token(ctx)
 	ev := ContextEvidence(ctx)
@@ -178,8 +155,7 @@ func (l *setnx) Acquire(ctx context.Context, key string) (Lease, error) {
 	return Lease{}, fmt.Errorf("%s: acquire %q: %w", l.name, key, cmp.Or(ctxErr(ctx), last, ErrNotAcquired))
 }
 
-// set makes one acquire attempt: granted reports whether this call set
-// the key; fence is the fencing token (0 without fencing).
+// set makes one acquire attempt; fence is 0 without fencing.
 func (l *setnx) set(ctx context.Context, key, token string) (granted bool, fence int64, err error) {
 	ctx, cancel := nodeCtx(ctx, l.cfg)
 	defer cancel()
@@ -193,8 +169,7 @@ func (l *setnx) set(ctx context.Context, key, token string) (granted bool, fence
 		if !errors.Is(err, redis.Nil) {
 			return false, 0, err
 		}
-		// The bug: another client may set the key between the GET and
-		// this SET, which overwrites it.
+		// The bug: another client may set the key in between.
 		if err := l.client.Do(ctx, "SET", key, token, "PX", ttl).Err(); err != nil {
 			return false, 0, err
 		}
@@ -221,9 +196,8 @@ func (l *setnx) set(ctx context.Context, key, token string) (granted bool, fence
 	}
 }
 
-// token is the token of an acquire: 128 fresh random bits, or, for a
-// token fixed per client, the lock's clientToken and the caller's number
-// (Caller; 0 when ctx names none).
+// token is an acquire's token: fresh, or clientToken and the caller's
+// number (0 for none).
 func (l *setnx) token(ctx context.Context) string {
 	if l.clientToken == "" {
 		return newToken()
@@ -232,8 +206,8 @@ func (l *setnx) token(ctx context.Context) string {
 	return fmt.Sprintf("%s:%d", l.clientToken, c)
 }
 
-// cleanup deletes key if it holds token, best effort, even if ctx is
-// done; it is the clean-up after attempt.
+// cleanup is attempt's compare-and-delete, best effort, even if ctx is
+// done.
 func (l *setnx) cleanup(ctx context.Context, attempt int, key, token string) {
 	ev := ContextEvidence(ctx)
 	ctx, cancel := cleanupCtx(ctx, l.cfg)
@@ -242,7 +216,6 @@ func (l *setnx) cleanup(ctx context.Context, attempt int, key, token string) {
 	ev.add(NodeAnswer{Node: l.node(ctx, key), Attempt: attempt, Cleanup: true, Answer: answerOf(n > 0, err), Err: err})
 }
 
-// Release implements [Lock].
 func (l *setnx) Release(ctx context.Context, lease Lease) error {
 	ctx, cancel := nodeCtx(ctx, l.cfg)
 	defer cancel()
@@ -255,17 +228,22 @@ func (l *setnx) Release(ctx context.Context, lease Lease) error {
 	} else {
 		n, err = releaseScript.Run(ctx, l.client, []string{lease.Key}, lease.Token).Int64()
 	}
-	Report(ctx, NodeAnswer{Node: l.node(ctx, lease.Key), Attempt: 1, Answer: answerOf(n > 0, err), Err: err})
-	if err != nil {
-		return fmt.Errorf("%s: release %q: %w", l.name, lease.Key, err)
+	return l.answer(ctx, "release", lease.Key, n, err)
+}
+
+// answer reports node's answer n to a Release or Extend and returns its
+// error: err, ErrNotHeld for 0, else nil.
+func (l *setnx) answer(ctx context.Context, op, key string, n int64, err error) error {
+	Report(ctx, NodeAnswer{Node: l.node(ctx, key), Attempt: 1, Answer: answerOf(n > 0, err), Err: err})
+	if err == nil && n == 0 {
+		err = ErrNotHeld
 	}
-	if n == 0 {
-		return fmt.Errorf("%s: release %q: %w", l.name, lease.Key, ErrNotHeld)
+	if err != nil {
+		return fmt.Errorf("%s: %s %q: %w", l.name, op, key, err)
 	}
 	return nil
 }
 
-// Extend implements [Lock].
 func (l *setnx) Extend(ctx context.Context, lease Lease) (Lease, error) {
 	start := time.Now()
 	if !lease.Valid(start) && !l.bug.bareExtend {
@@ -288,19 +266,14 @@ func (l *setnx) Extend(ctx context.Context, lease Lease) (Lease, error) {
 		}
 		n, err = script.Run(ctx, l.client, []string{lease.Key}, lease.Token, l.cfg.TTL.Milliseconds()).Int64()
 	}
-	Report(ctx, NodeAnswer{Node: l.node(ctx, lease.Key), Attempt: 1, Answer: answerOf(n > 0, err), Err: err})
-	if err != nil {
-		return Lease{}, fmt.Errorf("%s: extend %q: %w", l.name, lease.Key, err)
-	}
-	if n == 0 {
-		return Lease{}, fmt.Errorf("%s: extend %q: %w", l.name, lease.Key, ErrNotHeld)
+	if err := l.answer(ctx, "extend", lease.Key, n, err); err != nil {
+		return Lease{}, err
 	}
 	lease.Validity = start.Add(l.validity())
 	return lease, nil
 }
 
-// validity is how long after the start of a successful command the
-// lease is valid: TTL − drift, or UntilRelease for setnx-seed.
+// validity is how long after a command's start the lease is valid.
 func (l *setnx) validity() time.Duration {
 	if l.bug.untilRelease {
 		return UntilRelease
@@ -308,10 +281,8 @@ func (l *setnx) validity() time.Duration {
 	return l.cfg.TTL - l.drift
 }
 
-// node is the index in Config.Addrs of the node that serves key: 0 but
-// in a Redis Cluster, where it is the master of key's slot as the
-// cluster client's map of the slots says (its last CLUSTER SLOTS; a
-// MOVED reply updates it); 0 when the map names no node of Addrs.
+// node is the index in Config.Addrs of the node that serves key: in a
+// Redis Cluster the master of its slot in the client's map, else 0.
 func (l *setnx) node(ctx context.Context, key string) int {
 	cc, ok := l.client.(*redis.ClusterClient)
 	if !ok {
@@ -331,19 +302,18 @@ func (l *setnx) node(ctx context.Context, key string) int {
 	return 0
 }
 
-// refreshSlots has a cluster client reload its map of the slots after a
-// CLUSTERDOWN reply: a master cut off the majority says so once it notices,
-// while the majority has promoted its replica, which a client that never
-// asks again would not find (go-redis reloads on MOVED and ASK, and
-// otherwise only every few seconds).
+// refreshSlots reloads a cluster client's slots after CLUSTERDOWN: a
+// master cut off the majority says so while the majority promoted its
+// replica, which go-redis (reloading on MOVED and ASK, else every few
+// seconds) would not find soon.
 func (l *setnx) refreshSlots(err error) {
 	if cc, ok := l.client.(*redis.ClusterClient); ok && err != nil && strings.HasPrefix(err.Error(), "CLUSTERDOWN") {
 		cc.ReloadState(context.Background())
 	}
 }
 
-// fenceKey is the key of key's fencing counter: in a Redis Cluster, with
-// key as its hash tag, so that both are in one slot, as one script needs.
+// fenceKey is key's fencing counter; in a Redis Cluster key is its hash
+// tag, so both are in the one slot a script needs.
 func (l *setnx) fenceKey(key string) string {
 	if l.cfg.Cluster {
 		return "{" + key + "}:fence"
@@ -351,5 +321,4 @@ func (l *setnx) fenceKey(key string) string {
 	return fenceKey(key)
 }
 
-// Close implements [Lock].
 func (l *setnx) Close() error { return l.client.Close() }

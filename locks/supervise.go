@@ -17,51 +17,28 @@ import (
 	"unsafe"
 )
 
-// The client supervisor: the process that starts a ProcessLock's client
-// processes and ends their whole trees, whatever the clients do and
-// however this process ends.
+// The client supervisor starts a ProcessLock's clients and ends their
+// whole trees, however the clients and this process end. A client may
+// start processes that leave its group (setsid, a daemon's double fork),
+// and a SIGKILL of the harness runs nothing: Pdeathsig kills the clients,
+// not their children. Weighed and left: the harness as a child subreaper
+// (the setting is the whole process's: it would adopt the orphans of
+// every child, redis-server nodes and docker, racing os/exec's Wait, and
+// its SIGKILL hands them to init anyway); a cgroup per lock (cgroup.kill
+// needs a delegated subtree, and nothing writes it after a SIGKILL).
 //
-// Why a process of its own. A client is the user's code and may start
-// processes of its own, which may leave its process group (setsid, a
-// daemon's double fork). Killing the client's group then misses them,
-// and when the harness dies by SIGKILL nothing in it runs: Pdeathsig
-// kills the clients, its direct children, but not theirs. Three ways
-// were weighed:
-//
-//   - The harness as a child subreaper (PR_SET_CHILD_SUBREAPER): orphans
-//     of a client re-parent to it and can be killed at the end. But the
-//     setting is the whole process's: it would adopt the orphans of
-//     every child (the redis-server nodes, docker), whose reaping would
-//     race with os/exec's Wait, also for Go locks; and it does nothing
-//     for a SIGKILL of the harness, whose adopted orphans go to init.
-//   - A cgroup per lock (cgroup.kill): not available to an unprivileged
-//     user without a delegated subtree, and nothing writes cgroup.kill
-//     after a SIGKILL of the harness.
-//   - A supervisor (this): a small process, this binary re-executed in
-//     a hidden mode (superviseEnv), that is a child subreaper and starts
-//     every client of one ProcessLock itself. Every descendant of a
-//     client is then its descendant whatever it does: one that leaves
-//     the client's group or session, or whose parent exits, re-parents
-//     to it. It ends them all when the harness closes the lock, and when
-//     the harness dies (even by SIGKILL: the kernel closes the harness's
-//     end of the socket between them, and the supervisor reads EOF). It
-//     is started only by a ProcessLock, so Go locks run as before.
-//
-// The harness keeps the pipes: it makes each client's stdin, stdout and
-// stderr and hands the client's ends to the supervisor over a Unix
-// socket (SCM_RIGHTS) with the command; the supervisor starts the client
-// on them (in a process group of its own, Pdeathsig SIGKILL), answers its
-// pid, reaps it and reports how it ended. A kill goes through the
-// supervisor too, which alone knows whether the pid was reaped (after
-// which it may be another process's). When the socket ends the
-// supervisor kills every child it has (the clients, their groups, the
-// orphans it adopted), reaps them, kills the children they leave, and
-// exits once it has no child at all: by then no descendant of any client
-// is left.
+// So this binary, re-executed (superviseEnv), is a child subreaper that
+// starts every client of one ProcessLock, so every descendant of a client
+// is its own. The harness hands each client's pipe ends over a Unix
+// socket (SCM_RIGHTS); the supervisor starts the client on them (own
+// process group, Pdeathsig SIGKILL), answers its pid, reaps it and says
+// how it ended. Kills go through it: it alone knows whether a pid was
+// reaped (and may be another process's). When the socket ends (Close, or
+// the kernel at the harness's death) it kills every child, reaps them,
+// kills the children they leave, and exits once it has none.
 
-// superviseEnv, set in its environment, makes this binary the client
-// supervisor instead of what it is (init runs it and exits). Its value
-// is the socket's descriptor number.
+// superviseEnv makes this binary the client supervisor (init runs it and
+// exits); its value is the socket's descriptor number.
 const superviseEnv = "LOCKTORTURE_CLIENT_SUPERVISOR"
 
 func init() {
@@ -72,11 +49,9 @@ func init() {
 
 // superviseMsg is one message between the harness and its supervisor.
 type superviseMsg struct {
-	// Op is, to the supervisor, "spawn" (with Seq, Path, Argv, Env and
-	// the descriptors stdin, stdout, stderr and any extra ones, in the
-	// message's rights) or "kill" (Pid: its group, at once, unless it
-	// was reaped); from it, "started" (Seq, Pid), "failed" (Seq, Error)
-	// or "exited" (Pid, Status).
+	// Op is, to the supervisor, "spawn" (Seq, Path, Argv, Env, the
+	// descriptors in the rights) or "kill" (Pid, unless reaped); from it,
+	// "started" (Seq, Pid), "failed" (Seq, Error) or "exited" (Pid, Status).
 	Op     string   `json:"op"`
 	Seq    int64    `json:"seq,omitempty"`
 	Path   string   `json:"path,omitempty"`
@@ -90,9 +65,8 @@ type superviseMsg struct {
 // maxSuperviseMsg bounds one message (the environment dominates).
 const maxSuperviseMsg = 1 << 20
 
-// supervise is the supervisor's main: it serves the socket at descriptor
-// fd until it ends (or SIGTERM, SIGINT or SIGHUP), then ends every
-// descendant; its exit status is 0 once none is left.
+// supervise is the supervisor's main: it serves the socket at fd until it
+// ends (or SIGTERM, SIGINT, SIGHUP), then ends every descendant.
 func supervise(fd string) int {
 	n, err := strconv.Atoi(fd)
 	if err != nil {
@@ -111,7 +85,7 @@ func supervise(fd string) int {
 		fmt.Fprintf(os.Stderr, "client supervisor: PR_SET_CHILD_SUBREAPER: %v\n", err)
 		return 2
 	}
-	s := &supervisorState{conn: conn, clients: map[int]bool{}, kick: make(chan struct{}, 1)}
+	s := &supervisorState{msgConn: msgConn{conn: conn}, clients: map[int]bool{}, kick: make(chan struct{}, 1)}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	go func() {
@@ -123,30 +97,32 @@ func supervise(fd string) int {
 	return 0
 }
 
-// supervisorState is the supervisor's: its socket, its clients (pid →
-// not yet reaped), whether it is shutting down.
+// supervisorState is the supervisor's side: clients is pid → not reaped.
 type supervisorState struct {
-	conn *net.UnixConn
-	wmu  sync.Mutex // one message written at a time
-
+	msgConn
 	mu       sync.Mutex // orders starts, kills and reaps
 	clients  map[int]bool
 	stopping bool
 	kick     chan struct{} // wakes reap when it has no child
 }
 
-// send writes m, ignoring a closed socket (the harness is gone).
-func (s *supervisorState) send(m superviseMsg) {
-	b, _ := json.Marshal(m)
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.conn.Write(b)
+// msgConn is one end of the supervisor's socket.
+type msgConn struct {
+	conn *net.UnixConn
+	wmu  sync.Mutex // one message written at a time
 }
 
-// serve reads the harness's messages until the socket ends. It keeps
-// its thread: the clients' Pdeathsig follows the thread that started
-// them, which then lives as long as serve does (and its end at the
-// shutdown kills them, as the shutdown does anyway).
+// send writes m, ignoring an error: the other end is gone, and with the
+// supervisor every client.
+func (c *msgConn) send(m superviseMsg) {
+	b, _ := json.Marshal(m)
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.conn.Write(b)
+}
+
+// serve reads the harness's messages until the socket ends, on a locked
+// thread: the clients' Pdeathsig follows the thread that started them.
 func (s *supervisorState) serve() {
 	runtime.LockOSThread()
 	buf := make([]byte, maxSuperviseMsg)
@@ -166,33 +142,25 @@ func (s *supervisorState) serve() {
 			}
 		}
 		var m superviseMsg
-		if err := json.Unmarshal(buf[:n], &m); err != nil {
-			closeFDs(fds)
-			continue
-		}
-		switch m.Op {
-		case "spawn":
-			err := s.spawn(m, fds)
-			closeFDs(fds) // the client has its own
-			if err != nil {
+		switch err := json.Unmarshal(buf[:n], &m); {
+		case err != nil:
+		case m.Op == "spawn":
+			if err := s.spawn(m, fds); err != nil {
 				s.send(superviseMsg{Op: "failed", Seq: m.Seq, Error: err.Error()})
 			}
-		case "kill":
-			closeFDs(fds)
+		case m.Op == "kill":
 			s.mu.Lock()
 			if s.clients[m.Pid] {
 				killTree(m.Pid)
 			}
 			s.mu.Unlock()
-		default:
-			closeFDs(fds)
 		}
+		closeFDs(fds) // a spawned client has its own
 	}
 }
 
-// spawn starts the client m describes on fds (stdin, stdout, stderr,
-// then extra descriptors 3, 4, …) and says "started", under mu: before
-// reap can say it exited.
+// spawn starts the client m describes on fds (0, 1, 2, then 3, …) and
+// says "started", under mu: before reap can say it exited.
 func (s *supervisorState) spawn(m superviseMsg, fds []int) error {
 	if len(fds) < 3 || len(m.Argv) == 0 {
 		return errors.New("client supervisor: a spawn without its command or its three descriptors")
@@ -223,8 +191,7 @@ func (s *supervisorState) spawn(m superviseMsg, fds []int) error {
 	return nil
 }
 
-// shutdown makes the supervisor end: no more starts, every child killed
-// (reap kills the children they leave, and returns once none is left).
+// shutdown stops the starts and kills every child (reap kills the rest).
 func (s *supervisorState) shutdown() {
 	s.mu.Lock()
 	s.stopping = true
@@ -236,10 +203,9 @@ func (s *supervisorState) shutdown() {
 	}
 }
 
-// reap reaps every child as it ends, reporting the clients' ends; once
-// shutting down, it kills every child after each round of reaping (the
-// children an ended one left have re-parented to it by then) and
-// returns when it has no child left.
+// reap reaps every child, reporting the clients'; once shutting down it
+// kills every child after each reaping (orphans have re-parented to it
+// by then) and returns when none is left.
 func (s *supervisorState) reap() {
 	for {
 		pid, err := waitReady()
@@ -269,10 +235,8 @@ func (s *supervisorState) reap() {
 	}
 }
 
-// waitReady blocks until a child has ended and returns its pid, leaving
-// it unreaped (waitid with WNOWAIT): reap then reaps it under mu, so that
-// a kill under mu never signals a pid that was reaped, which another
-// process may have taken since.
+// waitReady returns the pid of an ended child, unreaped (waitid WNOWAIT),
+// so that reap reaps it under mu and a kill never signals a reaped pid.
 func waitReady() (int, error) {
 	const pAll, wNoWait = 0, 0x1000000
 	var info [16]uint64 // siginfo_t, 128 bytes
@@ -280,8 +244,7 @@ func waitReady() (int, error) {
 	if errno != 0 {
 		return 0, errno
 	}
-	// si_pid follows si_signo, si_errno and si_code, at the start of
-	// the union, which is pointer-aligned.
+	// si_pid follows si_signo, si_errno, si_code, pointer-aligned.
 	off := 3 * 4
 	if unsafe.Sizeof(uintptr(0)) == 8 {
 		off = 4 * 4
@@ -289,8 +252,7 @@ func waitReady() (int, error) {
 	return int(*(*int32)(unsafe.Add(unsafe.Pointer(&info), off))), nil
 }
 
-// exitStatus says how a process ended, as os.ProcessState does: "" for
-// exit status 0, "exit status N", "signal: killed".
+// exitStatus says how a process ended, as os.ProcessState does; "" for 0.
 func exitStatus(ws syscall.WaitStatus) string {
 	switch {
 	case ws.Exited() && ws.ExitStatus() == 0:
@@ -303,15 +265,13 @@ func exitStatus(ws syscall.WaitStatus) string {
 	return "ended (wait status " + strconv.Itoa(int(ws)) + ")"
 }
 
-// killTree sends SIGKILL to pid's process group and to pid (which may
-// have left its group).
+// killTree kills pid's process group and pid (which may have left it).
 func killTree(pid int) {
 	syscall.Kill(-pid, syscall.SIGKILL)
 	syscall.Kill(pid, syscall.SIGKILL)
 }
 
-// killChildren sends SIGKILL to every child of this process, and to the
-// process group of each that leads one other than this process's.
+// killChildren kills every child and each one's process group but ours.
 func killChildren() {
 	self, own := os.Getpid(), syscall.Getpgrp()
 	for _, c := range children(self) {
@@ -324,8 +284,8 @@ func killChildren() {
 
 type child struct{ pid, pgid int }
 
-// children lists the processes whose parent is ppid, from /proc (the
-// per-task children files are not in every kernel).
+// children lists ppid's children from /proc (not every kernel has the
+// per-task children files).
 func children(ppid int) []child {
 	entries, _ := os.ReadDir("/proc")
 	var out []child
@@ -356,8 +316,7 @@ func children(ppid int) []child {
 	return out
 }
 
-// setChildSubreaper makes this process the reaper of its descendants'
-// orphans (prctl PR_SET_CHILD_SUBREAPER).
+// setChildSubreaper is prctl PR_SET_CHILD_SUBREAPER.
 func setChildSubreaper() error {
 	const prSetChildSubreaper = 36
 	if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0, 0, 0, 0); errno != 0 {
@@ -374,10 +333,9 @@ func closeFDs(fds []int) {
 
 // supervisor is the harness's side of one client supervisor.
 type supervisor struct {
+	msgConn
 	cmd    *exec.Cmd
-	conn   *net.UnixConn
 	stderr *tail
-	wmu    sync.Mutex // one message written at a time
 
 	mu      sync.Mutex
 	seq     int64
@@ -388,15 +346,12 @@ type supervisor struct {
 	waitErr error
 }
 
-// errSupervisorGone: the supervisor ended (the lock was closed, or it
-// was killed): no client starts any more, and every client it started
-// was killed with it.
+// errSupervisorGone: the supervisor ended, and every client with it.
 var errSupervisorGone = errors.New("the client supervisor ended")
 
-// startSupervisor starts a client supervisor: this binary again
-// (/proc/self/exe, which names it even if its file was replaced since),
-// in a process group of its own so that a terminal's ^C reaches the
-// harness, which ends it in order, and not the supervisor.
+// startSupervisor starts this binary again (/proc/self/exe names it even
+// if its file was replaced) as a supervisor, in a process group of its
+// own: a terminal's ^C reaches the harness, which ends it in order.
 func startSupervisor() (*supervisor, error) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_SEQPACKET|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -410,7 +365,7 @@ func startSupervisor() (*supervisor, error) {
 		return nil, fmt.Errorf("client supervisor: %w", err)
 	}
 	s := &supervisor{
-		conn: c.(*net.UnixConn), stderr: &tail{max: 2048},
+		msgConn: msgConn{conn: c.(*net.UnixConn)}, stderr: &tail{max: 2048},
 		pending: map[int64]*proc{}, procs: map[int]*proc{}, ended: make(chan struct{}),
 	}
 	s.cmd = exec.Command("/proc/self/exe")
@@ -433,8 +388,8 @@ func startSupervisor() (*supervisor, error) {
 }
 
 // read dispatches the supervisor's messages until the socket ends; then
-// every spawn still waiting fails and every client not yet reported
-// ended is (the supervisor killed it, or dies with its SIGKILL).
+// every waiting spawn fails and every client still running is reported
+// ended (killed with the supervisor).
 func (s *supervisor) read() {
 	buf := make([]byte, 64<<10)
 	for {
@@ -478,10 +433,8 @@ func (s *supervisor) read() {
 	s.mu.Unlock()
 }
 
-// spawn has the supervisor start p's client, path with argv and env, on
-// files (stdin, stdout, stderr, then descriptors 3, …), and returns once
-// it answered: p.pid is then set, and p is reported on p.status when it
-// ends.
+// spawn has the supervisor start p's client on files (0, 1, 2, 3, …) and
+// returns once it answered: p.pid is set, and p.status reports its end.
 func (s *supervisor) spawn(p *proc, path string, argv, env []string, files []*os.File) error {
 	s.mu.Lock()
 	if s.gone {
@@ -525,8 +478,6 @@ func (s *supervisor) spawn(p *proc, path string, argv, env []string, files []*os
 	return errors.New(m.Error)
 }
 
-// why describes how the supervisor ended, waiting briefly for it to be
-// reaped: its exit status and the last of its stderr.
 func (s *supervisor) why() string {
 	return endedWhy(s.ended, func() string {
 		if s.waitErr == nil {
@@ -536,17 +487,13 @@ func (s *supervisor) why() string {
 	}, s.stderr)
 }
 
-// kill has the supervisor SIGKILL pid's process group (and pid), unless
-// it was reaped already.
+// kill has the supervisor killTree pid, unless it was reaped.
 func (s *supervisor) kill(pid int) {
-	b, _ := json.Marshal(superviseMsg{Op: "kill", Pid: pid})
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.conn.Write(b) // an error: the supervisor is gone, and the client with it
+	s.send(superviseMsg{Op: "kill", Pid: pid})
 }
 
-// close ends the supervisor, which kills every client and every
-// descendant of one, and waits until it has reaped them all and exited.
+// close ends the supervisor, which kills every client's tree, and waits
+// until it exited.
 func (s *supervisor) close() error {
 	s.conn.Close()
 	select {

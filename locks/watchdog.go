@@ -8,38 +8,21 @@ import (
 	"time"
 )
 
-// watchdog is "setnx-watchdog": setnx's single-instance lock with
-// Redisson's watchdog. Acquire is setnx's (SET key token NX PX ttl, with
-// fencing the same script and counter); while the lease is held, a
-// goroutine of the lock renews it every TTL/3 with setnx's
-// compare-and-pexpire, so the holder may hold as long as it likes. The
-// lease claims no validity (Validity is UntilRelease ahead): the holder
-// holds until it releases, or until the lock tells it, by closing
-// Lease.Lost, that it lost the lease:
+// watchdog is "setnx-watchdog": setnx with Redisson's watchdog. While a
+// lease is held a goroutine renews it every TTL/3 (compare-and-pexpire);
+// it claims no validity (UntilRelease) and tells the holder through
+// Lease.Lost when a renewal is refused, or none succeeded within the
+// lease's last validity (the last successful start + TTL − drift, as setnx
+// counts: the key cannot have expired earlier, so a holder cut off its
+// node is told before another can be granted the key). Other renewal
+// errors are tried again at the next tick. A process stopped whole stops
+// its watchdog too, and learns of the loss only when it runs again: too
+// late, which fencing guards against.
 //
-//   - a renewal refused (the key no longer holds the token: it expired,
-//     or another client holds it);
-//   - no renewal succeeded within the lease's last validity: the start of
-//     the last renewal (or of the acquire) that succeeded + TTL − drift,
-//     counted as setnx counts its validity. The key cannot have expired
-//     earlier, so a holder cut off from its node is told before another
-//     client can be granted the key. A renewal that fails otherwise (a
-//     timeout, a lost connection) is tried again at the next tick.
-//
-// A process stopped whole (SIGSTOP, a GC or VM pause) stops its watchdog
-// with it: the key expires, another client takes it, and the holder
-// learns of the loss only when it runs again (at the first tick, which
-// finds the deadline past) — too late, which fencing tokens guard
-// against.
-//
-// Release stops the lease's watchdog, then releases as setnx does.
-// Extend renews at once (compare-and-pexpire), moves the watchdog's
-// deadline and returns the lease unchanged; ErrNotHeld also tells the
-// holder the lease is lost.
-//
-// With ignoreLoss set it is the mutant "setnx-watchdog-no-notice": it
-// goes on renewing whatever the answer and never closes Lost, so its
-// holder, told nothing, holds on after its key expired.
+// Release stops the watchdog, then releases as setnx. Extend renews at
+// once and moves the deadline; its ErrNotHeld also tells the holder.
+// With ignoreLoss it is "setnx-watchdog-no-notice": it renews whatever the
+// answer and never tells.
 type watchdog struct {
 	*setnx
 	every      time.Duration
@@ -50,12 +33,7 @@ type watchdog struct {
 	closed bool
 }
 
-var (
-	_ Lock         = (*watchdog)(nil)
-	_ NodeReporter = (*watchdog)(nil)
-)
-
-// dog is the renewal goroutine of one lease.
+// dog is one lease's renewal goroutine.
 type dog struct {
 	key, token string
 	lost       *Notice       // told when the lease is lost
@@ -65,43 +43,34 @@ type dog struct {
 
 	mu       sync.Mutex
 	deadline time.Time // the lease's last validity
-	told     bool
 }
 
-// newSetNXWatchdog builds "setnx-watchdog".
-func newSetNXWatchdog(cfg Config) (Lock, error) {
-	return newWatchdog("setnx-watchdog", cfg, false)
-}
-
-// newSetNXWatchdogNoNotice builds "setnx-watchdog-no-notice", the
-// mutant of setnx-watchdog that ignores failed renewals: its holder is
-// never told of a loss.
-func newSetNXWatchdogNoNotice(cfg Config) (Lock, error) {
-	if err := refuseFencing("setnx-watchdog-no-notice", cfg); err != nil {
-		return nil, err
+// watchdogLock returns the New of the watchdog called name; the mutant
+// (ignoreLoss) issues no fencing tokens.
+func watchdogLock(name string, ignoreLoss bool) func(Config) (Lock, error) {
+	return func(cfg Config) (Lock, error) {
+		if ignoreLoss {
+			if err := refuseFencing(name, cfg); err != nil {
+				return nil, err
+			}
+		}
+		if cfg.WaitReplicas != 0 {
+			return nil, fmt.Errorf("locks: %s takes no WAIT", name)
+		}
+		s, err := newSetNX(name, cfg, setnxBug{})
+		if err != nil {
+			return nil, err
+		}
+		return &watchdog{setnx: s, every: s.cfg.TTL / 3, ignoreLoss: ignoreLoss, dogs: map[string]*dog{}}, nil
 	}
-	return newWatchdog("setnx-watchdog-no-notice", cfg, true)
 }
 
-func newWatchdog(name string, cfg Config, ignoreLoss bool) (Lock, error) {
-	if cfg.WaitReplicas != 0 {
-		return nil, fmt.Errorf("locks: %s takes no WAIT", name)
-	}
-	s, err := newSetNX(name, cfg, setnxBug{})
-	if err != nil {
-		return nil, err
-	}
-	return &watchdog{setnx: s, every: s.cfg.TTL / 3, ignoreLoss: ignoreLoss, dogs: map[string]*dog{}}, nil
-}
-
-// Acquire implements [Lock]: setnx's acquire, then a watchdog for the
-// lease.
+// Acquire implements [Lock]: setnx's, then a watchdog.
 func (w *watchdog) Acquire(ctx context.Context, key string) (Lease, error) {
 	lease, err := w.setnx.Acquire(ctx, key)
 	if err != nil {
 		return Lease{}, err
 	}
-	// setnx's validity: the start of the SET + TTL − drift.
 	d := &dog{key: key, token: lease.Token, lost: NewNotice(), stop: make(chan struct{}), done: make(chan struct{}), renewed: make(chan time.Time, 1), deadline: lease.Validity}
 	w.mu.Lock()
 	if w.closed {
@@ -116,8 +85,8 @@ func (w *watchdog) Acquire(ctx context.Context, key string) (Lease, error) {
 	return lease, nil
 }
 
-// watch renews d's lease every w.every until it is stopped, or, unless
-// the lock ignores losses, until it tells the holder the lease is lost.
+// watch renews d's lease every w.every until stopped or, unless the lock
+// ignores losses, until it tells the holder of a loss.
 func (w *watchdog) watch(d *dog) {
 	defer close(d.done)
 	tick := time.NewTicker(w.every)
@@ -134,17 +103,16 @@ func (w *watchdog) watch(d *dog) {
 		case <-expiry.C:
 		case <-tick.C:
 		}
-		// A stopped process wakes here with both timers due: the
-		// deadline is checked first, whichever fired.
+		// A stopped process wakes with both due: the deadline first.
 		if now := time.Now(); !now.Before(d.deadlineNow()) {
 			if w.tell(d, fmt.Sprintf("no renewal succeeded within the lease's validity (it ended %v ago)", now.Sub(d.deadlineNow()).Round(time.Millisecond))) {
 				return
 			}
 		}
 		start := time.Now()
-		held, err := w.renew(d.key, d.token)
+		n, err := w.renew(context.Background(), d.key, d.token)
 		switch {
-		case err == nil && held:
+		case err == nil && n > 0:
 			d.extendTo(start.Add(w.validity()))
 			resetTimer(expiry, time.Until(d.deadlineNow()))
 		case err == nil:
@@ -152,32 +120,25 @@ func (w *watchdog) watch(d *dog) {
 				return
 			}
 		}
-		// Any other error: tried again at the next tick, the deadline
-		// guarding.
 	}
 }
 
-// renew is setnx's compare-and-pexpire of token on key, bounded by the
-// per-node timeout: held reports whether the key held the token.
-func (w *watchdog) renew(key, token string) (held bool, err error) {
-	ctx, cancel := nodeCtx(context.Background(), w.cfg)
+// renew is setnx's compare-and-pexpire of token on key: 1 if held.
+func (w *watchdog) renew(ctx context.Context, key, token string) (int64, error) {
+	ctx, cancel := nodeCtx(ctx, w.cfg)
 	defer cancel()
-	n, err := extendScript.Run(ctx, w.client, []string{key}, token, w.cfg.TTL.Milliseconds()).Int64()
-	return n > 0, err
+	return extendScript.Run(ctx, w.client, []string{key}, token, w.cfg.TTL.Milliseconds()).Int64()
 }
 
-// tell gives d's notice with why, once, and reports whether the watchdog is
-// done; the mutant tells nothing and goes on.
+// tell gives d's notice, once, and reports whether the watchdog is done;
+// the mutant tells nothing and goes on.
 func (w *watchdog) tell(d *dog, why string) bool {
 	if w.ignoreLoss {
 		return false // the bug: the failed renewal is ignored
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.told {
-		d.told = true
-		d.lost.Tell(errors.New(why))
-	}
+	d.lost.Tell(errors.New(why))
 	return true
 }
 
@@ -191,12 +152,12 @@ func (d *dog) deadlineNow() time.Time {
 func (d *dog) extendTo(t time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.told && t.After(d.deadline) {
+	if !d.lost.came() && t.After(d.deadline) {
 		d.deadline = t
 	}
 }
 
-// resetTimer makes t fire after d, draining a tick it already had.
+// resetTimer makes t fire after d, draining a pending tick.
 func resetTimer(t *time.Timer, d time.Duration) {
 	if !t.Stop() {
 		select {
@@ -216,9 +177,7 @@ func (w *watchdog) Extend(ctx context.Context, lease Lease) (Lease, error) {
 		return Lease{}, fmt.Errorf("%s: extend %q: the lock told the holder it lost the lease: %w", w.name, lease.Key, ErrNotHeld)
 	}
 	start := time.Now()
-	nctx, cancel := nodeCtx(ctx, w.cfg)
-	defer cancel()
-	n, err := extendScript.Run(nctx, w.client, []string{lease.Key}, lease.Token, w.cfg.TTL.Milliseconds()).Int64()
+	n, err := w.renew(ctx, lease.Key, lease.Token)
 	Report(ctx, NodeAnswer{Attempt: 1, Answer: answerOf(n > 0, err), Err: err})
 	if err != nil {
 		return Lease{}, fmt.Errorf("%s: extend %q: %w", w.name, lease.Key, err)
@@ -239,8 +198,7 @@ func (w *watchdog) Extend(ctx context.Context, lease Lease) (Lease, error) {
 	return lease, nil
 }
 
-// Release implements [Lock]: the watchdog stops first, so that it
-// neither renews nor tells after the release.
+// Release implements [Lock], the watchdog stopped first.
 func (w *watchdog) Release(ctx context.Context, lease Lease) error {
 	w.mu.Lock()
 	d := w.dogs[lease.Token]
@@ -253,14 +211,19 @@ func (w *watchdog) Release(ctx context.Context, lease Lease) error {
 	return w.setnx.Release(ctx, lease)
 }
 
-// Close stops every watchdog and closes the connections; the leases
-// still held are left to their TTL.
+// closeAndTake sets closed and takes every entry of m, under mu.
+func closeAndTake[V any](mu *sync.Mutex, closed *bool, m *map[string]V) map[string]V {
+	mu.Lock()
+	defer mu.Unlock()
+	*closed = true
+	all := *m
+	*m = map[string]V{}
+	return all
+}
+
+// Close stops every watchdog; held leases are left to their TTL.
 func (w *watchdog) Close() error {
-	w.mu.Lock()
-	w.closed = true
-	dogs := w.dogs
-	w.dogs = map[string]*dog{}
-	w.mu.Unlock()
+	dogs := closeAndTake(&w.mu, &w.closed, &w.dogs)
 	for _, d := range dogs {
 		close(d.stop)
 	}

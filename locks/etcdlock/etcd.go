@@ -12,17 +12,15 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
 
+	"github.com/locktorture/locktorture/internal/wait"
 	"github.com/locktorture/locktorture/locks"
 )
 
 // Name is the lock's name in the registry.
 const Name = "etcd-mutex"
 
-// init registers etcd-mutex with locks.Register, after the built-in locks
-// (which locks lists itself): importing this package, blank or not, is
-// what puts the lock in the registry. The registration fails only if
-// another lock took the name first, a program that cannot mean what it
-// runs.
+// init registers etcd-mutex after the built-in locks; it fails only if
+// another lock took the name, and such a program cannot mean what it runs.
 func init() {
 	err := locks.Register(locks.Spec{
 		Name:      Name,
@@ -39,47 +37,31 @@ func init() {
 	}
 }
 
-// etcdMutex is "etcd-mutex": the lock of etcd's official client,
-// concurrency.Mutex, on a session lease, against etcd members (the
-// harness runs them: cluster.ServerEtcd), the consensus side of the
-// argument this project measures. It talks to every member
-// (locks.Config.Addrs) through one clientv3.Client, which never syncs its
-// endpoints (the members advertise their own ports, not their proxies).
+// etcdMutex is "etcd-mutex": etcd's concurrency.Mutex on a session lease,
+// through one clientv3.Client that never syncs its endpoints (the members
+// advertise their own ports, not their proxies).
 //
 // Acquire grants a lease of the TTL (whole seconds, at least one), opens
-// a concurrency.Session on it and calls the Mutex's TryLock: a key
-// "PREFIX/LEASE" created under the lease, held when it has the lowest
-// create revision under the prefix. Refused (concurrency.ErrLocked), the
-// attempt revokes its lease and is tried again after the back-off
-// (locks.Backoff), up to locks.Config.Tries; a grant that fails creates no
-// key, so it is a refusal too. Any other error is an unknown outcome, and the lease is revoked.
+// a Session on it and calls TryLock: a key "PREFIX/LEASE" held when it has
+// the lowest create revision under the prefix. Refused (ErrLocked), or a
+// failed grant (no key without a lease), it revokes the lease and tries
+// again after the back-off; any other error is an unknown outcome.
 //
-// While held, the session's keep-alive (the client's LeaseKeepAlive
-// stream, every TTL/3) renews the lease: the lease claims no validity
-// (locks.UntilRelease), and the holder holds until it releases or the lock
-// tells it (locks.Lease.Lost) that it lost the lease: when the session ends
-// (its keep-alive gave up), when the lease is gone from the members, or
-// when no answer bounds the lease's expiry past now. That bound is the
-// lock's own: every TTL/4 it sends one keep-alive of its own
-// (LeaseKeepAliveOnce, which answers the TTL the lease was renewed to)
-// and counts the TTL from before the request, less the drift setnx
-// allows (locks.Drift), so a holder cut off from the members is told
-// before the leader can expire the lease — the session alone learns of a
-// loss only up to half a second after its own deadline, counted from the
-// reply, and LeaseTimeToLive answers whole seconds, which round a 1 s
-// lease to 0. A process stopped whole (SIGSTOP, a long GC pause) stops
-// this with it, and learns of the loss when it runs again, too late:
-// fencing guards against that.
+// The session's keep-alive (every TTL/3) renews the lease; it claims no
+// validity (UntilRelease) and the holder is told (Lease.Lost) when the
+// session ends, the lease is gone, or nothing bounds its expiry past now:
+// the lock's own LeaseKeepAliveOnce every TTL/4, counted from before the
+// request less locks.Drift, so that a holder cut off is told before the
+// leader can expire the lease. The session alone learns of a loss up to
+// half a second after its deadline, counted from the reply, and
+// LeaseTimeToLive's whole seconds round a 1 s lease to 0. A process
+// stopped whole learns too late: fencing guards.
 //
-// The fencing token (locks.Config.Fencing) is the key's create revision:
-// etcd's revisions only grow, and a key holds the lock only once every
-// key created before it under the prefix is gone, so each holder's token
-// is greater than every earlier holder's.
-//
-// Release deletes the key if it still has its create revision (a
-// transaction; locks.ErrNotHeld when it has not) and revokes the lease.
-// Extend sends one keep-alive (LeaseKeepAliveOnce): locks.ErrNotHeld, and
-// the notice, when the lease is gone.
+// The fencing token is the key's create revision: revisions only grow,
+// and a key holds once every earlier key is gone. Release deletes the key
+// if its create revision is unchanged (else ErrNotHeld) and revokes the
+// lease; Extend is one keep-alive (ErrNotHeld, and the notice, when the
+// lease is gone).
 type etcdMutex struct {
 	cli   *clientv3.Client
 	cfg   locks.Config
@@ -92,9 +74,7 @@ type etcdMutex struct {
 	closed bool
 }
 
-var _ locks.Lock = (*etcdMutex)(nil)
-
-// etcdHold is one held lease of an etcdMutex.
+// etcdHold is one held lease.
 type etcdHold struct {
 	id    clientv3.LeaseID
 	key   string // the Mutex's key
@@ -109,8 +89,7 @@ type etcdHold struct {
 // etcdPrefix is the prefix of every lock key, before the harness's key.
 const etcdPrefix = "/locktorture/"
 
-// newEtcdMutex builds "etcd-mutex" from cfg, which locks.Spec.Build
-// has given its defaults.
+// newEtcdMutex builds "etcd-mutex" from cfg, with its defaults.
 func newEtcdMutex(cfg locks.Config) (locks.Lock, error) {
 	switch {
 	case len(cfg.Sentinels) > 0 || cfg.Cluster:
@@ -139,12 +118,8 @@ func (e *etcdMutex) call(ctx context.Context) (context.Context, context.CancelFu
 func (e *etcdMutex) Acquire(ctx context.Context, key string) (locks.Lease, error) {
 	for try := range e.cfg.Tries {
 		if try > 0 {
-			t := time.NewTimer(e.bo.Next())
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return locks.Lease{}, fmt.Errorf("acquire %q: %w", key, ctx.Err())
-			case <-t.C:
+			if err := wait.Sleep(ctx, e.bo.Next()); err != nil {
+				return locks.Lease{}, fmt.Errorf("acquire %q: %w", key, err)
 			}
 		}
 		l, err := e.try(ctx, key)
@@ -187,10 +162,7 @@ func (e *etcdMutex) try(ctx context.Context, key string) (locks.Lease, error) {
 	case err != nil:
 		stop()
 		e.revoke(g.ID)
-		if ctx.Err() != nil {
-			err = ctx.Err()
-		}
-		return locks.Lease{}, fmt.Errorf("acquire %q: %w", key, err)
+		return locks.Lease{}, fmt.Errorf("acquire %q: %w", key, ctxOr(ctx, err))
 	}
 	h := &etcdHold{id: g.ID, key: m.Key(), rev: m.Header().Revision, lost: locks.NewNotice(), stop: stop, done: make(chan struct{}), sess: sess, start: start}
 	l := locks.Lease{Key: key, Token: m.Key(), Validity: time.Now().Add(locks.UntilRelease), Lost: h.lost}
@@ -210,10 +182,9 @@ func (e *etcdMutex) try(ctx context.Context, key string) (locks.Lease, error) {
 	return l, nil
 }
 
-// watch tells the holder of h when it lost the lease: the session ended,
-// the lease is gone, or its expiry as bounded from below (the start of the
-// last keep-alive of its own that was answered, plus the TTL it renewed
-// the lease to, less the drift) passed.
+// watch tells h's holder when the session ended, the lease is gone, or
+// its expiry's lower bound (the start of the last answered keep-alive of
+// its own + the TTL renewed to − drift) passed.
 func (e *etcdMutex) watch(ctx context.Context, h *etcdHold, ttl time.Duration) {
 	defer close(h.done)
 	deadline := h.start.Add(ttl - e.drift)
@@ -282,10 +253,8 @@ func (e *etcdMutex) Release(ctx context.Context, l locks.Lease) error {
 	defer cancel()
 	r, err := e.cli.Txn(cctx).If(clientv3.Compare(clientv3.CreateRevision(h.key), "=", h.rev)).Then(clientv3.OpDelete(h.key)).Commit()
 	switch {
-	case err != nil && ctx.Err() != nil:
-		return fmt.Errorf("release %q: %w", l.Key, ctx.Err())
 	case err != nil:
-		return fmt.Errorf("release %q: %w", l.Key, err)
+		return fmt.Errorf("release %q: %w", l.Key, ctxOr(ctx, err))
 	case !r.Succeeded:
 		return fmt.Errorf("release %q: %w", l.Key, locks.ErrNotHeld)
 	}
@@ -307,12 +276,18 @@ func (e *etcdMutex) Extend(ctx context.Context, l locks.Lease) (locks.Lease, err
 	case errors.Is(err, rpctypes.ErrLeaseNotFound):
 		h.lost.Tell(errors.New("the lease is gone from the members"))
 		return locks.Lease{}, fmt.Errorf("extend %q: %w", l.Key, locks.ErrNotHeld)
-	case err != nil && ctx.Err() != nil:
-		return locks.Lease{}, fmt.Errorf("extend %q: %w", l.Key, ctx.Err())
 	case err != nil:
-		return locks.Lease{}, fmt.Errorf("extend %q: %w", l.Key, err)
+		return locks.Lease{}, fmt.Errorf("extend %q: %w", l.Key, ctxOr(ctx, err))
 	}
 	return l, nil
+}
+
+// ctxOr returns ctx's error when it is done, else err.
+func ctxOr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
 }
 
 // Close ends every hold's keep-alive, revokes their leases and closes the
