@@ -419,6 +419,9 @@ var Literature = []Row{
 	{Name: "conn-drop", When: "elapsed", Config: faults(0, "conn-drop"), Expect: report.ExpectAll(report.ExpectSafe), Source: SrcConn,
 		Why:     "a dropped connection times its call out: the lock takes it as unknown, and the call on another connection decides afresh",
 		Promise: "unknown outcomes: a call whose reply was lost is never taken for a grant"},
+	{Name: "bandwidth", When: "elapsed", Config: faults(0, "bandwidth"), Expect: report.ExpectAll(report.ExpectSafe), Source: "toxiproxy's bandwidth toxic (Shopify/toxiproxy README); " + SrcLeaseRule,
+		Why:     "a throttled connection delivers a call late, or times it out: the validity counted from before the request is shortened by the wait, and a timed-out acquire is unknown, never a grant",
+		Promise: "elapsed from request: the validity is counted from before the request, so a slow reply shortens it"},
 
 	// Memory pressure: maxmemory lowered under a policy, filler keys
 	// written (the kinds' workload: one key, holds of 500 ms).

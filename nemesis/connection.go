@@ -11,7 +11,8 @@ import (
 
 // The connection kinds break the clients' connections to nodes with
 // toxiproxy's toxics on every client group's proxy of each node until
-// Heal (docs/faults.md): reset-peer, limit-data, slicer and conn-drop.
+// Heal (docs/faults.md): reset-peer, limit-data, slicer, conn-drop and
+// bandwidth.
 // None delays a reply past its call's timeout without failing the call,
 // so a lock whose validity is counted from before its request and that
 // takes an unknown outcome for one (a reply lost after Redis ran the
@@ -206,4 +207,38 @@ func (c *ConnDrop) Start(ctx context.Context, t *Target) error {
 // Heal removes them, which closes the connections they held.
 func (c *ConnDrop) Heal(ctx context.Context, t *Target) error {
 	return clearToxics(ctx, t, connDropUp, connDropDown)
+}
+
+// Bandwidth passes each connection's data in Stream's direction at Rate
+// KB/s: a call waits for those queued before it on its connection, and a
+// slow one times out.
+type Bandwidth struct {
+	Nodes  []int  `json:"nodes"`
+	Stream string `json:"stream"`
+	Rate   int64  `json:"rate_kbps"`
+}
+
+var bandwidthKind = connKind[Bandwidth]("bandwidth", "throttle each connection's replies (or commands) to nodes to 1 to 4 KB/s, so a call waits behind the bytes queued before it",
+	func(rng *rand.Rand, s Setup) Fault {
+		return &Bandwidth{Nodes: connNodes(rng, s), Stream: connStreams[rng.IntN(2)], Rate: 1 + rng.Int64N(4)}
+	})
+
+func (b *Bandwidth) Refuse(s Setup) string {
+	if b.Rate < 1 {
+		return fmt.Sprintf("bandwidth: rate %d KB/s: want at least 1", b.Rate)
+	}
+	return refuseConn("bandwidth", b.Nodes, b.Stream, s)
+}
+
+func (b *Bandwidth) String() string {
+	return fmt.Sprintf("bandwidth %s: %s at %d KB/s a connection", nodeNames(b.Nodes), way(b.Stream, false), b.Rate)
+}
+
+func (b *Bandwidth) Start(ctx context.Context, t *Target) error {
+	return addToxics(ctx, t, b.Nodes, 1, toxicSpec{Name: bandwidthToxic, Type: "bandwidth", Stream: b.Stream,
+		Attributes: map[string]int64{"rate": b.Rate}})
+}
+
+func (b *Bandwidth) Heal(ctx context.Context, t *Target) error {
+	return clearToxics(ctx, t, bandwidthToxic)
 }

@@ -235,6 +235,7 @@ var kinds = []Kind{
 	limitDataKind,
 	slicerKind,
 	connDropKind,
+	bandwidthKind,
 	replicaPartitionKind,
 	replicaLatencyKind,
 }

@@ -30,6 +30,7 @@ const (
 	resetPeerToxic   = "reset_peer"
 	limitDataToxic   = "limit_data"
 	slicerToxic      = "slicer"
+	bandwidthToxic   = "bandwidth"
 	connDropUp       = "conn_drop_" + upstream
 	connDropDown     = "conn_drop_" + downstream
 	failoverUp       = "failover_upstream" // on the topology's own proxies
