@@ -16,8 +16,7 @@ import (
 
 // envelopeCmd is torture envelope: the safety envelope of locks along
 // one fault parameter.
-func envelopeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("envelope", flag.ContinueOnError)
+func envelopeCmd(fs *flag.FlagSet) runFunc {
 	var faults []string
 	for _, f := range envelope.Faults {
 		faults = append(faults, fmt.Sprintf("%s (--param %s: %s)", f.Name, f.Param, f.Doc))
@@ -35,44 +34,43 @@ func envelopeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	hold := fs.Duration("hold", 100*time.Millisecond, "time inside the critical section")
 	clients := fs.Int("clients", 6, "concurrent clients, all on one key")
 	out := fs.String("out", "results/envelope", "directory under which the envelope's directory is created")
-	if err := parseFlags(fs, args, stdout); err != nil {
-		return err
+	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) error {
+		if fs.NArg() > 0 {
+			return fmt.Errorf("envelope: unexpected argument %q", fs.Arg(0))
+		}
+		seedList, err := matrix.ParseSeeds(*seeds)
+		if err != nil {
+			return fmt.Errorf("envelope: %w", err)
+		}
+		f, err := envelope.Lookup(*fault, *param)
+		if err != nil {
+			return err
+		}
+		locks := strings.Split(*lockList, ",")
+		if *lockList == "" {
+			locks = nil
+		}
+		o := envelope.Options{
+			Locks: locks, Fault: f, From: *from, To: *to, Points: *points, Bisect: *bisect, Seeds: seedList,
+			Duration: *duration, TTL: *ttl, Hold: *hold, Clients: *clients,
+			Progress: func(s string) { fmt.Fprintln(stderr, "  "+s) },
+		}
+		// Checked before its folder is made: a refused envelope leaves none.
+		if err := o.Check(); err != nil {
+			return err
+		}
+		_, dir, err := safefs.Fresh(*out, fmt.Sprintf("%s-%s-%s", time.Now().UTC().Format("20060102T150405"), strings.Join(locks, "+"), f.Name))
+		if err != nil {
+			return fmt.Errorf("envelope: %w", err)
+		}
+		o.Dir = dir
+		fmt.Fprintf(stderr, "envelope %s of %s, %s ÷ TTL %g..%g → %s\n", f.Name, strings.Join(locks, ","), f.Param, *from, *to, dir)
+		res, err := envelope.Run(ctx, o)
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(stdout, envelope.Table(res))
+		fmt.Fprintf(stdout, "\n%s\n", filepath.Join(dir, "envelope.svg"))
+		return nil
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("envelope: unexpected argument %q", fs.Arg(0))
-	}
-	seedList, err := matrix.ParseSeeds(*seeds)
-	if err != nil {
-		return fmt.Errorf("envelope: %w", err)
-	}
-	f, err := envelope.Lookup(*fault, *param)
-	if err != nil {
-		return err
-	}
-	locks := strings.Split(*lockList, ",")
-	if *lockList == "" {
-		locks = nil
-	}
-	o := envelope.Options{
-		Locks: locks, Fault: f, From: *from, To: *to, Points: *points, Bisect: *bisect, Seeds: seedList,
-		Duration: *duration, TTL: *ttl, Hold: *hold, Clients: *clients,
-		Progress: func(s string) { fmt.Fprintln(stderr, "  "+s) },
-	}
-	// Checked before its folder is made: a refused envelope leaves none.
-	if err := o.Check(); err != nil {
-		return err
-	}
-	_, dir, err := safefs.Fresh(*out, fmt.Sprintf("%s-%s-%s", time.Now().UTC().Format("20060102T150405"), strings.Join(locks, "+"), f.Name))
-	if err != nil {
-		return fmt.Errorf("envelope: %w", err)
-	}
-	o.Dir = dir
-	fmt.Fprintf(stderr, "envelope %s of %s, %s ÷ TTL %g..%g → %s\n", f.Name, strings.Join(locks, ","), f.Param, *from, *to, dir)
-	res, err := envelope.Run(ctx, o)
-	if err != nil {
-		return err
-	}
-	fmt.Fprint(stdout, envelope.Table(res))
-	fmt.Fprintf(stdout, "\n%s\n", filepath.Join(dir, "envelope.svg"))
-	return nil
 }

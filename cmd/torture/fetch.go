@@ -19,25 +19,23 @@ import (
 // published bundle's manifest lists (report.ManifestFile) from one of its
 // sources, check its sha256, and re-check it against the bundle's
 // summary (report.Recheck).
-func fetchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("matrix fetch", flag.ContinueOnError)
+func fetchCmd(fs *flag.FlagSet) runFunc {
 	from := fs.String("from", "", "fetch only from sources of this kind: git (a blob of this repository's history) or https (a release asset); by default git first, then https")
 	keep := fs.Bool("keep", true, "write each archive into its bundle's folder (false: fetch, verify and re-check only)")
-	if err := parseFlags(fs, args, stdout); err != nil {
-		return err
-	}
-	if *from != "" && *from != "git" && *from != "https" {
-		return fmt.Errorf("matrix fetch: --from %q: want git or https", *from)
-	}
-	if fs.NArg() == 0 {
-		return errors.New("matrix fetch: want a published bundle: torture matrix fetch [--from git|https] BUNDLE...")
-	}
-	for _, dir := range fs.Args() {
-		if err := fetchBundle(ctx, dir, *from, *keep, stdout); err != nil {
-			return fmt.Errorf("matrix fetch: %s: %w", dir, err)
+	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) error {
+		if *from != "" && *from != "git" && *from != "https" {
+			return fmt.Errorf("matrix fetch: --from %q: want git or https", *from)
 		}
+		if fs.NArg() == 0 {
+			return errors.New("matrix fetch: want a published bundle: torture matrix fetch [--from git|https] BUNDLE...")
+		}
+		for _, dir := range fs.Args() {
+			if err := fetchBundle(ctx, dir, *from, *keep, stdout); err != nil {
+				return fmt.Errorf("matrix fetch: %s: %w", dir, err)
+			}
+		}
+		return nil
 	}
-	return nil
 }
 
 // fetchBundle fetches, verifies and re-checks every archive of the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,56 +18,54 @@ import (
 	"github.com/locktorture/locktorture/report"
 )
 
-func matrixCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
+func matrixCmd(fs *flag.FlagSet) runFunc {
 	quick := fs.Bool("quick", false, "only the release gate's cells (the reliable ones)")
 	f := matrix.Flags{Seeds: strconv.FormatInt(harness.Defaults().Seed, 10), Duration: matrix.DefaultDuration, Out: filepath.Join("results", "matrix"), CheckTimeout: checker.DefaultTimeout}
 	matrix.BindFlags(fs, &f, map[string]string{"jobs": "up to three per CPU, one more only while the timers keep time; a run the machine was too slow to decide runs again"})
 	shardFlag := fs.String("shard", "", "run only shard i of n (i/n, e.g. 2/4), a share of the runs balanced by expected time; 'torture matrix merge' joins the shards' outputs")
-	if err := parseFlags(fs, args, stdout); err != nil {
-		return err
-	}
-	var shard matrix.Shard
-	if *shardFlag != "" {
-		var err error
-		if shard, err = matrix.ParseShard(*shardFlag); err != nil {
-			return fmt.Errorf("matrix: --shard %q: want i/n with 1 ≤ i ≤ n, e.g. 2/4", *shardFlag)
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		var shard matrix.Shard
+		if *shardFlag != "" {
+			var err error
+			if shard, err = matrix.ParseShard(*shardFlag); err != nil {
+				return fmt.Errorf("matrix: --shard %q: want i/n with 1 ≤ i ≤ n, e.g. 2/4", *shardFlag)
+			}
 		}
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("matrix: unexpected argument %q (see torture matrix -h)", fs.Arg(0))
-	}
-	seedList, err := f.Check()
-	if err != nil {
-		return fmt.Errorf("matrix: %w", err)
-	}
-	specs, err := matrix.Select(matrix.Cells(*quick), f.Cells)
-	if err != nil {
-		return fmt.Errorf("matrix: %w", err)
-	}
-	opts := matrix.Options{
-		Seeds: seedList, Duration: f.Duration, CheckTimeout: f.CheckTimeout, Shard: shard, Jobs: f.Jobs,
-		// The command of the whole matrix: every shard records the same one.
-		Command: "torture matrix " + strings.Join(withoutFlag(args, "shard"), " "),
-	}
-	if f.List {
-		if !shard.Whole() {
-			listShard(stdout, specs, opts, shard)
+		if fs.NArg() > 0 {
+			return fmt.Errorf("matrix: unexpected argument %q (see torture matrix -h)", fs.Arg(0))
+		}
+		seedList, err := f.Check()
+		if err != nil {
+			return fmt.Errorf("matrix: %w", err)
+		}
+		specs, err := matrix.Select(matrix.Cells(*quick), f.Cells)
+		if err != nil {
+			return fmt.Errorf("matrix: %w", err)
+		}
+		opts := matrix.Options{
+			Seeds: seedList, Duration: f.Duration, CheckTimeout: f.CheckTimeout, Shard: shard, Jobs: f.Jobs,
+			// The command of the whole matrix: every shard records the same one.
+			Command: "torture matrix " + strings.Join(withoutFlag(args, "shard"), " "),
+		}
+		if f.List {
+			if !shard.Whole() {
+				listShard(stdout, specs, opts, shard)
+				return nil
+			}
+			for _, s := range specs {
+				fmt.Fprintf(stdout, "%-40s expect %s\n", s.Name, s.Expect)
+			}
 			return nil
 		}
-		for _, s := range specs {
-			fmt.Fprintf(stdout, "%-40s expect %s\n", s.Name, s.Expect)
+		id := time.Now().UTC().Format("20060102T150405")
+		if *quick {
+			id += "-quick"
 		}
-		return nil
+		if !shard.Whole() {
+			id += fmt.Sprintf("-shard%dof%d", shard.Index, shard.Count)
+		}
+		return runMatrix(ctx, specs, opts, f.Out, id, stdout, stderr)
 	}
-	id := time.Now().UTC().Format("20060102T150405")
-	if *quick {
-		id += "-quick"
-	}
-	if !shard.Whole() {
-		id += fmt.Sprintf("-shard%dof%d", shard.Index, shard.Count)
-	}
-	return runMatrix(ctx, specs, opts, f.Out, id, stdout, stderr)
 }
 
 // runMatrix plans the cells specs with opts, runs them in a folder of
@@ -223,4 +222,44 @@ func matrixErr(m report.Matrix) error {
 		return fmt.Errorf("%w: %d cells decided nothing", errUnknown, undecided)
 	}
 	return nil
+}
+
+// mergeAbout is the -h of torture matrix merge.
+const mergeAbout = "torture matrix merge [--allow-unknown-commit] OUT DIR...: join the output directories of every shard of one matrix ('torture matrix --shard i/n', same commit, cells, seeds and duration) into OUT, which must not exist or be empty, and judge the cells as a whole matrix. Shards may come from elsewhere: a symbolic link, a special file or a run directory outside a shard's runs/ is refused, and a refused merge leaves OUT as it was"
+
+// mergeCmd is 'torture matrix merge OUT DIR...': it joins the outputs of
+// the shards of one matrix into OUT and judges the cells, with the exit
+// status of a whole matrix.
+func mergeCmd(fs *flag.FlagSet) runFunc {
+	unknown := fs.Bool("allow-unknown-commit", false, "merge shards that record no commit (binaries built without a VCS stamp) when you know one binary ran them all; the merged summaries say the commit is unknown")
+	return func(_ context.Context, _ []string, stdout, stderr io.Writer) error {
+		if fs.NArg() < 2 {
+			return errors.New("matrix merge: want OUT and at least one shard directory: torture matrix merge OUT DIR...")
+		}
+		out, dirs := fs.Arg(0), fs.Args()[1:]
+		var opts []matrix.MergeOption
+		if *unknown {
+			opts = append(opts, matrix.AcceptUnknownCommit())
+		}
+		m, err := matrix.Merge(out, dirs, opts...)
+		if errors.Is(err, matrix.ErrUnknownCommit) {
+			return fmt.Errorf("%w; if one binary ran every shard, --allow-unknown-commit merges them", err)
+		}
+		if err != nil {
+			return err
+		}
+		if m.Commit == report.UnknownCommit {
+			fmt.Fprintf(stderr, "warning: the shards record no commit (--allow-unknown-commit): the merged summaries say the commit is unknown\n")
+		}
+		if m.Dirty {
+			fmt.Fprintf(stderr, "warning: the shards ran commit %s with uncommitted changes: the merge cannot tell whether they ran the same code\n", m.Commit)
+		}
+		fmt.Fprintf(stderr, "merged %d shards → %s\n", len(dirs), out)
+		printMatrix(stdout, m, out)
+		if m.Interrupted {
+			return fmt.Errorf("matrix merge: a shard was interrupted: %d of %d cells never ran, %d more did not run every seed to its end (see %s)",
+				len(m.NeverRan()), len(m.Cells), incomplete(m)-len(m.NeverRan()), filepath.Join(out, "summary.md"))
+		}
+		return matrixErr(m)
+	}
 }

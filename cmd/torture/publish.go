@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,44 +18,45 @@ import (
 	"github.com/locktorture/locktorture/report"
 )
 
+// publishAbout is the -h of torture matrix publish.
+const publishAbout = "torture matrix publish [--readme FILE] [--findings FILE] [--all-histories] MATRIXDIR OUT: write the bundle that results/ publishes into OUT, which must not exist or be empty: the summaries (summary.md, summary.json, junit.xml, index.html) and " + report.RunsArchive + ", each run's report.html, results.json and schedule.json and the histories kept (unpack it beside index.html, tar -xJf " + report.RunsArchive + ", for the links, torture check and torture explain)"
+
 // publishCmd is `torture matrix publish MATRIXDIR OUT`: the bundle that
 // results/ publishes, from one matrix's output (report.Publish: no link
 // followed, no run directory outside MATRIXDIR, OUT left as it was on a
 // refusal).
-func publishCmd(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("matrix publish", flag.ContinueOnError)
+func publishCmd(fs *flag.FlagSet) runFunc {
 	all := fs.Bool("all-histories", false, "keep every run's history (by default: every run that showed a violation or decided nothing, and the first of every cell)")
 	readme := fs.String("readme", "", "also regenerate this README (e.g. results/README.md) from the bundle: the twelve scenarios, every cell's rate and what would contradict it, with links relative to the README")
 	url := fs.String("archive-url", "", "where "+report.RunsArchive+" will be published (a release asset): the manifest names it as the archive's source")
 	findings := fs.String("findings", "", "also rewrite the findings table of this page (e.g. README.md, between its findings markers) from the bundle")
-	if err := parseFlagsAbout(fs, args, stdout, fmt.Sprintf("torture matrix publish [--readme FILE] [--findings FILE] [--all-histories] MATRIXDIR OUT: write the bundle that results/ publishes into OUT, which must not exist or be empty: the summaries (summary.md, summary.json, junit.xml, index.html) and %s, each run's report.html, results.json and schedule.json and the histories kept (unpack it beside index.html, tar -xJf %s, for the links, torture check and torture explain)", report.RunsArchive, report.RunsArchive)); err != nil {
-		return err
-	}
-	if fs.NArg() != 2 {
-		return errors.New("matrix publish: want MATRIXDIR and OUT: torture matrix publish [--readme FILE] [--findings FILE] MATRIXDIR OUT")
-	}
-	size, err := report.Publish(fs.Arg(0), fs.Arg(1), report.PublishOptions{AllHistories: *all, ArchiveURL: *url})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "published %s → %s: %.1f MB\n", fs.Arg(0), fs.Arg(1), float64(size)/1e6)
-	if *readme != "" {
-		if err := writeReadme(*readme, fs.Arg(1), size); err != nil {
-			return fmt.Errorf("matrix publish: --readme: %w", err)
+	return func(_ context.Context, _ []string, stdout, stderr io.Writer) error {
+		if fs.NArg() != 2 {
+			return errors.New("matrix publish: want MATRIXDIR and OUT: torture matrix publish [--readme FILE] [--findings FILE] MATRIXDIR OUT")
 		}
-		fmt.Fprintf(stderr, "regenerated %s from %s\n", *readme, fs.Arg(1))
-	}
-	if *findings != "" {
-		page, err := findingsPage(*findings, fs.Arg(1))
-		if err == nil {
-			err = safefs.WriteFile(*findings, page, 0o644)
-		}
+		size, err := report.Publish(fs.Arg(0), fs.Arg(1), report.PublishOptions{AllHistories: *all, ArchiveURL: *url})
 		if err != nil {
-			return fmt.Errorf("matrix publish: --findings: %w", err)
+			return err
 		}
-		fmt.Fprintf(stderr, "rewrote the findings of %s from %s\n", *findings, fs.Arg(1))
+		fmt.Fprintf(stderr, "published %s → %s: %.1f MB\n", fs.Arg(0), fs.Arg(1), float64(size)/1e6)
+		if *readme != "" {
+			if err := writeReadme(*readme, fs.Arg(1), size); err != nil {
+				return fmt.Errorf("matrix publish: --readme: %w", err)
+			}
+			fmt.Fprintf(stderr, "regenerated %s from %s\n", *readme, fs.Arg(1))
+		}
+		if *findings != "" {
+			page, err := findingsPage(*findings, fs.Arg(1))
+			if err == nil {
+				err = safefs.WriteFile(*findings, page, 0o644)
+			}
+			if err != nil {
+				return fmt.Errorf("matrix publish: --findings: %w", err)
+			}
+			fmt.Fprintf(stderr, "rewrote the findings of %s from %s\n", *findings, fs.Arg(1))
+		}
+		return nil
 	}
-	return nil
 }
 
 // findingsPage returns the page at path with its findings table rendered
@@ -201,4 +203,53 @@ func consensusBundle(results string) (string, error) {
 		return "", fmt.Errorf("no bundle in %s holds a consensus lock's cells", results)
 	}
 	return filepath.Join(results, best), nil
+}
+
+// trendAbout is the -h of torture matrix trend.
+const trendAbout = "torture matrix trend [--out DIR] BUNDLE BUNDLE...: each cell's violation rate and interval per bundle (a matrix's output or a published bundle: a folder with summary.json), ordered by when each matrix started, with the module versions each was built with; writes DIR/trend.html and DIR/trend.md; exit 1 when a cell's rate in the latest bundle lies outside its interval in the one before"
+
+// trendCmd is `torture matrix trend [--out DIR] BUNDLE...`: the trend of
+// the matrix over its bundles (report.Trend), written as trend.html and
+// trend.md; exit 1 (errViolation) when a cell's rate in the latest
+// bundle lies outside its interval in the one before, each such cell
+// named with both rates, both intervals and both bundles.
+func trendCmd(fs *flag.FlagSet) runFunc {
+	out := fs.String("out", ".", "directory the pages are written into (trend.html, trend.md)")
+	return func(_ context.Context, _ []string, stdout, stderr io.Writer) error {
+		if fs.NArg() < 2 {
+			return errors.New("matrix trend: want at least two bundles: torture matrix trend [--out DIR] BUNDLE BUNDLE...")
+		}
+		t, err := report.ReadTrend(fs.Args())
+		if err != nil {
+			return fmt.Errorf("matrix %w", err)
+		}
+		if err := os.MkdirAll(*out, 0o755); err != nil {
+			return fmt.Errorf("matrix trend: --out: %w", err)
+		}
+		if err := report.WriteTrend(*out, t); err != nil {
+			return fmt.Errorf("matrix trend: %w", err)
+		}
+		fmt.Fprintf(stderr, "trend of %d bundles, %d cells: %s, %s\n", len(t.Nights), len(t.Cells), filepath.Join(*out, report.TrendHTML), filepath.Join(*out, report.TrendMarkdown))
+		for _, c := range t.Changes {
+			fmt.Fprintf(stdout, "version: %s %s → %s in %s\n", c.Module, orNone(c.From), orNone(c.To), t.Nights[c.Night].Dir)
+		}
+		reg := t.Regressions()
+		if len(reg) == 0 {
+			fmt.Fprintln(stdout, "no cell's rate moved outside the interval of the bundle before")
+			return nil
+		}
+		lines := make([]string, len(reg))
+		for i, m := range reg {
+			lines[i] = "moved: " + report.Printable(m.String())
+			fmt.Fprintln(stderr, lines[i]) // the exit status alone would say nothing of which cell
+		}
+		return fmt.Errorf("%w: %d cells moved outside the interval of the bundle before:\n%s", errViolation, len(reg), strings.Join(lines, "\n"))
+	}
+}
+
+func orNone(v string) string {
+	if v == "" {
+		return "(none)"
+	}
+	return v
 }

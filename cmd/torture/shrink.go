@@ -18,28 +18,27 @@ import (
 // reproduce a violation within --tries replays each; written as
 // RUN/minimal.json (minimal-1.json, … when that name is taken) with the
 // one command that replays it.
-func shrinkCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("shrink", flag.ContinueOnError)
-	o := shrink.Options{Log: stderr}
+func shrinkCmd(fs *flag.FlagSet) runFunc {
+	var o shrink.Options
 	fs.IntVar(&o.Tries, "tries", 3, "replays of each candidate schedule; it reproduces when one of them violates")
 	fs.DurationVar(&o.CheckTimeout, "check-timeout", checker.DefaultTimeout, "porcupine time limit per model (exceeded: verdict unknown)")
 	fs.StringVar(&o.Lock, "lock", "", "the stored lock, named again: needed to replay a client process (exec:...), which shrink never runs unasked")
 	fs.StringVar(&o.Backend, "backend", "", "the stored backend, named again: needed to replay on an external backend or a docker image other than the default")
-	if err := parseFlags(fs, args, stdout); err != nil {
-		return err
+	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) error {
+		o.Log = stderr
+		if fs.NArg() != 1 {
+			return fmt.Errorf("shrink: want one run directory, got %d arguments (see torture shrink -h)", fs.NArg())
+		}
+		res, err := shrink.Run(ctx, fs.Arg(0), o)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%d of %d fault steps reproduce a violation within %d tries, over %s (%d replays):\n", len(res.Keep), len(res.Schedule.Steps), o.Tries, res.Duration, res.Replays)
+		for _, i := range res.Keep {
+			st := res.Schedule.Steps[i]
+			fmt.Fprintf(stdout, "  step %d at %s for %s: %s\n", i, time.Duration(st.At), time.Duration(st.For), report.Printable(st.Desc))
+		}
+		fmt.Fprintf(stdout, "written to %s; replay it with:\n  %s\n", res.Minimal, report.Printable(harness.CommandLine(res.Replay)))
+		return nil
 	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("shrink: want one run directory, got %d arguments (see torture shrink -h)", fs.NArg())
-	}
-	res, err := shrink.Run(ctx, fs.Arg(0), o)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "%d of %d fault steps reproduce a violation within %d tries, over %s (%d replays):\n", len(res.Keep), len(res.Schedule.Steps), o.Tries, res.Duration, res.Replays)
-	for _, i := range res.Keep {
-		st := res.Schedule.Steps[i]
-		fmt.Fprintf(stdout, "  step %d at %s for %s: %s\n", i, time.Duration(st.At), time.Duration(st.For), report.Printable(st.Desc))
-	}
-	fmt.Fprintf(stdout, "written to %s; replay it with:\n  %s\n", res.Minimal, report.Printable(harness.CommandLine(res.Replay)))
-	return nil
 }
