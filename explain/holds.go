@@ -57,7 +57,7 @@ func cut(a *checker.Analysis, c checker.Cut) Explanation {
 		text += fmt.Sprintf(" (%q)", c.Error)
 	}
 	text += ", and no fault was active while it held it."
-	la, ok := lease(a, c.Key, c.Token, c.Start)
+	la, ok := a.LeaseAt(c.Key, c.Token, c.Start)
 	nodes := []int{0}
 	if ok && la.Granted != nil {
 		nodes = la.Granted
