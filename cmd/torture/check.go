@@ -30,10 +30,9 @@ func checkCmd(fs *flag.FlagSet) runFunc {
 			return fmt.Errorf("check: want one run directory or history file, got %d arguments (see torture check -h)", fs.NArg())
 		}
 		var err error
-		// A run directory is judged again by the rules its run was judged by
-		// (trial.Recheck: its configuration and fault steps as stored); a
-		// bare history by the checker's alone. Either is streamed, never
-		// held whole.
+		// A run directory is judged again by its run's rules (trial.Recheck:
+		// its configuration and fault steps as stored), a bare history by the
+		// checker's alone; either is streamed.
 		arg := fs.Arg(0)
 		copts := checker.Options{Timeout: *timeout, LivenessBound: *bound}
 		var (
@@ -61,9 +60,8 @@ func checkCmd(fs *flag.FlagSet) runFunc {
 	}
 }
 
-// explainCmd is `torture explain RUN`: the cause of each violation
-// of a run, from its history alone, one paragraph for each fault step
-// and cause (explain.Findings), with how many violations it made.
+// explainCmd is `torture explain RUN`: one paragraph for each fault step and
+// cause of the run's violations, from its history alone (explain.Findings).
 func explainCmd(fs *flag.FlagSet) runFunc {
 	timeout := fs.Duration("check-timeout", checker.DefaultTimeout, "porcupine time limit per model (exceeded: verdict unknown)")
 	limit := fs.Int("limit", explain.DefaultLimit, "print at most this many findings, one per fault step and cause (the rest are counted)")
@@ -103,8 +101,7 @@ func explainCmd(fs *flag.FlagSet) runFunc {
 	}
 }
 
-// historyPath is path's history: path itself, or history.jsonl in it
-// when it is a directory.
+// historyPath is path, or history.jsonl in it when it is a directory.
 func historyPath(path string) (string, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -116,8 +113,8 @@ func historyPath(path string) (string, error) {
 	return path, nil
 }
 
-// writeFindings prints at most limit findings, numbered, under a line
-// that says how many violations there are and what the evidence is.
+// writeFindings prints at most limit findings under a line that counts the
+// violations and names the evidence.
 func writeFindings(w io.Writer, path string, a *checker.Analysis, found []explain.Finding, total, limit int) {
 	r := &a.Result
 	if total == 0 {

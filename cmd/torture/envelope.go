@@ -14,8 +14,8 @@ import (
 	"github.com/locktorture/locktorture/matrix"
 )
 
-// envelopeCmd is torture envelope: the safety envelope of locks along
-// one fault parameter.
+// envelopeCmd is torture envelope: where locks' safety ends along one fault
+// parameter.
 func envelopeCmd(fs *flag.FlagSet) runFunc {
 	var faults []string
 	for _, f := range envelope.Faults {

@@ -41,10 +41,9 @@ var (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
-		// The first signal cancels the run, which stops its clients,
-		// checks what it recorded and cleans up; a second one always
-		// ends the process at once (the default action), whatever the
-		// run still waits on (a client's final release, up to its TTL).
+		// The first signal cancels the run (its clients stop, what it
+		// recorded is checked, it cleans up); a second ends the process at
+		// once, whatever the run still waits on (a final release, up to a TTL).
 		<-ctx.Done()
 		stop()
 	}()
@@ -64,13 +63,12 @@ func exitCode(err error, stderr io.Writer) int {
 		return exitViolation
 	case errors.Is(err, errUnknown) && !strings.Contains(err.Error(), ": "):
 		return exitUnknown // the summary on stdout says why
-	case errors.Is(err, errUnknown), errors.Is(err, gate.ErrInconclusive):
-		fmt.Fprintf(stderr, "torture: %s\n", printableLines(err.Error()))
-		return exitUnknown
-	default:
-		fmt.Fprintf(stderr, "torture: %s\n", printableLines(err.Error()))
-		return exitError
 	}
+	fmt.Fprintf(stderr, "torture: %s\n", printableLines(err.Error()))
+	if errors.Is(err, errUnknown) || errors.Is(err, gate.ErrInconclusive) {
+		return exitUnknown
+	}
+	return exitError
 }
 
 // printableLines is report.Printable line by line: an error may quote a

@@ -68,21 +68,21 @@ func matrixCmd(fs *flag.FlagSet) runFunc {
 	}
 }
 
-// runMatrix plans the cells specs with opts, runs them in a folder of
-// their own under out (named after id) and prints their table.
+// runMatrix plans specs with opts, runs them in a folder of their own under
+// out (named after id) and prints their table.
 func runMatrix(ctx context.Context, specs []matrix.Spec, opts matrix.Options, out, id string, stdout, stderr io.Writer) error {
 	shard := opts.Shard
-	prog := newMatrixProgress(stderr)
-	opts.Progress, opts.Log = prog.update, logLines{prog.p}
-	// Every run of every cell is validated here, once, before anything
-	// is printed or created; the plan is what runs.
+	prog := newProgress(stderr)
+	opts.Progress, opts.Log = prog.matrix, logLines{prog}
+	// Every run of every cell is validated once, before anything is printed
+	// or created.
 	plan, err := matrix.NewPlan(specs, opts)
 	if err != nil {
 		return err
 	}
-	// A folder of its own, even beside a matrix started in the same
-	// second with the same --out (their histories would mix); created
-	// only once the plan holds.
+	// A folder of its own even beside a matrix started in the same second
+	// with the same --out (their histories would mix), made once the plan
+	// holds.
 	id, dir, err := safefs.Fresh(out, id)
 	if err != nil {
 		return fmt.Errorf("matrix: %w", err)
@@ -109,8 +109,8 @@ func runMatrix(ctx context.Context, specs []matrix.Spec, opts matrix.Options, ou
 		return fmt.Errorf("matrix: %w", err)
 	}
 	if !shard.Whole() {
-		// A shard judges nothing: a cell's expected violation may be
-		// another shard's to find. The merge decides.
+		// A shard judges nothing: a cell's expected violation may be another
+		// shard's to find.
 		fmt.Fprintf(stdout, "shard %s ran every run it was given; 'torture matrix merge OUT DIR...' judges the cells once every shard is done\n", shard)
 		return nil
 	}
@@ -181,12 +181,12 @@ func printMatrix(w io.Writer, m report.Matrix, dir string) {
 		for _, r := range c.Runs {
 			why := r.Error
 			if why == "" && !c.Matches && r.Outcome() == checker.OutcomeUnknown {
-				// Why a run of a cell that did not match decided nothing:
-				// a CI log then says it without the run's directory.
+				// Why a run of a cell that did not match decided nothing, for
+				// a CI log.
 				why = "decided nothing: " + r.Undecided()
 			}
 			if why != "" {
-				// The first line: enough to say why, the rest is in the run's directory.
+				// The first line: the rest is in the run's directory.
 				first, _, _ := strings.Cut(why, "\n")
 				fmt.Fprintf(w, "    seed %d: %s\n", r.Seed, report.Printable(first))
 			}
@@ -203,9 +203,8 @@ func printMatrix(w io.Writer, m report.Matrix, dir string) {
 	fmt.Fprintf(w, "summary: %s, %s, %s\n", filepath.Join(dir, "summary.md"), filepath.Join(dir, "junit.xml"), filepath.Join(dir, "index.html"))
 }
 
-// matrixErr is the error that gives a whole matrix its exit status: a
-// violation when a cell's outcome contradicts its expectation, inconclusive
-// when no cell does but some decided nothing (unknown is never a pass).
+// matrixErr gives a whole matrix its exit status: a violation when a cell
+// contradicts its expectation, else inconclusive when one decided nothing.
 func matrixErr(m report.Matrix) error {
 	contradicted, undecided := 0, 0
 	for _, c := range m.Failed() {
@@ -227,9 +226,8 @@ func matrixErr(m report.Matrix) error {
 // mergeAbout is the -h of torture matrix merge.
 const mergeAbout = "torture matrix merge [--allow-unknown-commit] OUT DIR...: join the output directories of every shard of one matrix ('torture matrix --shard i/n', same commit, cells, seeds and duration) into OUT, which must not exist or be empty, and judge the cells as a whole matrix. Shards may come from elsewhere: a symbolic link, a special file or a run directory outside a shard's runs/ is refused, and a refused merge leaves OUT as it was"
 
-// mergeCmd is 'torture matrix merge OUT DIR...': it joins the outputs of
-// the shards of one matrix into OUT and judges the cells, with the exit
-// status of a whole matrix.
+// mergeCmd is torture matrix merge (mergeAbout), with a whole matrix's exit
+// status.
 func mergeCmd(fs *flag.FlagSet) runFunc {
 	unknown := fs.Bool("allow-unknown-commit", false, "merge shards that record no commit (binaries built without a VCS stamp) when you know one binary ran them all; the merged summaries say the commit is unknown")
 	return func(_ context.Context, _ []string, stdout, stderr io.Writer) error {

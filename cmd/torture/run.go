@@ -21,9 +21,8 @@ import (
 )
 
 func runCmd(fs *flag.FlagSet) runFunc {
-	// Every flag of the configuration is the harness's (harness.BindFlags),
-	// declared once there beside the field it fills; a zero is "the
-	// default", stated in the flag's usage.
+	// Every configuration flag is the harness's (harness.BindFlags); a zero
+	// is "the default".
 	var cfg harness.Config
 	harness.BindFlags(fs, &cfg)
 	out := fs.String("out", filepath.Join("results", "runs"), "directory under which the run directory is created")
@@ -41,12 +40,9 @@ func runCmd(fs *flag.FlagSet) runFunc {
 		if cfg.Lock == "" {
 			cfg.Lock = "setnx"
 		}
-		// The external nodes' password comes from the environment, never
-		// from a command line that every local user can read.
 		cfg.Password = os.Getenv(passwordEnv)
 		// Validated once, before the run directory is made: the plan is what
-		// runs (the kinds of a replayed schedule, and the workload of a
-		// targeted kind, included).
+		// runs.
 		plan, err := harness.NewPlan(cfg)
 		if errors.Is(err, locks.ErrUnknownLock) {
 			return fmt.Errorf("%w; a lock of your own runs from a main of your own that registers it (locks.Register; docs/your-lock.md), or as exec:COMMAND (locks/clients/PROTOCOL.md)", err)
@@ -116,11 +112,10 @@ func newRunDir(out string, t time.Time, lock string, seed int64) (id, dir string
 	return id, dir, nil
 }
 
-// pathName is lock as one safe path element: a registered name as it is
-// (letters, digits and -_.), anything else — an exec: lock's command line,
-// with its slashes, spaces and quotes — as its safe characters, the rest
-// turned to '-', at most 48 of them, and a hash of the whole name so that
-// two commands never share a name.
+// pathName is lock as one safe path element: a registered name as it is;
+// anything else (an exec: command line, with slashes, spaces, quotes) as at
+// most 48 of its safe characters, the rest turned to '-', and a hash of the
+// whole, so two commands never share a name.
 func pathName(lock string) string {
 	safe := func(r rune) bool {
 		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-' || r == '_' || r == '.'
@@ -148,12 +143,10 @@ func pathName(lock string) string {
 // a process's environment only by its own user.
 const passwordEnv = "LOCKTORTURE_PASSWORD"
 
-// clientCmd is `torture client --lock NAME`: a client process that serves
-// the registered Go lock NAME over the line protocol of
-// locks/clients/PROTOCOL.md on its standard input and output (locks.Serve),
-// until its input ends. The harness starts it for a run with
-// --client-process (locks.AsProcess); `--lock exec:'torture client --lock
-// NAME'` does the same by hand.
+// clientCmd is `torture client --lock NAME`: a client process serving the
+// registered Go lock NAME over locks/clients/PROTOCOL.md on stdin and stdout
+// (locks.Serve) until its input ends, as --client-process starts it
+// (locks.AsProcess).
 func clientCmd(fs *flag.FlagSet) runFunc {
 	name := fs.String("lock", "", "the registered Go lock to serve: "+goLocks())
 	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) error {
@@ -174,8 +167,8 @@ func clientCmd(fs *flag.FlagSet) runFunc {
 	}
 }
 
-// goLocks names the registered locks that run in this process, the ones
-// a client process can serve.
+// goLocks names the registered locks that run in this process, which a client
+// process can serve.
 func goLocks() string {
 	s := ""
 	for _, sp := range locks.Specs() {

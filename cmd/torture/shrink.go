@@ -13,11 +13,10 @@ import (
 	"github.com/locktorture/locktorture/shrink"
 )
 
-// shrinkCmd is `torture shrink RUN` (shrink.Run): the smallest subset of
-// the run's fault steps, and then the shortest duration, that still
-// reproduce a violation within --tries replays each; written as
-// RUN/minimal.json (minimal-1.json, … when that name is taken) with the
-// one command that replays it.
+// shrinkCmd is `torture shrink RUN` (shrink.Run): the fewest fault steps,
+// then the shortest duration, that still reproduce a violation within --tries
+// replays, written as RUN/minimal.json (or minimal-1.json, …) with the
+// command that replays it.
 func shrinkCmd(fs *flag.FlagSet) runFunc {
 	var o shrink.Options
 	fs.IntVar(&o.Tries, "tries", 3, "replays of each candidate schedule; it reproduces when one of them violates")

@@ -18,6 +18,7 @@ import (
 	"github.com/Shopify/toxiproxy/v2"
 	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/cluster/docker"
+	"github.com/locktorture/locktorture/internal/procstat"
 	"github.com/locktorture/locktorture/internal/redisopt"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
@@ -148,48 +149,42 @@ func NewClient(addr, password string) *redis.Client {
 // Running reports whether pid is a process that is neither gone nor a
 // zombie (a dead process its parent has not reaped yet).
 func Running(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	f, err := procstat.Stat(pid)
 	if err != nil {
 		return !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+	return len(f) == 0 || f[0] != "Z"
 }
 
 // Stopped reports whether pid is a process stopped by a signal (SIGSTOP:
-// state T in /proc/PID/stat).
+// state T).
 func Stopped(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] == 'T'
+	f, err := procstat.Stat(pid)
+	return err == nil && len(f) > 0 && f[0] == "T"
 }
 
 // Children returns the pids of the processes whose parent is ppid and
 // whose command line contains match.
 func Children(ppid int, match string) []int {
-	var out []int
+	var kids []int
 	for pid, parent := range parents() {
-		if parent != ppid {
-			continue
-		}
-		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if strings.Contains(string(cmdline), match) {
-			out = append(out, pid)
+		if parent == ppid {
+			kids = append(kids, pid)
 		}
 	}
-	return out
+	return matching(kids, match)
 }
 
 // DescendantsMatching returns the live processes below pid (Descendants)
 // whose command line holds match.
 func DescendantsMatching(pid int, match string) []int {
+	return matching(Descendants(pid), match)
+}
+
+// matching returns the pids whose command line holds match.
+func matching(pids []int, match string) []int {
 	var out []int
-	for _, p := range Descendants(pid) {
+	for _, p := range pids {
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
 		if strings.Contains(string(cmdline), match) {
 			out = append(out, p)
@@ -225,21 +220,10 @@ func parents() map[int]int {
 		if err != nil {
 			continue
 		}
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:]) // state, ppid, …
-		if len(f) < 2 {
-			continue
-		}
-		if ppid, err := strconv.Atoi(f[1]); err == nil {
-			out[pid] = ppid
+		if f, err := procstat.Stat(pid); err == nil && len(f) >= 2 {
+			if ppid, err := strconv.Atoi(f[1]); err == nil {
+				out[pid] = ppid
+			}
 		}
 	}
 	return out
