@@ -13,11 +13,10 @@ import (
 // group 0 late by 50ms".
 var latencyOf = regexp.MustCompile(`^latency(?:-group: .*? late by | )([0-9.]+(?:ns|µs|us|ms|s|m))(?:±([0-9.]+(?:ns|µs|us|ms|s|m)))?`)
 
-// Benign returns the checker.Options.Benign of a run with the TTL ttl: a
-// latency fault (latency, latency-group) whose delay, jitter included, is
-// below a tenth of the TTL, the per-call bound the locks set. A lock
-// must keep a hold through such a link: it answers every call in time.
-// Every other fault may cut a hold short. A ttl of 0 excuses nothing.
+// Benign returns the checker.Options.Benign of a run with TTL ttl: a latency
+// fault whose delay, jitter included, is below a tenth of the TTL (the locks'
+// per-call bound), through which a lock must keep its hold. Every other fault
+// may cut a hold short; ttl 0 excuses nothing.
 func Benign(ttl time.Duration) func(desc string) bool {
 	return func(desc string) bool {
 		m := latencyOf.FindStringSubmatch(desc)

@@ -25,106 +25,69 @@ type Config struct {
 	Output
 }
 
-// Workload is what the clients do: a lock × keys × clients × duration ×
-// TTL × hold time × seed.
+// Workload is what the clients do. Each field is the flag of its name
+// (BindFlags, which says its default and range).
 type Workload struct {
-	// Lock is the registry name of the lock under test (locks.Names).
-	// Required.
-	Lock string `json:"lock"`
-	// Clients is the number of concurrent clients. At most MaxClients.
-	Clients int `json:"clients"`
-	// Keys is the number of lock keys the clients contend for.
-	Keys int `json:"keys"`
-	// Duration is how long clients keep starting new cycles.
-	Duration time.Duration `json:"duration"`
-	// TTL is the lock's time to live.
-	TTL time.Duration `json:"ttl"`
-	// Hold is how long a client stays inside its critical section (NoHold:
-	// none). A Hold longer than the TTL is allowed: a correct lock then lets
-	// no section write (resource verdict unknown), and one that over-reports
-	// its validity is caught at once.
+	// Lock is the registry name of the lock under test. Required.
+	Lock     string        `json:"lock"`
+	Clients  int           `json:"clients"`
+	Keys     int           `json:"keys"`
+	Duration time.Duration `json:"duration"` // how long clients start new cycles
+	TTL      time.Duration `json:"ttl"`
+	// Hold is the time inside the critical section. Longer than the TTL,
+	// a correct lock lets no section write (resource verdict unknown), and
+	// one that over-reports its validity is caught at once.
 	Hold time.Duration `json:"hold"`
-	// NoHold makes Hold 0 (for throughput measurements).
+	// NoHold makes Hold 0 (--hold 0), for throughput measurements.
 	NoHold bool `json:"no_hold,omitempty"`
-	// KeyPerClient gives client i the key "k<i>" for all its cycles, so no
-	// two contend (Keys is then Clients; for throughput measurements); by
-	// default each cycle draws one of Keys from the seed.
-	KeyPerClient bool `json:"key_per_client,omitempty"`
-	// Seed feeds the one random source of the run.
-	Seed int64 `json:"seed"`
-	// Fencing makes the lock issue fencing tokens and the store check them.
-	Fencing bool `json:"fencing"`
-	// Store is where the store checks fencing tokens: StoreAll (every access;
-	// the default) or StoreWriteOnly (writes only, Kleppmann's storage
-	// service; needs Fencing).
+	// KeyPerClient gives client i the key "k<i>" (Keys is then Clients);
+	// else each cycle draws one of Keys from the seed.
+	KeyPerClient bool  `json:"key_per_client,omitempty"`
+	Seed         int64 `json:"seed"`
+	Fencing      bool  `json:"fencing"`
+	// Store is StoreAll or StoreWriteOnly (needs Fencing).
 	Store string `json:"store,omitempty"`
-	// RetryDelay, when set, is every client's delay between two attempts of
-	// one acquire and after a failed acquire, the same every time
-	// (locks.Config.EqualRetry): clients that fail together retry together.
-	// Default 0: the lock's random back-off (up to 50 ms), and a random pause
-	// of up to TTL/20 after a failed acquire.
-	RetryDelay time.Duration `json:"retry_delay,omitempty"`
-	// AcquireTimeout bounds one acquire call (and one extend). Default TTL.
+	// RetryDelay sets locks.Config.EqualRetry: clients that fail together
+	// retry together.
+	RetryDelay     time.Duration `json:"retry_delay,omitempty"`
 	AcquireTimeout time.Duration `json:"acquire_timeout"`
-	// Quorum is how many nodes must grant a RedLock (locks.Config.Quorum):
-	// more than half, at most all. Default 0: ⌊N/2⌋+1.
-	Quorum int `json:"quorum,omitempty"`
-	// WaitReplicas makes setnx WAIT for that many replicas after every
-	// granted SET, and hold only once they acknowledged it
-	// (locks.Config.WaitReplicas). Default 0.
-	WaitReplicas int `json:"wait_replicas,omitempty"`
-	// Extend makes each client renew its lease while it works, as redsync's
-	// Extend, redislock's Refresh and Redisson's watchdog do: the Hold of a
-	// cycle (perhaps several TTLs) is worked in sections of at most
-	// ExtendEvery, each checking the validity before its write, with an
-	// extend (locks.Lock.Extend) between two. A client stops at the first
-	// extend that is not ok, and releases.
-	Extend bool `json:"extend,omitempty"`
-	// ExtendEvery is the work between two extends: only with Extend, shorter
-	// than the TTL. Default TTL/3.
+	Quorum         int           `json:"quorum,omitempty"`        // locks.Config.Quorum
+	WaitReplicas   int           `json:"wait_replicas,omitempty"` // locks.Config.WaitReplicas
+	// Extend renews the lease while the client works, as redsync's Extend,
+	// redislock's Refresh and Redisson's watchdog do (work, in extend.go).
+	Extend      bool          `json:"extend,omitempty"`
 	ExtendEvery time.Duration `json:"extend_every,omitempty"`
-	// ClientProcess runs a Go lock in client processes of its own, one per
-	// client (locks.AsProcess: `torture client --lock NAME`), so that a whole
-	// client can be stopped (the client-stop kinds). A lock that runs as
-	// processes already (Python, exec:) refuses it.
+	// ClientProcess serves a Go lock in client processes of its own
+	// (locks.AsProcess), which the client-stop kinds stop whole; a lock
+	// that runs as processes already refuses it.
 	ClientProcess bool `json:"client_process,omitempty"`
 }
 
 // Cluster is where the nodes run: cluster.Spec (see it for each field), a
-// type of its own so that Config does not take on its methods. Nodes defaults
-// to locks.Spec.DefaultNodes (5 for a multi-node lock, 1 otherwise; the
-// failover topology's two, primary and replica), at most MaxNodes on the
-// backends that start their nodes. Password is never on a command line;
-// written only to the nodes' own redis.conf (mode 0600, in a folder of mode
-// 0700), and for the external backend not at all.
+// type of its own so that Config does not take on its methods. Nodes
+// defaults to locks.Spec.DefaultNodes, at most MaxNodes on the backends
+// that start their nodes. Password is never on a command line; written
+// only to the nodes' own redis.conf (mode 0600, in a folder of mode 0700),
+// and for the external backend not at all.
 type Cluster cluster.Spec
 
-// Faults is what the nemesis injects.
+// Faults is what the nemesis injects; each field is the flag of its name.
 type Faults struct {
-	// Nemesis lists the fault kinds to inject (nemesis.Kinds); none by
-	// default. A run with faults whose schedule holds none (a duration too
-	// short) is refused: it would test nothing.
-	Nemesis []string `json:"nemesis,omitempty"`
-	// NemesisInterval is the quiet time between faults and the least time
-	// each stays active.
+	// Nemesis lists the fault kinds (nemesis.Kinds). A run with faults
+	// whose schedule holds none is refused: it would test nothing.
+	Nemesis         []string      `json:"nemesis,omitempty"`
 	NemesisInterval time.Duration `json:"nemesis_interval,omitempty"`
-	// NemesisCompose is the most faults, each of another kind, that one step
-	// may hold at once, drawn from the seed (nemesis.Plan). Default 0, as 1.
-	// A replay takes its steps as schedule.json holds them.
-	NemesisCompose int `json:"nemesis_compose,omitempty"`
-	// RestartDelay is the delay of every delayed restart a kill fault draws.
-	// Default 1.5×TTL.
-	RestartDelay time.Duration `json:"restart_delay,omitempty"`
-	// Restart is how kill faults restart nodes: nemesis.RestartMixed (drawn
-	// from the seed), RestartImmediate or RestartDelayed.
-	Restart string `json:"restart,omitempty"`
-	// LivenessBound is checker.Options.LivenessBound, for the check that
-	// follows the run. Default 3×TTL.
+	// NemesisCompose is the most kinds one step may hold (nemesis.Plan);
+	// 0 as 1. A replay takes its steps as schedule.json holds them.
+	NemesisCompose int           `json:"nemesis_compose,omitempty"`
+	RestartDelay   time.Duration `json:"restart_delay,omitempty"`
+	Restart        string        `json:"restart,omitempty"` // nemesis.RestartMixed, …
+	// LivenessBound is the check's (checker.Options.LivenessBound).
 	LivenessBound time.Duration `json:"liveness_bound,omitempty"`
-	// Replay is a schedule.json to replay instead of drawing faults from the
-	// seed. Nemesis is set to its kinds (a Nemesis given must name the same);
-	// a schedule with no step, with a step the run lacks the nodes, client
-	// groups or parameters for, or that ends after Duration, is refused.
+	// Replay is a schedule.json to replay instead of drawing faults from
+	// the seed; Nemesis is set to its kinds (one given must name the
+	// same), and a step the run lacks the nodes, client groups or
+	// parameters for, or that ends after Duration, is refused.
 	Replay string `json:"replay,omitempty"`
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -61,11 +62,7 @@ func (s *staller) StopHolder(client int, token string) (func() error, error) {
 		thaw()
 		return nil, err
 	}
-	return func() error {
-		err := cont()
-		thaw()
-		return err
-	}, nil
+	return then(cont, thaw), nil
 }
 
 // StopProcess implements nemesis.ProcessStopper: the pick-th process of the
@@ -90,11 +87,16 @@ func (s *staller) StopProcess(pick int) (string, func() error, error) {
 		what = fmt.Sprintf("client %d's process (pid %d)", client, pid)
 		thaw = s.freeze(client)
 	}
-	return what, func() error {
+	return what, then(cont, thaw), nil
+}
+
+// then continues a stopped process with cont, then its client with thaw.
+func then(cont func() error, thaw func()) func() error {
+	return func() error {
 		err := cont()
 		thaw()
 		return err
-	}, nil
+	}
 }
 
 // freeze makes client wait at its next step until thaw, once.
@@ -217,12 +219,7 @@ func (s *staller) arm(list *[]*stall, st *stall) (withdraw func()) {
 	return func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		for i, p := range *list {
-			if p == st {
-				*list = append((*list)[:i], (*list)[i+1:]...)
-				return
-			}
-		}
+		*list = slices.DeleteFunc(*list, func(p *stall) bool { return p == st })
 	}
 }
 

@@ -123,14 +123,15 @@ func kind(m fs.FileMode) string {
 // error wraps ErrTooLarge.
 func ReadFile(name string) ([]byte, error) {
 	f, err := Open(name)
+	return readAll(name, f, err)
+}
+
+// readAll reads f, opened with err, whole and closes it.
+func readAll(name string, f *os.File, err error) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return readAll(name, f)
-}
-
-func readAll(name string, f *os.File) ([]byte, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
@@ -170,11 +171,7 @@ func OpenIn(root, rel string) (*os.File, error) {
 // is.
 func ReadFileIn(root, rel string) ([]byte, error) {
 	f, err := OpenIn(root, rel)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readAll(filepath.Join(root, rel), f)
+	return readAll(filepath.Join(root, rel), f, err)
 }
 
 // rootIn opens root/dir as an os.Root one folder at a time, each refused when
