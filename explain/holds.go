@@ -39,8 +39,7 @@ func Benign(ttl time.Duration) func(desc string) bool {
 }
 
 // cut explains a hold cut short while no fault was active: what the lock
-// said, when, and what the nodes that granted the lease had done with
-// its key by then.
+// said, when, and what the granting nodes had done with the key by then.
 func cut(a *checker.Analysis, c checker.Cut) Explanation {
 	ex := Explanation{Property: "holds", Key: c.Key, At: c.At, Cause: Unknown}
 	said := map[string]string{checker.CutLost: "the lock told P%d it lost its hold", checker.CutExtend: "P%d's extend was refused", checker.CutRelease: "P%d's release was refused"}[c.How]

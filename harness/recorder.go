@@ -10,16 +10,15 @@ import (
 	"github.com/locktorture/locktorture/locks"
 )
 
-// Recorder stamps events with one monotonic base shared by every client
-// and the nemesis, and appends them to a history.
+// Recorder stamps events with one monotonic base, shared by the clients and
+// the nemesis, and appends them to a history.
 type Recorder struct {
 	base    time.Time
 	w       *history.Writer
 	observe func(history.Event) // see WithStop; nil for none
 }
 
-// NewRecorder records to w with offsets from base, which must come from
-// time.Now (a monotonic reading).
+// NewRecorder records to w with offsets from base (from time.Now: monotonic).
 func NewRecorder(base time.Time, w *history.Writer) *Recorder {
 	return &Recorder{base: base, w: w}
 }
@@ -44,9 +43,9 @@ func (r *Recorder) Append(e history.Event) error {
 	return nil
 }
 
-// completion maps a lock call's error to its completion type: nil is ok;
-// locks.ErrNotAcquired or ErrNotHeld a definite fail; anything else (a
-// timeout, a lost connection) an unknown outcome, info.
+// completion maps a lock call's error to its completion: ok; fail for
+// locks.ErrNotAcquired or ErrNotHeld; else info (unknown: a timeout, a lost
+// connection).
 func completion(err error) history.Type {
 	switch {
 	case err == nil:
@@ -66,8 +65,8 @@ type client struct {
 	lock  string         // the lock's registry name, for errors
 	view  *view          // the live holds; nil records none
 	ev    locks.Evidence // the per-node evidence of the open call (see traced)
-	// ctx ends the watch of a loss notice (the run's, not the cycle's);
-	// watching is that watch while it lasts.
+	// ctx ends a loss notice's watch (the run's, not the cycle's); watching
+	// is the watch.
 	ctx      context.Context
 	watching *lossWatch
 }
@@ -79,9 +78,9 @@ type lossWatch struct {
 }
 
 // watchLoss records the lock's notice that the holder lost lease (Lease.Lost)
-// as a history.Lost event, stamped when the lock gave it (Notice.At, not when
-// this goroutine woke), with its reason; the view's hold ends there. unwatch
-// ends the watch (at the release's invoke, a crash, the client's end).
+// as a history.Lost event stamped with Notice.At (not when this goroutine
+// woke), ending the view's hold; unwatch ends it (the release's invoke, a
+// crash, the client's end).
 func (c *client) watchLoss(lease locks.Lease) {
 	if lease.Lost == nil {
 		return
@@ -112,8 +111,7 @@ func (c *client) watchLoss(lease locks.Lease) {
 	}()
 }
 
-// unwatch ends the current lease's watch, if any, and waits for it: no notice
-// is recorded after.
+// unwatch ends the current lease's watch, if any, and waits for it.
 func (c *client) unwatch() {
 	if w := c.watching; w != nil {
 		close(w.stop)
@@ -122,24 +120,21 @@ func (c *client) unwatch() {
 	}
 }
 
-// crashed makes c a fresh client in the place of one that crashed holding a
-// lease (client-crash): the crashed one records nothing more and never
-// releases; the fresh one has the slot's next process number (id + clients),
-// so no process does two things, and no lease. The view no longer counts the
-// abandoned lease as a hold.
+// crashed replaces c, crashed holding a lease it never releases
+// (client-crash), with a fresh client: the slot's next process number (id +
+// clients), so no process does two things, and no lease; the view forgets the
+// abandoned hold.
 func (c *client) crashed(clients int) {
 	c.view.ended(c.id, c.rec.Now())
 	c.id += clients
 }
 
-// ErrBadLease is wrapped by the error that stops a run at the first lease
-// that breaks the contract of locks.Lock (an empty token, another key, a
-// validity not read from time.Now): no verdict about such a lock would mean
-// anything.
+// ErrBadLease stops a run at the first lease that breaks locks.Lock's
+// contract (an empty token, another key, a validity not from time.Now): no
+// verdict about such a lock would mean anything.
 var ErrBadLease = errors.New("harness: bad lease")
 
-// checkLease checks what a lease of a successful acquire of key must carry
-// (locks.Lock).
+// checkLease checks a lease of a successful acquire of key (locks.Lock).
 func checkLease(lock string, client int, l locks.Lease, key string) error {
 	var why string
 	switch {
@@ -206,9 +201,8 @@ func (c *client) release(ctx context.Context, lk locks.Lock, l locks.Lease) erro
 
 // traced returns ctx carrying the client's locks.Evidence, reset, and it,
 // when lk reports per-node evidence (locks.NodeReporter); else ctx and nil.
-// Every acquire, release and harness-recorded extend goes through it, so its
-// completion event carries what the nodes answered (nodesOf). One Evidence
-// serves the client's calls, one at a time.
+// Every acquire, release and extend goes through it, so its completion
+// carries what the nodes answered (nodesOf).
 func (c *client) traced(ctx context.Context, lk locks.Lock) (context.Context, *locks.Evidence) {
 	if r, ok := lk.(locks.NodeReporter); ok && r.ReportsNodes() {
 		c.ev.Reset()
@@ -217,8 +211,7 @@ func (c *client) traced(ctx context.Context, lk locks.Lock) (context.Context, *l
 	return ctx, nil
 }
 
-// nodesOf is ev in the history's form: nil when the lock reported nothing
-// (never "no node granted").
+// nodesOf is ev in the history's form: nil when nothing was reported.
 func nodesOf(ev *locks.Evidence) *history.Nodes {
 	if ev == nil {
 		return nil

@@ -325,21 +325,26 @@ func (fl *file) attr(a *fuse.Attr) {
 // marks what it grew by as written; fl.mu is held.
 func (fl *file) resize(n int64) {
 	old := int64(len(fl.data))
-	switch {
-	case n < old:
-		fl.data = fl.data[:n]
-	case n > old:
-		if int64(cap(fl.data)) >= n {
-			fl.data = fl.data[:n]
-			clear(fl.data[old:])
-		} else {
-			grown := make([]byte, n, max(n, 2*old))
-			copy(grown, fl.data)
-			fl.data = grown
-		}
+	fl.data = setLen(fl.data, n)
+	if n > old {
 		fl.mark(old, n)
 	}
 	fl.mtime = time.Now()
+}
+
+// setLen returns b with length n, what it grows by zeroed.
+func setLen(b []byte, n int64) []byte {
+	old := int64(len(b))
+	if n <= int64(cap(b)) {
+		b = b[:n]
+		if n > old {
+			clear(b[old:])
+		}
+		return b
+	}
+	grown := make([]byte, n, max(n, 2*old))
+	copy(grown, b)
+	return grown
 }
 
 // mark records [from, to) as written since the last sync; fl.mu is
@@ -365,13 +370,7 @@ func (fl *file) mark(from, to int64) {
 // the last sync; fl.mu is held.
 func (fl *file) sync() {
 	n := int64(len(fl.data))
-	if int64(len(fl.synced)) > n {
-		fl.synced = fl.synced[:n]
-	} else if int64(len(fl.synced)) < n {
-		grown := make([]byte, n, max(n, 2*int64(len(fl.synced))))
-		copy(grown, fl.synced)
-		fl.synced = grown
-	}
+	fl.synced = setLen(fl.synced, n)
 	for _, s := range fl.dirty {
 		from, to := min(s.from, n), min(s.to, n)
 		copy(fl.synced[from:to], fl.data[from:to])
