@@ -102,8 +102,7 @@ func runMatrix(ctx context.Context, specs []matrix.Spec, opts matrix.Options, ou
 	}
 	if m.Interrupted {
 		// Never "every cell matches": what did not run proves nothing.
-		return fmt.Errorf("matrix: interrupted: %d of %d cells never ran, %d more did not run every seed to its end (see %s): %w",
-			len(m.NeverRan()), len(m.Cells), incomplete(m)-len(m.NeverRan()), filepath.Join(dir, "summary.md"), err)
+		return fmt.Errorf("matrix: interrupted: %s: %w", unrun(m, dir), err)
 	}
 	if err != nil {
 		return fmt.Errorf("matrix: %w", err)
@@ -153,15 +152,17 @@ func listShard(w io.Writer, specs []matrix.Spec, o matrix.Options, shard matrix.
 		matrix.ExpectedTime(specs, o, runs).Round(time.Second), shard.Count, longest.Round(time.Second))
 }
 
-// incomplete counts the cells with a seed that never ran or was cut short.
-func incomplete(m report.Matrix) int {
-	n := 0
+// unrun says what of the interrupted matrix m in dir did not run: the
+// cells that never ran, and those with a seed that never ran or was cut.
+func unrun(m report.Matrix, dir string) string {
+	incomplete := 0
 	for _, c := range m.Cells {
 		if c.Incomplete() {
-			n++
+			incomplete++
 		}
 	}
-	return n
+	return fmt.Sprintf("%d of %d cells never ran, %d more did not run every seed to its end (see %s)",
+		len(m.NeverRan()), len(m.Cells), incomplete-len(m.NeverRan()), filepath.Join(dir, "summary.md"))
 }
 
 // printMatrix writes the one-screen summary of a matrix run.
@@ -255,8 +256,7 @@ func mergeCmd(fs *flag.FlagSet) runFunc {
 		fmt.Fprintf(stderr, "merged %d shards → %s\n", len(dirs), out)
 		printMatrix(stdout, m, out)
 		if m.Interrupted {
-			return fmt.Errorf("matrix merge: a shard was interrupted: %d of %d cells never ran, %d more did not run every seed to its end (see %s)",
-				len(m.NeverRan()), len(m.Cells), incomplete(m)-len(m.NeverRan()), filepath.Join(out, "summary.md"))
+			return fmt.Errorf("matrix merge: a shard was interrupted: %s", unrun(m, out))
 		}
 		return matrixErr(m)
 	}

@@ -263,11 +263,7 @@ func (m *Monitor) probed(start, end time.Time, failed bool) {
 // window: a load that lasts, not one late wake-up.
 func (m *Monitor) Recent(window time.Duration) time.Duration {
 	m.mu.Lock()
-	since := time.Now().Add(-window)
-	var lates []time.Duration
-	for i := len(m.recent) - 1; i >= 0 && m.recent[i].at.After(since); i-- {
-		lates = append(lates, m.recent[i].late)
-	}
+	lates := within(m.recent, window)
 	m.mu.Unlock()
 	if len(lates) == 0 {
 		return 0
@@ -283,12 +279,18 @@ func (m *Monitor) Recent(window time.Duration) time.Duration {
 func (m *Monitor) RecentProbe(window time.Duration) time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var worst time.Duration
+	return slices.Max(append(within(m.lastRT, window), 0))
+}
+
+// within returns the lateness of the samples of ss over the last window,
+// newest first.
+func within(ss []sample, window time.Duration) []time.Duration {
 	since := time.Now().Add(-window)
-	for i := len(m.lastRT) - 1; i >= 0 && m.lastRT[i].at.After(since); i-- {
-		worst = max(worst, m.lastRT[i].late)
+	var out []time.Duration
+	for i := len(ss) - 1; i >= 0 && ss[i].at.After(since); i-- {
+		out = append(out, ss[i].late)
 	}
-	return worst
+	return out
 }
 
 // Stop stops the monitor and returns what it measured.
