@@ -39,35 +39,29 @@ func Explain(a *checker.Analysis, limit int) (ex []Explanation, total int) {
 	}
 	r := &a.Result
 	total = len(r.LeaseViolations) + len(r.FenceViolations) + len(a.LostUpdates)
-	for _, ov := range r.LeaseViolations {
-		if len(ex) >= limit {
-			return ex, total
-		}
-		ex = append(ex, overlap(a, ov))
-	}
-	for _, fv := range r.FenceViolations {
-		if len(ex) >= limit {
-			return ex, total
-		}
-		ex = append(ex, fence(a, fv))
-	}
-	for _, lu := range a.LostUpdates {
-		if len(ex) >= limit {
-			return ex, total
-		}
-		ex = append(ex, lost(a, lu))
+	if !explainAll(&ex, limit, r.LeaseViolations, func(ov checker.Overlap) Explanation { return overlap(a, ov) }) ||
+		!explainAll(&ex, limit, r.FenceViolations, func(v checker.FenceViolation) Explanation { return fence(a, v) }) ||
+		!explainAll(&ex, limit, a.LostUpdates, func(lu checker.LostUpdate) Explanation { return lost(a, lu) }) {
+		return ex, total
 	}
 	total += min(r.SpuriousCount, len(r.Cuts))
 	ex = append(ex, spuriousCuts(a, limit-len(ex))...)
 	cs := a.Contradictions()
 	total += len(cs)
-	for _, c := range cs {
-		if len(ex) >= limit {
-			break
-		}
-		ex = append(ex, contradiction(c))
-	}
+	explainAll(&ex, limit, cs, contradiction)
 	return ex, total
+}
+
+// explainAll appends to ex the explanation of each of vs while ex holds
+// fewer than limit, and reports whether every one fitted.
+func explainAll[V any](ex *[]Explanation, limit int, vs []V, explain func(V) Explanation) bool {
+	for _, v := range vs {
+		if len(*ex) >= limit {
+			return false
+		}
+		*ex = append(*ex, explain(v))
+	}
+	return true
 }
 
 func overlap(a *checker.Analysis, ov checker.Overlap) Explanation {

@@ -49,21 +49,18 @@ type Summary struct {
 	// Health is how late the harness's timers fired (health.Report;
 	// HealthThreshold).
 	Health health.Report `json:"health"`
-	// LockVersions is what a lock served by client processes says it runs on;
-	// nil for a Go lock, whose modules report.Versions lists. Every key
-	// begins with "client" (lockVersions), so none is one of
-	// report.Versions's.
+	// LockVersions is what a lock served by client processes says it runs on
+	// (nil for a Go lock), every key under "client" (lockVersions).
 	LockVersions map[string]string `json:"lock_versions,omitempty"`
 }
 
-// warmer is a lock that starts something per concurrent caller (the
-// process adapter: one client process each) and can start it ahead.
+// warmer is a lock that starts a client process per concurrent caller, and
+// can start them ahead.
 type warmer interface {
 	Warm(ctx context.Context, callers int) error
 }
 
-// versioner is a lock that can say what it runs on beyond this binary's
-// modules (the process adapter: its client's self-description).
+// versioner is a lock that says what it runs on beyond this binary's modules.
 type versioner interface {
 	Versions() map[string]string
 }
@@ -105,11 +102,11 @@ func WithProgress(interval time.Duration, fn func(Progress)) Option {
 }
 
 // WithStop calls fn with every event once it is in the history, from the
-// goroutine that recorded it (so fn must be concurrency-safe and quick). Once
-// fn returns true the run ends as at its Duration, and Summary.Stopped is
-// set. fn sees each client's events in order, and a cause before its effect
-// (a release's invoke before the next holder's acquire ok): for a watcher
-// that ends a run at its first violation; the verdict stays the checker's.
+// goroutine that recorded it (so quick and concurrency-safe); once it returns
+// true the run ends as at its Duration, Summary.Stopped set. Each client's
+// events come in order, a cause before its effect (a release's invoke before
+// the next holder's ok): for a watcher that ends a run at its first
+// violation.
 func WithStop(fn func(history.Event) bool) Option {
 	return func(o *runOptions) { o.stop = fn }
 }
@@ -123,13 +120,12 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (Summary, error) {
 	return p.Run(ctx, cfg.Dir, opts...)
 }
 
-// Run runs the plan in the run directory dir (created if missing): the
-// cluster, one lock per client group, the history (streamed, so it can be
-// checked even if Run is interrupted), the clients and the nemesis for the
-// plan's Duration. When ctx is cancelled it stops the clients, heals the
-// active fault, closes the history and stops the nodes, and returns the
-// summary with Interrupted set and ctx's error. Every process it started is
-// stopped before it returns.
+// Run runs the plan in dir (created if missing): cluster, one lock per client
+// group, history (streamed: checkable even if interrupted), clients and
+// nemesis for Duration. When ctx is cancelled it stops the clients, heals the
+// active fault, closes the history, stops the nodes and returns the summary,
+// Interrupted set, with ctx's error. Every process it started is stopped
+// before it returns.
 func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary, err error) {
 	if dir == "" {
 		return Summary{}, errors.New("harness: no run directory")
@@ -139,10 +135,8 @@ func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary
 		opt(&o)
 	}
 	cfg := p.cfg
-	// Absolute once, here: every path that crosses into another process (node
-	// dirs and logs, a sentinel's conf, the clock shim's file, a bind mount)
-	// derives from it, and that process resolves a relative path against its
-	// own working directory.
+	// Absolute once, here: every path handed to another process (node dirs, a
+	// sentinel's conf, the clock shim's file, a bind mount) derives from it.
 	if cfg.Dir, err = filepath.Abs(dir); err != nil {
 		return Summary{}, fmt.Errorf("harness: run directory: %w", err)
 	}
@@ -230,11 +224,10 @@ func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary
 // ProbeTarget says what a health probe of StartProbe's server calls.
 const ProbeTarget = "a PING on a fresh connection to an untouched redis-server"
 
-// StartProbe starts in dir the redis-server a health probe calls, each time
-// on a fresh connection: no fault touches it, so a slow dial or round trip is
-// the machine's (a starved CPU, loopback out of ports or connection-tracking
-// slots). Only for the process backend (else nil: the timers alone are
-// measured). A run's probe is its own; the matrix starts one more.
+// StartProbe starts in dir the redis-server a health probe calls on a fresh
+// connection each time: no fault touches it, so a slow round trip is the
+// machine's (a starved CPU, loopback out of ports or conntrack slots).
+// Process backend only (else nil).
 func StartProbe(ctx context.Context, backend, dir string, log io.Writer) (*cluster.Cluster, error) {
 	if backend != "" && backend != cluster.BackendProcess {
 		return nil, nil
