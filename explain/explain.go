@@ -88,12 +88,17 @@ func overlap(a *checker.Analysis, ov checker.Overlap) Explanation {
 	fs := faults(&a.Result)
 	ke := a.Keys[ov.Key]
 	f := explainOverlap(a, fs, ke, la, lb)
+	ex.blame(f)
+	ex.Text = fmt.Sprintf("%s. %s %s. %s Cause: %s.", head, f.text, tail, both, f.cause)
+	return ex
+}
+
+// blame names f's cause, fault and node in ex.
+func (ex *Explanation) blame(f finding) {
 	ex.Cause, ex.Fault = f.cause, f.fault
 	if f.node >= 0 {
 		ex.Nodes = []string{NodeName(f.node)}
 	}
-	ex.Text = fmt.Sprintf("%s. %s %s. %s Cause: %s.", head, f.text, tail, both, f.cause)
-	return ex
 }
 
 // fence explains a fencing token that did not grow: a node of the later
@@ -157,10 +162,7 @@ func lost(a *checker.Analysis, lu checker.LostUpdate) Explanation {
 		first, second = second, first
 	}
 	f := explainOverlap(a, fs, a.Keys[lu.Key], first, second)
-	ex.Cause, ex.Fault = f.cause, f.fault
-	if f.node >= 0 {
-		ex.Nodes = []string{NodeName(f.node)}
-	}
+	ex.blame(f)
 	firstValid := "valid to " + Secs(validity(first))
 	if untilReleased(first) {
 		firstValid = "held until released or told it lost the lock"
