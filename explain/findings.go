@@ -77,9 +77,9 @@ func Noun(property string, n int) string {
 	return many
 }
 
-// More is the sentence after a finding of several violations ("The same fault
-// #1 and the same cause made 48 more overlaps on k0, from 2.611 s to 7.120
-// s."), "" for one.
+// More is the sentence after a finding of several violations, "" for one:
+// "The same fault #1 and the same cause made 48 more overlaps on k0, from
+// 2.611 s to 7.120 s."
 func (f Finding) More() string {
 	if f.Count < 2 {
 		return ""
