@@ -13,11 +13,10 @@ import (
 	"github.com/locktorture/locktorture/nemesis"
 )
 
-// Config is one torture test, its fields grouped by concern in embedded
-// structs (Workload, Cluster, Faults, Output): every field stays one selector
-// away (cfg.Lock, cfg.Dir) and results.json one flat object. A zero field
-// takes its default: Defaults, or, for the few that depend on the lock or the
-// backend, the value WithDefaults documents.
+// Config is one torture test, grouped by concern in embedded structs, so
+// every field stays one selector away (cfg.Lock) and results.json one flat
+// object. A zero field takes its default (Defaults; WithDefaults for those
+// that depend on the lock or backend).
 type Config struct {
 	Workload
 	Cluster

@@ -13,25 +13,14 @@ import (
 )
 
 // The most a run may ask of the machine. Within them a run starts, and what
-// it then achieves (perhaps no acquire at all: 100,000 clients on two keys,
-// RedLock on 25 nodes with a 1 s TTL) is for the verdicts to say; beyond them
-// it is refused before anything starts. Measured on the project's 2-core, 24
-// GB machine:
-//
-//   - Nodes: the process backend gives each node 10 s to answer PING; 100
-//     started in 2.1 s, 500 in 7.2 s, of 1000 some gave no PONG in time.
-//     The docker backend started 100 containers in 43 s under load 8–12.
-//   - Clients: goroutines sharing the lock's connections (locks.PoolSize
-//     per node), so Redis's maxclients is never reached; 100,000 setnx
-//     clients took 6.9 s for a 3 s run and 460 MB, and acquired nothing.
-//   - File descriptors: three per connection through a node's in-process
-//     proxy (1,660 for 50 nodes × 10 clients): see openFiles. Client
-//     processes are bounded apart (processLimit).
-//   - Keys: every key is named and watched before the start; a billion
-//     took 22 GB and never started. A client touches one key an acquire,
-//     so more keys than MaxClients test nothing more.
-//   - Durations: the default workload writes about 115 kB of history a
-//     second (10 GB a day), which the check reads whole.
+// it then achieves (perhaps no acquire at all) is for the verdicts to say;
+// beyond them it is refused before anything starts, with the measurement that
+// set the limit (checkLimits, checkBounds). Measured on the project's 2-core,
+// 24 GB machine, besides: 100 nodes started in 2.1 s and 500 in 7.2 s on the
+// process backend, 100 containers in 43 s under load 8–12 on the docker one;
+// clients share the lock's connections (locks.PoolSize per node), so Redis's
+// maxclients is never reached; three descriptors per connection through a
+// node's in-process proxy (1,660 for 50 nodes × 10 clients: openFiles).
 const (
 	MaxNodes    = 100
 	MaxClients  = 100_000
