@@ -7,12 +7,10 @@ import (
 	"github.com/locktorture/locktorture/history"
 )
 
-// contradiction explains a reply of the lock that a node's observation
-// contradicts (checker.Contradiction): the reply and what the node held,
-// side by side. An extend ok on a key the node had removed is the extend
-// after expiry (a renewal that checked nothing, or checked too late); a
-// release reported done while the key stayed set is the lock's own
-// logic (it deleted nothing and said it had).
+// contradiction explains a reply of the lock a node contradicts
+// (checker.Contradiction), reply and node side by side: an extend ok on a key
+// the node had removed is an extend after expiry; a release done while the
+// key stayed set, the lock's own logic.
 func contradiction(c checker.Contradiction) Explanation {
 	node, obs := NodeName(c.Node), c.Observed
 	ex := Explanation{Property: "answers", Key: c.Key, At: c.Completed, Nodes: []string{node}}

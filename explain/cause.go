@@ -5,86 +5,63 @@ type Cause string
 
 const (
 	// ClockJump: a node that granted the earlier lease expired its key
-	// during or after a clock fault on that node, while the holder's
-	// validity ran on.
+	// during or after a clock fault on it, while the holder's validity ran.
 	ClockJump Cause = "clock jump"
-	// Restart: a node that granted the earlier lease was killed and
-	// restarted without persistence, forgetting the key, and granted the
-	// later lease.
+	// Restart: a granting node was killed and restarted without
+	// persistence, forgot the key, and granted the later lease.
 	Restart Cause = "restart without persistence"
-	// Failover: a failover promoted a replica that did not have the key,
-	// and the new primary granted the later lease.
+	// Failover: a failover promoted a replica without the key, which
+	// granted the later lease.
 	Failover Cause = "failover promotion without the key"
-	// Stalled: a holder's critical section went on past its lease's
-	// validity (a stalled client) and wrote after another's; the leases
-	// themselves did not overlap (resource only).
+	// Stalled: a holder's section went on past its validity (a stalled
+	// client) and wrote after another's (resource only).
 	Stalled Cause = "holder stalled past its validity"
-	// ExtendAfterExpiry: the holder's lease was extended on a node after
-	// that node had expired or deleted the key, so the validity it was
-	// told ran on a key that no longer existed.
+	// ExtendAfterExpiry: a node extended the lease after it had expired or
+	// deleted the key.
 	ExtendAfterExpiry Cause = "extend after expiry"
-	// LateNotice: the earlier holder's lock claims no validity (it renews
-	// itself, or its users hold until they release) and the holder was
-	// told it lost the lock only after the other client was granted it,
-	// or not at all before it released: its whole process was stopped (a
-	// client-stop fault) while its key expired, or its lock noticed the
-	// loss too late.
+	// LateNotice: the earlier holder's lock claims no validity, and the
+	// holder learnt of the loss only after the other's grant, or not at
+	// all (its process stopped by client-stop, or its lock noticed late).
 	LateNotice Cause = "holder told too late"
-	// Evicted: a node that granted the earlier lease evicted its key under
-	// memory pressure (maxmemory with an evicting policy) and granted the
-	// later lease.
+	// Evicted: a granting node evicted the key under maxmemory with an
+	// evicting policy, and granted the later lease.
 	Evicted Cause = "key evicted under maxmemory"
-	// PowerLoss: a node that granted the earlier lease lost its power: it
-	// was killed and what it had written but not fsynced was dropped, the
-	// grant with it; it came back without the key and granted the later
-	// lease.
+	// PowerLoss: a granting node was killed and its unsynced writes, the
+	// grant with them, dropped; it came back without the key.
 	PowerLoss Cause = "power loss dropped the unsynced grant"
-	// ServerStall: a node that granted the earlier lease stalled (its
-	// event loop stopped, DEBUG SLEEP or CLIENT PAUSE) and expired the key
-	// while the holder counted on it.
+	// ServerStall: a granting node's event loop stopped (DEBUG SLEEP,
+	// CLIENT PAUSE) and it expired the key while the holder counted on it.
 	ServerStall Cause = "server stall"
-	// BrokenConnection: a connection fault (a reset, a cut after some
-	// bytes, sliced replies, dropped connections) was active between the
-	// two acquires, and no node's evidence names another cause: a reply
-	// lost with its connection, an outcome the lock took for known.
+	// BrokenConnection: a connection fault (reset, cut, sliced replies,
+	// dropped connections) was active between the acquires and no node
+	// names another cause: a reply lost with its connection.
 	BrokenConnection Cause = "broken connection"
-	// ReplicationCut: the link between the primary and its replica was cut
-	// or slowed between the two acquires, and no node's evidence names
-	// another cause.
+	// ReplicationCut: the primary–replica link was cut or slowed between
+	// the acquires, and no node names another cause.
 	ReplicationCut Cause = "replication link cut"
-	// PromotedWithoutKey: on Redis Cluster, the master of the key's slot
-	// granted the first lease and the cluster then promoted its replica
-	// (a forced failover, a killed master), which the node evidence shows
-	// never had the key before the second grant: the grant had not been
-	// replicated.
+	// PromotedWithoutKey: Redis Cluster promoted the replica of the key's
+	// master (a forced failover, a killed master), which never had the
+	// key before the second grant: the grant was not replicated.
 	PromotedWithoutKey Cause = "promoted replica without the key"
-	// MinorityMaster: on Redis Cluster, the master of the key's slot was
-	// cut off every other node (cluster-partition-master) before it
-	// granted the first lease: a minority of one, it still accepted the
-	// write until the node timeout told it so, and the majority promoted
-	// its replica, which the node evidence shows never had the key, and
-	// which granted the second.
+	// MinorityMaster: the key's Redis Cluster master, cut off every other
+	// node before it granted the first lease, still accepted the write
+	// until the node timeout; the majority promoted its replica, without
+	// the key, which granted the second.
 	MinorityMaster Cause = "minority master accepted the grant"
-	// LateGrant: the key an acquire set expired before that acquire
-	// returned granted (its replies were slow, or held by a fault): the
-	// lock did not count the time its round took, and told its holder it
-	// held a key that was already gone, which the next client set.
+	// LateGrant: the key an acquire set expired before the acquire
+	// returned granted (slow or held replies): the lock did not count the
+	// time its round took.
 	LateGrant Cause = "granted after its key expired"
-	// ExpiredUnderHolder: a node that granted the lease expired its key
-	// while its holder was healthy and no fault was active, before the
-	// lock told the holder: the lock let its own key lapse (a renewal
-	// that came late or set too short an expiry). A holds finding
-	// (holds.go).
+	// ExpiredUnderHolder: a granting node expired the key under a healthy
+	// holder, no fault active, before the lock told it: the lock let its
+	// own key lapse (holds.go).
 	ExpiredUnderHolder Cause = "key expired under a healthy holder"
-	// GaveUp: the lock gave up a hold no node had dropped: no node that
-	// granted it removed the key before the lock said it was lost (a
-	// watchdog that stops renewing, a renewal refused in error). A holds
-	// finding (holds.go).
+	// GaveUp: the lock gave up a hold no granting node had dropped (a
+	// watchdog that stops renewing, a renewal refused in error; holds.go).
 	GaveUp Cause = "lock gave up a live hold"
-	// LockLogic: no fault explains it; the nodes' evidence shows the lock
-	// itself broke exclusion (a key set over a live one, deleted for
-	// another client, quorums that do not intersect, a validity that
-	// outlived the key): a mutant.
+	// LockLogic: no fault explains it; the nodes show the lock itself
+	// broke exclusion (a key set over a live one, deleted for another,
+	// disjoint quorums, a validity that outlived the key): a mutant.
 	LockLogic Cause = "the lock's own logic"
 	// Unknown: the evidence does not say.
 	Unknown Cause = "unknown"

@@ -2,12 +2,11 @@ package explain
 
 import "fmt"
 
-// The clock family: a node's clock jumped, slewed or drifted, and the
-// node expired a key whose holder still counted on it.
+// The clock family: a node's clock jumped, slewed or drifted, and it expired
+// a key its holder counted on.
 
-// clockBeforeGrant: n expired a key at or before la's ok during a clock
-// fault on n (lb's own key, set first and returned later, or an earlier
-// key's end), and granted it again.
+// clockBeforeGrant: n expired a key at or before la's ok during a clock fault
+// on n, and granted it again.
 func clockBeforeGrant(ne *nodeEvidence) (finding, bool) {
 	if ne.expired != nil || ne.before == nil {
 		return finding{}, false

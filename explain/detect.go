@@ -7,8 +7,7 @@ import (
 	"github.com/locktorture/locktorture/checker"
 )
 
-// detectors name the cause of an overlap, in order: the first that
-// reports a finding names it.
+// detectors name the cause of an overlap: the first that reports a finding.
 var detectors = []func(*evidence) (finding, bool){
 	lateNotice,        // a holder without validity told too late (notice.go)
 	extendAfterExpiry, // an extend granted by a node that had lost the key (lock.go)
@@ -46,8 +45,8 @@ func explainOverlap(a *checker.Analysis, fs []fault, ke *checker.KeyEvidence, la
 	return e.best
 }
 
-// byNode asks every node that granted both what it did (nodeDetectors)
-// and keeps the most specific finding; it reports one that names a cause.
+// byNode keeps the most specific finding of the nodes that granted both
+// (nodeDetectors), reported when it names a cause.
 func byNode(e *evidence) (finding, bool) {
 	for _, n := range e.common {
 		f := nodeFinding(e, n)
@@ -58,8 +57,8 @@ func byNode(e *evidence) (finding, bool) {
 	return e.best, e.best.cause != Unknown
 }
 
-// unobservedFaults: with no node observed, a fault of a family that
-// takes the key is named on its own; with no fault at all, the lock.
+// unobservedFaults: with no node observed, a fault of a family that takes the
+// key, or with no fault at all, the lock.
 func unobservedFaults(e *evidence) (finding, bool) {
 	if e.a.Observed {
 		return finding{}, false
@@ -73,9 +72,8 @@ func unobservedFaults(e *evidence) (finding, bool) {
 	return finding{}, false
 }
 
-// unmarkedFault names, when nothing else is named, a fault that leaves no
-// mark on a node's key: a stall, a broken connection, a cut replication
-// link.
+// unmarkedFault names, when nothing else is, a fault that leaves no mark on a
+// key.
 func unmarkedFault(e *evidence) (finding, bool) {
 	fam, f, ok := blamed(e, unmarked)
 	if !ok {
@@ -84,8 +82,7 @@ func unmarkedFault(e *evidence) (finding, bool) {
 	return finding{cause: fam.cause, fault: f.num, node: firstOr(f.nodes), text: fmt.Sprintf("%s %s was active between the two acquires, and no node was seen to lose the key otherwise.", e.best.text, capital(f.String()))}, true
 }
 
-// nodeDetectors name what node n's evidence says, in order: the first
-// that reports a finding names it.
+// nodeDetectors name what node n's evidence says: the first that reports.
 var nodeDetectors = []func(*nodeEvidence) (finding, bool){
 	clockBeforeGrant,        // clock.go
 	lateGrant,               // grant.go
@@ -103,8 +100,7 @@ var nodeDetectors = []func(*nodeEvidence) (finding, bool){
 	setOver,                 // lock.go
 }
 
-// nodeFinding is what node n's evidence says of lb starting inside la,
-// both granted by n.
+// nodeFinding is what n, which granted both, says of lb starting inside la.
 func nodeFinding(e *evidence, n int) finding {
 	ne := &nodeEvidence{evidence: e, n: n, name: NodeName(n), valid: validity(e.la), from: min(e.la.Invoked, e.lb.Invoked)}
 	la, lb := e.la, e.lb
@@ -139,8 +135,8 @@ func nodeFinding(e *evidence, n int) finding {
 	return finding{cause: Unknown, node: n, text: fmt.Sprintf("%s granted both; it was not seen to lose the key.", ne.name)}
 }
 
-// blamed names the first family (in the table's order) of blame b with a
-// fault active between the two acquires of e.
+// blamed names the first family of blame b with a fault active between e's
+// acquires.
 func blamed(e *evidence, b blame) (family, fault, bool) {
 	for _, fam := range families {
 		if fam.blame != b {

@@ -4,8 +4,8 @@ import "fmt"
 
 // The evict family: memory pressure under an evicting policy.
 
-// evictedKey: n evicted la's key; by an evict fault on n when one was
-// active, else by a maxmemory set outside the run's faults.
+// evictedKey: n evicted la's key; by an evict fault on n if one was active,
+// else by a maxmemory set outside the faults.
 func evictedKey(ne *nodeEvidence) (finding, bool) {
 	rm := ne.expired
 	if rm == nil || rm.Event != "evicted" {

@@ -10,54 +10,51 @@ type finding struct {
 	text  string
 }
 
-// evidence is what the detectors read of lease lb starting inside lease
-// la: the faults, the key's evidence and the nodes to look at.
+// evidence is what the detectors read of lease lb starting inside lease la.
 type evidence struct {
 	a      *checker.Analysis
 	fs     []fault
 	ke     *checker.KeyEvidence
 	obs    []checker.NodeObservation
 	la, lb checker.Lease
-	// common are the nodes that granted both leases; with no report,
-	// every node observed.
+	// common are the nodes that granted both leases (with no report, every
+	// node observed).
 	common []int
-	// best is the best of the nodes' findings (byNode), Unknown until one
-	// names a cause.
+	// best is the nodes' best finding (byNode), Unknown until one names a
+	// cause.
 	best finding
 }
 
-// nodeEvidence is what node n did to the key after la's ok and before
-// lb's (with a slack of lag for the notifications).
+// nodeEvidence is what node n did to the key between la's ok and lb's (plus
+// lag).
 type nodeEvidence struct {
 	*evidence
 	n     int
 	name  string
 	valid int64 // la's validity
 	from  int64 // the earlier of the two acquires' invokes
-	// expired is the first expiry or eviction after la's ok; before the
-	// first expiry at or before it (an earlier key's end, or lb's own
-	// key, set first and returned later); deleted the first del that
-	// was not la's release.
+	// expired is the first expiry or eviction after la's ok; before the first
+	// expiry at or before it (an earlier key's end, or lb's own key set first
+	// and returned later); deleted the first del that was not la's release.
 	expired, before, deleted *checker.NodeObservation
 	// sets counts the sets from la's invoke on.
 	sets int
-	// early is ", 0.5 s before the end of P0's validity" when expired
-	// came before la's validity ended.
+	// early is ", 0.5 s before the end of P0's validity" when expired came
+	// early.
 	early string
 }
 
-// lag is the slack of a node's notifications: they arrive after the
-// change they report.
+// lag is how late a node's notifications may arrive after their change.
 const lag = 50e6
 
-// nodeFault is a node detector that names a fault of cause active while
-// n lost the key, in the sentence text makes of it.
+// nodeFault is a node detector naming a fault of cause active while n lost
+// the key, in text's sentence.
 type nodeFault struct {
 	cause Cause
-	// when is what the fault must overlap: expired (on n, from la's
-	// invoke to n's expiry of the key), between (on n, from la's invoke
-	// to lb's grant), anywhere (between, on any node), or stalled (on any
-	// node, from la's ok to lb's grant, once n expired the key).
+	// when is what the fault must overlap: expired (on n, la's invoke to n's
+	// expiry), between (on n, la's invoke to lb's grant), anywhere (between,
+	// any node) or stalled (any node, la's ok to lb's grant, once n expired
+	// the key).
 	when int
 	text func(ne *nodeEvidence, f fault) string
 }
@@ -88,8 +85,8 @@ func (nf nodeFault) detect(ne *nodeEvidence) (finding, bool) {
 	return finding{cause: nf.cause, fault: f.num, node: ne.n, text: nf.text(ne, f)}, true
 }
 
-// removal returns node n's first expired, evicted or del of the key
-// after from and at or before to.
+// removal returns node n's first expired, evicted or del of the key in (from,
+// to].
 func removal(obs []checker.NodeObservation, n int, from, to int64) (checker.NodeObservation, bool) {
 	for _, o := range obs {
 		if o.Node == n && o.Time > from && o.Time <= to && (o.Event == "expired" || o.Event == "evicted" || o.Event == "del") {
@@ -109,8 +106,8 @@ func setBetween(obs []checker.NodeObservation, n int, from, to int64) bool {
 	return false
 }
 
-// validity is the lease's validity at its end: the last extend ok
-// invoked before the validity then.
+// validity is the lease's validity at its end: the last extend ok invoked
+// before it.
 func validity(l checker.Lease) int64 {
 	v := l.ValidUntil
 	for _, e := range l.Extends {
@@ -121,9 +118,8 @@ func validity(l checker.Lease) int64 {
 	return v
 }
 
-// untilReleased reports whether l claims no validity: a lock that renews
-// itself, or whose users hold until they release, is recorded with a
-// validity a century away.
+// untilReleased reports whether l claims no validity (a self-renewing lock,
+// or one held until released: recorded a century away).
 func untilReleased(l checker.Lease) bool {
 	const day = 24 * 3600 * 1e9
 	return validity(l)-l.Invoked > 365*day

@@ -9,20 +9,17 @@ import (
 // Explanation is the cause of one violation, in one paragraph.
 type Explanation struct {
 	// Property is "lease" (two holds overlapped), "fence" (a later
-	// grant's fencing token was not above an earlier one's: a lease
-	// violation too), "resource" (an update was lost), "holds" (a hold
-	// cut short while no fault was active, holds.go) or "answers" (a
-	// reply of the lock a node contradicts, answers.go).
+	// grant's token not above an earlier one's), "resource" (a lost
+	// update), "holds" (holds.go) or "answers" (answers.go).
 	Property string `json:"property"`
 	// Key is the lock key.
 	Key string `json:"key"`
-	// At is the time of the violation: the start of the overlap, or the
-	// return of the section that completed second.
+	// At is when: the overlap's start, or the second section's return.
 	At int64 `json:"at"`
 	// Cause is the cause named.
 	Cause Cause `json:"cause"`
-	// Fault is the number (1, 2, …, as in Result.Stats.FaultWindows) of
-	// the fault blamed; 0 for none.
+	// Fault is the blamed fault's number (1, 2, … of
+	// Result.Stats.FaultWindows); 0 for none.
 	Fault int `json:"fault,omitempty"`
 	// Nodes are the nodes (n1, n2, …) of the evidence.
 	Nodes []string `json:"nodes,omitempty"`
@@ -30,62 +27,47 @@ type Explanation struct {
 	Text string `json:"text"`
 }
 
-// DefaultLimit is how many violations Explain explains when its limit is
-// not positive.
+// DefaultLimit is Explain's limit when it is given none.
 const DefaultLimit = 20
 
-// Explain explains the violations of a: the lease overlaps first, then
-// the fencing tokens out of order, then the lost updates, then the holds
-// cut short while no fault was active (holds.go), then the replies a
-// node contradicts (answers.go), each earliest first, at most limit of them (when limit ≤ 0, DefaultLimit); total is
-// how many there are (those beyond the checker's caps not counted).
+// Explain explains at most limit (≤ 0: DefaultLimit) violations of a, in
+// order of property (lease, fence, resource, holds, answers), each
+// earliest first; total is how many there are within the checker's caps.
 func Explain(a *checker.Analysis, limit int) (ex []Explanation, total int) {
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
 	r := &a.Result
 	total = len(r.LeaseViolations) + len(r.FenceViolations) + len(a.LostUpdates)
-	for _, ov := range r.LeaseViolations {
-		if len(ex) >= limit {
-			return ex, total
-		}
-		ex = append(ex, overlap(a, ov))
-	}
-	for _, fv := range r.FenceViolations {
-		if len(ex) >= limit {
-			return ex, total
-		}
-		ex = append(ex, fence(a, fv))
-	}
-	for _, lu := range a.LostUpdates {
-		if len(ex) >= limit {
-			return ex, total
-		}
-		ex = append(ex, lost(a, lu))
+	if !explainAll(&ex, limit, r.LeaseViolations, func(ov checker.Overlap) Explanation { return overlap(a, ov) }) ||
+		!explainAll(&ex, limit, r.FenceViolations, func(v checker.FenceViolation) Explanation { return fence(a, v) }) ||
+		!explainAll(&ex, limit, a.LostUpdates, func(lu checker.LostUpdate) Explanation { return lost(a, lu) }) {
+		return ex, total
 	}
 	total += min(r.SpuriousCount, len(r.Cuts))
 	ex = append(ex, spuriousCuts(a, limit-len(ex))...)
 	cs := a.Contradictions()
 	total += len(cs)
-	for _, c := range cs {
-		if len(ex) >= limit {
-			break
-		}
-		ex = append(ex, contradiction(c))
-	}
+	explainAll(&ex, limit, cs, contradiction)
 	return ex, total
 }
 
-// lease is the lease of key with token current at t (a hold's start, a
-// section's call): a token fixed per client is granted many times.
-func lease(a *checker.Analysis, key, token string, t int64) (checker.Lease, bool) {
-	return a.LeaseAt(key, token, t)
+// explainAll appends to ex the explanation of each of vs while ex holds
+// fewer than limit, and reports whether every one fitted.
+func explainAll[V any](ex *[]Explanation, limit int, vs []V, explain func(V) Explanation) bool {
+	for _, v := range vs {
+		if len(*ex) >= limit {
+			return false
+		}
+		*ex = append(*ex, explain(v))
+	}
+	return true
 }
 
 func overlap(a *checker.Analysis, ov checker.Overlap) Explanation {
 	ex := Explanation{Property: "lease", Key: ov.Key, At: ov.Start, Cause: Unknown}
-	la, okA := lease(a, ov.Key, ov.A.Token, ov.A.Start)
-	lb, okB := lease(a, ov.Key, ov.B.Token, ov.B.Start)
+	la, okA := a.LeaseAt(ov.Key, ov.A.Token, ov.A.Start)
+	lb, okB := a.LeaseAt(ov.Key, ov.B.Token, ov.B.Start)
 	head := fmt.Sprintf("P%d held %s from %s", ov.A.Process, ov.Key, Secs(ov.A.Start))
 	tail := fmt.Sprintf("P%d acquired %s at %s", ov.B.Process, ov.Key, Secs(ov.B.Start))
 	if okA {
@@ -106,25 +88,28 @@ func overlap(a *checker.Analysis, ov checker.Overlap) Explanation {
 	fs := faults(&a.Result)
 	ke := a.Keys[ov.Key]
 	f := explainOverlap(a, fs, ke, la, lb)
-	ex.Cause, ex.Fault = f.cause, f.fault
-	if f.node >= 0 {
-		ex.Nodes = []string{NodeName(f.node)}
-	}
+	ex.blame(f)
 	ex.Text = fmt.Sprintf("%s. %s %s. %s Cause: %s.", head, f.text, tail, both, f.cause)
 	return ex
 }
 
-// fence explains a fencing token that did not grow: a node that granted
-// the later hold and restarted between the two grants (a kill fault on
-// it) began its counter again; else the lock's tokens do not order its
-// grants (RedLock's maximum of per-node counters: two majorities count
-// different grants).
+// blame names f's cause, fault and node in ex.
+func (ex *Explanation) blame(f finding) {
+	ex.Cause, ex.Fault = f.cause, f.fault
+	if f.node >= 0 {
+		ex.Nodes = []string{NodeName(f.node)}
+	}
+}
+
+// fence explains a fencing token that did not grow: a node of the later
+// grant restarted between the two (its counter began again), or else the
+// lock's tokens do not order its grants.
 func fence(a *checker.Analysis, v checker.FenceViolation) Explanation {
 	ex := Explanation{Property: "fence", Key: v.Key, At: v.B.Start, Cause: LockLogic}
 	text := fmt.Sprintf("P%d was granted %s at %s with fencing token %d, after P%d's grant at %s with %d: the tokens do not increase in grant order, so a resource that keeps the highest token refuses the newer holder, or, checking writes only, takes the older holder's late write.",
 		v.B.Process, v.Key, Secs(v.B.Start), v.B.Fence, v.A.Process, Secs(v.A.Start), v.A.Fence)
-	la, okA := lease(a, v.Key, v.A.Token, v.A.Start)
-	lb, okB := lease(a, v.Key, v.B.Token, v.B.Start)
+	la, okA := a.LeaseAt(v.Key, v.A.Token, v.A.Start)
+	lb, okB := a.LeaseAt(v.Key, v.B.Token, v.B.Start)
 	if okA && okB && la.Granted != nil && lb.Granted != nil {
 		text += fmt.Sprintf(" P%d's grant came from %s, P%d's from %s.", v.A.Process, nodeList(la.Granted), v.B.Process, nodeList(lb.Granted))
 		fs := faults(&a.Result)
@@ -140,22 +125,20 @@ func fence(a *checker.Analysis, v checker.FenceViolation) Explanation {
 	return ex
 }
 
-// lost explains a lost update: the sections of two leases that read the
-// same value.
+// lost explains a lost update: two sections that read the same value.
 func lost(a *checker.Analysis, lu checker.LostUpdate) Explanation {
 	ex := Explanation{Property: "resource", Key: lu.Key, At: lu.At, Cause: Unknown}
 	s1, s2 := lu.A, lu.B
 	desc := fmt.Sprintf("P%d's section (%s–%s) and P%d's (%s–%s) on %s both read %d and wrote %d: an update was lost.",
 		s1.Process, Secs(s1.Call), Secs(s1.Return), s2.Process, Secs(s2.Call), Secs(s2.Return), lu.Key, s1.Read, s1.Read+1)
-	l1, ok1 := lease(a, lu.Key, s1.Token, s1.Call)
-	l2, ok2 := lease(a, lu.Key, s2.Token, s2.Call)
+	l1, ok1 := a.LeaseAt(lu.Key, s1.Token, s1.Call)
+	l2, ok2 := a.LeaseAt(lu.Key, s2.Token, s2.Call)
 	if !ok1 || !ok2 {
 		ex.Text = desc + " No lease of the sections is known. Cause: unknown."
 		return ex
 	}
 	fs := faults(&a.Result)
-	// A section that returned after its lease's validity: the holder
-	// stalled (the later write is the stale one).
+	// A section that returned after its lease's validity: a stall.
 	for _, p := range []struct {
 		s checker.OKSection
 		l checker.Lease
@@ -179,10 +162,7 @@ func lost(a *checker.Analysis, lu checker.LostUpdate) Explanation {
 		first, second = second, first
 	}
 	f := explainOverlap(a, fs, a.Keys[lu.Key], first, second)
-	ex.Cause, ex.Fault = f.cause, f.fault
-	if f.node >= 0 {
-		ex.Nodes = []string{NodeName(f.node)}
-	}
+	ex.blame(f)
 	firstValid := "valid to " + Secs(validity(first))
 	if untilReleased(first) {
 		firstValid = "held until released or told it lost the lock"

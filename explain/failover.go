@@ -8,13 +8,12 @@ import (
 	"github.com/locktorture/locktorture/checker"
 )
 
-// The families that promote a replica: failover (Sentinel) and cluster
-// (Redis Cluster).
+// The families that promote a replica: failover (Sentinel) and cluster.
 
-// disjointGrants explains leases that no node granted both: a cluster
-// fault promoted a replica that never had the key (a minority master
-// that granted after its cut, or an unreplicated grant), a failover
-// made another node the primary, or the lock's quorums do not intersect.
+// disjointGrants explains leases no node granted both: a cluster fault
+// promoted a replica without the key (a minority master, an unreplicated
+// grant), a failover made another node primary, or the quorums do not
+// intersect.
 func disjointGrants(e *evidence) (finding, bool) {
 	la, lb := e.la, e.lb
 	if len(e.common) != 0 || la.Granted == nil || lb.Granted == nil {
@@ -54,12 +53,12 @@ func disjointGrants(e *evidence) (finding, bool) {
 	return finding{cause: LockLogic, node: -1, text: fmt.Sprintf("No node granted both leases (%s and %s): the quorums do not intersect.", nodeList(la.Granted), nodeList(lb.Granted))}, true
 }
 
-// cutOffAt reads when a cluster fault cut a master off, from its
-// description ("… master n2 cut off at 7.531s, at client …").
+// cutOffAt reads when a cluster fault cut a master off ("… master n2 cut off
+// at 7.531s, at client …").
 var cutOffAt = regexp.MustCompile(`\bcut off at ([0-9.]+(?:ms|s|m))\b`)
 
-// minorityCut reports whether f cut the master that alone granted la off
-// the other nodes before la's acquire returned, and when it did.
+// minorityCut reports whether, and when, f cut off the master that alone
+// granted la before la's ok.
 func minorityCut(f fault, la checker.Lease) (int64, bool) {
 	m := cutOffAt.FindStringSubmatch(f.w.Desc)
 	if m == nil || len(la.Granted) != 1 || len(f.nodes) == 0 || f.nodes[0] != la.Granted[0] {
@@ -72,8 +71,7 @@ func minorityCut(f fault, la checker.Lease) (int64, bool) {
 	return int64(d), true
 }
 
-// failedOver: a failover between the two acquires, on a node that
-// granted both.
+// failedOver: a failover between the acquires, on a node that granted both.
 var failedOver = nodeFault{Failover, anywhere, func(ne *nodeEvidence, f fault) string {
 	return fmt.Sprintf("%s was active between the two acquires.", capital(f.String()))
 }}

@@ -11,13 +11,13 @@ import (
 	"github.com/locktorture/locktorture/checker"
 )
 
-// family is a family of faults (nemesis.Kind.Family, recorded on each
-// fault-start) and the cause a fault of it makes.
+// family is a fault family (nemesis.Kind.Family) and the cause its faults
+// make.
 type family struct {
 	name  string
 	cause Cause
-	// blame says when a fault of the family is named without a node's
-	// evidence of what it did.
+	// blame says when its fault is named without a node's evidence of its
+	// work.
 	blame blame
 }
 
@@ -25,20 +25,19 @@ type family struct {
 type blame int
 
 const (
-	// withEvidence: only where the nodes' evidence (or a detector's own
-	// reading of the leases) shows the fault's work.
+	// withEvidence: only where the evidence (or a detector's reading of the
+	// leases) shows its work.
 	withEvidence blame = iota
-	// unobserved: also when no node was observed at all, on a fault of
-	// the family active between the two acquires.
+	// unobserved: also when no node was observed, if active between the
+	// acquires.
 	unobserved
-	// unmarked: also when nothing else is named: the fault leaves no mark
-	// on a node's key (a stall, a broken connection, a cut link).
+	// unmarked: also when nothing else is named: it leaves no mark on a key
+	// (a stall, a broken connection, a cut link).
 	unmarked
 )
 
-// families is the one table from fault family to cause, in the order
-// faults are named when several families share a cause or a blame. A
-// fault kind added to a family needs nothing here; a new family is a row.
+// families is the one table from fault family to cause, in the order faults
+// are named when families share a cause or a blame.
 var families = []family{
 	{"clock", ClockJump, unobserved},
 	{"kill", Restart, unobserved},
@@ -57,10 +56,9 @@ var families = []family{
 	{"latency-group", LateGrant, withEvidence},
 }
 
-// legacyFamilies are the families of the kinds whose name is not their
-// family, for a history written before fault-starts carried one (its
-// kind is the first word of the description). It never grows: a kind
-// added since records its family.
+// legacyFamilies are the families of the kinds not named after theirs, for a
+// history written before fault-starts carried one (the kind is the
+// description's first word). It never grows.
 var legacyFamilies = map[string]string{
 	"kill-quorum":  "kill",
 	"clock-holder": "clock", "clock-minority": "clock", "clock-majority": "clock", "clock-partition": "clock",
@@ -74,8 +72,8 @@ var legacyFamilies = map[string]string{
 	"replica-partition": "replica-link", "replica-latency": "replica-link",
 }
 
-// fault is a fault window, numbered, with its family and the nodes its
-// description names.
+// fault is a numbered fault window, its family and the nodes its description
+// names.
 type fault struct {
 	num    int // 1-based
 	w      checker.Window
@@ -94,9 +92,9 @@ func faults(r *checker.Result) []fault {
 			kind = strings.TrimSuffix(kind, ":")
 			f.family = cmp.Or(legacyFamilies[kind], kind)
 		}
-		// A targeted fault's description ends with the hold it struck
-		// at ("…, at client 3's hold of k0 granted by n2,n3 …"): its
-		// nodes are the hold's, not the fault's.
+		// A targeted fault's description ends with the hold it struck at ("…,
+		// at client 3's hold of k0 granted by n2,n3 …"): those nodes are not
+		// the fault's.
 		targets, _, _ := strings.Cut(w.Desc, ", at client ")
 		for _, m := range nodeRef.FindAllStringSubmatch(targets, -1) {
 			if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
@@ -112,9 +110,9 @@ func (f fault) String() string {
 	return fmt.Sprintf("fault #%d (%s, %s–%s)", f.num, f.w.Desc, Secs(f.w.Start), Secs(f.w.End))
 }
 
-// find returns the last fault that makes cause (on node, when node ≥ 0
-// and the fault names nodes) active at some time in [from, to]; of the
-// families that make it, the first in the table with such a fault.
+// find returns the last fault that makes cause active in [from, to] (on node,
+// when node ≥ 0 and the fault names nodes), of the first family in the table
+// that has one.
 func find(fs []fault, cause Cause, node int, from, to int64) (fault, bool) {
 	for _, fam := range families {
 		if fam.cause != cause {
@@ -139,8 +137,7 @@ func anyFault(fs []fault, from, to int64) bool {
 	return ok
 }
 
-// lastFault returns the last fault of fs active at some time in [from,
-// to] that is wanted.
+// lastFault returns the last wanted fault of fs active in [from, to].
 func lastFault(fs []fault, from, to int64, wanted func(fault) bool) (fault, bool) {
 	var best fault
 	ok := false

@@ -9,30 +9,24 @@ import (
 	"github.com/locktorture/locktorture/checker"
 )
 
-// Finding is every violation of one property that one fault step caused
-// with one cause (or, with no fault blamed, that one cause made): the
-// first explained in full, and how many there are. One fault step that
-// stops a self-renewing lock's holder breaks the lease once, yet shows as
-// dozens of overlaps (each later grant of the key overlaps the stopped
-// holder's hold): they are one finding, not dozens of paragraphs.
+// Finding is every violation of one property that one fault step (or, none
+// blamed, one cause) made with one cause: the first in full, and how many. A
+// fault step that stops a self-renewing lock's holder breaks the lease once,
+// yet shows as dozens of overlaps: one finding, not dozens of paragraphs.
 type Finding struct {
 	// Explanation is the first violation, in full.
 	Explanation
-	// Count is how many violations the finding stands for, the first
-	// included: overlaps (lease), out-of-order grants (fence) or lost
-	// updates (resource).
+	// Count is how many violations it stands for, the first included.
 	Count int `json:"count"`
-	// Keys are the keys they happened on, in the order of their first
-	// violation.
+	// Keys are their keys, in order of first violation.
 	Keys []string `json:"keys"`
-	// Second and Last are the times of the second and the last of them
-	// (0 when Count is 1).
+	// Second and Last are when the second and last came (0 when Count is 1).
 	Second int64 `json:"second,omitempty"`
 	Last   int64 `json:"last,omitempty"`
 }
 
-// Group groups ex (in Explain's order) into findings: one per property,
-// fault step and cause, in the order of their first explanation.
+// Group groups ex (in Explain's order) into findings, one per property, fault
+// step and cause, in order of their first explanation.
 func Group(ex []Explanation) []Finding {
 	var out []Finding
 	idx := map[[3]string]int{}
@@ -57,9 +51,8 @@ func Group(ex []Explanation) []Finding {
 	return out
 }
 
-// Findings explains every violation the checker listed in a (it lists at
-// most a few hundred of each property; total counts them all, as
-// Explain's) and groups them (Group).
+// Findings explains every violation the checker listed in a (at most a few
+// hundred of each property; total counts all) and groups them.
 func Findings(a *checker.Analysis) (fs []Finding, total int) {
 	ex, total := Explain(a, math.MaxInt)
 	return Group(ex), total
@@ -84,9 +77,9 @@ func Noun(property string, n int) string {
 	return many
 }
 
-// More is the sentence that follows the finding's paragraph when it
-// stands for more than one violation: "The same fault #1 and the same cause made
-// 48 more overlaps on k0, from 2.611 s to 7.120 s." It is "" for one.
+// More is the sentence after a finding of several violations, "" for one:
+// "The same fault #1 and the same cause made 48 more overlaps on k0, from
+// 2.611 s to 7.120 s."
 func (f Finding) More() string {
 	if f.Count < 2 {
 		return ""
@@ -102,8 +95,7 @@ func (f Finding) More() string {
 	return fmt.Sprintf("%s made %d more %s on %s, %s.", same, f.Count-1, Noun(f.Property, f.Count-1), strings.Join(f.Keys, ", "), when)
 }
 
-// Paragraph is the finding's whole text: its first violation's
-// explanation and, when there are more, the sentence that counts them.
+// Paragraph is the finding's whole text: its explanation and More.
 func (f Finding) Paragraph() string {
 	if m := f.More(); m != "" {
 		return f.Text + " " + m
@@ -111,17 +103,15 @@ func (f Finding) Paragraph() string {
 	return f.Text
 }
 
-// Overlap describes an overlap of two holds for a person: times in
-// seconds from the run's start, tokens shortened (the JSON keeps the raw
-// values).
+// Overlap describes an overlap for a person: times in seconds from the start,
+// tokens shortened (the JSON keeps raw values).
 func Overlap(ov checker.Overlap) string {
 	return fmt.Sprintf("%s: P%d %s held %s–%s, P%d %s held %s–%s; both held it %s–%s",
 		ov.Key, ov.A.Process, Short(ov.A.Token), Secs(ov.A.Start), Secs(ov.A.End),
 		ov.B.Process, Short(ov.B.Token), Secs(ov.B.Start), Secs(ov.B.End), Secs(ov.Start), Secs(ov.End))
 }
 
-// FenceOrder describes a fencing token out of order for a person, as
-// Overlap does an overlap.
+// FenceOrder describes a fencing token out of order, as Overlap does.
 func FenceOrder(v checker.FenceViolation) string {
 	return fmt.Sprintf("%s: P%d %s granted at %s with fencing token %d, after P%d %s granted at %s with %d",
 		v.Key, v.B.Process, Short(v.B.Token), Secs(v.B.Start), v.B.Fence, v.A.Process, Short(v.A.Token), Secs(v.A.Start), v.A.Fence)

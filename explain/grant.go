@@ -2,14 +2,12 @@ package explain
 
 import "fmt"
 
-// The families that hold replies (delay-grant, latency, latency-group):
-// a grant that came back after its key expired.
+// The families that hold replies (delay-grant, latency, latency-group): a
+// grant back after its key expired.
 
-// lateGrant explains lease la whose own key on node n expired before its
-// acquire returned: n set the key after la's acquire was invoked and
-// expired it before la's ok (no clock fault on n did it: clockBeforeGrant
-// looks for one first). A fault that holds replies active then is named
-// as what held them.
+// lateGrant explains la whose own key n set after la's invoke and expired
+// before la's ok (clockBeforeGrant looked for a clock fault first), naming a
+// fault that held replies then.
 func lateGrant(ne *nodeEvidence) (finding, bool) {
 	la := ne.la
 	var set, gone int64 = -1, -1
@@ -30,8 +28,7 @@ func lateGrant(ne *nodeEvidence) (finding, bool) {
 	text := fmt.Sprintf("%s set the key for P%d's acquire (invoked %s) at %s and expired it at %s, %s before that acquire returned granted at %s: the lock said granted for a key already gone, the time its round took not counted",
 		ne.name, la.Process, Secs(la.Invoked), Secs(set), Secs(gone), secsDelta(la.Start-gone), Secs(la.Start))
 	f := finding{cause: LateGrant, node: ne.n}
-	// A delay-grant records its start once the grant it held is back:
-	// a little after la's ok.
+	// A delay-grant records its start once the grant it held is back.
 	if flt, ok := find(ne.fs, LateGrant, -1, la.Invoked, la.Start+lag); ok {
 		text += "; its replies were held by " + flt.String()
 		f.fault = flt.num

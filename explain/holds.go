@@ -13,11 +13,10 @@ import (
 // group 0 late by 50ms".
 var latencyOf = regexp.MustCompile(`^latency(?:-group: .*? late by | )([0-9.]+(?:ns|µs|us|ms|s|m))(?:±([0-9.]+(?:ns|µs|us|ms|s|m)))?`)
 
-// Benign returns the checker.Options.Benign of a run with the TTL ttl: a
-// latency fault (latency, latency-group) whose delay, jitter included, is
-// below a tenth of the TTL, the per-call bound the locks set. A lock
-// must keep a hold through such a link: it answers every call in time.
-// Every other fault may cut a hold short. A ttl of 0 excuses nothing.
+// Benign returns the checker.Options.Benign of a run with TTL ttl: a latency
+// fault whose delay, jitter included, is below a tenth of the TTL (the locks'
+// per-call bound), through which a lock must keep its hold. Every other fault
+// may cut a hold short; ttl 0 excuses nothing.
 func Benign(ttl time.Duration) func(desc string) bool {
 	return func(desc string) bool {
 		m := latencyOf.FindStringSubmatch(desc)
@@ -40,8 +39,7 @@ func Benign(ttl time.Duration) func(desc string) bool {
 }
 
 // cut explains a hold cut short while no fault was active: what the lock
-// said, when, and what the nodes that granted the lease had done with
-// its key by then.
+// said, when, and what the granting nodes had done with the key by then.
 func cut(a *checker.Analysis, c checker.Cut) Explanation {
 	ex := Explanation{Property: "holds", Key: c.Key, At: c.At, Cause: Unknown}
 	said := map[string]string{checker.CutLost: "the lock told P%d it lost its hold", checker.CutExtend: "P%d's extend was refused", checker.CutRelease: "P%d's release was refused"}[c.How]
@@ -57,7 +55,7 @@ func cut(a *checker.Analysis, c checker.Cut) Explanation {
 		text += fmt.Sprintf(" (%q)", c.Error)
 	}
 	text += ", and no fault was active while it held it."
-	la, ok := lease(a, c.Key, c.Token, c.Start)
+	la, ok := a.LeaseAt(c.Key, c.Token, c.Start)
 	nodes := []int{0}
 	if ok && la.Granted != nil {
 		nodes = la.Granted

@@ -2,9 +2,8 @@ package explain
 
 import "fmt"
 
-// The families that take a node down: kill (a restart without
-// persistence) and power-loss (a restart that dropped what was not
-// fsynced).
+// The families that take a node down: kill (no persistence) and power-loss
+// (unsynced writes dropped).
 var (
 	killExpired = nodeFault{Restart, expired, func(ne *nodeEvidence, f fault) string {
 		return fmt.Sprintf("%s %s the key at %s%s, after %s.", ne.name, ne.expired.Event, Secs(ne.expired.Time), ne.early, f)

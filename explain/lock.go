@@ -6,11 +6,9 @@ import (
 	"github.com/locktorture/locktorture/checker"
 )
 
-// The lock's own logic: what the nodes' evidence shows the lock did
-// without a fault to blame.
+// The lock's own logic: what the nodes show it did with no fault to blame.
 
-// extendAfterExpiry: an extend ok granted by a node that had already lost
-// the key.
+// extendAfterExpiry: an extend ok granted by a node that had lost the key.
 func extendAfterExpiry(e *evidence) (finding, bool) {
 	la := e.la
 	for _, x := range la.Extends {
@@ -27,8 +25,8 @@ func extendAfterExpiry(e *evidence) (finding, bool) {
 	return finding{}, false
 }
 
-// expiredEarly: n expired the key with no fault on it to blame: the lock
-// told the holder a validity longer than the key's life.
+// expiredEarly: n expired the key, no fault to blame: the lock told a
+// validity longer than the key's life.
 func expiredEarly(ne *nodeEvidence) (finding, bool) {
 	if ne.expired == nil {
 		return finding{}, false
@@ -36,8 +34,8 @@ func expiredEarly(ne *nodeEvidence) (finding, bool) {
 	return finding{cause: LockLogic, node: ne.n, text: fmt.Sprintf("%s expired the key at %s%s, with no clock or restart fault on it: the lock told the holder a validity longer than the key's life.", ne.name, Secs(ne.expired.Time), ne.early)}, true
 }
 
-// deletedForOther: n deleted the key while la's holder held it and had
-// not released it (another client's release, when one came just before).
+// deletedForOther: n deleted the key while la's holder held it (another's
+// release, when one came just before).
 func deletedForOther(ne *nodeEvidence) (finding, bool) {
 	if ne.deleted == nil {
 		return finding{}, false
@@ -49,8 +47,7 @@ func deletedForOther(ne *nodeEvidence) (finding, bool) {
 	return finding{cause: LockLogic, node: ne.n, text: text}, true
 }
 
-// setOver: n set the key for lb over la's, which it had neither expired
-// nor deleted.
+// setOver: n set the key for lb over la's, neither expired nor deleted.
 func setOver(ne *nodeEvidence) (finding, bool) {
 	if ne.sets < 2 {
 		return finding{}, false
@@ -58,8 +55,8 @@ func setOver(ne *nodeEvidence) (finding, bool) {
 	return finding{cause: LockLogic, node: ne.n, text: fmt.Sprintf("%s set the key for P%d at about %s over P%d's, which it had neither expired nor deleted.", ne.name, ne.lb.Process, Secs(ne.lb.Start), ne.la.Process)}, true
 }
 
-// releaser returns another lease of the key whose release was invoked in
-// the half second before t (a release that deleted la's key).
+// releaser returns another lease of the key whose release was invoked in the
+// half second before t.
 func releaser(ke *checker.KeyEvidence, la checker.Lease, t int64) (checker.Lease, bool) {
 	if ke == nil {
 		return checker.Lease{}, false

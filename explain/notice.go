@@ -10,15 +10,15 @@ import (
 	"github.com/locktorture/locktorture/checker"
 )
 
-// The client-stop family: a holder whose lock claims no validity was told
-// of the loss too late, or not at all, its process stopped.
+// The client-stop family: a holder whose lock claims no validity told of the
+// loss too late, or not at all, its process stopped.
 
 // clientRef finds the client a client-stop fault's description names
 // ("stop client 3's process …").
 var clientRef = regexp.MustCompile(`\bclient ([0-9]+)'s process`)
 
-// stoppedBy returns the client-stop fault active at some time in [from,
-// to] that stopped client p's process.
+// stoppedBy returns the client-stop fault active in [from, to] that stopped
+// client p's process.
 func stoppedBy(fs []fault, p int, from, to int64) (fault, bool) {
 	return lastFault(fs, from, to, func(f fault) bool {
 		targets, _, _ := strings.Cut(f.w.Desc, ", at client ")
@@ -27,8 +27,8 @@ func stoppedBy(fs []fault, p int, from, to int64) (fault, bool) {
 	})
 }
 
-// keyGone is the key's end on a node that granted la, as its observer saw
-// it, after la's ok and by lb's (with lag), or nil.
+// keyGone is the key's end on a node that granted la, after la's ok and by
+// lb's (plus lag), or nil.
 func keyGone(obs []checker.NodeObservation, la, lb checker.Lease) *checker.NodeObservation {
 	for i := range obs {
 		o := &obs[i]
@@ -40,27 +40,24 @@ func keyGone(obs []checker.NodeObservation, la, lb checker.Lease) *checker.NodeO
 	return nil
 }
 
-// lateNotice explains lease lb starting inside la when la claims no
-// validity and its holder was told of the loss only after lb's grant, or
-// not at all while it held: how late, by the node observer's expiry of
-// the key, and the client-stop fault that stopped its process, if one
-// did.
+// lateNotice explains lb starting inside la when la claims no validity and
+// its holder learnt of the loss only after lb's grant, or not at all: how
+// late (by the node's expiry of the key), and the client-stop fault that
+// stopped it, if any.
 func lateNotice(e *evidence) (finding, bool) {
 	la, lb := e.la, e.lb
 	if !untilReleased(la) {
 		return finding{}, false
 	}
 	stop, stopped := stoppedBy(e.fs, la.Process, la.Start, lb.Start)
-	// Told after the other's grant, while it still held (the notice
-	// ended its hold), or after it released (the notice came too late
-	// to end it).
+	// Told after the other's grant, while still holding (the notice ended the
+	// hold) or after releasing (too late to end it).
 	late := la.Lost > lb.Start && (la.Released == 0 || la.Lost <= la.Released)
 	gone := keyGone(e.obs, la, lb)
 	if !late && !stopped && !(la.Lost > lb.Start) {
 		if gone != nil && la.Lost == 0 {
 			// Running, yet never told: the lock's own logic (a watchdog
-			// that ignores its failed renewals, a lock whose users hold
-			// until they release).
+			// ignoring failed renewals, a hold until release).
 			return finding{cause: LockLogic, node: gone.Node, text: fmt.Sprintf("%s %s the key at %s; P%d's lock claims no validity and never told it the lease was lost.",
 				NodeName(gone.Node), gone.Event, Secs(gone.Time), la.Process)}, true
 		}

@@ -2,8 +2,8 @@ package explain
 
 import "fmt"
 
-// The stall families: a node's event loop stopped (server-stall), or the
-// holder stalled (client-pause).
+// The stall families: server-stall (a node's event loop) and client-pause
+// (the holder).
 var (
 	stallExpired = nodeFault{ServerStall, expired, func(ne *nodeEvidence, f fault) string {
 		return fmt.Sprintf("%s expired the key at %s%s, after %s stopped its event loop.", ne.name, Secs(ne.expired.Time), ne.early, f)

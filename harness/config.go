@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -12,22 +13,10 @@ import (
 	"github.com/locktorture/locktorture/nemesis"
 )
 
-// Config is one torture test. Its fields are grouped by concern in
-// embedded structs: what the clients do (Workload), where the nodes run
-// (Cluster, which is cluster.Spec), which faults the nemesis injects
-// (Faults) and where the run is written (Output). Embedding keeps every
-// field one selector away (cfg.Lock, cfg.Nodes, cfg.Nemesis, cfg.Dir) and
-// the configuration in results.json one flat object; a literal names the
-// groups:
-//
-//	harness.Config{
-//		Workload: harness.Workload{Lock: "redlock", Duration: 10 * time.Second},
-//		Faults:   harness.Faults{Nemesis: []string{"kill"}},
-//		Output:   harness.Output{Dir: dir},
-//	}
-//
-// A zero field takes its default: Defaults, or, for the few that depend
-// on the lock or the backend, the value WithDefaults documents.
+// Config is one torture test, grouped by concern in embedded structs, so
+// every field stays one selector away (cfg.Lock) and results.json one flat
+// object. A zero field takes its default (Defaults; WithDefaults for those
+// that depend on the lock or backend).
 type Config struct {
 	Workload
 	Cluster
@@ -35,142 +24,84 @@ type Config struct {
 	Output
 }
 
-// Workload is what the clients do: a lock × keys × clients × duration ×
-// TTL × hold time × seed.
+// Workload is what the clients do. Each field is the flag of its name
+// (BindFlags, which says its default and range).
 type Workload struct {
-	// Lock is the registry name of the lock under test (see locks.Names).
-	// Required.
-	Lock string `json:"lock"`
-	// Clients is the number of concurrent clients. At most MaxClients.
-	Clients int `json:"clients"`
-	// Keys is the number of lock keys the clients contend for.
-	Keys int `json:"keys"`
-	// Duration is how long clients keep starting new cycles.
-	Duration time.Duration `json:"duration"`
-	// TTL is the lock's time to live.
-	TTL time.Duration `json:"ttl"`
-	// Hold is how long a client stays inside its critical section; see
-	// NoHold for none. A Hold longer than the TTL is allowed: a correct
-	// lock then lets no section write (the resource verdict is unknown),
-	// and a lock that over-reports its validity is caught at once.
+	// Lock is the registry name of the lock under test. Required.
+	Lock     string        `json:"lock"`
+	Clients  int           `json:"clients"`
+	Keys     int           `json:"keys"`
+	Duration time.Duration `json:"duration"` // how long clients start new cycles
+	TTL      time.Duration `json:"ttl"`
+	// Hold is the time inside the critical section. Longer than the TTL,
+	// a correct lock lets no section write (resource verdict unknown), and
+	// one that over-reports its validity is caught at once.
 	Hold time.Duration `json:"hold"`
-	// NoHold makes Hold 0: a client leaves its critical section as soon
-	// as it has read and written. For throughput measurements; the
-	// default is false.
+	// NoHold makes Hold 0 (--hold 0), for throughput measurements.
 	NoHold bool `json:"no_hold,omitempty"`
-	// KeyPerClient gives client i the key "k<i>" for all its cycles, so
-	// no two clients contend (Keys is then Clients). For throughput
-	// measurements; the default is false: each cycle draws one of Keys
-	// keys from the seed.
-	KeyPerClient bool `json:"key_per_client,omitempty"`
-	// Seed feeds the one random source of the run.
-	Seed int64 `json:"seed"`
-	// Fencing makes the lock issue fencing tokens and the store check them.
-	Fencing bool `json:"fencing"`
-	// Store is where the store checks fencing tokens: StoreAll (every
-	// access; also when empty, the default) or StoreWriteOnly (writes
-	// only, the storage service of Kleppmann's example). StoreWriteOnly
-	// needs Fencing.
+	// KeyPerClient gives client i the key "k<i>" (Keys is then Clients);
+	// else each cycle draws one of Keys from the seed.
+	KeyPerClient bool  `json:"key_per_client,omitempty"`
+	Seed         int64 `json:"seed"`
+	Fencing      bool  `json:"fencing"`
+	// Store is StoreAll or StoreWriteOnly (needs Fencing).
 	Store string `json:"store,omitempty"`
-	// RetryDelay, when set, is every client's delay between two attempts
-	// of one acquire and between a failed acquire and its next, the same
-	// every time (locks.Config.EqualRetry): clients that fail together
-	// retry together. Default 0: the lock's random back-off (up to 50 ms)
-	// and a random pause of up to TTL/20 after a failed acquire.
-	RetryDelay time.Duration `json:"retry_delay,omitempty"`
-	// AcquireTimeout bounds the wait of one acquire call (and of one
-	// extend). Default TTL.
+	// RetryDelay sets locks.Config.EqualRetry: clients that fail together
+	// retry together.
+	RetryDelay     time.Duration `json:"retry_delay,omitempty"`
 	AcquireTimeout time.Duration `json:"acquire_timeout"`
-	// Quorum is how many nodes must grant a RedLock (locks.Config.Quorum):
-	// more than half of Nodes, at most all. Default 0: ⌊N/2⌋+1.
-	Quorum int `json:"quorum,omitempty"`
-	// WaitReplicas makes setnx send WAIT WaitReplicas after every granted
-	// SET and hold only once that many replicas acknowledged it
-	// (locks.Config.WaitReplicas); topology failover only. Default 0.
-	WaitReplicas int `json:"wait_replicas,omitempty"`
-	// Extend makes each client renew its lease while it works, as
-	// redsync's Extend, redislock's Refresh and Redisson's watchdog do:
-	// the Hold of a cycle (which may then be several TTLs) is worked in
-	// sections of at most ExtendEvery, each a read-modify-write that
-	// checks the validity before its write, and the lease is extended
-	// (locks.Lock.Extend) between two sections. A client stops working
-	// at the first extend that does not return ok, and releases. The
-	// default is false: one section of Hold, no extend.
-	Extend bool `json:"extend,omitempty"`
-	// ExtendEvery is the work done between two extends. Only with
-	// Extend; shorter than the TTL. Default TTL/3.
+	Quorum         int           `json:"quorum,omitempty"`        // locks.Config.Quorum
+	WaitReplicas   int           `json:"wait_replicas,omitempty"` // locks.Config.WaitReplicas
+	// Extend renews the lease while the client works, as redsync's Extend,
+	// redislock's Refresh and Redisson's watchdog do (work, in extend.go).
+	Extend      bool          `json:"extend,omitempty"`
 	ExtendEvery time.Duration `json:"extend_every,omitempty"`
-	// ClientProcess runs a Go lock in client processes of its own, one
-	// per client (locks.AsProcess: this program as `torture client
-	// --lock NAME`), each call crossing the process boundary of the
-	// line protocol, so that a whole client can be stopped (the
-	// client-stop fault kinds). The default is false: the lock runs in
-	// this process, the fast path. A lock that runs as processes already
-	// (Python, exec:) refuses it.
+	// ClientProcess serves a Go lock in client processes of its own
+	// (locks.AsProcess), which the client-stop kinds stop whole; a lock
+	// that runs as processes already refuses it.
 	ClientProcess bool `json:"client_process,omitempty"`
 }
 
-// Cluster is where the nodes run: the backend, the topology, the nodes.
-// It is cluster.Spec (see it for each field; cluster.Spec(c) converts),
-// a type of its own so that Config does not take on cluster.Spec's
-// methods. Nodes defaults to the lock's
-// (locks.Spec.DefaultNodes: 5 for a multi-node lock, 1 otherwise; a
-// single-instance lock takes one node, or the failover topology's two,
-// primary and replica, which it finds through the sentinels); at most
-// MaxNodes on the backends that start their nodes. Password is never on
-// a command line; written only to the nodes' own redis.conf (mode 0600,
-// in a folder of mode 0700), and for the external backend not at all.
+// Cluster is where the nodes run: cluster.Spec (see it for each field), a
+// type of its own so that Config does not take on its methods. Nodes
+// defaults to locks.Spec.DefaultNodes, at most MaxNodes on the backends
+// that start their nodes. Password is never on a command line; written
+// only to the nodes' own redis.conf (mode 0600, in a folder of mode 0700),
+// and for the external backend not at all.
 type Cluster cluster.Spec
 
-// Faults is what the nemesis injects.
+// Faults is what the nemesis injects; each field is the flag of its name.
 type Faults struct {
-	// Nemesis lists the fault kinds to inject (see nemesis.Kinds); none by
-	// default. A run with faults whose schedule holds no fault (a
-	// duration too short for one) is refused: it would test nothing.
-	Nemesis []string `json:"nemesis,omitempty"`
-	// NemesisInterval is the quiet time between faults and the least time
-	// each fault stays active.
+	// Nemesis lists the fault kinds (nemesis.Kinds). A run with faults
+	// whose schedule holds none is refused: it would test nothing.
+	Nemesis         []string      `json:"nemesis,omitempty"`
 	NemesisInterval time.Duration `json:"nemesis_interval,omitempty"`
-	// NemesisCompose is the most faults, each of another of the Nemesis
-	// kinds, that one step may hold at once (a partition with a clock
-	// jump, latency with a kill); how many each step holds, and which, is
-	// drawn from the seed (nemesis.Plan). Default 0, as 1: one fault a
-	// step. A replay takes its steps as schedule.json holds them.
-	NemesisCompose int `json:"nemesis_compose,omitempty"`
-	// RestartDelay, when set, is the delay of every delayed restart a kill
-	// fault draws. Default 1.5×TTL.
-	RestartDelay time.Duration `json:"restart_delay,omitempty"`
-	// Restart is how kill faults restart nodes: nemesis.RestartMixed
-	// (drawn from the seed), RestartImmediate or RestartDelayed.
-	Restart string `json:"restart,omitempty"`
-	// LivenessBound is how long a key may stay free yet unacquired, once
-	// the faults around it healed, before the liveness verdict is stuck
-	// (checker.Options.LivenessBound). The run does not use it; the check
-	// that follows does. Default 3×TTL.
+	// NemesisCompose is the most kinds one step may hold (nemesis.Plan);
+	// 0 as 1. A replay takes its steps as schedule.json holds them.
+	NemesisCompose int           `json:"nemesis_compose,omitempty"`
+	RestartDelay   time.Duration `json:"restart_delay,omitempty"`
+	Restart        string        `json:"restart,omitempty"` // nemesis.RestartMixed, …
+	// LivenessBound is the check's (checker.Options.LivenessBound).
 	LivenessBound time.Duration `json:"liveness_bound,omitempty"`
 	// Replay is a schedule.json to replay instead of drawing faults from
-	// the seed. The schedule says which kinds it holds: Nemesis is set to
-	// them (a Nemesis given must name the same kinds), and a schedule with
-	// no step, with a step the run does not have the nodes, client groups
-	// or parameters for, or with a step that ends after Duration, is
-	// refused.
+	// the seed; Nemesis is set to its kinds (one given must name the
+	// same), and a step the run lacks the nodes, client groups or
+	// parameters for, or that ends after Duration, is refused.
 	Replay string `json:"replay,omitempty"`
 }
 
 // Output is where the run is written.
 type Output struct {
-	// Dir is the run directory: Run writes history.jsonl, schedule.json
-	// and the nodes' folders (nodes/) there. Required by Run and
-	// WithDefaults; NewPlan does not look at it (Plan.Run takes the
-	// directory of each run).
+	// Dir is the run directory (history.jsonl, schedule.json, nodes/).
+	// Required by Run and WithDefaults; NewPlan ignores it (Plan.Run takes
+	// each run's).
 	Dir string `json:"-"`
 }
 
-// Defaults returns the value each field of a Config takes when it is
-// zero, for the fields whose default depends on nothing else; cmd/torture's
-// flags take their defaults from here. The lock has none, and Nodes,
-// Image, AcquireTimeout and RestartDelay depend on the lock, the backend
-// or the TTL (see their docs).
+// Defaults returns the default of each field whose default depends on
+// nothing else; cmd/torture's flags take theirs from here. Nodes, Image,
+// AcquireTimeout and RestartDelay depend on the lock, the backend or the
+// TTL (see their docs).
 func Defaults() Config {
 	return Config{
 		Workload: Workload{Clients: 10, Keys: 2, Duration: 10 * time.Second, TTL: time.Second, Hold: 10 * time.Millisecond, Seed: 1},
@@ -179,12 +110,11 @@ func Defaults() Config {
 	}
 }
 
-// WithDefaults returns c with every zero field set to its default, or an
-// error naming the first invalid field. It also refuses what this machine
-// cannot run (see MaxNodes, MaxClients; the file descriptors the run
-// needs, the programs it starts) and a run with faults whose schedule
-// would inject none (see Faults); the schedule is drawn, or loaded, as
-// Run will. It is NewPlan(c).Config(), with c.Dir required.
+// WithDefaults is NewPlan(c).Config() with c.Dir required: c with every
+// zero field set to its default, or an error naming the first invalid
+// field, what this machine cannot run (MaxNodes, MaxClients, file
+// descriptors, programs) or a run with faults whose schedule would inject
+// none.
 func (c Config) WithDefaults() (Config, error) {
 	if c.Dir == "" {
 		return c, errors.New("harness: no run directory")
@@ -208,9 +138,7 @@ func (c Config) withDefaults(lock locks.Spec) (Config, error) {
 	if c.Faults, err = c.Faults.withDefaults(d.Faults); err != nil {
 		return c, err
 	}
-	if c.LivenessBound == 0 {
-		c.LivenessBound = 3 * c.TTL
-	}
+	c.LivenessBound = cmp.Or(c.LivenessBound, 3*c.TTL)
 	if c.Nodes == 0 && !cluster.Spec(c.Cluster).NodesFixed() {
 		c.Nodes = lock.DefaultNodes()
 	}
@@ -247,71 +175,49 @@ func (c Config) withDefaults(lock locks.Spec) (Config, error) {
 	return c, nil
 }
 
-// window returns c with the workload fields the user left unset — clients,
-// keys, TTL, hold, the nemesis interval and the duration — taken from the
-// Window of its fault kinds (nemesis.WindowOf; a replayed schedule's
-// kinds included): a targeted kind strikes at one hold, and its strike
-// tests something only while that hold lasts, so a run of the kind with
-// no workload given gets the workload that gives it a window. A field the
-// user set is kept, whatever the kind asks.
+// window returns c with the workload fields the user left unset (clients,
+// keys, TTL, hold, nemesis interval, duration) taken from the Window of
+// its fault kinds (nemesis.WindowOf; a replayed schedule's included): a
+// targeted kind strikes at one hold, and tests something only while that
+// hold lasts. A field the user set is kept, whatever the kind asks.
 func (c Config) window() Config {
 	kinds := c.Nemesis
 	if len(kinds) == 0 && c.Replay != "" {
 		kinds, _ = nemesis.ScheduleKinds(c.Replay) // an unreadable schedule is refused by Faults.withDefaults
 	}
 	w := nemesis.WindowOf(kinds)
-	if c.Clients == 0 {
-		c.Clients = w.Clients
+	c.Clients = cmp.Or(c.Clients, w.Clients)
+	if !c.KeyPerClient {
+		c.Keys = cmp.Or(c.Keys, w.Keys)
 	}
-	if c.Keys == 0 && !c.KeyPerClient {
-		c.Keys = w.Keys
+	c.TTL = cmp.Or(c.TTL, w.TTL)
+	if !c.NoHold {
+		c.Hold = cmp.Or(c.Hold, w.Hold)
 	}
-	if c.TTL == 0 {
-		c.TTL = w.TTL
-	}
-	if c.Hold == 0 && !c.NoHold {
-		c.Hold = w.Hold
-	}
-	if c.NemesisInterval == 0 {
-		c.NemesisInterval = w.Interval
-	}
-	if c.Duration == 0 {
-		c.Duration = w.Duration
-	}
+	c.NemesisInterval = cmp.Or(c.NemesisInterval, w.Interval)
+	c.Duration = cmp.Or(c.Duration, w.Duration)
 	return c
 }
 
 // withDefaults sets w's zero fields from d (the TTL for AcquireTimeout)
 // and checks them against the lock.
 func (w Workload) withDefaults(d Workload, lock locks.Spec) (Workload, error) {
-	zero := func(v *int, def int) {
-		if *v == 0 {
-			*v = def
-		}
-	}
-	zeroDur := func(v *time.Duration, def time.Duration) {
-		if *v == 0 {
-			*v = def
-		}
-	}
-	zero(&w.Clients, d.Clients)
+	w.Clients = cmp.Or(w.Clients, d.Clients)
 	if w.KeyPerClient {
 		w.Keys = w.Clients
 	}
-	zero(&w.Keys, d.Keys)
-	zeroDur(&w.Duration, d.Duration)
-	zeroDur(&w.TTL, d.TTL)
+	w.Keys = cmp.Or(w.Keys, d.Keys)
+	w.Duration = cmp.Or(w.Duration, d.Duration)
+	w.TTL = cmp.Or(w.TTL, d.TTL)
 	if w.NoHold {
 		w.Hold = 0
 	} else {
-		zeroDur(&w.Hold, d.Hold)
+		w.Hold = cmp.Or(w.Hold, d.Hold)
 	}
-	if w.Seed == 0 {
-		w.Seed = d.Seed
-	}
-	zeroDur(&w.AcquireTimeout, w.TTL)
+	w.Seed = cmp.Or(w.Seed, d.Seed)
+	w.AcquireTimeout = cmp.Or(w.AcquireTimeout, w.TTL)
 	if w.Extend {
-		zeroDur(&w.ExtendEvery, w.TTL/3)
+		w.ExtendEvery = cmp.Or(w.ExtendEvery, w.TTL/3)
 	}
 	switch {
 	case w.Clients < 1:
@@ -344,9 +250,7 @@ func (f Faults) withDefaults(d Faults) (Faults, error) {
 	default:
 		return f, fmt.Errorf("harness: unknown restart mode %q (want mixed, immediate or delayed)", f.Restart)
 	}
-	if f.NemesisInterval == 0 {
-		f.NemesisInterval = d.NemesisInterval
-	}
+	f.NemesisInterval = cmp.Or(f.NemesisInterval, d.NemesisInterval)
 	if f.NemesisInterval < 0 || f.RestartDelay < 0 || f.LivenessBound < 0 {
 		return f, errors.New("harness: durations must not be negative")
 	}

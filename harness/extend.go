@@ -9,18 +9,14 @@ import (
 	"github.com/locktorture/locktorture/locks"
 )
 
-// work is the critical part of one cycle: with Workload.Extend, the hold
-// worked in sections of at most ExtendEvery with an extend of the lease
-// between two of them; without, one section of the whole hold. It
-// returns the lease as last extended, for the release. It stops early,
-// without error, at the first section that fails (the lease lapsed before
-// a write: the client knows it lost the lock) and at the first extend
-// that does not return ok, and between two sections once runCtx ended
-// (new work starts only while the run lasts). The extend is called
-// whatever the lease's validity, as a renewal timer does (redsync,
-// redislock, Redisson's watchdog): whether a lapsed lease may be renewed
-// is the lock's to decide, and the checker's to judge (a late extend that
-// returns ok starts a new hold).
+// work is the critical part of one cycle: with Workload.Extend, the hold in
+// sections of at most ExtendEvery with an extend between two; without, one
+// section. It returns the lease as last extended. It stops early, without
+// error, at the first section that fails (the lease lapsed), at the first
+// extend not ok, and between sections once runCtx ended. The extend is called
+// whatever the validity, as a renewal timer does (redsync, redislock,
+// Redisson's watchdog): whether a lapsed lease may be renewed is the lock's
+// to decide and the checker's to judge.
 func (c *client) work(ctx, runCtx context.Context, r *run, lk locks.Lock, lease locks.Lease) (locks.Lease, error) {
 	cfg := r.cfg
 	if !cfg.Extend {
@@ -51,10 +47,9 @@ func (c *client) work(ctx, runCtx context.Context, r *run, lk locks.Lock, lease 
 	}
 }
 
-// extend calls lk.Extend on l and records it: the invoke with the lease's
-// token and fence, the completion with the new validity on an ok. An
-// extended lease must carry l's key and token and a validity read from
-// time.Now (see locks.Lock), or the run stops with ErrBadLease.
+// extend calls lk.Extend on l and records it (the invoke with l's token and
+// fence, the ok with the new validity); a lease that breaks locks.Lock's
+// contract stops the run (ErrBadLease).
 func (c *client) extend(ctx context.Context, lk locks.Lock, l locks.Lease) (locks.Lease, error) {
 	inv := history.Event{Type: history.Invoke, F: history.Extend, Process: c.id, Key: l.Key, Token: l.Token, Fence: l.Fence}
 	if err := c.rec.Append(inv); err != nil {
@@ -81,8 +76,8 @@ func (c *client) extend(ctx context.Context, lk locks.Lock, l locks.Lease) (lock
 	return next, nil
 }
 
-// checkExtended checks what an extended lease must carry: the key and the
-// token of the lease it extends, and a validity read from time.Now.
+// checkExtended checks an extended lease: l's key and token, a validity read
+// from time.Now.
 func checkExtended(lock string, client int, old, l locks.Lease) error {
 	var why string
 	switch {

@@ -14,20 +14,17 @@ import (
 	"github.com/locktorture/locktorture/nemesis"
 )
 
-// BindFlags registers on fs one flag for every field of c a user sets on
-// the command line of `torture run`, each writing into c. Every flag's
-// default is the field's zero value, which Config reads as "the default"
-// (stated in the flag's usage from Defaults): so a field the user leaves
-// unset can still take a default that depends on the rest, such as a
-// targeted fault kind's workload (nemesis.Kind.Window). Call CheckFlags
-// after fs.Parse.
+// BindFlags registers on fs a flag for every field of c a user sets on
+// `torture run`'s command line. Each defaults to the field's zero, which
+// Config reads as "the default" (stated in the usage from Defaults), so an
+// unset field can take a default that depends on the rest (a targeted kind's
+// nemesis.Kind.Window). Call CheckFlags after fs.Parse.
 //
-// The flags are declared here, beside the fields they fill, and nowhere
-// else: Args renders a Config back into them, so the command line that
-// reproduces a run (a matrix cell's, a gate's, a shrunk schedule's) is
-// always one `torture run` accepts, and a new field needs its flag here
-// only. The nodes' password has no flag: a command line is readable by
-// every local user (/proc/PID/cmdline).
+// The flags are declared here and nowhere else: Args renders a Config back
+// into them, so a run's reproducing command line (a matrix cell's, a gate's,
+// a shrunk schedule's) is always one `torture run` accepts. The password has
+// no flag: a command line is readable by every local user
+// (/proc/PID/cmdline).
 func BindFlags(fs *flag.FlagSet, c *Config) {
 	d := Defaults()
 	fs.StringVar(&c.Lock, "lock", "", "lock under test: "+strings.Join(locks.Names(), ", ")+", or exec:'COMMAND' (a client process speaking locks/clients/PROTOCOL.md)")
@@ -65,10 +62,8 @@ func BindFlags(fs *flag.FlagSet, c *Config) {
 	fs.StringVar(&c.Replay, "replay", "", "replay the faults of this schedule.json instead of drawing them from the seed")
 }
 
-// CheckFlags refuses, after fs.Parse, a flag given a value Config would
-// read as "the default" or that is out of range: --clients, --keys,
-// --quorum and --nemesis-compose must be at least 1, the durations positive, the seed not 0; --hold 0
-// is a hold of nothing (Workload.NoHold).
+// CheckFlags refuses, after fs.Parse, a flag whose value Config would read as
+// "the default" or that is out of range; --hold 0 is Workload.NoHold.
 func CheckFlags(fs *flag.FlagSet, c *Config) error {
 	var err error
 	positive := func(name string, d time.Duration) {
@@ -114,9 +109,8 @@ func CheckFlags(fs *flag.FlagSet, c *Config) error {
 	return err
 }
 
-// Args renders c as the flags of `torture run` that reproduce it: every
-// field BindFlags covers that is not zero, in the order BindFlags
-// declares them. The password is never rendered (it has no flag).
+// Args renders c as the `torture run` flags that reproduce it: every non-zero
+// field, in BindFlags's order (never the password).
 func Args(c Config) []string {
 	var zero Config
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
@@ -143,8 +137,8 @@ func Args(c Config) []string {
 	return out
 }
 
-// quoteArg quotes a value for a shell when it holds anything but the
-// characters of names, numbers, durations and addresses.
+// quoteArg quotes a value for a shell unless it holds only the characters of
+// names, numbers, durations and addresses.
 func quoteArg(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
 		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("-_.,:/+=@%µ", r))
@@ -156,8 +150,7 @@ func quoteArg(s string) string {
 
 var _ flag.Getter = (*kindsFlag)(nil)
 
-// kindsFlag is --nemesis: a comma-separated list of fault kinds, or none
-// (as empty: no fault).
+// kindsFlag is --nemesis: comma-separated fault kinds, or none.
 type kindsFlag []string
 
 func (k *kindsFlag) String() string {
@@ -178,8 +171,7 @@ func (k *kindsFlag) Set(s string) error {
 
 func (k *kindsFlag) Get() any { return []string(*k) }
 
-// nodesFlag is --nodes: a number of nodes, or a comma-separated list of
-// host:port for the external backend.
+// nodesFlag is --nodes: a number, or host:port,... for the external backend.
 type nodesFlag struct{ cfg *Config }
 
 func (f nodesFlag) String() string {

@@ -36,46 +36,36 @@ type Summary struct {
 	HistoryPath string        `json:"history"`
 	Events      int           `json:"events"`
 	Elapsed     time.Duration `json:"elapsed"`
-	// Server is what the nodes ran: the server's name and the version
-	// the first node reported, as report.Server joins them ("redis
+	// Server is what the nodes ran, as report.Server joins them ("redis
 	// 7.0.15", "etcd 3.4.23").
 	Server string `json:"server"`
 	// NodeVersions is the version each node reported, in node order.
 	NodeVersions []string `json:"node_versions"`
-	// Faults is the number of faults the run's schedule holds: steps,
-	// each started and healed once (see nemesis.Schedule).
+	// Faults is how many steps the run's schedule holds (nemesis.Schedule).
 	Faults      int  `json:"faults"`
 	Interrupted bool `json:"interrupted"`
 	// Stopped is set when a WithStop watcher ended the run early.
 	Stopped bool `json:"stopped,omitempty"`
-	// Health is how late the harness's timers fired while the run went
-	// (health.Report): a stretch later than HealthThreshold of the TTL
-	// is one in which the machine was too slow for the run's timing.
+	// Health is how late the harness's timers fired (health.Report;
+	// HealthThreshold).
 	Health health.Report `json:"health"`
-	// LockVersions is what a lock served by client processes says it
-	// runs on (the client, its language, its libraries); nil for a Go
-	// lock, whose modules report.Versions lists. Every key begins with
-	// "client" ("client", "client language", "client:redis-py"), so none
-	// is one of report.Versions's: whatever merges the two writes these
-	// beside the harness's own, never over them.
+	// LockVersions is what a lock served by client processes says it runs on
+	// (nil for a Go lock), every key under "client" (lockVersions).
 	LockVersions map[string]string `json:"lock_versions,omitempty"`
 }
 
-// warmer is a lock that starts something per concurrent caller (the
-// process adapter: one client process each) and can start it ahead.
+// warmer is a lock that starts a client process per concurrent caller, and
+// can start them ahead.
 type warmer interface {
 	Warm(ctx context.Context, callers int) error
 }
 
-// versioner is a lock that can say what it runs on beyond this binary's
-// modules (the process adapter: its client's self-description).
+// versioner is a lock that says what it runs on beyond this binary's modules.
 type versioner interface {
 	Versions() map[string]string
 }
 
-// lockVersions is what a lock says it runs on, each key under the
-// client's names: a key that does not begin with "client" (the process
-// adapter's keys all do; see locks.ProcessLock.Versions) gets
+// lockVersions gives every key that does not begin with "client"
 // locks.ClientVersionPrefix, so that no lock can put a version under the
 // harness's own keys ("go", the module paths).
 func lockVersions(v map[string]string) map[string]string {
@@ -100,22 +90,28 @@ type runOptions struct {
 	view          func(nemesis.View)       // the tests' look at the view (export_test.go)
 }
 
-// WithLog writes to w, one line each, what the run does besides the
-// test itself and that takes long enough to be worth saying (building
-// the docker backend's default image). By default nothing is written.
+// WithLog writes to w, one line each, what the run does besides the test that
+// takes long (building the docker backend's default image).
 func WithLog(w io.Writer) Option {
 	return func(o *runOptions) { o.log = w }
 }
 
-// WithProgress calls fn every interval while the test runs. By default
-// nothing is reported.
+// WithProgress calls fn every interval while the test runs.
 func WithProgress(interval time.Duration, fn func(Progress)) Option {
 	return func(o *runOptions) { o.progress, o.progressEvery = fn, interval }
 }
 
-// Run runs one test and writes its history to cfg.Dir/history.jsonl and
-// its fault schedule to cfg.Dir/schedule.json: it is NewPlan(cfg), then
-// the plan's Run in cfg.Dir.
+// WithStop calls fn with every event once it is in the history, from the
+// goroutine that recorded it (so quick and concurrency-safe); once it returns
+// true the run ends as at its Duration, Summary.Stopped set. Each client's
+// events come in order, a cause before its effect (a release's invoke before
+// the next holder's ok): for a watcher that ends a run at its first
+// violation.
+func WithStop(fn func(history.Event) bool) Option {
+	return func(o *runOptions) { o.stop = fn }
+}
+
+// Run is NewPlan(cfg), then the plan's Run in cfg.Dir.
 func Run(ctx context.Context, cfg Config, opts ...Option) (Summary, error) {
 	p, err := NewPlan(cfg)
 	if err != nil {
@@ -124,14 +120,12 @@ func Run(ctx context.Context, cfg Config, opts ...Option) (Summary, error) {
 	return p.Run(ctx, cfg.Dir, opts...)
 }
 
-// Run runs the plan in the run directory dir (created if missing): it
-// opens the cluster, one lock per client group, the history, and drives
-// the clients and the nemesis for the plan's Duration. The history is
-// streamed as the test goes, so it can be checked even if Run is
-// interrupted; when ctx is cancelled, Run stops the clients, heals the
-// active fault, closes the history and stops the nodes, and returns the
-// summary with Interrupted set and ctx's error. Every process Run started
-// is stopped before it returns.
+// Run runs the plan in dir (created if missing): cluster, one lock per client
+// group, history (streamed: checkable even if interrupted), clients and
+// nemesis for Duration. When ctx is cancelled it stops the clients, heals the
+// active fault, closes the history, stops the nodes and returns the summary,
+// Interrupted set, with ctx's error. Every process it started is stopped
+// before it returns.
 func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary, err error) {
 	if dir == "" {
 		return Summary{}, errors.New("harness: no run directory")
@@ -141,11 +135,8 @@ func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary
 		opt(&o)
 	}
 	cfg := p.cfg
-	// The run directory is made absolute once, here: every path that
-	// crosses into another process (the nodes' dir and logs, a sentinel's
-	// conf, the clock shim's file, a container's bind mount) derives
-	// from it, and such a process resolves a relative path against its
-	// own working directory, not ours.
+	// Absolute once, here: every path handed to another process (node dirs, a
+	// sentinel's conf, the clock shim's file, a bind mount) derives from it.
 	if cfg.Dir, err = filepath.Abs(dir); err != nil {
 		return Summary{}, fmt.Errorf("harness: run directory: %w", err)
 	}
@@ -174,8 +165,8 @@ func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary
 	if probe != nil {
 		defer probe.Close()
 	}
-	// A kind that moves the clients' clock (client-clock): the client
-	// processes start with the clock shim and an offset file of their own.
+	// client-clock: the client processes start with the clock shim and an
+	// offset file of their own.
 	var clientClock nemesis.ClockSetter
 	var clientEnv []string
 	if p.needs.ClientClock {
@@ -222,8 +213,8 @@ func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary
 		o.view(r.view)
 	}
 	sum, err = r.drive(ctx, p, cl, o, sum)
-	// Again, with the decisions of the targeted faults (what each struck,
-	// or why it missed; in a replay, where the live state differed).
+	// Again, with the targeted faults' decisions (what each struck, or why it
+	// missed).
 	if serr := p.schedule.Save(filepath.Join(cfg.Dir, "schedule.json")); err == nil {
 		err = serr
 	}
@@ -233,13 +224,10 @@ func (p *Plan) Run(ctx context.Context, dir string, opts ...Option) (sum Summary
 // ProbeTarget says what a health probe of StartProbe's server calls.
 const ProbeTarget = "a PING on a fresh connection to an untouched redis-server"
 
-// StartProbe starts, in dir, the redis-server a health probe calls, each
-// time on a fresh connection (no fault touches it, so a slow dial or round
-// trip is the machine's, not a fault's: a starved CPU, or loopback out of
-// ports or connection-tracking slots after a churn of connections), for
-// the process backend; the other backends' nodes live elsewhere, and
-// their runs measure the timers alone (nil). A run's probe is its own;
-// the matrix starts one more to decide how many runs it holds.
+// StartProbe starts in dir the redis-server a health probe calls on a fresh
+// connection each time: no fault touches it, so a slow round trip is the
+// machine's (a starved CPU, loopback out of ports or conntrack slots).
+// Process backend only (else nil).
 func StartProbe(ctx context.Context, backend, dir string, log io.Writer) (*cluster.Cluster, error) {
 	if backend != "" && backend != cluster.BackendProcess {
 		return nil, nil
@@ -251,17 +239,14 @@ func StartProbe(ctx context.Context, backend, dir string, log io.Writer) (*clust
 	return c, nil
 }
 
-// HealthThreshold is the lateness of the harness's timers from which a
-// stretch of a run with this TTL is unhealthy: one node call (TTL/10,
-// locks.Config.Timeout's default), at least 20 ms. A timer that late means
-// the clients' calls and the faults did not happen when the run says.
+// HealthThreshold is the lateness of the timers from which a stretch of a run
+// with this TTL is unhealthy: one node call (TTL/10, locks.Config.Timeout's
+// default), at least 20 ms.
 func HealthThreshold(ttl time.Duration) time.Duration { return max(ttl/10, 20*time.Millisecond) }
 
-// openLocks builds one lock per client group, each reaching the nodes
-// through the group's proxies (or, in the failover topology, the primary
-// through the sentinels), so that a partition can cut groups apart. It
-// returns the locks built so far also on an error, for the caller to
-// close.
+// openLocks builds one lock per client group, each through the group's
+// proxies (or the sentinels), so that a partition can cut groups apart. It
+// returns the locks built so far also on an error, for the caller to close.
 func (p *Plan) openLocks(ctx context.Context, cl *cluster.Cluster, sum *Summary, clientEnv []string) ([]locks.Lock, error) {
 	cfg, groups := p.cfg, p.setup.Groups
 	var lks []locks.Lock
@@ -281,8 +266,8 @@ func (p *Plan) openLocks(ctx context.Context, cl *cluster.Cluster, sum *Summary,
 		}
 		lks = append(lks, lk)
 		if w, ok := lk.(warmer); ok {
-			// One client process per client of the group, started now
-			// rather than in the clients' first acquires.
+			// One client process per client of the group, started now rather
+			// than in the first acquires.
 			if err := w.Warm(ctx, (cfg.Clients-g+groups-1)/groups); err != nil {
 				return lks, fmt.Errorf("harness: %w", err)
 			}
@@ -303,27 +288,26 @@ type run struct {
 	stalls *staller
 	view   *view        // the live holds, for the nemesis
 	locks  []locks.Lock // one per client group; client i uses locks[i%len]
-	// clientClock moves the client processes' wall clock; nil unless a
-	// kind needs it.
+	// clientClock moves the client processes' clock; nil unless a kind needs
+	// it.
 	clientClock nemesis.ClockSetter
 
 	acquired, attempts atomic.Int64
 }
 
-// RunGrace is how long the cycles under way when a run's Duration ends
-// may go on (a hold, then a release, each again at most this long): the
-// run ends within about twice it after Duration, whatever its TTL and
-// holds. Every hold of the matrix's rows is under a second.
+// RunGrace is how long the cycles under way when Duration ends may go on (a
+// hold, then a release, each at most this long): the run ends within about
+// twice it after Duration, whatever its TTL and holds. Every hold of the
+// matrix's rows is under a second.
 const RunGrace = 10 * time.Second
 
-// drive runs the clients and the nemesis for the run's Duration (or until
-// a WithStop watcher or a client's error stops it, or ctx ends), and
-// completes the summary: elapsed time, interruption, errors, the nodes'
-// health.
+// drive runs the clients and the nemesis for Duration (or until a WithStop
+// watcher or a client's error stops it, or ctx ends), and completes the
+// summary.
 func (r *run) drive(ctx context.Context, p *Plan, cl *cluster.Cluster, o runOptions, sum Summary) (Summary, error) {
-	// The node observers start before the first client and stop
-	// after the last, before the history closes; an error of a
-	// connection to a node that went away says nothing of the run.
+	// The observers outlive every client and stop before the history closes;
+	// an error of a connection to a node that went away says nothing of the
+	// run.
 	obs := r.observe(ctx, cl, runKeys(r.cfg.Keys), o.log)
 	defer obs.stop(ctx)
 	runCtx, stop := context.WithTimeout(ctx, r.cfg.Duration)
@@ -345,10 +329,8 @@ func (r *run) drive(ctx context.Context, p *Plan, cl *cluster.Cluster, o runOpti
 		defer close(nemDone)
 		nemErr = nemesis.Run(runCtx, p.schedule, &nemesis.Target{Cluster: cl, Clients: r.stalls, View: r.view, ClientClock: r.clientClock}, r.rec.base, r.rec)
 	}()
-	// The cycles under way when the run's time is up finish, within
-	// RunGrace: a hold or a final release longer than that (a --hold
-	// beyond the run, a TTL of hours) is cut short there, so the run
-	// ends whatever its TTL and holds.
+	// Cycles under way finish within RunGrace; a longer hold or release (a
+	// --hold beyond the run, a TTL of hours) is cut short.
 	r.end = time.Now().Add(r.cfg.Duration + RunGrace)
 	workCtx, cancelWork := context.WithDeadline(ctx, r.end)
 	defer cancelWork()
@@ -367,11 +349,9 @@ func (r *run) drive(ctx context.Context, p *Plan, cl *cluster.Cluster, o runOpti
 	return sum, errors.Join(errs...)
 }
 
-// clients runs one goroutine per client, each with its own random source
-// seeded from seeds, until they are all done; a client that fails (a
-// history that cannot be written, a lock that breaks its contract) stops
-// the run, as the rest would test nothing. It returns each client's error
-// and whether one failed.
+// clients runs one goroutine per client, each with its own random source,
+// until all are done; a client that fails (an unwritable history, a lock that
+// breaks its contract) stops the run, as the rest would test nothing.
 func (r *run) clients(ctx, runCtx context.Context, stop context.CancelFunc, seeds []uint64) ([]error, bool) {
 	keys := runKeys(r.cfg.Keys)
 	errs := make([]error, r.cfg.Clients)
@@ -400,8 +380,7 @@ func runKeys(n int) []string {
 	return keys
 }
 
-// report hands o.progress a snapshot every o.progressEvery until runCtx
-// ends.
+// report hands o.progress a snapshot every o.progressEvery until runCtx ends.
 func (r *run) report(runCtx context.Context, o runOptions) {
 	t := time.NewTicker(o.progressEvery)
 	defer t.Stop()
@@ -416,8 +395,7 @@ func (r *run) report(runCtx context.Context, o runOptions) {
 	}
 }
 
-// healthy checks, after the nemesis has healed, that every node is up and
-// answers PING.
+// healthy checks, after the nemesis healed, that every node answers PING.
 func healthy(ctx context.Context, cl *cluster.Cluster) error {
 	var errs []error
 	for _, n := range cl.Nodes() {
@@ -430,14 +408,10 @@ func healthy(ctx context.Context, cl *cluster.Cluster) error {
 	return errors.Join(errs...)
 }
 
-// loop is one client's life: acquire a random key (bounded wait), run
-// the critical section (with Extend, sections and extends: see work),
-// release; after a failed acquire, back off a
-// little. It returns only a history write error or a bad lease; lock
-// errors are recorded.
-//
-// New cycles start while runCtx lasts; a cycle under way finishes unless
-// ctx (the caller's) is cancelled.
+// loop is one client's life: acquire a random key, work (see work), release;
+// after a failed acquire, back off a little. It returns only a history write
+// error or a bad lease; lock errors are recorded. New cycles start while
+// runCtx lasts; one under way finishes unless ctx is cancelled.
 func (c *client) loop(ctx, runCtx context.Context, r *run, keys []string, rng *rand.Rand) error {
 	cfg := r.cfg
 	lk := r.locks[c.group]
@@ -467,8 +441,8 @@ func (c *client) loop(ctx, runCtx context.Context, r *run, keys []string, rng *r
 		}
 		r.acquired.Add(1)
 		if r.stalls.crash() {
-			// client-crash: this client stops here, holding the lease
-			// it never releases; a fresh one takes its place.
+			// client-crash: this client stops holding a lease it never
+			// releases; a fresh one takes its place.
 			c.unwatch()
 			c.crashed(r.cfg.Clients)
 			continue
@@ -476,13 +450,13 @@ func (c *client) loop(ctx, runCtx context.Context, r *run, keys []string, rng *r
 		if lease, err = c.work(ctx, runCtx, r, lk, lease); err != nil {
 			return err
 		}
-		// A client whose process is stopped (client-stop) takes no
-		// step until it runs again.
+		// A client whose process is stopped (client-stop) takes no step until
+		// it runs again.
 		if r.stalls.await(ctx, c.id) != nil {
 			return nil
 		}
-		// Release even when the run is ending, so the last holds end
-		// with a release rather than by expiry.
+		// Release even when the run is ending: the last holds end with a
+		// release, not by expiry.
 		deadline := time.Now().Add(cfg.AcquireTimeout)
 		if last := r.end.Add(RunGrace); last.Before(deadline) {
 			deadline = last

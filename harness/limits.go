@@ -12,42 +12,15 @@ import (
 	"github.com/locktorture/locktorture/locks"
 )
 
-// The most a run may ask of the machine. A run within them starts; what
-// it then achieves (perhaps no acquire at all: 100,000 clients on two
-// keys, or RedLock on 25 nodes with a 1 s TTL, whose per-node timeout of
-// TTL/10 every round misses) is for the verdicts to say, as unknown with
-// its reason. Beyond them the machine cannot run the test, and the run is
-// refused before anything starts.
-//
-// Measured on the project's 2-core, 24 GB machine (README, "Limits"):
-//
-//   - Nodes: the process backend starts its nodes in parallel and gives
-//     each 10 s to answer PING. 100 nodes started in 2.1 s, 200 in 3.6 s,
-//     300 in 6.7 s, 500 in 7.2 s on a quiet machine; of 1000, some gave no
-//     PONG within the 10 s. 100 leaves a margin of about 5 for a loaded
-//     machine. The docker backend started 100 containers in 43 s with the
-//     machine loaded (load average 8–12), 10 in 4.3 s.
-//   - Clients: each is a goroutine; they share the lock's connections (at
-//     most locks.PoolSize per node), so Redis's maxclients (10,000) is
-//     never reached. A 3 s setnx run with 100,000 clients took 6.9 s and
-//     a peak of 460 MB (10,000: 3.7 s, 210 MB); none of its acquires
-//     succeeded.
-//   - File descriptors: this process holds three per connection to a
-//     node (the client's socket and both ends of the node's in-process
-//     proxy: 1,660 descriptors for 50 nodes × 10 clients), one for an
-//     external node without a proxy; see openFiles.
-//   - Client processes: a lock served by client processes (Spec.Process:
-//     exec: and the built-in Python locks) starts one per client, so
-//     MaxClients does not bound them: see maxProcessClients.
-//   - Keys: the run names every key before it starts (k0, k1, ...) and
-//     watches each; a billion keys took 22 GB of memory before the first
-//     acquire and never started. A run's clients touch at most one key
-//     per acquire, so more keys than MaxClients test nothing that
-//     MaxClients keys do not.
-//   - Durations: the history grows with the run (the default workload
-//     writes about 1,000 events, 115 kB, a second: 10 GB a day), and the
-//     check reads it whole; a TTL, hold, timeout or interval longer than
-//     the longest run is one no run sees end. MaxDuration bounds each.
+// The most a run may ask of the machine. Within them a run starts, and what
+// it then achieves (perhaps no acquire at all) is for the verdicts to say;
+// beyond them it is refused before anything starts, with the measurement that
+// set the limit (checkLimits, checkBounds). Measured on the project's 2-core,
+// 24 GB machine, besides: 100 nodes started in 2.1 s and 500 in 7.2 s on the
+// process backend, 100 containers in 43 s under load 8–12 on the docker one;
+// clients share the lock's connections (locks.PoolSize per node), so Redis's
+// maxclients is never reached; three descriptors per connection through a
+// node's in-process proxy (1,660 for 50 nodes × 10 clients: openFiles).
 const (
 	MaxNodes    = 100
 	MaxClients  = 100_000
@@ -55,41 +28,26 @@ const (
 	MaxDuration = 24 * time.Hour
 )
 
-// What one client process costs, measured on the project's 2-core
-// machine with the built-in clients after a few acquires (Python 3.11):
+// What one client process costs (the built-in Python 3.11 clients, on the
+// 2-core machine):
 //
-//   - CPU at start: 0.10–0.16 s of CPU to start an interpreter and
-//     answer the hello (the example, redis-py-lock and redlock-py alike;
-//     the interpreter dominates). The harness starts every client before
-//     the run, in parallel, and each must answer its hello within the
-//     start bound (the process adapter's 20 s): with half of it to
-//     spare on a loaded machine, 20 s / 0.16 s / 2 ≈ 62 starts per core,
-//     hence processClientsPerCore.
-//   - Memory: 18.7 MB resident for the example (standard library only;
-//     8.6 MB of it its own, the rest shared), 26 MB for redis-py-lock and
-//     redlock-py (16 MB their own). processClientMemory rounds the larger
-//     up; the clients may take half of the memory available when the run
-//     is planned, the rest being the nodes', this process's and the
-//     machine's.
-//   - File descriptors in this process: one end of each of the three
-//     pipes of the client's standard input, output and error once it
-//     runs (5.2 per client measured with one node, the proxy's two
-//     included), but both ends of each and the script's pipe (a built-in
-//     client's) while it starts, 8, and every client starts at once;
-//     plus, per node, both ends of the node's in-process proxy for the
-//     client's own connection. See processFiles. (Each lock's client
-//     supervisor, one process per client group, adds about 17 MB
-//     resident, 9 MB its own, and three descriptors here: within the
-//     base.)
+//   - CPU: 0.10–0.16 s to start an interpreter and answer the hello. All
+//     start at once before the run and must answer within the process
+//     adapter's 20 s: with half of it spare, 20 / 0.16 / 2 ≈ 62 per core.
+//   - Memory: 18.7 MB resident for the example, 26 MB for redis-py-lock
+//     and redlock-py, rounded up; the clients may take half of the memory
+//     available, the rest being the nodes', this process's and the machine's.
+//   - File descriptors here: 8 per client while it starts (both ends of
+//     its three pipes and the script's), plus the proxy's two per node.
+//     A client group's supervisor (17 MB, three descriptors) fits the base.
 const (
 	processClientsPerCore = 64
 	processClientMemory   = 32 << 20
 	processClientFiles    = 8
 )
 
-// openFileLimit returns how many files this process may open (Go raises
-// the soft RLIMIT_NOFILE to the hard one at start-up), or 0 if unknown.
-// A variable so tests can lower it.
+// openFileLimit is how many files this process may open (Go raises the soft
+// RLIMIT_NOFILE to the hard one), 0 if unknown; a variable for tests.
 var openFileLimit = func() int {
 	var rl syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
@@ -98,9 +56,8 @@ var openFileLimit = func() int {
 	return int(min(rl.Cur, 1<<30))
 }
 
-// machine returns this machine's cores and the memory available now
-// (MemAvailable of /proc/meminfo, in bytes; 0 if unknown). A variable so
-// tests can set them.
+// machine returns the cores and the memory available now (0 if unknown); a
+// variable for tests.
 var machine = func() (cores int, available int64) {
 	return runtime.NumCPU(), memAvailable()
 }
@@ -120,9 +77,8 @@ func memAvailable() int64 {
 	return 0
 }
 
-// proxyFiles is the descriptors this process holds per connection
-// through a node's in-process proxy (its accepted socket and its socket
-// to the node); 0 where the nodes are reached without one.
+// proxyFiles is the descriptors per connection through a node's in-process
+// proxy (its two sockets); 0 without one.
 func (c Config) proxyFiles() int {
 	if !cluster.Spec(c.Cluster).RunsNodes() {
 		return 0 // no in-process proxy; a remote toxiproxy holds the rest
@@ -130,38 +86,31 @@ func (c Config) proxyFiles() int {
 	return 2
 }
 
-// baseFiles is the descriptors the run holds whatever its clients: a few
-// per node and client group (proxy listeners, logs) and a base for the
-// process.
+// baseFiles is what the run holds whatever its clients: a few per node and
+// client group (proxy listeners, logs) and a base.
 func (c Config) baseFiles(groups int) int {
 	return c.Nodes*(2*groups+4) + 64
 }
 
-// openFiles estimates the file descriptors the run holds at its busiest:
-// per node, each client group's lock keeps up to locks.PoolSize
-// connections (one per client of the group that waits on the node at
-// once), each three descriptors through an in-process proxy (the client's
-// socket and the proxy's two); plus baseFiles.
+// openFiles estimates the descriptors the run holds at its busiest: each
+// client group's lock keeps up to locks.PoolSize connections per node, each
+// with its proxy's; plus baseFiles.
 func (c Config) openFiles(groups int) int {
 	perGroup := min((c.Clients+groups-1)/groups, locks.PoolSize)
 	return c.Nodes*groups*perGroup*(1+c.proxyFiles()) + c.baseFiles(groups)
 }
 
-// processFiles is the descriptors this process holds per client process:
-// processClientFiles, and the proxy's two for the client's connection to
-// each node (each process has its own; locks.PoolSize does not bound
-// them).
+// processFiles is the descriptors per client process: processClientFiles, and
+// the proxy's for its own connection to each node (not bounded by
+// locks.PoolSize).
 func (c Config) processFiles() int {
 	return processClientFiles + c.Nodes*c.proxyFiles()
 }
 
-// processLimit is the most client processes a run may start on this
-// machine, the least of three bounds (see processClientsPerCore and the
-// figures beside it): by cores, processClientsPerCore each; by memory,
-// processClientMemory each in half of the memory available; by open
-// files, processFiles each in what this process may open beyond
-// baseFiles. why says each bound, in a few words. A bound this machine
-// does not tell (memory, open files) is left out.
+// processLimit is the most client processes this machine may start, the least
+// of three bounds: by cores, by memory (half of what is available), by open
+// files beyond baseFiles; a bound the machine does not tell is left out. why
+// says each.
 func (c Config) processLimit(groups int) (limit int, why string) {
 	cores, avail := machine()
 	limit = cores * processClientsPerCore
@@ -179,9 +128,8 @@ func (c Config) processLimit(groups int) (limit int, why string) {
 	return limit, strings.Join(parts, "; ")
 }
 
-// checkLimits refuses what the machine cannot run: see MaxNodes,
-// MaxClients, openFiles, and for a lock served by client processes
-// (process), processLimit.
+// checkLimits refuses what the machine cannot run: MaxNodes, MaxClients, and
+// openFiles or, for client processes, processLimit.
 func (c Config) checkLimits(groups int, process bool) error {
 	switch {
 	case c.Nodes > MaxNodes && cluster.Spec(c.Cluster).RunsNodes():
@@ -203,17 +151,16 @@ func (c Config) checkLimits(groups int, process bool) error {
 	return nil
 }
 
-// checkBounds refuses, in one line that says the bound and why, a value
-// beyond what any run can use (MaxKeys, MaxDuration): unlike checkLimits
-// these do not depend on the machine, so FitsSchedule checks them too,
-// before a key is named or a schedule drawn.
+// checkBounds refuses a value beyond what any run can use (MaxKeys,
+// MaxDuration); it does not depend on the machine, so FitsSchedule checks it
+// too.
 func (c Config) checkBounds() error {
 	if c.Keys > MaxKeys && !c.KeyPerClient { // then Keys is Clients, which checkLimits bounds
 		return fmt.Errorf("harness: %d keys: a run names and watches every key before it starts, and takes at most %d (a billion took 22 GB before the first acquire; a client touches one key an acquire)", c.Keys, MaxKeys)
 	}
 	if c.TTL > MaxDuration/3 {
-		// The liveness bound (3×TTL) and the delayed restarts (1.5×TTL)
-		// default to multiples of it.
+		// The liveness bound (3×TTL) and the delayed restarts (1.5×TTL) are
+		// multiples of it.
 		return fmt.Errorf("harness: ttl %s: at most %s, a third of the longest run (%s), as the liveness bound defaults to 3×TTL", c.TTL, MaxDuration/3, MaxDuration)
 	}
 	for _, d := range []struct {

@@ -10,16 +10,14 @@ import (
 	"github.com/locktorture/locktorture/history"
 )
 
-// observers are the node observers of a run: one per node, on a
-// connection that bypasses the fault proxies, recording every
-// notification of a lock key as a history.NodeKey event on the run's
-// clock.
+// observers are a run's node observers: one per node, on a connection that
+// bypasses the fault proxies, recording each notification of a lock key as a
+// history.NodeKey event.
 type observers []*cluster.Observer
 
-// observe starts an observer on every node of cl for the run's keys. A
-// node that cannot be observed (it refuses CONFIG SET) is said on log
-// and left out: the run goes on, its history without that node's
-// observations. It returns the observers started.
+// observe starts an observer on every node for keys. A node that refuses
+// (CONFIG SET) is said on log and left out: the history lacks its
+// observations.
 func (r *run) observe(ctx context.Context, cl *cluster.Cluster, keys []string, log io.Writer) observers {
 	if cl.Server() != cluster.ServerRedis {
 		return nil // etcd members have no keyspace notifications
@@ -46,8 +44,8 @@ func (r *run) observe(ctx context.Context, cl *cluster.Cluster, keys []string, l
 	return obs
 }
 
-// stop stops every observer, each after the notifications its node sent
-// so far have been recorded (Sync, on a node that answers).
+// stop stops every observer once what its node sent so far is recorded (Sync,
+// on a node that answers).
 func (obs observers) stop(ctx context.Context) error {
 	var errs []error
 	for _, o := range obs {

@@ -12,14 +12,11 @@ import (
 	"github.com/locktorture/locktorture/nemesis"
 )
 
-// Plan is a Config validated once and ready to run: its defaults set, its
-// lock looked up, the programs it starts found, its fault kinds checked
-// against the cluster and the lock, its limits checked, its fault
-// schedule drawn from the seed (or loaded from Faults.Replay) and refused
-// when it would inject nothing, and one seed drawn per client. Run runs
-// it; a caller that checks a whole matrix, or prints what it will run,
-// makes its Plans first and runs each once (its faults keep state while
-// they are active).
+// Plan is a Config validated once and ready to run: defaults set, lock looked
+// up, programs found, fault kinds and limits checked, fault schedule drawn
+// (or loaded from Faults.Replay) and refused when it injects nothing, one
+// seed drawn per client. A caller that checks a whole matrix makes its Plans
+// first and runs each once (its faults keep state while active).
 type Plan struct {
 	cfg      Config
 	lock     locks.Spec
@@ -29,17 +26,14 @@ type Plan struct {
 	seeds    []uint64 // one per client
 }
 
-// NewPlan validates c (everything but its Output, which Plan.Run takes)
-// and draws what the run draws from its seed; see Plan and WithDefaults
-// for what it refuses, each in one line.
+// NewPlan validates c (all but its Output, which Plan.Run takes) and draws
+// what the run draws from its seed; each refusal is one line.
 func NewPlan(c Config) (*Plan, error) { return newPlan(c, true) }
 
 // FitsSchedule reports whether c draws a fault schedule that fits its
-// duration (a run with faults whose schedule holds none is refused), with
-// NewPlan's error when it does not: what NewPlan checks of c but the
-// programs, the lock's own check and the machine's limits, so that it is
-// cheap enough to call for every seed of many durations (the release
-// gate finds with it how short a cell's runs may be).
+// duration, with NewPlan's error when not: NewPlan's checks but the programs,
+// the lock's own check and the machine's limits, cheap enough for every seed
+// of many durations (the release gate's shortest runs).
 func FitsSchedule(c Config) error {
 	_, err := newPlan(c, false)
 	return err
@@ -51,11 +45,9 @@ func newPlan(c Config, full bool) (*Plan, error) {
 		return nil, err
 	}
 	if !c.ClientProcess && !lock.Process && stopsProcesses(c.Nemesis) {
-		// A kind that stops a whole client process (client-stop) needs
-		// the clients to be processes: a Go lock is served in client
-		// processes of its own, as --client-process would, and the
-		// configuration the run records says so, so that its command
-		// reproduces it.
+		// client-stop needs the clients to be processes: a Go lock is served
+		// in client processes of its own, as --client-process would, and the
+		// recorded configuration says so, so that its command reproduces it.
 		c.ClientProcess = true
 	}
 	if c.ClientProcess {
@@ -82,15 +74,15 @@ func newPlan(c Config, full bool) (*Plan, error) {
 			return nil, err
 		}
 		if lock.Check != nil {
-			// What the lock itself needs (the Python locks: an
-			// interpreter that imports redis).
+			// What the lock itself needs (the Python locks: an interpreter
+			// that imports redis).
 			if err := lock.Check(); err != nil {
 				return nil, err
 			}
 		}
 	}
-	// The one random source of the run: it draws the fault schedule, then
-	// one seed per client.
+	// The run's one random source: the fault schedule, then one seed per
+	// client.
 	rng := rand.New(rand.NewPCG(uint64(p.cfg.Seed), 0x6c6f636b))
 	if p.cfg.Replay != "" {
 		p.schedule, err = nemesis.Load(p.cfg.Replay, p.setup)
@@ -110,9 +102,8 @@ func newPlan(c Config, full bool) (*Plan, error) {
 	return p, nil
 }
 
-// stopsProcesses reports whether any of the named kinds stops whole
-// client processes (nemesis.Needs.ClientProcesses); an unknown name is
-// left to setUp to refuse.
+// stopsProcesses reports whether a named kind stops whole client processes
+// (nemesis.Needs.ClientProcesses); setUp refuses an unknown name.
 func stopsProcesses(names []string) bool {
 	for _, name := range names {
 		if k, err := nemesis.Lookup(name); err == nil && k.Needs.ClientProcesses {
@@ -125,9 +116,8 @@ func stopsProcesses(names []string) bool {
 // Config returns the configuration the plan runs, its defaults set.
 func (p *Plan) Config() Config { return p.cfg }
 
-// setUp looks the fault kinds up, describes the run to them (nemesis.Setup:
-// the cluster's abilities, as many client groups as they draw faults for)
-// and checks each against it.
+// setUp describes the run to its fault kinds (nemesis.Setup: the cluster's
+// abilities, the client groups they draw faults for) and checks each.
 func (p *Plan) setUp() ([]nemesis.Kind, error) {
 	c := p.cfg
 	var kinds []nemesis.Kind
@@ -147,9 +137,8 @@ func (p *Plan) setUp() ([]nemesis.Kind, error) {
 	return nemesis.Check(c.Nemesis, p.setup)
 }
 
-// clusterOptions are how the run opens its cluster, in the run directory
-// dir: as many proxy groups as the fault kinds need, the clock shim when
-// one needs the clock.
+// clusterOptions open the run's cluster in dir: the proxy groups the kinds
+// need, and the clock shim when one needs it.
 func (p *Plan) clusterOptions(dir string, o runOptions) []cluster.Option {
 	opts := []cluster.Option{cluster.WithDir(filepath.Join(dir, "nodes")), cluster.WithProxyGroups(p.setup.Groups), cluster.WithLog(o.log)}
 	if p.needs.Cluster.Clock {
@@ -161,9 +150,8 @@ func (p *Plan) clusterOptions(dir string, o runOptions) []cluster.Option {
 	return opts
 }
 
-// checkSchedule refuses a schedule of a run with faults that injects none,
-// or that has a step the run would end before: a fault that does nothing
-// is not a fault test.
+// checkSchedule refuses a run with faults whose schedule injects none, or has
+// a step after the run's end: a fault that does nothing is no fault test.
 func (c Config) checkSchedule(sc nemesis.Schedule) error {
 	if len(c.Nemesis) == 0 {
 		return nil

@@ -10,16 +10,15 @@ import (
 	"github.com/locktorture/locktorture/locks"
 )
 
-// Recorder stamps events with one monotonic base shared by every client
-// and the nemesis, and appends them to a history.
+// Recorder stamps events with one monotonic base, shared by the clients and
+// the nemesis, and appends them to a history.
 type Recorder struct {
 	base    time.Time
 	w       *history.Writer
 	observe func(history.Event) // see WithStop; nil for none
 }
 
-// NewRecorder records to w with offsets from base (which must carry a
-// monotonic reading, i.e. come from time.Now).
+// NewRecorder records to w with offsets from base (from time.Now: monotonic).
 func NewRecorder(base time.Time, w *history.Writer) *Recorder {
 	return &Recorder{base: base, w: w}
 }
@@ -30,8 +29,7 @@ func (r *Recorder) Offset(t time.Time) int64 { return t.Sub(r.base).Nanoseconds(
 // Now returns the current offset.
 func (r *Recorder) Now() int64 { return r.Offset(time.Now()) }
 
-// Append stamps e with the current offset when e.Time is zero and writes
-// it.
+// Append stamps e with the current offset when e.Time is zero, and writes it.
 func (r *Recorder) Append(e history.Event) error {
 	if e.Time == 0 {
 		e.Time = r.Now()
@@ -45,10 +43,9 @@ func (r *Recorder) Append(e history.Event) error {
 	return nil
 }
 
-// completion maps the error of a lock call to the type of its completion
-// event: nil is ok; an error wrapping locks.ErrNotAcquired or
-// locks.ErrNotHeld is a definite fail; anything else (a timeout, a lost
-// connection, a cancelled context) leaves the outcome unknown: info.
+// completion maps a lock call's error to its completion: ok; fail for
+// locks.ErrNotAcquired or ErrNotHeld; else info (unknown: a timeout, a lost
+// connection).
 func completion(err error) history.Type {
 	switch {
 	case err == nil:
@@ -60,8 +57,7 @@ func completion(err error) history.Type {
 	}
 }
 
-// client is one simulated client: a process number and the recorder. One
-// client never has two operations open at once.
+// client is one simulated client; it never has two operations open at once.
 type client struct {
 	id    int
 	group int // the client group whose lock and proxies it uses
@@ -69,8 +65,8 @@ type client struct {
 	lock  string         // the lock's registry name, for errors
 	view  *view          // the live holds; nil records none
 	ev    locks.Evidence // the per-node evidence of the open call (see traced)
-	// ctx ends the watch of a loss notice (the run's, not the cycle's);
-	// watching is that watch while it lasts (see watchLoss).
+	// ctx ends a loss notice's watch (the run's, not the cycle's); watching
+	// is the watch.
 	ctx      context.Context
 	watching *lossWatch
 }
@@ -81,13 +77,10 @@ type lossWatch struct {
 	done chan struct{} // closed when the watch returned
 }
 
-// watchLoss records the lock's notice that the holder lost lease
-// (Lease.Lost), when it comes, as a history.Lost event of the client,
-// stamped when the lock gave it (Notice.At: not later, by the time this
-// goroutine took to wake), with the lock's reason; the view's hold ends
-// there. unwatch ends the watch: at the release's invoke, at a crash, at
-// the end of the client's life. A lease of a lock that never tells is not
-// watched.
+// watchLoss records the lock's notice that the holder lost lease (Lease.Lost)
+// as a history.Lost event stamped with Notice.At (not when this goroutine
+// woke), ending the view's hold; unwatch ends it (the release's invoke, a
+// crash, the client's end).
 func (c *client) watchLoss(lease locks.Lease) {
 	if lease.Lost == nil {
 		return
@@ -118,8 +111,7 @@ func (c *client) watchLoss(lease locks.Lease) {
 	}()
 }
 
-// unwatch ends the watch of the current lease's notice, if any, and
-// waits for it: no notice is recorded after it returns.
+// unwatch ends the current lease's watch, if any, and waits for it.
 func (c *client) unwatch() {
 	if w := c.watching; w != nil {
 		close(w.stop)
@@ -128,26 +120,21 @@ func (c *client) unwatch() {
 	}
 }
 
-// crashed makes c a fresh client in the place of one that crashed
-// holding a lease (the client-crash fault): the crashed client records
-// nothing more and never releases; the fresh one has the next process
-// number of the slot (id + clients), so that the history never shows one
-// process doing two things, and starts with no lease. The view no longer
-// counts the abandoned lease as anyone's hold.
+// crashed replaces c, crashed holding a lease it never releases
+// (client-crash), with a fresh client: the slot's next process number (id +
+// clients), so no process does two things, and no lease; the view forgets the
+// abandoned hold.
 func (c *client) crashed(clients int) {
 	c.view.ended(c.id, c.rec.Now())
 	c.id += clients
 }
 
-// ErrBadLease is wrapped by the error with which a run stops at the first
-// acquire whose lock returned a lease that breaks the contract of
-// locks.Lock: an empty token, another key, a validity not read from
-// time.Now. No verdict about such a lock would mean anything, so the run
-// does not go on to the end.
+// ErrBadLease stops a run at the first lease that breaks locks.Lock's
+// contract (an empty token, another key, a validity not from time.Now): no
+// verdict about such a lock would mean anything.
 var ErrBadLease = errors.New("harness: bad lease")
 
-// checkLease checks what a lease returned by a successful acquire of key
-// must carry (see locks.Lock).
+// checkLease checks a lease of a successful acquire of key (locks.Lock).
 func checkLease(lock string, client int, l locks.Lease, key string) error {
 	var why string
 	switch {
@@ -173,8 +160,7 @@ func (c *client) acquire(ctx context.Context, lk locks.Lock, key string) (locks.
 	lease, err := lk.Acquire(ctx, key)
 	if err == nil {
 		if err = checkLease(c.lock, c.id, lease, key); err != nil {
-			// Recorded as an unknown outcome: the lock says it
-			// acquired, but with nothing the client could hold.
+			// An unknown outcome: acquired, but with nothing to hold.
 			lease = locks.Lease{}
 		}
 	}
@@ -214,11 +200,9 @@ func (c *client) release(ctx context.Context, lk locks.Lock, l locks.Lease) erro
 }
 
 // traced returns ctx carrying the client's locks.Evidence, reset, and it,
-// when lk reports per-node evidence (locks.NodeReporter); else ctx and
-// nil. Every acquire and release goes through it, so that its completion
-// event carries what the nodes answered (nodesOf); an extend recorded by
-// the harness must too, and give its ok to view.extended. One Evidence
-// serves the client's calls, one at a time.
+// when lk reports per-node evidence (locks.NodeReporter); else ctx and nil.
+// Every acquire, release and extend goes through it, so its completion
+// carries what the nodes answered (nodesOf).
 func (c *client) traced(ctx context.Context, lk locks.Lock) (context.Context, *locks.Evidence) {
 	if r, ok := lk.(locks.NodeReporter); ok && r.ReportsNodes() {
 		c.ev.Reset()
@@ -227,8 +211,7 @@ func (c *client) traced(ctx context.Context, lk locks.Lock) (context.Context, *l
 	return ctx, nil
 }
 
-// nodesOf is the history's form of what ev collected: nil when the lock
-// reported nothing (not reported, never "no node granted").
+// nodesOf is ev in the history's form: nil when nothing was reported.
 func nodesOf(ev *locks.Evidence) *history.Nodes {
 	if ev == nil {
 		return nil

@@ -20,8 +20,8 @@ var (
 	ErrInterrupted = errors.New("harness: interrupted")
 )
 
-// invalid is why a lease is not valid at now: ErrLeaseLost when its lock
-// told the holder, else ErrLeaseExpired.
+// invalid is why a lease is not valid at now: ErrLeaseLost when its lock said
+// so, else ErrLeaseExpired.
 func invalid(l locks.Lease) error {
 	if l.Told() {
 		return ErrLeaseLost
@@ -29,23 +29,17 @@ func invalid(l locks.Lease) error {
 	return ErrLeaseExpired
 }
 
-// criticalSection is the lock-protected read-modify-write: check the
-// lease, read, hold, check the lease again, write read+1. It returns what
-// it read and wrote; on an error nothing was written.
+// criticalSection is the lock-protected read-modify-write: check the lease,
+// read, hold, check again, write read+1. It returns what it read and wrote;
+// on an error nothing was written.
 //
-// A client-pause or pause-holder fault stalls the client between the
-// second check and the write, for what stall returns given the validity
-// left at that check (0: no stall): the GC pause that outlives the lease.
-//
-// mark tells the view each check that passed (nemesis.HoldEntered, then
-// nemesis.HoldChecked, the last before the write) and the end of the
-// section (nemesis.HoldLeft), with the time of each.
-//
+// A client-pause or pause-holder fault stalls the client between the second
+// check and the write for what stall returns given the validity left (0:
+// none): the GC pause that outlives the lease. mark tells the view each
+// passed check (nemesis.HoldEntered, HoldChecked) and the end (HoldLeft).
 // await holds the client before each check while its process is stopped
-// (the client-stop faults): a stopped client checks nothing until it runs
-// again, and a check it passed before it was stopped is the one it acts
-// on after, as a real process does. A lease's check fails when its lock
-// told the holder it lost it (ErrLeaseLost).
+// (client-stop): a check passed before the stop is the one it acts on after,
+// as a real process does.
 func criticalSection(ctx context.Context, st *Store, l locks.Lease, hold time.Duration, stall func(left time.Duration) time.Duration, mark func(nemesis.ChangeKind, time.Time), await func() error) (read, wrote int64, err error) {
 	if await() != nil {
 		return 0, 0, ErrInterrupted
@@ -77,11 +71,11 @@ func criticalSection(ctx context.Context, st *Store, l locks.Lease, hold time.Du
 }
 
 // section runs and records one critical section, and reports whether it
-// wrote. A section that gave up is a fail: it wrote nothing.
+// wrote; one that gave up is a fail.
 func (c *client) section(ctx context.Context, st *Store, l locks.Lease, hold time.Duration, stalls *staller) (bool, error) {
 	inv := history.Event{Type: history.Invoke, F: history.Section, Process: c.id, Key: l.Key, Token: l.Token, Fence: l.Fence}
 	// A client stopped right after its grant (client-stop) records the
-	// section only when it runs again.
+	// section when it runs again.
 	if err := stalls.step(ctx, c.id, func() error { return c.rec.Append(inv) }); err != nil {
 		if errors.Is(err, ErrInterrupted) {
 			return false, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -11,16 +12,12 @@ import (
 	"github.com/locktorture/locktorture/nemesis"
 )
 
-// staller hands out stalls armed by the client-pause and pause-holder
-// faults: the next client to pass its last validity check before a write
-// takes one and waits. It implements nemesis.HoldStaller, and
-// nemesis.ClientCrasher for the client-crash fault: the next client to
-// acquire takes a crash and abandons its lease.
-//
-// It is also nemesis.ProcessStopper, for the client-stop kinds: it stops
-// the client process of a lock served by processes (locks.ProcessLock's
-// StopLease, StopProcess) and the client that drives it, which takes no
-// step (a validity check, a write, an extend, a release) while frozen.
+// staller hands out the stalls the client-pause and pause-holder faults arm
+// (nemesis.HoldStaller): the next client to pass its last validity check
+// before a write takes one. It is nemesis.ClientCrasher (client-crash: the
+// next client to acquire abandons its lease) and nemesis.ProcessStopper
+// (client-stop: it stops a lock's client process, locks.ProcessLock, and the
+// client that drives it, which takes no step while frozen).
 type staller struct {
 	locks []locks.Lock // the run's, one per client group
 	view  *view        // to name the client of a lease
@@ -29,10 +26,9 @@ type staller struct {
 	pending []*stall
 	crashes []*stall              // the armed crashes (their d is unused)
 	frozen  map[int]chan struct{} // by client: closed when it runs again
-	// steps holds, by client, a lock a client keeps from the check that
-	// it is not frozen to the record of the step it then starts (step):
-	// freeze takes it once, so that once freeze returns, no step that
-	// began before it is still being recorded.
+	// steps holds, by client, a lock kept from the check that it is not
+	// frozen to the record of the step it starts: freeze takes it once, so
+	// once freeze returns no earlier step is still being recorded.
 	steps map[int]*sync.Mutex
 }
 
@@ -50,8 +46,7 @@ type processStopper interface {
 }
 
 // StopHolder implements nemesis.ProcessStopper: client is frozen, then
-// the process serving token is stopped; cont continues the process, then
-// the client.
+// token's process stopped; cont continues both, in reverse.
 func (s *staller) StopHolder(client int, token string) (func() error, error) {
 	thaw := s.freeze(client)
 	err := errors.New("the lock runs in this process: no client process to stop")
@@ -67,16 +62,12 @@ func (s *staller) StopHolder(client int, token string) (func() error, error) {
 		thaw()
 		return nil, err
 	}
-	return func() error {
-		err := cont()
-		thaw()
-		return err
-	}, nil
+	return then(cont, thaw), nil
 }
 
-// StopProcess implements nemesis.ProcessStopper: the pick-th process of
-// the pick-th group's lock (modulo each), and the client of the lease it
-// serves, if the view shows one.
+// StopProcess implements nemesis.ProcessStopper: the pick-th process of the
+// pick-th group's lock (modulo each), and the client of the lease it serves,
+// if any.
 func (s *staller) StopProcess(pick int) (string, func() error, error) {
 	if len(s.locks) == 0 {
 		return "", nil, errors.New("no lock to stop")
@@ -96,11 +87,16 @@ func (s *staller) StopProcess(pick int) (string, func() error, error) {
 		what = fmt.Sprintf("client %d's process (pid %d)", client, pid)
 		thaw = s.freeze(client)
 	}
-	return what, func() error {
+	return what, then(cont, thaw), nil
+}
+
+// then continues a stopped process with cont, then its client with thaw.
+func then(cont func() error, thaw func()) func() error {
+	return func() error {
 		err := cont()
 		thaw()
 		return err
-	}, nil
+	}
 }
 
 // freeze makes client wait at its next step until thaw, once.
@@ -144,11 +140,10 @@ func (s *staller) stepLock(client int) *sync.Mutex {
 	return mu
 }
 
-// step waits while client is frozen, then runs record (the record of the
-// step the client starts) before any freeze can take effect: a freeze
-// that returned has seen the record, or the client sees the freeze and
-// records nothing until it thaws. ErrInterrupted when ctx ends first. A
-// nil staller runs record at once.
+// step waits while client is frozen, then runs record before any freeze can
+// take effect: a freeze that returned has seen the record, or the client sees
+// the freeze and records nothing until it thaws. ErrInterrupted when ctx ends
+// first; a nil staller runs record at once.
 func (s *staller) step(ctx context.Context, client int, record func() error) error {
 	if s == nil {
 		return record()
@@ -173,8 +168,8 @@ func (s *staller) step(ctx context.Context, client int, record func() error) err
 	}
 }
 
-// await waits while client is frozen; ErrInterrupted when ctx ends
-// first. A nil staller never waits.
+// await waits while client is frozen (ErrInterrupted when ctx ends); a nil
+// staller never waits.
 func (s *staller) await(ctx context.Context, client int) error {
 	return s.step(ctx, client, func() error { return nil })
 }
@@ -183,8 +178,8 @@ func (s *staller) await(ctx context.Context, client int) error {
 // has taken it.
 func (s *staller) Crash() (withdraw func()) { return s.arm(&s.crashes, &stall{}) }
 
-// crash reports whether a crash was armed, and disarms it. A nil staller
-// never crashes.
+// crash reports whether a crash was armed, and disarms it (never, for a nil
+// staller).
 func (s *staller) crash() bool {
 	if s == nil {
 		return false
@@ -198,8 +193,7 @@ func (s *staller) crash() bool {
 	return true
 }
 
-// stall is a stall of d, or, when size is set, of what size returns at
-// the check.
+// stall is a stall of d, or, with size, of what size returns at the check.
 type stall struct {
 	d    time.Duration
 	size func(client int, left time.Duration) time.Duration
@@ -216,8 +210,8 @@ func (s *staller) StallHold(size func(client int, left time.Duration) time.Durat
 	return s.arm(&s.pending, &stall{size: size})
 }
 
-// arm appends st to the list (s.pending or s.crashes) and returns the
-// function that withdraws it while it is still there.
+// arm appends st to list and returns what withdraws it while it is still
+// there.
 func (s *staller) arm(list *[]*stall, st *stall) (withdraw func()) {
 	s.mu.Lock()
 	*list = append(*list, st)
@@ -225,19 +219,14 @@ func (s *staller) arm(list *[]*stall, st *stall) (withdraw func()) {
 	return func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		for i, p := range *list {
-			if p == st {
-				*list = append((*list)[:i], (*list)[i+1:]...)
-				return
-			}
-		}
+		*list = slices.DeleteFunc(*list, func(p *stall) bool { return p == st })
 	}
 }
 
-// take returns the duration of the oldest armed stall for client, whose
-// lease has left of its validity, and disarms it; 0 when none is armed.
-// A sized stall is sized before take returns, so a withdraw that finds
-// the stall gone knows its size was asked. A nil staller never stalls.
+// take returns the duration of the oldest stall armed for client, whose lease
+// has left of its validity, and disarms it (0 when none; a nil staller never
+// stalls). A sized stall is sized before take returns, so a withdraw that
+// finds it gone knows its size was asked.
 func (s *staller) take(client int, left time.Duration) time.Duration {
 	if s == nil {
 		return 0

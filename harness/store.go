@@ -6,23 +6,18 @@ import (
 	"sync"
 )
 
-// ErrStaleFence is returned by the Store when an access carries a fencing
-// token older than the newest the store has seen for that key.
+// ErrStaleFence is returned for an access whose fencing token is older than
+// the newest the store has seen for its key.
 var ErrStaleFence = errors.New("harness: stale fencing token")
 
 // Store is the protected resource: a fault-free, linearizable in-process
-// store holding one integer per key. Every access is atomic under one
-// mutex, so the store itself never loses an update: any lost update in a
-// history is the lock's doing.
-//
-// With fencing, the store remembers the newest fencing token seen per key
-// and refuses any read or write carrying an older one (the check is made
-// on every access, reads included); an access carrying a newer token
-// raises the bar for everyone after it. With fencing on writes only
-// (StoreWriteOnly), reads are neither checked nor raise the bar: the
-// storage service of Kleppmann's example, which sees the token only with
-// a write, so that a token that does not grow from one holder to the next
-// lets a stale write in and loses an update.
+// store of one integer per key, every access atomic under one mutex, so any
+// lost update in a history is the lock's doing. With fencing it refuses any
+// access carrying a token older than the newest seen for the key, and a newer
+// one raises the bar. With StoreWriteOnly reads are neither checked nor raise
+// the bar: the storage service of Kleppmann's example, which sees the token
+// only with a write, so a token that does not grow from one holder to the
+// next lets a stale write in.
 type Store struct {
 	fencing   bool
 	writeOnly bool
@@ -40,14 +35,12 @@ const (
 	StoreWriteOnly = "write-only"
 )
 
-// NewStore returns an empty store; fencing turns the token check on, on
-// every access.
+// NewStore returns an empty store; fencing checks the token on every access.
 func NewStore(fencing bool) *Store {
 	return &Store{fencing: fencing, values: make(map[string]int64), newest: make(map[string]int64)}
 }
 
-// NewWriteOnlyStore returns an empty store that checks fencing tokens on
-// writes only.
+// NewWriteOnlyStore returns an empty store that checks tokens on writes only.
 func NewWriteOnlyStore() *Store {
 	st := NewStore(true)
 	st.writeOnly = true
@@ -89,8 +82,7 @@ func (s *Store) Write(key string, fence int64, v int64) error {
 	return nil
 }
 
-// Value returns the value of key without any fencing check (for tests and
-// the end-of-run summary).
+// Value returns the value of key without a fencing check.
 func (s *Store) Value(key string) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()

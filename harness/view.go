@@ -15,11 +15,10 @@ import (
 // viewLog is how many changes the view keeps for a follower that lags.
 const viewLog = 4096
 
-// view is the run's live holds, kept by the clients as they go and read
-// by the nemesis (it implements nemesis.View). Each client has at most
-// one hold open, so the open holds are kept by client. A change costs a
-// lock, a copy into a ring and, only while someone waits in Next, the
-// close of a channel: no goroutine, no timer, no polling.
+// view is the run's live holds, kept by the clients and read by the nemesis
+// (nemesis.View), by client (one open hold each). A change costs a lock, a
+// copy into a ring and, only while someone waits in Next, a channel close: no
+// goroutine, timer or polling.
 type view struct {
 	base time.Time
 
@@ -79,8 +78,8 @@ func (v *view) Next(ctx context.Context, after uint64) ([]nemesis.Change, error)
 	}
 }
 
-// change records one change of the hold h at run-clock time t, with
-// v.mu held, and wakes whoever waits.
+// change records a change of h at run-clock time t, with v.mu held, and wakes
+// whoever waits.
 func (v *view) change(kind nemesis.ChangeKind, t int64, h *nemesis.Hold) {
 	v.seq++
 	v.ring[v.seq%viewLog] = nemesis.Change{Seq: v.seq, Kind: kind, Time: t, Hold: *h}
@@ -90,9 +89,9 @@ func (v *view) change(kind nemesis.ChangeKind, t int64, h *nemesis.Hold) {
 	}
 }
 
-// granted opens client's hold of lease, granted at run-clock time t by
-// the nodes of n (nil: not reported), to a client of group. A nil view
-// records nothing, as do the methods below.
+// granted opens client's hold of lease, granted at t by the nodes of n (nil:
+// not reported), to a client of group. A nil view records nothing, as do the
+// methods below.
 func (v *view) granted(client, group int, lease locks.Lease, t int64, n *history.Nodes) {
 	if v == nil {
 		return
@@ -110,8 +109,8 @@ func (v *view) granted(client, group int, lease locks.Lease, t int64, n *history
 	v.change(nemesis.HoldGranted, t, h)
 }
 
-// extended gives client's hold the validity of lease, extended at t by
-// the nodes of n.
+// extended gives client's hold lease's validity, extended at t by the nodes
+// of n.
 func (v *view) extended(client int, lease locks.Lease, t int64, n *history.Nodes) {
 	if v == nil {
 		return
@@ -129,9 +128,8 @@ func (v *view) extended(client int, lease locks.Lease, t int64, n *history.Nodes
 	v.change(nemesis.HoldExtended, t, h)
 }
 
-// section records a step of client's critical section at time.Time now:
-// HoldEntered and HoldChecked are validity checks that passed, HoldLeft
-// the end of the section.
+// section records a step of client's section at now: HoldEntered and
+// HoldChecked are passed checks, HoldLeft its end.
 func (v *view) section(client int, kind nemesis.ChangeKind, now time.Time) {
 	if v == nil {
 		return
@@ -173,8 +171,8 @@ func (v *view) ended(client int, t int64) {
 	v.change(nemesis.HoldEnded, t, h)
 }
 
-// holder returns the client whose open hold has token, and whether one
-// has. A nil view knows none.
+// holder returns the client whose open hold has token, if any (none for a nil
+// view).
 func (v *view) holder(token string) (int, bool) {
 	if v == nil {
 		return 0, false

@@ -16,23 +16,19 @@
 //	torture version                          this binary's commit and the versions that decide verdicts
 //
 // One table (commands, in main.go) gives the usage, the suggestions, the
-// dispatch and this list's names.
-//
-// Flags may come anywhere on the line; a misspelt command, flag, lock or
-// fault kind gets a suggestion. Exit status, the same for every command:
-// 0 every verdict valid (every cell as expected), 1 a violation (a cell
-// that contradicts its expectation, a promise broken), 2 an error, 3
+// dispatch and this list's names. Flags may come anywhere on the line; a
+// misspelt command, flag, lock or fault kind gets a suggestion. Exit
+// status, the same for every command: 0 valid (every cell as expected), 1
+// a violation (a contradicted cell, a broken promise), 2 an error, 3
 // inconclusive (a verdict unknown, which is never a pass).
 //
-// Beside it, cmd/bench measures the harness (make bench, BENCHMARKS.md),
-// cmd/redis-image builds the docker backend's image (make redis-image)
-// and cmd/compose-cluster runs the multi-host cluster of the external
-// backend (make compose-up). Every default of run's flags is
+// Beside it: cmd/bench (make bench), cmd/redis-image (make redis-image)
+// and cmd/compose-cluster (make compose-up). run's flag defaults are
 // harness.Defaults'; every --check-timeout defaults to
 // checker.DefaultTimeout.
 //
 // It is wiring only: it imports harness, trial, checker, report, explain,
-// shrink, matrix, gate, envelope, locks, nemesis, cluster,
+// shrink, matrix, gate, envelope, locks,
 // cluster/docker (the docker backend) and locks/etcdlock (etcd-mutex,
 // the consensus lock), both of which a gate of one's own leaves out, and
 // internal/cli, internal/safefs and internal/suggest; nothing imports it.

@@ -15,33 +15,30 @@ import (
 	"github.com/locktorture/locktorture/report"
 )
 
-// fetchCmd is `torture matrix fetch BUNDLE...`: bring each archive a
-// published bundle's manifest lists (report.ManifestFile) from one of its
-// sources, check its sha256, and re-check it against the bundle's
-// summary (report.Recheck).
-func fetchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("matrix fetch", flag.ContinueOnError)
+// fetchCmd is `torture matrix fetch BUNDLE...`: each archive of a bundle's
+// manifest (report.ManifestFile) fetched, its sha256 checked, and re-checked
+// against the bundle's summary (report.Recheck).
+func fetchCmd(fs *flag.FlagSet) runFunc {
 	from := fs.String("from", "", "fetch only from sources of this kind: git (a blob of this repository's history) or https (a release asset); by default git first, then https")
 	keep := fs.Bool("keep", true, "write each archive into its bundle's folder (false: fetch, verify and re-check only)")
-	if err := parseFlags(fs, args, stdout); err != nil {
-		return err
-	}
-	if *from != "" && *from != "git" && *from != "https" {
-		return fmt.Errorf("matrix fetch: --from %q: want git or https", *from)
-	}
-	if fs.NArg() == 0 {
-		return errors.New("matrix fetch: want a published bundle: torture matrix fetch [--from git|https] BUNDLE...")
-	}
-	for _, dir := range fs.Args() {
-		if err := fetchBundle(ctx, dir, *from, *keep, stdout); err != nil {
-			return fmt.Errorf("matrix fetch: %s: %w", dir, err)
+	return func(ctx context.Context, _ []string, stdout, stderr io.Writer) error {
+		if *from != "" && *from != "git" && *from != "https" {
+			return fmt.Errorf("matrix fetch: --from %q: want git or https", *from)
 		}
+		if fs.NArg() == 0 {
+			return errors.New("matrix fetch: want a published bundle: torture matrix fetch [--from git|https] BUNDLE...")
+		}
+		for _, dir := range fs.Args() {
+			if err := fetchBundle(ctx, dir, *from, *keep, stdout); err != nil {
+				return fmt.Errorf("matrix fetch: %s: %w", dir, err)
+			}
+		}
+		return nil
 	}
-	return nil
 }
 
-// fetchBundle fetches, verifies and re-checks every archive of the
-// bundle dir.
+// fetchBundle fetches, verifies and re-checks every archive of the bundle
+// dir.
 func fetchBundle(ctx context.Context, dir, from string, keep bool, stdout io.Writer) error {
 	man, err := report.ReadManifest(dir)
 	if err != nil {
@@ -74,9 +71,8 @@ func fetchBundle(ctx context.Context, dir, from string, keep bool, stdout io.Wri
 	return nil
 }
 
-// fetchArchive returns the archive a: the bundle's own copy when it
-// verifies (src ""), else the first of its sources, of the kind from,
-// whose bytes verify.
+// fetchArchive returns a: the bundle's own copy when it verifies (src ""),
+// else the first source of kind from whose bytes verify.
 func fetchArchive(ctx context.Context, dir string, a report.Archive, from string) (b []byte, src string, err error) {
 	if b, err := safefs.ReadFileIn(dir, a.Name); err == nil && a.Verify(b) == nil {
 		return b, "", nil
@@ -106,9 +102,8 @@ func fetchArchive(ctx context.Context, dir string, a report.Archive, from string
 	return nil, "", fmt.Errorf("archive %s: %w", a.Name, errors.Join(errs...))
 }
 
-// fetchSource reads the source s (report.Archive.Sources) of an archive
-// of size bytes: a blob of the git repository that holds dir, or an
-// https URL.
+// fetchSource reads the source s of an archive of size bytes: a blob of the
+// git repository holding dir, or an https URL.
 func fetchSource(ctx context.Context, dir, s string, size int64) ([]byte, error) {
 	if commit, rel, ok := report.GitSource(s); ok {
 		out, err := exec.CommandContext(ctx, "git", "-C", dir, "cat-file", "blob", commit+":"+rel).Output()

@@ -41,10 +41,9 @@ var (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
-		// The first signal cancels the run, which stops its clients,
-		// checks what it recorded and cleans up; a second one always
-		// ends the process at once (the default action), whatever the
-		// run still waits on (a client's final release, up to its TTL).
+		// The first signal cancels the run (its clients stop, what it
+		// recorded is checked, it cleans up); a second ends the process at
+		// once, whatever the run still waits on (a final release, up to a TTL).
 		<-ctx.Done()
 		stop()
 	}()
@@ -64,13 +63,12 @@ func exitCode(err error, stderr io.Writer) int {
 		return exitViolation
 	case errors.Is(err, errUnknown) && !strings.Contains(err.Error(), ": "):
 		return exitUnknown // the summary on stdout says why
-	case errors.Is(err, errUnknown), errors.Is(err, gate.ErrInconclusive):
-		fmt.Fprintf(stderr, "torture: %s\n", printableLines(err.Error()))
-		return exitUnknown
-	default:
-		fmt.Fprintf(stderr, "torture: %s\n", printableLines(err.Error()))
-		return exitError
 	}
+	fmt.Fprintf(stderr, "torture: %s\n", printableLines(err.Error()))
+	if errors.Is(err, errUnknown) || errors.Is(err, gate.ErrInconclusive) {
+		return exitUnknown
+	}
+	return exitError
 }
 
 // printableLines is report.Printable line by line: an error may quote a
@@ -84,35 +82,65 @@ func printableLines(s string) string {
 	return strings.Join(lines, "\n")
 }
 
+// runFunc runs a command; args are its arguments as given, flags
+// included (matrix records them).
+type runFunc func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+
 // command is one command of torture: the words that name it, what it
-// takes, what it does, and the function that runs it. The one table,
-// commands, gives the usage, the suggestions for a misspelt command, the
-// dispatch, and the list the package doc holds (TestDocListsCommands).
+// takes, what it does, and how it runs. The one table, commands, gives
+// the usage, the suggestions for a misspelt command, the dispatch, and
+// the list the package doc holds (TestDocListsCommands).
 type command struct {
 	name, args, summary string
-	run                 func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	// flags declares the command's flags and returns what runs once they
+	// are parsed (open); run is a command that parses its own arguments.
+	flags func(fs *flag.FlagSet) runFunc
+	run   runFunc
+	// about follows the flags in the command's -h: its synopsis and a
+	// paragraph.
+	about string
+	// helpToStderr: -h writes to stderr, as stdout carries a protocol.
+	helpToStderr bool
 }
 
 // commands are torture's commands, in the order the usage lists them.
 var commands = []command{
-	{"run", "[flags]", "run one torture test and write <out>/<run-id>/", runCmd},
-	{"check", "[flags] DIR|FILE", "re-check a stored run directory or a bare history file", checkCmd},
-	{"explain", "[flags] DIR|FILE", "name the cause of each violation of a run directory or history file", explainCmd},
-	{"shrink", "[flags] DIR", "the fewest fault steps (and the shortest duration) that still reproduce a run's violation", shrinkCmd},
-	{"matrix", "[flags]", "the comparison matrix: every lock × the rows of the literature table its promises select (--quick: the release gate; --shard i/n: a share of it)", matrixCmd},
-	{"matrix merge", "OUT DIR...", "join the outputs of a matrix's shards and judge its cells", offline(mergeCmd)},
-	{"matrix publish", "[flags] MATRIXDIR OUT", "the bundle results/ publishes (--readme, --findings: the pages made from it)", offline(publishCmd)},
-	{"matrix fetch", "[flags] BUNDLE...", "fetch a published bundle's runs archive, verify its sha256 and hold it against the bundle's summary", fetchCmd},
-	{"matrix trend", "NIGHT... TONIGHT", "compare bundles night by night: rates, intervals, versions; exit 1 when a cell's rate moved", offline(trendCmd)},
-	{"gate", "[flags]", "the release gate of one lock, from the promises it declares; exit 1 when it breaks one", gate.Command},
-	{"envelope", "[flags]", "sweep and bisect one fault's size (÷ TTL) to find where each lock's safety ends", envelopeCmd},
-	{"client", "--lock NAME", "serve a registered Go lock over the client protocol (for exec: or --client-process)", clientCmd},
-	{"version", "", "this binary's commit and the versions that decide verdicts", versionCmd},
+	{name: "run", args: "[flags]", summary: "run one torture test and write <out>/<run-id>/", flags: runCmd},
+	{name: "check", args: "[flags] DIR|FILE", summary: "re-check a stored run directory or a bare history file", flags: checkCmd},
+	{name: "explain", args: "[flags] DIR|FILE", summary: "name the cause of each violation of a run directory or history file", flags: explainCmd},
+	{name: "shrink", args: "[flags] DIR", summary: "the fewest fault steps (and the shortest duration) that still reproduce a run's violation", flags: shrinkCmd},
+	{name: "matrix", args: "[flags]", summary: "the comparison matrix: every lock × the rows of the literature table its promises select (--quick: the release gate; --shard i/n: a share of it)", flags: matrixCmd},
+	{name: "matrix merge", args: "OUT DIR...", summary: "join the outputs of a matrix's shards and judge its cells", flags: mergeCmd, about: mergeAbout},
+	{name: "matrix publish", args: "[flags] MATRIXDIR OUT", summary: "the bundle results/ publishes (--readme, --findings: the pages made from it)", flags: publishCmd, about: publishAbout},
+	{name: "matrix fetch", args: "[flags] BUNDLE...", summary: "fetch a published bundle's runs archive, verify its sha256 and hold it against the bundle's summary", flags: fetchCmd},
+	{name: "matrix trend", args: "NIGHT... TONIGHT", summary: "compare bundles night by night: rates, intervals, versions; exit 1 when a cell's rate moved", flags: trendCmd, about: trendAbout},
+	{name: "gate", args: "[flags]", summary: "the release gate of one lock, from the promises it declares; exit 1 when it breaks one", run: gate.Command},
+	{name: "envelope", args: "[flags]", summary: "sweep and bisect one fault's size (÷ TTL) to find where each lock's safety ends", flags: envelopeCmd},
+	{name: "client", args: "--lock NAME", summary: "serve a registered Go lock over the client protocol (for exec: or --client-process)", flags: clientCmd, helpToStderr: true},
+	{name: "version", summary: "this binary's commit and the versions that decide verdicts", run: versionCmd},
 }
 
-// offline is a command that takes no context: it reads and writes files.
-func offline(f func(args []string, stdout, stderr io.Writer) error) func(context.Context, []string, io.Writer, io.Writer) error {
-	return func(_ context.Context, args []string, stdout, stderr io.Writer) error { return f(args, stdout, stderr) }
+// open runs c with args: its flag set named after it, its flags
+// declared and parsed (flags anywhere on the line, a one-line error
+// naming the flag meant: cli.Parse; -h prints the usage and about, and
+// returns flag.ErrHelp).
+func (c command) open(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if c.flags == nil {
+		return c.run(ctx, args, stdout, stderr)
+	}
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	run := c.flags(fs)
+	help := stdout
+	if c.helpToStderr {
+		help = stderr
+	}
+	if err := cli.Parse(fs, args, "usage of torture "+c.name+":", help); err != nil {
+		if errors.Is(err, flag.ErrHelp) && c.about != "" {
+			fmt.Fprintln(help, c.about)
+		}
+		return err
+	}
+	return run(ctx, args, stdout, stderr)
 }
 
 // usage lists the commands, from the table.
@@ -165,7 +193,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return fmt.Errorf("unknown command %q%s (want %s; torture help lists them)", args[0], suggest.DidYouMean(args[0], append(names, "help")), strings.Join(names, ", "))
 	}
-	return c.run(ctx, rest, stdout, stderr)
+	return c.open(ctx, rest, stdout, stderr)
 }
 
 // versionCmd prints the binary's versions: its module, its commit (from
@@ -193,21 +221,4 @@ func versionCmd(_ context.Context, _ []string, stdout, _ io.Writer) error {
 		fmt.Fprintf(stdout, "  %s %s\n", k, v[k])
 	}
 	return nil
-}
-
-// parseFlags parses args with fs: flags anywhere on the line, a one-line
-// error naming the flag meant (cli.Parse); -h prints the usage and returns
-// flag.ErrHelp.
-func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
-	return cli.Parse(fs, args, "usage of torture "+fs.Name()+":", stdout)
-}
-
-// parseFlagsAbout is parseFlags for a command whose -h also says, after
-// the flags, what it does (about: its synopsis and a paragraph).
-func parseFlagsAbout(fs *flag.FlagSet, args []string, stdout io.Writer, about string) error {
-	err := parseFlags(fs, args, stdout)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(stdout, about)
-	}
-	return err
 }

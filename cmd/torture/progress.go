@@ -57,22 +57,16 @@ func (p *progress) done() {
 	}
 }
 
-// matrixProgress shows a matrix run's progress: cells done, the current
-// cell, time left.
-type matrixProgress struct{ p *progress }
-
-func newMatrixProgress(w io.Writer) *matrixProgress { return &matrixProgress{p: newProgress(w)} }
-
-func (m *matrixProgress) update(s matrix.Progress) {
+// matrix shows a matrix run's progress: cells done, the current cell,
+// time left.
+func (p *progress) matrix(s matrix.Progress) {
 	line := fmt.Sprintf("[%d/%d] %s seed %d  elapsed %s, about %s left", s.Done, s.Total, s.Cell, s.Seed,
 		s.Elapsed.Round(time.Second), s.Left.Round(time.Second))
 	if s.Cell == "" {
 		line = fmt.Sprintf("[%d/%d] done in %s", s.Done, s.Total, s.Elapsed.Round(time.Second))
 	}
-	m.p.show(line)
+	p.show(line)
 }
-
-func (m *matrixProgress) done() { m.p.done() }
 
 // logLines is an io.Writer that shows each line written to it through a
 // progress, so log lines and the progress line do not garble each other.

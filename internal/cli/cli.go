@@ -1,11 +1,8 @@
 // Package cli is the main of the module's helper commands (cmd/bench,
-// cmd/redis-image, cmd/compose-cluster), written once: run under a
-// context that Ctrl-C and SIGTERM cancel, its error mapped to an exit
-// status in one place (STYLE rule 18). cmd/torture keeps a main of its
-// own, whose exit statuses say more (a violation, an unknown verdict).
-//
-// It also parses a command's flags the same way everywhere (Parse: flags
-// anywhere on the line, one-line errors with the flag meant).
+// cmd/redis-image, cmd/compose-cluster), written once: run under a context
+// that Ctrl-C and SIGTERM cancel, the error mapped to an exit status in one
+// place (STYLE rule 18); cmd/torture keeps a main of its own, whose exit
+// statuses say more. Parse parses every command's flags the same way.
 //
 // It imports the standard library and internal/suggest.
 package cli
@@ -24,9 +21,8 @@ import (
 	"github.com/locktorture/locktorture/internal/suggest"
 )
 
-// Main runs run with the command's arguments under a context cancelled by
-// SIGINT or SIGTERM, and exits: 0 when run returns nil or flag.ErrHelp,
-// else 2, after one line "name: error" on stderr.
+// Main runs run with the arguments under a context SIGINT and SIGTERM cancel,
+// and exits with exitStatus.
 func Main(name string, run func(ctx context.Context, args []string) error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:])
@@ -34,9 +30,8 @@ func Main(name string, run func(ctx context.Context, args []string) error) {
 	os.Exit(exitStatus(name, err))
 }
 
-// exitStatus is the exit status of err, after printing it as one line
-// "name: error" on stderr when it is one: 0 for nil and flag.ErrHelp, 2
-// otherwise.
+// exitStatus is 0 for nil and flag.ErrHelp, else 2 after one line "name:
+// error" on stderr.
 func exitStatus(name string, err error) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -45,11 +40,10 @@ func exitStatus(name string, err error) int {
 	return 2
 }
 
-// Parse parses args with fs, flags anywhere on the line (before, between
-// or after the arguments; "--" ends the flags), and leaves the arguments
-// in fs.Args(). Its error is one line, with the flag the user most likely
-// meant when a flag is unknown; -h writes the usage (usage, then every
-// flag) to stdout and returns flag.ErrHelp.
+// Parse parses args with fs, flags anywhere on the line ("--" ends them),
+// leaving the arguments in fs.Args(). Its error is one line, naming the flag
+// most likely meant when one is unknown; -h writes usage and every flag to
+// stdout and returns flag.ErrHelp.
 func Parse(fs *flag.FlagSet, args []string, usage string, stdout io.Writer) error {
 	fs.SetOutput(io.Discard)
 	var positional []string

@@ -1,15 +1,13 @@
 // Package health measures how well this machine keeps time while a run
-// goes: how late a timer fires that asks to wake every Every and, where
+// goes: how late a timer that asks to wake every Every fires and, where
 // the run has one, the round trip of a probe to a server no fault touches
-// (Monitor.Probe). A run's
-// harness measures its own (harness.Summary.Health), the matrix measures
-// the process's to decide how many runs it can start side by side. A
-// stretch in which the timers fire later than a threshold (a share of
-// the TTL) is unhealthy: the harness could not act when it meant to, so
-// the clients' calls and the nemesis's faults did not happen when the run
-// says; a trial in it counts neither as safe nor as a miss. The probe
-// sees what the timer cannot: a machine that schedules this process on
-// time but its servers late. It imports nothing of this module.
+// (Monitor.Probe), which sees a machine that schedules this process on
+// time but its servers late. A stretch later than a threshold (a share of
+// the TTL) is unhealthy: the clients' calls and the faults did not happen
+// when the run says, and a trial in it counts neither as safe nor as a
+// miss. A run's harness measures its own (harness.Summary.Health), the
+// matrix the process's, to decide how many runs to start side by side.
+// It imports nothing of this module.
 package health
 
 import (
@@ -34,18 +32,16 @@ type Report struct {
 	// came late.
 	P99Late time.Duration `json:"p99_late_ns"`
 	MaxLate time.Duration `json:"max_late_ns"`
-	// Threshold is the lateness from which a stretch is unhealthy;
-	// Unhealthy the stretches in which a firing came later, merged when
-	// less than a Threshold apart.
+	// Unhealthy are the stretches later than Threshold, merged when less
+	// than a Threshold apart.
 	Threshold time.Duration `json:"threshold_ns"`
 	Unhealthy []Stretch     `json:"unhealthy,omitempty"`
 	// Probe is the probe's round trips; nil when the run had none.
 	Probe *ProbeReport `json:"probe,omitempty"`
 }
 
-// ProbeReport is what a probe measured: how many calls it made to
-// Target, how many of them failed, and the 99th percentile and the most a
-// round trip took (failed ones included).
+// ProbeReport is what a probe of Target measured: its calls, the failed
+// ones, and the 99th percentile and most of their round trips.
 type ProbeReport struct {
 	Target  string        `json:"target"`
 	Samples int           `json:"samples"`
@@ -54,10 +50,9 @@ type ProbeReport struct {
 	Max     time.Duration `json:"max_ns"`
 }
 
-// Stretch is a time in which the machine was too slow: From and To are
-// offsets in nanoseconds from the monitor's base (a run's history base),
-// MaxLate the most a firing or a probe's round trip came late in it, By
-// what saw it: "timer", "probe" or both.
+// Stretch is a time in which the machine was too slow: From and To in ns
+// from the monitor's base, MaxLate the worst lateness or round trip in
+// it, By what saw it ("timer", "probe" or both).
 type Stretch struct {
 	From    int64         `json:"from"`
 	To      int64         `json:"to"`
@@ -121,8 +116,8 @@ type sample struct {
 	late time.Duration
 }
 
-// keep appends x to ss, dropping the older half once ss holds more than
-// n: the last seconds are what Recent and RecentProbe read.
+// keep appends x to ss, dropping the older half past n (Recent and
+// RecentProbe read the last seconds).
 func keep(ss []sample, x sample, n int) []sample {
 	if ss = append(ss, x); len(ss) > n {
 		ss = slices.Delete(ss, 0, n/2)
@@ -130,9 +125,8 @@ func keep(ss []sample, x sample, n int) []sample {
 	return ss
 }
 
-// Start starts a monitor whose timer asks to fire every every (0:
-// DefaultEvery); threshold is the lateness from which a stretch is
-// unhealthy; base is the time the stretches' offsets count from.
+// Start starts a monitor whose timer fires every every (0: DefaultEvery);
+// threshold makes a stretch unhealthy; offsets count from base.
 func Start(every, threshold time.Duration, base time.Time) *Monitor {
 	if every <= 0 {
 		every = DefaultEvery
@@ -183,9 +177,8 @@ func (m *Monitor) slow(from, to time.Time, late time.Duration, by string) {
 	m.seen[by] = mergeInto(m.seen[by], st, m.threshold)
 }
 
-// mergeInto appends st to stretches in order of their start, or extends
-// the last with it when it begins less than threshold after that one
-// ended.
+// mergeInto appends st to stretches, or extends the last with it when it
+// begins less than threshold after that one ended.
 func mergeInto(stretches []Stretch, st Stretch, threshold time.Duration) []Stretch {
 	n := len(stretches)
 	if n == 0 || st.From-stretches[n-1].To >= threshold.Nanoseconds() {
@@ -199,8 +192,7 @@ func mergeInto(stretches []Stretch, st Stretch, threshold time.Duration) []Stret
 	return stretches
 }
 
-// merge returns the stretches every source saw, in order of their start,
-// those less than a threshold apart merged; m.mu is held.
+// merge returns every source's stretches by start, merged; m.mu is held.
 func (m *Monitor) merge() []Stretch {
 	var in []Stretch
 	for _, by := range []string{ByTimer, ByProbe} {
@@ -218,12 +210,11 @@ func (m *Monitor) merge() []Stretch {
 const ProbeEvery = 100 * time.Millisecond
 
 // Probe calls call (a round trip to target, a server no fault touches)
-// every ProbeEvery until Stop, each bounded by ten thresholds (a second
-// without one). A round trip of a threshold or more is an unhealthy
-// stretch from its start to its end, as a late timer is; so is a call
-// that failed, whatever the error: nothing touches the target, so a
-// failure is the machine's (out of ports or connection-tracking slots, a
-// server starved of CPU), and it is counted apart.
+// every ProbeEvery until Stop, each bounded by ten thresholds (else a
+// second). A round trip of a threshold or more is an unhealthy stretch,
+// and so is a failed call, counted apart: nothing touches the target, so
+// a failure is the machine's (out of ports or connection-tracking slots,
+// a server starved of CPU).
 func (m *Monitor) Probe(target string, call func(context.Context) error) {
 	m.mu.Lock()
 	m.rep.Probe = &ProbeReport{Target: target}
@@ -253,8 +244,7 @@ func (m *Monitor) Probe(target string, call func(context.Context) error) {
 	}()
 }
 
-// probed records one probe's round trip from start to end; failed when it
-// ended in an error.
+// probed records one probe's round trip.
 func (m *Monitor) probed(start, end time.Time, failed bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -269,15 +259,11 @@ func (m *Monitor) probed(start, end time.Time, failed bool) {
 	m.slow(start, end, rtt, ByProbe)
 }
 
-// Recent is how late the timer fired over the last window, at the 90th
-// percentile: a load that lasts, not one late wake-up.
+// Recent is the 90th percentile of the timer's lateness over the last
+// window: a load that lasts, not one late wake-up.
 func (m *Monitor) Recent(window time.Duration) time.Duration {
 	m.mu.Lock()
-	since := time.Now().Add(-window)
-	var lates []time.Duration
-	for i := len(m.recent) - 1; i >= 0 && m.recent[i].at.After(since); i-- {
-		lates = append(lates, m.recent[i].late)
-	}
+	lates := within(m.recent, window)
 	m.mu.Unlock()
 	if len(lates) == 0 {
 		return 0
@@ -286,19 +272,25 @@ func (m *Monitor) Recent(window time.Duration) time.Duration {
 	return lates[len(lates)*9/10]
 }
 
-// RecentProbe is the longest round trip of the probe (a failed one counts
-// as a threshold, and at least ProbeEvery) that ended over the last
-// window, 0 for none: a timer in this process keeps time beside CPU hogs
-// that make a server of another process, and every node of a run, late.
+// RecentProbe is the longest probe round trip that ended over the last
+// window (a failed one counts as a threshold, at least ProbeEvery), 0 for
+// none: this process's timer keeps time beside CPU hogs that make every
+// node of a run late.
 func (m *Monitor) RecentProbe(window time.Duration) time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var worst time.Duration
+	return slices.Max(append(within(m.lastRT, window), 0))
+}
+
+// within returns the lateness of the samples of ss over the last window,
+// newest first.
+func within(ss []sample, window time.Duration) []time.Duration {
 	since := time.Now().Add(-window)
-	for i := len(m.lastRT) - 1; i >= 0 && m.lastRT[i].at.After(since); i-- {
-		worst = max(worst, m.lastRT[i].late)
+	var out []time.Duration
+	for i := len(ss) - 1; i >= 0 && ss[i].at.After(since); i-- {
+		out = append(out, ss[i].late)
 	}
-	return worst
+	return out
 }
 
 // Stop stops the monitor and returns what it measured.

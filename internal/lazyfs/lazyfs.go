@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,10 +34,9 @@ const Name = "lazyfs"
 // (see owner): how RemoveStale tells its mounts from anyone else's.
 const sourcePrefix = "locktorture-lazyfs:"
 
-// Mount mounts a new, empty lazyfs on dir, an existing empty folder,
-// after detaching the mounts that dead processes left (RemoveStale). The
-// files are this process's user's, mode as created; only this user (and
-// root) may enter the mount.
+// Mount mounts a new, empty lazyfs on dir, an existing empty folder, after
+// RemoveStale. Its files are this process's user's; only this user (and root)
+// may enter it.
 func Mount(dir string) (*FS, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
@@ -48,16 +48,15 @@ func Mount(dir string) (*FS, error) {
 	return mount(dir)
 }
 
-// mount mounts a new, empty lazyfs on dir, an absolute path; Mount after
-// RemoveStale, the probe of Available alone (what it finds stale is left
-// to whoever mounts next, who can say what it removed).
+// mount is Mount without RemoveStale (for Available's probe: what is stale is
+// left to whoever mounts next, who can say what it removed); dir is absolute.
 func mount(dir string) (*FS, error) {
 	f := &FS{dir: dir, files: make(map[*file]struct{})}
-	root := &directory{lfs: f, mode: 0o700, uid: uint32(os.Getuid()), gid: uint32(os.Getgid())}
+	root := &directory{lfs: f, attrs: attrs{0o700, uint32(os.Getuid()), uint32(os.Getgid())}}
 	zero := time.Duration(0)
 	opts := &fs.Options{
-		// Nothing cached by the kernel: every look-up and every size is
-		// asked of this file system, whose answers change on Drop.
+		// Nothing cached by the kernel: every look-up and size is asked here,
+		// as Drop changes them.
 		EntryTimeout:    &zero,
 		AttrTimeout:     &zero,
 		NegativeTimeout: &zero,
@@ -73,14 +72,12 @@ func mount(dir string) (*FS, error) {
 	}
 	direct := opts.MountOptions.DirectMount
 	if direct {
-		// go-fuse's direct mount opens /dev/fuse without O_CLOEXEC, and
-		// every program started from then on inherited it: a node's
-		// redis-server held its own disk's FUSE device, so when torture
-		// was killed the connection never ended, and the node hung for
-		// ever in its exit, flushing a file to a server that could not
-		// answer. The device is opened under ForkLock (no fork meanwhile;
-		// strict: no fallback to fusermount, which forks) and marked
-		// close-on-exec before the lock is let go.
+		// go-fuse's direct mount opens /dev/fuse without O_CLOEXEC: a node's
+		// redis-server inherited its own disk's FUSE device, and when torture
+		// was killed it hung for ever in its exit, flushing to a server that
+		// could not answer. So the device is opened under ForkLock (strict:
+		// no fallback to fusermount, which forks) and marked close-on-exec
+		// before the lock is let go.
 		opts.MountOptions.DirectMountStrict = true
 		syscall.ForkLock.RLock()
 	}
@@ -96,8 +93,7 @@ func mount(dir string) (*FS, error) {
 	return f, nil
 }
 
-// closeFuseOnExec marks every FUSE device this process holds open
-// close-on-exec.
+// closeFuseOnExec marks every /dev/fuse this process holds close-on-exec.
 func closeFuseOnExec() {
 	ents, _ := os.ReadDir("/proc/self/fd")
 	for _, e := range ents {
@@ -114,18 +110,12 @@ func closeFuseOnExec() {
 // Dir is where the file system is mounted.
 func (f *FS) Dir() string { return f.dir }
 
-// Drop turns every file back to its bytes at its last sync, as a power
-// loss would, and returns how many files and bytes it changed. Call it
-// while nothing writes: a write under way may land before or after.
+// Drop turns every file back to its last synced bytes, as a power loss would,
+// and returns how many files and bytes it changed. Call it while nothing
+// writes.
 func (f *FS) Drop() (files int, bytes int64) {
-	f.mu.Lock()
-	all := make([]*file, 0, len(f.files))
-	for fl := range f.files {
-		all = append(all, fl)
-	}
-	f.mu.Unlock()
 	var changed []*file
-	for _, fl := range all {
+	for _, fl := range f.named() {
 		if n := fl.drop(); n > 0 {
 			files++
 			bytes += n
@@ -133,25 +123,18 @@ func (f *FS) Drop() (files int, bytes int64) {
 		}
 	}
 	for _, fl := range changed {
-		// The kernel forgets the size and pages it had: a file it does
-		// not know any more answers ENOENT, which is no matter.
+		// The kernel forgets the size and pages it had (ENOENT for a file it
+		// no longer knows: no matter).
 		fl.NotifyContent(0, 0)
 	}
 	return files, bytes
 }
 
-// Unsynced returns how many bytes of every file's current version differ
-// from its synced one (an upper bound: ranges written since the last
-// sync, and bytes cut since).
+// Unsynced is how many bytes differ from the synced versions (an upper bound:
+// ranges written, and bytes cut, since the last sync).
 func (f *FS) Unsynced() int64 {
-	f.mu.Lock()
-	all := make([]*file, 0, len(f.files))
-	for fl := range f.files {
-		all = append(all, fl)
-	}
-	f.mu.Unlock()
 	var n int64
-	for _, fl := range all {
+	for _, fl := range f.named() {
 		fl.mu.Lock()
 		n += fl.unsynced()
 		fl.mu.Unlock()
@@ -159,10 +142,9 @@ func (f *FS) Unsynced() int64 {
 	return n
 }
 
-// Unmount unmounts the file system and forgets its files. When the mount
-// is busy (a process still has a file open or its working folder in it)
-// it is detached lazily: gone from the folder at once, the kernel ends it
-// once the last user lets go. It can be called again.
+// Unmount unmounts the file system and forgets its files; a busy mount (a
+// file or working folder still open in it) is detached lazily, gone from the
+// folder at once. It can be called again.
 func (f *FS) Unmount() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -180,13 +162,20 @@ func (f *FS) Unmount() error {
 	return nil
 }
 
-// detach lazily unmounts dir: with umount2(MNT_DETACH) as root, else with
-// fusermount -u -z.
+// detach lazily unmounts dir: umount2(MNT_DETACH) as root, else fusermount -u
+// -z.
 func detach(dir string) error {
 	if os.Geteuid() == 0 {
 		return syscall.Unmount(dir, syscall.MNT_DETACH)
 	}
 	return fusermount("-u", "-z", dir)
+}
+
+// named returns the named files, as they are now.
+func (f *FS) named() []*file {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Collect(maps.Keys(f.files))
 }
 
 // add and remove keep the set of named files.
@@ -213,13 +202,28 @@ type file struct {
 	fs.Inode
 	lfs *FS
 
-	mu       sync.Mutex
-	data     []byte
-	synced   []byte
-	dirty    []span // of data, written since the last sync
-	mode     uint32 // permission bits
-	uid, gid uint32
-	mtime    time.Time
+	mu     sync.Mutex
+	data   []byte
+	synced []byte
+	dirty  []span // of data, written since the last sync
+	attrs
+	mtime time.Time
+}
+
+// attrs are a node's permission bits and owner.
+type attrs struct{ mode, uid, gid uint32 }
+
+// set sets what in sets of o; the node's mu is held.
+func (o *attrs) set(in *fuse.SetAttrIn) {
+	if m, ok := in.GetMode(); ok {
+		o.mode = m & 0o7777
+	}
+	if uid, ok := in.GetUID(); ok {
+		o.uid = uid
+	}
+	if gid, ok := in.GetGID(); ok {
+		o.gid = gid
+	}
 }
 
 var (
@@ -298,15 +302,7 @@ func (fl *file) Setattr(_ context.Context, _ fs.FileHandle, in *fuse.SetAttrIn, 
 	if sz, ok := in.GetSize(); ok {
 		fl.resize(int64(sz))
 	}
-	if m, ok := in.GetMode(); ok {
-		fl.mode = m & 0o7777
-	}
-	if uid, ok := in.GetUID(); ok {
-		fl.uid = uid
-	}
-	if gid, ok := in.GetGID(); ok {
-		fl.gid = gid
-	}
+	fl.attrs.set(in)
 	if mt, ok := in.GetMTime(); ok {
 		fl.mtime = mt
 	}
@@ -329,21 +325,26 @@ func (fl *file) attr(a *fuse.Attr) {
 // marks what it grew by as written; fl.mu is held.
 func (fl *file) resize(n int64) {
 	old := int64(len(fl.data))
-	switch {
-	case n < old:
-		fl.data = fl.data[:n]
-	case n > old:
-		if int64(cap(fl.data)) >= n {
-			fl.data = fl.data[:n]
-			clear(fl.data[old:])
-		} else {
-			grown := make([]byte, n, max(n, 2*old))
-			copy(grown, fl.data)
-			fl.data = grown
-		}
+	fl.data = setLen(fl.data, n)
+	if n > old {
 		fl.mark(old, n)
 	}
 	fl.mtime = time.Now()
+}
+
+// setLen returns b with length n, what it grows by zeroed.
+func setLen(b []byte, n int64) []byte {
+	old := int64(len(b))
+	if n <= int64(cap(b)) {
+		b = b[:n]
+		if n > old {
+			clear(b[old:])
+		}
+		return b
+	}
+	grown := make([]byte, n, max(n, 2*old))
+	copy(grown, b)
+	return grown
 }
 
 // mark records [from, to) as written since the last sync; fl.mu is
@@ -369,13 +370,7 @@ func (fl *file) mark(from, to int64) {
 // the last sync; fl.mu is held.
 func (fl *file) sync() {
 	n := int64(len(fl.data))
-	if int64(len(fl.synced)) > n {
-		fl.synced = fl.synced[:n]
-	} else if int64(len(fl.synced)) < n {
-		grown := make([]byte, n, max(n, 2*int64(len(fl.synced))))
-		copy(grown, fl.synced)
-		fl.synced = grown
-	}
+	fl.synced = setLen(fl.synced, n)
 	for _, s := range fl.dirty {
 		from, to := min(s.from, n), min(s.to, n)
 		copy(fl.synced[from:to], fl.data[from:to])
@@ -416,9 +411,8 @@ type directory struct {
 	fs.Inode
 	lfs *FS
 
-	mu       sync.Mutex
-	mode     uint32
-	uid, gid uint32
+	mu sync.Mutex
+	attrs
 }
 
 var (
@@ -436,23 +430,20 @@ var (
 func (d *directory) Getattr(_ context.Context, _ fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out.Mode = syscall.S_IFDIR | d.mode
-	out.Nlink = 2
-	out.Uid, out.Gid = d.uid, d.gid
+	d.attr(&out.Attr)
 	return fs.OK
+}
+
+// attr fills a with the folder's attributes; d.mu is held.
+func (d *directory) attr(a *fuse.Attr) {
+	a.Mode = syscall.S_IFDIR | d.mode
+	a.Nlink = 2
+	a.Uid, a.Gid = d.uid, d.gid
 }
 
 func (d *directory) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	d.mu.Lock()
-	if m, ok := in.GetMode(); ok {
-		d.mode = m & 0o7777
-	}
-	if uid, ok := in.GetUID(); ok {
-		d.uid = uid
-	}
-	if gid, ok := in.GetGID(); ok {
-		d.gid = gid
-	}
+	d.attrs.set(in)
 	d.mu.Unlock()
 	return d.Getattr(ctx, fh, out)
 }
@@ -470,7 +461,7 @@ func (d *directory) Create(ctx context.Context, name string, flags uint32, mode 
 		return nil, nil, 0, syscall.EEXIST
 	}
 	uid, gid := caller(ctx)
-	fl := &file{lfs: d.lfs, mode: mode & 0o7777, uid: uid, gid: gid, mtime: time.Now()}
+	fl := &file{lfs: d.lfs, attrs: attrs{mode & 0o7777, uid, gid}, mtime: time.Now()}
 	ch := d.NewPersistentInode(ctx, fl, fs.StableAttr{Mode: syscall.S_IFREG})
 	d.lfs.add(fl)
 	fl.mu.Lock()
@@ -484,11 +475,9 @@ func (d *directory) Mkdir(ctx context.Context, name string, mode uint32, out *fu
 		return nil, syscall.EEXIST
 	}
 	uid, gid := caller(ctx)
-	sub := &directory{lfs: d.lfs, mode: mode & 0o7777, uid: uid, gid: gid}
+	sub := &directory{lfs: d.lfs, attrs: attrs{mode & 0o7777, uid, gid}}
 	ch := d.NewPersistentInode(ctx, sub, fs.StableAttr{Mode: syscall.S_IFDIR})
-	out.Mode = syscall.S_IFDIR | sub.mode
-	out.Nlink = 2
-	out.Uid, out.Gid = uid, gid
+	sub.attr(&out.Attr)
 	return ch, fs.OK
 }
 

@@ -13,10 +13,9 @@ import (
 	"github.com/locktorture/locktorture/internal/procstat"
 )
 
-// owner names process pid for a mount's source: its PID namespace, PID
-// and start time (clock ticks since boot), so that a later process can
-// tell whether the mount's maker still runs, and not be fooled by a PID
-// reused. "" when the process cannot be read.
+// owner names process pid for a mount's source: PID namespace, PID and start
+// time (procstat.Start), so a later process can tell whether the mount's
+// maker still runs, a reused PID notwithstanding. "" when unreadable.
 func owner(pid int) string {
 	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
 	if err != nil {
@@ -30,9 +29,8 @@ func owner(pid int) string {
 	return fmt.Sprintf("%s.%d.%s", ns, pid, start)
 }
 
-// dead reports whether the process an owner names has surely ended: same
-// PID namespace as this process, and its PID runs no more or belongs to a
-// process started at another time.
+// dead reports whether the process o names has surely ended: in this PID
+// namespace, its PID runs no more or belongs to a later process.
 func dead(o string) bool {
 	f := strings.Split(o, ".")
 	me := strings.Split(owner(os.Getpid()), ".")
@@ -64,11 +62,10 @@ func Mounted() (map[string]string, error) {
 	return out, nil
 }
 
-// RemoveStale detaches the lazyfs mounts whose process has died (a run
-// killed before it could unmount them: the kernel keeps such a mount,
-// whose every access fails with "transport endpoint is not connected"),
-// and returns their mount points. Mounts of live processes, or of other
-// PID namespaces, are left alone. Mount calls it.
+// RemoveStale detaches the lazyfs mounts whose process died (a run killed
+// before it unmounted: the kernel keeps such a mount, every access failing
+// with "transport endpoint is not connected") and returns their mount points;
+// those of live processes or other PID namespaces are left alone.
 func RemoveStale() ([]string, error) {
 	mounts, err := Mounted()
 	if err != nil {

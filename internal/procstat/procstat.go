@@ -1,6 +1,7 @@
-// Package procstat reads what /proc says of a process: its start time,
-// which tells a process from a later one that reuses its PID (the owner
-// labels of the docker backend's containers and of lazyfs's mounts).
+// Package procstat reads what /proc says of a process: its state, its
+// parent, and its start time, which tells a process from a later one
+// that reuses its PID (the owner labels of the docker backend's
+// containers and of lazyfs's mounts; the tests' process helpers).
 //
 // It imports the standard library only.
 package procstat
@@ -15,19 +16,27 @@ import (
 	"syscall"
 )
 
+// Stat returns the fields of /proc/pid/stat from the third (the state)
+// on: the command name, the second, is in parentheses and may hold spaces.
+func Stat(pid int) ([]string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil, errors.New("bad stat")
+	}
+	return strings.Fields(string(b[i+1:])), nil
+}
+
 // Start returns field 22 of /proc/pid/stat: the process's start time in
 // clock ticks since boot.
 func Start(pid int) (string, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	f, err := Stat(pid)
 	if err != nil {
 		return "", err
 	}
-	// The command name, field 2, is in parentheses and may hold spaces.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return "", errors.New("bad stat")
-	}
-	f := strings.Fields(string(b[i+1:])) // from field 3
 	if len(f) < 20 {
 		return "", errors.New("bad stat")
 	}

@@ -17,30 +17,26 @@ var (
 	// ErrLink is wrapped by the error for a symbolic link where a file or
 	// folder was wanted.
 	ErrLink = errors.New("is a symbolic link")
-	// ErrNotRegular is wrapped by the error for something that is not a
-	// regular file (or, on the way to one, not a folder): a named pipe, a
-	// device, a socket.
+	// ErrNotRegular is wrapped by the error for what is not a regular file
+	// (or, on the way to one, a folder): a named pipe, a device, a socket.
 	ErrNotRegular = errors.New("is not a regular file")
 	// ErrNotLocal is wrapped by the error for a path that is not local.
 	ErrNotLocal = errors.New("is not a path inside its folder")
-	// ErrTooLarge is wrapped by the error of ReadFile for a file larger
-	// than MaxFile.
+	// ErrTooLarge is wrapped by ReadFile's error for a file above MaxFile.
 	ErrTooLarge = errors.New("is too large")
-	// ErrNotEmpty is wrapped by the error of WriteDir for a folder that
-	// exists and holds something.
+	// ErrNotEmpty is wrapped by WriteDir's error for a folder that holds
+	// something.
 	ErrNotEmpty = errors.New("exists and is not empty")
 )
 
-// MaxFile is the largest file ReadFile reads: 256 MiB, about a thousand
-// times the largest summary.json a matrix writes (252 KB for 99 cells
-// on 3 seeds) and two thousand times the largest results.json of a run
-// (101 KB). A file above it is refused rather than read into memory.
+// MaxFile is the largest file ReadFile reads: 256 MiB, about a thousand times
+// the largest summary.json (252 KB for 99 cells on 3 seeds) and two thousand
+// times the largest results.json (101 KB).
 const MaxFile = 256 << 20
 
-// Local returns nil when path names something inside its folder: not
-// empty, not absolute, not the folder itself, and without a ".."
-// element (even one that would stay inside, as "a/../b": a name written
-// by a tool never needs one). The error wraps ErrNotLocal.
+// Local returns nil when path names something inside its folder: not empty,
+// absolute or the folder itself, and without a ".." element (even "a/../b": a
+// name a tool wrote never needs one). The error wraps ErrNotLocal.
 func Local(path string) error {
 	if !filepath.IsLocal(path) || filepath.Clean(path) == "." || slices.Contains(strings.Split(filepath.ToSlash(path), "/"), "..") {
 		return fmt.Errorf("%q %w", path, ErrNotLocal)
@@ -48,13 +44,11 @@ func Local(path string) error {
 	return nil
 }
 
-// Open opens the file name for reading. It refuses, with an error
-// wrapping ErrLink, a name that is a symbolic link (to a file, to a
-// folder, or dangling), and, wrapping ErrNotRegular, anything that is not
-// a regular file: a folder, a named pipe (without waiting for a writer),
-// a device such as /dev/zero, a socket. Only the last element of name is
-// checked: the folders that lead to it are the caller's (see OpenIn). It
-// is opened in an os.Root of its folder, as OpenIn opens its last element.
+// Open opens the file name for reading, refusing a symbolic link (ErrLink: to
+// a file, a folder, or dangling) and anything but a regular file
+// (ErrNotRegular: a folder, a named pipe, without waiting for a writer,
+// /dev/zero, a socket). Only name's last element is checked (see OpenIn), in
+// an os.Root of its folder.
 func Open(name string) (*os.File, error) {
 	r, err := os.OpenRoot(filepath.Dir(name))
 	if err != nil {
@@ -64,8 +58,8 @@ func Open(name string) (*os.File, error) {
 	return openRegular(r, filepath.Base(name), name)
 }
 
-// RefusedError is the error for a name refused because it is a symbolic
-// link (it wraps ErrLink) or not a regular file (it wraps ErrNotRegular).
+// RefusedError is the error for a name that is a symbolic link (ErrLink) or
+// not a regular file (ErrNotRegular).
 type RefusedError struct {
 	// Name is the name refused.
 	Name string
@@ -88,8 +82,8 @@ func (e *RefusedError) Unwrap() error {
 	return ErrNotRegular
 }
 
-// regular returns nil when m is a regular file's mode, else a
-// *RefusedError for name.
+// regular returns nil for a regular file's mode, else a *RefusedError for
+// name.
 func regular(name string, m fs.FileMode) error {
 	if m.IsRegular() {
 		return nil
@@ -97,8 +91,8 @@ func regular(name string, m fs.FileMode) error {
 	return &RefusedError{Name: name, Mode: m}
 }
 
-// Kind names what a file that is not a regular one is ("a folder", "a
-// named pipe", ...), or returns "" for a mode it has no name for.
+// Kind names what a file that is not a regular one is ("a folder", "a named
+// pipe", ...), "" for a mode it has no name for.
 func Kind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
@@ -125,18 +119,19 @@ func kind(m fs.FileMode) string {
 	return "mode " + m.String()
 }
 
-// ReadFile reads the file name whole, opened as Open opens it. A file
-// larger than MaxFile is an error wrapping ErrTooLarge.
+// ReadFile reads the file name whole, opened as Open does; above MaxFile an
+// error wraps ErrTooLarge.
 func ReadFile(name string) ([]byte, error) {
 	f, err := Open(name)
+	return readAll(name, f, err)
+}
+
+// readAll reads f, opened with err, whole and closes it.
+func readAll(name string, f *os.File, err error) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return readAll(name, f)
-}
-
-func readAll(name string, f *os.File) ([]byte, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
@@ -154,13 +149,11 @@ func readAll(name string, f *os.File) ([]byte, error) {
 	return b, nil
 }
 
-// OpenIn opens root/rel as Open does, where rel must be Local and no
-// folder on the way from root to the file may be a symbolic link: each
-// is checked, so a link anywhere in rel is refused (ErrLink), not only
-// at its end. root itself is the caller's and may be one. Every step is
-// taken in an os.Root, from the folder the step before opened, so a ".."
-// or a link cannot lead out of root even when the folder changes while
-// it is read; the file opened must be the one checked (os.SameFile).
+// OpenIn opens root/rel as Open does, rel Local, refusing a symbolic link at
+// every step of rel (ErrLink), not only at its end (root itself is the
+// caller's). Each step is opened in an os.Root from the one before, so ".."
+// or a link cannot lead out of root even when a folder changes meanwhile; the
+// file opened must be the one checked (os.SameFile).
 func OpenIn(root, rel string) (*os.File, error) {
 	if err := Local(rel); err != nil {
 		return nil, err
@@ -174,20 +167,15 @@ func OpenIn(root, rel string) (*os.File, error) {
 	return openRegular(r, name, filepath.Join(root, rel))
 }
 
-// ReadFileIn reads root/rel whole, opened as OpenIn opens it, and
-// bounded as ReadFile is.
+// ReadFileIn reads root/rel whole, opened as OpenIn does, bounded as ReadFile
+// is.
 func ReadFileIn(root, rel string) ([]byte, error) {
 	f, err := OpenIn(root, rel)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readAll(filepath.Join(root, rel), f)
+	return readAll(filepath.Join(root, rel), f, err)
 }
 
-// rootIn opens root/dir as an os.Root, one folder of dir at a time, each
-// checked with Lstat (a link is refused: ErrLink) and opened from the one
-// before; dir may be empty (root itself).
+// rootIn opens root/dir as an os.Root one folder at a time, each refused when
+// a link (Lstat) and opened from the one before; dir may be empty.
 func rootIn(root, dir string) (*os.Root, error) {
 	r, err := os.OpenRoot(root)
 	if err != nil {
@@ -206,9 +194,8 @@ func rootIn(root, dir string) (*os.Root, error) {
 	return r, nil
 }
 
-// subRoot opens the folder el of r, which Lstat finds a folder and not a
-// link, and which must still be that folder once opened; path names it in
-// errors.
+// subRoot opens the folder el of r, which Lstat finds a folder, not a link,
+// and must still be that folder once opened; path names it in errors.
 func subRoot(r *os.Root, el, path string) (*os.Root, error) {
 	st, err := r.Lstat(el)
 	if err != nil {
@@ -231,10 +218,9 @@ func subRoot(r *os.Root, el, path string) (*os.Root, error) {
 	return next, nil
 }
 
-// openRegular opens name, one element, in r for reading: a link (ErrLink)
-// and anything but a regular file (ErrNotRegular) are refused before the
-// open, and the file opened must be the one checked; path names it in
-// errors.
+// openRegular opens name, one element of r, for reading: a link or anything
+// but a regular file is refused before the open, and the file opened must be
+// the one checked; path names it in errors.
 func openRegular(r *os.Root, name, path string) (*os.File, error) {
 	st, err := r.Lstat(name)
 	if err != nil {
@@ -247,13 +233,6 @@ func openRegular(r *os.Root, name, path string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sameOpened(f, st, path)
-}
-
-// sameOpened returns f when it is the file st describes; else it closes
-// f and returns an error naming path: the file changed between its check
-// and its open.
-func sameOpened(f *os.File, st fs.FileInfo, path string) (*os.File, error) {
 	if now, err := f.Stat(); err != nil || !os.SameFile(st, now) {
 		f.Close()
 		return nil, fmt.Errorf("%s changed while it was opened", path)
@@ -261,16 +240,13 @@ func sameOpened(f *os.File, st fs.FileInfo, path string) (*os.File, error) {
 	return f, nil
 }
 
-// CopyTree copies the folder root/rel, which must be reached as OpenIn
-// reaches a file (rel Local, no link on the way), to dst/rel, creating
-// the folders of rel under dst. Inside it, only folders and regular files
-// are copied: a symbolic link (to a file, to a folder, dangling) is an
-// error wrapping ErrLink, anything else one wrapping ErrNotRegular, both
-// naming the path under root. The folder is read in an os.Root, each
-// folder opened from its parent. Files are created with O_EXCL, so
-// nothing that already exists under dst, a link least of all, is written
-// through; they keep their read and write permissions, not execute ones:
-// nothing copied is meant to run.
+// CopyTree copies the folder root/rel, reached as OpenIn reaches a file, to
+// dst/rel, creating rel's folders under dst. Only folders and regular files
+// are copied: a symbolic link is an error wrapping ErrLink, anything else one
+// wrapping ErrNotRegular, each naming its path. Files are created with
+// O_EXCL, so nothing under dst, a link least of all, is written through; they
+// keep their read and write permissions, never execute ones: nothing copied
+// is meant to run.
 func CopyTree(dst, root, rel string) error {
 	if err := Local(rel); err != nil {
 		return err
@@ -330,8 +306,8 @@ func copyDir(r *os.Root, src, dst string) error {
 	return nil
 }
 
-// copyFile copies the regular file name of r (at path, opened as
-// openRegular opens it) to dst, which must not exist.
+// copyFile copies the regular file name of r (at path) to dst, which must not
+// exist.
 func copyFile(r *os.Root, name, path, dst string) (err error) {
 	in, err := openRegular(r, name, path)
 	if err != nil {
@@ -355,11 +331,10 @@ func copyFile(r *os.Root, name, path, dst string) (err error) {
 	return err
 }
 
-// WriteFile writes data to the file name, with permissions perm, through
-// a temporary file in name's folder (created with O_EXCL in an os.Root of
-// that folder), synced, then renamed onto name: a reader sees the old content or the new, never a
-// part, and a symbolic link at name is replaced by the file, never
-// written through. A folder at name is an error.
+// WriteFile writes data with permissions perm to a temporary file in name's
+// folder (O_EXCL, in an os.Root of it), synced, then renamed onto name: a
+// reader sees the old content or the new, and a symbolic link at name is
+// replaced, never written through. A folder at name is an error.
 func WriteFile(name string, data []byte, perm fs.FileMode) (err error) {
 	r, err := os.OpenRoot(filepath.Dir(name))
 	if err != nil {
@@ -386,8 +361,8 @@ func WriteFile(name string, data []byte, perm fs.FileMode) (err error) {
 	return r.Rename(tmp, base)
 }
 
-// writeSynced writes data to the new file f, gives it permissions perm,
-// syncs and closes it; f is closed whatever the error.
+// writeSynced writes data to the new file f, sets perm, syncs and closes it
+// (whatever the error).
 func writeSynced(f *os.File, data []byte, perm fs.FileMode) error {
 	_, err := f.Write(data)
 	if err == nil {
@@ -402,14 +377,12 @@ func writeSynced(f *os.File, data []byte, perm fs.FileMode) error {
 	return err
 }
 
-// WriteDir creates the folder dir, with permissions perm, filled by fill:
-// fill writes into a temporary folder beside dir (in its parent, created
-// when missing), which is renamed to dir when fill returns nil. dir may
-// exist if it is an empty folder (it is then replaced); a dir that holds
-// something is an error wrapping ErrNotEmpty, and a dir that is a
-// symbolic link one wrapping ErrLink, both before fill runs. When fill,
-// or anything after it, fails, the temporary folder is removed, and so
-// are the parents WriteDir created: dir is left as it was.
+// WriteDir creates the folder dir, with permissions perm, filled by fill in a
+// temporary folder beside it (its parent created when missing) that is
+// renamed to dir when fill returns nil. dir may be an empty folder (then
+// replaced); one that holds something is refused (ErrNotEmpty), a link too
+// (ErrLink), before fill runs. When anything fails, the temporary folder and
+// the parents WriteDir created are removed: dir is left as it was.
 func WriteDir(dir string, perm fs.FileMode, fill func(tmp string) error) (err error) {
 	existed := false
 	switch st, err := os.Lstat(dir); {
@@ -457,10 +430,9 @@ func WriteDir(dir string, perm fs.FileMode, fill func(tmp string) error) (err er
 	if err := fill(tmp); err != nil {
 		return err
 	}
-	// Another command given the same dir may have filled it meanwhile:
-	// its folder is then in the way (rename(2) never replaces a folder
-	// that holds something), and this one is refused as if it had found
-	// it there at the start.
+	// Another command may have filled dir meanwhile: rename(2) never replaces
+	// a folder that holds something, and this one is refused as if it had
+	// found it at the start.
 	taken := func(err error) error {
 		if errors.Is(err, fs.ErrExist) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTEMPTY) {
 			return fmt.Errorf("%s %w: another command wrote it meanwhile", dir, ErrNotEmpty)
@@ -468,8 +440,8 @@ func WriteDir(dir string, perm fs.FileMode, fill func(tmp string) error) (err er
 		return err
 	}
 	if existed {
-		// os.Rename refuses a folder in the way, even an empty one;
-		// Remove removes only an empty one.
+		// os.Rename refuses any folder in the way; Remove removes only an
+		// empty one.
 		if err := os.Remove(dir); err != nil {
 			return taken(err)
 		}
@@ -483,8 +455,8 @@ func WriteDir(dir string, perm fs.FileMode, fill func(tmp string) error) (err er
 	return nil
 }
 
-// mkdirAll creates dir and its missing parents, mode 0700, and returns
-// the folders it created, deepest first.
+// mkdirAll creates dir and its missing parents, mode 0700, and returns those
+// it created, deepest first.
 func mkdirAll(dir string) ([]string, error) {
 	var missing []string
 	for d := dir; ; d = filepath.Dir(d) {
@@ -506,9 +478,9 @@ func mkdirAll(dir string) ([]string, error) {
 	return created, nil
 }
 
-// Inside reports whether the path inner is the folder outer or inside it,
-// once both are absolute and the links of the part of each that exists
-// are resolved: "out" inside a link to a shard is inside the shard.
+// Inside reports whether inner is the folder outer or inside it, once both
+// are absolute and the links of their existing parts resolved ("out" inside a
+// link to a shard is inside the shard).
 func Inside(inner, outer string) (bool, error) {
 	in, err := realPath(inner)
 	if err != nil {
@@ -525,8 +497,8 @@ func Inside(inner, outer string) (bool, error) {
 	return rel == "." || filepath.IsLocal(rel), nil
 }
 
-// realPath is path made absolute, with the links of its longest existing
-// prefix resolved.
+// realPath is path made absolute, the links of its longest existing prefix
+// resolved.
 func realPath(path string) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -550,12 +522,11 @@ func realPath(path string) (string, error) {
 	}
 }
 
-// Fresh creates a folder of its own under out (created too, mode 0700,
-// when missing) named base, or base-1, base-2, … when another command
-// took that name first (two started in the same second with one --out):
-// each is made with one mkdir, which fails on a name that exists, so two
-// commands never share a folder and mix their histories. It returns the
-// folder's name and path.
+// Fresh creates a folder of its own under out (created, mode 0700, when
+// missing): base, or base-1, base-2, … when another command took it first
+// (two started in the same second with one --out). Each is one mkdir, which
+// fails on a name that exists, so two commands never mix their histories. It
+// returns the folder's name and path.
 func Fresh(out, base string) (name, dir string, err error) {
 	if err := os.MkdirAll(out, 0o700); err != nil {
 		return "", "", err
@@ -570,13 +541,12 @@ func Fresh(out, base string) (name, dir string, err error) {
 	return name, dir, nil
 }
 
-// WriteFresh writes data, with permissions perm, to a file of its own in
-// the folder dir: base+ext, or base-1+ext, base-2+ext, … when that name
-// is taken (by an earlier result, by a command writing beside it, by a
-// link). The file is written whole under a temporary name and then
-// hard-linked to its name, which fails on any name that exists: nothing
-// is ever replaced or written through, and a reader never sees a part.
-// It returns the file's path.
+// WriteFresh writes data, with permissions perm, to a file of its own in dir:
+// base+ext, or base-1+ext, … when that name is taken (an earlier result, a
+// command beside it, a link). It is written whole under a temporary name and
+// hard-linked to its name, which fails on any name that exists: nothing is
+// replaced or written through, and no reader sees a part. It returns the
+// file's path.
 func WriteFresh(dir, base, ext string, data []byte, perm fs.FileMode) (path string, err error) {
 	f, err := os.CreateTemp(dir, "."+base+ext+".tmp-*")
 	if err != nil {
@@ -597,13 +567,12 @@ func WriteFresh(dir, base, ext string, data []byte, perm fs.FileMode) (path stri
 	return filepath.Join(dir, name), nil
 }
 
-// maxFresh bounds the names fresh tries: a folder holding a thousand
-// results of one base name was filled on purpose.
+// maxFresh bounds the names fresh tries: a thousand results of one base name
+// were made on purpose.
 const maxFresh = 1000
 
-// fresh calls try with base+ext, then base-1+ext, base-2+ext, … until
-// it succeeds or fails otherwise than on a name that exists, and returns
-// the name it made.
+// fresh calls try with base+ext, base-1+ext, … until it succeeds or fails
+// otherwise than on a name that exists, and returns the name made.
 func fresh(base, ext string, try func(name string) error) (string, error) {
 	for i := range maxFresh {
 		name := base + ext

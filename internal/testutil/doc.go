@@ -5,8 +5,8 @@
 // processes of a test, and hand-written histories.
 //
 // It is for tests only: no production package imports it. It imports
-// cluster, cluster/docker (the tests' docker nodes), history and
-// internal/redisopt, so the tests of cluster
+// cluster, cluster/docker (the tests' docker nodes), history,
+// internal/procstat and internal/redisopt, so the tests of cluster
 // (internal tests: they use the package's unexported names) cannot import
 // it and keep a few helpers of their own; every other package's tests,
 // checker's internal ones included, can.

@@ -18,16 +18,16 @@ import (
 	"github.com/Shopify/toxiproxy/v2"
 	"github.com/locktorture/locktorture/cluster"
 	"github.com/locktorture/locktorture/cluster/docker"
+	"github.com/locktorture/locktorture/internal/procstat"
 	"github.com/locktorture/locktorture/internal/redisopt"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 )
 
-// Cluster opens the cluster of spec (cluster.Open) with opts, its nodes'
-// folders under a temporary directory of the test unless opts name one
-// (cluster.WithDir), and closes it when the test ends, failing the test if
-// either fails. On the docker backend it first makes sure of the image
-// (DockerImage), skipping the test when no Docker engine answers.
+// Cluster opens the cluster of spec with opts (its nodes under the test's
+// temporary folder unless opts name one) and closes it when the test ends,
+// failing the test on an error; on the docker backend it first makes sure of
+// the image (DockerImage).
 func Cluster(tb testing.TB, spec cluster.Spec, opts ...cluster.Option) *cluster.Cluster {
 	tb.Helper()
 	if spec.Backend == cluster.BackendDocker && spec.Image == "" {
@@ -50,10 +50,9 @@ var (
 	imageErr  error
 )
 
-// DockerImage returns cluster.DefaultImage, built from this host's files
-// once per test binary (docker build's cache makes a rebuild cheap). It
-// skips the test, saying why, only when no Docker engine answers; a failed
-// build fails it.
+// DockerImage returns cluster.DefaultImage, built once per test binary
+// (docker build's cache makes a rebuild cheap). It skips the test only when
+// no Docker engine answers; a failed build fails it.
 func DockerImage(tb testing.TB) string {
 	tb.Helper()
 	if err := docker.Ping(tb.Context()); err != nil {
@@ -73,8 +72,8 @@ func DockerImage(tb testing.TB) string {
 	return cluster.DefaultImage
 }
 
-// MyContainers lists the containers of the docker backend that this test
-// process made and that are left, with their state.
+// MyContainers lists, with their state, the docker backend's containers this
+// test process made that are left.
 func MyContainers(tb testing.TB) []string {
 	tb.Helper()
 	cs, err := docker.Containers(context.Background())
@@ -90,10 +89,9 @@ func MyContainers(tb testing.TB) []string {
 	return names
 }
 
-// Eventually polls cond every few milliseconds until it returns nil,
-// failing the test with what and cond's last error once within has
-// passed. within is a deadline for a loaded machine, never a timing the
-// test asserts.
+// Eventually polls cond every few milliseconds until it returns nil, failing
+// the test with what and cond's last error after within: a deadline for a
+// loaded machine, never a timing the test asserts.
 func Eventually(tb testing.TB, within time.Duration, what string, cond func() error) {
 	tb.Helper()
 	deadline := time.Now().Add(within)
@@ -120,17 +118,15 @@ func Until(tb testing.TB, within time.Duration, what string, cond func() bool) {
 	})
 }
 
-// Context returns a context that ends after d or with the test: a bound on
-// one wait of a test, generous for a loaded machine.
+// Context returns a context that ends after d or with the test.
 func Context(tb testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(tb.Context(), d)
 	tb.Cleanup(cancel)
 	return ctx
 }
 
-// Client returns a go-redis client of the server at addr with the
-// module's options (internal/redisopt) and 2 s timeouts, closed when the
-// test ends.
+// Client returns a go-redis client of addr with the module's options
+// (internal/redisopt) and 2 s timeouts, closed when the test ends.
 func Client(tb testing.TB, addr, password string) *redis.Client {
 	tb.Helper()
 	rc := NewClient(addr, password)
@@ -145,51 +141,43 @@ func NewClient(addr, password string) *redis.Client {
 	return redis.NewClient(o)
 }
 
-// Running reports whether pid is a process that is neither gone nor a
-// zombie (a dead process its parent has not reaped yet).
+// Running reports whether pid is neither gone nor a zombie.
 func Running(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	f, err := procstat.Stat(pid)
 	if err != nil {
 		return !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+	return len(f) == 0 || f[0] != "Z"
 }
 
-// Stopped reports whether pid is a process stopped by a signal (SIGSTOP:
-// state T in /proc/PID/stat).
+// Stopped reports whether pid is stopped by a signal (state T).
 func Stopped(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] == 'T'
+	f, err := procstat.Stat(pid)
+	return err == nil && len(f) > 0 && f[0] == "T"
 }
 
-// Children returns the pids of the processes whose parent is ppid and
-// whose command line contains match.
+// Children returns the pids whose parent is ppid and whose command line holds
+// match.
 func Children(ppid int, match string) []int {
-	var out []int
+	var kids []int
 	for pid, parent := range parents() {
-		if parent != ppid {
-			continue
-		}
-		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if strings.Contains(string(cmdline), match) {
-			out = append(out, pid)
+		if parent == ppid {
+			kids = append(kids, pid)
 		}
 	}
-	return out
+	return matching(kids, match)
 }
 
-// DescendantsMatching returns the live processes below pid (Descendants)
-// whose command line holds match.
+// DescendantsMatching returns the processes below pid whose command line
+// holds match.
 func DescendantsMatching(pid int, match string) []int {
+	return matching(Descendants(pid), match)
+}
+
+// matching returns the pids whose command line holds match.
+func matching(pids []int, match string) []int {
 	var out []int
-	for _, p := range Descendants(pid) {
+	for _, p := range pids {
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
 		if strings.Contains(string(cmdline), match) {
 			out = append(out, p)
@@ -198,8 +186,8 @@ func DescendantsMatching(pid int, match string) []int {
 	return out
 }
 
-// Descendants returns the pids of the live processes below pid: its
-// children, theirs, and so on (zombies left out).
+// Descendants returns the pids of the live processes below pid, at any depth
+// (zombies left out).
 func Descendants(pid int) []int {
 	kids := map[int][]int{}
 	for p, parent := range parents() {
@@ -225,29 +213,18 @@ func parents() map[int]int {
 		if err != nil {
 			continue
 		}
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:]) // state, ppid, …
-		if len(f) < 2 {
-			continue
-		}
-		if ppid, err := strconv.Atoi(f[1]); err == nil {
-			out[pid] = ppid
+		if f, err := procstat.Stat(pid); err == nil && len(f) >= 2 {
+			if ppid, err := strconv.Atoi(f[1]); err == nil {
+				out[pid] = ppid
+			}
 		}
 	}
 	return out
 }
 
-// RawControl returns the first character of s, other than a newline, that
-// a terminal would act on (a control character, an invalid byte), if
-// any: what text from a history must never be printed as.
+// RawControl returns the first character of s, but a newline, that a terminal
+// would act on (a control character, an invalid byte), if any: text from a
+// history must never be printed as.
 func RawControl(s string) (rune, bool) {
 	for _, r := range s {
 		if r != '\n' && (r == utf8.RuneError || !unicode.IsPrint(r)) {
@@ -257,20 +234,19 @@ func RawControl(s string) (rune, bool) {
 	return 0, false
 }
 
-// Remote is nodes and a toxiproxy server that a test runs as if someone
-// else ran them on another machine, for the external backend.
+// Remote is nodes and a toxiproxy server that a test runs as if someone else
+// ran them elsewhere, for the external backend.
 type Remote struct {
-	// Cluster is the nodes; Addrs their own addresses (DirectAddr: no
-	// proxy of the cluster's), in order.
-	Cluster *cluster.Cluster
-	Addrs   []string
-	// Toxiproxy is the server; URL its HTTP API's.
+	// Addrs are the nodes' own addresses (DirectAddr), in order; URL the
+	// toxiproxy API's.
+	Cluster   *cluster.Cluster
+	Addrs     []string
 	Toxiproxy *toxiproxy.ApiServer
 	URL       string
 }
 
-// External starts n nodes and a toxiproxy server with its HTTP API (see
-// Remote). Everything stops when the test ends.
+// External starts n nodes and a toxiproxy server with its HTTP API, stopped
+// when the test ends.
 func External(tb testing.TB, n int) Remote {
 	tb.Helper()
 	r := Remote{Cluster: Cluster(tb, cluster.Spec{Nodes: n})}
@@ -284,8 +260,8 @@ func External(tb testing.TB, n int) Remote {
 	return r
 }
 
-// Value returns key's value on node n, read directly (not through a
-// proxy), or "" when the key is absent; an error fails the test.
+// Value returns key's value on n, read directly, "" when absent; an error
+// fails the test.
 func Value(tb testing.TB, n *cluster.Node, key string) string {
 	tb.Helper()
 	v, err := n.Client().Get(tb.Context(), key).Result()
