@@ -83,12 +83,8 @@ func (a *Analysis) contradictions() *[]Contradiction {
 				}
 				for _, n := range nodes(x.Granted) {
 					// Removed before the extend returned, no renewal (an
-					// expire notification) since it was sent: not before
-					// the removal, nor during the extend's call, when the
-					// node renewed a key it held (the removal seen was then
-					// another's: a contender's partial grant and its
-					// cleanup, racing the acquire and seen after its ok).
-					if rm, ok := ownRemoval(ke.Nodes, n, l.Invoked, l.Start, x.Completed); ok && !renewed(ke.Nodes, n, x.Invoked, max(rm.Time, x.Completed)) {
+					// expire notification) since it was sent.
+					if rm, ok := ownRemoval(ke.Nodes, n, l.Invoked, l.Start, x.Completed); ok && !renewed(ke.Nodes, n, x.Invoked, rm.Time) {
 						out = append(out, Contradiction{Key: key, Process: l.Process, Token: l.Token, Op: history.Extend, Invoked: x.Invoked, Completed: x.Completed, Node: n, Observed: rm,
 							Text: fmt.Sprintf("extend ok at %d (invoked %d); node %d: the key was %s at %d and not renewed since the extend was sent", x.Completed, x.Invoked, n, rm.Event, rm.Time)})
 						break
