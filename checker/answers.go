@@ -84,7 +84,7 @@ func (a *Analysis) contradictions() *[]Contradiction {
 				for _, n := range nodes(x.Granted) {
 					// Removed before the extend returned, no renewal (an
 					// expire notification) since it was sent.
-					if rm, ok := ownRemoval(ke.Nodes, n, l.Invoked, l.Start, x.Completed); ok && !renewed(ke.Nodes, n, x.Invoked, rm.Time) {
+					if rm, ok := ownRemoval(ke.Nodes, n, l.Invoked, l.Start, x.Completed, true); ok && !renewed(ke.Nodes, n, x.Invoked, rm.Time) {
 						out = append(out, Contradiction{Key: key, Process: l.Process, Token: l.Token, Op: history.Extend, Invoked: x.Invoked, Completed: x.Completed, Node: n, Observed: rm,
 							Text: fmt.Sprintf("extend ok at %d (invoked %d); node %d: the key was %s at %d and not renewed since the extend was sent", x.Completed, x.Invoked, n, rm.Event, rm.Time)})
 						break
@@ -96,7 +96,7 @@ func (a *Analysis) contradictions() *[]Contradiction {
 				continue
 			}
 			for _, n := range nodes(r.Granted) {
-				rm, ok := ownRemoval(ke.Nodes, n, l.Invoked, r.Invoked, 1<<62)
+				rm, ok := ownRemoval(ke.Nodes, n, l.Invoked, r.Invoked, 1<<62, false)
 				if ok && rm.Time > r.Completed && rm.Event != "del" {
 					out = append(out, Contradiction{Key: key, Process: l.Process, Token: l.Token, Op: history.Release, Invoked: r.Invoked, Completed: r.Completed, Node: n, Observed: rm,
 						Text: fmt.Sprintf("release ok at %d (invoked %d); node %d: the key was still set, and %s at %d", r.Completed, r.Invoked, n, rm.Event, rm.Time)})
@@ -121,8 +121,12 @@ func renewed(obs []NodeObservation, n int, from, to int64) bool {
 // after and before before, provided it removes the key set for a lease
 // invoked at invoked: exactly one set on n between invoked and the
 // removal, and no removal between that set and after (one before any
-// set is the previous holder's).
-func ownRemoval(obs []NodeObservation, n int, invoked, after, before int64) (NodeObservation, bool) {
+// set is the previous holder's). With held, the lease is held until
+// after before (its extends, before its release): a del then is not its
+// key's (a correct lock deletes its own only at its release) but a
+// contender's, whose partial grant and cleanup can race the acquire and
+// be seen after its ok, so a del takes back one set instead.
+func ownRemoval(obs []NodeObservation, n int, invoked, after, before int64, held bool) (NodeObservation, bool) {
 	sets := 0
 	for _, o := range obs {
 		if o.Node != n || o.Time <= invoked {
@@ -131,7 +135,13 @@ func ownRemoval(obs []NodeObservation, n int, invoked, after, before int64) (Nod
 		switch o.Event {
 		case "set":
 			sets++
-		case "expired", "evicted", "del":
+		case "del":
+			if held {
+				sets = max(sets-1, 0)
+				continue
+			}
+			fallthrough
+		case "expired", "evicted":
 			if o.Time <= after {
 				if sets > 0 {
 					return NodeObservation{}, false // the key set after invoked was gone by after

@@ -29,6 +29,11 @@ func TestContradictions(t *testing.T) {
 		{"release ok, the key outlived it", node(granted(new(hist)).Release(0, k, "a", 300, 310), "expired", 1005), history.Release},
 		{"release ok that deleted the key", node(granted(new(hist)).Release(0, k, "a", 300, 310), "del", 312), ""},
 		{"the previous holder's removal seen late", node(node(node(new(hist).Acquire(0, k, "a", 20, 40, 1000), "set", 5), "del", 25), "set", 30).Extend(0, k, "a", 600, 610, 2000), ""},
+		// A contender set the key on the node during the acquire (a
+		// partial grant) and deleted it (its cleanup), both seen after the
+		// acquire's ok, and the lease's own set after them.
+		{"a contender's cleanup seen after the grant", node(node(node(new(hist).Acquire(0, k, "a", 20, 40, 1000), "set", 30), "del", 45), "set", 46).Extend(0, k, "a", 600, 610, 2000), ""},
+		{"the same, then the key expired", node(node(node(node(new(hist).Acquire(0, k, "a", 20, 40, 1000), "set", 30), "del", 45), "set", 46), "expired", 500).Extend(0, k, "a", 600, 610, 2000), history.Extend},
 		{"not observed", new(hist).Acquire(0, k, "a", 0, 10, 1000).Extend(0, k, "a", 600, 610, 2000), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
