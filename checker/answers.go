@@ -17,7 +17,8 @@ import (
 // Observations carry no token, so a removal is taken for the lease's own
 // when exactly one set of the key on that node was observed between the
 // lease's acquire invoke and the removal (a node sets a key once per
-// grant). A node's notifications arrive in order and after the change;
+// grant); for an extend, a del in between is a contender's cleanup and
+// takes back one set (ownRemoval). A node's notifications arrive in order and after the change;
 // the rule assumes they lag less than a lease lasts.
 type Contradiction struct {
 	Key       string          `json:"key"`
